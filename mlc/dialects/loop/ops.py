@@ -1,0 +1,288 @@
+"""The loop dialect: explicit loop nests over buffers, with a hardware mapping per parallel loop.
+
+A `loop.kernel` is a function over memrefs whose body is ordinary scalar (and short-vector) code
+in the standard dialects (`arith`, `math`, `scf`, `memref`, `vector`) plus `loop.parallel`, a loop
+whose iterations are independent and whose `mapping` says which hardware index runs them:
+
+    loop.kernel @add(%x: memref<1024xf32>, %out: memref<1024xf32>) {
+      loop.parallel %block < 4 mapping block.x {
+        loop.parallel %thread < 256 mapping thread.x {
+          %c256 = arith.constant 256 : index
+          %base = arith.muli %block, %c256 : index
+          %i = arith.addi %base, %thread : index
+          %v = memref.load %x[%i] : memref<1024xf32>
+          memref.store %v, %out[%i] : memref<1024xf32>
+        }
+      }
+      loop.return
+    }
+
+Semantics. `loop.parallel %i < N` runs its body for every `0 <= %i < N`, in any order or at once.
+A loop mapped to `block.x|y|z` runs its iterations on that grid dimension and one mapped to
+`thread.x|y|z` on that block dimension, one iteration per block or thread: the trip count *is* the
+grid or block size. A loop without a mapping is parallel but leaves the choice to the lowering
+(the GPU lowering runs it sequentially inside a thread; the CPU lowering runs every parallel loop
+sequentially). Statements in sequence are ordered: two sibling thread loops behave as if all
+threads finish the first before any starts the second, so the loop level needs no barriers; the
+GPU lowering makes that order explicit again with `mlc_gpu.barrier` where shared memory needs it.
+
+Memory spaces are the memref's: none is global (device) memory, `3` is memory shared by the
+threads of a block, `5` is private to a thread (NVVM's numbering).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    FunctionType,
+    I64,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    SymbolRefAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    lazy_traits_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    RecursiveMemoryEffect,
+    SingleBlockImplicitTerminator,
+    SymbolOpInterface,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from mlc.dialects.kernels import (
+    parse_kernel_signature,
+    parse_launch,
+    parse_launch_types,
+    print_kernel_signature,
+    print_launch_arguments,
+    print_launch_types,
+    verify_kernel_signature,
+    verify_launch,
+)
+
+BLOCK_MAPPINGS = ("block.x", "block.y", "block.z")
+THREAD_MAPPINGS = ("thread.x", "thread.y", "thread.z")
+MAPPINGS = BLOCK_MAPPINGS + THREAD_MAPPINGS
+
+MAX_THREADS_PER_BLOCK = 1024
+
+SHARED_MEMORY_SPACE = 3
+PRIVATE_MEMORY_SPACE = 5
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """A function over memrefs whose body is a loop nest."""
+
+    name = "loop.kernel"
+    sym_name = prop_def(StringAttr)
+    function_type = prop_def(FunctionType)
+    body = region_def("single_block")
+    traits = lazy_traits_def(lambda: (IsolatedFromAbove(), SymbolOpInterface()))
+
+    def __init__(self, name: str, argument_types: Sequence[Attribute], body: Region | None = None):
+        if body is None:
+            body = Region(Block(arg_types=argument_types))
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "function_type": FunctionType.from_lists(argument_types, []),
+            },
+            regions=[body],
+        )
+
+    def verify_(self) -> None:
+        verify_kernel_signature(self.function_type, self.body.block)
+        threads = 1
+        for loop in self.walk():
+            if isinstance(loop, ParallelOp) and loop.mapping_name() in THREAD_MAPPINGS:
+                nested_threads = loop.thread_count_of_nest()
+                threads = max(threads, nested_threads)
+        if threads > MAX_THREADS_PER_BLOCK:
+            raise VerifyException(
+                f"the thread loops ask for {threads} threads per block; at most "
+                f"{MAX_THREADS_PER_BLOCK} are possible"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name, arguments = parse_kernel_signature(parser)
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region(arguments)
+        op = cls(name.data, [a.type for a in arguments], body)
+        if attributes is not None:
+            op.attributes |= attributes.data
+        return op
+
+    def print(self, printer: Printer) -> None:
+        print_kernel_signature(printer, self.sym_name, self.body.block.args)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+
+@irdl_op_definition
+class ReturnOp(IRDLOperation):
+    name = "loop.return"
+    assembly_format = "attr-dict"
+    traits = traits_def(IsTerminator(), HasParent(KernelOp))
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends the body of a `loop.parallel` (implicit in the custom syntax)."""
+
+    name = "loop.yield"
+    assembly_format = "attr-dict"
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(ParallelOp)))
+
+
+@irdl_op_definition
+class ParallelOp(IRDLOperation):
+    """`loop.parallel %i < N [mapping M] {...}`: independent iterations `0 <= %i < N`."""
+
+    name = "loop.parallel"
+    upper_bound = prop_def(IntegerAttr[I64])
+    mapping = opt_prop_def(StringAttr)
+    body = region_def("single_block")
+    traits = lazy_traits_def(
+        lambda: (SingleBlockImplicitTerminator(YieldOp), RecursiveMemoryEffect())
+    )
+
+    def __init__(self, upper_bound: int, mapping: str | None = None, body: Region | None = None):
+        if body is None:
+            body = Region(Block([YieldOp()], arg_types=[IndexType()]))
+        properties: dict[str, Attribute] = {"upper_bound": IntegerAttr(upper_bound, i64)}
+        if mapping is not None:
+            properties["mapping"] = StringAttr(mapping)
+        super().__init__(properties=properties, regions=[body])
+
+    @property
+    def induction_variable(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @property
+    def trip_count(self) -> int:
+        return self.upper_bound.value.data
+
+    def mapping_name(self) -> str | None:
+        return None if self.mapping is None else self.mapping.data
+
+    def enclosing_parallel_loops(self) -> list[ParallelOp]:
+        loops = []
+        parent = self.parent_op()
+        while parent is not None and not isinstance(parent, KernelOp):
+            if isinstance(parent, ParallelOp):
+                loops.append(parent)
+            parent = parent.parent_op()
+        return loops
+
+    def thread_count_of_nest(self) -> int:
+        """Threads per block implied by this thread loop and the thread loops around it."""
+        count = self.trip_count
+        for loop in self.enclosing_parallel_loops():
+            if loop.mapping_name() in THREAD_MAPPINGS:
+                count *= loop.trip_count
+        return count
+
+    def verify_(self) -> None:
+        if self.trip_count <= 0:
+            raise VerifyException(f"upper bound must be positive, got {self.trip_count}")
+        block = self.body.block
+        if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
+            raise VerifyException("the body takes exactly one index argument")
+        mapping = self.mapping_name()
+        if mapping is None:
+            return
+        if mapping not in MAPPINGS:
+            raise VerifyException(
+                f"unknown mapping '{mapping}'; expected one of {', '.join(MAPPINGS)}"
+            )
+        for outer in self.enclosing_parallel_loops():
+            outer_mapping = outer.mapping_name()
+            if outer_mapping == mapping:
+                raise VerifyException(f"'{mapping}' is already mapped by an enclosing loop")
+            if mapping in BLOCK_MAPPINGS and outer_mapping in THREAD_MAPPINGS:
+                raise VerifyException(
+                    f"a '{mapping}' loop cannot be nested in a thread loop ('{outer_mapping}')"
+                )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ParallelOp:
+        argument = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("<")
+        upper_bound = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        mapping = None
+        if parser.parse_optional_keyword("mapping"):
+            mapping = parser.parse_identifier("mapping such as block.x or thread.x")
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region([argument.resolve(IndexType())])
+        if not body.block.ops or not isinstance(body.block.last_op, YieldOp):
+            body.block.add_op(YieldOp())
+        op = cls(upper_bound, mapping, body)
+        if attributes is not None:
+            op.attributes |= attributes.data
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.induction_variable)
+        printer.print_string(f" < {self.trip_count}")
+        if self.mapping is not None:
+            printer.print_string(f" mapping {self.mapping.data}")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_block_terminators=False)
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Host side: runs a loop kernel (or the `llvm.func` it was lowered to) with the given buffers."""
+
+    name = "loop.launch"
+    kernel = prop_def(SymbolRefAttr)
+    arguments = var_operand_def(MemRefType)
+
+    def __init__(self, kernel: str | SymbolRefAttr, arguments: Sequence[SSAValue]):
+        if isinstance(kernel, str):
+            kernel = SymbolRefAttr(kernel)
+        super().__init__(operands=[arguments], properties={"kernel": kernel})
+
+    def verify_(self) -> None:
+        verify_launch(self, self.kernel, self.arguments, (KernelOp, llvm.FuncOp))
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LaunchOp:
+        kernel, operands = parse_launch(parser)
+        attributes = parser.parse_optional_attr_dict()
+        arguments = parse_launch_types(parser, operands)
+        op = cls(kernel, arguments)
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        print_launch_arguments(printer, self.kernel, self.arguments)
+        printer.print_op_attributes(self.attributes)
+        print_launch_types(printer, self.arguments)
+
+
+Loop = Dialect("loop", [KernelOp, ReturnOp, ParallelOp, YieldOp, LaunchOp], [])

@@ -1,0 +1,510 @@
+"""The tile dialect: SPMD block programs over tiles, in the manner of Triton.
+
+A `tile.kernel` is a program run once per point of its `grid`; `tile.program_id` tells an instance
+which point it is. The program moves whole tiles (`!tile.tile<4x256xf32>`, values held by the
+program, never in memory) between memrefs and computes on them:
+
+    tile.kernel @add(%x: memref<1000xf32>, %y: memref<1000xf32>, %out: memref<1000xf32>) grid [4] {
+      %pid = tile.program_id 0
+      %c256 = arith.constant 256 : index
+      %offset = arith.muli %pid, %c256 : index
+      %a = tile.load %x[%offset] : memref<1000xf32> -> !tile.tile<256xf32>
+      %b = tile.load %y[%offset] : memref<1000xf32> -> !tile.tile<256xf32>
+      %s = tile.map %a, %b : !tile.tile<256xf32>, !tile.tile<256xf32> -> !tile.tile<256xf32> {
+      ^bb0(%u: f32, %v: f32):
+        %w = arith.addf %u, %v : f32
+        tile.yield %w : f32
+      }
+      tile.store %s, %out[%offset] : !tile.tile<256xf32>, memref<1000xf32>
+      tile.return
+    }
+
+`tile.load` and `tile.store` address a block of the memref whose origin is the index list and
+whose shape is the tile's: elements outside the memref are read as `padding` (zero unless given)
+and are never written. This implicit masking at the memref's bounds is what lets one kernel cover
+sizes that are not multiples of the tile. Elementwise computation is one region, `tile.map`, whose
+body is scalar `arith`/`math` code applied to every element; a fused chain of graph ops becomes one
+map. `tile.broadcast` stretches size-1 dimensions (numpy rules). Host functions launch kernels
+with `tile.launch` (see `mlc.dialects.kernels` for the host/kernel contract).
+
+Reductions and `dot` extend this dialect with further tile ops; the kernel, load/store and map
+design does not change for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    FloatAttr,
+    FunctionType,
+    I64,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    SymbolRefAttr,
+    i64,
+)
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    lazy_traits_def,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasAncestor,
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    Pure,
+    RecursiveMemoryEffect,
+    SymbolOpInterface,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from mlc.dialects.graph.ops import broadcast_shapes, format_shape
+from mlc.dialects.kernels import (
+    format_integer_list,
+    parse_integer_list,
+    parse_kernel_signature,
+    parse_launch,
+    parse_launch_types,
+    print_kernel_signature,
+    print_launch_arguments,
+    print_launch_types,
+    verify_kernel_signature,
+    verify_launch,
+)
+
+
+@irdl_attr_definition
+class TileType(ParametrizedAttribute, TypeAttribute):
+    """`!tile.tile<4x256xf32>`: a block of values held by one program instance."""
+
+    name = "tile.tile"
+    shape: ArrayAttr[IntAttr]
+    element_type: Attribute
+
+    def __init__(self, shape: Sequence[int], element_type: Attribute):
+        super().__init__(ArrayAttr(IntAttr(d) for d in shape), element_type)
+
+    def get_shape(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    def element_count(self) -> int:
+        count = 1
+        for dim in self.get_shape():
+            count *= dim
+        return count
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            shape, element_type = parser.parse_ranked_shape()
+        return ArrayAttr(IntAttr(d) for d in shape), element_type
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_dimension_list(self.get_shape())
+            printer.print_string("x")
+            printer.print_attribute(self.element_type)
+
+    def verify(self) -> None:
+        shape = self.get_shape()
+        if not shape:
+            raise VerifyException("a tile has at least one dimension")
+        if any(d <= 0 for d in shape):
+            raise VerifyException(f"tile dimensions must be static and positive, got {format_shape(shape)}")
+
+
+def _grid_of(op: IRDLOperation) -> tuple[int, ...]:
+    kernel = op.parent_op()
+    while kernel is not None and not isinstance(kernel, KernelOp):
+        kernel = kernel.parent_op()
+    return kernel.grid_shape() if kernel is not None else ()
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """A tile program, run once per point of `grid` (up to three dimensions)."""
+
+    name = "tile.kernel"
+    sym_name = prop_def(StringAttr)
+    function_type = prop_def(FunctionType)
+    grid = prop_def(DenseArrayBase.constr(i64))
+    num_warps = opt_prop_def(IntegerAttr[I64])
+    body = region_def("single_block")
+    traits = lazy_traits_def(lambda: (IsolatedFromAbove(), SymbolOpInterface()))
+
+    def __init__(
+        self,
+        name: str,
+        argument_types: Sequence[Attribute],
+        grid: Sequence[int],
+        body: Region | None = None,
+        num_warps: int | None = None,
+    ):
+        if body is None:
+            body = Region(Block(arg_types=argument_types))
+        properties: dict[str, Attribute] = {
+            "sym_name": StringAttr(name),
+            "function_type": FunctionType.from_lists(argument_types, []),
+            "grid": DenseArrayBase.from_list(i64, grid),
+        }
+        if num_warps is not None:
+            properties["num_warps"] = IntegerAttr(num_warps, i64)
+        super().__init__(properties=properties, regions=[body])
+
+    def grid_shape(self) -> tuple[int, ...]:
+        return tuple(self.grid.get_values())  # type: ignore[arg-type]
+
+    def verify_(self) -> None:
+        grid = self.grid_shape()
+        if not 1 <= len(grid) <= 3:
+            raise VerifyException(f"grid must have 1 to 3 dimensions, got {len(grid)}")
+        if any(d <= 0 for d in grid):
+            raise VerifyException(f"grid dimensions must be positive, got {format_integer_list(grid)}")
+        if self.num_warps is not None and not 1 <= self.num_warps.value.data <= 32:
+            raise VerifyException("num_warps must be between 1 and 32")
+        verify_kernel_signature(self.function_type, self.body.block)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name, arguments = parse_kernel_signature(parser)
+        parser.parse_keyword("grid")
+        grid = parse_integer_list(parser)
+        num_warps = None
+        if parser.parse_optional_keyword("num_warps"):
+            num_warps = parser.parse_integer()
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region(arguments)
+        op = cls(name.data, [a.type for a in arguments], grid, body, num_warps)
+        if attributes is not None:
+            op.attributes |= attributes.data
+        return op
+
+    def print(self, printer: Printer) -> None:
+        print_kernel_signature(printer, self.sym_name, self.body.block.args)
+        printer.print_string(f" grid {format_integer_list(self.grid_shape())}")
+        if self.num_warps is not None:
+            printer.print_string(f" num_warps {self.num_warps.value.data}")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+
+@irdl_op_definition
+class ReturnOp(IRDLOperation):
+    name = "tile.return"
+    assembly_format = "attr-dict"
+    traits = traits_def(IsTerminator(), HasParent(KernelOp))
+
+
+@irdl_op_definition
+class ProgramIdOp(IRDLOperation):
+    """The coordinate of this program instance along grid dimension `axis`."""
+
+    name = "tile.program_id"
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(IndexType)
+    traits = traits_def(Pure(), HasAncestor(KernelOp))
+    assembly_format = "$axis attr-dict"
+
+    def __init__(self, axis: int):
+        super().__init__(properties={"axis": IntegerAttr(axis, i64)}, result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        grid = _grid_of(self)
+        if grid and not 0 <= self.axis.value.data < len(grid):
+            raise VerifyException(
+                f"axis {self.axis.value.data} is outside the kernel's {len(grid)}-d grid"
+            )
+
+
+def _verify_block_access(memref_value: SSAValue, indices: Sequence[SSAValue], tile_type: Attribute) -> None:
+    memref_type = memref_value.type
+    assert isinstance(memref_type, MemRefType)
+    if not isinstance(tile_type, TileType):
+        raise VerifyException(f"expected a tile type, got {tile_type}")
+    if len(indices) != memref_type.get_num_dims():
+        raise VerifyException(
+            f"expected {memref_type.get_num_dims()} indices for {memref_type}, got {len(indices)}"
+        )
+    if len(tile_type.get_shape()) != memref_type.get_num_dims():
+        raise VerifyException(
+            f"tile rank {len(tile_type.get_shape())} must equal the memref rank {memref_type.get_num_dims()}"
+        )
+    if tile_type.element_type != memref_type.element_type:
+        raise VerifyException(
+            f"tile element type {tile_type.element_type} must equal the memref element type "
+            f"{memref_type.element_type}"
+        )
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """Reads the block of `source` at origin `indices` with the result tile's shape.
+
+    Elements outside `source` read as `padding` (zero when absent).
+    """
+
+    name = "tile.load"
+    source = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    padding = opt_prop_def(FloatAttr | IntegerAttr)
+    result = result_def(TileType)
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = (
+        "$source `[` $indices `]` (`padding` $padding^)? attr-dict `:` type($source) `->` type($result)"
+    )
+
+    def __init__(self, source: SSAValue, indices: Sequence[SSAValue], result_type: TileType):
+        super().__init__(operands=[source, indices], result_types=[result_type])
+
+    def verify_(self) -> None:
+        _verify_block_access(self.source, self.indices, self.result.type)
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """Writes `value` to the block of `dest` at origin `indices`; elements outside `dest` are dropped."""
+
+    name = "tile.store"
+    value = operand_def(TileType)
+    dest = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "$value `,` $dest `[` $indices `]` attr-dict `:` type($value) `,` type($dest)"
+
+    def __init__(self, value: SSAValue, dest: SSAValue, indices: Sequence[SSAValue]):
+        super().__init__(operands=[value, dest, indices])
+
+    def verify_(self) -> None:
+        _verify_block_access(self.dest, self.indices, self.value.type)
+
+
+@irdl_op_definition
+class BroadcastOp(IRDLOperation):
+    """Stretches size-1 dimensions (and adds leading ones) by numpy's rules."""
+
+    name = "tile.broadcast"
+    source = operand_def(TileType)
+    result = result_def(TileType)
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, result_type: TileType):
+        super().__init__(operands=[source], result_types=[result_type])
+
+    def verify_(self) -> None:
+        source_type, result_type = self.source.type, self.result.type
+        assert isinstance(source_type, TileType) and isinstance(result_type, TileType)
+        if source_type.element_type != result_type.element_type:
+            raise VerifyException("broadcast must keep the element type")
+        target = result_type.get_shape()
+        if broadcast_shapes(source_type.get_shape(), target) != target:
+            raise VerifyException(
+                f"cannot broadcast a {format_shape(source_type.get_shape())} tile to {format_shape(target)}"
+            )
+
+
+@irdl_op_definition
+class SplatOp(IRDLOperation):
+    """A tile whose every element is the scalar `value`."""
+
+    name = "tile.splat"
+    value = operand_def()
+    result = result_def(TileType)
+    traits = traits_def(Pure())
+    assembly_format = "$value attr-dict `:` type($value) `->` type($result)"
+
+    def __init__(self, value: SSAValue, result_type: TileType):
+        super().__init__(operands=[value], result_types=[result_type])
+
+    def verify_(self) -> None:
+        result_type = self.result.type
+        assert isinstance(result_type, TileType)
+        if self.value.type != result_type.element_type:
+            raise VerifyException(
+                f"splat value of type {self.value.type} must have the tile's element type "
+                f"{result_type.element_type}"
+            )
+
+
+@irdl_op_definition
+class MapOp(IRDLOperation):
+    """Applies its scalar body to every element of its operand tiles (all of one shape).
+
+    The body's arguments are one element of each operand; `tile.yield` gives one element of
+    each result. The body may use scalar values defined above the map.
+    """
+
+    name = "tile.map"
+    inputs = var_operand_def(TileType)
+    outputs = var_result_def(TileType)
+    body = region_def("single_block")
+    traits = lazy_traits_def(lambda: (RecursiveMemoryEffect(),))
+
+    def __init__(self, inputs: Sequence[SSAValue], result_types: Sequence[TileType], body: Region):
+        super().__init__(operands=[inputs], result_types=[result_types], regions=[body])
+
+    def tile_shape(self) -> tuple[int, ...]:
+        first = (self.outputs[0] if self.outputs else self.inputs[0]).type
+        assert isinstance(first, TileType)
+        return first.get_shape()
+
+    def verify_(self) -> None:
+        if not self.outputs:
+            raise VerifyException("a map has at least one result")
+        shape = self.tile_shape()
+        for index, value in enumerate(self.inputs):
+            assert isinstance(value.type, TileType)
+            if value.type.get_shape() != shape:
+                raise VerifyException(
+                    f"operand #{index} has shape {format_shape(value.type.get_shape())}, but the "
+                    f"map's tiles are {format_shape(shape)}"
+                )
+        for index, value in enumerate(self.outputs):
+            assert isinstance(value.type, TileType)
+            if value.type.get_shape() != shape:
+                raise VerifyException(
+                    f"result #{index} has shape {format_shape(value.type.get_shape())}, but the "
+                    f"map's tiles are {format_shape(shape)}"
+                )
+        block = self.body.block
+        expected_arguments = tuple(v.type.element_type for v in self.inputs)  # type: ignore[attr-defined]
+        if tuple(block.arg_types) != expected_arguments:
+            raise VerifyException(
+                "the body's arguments must be the element types of the operands: ("
+                + ", ".join(str(t) for t in expected_arguments)
+                + ")"
+            )
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp):
+            raise VerifyException("the body must end with tile.yield")
+        expected_results = tuple(v.type.element_type for v in self.outputs)  # type: ignore[attr-defined]
+        yielded = tuple(v.type for v in terminator.values)
+        if yielded != expected_results:
+            raise VerifyException(
+                "tile.yield must give the element types of the results: ("
+                + ", ".join(str(t) for t in expected_results)
+                + f"), got ({', '.join(str(t) for t in yielded)})"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MapOp:
+        operands = parser.parse_optional_undelimited_comma_separated_list(
+            parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand
+        ) or []
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        parser.parse_punctuation(":")
+        input_types: list[Attribute] = []
+        if operands:
+            input_types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        parser.parse_punctuation("->")
+        result_types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        inputs = parser.resolve_operands(operands, input_types, parser.pos)
+        body = parser.parse_region()
+        op = cls(inputs, result_types, body)  # type: ignore[arg-type]
+        if attributes is not None:
+            op.attributes |= attributes.data
+        return op
+
+    def print(self, printer: Printer) -> None:
+        if self.inputs:
+            printer.print_string(" ")
+            printer.print_list(self.inputs, printer.print_operand)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" : ")
+        if self.inputs:
+            printer.print_list((v.type for v in self.inputs), printer.print_attribute)
+            printer.print_string(" ")
+        printer.print_string("-> ")
+        printer.print_list((v.type for v in self.outputs), printer.print_attribute)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=True)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    name = "tile.yield"
+    values = var_operand_def()
+    assembly_format = "attr-dict ($values^ `:` type($values))?"
+    traits = traits_def(IsTerminator(), HasParent(MapOp))
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[values])
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Host side: runs `kernel` over its grid with the given buffers."""
+
+    name = "tile.launch"
+    kernel = prop_def(SymbolRefAttr)
+    arguments = var_operand_def(MemRefType)
+
+    def __init__(self, kernel: str | SymbolRefAttr, arguments: Sequence[SSAValue]):
+        if isinstance(kernel, str):
+            kernel = SymbolRefAttr(kernel)
+        super().__init__(operands=[arguments], properties={"kernel": kernel})
+
+    def verify_(self) -> None:
+        verify_launch(self, self.kernel, self.arguments, (KernelOp,))
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LaunchOp:
+        kernel, operands = parse_launch(parser)
+        attributes = parser.parse_optional_attr_dict()
+        arguments = parse_launch_types(parser, operands)
+        op = cls(kernel, arguments)
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        print_launch_arguments(printer, self.kernel, self.arguments)
+        printer.print_op_attributes(self.attributes)
+        print_launch_types(printer, self.arguments)
+
+
+Tile = Dialect(
+    "tile",
+    [
+        KernelOp,
+        ReturnOp,
+        ProgramIdOp,
+        LoadOp,
+        StoreOp,
+        BroadcastOp,
+        SplatOp,
+        MapOp,
+        YieldOp,
+        LaunchOp,
+    ],
+    [TileType],
+)

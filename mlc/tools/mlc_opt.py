@@ -1,0 +1,270 @@
+"""mlc-opt: parse MLIR, run passes, print the result (mlc's counterpart of mlir-opt).
+
+    mlc-opt in.mlir --pass-pipeline='builtin.module(convert-graph-to-tile,cse)'
+    mlc-opt in.mlir -p convert-graph-to-tile,cse        # xDSL's spelling
+    mlc-opt --list-passes
+    mlc-opt --dump-pass-pipeline --pass-pipeline='builtin.module(mlc-lower-to-gpu)'
+
+Reads stdin when no file is given. `--split-input-file` handles `// -----` separated chunks
+independently. `--verify-diagnostics` checks MLIR-style `// expected-error {{...}}` annotations
+(optionally `@+N`/`@-N`/`@above`/`@below`) against the errors each chunk produces, and fails on
+any mismatch; in a chunk without annotations it prints the error and goes on (xDSL's behaviour).
+Errors never show a traceback; the exit code is 1 on failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from dataclasses import dataclass
+from io import StringIO
+from typing import IO
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError, VerifyException
+
+from mlc.diagnostics import (
+    MlcError,
+    PassFailure,
+    SourceMap,
+    VerificationFailure,
+    describe_op,
+    parse_module,
+    verify,
+)
+from mlc.dialects import make_context
+from mlc.passes import PipelineError, build_pipeline, format_pipeline
+from mlc.transforms import PASS_SUMMARIES, all_passes
+
+
+def _arguments() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mlc-opt", description="mlc modular optimizer: parse MLIR, run passes, print the result"
+    )
+    parser.add_argument("input_file", nargs="?", help="input .mlir file (stdin when absent)")
+    parser.add_argument("-o", "--output-file", help="write the output here instead of stdout")
+    parser.add_argument("--pass-pipeline", help="MLIR pipeline, e.g. 'builtin.module(cse,canonicalize)'")
+    parser.add_argument("-p", "--passes", default="", help="xDSL pipeline, e.g. 'cse,canonicalize'")
+    parser.add_argument("-t", "--target", default="mlir", help="output format: mlir (default), llvm or ptx")
+    parser.add_argument("--split-input-file", action="store_true", help="process '// -----' chunks separately")
+    parser.add_argument("--verify-diagnostics", action="store_true", help="check expected-error annotations")
+    parser.add_argument(
+        "--print-op-generic", "--mlir-print-op-generic", action="store_true", help="print the generic form"
+    )
+    parser.add_argument(
+        "--print-ir-after-all",
+        "--mlir-print-ir-after-all",
+        action="store_true",
+        help="print the IR to stderr after every pass",
+    )
+    parser.add_argument("--time-passes", "--mlir-timing", action="store_true", help="report time per pass on stderr")
+    parser.add_argument("--list-passes", action="store_true", help="list the passes with a one-line summary")
+    parser.add_argument("--dump-pass-pipeline", action="store_true", help="print the expanded pipeline and exit")
+    parser.add_argument("--disable-verify", action="store_true", help="do not verify between passes")
+    return parser
+
+
+def _summary(name: str, pass_class: type[ModulePass]) -> str:
+    if name in PASS_SUMMARIES:
+        return PASS_SUMMARIES[name]
+    doc = (pass_class.__doc__ or "").strip()
+    first_paragraph = " ".join(doc.split("\n\n")[0].split())
+    return first_paragraph.split(". ")[0].rstrip(".") + "." if first_paragraph else ""
+
+
+def list_passes(stream: IO[str]) -> None:
+    passes = all_passes()
+    width = max(len(name) for name in passes)
+    for name in sorted(passes):
+        stream.write(f"  {name.ljust(width)}  {_summary(name, passes[name]())}\n")
+
+
+@dataclass
+class ExpectedError:
+    line: int
+    message: str
+
+
+_EXPECTED = re.compile(r"//\s*expected-error\s*(@[+-]\d+|@above|@below)?\s*\{\{(.*?)\}\}")
+
+
+def expected_errors(chunk: str, first_line: int) -> list[ExpectedError]:
+    found = []
+    for index, line in enumerate(chunk.splitlines()):
+        match = _EXPECTED.search(line)
+        if match is None:
+            continue
+        line_number = first_line + index
+        anchor = match.group(1)
+        if anchor == "@above":
+            line_number -= 1
+        elif anchor == "@below":
+            line_number += 1
+        elif anchor:
+            line_number += int(anchor[1:])
+        found.append(ExpectedError(line_number, match.group(2)))
+    return found
+
+
+def format_parse_error(error: ParseError) -> str:
+    """`file:line:col: error: message`, the source line and a caret, then any notes."""
+    context = error.span.print_with_context().splitlines()
+    message = str(error).rstrip().splitlines()[-1].strip()
+    lines = [f"{error.span.get_location()}: error: {message}", *context[1:3]]
+    lines += [f"note: {note}" for note in getattr(error, "__notes__", [])]
+    return "\n".join(lines)
+
+
+def _error_line(text: str) -> int | None:
+    match = re.match(r"[^\n]*?:(\d+):\d+", text)
+    return int(match.group(1)) if match else None
+
+
+class Driver:
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.context: Context = make_context()
+        self.passes: list[ModulePass] = []
+        self.timings: dict[str, float] = {}
+        self.failed = False
+
+    def setup(self) -> None:
+        if self.args.pass_pipeline is not None:
+            self.passes = build_pipeline(self.args.pass_pipeline, all_passes(), mlir_syntax=True)
+        if self.args.passes:
+            self.passes += build_pipeline(self.args.passes, all_passes(), mlir_syntax=False)
+
+    def run_chunk(self, text: str, name: str, first_line: int, output: IO[str]) -> None:
+        expected = expected_errors(text, first_line) if self.args.verify_diagnostics else []
+        padded = "\n" * (first_line - 1) + text  # keeps line numbers of the whole file
+        error = self.process(padded, name, output if not expected else StringIO())
+        if not self.args.verify_diagnostics:
+            if error is not None:
+                sys.stderr.write(error + "\n")
+                self.failed = True
+            return
+        if not expected:
+            if error is not None:
+                output.write(error + "\n")
+            return
+        self.check_expected(expected, error, name)
+
+    def check_expected(self, expected: list[ExpectedError], error: str | None, name: str) -> None:
+        want = expected[0]
+        if error is None:
+            sys.stderr.write(f"{name}:{want.line}: error: expected error \"{want.message}\" was not produced\n")
+            self.failed = True
+            return
+        line = _error_line(error)
+        if want.message not in error or (line is not None and line != want.line):
+            sys.stderr.write(
+                f"{name}:{want.line}: error: expected error \"{want.message}\" at line {want.line}, got:\n{error}\n"
+            )
+            self.failed = True
+
+    def process(self, text: str, name: str, output: IO[str]) -> str | None:
+        """Parses, verifies, transforms and prints one chunk; returns an error message or None."""
+        try:
+            module, source_map = parse_module(text, self.context, name)
+        except ParseError as error:
+            return format_parse_error(error)
+        except VerifyException as error:  # an attribute that fails its own verifier while parsing
+            return f"{name}: error: {error}"
+        try:
+            verify(module, source_map, name)
+            self.apply_passes(module, source_map, name)
+            output.write(self.emit(module))
+        except PassFailure as failure:
+            return describe_op(failure.op, failure.message, source_map, name)
+        except MlcError as error:
+            return str(error)
+        return None
+
+    def apply_passes(self, module: ModuleOp, source_map: SourceMap, name: str) -> None:
+        for module_pass in self.passes:
+            start = time.perf_counter()
+            module_pass.apply(self.context, module)
+            self.timings[module_pass.name] = self.timings.get(module_pass.name, 0.0) + time.perf_counter() - start
+            if not self.args.disable_verify:
+                try:
+                    verify(module, source_map, name)
+                except VerificationFailure as failure:
+                    raise MlcError(f"the IR after pass '{module_pass.name}' does not verify:\n{failure}") from None
+            if self.args.print_ir_after_all:
+                sys.stderr.write(f"// -----// IR Dump After {module_pass.name} //----- //\n")
+                Printer(stream=sys.stderr, print_generic_format=self.args.print_op_generic).print_op(module)
+                sys.stderr.write("\n\n")
+
+    def emit(self, module: ModuleOp) -> str:
+        if self.args.target == "mlir":
+            text = StringIO()
+            Printer(stream=text, print_generic_format=self.args.print_op_generic).print_op(module)
+            return text.getvalue() + "\n"
+        from mlc.backend import emit_target
+
+        return emit_target(self.args.target, module)
+
+    def report_timings(self) -> None:
+        total = sum(self.timings.values())
+        sys.stderr.write("===" + "-" * 73 + "===\n")
+        sys.stderr.write("  ... Pass execution timing report ...\n")
+        sys.stderr.write("===" + "-" * 73 + "===\n")
+        sys.stderr.write(f"  Total Execution Time: {total:.4f} seconds\n\n   Wall Time  Name\n")
+        for pass_name, seconds in self.timings.items():
+            share = 100.0 * seconds / total if total else 0.0
+            sys.stderr.write(f"   {seconds:.4f} ({share:5.1f}%)  {pass_name}\n")
+        sys.stderr.write(f"   {total:.4f} (100.0%)  Total\n")
+
+
+def split_chunks(text: str, split: bool) -> list[tuple[str, int]]:
+    """The chunks of `text` and the line each starts on."""
+    if not split:
+        return [(text, 1)]
+    chunks, line = [], 1
+    for chunk in re.split(r"^// -----.*$\n?", text, flags=re.MULTILINE):
+        chunks.append((chunk, line))
+        line += chunk.count("\n") + 1
+    return chunks
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments().parse_args(argv)
+    if args.list_passes:
+        list_passes(sys.stdout)
+        return 0
+    driver = Driver(args)
+    try:
+        driver.setup()
+    except MlcError as error:
+        sys.stderr.write(f"mlc-opt: error: {error}\n")
+        return 1
+    if args.dump_pass_pipeline:
+        sys.stdout.write(format_pipeline(driver.passes) + "\n")
+        return 0
+    name = args.input_file or "<stdin>"
+    try:
+        text = sys.stdin.read() if args.input_file is None else open(args.input_file, encoding="utf-8").read()
+    except OSError as error:
+        sys.stderr.write(f"mlc-opt: error: cannot read {name}: {error.strerror}\n")
+        return 1
+    output = sys.stdout if args.output_file is None else open(args.output_file, "w", encoding="utf-8")
+    try:
+        for index, (chunk, first_line) in enumerate(split_chunks(text, args.split_input_file)):
+            if index > 0:
+                output.write("// -----\n")
+            driver.run_chunk(chunk, name, first_line, output)
+    finally:
+        if output is not sys.stdout:
+            output.close()
+    if args.time_passes:
+        driver.report_timings()
+    return 1 if driver.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

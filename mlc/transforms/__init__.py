@@ -1,0 +1,63 @@
+"""The pass registry: every pass mlc-opt, the Python API and the xdsl.universe entry point know.
+
+One pass is one file in this package and one CLI name. `MLC_PASSES` maps each name to
+`module:Class`, so that tools import a pass only when it is used (mlc-opt starts faster).
+`XDSL_PASSES` are the upstream xDSL passes that mlc pipelines use and that mlc-opt offers too.
+Named pipelines (`mlc-lower-to-gpu`, ...) are passes as well; see `pipelines.py`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+MLC_PASSES: dict[str, str] = {
+    "mlc-lower-to-cpu": "mlc.transforms.pipelines:LowerToCpu",
+    "mlc-lower-to-gpu": "mlc.transforms.pipelines:LowerToGpu",
+}
+
+XDSL_PASSES: dict[str, str] = {
+    "canonicalize": "xdsl.transforms.canonicalize:CanonicalizePass",
+    "cse": "xdsl.transforms.common_subexpression_elimination:CommonSubexpressionElimination",
+    "dce": "xdsl.transforms.dead_code_elimination:DeadCodeElimination",
+    "licm": "xdsl.transforms.loop_invariant_code_motion:LoopInvariantCodeMotionPass",
+    "convert-scf-to-cf": "xdsl.transforms.convert_scf_to_cf:ConvertScfToCf",
+    "reconcile-unrealized-casts": "xdsl.transforms.reconcile_unrealized_casts:ReconcileUnrealizedCastsPass",
+}
+
+PASS_SUMMARIES: dict[str, str] = {
+    "canonicalize": "Fold constants and apply each op's canonicalization patterns.",
+    "cse": "Eliminate common subexpressions.",
+    "dce": "Remove operations whose results are unused and that have no side effects.",
+    "licm": "Move loop-invariant operations without side effects out of loops.",
+    "convert-scf-to-cf": "Lower scf.for and scf.if to cf branches between blocks.",
+    "reconcile-unrealized-casts": "Remove pairs of unrealized conversion casts that cancel out.",
+}
+"""One-line summaries of the xDSL passes (mlc's passes take theirs from their docstring)."""
+
+
+def _loader(location: str) -> Callable[[], type[ModulePass]]:
+    module_name, class_name = location.split(":")
+
+    def load() -> type[ModulePass]:
+        return getattr(importlib.import_module(module_name), class_name)
+
+    return load
+
+
+def mlc_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """mlc's own passes, by CLI name (what the xdsl.universe entry point exports)."""
+    return {name: _loader(location) for name, location in MLC_PASSES.items()}
+
+
+def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """mlc's passes and the xDSL passes it uses, by CLI name."""
+    passes = {name: _loader(location) for name, location in XDSL_PASSES.items()}
+    return passes | mlc_passes()
+
+
+def get_pass(name: str) -> type[ModulePass]:
+    """The pass class registered as `name`; KeyError if there is none."""
+    return all_passes()[name]()

@@ -1,0 +1,48 @@
+"""Named pipelines: the standard routes from the graph level down to a device.
+
+    mlc-lower-to-gpu    graph -> tile -> loop -> mlc_gpu -> llvm (NVVM), ready for PTX
+    mlc-lower-to-cpu    graph -> tile -> loop -> llvm, ready for the CPU JIT
+
+Each is a pass (usable inside `--pass-pipeline`) that expands into plain passes;
+`mlc-opt --dump-pass-pipeline` prints the expansion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.passes import ModulePass
+
+from mlc.passes import NamedPipeline, build_pipeline
+from mlc.transforms import all_passes
+
+_TO_TILE = "convert-graph-to-tile,cse,canonicalize,convert-tile-to-loop,cse,canonicalize"
+_TO_LLVM = (
+    "convert-scf-to-cf,convert-vector-to-llvm,convert-memref-to-llvm,convert-math-to-llvm{{library={library}}},"
+    "convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,cse"
+)
+
+GPU_PIPELINE = f"{_TO_TILE},convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
+    library="libdevice"
+)
+CPU_PIPELINE = f"{_TO_TILE},convert-loop-to-cpu," + _TO_LLVM.format(library="libm")
+
+
+@dataclass(frozen=True)
+class LowerToGpu(NamedPipeline):
+    """Lower graph functions to NVVM-flavoured LLVM kernels and host launches."""
+
+    name = "mlc-lower-to-gpu"
+
+    def passes(self) -> list[ModulePass]:
+        return build_pipeline(GPU_PIPELINE, all_passes(), mlir_syntax=False)
+
+
+@dataclass(frozen=True)
+class LowerToCpu(NamedPipeline):
+    """Lower graph functions to LLVM kernels for the CPU and host launches."""
+
+    name = "mlc-lower-to-cpu"
+
+    def passes(self) -> list[ModulePass]:
+        return build_pipeline(CPU_PIPELINE, all_passes(), mlir_syntax=False)
