@@ -15,6 +15,7 @@ Errors never show a traceback; the exit code is 1 on failure.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -183,6 +184,13 @@ class Driver:
             return describe_op(failure.op, failure.message, source_map, name)
         except MlcError as error:
             return str(error)
+        except Exception as error:  # a compiler bug, not bad input: say so, keep it short
+            if os.environ.get("MLC_DEBUG"):
+                raise
+            return (
+                f"{name}: internal compiler error: {type(error).__name__}: {error}\n"
+                "note: this is a bug in mlc; set MLC_DEBUG=1 for the Python traceback"
+            )
         return None
 
     def apply_passes(self, module: ModuleOp, source_map: SourceMap, name: str) -> None:
@@ -242,6 +250,11 @@ def main(argv: list[str] | None = None) -> int:
         driver.setup()
     except MlcError as error:
         sys.stderr.write(f"mlc-opt: error: {error}\n")
+        return 1
+    except Exception as error:  # a broken pass registration is a bug, not bad input
+        if os.environ.get("MLC_DEBUG"):
+            raise
+        sys.stderr.write(f"mlc-opt: internal error while building the pipeline: {type(error).__name__}: {error}\n")
         return 1
     if args.dump_pass_pipeline:
         sys.stdout.write(format_pipeline(driver.passes) + "\n")

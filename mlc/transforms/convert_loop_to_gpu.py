@@ -1,0 +1,204 @@
+"""convert-loop-to-gpu: map loop kernels onto a grid of blocks of threads.
+
+Each `loop.kernel` becomes an `mlc_gpu.func`, each `loop.launch` an `mlc_gpu.launch` with the same
+grid and block. The grid is the trip counts of the `block.*` loops, the block size along each
+dimension the largest trip count of the `thread.*` loops. Then:
+
+* a mapped loop's induction variable becomes `mlc_gpu.block_id` / `mlc_gpu.thread_id` and its body
+  is inlined; a thread loop shorter than the block runs under `scf.if thread_id < trip count`;
+* an unmapped `loop.parallel` becomes a sequential `scf.for` inside the thread;
+* code outside thread loops runs in every thread: pure ops redundantly, ops with side effects
+  only in thread 0 (`scf.if` on all thread ids being zero);
+* the loop level orders statements: everything in a thread loop happens before the next statement
+  starts. Every thread loop that is followed by more work in its block gets an `mlc_gpu.barrier`
+  after it (and so does the end of a sequential loop body holding thread loops), which is correct
+  for any communication through shared or global memory within a block. Removing the barriers
+  that no shared-memory hazard needs is the job of `gpu-insert-barriers`' analysis.
+
+Preconditions: block loops enclose all thread loops (the loop verifier checks the nesting), at most
+one loop per mapping on any path. Limits: at most three grid and three block dimensions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects, is_side_effect_free
+
+from mlc.diagnostics import PassFailure
+
+from mlc.dialects.gpu import ops as gpu
+from mlc.dialects.loop import ops as loop
+from mlc.transforms.convert_loop_to_cpu import sequentialize
+
+_AXES = {"x": 0, "y": 1, "z": 2}
+
+
+def launch_shape(kernel: loop.KernelOp) -> tuple[list[int], list[int]]:
+    """(grid, block) sizes, three dimensions each."""
+    grid, block = [1, 1, 1], [1, 1, 1]
+    for op in kernel.walk():
+        if isinstance(op, loop.ParallelOp) and op.mapping is not None:
+            level, axis = op.mapping.data.split(".")
+            sizes = grid if level == "block" else block
+            sizes[_AXES[axis]] = max(sizes[_AXES[axis]], op.trip_count)
+    return grid, block
+
+
+def _is_thread_loop(op: Operation) -> bool:
+    return isinstance(op, loop.ParallelOp) and op.mapping_name() in loop.THREAD_MAPPINGS
+
+
+def _contains_thread_loop(op: Operation) -> bool:
+    return any(_is_thread_loop(inner) for inner in op.walk())
+
+
+@dataclass
+class KernelMapping:
+    kernel: loop.KernelOp
+    grid: list[int]
+    block: list[int]
+
+    def index_query(self, op_type: type[gpu.IndexQueryOp], axis: str, before: Operation) -> SSAValue:
+        query = op_type(axis)
+        Rewriter.insert_op(query, InsertPoint.before(before))
+        return query.result
+
+    def map_loop(self, parallel: loop.ParallelOp) -> None:
+        """Replaces a mapped loop by its body, its induction variable by the hardware index."""
+        level, axis = parallel.mapping.data.split(".")  # type: ignore[union-attr]
+        query_type = gpu.BlockIdOp if level == "block" else gpu.ThreadIdOp
+        index = self.index_query(query_type, axis, parallel)
+        index.name_hint = parallel.induction_variable.name_hint
+        parallel.induction_variable.replace_all_uses_with(index)
+        body_ops = [op for op in parallel.body.block.ops if not isinstance(op, loop.YieldOp)]
+        sizes = self.grid if level == "block" else self.block
+        if parallel.trip_count < sizes[_AXES[axis]]:
+            guard_body = Block()
+            for op in body_ops:
+                op.detach()
+                guard_body.add_op(op)
+            guard_body.add_op(scf.YieldOp())
+            bound = arith.ConstantOp(IntegerAttr(parallel.trip_count, IndexType()))
+            inside = arith.CmpiOp(index, bound, "ult")
+            Rewriter.insert_op([bound, inside, scf.IfOp(inside, [], Region(guard_body))], InsertPoint.before(parallel))
+        else:
+            for op in body_ops:
+                op.detach()
+                Rewriter.insert_op(op, InsertPoint.before(parallel))
+        parallel.detach()
+        parallel.erase()
+
+    def insert_barriers(self, block: Block) -> None:
+        """A barrier after every thread loop followed by more work, and at the end of loop bodies."""
+        for op in list(block.ops):
+            for region in op.regions:
+                for inner in region.blocks:
+                    self.insert_barriers(inner)
+            if not _is_thread_loop(op):
+                continue
+            later_work = False
+            following = op.next_op
+            while following is not None:
+                if not is_side_effect_free(following) and not following.has_trait(IsTerminator):
+                    later_work = True
+                following = following.next_op
+            in_loop_body = isinstance(block.parent_op(), scf.ForOp | scf.WhileOp)
+            if later_work or in_loop_body:
+                Rewriter.insert_op(gpu.BarrierOp(), InsertPoint.after(op))
+
+    def guard_side_effects(self, block: Block) -> None:
+        """Writes outside every thread loop happen once per block: in thread 0 only.
+
+        Pure ops and reads run redundantly in every thread, so their results are everywhere.
+        """
+        for op in list(block.ops):
+            if _is_thread_loop(op) or op.has_trait(IsTerminator) or isinstance(op, gpu.BarrierOp):
+                continue
+            if op.regions and _contains_thread_loop(op):
+                for region in op.regions:
+                    for inner in region.blocks:
+                        self.guard_side_effects(inner)
+                continue
+            effects = get_effects(op)
+            if effects is not None and all(e.kind == MemoryEffectKind.READ for e in effects):
+                continue
+            if op.results:
+                raise PassFailure(op, "an op with side effects and results outside thread loops cannot be mapped")
+            self.run_in_first_thread(op)
+
+    def run_in_first_thread(self, op: Operation) -> None:
+        conditions: list[SSAValue] = []
+        for axis, size in zip("xyz", self.block):
+            if size > 1:
+                thread = self.index_query(gpu.ThreadIdOp, axis, op)
+                zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+                Rewriter.insert_op(zero, InsertPoint.before(op))
+                is_zero = arith.CmpiOp(thread, zero, "eq")
+                Rewriter.insert_op(is_zero, InsertPoint.before(op))
+                conditions.append(is_zero.result)
+        if not conditions:
+            return
+        condition = conditions[0]
+        for other in conditions[1:]:
+            both = arith.AndIOp(condition, other)
+            Rewriter.insert_op(both, InsertPoint.before(op))
+            condition = both.result
+        body = Block()
+        if_op = scf.IfOp(condition, [], Region(body))
+        Rewriter.insert_op(if_op, InsertPoint.before(op))
+        op.detach()
+        body.add_ops([op, scf.YieldOp()])
+
+    def lower(self) -> gpu.FuncOp:
+        body = self.kernel.body.block
+        self.guard_side_effects(body)
+        self.insert_barriers(body)
+        for parallel in [p for p in self.kernel.walk() if isinstance(p, loop.ParallelOp)]:
+            if parallel.mapping is None:
+                sequentialize(parallel)
+            else:
+                self.map_loop(parallel)
+        function = gpu.FuncOp(
+            self.kernel.sym_name.data, list(self.kernel.function_type.inputs.data), self.grid, self.block
+        )
+        function.attributes |= self.kernel.attributes
+        new_block = function.body.block
+        for old_argument, new_argument in zip(body.args, new_block.args):
+            new_argument.name_hint = old_argument.name_hint
+            old_argument.replace_all_uses_with(new_argument)
+        for op in list(body.ops):
+            op.detach()
+            new_block.add_op(gpu.ReturnOp() if isinstance(op, loop.ReturnOp) else op)
+        return function
+
+
+@dataclass(frozen=True)
+class ConvertLoopToGpu(ModulePass):
+    """Map loop kernels onto GPU blocks and threads (mlc_gpu.func) and their launches."""
+
+    name = "convert-loop-to-gpu"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        shapes: dict[str, tuple[list[int], list[int]]] = {}
+        for kernel in [k for k in op.walk() if isinstance(k, loop.KernelOp)]:
+            grid, block = launch_shape(kernel)
+            shapes[kernel.sym_name.data] = (grid, block)
+            function = KernelMapping(kernel, grid, block).lower()
+            Rewriter.insert_op(function, InsertPoint.before(kernel))
+            kernel.detach()
+            kernel.erase()
+        for launch in [l for l in op.walk() if isinstance(l, loop.LaunchOp)]:
+            name = launch.kernel.root_reference.data
+            if name not in shapes:
+                continue  # a kernel already lowered for another target
+            grid, block = shapes[name]
+            Rewriter.insert_op(gpu.LaunchOp(launch.kernel, launch.arguments, grid, block), InsertPoint.before(launch))
+            launch.detach()
+            launch.erase()

@@ -1,0 +1,135 @@
+"""Partitions a graph function's elementwise ops into fusion groups: one future kernel each.
+
+A group is a set of elementwise, broadcast and reshape ops that one tile kernel computes over a
+single iteration space, its *domain* (the shape of every value it writes). Its inputs are read
+once and its outputs written once.
+
+Algorithm (greedy, sinks first). Walk the ops in reverse program order. An op joins the group G
+of its users when all of them are in G, its result broadcasts to G's domain, and none of those
+users is a reshape (a reshape reinterprets memory, it does not broadcast); it may also join when
+its only other user is `func.return` and its shape *is* G's domain (it becomes a second output).
+Otherwise it starts a new group whose domain is its own shape. Because an op joins only when
+every user is already inside, no path leaves a group and comes back: groups never form a cycle.
+
+Splat constants are never members: every group inlines them as scalars. Other constants and
+values from outside are inputs. A reshape's operand is always an input, seen with the reshape's
+result shape (a free reinterpretation of a contiguous buffer); a reshape alone in a group is a
+copy kernel.
+
+This is the local grouping the foundation needs; the `graph-fuse` pass (graph.fusion regions,
+with reductions and matmul epilogues) supersedes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+
+from mlc.dialects.graph import ops as graph
+from mlc.dialects.graph.ops import broadcast_shapes
+from mlc.transforms.elementwise_expansion import splat_constant_value
+
+FUSIBLE_OPS = (*graph.ELEMENTWISE_OPS, graph.BroadcastOp, graph.ReshapeOp)
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    value_type = value.type
+    assert isinstance(value_type, TensorType)
+    return value_type.get_shape()
+
+
+def is_splat_constant(value: SSAValue) -> bool:
+    owner = value.owner
+    return isinstance(owner, graph.ConstantOp) and splat_constant_value(owner) is not None
+
+
+@dataclass(eq=False)
+class FusionGroup:
+    domain: tuple[int, ...]
+    ops: list[Operation] = field(default_factory=list)
+    inputs: list[tuple[SSAValue, tuple[int, ...]]] = field(default_factory=list)
+    """Values read from memory, each with the shape the kernel sees it as."""
+    outputs: list[SSAValue] = field(default_factory=list)
+
+    def contains(self, op: Operation) -> bool:
+        return op in self.ops
+
+
+def _broadcasts_to(shape: tuple[int, ...], domain: tuple[int, ...]) -> bool:
+    return broadcast_shapes(shape, domain) == domain
+
+
+def _choose_group(op: Operation, group_of: dict[Operation, FusionGroup]) -> FusionGroup | None:
+    users = [use.operation for result in op.results for use in result.uses]
+    groups = {id(group_of[u]): group_of[u] for u in users if u in group_of}
+    if len(groups) != 1:
+        return None
+    group = next(iter(groups.values()))
+    shape = shape_of(op.results[0])
+    outside = [u for u in users if group_of.get(u) is not group]
+    if any(isinstance(u, graph.ReshapeOp) for u in users if u not in outside):
+        return None
+    if not outside:
+        return group if _broadcasts_to(shape, group.domain) else None
+    if all(isinstance(u, func.ReturnOp) for u in outside) and shape == group.domain:
+        return group
+    return None
+
+
+def partition(function: func.FuncOp) -> list[FusionGroup]:
+    """The fusion groups of `function`, in an order in which each group's inputs exist."""
+    group_of: dict[Operation, FusionGroup] = {}
+    for op in reversed(list(function.body.block.ops)):
+        if not isinstance(op, FUSIBLE_OPS):
+            continue
+        group = _choose_group(op, group_of)
+        if group is None:
+            group = FusionGroup(domain=shape_of(op.results[0]))
+        group_of[op] = group
+    groups = list({id(g): g for g in group_of.values()}.values())
+    for op in function.body.block.ops:
+        if op in group_of:
+            group_of[op].ops.append(op)
+    for group in groups:
+        _collect_inputs_and_outputs(group, group_of)
+    return _in_dependency_order(groups, group_of)
+
+
+def _collect_inputs_and_outputs(group: FusionGroup, group_of: dict[Operation, FusionGroup]) -> None:
+    seen: set[tuple[SSAValue, tuple[int, ...]]] = set()
+    for op in group.ops:
+        for operand in op.operands:
+            if is_splat_constant(operand):
+                continue
+            producer = operand.owner
+            if isinstance(producer, Operation) and group_of.get(producer) is group:
+                continue
+            seen_as = shape_of(op.results[0]) if isinstance(op, graph.ReshapeOp) else shape_of(operand)
+            if (operand, seen_as) not in seen:
+                seen.add((operand, seen_as))
+                group.inputs.append((operand, seen_as))
+        for result in op.results:
+            if any(group_of.get(use.operation) is not group for use in result.uses):
+                group.outputs.append(result)
+
+
+def _in_dependency_order(groups: list[FusionGroup], group_of: dict[Operation, FusionGroup]) -> list[FusionGroup]:
+    ordered: list[FusionGroup] = []
+    placed: set[int] = set()
+
+    def place(group: FusionGroup) -> None:
+        if id(group) in placed:
+            return
+        placed.add(id(group))
+        for value, _ in group.inputs:
+            producer = value.owner
+            if isinstance(producer, Operation) and producer in group_of:
+                place(group_of[producer])
+        ordered.append(group)
+
+    for group in groups:
+        place(group)
+    return ordered

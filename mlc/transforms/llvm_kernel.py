@@ -1,0 +1,62 @@
+"""Turning a kernel op (`loop.kernel`, `mlc_gpu.func`) into an `llvm.func` over bare pointers.
+
+Shared by `convert-gpu-to-nvvm` and `convert-loop-to-cpu`. The body is moved unchanged; each
+memref parameter becomes an `!llvm.ptr` (`!llvm.ptr<3>` for shared memory) and is cast back to
+its memref type with `builtin.unrealized_conversion_cast` at entry, for the memref conversion to
+consume later. Discardable attributes (such as `mlc.arg_alignment`) are kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, UnrealizedConversionCastOp
+from xdsl.ir import Attribute, Block, Operation, Region
+from xdsl.rewriter import InsertPoint, Rewriter
+
+SHARED_MEMORY_SPACE = 3
+
+
+def pointer_type_for(memref_type: Attribute) -> llvm.LLVMPointerType:
+    """The bare pointer a memref becomes: address space 3 for shared memory, else generic."""
+    assert isinstance(memref_type, MemRefType)
+    space = memref_type.memory_space
+    if isinstance(space, IntegerAttr) and space.value.data == SHARED_MEMORY_SPACE:
+        return llvm.LLVMPointerType(IntegerAttr(SHARED_MEMORY_SPACE, 32))
+    return llvm.LLVMPointerType()
+
+
+def kernel_to_llvm_func(kernel: Operation, attributes: Mapping[str, Attribute]) -> llvm.FuncOp:
+    """An external-linkage `llvm.func` with `kernel`'s body; `kernel` is left empty."""
+    old_block = kernel.regions[0].block
+    pointer_types = [pointer_type_for(argument.type) for argument in old_block.args]
+    new_block = Block(arg_types=pointer_types)
+    casts = []
+    for old_argument, pointer in zip(old_block.args, new_block.args):
+        pointer.name_hint = old_argument.name_hint
+        cast = UnrealizedConversionCastOp.get([pointer], [old_argument.type])
+        cast.results[0].name_hint = old_argument.name_hint
+        old_argument.replace_all_uses_with(cast.results[0])
+        casts.append(cast)
+    new_block.add_ops(casts)
+    for op in list(old_block.ops):
+        op.detach()
+        new_block.add_op(op)
+    function = llvm.FuncOp(
+        kernel.sym_name.data,  # type: ignore[attr-defined]
+        llvm.LLVMFunctionType(pointer_types, llvm.LLVMVoidType()),
+        linkage=llvm.LinkageAttr("external"),
+        body=Region(new_block),
+        extra_attrs={**kernel.attributes, **attributes},
+    )
+    return function
+
+
+def replace_terminators(function: llvm.FuncOp, terminator_type: type[Operation]) -> None:
+    """Replaces the kernel's return ops with `llvm.return`."""
+    for op in list(function.walk()):
+        if isinstance(op, terminator_type):
+            Rewriter.insert_op(llvm.ReturnOp(), InsertPoint.before(op))
+            op.detach()
+            op.erase()
