@@ -7,8 +7,9 @@ dimension the largest trip count of the `thread.*` loops. Then:
 * a mapped loop's induction variable becomes `mlc_gpu.block_id` / `mlc_gpu.thread_id` and its body
   is inlined; a thread loop shorter than the block runs under `scf.if thread_id < trip count`;
 * an unmapped `loop.parallel` becomes a sequential `scf.for` inside the thread;
-* code outside thread loops runs in every thread: pure ops redundantly, ops with side effects
-  only in thread 0 (`scf.if` on all thread ids being zero);
+* code outside thread loops runs in every thread: pure ops and reads redundantly, writes only in
+  thread 0 (`scf.if` on all thread ids being zero); buffers allocated there belong to the block
+  and must be in shared memory;
 * the loop level orders statements: everything in a thread loop happens before the next statement
   starts. Every thread loop that is followed by more work in its block gets an `mlc_gpu.barrier`
   after it (and so does the end of a sequential loop body holding thread loops), which is correct
@@ -24,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -126,12 +127,22 @@ class KernelMapping:
                     for inner in region.blocks:
                         self.guard_side_effects(inner)
                 continue
+            if isinstance(op, memref.AllocaOp | memref.AllocOp):
+                self.check_block_level_allocation(op)
+                continue
             effects = get_effects(op)
             if effects is not None and all(e.kind == MemoryEffectKind.READ for e in effects):
                 continue
             if op.results:
                 raise PassFailure(op, "an op with side effects and results outside thread loops cannot be mapped")
             self.run_in_first_thread(op)
+
+    @staticmethod
+    def check_block_level_allocation(op: Operation) -> None:
+        """A buffer allocated outside thread loops belongs to the block: it must be shared."""
+        space = op.results[0].type.memory_space  # type: ignore[attr-defined]
+        if not (isinstance(space, IntegerAttr) and space.value.data == loop.SHARED_MEMORY_SPACE):
+            raise PassFailure(op, "a buffer allocated outside thread loops must be in shared memory (memref space 3)")
 
     def run_in_first_thread(self, op: Operation) -> None:
         conditions: list[SSAValue] = []

@@ -277,9 +277,10 @@ class KernelLowering:
         if per_row == 1:
             coordinates[-1] = emitter.index(0)
         else:
-            column = emitter.emit(arith.RemUIOp(remaining, emitter.index(per_row))) if len(shape) > 1 or layout.chunks > per_row else remaining
+            column = remaining if len(shape) == 1 else emitter.emit(arith.RemUIOp(remaining, emitter.index(per_row)))
             coordinates[-1] = emitter.emit(arith.MuliOp(column, emitter.index(layout.vector))) if layout.vector > 1 else column
-            remaining = emitter.emit(arith.DivUIOp(remaining, emitter.index(per_row)))
+            if len(shape) > 1:
+                remaining = emitter.emit(arith.DivUIOp(remaining, emitter.index(per_row)))
         for dim in reversed(range(len(shape) - 1)):
             if shape[dim] == 1:
                 coordinates[dim] = emitter.index(0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, UnrealizedConversionCastOp
+from xdsl.dialects.builtin import IntAttr, IntegerAttr, MemRefType, UnrealizedConversionCastOp
 from xdsl.ir import Attribute, Block, Operation, Region
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -23,7 +23,7 @@ def pointer_type_for(memref_type: Attribute) -> llvm.LLVMPointerType:
     assert isinstance(memref_type, MemRefType)
     space = memref_type.memory_space
     if isinstance(space, IntegerAttr) and space.value.data == SHARED_MEMORY_SPACE:
-        return llvm.LLVMPointerType(IntegerAttr(SHARED_MEMORY_SPACE, 32))
+        return llvm.LLVMPointerType(IntAttr(SHARED_MEMORY_SPACE))
     return llvm.LLVMPointerType()
 
 

@@ -1,0 +1,149 @@
+// RUN: mlc-opt %s --split-input-file -p convert-graph-to-tile | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p 'convert-graph-to-tile{elements-per-program=256 num-warps=8}' | filecheck %s --check-prefix=OPTIONS
+// RUN: mlc-opt %s --split-input-file -p convert-graph-to-tile | mlc-opt --split-input-file | filecheck %s
+
+// A plain elementwise op: one 1-d kernel, tiles rounded up to a power of two, masked by the
+// memref bounds (1000 is not a multiple of 1024).
+// CHECK-LABEL: tile.kernel @add_0_add
+// CHECK-SAME:    (%x: memref<1000xf32>, %y: memref<1000xf32>, %output0: memref<1000xf32>) grid [1] num_warps 4
+// CHECK:         tile.load %x[{{.*}}] : memref<1000xf32> -> !tile.tile<1024xf32>
+// CHECK:         tile.map {{.*}} -> !tile.tile<1024xf32> {
+// CHECK:           arith.addf
+// CHECK:         tile.store {{.*}}, %output0
+// CHECK-LABEL: func.func @add(%x: memref<1000xf32>, %y: memref<1000xf32>) -> memref<1000xf32>
+// CHECK-NEXT:    %[[OUT:.*]] = memref.alloc() {alignment = 256 : i64} : memref<1000xf32>
+// CHECK-NEXT:    tile.launch @add_0_add(%x, %y, %[[OUT]])
+// CHECK-NEXT:    func.return %[[OUT]]
+// OPTIONS-LABEL: tile.kernel @add_0_add
+// OPTIONS-SAME:    grid [4] num_warps 8
+// OPTIONS:         tile.load {{.*}} -> !tile.tile<256xf32>
+func.func @add(%x: tensor<1000xf32>, %y: tensor<1000xf32>) -> tensor<1000xf32> {
+  %0 = graph.add %x, %y : (tensor<1000xf32>, tensor<1000xf32>) -> tensor<1000xf32>
+  func.return %0 : tensor<1000xf32>
+}
+
+// -----
+
+// A bias add and relu fuse into one kernel. The bias broadcasts along the rows, so the domain
+// stays 2-d; the bias parameter is the 1024-element buffer seen as 1x1024, loaded as a 1x1024
+// tile and broadcast.
+// CHECK-LABEL: tile.kernel @bias_0_add_relu
+// CHECK-SAME:    (%x: memref<64x1024xf32>, %b: memref<1x1024xf32>, %output0: memref<64x1024xf32>) grid [32]
+// CHECK:         %[[ROW:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK:         %[[X:.*]] = tile.load %x[%[[ROW]], %{{.*}}] : memref<64x1024xf32> -> !tile.tile<2x1024xf32>
+// CHECK:         %[[B:.*]] = tile.load %b[%{{.*}}, %{{.*}}] : memref<1x1024xf32> -> !tile.tile<1x1024xf32>
+// CHECK:         %[[BB:.*]] = tile.broadcast %[[B]] : !tile.tile<1x1024xf32> -> !tile.tile<2x1024xf32>
+// CHECK:         tile.map %[[X]], %[[BB]]
+// CHECK:           arith.addf
+// CHECK:           arith.maximumf
+// CHECK-NOT:   tile.kernel
+// CHECK-LABEL: func.func @bias
+// CHECK:         tile.launch @bias_0_add_relu(%x, %b, %{{.*}}) : memref<64x1024xf32>, memref<1024xf32>, memref<64x1024xf32>
+func.func @bias(%x: tensor<64x1024xf32>, %b: tensor<1024xf32>) -> tensor<64x1024xf32> {
+  %0 = graph.add %x, %b : (tensor<64x1024xf32>, tensor<1024xf32>) -> tensor<64x1024xf32>
+  %1 = graph.relu %0 : tensor<64x1024xf32>
+  func.return %1 : tensor<64x1024xf32>
+}
+
+// -----
+
+// A value that is both returned and used inside the group becomes a second output of the same
+// kernel: x is read once, both results written once. The 8x16 domain collapses to 128.
+// CHECK-LABEL: tile.kernel @two_outputs_0_exp_neg
+// CHECK-SAME:    (%x: memref<128xf32>, %output0: memref<128xf32>, %output1: memref<128xf32>)
+// CHECK:         %{{.*}}, %{{.*}} = tile.map
+// CHECK:           %[[E:.*]] = math.exp
+// CHECK:           %[[N:.*]] = arith.negf %[[E]]
+// CHECK:           tile.yield %[[E]], %[[N]] : f32, f32
+// CHECK-NOT:   tile.kernel
+// CHECK-LABEL: func.func @two_outputs
+// CHECK-COUNT-2: memref.alloc
+// CHECK:         tile.launch @two_outputs_0_exp_neg(%x, %{{.*}}, %{{.*}}) : memref<8x16xf32>, memref<8x16xf32>, memref<8x16xf32>
+func.func @two_outputs(%x: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %0 = graph.exp %x : tensor<8x16xf32>
+  %1 = graph.neg %0 : tensor<8x16xf32>
+  func.return %0, %1 : tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+// Reshaping an input costs nothing: the kernel reads the 32-element buffer as the reshaped value.
+// CHECK-LABEL: tile.kernel @reshape_input_0_reshape_mul
+// CHECK-SAME:    (%x: memref<32xf32>, %y: memref<32xf32>, %output0: memref<32xf32>)
+// CHECK-LABEL: func.func @reshape_input
+// CHECK:         tile.launch @reshape_input_0_reshape_mul(%x, %y, %{{.*}}) : memref<32xf32>, memref<4x8xf32>, memref<4x8xf32>
+func.func @reshape_input(%x: tensor<32xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = graph.reshape %x : tensor<32xf32> to tensor<4x8xf32>
+  %1 = graph.mul %0, %y : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %1 : tensor<4x8xf32>
+}
+
+// -----
+
+// A reshape between elementwise ops cuts the chain: the exp result is materialised and the
+// second kernel reads that buffer reinterpreted.
+// CHECK-LABEL: tile.kernel @reshape_between_0_exp
+// CHECK:         math.exp
+// CHECK-LABEL: tile.kernel @reshape_between_1_reshape_sqrt
+// CHECK:         math.sqrt
+// CHECK-LABEL: func.func @reshape_between
+// CHECK:         %[[T:.*]] = memref.alloc() {{.*}} : memref<4x8xf32>
+// CHECK-NEXT:    tile.launch @reshape_between_0_exp(%x, %[[T]])
+// CHECK-NEXT:    %[[R:.*]] = memref.alloc() {{.*}} : memref<32xf32>
+// CHECK-NEXT:    tile.launch @reshape_between_1_reshape_sqrt(%[[T]], %[[R]]) : memref<4x8xf32>, memref<32xf32>
+func.func @reshape_between(%x: tensor<4x8xf32>) -> tensor<32xf32> {
+  %0 = graph.exp %x : tensor<4x8xf32>
+  %1 = graph.reshape %0 : tensor<4x8xf32> to tensor<32xf32>
+  %2 = graph.sqrt %1 : tensor<32xf32>
+  func.return %2 : tensor<32xf32>
+}
+
+// -----
+
+// A non-splat constant becomes a memref.global read by the kernel; a returned splat constant a
+// fill kernel. Integer division guards a zero divisor (the result is then 0).
+// CHECK-LABEL: tile.kernel @constants_0_div
+// CHECK-SAME:    (%x: memref<3xi32>, %c: memref<3xi32>, %output0: memref<3xi32>)
+// CHECK:           %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK:           %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK:           %[[IS_ZERO:.*]] = arith.cmpi eq, %{{.*}}, %[[ZERO]] : i32
+// CHECK:           %[[SAFE:.*]] = arith.select %[[IS_ZERO]], %[[ONE]], %{{.*}} : i32
+// CHECK:           %[[Q:.*]] = arith.divsi %{{.*}}, %[[SAFE]] : i32
+// CHECK:           arith.select %[[IS_ZERO]], %[[ZERO]], %[[Q]] : i32
+// CHECK:       "memref.global"() <{sym_name = "constants_constant_0", type = memref<3xi32>, initial_value = dense<[1, 2, 3]> : tensor<3xi32>, sym_visibility = "private", constant, alignment = 256 : i64}>
+// CHECK-LABEL: tile.kernel @constants_1_fill
+// CHECK:         tile.map : -> !tile.tile<4xf16>
+// CHECK-NEXT:      arith.constant 5.000000e-01 : f16
+// CHECK-LABEL: func.func @constants
+// CHECK:         %[[C:.*]] = memref.get_global @constants_constant_0 : memref<3xi32>
+// CHECK:         tile.launch @constants_0_div(%x, %[[C]], %{{.*}})
+// CHECK:         tile.launch @constants_1_fill(%{{.*}}) : memref<2x2xf16>
+func.func @constants(%x: tensor<3xi32>) -> (tensor<3xi32>, tensor<2x2xf16>) {
+  %c = graph.constant dense<[1, 2, 3]> : tensor<3xi32>
+  %z = graph.constant dense<0.5> : tensor<2x2xf16>
+  %0 = graph.div %x, %c : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+  func.return %0, %z : tensor<3xi32>, tensor<2x2xf16>
+}
+
+// -----
+
+// f16 arithmetic runs in f32 and is rounded once per graph op.
+// CHECK-LABEL: tile.kernel @half_0_sigmoid
+// CHECK:         ^bb0(%[[H:.*]]: f16):
+// CHECK-NEXT:      %[[W:.*]] = arith.extf %[[H]] : f16 to f32
+// CHECK:           math.exp
+// CHECK:           %[[R:.*]] = arith.truncf %{{.*}} : f32 to f16
+// CHECK-NEXT:      tile.yield %[[R]] : f16
+func.func @half(%x: tensor<4x4xf16>) -> tensor<4x4xf16> {
+  %0 = graph.sigmoid %x : tensor<4x4xf16>
+  func.return %0 : tensor<4x4xf16>
+}
+
+// -----
+
+// Functions without graph ops are left alone.
+// CHECK-LABEL: func.func @host_only(%arg0: memref<4xf32>) -> memref<4xf32>
+// CHECK-NEXT:    func.return %arg0
+func.func @host_only(%arg0: memref<4xf32>) -> memref<4xf32> {
+  func.return %arg0 : memref<4xf32>
+}
