@@ -11,7 +11,8 @@ its only other user is `func.return` and its shape *is* G's domain (it becomes a
 Otherwise it starts a new group whose domain is its own shape. Because an op joins only when
 every user is already inside, no path leaves a group and comes back: groups never form a cycle.
 
-Splat constants are never members: every group inlines them as scalars. Other constants and
+Ops whose results the function does not return, directly or through other ops, are dropped
+(graph ops have no side effects). Splat constants are never members: every group inlines them as scalars. Other constants and
 values from outside are inputs. A reshape's operand is always an input, seen with the reshape's
 result shape (a free reinterpretation of a contiguous buffer); a reshape alone in a group is a
 copy kernel.
@@ -62,8 +63,22 @@ def _broadcasts_to(shape: tuple[int, ...], domain: tuple[int, ...]) -> bool:
     return broadcast_shapes(shape, domain) == domain
 
 
-def _choose_group(op: Operation, group_of: dict[Operation, FusionGroup]) -> FusionGroup | None:
-    users = [use.operation for result in op.results for use in result.uses]
+def live_ops(function: func.FuncOp) -> set[Operation]:
+    """Ops whose results reach the function's return (the others compute nothing needed)."""
+    terminator = function.body.block.last_op
+    live: set[Operation] = set()
+    worklist = [terminator] if terminator is not None else []
+    while worklist:
+        op = worklist.pop()
+        if op in live:
+            continue
+        live.add(op)
+        worklist += [v.owner for v in op.operands if isinstance(v.owner, Operation)]
+    return live
+
+
+def _choose_group(op: Operation, group_of: dict[Operation, FusionGroup], live: set[Operation]) -> FusionGroup | None:
+    users = [use.operation for result in op.results for use in result.uses if use.operation in live]
     groups = {id(group_of[u]): group_of[u] for u in users if u in group_of}
     if len(groups) != 1:
         return None
@@ -82,10 +97,11 @@ def _choose_group(op: Operation, group_of: dict[Operation, FusionGroup]) -> Fusi
 def partition(function: func.FuncOp) -> list[FusionGroup]:
     """The fusion groups of `function`, in an order in which each group's inputs exist."""
     group_of: dict[Operation, FusionGroup] = {}
+    live = live_ops(function)
     for op in reversed(list(function.body.block.ops)):
-        if not isinstance(op, FUSIBLE_OPS):
+        if not isinstance(op, FUSIBLE_OPS) or op not in live:
             continue
-        group = _choose_group(op, group_of)
+        group = _choose_group(op, group_of, live)
         if group is None:
             group = FusionGroup(domain=shape_of(op.results[0]))
         group_of[op] = group
@@ -93,12 +109,16 @@ def partition(function: func.FuncOp) -> list[FusionGroup]:
     for op in function.body.block.ops:
         if op in group_of:
             group_of[op].ops.append(op)
+    position = {op: index for index, op in enumerate(function.body.block.ops)}
+    groups.sort(key=lambda g: position[g.ops[0]])
     for group in groups:
-        _collect_inputs_and_outputs(group, group_of)
+        _collect_inputs_and_outputs(group, group_of, live)
     return _in_dependency_order(groups, group_of)
 
 
-def _collect_inputs_and_outputs(group: FusionGroup, group_of: dict[Operation, FusionGroup]) -> None:
+def _collect_inputs_and_outputs(
+    group: FusionGroup, group_of: dict[Operation, FusionGroup], live: set[Operation]
+) -> None:
     seen: set[tuple[SSAValue, tuple[int, ...]]] = set()
     for op in group.ops:
         for operand in op.operands:
@@ -112,7 +132,7 @@ def _collect_inputs_and_outputs(group: FusionGroup, group_of: dict[Operation, Fu
                 seen.add((operand, seen_as))
                 group.inputs.append((operand, seen_as))
         for result in op.results:
-            if any(group_of.get(use.operation) is not group for use in result.uses):
+            if any(group_of.get(use.operation) is not group and use.operation in live for use in result.uses):
                 group.outputs.append(result)
 
 

@@ -1,0 +1,205 @@
+"""Random graph programs for Hypothesis, and the before/after equivalence check of passes.
+
+`elementwise_programs()` draws small elementwise graph functions: a domain shape, inputs that
+broadcast to it (some dimensions 1, some leading ones dropped), and a chain or DAG of graph ops
+over f32, f16, i32 and i1 values, sometimes through splat constants, broadcasts and reshapes.
+`random_inputs()` draws matching numpy data from a seed (never zeros).
+
+`assert_equivalent(before, after, inputs)` interprets both modules with `mlc.interpreter.run` and
+compares every result: exactly when `exact`, else within the element type's tolerance. NaN equals
+NaN (both sides must produce it in the same places).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import strategies as st
+
+from mlc.dialects import make_context
+from mlc.diagnostics import parse_module
+from mlc.passes import build_pipeline
+from mlc.transforms import all_passes
+
+FLOAT_TYPES = ("f32", "f16")
+ELEMENT_TYPES = ("f32", "f16", "i32")
+NUMPY_TYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i1": np.bool_}
+
+FLOAT_BINARY = ("add", "sub", "mul", "div", "max", "min")
+INTEGER_BINARY = ("add", "sub", "mul", "div", "max", "min")
+FLOAT_UNARY = ("neg", "abs", "relu", "exp", "tanh", "sigmoid", "sqrt", "rsqrt", "log", "erf", "reciprocal", "gelu")
+INTEGER_UNARY = ("neg", "abs", "relu")
+PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+def tensor_type(shape: tuple[int, ...], element: str) -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
+
+
+@dataclass
+class Value:
+    name: str
+    shape: tuple[int, ...]
+    element: str
+
+
+@dataclass
+class Program:
+    """A graph function under construction."""
+
+    domain: tuple[int, ...]
+    arguments: list[Value] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    values: list[Value] = field(default_factory=list)
+
+    def fresh(self, shape: tuple[int, ...], element: str) -> Value:
+        value = Value(f"%v{len(self.lines)}", shape, element)
+        self.values.append(value)
+        return value
+
+    def emit(self, text: str, result: Value) -> Value:
+        self.lines.append(f"  {result.name} = {text}")
+        return result
+
+    def text(self, returned: list[Value]) -> str:
+        arguments = ", ".join(f"{a.name}: {tensor_type(a.shape, a.element)}" for a in self.arguments)
+        results = ", ".join(tensor_type(v.shape, v.element) for v in returned)
+        names = ", ".join(v.name for v in returned)
+        return (
+            f"func.func @main({arguments}) -> ({results}) {{\n"
+            + "\n".join(self.lines)
+            + f"\n  func.return {names} : {results}\n}}\n"
+        )
+
+
+def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(a, b))
+
+
+@st.composite
+def _input_shape(draw: st.DrawFn, domain: tuple[int, ...]) -> tuple[int, ...]:
+    dropped = draw(st.integers(0, len(domain)))
+    shape = list(domain[dropped:])
+    for index in range(len(shape)):
+        if draw(st.integers(0, 3)) == 0:
+            shape[index] = 1
+    return tuple(shape)
+
+
+@st.composite
+def elementwise_programs(draw: st.DrawFn, max_ops: int = 6) -> str:
+    """The text of a random elementwise graph function `@main`."""
+    domain = tuple(draw(st.lists(st.integers(1, 9), min_size=1, max_size=3)))
+    element = draw(st.sampled_from(ELEMENT_TYPES))
+    program = Program(domain)
+    for index in range(draw(st.integers(1, 3))):
+        shape = domain if index == 0 else draw(_input_shape(domain))
+        argument = Value(f"%arg{index}", shape, element)
+        program.arguments.append(argument)
+        program.values.append(argument)
+    for _ in range(draw(st.integers(1, max_ops))):
+        _draw_op(draw, program, element)
+    candidates = [v for v in program.values if v.element != "i1" or draw(st.booleans())]
+    last = program.values[-1]
+    returned = [last] + ([draw(st.sampled_from(candidates))] if draw(st.booleans()) else [])
+    return program.text(returned)
+
+
+def _draw_op(draw: st.DrawFn, program: Program, element: str) -> None:
+    same_type = [v for v in program.values if v.element == element]
+    kind = draw(st.sampled_from(("binary", "binary", "unary", "unary", "cmp", "where", "constant", "cast", "broadcast")))
+    lhs = draw(st.sampled_from(same_type))
+    if kind == "constant":
+        value = draw(st.sampled_from((0.5, 2.0, -1.0, 3.0)))
+        literal = str(int(value)) if element == "i32" else repr(value)
+        constant = program.fresh((), element)
+        program.emit(f"graph.constant dense<{literal}> : {tensor_type((), element)}", constant)
+        kind, rhs = "binary", constant
+    else:
+        rhs = draw(st.sampled_from(same_type))
+    floats = element in FLOAT_TYPES
+    if kind == "binary":
+        op = draw(st.sampled_from(FLOAT_BINARY if floats else INTEGER_BINARY))
+        shape = _broadcast(lhs.shape, rhs.shape)
+        result = program.fresh(shape, element)
+        types = f"({tensor_type(lhs.shape, element)}, {tensor_type(rhs.shape, element)}) -> {tensor_type(shape, element)}"
+        program.emit(f"graph.{op} {lhs.name}, {rhs.name} : {types}", result)
+    elif kind == "unary":
+        op = draw(st.sampled_from(FLOAT_UNARY if floats else INTEGER_UNARY))
+        result = program.fresh(lhs.shape, element)
+        program.emit(f"graph.{op} {lhs.name} : {tensor_type(lhs.shape, element)}", result)
+    elif kind == "cmp":
+        predicate = draw(st.sampled_from(PREDICATES))
+        shape = _broadcast(lhs.shape, rhs.shape)
+        result = program.fresh(shape, "i1")
+        types = f"({tensor_type(lhs.shape, element)}, {tensor_type(rhs.shape, element)}) -> {tensor_type(shape, 'i1')}"
+        program.emit(f"graph.cmp {predicate}, {lhs.name}, {rhs.name} : {types}", result)
+    elif kind == "where":
+        conditions = [v for v in program.values if v.element == "i1"]
+        if not conditions:
+            return
+        condition = draw(st.sampled_from(conditions))
+        shape = _broadcast(_broadcast(condition.shape, lhs.shape), rhs.shape)
+        result = program.fresh(shape, element)
+        types = (
+            f"({tensor_type(condition.shape, 'i1')}, {tensor_type(lhs.shape, element)}, "
+            f"{tensor_type(rhs.shape, element)}) -> {tensor_type(shape, element)}"
+        )
+        program.emit(f"graph.where {condition.name}, {lhs.name}, {rhs.name} : {types}", result)
+    elif kind == "cast":
+        target = draw(st.sampled_from([t for t in ELEMENT_TYPES if t != element]))
+        result = program.fresh(lhs.shape, target)
+        program.emit(f"graph.cast {lhs.name} : {tensor_type(lhs.shape, element)} to {tensor_type(lhs.shape, target)}", result)
+        # Casting back keeps the rest of the program in one element type.
+        back = program.fresh(lhs.shape, element)
+        program.emit(f"graph.cast {result.name} : {tensor_type(lhs.shape, target)} to {tensor_type(lhs.shape, element)}", back)
+    elif kind == "broadcast" and lhs.shape != program.domain:
+        result = program.fresh(program.domain, element)
+        program.emit(f"graph.broadcast {lhs.name} : {tensor_type(lhs.shape, element)} to {tensor_type(program.domain, element)}", result)
+
+
+def random_inputs(module_text: str, seed: int) -> list[np.ndarray]:
+    """Seeded random arguments for `@main` of `module_text` (never all zeros)."""
+    module, _ = parse_module(module_text, make_context())
+    function = next(op for op in module.walk() if getattr(op, "sym_name", None) is not None and op.sym_name.data == "main")
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for argument_type in function.function_type.inputs.data:
+        shape = argument_type.get_shape()
+        element = str(argument_type.element_type)
+        if element == "i32":
+            array = rng.integers(-20, 20, size=shape, dtype=np.int32)
+        elif element == "i1":
+            array = rng.random(size=shape) < 0.5
+        else:
+            array = (rng.standard_normal(size=shape) * 2).astype(NUMPY_TYPES[element])
+        arrays.append(np.asarray(array))
+    return arrays
+
+
+def lower(module_text: str, pipeline: str):
+    """The module of `module_text` after the passes of `pipeline` (xDSL spelling), verified."""
+    module, _ = parse_module(module_text, make_context())
+    module.verify()
+    context = make_context()
+    for module_pass in build_pipeline(pipeline, all_passes(), mlir_syntax=False) if pipeline else []:
+        module_pass.apply(context, module)
+        module.verify()
+    return module
+
+
+def assert_equivalent(before, after, inputs: list[np.ndarray], exact: bool = True, rtol: float = 0.0, atol: float = 0.0) -> None:
+    from mlc.interpreter import run
+
+    expected = run(before, "main", [x.copy() for x in inputs])
+    actual = run(after, "main", [x.copy() for x in inputs])
+    assert len(expected) == len(actual)
+    for index, (want, got) in enumerate(zip(expected, actual)):
+        assert want.shape == got.shape and want.dtype == got.dtype, f"result #{index}: {got.dtype}{got.shape} != {want.dtype}{want.shape}"
+        if exact or not np.issubdtype(want.dtype, np.floating):
+            np.testing.assert_array_equal(got, want, err_msg=f"result #{index}")
+        else:
+            np.testing.assert_allclose(
+                got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True, err_msg=f"result #{index}"
+            )
