@@ -81,6 +81,7 @@ def is_reinterpretable(buffer_type: Attribute, parameter_type: Attribute) -> boo
         return False
     return (
         buffer_type.element_type == parameter_type.element_type
+        and buffer_type.memory_space == parameter_type.memory_space
         and buffer_type.has_static_shape()
         and parameter_type.has_static_shape()
         and element_count(buffer_type) == element_count(parameter_type)

@@ -90,8 +90,12 @@ def _launch_shape(values: Sequence[int]) -> tuple[int, int, int]:
 
 
 def verify_launch_configuration(grid: Sequence[int], block: Sequence[int]) -> None:
-    if len(grid) != 3 or len(block) != 3:
-        raise VerifyException("grid and block have three dimensions (x, y, z)")
+    for what, sizes in (("grid", grid), ("block", block)):
+        if len(sizes) != 3:
+            raise VerifyException(
+                f"{what} must have three dimensions (x, y, z), got {len(sizes)}: "
+                f"{format_integer_list(sizes)}"
+            )
     for dim, size, limit in zip(DIMENSIONS, grid, MAX_GRID_DIMS):
         if not 1 <= size <= limit:
             raise VerifyException(f"grid size along {dim} must be in [1, {limit}], got {size}")

@@ -126,7 +126,10 @@ class BinaryOp(IRDLOperation):
                 f"{lhs_type.element_type}; both must be equal"
             )
         if is_bool(lhs_type.element_type) and not self.ALLOWS_BOOL:
-            raise VerifyException(f"operands of '{self.name}' must not be i1")
+            raise VerifyException(
+                f"operands #0 (lhs) and #1 (rhs) have element type i1, which '{self.name}' "
+                "does not accept"
+            )
         shape = broadcast_shapes(lhs_type.get_shape(), rhs_type.get_shape())
         if shape is None:
             raise VerifyException(
@@ -289,15 +292,18 @@ class WhereOp(IRDLOperation):
                 f"operand #2 (false_value) has element type {false_type.element_type}, but "
                 f"true_value has {true_type.element_type}; both must be equal"
             )
-        shape = broadcast_shapes(condition_type.get_shape(), true_type.get_shape())
-        if shape is None:
+        condition_and_true = broadcast_shapes(condition_type.get_shape(), true_type.get_shape())
+        if condition_and_true is None:
             raise VerifyException(
-                "operand #1 (true_value) does not broadcast with the condition"
+                f"operand #1 (true_value) of shape {format_shape(true_type.get_shape())} does not "
+                f"broadcast with condition of shape {format_shape(condition_type.get_shape())}"
             )
-        shape = broadcast_shapes(shape, false_type.get_shape())
+        shape = broadcast_shapes(condition_and_true, false_type.get_shape())
         if shape is None:
             raise VerifyException(
-                "operand #2 (false_value) does not broadcast with the other operands"
+                f"operand #2 (false_value) of shape {format_shape(false_type.get_shape())} does "
+                f"not broadcast with shape {format_shape(condition_and_true)} of condition and "
+                "true_value"
             )
         expected = TensorType(true_type.element_type, shape)
         if self.result.type != expected:
@@ -516,7 +522,13 @@ class ConstantOp(IRDLOperation):
         position = parser.pos
         value = parser.parse_attribute()
         if not isinstance(value, DenseIntOrFPElementsAttr):
-            parser.raise_error("expected a dense elements attribute", position, parser.pos)
+            # End the caret at the attribute, not at the next token (which may be on a later line).
+            end = position + len(parser.lexer.input.content[position : parser.pos].rstrip())
+            parser.raise_error(
+                f"expected a dense elements attribute such as dense<1.0> : tensor<4xf32>, got {value}",
+                position,
+                end,
+            )
         attributes = parser.parse_optional_attr_dict()
         op = cls(value)
         op.attributes |= attributes

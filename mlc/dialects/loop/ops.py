@@ -209,7 +209,11 @@ class ParallelOp(IRDLOperation):
             raise VerifyException(f"upper bound must be positive, got {self.trip_count}")
         block = self.body.block
         if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
-            raise VerifyException("the body takes exactly one index argument")
+            raise VerifyException(
+                "the body takes exactly one index argument, got ("
+                + ", ".join(str(t) for t in block.arg_types)
+                + ")"
+            )
         mapping = self.mapping_name()
         if mapping is None:
             return

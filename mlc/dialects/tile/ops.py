@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     DenseArrayBase,
     FloatAttr,
@@ -125,7 +126,12 @@ class TileType(ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
+            position = parser.pos
             shape, element_type = parser.parse_ranked_shape()
+            # Reported here as well as in verify(), so that the message points into the source.
+            problem = _tile_shape_problem(shape)
+            if problem is not None:
+                parser.raise_error(problem, position, parser.pos)
         return ArrayAttr(IntAttr(d) for d in shape), element_type
 
     def print_parameters(self, printer: Printer) -> None:
@@ -135,11 +141,19 @@ class TileType(ParametrizedAttribute, TypeAttribute):
             printer.print_attribute(self.element_type)
 
     def verify(self) -> None:
-        shape = self.get_shape()
-        if not shape:
-            raise VerifyException("a tile has at least one dimension")
-        if any(d <= 0 for d in shape):
-            raise VerifyException(f"tile dimensions must be static and positive, got {format_shape(shape)}")
+        problem = _tile_shape_problem(self.get_shape())
+        if problem is not None:
+            raise VerifyException(problem)
+
+
+def _tile_shape_problem(shape: Sequence[int]) -> str | None:
+    """Why `shape` cannot be a tile's shape, or None."""
+    if not shape:
+        return "a tile has at least one dimension"
+    if any(d <= 0 for d in shape):
+        dims = "x".join("?" if d == DYNAMIC_INDEX else str(d) for d in shape)
+        return f"tile dimensions must be static and positive, got {dims}"
+    return None
 
 
 def _grid_of(op: IRDLOperation) -> tuple[int, ...]:
@@ -190,7 +204,7 @@ class KernelOp(IRDLOperation):
         if any(d <= 0 for d in grid):
             raise VerifyException(f"grid dimensions must be positive, got {format_integer_list(grid)}")
         if self.num_warps is not None and not 1 <= self.num_warps.value.data <= 32:
-            raise VerifyException("num_warps must be between 1 and 32")
+            raise VerifyException(f"num_warps must be between 1 and 32, got {self.num_warps.value.data}")
         verify_kernel_signature(self.function_type, self.body.block)
 
     @classmethod
@@ -246,23 +260,32 @@ class ProgramIdOp(IRDLOperation):
             )
 
 
-def _verify_block_access(memref_value: SSAValue, indices: Sequence[SSAValue], tile_type: Attribute) -> None:
+def _verify_block_access(
+    memref_value: SSAValue,
+    memref_role: str,
+    indices: Sequence[SSAValue],
+    tile_type: Attribute,
+    tile_role: str,
+) -> None:
+    """Checks a load or store; the roles name the operands in messages ("source", "result")."""
     memref_type = memref_value.type
     assert isinstance(memref_type, MemRefType)
-    if not isinstance(tile_type, TileType):
-        raise VerifyException(f"expected a tile type, got {tile_type}")
-    if len(indices) != memref_type.get_num_dims():
+    if not isinstance(tile_type, TileType):  # pragma: no cover - the IRDL constraint checks it first
+        raise VerifyException(f"{tile_role} must be a tile, got {tile_type}")
+    rank = memref_type.get_num_dims()
+    if len(indices) != rank:
         raise VerifyException(
-            f"expected {memref_type.get_num_dims()} indices for {memref_type}, got {len(indices)}"
+            f"expected {rank} indices for {memref_role} of type {memref_type}, got {len(indices)}"
         )
-    if len(tile_type.get_shape()) != memref_type.get_num_dims():
+    if len(tile_type.get_shape()) != rank:
         raise VerifyException(
-            f"tile rank {len(tile_type.get_shape())} must equal the memref rank {memref_type.get_num_dims()}"
+            f"{tile_role} tile rank {len(tile_type.get_shape())} must equal the rank {rank} of "
+            f"{memref_role} of type {memref_type}"
         )
     if tile_type.element_type != memref_type.element_type:
         raise VerifyException(
-            f"tile element type {tile_type.element_type} must equal the memref element type "
-            f"{memref_type.element_type}"
+            f"{tile_role} tile element type {tile_type.element_type} must equal the element type "
+            f"{memref_type.element_type} of {memref_role}"
         )
 
 
@@ -287,7 +310,12 @@ class LoadOp(IRDLOperation):
         super().__init__(operands=[source, indices], result_types=[result_type])
 
     def verify_(self) -> None:
-        _verify_block_access(self.source, self.indices, self.result.type)
+        _verify_block_access(self.source, "source", self.indices, self.result.type, "result")
+        element_type = self.source.type.element_type  # type: ignore[attr-defined]
+        if self.padding is not None and self.padding.type != element_type:
+            raise VerifyException(
+                f"padding {self.padding} must have the element type {element_type} of source"
+            )
 
 
 @irdl_op_definition
@@ -305,7 +333,7 @@ class StoreOp(IRDLOperation):
         super().__init__(operands=[value, dest, indices])
 
     def verify_(self) -> None:
-        _verify_block_access(self.dest, self.indices, self.value.type)
+        _verify_block_access(self.dest, "dest", self.indices, self.value.type, "value")
 
 
 @irdl_op_definition
@@ -325,11 +353,15 @@ class BroadcastOp(IRDLOperation):
         source_type, result_type = self.source.type, self.result.type
         assert isinstance(source_type, TileType) and isinstance(result_type, TileType)
         if source_type.element_type != result_type.element_type:
-            raise VerifyException("broadcast must keep the element type")
+            raise VerifyException(
+                f"result element type {result_type.element_type} must equal the element type "
+                f"{source_type.element_type} of source"
+            )
         target = result_type.get_shape()
         if broadcast_shapes(source_type.get_shape(), target) != target:
             raise VerifyException(
-                f"cannot broadcast a {format_shape(source_type.get_shape())} tile to {format_shape(target)}"
+                f"source tile of shape {format_shape(source_type.get_shape())} cannot be broadcast "
+                f"to {format_shape(target)}"
             )
 
 
@@ -402,7 +434,7 @@ class MapOp(IRDLOperation):
             raise VerifyException(
                 "the body's arguments must be the element types of the operands: ("
                 + ", ".join(str(t) for t in expected_arguments)
-                + ")"
+                + f"), got ({', '.join(str(t) for t in block.arg_types)})"
             )
         terminator = block.last_op
         if not isinstance(terminator, YieldOp):

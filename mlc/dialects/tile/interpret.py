@@ -1,0 +1,191 @@
+"""The tile interpreter: the executable definition of the tile ops, on the shared engine.
+
+A `tile.launch` runs its `tile.kernel` once per grid point, one program after another (row-major
+over the grid), each program being one lane of `mlc.interpreter.engine`; `tile.program_id` reads
+the program's coordinate. Tile values are numpy arrays of the tile's shape and dtype.
+
+* `tile.load` reads the block at the origin given by its indices; elements outside the memref
+  (below 0 or past the end of a dimension) read as `padding` (zero when absent).
+* `tile.store` writes the block; elements outside the memref are dropped.
+* `tile.map` runs its scalar body once on whole arrays: inside it the engine's lanes are the
+  tile's elements, so the arith/math implementations of the SIMT engine apply elementwise, and
+  control flow in the body (`scf.if` on an element-dependent condition) runs under element masks.
+  Scalars from outside the map broadcast.
+* `tile.broadcast` follows numpy's rules; `tile.splat` fills a tile with a scalar.
+
+Programs of one launch are not ordered with respect to each other: two programs writing one
+element is reported as a data race (WAW). Reads of elements another program writes are not
+checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import MappingProxyType
+
+import numpy as np
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Operation
+
+from mlc.dialects.tile import ops as tile
+from mlc.interpreter.engine import (
+    Execution,
+    Exit,
+    LaneSpace,
+    Level,
+    Machine,
+    OperationTable,
+)
+from mlc.interpreter.errors import InterpreterError
+from mlc.interpreter.races import RaceAxes, WriteTracker
+from mlc.interpreter.values import Mask, MemRefValue, as_array, constant_value, dtype_of
+
+
+class ProgramGridLevel(Level):
+    """The programs of one tile launch: which one runs, and the write checks across them."""
+
+    def __init__(self, grid: Sequence[int], check_races: bool):
+        super().__init__()
+        self.grid = tuple(grid)
+        self.point: tuple[int, ...] = (0,) * len(self.grid)
+        if check_races:
+            count = int(np.prod(self.grid))
+            self.write_tracker = WriteTracker(RaceAxes(
+                (count,), lambda lanes: [np.zeros_like(lanes)], self.describe_lane,
+                "(the programs of a launch are not ordered)",
+            ))
+
+    def describe_lane(self, lane: int) -> str:
+        point = tuple(int(i) for i in np.unravel_index(lane, self.grid))
+        return f"program {point}"
+
+
+def _program_level(execution: Execution, op: Operation) -> ProgramGridLevel:
+    if not isinstance(execution.level, ProgramGridLevel):
+        raise InterpreterError(f"'{op.name}' can only run inside a tile kernel", op)
+    return execution.level
+
+
+def run_kernel(machine: Machine, kernel: tile.KernelOp, arguments: Sequence[object]) -> None:
+    """Runs every program of `kernel`'s grid on the buffers `arguments`."""
+    parameters = [
+        argument.reshaped(parameter) if isinstance(argument, MemRefValue) and isinstance(parameter, MemRefType) else argument
+        for argument, parameter in zip(arguments, kernel.function_type.inputs.data)
+    ]
+    grid = kernel.grid_shape()
+    level = ProgramGridLevel(grid, machine.check_races)
+    try:
+        for lane, point in enumerate(np.ndindex(*grid)):
+            level.point = point
+            Execution(machine, LaneSpace.single(lane), level).run_region(kernel.body, parameters, None)
+    finally:
+        level.release(machine.memory)
+
+
+def _program_id(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    assert isinstance(op, tile.ProgramIdOp)
+    return [np.int64(_program_level(execution, op).point[op.axis.value.data])]
+
+
+def _block_positions(memref_value: MemRefValue, origin: Sequence[object], shape: Sequence[int]) -> tuple[list[np.ndarray], np.ndarray]:
+    """Per-dimension element indices of the block at `origin`, and which elements are inside."""
+    rank = len(shape)
+    positions = []
+    inside = np.ones((), dtype=bool)
+    for axis, (start, extent, size) in enumerate(zip(origin, shape, memref_value.shape)):
+        axis_shape = [1] * rank
+        axis_shape[axis] = extent
+        position = np.asarray(start, dtype=np.int64) + np.arange(extent, dtype=np.int64).reshape(axis_shape)
+        positions.append(position)
+        inside = inside & (position >= 0) & (position < size)
+    safe = [np.where(inside, p, 0) for p in positions]
+    return safe, np.broadcast_to(inside, tuple(shape))
+
+
+def _mask_with(mask: Mask, inside: np.ndarray) -> np.ndarray:
+    return inside if mask is None else (inside & np.asarray(mask))
+
+
+def _load(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    assert isinstance(op, tile.LoadOp)
+    memref_value = execution.get(op.source)
+    assert isinstance(memref_value, MemRefValue)
+    origin = [execution.get(i) for i in op.indices]
+    tile_type = op.result.type
+    assert isinstance(tile_type, tile.TileType)
+    shape = tile_type.get_shape()
+    positions, inside = _block_positions(memref_value, origin, shape)
+    dtype = dtype_of(tile_type)
+    loaded = execution.read(memref_value.address(positions), dtype, _mask_with(mask, inside), op)
+    padding = np.zeros((), dtype) if op.padding is None else as_array(constant_value(op.padding, tile_type.element_type), dtype)
+    return [np.where(inside, np.broadcast_to(loaded, shape), padding)]
+
+
+def _store(execution: Execution, op: Operation, mask: Mask) -> None:
+    assert isinstance(op, tile.StoreOp)
+    value = execution.get(op.value)
+    memref_value = execution.get(op.dest)
+    assert isinstance(memref_value, MemRefValue)
+    origin = [execution.get(i) for i in op.indices]
+    tile_type = op.value.type
+    assert isinstance(tile_type, tile.TileType)
+    positions, inside = _block_positions(memref_value, origin, tile_type.get_shape())
+    execution.write(memref_value.address(positions), value, dtype_of(tile_type), _mask_with(mask, inside), op)
+
+
+def _broadcast(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    assert isinstance(op, tile.BroadcastOp)
+    result_type = op.result.type
+    assert isinstance(result_type, tile.TileType)
+    return [np.broadcast_to(execution.get(op.source), result_type.get_shape())]
+
+
+def _splat(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    assert isinstance(op, tile.SplatOp)
+    result_type = op.result.type
+    assert isinstance(result_type, tile.TileType)
+    value = as_array(execution.get(op.value), dtype_of(result_type))
+    return [np.broadcast_to(value, result_type.get_shape())]
+
+
+def _map(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    assert isinstance(op, tile.MapOp)
+    shape = op.tile_shape()
+    outer = execution.lanes
+    # Inside the body the lanes are the tile's elements (see the module docstring).
+    execution.lanes = LaneSpace(tuple(shape), outer.lane_ids)
+    try:
+        results = execution.run_region(op.body, execution.operands(op), mask)
+    finally:
+        execution.lanes = outer
+    return [
+        np.broadcast_to(as_array(value, dtype_of(result.type)), shape)
+        for value, result in zip(results, op.outputs)
+    ]
+
+
+def _launch(execution: Execution, op: Operation, mask: Mask) -> None:
+    assert isinstance(op, tile.LaunchOp)
+    kernel = execution.machine.lookup(op.kernel.root_reference.data, op)
+    if not isinstance(kernel, tile.KernelOp):
+        raise InterpreterError(f"'@{op.kernel.root_reference.data}' is a '{kernel.name}', not a 'tile.kernel'", op)
+    run_kernel(execution.machine, kernel, execution.operands(op))
+
+
+def _exit(execution: Execution, op: Operation, mask: Mask) -> Exit:
+    return Exit(execution.operands(op))
+
+
+def table() -> OperationTable:
+    return OperationTable(
+        MappingProxyType({
+            tile.ProgramIdOp: _program_id,
+            tile.LoadOp: _load,
+            tile.StoreOp: _store,
+            tile.BroadcastOp: _broadcast,
+            tile.SplatOp: _splat,
+            tile.MapOp: _map,
+            tile.LaunchOp: _launch,
+        }),
+        MappingProxyType({tile.YieldOp: _exit, tile.ReturnOp: _exit}),
+    )

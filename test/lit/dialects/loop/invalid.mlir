@@ -1,0 +1,233 @@
+// Every diagnostic of the loop dialect's verifiers (and the IRDL checks they rely on), one chunk each.
+// RUN: mlc-opt %s --split-input-file --verify-diagnostics
+
+// == loop.kernel ==
+
+// expected-error @+1 {{'loop.kernel' op kernel argument #1 must be a memref, got f32}}
+loop.kernel @scalar_argument(%x: memref<4xf32>, %alpha: f32) {
+  loop.return
+}
+
+// -----
+
+// expected-error @+1 {{'loop.kernel' op kernel argument #0 has a dynamic shape (memref<4x?xf32>)}}
+loop.kernel @dynamic_argument(%x: memref<4x?xf32>) {
+  loop.return
+}
+
+// -----
+
+// expected-error @+1 {{'loop.kernel' op a kernel returns no values; write outputs through its memref arguments}}
+"loop.kernel"() <{sym_name = "returns", function_type = (memref<4xf32>) -> index}> ({
+^bb0(%x: memref<4xf32>):
+  "loop.return"() : () -> ()
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{'loop.kernel' op the entry block's argument types must equal the kernel's argument types}}
+"loop.kernel"() <{sym_name = "mismatch", function_type = (memref<4xf32>) -> ()}> ({
+^bb0(%x: memref<4xf16>):
+  "loop.return"() : () -> ()
+}) : () -> ()
+
+// -----
+
+// A nest of thread loops multiplies: 32 x 64 = 2048 threads per block.
+// expected-error @+1 {{'loop.kernel' op the thread loops ask for 2048 threads per block; at most 1024 are possible}}
+loop.kernel @too_many_threads(%x: memref<2048xf32>) {
+  loop.parallel %b < 4 mapping block.x {
+    loop.parallel %ty < 32 mapping thread.y {
+      loop.parallel %tx < 64 mapping thread.x {
+      }
+    }
+  }
+  loop.return
+}
+
+// -----
+
+// expected-error @+1 {{'loop.kernel' op the thread loops ask for 1025 threads per block; at most 1024 are possible}}
+loop.kernel @one_too_many(%x: memref<2048xf32>) {
+  loop.parallel %t < 1024 mapping thread.x {
+  }
+  loop.parallel %u < 1025 mapping thread.x {
+  }
+  loop.return
+}
+
+// -----
+
+func.func @return_outside() {
+  // expected-error @+1 {{'loop.return' expects parent op 'loop.kernel'}}
+  loop.return
+}
+
+// -----
+
+// == loop.parallel ==
+
+loop.kernel @zero_trip(%x: memref<4xf32>) {
+  // expected-error @+1 {{'loop.parallel' op upper bound must be positive, got 0}}
+  loop.parallel %i < 0 {
+  }
+  loop.return
+}
+
+// -----
+
+loop.kernel @two_arguments(%x: memref<4xf32>) {
+  // expected-error @+1 {{'loop.parallel' op the body takes exactly one index argument, got (index, index)}}
+  "loop.parallel"() <{upper_bound = 4 : i64}> ({
+  ^bb0(%i: index, %j: index):
+    "loop.yield"() : () -> ()
+  }) : () -> ()
+  loop.return
+}
+
+// -----
+
+loop.kernel @integer_argument(%x: memref<4xf32>) {
+  // expected-error @+1 {{'loop.parallel' op the body takes exactly one index argument, got (i32)}}
+  "loop.parallel"() <{upper_bound = 4 : i64}> ({
+  ^bb0(%i: i32):
+    "loop.yield"() : () -> ()
+  }) : () -> ()
+  loop.return
+}
+
+// -----
+
+loop.kernel @bad_mapping(%x: memref<4xf32>) {
+  // expected-error @+1 {{'loop.parallel' op unknown mapping 'warp.x'; expected one of block.x, block.y, block.z, thread.x, thread.y, thread.z}}
+  loop.parallel %i < 4 mapping warp.x {
+  }
+  loop.return
+}
+
+// -----
+
+loop.kernel @repeated_mapping(%x: memref<4xf32>) {
+  loop.parallel %i < 4 mapping thread.x {
+    // An unmapped loop in between does not hide the repetition.
+    loop.parallel %j < 2 {
+      // expected-error @+1 {{'loop.parallel' op 'thread.x' is already mapped by an enclosing loop}}
+      loop.parallel %k < 4 mapping thread.x {
+      }
+    }
+  }
+  loop.return
+}
+
+// -----
+
+loop.kernel @repeated_block_mapping(%x: memref<4xf32>) {
+  loop.parallel %i < 4 mapping block.y {
+    // expected-error @+1 {{'loop.parallel' op 'block.y' is already mapped by an enclosing loop}}
+    loop.parallel %j < 4 mapping block.y {
+    }
+  }
+  loop.return
+}
+
+// -----
+
+loop.kernel @block_in_thread(%x: memref<4xf32>) {
+  loop.parallel %t < 32 mapping thread.x {
+    // expected-error @+1 {{'loop.parallel' op a 'block.x' loop cannot be nested in a thread loop ('thread.x')}}
+    loop.parallel %b < 4 mapping block.x {
+    }
+  }
+  loop.return
+}
+
+// -----
+
+loop.kernel @yield_outside(%x: memref<4xf32>) {
+  // expected-error @+1 {{'loop.yield' expects parent op 'loop.parallel'}}
+  loop.yield
+}
+
+// -----
+
+// == loop.launch ==
+
+func.func @launch_unknown(%x: memref<8xf32>) {
+  // expected-error @+1 {{'loop.launch' op 'missing' does not name a kernel in this module}}
+  loop.launch @missing(%x) : memref<8xf32>
+  func.return
+}
+
+// -----
+
+tile.kernel @tiled(%x: memref<8xf32>) grid [1] {
+  tile.return
+}
+
+func.func @launch_tile_kernel(%x: memref<8xf32>) {
+  // expected-error @+1 {{'loop.launch' op 'tiled' is a 'tile.kernel', but this launch takes 'loop.kernel', 'llvm.func'}}
+  loop.launch @tiled(%x) : memref<8xf32>
+  func.return
+}
+
+// -----
+
+loop.kernel @one(%x: memref<8xf32>) {
+  loop.return
+}
+
+func.func @launch_arity(%x: memref<8xf32>) {
+  // expected-error @+1 {{'loop.launch' op kernel 'one' takes 1 arguments, but the launch passes 2}}
+  loop.launch @one(%x, %x) : memref<8xf32>, memref<8xf32>
+  func.return
+}
+
+// -----
+
+loop.kernel @one(%x: memref<8xf32>) {
+  loop.return
+}
+
+func.func @launch_buffer(%x: memref<4x4xf32>) {
+  // expected-error @+1 {{'loop.launch' op launch argument #0 of type memref<4x4xf32> cannot be passed for kernel parameter of type memref<8xf32>}}
+  loop.launch @one(%x) : memref<4x4xf32>
+  func.return
+}
+
+// -----
+
+// A kernel lowered to llvm.func takes pointers: only the number of buffers is checked.
+llvm.func @lowered(%p: !llvm.ptr) {
+  llvm.return
+}
+
+func.func @launch_lowered_arity(%x: memref<8xf32>) {
+  // expected-error @+1 {{'loop.launch' op kernel 'lowered' takes 1 arguments, but the launch passes 0}}
+  loop.launch @lowered()
+  func.return
+}
+
+// -----
+
+// A parameter that is not a pointer cannot take a buffer.
+llvm.func @lowered(%n: i64) {
+  llvm.return
+}
+
+func.func @launch_lowered_scalar(%x: memref<8xf32>) {
+  // expected-error @+1 {{'loop.launch' op launch argument #0 of type memref<8xf32> cannot be passed for kernel parameter of type i64}}
+  loop.launch @lowered(%x) : memref<8xf32>
+  func.return
+}
+
+// -----
+
+loop.kernel @one(%x: memref<8xf32>) {
+  loop.return
+}
+
+func.func @launch_scalar(%n: index) {
+  // expected-error @+1 {{index should be of base attribute memref}}
+  loop.launch @one(%n) : index
+  func.return
+}

@@ -1,0 +1,393 @@
+// Every diagnostic of the tile dialect's verifiers (and the IRDL checks they rely on), one chunk each.
+// RUN: mlc-opt %s --split-input-file --verify-diagnostics
+
+// == !tile.tile ==
+
+tile.kernel @rank0(%x: memref<4xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a tile has at least one dimension}}
+  %t = tile.load %x[%c0] : memref<4xf32> -> !tile.tile<f32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @dynamic_tile(%x: memref<4x4xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{tile dimensions must be static and positive, got ?x4}}
+  %t = tile.load %x[%c0, %c0] : memref<4x4xf32> -> !tile.tile<?x4xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @empty_tile(%x: memref<4x4xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{tile dimensions must be static and positive, got 0x4}}
+  %t = tile.load %x[%c0, %c0] : memref<4x4xf32> -> !tile.tile<0x4xf32>
+  tile.return
+}
+
+// -----
+
+// == tile.kernel ==
+
+// expected-error @+1 {{'tile.kernel' op grid must have 1 to 3 dimensions, got 0}}
+tile.kernel @no_grid(%x: memref<4xf32>) grid [] {
+  tile.return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op grid must have 1 to 3 dimensions, got 4}}
+tile.kernel @grid4(%x: memref<4xf32>) grid [1, 2, 3, 4] {
+  tile.return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op grid dimensions must be positive, got [4, 0]}}
+tile.kernel @grid_zero(%x: memref<4xf32>) grid [4, 0] {
+  tile.return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op num_warps must be between 1 and 32, got 64}}
+tile.kernel @warps(%x: memref<4xf32>) grid [1] num_warps 64 {
+  tile.return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op kernel argument #1 must be a memref, got index}}
+tile.kernel @scalar_argument(%x: memref<4xf32>, %n: index) grid [1] {
+  tile.return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op kernel argument #0 has a dynamic shape (memref<?xf32>)}}
+tile.kernel @dynamic_argument(%x: memref<?xf32>) grid [1] {
+  tile.return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op a kernel returns no values; write outputs through its memref arguments}}
+"tile.kernel"() <{sym_name = "returns", function_type = (memref<4xf32>) -> memref<4xf32>, grid = array<i64: 1>}> ({
+^bb0(%x: memref<4xf32>):
+  "tile.return"() : () -> ()
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op the entry block's argument types must equal the kernel's argument types}}
+"tile.kernel"() <{sym_name = "mismatch", function_type = (memref<4xf32>) -> (), grid = array<i64: 1>}> ({
+^bb0(%x: memref<8xf32>):
+  "tile.return"() : () -> ()
+}) : () -> ()
+
+// -----
+
+func.func @return_outside() {
+  // expected-error @+1 {{'tile.return' expects parent op 'tile.kernel'}}
+  tile.return
+}
+
+// -----
+
+// == tile.program_id ==
+
+tile.kernel @axis(%x: memref<4xf32>) grid [4, 2] {
+  // expected-error @+1 {{'tile.program_id' op axis 2 is outside the kernel's 2-d grid}}
+  %p = tile.program_id 2
+  tile.return
+}
+
+// -----
+
+tile.kernel @negative_axis(%x: memref<4xf32>) grid [4] {
+  // expected-error @+1 {{'tile.program_id' op axis -1 is outside the kernel's 1-d grid}}
+  %p = tile.program_id -1
+  tile.return
+}
+
+// -----
+
+func.func @program_id_outside() {
+  // expected-error @+1 {{'tile.program_id' expects ancestor op 'tile.kernel'}}
+  %p = tile.program_id 0
+  func.return
+}
+
+// -----
+
+// == tile.load and tile.store ==
+
+tile.kernel @load_indices(%x: memref<4x8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.load' op expected 2 indices for source of type memref<4x8xf32>, got 1}}
+  %t = tile.load %x[%c0] : memref<4x8xf32> -> !tile.tile<4x8xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @load_rank(%x: memref<4x8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.load' op result tile rank 1 must equal the rank 2 of source of type memref<4x8xf32>}}
+  %t = tile.load %x[%c0, %c0] : memref<4x8xf32> -> !tile.tile<32xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @load_element_type(%x: memref<8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.load' op result tile element type f16 must equal the element type f32 of source}}
+  %t = tile.load %x[%c0] : memref<8xf32> -> !tile.tile<8xf16>
+  tile.return
+}
+
+// -----
+
+tile.kernel @load_padding(%x: memref<8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.load' op padding 0 : i32 must have the element type f32 of source}}
+  %t = tile.load %x[%c0] padding 0 : i32 : memref<8xf32> -> !tile.tile<8xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @store_indices(%x: memref<8xi32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0] : memref<8xi32> -> !tile.tile<8xi32>
+  // expected-error @+1 {{'tile.store' op expected 1 indices for dest of type memref<8xi32>, got 2}}
+  tile.store %t, %x[%c0, %c0] : !tile.tile<8xi32>, memref<8xi32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @store_rank(%x: memref<8xi32>, %y: memref<2x4xi32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0] : memref<8xi32> -> !tile.tile<8xi32>
+  // expected-error @+1 {{'tile.store' op value tile rank 1 must equal the rank 2 of dest of type memref<2x4xi32>}}
+  tile.store %t, %y[%c0, %c0] : !tile.tile<8xi32>, memref<2x4xi32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @store_element_type(%x: memref<8xi32>, %y: memref<8xi1>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0] : memref<8xi32> -> !tile.tile<8xi32>
+  // expected-error @+1 {{'tile.store' op value tile element type i32 must equal the element type i1 of dest}}
+  tile.store %t, %y[%c0] : !tile.tile<8xi32>, memref<8xi1>
+  tile.return
+}
+
+// -----
+
+// == tile.broadcast and tile.splat ==
+
+tile.kernel @broadcast_element_type(%x: memref<8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0] : memref<8xf32> -> !tile.tile<8xf32>
+  // expected-error @+1 {{'tile.broadcast' op result element type f16 must equal the element type f32 of source}}
+  %b = tile.broadcast %t : !tile.tile<8xf32> -> !tile.tile<4x8xf16>
+  tile.return
+}
+
+// -----
+
+tile.kernel @broadcast_shape(%x: memref<8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0] : memref<8xf32> -> !tile.tile<8xf32>
+  // expected-error @+1 {{'tile.broadcast' op source tile of shape 8 cannot be broadcast to 8x4}}
+  %b = tile.broadcast %t : !tile.tile<8xf32> -> !tile.tile<8x4xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @splat_type(%x: memref<8xf32>) grid [1] {
+  %one = arith.constant 1.0 : f16
+  // expected-error @+1 {{'tile.splat' op splat value of type f16 must have the tile's element type f32}}
+  %s = tile.splat %one : f16 -> !tile.tile<8xf32>
+  tile.return
+}
+
+// -----
+
+// == tile.map and tile.yield ==
+
+tile.kernel @map_no_results(%x: memref<8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0] : memref<8xf32> -> !tile.tile<8xf32>
+  // expected-error @+1 {{'tile.map' op a map has at least one result}}
+  "tile.map"(%t) ({
+  ^bb0(%e: f32):
+    "tile.yield"() : () -> ()
+  }) : (!tile.tile<8xf32>) -> ()
+  tile.return
+}
+
+// -----
+
+tile.kernel @map_operand_shape(%x: memref<8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %a = tile.load %x[%c0] : memref<8xf32> -> !tile.tile<8xf32>
+  %b = tile.load %x[%c0] : memref<8xf32> -> !tile.tile<4xf32>
+  // expected-error @+1 {{'tile.map' op operand #1 has shape 4, but the map's tiles are 8}}
+  %s = tile.map %a, %b : !tile.tile<8xf32>, !tile.tile<4xf32> -> !tile.tile<8xf32> {
+  ^bb0(%u: f32, %v: f32):
+    %w = arith.addf %u, %v : f32
+    tile.yield %w : f32
+  }
+  tile.return
+}
+
+// -----
+
+tile.kernel @map_result_shape(%x: memref<8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %a = tile.load %x[%c0] : memref<8xf32> -> !tile.tile<8xf32>
+  // expected-error @+1 {{'tile.map' op result #1 has shape 1x8, but the map's tiles are 8}}
+  %s, %t = tile.map %a : !tile.tile<8xf32> -> !tile.tile<8xf32>, !tile.tile<1x8xf32> {
+  ^bb0(%u: f32):
+    tile.yield %u, %u : f32, f32
+  }
+  tile.return
+}
+
+// -----
+
+tile.kernel @map_arguments(%x: memref<8xf32>, %y: memref<8xi32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %a = tile.load %x[%c0] : memref<8xf32> -> !tile.tile<8xf32>
+  %b = tile.load %y[%c0] : memref<8xi32> -> !tile.tile<8xi32>
+  // expected-error @+1 {{'tile.map' op the body's arguments must be the element types of the operands: (f32, i32), got (f32)}}
+  %s = tile.map %a, %b : !tile.tile<8xf32>, !tile.tile<8xi32> -> !tile.tile<8xf32> {
+  ^bb0(%u: f32):
+    tile.yield %u : f32
+  }
+  tile.return
+}
+
+// -----
+
+tile.kernel @map_no_yield(%x: memref<8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %a = tile.load %x[%c0] : memref<8xf32> -> !tile.tile<8xf32>
+  // expected-error @+1 {{'tile.map' op the body must end with tile.yield}}
+  %s = tile.map %a : !tile.tile<8xf32> -> !tile.tile<8xf32> {
+  ^bb0(%u: f32):
+    %w = arith.negf %u : f32
+  }
+  tile.return
+}
+
+// -----
+
+tile.kernel @map_yield_types(%x: memref<8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %a = tile.load %x[%c0] : memref<8xf32> -> !tile.tile<8xf32>
+  // expected-error @+1 {{'tile.map' op tile.yield must give the element types of the results: (f32, i1), got (f32)}}
+  %s, %m = tile.map %a : !tile.tile<8xf32> -> !tile.tile<8xf32>, !tile.tile<8xi1> {
+  ^bb0(%u: f32):
+    tile.yield %u : f32
+  }
+  tile.return
+}
+
+// -----
+
+tile.kernel @yield_outside(%x: memref<8xf32>) grid [1] {
+  // expected-error @+1 {{'tile.yield' expects parent op 'tile.map'}}
+  tile.yield
+}
+
+// -----
+
+// == tile.launch ==
+
+func.func @launch_unknown(%x: memref<8xf32>) {
+  // expected-error @+1 {{'tile.launch' op 'nowhere' does not name a kernel in this module}}
+  tile.launch @nowhere(%x) : memref<8xf32>
+  func.return
+}
+
+// -----
+
+func.func @not_a_kernel(%x: memref<8xf32>) {
+  func.return
+}
+
+func.func @launch_function(%x: memref<8xf32>) {
+  // expected-error @+1 {{'tile.launch' op 'not_a_kernel' is a 'func.func', but this launch takes 'tile.kernel'}}
+  tile.launch @not_a_kernel(%x) : memref<8xf32>
+  func.return
+}
+
+// -----
+
+tile.kernel @two(%x: memref<8xf32>, %y: memref<8xf32>) grid [1] {
+  tile.return
+}
+
+func.func @launch_arity(%x: memref<8xf32>) {
+  // expected-error @+1 {{'tile.launch' op kernel 'two' takes 2 arguments, but the launch passes 1}}
+  tile.launch @two(%x) : memref<8xf32>
+  func.return
+}
+
+// -----
+
+tile.kernel @k(%x: memref<2x4xf32>) grid [1] {
+  tile.return
+}
+
+func.func @launch_element_count(%x: memref<9xf32>) {
+  // expected-error @+1 {{'tile.launch' op launch argument #0 of type memref<9xf32> cannot be passed for kernel parameter of type memref<2x4xf32>}}
+  tile.launch @k(%x) : memref<9xf32>
+  func.return
+}
+
+// -----
+
+tile.kernel @k(%x: memref<8xf32>) grid [1] {
+  tile.return
+}
+
+func.func @launch_element_type(%x: memref<8xi32>) {
+  // expected-error @+1 {{'tile.launch' op launch argument #0 of type memref<8xi32> cannot be passed for kernel parameter of type memref<8xf32>}}
+  tile.launch @k(%x) : memref<8xi32>
+  func.return
+}
+
+// -----
+
+tile.kernel @k(%x: memref<8xf32>) grid [1] {
+  tile.return
+}
+
+func.func @launch_memory_space(%x: memref<2x4xf32, 3>) {
+  // expected-error @+1 {{'tile.launch' op launch argument #0 of type memref<2x4xf32, 3 : i64> cannot be passed for kernel parameter of type memref<8xf32>}}
+  tile.launch @k(%x) : memref<2x4xf32, 3>
+  func.return
+}
+
+// -----
+
+tile.kernel @k(%x: memref<8xf32>) grid [1] {
+  tile.return
+}
+
+func.func @launch_not_memref(%x: tensor<8xf32>) {
+  // expected-error @+1 {{tensor<8xf32> should be of base attribute memref}}
+  tile.launch @k(%x) : tensor<8xf32>
+  func.return
+}

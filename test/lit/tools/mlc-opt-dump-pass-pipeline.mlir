@@ -1,0 +1,37 @@
+// --dump-pass-pipeline prints the flat expansion of a pipeline (named pipelines expanded, anchors
+// dropped, options kept) in MLIR syntax, and exits without reading any input.
+//
+// RUN: mlc-opt --dump-pass-pipeline --pass-pipeline='builtin.module(mlc-lower-to-gpu)' | filecheck %s --check-prefix=GPU
+// RUN: mlc-opt --dump-pass-pipeline --pass-pipeline='builtin.module(mlc-lower-to-gpu)' | filecheck %s --check-prefix=GPU-NOT-CPU
+// RUN: mlc-opt --dump-pass-pipeline --pass-pipeline='builtin.module(mlc-lower-to-cpu)' | filecheck %s --check-prefix=CPU
+// RUN: mlc-opt --dump-pass-pipeline --pass-pipeline='builtin.module(mlc-lower-to-cpu)' | filecheck %s --check-prefix=CPU-NOT-GPU
+// RUN: mlc-opt --dump-pass-pipeline --pass-pipeline='builtin.module(func.func(convert-graph-to-tile{num-warps=8}), cse)' | filecheck %s --check-prefix=ANCHORS
+// RUN: mlc-opt --dump-pass-pipeline -p 'canonicalize,dce' | filecheck %s --check-prefix=XDSL
+
+// graph -> tile -> loop -> mlc_gpu -> llvm, with libdevice for the math functions.
+// GPU:      builtin.module(convert-graph-to-tile,
+// GPU-SAME: convert-tile-to-loop,
+// GPU-SAME: convert-loop-to-gpu, convert-gpu-to-nvvm,
+// GPU-SAME: convert-scf-to-cf,
+// GPU-SAME: convert-math-to-llvm{library="libdevice"},
+// GPU-SAME: convert-arith-to-llvm,
+// GPU-SAME: reconcile-unrealized-casts,
+// GPU-SAME: ){{$}}
+// GPU-NOT-CPU-NOT: mlc-lower-to
+// GPU-NOT-CPU-NOT: convert-loop-to-cpu
+
+// graph -> tile -> loop -> llvm for the CPU (libm, the default library, is not spelled out).
+// CPU:      builtin.module(convert-graph-to-tile,
+// CPU-SAME: convert-tile-to-loop,
+// CPU-SAME: convert-loop-to-cpu, convert-scf-to-cf,
+// CPU-SAME: convert-math-to-llvm,
+// CPU-SAME: convert-arith-to-llvm,
+// CPU-SAME: reconcile-unrealized-casts,
+// CPU-SAME: ){{$}}
+// CPU-NOT-GPU-NOT: mlc-lower-to
+// CPU-NOT-GPU-NOT: gpu
+// CPU-NOT-GPU-NOT: nvvm
+// CPU-NOT-GPU-NOT: libdevice
+
+// ANCHORS: {{^}}builtin.module(convert-graph-to-tile{num_warps=8}, cse){{$}}
+// XDSL:    {{^}}builtin.module(canonicalize, dce){{$}}

@@ -1,0 +1,19 @@
+// --list-passes lists every registered pass, sorted by name, with a one-line summary, and exits 0
+// without reading any input.
+// RUN: mlc-opt --list-passes | filecheck %s --match-full-lines
+
+// The xDSL passes mlc offers, with mlc's own summaries.
+// CHECK:      {{ +}}canonicalize{{ +}}Fold constants and apply each op's canonicalization patterns.
+// mlc's lowering passes, each with its summary (the first sentence of its docstring).
+// CHECK:      {{ +}}convert-graph-to-tile{{ +}}{{[A-Z].*\.}}
+// CHECK:      {{ +}}convert-loop-to-cpu{{ +}}{{[A-Z].*\.}}
+// CHECK-NEXT: {{ +}}convert-loop-to-gpu{{ +}}{{[A-Z].*\.}}
+// CHECK:      {{ +}}convert-tile-to-loop{{ +}}{{[A-Z].*\.}}
+// CHECK:      {{ +}}cse{{ +}}Eliminate common subexpressions.
+// CHECK-NEXT: {{ +}}dce{{ +}}Remove operations whose results are unused and that have no side effects.
+// CHECK-NEXT: {{ +}}licm{{ +}}Move loop-invariant operations without side effects out of loops.
+// The named pipelines are passes too.
+// CHECK-NEXT: {{ +}}mlc-lower-to-cpu{{ +}}{{[A-Z].*\.}}
+// CHECK-NEXT: {{ +}}mlc-lower-to-gpu{{ +}}{{[A-Z].*\.}}
+// CHECK-NEXT: {{ +}}reconcile-unrealized-casts{{ +}}Remove pairs of unrealized conversion casts that cancel out.
+// CHECK-NOT:  {{.}}
