@@ -66,7 +66,11 @@ class _RecordingParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except VerifyException as error:
+            # An op or attribute that fails its own constraints while being built: locate it.
+            raise ParseError(Span(start.start, start.end, start.input), str(error)) from None
         self._source_map.spans[op] = Span(start.start, start.end, start.input)
         return op
 
@@ -91,6 +95,14 @@ def parse_module(text: str, context: Context, name: str = "<input>") -> tuple[Mo
     except ParseError as error:
         raise _with_op_suggestions(error, context) from None
     return module, source_map
+
+
+def format_parse_error(error: ParseError) -> str:
+    """`file:line:col: error: message`, the source line and a caret, then any notes."""
+    context = error.span.print_with_context().splitlines()
+    lines = [f"{error.span.get_location()}: error: {error.msg}", *context[1:3]]
+    lines += [f"note: {note}" for note in getattr(error, "__notes__", [])]
+    return "\n".join(lines)
 
 
 def describe_op(op: Operation, message: str, source_map: SourceMap | None, file_name: str) -> str:

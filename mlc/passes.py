@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -115,7 +116,11 @@ def _instantiate(spec: ArgSpec, available: PassFactories) -> ModulePass:
     try:
         return pass_class.from_pass_spec(spec)
     except ValueError as error:
-        raise PipelineError(f"pass '{spec.name}': {error}") from None
+        message = str(error)
+        match = re.search(r"given \((.*?),?\), expected <class '(\w+)'>", message)
+        if match:
+            message = f"an option expects a value of type {match.group(2)}, got {match.group(1)}"
+        raise PipelineError(f"pass '{spec.name}': {message}") from None
 
 
 def build_pipeline(text: str, available: PassFactories, mlir_syntax: bool) -> list[ModulePass]:
@@ -139,8 +144,17 @@ def expand(passes: Sequence[ModulePass] | object) -> list[ModulePass]:
 
 
 def format_pipeline(passes: Sequence[ModulePass]) -> str:
-    """MLIR spelling of a flat pipeline: `builtin.module(a, b{x=1})`."""
-    return "builtin.module(" + ", ".join(str(p.pipeline_pass_spec()) for p in passes) + ")"
+    """MLIR spelling of a flat pipeline: `builtin.module(a, b{x-y=1})` (hyphenated option names)."""
+
+    def spell(module_pass: ModulePass) -> str:
+        spec = module_pass.pipeline_pass_spec()
+        options = " ".join(
+            f"{name.replace('_', '-')}=" + ",".join(ArgSpec._spec_parameter_type_str(v) for v in values)
+            for name, values in spec.parameters.items()
+        )
+        return spec.name + (f"{{{options}}}" if options else "")
+
+    return "builtin.module(" + ", ".join(spell(p) for p in passes) + ")"
 
 
 @dataclass(frozen=True)

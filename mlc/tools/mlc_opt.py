@@ -21,7 +21,7 @@ import sys
 import time
 from dataclasses import dataclass
 from io import StringIO
-from typing import IO
+from typing import IO, NoReturn
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -35,16 +35,28 @@ from mlc.diagnostics import (
     SourceMap,
     VerificationFailure,
     describe_op,
+    format_parse_error,
     parse_module,
     verify,
 )
 from mlc.dialects import make_context
-from mlc.passes import PipelineError, build_pipeline, format_pipeline
+from mlc.passes import build_pipeline, format_pipeline, suggest
 from mlc.transforms import PASS_SUMMARIES, all_passes
 
 
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse, suggesting the nearest valid flag for a mistyped one."""
+
+    def error(self, message: str) -> NoReturn:
+        match = re.search(r"unrecognized arguments: (\S+)", message)
+        if match:
+            flags = [flag for action in self._actions for flag in action.option_strings]
+            message += suggest(match.group(1).split("=")[0], flags)
+        super().error(message)
+
+
 def _arguments() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _ArgumentParser(
         prog="mlc-opt", description="mlc modular optimizer: parse MLIR, run passes, print the result"
     )
     parser.add_argument("input_file", nargs="?", help="input .mlir file (stdin when absent)")
@@ -82,7 +94,11 @@ def list_passes(stream: IO[str]) -> None:
     passes = all_passes()
     width = max(len(name) for name in passes)
     for name in sorted(passes):
-        stream.write(f"  {name.ljust(width)}  {_summary(name, passes[name]())}\n")
+        try:
+            summary = _summary(name, passes[name]())
+        except Exception as error:  # a broken registration should not hide the other passes
+            summary = f"(cannot be loaded: {type(error).__name__}: {error})"
+        stream.write(f"  {name.ljust(width)}  {summary}\n")
 
 
 @dataclass
@@ -110,15 +126,6 @@ def expected_errors(chunk: str, first_line: int) -> list[ExpectedError]:
             line_number += int(anchor[1:])
         found.append(ExpectedError(line_number, match.group(2)))
     return found
-
-
-def format_parse_error(error: ParseError) -> str:
-    """`file:line:col: error: message`, the source line and a caret, then any notes."""
-    context = error.span.print_with_context().splitlines()
-    message = str(error).rstrip().splitlines()[-1].strip()
-    lines = [f"{error.span.get_location()}: error: {message}", *context[1:3]]
-    lines += [f"note: {note}" for note in getattr(error, "__notes__", [])]
-    return "\n".join(lines)
 
 
 def _error_line(text: str) -> int | None:
@@ -157,6 +164,14 @@ class Driver:
 
     def check_expected(self, expected: list[ExpectedError], error: str | None, name: str) -> None:
         want = expected[0]
+        if len(expected) > 1:
+            # Processing stops at a chunk's first error, so a second one can never be produced.
+            sys.stderr.write(
+                f"{name}:{expected[1].line}: error: only one expected-error per chunk is supported; "
+                "split the input with '// -----'\n"
+            )
+            self.failed = True
+            return
         if error is None:
             sys.stderr.write(f"{name}:{want.line}: error: expected error \"{want.message}\" was not produced\n")
             self.failed = True

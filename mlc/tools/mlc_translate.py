@@ -20,7 +20,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 
 from mlc.diagnostics import MlcError, PassFailure, describe_op, parse_module, verify
 from mlc.dialects import make_context
-from mlc.tools.mlc_opt import format_parse_error
+from mlc.diagnostics import format_parse_error
 
 
 def _arguments() -> argparse.ArgumentParser:

@@ -33,5 +33,5 @@
 // CPU-NOT-GPU-NOT: nvvm
 // CPU-NOT-GPU-NOT: libdevice
 
-// ANCHORS: {{^}}builtin.module(convert-graph-to-tile{num_warps=8}, cse){{$}}
+// ANCHORS: {{^}}builtin.module(convert-graph-to-tile{num-warps=8}, cse){{$}}
 // XDSL:    {{^}}builtin.module(canonicalize, dce){{$}}
