@@ -27,9 +27,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
 
-
-class MlcError(Exception):
-    """An error meant for the user: tools print its message, never a traceback."""
+from mlc.errors import MlcError
 
 
 class PassFailure(MlcError):

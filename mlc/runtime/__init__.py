@@ -1,0 +1,40 @@
+"""mlc's runtime: loads what the backend produced and runs host functions (it does not compile).
+
+* `HostProgram` (host.py) runs a lowered host function many times, on a `CudaExecutor` (PTX,
+  through the CUDA driver) or a `CpuExecutor` (native objects, through llvmlite's MCJIT):
+  `HostProgram.for_cuda(module, ptx)`, `HostProgram.for_cpu(module, object_code)`.
+* `plan.py` reads a host function into a flat plan once.
+* `cuda.py` is the checked layer over the CUDA driver (devices, memory, modules, launches,
+  events); `cpu.py` loads object files and calls their kernels.
+
+Importing this package needs neither a GPU nor cuda-python; they are needed on first GPU use.
+"""
+
+from mlc.runtime.cuda import CudaError, CudaModule, DeviceBuffer, Stream, get_device, is_available
+from mlc.runtime.host import (
+    CpuExecutor,
+    CudaExecutor,
+    Executor,
+    HostMemoryExecutor,
+    HostProgram,
+    LoadedKernel,
+)
+from mlc.runtime.plan import HostPlan, HostProgramError, plan_host_function
+
+__all__ = [
+    "CpuExecutor",
+    "CudaError",
+    "CudaExecutor",
+    "CudaModule",
+    "DeviceBuffer",
+    "Executor",
+    "HostMemoryExecutor",
+    "HostPlan",
+    "HostProgram",
+    "HostProgramError",
+    "LoadedKernel",
+    "Stream",
+    "get_device",
+    "is_available",
+    "plan_host_function",
+]

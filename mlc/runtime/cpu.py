@@ -1,0 +1,164 @@
+"""Loading native object code with llvmlite's MCJIT and calling its kernels through ctypes.
+
+The backend turns a module's CPU kernels into one object file for the host
+(`compile_to_cpu_object`); `CpuModule(object_code)` loads it into a fresh MCJIT execution engine
+and `CpuModule.function(name, parameter_count)` returns a callable for a kernel: a plain C-ABI
+function taking one `void*` per buffer and running the whole loop nest before it returns. ctypes
+releases the GIL during the call.
+
+Symbols. The object's undefined symbols (libm's `expf`, compiler-rt's half-precision helpers such
+as `__extendhfsf2`) are resolved from the process, as MCJIT does. Before loading, the ELF symbol
+table is read, so that a symbol the process cannot provide is reported by name rather than left
+as a null address that crashes the process on the first call; libm and libgcc_s are loaded into
+the process (`llvmlite.binding.load_library_permanently`, a process-wide and permanent effect)
+only when a symbol is missing otherwise.
+
+Limits: the object must target this host (same triple and ABI); the symbol check reads ELF only
+(other formats load unchecked); each CpuModule owns its engine, so loading many modules costs
+memory until they are closed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import struct
+from collections.abc import Iterable
+
+from mlc.errors import MlcError
+
+_ELF_MAGIC = b"\x7fELF"
+_SECTION_UNDEFINED = 0
+_BINDING_WEAK = 2
+_LINKER_PROVIDED = frozenset({"_GLOBAL_OFFSET_TABLE_"})
+_HELPER_LIBRARIES = ("m", "gcc_s")
+
+
+class CpuLoadError(MlcError):
+    """An object file cannot be loaded or lacks a kernel; the message says which symbol."""
+
+
+def _llvm():  # type: ignore[no-untyped-def]
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    return llvm
+
+
+def elf_symbols(object_file: object) -> tuple[list[str], list[str]]:
+    """(defined functions and data, required symbols) of an ELF64 little-endian object.
+
+    `object_file` is an `llvmlite.binding.ObjectFileRef`; other formats give two empty lists.
+    Weak undefined symbols are not required (they may stay null).
+    """
+    sections = {section.name(): section.data() for section in object_file.sections()}  # type: ignore[attr-defined]
+    symbol_table, string_table = sections.get(b".symtab"), sections.get(b".strtab")
+    if symbol_table is None or string_table is None:
+        return [], []
+    defined, required = [], []
+    for offset in range(0, len(symbol_table) - 23, 24):  # Elf64_Sym is 24 bytes
+        name_offset, info, _, section_index, _, _ = struct.unpack_from("<IBBHQQ", symbol_table, offset)
+        if name_offset == 0:
+            continue
+        name = string_table[name_offset : string_table.index(b"\0", name_offset)].decode(errors="replace")
+        symbol_type, binding = info & 0xF, info >> 4
+        if section_index == _SECTION_UNDEFINED:
+            if binding != _BINDING_WEAK and name not in _LINKER_PROVIDED:
+                required.append(name)
+        elif symbol_type in (1, 2) and binding != 0:  # global or weak functions and data
+            defined.append(name)
+    return defined, required
+
+
+def _missing_symbols(llvm: object, names: Iterable[str]) -> list[str]:
+    return [name for name in names if not llvm.address_of_symbol(name)]  # type: ignore[attr-defined]
+
+
+def _load_helper_libraries(llvm: object) -> None:
+    for library in _HELPER_LIBRARIES:
+        path = ctypes.util.find_library(library)
+        if path is not None:
+            try:
+                llvm.load_library_permanently(path)  # type: ignore[attr-defined]
+            except RuntimeError:  # not loadable here: the missing-symbol report names what is left
+                pass
+
+
+class CpuFunction:
+    """A kernel of a CpuModule: `function(pointer, pointer, ...)` runs it to completion."""
+
+    def __init__(self, module: CpuModule, name: str, address: int, parameter_count: int):
+        self.module = module  # keeps the engine, and so the code, alive
+        self.name = name
+        self.address = address
+        self.parameter_count = parameter_count
+        prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * parameter_count))
+        self._call = prototype(address)
+
+    def __call__(self, *pointers: int) -> None:
+        if len(pointers) != self.parameter_count:
+            raise TypeError(
+                f"kernel '{self.name}' takes {self.parameter_count} pointers, got {len(pointers)}"
+            )
+        self._call(*pointers)
+
+    @property
+    def raw(self) -> ctypes._CFuncPtr:  # type: ignore[name-defined]
+        """The ctypes function itself, without the count check (for the runtime's hot path)."""
+        return self._call
+
+
+class CpuModule:
+    """A native object file loaded into its own MCJIT engine."""
+
+    def __init__(self, object_code: bytes, name: str = "<object>"):
+        self.name = name
+        llvm = _llvm()
+        self._llvm = llvm
+        if not object_code:
+            raise CpuLoadError(f"object file {name} is empty")
+        object_file = llvm.ObjectFileRef.from_data(bytes(object_code))
+        target_machine = llvm.Target.from_default_triple().create_target_machine()
+        # MCJIT wants a module; an empty one lets the object file bring all the code. Creating the
+        # engine also makes the process's own symbols visible to `address_of_symbol`.
+        self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine)
+        self.defined_symbols: list[str] = []
+        if bytes(object_code[:4]) == _ELF_MAGIC:
+            self.defined_symbols, required = elf_symbols(object_file)
+            self._check_symbols(required)
+        self._engine.add_object_file(object_file)  # the engine takes the object's contents
+        self._engine.finalize_object()
+        self._functions: dict[str, CpuFunction] = {}
+
+    def _check_symbols(self, required: list[str]) -> None:
+        external = [name for name in required if name not in self.defined_symbols]
+        missing = _missing_symbols(self._llvm, external)
+        if missing:
+            _load_helper_libraries(self._llvm)
+            missing = _missing_symbols(self._llvm, missing)
+        if missing:
+            raise CpuLoadError(
+                f"object file {self.name} needs symbols that this process does not provide: "
+                f"{', '.join(sorted(missing))} (looked up in the process, libm and libgcc_s)"
+            )
+
+    def address_of(self, name: str) -> int:
+        address = self._engine.get_function_address(name)
+        if not address:
+            known = ", ".join(self.defined_symbols) if self.defined_symbols else "unknown (not an ELF object)"
+            raise CpuLoadError(f"object file {self.name} has no function '{name}'; it defines: {known}")
+        return address
+
+    def function(self, name: str, parameter_count: int) -> CpuFunction:
+        """The kernel `name`, called with `parameter_count` pointers."""
+        function = self._functions.get(name)
+        if function is None or function.parameter_count != parameter_count:
+            function = CpuFunction(self, name, self.address_of(name), parameter_count)
+            self._functions[name] = function
+        return function
+
+    def close(self) -> None:
+        """Releases the engine and its code; the module's functions must not be called afterwards."""
+        self._functions.clear()
+        self._engine.close()

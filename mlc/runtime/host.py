@@ -1,0 +1,705 @@
+"""Running a host function: `HostProgram`, built once from a plan, then called many times.
+
+A `HostProgram` pairs a `HostPlan` (the host function read once into slots and launches, see
+`plan.py`) with an `Executor`, the device side: `CudaExecutor` (device buffers, PTX kernels
+launched with `mlc_gpu.launch`'s grid and block) or `CpuExecutor` (numpy buffers, native kernels
+called through ctypes for `loop.launch`). Tests use their own executors (`HostMemoryExecutor`
+with Python kernels) to exercise `HostProgram` without any backend.
+
+Building a program loads every launched kernel once (a launch-configuration the kernel cannot
+take fails here, before any call), uploads the constants once, and allocates the intermediate
+buffers once; each kernel parameter fed by those is set once and for all. A call then:
+
+1. checks the arguments (count, then each one's dtype and shape: `ValueError` naming the
+   argument) and binds them: numpy arrays are copied to the device (GPU) or used in place when
+   C-contiguous and aligned (CPU, else copied); on the GPU, objects exposing
+   `__cuda_array_interface__` or DLPack are used in place, without a copy, after checking their
+   device, contiguity and the alignment the kernels state (`mlc.arg_alignment`);
+2. binds the result buffers: fresh ones, the caller's (`outputs=`), or, for `run` on the GPU,
+   buffers kept by the program (their contents are copied back anyway);
+3. launches the kernels in order, rewriting only the kernel parameters whose pointers changed;
+4. returns the results: `run` as numpy arrays, `run_on_device` as device buffers (on the GPU,
+   without waiting for the kernels). A result that is an argument, a constant or a repeat of
+   another result is copied into a buffer of its own, so results never alias each other or the
+   program's state.
+
+Calls are serialized by a lock: the program's kept buffers and kernel parameters are shared
+state. On the GPU everything is enqueued on the executor's stream (default: the legacy default
+stream). Kernel faults surface at the next synchronizing call (`run`'s copy back, or
+`synchronize`); the error then lists the kernels the last call launched.
+
+Preconditions: kernels write only the buffers the host function allocated (destination-passing
+style), never its arguments or constants.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from mlc.runtime.cuda import CudaError
+from mlc.runtime.plan import (
+    CPU_LAUNCH,
+    DEFAULT_ALIGNMENT,
+    GPU_LAUNCH,
+    ArgumentSlot,
+    BufferSpec,
+    HostPlan,
+    HostProgramError,
+    KernelLaunch,
+    plan_host_function,
+)
+
+if TYPE_CHECKING:
+    from mlc.runtime.cpu import CpuModule
+    from mlc.runtime.cuda import CudaModule, Device, DeviceArrayView, DeviceBuffer, Stream
+
+Buffer = object
+"""What an executor hands out for a buffer: a numpy array, a DeviceBuffer, a DeviceArrayView."""
+
+ArgumentBinder = Callable[[object], tuple[Buffer, int]]
+"""Checks one argument value and returns the buffer to use and its address."""
+
+
+# --------------------------------------------------------------------------------------------
+# Checks shared by the executors
+# --------------------------------------------------------------------------------------------
+
+
+def check_shape_and_dtype(description: str, spec: BufferSpec, shape: Sequence[int], dtype: np.dtype) -> None:
+    if np.dtype(dtype) != spec.dtype:
+        raise ValueError(
+            f"{description}: expected dtype {spec.dtype.name} ({spec.type_text}), got {np.dtype(dtype).name}"
+        )
+    if tuple(shape) != spec.shape:
+        raise ValueError(f"{description}: expected shape {spec.shape} ({spec.type_text}), got {tuple(shape)}")
+
+
+def check_alignment(description: str, pointer: int, alignment: int, reason: str) -> None:
+    if pointer % alignment:
+        raise ValueError(
+            f"{description}: its address {pointer:#x} is not aligned to {alignment} bytes "
+            f"(offset {pointer % alignment}), which {reason} needs; pass an aligned array "
+            "(a fresh allocation or a contiguous copy is aligned)"
+        )
+
+
+def aligned_empty(shape: Sequence[int], dtype: np.dtype, alignment: int) -> np.ndarray:
+    """An uninitialized C-contiguous array whose data starts on an `alignment`-byte boundary."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + alignment, dtype=np.uint8)
+    offset = (-raw.ctypes.data) % alignment
+    return raw[offset : offset + nbytes].view(dtype).reshape(shape)
+
+
+def host_array(value: object) -> np.ndarray | None:
+    """`value` as a numpy array when it lives in host memory (numpy, numpy scalar, DLPack CPU)."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, np.generic):
+        return np.asarray(value)
+    from mlc.runtime.cuda import DLPACK_CPU, dlpack_device
+
+    device = dlpack_device(value)
+    if device is not None and device[0] == DLPACK_CPU:
+        return np.from_dlpack(value)
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# The executor interface
+# --------------------------------------------------------------------------------------------
+
+
+class LoadedKernel(ABC):
+    """One launch site, ready to go: its parameters are set one by one, then it is launched."""
+
+    @abstractmethod
+    def set_pointer(self, parameter: int, pointer: int) -> None: ...
+
+    @abstractmethod
+    def launch(self) -> None: ...
+
+
+class Executor(ABC):
+    """The device side of a HostProgram: memory, kernels and launches of one kind of device."""
+
+    launch_op_name: ClassVar[str]
+    """The launch op whose kernels this executor runs (`mlc_gpu.launch` or `loop.launch`)."""
+    results_on_host: ClassVar[bool]
+    """Whether buffers are numpy arrays already, so `run` can return them as they are."""
+
+    @abstractmethod
+    def load_kernel(self, launch: KernelLaunch) -> LoadedKernel: ...
+
+    @abstractmethod
+    def allocate(self, spec: BufferSpec, alignment: int) -> Buffer: ...
+
+    @abstractmethod
+    def upload(self, values: np.ndarray, alignment: int) -> Buffer: ...
+
+    @abstractmethod
+    def pointer_of(self, buffer: Buffer) -> int: ...
+
+    @abstractmethod
+    def argument_binder(self, argument: ArgumentSlot) -> ArgumentBinder: ...
+
+    @abstractmethod
+    def bind_output(
+        self, value: object, spec: BufferSpec, description: str, alignment: int, reason: str
+    ) -> tuple[Buffer, int]:
+        """Checks a caller-provided output buffer; returns it (or a view of it) and its address."""
+
+    @abstractmethod
+    def copy(self, source: Buffer, destination: Buffer, nbytes: int) -> None: ...
+
+    @abstractmethod
+    def to_numpy(self, buffer: Buffer) -> np.ndarray:
+        """The buffer's contents as a numpy array the caller owns."""
+
+    def call_scope(self) -> AbstractContextManager[object]:
+        """Entered around building and every call (the GPU makes its context current)."""
+        return nullcontext()
+
+    def synchronize(self) -> None:
+        """Waits for everything enqueued so far (nothing to wait for where calls are synchronous)."""
+        return None
+
+
+# --------------------------------------------------------------------------------------------
+# The host program
+# --------------------------------------------------------------------------------------------
+
+
+class HostProgram:
+    """A host function ready to run many times on one executor (see the module docstring)."""
+
+    def __init__(self, plan: HostPlan, executor: Executor):
+        self.plan = plan
+        self.executor = executor
+        foreign = plan.launch_kinds - {executor.launch_op_name}
+        if foreign:
+            raise HostProgramError(
+                f"@{plan.function_name} launches kernels with {', '.join(sorted(foreign))}, but "
+                f"{type(executor).__name__} runs '{executor.launch_op_name}' launches"
+            )
+        self._lock = threading.Lock()
+        self._uses: list[list[tuple[LoadedKernel, int]]] = [[] for _ in range(plan.slot_count)]
+        self._pointers: list[int | None] = [None] * plan.slot_count
+        self._kept: list[Buffer | None] = [None] * plan.slot_count  # constants, intermediates
+        self._kept_results: dict[int, Buffer] = {}
+        self._last_launches = ""  # what the last call launched, for CudaErrors
+        self._launches_description = ", ".join(launch.describe() for launch in plan.launches) or "no kernels"
+        with executor.call_scope():
+            self._kernels = [executor.load_kernel(launch) for launch in plan.launches]
+            for kernel, launch in zip(self._kernels, plan.launches):
+                for parameter, slot in enumerate(launch.slots):
+                    self._uses[slot].append((kernel, parameter))
+            for constant in plan.constants:
+                self._keep(constant.slot, executor.upload(constant.values, constant.alignment))
+            for allocation in plan.allocations:
+                if not allocation.is_result:
+                    self._keep(allocation.slot, executor.allocate(allocation.spec, allocation.alignment))
+        self._binders = [executor.argument_binder(argument) for argument in plan.arguments]
+        allocation_alignments = {a.slot: a.alignment for a in plan.allocations}
+        self._allocation_alignment = allocation_alignments
+        seen: set[int] = set()
+        self._direct_results: list[bool] = []  # else the result is copied into a buffer of its own
+        for result in plan.results:
+            self._direct_results.append(result.source == "allocation" and result.slot not in seen)
+            seen.add(result.slot)
+
+    # -- construction helpers ----------------------------------------------------------------
+
+    @classmethod
+    def from_module(
+        cls, module: ModuleOp, executor: Executor, entry: str | func.FuncOp | None = None
+    ) -> HostProgram:
+        return cls(plan_host_function(module, entry), executor)
+
+    @classmethod
+    def for_cuda(
+        cls,
+        module: ModuleOp,
+        ptx: str,
+        entry: str | func.FuncOp | None = None,
+        device: Device | None = None,
+        stream: Stream | None = None,
+    ) -> HostProgram:
+        """The program of `entry`, its kernels taken from `ptx` (the backend's output for `module`)."""
+        from mlc.runtime.cuda import CudaModule
+
+        plan = plan_host_function(module, entry)
+        return cls(plan, CudaExecutor(CudaModule(ptx, device, name=f"for @{plan.function_name}"), stream))
+
+    @classmethod
+    def for_cpu(
+        cls, module: ModuleOp, object_code: bytes, entry: str | func.FuncOp | None = None
+    ) -> HostProgram:
+        """The program of `entry`, its kernels taken from `object_code` (the backend's output)."""
+        from mlc.runtime.cpu import CpuModule
+
+        plan = plan_host_function(module, entry)
+        return cls(plan, CpuExecutor(CpuModule(object_code, name=f"for @{plan.function_name}")))
+
+    def _keep(self, slot: int, buffer: Buffer) -> None:
+        self._kept[slot] = buffer
+        self._point(slot, self.executor.pointer_of(buffer))
+
+    def _point(self, slot: int, pointer: int) -> None:
+        if self._pointers[slot] == pointer:
+            return
+        self._pointers[slot] = pointer
+        for kernel, parameter in self._uses[slot]:
+            kernel.set_pointer(parameter, pointer)
+
+    # -- calls -------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.plan.function_name
+
+    def __repr__(self) -> str:
+        return f"<HostProgram @{self.name} on {type(self.executor).__name__}: {len(self.plan.launches)} launches>"
+
+    def __call__(self, *arguments: object) -> tuple[np.ndarray, ...]:
+        return self.run(*arguments)
+
+    def run(self, *arguments: object) -> tuple[np.ndarray, ...]:
+        """Runs the function; returns its results as numpy arrays the caller owns."""
+        if self.executor.results_on_host:
+            return self.run_on_device(*arguments)  # type: ignore[return-value]
+        self._check_count(arguments, None)
+        with self._lock, self._describing_failures(), self.executor.call_scope():
+            bound = self._bind_arguments(arguments)
+            for result, direct in zip(self.plan.results, self._direct_results):
+                if direct:
+                    buffer = self._kept_results.get(result.slot)
+                    if buffer is None:
+                        buffer = self.executor.allocate(result.spec, self._allocation_alignment[result.slot])
+                        self._kept_results[result.slot] = buffer
+                    self._point(result.slot, self.executor.pointer_of(buffer))
+                    bound[result.slot] = buffer
+            self._launch_all()
+            return tuple(self.executor.to_numpy(self._buffer(bound, r.slot)) for r in self.plan.results)
+
+    def run_on_device(
+        self, *arguments: object, outputs: Sequence[object] | None = None
+    ) -> tuple[Buffer, ...]:
+        """Runs the function; returns its result buffers without copying them to the host.
+
+        On the GPU the results are DeviceBuffers (with `__cuda_array_interface__`) and the call
+        returns as soon as the kernels are enqueued. `outputs`, one per result, are buffers to
+        write the results into (GPU: DeviceBuffers or CUDA arrays; CPU: numpy arrays); they are
+        returned. Without `outputs`, every call allocates its results afresh.
+        """
+        self._check_count(arguments, outputs)
+        with self._lock, self._describing_failures(), self.executor.call_scope():
+            bound = self._bind_arguments(arguments)
+            results: list[Buffer] = []
+            for index, (result, direct) in enumerate(zip(self.plan.results, self._direct_results)):
+                # Every output is checked before anything is launched.
+                if outputs is not None:
+                    buffer, pointer = self._bind_output(index, outputs[index])
+                else:
+                    buffer = self.executor.allocate(
+                        result.spec, self._allocation_alignment.get(result.slot, DEFAULT_ALIGNMENT)
+                    )
+                    pointer = self.executor.pointer_of(buffer)
+                results.append(buffer)
+                if direct:
+                    self._point(result.slot, pointer)
+                    bound[result.slot] = buffer
+            self._launch_all()
+            for index, (result, direct) in enumerate(zip(self.plan.results, self._direct_results)):
+                if not direct:
+                    self.executor.copy(self._buffer(bound, result.slot), results[index], result.spec.nbytes)
+        return tuple(outputs) if outputs is not None else tuple(results)
+
+    def synchronize(self) -> None:
+        """Waits for the kernels enqueued so far; a kernel fault is reported here."""
+        with self._describing_failures():
+            self.executor.synchronize()
+
+    # -- call helpers ------------------------------------------------------------------------
+
+    def _check_count(self, arguments: Sequence[object], outputs: Sequence[object] | None) -> None:
+        expected = self.plan.arguments
+        if len(arguments) != len(expected):
+            names = ", ".join(a.spec.type_text for a in expected) or "none"
+            raise ValueError(
+                f"@{self.name} takes {len(expected)} argument(s) ({names}), got {len(arguments)}"
+            )
+        if outputs is not None and len(outputs) != len(self.plan.results):
+            raise ValueError(
+                f"@{self.name} has {len(self.plan.results)} result(s), got {len(outputs)} output buffer(s)"
+            )
+
+    def _bind_arguments(self, arguments: Sequence[object]) -> dict[int, Buffer]:
+        bound: dict[int, Buffer] = {}
+        pending = []
+        for argument, binder, value in zip(self.plan.arguments, self._binders, arguments):
+            buffer, pointer = binder(value)
+            bound[argument.slot] = buffer
+            pending.append((argument.slot, pointer))
+        for slot, pointer in pending:  # only once every argument passed its checks
+            self._point(slot, pointer)
+        return bound
+
+    def _bind_output(self, index: int, value: object) -> tuple[Buffer, int]:
+        result = self.plan.results[index]
+        alignment, reason = self.plan.slot_alignments[result.slot]
+        return self.executor.bind_output(
+            value, result.spec, f"output #{index} of @{self.name}", alignment, reason
+        )
+
+    def _buffer(self, bound: dict[int, Buffer], slot: int) -> Buffer:
+        return bound[slot] if slot in bound else self._kept[slot]
+
+    def _launch_all(self) -> None:
+        self._last_launches = self._launches_description
+        for kernel in self._kernels:
+            kernel.launch()
+
+    def _describing_failures(self) -> AbstractContextManager[None]:
+        return _AppendLaunches(self)
+
+
+class _AppendLaunches:
+    """Adds the launches of the program's last call to a CudaError.
+
+    A kernel fault surfaces at a later driver call (a copy, a synchronization, the next call's
+    upload or launch), so the launches that may have caused it are the most useful context.
+    """
+
+    def __init__(self, program: HostProgram):
+        self.program = program
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type | None, error: BaseException | None, traceback: object) -> None:
+        launches = self.program._last_launches
+        if isinstance(error, CudaError) and launches:
+            message = (
+                f"{error}\nthe last call of @{self.program.name} launched {launches}; a fault in any of them "
+                "is reported by the next call that waits for the device (rerun with CUDA_LAUNCH_BLOCKING=1 to "
+                "stop at the faulting launch)"
+            )
+            raise CudaError(message, error.error_name) from None
+
+
+# --------------------------------------------------------------------------------------------
+# Host memory (numpy) executors: the CPU, and tests
+# --------------------------------------------------------------------------------------------
+
+
+class _HostArgumentBinder:
+    def __init__(self, argument: ArgumentSlot):
+        self.argument = argument
+        self.staging: np.ndarray | None = None
+
+    def __call__(self, value: object) -> tuple[Buffer, int]:
+        argument = self.argument
+        array = host_array(value)
+        if array is None:
+            if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):
+                raise TypeError(
+                    f"{argument.description}: a device array cannot be passed to a program that runs on "
+                    "the CPU; copy it to the host first (e.g. tensor.cpu())"
+                )
+            raise TypeError(f"{argument.description}: expected a numpy array, got {type(value).__name__}")
+        check_shape_and_dtype(argument.description, argument.spec, array.shape, array.dtype)
+        pointer = array.ctypes.data
+        if array.flags.c_contiguous and pointer % argument.alignment == 0:
+            return array, pointer
+        if self.staging is None:
+            self.staging = aligned_empty(
+                argument.spec.shape, argument.spec.dtype, max(argument.alignment, 64)
+            )
+        np.copyto(self.staging, array)
+        return self.staging, self.staging.ctypes.data
+
+
+class HostMemoryExecutor(Executor):
+    """Buffers are aligned numpy arrays; subclasses say how kernels are loaded and launched."""
+
+    results_on_host = True
+
+    def allocate(self, spec: BufferSpec, alignment: int) -> Buffer:
+        return aligned_empty(spec.shape, spec.dtype, alignment)
+
+    def upload(self, values: np.ndarray, alignment: int) -> Buffer:
+        array = aligned_empty(values.shape, values.dtype, alignment)
+        np.copyto(array, values)
+        array.setflags(write=False)
+        return array
+
+    def pointer_of(self, buffer: Buffer) -> int:
+        return buffer.ctypes.data  # type: ignore[attr-defined]
+
+    def argument_binder(self, argument: ArgumentSlot) -> ArgumentBinder:
+        return _HostArgumentBinder(argument)
+
+    def bind_output(
+        self, value: object, spec: BufferSpec, description: str, alignment: int, reason: str
+    ) -> tuple[Buffer, int]:
+        if not isinstance(value, np.ndarray):
+            raise TypeError(
+                f"{description}: expected a numpy array to write into, got {type(value).__name__}"
+            )
+        check_shape_and_dtype(description, spec, value.shape, value.dtype)
+        if not value.flags.c_contiguous or not value.flags.writeable:
+            raise ValueError(f"{description}: the array to write into must be C-contiguous and writable")
+        check_alignment(description, value.ctypes.data, alignment, reason)
+        return value, value.ctypes.data
+
+    def copy(self, source: Buffer, destination: Buffer, nbytes: int) -> None:
+        np.copyto(destination, np.asarray(source).reshape(np.shape(destination)))  # type: ignore[arg-type]
+
+    def to_numpy(self, buffer: Buffer) -> np.ndarray:
+        return buffer  # type: ignore[return-value]
+
+
+class _CpuKernel(LoadedKernel):
+    __slots__ = ("_call", "_pointers")
+
+    def __init__(self, call: Callable[..., None], parameter_count: int):
+        self._call = call
+        self._pointers = [0] * parameter_count
+
+    def set_pointer(self, parameter: int, pointer: int) -> None:
+        self._pointers[parameter] = pointer
+
+    def launch(self) -> None:
+        self._call(*self._pointers)
+
+
+class CpuExecutor(HostMemoryExecutor):
+    """Runs `loop.launch`es: each kernel of a CpuModule is called once with one pointer per buffer."""
+
+    launch_op_name = CPU_LAUNCH
+
+    def __init__(self, module: CpuModule):
+        self.module = module
+
+    def load_kernel(self, launch: KernelLaunch) -> LoadedKernel:
+        return _CpuKernel(self.module.function(launch.kernel, len(launch.slots)).raw, len(launch.slots))
+
+
+# --------------------------------------------------------------------------------------------
+# The GPU executor
+# --------------------------------------------------------------------------------------------
+
+
+class _CudaKernel(LoadedKernel):
+    __slots__ = ("arguments", "_enqueue", "_grid", "_block", "_stream")
+
+    def __init__(self, executor: CudaExecutor, launch: KernelLaunch):
+        from mlc.runtime.cuda import KernelArguments
+
+        function = executor.module.function(launch.kernel)
+        assert launch.grid is not None and launch.block is not None
+        threads = launch.block[0] * launch.block[1] * launch.block[2]
+        limit = function.max_threads_per_block
+        if threads > limit:
+            raise CudaError(
+                f"kernel {launch.describe()} cannot be launched on {executor.device.properties.summary()}: "
+                f"its block has {threads} threads and the compiled kernel allows at most {limit} "
+                f"(it uses {function.attribute('NUM_REGS')} registers per thread)"
+            )
+        self.arguments = KernelArguments(len(launch.slots))
+        self._enqueue = function.enqueue
+        self._grid, self._block = launch.grid, launch.block
+        self._stream = executor.stream.handle
+
+    def set_pointer(self, parameter: int, pointer: int) -> None:
+        self.arguments.set_pointer(parameter, pointer)
+
+    def launch(self) -> None:
+        self._enqueue(self._grid, self._block, self.arguments, self._stream, 0)
+
+
+class _CudaArgumentBinder:
+    def __init__(self, executor: CudaExecutor, argument: ArgumentSlot):
+        self.executor = executor
+        self.argument = argument
+        self.staging: DeviceBuffer | None = None
+
+    def __call__(self, value: object) -> tuple[Buffer, int]:
+        from mlc.runtime.cuda import DeviceBuffer, device_array_view
+
+        argument, executor = self.argument, self.executor
+        if isinstance(value, np.ndarray | np.generic):
+            return self._upload(np.asarray(value))
+        if isinstance(value, DeviceBuffer):
+            return executor.check_device_array(
+                value,
+                value.pointer,
+                value.shape,
+                value.dtype,
+                value.device.ordinal,
+                argument.spec,
+                argument.description,
+                argument.alignment,
+                argument.alignment_reason,
+            )
+        view = device_array_view(value, argument.description, executor.stream)
+        if view is not None:
+            return executor.check_view(
+                view, argument.spec, argument.description, argument.alignment, argument.alignment_reason
+            )
+        array = host_array(value)
+        if array is None:
+            raise TypeError(
+                f"{argument.description}: expected a numpy array or a CUDA array (with "
+                f"__cuda_array_interface__ or DLPack), got {type(value).__name__}"
+            )
+        return self._upload(array)
+
+    def _upload(self, array: np.ndarray) -> tuple[Buffer, int]:
+        from mlc.runtime.cuda import DeviceBuffer, copy_host_to_device
+
+        argument = self.argument
+        check_shape_and_dtype(argument.description, argument.spec, array.shape, array.dtype)
+        if self.staging is None:
+            self.staging = DeviceBuffer(
+                argument.spec.shape, argument.spec.dtype, self.executor.device, self.executor.stream
+            )
+        pointer = self.staging.pointer if self.staging.nbytes else 0
+        copy_host_to_device(pointer, np.ascontiguousarray(array), self.executor.stream)
+        return self.staging, pointer
+
+
+class CudaExecutor(Executor):
+    """Runs `mlc_gpu.launch`es of a CudaModule's kernels on one device and stream."""
+
+    launch_op_name = GPU_LAUNCH
+    results_on_host = False
+
+    def __init__(self, module: CudaModule, stream: Stream | None = None):
+        from mlc.runtime.cuda import Stream
+
+        self.module = module
+        self.device = module.device
+        self.stream = stream or Stream.legacy_default(self.device)
+
+    def call_scope(self) -> AbstractContextManager[object]:
+        return self.device.activated()
+
+    def load_kernel(self, launch: KernelLaunch) -> LoadedKernel:
+        return _CudaKernel(self, launch)
+
+    def allocate(self, spec: BufferSpec, alignment: int) -> Buffer:
+        from mlc.runtime.cuda import DeviceBuffer
+
+        if alignment > DeviceBuffer.ALIGNMENT:
+            raise HostProgramError(
+                f"a buffer of type {spec.type_text} must be aligned to {alignment} bytes; device "
+                f"allocations are aligned to {DeviceBuffer.ALIGNMENT}"
+            )
+        return DeviceBuffer(spec.shape, spec.dtype, self.device, self.stream)
+
+    def upload(self, values: np.ndarray, alignment: int) -> Buffer:
+        buffer = self.allocate(BufferSpec(values.shape, values.dtype, "constant"), alignment)
+        buffer.copy_from_host(values)  # type: ignore[attr-defined]
+        return buffer
+
+    def pointer_of(self, buffer: Buffer) -> int:
+        nbytes = buffer.nbytes  # type: ignore[attr-defined]
+        return buffer.pointer if nbytes else 0  # type: ignore[attr-defined]
+
+    def argument_binder(self, argument: ArgumentSlot) -> ArgumentBinder:
+        return _CudaArgumentBinder(self, argument)
+
+    def check_device_array(
+        self,
+        buffer: Buffer,
+        pointer: int,
+        shape: Sequence[int],
+        dtype: np.dtype,
+        ordinal: int,
+        spec: BufferSpec,
+        description: str,
+        alignment: int,
+        reason: str,
+    ) -> tuple[Buffer, int]:
+        if ordinal != self.device.ordinal:
+            raise ValueError(
+                f"{description}: the array is on CUDA device {ordinal}, but the program runs on device "
+                f"{self.device.ordinal} ({self.device.properties.summary()})"
+            )
+        check_shape_and_dtype(description, spec, shape, dtype)
+        check_alignment(description, pointer, alignment, reason)
+        return buffer, pointer
+
+    def check_view(
+        self, view: DeviceArrayView, spec: BufferSpec, description: str, alignment: int, reason: str
+    ) -> tuple[Buffer, int]:
+        return self.check_device_array(
+            view,
+            view.pointer,
+            view.shape,
+            view.dtype,
+            view.device_ordinal,
+            spec,
+            description,
+            alignment,
+            reason,
+        )
+
+    def bind_output(
+        self, value: object, spec: BufferSpec, description: str, alignment: int, reason: str
+    ) -> tuple[Buffer, int]:
+        from mlc.runtime.cuda import DeviceBuffer, device_array_view
+
+        if isinstance(value, DeviceBuffer):
+            return self.check_device_array(
+                value,
+                value.pointer if value.nbytes else 0,
+                value.shape,
+                value.dtype,
+                value.device.ordinal,
+                spec,
+                description,
+                alignment,
+                reason,
+            )
+        view = device_array_view(value, description, self.stream)
+        if view is None:
+            raise TypeError(
+                f"{description}: outputs of a GPU program must be device arrays (DeviceBuffer, or objects with "
+                f"__cuda_array_interface__ or DLPack), got {type(value).__name__}"
+            )
+        return self.check_view(view, spec, description, alignment, reason)
+
+    def copy(self, source: Buffer, destination: Buffer, nbytes: int) -> None:
+        from mlc.runtime.cuda import copy_device_to_device
+
+        copy_device_to_device(self._address(destination), self._address(source), nbytes, self.stream)
+
+    def _address(self, buffer: Buffer) -> int:
+        from mlc.runtime.cuda import DeviceBuffer
+
+        if isinstance(buffer, DeviceBuffer):
+            return self.pointer_of(buffer)
+        return buffer.pointer  # type: ignore[attr-defined]  # a DeviceArrayView
+
+    def to_numpy(self, buffer: Buffer) -> np.ndarray:
+        from mlc.runtime.cuda import copy_device_to_host
+
+        shape, dtype = buffer.shape, buffer.dtype  # type: ignore[attr-defined]
+        array = np.empty(shape, dtype)
+        copy_device_to_host(array, self._address(buffer), self.stream)
+        return array
+
+    def synchronize(self) -> None:
+        self.stream.synchronize()

@@ -1,0 +1,428 @@
+"""From a host `func.func` to a flat plan of buffers and launches, built once per program.
+
+After lowering, a host function holds only memref arguments, `memref.alloc` (outputs and
+intermediates), `memref.get_global` of module-level `memref.global` constants, launches
+(`mlc_gpu.launch` with a grid and block, or `loop.launch`), optionally `memref.dealloc`, and a
+`func.return` of memrefs. `plan_host_function` reads it once into a `HostPlan`: every buffer gets
+a *slot* (an index), every launch becomes a `KernelLaunch` listing the slots it passes, and the
+results name their slots. Running a program then walks plain lists, never the IR.
+
+Alignment. A kernel may state the alignment each pointer parameter needs, as the `llvm.func`
+attribute `mlc.arg_alignment = array<i64: 16, 16, 4>` (one power of two per parameter, in bytes).
+Every slot needs at least its element size; each slot's `alignment` is the largest need of any
+launch it is passed to, and `alignment_reason` names that launch, for the runtime's error message
+when a caller's pointer falls short.
+
+Preconditions: the module verifies; launch targets are `llvm.func`s taking one pointer per
+buffer (GPU kernels also carry `nvvm.kernel`); memrefs have static shapes, the identity layout and
+the default memory space. `memref.dealloc` is ignored (the runtime owns buffer lifetimes). Any
+other op in a host function is reported with `HostProgramError`, naming the op.
+
+Limits: a single block (no control flow on the host); constants of `memref.global`s come from
+dense attributes (`dense_resource` is not read) and uninitialized globals are zero-filled.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import func, llvm, memref
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    UnitAttr,
+)
+from xdsl.ir import Operation, SSAValue
+
+from mlc.errors import MlcError, first_line_of
+from mlc.dialects.element_types import to_numpy_dtype
+from mlc.dialects.gpu.ops import LaunchOp as GpuLaunchOp
+from mlc.dialects.loop.ops import LaunchOp as LoopLaunchOp
+
+DEFAULT_ALIGNMENT = 256
+"""Alignment of every buffer the runtime allocates (cuMemAlloc's own), in bytes."""
+
+ARGUMENT_ALIGNMENT_ATTRIBUTE = "mlc.arg_alignment"
+GPU_KERNEL_ATTRIBUTE = "nvvm.kernel"
+GPU_LAUNCH = GpuLaunchOp.name
+CPU_LAUNCH = LoopLaunchOp.name
+
+
+class HostProgramError(MlcError):
+    """The host function cannot be run as it is; the message names the op and the reason."""
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    """A dense row-major buffer: its shape, numpy dtype and the memref type it came from."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    type_text: str
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+
+@dataclass(frozen=True)
+class ArgumentSlot:
+    index: int
+    description: str  # "argument #0 (%x) of @main"
+    spec: BufferSpec
+    slot: int
+    alignment: int
+    alignment_reason: str
+
+
+@dataclass(frozen=True)
+class ConstantSlot:
+    slot: int
+    name: str
+    spec: BufferSpec
+    values: np.ndarray  # read-only, C-contiguous
+    alignment: int
+
+
+@dataclass(frozen=True)
+class AllocationSlot:
+    slot: int
+    spec: BufferSpec
+    alignment: int
+    is_result: bool
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    kernel: str
+    op_name: str  # GPU_LAUNCH or CPU_LAUNCH
+    slots: tuple[int, ...]  # one per kernel parameter
+    buffer_specs: tuple[BufferSpec, ...]  # of the buffers passed (a reshape may differ from the parameter)
+    grid: tuple[int, int, int] | None
+    block: tuple[int, int, int] | None
+    parameter_alignments: tuple[int, ...]
+
+    def describe(self) -> str:
+        if self.grid is None or self.block is None:
+            return f"'{self.kernel}'"
+        grid = ", ".join(map(str, self.grid))
+        block = ", ".join(map(str, self.block))
+        return f"'{self.kernel}' (grid [{grid}], block [{block}])"
+
+
+@dataclass(frozen=True)
+class ResultSlot:
+    index: int
+    slot: int
+    spec: BufferSpec
+    source: str  # "allocation", "argument" or "constant"
+
+
+@dataclass(frozen=True)
+class HostPlan:
+    function_name: str
+    arguments: tuple[ArgumentSlot, ...]
+    constants: tuple[ConstantSlot, ...]
+    allocations: tuple[AllocationSlot, ...]
+    launches: tuple[KernelLaunch, ...]
+    results: tuple[ResultSlot, ...]
+    slot_count: int
+    slot_alignments: tuple[tuple[int, str], ...]  # per slot: what the kernels need, and which one
+
+    @property
+    def launch_kinds(self) -> set[str]:
+        return {launch.op_name for launch in self.launches}
+
+
+def public_functions(module: ModuleOp) -> list[func.FuncOp]:
+    return [
+        op
+        for op in module.ops
+        if isinstance(op, func.FuncOp) and (op.sym_visibility is None or op.sym_visibility.data == "public")
+    ]
+
+
+def find_host_function(module: ModuleOp, entry: str | None = None) -> func.FuncOp:
+    """The entry function: `entry` by name, else the only function, else the first public one."""
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    if entry is not None:
+        for function in functions:
+            if function.sym_name.data == entry:
+                return function
+        names = [f.sym_name.data for f in functions]
+        close = difflib.get_close_matches(entry, names, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else f"; it has: {', '.join(names) or 'none'}"
+        raise HostProgramError(f"the module has no function '@{entry}'{hint}")
+    if len(functions) == 1:
+        return functions[0]
+    public = public_functions(module)
+    if not public:
+        raise HostProgramError("the module has no public func.func to run")
+    return public[0]
+
+
+def _buffer_spec(memref_type: object, what: str, op: Operation | None) -> BufferSpec:
+    location = f" ('{first_line_of(op)}')" if op is not None else ""
+    if not isinstance(memref_type, MemRefType):
+        raise HostProgramError(f"{what} must be a memref, got {memref_type}{location}")
+    if not memref_type.has_static_shape():
+        raise HostProgramError(f"{what} has a dynamic shape ({memref_type}){location}")
+    if not isinstance(memref_type.layout, NoneAttr):
+        raise HostProgramError(
+            f"{what} has a non-identity layout ({memref_type}); host buffers are dense{location}"
+        )
+    if not isinstance(memref_type.memory_space, NoneAttr):
+        raise HostProgramError(
+            f"{what} is in memory space {memref_type.memory_space} ({memref_type}); host buffers use the default space{location}"
+        )
+    try:
+        dtype = to_numpy_dtype(memref_type.element_type)
+    except NotImplementedError as error:
+        raise HostProgramError(f"{what}: {error}{location}") from None
+    return BufferSpec(tuple(memref_type.get_shape()), dtype, str(memref_type))
+
+
+def _constant_values(global_op: memref.GlobalOp, spec: BufferSpec) -> np.ndarray:
+    initial = global_op.initial_value
+    name = global_op.sym_name.data
+    if isinstance(initial, UnitAttr):  # an uninitialized global starts as zeros
+        values = np.zeros(spec.shape, spec.dtype)
+    elif isinstance(initial, DenseIntOrFPElementsAttr):
+        raw = initial.data.data
+        storage = np.dtype(np.uint8) if spec.dtype == np.bool_ else spec.dtype
+        if len(raw) % storage.itemsize:
+            raise HostProgramError(
+                f"the initial value of memref.global @{name} has {len(raw)} bytes, not whole {spec.dtype.name} elements"
+            )
+        flat = np.frombuffer(raw, dtype=storage)
+        if spec.dtype == np.bool_:
+            flat = flat != 0
+        if flat.size == 1 and spec.size != 1:  # a splat
+            flat = np.full(spec.size, flat[0], dtype=spec.dtype)
+        if flat.size != spec.size:
+            raise HostProgramError(
+                f"the initial value of memref.global @{name} has {flat.size} elements; its type {spec.type_text} has {spec.size}"
+            )
+        values = flat.astype(spec.dtype, copy=True).reshape(spec.shape)
+    else:
+        raise HostProgramError(
+            f"memref.global @{name}: initial values of kind {type(initial).__name__} are not supported (use a dense attribute)"
+        )
+    values.setflags(write=False)
+    return values
+
+
+def _parameter_alignments(kernel: llvm.FuncOp, parameter_count: int) -> tuple[int, ...]:
+    attribute = kernel.attributes.get(ARGUMENT_ALIGNMENT_ATTRIBUTE)
+    name = kernel.sym_name.data
+    if attribute is None:
+        return (1,) * parameter_count
+    if not isinstance(attribute, DenseArrayBase):
+        raise HostProgramError(
+            f"kernel '{name}': {ARGUMENT_ALIGNMENT_ATTRIBUTE} must be an array<i64: ...>, got {attribute}"
+        )
+    values = tuple(int(v) for v in attribute.get_values())
+    if len(values) != parameter_count:
+        raise HostProgramError(
+            f"kernel '{name}': {ARGUMENT_ALIGNMENT_ATTRIBUTE} has {len(values)} entries for {parameter_count} parameters"
+        )
+    for index, value in enumerate(values):
+        if value <= 0 or value & (value - 1):
+            raise HostProgramError(
+                f"kernel '{name}': the alignment of parameter #{index} must be a power of two, got {value}"
+            )
+    return values
+
+
+def _launch_target(module: ModuleOp, launch: Operation, kernel_name: str, gpu: bool) -> llvm.FuncOp:
+    kernel = next(
+        (
+            op
+            for op in module.ops
+            if getattr(op, "sym_name", None) is not None and op.sym_name.data == kernel_name
+        ),
+        None,
+    )
+    if kernel is None:
+        raise HostProgramError(f"'{first_line_of(launch)}': the module has no kernel '{kernel_name}'")
+    if not isinstance(kernel, llvm.FuncOp):
+        raise HostProgramError(
+            f"'{first_line_of(launch)}': kernel '{kernel_name}' is a '{kernel.name}'; the runtime runs kernels "
+            "lowered to llvm.func (run the lowering pipeline first)"
+        )
+    if gpu and GPU_KERNEL_ATTRIBUTE not in kernel.attributes:
+        raise HostProgramError(
+            f"'{first_line_of(launch)}': llvm.func '{kernel_name}' is launched on the GPU but lacks the "
+            f"'{GPU_KERNEL_ATTRIBUTE}' attribute that makes it a kernel"
+        )
+    parameters = kernel.function_type.inputs.data
+    for index, parameter in enumerate(parameters):
+        if not isinstance(parameter, llvm.LLVMPointerType):
+            raise HostProgramError(
+                f"kernel '{kernel_name}': parameter #{index} is {parameter}; the runtime passes one pointer per buffer"
+            )
+    return kernel
+
+
+def _argument_description(function: func.FuncOp, index: int, value: SSAValue) -> str:
+    name = f" (%{value.name_hint})" if value.name_hint else ""
+    return f"argument #{index}{name} of @{function.sym_name.data}"
+
+
+class _PlanBuilder:
+    """Walks one host function once, numbering its buffers."""
+
+    def __init__(self, module: ModuleOp, function: func.FuncOp):
+        self.module = module
+        self.function = function
+        self.slots: dict[SSAValue, int] = {}
+        self.specs: list[BufferSpec] = []
+        self.kinds: list[str] = []  # per slot: "argument", "constant" or "allocation"
+        self.alignments: list[tuple[int, str]] = []
+        self.constants: list[tuple[int, str, BufferSpec, np.ndarray]] = []
+        self.allocations: list[tuple[int, BufferSpec, int]] = []
+        self.launches: list[KernelLaunch] = []
+        self.constant_slots: dict[str, int] = {}
+
+    def new_slot(self, value: SSAValue, spec: BufferSpec, kind: str, alignment: int = 1) -> int:
+        slot = len(self.specs)
+        self.slots[value] = slot
+        self.specs.append(spec)
+        self.kinds.append(kind)
+        self.alignments.append((max(alignment, spec.dtype.itemsize), "its element type"))
+        return slot
+
+    def slot_of(self, value: SSAValue, user: Operation) -> int:
+        if value not in self.slots:
+            raise HostProgramError(f"'{first_line_of(user)}' uses a value that is not a host buffer")
+        return self.slots[value]
+
+    def build(self) -> HostPlan:
+        blocks = list(self.function.body.blocks)
+        if len(blocks) != 1:
+            raise HostProgramError(
+                f"@{self.function.sym_name.data} has {len(blocks)} blocks; host functions have one"
+            )
+        arguments = []
+        for index, value in enumerate(blocks[0].args):
+            description = _argument_description(self.function, index, value)
+            spec = _buffer_spec(value.type, description, None)
+            arguments.append((index, description, spec, self.new_slot(value, spec, "argument")))
+        results: list[ResultSlot] = []
+        for op in blocks[0].ops:
+            self.add_op(op, results)
+        if not isinstance(blocks[0].last_op, func.ReturnOp):
+            raise HostProgramError(f"@{self.function.sym_name.data} does not end with func.return")
+        result_slots = {r.slot for r in results}
+        return HostPlan(
+            function_name=self.function.sym_name.data,
+            arguments=tuple(
+                ArgumentSlot(index, description, spec, slot, *self.alignments[slot])
+                for index, description, spec, slot in arguments
+            ),
+            constants=tuple(
+                ConstantSlot(slot, name, spec, values, max(self.alignments[slot][0], DEFAULT_ALIGNMENT))
+                for slot, name, spec, values in self.constants
+            ),
+            allocations=tuple(
+                AllocationSlot(
+                    slot,
+                    spec,
+                    max(self.alignments[slot][0], requested, DEFAULT_ALIGNMENT),
+                    slot in result_slots,
+                )
+                for slot, spec, requested in self.allocations
+            ),
+            launches=tuple(self.launches),
+            results=tuple(results),
+            slot_count=len(self.specs),
+            slot_alignments=tuple(self.alignments),
+        )
+
+    def add_op(self, op: Operation, results: list[ResultSlot]) -> None:
+        if isinstance(op, memref.AllocOp):
+            if op.dynamic_sizes or op.symbol_operands:
+                raise HostProgramError(f"'{first_line_of(op)}': dynamic sizes are not supported")
+            spec = _buffer_spec(op.memref.type, "the allocation", op)
+            requested = op.alignment.value.data if isinstance(op.alignment, IntegerAttr) else 1
+            slot = self.new_slot(op.memref, spec, "allocation")
+            self.allocations.append((slot, spec, requested))
+        elif isinstance(op, memref.GetGlobalOp):
+            self.add_constant(op)
+        elif isinstance(op, GpuLaunchOp | LoopLaunchOp):
+            self.add_launch(op)
+        elif isinstance(op, memref.DeallocOp):
+            pass  # buffers live as long as the runtime keeps them
+        elif isinstance(op, func.ReturnOp):
+            for index, value in enumerate(op.arguments):
+                slot = self.slot_of(value, op)
+                spec = _buffer_spec(value.type, f"result #{index}", op)
+                results.append(ResultSlot(index, slot, spec, self.kinds[slot]))
+        else:
+            raise HostProgramError(
+                f"'{first_line_of(op)}': '{op.name}' cannot run on the host; host functions hold only "
+                "memref.alloc, memref.get_global, launches and func.return"
+            )
+
+    def add_constant(self, op: memref.GetGlobalOp) -> None:
+        name = op.name_.root_reference.data
+        global_op = next(
+            (g for g in self.module.ops if isinstance(g, memref.GlobalOp) and g.sym_name.data == name), None
+        )
+        if global_op is None:
+            raise HostProgramError(f"'{first_line_of(op)}': the module has no memref.global @{name}")
+        spec = _buffer_spec(global_op.type, f"memref.global @{name}", global_op)
+        if name in self.constant_slots:  # two get_globals of one global share its buffer
+            self.slots[op.memref] = self.constant_slots[name]
+            return
+        requested = global_op.alignment
+        alignment = requested.value.data if isinstance(requested, IntegerAttr) else 1
+        slot = self.new_slot(op.memref, spec, "constant", alignment)
+        self.constant_slots[name] = slot
+        self.constants.append((slot, name, spec, _constant_values(global_op, spec)))
+
+    def add_launch(self, op: GpuLaunchOp | LoopLaunchOp) -> None:
+        gpu = isinstance(op, GpuLaunchOp)
+        name = op.kernel.root_reference.data
+        kernel = _launch_target(self.module, op, name, gpu)
+        operands: Sequence[SSAValue] = op.arguments
+        if len(kernel.function_type.inputs.data) != len(operands):
+            raise HostProgramError(
+                f"'{first_line_of(op)}': kernel '{name}' takes {len(kernel.function_type.inputs.data)} "
+                f"parameters, the launch passes {len(operands)}"
+            )
+        alignments = _parameter_alignments(kernel, len(operands))
+        slots = tuple(self.slot_of(value, op) for value in operands)
+        launch = KernelLaunch(
+            kernel=name,
+            op_name=op.name,
+            slots=slots,
+            buffer_specs=tuple(self.specs[slot] for slot in slots),
+            grid=tuple(op.grid_shape()) if gpu else None,  # type: ignore[arg-type]
+            block=tuple(op.block_shape()) if gpu else None,  # type: ignore[arg-type]
+            parameter_alignments=alignments,
+        )
+        for parameter, (slot, alignment) in enumerate(zip(slots, alignments)):
+            if alignment > self.alignments[slot][0]:
+                self.alignments[slot] = (
+                    alignment,
+                    f"parameter #{parameter} of kernel {launch.describe()} ({ARGUMENT_ALIGNMENT_ATTRIBUTE})",
+                )
+        self.launches.append(launch)
+
+
+def plan_host_function(module: ModuleOp, entry: str | func.FuncOp | None = None) -> HostPlan:
+    """Reads the host function `entry` (a name, the op, or None for the default) into a plan."""
+    function = entry if isinstance(entry, func.FuncOp) else find_host_function(module, entry)
+    return _PlanBuilder(module, function).build()

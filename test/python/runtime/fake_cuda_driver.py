@@ -1,0 +1,414 @@
+"""A stand-in for `cuda.bindings.driver` that runs on any machine, for testing mlc's CUDA layer.
+
+It is no CUDA: "device memory" is host memory, modules are PTX texts whose `.entry` names are
+looked up in `KERNELS`, and a launch runs that kernel's numpy emulation on the buffers its
+parameter block points to. What it checks is mlc's plumbing: that every driver call is made with
+the arguments the real driver takes, that parameter blocks hold the right pointers and scalars,
+that contexts are pushed and popped in pairs, that memory is freed once, and that errors travel
+with their names. Where libcuda is missing, every call's arguments also go through the real
+cuda-python binding, which converts and type-checks them before it looks for the driver. The
+real driver is exercised by the `gpu` tests.
+
+Install it with `install(monkeypatch)`, which also forgets the devices mlc retained.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+real = __import__("cuda.bindings.driver", fromlist=["driver"])
+SUCCESS = real.CUresult.CUDA_SUCCESS
+INVALID_VALUE = real.CUresult.CUDA_ERROR_INVALID_VALUE
+
+
+@dataclass
+class Kernel:
+    parameters: tuple[str, ...]  # "ptr" or a numpy dtype name for scalars
+    run: Callable[..., None]  # (grid, block, *parameter values)
+    max_threads_per_block: int = 1024
+
+
+def _array(pointer: int, count: int, dtype: type = np.float32) -> np.ndarray:
+    if count == 0:
+        return np.empty(0, dtype)
+    return np.frombuffer((ctypes.c_char * (count * np.dtype(dtype).itemsize)).from_address(pointer), dtype)
+
+
+def _threads(grid: tuple[int, int, int], block: tuple[int, int, int]) -> int:
+    return grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
+
+
+def _vadd(grid, block, a, b, c, n):  # type: ignore[no-untyped-def]
+    count = min(int(n), _threads(grid, block))
+    _array(c, count)[:] = _array(a, count) + _array(b, count)
+
+
+def _add3(grid, block, a, b, c):  # type: ignore[no-untyped-def]
+    count = _threads(grid, block)
+    _array(c, count)[:] = _array(a, count) + _array(b, count)
+
+
+def _block_reverse(grid, block, source, destination):  # type: ignore[no-untyped-def]
+    count = grid[0] * 256
+    _array(destination, count).reshape(-1, 256)[:] = _array(source, count).reshape(-1, 256)[:, ::-1]
+
+
+def _fault(grid, block, a):  # type: ignore[no-untyped-def]
+    raise _Fault()
+
+
+class _Fault(Exception):
+    pass
+
+
+KERNELS = {
+    "vadd": Kernel(("ptr", "ptr", "ptr", "int32"), _vadd),
+    "add3": Kernel(("ptr", "ptr", "ptr"), _add3),
+    "add3_small": Kernel(("ptr", "ptr", "ptr"), _add3, max_threads_per_block=128),
+    "block_reverse": Kernel(("ptr", "ptr"), _block_reverse),
+    "block_reverse_llvm": Kernel(("ptr", "ptr"), _block_reverse),
+    "fault": Kernel(("ptr",), _fault),
+}
+
+
+@dataclass
+class FakeState:
+    """What the fake driver holds, open to tests' inspection."""
+
+    allocations: dict[int, Any] = field(default_factory=dict)  # pointer -> (ctypes buffer, size)
+    freed: list[int] = field(default_factory=list)
+    modules: dict[int, list[str]] = field(default_factory=dict)
+    functions: dict[int, tuple[str, Kernel]] = field(default_factory=dict)
+    events: dict[int, float] = field(default_factory=dict)
+    streams: set[int] = field(default_factory=set)
+    launches: list[tuple[str, tuple[int, int, int], tuple[int, int, int], tuple[object, ...]]] = field(
+        default_factory=list
+    )
+    sticky_error: Any = None
+    next_handle: int = 0x1000
+    local: threading.local = field(default_factory=threading.local)
+
+    def handle(self) -> int:
+        self.next_handle += 16
+        return self.next_handle
+
+    def context_stack(self) -> list[Any]:
+        if not hasattr(self.local, "stack"):
+            self.local.stack = []
+        return self.local.stack
+
+    def owns(self, pointer: int, nbytes: int) -> bool:
+        return any(
+            start <= pointer and pointer + nbytes <= start + size
+            for start, (_, size) in self.allocations.items()
+        )
+
+
+PRIMARY_CONTEXT = 0xC0
+DEVICE_ATTRIBUTES = {
+    "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR": 9,
+    "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR": 0,
+    "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT": 132,
+    "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK": 1024,
+    "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X": 1024,
+    "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y": 1024,
+    "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z": 64,
+    "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X": 2**31 - 1,
+    "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y": 65535,
+    "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z": 65535,
+    "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK": 49152,
+    "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 232448,
+    "CU_DEVICE_ATTRIBUTE_WARP_SIZE": 32,
+}
+
+
+def make_driver(state: FakeState) -> SimpleNamespace:
+    """A module-like namespace with the driver functions mlc calls, over `state`."""
+
+    def needs_context() -> Any:
+        if not state.context_stack() or int(state.context_stack()[-1]) != PRIMARY_CONTEXT:
+            return real.CUresult.CUDA_ERROR_INVALID_CONTEXT
+        return state.sticky_error or SUCCESS
+
+    def cuInit(flags: int) -> tuple[Any]:
+        return (SUCCESS,)
+
+    def cuDeviceGetCount() -> tuple[Any, int]:
+        return SUCCESS, 1
+
+    def cuDeviceGet(ordinal: int) -> tuple[Any, Any]:
+        return (
+            (SUCCESS, real.CUdevice(ordinal))
+            if ordinal == 0
+            else (real.CUresult.CUDA_ERROR_INVALID_DEVICE, None)
+        )
+
+    def cuDeviceGetAttribute(attribute: Any, device: Any) -> tuple[Any, int]:
+        return SUCCESS, DEVICE_ATTRIBUTES[attribute.name]
+
+    def cuDeviceGetName(length: int, device: Any) -> tuple[Any, bytes]:
+        return SUCCESS, b"Fake H200".ljust(length, b"\0")
+
+    def cuDeviceTotalMem(device: Any) -> tuple[Any, int]:
+        return SUCCESS, 141 * 2**30
+
+    def cuDriverGetVersion() -> tuple[Any, int]:
+        return SUCCESS, 13000
+
+    def cuDevicePrimaryCtxRetain(device: Any) -> tuple[Any, Any]:
+        return SUCCESS, real.CUcontext(PRIMARY_CONTEXT)
+
+    def cuCtxGetCurrent() -> tuple[Any, Any]:
+        stack = state.context_stack()
+        return SUCCESS, stack[-1] if stack else real.CUcontext(0)
+
+    def cuCtxPushCurrent(context: Any) -> tuple[Any]:
+        state.context_stack().append(context)
+        return (SUCCESS,)
+
+    def cuCtxPopCurrent() -> tuple[Any, Any]:
+        stack = state.context_stack()
+        return (SUCCESS, stack.pop()) if stack else (real.CUresult.CUDA_ERROR_INVALID_CONTEXT, None)
+
+    def cuCtxSynchronize() -> tuple[Any]:
+        return (needs_context(),)
+
+    def cuMemGetInfo() -> tuple[Any, int, int]:
+        return needs_context(), 100 * 2**30, 141 * 2**30
+
+    def cuMemAlloc(nbytes: int) -> tuple[Any, Any]:
+        error = needs_context()
+        if error or nbytes == 0:
+            return error or INVALID_VALUE, None
+        memory = (ctypes.c_char * (nbytes + 256))()
+        pointer = ctypes.addressof(memory) + (-ctypes.addressof(memory)) % 256
+        state.allocations[pointer] = (memory, nbytes)
+        return SUCCESS, real.CUdeviceptr(pointer)
+
+    def cuMemFree(pointer: Any) -> tuple[Any]:
+        error = needs_context()
+        if error:
+            return (error,)
+        if int(pointer) not in state.allocations:
+            return (INVALID_VALUE,)
+        del state.allocations[int(pointer)]
+        state.freed.append(int(pointer))
+        return (SUCCESS,)
+
+    def copy(
+        destination: int, source: int, nbytes: int, device_destination: bool, device_source: bool
+    ) -> tuple[Any]:
+        error = needs_context()
+        if error:
+            return (error,)
+        if (device_destination and not state.owns(destination, nbytes)) or (
+            device_source and not state.owns(source, nbytes)
+        ):
+            return (INVALID_VALUE,)
+        ctypes.memmove(destination, source, nbytes)
+        return (SUCCESS,)
+
+    def cuMemcpyHtoDAsync(destination: Any, source: Any, nbytes: int, stream: Any) -> tuple[Any]:
+        return copy(int(destination), int(source), nbytes, True, False)
+
+    def cuMemcpyDtoHAsync(destination: Any, source: Any, nbytes: int, stream: Any) -> tuple[Any]:
+        return copy(int(destination), int(source), nbytes, False, True)
+
+    def cuMemcpyDtoDAsync(destination: Any, source: Any, nbytes: int, stream: Any) -> tuple[Any]:
+        return copy(int(destination), int(source), nbytes, True, True)
+
+    def cuMemsetD8Async(destination: Any, value: int, nbytes: int, stream: Any) -> tuple[Any]:
+        error = needs_context()
+        if error or not state.owns(int(destination), nbytes):
+            return (error or INVALID_VALUE,)
+        ctypes.memset(int(destination), value, nbytes)
+        return (SUCCESS,)
+
+    def cuPointerGetAttribute(attribute: Any, pointer: Any) -> tuple[Any, Any]:
+        assert attribute == real.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+        return (SUCCESS, 0) if state.owns(int(pointer), 1) else (INVALID_VALUE, None)
+
+    def cuModuleLoadDataEx(
+        image: bytes, count: int, options: list[Any], values: list[Any]
+    ) -> tuple[Any, Any]:
+        error = needs_context()
+        if error:
+            return error, None
+        assert image.endswith(b"\0") and count == len(options) == len(values)
+        text = image[:-1].decode()
+        if "not_an_instruction" in text:
+            log = b"ptxas application ptx input, line 6; error   : Not a name of any known instruction: 'not_an_instruction'"
+            buffer = values[options.index(real.CUjit_option.CU_JIT_ERROR_LOG_BUFFER)]
+            buffer[: len(log)] = log
+            return real.CUresult.CUDA_ERROR_INVALID_PTX, None
+        handle = state.handle()
+        state.modules[handle] = re.findall(r"\.entry\s+(\w+)\s*\(", text)
+        return SUCCESS, real.CUmodule(handle)
+
+    def cuModuleUnload(module: Any) -> tuple[Any]:
+        error = needs_context()
+        return (error or (SUCCESS if state.modules.pop(int(module), None) is not None else INVALID_VALUE),)
+
+    def cuModuleGetFunction(module: Any, name: bytes) -> tuple[Any, Any]:
+        error = needs_context()
+        if error:
+            return error, None
+        if name.decode() not in state.modules.get(int(module), []):
+            return real.CUresult.CUDA_ERROR_NOT_FOUND, None
+        handle = state.handle()
+        state.functions[handle] = (name.decode(), KERNELS[name.decode()])
+        return SUCCESS, real.CUfunction(handle)
+
+    def cuFuncGetAttribute(attribute: Any, function: Any) -> tuple[Any, int]:
+        _, kernel = state.functions[int(function)]
+        values = {
+            "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK": kernel.max_threads_per_block,
+            "CU_FUNC_ATTRIBUTE_NUM_REGS": 16,
+            "CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES": 0,
+        }
+        return SUCCESS, values[attribute.name]
+
+    def cuLaunchKernel(
+        function: Any,
+        gx: int,
+        gy: int,
+        gz: int,
+        bx: int,
+        by: int,
+        bz: int,
+        shared: int,
+        stream: Any,
+        parameters: int,
+        extra: int,
+    ) -> tuple[Any]:
+        error = needs_context()
+        if error:
+            return (error,)
+        name, kernel = state.functions[int(function)]
+        if bx * by * bz > kernel.max_threads_per_block or bx > 1024 or bz > 64:
+            return (INVALID_VALUE,)
+        addresses = (ctypes.c_uint64 * len(kernel.parameters)).from_address(parameters)
+        values: list[object] = []
+        for kind, address in zip(kernel.parameters, addresses):
+            if kind == "ptr":
+                values.append(ctypes.c_uint64.from_address(address).value)
+            else:
+                values.append(np.frombuffer(ctypes.string_at(address, np.dtype(kind).itemsize), kind)[0])
+        state.launches.append((name, (gx, gy, gz), (bx, by, bz), tuple(values)))
+        try:
+            kernel.run((gx, gy, gz), (bx, by, bz), *values)
+        except _Fault:
+            state.sticky_error = real.CUresult.CUDA_ERROR_ILLEGAL_ADDRESS  # reported later, like a real fault
+        return (SUCCESS,)
+
+    def cuStreamCreate(flags: int) -> tuple[Any, Any]:
+        handle = state.handle()
+        state.streams.add(handle)
+        return needs_context(), real.CUstream(handle)
+
+    def cuStreamDestroy(stream: Any) -> tuple[Any]:
+        state.streams.discard(int(stream))
+        return (needs_context(),)
+
+    def cuStreamSynchronize(stream: Any) -> tuple[Any]:
+        return (needs_context(),)
+
+    def cuStreamWaitEvent(stream: Any, event: Any, flags: int) -> tuple[Any]:
+        return (needs_context(),)
+
+    def cuEventCreate(flags: int) -> tuple[Any, Any]:
+        handle = state.handle()
+        state.events[handle] = 0.0
+        return needs_context(), real.CUevent(handle)
+
+    def cuEventRecord(event: Any, stream: Any) -> tuple[Any]:
+        state.events[int(event)] = time.perf_counter()
+        return (needs_context(),)
+
+    def cuEventSynchronize(event: Any) -> tuple[Any]:
+        return (needs_context(),)
+
+    def cuEventElapsedTime(start: Any, end: Any) -> tuple[Any, float]:
+        return needs_context(), 1000 * (state.events[int(end)] - state.events[int(start)]) + 1e-3
+
+    def cuEventDestroy(event: Any) -> tuple[Any]:
+        state.events.pop(int(event), None)
+        return (needs_context(),)
+
+    def cuGetErrorName(error: Any) -> tuple[Any, bytes]:
+        return SUCCESS, error.name.encode()
+
+    def cuGetErrorString(error: Any) -> tuple[Any, bytes]:
+        return SUCCESS, f"fake description of {error.name}".encode()
+
+    functions = {name: value for name, value in locals().items() if name.startswith("cu")}
+    if _real_driver_is_missing():
+        functions = {name: _checked_by_real_binding(name, function) for name, function in functions.items()}
+    types = {
+        name: getattr(real, name)
+        for name in (
+            "CUresult",
+            "CUstream",
+            "CUevent",
+            "CUcontext",
+            "CUdevice",
+            "CUdeviceptr",
+            "CUdevice_attribute",
+            "CUfunction_attribute",
+            "CUjit_option",
+            "CUevent_flags",
+            "CUstream_flags",
+            "CUpointer_attribute",
+        )
+    }
+    return SimpleNamespace(**functions, **types)
+
+
+def _real_driver_is_missing() -> bool:
+    """True where libcuda cannot be loaded, so that calling the real bindings cannot reach a GPU."""
+    try:
+        real.cuInit(0)
+    except Exception:  # cuda-python's "driver library not found"
+        return True
+    return False
+
+
+def _checked_by_real_binding(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function`, after passing its arguments through the real binding of `name`.
+
+    cuda-python converts arguments before it loads libcuda, so without a driver the real call
+    fails with "library not found" when the arguments are acceptable, and with TypeError or
+    ValueError (or OverflowError) when the real driver would reject them too.
+    """
+    binding = getattr(real, name)
+
+    def checked(*arguments: Any) -> Any:
+        try:
+            binding(*arguments)
+        except (TypeError, ValueError, OverflowError) as error:
+            raise AssertionError(f"the real {name} rejects the arguments {arguments!r}: {error}") from error
+        except Exception:  # the driver library is missing: the arguments were accepted
+            pass
+        return function(*arguments)
+
+    return checked
+
+
+def install(monkeypatch: Any) -> FakeState:
+    """Routes mlc.runtime.cuda to a fresh fake driver for the test; returns its state."""
+    from mlc.runtime import cuda
+
+    state = FakeState()
+    driver = make_driver(state)
+    monkeypatch.setattr(cuda, "driver_module", lambda: driver)
+    monkeypatch.setattr(cuda, "_DEVICES", {})
+    return state
