@@ -41,7 +41,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation, SSAValue
 
-from mlc.errors import MlcError, first_line_of
+from mlc.diagnostics import first_line_of
+from mlc.errors import MlcError
 from mlc.dialects.element_types import to_numpy_dtype
 from mlc.dialects.gpu.ops import LaunchOp as GpuLaunchOp
 from mlc.dialects.loop.ops import LaunchOp as LoopLaunchOp
