@@ -1,0 +1,49 @@
+"""mlc: an MLIR-style multi-dialect compiler for deep learning, on xDSL.
+
+The public Python API:
+
+    f = mlc.compile(source, device="auto", entry=None)   # MLIR text, a .mlir path, or a ModuleOp
+    y = f(x)                                              # numpy arrays in and out
+    mlc.run(source, *arrays, device="auto")               # compile and call once
+    mlc.passes()                                          # name -> pass class, every registered pass
+
+Everything heavier than this module loads on first use, so `import mlc` stays cheap for tools.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mlc.errors import MlcError
+
+if TYPE_CHECKING:
+    from mlc.compiler import CompiledFunction
+
+__all__ = ["CompileError", "CompiledFunction", "MlcError", "compile", "passes", "run"]
+
+
+def compile(source: Any, device: str = "auto", entry: str | None = None, pipeline: str | None = None) -> CompiledFunction:  # noqa: A001
+    """Compiles the entry function of `source` for `device` ('auto', 'cuda' or 'cpu')."""
+    from mlc.compiler import compile as compile_source
+
+    return compile_source(source, device=device, entry=entry, pipeline=pipeline)
+
+
+def run(source: Any, *arrays: Any, device: str = "auto", entry: str | None = None) -> Any:
+    """Compiles `source` and calls it once on `arrays`."""
+    return compile(source, device=device, entry=entry)(*arrays)
+
+
+def passes() -> dict[str, type]:
+    """Every pass mlc-opt knows, by CLI name."""
+    from mlc.transforms import all_passes
+
+    return {name: load() for name, load in all_passes().items()}
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("CompiledFunction", "CompileError"):
+        import mlc.compiler
+
+        return getattr(mlc.compiler, name)
+    raise AttributeError(f"module 'mlc' has no attribute '{name}'")

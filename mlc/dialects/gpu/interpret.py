@@ -66,7 +66,8 @@ def _launch(execution: Execution, op: Operation, mask: Mask) -> None:
     if isinstance(kernel, gpu.FuncOp):
         parameters = [
             argument.reshaped(parameter)
-            if isinstance(argument, MemRefValue) and isinstance(parameter, MemRefType) else argument
+            if isinstance(argument, MemRefValue) and isinstance(parameter, MemRefType)
+            else argument
             for argument, parameter in zip(arguments, kernel.function_type.inputs.data)
         ]
         run_grid(machine, kernel.body, parameters, op.grid_shape(), op.block_shape())
@@ -83,13 +84,15 @@ def _return(execution: Execution, op: Operation, mask: Mask) -> Exit:
 
 def table() -> OperationTable:
     return OperationTable(
-        MappingProxyType({
-            gpu.ThreadIdOp: _thread_id,
-            gpu.BlockIdOp: _block_id,
-            gpu.BlockDimOp: _block_dim,
-            gpu.GridDimOp: _grid_dim,
-            gpu.BarrierOp: _barrier,
-            gpu.LaunchOp: _launch,
-        }),
+        MappingProxyType(
+            {
+                gpu.ThreadIdOp: _thread_id,
+                gpu.BlockIdOp: _block_id,
+                gpu.BlockDimOp: _block_dim,
+                gpu.GridDimOp: _grid_dim,
+                gpu.BarrierOp: _barrier,
+                gpu.LaunchOp: _launch,
+            }
+        ),
         MappingProxyType({gpu.ReturnOp: _return}),
     )

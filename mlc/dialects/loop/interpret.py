@@ -57,15 +57,21 @@ class LoopNestLevel(Level):
                 extents[depth] = max(extents[depth], op.trip_count)
                 labels[depth].add(op.mapping_name() or "unmapped")
         self.extents = tuple(extents)
-        self.labels = tuple(next(iter(names)) if len(names) == 1 else f"depth {d}" for d, names in enumerate(labels))
-        self.strides = tuple(int(np.prod(self.extents[d + 1:])) for d in range(len(self.extents)))
+        self.labels = tuple(
+            next(iter(names)) if len(names) == 1 else f"depth {d}" for d, names in enumerate(labels)
+        )
+        self.strides = tuple(int(np.prod(self.extents[d + 1 :])) for d in range(len(self.extents)))
         self._serials = [0] * len(self.extents)
         self._counter = 0
         if check_races and self.extents:
-            self.write_tracker = WriteTracker(RaceAxes(
-                self.extents, self._epochs, self.describe_lane,
-                "in one execution of a parallel loop (its iterations must be independent)",
-            ))
+            self.write_tracker = WriteTracker(
+                RaceAxes(
+                    self.extents,
+                    self._epochs,
+                    self.describe_lane,
+                    "in one execution of a parallel loop (its iterations must be independent)",
+                )
+            )
 
     def lanes(self) -> LaneSpace:
         return LaneSpace((1,) * len(self.extents), np.asarray(0, dtype=np.int64))
@@ -87,7 +93,9 @@ class LoopNestLevel(Level):
 
 def run_kernel(machine: Machine, kernel: loop.KernelOp, arguments: Sequence[object]) -> None:
     parameters = [
-        argument.reshaped(parameter) if isinstance(argument, MemRefValue) and isinstance(parameter, MemRefType) else argument
+        argument.reshaped(parameter)
+        if isinstance(argument, MemRefValue) and isinstance(parameter, MemRefType)
+        else argument
         for argument, parameter in zip(arguments, kernel.function_type.inputs.data)
     ]
     level = LoopNestLevel(kernel, machine.check_races)

@@ -50,10 +50,14 @@ class ProgramGridLevel(Level):
         self.point: tuple[int, ...] = (0,) * len(self.grid)
         if check_races:
             count = int(np.prod(self.grid))
-            self.write_tracker = WriteTracker(RaceAxes(
-                (count,), lambda lanes: [np.zeros_like(lanes)], self.describe_lane,
-                "(the programs of a launch are not ordered)",
-            ))
+            self.write_tracker = WriteTracker(
+                RaceAxes(
+                    (count,),
+                    lambda lanes: [np.zeros_like(lanes)],
+                    self.describe_lane,
+                    "(the programs of a launch are not ordered)",
+                )
+            )
 
     def describe_lane(self, lane: int) -> str:
         point = tuple(int(i) for i in np.unravel_index(lane, self.grid))
@@ -69,7 +73,9 @@ def _program_level(execution: Execution, op: Operation) -> ProgramGridLevel:
 def run_kernel(machine: Machine, kernel: tile.KernelOp, arguments: Sequence[object]) -> None:
     """Runs every program of `kernel`'s grid on the buffers `arguments`."""
     parameters = [
-        argument.reshaped(parameter) if isinstance(argument, MemRefValue) and isinstance(parameter, MemRefType) else argument
+        argument.reshaped(parameter)
+        if isinstance(argument, MemRefValue) and isinstance(parameter, MemRefType)
+        else argument
         for argument, parameter in zip(arguments, kernel.function_type.inputs.data)
     ]
     grid = kernel.grid_shape()
@@ -87,7 +93,9 @@ def _program_id(execution: Execution, op: Operation, mask: Mask) -> list[object]
     return [np.int64(_program_level(execution, op).point[op.axis.value.data])]
 
 
-def _block_positions(memref_value: MemRefValue, origin: Sequence[object], shape: Sequence[int]) -> tuple[list[np.ndarray], np.ndarray]:
+def _block_positions(
+    memref_value: MemRefValue, origin: Sequence[object], shape: Sequence[int]
+) -> tuple[list[np.ndarray], np.ndarray]:
     """Per-dimension element indices of the block at `origin`, and which elements are inside."""
     rank = len(shape)
     positions = []
@@ -102,10 +110,6 @@ def _block_positions(memref_value: MemRefValue, origin: Sequence[object], shape:
     return safe, np.broadcast_to(inside, tuple(shape))
 
 
-def _mask_with(mask: Mask, inside: np.ndarray) -> np.ndarray:
-    return inside if mask is None else (inside & np.asarray(mask))
-
-
 def _load(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     assert isinstance(op, tile.LoadOp)
     memref_value = execution.get(op.source)
@@ -116,8 +120,12 @@ def _load(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     shape = tile_type.get_shape()
     positions, inside = _block_positions(memref_value, origin, shape)
     dtype = dtype_of(tile_type)
-    loaded = execution.read(memref_value.address(positions), dtype, _mask_with(mask, inside), op)
-    padding = np.zeros((), dtype) if op.padding is None else as_array(constant_value(op.padding, tile_type.element_type), dtype)
+    loaded = execution.read(memref_value.address(positions), dtype, mask, op, len(shape), inside)
+    padding = (
+        np.zeros((), dtype)
+        if op.padding is None
+        else as_array(constant_value(op.padding, tile_type.element_type), dtype)
+    )
     return [np.where(inside, np.broadcast_to(loaded, shape), padding)]
 
 
@@ -130,7 +138,8 @@ def _store(execution: Execution, op: Operation, mask: Mask) -> None:
     tile_type = op.value.type
     assert isinstance(tile_type, tile.TileType)
     positions, inside = _block_positions(memref_value, origin, tile_type.get_shape())
-    execution.write(memref_value.address(positions), value, dtype_of(tile_type), _mask_with(mask, inside), op)
+    rank = len(tile_type.get_shape())
+    execution.write(memref_value.address(positions), value, dtype_of(tile_type), mask, op, rank, inside)
 
 
 def _broadcast(execution: Execution, op: Operation, mask: Mask) -> list[object]:
@@ -168,7 +177,9 @@ def _launch(execution: Execution, op: Operation, mask: Mask) -> None:
     assert isinstance(op, tile.LaunchOp)
     kernel = execution.machine.lookup(op.kernel.root_reference.data, op)
     if not isinstance(kernel, tile.KernelOp):
-        raise InterpreterError(f"'@{op.kernel.root_reference.data}' is a '{kernel.name}', not a 'tile.kernel'", op)
+        raise InterpreterError(
+            f"'@{op.kernel.root_reference.data}' is a '{kernel.name}', not a 'tile.kernel'", op
+        )
     run_kernel(execution.machine, kernel, execution.operands(op))
 
 
@@ -178,14 +189,16 @@ def _exit(execution: Execution, op: Operation, mask: Mask) -> Exit:
 
 def table() -> OperationTable:
     return OperationTable(
-        MappingProxyType({
-            tile.ProgramIdOp: _program_id,
-            tile.LoadOp: _load,
-            tile.StoreOp: _store,
-            tile.BroadcastOp: _broadcast,
-            tile.SplatOp: _splat,
-            tile.MapOp: _map,
-            tile.LaunchOp: _launch,
-        }),
+        MappingProxyType(
+            {
+                tile.ProgramIdOp: _program_id,
+                tile.LoadOp: _load,
+                tile.StoreOp: _store,
+                tile.BroadcastOp: _broadcast,
+                tile.SplatOp: _splat,
+                tile.MapOp: _map,
+                tile.LaunchOp: _launch,
+            }
+        ),
         MappingProxyType({tile.YieldOp: _exit, tile.ReturnOp: _exit}),
     )

@@ -1,0 +1,146 @@
+"""Fused elementwise functions compiled from the graph level agree with numpy.
+
+Every case runs on the CPU (in CI) and on the GPU (marked `gpu`, run on the GPU machine), with
+fresh random inputs; outputs are compared with a numpy expression of the same function.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mlc
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
+
+
+def tensor(shape: tuple[int, ...], element: str) -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
+
+
+def compile_and_run(text: str, device: str, *arrays: np.ndarray):
+    return mlc.compile(text, device=device)(*arrays)
+
+
+@pytest.fixture
+def rng(request: pytest.FixtureRequest) -> np.random.Generator:
+    return np.random.default_rng(abs(hash(request.node.nodeid)) % 2**32)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("size", [1, 7, 1000, 1001, 4096, 2**20 + 3])
+def test_add_of_any_size(device: str, size: int, rng: np.random.Generator):
+    t = tensor((size,), "f32")
+    text = f"""func.func @main(%a: {t}, %b: {t}) -> {t} {{
+      %0 = graph.add %a, %b : ({t}, {t}) -> {t}
+      func.return %0 : {t}
+    }}"""
+    a, b = rng.standard_normal(size, dtype=np.float32), rng.standard_normal(size, dtype=np.float32)
+    np.testing.assert_array_equal(compile_and_run(text, device, a, b), a + b)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(64, 1024), (33, 65), (3, 5, 7)])
+def test_chain_with_bias_broadcast(device: str, shape: tuple[int, ...], rng: np.random.Generator):
+    x_type, b_type = tensor(shape, "f32"), tensor(shape[-1:], "f32")
+    text = f"""func.func @main(%x: {x_type}, %b: {b_type}) -> {x_type} {{
+      %two = graph.constant dense<2.0> : tensor<f32>
+      %one = graph.constant dense<1.0> : tensor<f32>
+      %0 = graph.mul %x, %two : ({x_type}, tensor<f32>) -> {x_type}
+      %1 = graph.add %0, %one : ({x_type}, tensor<f32>) -> {x_type}
+      %2 = graph.relu %1 : {x_type}
+      %3 = graph.mul %2, %b : ({x_type}, {b_type}) -> {x_type}
+      func.return %3 : {x_type}
+    }}"""
+    x = rng.standard_normal(shape, dtype=np.float32)
+    b = rng.standard_normal(shape[-1:], dtype=np.float32)
+    np.testing.assert_allclose(compile_and_run(text, device, x, b), np.maximum(2 * x + 1, 0) * b, rtol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_column_and_row_broadcast(device: str, rng: np.random.Generator):
+    text = """func.func @main(%col: tensor<37x1xf32>, %row: tensor<1x129xf32>) -> tensor<37x129xf32> {
+      %0 = graph.sub %col, %row : (tensor<37x1xf32>, tensor<1x129xf32>) -> tensor<37x129xf32>
+      %1 = graph.tanh %0 : tensor<37x129xf32>
+      func.return %1 : tensor<37x129xf32>
+    }"""
+    col = rng.standard_normal((37, 1), dtype=np.float32)
+    row = rng.standard_normal((1, 129), dtype=np.float32)
+    np.testing.assert_allclose(compile_and_run(text, device, col, row), np.tanh(col - row), rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(1000,), (17, 33)])
+def test_half_precision_gelu_and_sigmoid(device: str, shape: tuple[int, ...], rng: np.random.Generator):
+    t = tensor(shape, "f16")
+    text = f"""func.func @main(%x: {t}) -> ({t}, {t}) {{
+      %0 = graph.gelu %x : {t}
+      %1 = graph.sigmoid %0 : {t}
+      func.return %0, %1 : {t}, {t}
+    }}"""
+    x = rng.standard_normal(shape).astype(np.float16)
+    gelu, sigmoid = compile_and_run(text, device, x)
+    from math import erf
+
+    x64 = x.astype(np.float64)
+    gelu_reference = 0.5 * x64 * (1 + np.vectorize(erf)(x64 / np.sqrt(2)))
+    assert gelu.dtype == np.float16 and sigmoid.dtype == np.float16
+    np.testing.assert_allclose(gelu.astype(np.float64), gelu_reference, rtol=2e-3, atol=1e-3)
+    sigmoid_reference = 1 / (1 + np.exp(-gelu.astype(np.float64)))
+    np.testing.assert_allclose(sigmoid.astype(np.float64), sigmoid_reference, rtol=2e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_integers_comparisons_and_casts(device: str, rng: np.random.Generator):
+    text = """func.func @main(%a: tensor<300xi32>, %b: tensor<300xi32>, %x: tensor<300xf32>) -> (tensor<300xi32>, tensor<300xf32>, tensor<300xi32>) {
+      %q = graph.div %a, %b : (tensor<300xi32>, tensor<300xi32>) -> tensor<300xi32>
+      %gt = graph.cmp gt, %a, %b : (tensor<300xi32>, tensor<300xi32>) -> tensor<300xi1>
+      %neg = graph.neg %x : tensor<300xf32>
+      %w = graph.where %gt, %x, %neg : (tensor<300xi1>, tensor<300xf32>, tensor<300xf32>) -> tensor<300xf32>
+      %scaled = graph.mul %x, %x : (tensor<300xf32>, tensor<300xf32>) -> tensor<300xf32>
+      %i = graph.cast %scaled : tensor<300xf32> to tensor<300xi32>
+      func.return %q, %w, %i : tensor<300xi32>, tensor<300xf32>, tensor<300xi32>
+    }"""
+    a = rng.integers(-50, 50, 300).astype(np.int32)
+    b = rng.integers(-5, 5, 300).astype(np.int32)
+    x = (rng.standard_normal(300) * 10).astype(np.float32)
+    quotient, chosen, truncated = compile_and_run(text, device, a, b, x)
+    with np.errstate(all="ignore"):
+        expected_quotient = np.where(b == 0, 0, np.trunc(a / np.where(b == 0, 1, b))).astype(np.int32)
+    np.testing.assert_array_equal(quotient, expected_quotient)
+    np.testing.assert_array_equal(chosen, np.where(a > b, x, -x))
+    np.testing.assert_array_equal(truncated, (x * x).astype(np.int32))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_constants_reshapes_and_returned_arguments(device: str, rng: np.random.Generator):
+    text = """func.func @main(%x: tensor<6xf32>, %y: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<6xf32>, tensor<2x2xf32>) {
+      %c = graph.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+      %fill = graph.constant dense<7.0> : tensor<2x2xf32>
+      %r = graph.reshape %x : tensor<6xf32> to tensor<2x3xf32>
+      %s = graph.add %r, %c : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+      %t = graph.mul %s, %y : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+      func.return %t, %x, %fill : tensor<2x3xf32>, tensor<6xf32>, tensor<2x2xf32>
+    }"""
+    x = rng.standard_normal(6, dtype=np.float32)
+    y = rng.standard_normal((2, 3), dtype=np.float32)
+    product, same_x, fill = compile_and_run(text, device, x, y)
+    constant = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(product, (x.reshape(2, 3) + constant) * y)
+    np.testing.assert_array_equal(same_x, x)
+    np.testing.assert_array_equal(fill, np.full((2, 2), 7.0, np.float32))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_wrong_arguments_raise_value_error_naming_them(device: str):
+    text = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = graph.exp %a : tensor<4xf32>
+      func.return %0 : tensor<4xf32>
+    }"""
+    f = mlc.compile(text, device=device)
+    with pytest.raises(ValueError, match="argument"):
+        f(np.ones(5, np.float32))
+    with pytest.raises(ValueError, match="float32"):
+        f(np.ones(4, np.float64))
+    with pytest.raises(ValueError):
+        f()
