@@ -392,8 +392,8 @@ FLOAT_UNARY: dict[str, Callable[[Array], Array]] = {
     "asinh": in_double(np.arcsinh),
     "acosh": in_double(np.arccosh),
     "atanh": in_double(np.arctanh),
-    "erf": in_double(lambda x: _erf(x).astype(np.float64)),
-    "erfc": in_double(lambda x: _erfc(x).astype(np.float64)),
+    "erf": in_double(lambda x: np.asarray(_erf(x), dtype=np.float64)),
+    "erfc": in_double(lambda x: np.asarray(_erfc(x), dtype=np.float64)),
     "sigmoid": in_double(lambda x: 1.0 / (1.0 + np.exp(-x))),
 }
 
