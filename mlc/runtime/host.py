@@ -209,6 +209,7 @@ class HostProgram:
                 if not allocation.is_result:
                     self._keep(allocation.slot, executor.allocate(allocation.spec, allocation.alignment))
         self._binders = [executor.argument_binder(argument) for argument in plan.arguments]
+        self._output_descriptions = [f"output #{i} of @{plan.function_name}" for i in range(len(plan.results))]
         allocation_alignments = {a.slot: a.alignment for a in plan.allocations}
         self._allocation_alignment = allocation_alignments
         seen: set[int] = set()
@@ -302,26 +303,35 @@ class HostProgram:
         returned. Without `outputs`, every call allocates its results afresh.
         """
         self._check_count(arguments, outputs)
-        with self._lock, self._describing_failures(), self.executor.call_scope():
-            bound = self._bind_arguments(arguments)
-            results: list[Buffer] = []
-            for index, (result, direct) in enumerate(zip(self.plan.results, self._direct_results)):
-                # Every output is checked before anything is launched.
-                if outputs is not None:
-                    buffer, pointer = self._bind_output(index, outputs[index])
-                else:
-                    buffer = self.executor.allocate(
-                        result.spec, self._allocation_alignment.get(result.slot, DEFAULT_ALIGNMENT)
-                    )
-                    pointer = self.executor.pointer_of(buffer)
-                results.append(buffer)
-                if direct:
-                    self._point(result.slot, pointer)
-                    bound[result.slot] = buffer
-            self._launch_all()
-            for index, (result, direct) in enumerate(zip(self.plan.results, self._direct_results)):
-                if not direct:
-                    self.executor.copy(self._buffer(bound, result.slot), results[index], result.spec.nbytes)
+        # The hot path of small kernels: no per-call allocations beyond what binding needs.
+        with self._lock, self.executor.call_scope():
+            try:
+                return self._run_on_device_locked(arguments, outputs)
+            except CudaError as error:
+                raise self._with_last_launches(error) from None
+
+    def _run_on_device_locked(
+        self, arguments: Sequence[object], outputs: Sequence[object] | None
+    ) -> tuple[Buffer, ...]:
+        bound = self._bind_arguments(arguments)
+        results: list[Buffer] = []
+        for index, (result, direct) in enumerate(zip(self.plan.results, self._direct_results)):
+            # Every output is checked before anything is launched.
+            if outputs is not None:
+                buffer, pointer = self._bind_output(index, outputs[index])
+            else:
+                buffer = self.executor.allocate(
+                    result.spec, self._allocation_alignment.get(result.slot, DEFAULT_ALIGNMENT)
+                )
+                pointer = self.executor.pointer_of(buffer)
+            results.append(buffer)
+            if direct:
+                self._point(result.slot, pointer)
+                bound[result.slot] = buffer
+        self._launch_all()
+        for index, (result, direct) in enumerate(zip(self.plan.results, self._direct_results)):
+            if not direct:
+                self.executor.copy(self._buffer(bound, result.slot), results[index], result.spec.nbytes)
         return tuple(outputs) if outputs is not None else tuple(results)
 
     def synchronize(self) -> None:
@@ -357,9 +367,7 @@ class HostProgram:
     def _bind_output(self, index: int, value: object) -> tuple[Buffer, int]:
         result = self.plan.results[index]
         alignment, reason = self.plan.slot_alignments[result.slot]
-        return self.executor.bind_output(
-            value, result.spec, f"output #{index} of @{self.name}", alignment, reason
-        )
+        return self.executor.bind_output(value, result.spec, self._output_descriptions[index], alignment, reason)
 
     def _buffer(self, bound: dict[int, Buffer], slot: int) -> Buffer:
         return bound[slot] if slot in bound else self._kept[slot]
@@ -371,6 +379,14 @@ class HostProgram:
 
     def _describing_failures(self) -> AbstractContextManager[None]:
         return _AppendLaunches(self)
+
+    def _with_last_launches(self, error: CudaError) -> CudaError:
+        """`error`, with the launches of the last call appended (see `_AppendLaunches`)."""
+        try:
+            with _AppendLaunches(self):
+                raise error
+        except CudaError as described:
+            return described
 
 
 class _AppendLaunches:
@@ -530,13 +546,21 @@ class _CudaKernel(LoadedKernel):
 
 class _CudaArgumentBinder:
     def __init__(self, executor: CudaExecutor, argument: ArgumentSlot):
+        from mlc.runtime.cuda import TorchFastCheck
+
         self.executor = executor
         self.argument = argument
         self.staging: DeviceBuffer | None = None
+        self.fast = TorchFastCheck(
+            argument.spec.dtype, argument.spec.shape, executor.device.ordinal, argument.alignment, executor.stream
+        )
 
     def __call__(self, value: object) -> tuple[Buffer, int]:
         from mlc.runtime.cuda import DeviceBuffer, device_array_view
 
+        pointer = self.fast.pointer(value)
+        if pointer is not None:
+            return value, pointer
         argument, executor = self.argument, self.executor
         if isinstance(value, np.ndarray | np.generic):
             return self._upload(np.asarray(value))
@@ -591,6 +615,8 @@ class CudaExecutor(Executor):
         self.module = module
         self.device = module.device
         self.stream = stream or Stream.legacy_default(self.device)
+        # Fast checks of PyTorch outputs, per result: built on first use, one per program result.
+        self._output_checks: dict[tuple[int, int], object] = {}
 
     def call_scope(self) -> AbstractContextManager[object]:
         return self.device.activated()
@@ -659,8 +685,16 @@ class CudaExecutor(Executor):
     def bind_output(
         self, value: object, spec: BufferSpec, description: str, alignment: int, reason: str
     ) -> tuple[Buffer, int]:
-        from mlc.runtime.cuda import DeviceBuffer, device_array_view
+        from mlc.runtime.cuda import DeviceBuffer, TorchFastCheck, device_array_view
 
+        key = (id(spec), alignment)
+        fast = self._output_checks.get(key)
+        if fast is None:
+            fast = TorchFastCheck(spec.dtype, spec.shape, self.device.ordinal, alignment, self.stream)
+            self._output_checks[key] = fast
+        pointer = fast.pointer(value)
+        if pointer is not None:
+            return value, pointer
         if isinstance(value, DeviceBuffer):
             return self.check_device_array(
                 value,
