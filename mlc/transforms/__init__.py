@@ -14,6 +14,16 @@ from collections.abc import Callable
 from xdsl.passes import ModulePass
 
 MLC_PASSES: dict[str, str] = {
+    "convert-arith-to-llvm": "mlc.transforms.convert_arith_to_llvm:ConvertArithToLLVM",
+    "convert-cf-to-llvm": "mlc.transforms.convert_cf_to_llvm:ConvertCfToLLVM",
+    "convert-math-to-llvm": "mlc.transforms.convert_math_to_llvm:ConvertMathToLLVM",
+    "convert-memref-to-llvm": "mlc.transforms.convert_memref_to_llvm:ConvertMemRefToLLVM",
+    "convert-vector-to-llvm": "mlc.transforms.convert_vector_to_llvm:ConvertVectorToLLVM",
+    "convert-graph-to-tile": "mlc.transforms.convert_graph_to_tile:ConvertGraphToTile",
+    "convert-tile-to-loop": "mlc.transforms.convert_tile_to_loop:ConvertTileToLoop",
+    "convert-loop-to-cpu": "mlc.transforms.convert_loop_to_cpu:ConvertLoopToCpu",
+    "convert-loop-to-gpu": "mlc.transforms.convert_loop_to_gpu:ConvertLoopToGpu",
+    "convert-gpu-to-nvvm": "mlc.transforms.convert_gpu_to_nvvm:ConvertGpuToNvvm",
     "mlc-lower-to-cpu": "mlc.transforms.pipelines:LowerToCpu",
     "mlc-lower-to-gpu": "mlc.transforms.pipelines:LowerToGpu",
 }

@@ -1,0 +1,109 @@
+// RUN: mlc-opt %s --split-input-file -p convert-vector-to-llvm | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p convert-vector-to-llvm | mlc-opt --split-input-file | filecheck %s
+
+// Vector loads and stores: the address of the first element as for memref.load, then one
+// access of the whole vector, aligned as the op's `alignment` says, else as one element.
+// CHECK-LABEL: llvm.func @load_store(%arg0: !llvm.ptr<1>, %i: i64)
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    %[[C1:.*]] = builtin.unrealized_conversion_cast %c1 : index to i64
+// CHECK-NEXT:    %[[S:.*]] = llvm.mlir.constant(64) : i64
+// CHECK-NEXT:    %[[R:.*]] = llvm.mul %[[C1]], %[[S]] : i64
+// CHECK-NEXT:    %[[O:.*]] = llvm.add %[[R]], %i : i64
+// CHECK-NEXT:    %[[P:.*]] = llvm.getelementptr inbounds %arg0[%[[O]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK-NEXT:    %aligned = llvm.load %[[P]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK:         %[[Q:.*]] = llvm.getelementptr inbounds %arg0[%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK-NEXT:    %unaligned = llvm.load %[[Q]] {alignment = 4 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK:         %[[T:.*]] = llvm.getelementptr inbounds %arg0[%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK-NEXT:    llvm.store %aligned, %[[T]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK:         %[[U:.*]] = llvm.getelementptr inbounds %arg0[%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK-NEXT:    llvm.store %unaligned, %[[U]] {alignment = 4 : i64} : vector<4xf32>, !llvm.ptr<1>
+llvm.func @load_store(%arg0: !llvm.ptr<1>, %i: i64) {
+  %m = builtin.unrealized_conversion_cast %arg0 : !llvm.ptr<1> to memref<2x64xf32>
+  %ii = builtin.unrealized_conversion_cast %i : i64 to index
+  %c1 = arith.constant 1 : index
+  %aligned = vector.load %m[%c1, %ii] {alignment = 16 : i64} : memref<2x64xf32>, vector<4xf32>
+  %unaligned = vector.load %m[%c1, %ii] : memref<2x64xf32>, vector<4xf32>
+  vector.store %aligned, %m[%c1, %ii] {alignment = 16 : i64} : memref<2x64xf32>, vector<4xf32>
+  vector.store %unaligned, %m[%c1, %ii] : memref<2x64xf32>, vector<4xf32>
+  llvm.return
+}
+
+// -----
+
+// Element access at static and dynamic positions.
+// CHECK-LABEL: llvm.func @elements(%v: vector<4xf32>, %x: f32, %i: i64)
+// CHECK-NEXT:    %[[TWO:.*]] = llvm.mlir.constant(2) : i64
+// CHECK-NEXT:    %static = llvm.extractelement %v[%[[TWO]] : i64] : vector<4xf32>
+// CHECK-NEXT:    %dynamic = llvm.extractelement %v[%i : i64] : vector<4xf32>
+// CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    %inserted = llvm.insertelement %x, %v[%[[ZERO]] : i64] : vector<4xf32>
+// CHECK-NEXT:    %moved = llvm.insertelement %static, %inserted[%i : i64] : vector<4xf32>
+llvm.func @elements(%v: vector<4xf32>, %x: f32, %i: i64) {
+  %ii = builtin.unrealized_conversion_cast %i : i64 to index
+  %static = vector.extract %v[2] : f32 from vector<4xf32>
+  %dynamic = vector.extract %v[%ii] : f32 from vector<4xf32>
+  %inserted = vector.insert %x, %v[0] : f32 into vector<4xf32>
+  %moved = vector.insert %static, %inserted[%ii] : f32 into vector<4xf32>
+  llvm.return
+}
+
+// -----
+
+// Broadcasts: a splat constant from a constant scalar, else insertelement + shufflevector.
+// CHECK-LABEL: llvm.func @broadcasts(%x: f32, %one: vector<1xi32>)
+// CHECK-NEXT:    %c = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT:    %constant = llvm.mlir.constant(dense<2.000000e+00> : vector<4xf32>) : vector<4xf32>
+// CHECK-NEXT:    %k = llvm.mlir.constant(7) : i64
+// CHECK-NEXT:    %indices = llvm.mlir.constant(dense<7> : vector<2xi64>) : vector<2xi64>
+// CHECK-NEXT:    %[[UNDEF:.*]] = llvm.mlir.undef : vector<4xf32>
+// CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    %[[FIRST:.*]] = llvm.insertelement %x, %[[UNDEF]][%[[ZERO]] : i64] : vector<4xf32>
+// CHECK-NEXT:    %splat = llvm.shufflevector %[[FIRST]], %[[UNDEF]] [0, 0, 0, 0] : vector<4xf32>
+// CHECK-NEXT:    %widened = llvm.shufflevector %one, %one [0, 0, 0, 0, 0, 0, 0, 0] : vector<1xi32>
+llvm.func @broadcasts(%x: f32, %one: vector<1xi32>) {
+  %c = arith.constant 2.0 : f32
+  %constant = vector.broadcast %c : f32 to vector<4xf32>
+  %k = llvm.mlir.constant(7) : i64
+  %kk = builtin.unrealized_conversion_cast %k : i64 to index
+  %indices = vector.broadcast %kk : index to vector<2xindex>
+  %splat = vector.broadcast %x : f32 to vector<4xf32>
+  %widened = vector.broadcast %one : vector<1xi32> to vector<8xi32>
+  llvm.return
+}
+
+// -----
+
+// fma and reductions: ordered float sums from the accumulator (or -0.0), LLVM's reduction
+// intrinsics for the other kinds, combined with the accumulator.
+// CHECK-LABEL: llvm.func @arithmetic(%v: vector<4xf32>, %w: vector<4xi32>, %x: f32, %a: i32)
+// CHECK-NEXT:    %fma = llvm.intr.fma(%v, %v, %v) : (vector<4xf32>, vector<4xf32>, vector<4xf32>) -> vector<4xf32>
+// CHECK-NEXT:    %[[NZ:.*]] = llvm.mlir.constant(-0.000000e+00 : f32) : f32
+// CHECK-NEXT:    %sum = "llvm.intr.vector.reduce.fadd"(%[[NZ]], %v)
+// CHECK-NEXT:    %product = "llvm.intr.vector.reduce.fmul"(%x, %v)
+// CHECK-NEXT:    %[[M:.*]] = llvm.call_intrinsic "llvm.vector.reduce.fmaximum.v4f32"(%v) : (vector<4xf32>) -> f32
+// CHECK-NEXT:    %maximum = llvm.call_intrinsic "llvm.maximum.f32"(%x, %[[M]]) : (f32, f32) -> f32
+// CHECK-NEXT:    %[[S:.*]] = llvm.call_intrinsic "llvm.vector.reduce.add.v4i32"(%w) : (vector<4xi32>) -> i32
+// CHECK-NEXT:    %isum = llvm.add %a, %[[S]] : i32
+// CHECK-NEXT:    %smax = llvm.call_intrinsic "llvm.vector.reduce.smax.v4i32"(%w) : (vector<4xi32>) -> i32
+llvm.func @arithmetic(%v: vector<4xf32>, %w: vector<4xi32>, %x: f32, %a: i32) {
+  %fma = vector.fma %v, %v, %v : vector<4xf32>
+  %sum = vector.reduction <add>, %v : vector<4xf32> into f32
+  %product = vector.reduction <mul>, %v, %x : vector<4xf32> into f32
+  %maximum = vector.reduction <maximumf>, %v, %x : vector<4xf32> into f32
+  %isum = vector.reduction <add>, %w, %a : vector<4xi32> into i32
+  %smax = vector.reduction <maxsi>, %w : vector<4xi32> into i32
+  llvm.return
+}
+
+// -----
+
+// Host functions keep their vector ops.
+// CHECK-LABEL: func.func @host(%m: memref<8xf32>) -> vector<4xf32>
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %v = vector.load %m[%c0] : memref<8xf32>, vector<4xf32>
+// CHECK-NEXT:    func.return %v : vector<4xf32>
+func.func @host(%m: memref<8xf32>) -> vector<4xf32> {
+  %c0 = arith.constant 0 : index
+  %v = vector.load %m[%c0] : memref<8xf32>, vector<4xf32>
+  func.return %v : vector<4xf32>
+}
