@@ -256,6 +256,14 @@ def split_chunks(text: str, split: bool) -> list[tuple[str, int]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # the reader (e.g. `head`) stopped reading: not an error of ours
+        sys.stderr.close()
+        return 0
+
+
+def _main(argv: list[str] | None) -> int:
     args = _arguments().parse_args(argv)
     if args.list_passes:
         list_passes(sys.stdout)

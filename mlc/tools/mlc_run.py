@@ -150,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _arguments().parse_args(argv)
     try:
         return run(args)
+    except BrokenPipeError:  # the reader (e.g. `head`) stopped reading: not an error of ours
+        sys.stderr.close()
+        return 0
     except (MlcError, ValueError) as error:
         sys.stderr.write(f"mlc-run: error: {error}\n")
         return 1

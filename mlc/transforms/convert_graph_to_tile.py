@@ -53,7 +53,14 @@ from mlc.dialects.element_types import byte_width
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.elementwise_expansion import ScalarBuilder, expand_elementwise, splat_constant_value
-from mlc.transforms.elementwise_fusion import FUSIBLE_OPS, FusionGroup, is_splat_constant, partition, shape_of
+from mlc.transforms.elementwise_fusion import (
+    FUSIBLE_OPS,
+    FusionGroup,
+    is_splat_constant,
+    partition,
+    returned_view,
+    shape_of,
+)
 
 HOST_BUFFER_ALIGNMENT = 256
 
@@ -304,11 +311,13 @@ class HostBuilder:
         self.kernels.append(kernel)
         arguments = [self._buffer_of(value) for value, _ in group.inputs]
         for output in group.outputs:
-            allocation = memref.AllocOp.get(
-                _element_type(output), HOST_BUFFER_ALIGNMENT, shape_of(output)
-            )
+            view = returned_view(output)
+            shape = shape_of(view.result if view is not None else output)
+            allocation = memref.AllocOp.get(_element_type(output), HOST_BUFFER_ALIGNMENT, shape)
             self.builder.insert(allocation)
             self.buffers[output] = allocation.memref
+            if view is not None:
+                self.buffers[view.result] = allocation.memref
             arguments.append(allocation.memref)
         self.builder.insert(tile.LaunchOp(plan.name, arguments))
 

@@ -12,10 +12,14 @@ Otherwise it starts a new group whose domain is its own shape. Because an op joi
 every user is already inside, no path leaves a group and comes back: groups never form a cycle.
 
 Ops whose results the function does not return, directly or through other ops, are dropped
-(graph ops have no side effects). Splat constants are never members: every group inlines them as scalars. Other constants and
+(graph ops have no side effects). Independent groups of the same domain that read a common value are then merged (multi-output,
+or sibling, fusion) when neither depends on the other, so that the value is read once.
+
+Splat constants are never members: every group inlines them as scalars. Other constants and
 values from outside are inputs. A reshape's operand is always an input, seen with the reshape's
 result shape (a free reinterpretation of a contiguous buffer); a reshape alone in a group is a
-copy kernel.
+copy kernel, except when it only returns a kernel's output: that kernel then writes straight into
+the returned buffer (`returned_view`).
 
 This is the local grouping the foundation needs; the `graph-fuse` pass (graph.fusion regions,
 with reductions and matmul epilogues) supersedes it.
@@ -94,12 +98,31 @@ def _choose_group(op: Operation, group_of: dict[Operation, FusionGroup], live: s
     return None
 
 
+def returned_view(value: SSAValue) -> graph.ReshapeOp | None:
+    """The reshape through which a kernel output is returned, when that is its only use.
+
+    The kernel then writes straight into a buffer of the reshaped type (a free reinterpretation
+    of a contiguous buffer), and the reshape needs no copy kernel.
+    """
+    uses = list(value.uses)
+    if len(uses) != 1 or not isinstance(value.owner, FUSIBLE_OPS):
+        return None
+    reshape = uses[0].operation
+    if not isinstance(reshape, graph.ReshapeOp) or not reshape.result.uses:
+        return None
+    if all(isinstance(use.operation, func.ReturnOp) for use in reshape.result.uses):
+        return reshape
+    return None
+
+
 def partition(function: func.FuncOp) -> list[FusionGroup]:
     """The fusion groups of `function`, in an order in which each group's inputs exist."""
     group_of: dict[Operation, FusionGroup] = {}
     live = live_ops(function)
     for op in reversed(list(function.body.block.ops)):
         if not isinstance(op, FUSIBLE_OPS) or op not in live:
+            continue
+        if isinstance(op, graph.ReshapeOp) and returned_view(op.x) is op:
             continue
         group = _choose_group(op, group_of, live)
         if group is None:
@@ -111,9 +134,64 @@ def partition(function: func.FuncOp) -> list[FusionGroup]:
             group_of[op].ops.append(op)
     position = {op: index for index, op in enumerate(function.body.block.ops)}
     groups.sort(key=lambda g: position[g.ops[0]])
+    groups = _merge_siblings(groups, group_of, position)
     for group in groups:
         _collect_inputs_and_outputs(group, group_of, live)
     return _in_dependency_order(groups, group_of)
+
+
+def _reads(group: FusionGroup) -> set[SSAValue]:
+    """The values a group's ops use that the group does not compute (splat constants aside)."""
+    inside = set(group.ops)
+    return {
+        operand
+        for op in group.ops
+        for operand in op.operands
+        if operand.owner not in inside and not is_splat_constant(operand)
+    }
+
+
+def _depends_on(group: FusionGroup, other: FusionGroup, group_of: dict[Operation, FusionGroup]) -> bool:
+    """Whether `group` uses, directly or through other groups, a value `other` computes."""
+    seen: set[int] = set()
+    worklist = [group]
+    while worklist:
+        current = worklist.pop()
+        for value in _reads(current):
+            producer = group_of.get(value.owner) if isinstance(value.owner, Operation) else None
+            if producer is None or id(producer) in seen:
+                continue
+            if producer is other:
+                return True
+            seen.add(id(producer))
+            worklist.append(producer)
+    return False
+
+
+def _merge_siblings(
+    groups: list[FusionGroup], group_of: dict[Operation, FusionGroup], position: dict[Operation, int]
+) -> list[FusionGroup]:
+    """Multi-output fusion: independent groups of one domain that read a common value become one.
+
+    The shared value is then read once. Neither group may depend on the other, even through a
+    third group, or the merged group would form a cycle.
+    """
+    merged: list[FusionGroup] = []
+    for group in groups:
+        for candidate in merged:
+            if (
+                candidate.domain == group.domain
+                and _reads(candidate) & _reads(group)
+                and not _depends_on(candidate, group, group_of)
+                and not _depends_on(group, candidate, group_of)
+            ):
+                candidate.ops = sorted(candidate.ops + group.ops, key=position.__getitem__)
+                for op in group.ops:
+                    group_of[op] = candidate
+                break
+        else:
+            merged.append(group)
+    return merged
 
 
 def _collect_inputs_and_outputs(

@@ -141,6 +141,26 @@ func.func @half(%x: tensor<4x4xf16>) -> tensor<4x4xf16> {
 
 // -----
 
+// Two independent ops over one domain reading the same inputs: one kernel, two outputs, each
+// input read once. A result returned through a reshape is written in place: the kernel's output
+// buffer has the reshaped type, and there is no copy kernel.
+// CHECK-LABEL: tile.kernel @siblings_0_cmp_div
+// CHECK-SAME:    (%i: memref<256xi32>, %j: memref<256xi32>, %output0: memref<256xi1>, %output1: memref<256xi32>)
+// CHECK-NOT:   tile.kernel
+// CHECK-LABEL: func.func @siblings
+// CHECK-NEXT:    %[[B:.*]] = memref.alloc() {{.*}} : memref<256xi1>
+// CHECK-NEXT:    %[[Q:.*]] = memref.alloc() {{.*}} : memref<16x16xi32>
+// CHECK-NEXT:    tile.launch @siblings_0_cmp_div(%i, %j, %[[B]], %[[Q]]) : memref<256xi32>, memref<256xi32>, memref<256xi1>, memref<16x16xi32>
+// CHECK-NEXT:    func.return %[[B]], %[[Q]]
+func.func @siblings(%i: tensor<256xi32>, %j: tensor<256xi32>) -> (tensor<256xi1>, tensor<16x16xi32>) {
+  %gt = graph.cmp ge, %i, %j : (tensor<256xi32>, tensor<256xi32>) -> tensor<256xi1>
+  %q = graph.div %i, %j : (tensor<256xi32>, tensor<256xi32>) -> tensor<256xi32>
+  %m = graph.reshape %q : tensor<256xi32> to tensor<16x16xi32>
+  func.return %gt, %m : tensor<256xi1>, tensor<16x16xi32>
+}
+
+// -----
+
 // Functions without graph ops are left alone.
 // CHECK-LABEL: func.func @host_only(%arg0: memref<4xf32>) -> memref<4xf32>
 // CHECK-NEXT:    func.return %arg0

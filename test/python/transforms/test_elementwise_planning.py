@@ -115,3 +115,47 @@ def test_partition_output_of_the_domain_shape_stays_in_the_group(returned_twice)
     )
     assert len(groups) == 1
     assert len(groups[0].outputs) == (2 if returned_twice else 1)
+
+
+def test_siblings_reading_a_common_input_share_one_kernel():
+    groups = _groups(
+        """
+        func.func @f(%i: tensor<64xi32>, %j: tensor<64xi32>) -> (tensor<64xi1>, tensor<64xi32>) {
+          %0 = graph.cmp ge, %i, %j : (tensor<64xi32>, tensor<64xi32>) -> tensor<64xi1>
+          %1 = graph.div %i, %j : (tensor<64xi32>, tensor<64xi32>) -> tensor<64xi32>
+          func.return %0, %1 : tensor<64xi1>, tensor<64xi32>
+        }"""
+    )
+    assert len(groups) == 1 and len(groups[0].outputs) == 2
+    assert len(groups[0].inputs) == 2  # i and j, each read once
+
+
+def test_dependent_siblings_are_not_merged():
+    # %2 depends on the exp group through %1 (a reshape cut): merging them would form a cycle.
+    groups = _groups(
+        """
+        func.func @f(%x: tensor<4x8xf32>) -> (tensor<32xf32>, tensor<32xf32>) {
+          %0 = graph.exp %x : tensor<4x8xf32>
+          %1 = graph.reshape %0 : tensor<4x8xf32> to tensor<32xf32>
+          %2 = graph.neg %1 : tensor<32xf32>
+          %3 = graph.reshape %x : tensor<4x8xf32> to tensor<32xf32>
+          %4 = graph.abs %3 : tensor<32xf32>
+          %5 = graph.add %2, %4 : (tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32>
+          func.return %5, %4 : tensor<32xf32>, tensor<32xf32>
+        }"""
+    )
+    names = [[op.name for op in g.ops] for g in groups]
+    assert names[0] == ["graph.exp"]
+    assert len(groups) == 2
+
+
+def test_a_reshaped_result_is_written_in_place():
+    groups = _groups(
+        """
+        func.func @f(%x: tensor<256xf32>) -> tensor<16x16xf32> {
+          %0 = graph.exp %x : tensor<256xf32>
+          %1 = graph.reshape %0 : tensor<256xf32> to tensor<16x16xf32>
+          func.return %1 : tensor<16x16xf32>
+        }"""
+    )
+    assert [[op.name for op in g.ops] for g in groups] == [["graph.exp"]]
