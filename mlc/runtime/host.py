@@ -344,7 +344,10 @@ class HostProgram:
     def _check_count(self, arguments: Sequence[object], outputs: Sequence[object] | None) -> None:
         expected = self.plan.arguments
         if len(arguments) != len(expected):
-            names = ", ".join(a.spec.type_text for a in expected) or "none"
+            # "argument #0 (%x) of @main" -> "%x: memref<...>"
+            names = ", ".join(
+                f"{a.description.split('(')[1].split(')')[0]}: {a.spec.type_text}" for a in expected
+            ) or "none"
             raise ValueError(
                 f"@{self.name} takes {len(expected)} argument(s) ({names}), got {len(arguments)}"
             )

@@ -297,6 +297,9 @@ class HostBuilder:
         return value
 
     def _launch(self, index: int, group: FusionGroup) -> None:
+        if _product(group.domain) == 0:
+            self._allocate_outputs(group)  # nothing to compute: an empty buffer is the result
+            return
         for element_type in {_element_type(v) for v, _ in group.inputs} | {_element_type(v) for v in group.outputs}:
             byte_width(element_type)  # raises for element types without storage
         domain, input_shapes = collapse_dimensions(group.domain, [seen for _, seen in group.inputs])
@@ -310,6 +313,12 @@ class HostBuilder:
         kernel = build_kernel(plan, self.options.num_warps)
         self.kernels.append(kernel)
         arguments = [self._buffer_of(value) for value, _ in group.inputs]
+        arguments += self._allocate_outputs(group)
+        self.builder.insert(tile.LaunchOp(plan.name, arguments))
+
+    def _allocate_outputs(self, group: FusionGroup) -> list[SSAValue]:
+        """A buffer per output (of the returned reshape's type when it is a returned view)."""
+        buffers = []
         for output in group.outputs:
             view = returned_view(output)
             shape = shape_of(view.result if view is not None else output)
@@ -318,8 +327,8 @@ class HostBuilder:
             self.buffers[output] = allocation.memref
             if view is not None:
                 self.buffers[view.result] = allocation.memref
-            arguments.append(allocation.memref)
-        self.builder.insert(tile.LaunchOp(plan.name, arguments))
+            buffers.append(allocation.memref)
+        return buffers
 
 
 def _is_graph_function(op: Operation) -> bool:

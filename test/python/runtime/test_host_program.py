@@ -196,7 +196,7 @@ def test_misaligned_arguments_are_copied_to_aligned_memory() -> None:
 def test_wrong_argument_count() -> None:
     program, _ = make_program()
     with pytest.raises(
-        ValueError, match=r"@main takes 2 argument\(s\) \(memref<2x3xf32>, memref<2x3xf32>\), got 1"
+        ValueError, match=r"@main takes 2 argument\(s\) \(%\w+: memref<2x3xf32>, %\w+: memref<2x3xf32>\), got 1"
     ):
         program.run(np.zeros((2, 3), np.float32))
 
