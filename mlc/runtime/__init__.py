@@ -5,7 +5,8 @@
   `HostProgram.for_cuda(module, ptx)`, `HostProgram.for_cpu(module, object_code)`.
 * `plan.py` reads a host function into a flat plan once.
 * `cuda.py` is the checked layer over the CUDA driver (devices, memory, modules, launches,
-  events); `cpu.py` loads object files and calls their kernels.
+  events); `foreign_arrays.py` takes other libraries' CUDA arrays in place (array interface,
+  DLPack, a fast path for PyTorch); `cpu.py` loads object files and calls their kernels.
 
 Importing this package needs neither a GPU nor cuda-python; they are needed on first GPU use.
 """

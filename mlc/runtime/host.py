@@ -59,7 +59,8 @@ from mlc.runtime.plan import (
 
 if TYPE_CHECKING:
     from mlc.runtime.cpu import CpuModule
-    from mlc.runtime.cuda import CudaModule, Device, DeviceArrayView, DeviceBuffer, Stream
+    from mlc.runtime.cuda import CudaModule, Device, DeviceBuffer, Stream
+    from mlc.runtime.foreign_arrays import DeviceArrayView
 
 Buffer = object
 """What an executor hands out for a buffer: a numpy array, a DeviceBuffer, a DeviceArrayView."""
@@ -106,7 +107,7 @@ def host_array(value: object) -> np.ndarray | None:
         return value
     if isinstance(value, np.generic):
         return np.asarray(value)
-    from mlc.runtime.cuda import DLPACK_CPU, dlpack_device
+    from mlc.runtime.foreign_arrays import DLPACK_CPU, dlpack_device
 
     device = dlpack_device(value)
     if device is not None and device[0] == DLPACK_CPU:
@@ -549,7 +550,7 @@ class _CudaKernel(LoadedKernel):
 
 class _CudaArgumentBinder:
     def __init__(self, executor: CudaExecutor, argument: ArgumentSlot):
-        from mlc.runtime.cuda import TorchFastCheck
+        from mlc.runtime.foreign_arrays import TorchFastCheck
 
         self.executor = executor
         self.argument = argument
@@ -559,7 +560,8 @@ class _CudaArgumentBinder:
         )
 
     def __call__(self, value: object) -> tuple[Buffer, int]:
-        from mlc.runtime.cuda import DeviceBuffer, device_array_view
+        from mlc.runtime.cuda import DeviceBuffer
+        from mlc.runtime.foreign_arrays import device_array_view
 
         pointer = self.fast.pointer(value)
         if pointer is not None:
@@ -688,7 +690,8 @@ class CudaExecutor(Executor):
     def bind_output(
         self, value: object, spec: BufferSpec, description: str, alignment: int, reason: str
     ) -> tuple[Buffer, int]:
-        from mlc.runtime.cuda import DeviceBuffer, TorchFastCheck, device_array_view
+        from mlc.runtime.cuda import DeviceBuffer
+        from mlc.runtime.foreign_arrays import TorchFastCheck, device_array_view
 
         key = (id(spec), alignment)
         fast = self._output_checks.get(key)

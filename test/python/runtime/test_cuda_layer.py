@@ -13,15 +13,9 @@ import sys
 import numpy as np
 import pytest
 
-from mlc.runtime import cuda
-from mlc.runtime.cuda import (
-    CudaError,
-    KernelArguments,
-    device_array_view,
-    is_c_contiguous,
-    launch_dimensions,
-    ptx_entry_names,
-)
+from mlc.runtime import cuda, foreign_arrays
+from mlc.runtime.cuda import CudaError, KernelArguments, launch_dimensions, ptx_entry_names
+from mlc.runtime.foreign_arrays import device_array_view, is_c_contiguous
 
 
 def cell_bytes(arguments: KernelArguments, index: int) -> bytes:
@@ -84,7 +78,7 @@ def test_ptx_entry_names() -> None:
 class PretendCudaTensor:
     """numpy's DLPack export, announced as CUDA memory of device `device_id`."""
 
-    def __init__(self, array: np.ndarray, device_type: int = cuda.DLPACK_CUDA, device_id: int = 0):
+    def __init__(self, array: np.ndarray, device_type: int = foreign_arrays.DLPACK_CUDA, device_id: int = 0):
         self.array = array
         self.device_type = device_type
         self.device_id = device_id
@@ -125,7 +119,7 @@ def test_dlpack_views_of_offset_and_strided_arrays() -> None:
 
 
 def test_dlpack_device_kinds() -> None:
-    host = PretendCudaTensor(np.zeros(4, np.float32), device_type=cuda.DLPACK_CPU)
+    host = PretendCudaTensor(np.zeros(4, np.float32), device_type=foreign_arrays.DLPACK_CPU)
     assert device_array_view(host, "x") is None  # host memory: the caller copies it
     assert device_array_view(np.zeros(4, np.float32), "x") is None
     assert device_array_view(object(), "x") is None
