@@ -58,7 +58,7 @@ _erf64 = np.frompyfunc(math.erf, 1, 1)
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
-    return _erf64(x).astype(np.float64)
+    return np.asarray(_erf64(x), dtype=np.float64)
 
 
 def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
