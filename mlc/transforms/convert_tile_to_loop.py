@@ -16,13 +16,11 @@ Per thread, one repetition is generated once inside an `scf.for` over the repeti
 index code from the tile kernel is cloned before it; each tile value becomes V scalars
 (broadcast tiles a single scalar), `tile.map` bodies are cloned once per element.
 
-Masks. A range and divisibility analysis of the tile origins (`index_analysis.py`) proves most
-accesses in bounds: those get no mask. Otherwise a row outside the memref is skipped, and along
-the last dimension a chunk is all in or all out when the dimension is a multiple of V, else a
-partial chunk falls back to guarded scalar accesses. Vector accesses are used when the analysis
-proves them aligned (origin and row length multiples of V) and the element type is at least a
-byte wide; the kernel records in `mlc.arg_alignment` the alignment each parameter then needs
-(the runtime checks it). Masked-off loads read the load's `padding`.
+Masks and vectors. The loads and stores of a chunk are emitted by `chunk_access.py`: a range and
+divisibility analysis of the tile origins (`index_analysis.py`) proves most accesses in bounds
+(no mask) and aligned (one 16-byte vector access); the rest are guarded, and partial chunks fall
+back to scalar accesses. The kernel records in `mlc.arg_alignment` the alignment each parameter
+then needs (the runtime checks it).
 
 Limits: tiles of several shapes in one kernel (other than broadcast operands) and tile ops other
 than load, store, broadcast, splat and map are reported as unsupported.
@@ -30,31 +28,20 @@ than load, store, broadcast, splat and map are reported as unsupported.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, memref, scf, vector
-from xdsl.dialects.builtin import (
-    DenseArrayBase,
-    FloatAttr,
-    IndexType,
-    IntegerAttr,
-    IntegerType,
-    MemRefType,
-    ModuleOp,
-    VectorType,
-    i64,
-)
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, ModuleOp, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint
 
 from mlc.diagnostics import PassFailure
-from mlc.dialects.element_types import byte_width, is_float
+from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
+from mlc.transforms.chunk_access import ChunkAccesses, Emitter, emit_if
 from mlc.transforms.index_analysis import IndexFacts, facts_of
 
 BLOCK_MAPPINGS = ("block.x", "block.y", "block.z")
@@ -94,68 +81,6 @@ def _product(values: Sequence[int]) -> int:
     for value in values:
         result *= value
     return result
-
-
-class Emitter:
-    """Appends ops at an insertion point; small helpers for index arithmetic."""
-
-    def __init__(self, block: Block):
-        self.builder = Builder(InsertPoint.at_end(block))
-
-    def emit(self, op: Operation) -> SSAValue:
-        self.builder.insert(op)
-        return op.results[0]
-
-    def index(self, value: int) -> SSAValue:
-        return self.emit(arith.ConstantOp(IntegerAttr(value, IndexType())))
-
-    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.emit(arith.AddiOp(a, b))
-
-    def below(self, value: SSAValue, bound: int) -> SSAValue:
-        # Unsigned comparison also rejects negative indices.
-        return self.emit(arith.CmpiOp(value, self.index(bound), "ult"))
-
-    def all_of(self, conditions: Sequence[SSAValue]) -> SSAValue:
-        result = conditions[0]
-        for condition in conditions[1:]:
-            result = self.emit(arith.AndIOp(result, condition))
-        return result
-
-
-def _if(
-    emitter: Emitter,
-    condition: SSAValue,
-    result_types: Sequence[Attribute],
-    then_body: Callable[[Emitter], list[SSAValue]],
-    else_body: Callable[[Emitter], list[SSAValue]] | None,
-) -> list[SSAValue]:
-    """Emits `scf.if` whose regions are filled by the two callbacks (which return the yields)."""
-    then_block = Block()
-    then_values = then_body(Emitter(then_block))
-    then_block.add_op(scf.YieldOp(*then_values))
-    else_region = None
-    if else_body is not None:
-        else_block = Block()
-        else_values = else_body(Emitter(else_block))
-        else_block.add_op(scf.YieldOp(*else_values))
-        else_region = Region(else_block)
-    op = scf.IfOp(condition, result_types, Region(then_block), else_region)
-    emitter.builder.insert(op)
-    return list(op.results)
-
-
-@dataclass
-class AccessPlan:
-    """How one tile load or store is carried out for the current chunk."""
-
-    memref_value: SSAValue
-    coordinates: list[SSAValue]
-    count: int
-    vectorized: bool
-    row_conditions: list[SSAValue]
-    last_condition: SSAValue | None
-    partial_last: bool
 
 
 @dataclass
@@ -240,7 +165,7 @@ class KernelLowering:
         chunk = chunk_emitter.add(start, thread)
         if layout.chunks % layout.threads:
             inside = chunk_emitter.below(chunk, layout.chunks)
-            _if(chunk_emitter, inside, [], lambda e: self._chunk(e, chunk) or [], None)
+            emit_if(chunk_emitter, inside, [], lambda e: self._chunk(e, chunk) or [], None)
         else:
             self._chunk(chunk_emitter, chunk)
         body.add_op(scf.YieldOp())
@@ -258,6 +183,13 @@ class KernelLowering:
         """Generates the work of one chunk: coordinates, then every tile op in order."""
         self.elements = {}
         self.coordinates = self._chunk_coordinates(emitter, chunk)
+        self.accesses = ChunkAccesses(
+            self.layout.shape,
+            self.layout.vector,
+            self.coordinates,
+            lambda value: facts_of(value, self.seeds, self.facts_cache),
+            self._require_alignment,
+        )
         for op in self.kernel.body.block.ops:
             if isinstance(op, tile.StoreOp):
                 self._store(emitter, op)
@@ -333,196 +265,28 @@ class KernelLowering:
         for output, elements in zip(op.outputs, results):
             self.elements[output] = elements
 
-    # -- memory accesses -------------------------------------------------------------------------
-
-    def _plan_access(
-        self, emitter: Emitter, memref_value: SSAValue, origin: Sequence[SSAValue], tile_shape: tuple[int, ...]
-    ) -> AccessPlan:
-        memref_type = memref_value.type
-        assert isinstance(memref_type, MemRefType)
-        bounds = memref_type.get_shape()
-        full = self.layout.shape
-        aligned_full = full[len(full) - len(tile_shape) :]
-        rank = len(tile_shape)
-        coordinates, row_conditions = [], []
-        last_condition: SSAValue | None = None
-        partial_last = False
-        broadcast_last = tile_shape[-1] == 1 and aligned_full[-1] != 1
-        count = 1 if broadcast_last else self.layout.vector
-        for dim in range(rank):
-            offset_within_tile = tile_shape[dim] != 1
-            position = self.values[origin[dim]]
-            if offset_within_tile:
-                position = emitter.add(position, self.coordinates[len(full) - rank + dim])
-            coordinates.append(position)
-            facts = facts_of(origin[dim], self.seeds, self.facts_cache)
-            extent = tile_shape[dim] if offset_within_tile else 1
-            if facts.low >= 0 and facts.high + extent <= bounds[dim]:
-                continue
-            if dim < rank - 1:
-                row_conditions.append(emitter.below(position, bounds[dim]))
-            elif count == 1 or bounds[dim] % count == 0:
-                last_condition = emitter.below(position, bounds[dim])
-            else:
-                partial_last = True
-        element_type = memref_type.element_type
-        origin_facts = facts_of(origin[-1], self.seeds, self.facts_cache)
-        vectorized = (
-            count > 1
-            and (is_float(element_type) or (isinstance(element_type, IntegerType) and element_type.width.data >= 8))
-            and origin_facts.divisor % count == 0
-            and (rank == 1 or bounds[-1] % count == 0)
-        )
-        return AccessPlan(memref_value, coordinates, count, vectorized, row_conditions, last_condition, partial_last)
-
-    def _access_conditions(self, emitter: Emitter, plan: AccessPlan) -> SSAValue | None:
-        conditions = list(plan.row_conditions)
-        if plan.last_condition is not None:
-            conditions.append(plan.last_condition)
-        return emitter.all_of(conditions) if conditions else None
-
-    def _element_coordinates(self, emitter: Emitter, plan: AccessPlan, position: int) -> list[SSAValue]:
-        if position == 0:
-            return plan.coordinates
-        return [*plan.coordinates[:-1], emitter.add(plan.coordinates[-1], emitter.index(position))]
+    # -- memory accesses (see chunk_access.py) -----------------------------------------------------
 
     def _require_alignment(self, memref_value: SSAValue, alignment: int) -> None:
         for index, argument in enumerate(self.kernel.body.block.args):
             if self.values.get(argument) is memref_value:
                 self.alignment[index] = max(self.alignment[index], alignment)
 
+    def _origin(self, indices: Sequence[SSAValue]) -> list[tuple[SSAValue, SSAValue]]:
+        return [(self.values[index], index) for index in indices]
+
     def _load(self, emitter: Emitter, op: tile.LoadOp) -> list[SSAValue]:
-        memref_value = self.values[op.source]
         tile_type = op.result.type
         assert isinstance(tile_type, tile.TileType)
-        plan = self._plan_access(emitter, memref_value, op.indices, tile_type.get_shape())
-        element_type = tile_type.element_type
-        padding = op.padding if op.padding is not None else _zero(element_type)
-
-        def read_all(inner: Emitter) -> list[SSAValue]:
-            if plan.vectorized:
-                vector_type = VectorType(element_type, [plan.count])
-                bytes_wide = plan.count * byte_width(element_type)
-                load = vector.LoadOp(memref_value, plan.coordinates, vector_type)
-                load.attributes["alignment"] = IntegerAttr(bytes_wide, i64)
-                self._require_alignment(memref_value, bytes_wide)
-                loaded = inner.emit(load)
-                return [inner.emit(vector.ExtractOp(loaded, [p], element_type)) for p in range(plan.count)]
-            return [
-                inner.emit(memref.LoadOp.get(memref_value, self._element_coordinates(inner, plan, p)))
-                for p in range(plan.count)
-            ]
-
-        def pad(inner: Emitter) -> list[SSAValue]:
-            return [inner.emit(arith.ConstantOp(padding))] * plan.count
-
-        condition = self._access_conditions(emitter, plan)
-        if plan.partial_last:
-            return _if(
-                emitter,
-                self._full_chunk(emitter, plan, condition),
-                [element_type] * plan.count,
-                read_all,
-                lambda inner: self._guarded_loads(inner, plan, condition, element_type, padding),
-            )
-        if condition is None:
-            return read_all(emitter)
-        return _if(emitter, condition, [element_type] * plan.count, read_all, pad)
-
-    def _full_chunk(self, emitter: Emitter, plan: AccessPlan, rows: SSAValue | None) -> SSAValue:
-        """Whether the whole chunk lies inside the memref (the common case of a partial tile)."""
-        bound = plan.memref_value.type.get_shape()[-1]  # type: ignore[attr-defined]
-        last = emitter.add(plan.coordinates[-1], emitter.index(plan.count - 1))
-        inside = emitter.below(last, bound)
-        return inside if rows is None else emitter.emit(arith.AndIOp(rows, inside))
-
-    def _guarded_loads(
-        self, emitter: Emitter, plan: AccessPlan, rows: SSAValue | None, element_type: Attribute, padding: Attribute
-    ) -> list[SSAValue]:
-        """Element by element, each load guarded by its own bounds check."""
-        bound = plan.memref_value.type.get_shape()[-1]  # type: ignore[attr-defined]
-        values = []
-        for position in range(plan.count):
-            coordinates = self._element_coordinates(emitter, plan, position)
-            inside = emitter.below(coordinates[-1], bound)
-            condition = inside if rows is None else emitter.emit(arith.AndIOp(rows, inside))
-            values += _if(
-                emitter,
-                condition,
-                [element_type],
-                lambda inner, c=coordinates: [inner.emit(memref.LoadOp.get(plan.memref_value, c))],
-                lambda inner: [inner.emit(arith.ConstantOp(padding))],
-            )
-        return values
-
-    @staticmethod
-    def _scalar_store(
-        value: SSAValue, memref_value: SSAValue, coordinates: list[SSAValue]
-    ) -> Callable[[Emitter], list[SSAValue]]:
-        def store(inner: Emitter) -> list[SSAValue]:
-            inner.builder.insert(memref.StoreOp.get(value, memref_value, coordinates))
-            return []
-
-        return store
+        return self.accesses.load(
+            emitter, self.values[op.source], self._origin(op.indices), tile_type.get_shape(), op.padding
+        )
 
     def _store(self, emitter: Emitter, op: tile.StoreOp) -> None:
-        memref_value = self.values[op.dest]
         tile_type = op.value.type
         assert isinstance(tile_type, tile.TileType)
         elements = self.materialize(emitter, op.value)
-        plan = self._plan_access(emitter, memref_value, op.indices, tile_type.get_shape())
-        if len(elements) == 1 and plan.count > 1:
-            elements = elements * plan.count
-        element_type = tile_type.element_type
-
-        def write_all(inner: Emitter) -> list[SSAValue]:
-            if plan.vectorized:
-                vector_type = VectorType(element_type, [plan.count])
-                packed = inner.emit(vector.BroadcastOp(elements[0], vector_type))
-                for position in range(1, plan.count):
-                    packed = inner.emit(vector.InsertOp(elements[position], packed, [position]))
-                store = vector.StoreOp(packed, memref_value, plan.coordinates)
-                bytes_wide = plan.count * byte_width(element_type)
-                store.attributes["alignment"] = IntegerAttr(bytes_wide, i64)
-                self._require_alignment(memref_value, bytes_wide)
-                inner.builder.insert(store)
-                return []
-            for position in range(plan.count):
-                coordinates = self._element_coordinates(inner, plan, position)
-                inner.builder.insert(memref.StoreOp.get(elements[position], memref_value, coordinates))
-            return []
-
-        condition = self._access_conditions(emitter, plan)
-        if plan.partial_last:
-            _if(
-                emitter,
-                self._full_chunk(emitter, plan, condition),
-                [],
-                write_all,
-                lambda inner: self._guarded_stores(inner, plan, condition, elements),
-            )
-        elif condition is None:
-            write_all(emitter)
-        else:
-            _if(emitter, condition, [], write_all, None)
-
-    def _guarded_stores(
-        self, emitter: Emitter, plan: AccessPlan, rows: SSAValue | None, elements: list[SSAValue]
-    ) -> list[SSAValue]:
-        """Element by element, each store guarded by its own bounds check."""
-        bound = plan.memref_value.type.get_shape()[-1]  # type: ignore[attr-defined]
-        for position in range(plan.count):
-            coordinates = self._element_coordinates(emitter, plan, position)
-            inside = emitter.below(coordinates[-1], bound)
-            guard = inside if rows is None else emitter.emit(arith.AndIOp(rows, inside))
-            _if(emitter, guard, [], self._scalar_store(elements[position], plan.memref_value, coordinates), None)
-        return []
-
-
-def _zero(element_type: Attribute) -> Attribute:
-    if is_float(element_type):
-        return FloatAttr(0.0, element_type)  # type: ignore[arg-type]
-    return IntegerAttr(0, element_type)  # type: ignore[arg-type]
+        self.accesses.store(emitter, elements, self.values[op.dest], self._origin(op.indices), tile_type.get_shape())
 
 
 def _is_tile_op(op: Operation) -> bool:
