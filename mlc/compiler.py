@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -101,7 +101,6 @@ class CompiledFunction:
     kernels: str | bytes
     """PTX text (cuda) or the native object file (cpu)."""
     pipeline: str
-    _reference_entry: str = field(default="")
 
     def __call__(self, *arrays: object) -> np.ndarray | tuple[np.ndarray, ...]:
         results = self.program.run(*arrays)

@@ -18,6 +18,7 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,7 @@ def random_inputs(function_type: object, seed: int) -> list[np.ndarray]:
 
     rng = np.random.default_rng(seed)
     arrays = []
-    for argument_type in function_type.inputs.data:  # type: ignore[attr-defined]
+    for argument_type in function_type.inputs.data:
         shape = argument_type.get_shape()
         dtype = to_numpy_dtype(argument_type.element_type)
         if dtype == np.bool_:
@@ -78,32 +79,31 @@ def compare(actual: np.ndarray, expected: np.ndarray, element_type: object) -> t
     return ok, detail
 
 
-def time_calls(function: object, arrays: Sequence[np.ndarray], device: str, runs: int, warmup: int) -> list[float]:
-    """Seconds per call, one entry per timed run."""
-    compiled = function  # a CompiledFunction
+def time_calls(compiled: Any, arrays: Sequence[np.ndarray], device: str, runs: int, warmup: int) -> list[float]:
+    """Seconds per call of a CompiledFunction, one entry per timed run."""
     if device == "cuda":
         from mlc.runtime.cuda import DeviceBuffer, Event
 
         inputs = [DeviceBuffer.from_numpy(np.ascontiguousarray(a)) for a in arrays]
-        outputs = list(compiled.run_on_device(*inputs))  # type: ignore[attr-defined]
+        outputs = list(compiled.run_on_device(*inputs))
         for _ in range(warmup):
-            compiled.run_on_device(*inputs, outputs=outputs)  # type: ignore[attr-defined]
-        compiled.synchronize()  # type: ignore[attr-defined]
+            compiled.run_on_device(*inputs, outputs=outputs)
+        compiled.synchronize()
         times = []
         for _ in range(runs):
             start, end = Event(), Event()
             start.record()
-            compiled.run_on_device(*inputs, outputs=outputs)  # type: ignore[attr-defined]
+            compiled.run_on_device(*inputs, outputs=outputs)
             end.record()
             end.synchronize()
             times.append(end.elapsed_milliseconds_since(start) / 1e3)
         return times
     for _ in range(warmup):
-        compiled(*arrays)  # type: ignore[operator]
+        compiled(*arrays)
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        compiled(*arrays)  # type: ignore[operator]
+        compiled(*arrays)
         times.append(time.perf_counter() - start)
     return times
 

@@ -233,7 +233,6 @@ def _kernel_name(function_name: str, index: int, group: FusionGroup) -> str:
 class HostBuilder:
     """Builds the host function that replaces one graph function."""
 
-    module: ModuleOp
     old: func.FuncOp
     options: "ConvertGraphToTile"
     kernels: list[Operation] = field(default_factory=list)
@@ -355,7 +354,7 @@ class ConvertGraphToTile(ModulePass):
             raise ValueError("elements-per-program must be positive and num-warps in [1, 32]")
         for function in [f for f in op.body.block.ops if _is_graph_function(f)]:
             assert isinstance(function, func.FuncOp)
-            host = HostBuilder(op, function, self)
+            host = HostBuilder(function, self)
             new = host.build()
             for kernel in host.kernels:
                 op.body.block.insert_op_before(kernel, function)
