@@ -17,6 +17,9 @@ writing one element (global or shared memory) is reported as a data race (WAW), 
 iterations. Writes in different executions (sibling loops, successive iterations of an enclosing
 sequential loop) are ordered. Reads are not checked.
 
+`loop.all_reduce` runs its butterfly on the lane axis of the enclosing loop: for each mask bit,
+each lane combines its value with the lane whose index differs in that bit.
+
 A `loop.launch` of an `llvm.func` (a loop kernel lowered for the CPU) runs it once, as a plain
 function on bare pointers.
 """
@@ -36,7 +39,7 @@ from mlc.interpreter.engine import Execution, Exit, LaneSpace, Level, Machine, O
 from mlc.interpreter.errors import InterpreterError
 from mlc.interpreter.llvm import plain_kernel_arguments
 from mlc.interpreter.races import RaceAxes, WriteTracker
-from mlc.interpreter.values import Mask, MemRefValue
+from mlc.interpreter.values import Mask, MemRefValue, as_array, dtype_of
 
 
 class LoopNestLevel(Level):
@@ -125,6 +128,28 @@ def _parallel(execution: Execution, op: Operation, mask: Mask) -> None:
     return None
 
 
+def _all_reduce(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    """The butterfly of the dialect's definition, on the lane axis of the enclosing loop."""
+    assert isinstance(op, loop.AllReduceOp)
+    level = execution.level
+    loop_op = op.enclosing_loop()
+    if not isinstance(level, LoopNestLevel) or loop_op is None:
+        raise InterpreterError("'loop.all_reduce' can only run inside a loop.parallel of a loop kernel", op)
+    axis = level.depths[loop_op]
+    lanes = execution.lanes.shape
+    value = np.array(np.broadcast_to(as_array(execution.get(op.value), dtype_of(op.value.type)), lanes))
+    indices = np.arange(loop_op.trip_count)
+    bits = op.mask.value.data
+    bit = 1
+    while bit <= bits:
+        if bits & bit:
+            partner = np.take(value, indices ^ bit, axis=axis)
+            (combined,) = execution.run_region(op.body, [value, partner], mask)
+            value = np.array(np.broadcast_to(as_array(combined, value.dtype), lanes))
+        bit <<= 1
+    return [value]
+
+
 def _launch(execution: Execution, op: Operation, mask: Mask) -> None:
     assert isinstance(op, loop.LaunchOp)
     machine = execution.machine
@@ -140,11 +165,11 @@ def _launch(execution: Execution, op: Operation, mask: Mask) -> None:
 
 
 def _exit(execution: Execution, op: Operation, mask: Mask) -> Exit:
-    return Exit([])
+    return Exit(execution.operands(op))
 
 
 def table() -> OperationTable:
     return OperationTable(
-        MappingProxyType({loop.ParallelOp: _parallel, loop.LaunchOp: _launch}),
+        MappingProxyType({loop.ParallelOp: _parallel, loop.AllReduceOp: _all_reduce, loop.LaunchOp: _launch}),
         MappingProxyType({loop.YieldOp: _exit, loop.ReturnOp: _exit}),
     )

@@ -50,9 +50,11 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     lazy_traits_def,
+    operand_def,
     opt_prop_def,
     prop_def,
     region_def,
+    result_def,
     traits_def,
     var_operand_def,
 )
@@ -149,11 +151,15 @@ class ReturnOp(IRDLOperation):
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
-    """Ends the body of a `loop.parallel` (implicit in the custom syntax)."""
+    """Ends the body of a `loop.parallel` (implicit in the custom syntax) or an all-reduce combiner."""
 
     name = "loop.yield"
-    assembly_format = "attr-dict"
-    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(ParallelOp)))
+    values = var_operand_def()
+    assembly_format = "attr-dict ($values^ `:` type($values))?"
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(ParallelOp, AllReduceOp)))
+
+    def __init__(self, values: Sequence[SSAValue] = ()):
+        super().__init__(operands=[values])
 
 
 @irdl_op_definition
@@ -259,6 +265,83 @@ class ParallelOp(IRDLOperation):
 
 
 @irdl_op_definition
+class AllReduceOp(IRDLOperation):
+    """`%r = loop.all_reduce %v mask M : T {combiner}`: a collective over parallel iterations.
+
+    Inside the innermost enclosing `loop.parallel` (N iterations, N a power of two), the
+    iterations form groups that differ only in the bits of `mask` of their index; each member
+    receives the combination of the group's values. The order is fixed (a butterfly): for each
+    set bit of `mask`, from the lowest, every member combines its value with the value of the
+    member whose index differs in that bit, `combiner(own, partner)`. The combiner must be
+    associative and commutative, so every member ends with the same bits, and every iteration of
+    the loop must reach the op (it is not allowed under control flow that depends on the
+    iteration). Iterations are independent except here.
+    """
+
+    name = "loop.all_reduce"
+    value = operand_def()
+    mask = prop_def(IntegerAttr[I64])
+    result = result_def()
+    body = region_def("single_block")
+    traits = lazy_traits_def(lambda: (RecursiveMemoryEffect(),))
+
+    def __init__(self, value: SSAValue, mask: int, body: Region):
+        super().__init__(
+            operands=[value], result_types=[value.type], properties={"mask": IntegerAttr(mask, i64)}, regions=[body]
+        )
+
+    def enclosing_loop(self) -> ParallelOp | None:
+        parent = self.parent_op()
+        while parent is not None and not isinstance(parent, ParallelOp | KernelOp):
+            parent = parent.parent_op()
+        return parent if isinstance(parent, ParallelOp) else None
+
+    def verify_(self) -> None:
+        loop_op = self.enclosing_loop()
+        if loop_op is None:
+            raise VerifyException("must be inside a loop.parallel")
+        trip_count = loop_op.trip_count
+        mask = self.mask.value.data
+        if trip_count & (trip_count - 1):
+            raise VerifyException(f"the enclosing loop's trip count {trip_count} must be a power of two")
+        if mask < 0 or mask >= trip_count:
+            raise VerifyException(f"mask {mask} has bits outside the enclosing loop's {trip_count} iterations")
+        if self.result.type != self.value.type:
+            raise VerifyException(f"the result type {self.result.type} must be the value's type {self.value.type}")
+        block = self.body.block
+        value_type = self.value.type
+        if tuple(block.arg_types) != (value_type, value_type):
+            raise VerifyException(f"the combiner takes two {value_type} arguments")
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp) or tuple(v.type for v in terminator.values) != (value_type,):
+            raise VerifyException(f"the combiner must end with loop.yield of one {value_type}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AllReduceOp:
+        value = parser.parse_unresolved_operand()
+        parser.parse_keyword("mask")
+        mask = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        parser.parse_punctuation(":")
+        value_type = parser.parse_type()
+        (operand,) = parser.resolve_operands([value], [value_type], parser.pos)
+        op = cls(operand, mask, parser.parse_region())
+        if attributes is not None:
+            op.attributes |= attributes.data
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.value)
+        printer.print_string(f" mask {self.mask.value.data}")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=True)
+
+
+@irdl_op_definition
 class LaunchOp(IRDLOperation):
     """Host side: runs a loop kernel (or the `llvm.func` it was lowered to) with the given buffers."""
 
@@ -289,4 +372,4 @@ class LaunchOp(IRDLOperation):
         print_launch_types(printer, self.arguments)
 
 
-Loop = Dialect("loop", [KernelOp, ReturnOp, ParallelOp, YieldOp, LaunchOp], [])
+Loop = Dialect("loop", [KernelOp, ReturnOp, ParallelOp, YieldOp, AllReduceOp, LaunchOp], [])

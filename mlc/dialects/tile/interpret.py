@@ -12,6 +12,9 @@ the program's coordinate. Tile values are numpy arrays of the tile's shape and d
   control flow in the body (`scf.if` on an element-dependent condition) runs under element masks.
   Scalars from outside the map broadcast.
 * `tile.broadcast` follows numpy's rules; `tile.splat` fills a tile with a scalar.
+* `tile.reduce` halves the reduced axis repeatedly, combining element i with element i + n/2 by
+  running the combiner region on whole arrays (a fixed order; the dialect leaves it open).
+* `tile.in_bounds` is the mask `tile.load` uses: true where the block's element is inside.
 
 Programs of one launch are not ordered with respect to each other: two programs writing one
 element is reported as a data race (WAW). Reads of elements another program writes are not
@@ -173,6 +176,48 @@ def _map(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     ]
 
 
+def _run_combiner(execution: Execution, op: tile.ReduceOp, left: np.ndarray, right: np.ndarray, mask: Mask) -> np.ndarray:
+    """The combiner region applied elementwise to two arrays of one shape."""
+    outer = execution.lanes
+    execution.lanes = LaneSpace(tuple(left.shape), outer.lane_ids)
+    try:
+        (combined,) = execution.run_region(op.body, [left, right], mask)
+    finally:
+        execution.lanes = outer
+    return np.broadcast_to(as_array(combined, left.dtype), left.shape)
+
+
+def _reduce(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    """Halves the axis until one element is left: element i is combined with element i + n/2.
+
+    Any order is valid for an associative, commutative combiner; this one is fixed, so the
+    interpreter is deterministic, and needs no identity element.
+    """
+    assert isinstance(op, tile.ReduceOp)
+    axis = op.axis.value.data
+    values = np.asarray(execution.get(op.source))
+    while values.shape[axis] > 1:
+        length = values.shape[axis]
+        half = length // 2
+        combined = _run_combiner(
+            execution, op, np.take(values, range(half), axis), np.take(values, range(half, 2 * half), axis), mask
+        )
+        if length % 2:
+            combined = np.concatenate([combined, np.take(values, [length - 1], axis)], axis)
+        values = combined
+    return [values]
+
+
+def _in_bounds(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    assert isinstance(op, tile.InBoundsOp)
+    memref_value = execution.get(op.source)
+    assert isinstance(memref_value, MemRefValue)
+    result_type = op.result.type
+    assert isinstance(result_type, tile.TileType)
+    _, inside = _block_positions(memref_value, [execution.get(i) for i in op.indices], result_type.get_shape())
+    return [np.array(inside)]
+
+
 def _launch(execution: Execution, op: Operation, mask: Mask) -> None:
     assert isinstance(op, tile.LaunchOp)
     kernel = execution.machine.lookup(op.kernel.root_reference.data, op)
@@ -197,6 +242,8 @@ def table() -> OperationTable:
                 tile.BroadcastOp: _broadcast,
                 tile.SplatOp: _splat,
                 tile.MapOp: _map,
+                tile.ReduceOp: _reduce,
+                tile.InBoundsOp: _in_bounds,
                 tile.LaunchOp: _launch,
             }
         ),

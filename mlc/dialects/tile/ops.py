@@ -48,6 +48,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     SymbolRefAttr,
+    i1,
     i64,
 )
 from xdsl.ir import (
@@ -487,10 +488,131 @@ class YieldOp(IRDLOperation):
     name = "tile.yield"
     values = var_operand_def()
     assembly_format = "attr-dict ($values^ `:` type($values))?"
-    traits = traits_def(IsTerminator(), HasParent(MapOp))
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(MapOp, ReduceOp)))
 
     def __init__(self, values: Sequence[SSAValue]):
         super().__init__(operands=[values])
+
+
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """Combines the elements of a tile along `axis` with the combiner region; keeps the axis (size 1).
+
+    The combiner takes two elements and yields their combination; it must be associative and
+    commutative, since the order in which elements are combined is not specified (lowerings
+    combine within a thread first, then across threads). Results broadcast back against the
+    operand with `tile.broadcast`.
+    """
+
+    name = "tile.reduce"
+    source = operand_def(TileType)
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(TileType)
+    body = region_def("single_block")
+    traits = lazy_traits_def(lambda: (RecursiveMemoryEffect(),))
+
+    def __init__(self, source: SSAValue, axis: int, body: Region):
+        source_type = source.type
+        assert isinstance(source_type, TileType)
+        shape = list(source_type.get_shape())
+        shape[axis] = 1
+        super().__init__(
+            operands=[source],
+            result_types=[TileType(shape, source_type.element_type)],
+            properties={"axis": IntegerAttr(axis, i64)},
+            regions=[body],
+        )
+
+    def verify_(self) -> None:
+        source_type, result_type = self.source.type, self.result.type
+        assert isinstance(source_type, TileType) and isinstance(result_type, TileType)
+        axis = self.axis.value.data
+        rank = len(source_type.get_shape())
+        if not 0 <= axis < rank:
+            raise VerifyException(f"axis {axis} is outside the rank-{rank} tile {source_type}")
+        expected = list(source_type.get_shape())
+        expected[axis] = 1
+        if result_type != TileType(expected, source_type.element_type):
+            raise VerifyException(
+                f"result type {result_type} must be {TileType(expected, source_type.element_type)}: the "
+                f"operand with dimension {axis} reduced to 1"
+            )
+        element = source_type.element_type
+        block = self.body.block
+        if tuple(block.arg_types) != (element, element):
+            raise VerifyException(f"the combiner takes two {element} arguments, got ({', '.join(str(t) for t in block.arg_types)})")
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp) or tuple(v.type for v in terminator.values) != (element,):
+            raise VerifyException(f"the combiner must end with tile.yield of one {element}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ReduceOp:
+        source = parser.parse_unresolved_operand()
+        parser.parse_keyword("axis")
+        axis = parser.parse_integer(allow_boolean=False)
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        parser.parse_punctuation(":")
+        source_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        (operand,) = parser.resolve_operands([source], [source_type], parser.pos)
+        body = parser.parse_region()
+        op = cls.create(
+            operands=[operand],
+            result_types=[result_type],
+            properties={"axis": IntegerAttr(axis, i64)},
+            regions=[body],
+        )
+        if attributes is not None:
+            op.attributes |= attributes.data
+        return op  # type: ignore[return-value]
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        printer.print_string(f" axis {self.axis.value.data}")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=True)
+
+
+@irdl_op_definition
+class InBoundsOp(IRDLOperation):
+    """Which elements of the block at `indices` (with the result's shape) lie inside `source`.
+
+    The i1 tile that `tile.load` uses as its mask, made explicit: computations that must ignore
+    out-of-bounds elements (reductions) select with it, since padding alone does not survive
+    arbitrary elementwise ops.
+    """
+
+    name = "tile.in_bounds"
+    source = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    result = result_def(TileType)
+    traits = traits_def(Pure())
+    assembly_format = "$source `[` $indices `]` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, indices: Sequence[SSAValue], shape: Sequence[int]):
+        super().__init__(operands=[source, indices], result_types=[TileType(shape, i1)])
+
+    def verify_(self) -> None:
+        memref_type = self.source.type
+        result_type = self.result.type
+        assert isinstance(memref_type, MemRefType) and isinstance(result_type, TileType)
+        if result_type.element_type != i1:
+            raise VerifyException(f"result must be a tile of i1, got {result_type}")
+        if len(self.indices) != memref_type.get_num_dims():
+            raise VerifyException(
+                f"expected {memref_type.get_num_dims()} indices for {memref_type}, got {len(self.indices)}"
+            )
+        if len(result_type.get_shape()) != memref_type.get_num_dims():
+            raise VerifyException(
+                f"result rank {len(result_type.get_shape())} must equal the memref rank {memref_type.get_num_dims()}"
+            )
 
 
 @irdl_op_definition
@@ -535,6 +657,8 @@ Tile = Dialect(
         BroadcastOp,
         SplatOp,
         MapOp,
+        ReduceOp,
+        InBoundsOp,
         YieldOp,
         LaunchOp,
     ],

@@ -144,7 +144,7 @@ loop.kernel @block_in_thread(%x: memref<4xf32>) {
 // -----
 
 loop.kernel @yield_outside(%x: memref<4xf32>) {
-  // expected-error @+1 {{'loop.yield' expects parent op 'loop.parallel'}}
+  // expected-error @+1 {{'loop.yield' expects parent op to be one of 'loop.parallel', 'loop.all_reduce'}}
   loop.yield
 }
 
@@ -230,4 +230,61 @@ func.func @launch_scalar(%n: index) {
   // expected-error @+1 {{index should be of base attribute memref}}
   loop.launch @one(%n) : index
   func.return
+}
+
+// -----
+
+// == loop.all_reduce ==
+
+loop.kernel @all_reduce_outside(%x: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %x[%c0] : memref<4xf32>
+  // expected-error @+1 {{must be inside a loop.parallel}}
+  %s = loop.all_reduce %v mask 1 : f32 {
+  ^bb0(%l: f32, %r: f32):
+    loop.yield %l : f32
+  }
+  loop.return
+}
+
+// -----
+
+loop.kernel @all_reduce_power_of_two(%x: memref<48xf32>) {
+  loop.parallel %t < 48 mapping thread.x {
+    %v = memref.load %x[%t] : memref<48xf32>
+    // expected-error @+1 {{the enclosing loop's trip count 48 must be a power of two}}
+    %s = loop.all_reduce %v mask 1 : f32 {
+    ^bb0(%l: f32, %r: f32):
+      loop.yield %l : f32
+    }
+  }
+  loop.return
+}
+
+// -----
+
+loop.kernel @all_reduce_mask(%x: memref<64xf32>) {
+  loop.parallel %t < 64 mapping thread.x {
+    %v = memref.load %x[%t] : memref<64xf32>
+    // expected-error @+1 {{mask 64 has bits outside the enclosing loop's 64 iterations}}
+    %s = loop.all_reduce %v mask 64 : f32 {
+    ^bb0(%l: f32, %r: f32):
+      loop.yield %l : f32
+    }
+  }
+  loop.return
+}
+
+// -----
+
+loop.kernel @all_reduce_combiner(%x: memref<64xf32>) {
+  loop.parallel %t < 64 mapping thread.x {
+    %v = memref.load %x[%t] : memref<64xf32>
+    // expected-error @+1 {{the combiner must end with loop.yield of one f32}}
+    %s = loop.all_reduce %v mask 1 : f32 {
+    ^bb0(%l: f32, %r: f32):
+      loop.yield
+    }
+  }
+  loop.return
 }

@@ -275,3 +275,26 @@ func.func @host(%x: memref<1024xf32>, %y: memref<32x32xf32>, %i: memref<4xi32>) 
   loop.launch @empty()
   func.return
 }
+
+// A collective across the groups of 16 consecutive threads (mask 15) of a 64-thread loop.
+// CHECK-LABEL: loop.kernel @group_sum(%x: memref<64xf32>, %out: memref<64xf32>) {
+// CHECK:             %s = loop.all_reduce %v mask 15 : f32 {
+// CHECK-NEXT:        ^bb0(%l: f32, %r: f32):
+// CHECK-NEXT:          %c = arith.addf %l, %r : f32
+// CHECK-NEXT:          loop.yield %c : f32
+// CHECK-NEXT:        }
+// GENERIC:           %s = "loop.all_reduce"(%v) <{mask = 15 : i64}> ({
+loop.kernel @group_sum(%x: memref<64xf32>, %out: memref<64xf32>) {
+  loop.parallel %b < 1 mapping block.x {
+    loop.parallel %t < 64 mapping thread.x {
+      %v = memref.load %x[%t] : memref<64xf32>
+      %s = loop.all_reduce %v mask 15 : f32 {
+      ^bb0(%l: f32, %r: f32):
+        %c = arith.addf %l, %r : f32
+        loop.yield %c : f32
+      }
+      memref.store %s, %out[%t] : memref<64xf32>
+    }
+  }
+  loop.return
+}

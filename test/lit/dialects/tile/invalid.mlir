@@ -306,7 +306,7 @@ tile.kernel @map_yield_types(%x: memref<8xf32>) grid [1] {
 // -----
 
 tile.kernel @yield_outside(%x: memref<8xf32>) grid [1] {
-  // expected-error @+1 {{'tile.yield' expects parent op 'tile.map'}}
+  // expected-error @+1 {{'tile.yield' expects parent op to be one of 'tile.map', 'tile.reduce'}}
   tile.yield
 }
 
@@ -390,4 +390,87 @@ func.func @launch_not_memref(%x: tensor<8xf32>) {
   // expected-error @+1 {{tensor<8xf32> should be of base attribute memref}}
   tile.launch @k(%x) : tensor<8xf32>
   func.return
+}
+
+// -----
+
+// == tile.reduce ==
+
+tile.kernel @reduce_axis(%x: memref<4x8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<4x8xf32> -> !tile.tile<4x8xf32>
+  // expected-error @+1 {{axis 2 is outside the rank-2 tile !tile.tile<4x8xf32>}}
+  %r = "tile.reduce"(%t) <{axis = 2 : i64}> ({
+  ^bb0(%a: f32, %b: f32):
+    tile.yield %a : f32
+  }) : (!tile.tile<4x8xf32>) -> !tile.tile<4x1xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @reduce_result(%x: memref<4x8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<4x8xf32> -> !tile.tile<4x8xf32>
+  // expected-error @+1 {{result type !tile.tile<4xf32> must be !tile.tile<4x1xf32>: the operand with dimension 1 reduced to 1}}
+  %r = tile.reduce %t axis 1 : !tile.tile<4x8xf32> -> !tile.tile<4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    tile.yield %a : f32
+  }
+  tile.return
+}
+
+// -----
+
+tile.kernel @reduce_combiner(%x: memref<4x8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<4x8xf32> -> !tile.tile<4x8xf32>
+  // expected-error @+1 {{the combiner takes two f32 arguments, got (f32)}}
+  %r = tile.reduce %t axis 1 : !tile.tile<4x8xf32> -> !tile.tile<4x1xf32> {
+  ^bb0(%a: f32):
+    tile.yield %a : f32
+  }
+  tile.return
+}
+
+// -----
+
+tile.kernel @reduce_yield(%x: memref<4x8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<4x8xf32> -> !tile.tile<4x8xf32>
+  // expected-error @+1 {{the combiner must end with tile.yield of one f32}}
+  %r = tile.reduce %t axis 1 : !tile.tile<4x8xf32> -> !tile.tile<4x1xf32> {
+  ^bb0(%a: f32, %b: f32):
+    tile.yield
+  }
+  tile.return
+}
+
+// -----
+
+// == tile.in_bounds ==
+
+tile.kernel @in_bounds_type(%x: memref<4x8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{result must be a tile of i1, got !tile.tile<4x8xf32>}}
+  %m = tile.in_bounds %x[%c0, %c0] : memref<4x8xf32> -> !tile.tile<4x8xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @in_bounds_indices(%x: memref<4x8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{expected 2 indices for memref<4x8xf32>, got 1}}
+  %m = tile.in_bounds %x[%c0] : memref<4x8xf32> -> !tile.tile<4x8xi1>
+  tile.return
+}
+
+// -----
+
+tile.kernel @in_bounds_rank(%x: memref<4x8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{result rank 1 must equal the memref rank 2}}
+  %m = tile.in_bounds %x[%c0, %c0] : memref<4x8xf32> -> !tile.tile<8xi1>
+  tile.return
 }
