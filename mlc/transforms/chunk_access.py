@@ -197,6 +197,22 @@ class ChunkAccesses:
         else:
             emit_if(emitter, condition, [], write_all, None)
 
+    def in_bounds(
+        self,
+        emitter: Emitter,
+        memref_value: SSAValue,
+        origin: Sequence[tuple[SSAValue, SSAValue]],
+        tile_shape: tuple[int, ...],
+    ) -> list[SSAValue]:
+        """The chunk's elements of `tile.in_bounds`: one i1 when the whole chunk agrees, else V."""
+        plan = self._plan(emitter, memref_value, origin, tile_shape)
+        rows = self._conditions(emitter, plan)
+        if not plan.partial_last:
+            if rows is None:
+                return [emitter.emit(arith.ConstantOp(IntegerAttr(1, IntegerType(1))))]
+            return [rows]
+        return [self._element_guard(emitter, plan, rows, position)[0] for position in range(plan.count)]
+
     # -- deciding ------------------------------------------------------------------------------
 
     def _plan(

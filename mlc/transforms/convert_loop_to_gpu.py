@@ -7,6 +7,8 @@ dimension the largest trip count of the `thread.*` loops. Then:
 * a mapped loop's induction variable becomes `mlc_gpu.block_id` / `mlc_gpu.thread_id` and its body
   is inlined; a thread loop shorter than the block runs under `scf.if thread_id < trip count`;
 * an unmapped `loop.parallel` becomes a sequential `scf.for` inside the thread;
+* `loop.all_reduce` becomes its butterfly: `mlc_gpu.shuffle xor` within a warp, a shared-memory
+  exchange between barriers across warps (see `lower_all_reduces`);
 * code outside thread loops runs in every thread: pure ops and reads redundantly, writes only in
   thread 0 (`scf.if` on all thread ids being zero); buffers allocated there belong to the block
   and must be in shared memory;
@@ -26,8 +28,8 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects, is_side_effect_free
@@ -167,8 +169,76 @@ class KernelMapping:
         op.detach()
         body.add_ops([op, scf.YieldOp()])
 
+    def lower_all_reduces(self) -> None:
+        """Butterflies of `loop.all_reduce`: warp shuffles, then shared memory across warps.
+
+        For each mask bit from the lowest: bits below 5 select a lane of the same warp, read with
+        `mlc_gpu.shuffle xor`; higher bits select another warp, so each thread writes its value
+        to a shared buffer (one slot per thread), waits at a barrier, reads its partner's slot and
+        waits again before the buffer is reused. This is exactly the dialect's order.
+        """
+        scratch: dict[tuple[Block, Attribute], SSAValue] = {}
+        for reduce in [op for op in self.kernel.walk() if isinstance(op, loop.AllReduceOp)]:
+            thread_loop = reduce.enclosing_loop()
+            assert thread_loop is not None
+            if thread_loop.mapping_name() != "thread.x" or thread_loop.trip_count != self.block[0] or self.block[1:] != [1, 1]:
+                raise PassFailure(reduce, "all_reduce is lowered for thread.x loops that span a one-dimensional block")
+            if reduce.parent_block() is not thread_loop.body.block:
+                raise PassFailure(reduce, "all_reduce must be at the top level of its thread loop (not under control flow)")
+            thread = thread_loop.induction_variable
+            value = reduce.value
+            mask = reduce.mask.value.data
+            bit = 1
+            while bit <= mask:
+                if mask & bit:
+                    if bit < gpu.WARP_SIZE:
+                        partner = self._insert(gpu.ShuffleOp("xor", value, bit), reduce)
+                    else:
+                        key = (thread_loop.parent_block(), value.type)
+                        if key not in scratch:
+                            scratch[key] = self._shared_buffer(thread_loop, value.type)
+                        partner = self._exchange(scratch[key], thread, value, bit, reduce)
+                    value = self._combine(reduce, value, partner)
+                bit <<= 1
+            reduce.result.replace_all_uses_with(value)
+            reduce.detach()
+            reduce.erase()
+
+    @staticmethod
+    def _insert(op: Operation, before: Operation) -> SSAValue:
+        Rewriter.insert_op(op, InsertPoint.before(before))
+        return op.results[0]
+
+    def _shared_buffer(self, thread_loop: loop.ParallelOp, element_type: Attribute) -> SSAValue:
+        buffer_type = MemRefType(element_type, [thread_loop.trip_count], memory_space=IntegerAttr(loop.SHARED_MEMORY_SPACE, 64))
+        allocation = memref.AllocaOp.get(element_type, shape=[thread_loop.trip_count], memory_space=buffer_type.memory_space)
+        allocation.results[0].name_hint = "exchange"
+        return self._insert(allocation, thread_loop)
+
+    def _exchange(self, buffer: SSAValue, thread: SSAValue, value: SSAValue, bit: int, before: Operation) -> SSAValue:
+        """The value of the thread whose index differs in `bit`, through shared memory."""
+        Rewriter.insert_op(memref.StoreOp.get(value, buffer, [thread]), InsertPoint.before(before))
+        Rewriter.insert_op(gpu.BarrierOp(), InsertPoint.before(before))
+        offset = self._insert(arith.ConstantOp(IntegerAttr(bit, IndexType())), before)
+        partner_index = self._insert(arith.XOrIOp(thread, offset), before)
+        partner = self._insert(memref.LoadOp.get(buffer, [partner_index]), before)
+        Rewriter.insert_op(gpu.BarrierOp(), InsertPoint.before(before))
+        return partner
+
+    def _combine(self, reduce: loop.AllReduceOp, value: SSAValue, partner: SSAValue) -> SSAValue:
+        """The combiner region inlined on (own value, partner's value)."""
+        mapping: dict[SSAValue, SSAValue] = dict(zip(reduce.body.block.args, (value, partner)))
+        for op in reduce.body.block.ops:
+            if isinstance(op, loop.YieldOp):
+                return mapping.get(op.values[0], op.values[0])
+            clone = op.clone(value_mapper=mapping)
+            Rewriter.insert_op(clone, InsertPoint.before(reduce))
+            mapping.update(zip(op.results, clone.results))
+        raise PassFailure(reduce, "the combiner has no loop.yield")  # pragma: no cover - verified
+
     def lower(self) -> gpu.FuncOp:
         body = self.kernel.body.block
+        self.lower_all_reduces()
         self.guard_side_effects(body)
         self.insert_barriers(body)
         for parallel in [p for p in self.kernel.walk() if isinstance(p, loop.ParallelOp)]:

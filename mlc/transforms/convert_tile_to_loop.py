@@ -47,6 +47,11 @@ from mlc.transforms.index_analysis import IndexFacts, facts_of
 BLOCK_MAPPINGS = ("block.x", "block.y", "block.z")
 
 
+MAX_UNROLLED_REPETITIONS = 64
+"""Kernels with reductions keep every repetition's values in registers; beyond this many
+repetitions per thread, a tile does not fit and is reported (a multi-pass scheme is future work)."""
+
+
 @dataclass(frozen=True)
 class ThreadLayout:
     """How the elements of a tile of `shape` are spread over threads (see the module docstring)."""
@@ -75,6 +80,21 @@ class ThreadLayout:
     def chunks_per_row(self) -> int:
         return self.shape[-1] // self.vector
 
+    def dimension_bits(self, axis: int) -> tuple[int, int]:
+        """(thread bits, repetition bits) that select the position along `axis`.
+
+        With power-of-two dimensions, a chunk's index is the concatenation of its coordinates'
+        bits (row-major, the last dimension counted in chunks); its low bits are the thread
+        and the high bits the repetition. The chunks that differ only along `axis` are those
+        that differ only in these bits.
+        """
+        sizes = [*self.shape[:-1], self.chunks_per_row]
+        offset = sum((size.bit_length() - 1) for size in sizes[axis + 1 :])
+        width = sizes[axis].bit_length() - 1
+        bits = ((1 << width) - 1) << offset
+        thread_bits = self.threads.bit_length() - 1
+        return bits & (self.threads - 1), bits >> thread_bits
+
 
 def _product(values: Sequence[int]) -> int:
     result = 1
@@ -83,31 +103,82 @@ def _product(values: Sequence[int]) -> int:
     return result
 
 
+def _is_power_of_two(value: int) -> bool:
+    return value > 0 and value & (value - 1) == 0
+
+
+def _tile_shapes(kernel: tile.KernelOp) -> list[tuple[Operation, tuple[int, ...]]]:
+    shapes = []
+    for op in kernel.walk():
+        for value in (*op.operands, *op.results):
+            if isinstance(value.type, tile.TileType):
+                shapes.append((op, value.type.get_shape()))
+    return shapes
+
+
+def iteration_shape(kernel: tile.KernelOp) -> tuple[int, ...]:
+    """The shape every tile of the kernel broadcasts to: the layout's shape."""
+    shapes = _tile_shapes(kernel)
+    if not shapes:
+        raise PassFailure(kernel, "the kernel computes no tile")
+    rank = max(len(shape) for _, shape in shapes)
+    result = [1] * rank
+    for _, shape in shapes:
+        for dim, size in enumerate(shape):
+            aligned = rank - len(shape) + dim
+            result[aligned] = max(result[aligned], size)
+    for op, shape in shapes:
+        if any(size not in (1, result[rank - len(shape) + dim]) for dim, size in enumerate(shape)):
+            raise PassFailure(
+                op, f"its tile shape {'x'.join(map(str, shape))} does not broadcast to the kernel's "
+                f"{'x'.join(map(str, result))}: tiles of incompatible shapes in one kernel are not supported"
+            )
+    return tuple(result)
+
+
+@dataclass
+class Repetition:
+    """The code-generation state of one repetition of a thread: where its chunk is."""
+
+    coordinates: list[SSAValue]
+    accesses: ChunkAccesses
+    index: int | None
+    """The repetition's number when it is known (unrolled), else None (inside the scf.for)."""
+
+
 @dataclass
 class KernelLowering:
     kernel: tile.KernelOp
     vector_bytes: int
     layout: ThreadLayout = field(init=False)
     values: dict[SSAValue, SSAValue] = field(default_factory=dict)
-    elements: dict[SSAValue, list[SSAValue]] = field(default_factory=dict)
+    elements: dict[tuple[SSAValue, int], list[SSAValue]] = field(default_factory=dict)
     facts_cache: dict[SSAValue, IndexFacts] = field(default_factory=dict)
     seeds: dict[SSAValue, IndexFacts] = field(default_factory=dict)
     alignment: dict[int, int] = field(default_factory=dict)
+    repetitions: dict[int, Repetition] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        shapes: set[tuple[int, ...]] = set()
-        for op in self.kernel.walk():
-            if isinstance(op, tile.StoreOp):
-                shapes.add(op.value.type.get_shape())  # type: ignore[attr-defined]
-            elif isinstance(op, tile.MapOp):
-                shapes.add(op.tile_shape())
-        if len(shapes) > 1:
-            raise PassFailure(self.kernel, "tiles of several shapes in one kernel are not supported yet")
-        if not shapes:
-            raise PassFailure(self.kernel, "the kernel stores no tile")
+        shape = iteration_shape(self.kernel)
         widest = max(byte_width(t.element_type) for t in self.kernel.function_type.inputs.data)  # type: ignore[attr-defined]
         num_warps = self.kernel.num_warps.value.data if self.kernel.num_warps is not None else 4
-        self.layout = ThreadLayout.choose(next(iter(shapes)), num_warps, max(1, self.vector_bytes // widest))
+        self.layout = ThreadLayout.choose(shape, num_warps, max(1, self.vector_bytes // widest))
+        self.reductions = [op for op in self.kernel.walk() if isinstance(op, tile.ReduceOp)]
+        # Reductions combine values of several repetitions, and a tile stored once (broadcast along
+        # some dimensions) is stored by some repetitions only: both need every repetition explicit.
+        self.unrolled = bool(self.reductions) or any(
+            isinstance(op, tile.StoreOp) and op.value.type.get_shape() != shape[-len(op.value.type.get_shape()) :]  # type: ignore[attr-defined]
+            for op in self.kernel.walk()
+        )
+        if self.reductions:
+            if not all(_is_power_of_two(size) for size in shape):
+                raise PassFailure(self.reductions[0], f"reductions need power-of-two tile dimensions, got {shape}")
+            if self.layout.repetitions > MAX_UNROLLED_REPETITIONS:
+                raise PassFailure(
+                    self.reductions[0],
+                    f"the tile needs {self.layout.repetitions} repetitions per thread; a reduction keeps at most "
+                    f"{MAX_UNROLLED_REPETITIONS} in registers (use a smaller tile or more warps)",
+                )
         for index, argument in enumerate(self.kernel.body.block.args):
             self.alignment[index] = byte_width(argument.type.element_type)  # type: ignore[attr-defined]
 
@@ -149,25 +220,26 @@ class KernelLowering:
         return bodies
 
     def _thread_body(self, block: Block) -> None:
+        """Uniform code, then the repetitions: unrolled with reductions, else an `scf.for`."""
         emitter = Emitter(block)
-        thread = block.args[0]
+        self.thread = block.args[0]
         for op in self.kernel.body.block.ops:
             if not _is_tile_op(op) and not isinstance(op, tile.ProgramIdOp | tile.ReturnOp):
                 self._clone_uniform(op, emitter)
         layout = self.layout
-        if layout.repetitions == 1:
-            self._chunk(emitter, thread)
+        if self.unrolled or layout.repetitions == 1:
+            for number in range(layout.repetitions):
+                start = emitter.index(number * layout.threads) if number else None
+                chunk = emitter.add(start, self.thread) if start is not None else self.thread
+                self._start_repetition(emitter, number, chunk, number)
+            self._tile_ops(emitter, list(range(layout.repetitions)))
             return
         body = Block(arg_types=[IndexType()])
         body.args[0].name_hint = "repetition"
         chunk_emitter = Emitter(body)
         start = chunk_emitter.emit(arith.MuliOp(body.args[0], chunk_emitter.index(layout.threads)))
-        chunk = chunk_emitter.add(start, thread)
-        if layout.chunks % layout.threads:
-            inside = chunk_emitter.below(chunk, layout.chunks)
-            emit_if(chunk_emitter, inside, [], lambda e: self._chunk(e, chunk) or [], None)
-        else:
-            self._chunk(chunk_emitter, chunk)
+        self._start_repetition(chunk_emitter, 0, chunk_emitter.add(start, self.thread), None)
+        self._tile_ops(chunk_emitter, [0])
         body.add_op(scf.YieldOp())
         emitter.builder.insert(scf.ForOp(emitter.index(0), emitter.index(layout.repetitions), emitter.index(1), [], body))
 
@@ -179,25 +251,28 @@ class KernelLowering:
         for old, new in zip(op.results, clone.results):
             self.values[old] = new
 
-    def _chunk(self, emitter: Emitter, chunk: SSAValue) -> None:
-        """Generates the work of one chunk: coordinates, then every tile op in order."""
-        self.elements = {}
-        self.coordinates = self._chunk_coordinates(emitter, chunk)
-        self.accesses = ChunkAccesses(
+    def _start_repetition(self, emitter: Emitter, key: int, chunk: SSAValue, number: int | None) -> None:
+        coordinates = self._chunk_coordinates(emitter, chunk)
+        accesses = ChunkAccesses(
             self.layout.shape,
             self.layout.vector,
-            self.coordinates,
+            coordinates,
             lambda value: facts_of(value, self.seeds, self.facts_cache),
             self._require_alignment,
         )
+        self.repetitions[key] = Repetition(coordinates, accesses, number)
+
+    def _tile_ops(self, emitter: Emitter, keys: list[int]) -> None:
+        """Every tile op in program order, for every repetition (values are materialized lazily)."""
+        lazy = tile.LoadOp | tile.BroadcastOp | tile.SplatOp | tile.ReduceOp | tile.InBoundsOp | tile.ProgramIdOp
         for op in self.kernel.body.block.ops:
             if isinstance(op, tile.StoreOp):
-                self._store(emitter, op)
+                for key in keys:
+                    self._store(emitter, op, key)
             elif isinstance(op, tile.MapOp):
-                self._map(emitter, op)
-            elif _is_tile_op(op) and not isinstance(
-                op, tile.LoadOp | tile.BroadcastOp | tile.SplatOp | tile.ProgramIdOp | tile.ReturnOp
-            ):
+                for key in keys:
+                    self._map(emitter, op, key)
+            elif _is_tile_op(op) and not isinstance(op, lazy | tile.ReturnOp):
                 raise PassFailure(op, "convert-tile-to-loop cannot lower this tile op yet")
 
     def _chunk_coordinates(self, emitter: Emitter, chunk: SSAValue) -> list[SSAValue]:
@@ -225,45 +300,106 @@ class KernelLowering:
 
     # -- tile values as per-chunk scalars ---------------------------------------------------
 
-    def materialize(self, emitter: Emitter, value: SSAValue) -> list[SSAValue]:
-        """The chunk's elements of a tile value: V scalars, or one when constant along the chunk."""
-        if value in self.elements:
-            return self.elements[value]
+    def materialize(self, emitter: Emitter, value: SSAValue, key: int) -> list[SSAValue]:
+        """A repetition's elements of a tile value: V scalars, or one when constant along the chunk."""
+        if (value, key) in self.elements:
+            return self.elements[(value, key)]
         owner = value.owner
         if isinstance(owner, tile.LoadOp):
-            result = self._load(emitter, owner)
+            result = self._load(emitter, owner, key)
         elif isinstance(owner, tile.BroadcastOp):
-            result = self.materialize(emitter, owner.source)
+            result = self.materialize(emitter, owner.source, key)
         elif isinstance(owner, tile.SplatOp):
             result = [self.values[owner.value]]
         elif isinstance(owner, tile.MapOp):
-            self._map(emitter, owner)
-            result = self.elements[value]
+            self._map(emitter, owner, key)
+            result = self.elements[(value, key)]
+        elif isinstance(owner, tile.ReduceOp):
+            result = self._reduce(emitter, owner, key)
+        elif isinstance(owner, tile.InBoundsOp):
+            result = self._in_bounds(emitter, owner, key)
         else:
             raise PassFailure(owner if isinstance(owner, Operation) else self.kernel, "unsupported tile value")
-        self.elements[value] = result
+        self.elements[(value, key)] = result
         return result
 
-    def _map(self, emitter: Emitter, op: tile.MapOp) -> None:
-        if op.outputs[0] in self.elements:
+    def _map(self, emitter: Emitter, op: tile.MapOp, key: int) -> None:
+        if (op.outputs[0], key) in self.elements:
             return
-        inputs = [self.materialize(emitter, value) for value in op.inputs]
+        inputs = [self.materialize(emitter, value, key) for value in op.inputs]
         count = max([len(elements) for elements in inputs], default=1)
         results: list[list[SSAValue]] = [[] for _ in op.outputs]
         for position in range(count):
-            mapping: dict[SSAValue, SSAValue] = dict(self.values)
-            for argument, elements in zip(op.body.block.args, inputs):
-                mapping[argument] = elements[position if len(elements) > 1 else 0]
-            for body_op in op.body.block.ops:
-                if isinstance(body_op, tile.YieldOp):
-                    for index, yielded in enumerate(body_op.values):
-                        results[index].append(mapping.get(yielded, yielded))
-                    continue
-                clone = body_op.clone(value_mapper=mapping)
-                emitter.builder.insert(clone)
-                mapping.update(zip(body_op.results, clone.results))
+            arguments = [elements[position if len(elements) > 1 else 0] for elements in inputs]
+            for index, element in enumerate(self._clone_scalar_body(emitter, op.body.block, arguments)):
+                results[index].append(element)
         for output, elements in zip(op.outputs, results):
-            self.elements[output] = elements
+            self.elements[(output, key)] = elements
+
+    def _clone_scalar_body(self, emitter: Emitter, body: Block, arguments: Sequence[SSAValue]) -> list[SSAValue]:
+        """Clones a map or combiner body on scalar arguments; returns what it yields."""
+        mapping: dict[SSAValue, SSAValue] = dict(self.values)
+        mapping.update(zip(body.args, arguments))
+        for body_op in body.ops:
+            if isinstance(body_op, tile.YieldOp):
+                return [mapping.get(v, v) for v in body_op.values]
+            clone = body_op.clone(value_mapper=mapping)
+            emitter.builder.insert(clone)
+            mapping.update(zip(body_op.results, clone.results))
+        raise PassFailure(self.kernel, "a region without tile.yield")  # pragma: no cover - verified
+
+    # -- reductions ------------------------------------------------------------------------------
+
+    def _reduce(self, emitter: Emitter, op: tile.ReduceOp, key: int) -> list[SSAValue]:
+        """In registers over the thread's chunks of the group, then across threads (all_reduce)."""
+        source_type = op.source.type
+        assert isinstance(source_type, tile.TileType)
+        rank = len(self.layout.shape)
+        axis = rank - len(source_type.get_shape()) + op.axis.value.data
+        thread_bits, repetition_bits = self.layout.dimension_bits(axis)
+        members = [other for other in self.repetitions if other & ~repetition_bits == key & ~repetition_bits]
+        partials = [self.materialize(emitter, op.source, member) for member in members]
+        along_chunk = axis == rank - 1
+        if along_chunk:
+            groups = [[element for elements in partials for element in elements]]
+        else:
+            width = max(len(elements) for elements in partials)
+            groups = [[elements[p if len(elements) > 1 else 0] for elements in partials] for p in range(width)]
+        results = []
+        for group in groups:
+            combined = self._combine_tree(emitter, op, group)
+            if thread_bits:
+                combined = self._all_reduce(emitter, op, combined, thread_bits)
+            results.append(combined)
+        for member in members:
+            self.elements[(op.result, member)] = results
+        return results
+
+    def _combine_tree(self, emitter: Emitter, op: tile.ReduceOp, elements: list[SSAValue]) -> SSAValue:
+        """A balanced tree of the combiner over `elements` (kept in order)."""
+        while len(elements) > 1:
+            paired = [
+                self._clone_scalar_body(emitter, op.body.block, elements[i : i + 2])[0]
+                for i in range(0, len(elements) - 1, 2)
+            ]
+            elements = paired + ([elements[-1]] if len(elements) % 2 else [])
+        return elements[0]
+
+    def _all_reduce(self, emitter: Emitter, op: tile.ReduceOp, value: SSAValue, mask: int) -> SSAValue:
+        combiner = op.body.clone()
+        block = combiner.block
+        terminator = block.last_op
+        assert isinstance(terminator, tile.YieldOp)
+        block.insert_op_before(loop.YieldOp(list(terminator.values)), terminator)
+        terminator.detach()
+        terminator.erase()
+        return emitter.emit(loop.AllReduceOp(value, mask, combiner))
+
+    def _in_bounds(self, emitter: Emitter, op: tile.InBoundsOp, key: int) -> list[SSAValue]:
+        result_type = op.result.type
+        assert isinstance(result_type, tile.TileType)
+        accesses = self.repetitions[key].accesses
+        return accesses.in_bounds(emitter, self.values[op.source], self._origin(op.indices), result_type.get_shape())
 
     # -- memory accesses (see chunk_access.py) -----------------------------------------------------
 
@@ -275,18 +411,44 @@ class KernelLowering:
     def _origin(self, indices: Sequence[SSAValue]) -> list[tuple[SSAValue, SSAValue]]:
         return [(self.values[index], index) for index in indices]
 
-    def _load(self, emitter: Emitter, op: tile.LoadOp) -> list[SSAValue]:
+    def _load(self, emitter: Emitter, op: tile.LoadOp, key: int) -> list[SSAValue]:
         tile_type = op.result.type
         assert isinstance(tile_type, tile.TileType)
-        return self.accesses.load(
-            emitter, self.values[op.source], self._origin(op.indices), tile_type.get_shape(), op.padding
-        )
+        accesses = self.repetitions[key].accesses
+        return accesses.load(emitter, self.values[op.source], self._origin(op.indices), tile_type.get_shape(), op.padding)
 
-    def _store(self, emitter: Emitter, op: tile.StoreOp) -> None:
+    def _store(self, emitter: Emitter, op: tile.StoreOp, key: int) -> None:
+        """Stores the repetition's chunk; a tile broadcast along some dimensions is stored once.
+
+        Its elements are repeated in every chunk that differs only along those dimensions: only
+        the chunk whose position there is 0 writes (other repetitions skip the store, other
+        threads are guarded out).
+        """
         tile_type = op.value.type
         assert isinstance(tile_type, tile.TileType)
-        elements = self.materialize(emitter, op.value)
-        self.accesses.store(emitter, elements, self.values[op.dest], self._origin(op.indices), tile_type.get_shape())
+        shape = tile_type.get_shape()
+        rank = len(self.layout.shape)
+        thread_bits = repetition_bits = 0
+        for dim, size in enumerate(self.layout.shape):
+            stored = shape[dim - (rank - len(shape))] if dim >= rank - len(shape) else 1
+            if stored == 1 and size > 1:
+                threads, repetitions = self.layout.dimension_bits(dim)
+                thread_bits, repetition_bits = thread_bits | threads, repetition_bits | repetitions
+        repetition = self.repetitions[key]
+        if repetition.index is not None and repetition.index & repetition_bits:
+            return
+        elements = self.materialize(emitter, op.value, key)
+
+        def store(inner: Emitter) -> list[SSAValue]:
+            repetition.accesses.store(inner, elements, self.values[op.dest], self._origin(op.indices), shape)
+            return []
+
+        if not thread_bits:
+            store(emitter)
+            return
+        owned = emitter.emit(arith.AndIOp(self.thread, emitter.index(thread_bits)))
+        first = emitter.emit(arith.CmpiOp(owned, emitter.index(0), "eq"))
+        emit_if(emitter, first, [], store, None)
 
 
 def _is_tile_op(op: Operation) -> bool:

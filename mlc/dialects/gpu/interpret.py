@@ -58,6 +58,16 @@ def _barrier(execution: Execution, op: Operation, mask: Mask) -> None:
     return None
 
 
+_SHUFFLE_MODES = {"xor": "bfly", "up": "up", "down": "down", "idx": "idx"}
+
+
+def _shuffle(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    assert isinstance(op, gpu.ShuffleOp)
+    level = grid_level(execution.level, op)
+    value = execution.get(op.value)
+    return [level.shuffle(value, _SHUFFLE_MODES[op.mode.data], op.offset.value.data, 0x1F)]
+
+
 def _launch(execution: Execution, op: Operation, mask: Mask) -> None:
     assert isinstance(op, gpu.LaunchOp)
     machine = execution.machine
@@ -91,6 +101,7 @@ def table() -> OperationTable:
                 gpu.BlockDimOp: _block_dim,
                 gpu.GridDimOp: _grid_dim,
                 gpu.BarrierOp: _barrier,
+                gpu.ShuffleOp: _shuffle,
                 gpu.LaunchOp: _launch,
             }
         ),

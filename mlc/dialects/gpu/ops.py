@@ -23,7 +23,8 @@ threads of the block reach it, and orders their shared-memory accesses before it
 after it; all threads of a block must reach the same barriers. The launch repeats the grid and
 block so that the host side stays complete once the kernel itself has become an `llvm.func`.
 
-Shared memory (`memref` space 3) and warp shuffles extend this dialect for reductions and matmul.
+`mlc_gpu.shuffle` reads a value from another lane of the warp (as upstream `gpu.shuffle`).
+Shared memory is `memref.alloca` in memory space 3 at the top of a kernel: one buffer per block.
 """
 
 from __future__ import annotations
@@ -32,12 +33,17 @@ from collections.abc import Sequence
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
+    I64,
     DenseArrayBase,
+    IntegerAttr,
     FunctionType,
     IndexType,
     MemRefType,
     StringAttr,
     SymbolRefAttr,
+    f16,
+    f32,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
@@ -45,6 +51,7 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     lazy_traits_def,
+    operand_def,
     prop_def,
     region_def,
     result_def,
@@ -242,6 +249,67 @@ class BarrierOp(IRDLOperation):
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), HasAncestor(FuncOp))
 
 
+SHUFFLE_MODES = ("xor", "up", "down", "idx")
+WARP_SIZE = 32
+
+
+@irdl_op_definition
+class ShuffleOp(IRDLOperation):
+    """`%r = mlc_gpu.shuffle xor %v, 16 : f32`: read `%v` from another lane of the warp.
+
+    The source lane is `lane xor offset`, `lane - offset`, `lane + offset` or `offset` (modes
+    xor, up, down, idx, as upstream `gpu.shuffle`), over the full 32-lane warp; a source outside
+    the warp leaves the lane's own value. Every lane of the warp must execute it. Values are 32-bit
+    (f32, i32) or f16 (moved as 32 bits).
+    """
+
+    name = "mlc_gpu.shuffle"
+    mode = prop_def(StringAttr)
+    offset = prop_def(IntegerAttr[I64])
+    value = operand_def()
+    result = result_def()
+    traits = traits_def(HasAncestor(FuncOp))
+
+    def __init__(self, mode: str, value: SSAValue, offset: int):
+        super().__init__(
+            operands=[value],
+            result_types=[value.type],
+            properties={"mode": StringAttr(mode), "offset": IntegerAttr(offset, i64)},
+        )
+
+    def verify_(self) -> None:
+        if self.mode.data not in SHUFFLE_MODES:
+            raise VerifyException(f"mode must be one of {', '.join(SHUFFLE_MODES)}, got '{self.mode.data}'")
+        if not 0 <= self.offset.value.data < WARP_SIZE:
+            raise VerifyException(f"offset must be in [0, {WARP_SIZE}), got {self.offset.value.data}")
+        if self.value.type not in (f32, i32, f16):
+            raise VerifyException(f"shuffles move f32, i32 or f16 values, got {self.value.type}")
+        if self.result.type != self.value.type:
+            raise VerifyException("the result has the value's type")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ShuffleOp:
+        mode = parser.parse_identifier("shuffle mode (xor, up, down, idx)")
+        value = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        offset = parser.parse_integer(allow_boolean=False)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        value_type = parser.parse_type()
+        (operand,) = parser.resolve_operands([value], [value_type], parser.pos)
+        op = cls(mode, operand, offset)
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.mode.data} ")
+        printer.print_operand(self.value)
+        printer.print_string(f", {self.offset.value.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+
+
 @irdl_op_definition
 class LaunchOp(IRDLOperation):
     """Host side: launches a kernel on a grid of blocks with the given buffers."""
@@ -320,6 +388,7 @@ MlcGpu = Dialect(
         BlockDimOp,
         GridDimOp,
         BarrierOp,
+        ShuffleOp,
         LaunchOp,
     ],
     [],
