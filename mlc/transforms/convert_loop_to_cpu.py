@@ -1,7 +1,8 @@
 """convert-loop-to-cpu: loop kernels become sequential `llvm.func`s for the CPU.
 
 Every `loop.parallel` becomes an `scf.for` from 0 to its trip count (the CPU runs all iterations
-of every mapping in order, which the loop level's semantics allow), and every `loop.kernel` an
+of every mapping in order, which the loop level's semantics allow), after being split at its
+`loop.all_reduce` collectives (`loop_fission.py`), and every `loop.kernel` an
 external `llvm.func` taking one bare pointer per memref and carrying the `mlc.kernel` attribute
 (see `llvm_kernel.py`). `loop.launch` ops stay: the runtime calls the function once per launch.
 The standard ops in the body are left for the `convert-*-to-llvm` passes.
@@ -23,6 +24,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from mlc.diagnostics import PassFailure
 from mlc.dialects.loop import ops as loop
 from mlc.transforms.llvm_kernel import SHARED_MEMORY_SPACE, kernel_to_llvm_func, replace_terminators
+from mlc.transforms.loop_fission import split_at_collectives
 
 
 def _index(value: int) -> arith.ConstantOp:
@@ -66,6 +68,7 @@ class ConvertLoopToCpu(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, loop.KernelOp)]:
             _reject_shared_memory(kernel)
+            split_at_collectives(kernel)
             for parallel in [p for p in kernel.walk() if isinstance(p, loop.ParallelOp)]:
                 sequentialize(parallel)
             function = kernel_to_llvm_func(kernel, {"mlc.kernel": UnitAttr()})
