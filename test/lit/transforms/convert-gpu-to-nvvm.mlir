@@ -1,5 +1,5 @@
-// RUN: mlc-opt %s -p convert-gpu-to-nvvm | filecheck %s
-// RUN: mlc-opt %s -p convert-gpu-to-nvvm | mlc-opt | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p convert-gpu-to-nvvm | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p convert-gpu-to-nvvm | mlc-opt --split-input-file | filecheck %s
 
 // The kernel becomes an external llvm.func over bare pointers, marked as an NVVM kernel with its
 // block size; memref parameters are cast back for the memref conversion. Thread and block ids
@@ -37,4 +37,33 @@ mlc_gpu.func @k(%x: memref<256xf32>, %s: memref<8xf32, 3>) grid [2, 3, 1] block 
 func.func @host(%x: memref<256xf32>, %s: memref<8xf32, 3>) {
   mlc_gpu.launch @k(%x, %s) grid [2, 3, 1] block [128, 2, 1] : memref<256xf32>, memref<8xf32, 3>
   func.return
+}
+
+// -----
+
+// Shared memory becomes an addrspace(3) global of the module; shuffles become shfl.sync over the
+// full warp (f16 moves as f32).
+// CHECK:       llvm.mlir.global internal @shuffles_shared_0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<64 x f32>
+// CHECK-LABEL: llvm.func @shuffles
+// CHECK:         %[[ADDRESS:.*]] = llvm.mlir.addressof @shuffles_shared_0 : !llvm.ptr<3>
+// CHECK-NEXT:    %{{.*}} = builtin.unrealized_conversion_cast %[[ADDRESS]] : !llvm.ptr<3> to memref<64xf32, 3 : i64>
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.shfl.sync.bfly.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i32, f32, i32, i32) -> f32
+// CHECK:         arith.extf %{{.*}} : f16 to f32
+// CHECK-NEXT:    arith.constant -1 : i32
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.shfl.sync.down.f32"
+// CHECK:         arith.truncf %{{.*}} : f32 to f16
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.shfl.sync.idx.i32"
+mlc_gpu.func @shuffles(%x: memref<64xf32>, %h: memref<64xf16>, %i: memref<64xi32>) grid [1, 1, 1] block [64, 1, 1] {
+  %s = memref.alloca() : memref<64xf32, 3>
+  %t = mlc_gpu.thread_id x
+  %v = memref.load %x[%t] : memref<64xf32>
+  %a = mlc_gpu.shuffle xor %v, 4 : f32
+  memref.store %a, %s[%t] : memref<64xf32, 3>
+  %w = memref.load %h[%t] : memref<64xf16>
+  %b = mlc_gpu.shuffle down %w, 1 : f16
+  memref.store %b, %h[%t] : memref<64xf16>
+  %n = memref.load %i[%t] : memref<64xi32>
+  %c = mlc_gpu.shuffle idx %n, 0 : i32
+  memref.store %c, %i[%t] : memref<64xi32>
+  mlc_gpu.return
 }

@@ -98,3 +98,41 @@ loop.kernel @phase_loop(%x: memref<64xf32>) {
   }
   loop.return
 }
+
+// -----
+
+// loop.all_reduce over 128 threads (mask 127): five warp shuffles (bits 1..16), then two
+// shared-memory exchanges across warps (bits 32 and 64), each between two barriers.
+// CHECK-LABEL: mlc_gpu.func @block_sum
+// CHECK-SAME:    block [128, 1, 1]
+// CHECK:         %exchange = memref.alloca() : memref<128xf32, 3 : i64>
+// CHECK:         %[[S1:.*]] = mlc_gpu.shuffle xor %v, 1 : f32
+// CHECK-NEXT:    %[[A1:.*]] = arith.addf %v, %[[S1]] : f32
+// CHECK-NEXT:    mlc_gpu.shuffle xor %[[A1]], 2 : f32
+// CHECK:         mlc_gpu.shuffle xor %{{.*}}, 4 : f32
+// CHECK:         mlc_gpu.shuffle xor %{{.*}}, 8 : f32
+// CHECK:         %[[S5:.*]] = mlc_gpu.shuffle xor %{{.*}}, 16 : f32
+// CHECK-NEXT:    %[[A5:.*]] = arith.addf %{{.*}}, %[[S5]] : f32
+// CHECK-NEXT:    memref.store %[[A5]], %exchange[%t] : memref<128xf32, 3 : i64>
+// CHECK-NEXT:    mlc_gpu.barrier
+// CHECK-NEXT:    %[[BIT:.*]] = arith.constant 32 : index
+// CHECK-NEXT:    %[[PARTNER:.*]] = arith.xori %t, %[[BIT]] : index
+// CHECK-NEXT:    %[[P:.*]] = memref.load %exchange[%[[PARTNER]]] : memref<128xf32, 3 : i64>
+// CHECK-NEXT:    mlc_gpu.barrier
+// CHECK-NEXT:    %[[A6:.*]] = arith.addf %[[A5]], %[[P]] : f32
+// CHECK:         arith.constant 64 : index
+// CHECK-NOT:     loop.all_reduce
+loop.kernel @block_sum(%x: memref<128xf32>, %out: memref<128xf32>) {
+  loop.parallel %b < 1 mapping block.x {
+    loop.parallel %t < 128 mapping thread.x {
+      %v = memref.load %x[%t] : memref<128xf32>
+      %s = loop.all_reduce %v mask 127 : f32 {
+      ^bb0(%l: f32, %r: f32):
+        %c = arith.addf %l, %r : f32
+        loop.yield %c : f32
+      }
+      memref.store %s, %out[%t] : memref<128xf32>
+    }
+  }
+  loop.return
+}

@@ -142,3 +142,34 @@ tile.kernel @booleans(%x: memref<64xf32>, %out: memref<64xi1>) grid [1] num_warp
   tile.return
 }
 
+
+// -----
+
+// A row reduction: each row of the 4x1024 tile spans 8 repetitions of the 32 threads, 32 elements
+// per thread combined in registers (a balanced tree of 31 ops), then across the 32 threads with
+// loop.all_reduce (mask 31); the 4x1 result is stored by one thread per row.
+// CHECK-LABEL: loop.kernel @row_max
+// CHECK:         loop.parallel %thread < 32 mapping thread.x
+// CHECK-NOT:       scf.for
+// CHECK-COUNT-31:  arith.maximumf
+// CHECK:           %[[ROW:.*]] = loop.all_reduce %{{.*}} mask 31 : f32 {
+// CHECK-NEXT:      ^bb0(%{{.*}}: f32, %{{.*}}: f32):
+// CHECK-NEXT:        arith.maximumf
+// CHECK-NEXT:        loop.yield
+// CHECK-NEXT:      }
+// CHECK:           %[[OWNED:.*]] = arith.andi %thread, %{{.*}} : index
+// CHECK-NEXT:      %[[FIRST:.*]] = arith.cmpi eq, %[[OWNED]], %{{.*}} : index
+// CHECK-NEXT:      scf.if %[[FIRST]] {
+// CHECK-NEXT:        memref.store %[[ROW]], %out[%{{.*}}, %{{.*}}] : memref<4x1xf32>
+// CHECK-COUNT-3:   loop.all_reduce
+tile.kernel @row_max(%x: memref<4x1000xf32>, %out: memref<4x1xf32>) grid [1] num_warps 1 {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] padding 0xFF800000 : f32 : memref<4x1000xf32> -> !tile.tile<4x1024xf32>
+  %r = tile.reduce %t axis 1 : !tile.tile<4x1024xf32> -> !tile.tile<4x1xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.maximumf %a, %b : f32
+    tile.yield %c : f32
+  }
+  tile.store %r, %out[%c0, %c0] : !tile.tile<4x1xf32>, memref<4x1xf32>
+  tile.return
+}

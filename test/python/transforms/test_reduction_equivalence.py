@@ -1,0 +1,116 @@
+"""Reduction kernels keep their meaning through every pass below the tile level.
+
+Hypothesis draws tile kernels that load a (possibly ragged) block, mask it with `tile.in_bounds`,
+apply an elementwise op, reduce along rows or columns (sum, max or min), and store both the
+reduction and a value computed from it (a softmax-like normalisation, so reductions feed later
+elementwise work). Each pass from `convert-tile-to-loop` down, in both pipelines, is checked by
+interpreting the module just before and just after it. `convert-tile-to-loop` reassociates the
+reduction (in registers, then across threads), so floats agree there within 1e-5 relative (sums
+of at most 1024 standard-normal terms in f32); every later pass is exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mlc.transforms.pipelines import CPU_PIPELINE, GPU_PIPELINE
+from programs import assert_equivalent, lower
+
+COMBINERS = {"add": ("addf", "0.0"), "max": ("maximumf", "0xFF800000"), "min": ("minimumf", "0x7F800000")}
+
+
+def _power_of_two(value: int) -> int:
+    return 1 << (value - 1).bit_length()
+
+
+@st.composite
+def reduction_kernels(draw: st.DrawFn) -> tuple[str, tuple[int, int]]:
+    rows = draw(st.sampled_from([1, 2, 3, 8]))
+    columns = draw(st.sampled_from([1, 4, 31, 33, 100]))
+    axis = draw(st.integers(0, 1))
+    combiner, identity = COMBINERS[draw(st.sampled_from(sorted(COMBINERS)))]
+    warps = draw(st.sampled_from([1, 2, 4]))
+    tile_rows, tile_columns = _power_of_two(rows), _power_of_two(columns)
+    full = f"{tile_rows}x{tile_columns}"
+    reduced_shape = [tile_rows, tile_columns]
+    reduced_shape[axis] = 1
+    reduced = "x".join(map(str, reduced_shape))
+    out_shape = [rows, columns]
+    out_shape[axis] = 1
+    out = "x".join(map(str, out_shape))
+    data = f"{rows}x{columns}"
+    text = f"""
+tile.kernel @k(%x: memref<{data}xf32>, %r: memref<{out}xf32>, %y: memref<{data}xf32>) grid [1] num_warps {warps} {{
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<{data}xf32> -> !tile.tile<{full}xf32>
+  %m = tile.in_bounds %x[%c0, %c0] : memref<{data}xf32> -> !tile.tile<{full}xi1>
+  %z = tile.map %m, %t : !tile.tile<{full}xi1>, !tile.tile<{full}xf32> -> !tile.tile<{full}xf32> {{
+  ^bb0(%inside: i1, %e: f32):
+    %two = arith.constant 2.0 : f32
+    %u = arith.mulf %e, %two : f32
+    %identity = arith.constant {identity} : f32
+    %s = arith.select %inside, %u, %identity : f32
+    tile.yield %s : f32
+  }}
+  %red = tile.reduce %z axis {axis} : !tile.tile<{full}xf32> -> !tile.tile<{reduced}xf32> {{
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.{combiner} %a, %b : f32
+    tile.yield %c : f32
+  }}
+  tile.store %red, %r[%c0, %c0] : !tile.tile<{reduced}xf32>, memref<{out}xf32>
+  %wide = tile.broadcast %red : !tile.tile<{reduced}xf32> -> !tile.tile<{full}xf32>
+  %n = tile.map %t, %wide : !tile.tile<{full}xf32>, !tile.tile<{full}xf32> -> !tile.tile<{full}xf32> {{
+  ^bb0(%e: f32, %w: f32):
+    %d = arith.subf %e, %w : f32
+    tile.yield %d : f32
+  }}
+  tile.store %n, %y[%c0, %c0] : !tile.tile<{full}xf32>, memref<{data}xf32>
+  tile.return
+}}
+func.func @main(%x: memref<{data}xf32>) -> (memref<{out}xf32>, memref<{data}xf32>) {{
+  %r = memref.alloc() : memref<{out}xf32>
+  %y = memref.alloc() : memref<{data}xf32>
+  tile.launch @k(%x, %r, %y) : memref<{data}xf32>, memref<{out}xf32>, memref<{data}xf32>
+  func.return %r, %y : memref<{out}xf32>, memref<{data}xf32>
+}}"""
+    return text, (rows, columns)
+
+
+REDUCTION_PASSES = ("convert-tile-to-loop", "convert-loop-to-gpu", "convert-gpu-to-nvvm", "convert-loop-to-cpu")
+
+
+def _steps(pipeline: str, target: str) -> dict[str, tuple[str, str]]:
+    """The passes that handle reductions one by one, then the rest of the pipeline as one step."""
+    passes = pipeline.split(",")
+    start = passes.index("convert-tile-to-loop")
+    steps = {}
+    last = start
+    for index in range(start, len(passes)):
+        if passes[index] in REDUCTION_PASSES:
+            steps[f"{target}:{passes[index]}"] = (",".join(passes[start:index]), passes[index])
+            last = index
+    steps[f"{target}:to-llvm"] = (",".join(passes[start : last + 1]), ",".join(passes[last + 1 :]))
+    return steps
+
+
+STEPS = _steps(GPU_PIPELINE, "gpu") | {
+    key: value for key, value in _steps(CPU_PIPELINE, "cpu").items() if key != "cpu:convert-tile-to-loop"
+}
+
+
+@pytest.mark.parametrize("step", sorted(STEPS))
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kernel=reduction_kernels(), seed=st.integers(0, 2**32 - 1))
+def test_pass_preserves_reductions(step: str, kernel: tuple[str, tuple[int, int]], seed: int):
+    text, shape = kernel
+    before_passes, name = STEPS[step]
+    before = lower(text, before_passes)
+    after = lower(text, f"{before_passes},{name}" if before_passes else name)
+    inputs = [np.random.default_rng(seed).standard_normal(shape).astype(np.float32)]
+    if name == "convert-tile-to-loop":
+        assert_equivalent(before, after, inputs, exact=False, rtol=1e-5, atol=1e-5)
+    else:
+        assert_equivalent(before, after, inputs, exact=True)
