@@ -3,9 +3,19 @@
 Each op is evaluated on numpy arrays whose dtypes are those of `element_types.to_numpy_dtype`.
 Floating-point ops are computed in float64 and rounded once to the result type; for the basic
 arithmetic this is exactly numpy's correctly rounded float32/float16 result, and for the
-transcendental and composite ops (`sigmoid`, `gelu`, ...) it is the most accurate reference a
-compiled kernel can be compared with. Integer arithmetic wraps around as numpy's does; integer
-division truncates toward zero; float-to-integer casts truncate toward zero.
+transcendental and composite ops (`sigmoid`, `gelu`, `softmax`, `layer_norm`, sums and means of
+many elements, ...) it is the most accurate reference a compiled kernel can be compared with.
+Integer arithmetic wraps around as numpy's does (matmul and sums are computed in int64 and wrapped
+by the final cast, which is the same arithmetic modulo 2**bits); integer division truncates toward
+zero; float-to-integer casts truncate toward zero.
+
+The structured ops follow numpy and ONNX exactly as their modules' docstrings state: `matmul` is
+`np.matmul`; reductions are numpy's, with ONNX's identities for empty reductions (0, -inf/+inf or
+the integer extremes, NaN for the mean); `softmax` subtracts the maximum before exponentiating;
+`layer_norm` uses the population variance; `conv2d` and the pools gather each kernel offset's
+strided view of the padded input into a window array `[N, C, kH, kW, H_out, W_out]` and reduce it
+(one tensor contraction for the convolution), which is ONNX's definition written with whole-array
+operations rather than loops over output positions.
 
 `evaluate(op, operands)` evaluates one op; `GraphFunctions` registers the same semantics with
 xDSL's interpreter, so whole functions run through `mlc.interpreter`.
@@ -15,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
@@ -142,6 +153,9 @@ def evaluate(op: Operation, operands: Sequence[np.ndarray]) -> np.ndarray:
             return _COMPARISONS[op.predicate.data](*operands)
         if isinstance(op, graph.WhereOp):
             return np.where(*operands).astype(dtype)
+        structured = _STRUCTURED.get(type(op))
+        if structured is not None:
+            return structured(op, operands, dtype)
         float_operands = is_float(_element_type(op))
         if isinstance(op, graph.BINARY_OPS):
             table = _FLOAT_BINARY if float_operands else _INTEGER_BINARY
@@ -157,7 +171,8 @@ def evaluate(op: Operation, operands: Sequence[np.ndarray]) -> np.ndarray:
             return _cast(operands[0], dtype)
         if isinstance(op, graph.BroadcastOp):
             shape = op.result.type.get_shape()  # type: ignore[attr-defined]
-            return np.ascontiguousarray(np.broadcast_to(operands[0], shape))
+            # .copy(), not np.ascontiguousarray, which turns a rank-0 result into shape (1,).
+            return np.broadcast_to(operands[0], shape).copy()
         if isinstance(op, graph.ReshapeOp):
             shape = op.result.type.get_shape()  # type: ignore[attr-defined]
             return np.reshape(operands[0], shape).copy()
@@ -172,6 +187,158 @@ def _cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
         info = np.iinfo(dtype)
         return np.clip(np.nan_to_num(np.trunc(x.astype(np.float64))), info.min, info.max).astype(dtype)
     return x.astype(dtype)
+
+
+def _float64(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x, dtype=np.float64)
+
+
+def _wide(x: np.ndarray, element_type: Attribute) -> np.ndarray:
+    """`x` in the type its arithmetic is computed in: float64 for floats, int64 for integers."""
+    return _float64(x) if is_float(element_type) else np.asarray(x, dtype=np.int64)
+
+
+def _matmul(op: graph.MatmulOp, operands: Sequence[np.ndarray], dtype: np.dtype) -> np.ndarray:
+    element_type = _element_type(op)
+    a, b = (_wide(x, element_type) for x in operands)
+    return np.matmul(a, b).astype(dtype)
+
+
+def _transpose(op: graph.TransposeOp, operands: Sequence[np.ndarray], dtype: np.dtype) -> np.ndarray:
+    return np.transpose(operands[0], op.normalized_perm()).copy()
+
+
+def _concat(op: graph.ConcatOp, operands: Sequence[np.ndarray], dtype: np.dtype) -> np.ndarray:
+    return np.concatenate(operands, axis=op.normalized_axis()).astype(dtype)
+
+
+def _slice(op: graph.SliceOp, operands: Sequence[np.ndarray], dtype: np.dtype) -> np.ndarray:
+    return operands[0][op.slices()].copy()
+
+
+def _extreme(element_type: Attribute, dtype: np.dtype, highest: bool) -> float | int | bool:
+    """The identity of min (highest) or max (not highest): what an empty reduction gives."""
+    if is_float(element_type):
+        return math.inf if highest else -math.inf
+    if dtype == np.bool_:
+        return highest
+    info = np.iinfo(dtype)
+    return int(info.max if highest else info.min)
+
+
+def _count(shape: Sequence[int], axes: Sequence[int]) -> int:
+    return math.prod(shape[axis] for axis in axes)
+
+
+def _reduce(op: graph.ReductionOp, operands: Sequence[np.ndarray], dtype: np.dtype) -> np.ndarray:
+    x = operands[0]
+    element_type = _element_type(op)
+    axes = op.normalized_axes()
+    keepdims = op.keeps_dims()
+    if isinstance(op, graph.ReduceSumOp):
+        result = np.sum(_wide(x, element_type), axis=axes, keepdims=keepdims)
+    elif isinstance(op, graph.ReduceMeanOp):
+        # sum / count rather than np.mean, which warns on empty reductions (NaN here, as in ONNX).
+        result = np.sum(_float64(x), axis=axes, keepdims=keepdims) / _count(x.shape, axes)
+    else:
+        highest = isinstance(op, graph.ReduceMinOp)
+        reduction = np.min if highest else np.max
+        values = _float64(x) if is_float(element_type) else x
+        initial = _extreme(element_type, dtype, highest)
+        result = reduction(values, axis=axes, keepdims=keepdims, initial=initial)
+    return np.asarray(result).astype(dtype)
+
+
+def _softmax(op: graph.SoftmaxOp, operands: Sequence[np.ndarray], dtype: np.dtype) -> np.ndarray:
+    x = _float64(operands[0])
+    axis = op.normalized_axis()
+    # Subtracting the maximum keeps exp from overflowing; it cancels in the quotient.
+    maximum = np.max(x, axis=axis, keepdims=True, initial=-math.inf)
+    exponentials = np.exp(x - maximum)
+    return (exponentials / np.sum(exponentials, axis=axis, keepdims=True)).astype(dtype)
+
+
+def _layer_norm(op: graph.LayerNormOp, operands: Sequence[np.ndarray], dtype: np.dtype) -> np.ndarray:
+    x, scale, bias = (_float64(operand) for operand in operands)
+    axes = tuple(range(op.normalized_axis(), x.ndim))
+    count = _count(x.shape, axes)
+    mean = np.sum(x, axis=axes, keepdims=True) / count
+    centered = x - mean
+    variance = np.sum(centered * centered, axis=axes, keepdims=True) / count
+    epsilon = float(np.float32(op.epsilon.value.data))
+    return (centered / np.sqrt(variance + epsilon) * scale + bias).astype(dtype)
+
+
+def _windows(
+    padded: np.ndarray,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    output_size: Sequence[int],
+) -> np.ndarray:
+    """`windows[n, c, i, j, h, w] = padded[n, c, h*stride + i*dilation, w*stride + j*dilation]`."""
+    batch, channels = padded.shape[:2]
+    windows = np.empty((batch, channels, *kernel, *output_size), dtype=padded.dtype)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            top, left = i * dilations[0], j * dilations[1]
+            bottom = top + strides[0] * (output_size[0] - 1) + 1
+            right = left + strides[1] * (output_size[1] - 1) + 1
+            windows[:, :, i, j] = padded[:, :, top : bottom : strides[0], left : right : strides[1]]
+    return windows
+
+
+def _pad(x: np.ndarray, pads: Sequence[int], value: float) -> np.ndarray:
+    top, left, bottom, right = pads
+    return np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=value)
+
+
+def _conv2d(op: graph.Conv2dOp, operands: Sequence[np.ndarray], dtype: np.dtype) -> np.ndarray:
+    x, w = _float64(operands[0]), _float64(operands[1])
+    group = op.group.value.data
+    batch, channels = x.shape[:2]
+    outputs = w.shape[0]
+    output_size = op.result.type.get_shape()[2:]  # type: ignore[attr-defined]
+    padded = _pad(x, op.pads.get_values(), 0.0)
+    windows = _windows(
+        padded, w.shape[2:], op.strides.get_values(), op.dilations.get_values(), output_size
+    )
+    # Channels split into groups: output channel block g sees input channel block g only.
+    windows = windows.reshape(batch, group, channels // group, *windows.shape[2:])
+    weights = w.reshape(group, outputs // group, *w.shape[1:])
+    result = np.einsum("ngcijhw,gocij->ngohw", windows, weights, optimize=True)
+    result = result.reshape(batch, outputs, *output_size)
+    if len(operands) == 3:
+        result = result + _float64(operands[2])[:, None, None]
+    return result.astype(dtype)
+
+
+def _pool2d(op: graph.Pool2dOp, operands: Sequence[np.ndarray], dtype: np.dtype) -> np.ndarray:
+    x = _float64(operands[0])
+    kernel, strides, pads = op.kernel.get_values(), op.strides.get_values(), op.pads.get_values()
+    output_size = op.result.type.get_shape()[2:]  # type: ignore[attr-defined]
+    if isinstance(op, graph.MaxPool2dOp):
+        windows = _windows(_pad(x, pads, -math.inf), kernel, strides, (1, 1), output_size)
+        return windows.max(axis=(2, 3)).astype(dtype)
+    windows = _windows(_pad(x, pads, 0.0), kernel, strides, (1, 1), output_size)
+    # The average excludes padding: divide by the number of elements of x in each window.
+    inside = _windows(_pad(np.ones((1, 1, *x.shape[2:])), pads, 0.0), kernel, strides, (1, 1), output_size)
+    return (windows.sum(axis=(2, 3)) / inside.sum(axis=(2, 3))).astype(dtype)
+
+
+_STRUCTURED: dict[type[Operation], Callable[[Any, Sequence[np.ndarray], np.dtype], np.ndarray]] = {
+    graph.MatmulOp: _matmul,
+    graph.TransposeOp: _transpose,
+    graph.ConcatOp: _concat,
+    graph.SliceOp: _slice,
+    **{reduction: _reduce for reduction in graph.REDUCTION_OPS},
+    graph.SoftmaxOp: _softmax,
+    graph.LayerNormOp: _layer_norm,
+    graph.Conv2dOp: _conv2d,
+    graph.MaxPool2dOp: _pool2d,
+    graph.AvgPool2dOp: _pool2d,
+}
+"""Evaluators of the ops that are neither elementwise nor plain reshapes, by op class."""
 
 
 @register_impls

@@ -383,3 +383,328 @@ func.func @spec_generic(%x: tensor<8x32xf32>, %b: tensor<32xf32>) -> tensor<8x32
   %5 = "graph.where"(%3, %2, %4) : (tensor<8x32xi1>, tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
   func.return %5 : tensor<8x32xf32>
 }
+
+// matmul: plain, batch dims broadcast (size-1 and missing leading dims), K = 0, over f32, f16, i32, bf16.
+// CHECK-LABEL: func.func @matmul(%a: tensor<8x16xf32>, %b: tensor<16x32xf32>, %c: tensor<2x1x4x8xf16>, %d: tensor<3x8x5xf16>, %e: tensor<1x3xi32>, %g: tensor<2x0xbf16>, %h: tensor<0x4xbf16>, %i: tensor<3x1xi32>) -> tensor<8x32xf32> {
+// CHECK-NEXT:    %0 = graph.matmul %a, %b : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+// CHECK-NEXT:    %1 = graph.matmul %c, %d : (tensor<2x1x4x8xf16>, tensor<3x8x5xf16>) -> tensor<2x3x4x5xf16>
+// CHECK-NEXT:    %2 = graph.matmul %e, %i : (tensor<1x3xi32>, tensor<3x1xi32>) -> tensor<1x1xi32>
+// CHECK-NEXT:    %3 = graph.matmul %g, %h : (tensor<2x0xbf16>, tensor<0x4xbf16>) -> tensor<2x4xbf16>
+// CHECK-NEXT:    func.return %0 : tensor<8x32xf32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "matmul"
+// GENERIC-SAME:  , function_type = (tensor<8x16xf32>, tensor<16x32xf32>, tensor<2x1x4x8xf16>, tensor<3x8x5xf16>, tensor<1x3xi32>, tensor<2x0xbf16>, tensor<0x4xbf16>, tensor<3x1xi32>) -> tensor<8x32xf32>}> ({
+// GENERIC-NEXT:  ^bb0(%a: tensor<8x16xf32>, %b: tensor<16x32xf32>, %c: tensor<2x1x4x8xf16>, %d: tensor<3x8x5xf16>, %e: tensor<1x3xi32>, %g: tensor<2x0xbf16>, %h: tensor<0x4xbf16>, %i: tensor<3x1xi32>):
+// GENERIC-NEXT:    %0 = "graph.matmul"(%a, %b) : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+// GENERIC-NEXT:    %1 = "graph.matmul"(%c, %d) : (tensor<2x1x4x8xf16>, tensor<3x8x5xf16>) -> tensor<2x3x4x5xf16>
+// GENERIC-NEXT:    %2 = "graph.matmul"(%e, %i) : (tensor<1x3xi32>, tensor<3x1xi32>) -> tensor<1x1xi32>
+// GENERIC-NEXT:    %3 = "graph.matmul"(%g, %h) : (tensor<2x0xbf16>, tensor<0x4xbf16>) -> tensor<2x4xbf16>
+// GENERIC-NEXT:    "func.return"(%0) : (tensor<8x32xf32>) -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @matmul(%a: tensor<8x16xf32>, %b: tensor<16x32xf32>, %c: tensor<2x1x4x8xf16>, %d: tensor<3x8x5xf16>, %e: tensor<1x3xi32>, %g: tensor<2x0xbf16>, %h: tensor<0x4xbf16>, %i: tensor<3x1xi32>) -> tensor<8x32xf32> {
+  %0 = graph.matmul %a, %b : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %1 = graph.matmul %c, %d : (tensor<2x1x4x8xf16>, tensor<3x8x5xf16>) -> tensor<2x3x4x5xf16>
+  %2 = graph.matmul %e, %i : (tensor<1x3xi32>, tensor<3x1xi32>) -> tensor<1x1xi32>
+  %3 = graph.matmul %g, %h : (tensor<2x0xbf16>, tensor<0x4xbf16>) -> tensor<2x4xbf16>
+  func.return %0 : tensor<8x32xf32>
+}
+
+// transpose: rank 2, rank 3 with negative entries, rank 1 and rank 0 (identities), i1.
+// CHECK-LABEL: func.func @transpose(%a: tensor<2x3xf32>, %b: tensor<2x3x4xi64>, %v: tensor<5xf16>, %s: tensor<i1>, %p: tensor<2x1xi1>) {
+// CHECK-NEXT:    %0 = graph.transpose %a perm [1, 0] : tensor<2x3xf32> to tensor<3x2xf32>
+// CHECK-NEXT:    %1 = graph.transpose %b perm [-1, 0, -2] : tensor<2x3x4xi64> to tensor<4x2x3xi64>
+// CHECK-NEXT:    %2 = graph.transpose %v perm [0] : tensor<5xf16> to tensor<5xf16>
+// CHECK-NEXT:    %3 = graph.transpose %s perm [] : tensor<i1> to tensor<i1>
+// CHECK-NEXT:    %4 = graph.transpose %p perm [1, 0] : tensor<2x1xi1> to tensor<1x2xi1>
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "transpose"
+// GENERIC-SAME:  , function_type = (tensor<2x3xf32>, tensor<2x3x4xi64>, tensor<5xf16>, tensor<i1>, tensor<2x1xi1>) -> ()}> ({
+// GENERIC-NEXT:  ^bb0(%a: tensor<2x3xf32>, %b: tensor<2x3x4xi64>, %v: tensor<5xf16>, %s: tensor<i1>, %p: tensor<2x1xi1>):
+// GENERIC-NEXT:    %0 = "graph.transpose"(%a) <{perm = array<i64: 1, 0>}> : (tensor<2x3xf32>) -> tensor<3x2xf32>
+// GENERIC-NEXT:    %1 = "graph.transpose"(%b) <{perm = array<i64: -1, 0, -2>}> : (tensor<2x3x4xi64>) -> tensor<4x2x3xi64>
+// GENERIC-NEXT:    %2 = "graph.transpose"(%v) <{perm = array<i64: 0>}> : (tensor<5xf16>) -> tensor<5xf16>
+// GENERIC-NEXT:    %3 = "graph.transpose"(%s) <{perm = array<i64>}> : (tensor<i1>) -> tensor<i1>
+// GENERIC-NEXT:    %4 = "graph.transpose"(%p) <{perm = array<i64: 1, 0>}> : (tensor<2x1xi1>) -> tensor<1x2xi1>
+// GENERIC-NEXT:    "func.return"() : () -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @transpose(%a: tensor<2x3xf32>, %b: tensor<2x3x4xi64>, %v: tensor<5xf16>, %s: tensor<i1>, %p: tensor<2x1xi1>) {
+  %0 = graph.transpose %a perm [1, 0] : tensor<2x3xf32> to tensor<3x2xf32>
+  %1 = graph.transpose %b perm [-1, 0, -2] : tensor<2x3x4xi64> to tensor<4x2x3xi64>
+  %2 = graph.transpose %v perm [0] : tensor<5xf16> to tensor<5xf16>
+  %3 = graph.transpose %s perm [] : tensor<i1> to tensor<i1>
+  %4 = graph.transpose %p perm [1, 0] : tensor<2x1xi1> to tensor<1x2xi1>
+  func.return
+}
+
+// The four reductions: keepdims both ways, negative axes, every axis, no axis (the identity),
+// integers, i1 for max/min, a reduced axis of size 0.
+// CHECK-LABEL: func.func @reduce(%a: tensor<4x8xf32>, %b: tensor<2x3x4xf16>, %i: tensor<3x5xi32>, %p: tensor<6xi1>, %z: tensor<0x3xf32>) {
+// CHECK-NEXT:    %0 = graph.reduce_sum %a axes [1] keepdims false : tensor<4x8xf32> to tensor<4xf32>
+// CHECK-NEXT:    %1 = graph.reduce_sum %a axes [1] keepdims true : tensor<4x8xf32> to tensor<4x1xf32>
+// CHECK-NEXT:    %2 = graph.reduce_max %b axes [0, -1] keepdims true : tensor<2x3x4xf16> to tensor<1x3x1xf16>
+// CHECK-NEXT:    %3 = graph.reduce_min %b axes [2, 0, 1] keepdims false : tensor<2x3x4xf16> to tensor<f16>
+// CHECK-NEXT:    %4 = graph.reduce_mean %b axes [] keepdims false : tensor<2x3x4xf16> to tensor<2x3x4xf16>
+// CHECK-NEXT:    %5 = graph.reduce_sum %i axes [-2] keepdims false : tensor<3x5xi32> to tensor<5xi32>
+// CHECK-NEXT:    %6 = graph.reduce_max %p axes [0] keepdims false : tensor<6xi1> to tensor<i1>
+// CHECK-NEXT:    %7 = graph.reduce_min %i axes [0, 1] keepdims true : tensor<3x5xi32> to tensor<1x1xi32>
+// CHECK-NEXT:    %8 = graph.reduce_mean %z axes [0] keepdims false : tensor<0x3xf32> to tensor<3xf32>
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "reduce"
+// GENERIC-SAME:  , function_type = (tensor<4x8xf32>, tensor<2x3x4xf16>, tensor<3x5xi32>, tensor<6xi1>, tensor<0x3xf32>) -> ()}> ({
+// GENERIC-NEXT:  ^bb0(%a: tensor<4x8xf32>, %b: tensor<2x3x4xf16>, %i: tensor<3x5xi32>, %p: tensor<6xi1>, %z: tensor<0x3xf32>):
+// GENERIC-NEXT:    %0 = "graph.reduce_sum"(%a) <{axes = array<i64: 1>, keepdims = false}> : (tensor<4x8xf32>) -> tensor<4xf32>
+// GENERIC-NEXT:    %1 = "graph.reduce_sum"(%a) <{axes = array<i64: 1>, keepdims = true}> : (tensor<4x8xf32>) -> tensor<4x1xf32>
+// GENERIC-NEXT:    %2 = "graph.reduce_max"(%b) <{axes = array<i64: 0, -1>, keepdims = true}> : (tensor<2x3x4xf16>) -> tensor<1x3x1xf16>
+// GENERIC-NEXT:    %3 = "graph.reduce_min"(%b) <{axes = array<i64: 2, 0, 1>, keepdims = false}> : (tensor<2x3x4xf16>) -> tensor<f16>
+// GENERIC-NEXT:    %4 = "graph.reduce_mean"(%b) <{axes = array<i64>, keepdims = false}> : (tensor<2x3x4xf16>) -> tensor<2x3x4xf16>
+// GENERIC-NEXT:    %5 = "graph.reduce_sum"(%i) <{axes = array<i64: -2>, keepdims = false}> : (tensor<3x5xi32>) -> tensor<5xi32>
+// GENERIC-NEXT:    %6 = "graph.reduce_max"(%p) <{axes = array<i64: 0>, keepdims = false}> : (tensor<6xi1>) -> tensor<i1>
+// GENERIC-NEXT:    %7 = "graph.reduce_min"(%i) <{axes = array<i64: 0, 1>, keepdims = true}> : (tensor<3x5xi32>) -> tensor<1x1xi32>
+// GENERIC-NEXT:    %8 = "graph.reduce_mean"(%z) <{axes = array<i64: 0>, keepdims = false}> : (tensor<0x3xf32>) -> tensor<3xf32>
+// GENERIC-NEXT:    "func.return"() : () -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @reduce(%a: tensor<4x8xf32>, %b: tensor<2x3x4xf16>, %i: tensor<3x5xi32>, %p: tensor<6xi1>, %z: tensor<0x3xf32>) {
+  %0 = graph.reduce_sum %a axes [1] keepdims false : tensor<4x8xf32> to tensor<4xf32>
+  %1 = graph.reduce_sum %a axes [1] keepdims true : tensor<4x8xf32> to tensor<4x1xf32>
+  %2 = graph.reduce_max %b axes [0, -1] keepdims true : tensor<2x3x4xf16> to tensor<1x3x1xf16>
+  %3 = graph.reduce_min %b axes [2, 0, 1] keepdims false : tensor<2x3x4xf16> to tensor<f16>
+  %4 = graph.reduce_mean %b axes [] keepdims false : tensor<2x3x4xf16> to tensor<2x3x4xf16>
+  %5 = graph.reduce_sum %i axes [-2] keepdims false : tensor<3x5xi32> to tensor<5xi32>
+  %6 = graph.reduce_max %p axes [0] keepdims false : tensor<6xi1> to tensor<i1>
+  %7 = graph.reduce_min %i axes [0, 1] keepdims true : tensor<3x5xi32> to tensor<1x1xi32>
+  %8 = graph.reduce_mean %z axes [0] keepdims false : tensor<0x3xf32> to tensor<3xf32>
+  func.return
+}
+
+// softmax along the last axis (named both ways), a middle axis, rank 1; f32, f16, bf16.
+// CHECK-LABEL: func.func @softmax(%a: tensor<8x32xf32>, %b: tensor<2x3x4xf16>, %v: tensor<7xbf16>) -> tensor<8x32xf32> {
+// CHECK-NEXT:    %0 = graph.softmax %a axis 1 : tensor<8x32xf32>
+// CHECK-NEXT:    %1 = graph.softmax %0 axis -1 : tensor<8x32xf32>
+// CHECK-NEXT:    %2 = graph.softmax %b axis 1 : tensor<2x3x4xf16>
+// CHECK-NEXT:    %3 = graph.softmax %v axis 0 : tensor<7xbf16>
+// CHECK-NEXT:    func.return %1 : tensor<8x32xf32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "softmax"
+// GENERIC-SAME:  , function_type = (tensor<8x32xf32>, tensor<2x3x4xf16>, tensor<7xbf16>) -> tensor<8x32xf32>}> ({
+// GENERIC-NEXT:  ^bb0(%a: tensor<8x32xf32>, %b: tensor<2x3x4xf16>, %v: tensor<7xbf16>):
+// GENERIC-NEXT:    %0 = "graph.softmax"(%a) <{axis = 1 : i64}> : (tensor<8x32xf32>) -> tensor<8x32xf32>
+// GENERIC-NEXT:    %1 = "graph.softmax"(%0) <{axis = -1 : i64}> : (tensor<8x32xf32>) -> tensor<8x32xf32>
+// GENERIC-NEXT:    %2 = "graph.softmax"(%b) <{axis = 1 : i64}> : (tensor<2x3x4xf16>) -> tensor<2x3x4xf16>
+// GENERIC-NEXT:    %3 = "graph.softmax"(%v) <{axis = 0 : i64}> : (tensor<7xbf16>) -> tensor<7xbf16>
+// GENERIC-NEXT:    "func.return"(%1) : (tensor<8x32xf32>) -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @softmax(%a: tensor<8x32xf32>, %b: tensor<2x3x4xf16>, %v: tensor<7xbf16>) -> tensor<8x32xf32> {
+  %0 = graph.softmax %a axis 1 : tensor<8x32xf32>
+  %1 = graph.softmax %0 axis -1 : tensor<8x32xf32>
+  %2 = graph.softmax %b axis 1 : tensor<2x3x4xf16>
+  %3 = graph.softmax %v axis 0 : tensor<7xbf16>
+  func.return %1 : tensor<8x32xf32>
+}
+
+// layer_norm over the last axis, over the last two (negative and positive axis), over all of a
+// rank-1 tensor; f32 and f16; epsilon as written and as printed.
+// CHECK-LABEL: func.func @layer_norm(%x: tensor<8x32xf32>, %s: tensor<32xf32>, %y: tensor<2x3x4xf16>, %t: tensor<3x4xf16>, %v: tensor<5xf32>, %w: tensor<5xf32>) {
+// CHECK-NEXT:    %0 = graph.layer_norm %x, %s, %s axis -1 epsilon 1.000000e-05 : (tensor<8x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+// CHECK-NEXT:    %1 = graph.layer_norm %y, %t, %t axis -2 epsilon 1.000000e-06 : (tensor<2x3x4xf16>, tensor<3x4xf16>, tensor<3x4xf16>) -> tensor<2x3x4xf16>
+// CHECK-NEXT:    %2 = graph.layer_norm %y, %t, %t axis 1 epsilon 0.000000e+00 : (tensor<2x3x4xf16>, tensor<3x4xf16>, tensor<3x4xf16>) -> tensor<2x3x4xf16>
+// CHECK-NEXT:    %3 = graph.layer_norm %v, %w, %w axis 0 epsilon 5.000000e-01 : (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32>
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "layer_norm"
+// GENERIC-SAME:  , function_type = (tensor<8x32xf32>, tensor<32xf32>, tensor<2x3x4xf16>, tensor<3x4xf16>, tensor<5xf32>, tensor<5xf32>) -> ()}> ({
+// GENERIC-NEXT:  ^bb0(%x: tensor<8x32xf32>, %s: tensor<32xf32>, %y: tensor<2x3x4xf16>, %t: tensor<3x4xf16>, %v: tensor<5xf32>, %w: tensor<5xf32>):
+// GENERIC-NEXT:    %0 = "graph.layer_norm"(%x, %s, %s) <{axis = -1 : i64, epsilon = 1.000000e-05 : f32}> : (tensor<8x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+// GENERIC-NEXT:    %1 = "graph.layer_norm"(%y, %t, %t) <{axis = -2 : i64, epsilon = 1.000000e-06 : f32}> : (tensor<2x3x4xf16>, tensor<3x4xf16>, tensor<3x4xf16>) -> tensor<2x3x4xf16>
+// GENERIC-NEXT:    %2 = "graph.layer_norm"(%y, %t, %t) <{axis = 1 : i64, epsilon = 0.000000e+00 : f32}> : (tensor<2x3x4xf16>, tensor<3x4xf16>, tensor<3x4xf16>) -> tensor<2x3x4xf16>
+// GENERIC-NEXT:    %3 = "graph.layer_norm"(%v, %w, %w) <{axis = 0 : i64, epsilon = 5.000000e-01 : f32}> : (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32>
+// GENERIC-NEXT:    "func.return"() : () -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @layer_norm(%x: tensor<8x32xf32>, %s: tensor<32xf32>, %y: tensor<2x3x4xf16>, %t: tensor<3x4xf16>, %v: tensor<5xf32>, %w: tensor<5xf32>) {
+  %0 = graph.layer_norm %x, %s, %s axis -1 epsilon 1.0e-05 : (tensor<8x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+  %1 = graph.layer_norm %y, %t, %t axis -2 epsilon 1.000000e-06 : (tensor<2x3x4xf16>, tensor<3x4xf16>, tensor<3x4xf16>) -> tensor<2x3x4xf16>
+  %2 = graph.layer_norm %y, %t, %t axis 1 epsilon 0.0 : (tensor<2x3x4xf16>, tensor<3x4xf16>, tensor<3x4xf16>) -> tensor<2x3x4xf16>
+  %3 = graph.layer_norm %v, %w, %w axis 0 epsilon 0.5 : (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32>
+  func.return
+}
+
+// conv2d: with and without bias, "same" padding, asymmetric padding, strides, dilations, a
+// grouped and a depthwise convolution, f16.
+// CHECK-LABEL: func.func @conv2d(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %g: tensor<1x4x5x7xf16>, %gw: tensor<6x2x1x3xf16>, %dw: tensor<4x1x3x3xf16>) {
+// CHECK-NEXT:    %0 = graph.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+// CHECK-NEXT:    %1 = graph.conv2d %x, %w strides [2, 3] pads [0, 2, 1, 0] dilations [1, 1] group 1 : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x4x3xf32>
+// CHECK-NEXT:    %2 = graph.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [2, 3] group 1 : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x4x2xf32>
+// CHECK-NEXT:    %3 = graph.conv2d %g, %gw strides [1, 1] pads [0, 1, 0, 1] dilations [1, 1] group 2 : (tensor<1x4x5x7xf16>, tensor<6x2x1x3xf16>) -> tensor<1x6x5x7xf16>
+// CHECK-NEXT:    %4 = graph.conv2d %g, %dw strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] group 4 : (tensor<1x4x5x7xf16>, tensor<4x1x3x3xf16>) -> tensor<1x4x3x4xf16>
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "conv2d"
+// GENERIC-SAME:  , function_type = (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<1x4x5x7xf16>, tensor<6x2x1x3xf16>, tensor<4x1x3x3xf16>) -> ()}> ({
+// GENERIC-NEXT:  ^bb0(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %g: tensor<1x4x5x7xf16>, %gw: tensor<6x2x1x3xf16>, %dw: tensor<4x1x3x3xf16>):
+// GENERIC-NEXT:    %0 = "graph.conv2d"(%x, %w, %b) <{strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64}> : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+// GENERIC-NEXT:    %1 = "graph.conv2d"(%x, %w) <{strides = array<i64: 2, 3>, pads = array<i64: 0, 2, 1, 0>, dilations = array<i64: 1, 1>, group = 1 : i64}> : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x4x3xf32>
+// GENERIC-NEXT:    %2 = "graph.conv2d"(%x, %w) <{strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 2, 3>, group = 1 : i64}> : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x4x2xf32>
+// GENERIC-NEXT:    %3 = "graph.conv2d"(%g, %gw) <{strides = array<i64: 1, 1>, pads = array<i64: 0, 1, 0, 1>, dilations = array<i64: 1, 1>, group = 2 : i64}> : (tensor<1x4x5x7xf16>, tensor<6x2x1x3xf16>) -> tensor<1x6x5x7xf16>
+// GENERIC-NEXT:    %4 = "graph.conv2d"(%g, %dw) <{strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 4 : i64}> : (tensor<1x4x5x7xf16>, tensor<4x1x3x3xf16>) -> tensor<1x4x3x4xf16>
+// GENERIC-NEXT:    "func.return"() : () -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @conv2d(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %g: tensor<1x4x5x7xf16>, %gw: tensor<6x2x1x3xf16>, %dw: tensor<4x1x3x3xf16>) {
+  %0 = graph.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+  %1 = graph.conv2d %x, %w strides [2, 3] pads [0, 2, 1, 0] dilations [1, 1] group 1 : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x4x3xf32>
+  %2 = graph.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [2, 3] group 1 : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x4x2xf32>
+  %3 = graph.conv2d %g, %gw strides [1, 1] pads [0, 1, 0, 1] dilations [1, 1] group 2 : (tensor<1x4x5x7xf16>, tensor<6x2x1x3xf16>) -> tensor<1x6x5x7xf16>
+  %4 = graph.conv2d %g, %dw strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] group 4 : (tensor<1x4x5x7xf16>, tensor<4x1x3x3xf16>) -> tensor<1x4x3x4xf16>
+  func.return
+}
+
+// max_pool2d and avg_pool2d: non-overlapping, overlapping with "same" padding, asymmetric
+// kernels, strides and pads; f32, f16, bf16.
+// CHECK-LABEL: func.func @pool2d(%x: tensor<2x3x8x8xf32>, %h: tensor<1x2x5x7xf16>, %b: tensor<1x1x4x4xbf16>) {
+// CHECK-NEXT:    %0 = graph.max_pool2d %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] : tensor<2x3x8x8xf32> to tensor<2x3x4x4xf32>
+// CHECK-NEXT:    %1 = graph.avg_pool2d %x kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] : tensor<2x3x8x8xf32> to tensor<2x3x8x8xf32>
+// CHECK-NEXT:    %2 = graph.max_pool2d %h kernel [3, 2] strides [2, 1] pads [2, 0, 1, 1] : tensor<1x2x5x7xf16> to tensor<1x2x3x7xf16>
+// CHECK-NEXT:    %3 = graph.avg_pool2d %h kernel [1, 4] strides [1, 3] pads [0, 3, 0, 0] : tensor<1x2x5x7xf16> to tensor<1x2x5x3xf16>
+// CHECK-NEXT:    %4 = graph.avg_pool2d %b kernel [4, 4] strides [1, 1] pads [0, 0, 0, 0] : tensor<1x1x4x4xbf16> to tensor<1x1x1x1xbf16>
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "pool2d"
+// GENERIC-SAME:  , function_type = (tensor<2x3x8x8xf32>, tensor<1x2x5x7xf16>, tensor<1x1x4x4xbf16>) -> ()}> ({
+// GENERIC-NEXT:  ^bb0(%x: tensor<2x3x8x8xf32>, %h: tensor<1x2x5x7xf16>, %b: tensor<1x1x4x4xbf16>):
+// GENERIC-NEXT:    %0 = "graph.max_pool2d"(%x) <{kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>}> : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
+// GENERIC-NEXT:    %1 = "graph.avg_pool2d"(%x) <{kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>}> : (tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+// GENERIC-NEXT:    %2 = "graph.max_pool2d"(%h) <{kernel = array<i64: 3, 2>, strides = array<i64: 2, 1>, pads = array<i64: 2, 0, 1, 1>}> : (tensor<1x2x5x7xf16>) -> tensor<1x2x3x7xf16>
+// GENERIC-NEXT:    %3 = "graph.avg_pool2d"(%h) <{kernel = array<i64: 1, 4>, strides = array<i64: 1, 3>, pads = array<i64: 0, 3, 0, 0>}> : (tensor<1x2x5x7xf16>) -> tensor<1x2x5x3xf16>
+// GENERIC-NEXT:    %4 = "graph.avg_pool2d"(%b) <{kernel = array<i64: 4, 4>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>}> : (tensor<1x1x4x4xbf16>) -> tensor<1x1x1x1xbf16>
+// GENERIC-NEXT:    "func.return"() : () -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @pool2d(%x: tensor<2x3x8x8xf32>, %h: tensor<1x2x5x7xf16>, %b: tensor<1x1x4x4xbf16>) {
+  %0 = graph.max_pool2d %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] : tensor<2x3x8x8xf32> to tensor<2x3x4x4xf32>
+  %1 = graph.avg_pool2d %x kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] : tensor<2x3x8x8xf32> to tensor<2x3x8x8xf32>
+  %2 = graph.max_pool2d %h kernel [3, 2] strides [2, 1] pads [2, 0, 1, 1] : tensor<1x2x5x7xf16> to tensor<1x2x3x7xf16>
+  %3 = graph.avg_pool2d %h kernel [1, 4] strides [1, 3] pads [0, 3, 0, 0] : tensor<1x2x5x7xf16> to tensor<1x2x5x3xf16>
+  %4 = graph.avg_pool2d %b kernel [4, 4] strides [1, 1] pads [0, 0, 0, 0] : tensor<1x1x4x4xbf16> to tensor<1x1x1x1xbf16>
+  func.return
+}
+
+// concat of one, two and three operands, negative axis, empty operands, i1.
+// CHECK-LABEL: func.func @concat(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>, %c: tensor<2x1xf32>, %e: tensor<0x3xf32>, %p: tensor<2xi1>, %q: tensor<3xi1>) {
+// CHECK-NEXT:    %0 = graph.concat %a axis 0 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %1 = graph.concat %a, %b axis 0 : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<6x3xf32>
+// CHECK-NEXT:    %2 = graph.concat %a, %c, %a axis -1 : (tensor<2x3xf32>, tensor<2x1xf32>, tensor<2x3xf32>) -> tensor<2x7xf32>
+// CHECK-NEXT:    %3 = graph.concat %e, %a, %e axis 0 : (tensor<0x3xf32>, tensor<2x3xf32>, tensor<0x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %4 = graph.concat %p, %q axis 0 : (tensor<2xi1>, tensor<3xi1>) -> tensor<5xi1>
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "concat"
+// GENERIC-SAME:  , function_type = (tensor<2x3xf32>, tensor<4x3xf32>, tensor<2x1xf32>, tensor<0x3xf32>, tensor<2xi1>, tensor<3xi1>) -> ()}> ({
+// GENERIC-NEXT:  ^bb0(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>, %c: tensor<2x1xf32>, %e: tensor<0x3xf32>, %p: tensor<2xi1>, %q: tensor<3xi1>):
+// GENERIC-NEXT:    %0 = "graph.concat"(%a) <{axis = 0 : i64}> : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// GENERIC-NEXT:    %1 = "graph.concat"(%a, %b) <{axis = 0 : i64}> : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<6x3xf32>
+// GENERIC-NEXT:    %2 = "graph.concat"(%a, %c, %a) <{axis = -1 : i64}> : (tensor<2x3xf32>, tensor<2x1xf32>, tensor<2x3xf32>) -> tensor<2x7xf32>
+// GENERIC-NEXT:    %3 = "graph.concat"(%e, %a, %e) <{axis = 0 : i64}> : (tensor<0x3xf32>, tensor<2x3xf32>, tensor<0x3xf32>) -> tensor<2x3xf32>
+// GENERIC-NEXT:    %4 = "graph.concat"(%p, %q) <{axis = 0 : i64}> : (tensor<2xi1>, tensor<3xi1>) -> tensor<5xi1>
+// GENERIC-NEXT:    "func.return"() : () -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @concat(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>, %c: tensor<2x1xf32>, %e: tensor<0x3xf32>, %p: tensor<2xi1>, %q: tensor<3xi1>) {
+  %0 = graph.concat %a axis 0 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %1 = graph.concat %a, %b axis 0 : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<6x3xf32>
+  %2 = graph.concat %a, %c, %a axis -1 : (tensor<2x3xf32>, tensor<2x1xf32>, tensor<2x3xf32>) -> tensor<2x7xf32>
+  %3 = graph.concat %e, %a, %e axis 0 : (tensor<0x3xf32>, tensor<2x3xf32>, tensor<0x3xf32>) -> tensor<2x3xf32>
+  %4 = graph.concat %p, %q axis 0 : (tensor<2xi1>, tensor<3xi1>) -> tensor<5xi1>
+  func.return
+}
+
+// slice: a window, strides, negative starts/ends (from the end), a reversal through index 0,
+// bounds clamped to the dimension (ONNX's INT64_MAX/MIN sentinels), empty results, rank 0.
+// CHECK-LABEL: func.func @slice(%x: tensor<4x4xf32>, %v: tensor<10xi32>, %s: tensor<f16>) {
+// CHECK-NEXT:    %0 = graph.slice %x starts [1, 0] ends [3, 4] steps [1, 1] : tensor<4x4xf32> to tensor<2x4xf32>
+// CHECK-NEXT:    %1 = graph.slice %x starts [0, 1] ends [4, 4] steps [2, 2] : tensor<4x4xf32> to tensor<2x2xf32>
+// CHECK-NEXT:    %2 = graph.slice %x starts [-3, 0] ends [-1, -1] steps [1, 1] : tensor<4x4xf32> to tensor<2x3xf32>
+// CHECK-NEXT:    %3 = graph.slice %v starts [9] ends [-11] steps [-1] : tensor<10xi32> to tensor<10xi32>
+// CHECK-NEXT:    %4 = graph.slice %v starts [9223372036854775807] ends [-9223372036854775808] steps [-3] : tensor<10xi32> to tensor<4xi32>
+// CHECK-NEXT:    %5 = graph.slice %v starts [-100] ends [100] steps [4] : tensor<10xi32> to tensor<3xi32>
+// CHECK-NEXT:    %6 = graph.slice %v starts [5] ends [2] steps [1] : tensor<10xi32> to tensor<0xi32>
+// CHECK-NEXT:    %7 = graph.slice %x starts [0, -1] ends [4, -1] steps [1, -1] : tensor<4x4xf32> to tensor<4x0xf32>
+// CHECK-NEXT:    %8 = graph.slice %s starts [] ends [] steps [] : tensor<f16> to tensor<f16>
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "slice"
+// GENERIC-SAME:  , function_type = (tensor<4x4xf32>, tensor<10xi32>, tensor<f16>) -> ()}> ({
+// GENERIC-NEXT:  ^bb0(%x: tensor<4x4xf32>, %v: tensor<10xi32>, %s: tensor<f16>):
+// GENERIC-NEXT:    %0 = "graph.slice"(%x) <{starts = array<i64: 1, 0>, ends = array<i64: 3, 4>, steps = array<i64: 1, 1>}> : (tensor<4x4xf32>) -> tensor<2x4xf32>
+// GENERIC-NEXT:    %1 = "graph.slice"(%x) <{starts = array<i64: 0, 1>, ends = array<i64: 4, 4>, steps = array<i64: 2, 2>}> : (tensor<4x4xf32>) -> tensor<2x2xf32>
+// GENERIC-NEXT:    %2 = "graph.slice"(%x) <{starts = array<i64: -3, 0>, ends = array<i64: -1, -1>, steps = array<i64: 1, 1>}> : (tensor<4x4xf32>) -> tensor<2x3xf32>
+// GENERIC-NEXT:    %3 = "graph.slice"(%v) <{starts = array<i64: 9>, ends = array<i64: -11>, steps = array<i64: -1>}> : (tensor<10xi32>) -> tensor<10xi32>
+// GENERIC-NEXT:    %4 = "graph.slice"(%v) <{starts = array<i64: 9223372036854775807>, ends = array<i64: -9223372036854775808>, steps = array<i64: -3>}> : (tensor<10xi32>) -> tensor<4xi32>
+// GENERIC-NEXT:    %5 = "graph.slice"(%v) <{starts = array<i64: -100>, ends = array<i64: 100>, steps = array<i64: 4>}> : (tensor<10xi32>) -> tensor<3xi32>
+// GENERIC-NEXT:    %6 = "graph.slice"(%v) <{starts = array<i64: 5>, ends = array<i64: 2>, steps = array<i64: 1>}> : (tensor<10xi32>) -> tensor<0xi32>
+// GENERIC-NEXT:    %7 = "graph.slice"(%x) <{starts = array<i64: 0, -1>, ends = array<i64: 4, -1>, steps = array<i64: 1, -1>}> : (tensor<4x4xf32>) -> tensor<4x0xf32>
+// GENERIC-NEXT:    %8 = "graph.slice"(%s) <{starts = array<i64>, ends = array<i64>, steps = array<i64>}> : (tensor<f16>) -> tensor<f16>
+// GENERIC-NEXT:    "func.return"() : () -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @slice(%x: tensor<4x4xf32>, %v: tensor<10xi32>, %s: tensor<f16>) {
+  %0 = graph.slice %x starts [1, 0] ends [3, 4] steps [1, 1] : tensor<4x4xf32> to tensor<2x4xf32>
+  %1 = graph.slice %x starts [0, 1] ends [4, 4] steps [2, 2] : tensor<4x4xf32> to tensor<2x2xf32>
+  %2 = graph.slice %x starts [-3, 0] ends [-1, -1] steps [1, 1] : tensor<4x4xf32> to tensor<2x3xf32>
+  %3 = graph.slice %v starts [9] ends [-11] steps [-1] : tensor<10xi32> to tensor<10xi32>
+  %4 = graph.slice %v starts [9223372036854775807] ends [-9223372036854775808] steps [-3] : tensor<10xi32> to tensor<4xi32>
+  %5 = graph.slice %v starts [-100] ends [100] steps [4] : tensor<10xi32> to tensor<3xi32>
+  %6 = graph.slice %v starts [5] ends [2] steps [1] : tensor<10xi32> to tensor<0xi32>
+  %7 = graph.slice %x starts [0, -1] ends [4, -1] steps [1, -1] : tensor<4x4xf32> to tensor<4x0xf32>
+  %8 = graph.slice %s starts [] ends [] steps [] : tensor<f16> to tensor<f16>
+  func.return
+}
+
+// The new ops written in the generic form of the spec (bare `true`/`false` for keepdims, an
+// explicit `: f32` epsilon, `: i64` integers), printed back in the custom syntax.
+// CHECK-LABEL: func.func @structured_generic(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x3x3xf32>, %m: tensor<4x4xf32>, %s: tensor<4xf32>) -> tensor<1x3x1x1xf32> {
+// CHECK-NEXT:    %0 = graph.matmul %m, %m : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK-NEXT:    %1 = graph.transpose %0 perm [1, 0] : tensor<4x4xf32> to tensor<4x4xf32>
+// CHECK-NEXT:    %2 = graph.reduce_sum %1 axes [0] keepdims true : tensor<4x4xf32> to tensor<1x4xf32>
+// CHECK-NEXT:    %3 = graph.reduce_max %1 axes [-1] keepdims false : tensor<4x4xf32> to tensor<4xf32>
+// CHECK-NEXT:    %4 = graph.reduce_min %1 axes [] keepdims false : tensor<4x4xf32> to tensor<4x4xf32>
+// CHECK-NEXT:    %5 = graph.reduce_mean %1 axes [0, 1] keepdims true : tensor<4x4xf32> to tensor<1x1xf32>
+// CHECK-NEXT:    %6 = graph.softmax %1 axis 1 : tensor<4x4xf32>
+// CHECK-NEXT:    %7 = graph.layer_norm %6, %s, %s axis -1 epsilon 1.000000e-05 : (tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+// CHECK-NEXT:    %8 = graph.concat %7, %2 axis 0 : (tensor<4x4xf32>, tensor<1x4xf32>) -> tensor<5x4xf32>
+// CHECK-NEXT:    %9 = graph.slice %8 starts [4, 0] ends [-6, 4] steps [-2, 1] : tensor<5x4xf32> to tensor<3x4xf32>
+// CHECK-NEXT:    %10 = graph.conv2d %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] group 1 : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x2x2xf32>
+// CHECK-NEXT:    %11 = graph.max_pool2d %10 kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] : tensor<1x3x2x2xf32> to tensor<1x3x1x1xf32>
+// CHECK-NEXT:    %12 = graph.avg_pool2d %10 kernel [2, 2] strides [1, 1] pads [1, 1, 0, 0] : tensor<1x3x2x2xf32> to tensor<1x3x2x2xf32>
+// CHECK-NEXT:    func.return %11 : tensor<1x3x1x1xf32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "structured_generic"
+// GENERIC-SAME:  , function_type = (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<1x3x1x1xf32>}> ({
+// GENERIC-NEXT:  ^bb0(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x3x3xf32>, %m: tensor<4x4xf32>, %s: tensor<4xf32>):
+// GENERIC-NEXT:    %0 = "graph.matmul"(%m, %m) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+// GENERIC-NEXT:    %1 = "graph.transpose"(%0) <{perm = array<i64: 1, 0>}> : (tensor<4x4xf32>) -> tensor<4x4xf32>
+// GENERIC-NEXT:    %2 = "graph.reduce_sum"(%1) <{axes = array<i64: 0>, keepdims = true}> : (tensor<4x4xf32>) -> tensor<1x4xf32>
+// GENERIC-NEXT:    %3 = "graph.reduce_max"(%1) <{axes = array<i64: -1>, keepdims = false}> : (tensor<4x4xf32>) -> tensor<4xf32>
+// GENERIC-NEXT:    %4 = "graph.reduce_min"(%1) <{axes = array<i64>, keepdims = false}> : (tensor<4x4xf32>) -> tensor<4x4xf32>
+// GENERIC-NEXT:    %5 = "graph.reduce_mean"(%1) <{axes = array<i64: 0, 1>, keepdims = true}> : (tensor<4x4xf32>) -> tensor<1x1xf32>
+// GENERIC-NEXT:    %6 = "graph.softmax"(%1) <{axis = 1 : i64}> : (tensor<4x4xf32>) -> tensor<4x4xf32>
+// GENERIC-NEXT:    %7 = "graph.layer_norm"(%6, %s, %s) <{axis = -1 : i64, epsilon = 1.000000e-05 : f32}> : (tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+// GENERIC-NEXT:    %8 = "graph.concat"(%7, %2) <{axis = 0 : i64}> : (tensor<4x4xf32>, tensor<1x4xf32>) -> tensor<5x4xf32>
+// GENERIC-NEXT:    %9 = "graph.slice"(%8) <{starts = array<i64: 4, 0>, ends = array<i64: -6, 4>, steps = array<i64: -2, 1>}> : (tensor<5x4xf32>) -> tensor<3x4xf32>
+// GENERIC-NEXT:    %10 = "graph.conv2d"(%x, %w) <{strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64}> : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x2x2xf32>
+// GENERIC-NEXT:    %11 = "graph.max_pool2d"(%10) <{kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>}> : (tensor<1x3x2x2xf32>) -> tensor<1x3x1x1xf32>
+// GENERIC-NEXT:    %12 = "graph.avg_pool2d"(%10) <{kernel = array<i64: 2, 2>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 0, 0>}> : (tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32>
+// GENERIC-NEXT:    "func.return"(%11) : (tensor<1x3x1x1xf32>) -> ()
+// GENERIC-NEXT:  }) : () -> ()
+func.func @structured_generic(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x3x3xf32>, %m: tensor<4x4xf32>, %s: tensor<4xf32>) -> tensor<1x3x1x1xf32> {
+  %0 = "graph.matmul"(%m, %m) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %1 = "graph.transpose"(%0) <{perm = array<i64: 1, 0>}> : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %2 = "graph.reduce_sum"(%1) <{axes = array<i64: 0>, keepdims = true}> : (tensor<4x4xf32>) -> tensor<1x4xf32>
+  %3 = "graph.reduce_max"(%1) <{axes = array<i64: -1>, keepdims = false}> : (tensor<4x4xf32>) -> tensor<4xf32>
+  %4 = "graph.reduce_min"(%1) <{axes = array<i64>, keepdims = false}> : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %5 = "graph.reduce_mean"(%1) <{axes = array<i64: 0, 1>, keepdims = 1 : i1}> : (tensor<4x4xf32>) -> tensor<1x1xf32>
+  %6 = "graph.softmax"(%1) <{axis = 1 : i64}> : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %7 = "graph.layer_norm"(%6, %s, %s) <{axis = -1 : i64, epsilon = 1.0e-05 : f32}> : (tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  %8 = "graph.concat"(%7, %2) <{axis = 0 : i64}> : (tensor<4x4xf32>, tensor<1x4xf32>) -> tensor<5x4xf32>
+  %9 = "graph.slice"(%8) <{starts = array<i64: 4, 0>, ends = array<i64: -6, 4>, steps = array<i64: -2, 1>}> : (tensor<5x4xf32>) -> tensor<3x4xf32>
+  %10 = "graph.conv2d"(%x, %w) <{strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64}> : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x2x2xf32>
+  %11 = "graph.max_pool2d"(%10) <{kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>}> : (tensor<1x3x2x2xf32>) -> tensor<1x3x1x1xf32>
+  %12 = "graph.avg_pool2d"(%10) <{kernel = array<i64: 2, 2>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 0, 0>}> : (tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32>
+  func.return %11 : tensor<1x3x1x1xf32>
+}

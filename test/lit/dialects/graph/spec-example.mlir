@@ -1,14 +1,9 @@
 // The example of spec/graph-dialect.md ("Example, generic form"), verbatim: the generic form of
 // the spec must parse, round-trip, and print back in the custom syntax.
 //
-// XFAIL: *
-// Expected to fail until graph.matmul and graph.softmax exist (mlc/dialects/graph/ops.py holds only
-// the elementwise part of the spec so far: parsing stops at "Operation graph.matmul is not
-// registered"). When they land, lit reports XPASS: delete the XFAIL line above and complete the
-// CHECK lines for the custom syntax the new ops print.
-//
 // RUN: mlc-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
 // RUN: mlc-opt %s --print-op-generic | mlc-opt | filecheck %s
+// RUN: mlc-opt %s | filecheck %s
 
 func.func @mlp(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
   %0 = "graph.matmul"(%x, %w) : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
@@ -27,8 +22,9 @@ func.func @mlp(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>) 
 // GENERIC-NEXT:    "func.return"(%3) : (tensor<8x32xf32>) -> ()
 
 // CHECK-LABEL: func.func @mlp(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
-// CHECK-NEXT:    %0 = graph.matmul
+// CHECK-NEXT:    %0 = graph.matmul %x, %w : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
 // CHECK-NEXT:    %1 = graph.add %0, %b : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
 // CHECK-NEXT:    %2 = graph.gelu %1 {approximate = "tanh"} : tensor<8x32xf32>
-// CHECK-NEXT:    %3 = graph.softmax
+// CHECK-NEXT:    %3 = graph.softmax %2 axis 1 : tensor<8x32xf32>
 // CHECK-NEXT:    func.return %3 : tensor<8x32xf32>
+// CHECK-NEXT:  }
