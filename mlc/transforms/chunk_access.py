@@ -95,7 +95,9 @@ def zero_of(element_type: Attribute) -> Attribute:
 class AccessPlan:
     """How one tile load or store is carried out for the current chunk."""
 
-    memref_value: SSAValue
+    memref_value: SSAValue | None
+    """The accessed memref; None for a pure bounds check (`tile.in_bounds`)."""
+    bounds: tuple[int, ...]
     coordinates: list[SSAValue]
     count: int
     vectorized: bool
@@ -105,7 +107,7 @@ class AccessPlan:
 
     @property
     def last_bound(self) -> int:
-        return self.memref_value.type.get_shape()[-1]  # type: ignore[attr-defined]
+        return self.bounds[-1]
 
 
 @dataclass
@@ -133,7 +135,7 @@ class ChunkAccesses:
 
         `origin` pairs each loop-level index of the load's origin with its tile-level value.
         """
-        plan = self._plan(emitter, memref_value, origin, tile_shape)
+        plan = self._plan(emitter, memref_value, memref_value.type.get_shape(), origin, tile_shape)  # type: ignore[attr-defined]
         element_type = memref_value.type.element_type  # type: ignore[attr-defined]
         padding = padding if padding is not None else zero_of(element_type)
 
@@ -169,7 +171,7 @@ class ChunkAccesses:
         tile_shape: tuple[int, ...],
     ) -> None:
         """Stores the chunk's `elements` (one element stands for all of a broadcast chunk)."""
-        plan = self._plan(emitter, memref_value, origin, tile_shape)
+        plan = self._plan(emitter, memref_value, memref_value.type.get_shape(), origin, tile_shape)  # type: ignore[attr-defined]
         if len(elements) == 1 and plan.count > 1:
             elements = elements * plan.count
         element_type = memref_value.type.element_type  # type: ignore[attr-defined]
@@ -200,12 +202,12 @@ class ChunkAccesses:
     def in_bounds(
         self,
         emitter: Emitter,
-        memref_value: SSAValue,
+        bounds: tuple[int, ...],
         origin: Sequence[tuple[SSAValue, SSAValue]],
         tile_shape: tuple[int, ...],
     ) -> list[SSAValue]:
         """The chunk's elements of `tile.in_bounds`: one i1 when the whole chunk agrees, else V."""
-        plan = self._plan(emitter, memref_value, origin, tile_shape)
+        plan = self._plan(emitter, None, bounds, origin, tile_shape)
         rows = self._conditions(emitter, plan)
         if not plan.partial_last:
             if rows is None:
@@ -218,13 +220,11 @@ class ChunkAccesses:
     def _plan(
         self,
         emitter: Emitter,
-        memref_value: SSAValue,
+        memref_value: SSAValue | None,
+        bounds: tuple[int, ...],
         origin: Sequence[tuple[SSAValue, SSAValue]],
         tile_shape: tuple[int, ...],
     ) -> AccessPlan:
-        memref_type = memref_value.type
-        assert isinstance(memref_type, MemRefType)
-        bounds = memref_type.get_shape()
         full = self.full_shape
         rank = len(tile_shape)
         broadcast_last = tile_shape[-1] == 1 and full[-1] != 1
@@ -247,15 +247,20 @@ class ChunkAccesses:
                 last_condition = emitter.below(position, bounds[dim])
             else:
                 partial_last = True
-        element_type = memref_type.element_type
-        wide_enough = is_float(element_type) or (isinstance(element_type, IntegerType) and element_type.width.data >= 8)
         vectorized = (
-            count > 1
-            and wide_enough
+            memref_value is not None
+            and count > 1
+            and self._vectorizable_element(memref_value)
             and self.facts(origin[-1][1]).divisor % count == 0
             and (rank == 1 or bounds[-1] % count == 0)
         )
-        return AccessPlan(memref_value, coordinates, count, vectorized, row_conditions, last_condition, partial_last)
+        return AccessPlan(memref_value, tuple(bounds), coordinates, count, vectorized, row_conditions, last_condition, partial_last)
+
+    @staticmethod
+    def _vectorizable_element(memref_value: SSAValue) -> bool:
+        """Sub-byte elements (i1) do not pack into vectors the way the backend lays out memory."""
+        element_type = memref_value.type.element_type  # type: ignore[attr-defined]
+        return is_float(element_type) or (isinstance(element_type, IntegerType) and element_type.width.data >= 8)
 
     def _vector_bytes(self, plan: AccessPlan, element_type: Attribute) -> int:
         width = plan.count * byte_width(element_type)

@@ -399,7 +399,7 @@ class KernelLowering:
         result_type = op.result.type
         assert isinstance(result_type, tile.TileType)
         accesses = self.repetitions[key].accesses
-        return accesses.in_bounds(emitter, self.values[op.source], self._origin(op.indices), result_type.get_shape())
+        return accesses.in_bounds(emitter, op.bounds_shape(), self._origin(op.indices), result_type.get_shape())
 
     # -- memory accesses (see chunk_access.py) -----------------------------------------------------
 

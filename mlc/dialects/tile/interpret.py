@@ -97,13 +97,13 @@ def _program_id(execution: Execution, op: Operation, mask: Mask) -> list[object]
 
 
 def _block_positions(
-    memref_value: MemRefValue, origin: Sequence[object], shape: Sequence[int]
+    bounds: Sequence[int], origin: Sequence[object], shape: Sequence[int]
 ) -> tuple[list[np.ndarray], np.ndarray]:
-    """Per-dimension element indices of the block at `origin`, and which elements are inside."""
+    """Per-dimension element indices of the block at `origin`, and which lie inside `bounds`."""
     rank = len(shape)
     positions = []
     inside = np.ones((), dtype=bool)
-    for axis, (start, extent, size) in enumerate(zip(origin, shape, memref_value.shape)):
+    for axis, (start, extent, size) in enumerate(zip(origin, shape, bounds)):
         axis_shape = [1] * rank
         axis_shape[axis] = extent
         position = np.asarray(start, dtype=np.int64) + np.arange(extent, dtype=np.int64).reshape(axis_shape)
@@ -121,7 +121,7 @@ def _load(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     tile_type = op.result.type
     assert isinstance(tile_type, tile.TileType)
     shape = tile_type.get_shape()
-    positions, inside = _block_positions(memref_value, origin, shape)
+    positions, inside = _block_positions(memref_value.shape, origin, shape)
     dtype = dtype_of(tile_type)
     loaded = execution.read(memref_value.address(positions), dtype, mask, op, len(shape), inside)
     padding = (
@@ -140,7 +140,7 @@ def _store(execution: Execution, op: Operation, mask: Mask) -> None:
     origin = [execution.get(i) for i in op.indices]
     tile_type = op.value.type
     assert isinstance(tile_type, tile.TileType)
-    positions, inside = _block_positions(memref_value, origin, tile_type.get_shape())
+    positions, inside = _block_positions(memref_value.shape, origin, tile_type.get_shape())
     rank = len(tile_type.get_shape())
     execution.write(memref_value.address(positions), value, dtype_of(tile_type), mask, op, rank, inside)
 
@@ -210,11 +210,10 @@ def _reduce(execution: Execution, op: Operation, mask: Mask) -> list[object]:
 
 def _in_bounds(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     assert isinstance(op, tile.InBoundsOp)
-    memref_value = execution.get(op.source)
-    assert isinstance(memref_value, MemRefValue)
     result_type = op.result.type
     assert isinstance(result_type, tile.TileType)
-    _, inside = _block_positions(memref_value, [execution.get(i) for i in op.indices], result_type.get_shape())
+    origin = [execution.get(i) for i in op.indices]
+    _, inside = _block_positions(op.bounds_shape(), origin, result_type.get_shape())
     return [np.array(inside)]
 
 

@@ -582,37 +582,65 @@ class ReduceOp(IRDLOperation):
 
 @irdl_op_definition
 class InBoundsOp(IRDLOperation):
-    """Which elements of the block at `indices` (with the result's shape) lie inside `source`.
+    """Which elements of the block at `indices` (with the result's shape) lie inside `bounds`.
 
     The i1 tile that `tile.load` uses as its mask, made explicit: computations that must ignore
     out-of-bounds elements (reductions) select with it, since padding alone does not survive
-    arbitrary elementwise ops.
+    arbitrary elementwise ops. The bounds are static, so a kernel can mask an iteration domain
+    that no single memref has (a reduction over broadcast inputs).
     """
 
     name = "tile.in_bounds"
-    source = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
+    bounds = prop_def(DenseArrayBase.constr(i64))
     result = result_def(TileType)
     traits = traits_def(Pure())
-    assembly_format = "$source `[` $indices `]` attr-dict `:` type($source) `->` type($result)"
 
-    def __init__(self, source: SSAValue, indices: Sequence[SSAValue], shape: Sequence[int]):
-        super().__init__(operands=[source, indices], result_types=[TileType(shape, i1)])
+    def __init__(self, indices: Sequence[SSAValue], bounds: Sequence[int], shape: Sequence[int]):
+        super().__init__(
+            operands=[indices],
+            properties={"bounds": DenseArrayBase.from_list(i64, bounds)},
+            result_types=[TileType(shape, i1)],
+        )
+
+    def bounds_shape(self) -> tuple[int, ...]:
+        return tuple(self.bounds.get_values())  # type: ignore[arg-type]
 
     def verify_(self) -> None:
-        memref_type = self.source.type
         result_type = self.result.type
-        assert isinstance(memref_type, MemRefType) and isinstance(result_type, TileType)
+        assert isinstance(result_type, TileType)
+        bounds = self.bounds_shape()
         if result_type.element_type != i1:
             raise VerifyException(f"result must be a tile of i1, got {result_type}")
-        if len(self.indices) != memref_type.get_num_dims():
-            raise VerifyException(
-                f"expected {memref_type.get_num_dims()} indices for {memref_type}, got {len(self.indices)}"
-            )
-        if len(result_type.get_shape()) != memref_type.get_num_dims():
-            raise VerifyException(
-                f"result rank {len(result_type.get_shape())} must equal the memref rank {memref_type.get_num_dims()}"
-            )
+        if len(self.indices) != len(bounds):
+            raise VerifyException(f"expected {len(bounds)} indices for bounds {format_integer_list(bounds)}, got {len(self.indices)}")
+        if len(result_type.get_shape()) != len(bounds):
+            raise VerifyException(f"result rank {len(result_type.get_shape())} must equal the rank of the bounds {len(bounds)}")
+        if any(b < 0 for b in bounds):
+            raise VerifyException(f"bounds must not be negative, got {format_integer_list(bounds)}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> InBoundsOp:
+        indices = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parser.parse_operand(IndexType()))
+        parser.parse_keyword("within")
+        bounds = parse_integer_list(parser)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        result_type = parser.parse_type()
+        return cls.create(
+            operands=indices,
+            properties={"bounds": DenseArrayBase.from_list(i64, bounds)},
+            result_types=[result_type],
+            attributes=attributes,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" [")
+        printer.print_list(self.indices, printer.print_operand)
+        printer.print_string(f"] within {format_integer_list(self.bounds_shape())}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
 
 
 @irdl_op_definition

@@ -31,7 +31,7 @@ tile.kernel @softmax(%x: memref<{data}xf32>, %y: memref<{data}xf32>) grid [{prog
   %step = arith.constant {tile_rows} : index
   %row = arith.muli %pid, %step : index
   %t = tile.load %x[%row, %c0] : memref<{data}xf32> -> !tile.tile<{full}xf32>
-  %m = tile.in_bounds %x[%row, %c0] : memref<{data}xf32> -> !tile.tile<{full}xi1>
+  %m = tile.in_bounds [%row, %c0] within [{rows}, {columns}] : !tile.tile<{full}xi1>
   %z = tile.map %m, %t : !tile.tile<{full}xi1>, !tile.tile<{full}xf32> -> !tile.tile<{full}xf32> {{
   ^bb0(%inside: i1, %e: f32):
     %ninf = arith.constant 0xFF800000 : f32

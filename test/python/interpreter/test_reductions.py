@@ -30,7 +30,7 @@ def row_reduction(rows: int, columns: int, tile_rows: int, tile_columns: int, co
     tile.kernel @k(%x: memref<{rows}x{columns}xf32>, %out: memref<{out_shape[0]}x{out_shape[1]}xf32>) grid [1] {{
       %c0 = arith.constant 0 : index
       %t = tile.load %x[%c0, %c0] : memref<{rows}x{columns}xf32> -> !tile.tile<{tile_rows}x{tile_columns}xf32>
-      %m = tile.in_bounds %x[%c0, %c0] : memref<{rows}x{columns}xf32> -> !tile.tile<{tile_rows}x{tile_columns}xi1>
+      %m = tile.in_bounds [%c0, %c0] within [{rows}, {columns}] : !tile.tile<{tile_rows}x{tile_columns}xi1>
       %z = tile.map %m, %t : !tile.tile<{tile_rows}x{tile_columns}xi1>, !tile.tile<{tile_rows}x{tile_columns}xf32> -> !tile.tile<{tile_rows}x{tile_columns}xf32> {{
       ^bb0(%v: i1, %e: f32):
         %identity = arith.constant {identity} : f32
@@ -73,7 +73,7 @@ def test_in_bounds_marks_the_elements_inside():
         tile.kernel @k(%x: memref<3x5xf32>, %out: memref<4x8xi1>) grid [1] {
           %c0 = arith.constant 0 : index
           %c1 = arith.constant 1 : index
-          %m = tile.in_bounds %x[%c1, %c0] : memref<3x5xf32> -> !tile.tile<4x8xi1>
+          %m = tile.in_bounds [%c1, %c0] within [3, 5] : !tile.tile<4x8xi1>
           tile.store %m, %out[%c0, %c0] : !tile.tile<4x8xi1>, memref<4x8xi1>
           tile.return
         }"""

@@ -46,7 +46,7 @@ def reduction_kernels(draw: st.DrawFn) -> tuple[str, tuple[int, int]]:
 tile.kernel @k(%x: memref<{data}xf32>, %r: memref<{out}xf32>, %y: memref<{data}xf32>) grid [1] num_warps {warps} {{
   %c0 = arith.constant 0 : index
   %t = tile.load %x[%c0, %c0] : memref<{data}xf32> -> !tile.tile<{full}xf32>
-  %m = tile.in_bounds %x[%c0, %c0] : memref<{data}xf32> -> !tile.tile<{full}xi1>
+  %m = tile.in_bounds [%c0, %c0] within [{rows}, {columns}] : !tile.tile<{full}xi1>
   %z = tile.map %m, %t : !tile.tile<{full}xi1>, !tile.tile<{full}xf32> -> !tile.tile<{full}xf32> {{
   ^bb0(%inside: i1, %e: f32):
     %two = arith.constant 2.0 : f32

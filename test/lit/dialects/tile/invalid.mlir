@@ -453,7 +453,7 @@ tile.kernel @reduce_yield(%x: memref<4x8xf32>) grid [1] {
 tile.kernel @in_bounds_type(%x: memref<4x8xf32>) grid [1] {
   %c0 = arith.constant 0 : index
   // expected-error @+1 {{result must be a tile of i1, got !tile.tile<4x8xf32>}}
-  %m = tile.in_bounds %x[%c0, %c0] : memref<4x8xf32> -> !tile.tile<4x8xf32>
+  %m = tile.in_bounds [%c0, %c0] within [4, 8] : !tile.tile<4x8xf32>
   tile.return
 }
 
@@ -461,8 +461,8 @@ tile.kernel @in_bounds_type(%x: memref<4x8xf32>) grid [1] {
 
 tile.kernel @in_bounds_indices(%x: memref<4x8xf32>) grid [1] {
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{expected 2 indices for memref<4x8xf32>, got 1}}
-  %m = tile.in_bounds %x[%c0] : memref<4x8xf32> -> !tile.tile<4x8xi1>
+  // expected-error @+1 {{expected 2 indices for bounds [4, 8], got 1}}
+  %m = tile.in_bounds [%c0] within [4, 8] : !tile.tile<4x8xi1>
   tile.return
 }
 
@@ -470,7 +470,7 @@ tile.kernel @in_bounds_indices(%x: memref<4x8xf32>) grid [1] {
 
 tile.kernel @in_bounds_rank(%x: memref<4x8xf32>) grid [1] {
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{result rank 1 must equal the memref rank 2}}
-  %m = tile.in_bounds %x[%c0, %c0] : memref<4x8xf32> -> !tile.tile<8xi1>
+  // expected-error @+1 {{result rank 1 must equal the rank of the bounds 2}}
+  %m = tile.in_bounds [%c0, %c0] within [4, 8] : !tile.tile<8xi1>
   tile.return
 }

@@ -204,18 +204,18 @@ tile.kernel @empty() grid [1] {
 // A row sum over a masked block: tile.in_bounds gives the mask, tile.reduce keeps the reduced
 // dimension with size 1.
 // CHECK-LABEL: tile.kernel @row_sum(%x: memref<4x1000xf32>, %out: memref<4x1xf32>) grid [1] {
-// CHECK:         %m = tile.in_bounds %x[%c0, %c0] : memref<4x1000xf32> -> !tile.tile<4x1024xi1>
+// CHECK:         %m = tile.in_bounds [%c0, %c0] within [4, 1000] : !tile.tile<4x1024xi1>
 // CHECK:         %r = tile.reduce %z axis 1 : !tile.tile<4x1024xf32> -> !tile.tile<4x1xf32> {
 // CHECK-NEXT:    ^bb0(%a: f32, %b: f32):
 // CHECK-NEXT:      %c = arith.addf %a, %b : f32
 // CHECK-NEXT:      tile.yield %c : f32
 // CHECK-NEXT:    }
-// GENERIC:       "tile.in_bounds"(%x, %c0, %c0) : (memref<4x1000xf32>, index, index) -> !tile.tile<4x1024xi1>
+// GENERIC:       "tile.in_bounds"(%c0, %c0) <{bounds = array<i64: 4, 1000>}> : (index, index) -> !tile.tile<4x1024xi1>
 // GENERIC:       "tile.reduce"(%z) <{axis = 1 : i64}> ({
 tile.kernel @row_sum(%x: memref<4x1000xf32>, %out: memref<4x1xf32>) grid [1] {
   %c0 = arith.constant 0 : index
   %t = tile.load %x[%c0, %c0] : memref<4x1000xf32> -> !tile.tile<4x1024xf32>
-  %m = tile.in_bounds %x[%c0, %c0] : memref<4x1000xf32> -> !tile.tile<4x1024xi1>
+  %m = tile.in_bounds [%c0, %c0] within [4, 1000] : !tile.tile<4x1024xi1>
   %z = tile.map %m, %t : !tile.tile<4x1024xi1>, !tile.tile<4x1024xf32> -> !tile.tile<4x1024xf32> {
   ^bb0(%v: i1, %e: f32):
     %zero = arith.constant 0.0 : f32
