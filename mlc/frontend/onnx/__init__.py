@@ -1,0 +1,97 @@
+"""ONNX import: an ONNX model becomes a module with one `func.func` of graph ops.
+
+    from mlc.frontend.onnx import import_model
+    module = import_model("model.onnx")                       # or a ModelProto, or its bytes
+    module = import_model(model, input_shapes={"x": [1, 3, 224, 224]}, entry_name="main")
+
+The function takes the graph inputs (those without an initializer) as static tensors, in order,
+and returns the graph outputs. Initializers and Constant nodes become `graph.constant`s (dense
+attributes, built from the raw bytes, so large weights are cheap) where they are used as tensors.
+The frontend maps, and leaves optimisation to the graph passes (`graph-fold-constants` folds the
+transposes of weights, `graph-simplify` the reshapes of reshapes, and so on).
+
+Preconditions: every tensor the function computes has a static shape after ONNX shape inference
+(with data propagation); dynamic graph inputs can be fixed with `input_shapes`. Element types are
+the graph spec's: float, float16, bfloat16, int32, int64 and bool. Inputs an op reads at import time
+(shapes, axes, starts, split sizes) must be constants or computable from constants and static
+shapes (`Shape -> Gather -> Concat` chains are evaluated).
+
+How ONNX ops map (each handler module's docstring has the details):
+
+| ONNX | graph |
+| --- | --- |
+| Add Sub Mul Div Pow | graph.add sub mul div pow (Pow's exponent cast to the base's type if they differ) |
+| Max Min Sum (n inputs), Mean | chains of graph.max / min / add; Mean divides by n |
+| Neg Abs Exp Log Sqrt Reciprocal Tanh Sigmoid Relu Erf | the graph op of the same name |
+| Gelu (opset 20) | graph.gelu {approximate} |
+| Clip, LeakyRelu, PRelu, Elu, HardSigmoid, HardSwish | graph.max / min / where / cmp compositions |
+| Equal Less Greater LessOrEqual GreaterOrEqual | graph.cmp eq / lt / gt / le / ge |
+| Where; Not And Or Xor | graph.where; graph.cmp / graph.where on i1 |
+| Cast | graph.cast (nothing when the type is unchanged) |
+| MatMul | graph.matmul (1-D operands through graph.reshape) |
+| Gemm | graph.transpose, graph.matmul, graph.mul (alpha, beta), graph.add |
+| Transpose | graph.transpose |
+| Reshape Flatten Squeeze Unsqueeze | graph.reshape |
+| Expand | graph.broadcast |
+| Concat; Slice; Split | graph.concat; graph.slice; one graph.slice per output |
+| Softmax | graph.softmax (before opset 13: reshaped to 2-D around it) |
+| LayerNormalization | graph.layer_norm (zero bias when absent) |
+| ReduceSum ReduceMean ReduceMax ReduceMin | graph.reduce_sum / mean / max / min |
+| GlobalAveragePool GlobalMaxPool | graph.reduce_mean / reduce_max over H, W (keepdims) |
+| BatchNormalization (inference) | graph.sub, mul, add, rsqrt with per-channel reshapes |
+| Conv (1-D, 2-D) | graph.conv2d (1-D through graph.reshape) |
+| MaxPool AveragePool (1-D, 2-D) | graph.max_pool2d / avg_pool2d (count_include_pad: graph.mul by a constant) |
+| Identity, Dropout (inference) | the input |
+| Constant, Shape, ConstantOfShape | a constant |
+
+Opsets: each op's schema version at the model's opset is looked up and must be one its handler
+implements, with each version's own attributes and inputs (e.g. ReduceMean's axes attribute up
+to version 13, its axes input from 18; the `broadcast`/`axis` attributes of arithmetic before 7).
+Every op above is mapped at every opset from 7 (or its first) to the newest the installed onnx
+knows; the versions after opset 21 only add element types. A node of an op mlc does not map is
+imported only when it does not depend on run-time data: it is evaluated at import time.
+
+Errors are `OnnxImportError`s (an `mlc.errors.MlcError`) naming the node (index, name, op) and
+the reason: an unsupported op or op version, attribute value or element type, a dynamic shape, a
+non-constant input where a constant is needed.
+
+Not supported: control flow (If, Loop, Scan), sequences and optional values, ops of other domains,
+training-mode BatchNormalization and Dropout, 3-D convolution and pooling, dilated pooling, the
+extra outputs of MaxPool and LayerNormalization, data-dependent shapes, models over 2 GB.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from xdsl.dialects.builtin import ModuleOp
+
+from mlc.frontend.onnx.errors import OnnxImportError
+
+if TYPE_CHECKING:
+    from onnx import ModelProto
+
+__all__ = ["OnnxImportError", "import_model"]
+
+
+def import_model(
+    model: str | os.PathLike[str] | ModelProto | bytes,
+    *,
+    entry_name: str = "main",
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+) -> ModuleOp:
+    """The graph-dialect module of an ONNX model (a path, a `ModelProto` or its serialised bytes).
+
+    `input_shapes` overrides the shapes of graph inputs by name (to fix dynamic dimensions).
+    Raises `OnnxImportError` for anything mlc cannot import; the message names the node and why.
+    """
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        raise OnnxImportError("importing ONNX models needs the 'onnx' package: pip install 'mlc[onnx]'") from None
+    from mlc.frontend.onnx.importer import import_prepared
+    from mlc.frontend.onnx.model import prepare
+
+    return import_prepared(prepare(model, input_shapes), entry_name)
