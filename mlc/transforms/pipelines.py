@@ -3,6 +3,9 @@
     mlc-lower-to-gpu    graph -> tile -> loop -> mlc_gpu -> llvm (NVVM), ready for PTX
     mlc-lower-to-cpu    graph -> tile -> loop -> llvm, ready for the CPU JIT
 
+Both start with the graph-level optimisations (graph-simplify, graph-fold-constants, cse), which
+are exact: they change no result bit.
+
 Each is a pass (usable inside `--pass-pipeline`) that expands into plain passes;
 `mlc-opt --dump-pass-pipeline` prints the expansion.
 """
@@ -16,7 +19,8 @@ from xdsl.passes import ModulePass
 from mlc.passes import NamedPipeline, build_pipeline
 from mlc.transforms import all_passes
 
-_TO_TILE = "convert-graph-to-tile,cse,canonicalize,convert-tile-to-loop,cse,canonicalize"
+_GRAPH = "graph-simplify,graph-fold-constants,cse"
+_TO_TILE = f"{_GRAPH},convert-graph-to-tile,cse,canonicalize,convert-tile-to-loop,cse,canonicalize"
 _TO_LLVM = (
     "convert-scf-to-cf,convert-vector-to-llvm,convert-memref-to-llvm,convert-math-to-llvm{{library={library}}},"
     "convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,cse"

@@ -8,8 +8,9 @@
 // RUN: mlc-opt --dump-pass-pipeline --pass-pipeline='builtin.module(func.func(convert-graph-to-tile{num-warps=8}), cse)' | filecheck %s --check-prefix=ANCHORS
 // RUN: mlc-opt --dump-pass-pipeline -p 'canonicalize,dce' | filecheck %s --check-prefix=XDSL
 
-// graph -> tile -> loop -> mlc_gpu -> llvm, with libdevice for the math functions.
-// GPU:      builtin.module(convert-graph-to-tile,
+// graph optimisations, then graph -> tile -> loop -> mlc_gpu -> llvm, with libdevice for the math
+// functions.
+// GPU:      builtin.module(graph-simplify, graph-fold-constants, cse, convert-graph-to-tile,
 // GPU-SAME: convert-tile-to-loop,
 // GPU-SAME: convert-loop-to-gpu, convert-gpu-to-nvvm,
 // GPU-SAME: convert-scf-to-cf,
@@ -21,7 +22,7 @@
 // GPU-NOT-CPU-NOT: convert-loop-to-cpu
 
 // graph -> tile -> loop -> llvm for the CPU (libm, the default library, is not spelled out).
-// CPU:      builtin.module(convert-graph-to-tile,
+// CPU:      builtin.module(graph-simplify, graph-fold-constants, cse, convert-graph-to-tile,
 // CPU-SAME: convert-tile-to-loop,
 // CPU-SAME: convert-loop-to-cpu, convert-scf-to-cf,
 // CPU-SAME: convert-math-to-llvm,

@@ -5,7 +5,9 @@ graph function and random inputs, lowers the function with the passes before P, 
 the module before and after P (`mlc.interpreter.run`). The results must be identical, except
 across `convert-graph-to-tile`: the graph interpreter computes every op in float64 and rounds
 once, while kernels compute in the element type (f16 through f32), so floats agree within the
-element type's tolerance there (`element_types.tolerance`).
+element type's tolerance there (`element_types.tolerance`). The graph-level passes before it
+(graph-simplify, graph-fold-constants, cse) are compared exactly: both sides run on the graph
+interpreter, and those passes change no result.
 """
 
 from __future__ import annotations
@@ -18,20 +20,26 @@ from mlc.transforms.pipelines import CPU_PIPELINE, GPU_PIPELINE
 from programs import assert_equivalent, elementwise_programs, lower, random_inputs
 
 
-def _steps(pipeline: str) -> list[tuple[str, str]]:
-    """(passes before, the pass) for each pass of a pipeline, skipping repeats of cse/canonicalize."""
+def _steps(pipeline: str) -> list[tuple[str, str, str]]:
+    """(label, passes before, the pass) for each pass of a pipeline, skipping repeats of cse/canonicalize.
+
+    A pass that runs on graph IR (before convert-graph-to-tile) and again after it is tested at
+    both levels; its graph-level step is labelled `NAME@graph`.
+    """
     passes = pipeline.split(",")
+    lowering = passes.index("convert-graph-to-tile")
     steps, seen = [], set()
     for index, name in enumerate(passes):
-        if name in seen:
+        label = f"{name}@graph" if index < lowering and name in passes[lowering:] else name
+        if label in seen:
             continue
-        seen.add(name)
-        steps.append((",".join(passes[:index]), name))
+        seen.add(label)
+        steps.append((label, ",".join(passes[:index]), name))
     return steps
 
 
-STEPS = {f"gpu:{name}": (before, name) for before, name in _steps(GPU_PIPELINE)}
-STEPS |= {f"cpu:{name}": (before, name) for before, name in _steps(CPU_PIPELINE) if f"gpu:{name}" not in STEPS}
+STEPS = {f"gpu:{label}": (before, name) for label, before, name in _steps(GPU_PIPELINE)}
+STEPS |= {f"cpu:{label}": (before, name) for label, before, name in _steps(CPU_PIPELINE) if f"gpu:{label}" not in STEPS}
 
 
 @pytest.mark.parametrize("step", sorted(STEPS))
