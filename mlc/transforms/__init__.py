@@ -21,6 +21,7 @@ MLC_PASSES: dict[str, str] = {
     "convert-vector-to-llvm": "mlc.transforms.convert_vector_to_llvm:ConvertVectorToLLVM",
     "convert-graph-to-tile": "mlc.transforms.convert_graph_to_tile:ConvertGraphToTile",
     "graph-fold-constants": "mlc.transforms.graph_fold_constants:GraphFoldConstants",
+    "graph-plan-memory": "mlc.transforms.graph_plan_memory:GraphPlanMemory",
     "graph-simplify": "mlc.transforms.graph_simplify:GraphSimplify",
     "convert-tile-to-loop": "mlc.transforms.convert_tile_to_loop:ConvertTileToLoop",
     "convert-loop-to-cpu": "mlc.transforms.convert_loop_to_cpu:ConvertLoopToCpu",

@@ -12,6 +12,7 @@
 // CHECK:      {{ +}}cse{{ +}}Eliminate common subexpressions.
 // CHECK-NEXT: {{ +}}dce{{ +}}Remove operations whose results are unused and that have no side effects.
 // CHECK:      {{ +}}graph-fold-constants{{ +}}{{[A-Z].*\.}}
+// CHECK-NEXT: {{ +}}graph-plan-memory{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}graph-simplify{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}licm{{ +}}Move loop-invariant operations without side effects out of loops.
 // The named pipelines are passes too.
