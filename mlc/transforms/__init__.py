@@ -20,6 +20,7 @@ MLC_PASSES: dict[str, str] = {
     "convert-memref-to-llvm": "mlc.transforms.convert_memref_to_llvm:ConvertMemRefToLLVM",
     "convert-vector-to-llvm": "mlc.transforms.convert_vector_to_llvm:ConvertVectorToLLVM",
     "convert-graph-to-tile": "mlc.transforms.convert_graph_to_tile:ConvertGraphToTile",
+    "graph-decompose": "mlc.transforms.graph_decompose:GraphDecompose",
     "graph-fold-constants": "mlc.transforms.graph_fold_constants:GraphFoldConstants",
     "graph-plan-memory": "mlc.transforms.graph_plan_memory:GraphPlanMemory",
     "graph-simplify": "mlc.transforms.graph_simplify:GraphSimplify",

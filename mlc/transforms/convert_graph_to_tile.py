@@ -28,23 +28,22 @@ lowered yet.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    IndexType,
-    IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
     TensorType,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
@@ -52,49 +51,23 @@ from mlc.diagnostics import PassFailure
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.tile import ops as tile
-from mlc.transforms.elementwise_expansion import ScalarBuilder, expand_elementwise, splat_constant_value
-from mlc.transforms.elementwise_fusion import (
+from mlc.transforms.fusion_groups import (
     FUSIBLE_OPS,
     FusionGroup,
     is_splat_constant,
     partition,
+    reduced_shape,
     returned_view,
     shape_of,
 )
+from mlc.transforms.graph_decompose import decompose_function
+from mlc.transforms.group_kernel import KernelPlan, build_kernel, collapse_dimensions
 
 HOST_BUFFER_ALIGNMENT = 256
 
 
-def collapse_dimensions(
-    domain: Sequence[int], input_shapes: Sequence[Sequence[int]]
-) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
-    """The collapsed domain and the collapsed shape of each input (see the module docstring)."""
-    rank = len(domain)
-    aligned = [(1,) * (rank - len(s)) + tuple(s) for s in input_shapes]
-    groups: list[tuple[tuple[bool, ...], list[int]]] = []
-    for dim in range(rank):
-        if domain[dim] == 1:
-            continue
-        pattern = tuple(shape[dim] != 1 for shape in aligned)
-        if groups and groups[-1][0] == pattern:
-            groups[-1][1].append(dim)
-        else:
-            groups.append((pattern, [dim]))
-    if not groups:
-        return (1,), [(1,) for _ in input_shapes]
-    collapsed_domain = tuple(_product(domain[d] for d in dims) for _, dims in groups)
-    collapsed_inputs = [
-        tuple(size if pattern[index] else 1 for (pattern, _), size in zip(groups, collapsed_domain))
-        for index in range(len(input_shapes))
-    ]
-    return collapsed_domain, collapsed_inputs
-
-
-def _product(values: Sequence[int] | object) -> int:
-    result = 1
-    for value in values:  # type: ignore[attr-defined]
-        result *= value
-    return result
+def _product(values: Sequence[int]) -> int:
+    return math.prod(values)
 
 
 def _next_power_of_two(value: int) -> int:
@@ -112,116 +85,46 @@ def choose_tile_shape(domain: Sequence[int], elements_per_program: int) -> tuple
     return tuple(reversed(tile_shape))
 
 
-@dataclass
-class KernelPlan:
-    """The decisions for one group's kernel, computed before any IR is built."""
+MAX_REDUCTION_TILE = 65536
+"""The most elements a program holds when it keeps whole rows in registers (64 per thread of
+1024); longer rows need a multi-pass scheme that is not built yet."""
 
-    name: str
-    group: FusionGroup
-    domain: tuple[int, ...]
-    input_shapes: list[tuple[int, ...]]
-    tile_shape: tuple[int, ...]
-    grid_counts: tuple[int, ...] = field(init=False)
+COALESCED_SPAN = 32
+"""Elements along the contiguous dimension a reduction over other dimensions still covers."""
 
-    def __post_init__(self) -> None:
-        self.grid_counts = tuple(-(-d // t) for d, t in zip(self.domain, self.tile_shape))
+
+def choose_reduction_tile(
+    domain: Sequence[int], reduced_axes: Sequence[int], elements_per_program: int
+) -> tuple[int, ...] | None:
+    """Whole reduced dimensions, then kept dimensions filled innermost-first; None when too big.
+
+    The kept dimensions share what `elements_per_program` leaves, but a program always spans
+    `COALESCED_SPAN` elements of a contiguous kept dimension when the tile can hold them, so that
+    a column reduction still reads whole memory segments.
+    """
+    reduced_elements = _product([_next_power_of_two(domain[a]) for a in reduced_axes])
+    if reduced_elements > MAX_REDUCTION_TILE:
+        return None
+    target = max(elements_per_program, reduced_elements)
+    if len(domain) - 1 not in reduced_axes:
+        target = max(target, min(MAX_REDUCTION_TILE, reduced_elements * COALESCED_SPAN))
+    kept = [d for axis, d in enumerate(domain) if axis not in reduced_axes]
+    kept_tile = iter(choose_tile_shape(kept, target // reduced_elements)) if kept else iter(())
+    return tuple(
+        _next_power_of_two(size) if axis in reduced_axes else next(kept_tile) for axis, size in enumerate(domain)
+    )
+
+
+def reduction_warps(tile_shape: Sequence[int]) -> int:
+    """About eight elements (two 16-byte vectors of f32) per thread, 1 to 32 warps."""
+    threads = _next_power_of_two(max(1, _product(tile_shape) // 8))
+    return min(32, max(1, threads // 32))
 
 
 def _element_type(value: SSAValue) -> Attribute:
     value_type = value.type
     assert isinstance(value_type, TensorType)
     return value_type.element_type
-
-
-def _constant_index(builder: Builder, value: int) -> SSAValue:
-    return builder.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
-
-
-def _tile_origin(builder: Builder, plan: KernelPlan) -> list[SSAValue]:
-    """Decomposes the program id into the origin of this program's tile, innermost fastest."""
-    remaining = builder.insert(tile.ProgramIdOp(0)).result
-    origin: list[SSAValue] = [remaining] * len(plan.domain)
-    for dim in reversed(range(len(plan.domain))):
-        count = plan.grid_counts[dim]
-        if count == 1:
-            origin[dim] = _constant_index(builder, 0)
-            continue
-        if dim == 0:
-            coordinate = remaining
-        else:
-            count_value = _constant_index(builder, count)
-            coordinate = builder.insert(arith.RemUIOp(remaining, count_value)).result
-            remaining = builder.insert(arith.DivUIOp(remaining, count_value)).result
-        if plan.tile_shape[dim] == 1:
-            origin[dim] = coordinate
-        else:
-            origin[dim] = builder.insert(
-                arith.MuliOp(coordinate, _constant_index(builder, plan.tile_shape[dim]))
-            ).result
-    return origin
-
-
-def build_kernel(plan: KernelPlan, num_warps: int) -> tile.KernelOp:
-    group = plan.group
-    parameter_types: list[Attribute] = [
-        MemRefType(_element_type(value), shape) for (value, _), shape in zip(group.inputs, plan.input_shapes)
-    ]
-    parameter_types += [MemRefType(_element_type(value), plan.domain) for value in group.outputs]
-    kernel = tile.KernelOp(plan.name, parameter_types, [_product(plan.grid_counts)], num_warps=num_warps)
-    block = kernel.body.block
-    for index, (parameter, (value, _)) in enumerate(zip(block.args, group.inputs)):
-        parameter.name_hint = value.name_hint or f"input{index}"
-    for index, parameter in enumerate(block.args[len(group.inputs) :]):
-        parameter.name_hint = f"output{index}"
-    builder = Builder(InsertPoint.at_end(block))
-    origin = _tile_origin(builder, plan)
-    zero = _constant_index(builder, 0)
-
-    full_tile = plan.tile_shape
-    loaded: list[SSAValue] = []
-    for parameter, shape in zip(block.args, plan.input_shapes):
-        tile_shape = tuple(t if s != 1 else 1 for t, s in zip(full_tile, shape))
-        indices = [o if s != 1 else zero for o, s in zip(origin, shape)]
-        element_type = parameter.type.element_type  # type: ignore[attr-defined]
-        value = builder.insert(tile.LoadOp(parameter, indices, tile.TileType(tile_shape, element_type))).result
-        if tile_shape != full_tile:
-            value = builder.insert(tile.BroadcastOp(value, tile.TileType(full_tile, element_type))).result
-        loaded.append(value)
-
-    result_types = [tile.TileType(full_tile, _element_type(v)) for v in group.outputs]
-    map_op = tile.MapOp(loaded, result_types, _map_body(group))
-    builder.insert(map_op)
-    outputs = block.args[len(group.inputs) :]
-    for result, parameter in zip(map_op.outputs, outputs):
-        builder.insert(tile.StoreOp(result, parameter, origin))
-    builder.insert(tile.ReturnOp())
-    return kernel
-
-
-def _map_body(group: FusionGroup) -> Region:
-    """The scalar body computing one element of every group output."""
-    body = Block(arg_types=[_element_type(value) for value, _ in group.inputs])
-    scalar = ScalarBuilder(Builder(InsertPoint.at_end(body)))
-    element: dict[SSAValue, SSAValue] = {}
-    input_elements = {(value, seen): argument for (value, seen), argument in zip(group.inputs, body.args)}
-
-    def element_of(value: SSAValue, user: Operation) -> SSAValue:
-        if is_splat_constant(value):
-            constant_op = value.owner
-            assert isinstance(constant_op, graph.ConstantOp)
-            return scalar.constant(splat_constant_value(constant_op), _element_type(value))  # type: ignore[arg-type]
-        if value in element:
-            return element[value]
-        seen = shape_of(user.results[0]) if isinstance(user, graph.ReshapeOp) else shape_of(value)
-        return input_elements[(value, seen)]
-
-    for op in group.ops:
-        operands = [element_of(v, op) for v in op.operands]
-        element[op.results[0]] = expand_elementwise(op, operands, scalar)
-    # An output is computed by a group op, or is a splat constant (a fill kernel).
-    yielded = [element[v] if v in element else element_of(v, v.owner) for v in group.outputs]  # type: ignore[arg-type]
-    scalar.builder.insert(tile.YieldOp(yielded))
-    return Region(body)
 
 
 def _kernel_name(function_name: str, index: int, group: FusionGroup) -> str:
@@ -249,6 +152,7 @@ class HostBuilder:
         for old_argument, new_argument in zip(self.old.body.block.args, new.body.block.args):
             new_argument.name_hint = old_argument.name_hint
             self.buffers[old_argument] = new_argument
+        decompose_function(self.old)
         self._check_ops()
         groups = partition(self.old)
         terminator = self.old.body.block.last_op
@@ -268,6 +172,8 @@ class HostBuilder:
 
     def _check_ops(self) -> None:
         for op in self.old.body.block.ops:
+            if isinstance(op, graph.REDUCTION_OPS) and not isinstance(op, FUSIBLE_OPS):  # graph-decompose left it
+                raise PassFailure(op, f"convert-graph-to-tile cannot lower '{op.name}' over an empty axis yet")
             if isinstance(op, (func.ReturnOp, graph.ConstantOp, *FUSIBLE_OPS)):
                 for value in (*op.operands, *op.results):
                     if isinstance(value.type, TensorType) and isinstance(value.type.element_type, BFloat16Type):
@@ -297,23 +203,39 @@ class HostBuilder:
 
     def _launch(self, index: int, group: FusionGroup) -> None:
         if _product(group.domain) == 0:
+            if any(_product(shape_of(output)) for output in group.outputs):
+                reduction = next(op for op in group.ops if isinstance(op, graph.ReductionOp))
+                raise PassFailure(reduction, f"convert-graph-to-tile cannot lower '{reduction.name}' over an empty axis yet")
             self._allocate_outputs(group)  # nothing to compute: an empty buffer is the result
             return
         for element_type in {_element_type(v) for v, _ in group.inputs} | {_element_type(v) for v in group.outputs}:
             byte_width(element_type)  # raises for element types without storage
-        domain, input_shapes = collapse_dimensions(group.domain, [seen for _, seen in group.inputs])
-        plan = KernelPlan(
-            name=_kernel_name(self.old.sym_name.data, index, group),
-            group=group,
-            domain=domain,
-            input_shapes=input_shapes,
-            tile_shape=choose_tile_shape(domain, self.options.elements_per_program),
-        )
-        kernel = build_kernel(plan, self.options.num_warps)
+        plan = self._plan(index, group)
+        kernel = build_kernel(plan)
         self.kernels.append(kernel)
         arguments = [self._buffer_of(value) for value, _ in group.inputs]
         arguments += self._allocate_outputs(group)
         self.builder.insert(tile.LaunchOp(plan.name, arguments))
+
+    def _plan(self, index: int, group: FusionGroup) -> KernelPlan:
+        participants = [seen for _, seen in group.inputs]
+        if group.reduced_axes:
+            participants.append(group.reduced_domain)
+        collapse = collapse_dimensions(group.domain, participants)
+        domain = collapse.domain
+        name = _kernel_name(self.old.sym_name.data, index, group)
+        if not group.reduced_axes:
+            tile_shape = choose_tile_shape(domain, self.options.elements_per_program)
+            return KernelPlan(name, group, collapse, tile_shape, self.options.num_warps)
+        reduced_axes = collapse.axes(group.reduced_axes)
+        reduction_tile = choose_reduction_tile(domain, reduced_axes, self.options.elements_per_program)
+        if reduction_tile is None:
+            length = _product([domain[a] for a in reduced_axes])
+            raise PassFailure(
+                next(op for op in group.ops if isinstance(op, graph.ReductionOp)),
+                f"reductions over more than {MAX_REDUCTION_TILE} elements ({length} here) are not lowered yet",
+            )
+        return KernelPlan(name, group, collapse, reduction_tile, reduction_warps(reduction_tile))
 
     def _allocate_outputs(self, group: FusionGroup) -> list[SSAValue]:
         """A buffer per output (of the returned reshape's type when it is a returned view)."""

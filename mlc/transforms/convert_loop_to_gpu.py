@@ -54,6 +54,33 @@ def launch_shape(kernel: loop.KernelOp) -> tuple[list[int], list[int]]:
     return grid, block
 
 
+def _bits(mask: int) -> list[int]:
+    """The set bits of `mask` as values, lowest first."""
+    return [1 << position for position in range(mask.bit_length()) if mask >> position & 1]
+
+
+def _subsets(mask: int) -> list[int]:
+    """Every value made of some of `mask`'s bits, in increasing order."""
+    values = [0]
+    for bit in _bits(mask):
+        values += [value | bit for value in values]
+    return sorted(values)
+
+
+COMMUTATIVE_COMBINERS = (
+    arith.AddfOp, arith.MulfOp, arith.MaximumfOp, arith.MinimumfOp, arith.AddiOp, arith.MuliOp,
+    arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp, arith.MinUIOp, arith.AndIOp, arith.OrIOp, arith.XOrIOp,
+)  # fmt: skip
+
+
+def _is_commutative(reduce: loop.AllReduceOp) -> bool:
+    """Whether the combiner is one commutative op of its two arguments (bitwise: IEEE add, max, ...)."""
+    ops = list(reduce.body.block.ops)
+    if len(ops) != 2 or not isinstance(ops[0], COMMUTATIVE_COMBINERS) or not isinstance(ops[1], loop.YieldOp):
+        return False
+    return set(ops[0].operands) == set(reduce.body.block.args) and ops[1].operands[0] is ops[0].results[0]
+
+
 def _is_thread_loop(op: Operation) -> bool:
     return isinstance(op, loop.ParallelOp) and op.mapping_name() in loop.THREAD_MAPPINGS
 
@@ -172,10 +199,14 @@ class KernelMapping:
     def lower_all_reduces(self) -> None:
         """Butterflies of `loop.all_reduce`: warp shuffles, then shared memory across warps.
 
-        For each mask bit from the lowest: bits below 5 select a lane of the same warp, read with
-        `mlc_gpu.shuffle xor`; higher bits select another warp, so each thread writes its value
-        to a shared buffer (one slot per thread), waits at a barrier, reads its partner's slot and
-        waits again before the buffer is reused. This is exactly the dialect's order.
+        Mask bits below 5 select a lane of the same warp: one `mlc_gpu.shuffle xor` each, from the
+        lowest bit. Higher bits select another warp, so values go through a shared buffer (one
+        slot per thread) between barriers. With a commutative combiner (a single `addf`, `maxsi`,
+        ... of its two arguments) every thread writes its value once, waits, reads the 2^k values
+        of its group and combines them as a balanced tree, lowest index first: two barriers in
+        all, and bit for bit the butterfly's result, since after each butterfly step every member
+        of a group holds the same value when `combine(a, b) == combine(b, a)`. Other combiners
+        exchange once per bit (two barriers each), exactly in the dialect's order.
         """
         scratch: dict[tuple[Block, Attribute], SSAValue] = {}
         for reduce in [op for op in self.kernel.walk() if isinstance(op, loop.AllReduceOp)]:
@@ -188,21 +219,41 @@ class KernelMapping:
             thread = thread_loop.induction_variable
             value = reduce.value
             mask = reduce.mask.value.data
-            bit = 1
-            while bit <= mask:
-                if mask & bit:
-                    if bit < gpu.WARP_SIZE:
-                        partner = self._insert(gpu.ShuffleOp("xor", value, bit), reduce)
-                    else:
-                        key = (thread_loop.parent_block(), value.type)
-                        if key not in scratch:
-                            scratch[key] = self._shared_buffer(thread_loop, value.type)
-                        partner = self._exchange(scratch[key], thread, value, bit, reduce)
-                    value = self._combine(reduce, value, partner)
-                bit <<= 1
+            for bit in _bits(mask & (gpu.WARP_SIZE - 1)):
+                value = self._combine(reduce, value, self._insert(gpu.ShuffleOp("xor", value, bit), reduce))
+            warp_mask = mask & ~(gpu.WARP_SIZE - 1)
+            if warp_mask:
+                key = (thread_loop.parent_block(), value.type)
+                if key not in scratch:
+                    scratch[key] = self._shared_buffer(thread_loop, value.type)
+                if _is_commutative(reduce):
+                    value = self._gather_and_combine(scratch[key], thread, value, warp_mask, reduce)
+                else:
+                    for bit in _bits(warp_mask):
+                        value = self._combine(reduce, value, self._exchange(scratch[key], thread, value, bit, reduce))
             reduce.result.replace_all_uses_with(value)
             reduce.detach()
             reduce.erase()
+
+    def _gather_and_combine(
+        self, buffer: SSAValue, thread: SSAValue, value: SSAValue, mask: int, reduce: loop.AllReduceOp
+    ) -> SSAValue:
+        """Every value of the thread's group (threads differing only in `mask`), tree-combined."""
+        Rewriter.insert_op(memref.StoreOp.get(value, buffer, [thread]), InsertPoint.before(reduce))
+        Rewriter.insert_op(gpu.BarrierOp(), InsertPoint.before(reduce))
+        clear = self._insert(arith.ConstantOp(IntegerAttr(~mask, IndexType())), reduce)
+        base = self._insert(arith.AndIOp(thread, clear), reduce)
+        members = []
+        for offset in _subsets(mask):
+            index = base if offset == 0 else self._insert(arith.OrIOp(base, self._index(offset, reduce)), reduce)
+            members.append(self._insert(memref.LoadOp.get(buffer, [index]), reduce))
+        Rewriter.insert_op(gpu.BarrierOp(), InsertPoint.before(reduce))
+        while len(members) > 1:
+            members = [self._combine(reduce, members[i], members[i + 1]) for i in range(0, len(members), 2)]
+        return members[0]
+
+    def _index(self, value: int, before: Operation) -> SSAValue:
+        return self._insert(arith.ConstantOp(IntegerAttr(value, IndexType())), before)
 
     @staticmethod
     def _insert(op: Operation, before: Operation) -> SSAValue:

@@ -3,7 +3,9 @@
 `elementwise_programs()` draws small elementwise graph functions: a domain shape, inputs that
 broadcast to it (some dimensions 1, some leading ones dropped), and a chain or DAG of graph ops
 over f32, f16, i32 and i1 values, sometimes through splat constants, broadcasts and reshapes.
-`random_inputs()` draws matching numpy data from a seed (never zeros).
+`reduction_programs()` draws functions around one softmax, layer_norm or reduce_* op: elementwise
+producers before it, elementwise consumers after it, rows of awkward lengths (1, 31, 33, 1000,
+4097, ...). `random_inputs()` draws matching numpy data from a seed (never zeros).
 
 `assert_equivalent(before, after, inputs)` interprets both modules with `mlc.interpreter.run` and
 compares every result: exactly when `exact`, else within the element type's tolerance. NaN equals
@@ -15,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from mlc.dialects import make_context
@@ -157,6 +160,99 @@ def _draw_op(draw: st.DrawFn, program: Program, element: str) -> None:
     elif kind == "broadcast" and lhs.shape != program.domain:
         result = program.fresh(program.domain, element)
         program.emit(f"graph.broadcast {lhs.name} : {tensor_type(lhs.shape, element)} to {tensor_type(program.domain, element)}", result)
+
+
+ROW_LENGTHS = (1, 2, 7, 31, 33, 64, 1000, 4097)
+"""Lengths of reduced dimensions: powers of two, odd sizes either side of a warp, long rows."""
+REDUCTIONS = ("reduce_sum", "reduce_max", "reduce_min", "reduce_mean", "softmax", "layer_norm")
+MAX_REDUCED_TILE = 65536
+
+
+def _power_of_two_at_least(value: int) -> int:
+    return 1 << max(0, (value - 1).bit_length())
+
+
+@st.composite
+def reduction_programs(draw: st.DrawFn) -> str:
+    """The text of `@main`: producers, one reduction or normalisation, then consumers."""
+    rank = draw(st.integers(1, 3))
+    domain = tuple(draw(st.lists(st.integers(1, 5), min_size=rank - 1, max_size=rank - 1))) + (
+        draw(st.sampled_from(ROW_LENGTHS)),
+    )
+    if rank > 1 and draw(st.booleans()):  # the long dimension is not always the last one
+        domain = domain[-1:] + domain[:-1]
+    kind = draw(st.sampled_from(REDUCTIONS))
+    integer_allowed = kind in ("reduce_sum", "reduce_max", "reduce_min")
+    element = draw(st.sampled_from(ELEMENT_TYPES if integer_allowed else FLOAT_TYPES))
+    program = Program(domain)
+    x = Value("%x", domain, element)
+    program.arguments.append(x)
+    program.values.append(x)
+    for _ in range(draw(st.integers(0, 2))):
+        _draw_op(draw, program, element)
+    source = draw(st.sampled_from([v for v in program.values if v.shape == domain and v.element == element]))
+    reduced = _emit_reduction(draw, program, kind, source)
+    consumers = [reduced]
+    for _ in range(draw(st.integers(0, 2))):
+        consumers.append(_draw_consumer(draw, program, consumers[-1], source))
+    returned = [consumers[-1]] + ([reduced] if len(consumers) > 1 and draw(st.booleans()) else [])
+    return program.text(returned)
+
+
+def _emit_reduction(draw: st.DrawFn, program: Program, kind: str, x: Value) -> Value:
+    rank, shape, element = len(x.shape), x.shape, x.element
+    if kind == "softmax":
+        axis = draw(st.integers(-rank, rank - 1))
+        reduced_dims = [shape[axis]]
+        result = program.fresh(shape, element)
+        text = f"graph.softmax {x.name} axis {axis} : {tensor_type(shape, element)}"
+    elif kind == "layer_norm":
+        axis = draw(st.integers(0, rank - 1))
+        reduced_dims = list(shape[axis:])
+        scale, bias = (Value(f"%{name}", shape[axis:], element) for name in ("scale", "bias"))
+        program.arguments += [scale, bias]
+        epsilon = draw(st.sampled_from((1e-5, 1e-3, 0.0)))
+        result = program.fresh(shape, element)
+        parameter = tensor_type(shape[axis:], element)
+        text = (
+            f"graph.layer_norm {x.name}, %scale, %bias axis {axis} epsilon {epsilon:e} : "
+            f"({tensor_type(shape, element)}, {parameter}, {parameter}) -> {tensor_type(shape, element)}"
+        )
+    else:
+        axes = sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1)))
+        keepdims = draw(st.booleans())
+        reduced_dims = [shape[a] for a in axes]
+        out = tuple(1 if d in axes else size for d, size in enumerate(shape)) if keepdims else tuple(
+            size for d, size in enumerate(shape) if d not in axes
+        )
+        result = program.fresh(out, element)
+        text = (
+            f"graph.{kind} {x.name} axes [{', '.join(map(str, axes))}] keepdims {str(keepdims).lower()} : "
+            f"{tensor_type(shape, element)} to {tensor_type(out, element)}"
+        )
+    # Rows longer than a program's registers hold are a documented limit, not drawn here.
+    assume(int(np.prod([_power_of_two_at_least(d) for d in reduced_dims])) <= MAX_REDUCED_TILE)
+    return program.emit(text, result)
+
+
+def _draw_consumer(draw: st.DrawFn, program: Program, value: Value, source: Value) -> Value:
+    """An elementwise op on `value`: unary, or binary with itself, a constant or the source."""
+    element = value.element
+    floats = element in FLOAT_TYPES
+    choice = draw(st.sampled_from(("unary", "constant", "source")))
+    if choice == "unary":
+        op = draw(st.sampled_from(("neg", "abs", "relu", "exp", "tanh") if floats else INTEGER_UNARY))
+        return program.emit(f"graph.{op} {value.name} : {tensor_type(value.shape, element)}", program.fresh(value.shape, element))
+    if choice == "source" and len(value.shape) == len(source.shape):
+        other = source
+    else:
+        other = program.fresh((), element)
+        literal = "3" if element == "i32" else "0.5"
+        program.emit(f"graph.constant dense<{literal}> : {tensor_type((), element)}", other)
+    op = draw(st.sampled_from(("add", "sub", "mul", "max")))
+    shape = _broadcast(value.shape, other.shape)
+    types = f"({tensor_type(value.shape, element)}, {tensor_type(other.shape, element)}) -> {tensor_type(shape, element)}"
+    return program.emit(f"graph.{op} {value.name}, {other.name} : {types}", program.fresh(shape, element))
 
 
 def random_inputs(module_text: str, seed: int) -> list[np.ndarray]:

@@ -11,7 +11,8 @@
 // CHECK:      {{ +}}convert-tile-to-loop{{ +}}{{[A-Z].*\.}}
 // CHECK:      {{ +}}cse{{ +}}Eliminate common subexpressions.
 // CHECK-NEXT: {{ +}}dce{{ +}}Remove operations whose results are unused and that have no side effects.
-// CHECK:      {{ +}}graph-fold-constants{{ +}}{{[A-Z].*\.}}
+// CHECK:      {{ +}}graph-decompose{{ +}}{{[A-Z].*\.}}
+// CHECK-NEXT: {{ +}}graph-fold-constants{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}graph-plan-memory{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}graph-simplify{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}licm{{ +}}Move loop-invariant operations without side effects out of loops.

@@ -13,3 +13,19 @@ func.func @integer_pow(%x: tensor<4xi32>) -> tensor<4xi32> {
   %0 = graph.pow %x, %x : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   func.return %0 : tensor<4xi32>
 }
+
+// -----
+
+func.func @long_rows(%x: tensor<2x100000xf32>) -> tensor<2x1xf32> {
+  // expected-error @+1 {{reductions over more than 65536 elements (100000 here) are not lowered yet}}
+  %0 = graph.reduce_sum %x axes [1] keepdims true : tensor<2x100000xf32> to tensor<2x1xf32>
+  func.return %0 : tensor<2x1xf32>
+}
+
+// -----
+
+func.func @empty_rows(%x: tensor<4x0xf32>) -> tensor<4x1xf32> {
+  // expected-error @+1 {{convert-graph-to-tile cannot lower 'graph.reduce_max' over an empty axis yet}}
+  %0 = graph.reduce_max %x axes [1] keepdims true : tensor<4x0xf32> to tensor<4x1xf32>
+  func.return %0 : tensor<4x1xf32>
+}

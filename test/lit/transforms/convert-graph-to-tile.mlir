@@ -161,6 +161,90 @@ func.func @siblings(%i: tensor<256xi32>, %j: tensor<256xi32>) -> (tensor<256xi1>
 
 // -----
 
+// softmax(relu(2x + 1)) is one kernel over whole rows (1000 -> a 1024-wide tile, two rows per
+// program, 8 warps). The relu output is computed once, masked with -inf outside the row for the
+// maximum and kept for the exponentials, which are masked with 0 for the sum and reused by the
+// product with the row's reciprocal (one division per row). x is read once and y written once.
+// CHECK-LABEL: tile.kernel @softmax_0_mul_add_relu_reduce_max
+// CHECK-SAME:    (%x: memref<64x1000xf32>, %output0: memref<64x1000xf32>) grid [32] num_warps 8
+// CHECK:         %[[X:.*]] = tile.load %x[%[[ROW:.*]], %{{.*}}] : memref<64x1000xf32> -> !tile.tile<2x1024xf32>
+// CHECK-NEXT:    %[[INSIDE:.*]] = tile.in_bounds [%[[ROW]], %{{.*}}] within [64, 1000] : !tile.tile<2x1024xi1>
+// CHECK-NEXT:    %[[MASKED:.*]], %[[RELU:.*]] = tile.map %[[X]], %[[INSIDE]]
+// CHECK:           arith.maximumf
+// CHECK:           %[[NINF:.*]] = arith.constant 0xff800000 : f32
+// CHECK-NEXT:      arith.select %{{.*}}, %{{.*}}, %[[NINF]] : f32
+// CHECK:         %max = tile.reduce %[[MASKED]] axis 1 : !tile.tile<2x1024xf32> -> !tile.tile<2x1xf32> {
+// CHECK:           arith.maximumf
+// CHECK:         %[[MAX:.*]] = tile.broadcast %max : !tile.tile<2x1xf32> -> !tile.tile<2x1024xf32>
+// CHECK-NEXT:    %[[EXP_MASKED:.*]], %exp = tile.map %[[RELU]], %[[MAX]], %[[INSIDE]]
+// CHECK:           arith.subf
+// CHECK-NEXT:      math.exp
+// CHECK:         %sum = tile.reduce %[[EXP_MASKED]] axis 1
+// CHECK:         %inverse_sum = tile.map %sum : !tile.tile<2x1xf32> -> !tile.tile<2x1xf32>
+// CHECK:           arith.divf
+// CHECK:         %[[INVERSE:.*]] = tile.broadcast %inverse_sum
+// CHECK-NEXT:    %y = tile.map %exp, %[[INVERSE]]
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      arith.mulf
+// CHECK:         tile.store %y, %output0
+// CHECK-NOT:   tile.kernel
+// CHECK-LABEL: func.func @softmax
+// CHECK-NEXT:    memref.alloc
+// CHECK-NEXT:    tile.launch
+// CHECK-NEXT:    func.return
+func.func @softmax(%x: tensor<64x1000xf32>) -> tensor<64x1000xf32> {
+  %two = graph.constant dense<2.0> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %a = graph.mul %x, %two : (tensor<64x1000xf32>, tensor<f32>) -> tensor<64x1000xf32>
+  %b = graph.add %a, %one : (tensor<64x1000xf32>, tensor<f32>) -> tensor<64x1000xf32>
+  %r = graph.relu %b : tensor<64x1000xf32>
+  %y = graph.softmax %r axis 1 : tensor<64x1000xf32>
+  func.return %y : tensor<64x1000xf32>
+}
+
+// -----
+
+// layer_norm in one kernel, two passes over rows held in registers (512 is a power of two: no
+// mask). Values per row (mean, rsqrt of the variance) are computed in 4x1 maps, once per row.
+// CHECK-LABEL: tile.kernel @layer_norm_0_reduce_sum_div_sub_mul
+// CHECK-SAME:    (%x: memref<8x512xf32>, %scale: memref<1x512xf32>, %bias: memref<1x512xf32>, %output0: memref<8x512xf32>) grid [2]
+// CHECK-NOT:     tile.in_bounds
+// CHECK:         %mean_sum = tile.reduce %{{.*}} axis 1 : !tile.tile<4x512xf32> -> !tile.tile<4x1xf32>
+// CHECK:         %mean = tile.map %mean_sum : !tile.tile<4x1xf32> -> !tile.tile<4x1xf32>
+// CHECK:         %squares, %centered = tile.map
+// CHECK:         %variance_sum = tile.reduce %squares axis 1
+// CHECK:         %rstd = tile.map %variance_sum : !tile.tile<4x1xf32> -> !tile.tile<4x1xf32>
+// CHECK:           math.rsqrt
+// CHECK:         %y = tile.map {{.*}}%centered
+// CHECK:         tile.store %y, %output0
+func.func @layer_norm(%x: tensor<8x512xf32>, %scale: tensor<512xf32>, %bias: tensor<512xf32>) -> tensor<8x512xf32> {
+  %y = graph.layer_norm %x, %scale, %bias axis 1 epsilon 1.0e-05 : (tensor<8x512xf32>, tensor<512xf32>, tensor<512xf32>) -> tensor<8x512xf32>
+  func.return %y : tensor<8x512xf32>
+}
+
+// -----
+
+// A mean over the rows: each program holds whole columns (1000 -> 1024) and 32 of them, so that
+// warps still read 128 contiguous bytes. The result, not kept, is written straight into the
+// returned 4096-element buffer.
+// CHECK-LABEL: tile.kernel @column_mean_0_reduce_sum_div
+// CHECK-SAME:    (%x: memref<1000x4096xf32>, %output0: memref<1x4096xf32>) grid [128] num_warps 32
+// CHECK:         tile.load %x{{.*}} -> !tile.tile<1024x32xf32>
+// CHECK:         tile.in_bounds {{.*}} within [1000, 4096] : !tile.tile<1024x32xi1>
+// CHECK:         arith.constant 0.000000e+00 : f32
+// CHECK:         %mean_sum = tile.reduce %{{.*}} axis 0 : !tile.tile<1024x32xf32> -> !tile.tile<1x32xf32>
+// CHECK:         %mean = tile.map %mean_sum
+// CHECK:         tile.store %mean, %output0[%{{.*}}, %{{.*}}] : !tile.tile<1x32xf32>, memref<1x4096xf32>
+// CHECK-LABEL: func.func @column_mean
+// CHECK-NEXT:    %[[OUT:.*]] = memref.alloc() {{.*}} : memref<4096xf32>
+// CHECK-NEXT:    tile.launch @column_mean_0_reduce_sum_div(%x, %[[OUT]]) : memref<1000x4096xf32>, memref<4096xf32>
+func.func @column_mean(%x: tensor<1000x4096xf32>) -> tensor<4096xf32> {
+  %y = graph.reduce_mean %x axes [0] keepdims false : tensor<1000x4096xf32> to tensor<4096xf32>
+  func.return %y : tensor<4096xf32>
+}
+
+// -----
+
 // Functions without graph ops are left alone.
 // CHECK-LABEL: func.func @host_only(%arg0: memref<4xf32>) -> memref<4xf32>
 // CHECK-NEXT:    func.return %arg0

@@ -101,8 +101,9 @@ loop.kernel @phase_loop(%x: memref<64xf32>) {
 
 // -----
 
-// loop.all_reduce over 128 threads (mask 127): five warp shuffles (bits 1..16), then two
-// shared-memory exchanges across warps (bits 32 and 64), each between two barriers.
+// loop.all_reduce over 128 threads (mask 127) with a commutative combiner: five warp shuffles
+// (bits 1..16), then each thread stores its warp's value, waits, loads the four values of its
+// group (warps 0..3: indices t & ~96 | 0, 32, 64, 96) and adds them as a tree, lowest first.
 // CHECK-LABEL: mlc_gpu.func @block_sum
 // CHECK-SAME:    block [128, 1, 1]
 // CHECK:         %exchange = memref.alloca() : memref<128xf32, 3 : i64>
@@ -115,12 +116,19 @@ loop.kernel @phase_loop(%x: memref<64xf32>) {
 // CHECK-NEXT:    %[[A5:.*]] = arith.addf %{{.*}}, %[[S5]] : f32
 // CHECK-NEXT:    memref.store %[[A5]], %exchange[%t] : memref<128xf32, 3 : i64>
 // CHECK-NEXT:    mlc_gpu.barrier
-// CHECK-NEXT:    %[[BIT:.*]] = arith.constant 32 : index
-// CHECK-NEXT:    %[[PARTNER:.*]] = arith.xori %t, %[[BIT]] : index
-// CHECK-NEXT:    %[[P:.*]] = memref.load %exchange[%[[PARTNER]]] : memref<128xf32, 3 : i64>
+// CHECK-NEXT:    %[[CLEAR:.*]] = arith.constant -97 : index
+// CHECK-NEXT:    %[[BASE:.*]] = arith.andi %t, %[[CLEAR]] : index
+// CHECK-NEXT:    %[[W0:.*]] = memref.load %exchange[%[[BASE]]]
+// CHECK-NEXT:    %[[C32:.*]] = arith.constant 32 : index
+// CHECK-NEXT:    %[[I1:.*]] = arith.ori %[[BASE]], %[[C32]] : index
+// CHECK-NEXT:    %[[W1:.*]] = memref.load %exchange[%[[I1]]]
+// CHECK:         %[[W2:.*]] = memref.load %exchange
+// CHECK:         %[[W3:.*]] = memref.load %exchange
 // CHECK-NEXT:    mlc_gpu.barrier
-// CHECK-NEXT:    %[[A6:.*]] = arith.addf %[[A5]], %[[P]] : f32
-// CHECK:         arith.constant 64 : index
+// CHECK-NEXT:    %[[L:.*]] = arith.addf %[[W0]], %[[W1]] : f32
+// CHECK-NEXT:    %[[R:.*]] = arith.addf %[[W2]], %[[W3]] : f32
+// CHECK-NEXT:    %[[TOTAL:.*]] = arith.addf %[[L]], %[[R]] : f32
+// CHECK-NEXT:    memref.store %[[TOTAL]], %out[%t]
 // CHECK-NOT:     loop.all_reduce
 loop.kernel @block_sum(%x: memref<128xf32>, %out: memref<128xf32>) {
   loop.parallel %b < 1 mapping block.x {
@@ -129,6 +137,39 @@ loop.kernel @block_sum(%x: memref<128xf32>, %out: memref<128xf32>) {
       %s = loop.all_reduce %v mask 127 : f32 {
       ^bb0(%l: f32, %r: f32):
         %c = arith.addf %l, %r : f32
+        loop.yield %c : f32
+      }
+      memref.store %s, %out[%t] : memref<128xf32>
+    }
+  }
+  loop.return
+}
+
+// -----
+
+// A combiner that is not one commutative op keeps the exact butterfly across warps: one
+// exchange through shared memory per bit (32, then 64), each between two barriers.
+// CHECK-LABEL: mlc_gpu.func @block_first
+// CHECK:         mlc_gpu.shuffle xor %{{.*}}, 16 : f32
+// CHECK:         memref.store %{{.*}}, %exchange[%t]
+// CHECK-NEXT:    mlc_gpu.barrier
+// CHECK-NEXT:    %[[BIT:.*]] = arith.constant 32 : index
+// CHECK-NEXT:    %[[PARTNER:.*]] = arith.xori %t, %[[BIT]] : index
+// CHECK-NEXT:    memref.load %exchange[%[[PARTNER]]] : memref<128xf32, 3 : i64>
+// CHECK-NEXT:    mlc_gpu.barrier
+// CHECK:         arith.constant 64 : index
+// CHECK-NEXT:    arith.xori
+// CHECK-NEXT:    memref.load %exchange
+// CHECK-NEXT:    mlc_gpu.barrier
+// CHECK-NOT:     loop.all_reduce
+loop.kernel @block_first(%x: memref<128xf32>, %out: memref<128xf32>) {
+  loop.parallel %b < 1 mapping block.x {
+    loop.parallel %t < 128 mapping thread.x {
+      %v = memref.load %x[%t] : memref<128xf32>
+      %s = loop.all_reduce %v mask 127 : f32 {
+      ^bb0(%l: f32, %r: f32):
+        %twice = arith.addf %l, %l : f32
+        %c = arith.subf %twice, %r : f32
         loop.yield %c : f32
       }
       memref.store %s, %out[%t] : memref<128xf32>

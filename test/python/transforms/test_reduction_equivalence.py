@@ -114,3 +114,36 @@ def test_pass_preserves_reductions(step: str, kernel: tuple[str, tuple[int, int]
         assert_equivalent(before, after, inputs, exact=False, rtol=1e-5, atol=1e-5)
     else:
         assert_equivalent(before, after, inputs, exact=True)
+
+
+@pytest.mark.parametrize("mask", [96, 127, 1023, 33, 544])
+@pytest.mark.parametrize("combiner", ["commutative", "ordered"])
+def test_all_reduce_across_warps_keeps_the_butterfly_result(mask: int, combiner: str):
+    """Both lowerings across warps (gathered tree, exchange per bit) give the butterfly's bits.
+
+    `ordered` (`2l - r`) is neither commutative nor associative, so any other order shows.
+    """
+    body = "%c = arith.addf %l, %r : f32" if combiner == "commutative" else (
+        "%twice = arith.addf %l, %l : f32\n        %c = arith.subf %twice, %r : f32"
+    )
+    text = f"""
+loop.kernel @main(%x: memref<1024xf32>, %out: memref<1024xf32>) {{
+  loop.parallel %b < 1 mapping block.x {{
+    loop.parallel %t < 1024 mapping thread.x {{
+      %v = memref.load %x[%t] : memref<1024xf32>
+      %s = loop.all_reduce %v mask {mask} : f32 {{
+      ^bb0(%l: f32, %r: f32):
+        {body}
+        loop.yield %c : f32
+      }}
+      memref.store %s, %out[%t] : memref<1024xf32>
+    }}
+  }}
+  loop.return
+}}"""
+    from mlc.interpreter import run_kernel
+
+    x = np.random.default_rng(mask).standard_normal(1024).astype(np.float32)
+    expected = run_kernel(lower(text, ""), "main", [x.copy(), np.zeros(1024, np.float32)])[1]
+    actual = run_kernel(lower(text, "convert-loop-to-gpu"), "main", [x.copy(), np.zeros(1024, np.float32)], grid=(1,), block=(1024,))[1]
+    np.testing.assert_array_equal(np.asarray(actual), np.asarray(expected))

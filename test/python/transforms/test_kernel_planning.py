@@ -1,25 +1,42 @@
 """Unit tests of the decisions behind convert-graph-to-tile and convert-tile-to-loop."""
 
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mlc.diagnostics import parse_module
 from mlc.dialects import make_context
-from mlc.transforms.convert_graph_to_tile import choose_tile_shape, collapse_dimensions
+from mlc.transforms.convert_graph_to_tile import choose_reduction_tile, choose_tile_shape, reduction_warps
+from mlc.transforms.group_kernel import collapse_dimensions
 from mlc.transforms.convert_tile_to_loop import ThreadLayout
-from mlc.transforms.elementwise_fusion import partition
+from mlc.transforms.fusion_groups import partition, shape_of
+from mlc.transforms.graph_decompose import decompose_function
+
+
+def _collapsed(domain, participants):
+    collapse = collapse_dimensions(domain, participants)
+    return collapse.domain, [collapse.shape(shape) for shape in participants]
 
 
 def test_collapse_merges_dimensions_with_the_same_broadcast_pattern():
-    assert collapse_dimensions((8, 16, 32), [(8, 16, 32), (8, 16, 32)]) == ((4096,), [(4096,), (4096,)])
-    assert collapse_dimensions((64, 1024), [(64, 1024), (1024,)]) == ((64, 1024), [(64, 1024), (1, 1024)])
-    assert collapse_dimensions((4, 8, 16), [(4, 8, 16), (4, 1, 1)]) == ((4, 128), [(4, 128), (4, 1)])
+    assert _collapsed((8, 16, 32), [(8, 16, 32), (8, 16, 32)]) == ((4096,), [(4096,), (4096,)])
+    assert _collapsed((64, 1024), [(64, 1024), (1024,)]) == ((64, 1024), [(64, 1024), (1, 1024)])
+    assert _collapsed((4, 8, 16), [(4, 8, 16), (4, 1, 1)]) == ((4, 128), [(4, 128), (4, 1)])
 
 
 def test_collapse_drops_size_one_dimensions_and_handles_scalars():
-    assert collapse_dimensions((1, 5, 1), [(1, 5, 1), ()]) == ((5,), [(5,), (1,)])
-    assert collapse_dimensions((), [()]) == ((1,), [(1,)])
+    assert _collapsed((1, 5, 1), [(1, 5, 1), ()]) == ((5,), [(5,), (1,)])
+    assert _collapsed((), [()]) == ((1,), [(1,)])
+
+
+def test_collapse_keeps_reduced_dimensions_apart_from_kept_ones():
+    # A layer norm over the last two dimensions of 2x3x4x5: the reduced shape takes part.
+    collapse = collapse_dimensions((2, 3, 4, 5), [(2, 3, 4, 5), (4, 5), (2, 3, 1, 1)])
+    assert collapse.domain == (6, 20)
+    assert collapse.axes((2, 3)) == (1,)
+    assert collapse.shape((2, 3, 1, 1)) == (6, 1)
 
 
 @given(
@@ -28,12 +45,24 @@ def test_collapse_drops_size_one_dimensions_and_handles_scalars():
 )
 def test_collapse_preserves_every_element_count(shape, masks):
     inputs = [tuple(d if keep else 1 for d, keep in zip(shape, mask)) for mask in masks]
-    domain, collapsed = collapse_dimensions(tuple(shape), inputs)
-    count = lambda dims: __import__("math").prod(dims)
-    assert count(domain) == count(shape)
+    domain, collapsed = _collapsed(tuple(shape), inputs)
+    assert math.prod(domain) == math.prod(shape)
     for original, new in zip(inputs, collapsed):
-        assert count(original) == count(new)
+        assert math.prod(original) == math.prod(new)
         assert len(new) == len(domain)
+
+
+def test_reduction_tiles_hold_whole_rows_and_stay_coalesced():
+    assert choose_reduction_tile((4096, 1024), (1,), 2048) == (2, 1024)
+    assert choose_reduction_tile((8192, 8192), (1,), 2048) == (1, 8192)
+    assert choose_reduction_tile((64, 1000), (1,), 2048) == (2, 1024)
+    assert choose_reduction_tile((4096, 33), (1,), 2048) == (32, 64)
+    # A column reduction spans 32 contiguous elements when the rows fit.
+    assert choose_reduction_tile((1000, 4096), (0,), 2048) == (1024, 32)
+    assert choose_reduction_tile((100000, 8), (0,), 2048) is None
+    assert reduction_warps((1, 8192)) == 32
+    assert reduction_warps((2, 1024)) == 8
+    assert reduction_warps((1, 4)) == 1
 
 
 def test_tile_shape_is_filled_innermost_first_and_never_exceeds_the_dimension_power_of_two():
@@ -159,3 +188,90 @@ def test_a_reshaped_result_is_written_in_place():
         }"""
     )
     assert [[op.name for op in g.ops] for g in groups] == [["graph.exp"]]
+
+
+def _decomposed_groups(text: str):
+    module, _ = parse_module(text, make_context())
+    function = next(iter(module.body.block.ops))
+    decompose_function(function)
+    return partition(function)
+
+
+def test_a_softmax_with_its_producers_and_consumers_is_one_group():
+    groups = _decomposed_groups(
+        """
+        func.func @f(%x: tensor<64x1000xf32>) -> tensor<64x1000xf32> {
+          %0 = graph.relu %x : tensor<64x1000xf32>
+          %1 = graph.softmax %0 axis 1 : tensor<64x1000xf32>
+          %2 = graph.neg %1 : tensor<64x1000xf32>
+          func.return %2 : tensor<64x1000xf32>
+        }"""
+    )
+    assert len(groups) == 1
+    assert (groups[0].domain, groups[0].reduced_axes) == ((64, 1000), (1,))
+    assert [value for value, _ in groups[0].inputs] == [groups[0].ops[0].operands[0]]
+
+
+def test_a_layer_norm_and_its_row_statistics_output_are_one_group():
+    groups = _decomposed_groups(
+        """
+        func.func @f(%x: tensor<8x4x16xf32>, %s: tensor<4x16xf32>, %b: tensor<4x16xf32>) -> (tensor<8x4x16xf32>, tensor<8x1x1xf32>) {
+          %0 = graph.layer_norm %x, %s, %b axis 1 epsilon 1.0e-05 : (tensor<8x4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<8x4x16xf32>
+          %1 = graph.reduce_max %x axes [1, 2] keepdims true : tensor<8x4x16xf32> to tensor<8x1x1xf32>
+          func.return %0, %1 : tensor<8x4x16xf32>, tensor<8x1x1xf32>
+        }"""
+    )
+    assert len(groups) == 1  # the max reads x too: a sibling of the same rows
+    assert groups[0].reduced_axes == (1, 2)
+    assert sorted(shape_of(v) for v in groups[0].outputs) == [(8, 1, 1), (8, 4, 16)]
+
+
+def test_reductions_over_different_axes_are_different_kernels():
+    groups = _decomposed_groups(
+        """
+        func.func @f(%x: tensor<32x64xf32>) -> tensor<32x64xf32> {
+          %0 = graph.reduce_sum %x axes [1] keepdims true : tensor<32x64xf32> to tensor<32x1xf32>
+          %1 = graph.reduce_sum %x axes [0] keepdims true : tensor<32x64xf32> to tensor<1x64xf32>
+          %2 = graph.add %0, %1 : (tensor<32x1xf32>, tensor<1x64xf32>) -> tensor<32x64xf32>
+          func.return %2 : tensor<32x64xf32>
+        }"""
+    )
+    # The row sum joins the add (whose domain is its input); the column sum is its own kernel.
+    assert sorted(g.reduced_axes for g in groups) == [(0,), (1,)]
+
+
+def test_a_reduction_not_kept_is_returned_through_a_view():
+    groups = _decomposed_groups(
+        """
+        func.func @f(%x: tensor<32x64xf32>) -> tensor<32xf32> {
+          %0 = graph.reduce_mean %x axes [1] keepdims false : tensor<32x64xf32> to tensor<32xf32>
+          func.return %0 : tensor<32xf32>
+        }"""
+    )
+    assert [[op.name for op in g.ops] for g in groups] == [["graph.reduce_sum", "graph.div"]]
+
+
+def test_a_smaller_output_without_a_reduction_to_match_gets_its_own_group():
+    # exp(b) is returned and used by a 2x8 add: a 2x8 kernel cannot store it once, so the
+    # partition is redone with exp alone.
+    groups = _groups(
+        """
+        func.func @f(%x: tensor<2x8xf32>, %b: tensor<8xf32>) -> (tensor<2x8xf32>, tensor<8xf32>) {
+          %0 = graph.exp %b : tensor<8xf32>
+          %1 = graph.add %x, %0 : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+          func.return %1, %0 : tensor<2x8xf32>, tensor<8xf32>
+        }"""
+    )
+    assert [[op.name for op in g.ops] for g in groups] == [["graph.exp"], ["graph.add"]]
+
+
+def test_a_reduced_output_returned_beside_its_consumer_stays_in_the_kernel():
+    groups = _decomposed_groups(
+        """
+        func.func @f(%x: tensor<300x100xf32>) -> (tensor<300x100xf32>, tensor<300x1xf32>) {
+          %m = graph.reduce_mean %x axes [1] keepdims true : tensor<300x100xf32> to tensor<300x1xf32>
+          %d = graph.sub %x, %m : (tensor<300x100xf32>, tensor<300x1xf32>) -> tensor<300x100xf32>
+          func.return %d, %m : tensor<300x100xf32>, tensor<300x1xf32>
+        }"""
+    )
+    assert len(groups) == 1 and len(groups[0].outputs) == 2

@@ -1,19 +1,34 @@
-"""Partitions a graph function's elementwise ops into fusion groups: one future kernel each.
+"""Partitions a graph function's fusible ops into fusion groups: one future kernel each.
 
-A group is a set of elementwise, broadcast and reshape ops that one tile kernel computes over a
-single iteration space, its *domain* (the shape of every value it writes). Its inputs are read
-once and its outputs written once.
+A group is a set of elementwise, broadcast, reshape and reduction ops that one tile kernel
+computes over a single iteration space, its *domain*. Its inputs are read once and its outputs
+written once. A group without reductions computes every value at the domain's shape. A group with
+reductions (all over the same `reduced_axes`, keepdims, see `graph-decompose`) has the shape of
+their input as its domain: one program holds whole rows, so the reduced values and everything
+computed from them stay in registers; its outputs have the domain's shape or the reduced shape.
 
-Algorithm (greedy, sinks first). Walk the ops in reverse program order. An op joins the group G
-of its users when all of them are in G, its result broadcasts to G's domain, and none of those
-users is a reshape (a reshape reinterprets memory, it does not broadcast); it may also join when
-its only other user is `func.return` and its shape *is* G's domain (it becomes a second output).
-Otherwise it starts a new group whose domain is its own shape. Because an op joins only when
-every user is already inside, no path leaves a group and comes back: groups never form a cycle.
+Algorithm (greedy, sinks first; TVM's FuseOps rules for elementwise/injective chains and
+reductions). Walk the ops in reverse program order. An op joins the group G of its users when
+all of them are in G, none of those users is a reshape (a reshape reinterprets memory, it does not
+broadcast), and:
+
+* an elementwise or broadcast op: its result broadcasts to G's domain;
+* a reduction of input shape S over axes A: G has no reductions and its domain is S or the
+  reduced shape (G's consumers of the reduction; the domain grows to S), or G reduces over A
+  with domain S (the second reduction of a softmax or a layer norm).
+
+It may also join when its only other users are `func.return`: it becomes a second output, which
+must have G's domain or reduced shape, since a program stores only what it computes whole. A
+consumer of a reduction is visited before the reduction, so an output of a smaller shape is
+accepted on trust; if no reduction makes it G's reduced shape, the partition is redone with that
+op starting a group of its own. Otherwise an op starts a new group whose domain is its own shape
+(its input's, for a reduction). Because an op joins only when every user is already inside, no
+path leaves a group and comes back: groups never form a cycle.
 
 Ops whose results the function does not return, directly or through other ops, are dropped
-(graph ops have no side effects). Independent groups of the same domain that read a common value are then merged (multi-output,
-or sibling, fusion) when neither depends on the other, so that the value is read once.
+(graph ops have no side effects). Independent groups of the same domain that read a common value
+are then merged (multi-output, or sibling, fusion) when neither depends on the other and they do
+not reduce over different axes, so that the value is read once.
 
 Splat constants are never members: every group inlines them as scalars. Other constants and
 values from outside are inputs. A reshape's operand is always an input, seen with the reshape's
@@ -21,8 +36,8 @@ result shape (a free reinterpretation of a contiguous buffer); a reshape alone i
 copy kernel, except when it only returns a kernel's output: that kernel then writes straight into
 the returned buffer (`returned_view`).
 
-This is the local grouping the foundation needs; the `graph-fuse` pass (graph.fusion regions,
-with reductions and matmul epilogues) supersedes it.
+This is the local grouping convert-graph-to-tile needs; the `graph-fuse` pass (graph.fusion
+regions, with matmul epilogues) is to supersede it.
 """
 
 from __future__ import annotations
@@ -37,7 +52,9 @@ from mlc.dialects.graph import ops as graph
 from mlc.dialects.graph.ops import broadcast_shapes
 from mlc.transforms.elementwise_expansion import splat_constant_value
 
-FUSIBLE_OPS = (*graph.ELEMENTWISE_OPS, graph.BroadcastOp, graph.ReshapeOp)
+REDUCTIONS = (graph.ReduceSumOp, graph.ReduceMaxOp, graph.ReduceMinOp)
+"""The reductions a group computes; graph-decompose rewrites the others into these."""
+FUSIBLE_OPS = (*graph.ELEMENTWISE_OPS, graph.BroadcastOp, graph.ReshapeOp, *REDUCTIONS)
 
 
 def shape_of(value: SSAValue) -> tuple[int, ...]:
@@ -54,6 +71,8 @@ def is_splat_constant(value: SSAValue) -> bool:
 @dataclass(eq=False)
 class FusionGroup:
     domain: tuple[int, ...]
+    reduced_axes: tuple[int, ...] = ()
+    """The axes of the domain that the group's reductions reduce (none for elementwise groups)."""
     ops: list[Operation] = field(default_factory=list)
     inputs: list[tuple[SSAValue, tuple[int, ...]]] = field(default_factory=list)
     """Values read from memory, each with the shape the kernel sees it as."""
@@ -61,6 +80,24 @@ class FusionGroup:
 
     def contains(self, op: Operation) -> bool:
         return op in self.ops
+
+    @property
+    def reduced_domain(self) -> tuple[int, ...]:
+        """The shape of the group's reduced values (the domain itself without reductions)."""
+        return reduced_shape(self.domain, self.reduced_axes)
+
+    def output_shapes(self) -> tuple[tuple[int, ...], ...]:
+        """The shapes a group output may have."""
+        return (self.domain, self.reduced_domain)
+
+
+def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(1 if dim in axes else size for dim, size in enumerate(shape))
+
+
+def reduction_axes(op: Operation) -> tuple[int, ...]:
+    assert isinstance(op, graph.ReductionOp)
+    return tuple(sorted(set(op.normalized_axes())))
 
 
 def _broadcasts_to(shape: tuple[int, ...], domain: tuple[int, ...]) -> bool:
@@ -87,15 +124,39 @@ def _choose_group(op: Operation, group_of: dict[Operation, FusionGroup], live: s
     if len(groups) != 1:
         return None
     group = next(iter(groups.values()))
-    shape = shape_of(op.results[0])
     outside = [u for u in users if group_of.get(u) is not group]
     if any(isinstance(u, graph.ReshapeOp) for u in users if u not in outside):
         return None
-    if not outside:
-        return group if _broadcasts_to(shape, group.domain) else None
-    if all(isinstance(u, func.ReturnOp) for u in outside) and shape == group.domain:
-        return group
-    return None
+    if outside and not all(isinstance(u, func.ReturnOp) for u in outside):
+        return None
+    if isinstance(op, REDUCTIONS):
+        return _reduction_joins(op, group, is_output=bool(outside))
+    shape = shape_of(op.results[0])
+    if outside and group.reduced_axes:
+        return group if shape in group.output_shapes() else None
+    # An output of a smaller shape is accepted on trust: a reduction that joins later may make it
+    # the group's reduced shape (see `partition`).
+    return group if _broadcasts_to(shape, group.domain) else None
+
+
+def _reduction_joins(op: Operation, group: FusionGroup, is_output: bool) -> FusionGroup | None:
+    """Whether reduction `op` joins `group`, growing its domain to op's input (see the docstring)."""
+    assert isinstance(op, graph.ReductionOp)
+    shape, axes = shape_of(op.x), reduction_axes(op)
+    if group.reduced_axes:
+        return group if group.domain == shape and group.reduced_axes == axes else None
+    if group.domain not in (shape, reduced_shape(shape, axes)):
+        return None
+    if is_output and shape_of(op.result) not in (shape, reduced_shape(shape, axes)):
+        return None  # pragma: no cover - a keepdims result always has the reduced shape
+    group.domain, group.reduced_axes = shape, axes
+    return group
+
+
+def _new_group(op: Operation) -> FusionGroup:
+    if isinstance(op, REDUCTIONS):
+        return FusionGroup(domain=shape_of(op.x), reduced_axes=reduction_axes(op))
+    return FusionGroup(domain=shape_of(op.results[0]))
 
 
 def returned_view(value: SSAValue) -> graph.ReshapeOp | None:
@@ -117,6 +178,17 @@ def returned_view(value: SSAValue) -> graph.ReshapeOp | None:
 
 def partition(function: func.FuncOp) -> list[FusionGroup]:
     """The fusion groups of `function`, in an order in which each group's inputs exist."""
+    alone: set[Operation] = set()
+    while True:
+        groups = _partition(function, alone)
+        misfits = {output.owner for group in groups for output in group.outputs if shape_of(output) not in group.output_shapes()}
+        if not misfits:
+            return groups
+        alone |= misfits  # type: ignore[arg-type]
+
+
+def _partition(function: func.FuncOp, alone: set[Operation]) -> list[FusionGroup]:
+    """One greedy partition; the ops in `alone` start groups of their own."""
     group_of: dict[Operation, FusionGroup] = {}
     live = live_ops(function)
     for op in reversed(list(function.body.block.ops)):
@@ -124,9 +196,9 @@ def partition(function: func.FuncOp) -> list[FusionGroup]:
             continue
         if isinstance(op, graph.ReshapeOp) and returned_view(op.x) is op:
             continue
-        group = _choose_group(op, group_of, live)
+        group = None if op in alone else _choose_group(op, group_of, live)
         if group is None:
-            group = FusionGroup(domain=shape_of(op.results[0]))
+            group = _new_group(op)
         group_of[op] = group
     groups = list({id(g): g for g in group_of.values()}.values())
     for op in function.body.block.ops:
@@ -168,6 +240,11 @@ def _depends_on(group: FusionGroup, other: FusionGroup, group_of: dict[Operation
     return False
 
 
+def _compatible_reductions(group: FusionGroup, other: FusionGroup) -> bool:
+    """Whether one kernel can compute both groups: the same reduced axes, or at most one reduces."""
+    return not group.reduced_axes or not other.reduced_axes or group.reduced_axes == other.reduced_axes
+
+
 def _merge_siblings(
     groups: list[FusionGroup], group_of: dict[Operation, FusionGroup], position: dict[Operation, int]
 ) -> list[FusionGroup]:
@@ -181,11 +258,13 @@ def _merge_siblings(
         for candidate in merged:
             if (
                 candidate.domain == group.domain
+                and _compatible_reductions(candidate, group)
                 and _reads(candidate) & _reads(group)
                 and not _depends_on(candidate, group, group_of)
                 and not _depends_on(group, candidate, group_of)
             ):
                 candidate.ops = sorted(candidate.ops + group.ops, key=position.__getitem__)
+                candidate.reduced_axes = candidate.reduced_axes or group.reduced_axes
                 for op in group.ops:
                     group_of[op] = candidate
                 break

@@ -1,0 +1,94 @@
+// RUN: mlc-opt %s --split-input-file -p graph-decompose | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p graph-decompose | mlc-opt --split-input-file -p graph-decompose | filecheck %s
+
+// softmax: the row maximum is subtracted before exp (no overflow), then multiplied by the
+// reciprocal of the row sum (one division per row).
+// CHECK-LABEL: func.func @softmax
+// CHECK-NEXT:    %max = graph.reduce_max %x axes [1] keepdims true : tensor<4x6xf32> to tensor<4x1xf32>
+// CHECK-NEXT:    %shifted = graph.sub %x, %max : (tensor<4x6xf32>, tensor<4x1xf32>) -> tensor<4x6xf32>
+// CHECK-NEXT:    %exp = graph.exp %shifted : tensor<4x6xf32>
+// CHECK-NEXT:    %sum = graph.reduce_sum %exp axes [1] keepdims true : tensor<4x6xf32> to tensor<4x1xf32>
+// CHECK-NEXT:    %inverse_sum = graph.reciprocal %sum : tensor<4x1xf32>
+// CHECK-NEXT:    %y = graph.mul %exp, %inverse_sum : (tensor<4x6xf32>, tensor<4x1xf32>) -> tensor<4x6xf32>
+// CHECK-NEXT:    func.return %y
+func.func @softmax(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %y = graph.softmax %x axis -1 : tensor<4x6xf32>
+  func.return %y : tensor<4x6xf32>
+}
+
+// -----
+
+// f16 is computed in f32 and rounded once at the end.
+// CHECK-LABEL: func.func @softmax_f16
+// CHECK-NEXT:    %[[WIDE:.*]] = graph.cast %x : tensor<2x8xf16> to tensor<2x8xf32>
+// CHECK-NEXT:    graph.reduce_max %[[WIDE]] axes [0] keepdims true : tensor<2x8xf32> to tensor<1x8xf32>
+// CHECK:         graph.reduce_sum %exp axes [0] keepdims true : tensor<2x8xf32> to tensor<1x8xf32>
+// CHECK:         %y = graph.cast %{{.*}} : tensor<2x8xf32> to tensor<2x8xf16>
+func.func @softmax_f16(%x: tensor<2x8xf16>) -> tensor<2x8xf16> {
+  %y = graph.softmax %x axis 0 : tensor<2x8xf16>
+  func.return %y : tensor<2x8xf16>
+}
+
+// -----
+
+// layer_norm over the last two dimensions: mean, centred values, population variance, rsqrt.
+// CHECK-LABEL: func.func @layer_norm
+// CHECK-NEXT:    %mean_sum = graph.reduce_sum %x axes [1, 2] keepdims true : tensor<2x3x4xf32> to tensor<2x1x1xf32>
+// CHECK-NEXT:    %[[COUNT:.*]] = graph.constant dense<1.200000e+01> : tensor<f32>
+// CHECK-NEXT:    %mean = graph.div %mean_sum, %[[COUNT]]
+// CHECK-NEXT:    %centered = graph.sub %x, %mean
+// CHECK-NEXT:    %squares = graph.mul %centered, %centered
+// CHECK-NEXT:    %variance_sum = graph.reduce_sum %squares axes [1, 2] keepdims true
+// CHECK:         %variance = graph.div %variance_sum
+// CHECK-NEXT:    %[[EPSILON:.*]] = graph.constant dense<1.000000e-03> : tensor<f32>
+// CHECK-NEXT:    %[[SHIFTED:.*]] = graph.add %variance, %[[EPSILON]]
+// CHECK-NEXT:    %rstd = graph.rsqrt %[[SHIFTED]] : tensor<2x1x1xf32>
+// CHECK-NEXT:    %normalized = graph.mul %centered, %rstd
+// CHECK-NEXT:    %[[SCALED:.*]] = graph.mul %normalized, %scale
+// CHECK-NEXT:    %y = graph.add %[[SCALED]], %bias
+func.func @layer_norm(%x: tensor<2x3x4xf32>, %scale: tensor<3x4xf32>, %bias: tensor<3x4xf32>) -> tensor<2x3x4xf32> {
+  %y = graph.layer_norm %x, %scale, %bias axis 1 epsilon 1.0e-03 : (tensor<2x3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
+  func.return %y : tensor<2x3x4xf32>
+}
+
+// -----
+
+// reduce_mean becomes a sum and a division; keepdims = false becomes a reshape of the kept form.
+// CHECK-LABEL: func.func @mean_not_kept
+// CHECK-NEXT:    %mean_sum = graph.reduce_sum %x axes [0, 2] keepdims true : tensor<3x4x5xf32> to tensor<1x4x1xf32>
+// CHECK-NEXT:    graph.constant dense<1.500000e+01> : tensor<f32>
+// CHECK-NEXT:    %mean = graph.div
+// CHECK-NEXT:    %y = graph.reshape %mean : tensor<1x4x1xf32> to tensor<4xf32>
+func.func @mean_not_kept(%x: tensor<3x4x5xf32>) -> tensor<4xf32> {
+  %y = graph.reduce_mean %x axes [2, 0] keepdims false : tensor<3x4x5xf32> to tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+
+// -----
+
+// An f16 maximum is taken in f32 (exact), and cast back.
+// CHECK-LABEL: func.func @max_f16
+// CHECK-NEXT:    %[[WIDE:.*]] = graph.cast %x : tensor<8x8xf16> to tensor<8x8xf32>
+// CHECK-NEXT:    %[[MAX:.*]] = graph.reduce_max %[[WIDE]] axes [1] keepdims true
+// CHECK-NEXT:    %y = graph.cast %[[MAX]] : tensor<8x1xf32> to tensor<8x1xf16>
+func.func @max_f16(%x: tensor<8x8xf16>) -> tensor<8x1xf16> {
+  %y = graph.reduce_max %x axes [1] keepdims true : tensor<8x8xf16> to tensor<8x1xf16>
+  func.return %y : tensor<8x1xf16>
+}
+
+// -----
+
+// Already primitive: unchanged. A reduction of one element is its input (reshaped when the rank
+// drops). An empty reduction has no identity constant here: it is left alone.
+// CHECK-LABEL: func.func @unchanged_and_trivial
+// CHECK-NEXT:    %s = graph.reduce_sum %x axes [0] keepdims true : tensor<4x1xi32> to tensor<1x1xi32>
+// CHECK-NEXT:    %m = graph.reshape %x : tensor<4x1xi32> to tensor<4xi32>
+// CHECK-NEXT:    %e = graph.reduce_min %z axes [1] keepdims true : tensor<2x0xf32> to tensor<2x1xf32>
+// CHECK-NEXT:    func.return %s, %x, %m, %e
+func.func @unchanged_and_trivial(%x: tensor<4x1xi32>, %z: tensor<2x0xf32>) -> (tensor<1x1xi32>, tensor<4x1xi32>, tensor<4xi32>, tensor<2x1xf32>) {
+  %s = graph.reduce_sum %x axes [0] keepdims true : tensor<4x1xi32> to tensor<1x1xi32>
+  %k = graph.reduce_max %x axes [1] keepdims true : tensor<4x1xi32> to tensor<4x1xi32>
+  %m = graph.reduce_max %x axes [1] keepdims false : tensor<4x1xi32> to tensor<4xi32>
+  %e = graph.reduce_min %z axes [1] keepdims true : tensor<2x0xf32> to tensor<2x1xf32>
+  func.return %s, %k, %m, %e : tensor<1x1xi32>, tensor<4x1xi32>, tensor<4xi32>, tensor<2x1xf32>
+}
