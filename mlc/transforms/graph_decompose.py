@@ -20,6 +20,8 @@ Rewrites (x of element type T, f32 for the arithmetic when T is f16 or bf16):
 * `keepdims = false` -> the keepdims reduction and a `graph.reshape` to the requested shape (a free
   reinterpretation of a contiguous buffer).
 * A reduction of exactly one element -> its input (reshaped when the rank drops).
+* A reduction over an empty axis -> a constant: the identity of its combiner, as the interpreter
+  defines it (0 for sum, -inf/+inf or the integer extremes for max/min, NaN for mean).
 
 Numerics: every op of a decomposition rounds to f32 where the interpreter's composite evaluates in
 float64 and rounds once, so results differ by a few f32 ulps relative to the row's scale; the
@@ -33,6 +35,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -41,8 +45,10 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from mlc.dialects.element_types import is_float
+from mlc.dialects.element_types import is_float, to_numpy_dtype
 from mlc.dialects.graph import ops as graph
+from mlc.dialects.graph.constants import numpy_to_dense
+from mlc.dialects.graph.interpret import evaluate
 
 PRIMITIVE_REDUCTIONS = (graph.ReduceSumOp, graph.ReduceMaxOp, graph.ReduceMinOp)
 
@@ -138,7 +144,12 @@ def _decompose_reduction(op: graph.ReductionOp, emit: _Emitter) -> SSAValue | No
     already_primitive = (
         isinstance(op, PRIMITIVE_REDUCTIONS) and op.keeps_dims() and not _is_narrow_float(element_type) and count > 1
     )
-    if already_primitive or count == 0 or (is_mean and not is_float(element_type)):
+    if count == 0:
+        # The result does not depend on the (absent) data: the interpreter gives the identity.
+        empty_input = np.empty(shape, dtype=to_numpy_dtype(element_type))
+        value = evaluate(op, [empty_input])
+        return emit.insert(graph.ConstantOp(numpy_to_dense(value, _tensor(op.result))), "identity")
+    if already_primitive or (is_mean and not is_float(element_type)):
         return None
     if count == 1:
         reduced = op.x

@@ -83,6 +83,10 @@ class Fission:
             self._emit_segment(index, ops, defined_in)
             if index < len(self.collectives):
                 self._emit_collective(self.collectives[index])
+        # Every use of their results now reads a buffer. Erasing them also drops their own uses of
+        # their operands, which later rewrites of those operands' producers would otherwise visit.
+        for collective in self.collectives:
+            collective.erase()
         self.parallel.detach()
         self.parallel.erase(safe_erase=False)
 

@@ -116,3 +116,19 @@ def round_trips_as_text(attribute: DenseIntOrFPElementsAttr) -> bool:
         return parsed.data.data == attribute.data.data
     parsed_splat = splat_scalar(parsed)
     return parsed_splat is not None and parsed_splat.tobytes() == splat.tobytes()
+
+
+def exact_text(attribute: DenseIntOrFPElementsAttr) -> str:
+    """`attribute` as text that parses back to the same bits.
+
+    xDSL's own text when it round-trips; otherwise (NaN, infinities and some 7-9 digit floats, which
+    xDSL 0.74 prints as integers or rounds) MLIR's raw form `dense<"0x...">`, the little-endian
+    bytes of every element, or of one element for a splat.
+    """
+    if round_trips_as_text(attribute):
+        return str(attribute)
+    raw = attribute.data.data
+    splat = splat_scalar(attribute)
+    if splat is not None:
+        raw = raw[: splat.itemsize]
+    return f'dense<"0x{raw.hex().upper()}"> : {attribute.type}'

@@ -463,6 +463,8 @@ class ConstantOp(IRDLOperation):
         return op
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(self.value)
+        # Imported here: the constants module needs the interpreter, which needs these ops.
+        from mlc.dialects.graph.constants import exact_text
+
+        printer.print_string(" " + exact_text(self.value))
         printer.print_op_attributes(self.attributes)

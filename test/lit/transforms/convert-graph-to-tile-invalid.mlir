@@ -22,10 +22,3 @@ func.func @long_rows(%x: tensor<2x100000xf32>) -> tensor<2x1xf32> {
   func.return %0 : tensor<2x1xf32>
 }
 
-// -----
-
-func.func @empty_rows(%x: tensor<4x0xf32>) -> tensor<4x1xf32> {
-  // expected-error @+1 {{convert-graph-to-tile cannot lower 'graph.reduce_max' over an empty axis yet}}
-  %0 = graph.reduce_max %x axes [1] keepdims true : tensor<4x0xf32> to tensor<4x1xf32>
-  func.return %0 : tensor<4x1xf32>
-}

@@ -166,7 +166,7 @@ func.func @siblings(%i: tensor<256xi32>, %j: tensor<256xi32>) -> (tensor<256xi1>
 // maximum and kept for the exponentials, which are masked with 0 for the sum and reused by the
 // product with the row's reciprocal (one division per row). x is read once and y written once.
 // CHECK-LABEL: tile.kernel @softmax_0_mul_add_relu_reduce_max
-// CHECK-SAME:    (%x: memref<64x1000xf32>, %output0: memref<64x1000xf32>) grid [32] num_warps 8
+// CHECK-SAME:    (%x: memref<64x1000xf32>, %output0: memref<64x1000xf32>) grid [32] num_warps 4
 // CHECK:         %[[X:.*]] = tile.load %x[%[[ROW:.*]], %{{.*}}] : memref<64x1000xf32> -> !tile.tile<2x1024xf32>
 // CHECK-NEXT:    %[[INSIDE:.*]] = tile.in_bounds [%[[ROW]], %{{.*}}] within [64, 1000] : !tile.tile<2x1024xi1>
 // CHECK-NEXT:    %[[MASKED:.*]], %[[RELU:.*]] = tile.map %[[X]], %[[INSIDE]]

@@ -83,9 +83,12 @@ def test_layer_norm_rows(device: str, columns: int, rng: np.random.Generator):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("kind", ["reduce_sum", "reduce_max", "reduce_min", "reduce_mean"])
-@pytest.mark.parametrize("shape, axes", [((64, 4097), (1,)), ((1000, 33), (0,)), ((6, 31, 5), (0, 2)), ((7,), (0,))])
+@pytest.mark.parametrize(
+    "shape, axes", [((64, 4097), (1,)), ((1000, 33), (0,)), ((3, 2, 2), (1,)), ((6, 31, 5), (0, 2)), ((7,), (0,))]
+)
 def test_reductions_keepdims_false(device: str, kind: str, shape, axes, rng: np.random.Generator):
-    """Over the last axis, a non-last axis (coalesced along the rows), two axes, everything."""
+    """Over the last axis, a non-last axis (coalesced along the rows; also one so short that a thread
+    holds several rows), two axes, everything."""
     out = tuple(size for axis, size in enumerate(shape) if axis not in axes)
     axes_text = ", ".join(map(str, axes))
     text = f"""func.func @main(%x: {tensor(shape)}) -> {tensor(out)} {{
@@ -99,6 +102,17 @@ def test_reductions_keepdims_false(device: str, kind: str, shape, axes, rng: np.
     scale = np.abs(x.astype(np.float64)).sum(axis=axes) / (1 if kind == "reduce_sum" else np.prod([shape[a] for a in axes]))
     assert result.shape == expected.shape
     assert np.all(np.abs(result - expected) <= 1e-5 * scale + 1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("kind, identity", [("reduce_sum", 0.0), ("reduce_max", -np.inf), ("reduce_min", np.inf)])
+def test_empty_reductions_give_the_identity(device: str, kind: str, identity: float):
+    text = f"""func.func @main(%x: {tensor((2, 0, 4))}) -> {tensor((2, 4))} {{
+      %0 = graph.{kind} %x axes [1] keepdims false : {tensor((2, 0, 4))} to {tensor((2, 4))}
+      func.return %0 : {tensor((2, 4))}
+    }}"""
+    result = mlc.compile(text, device=device)(np.empty((2, 0, 4), np.float32))
+    np.testing.assert_array_equal(result, np.full((2, 4), identity, np.float32))
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -60,8 +60,9 @@ def test_reduction_tiles_hold_whole_rows_and_stay_coalesced():
     # A column reduction spans 32 contiguous elements when the rows fit.
     assert choose_reduction_tile((1000, 4096), (0,), 2048) == (1024, 32)
     assert choose_reduction_tile((100000, 8), (0,), 2048) is None
-    assert reduction_warps((1, 8192)) == 32
-    assert reduction_warps((2, 1024)) == 8
+    assert reduction_warps((1, 8192)) == 16
+    assert reduction_warps((1, 65536)) == 32
+    assert reduction_warps((2, 1024)) == 4
     assert reduction_warps((1, 4)) == 1
 
 
