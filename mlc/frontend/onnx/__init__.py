@@ -28,6 +28,7 @@ How ONNX ops map (each handler module's docstring has the details):
 | Equal Less Greater LessOrEqual GreaterOrEqual | graph.cmp eq / lt / gt / le / ge |
 | Where; Not And Or Xor | graph.where; graph.cmp / graph.where on i1 |
 | Cast | graph.cast (nothing when the type is unchanged) |
+| CastLike | graph.cast to the second input's element type (only its type is read) |
 | MatMul | graph.matmul (1-D operands through graph.reshape) |
 | Gemm | graph.transpose, graph.matmul, graph.mul (alpha, beta), graph.add |
 | Transpose | graph.transpose |
@@ -35,7 +36,7 @@ How ONNX ops map (each handler module's docstring has the details):
 | Expand | graph.broadcast |
 | Concat; Slice; Split | graph.concat; graph.slice; one graph.slice per output |
 | Softmax | graph.softmax (before opset 13: reshaped to 2-D around it) |
-| LayerNormalization | graph.layer_norm (zero bias when absent) |
+| LayerNormalization | graph.layer_norm (zero bias when absent); Mean, InvStdDev: graph.reduce_mean compositions |
 | ReduceSum ReduceMean ReduceMax ReduceMin | graph.reduce_sum / mean / max / min |
 | GlobalAveragePool GlobalMaxPool | graph.reduce_mean / reduce_max over H, W (keepdims) |
 | BatchNormalization (inference) | graph.sub, mul, add, rsqrt with per-channel reshapes |
@@ -57,7 +58,7 @@ non-constant input where a constant is needed.
 
 Not supported: control flow (If, Loop, Scan), sequences and optional values, ops of other domains,
 training-mode BatchNormalization and Dropout, 3-D convolution and pooling, dilated pooling, the
-extra outputs of MaxPool and LayerNormalization, data-dependent shapes, models over 2 GB.
+Indices output of MaxPool, data-dependent shapes, models over 2 GB.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Elementwise ONNX ops: arithmetic, activations, comparisons, logic, Where and Cast.
+"""Elementwise ONNX ops: arithmetic, activations, comparisons, logic, Where, Cast and CastLike.
 
 Each maps to the graph op of the same meaning; ONNX's multidirectional broadcasting is numpy's,
 which is the graph ops' own. Ops without a graph counterpart are small compositions:
@@ -11,7 +11,10 @@ which is the graph ops' own. Ops without a graph counterpart are small compositi
     HardSigmoid / HardSwish      max(0, min(1, alpha * x + beta)), times x for HardSwish
     Not / And / Or / Xor         graph.cmp eq with false / graph.where(a, b, false) /
                                  graph.where(a, true, b) / graph.cmp ne
-    Pow with an exponent of another element type: the exponent is cast to the base's float type
+    Pow of mixed element types   a float base: the exponent cast to the base's type; an
+                                 integer base with a float exponent: the base cast to the
+                                 exponent's type, the power cast (truncated) back
+    CastLike(x, like)            graph.cast to like's element type (only its type is read)
 
 Scalar attributes (alpha, beta) become rank-0 `graph.constant`s of the operand's element type.
 Before opset 7, arithmetic broadcast only with `broadcast=1`, aligning the right operand at
@@ -134,7 +137,11 @@ def power(node: Node) -> HandlerResult:
     base_type, exponent_type = element_type_of(base), element_type_of(exponent)
     if base_type != exponent_type:
         if not is_float(base_type):
-            raise node.error(f"an integer base ({base_type}) with a {exponent_type} exponent is not supported")
+            if not is_float(exponent_type):
+                raise node.error(f"an integer base ({base_type}) with a {exponent_type} exponent is not supported")
+            # Computed in the exponent's float type, then truncated back to the base's type.
+            power = node.builder.binary("graph.pow", node.builder.cast(base, exponent_type), exponent)
+            return [node.builder.cast(power, base_type)]
         exponent = node.builder.cast(exponent, base_type)
     return [node.builder.binary("graph.pow", base, exponent)]
 
@@ -246,3 +253,12 @@ def cast(node: Node) -> HandlerResult:
     if element_type_of(x) == ELEMENT_TYPES[target]:
         return [x]
     return [node.builder.cast(x, ELEMENT_TYPES[target])]
+
+
+@maps("CastLike", (15, 19, 21, 23, 24, 25), shape_only_inputs=(1,))
+def cast_like(node: Node) -> HandlerResult:
+    target = node.input_type(1).element_type
+    x = node.input(0)
+    if element_type_of(x) == target:
+        return [x]
+    return [node.builder.cast(x, target)]

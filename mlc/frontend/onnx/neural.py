@@ -7,7 +7,8 @@
     Softmax            graph.softmax; before opset 13 (`axis` coerces to 2-D) the input is reshaped
                        to (outer, inner), normalised along 1 and reshaped back
     LayerNormalization graph.layer_norm; a missing bias is a zero constant, a scale or bias not of
-                       the normalised shape is reshaped or broadcast to it
+                       the normalised shape is reshaped or broadcast to it; the Mean and InvStdDev
+                       outputs, when used, are computed as ONNX's function body does, in stash_type
     ReduceSum/Mean/    graph.reduce_*; axes from the attribute (before opset 13 for ReduceSum, 18
       Max/Min          for the others) or the constant input; no axes reduces all of them, unless
                        noop_with_empty_axes
@@ -21,8 +22,8 @@
                        average by a constant (valid count / window size)
 
 auto_pad (SAME_UPPER, SAME_LOWER, VALID) is turned into explicit pads. Not supported: 3-D
-convolution and pooling, dilated pooling, MaxPool's Indices output, LayerNormalization's Mean and
-InvStdDev outputs, BatchNormalization in training mode.
+convolution and pooling, dilated pooling, MaxPool's Indices output, BatchNormalization in training
+mode.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.ir import SSAValue
 
+from mlc.dialects.element_types import is_float
 from mlc.frontend.graph_builder import element_type_of, pooled_size, shape_of
+from mlc.frontend.onnx.model import ELEMENT_TYPES
 from mlc.frontend.onnx.node import Node
 from mlc.frontend.onnx.registry import HandlerResult, maps
 
@@ -110,18 +113,38 @@ def _as_shape(node: Node, value: SSAValue, shape: tuple[int, ...], role: str) ->
 
 @maps("LayerNormalization", (17,))
 def layer_normalization(node: Node) -> HandlerResult:
-    if node.output_used(1) or node.output_used(2):
-        raise node.error("the Mean and InvStdDev outputs are not supported")
     x = node.input(0)
     shape = shape_of(x)
     axis = node.axis(node.attribute("axis", -1), len(shape))
+    epsilon = float(node.attribute("epsilon", 1e-5))
     normalised = shape[axis:]
     scale = _as_shape(node, node.input(1), normalised, "scale")
     if node.has_input(2):
         bias = _as_shape(node, node.input(2), normalised, "bias")
     else:
         bias = node.builder.constant(np.zeros(normalised), element_type_of(x))
-    return [node.builder.layer_norm(x, scale, bias, axis, float(node.attribute("epsilon", 1e-5))), None, None]
+    result = node.builder.layer_norm(x, scale, bias, axis, epsilon)
+    if not (node.output_used(1) or node.output_used(2)):
+        return [result, None, None]
+    return [result, *_layer_norm_statistics(node, x, axis, epsilon)]
+
+
+def _layer_norm_statistics(node: Node, x: SSAValue, axis: int, epsilon: float) -> tuple[SSAValue, SSAValue]:
+    """LayerNormalization's Mean and InvStdDev outputs (dims from `axis` on kept as 1), computed as
+    the op's ONNX function body does, in the element type `stash_type` names."""
+    stash_type = node.attribute("stash_type", 1)
+    if stash_type not in ELEMENT_TYPES or not is_float(ELEMENT_TYPES[stash_type]):
+        raise node.reject_attribute("stash_type", stash_type, "the statistics need a float type mlc supports")
+    builder = node.builder
+    element_type = ELEMENT_TYPES[stash_type]
+    if element_type_of(x) != element_type:
+        x = builder.cast(x, element_type)
+    axes = list(range(axis, len(shape_of(x))))
+    mean = builder.reduce("mean", x, axes, True)
+    centred = builder.binary("graph.sub", x, mean)
+    variance = builder.reduce("mean", builder.binary("graph.mul", centred, centred), axes, True)
+    shifted = builder.binary("graph.add", variance, builder.scalar(epsilon, element_type))
+    return mean, builder.unary("graph.rsqrt", shifted)
 
 
 @maps("BatchNormalization", (7, 9, 14, 15))

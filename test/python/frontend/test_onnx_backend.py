@@ -1,0 +1,133 @@
+"""ONNX's node tests of the ops of issue 3, run through mlc's ONNX backend (`MlcBackend`).
+
+`onnx.backend.test.BackendTest` turns each of ONNX's node tests into a unittest method per device.
+This module keeps the node tests of `CONFORMANCE_OPS` (`mlc.frontend.onnx.conformance`: each op's
+own tests and the expansions of its function body) and exposes them to pytest as two classes:
+
+* `OnnxBackendNodeInterpTest`: every one of them on `interp`, the graph interpreter.
+* `OnnxBackendNodeCpuTest`: those of the elementwise, reshaping and reduction ops (`CPU_OPS`)
+  compiled for the CPU: the lowering of the other ops is in progress, and compiling costs
+  0.05-0.5 s a test.
+
+ONNX's runner knows only the devices CPU and CUDA and suffixes every test with one, so the methods
+are `test_<name>_cpu` in both classes; `MlcBackend.pinned(device)` serves the runner's CPU with
+`interp` or `cpu`. The tests of the features mlc does not support (`UNSUPPORTED`, each with its
+reason) are excluded from both classes (reported as skipped), and
+`test_unsupported_node_test_is_refused_cleanly` checks that each is refused with an
+`UnsupportedModelError` naming the reason, never a crash. No test of these ops is excluded for a
+wrong reference output: every supported one passes against ONNX's expected outputs.
+
+`python bench/onnx_conformance.py` prints the table of passes, failures and unsupported tests per
+op and device. Runs in about 20 s (5 s of which onnx spends building its test cases).
+"""
+
+from __future__ import annotations
+
+import re
+import unittest
+
+import pytest
+
+onnx = pytest.importorskip("onnx")
+import onnx.backend.test  # noqa: E402
+from onnx.backend.test.runner import _normalize_tensor  # noqa: E402
+
+from mlc.frontend.onnx.backend import MlcBackend, UnsupportedModelError  # noqa: E402
+from mlc.frontend.onnx.conformance import CONFORMANCE_OPS, node_tests, op_by_test_name  # noqa: E402
+
+_TYPES = r"(u?int8|u?int16|uint32|uint64|float64|string)"
+
+# Each entry: a pattern over the runner's test names (`test_<name>_cpu`; a trailing `_` stands for
+# the end of ONNX's name) and why mlc does not support those tests. Every one of them is also
+# checked to be refused cleanly (`test_unsupported_node_test_is_refused_cleanly`).
+UNSUPPORTED: tuple[tuple[str, str], ...] = (
+    # Element types outside the graph spec's f32, f16, bf16, i32, i64 and bool (the float types
+    # among them: float64 and the 8-, 4- and 2-bit floats).
+    (rf"^test_(add|sub|mul|div|max|min|equal|less|greater)_{_TYPES}_", "element type outside f32/f16/bf16/i32/i64/bool"),
+    (r"^test_pow_types_float32_uint(32|64)_", "uint32/uint64 exponents"),
+    (r"^test_maxpool_2d_uint8_", "uint8 tensors"),
+    (r"^test_cast_\w*(DOUBLE|FLOAT8|FLOAT4|INT4|UINT4|INT2|UINT2)", "float64 and the 8-, 4- and 2-bit types"),
+    # Features the importer does not map (mlc.frontend.onnx's docstring lists them).
+    (r"_training_mode_|^test_training_dropout", "training mode (mlc imports models for inference)"),
+    (r"^test_(maxpool|averagepool)_3d_", "3-D pooling (graph.max_pool2d / avg_pool2d are 2-D)"),
+    (r"^test_(maxpool|averagepool)_2d_dilations_", "dilated pooling (the graph pools have no dilations)"),
+    (r"^test_maxpool_with_argmax_", "MaxPool's Indices output"),
+    (r"^test_identity_(sequence|opt)_", "sequences and optional values"),
+)
+# ONNX reference errors: none to exclude. With onnx 1.23 every node test of these ops that mlc
+# supports passes against ONNX's expected outputs, at the tolerances each test states.
+
+CPU_OPS = tuple(
+    (
+        "Add Sub Mul Div Pow Max Min Neg Abs Exp Log Sqrt Reciprocal Tanh Sigmoid Relu Gelu Erf Where "
+        "Equal Less Greater Cast Reshape Flatten Squeeze Unsqueeze Expand Identity Constant Dropout "
+        "BatchNormalization ReduceSum ReduceMean ReduceMax ReduceMin Softmax LayerNormalization GlobalAveragePool"
+    ).split()
+)
+"""Ops whose node tests run compiled for the CPU (elementwise compositions, reshapes, reductions)."""
+
+# Node tests of `CPU_OPS` whose graph ops the lowering refuses (a PassFailure in mlc.compile).
+CPU_UNSUPPORTED: tuple[tuple[str, str], ...] = (
+    (r"^test_pow_types_int(32_int32|64_int64)_", "integer pow is not lowered"),
+    (r"^test_cast_\w*BFLOAT16", "bf16 tensors are not lowered below the graph level"),
+)
+"""(pattern, reason): node tests of `CPU_OPS` whose ops are refused by the CPU lowering."""
+
+ALL_TESTS = op_by_test_name()
+
+
+def _runner_name(test_name: str) -> str:
+    """The name ONNX's runner gives a node test on its device CPU."""
+    return f"{test_name}_cpu"
+
+
+def _reason(test_name: str, table: tuple[tuple[str, str], ...]) -> str | None:
+    """Why `table` expects the test to be refused, or None."""
+    return next((reason for pattern, reason in table if re.search(pattern, _runner_name(test_name))), None)
+
+
+def _node_test_class(class_name: str, device: str, ops: tuple[str, ...], excluded: tuple[tuple[str, str], ...]) -> type:
+    """A unittest class with ONNX's runner's node tests of `ops` on `device` (the excluded ones
+    skipped, the others left out)."""
+    names = [name for name, op in ALL_TESTS.items() if op in ops]
+    backend_test = onnx.backend.test.BackendTest(MlcBackend.pinned(device), __name__)
+    backend_test.include(rf"^({'|'.join(map(re.escape, names))})_cpu$")
+    for pattern, _ in excluded:
+        backend_test.exclude(pattern)
+    generated = backend_test.test_cases["OnnxBackendNodeModelTest"]
+    methods = {_runner_name(name): vars(generated)[_runner_name(name)] for name in names}
+    return type(class_name, (unittest.TestCase,), {"__module__": __name__, **methods})
+
+
+OnnxBackendNodeInterpTest = _node_test_class("OnnxBackendNodeInterpTest", "interp", CONFORMANCE_OPS, UNSUPPORTED)
+OnnxBackendNodeCpuTest = _node_test_class("OnnxBackendNodeCpuTest", "cpu", CPU_OPS, UNSUPPORTED + CPU_UNSUPPORTED)
+
+
+def test_every_conformance_op_has_node_tests():
+    assert all(node_tests().values()), [op for op, tests in node_tests().items() if not tests]
+
+
+def test_each_unsupported_pattern_matches_a_test():
+    """A pattern that matches no test is stale (onnx renamed or dropped the test)."""
+    names = [_runner_name(name) for name in ALL_TESTS]
+    for pattern, reason in UNSUPPORTED + CPU_UNSUPPORTED:
+        assert any(re.search(pattern, name) for name in names), f"{pattern} ({reason}) matches no test"
+
+
+REFUSED = [
+    *((name, "interp", "import") for name in ALL_TESTS if _reason(name, UNSUPPORTED)),
+    *((name, "cpu", "compile") for name in ALL_TESTS if ALL_TESTS[name] in CPU_OPS and _reason(name, CPU_UNSUPPORTED)),
+]
+
+
+@pytest.mark.parametrize(("name", "device", "stage"), REFUSED)
+def test_unsupported_node_test_is_refused_cleanly(name: str, device: str, stage: str):
+    """An `UnsupportedModelError` at the expected stage, never a crash. When mlc comes to support
+    the test, this fails: take its pattern out of `UNSUPPORTED` / `CPU_UNSUPPORTED`."""
+    case = next(test for test in node_tests()[ALL_TESTS[name]] if test.name == name)
+    with pytest.raises(UnsupportedModelError) as raised:
+        representation = MlcBackend.prepare(case.model, device)
+        inputs, _ = case.data_sets[0]
+        representation.run([_normalize_tensor(value) for value in inputs])
+    assert raised.value.stage == stage
+    assert str(raised.value).startswith(f"not supported by mlc ({stage}): ")
