@@ -19,6 +19,7 @@ way and answers the questions the graph passes ask about constants:
 
 from __future__ import annotations
 
+import re
 import sys
 
 import numpy as np
@@ -132,3 +133,30 @@ def exact_text(attribute: DenseIntOrFPElementsAttr) -> str:
     if splat is not None:
         raw = raw[: splat.itemsize]
     return f'dense<"0x{raw.hex().upper()}"> : {attribute.type}'
+
+
+_ELEMENT_LITERAL = re.compile(r"0x[0-9a-fA-F]+|[-+]?(?:[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?|inf|nan)")
+
+
+def with_hex_float_bits(text: str, attribute: DenseIntOrFPElementsAttr) -> DenseIntOrFPElementsAttr:
+    """`attribute`, parsed from `text`, with MLIR's meaning of hex literals among float elements.
+
+    In MLIR `dense<0x7F800000> : tensor<2xf32>` holds infinities: a hexadecimal literal in a float
+    attribute is the element's bit pattern (that is how mlir-opt prints inf and NaN). xDSL 0.74
+    reads it as the integer 2139095040 converted to float. The raw string form `dense<"0x...">`
+    is unaffected.
+    """
+    tensor_type = attribute.type
+    assert isinstance(tensor_type, TensorType)
+    body = text[text.find("<") + 1 : text.rfind(">")] if text.startswith("dense") else ""
+    if not is_float(tensor_type.element_type) or "0x" not in body or body.lstrip().startswith('"'):
+        return attribute
+    literals = _ELEMENT_LITERAL.findall(body.split(":")[0])
+    values = np.array(dense_to_numpy(attribute)).reshape(-1)
+    bits = values.view(np.dtype(f"u{values.itemsize}"))
+    if len(literals) == 1:  # a splat
+        literals = literals * len(bits)
+    for index, literal in enumerate(literals):
+        if literal.startswith("0x"):
+            bits[index] = int(literal, 16)
+    return numpy_to_dense(values.reshape(tensor_type.get_shape()), tensor_type)

@@ -457,6 +457,10 @@ class ConstantOp(IRDLOperation):
                 position,
                 end,
             )
+        # Imported here: the constants module needs the interpreter, which needs these ops.
+        from mlc.dialects.graph.constants import with_hex_float_bits
+
+        value = with_hex_float_bits(parser.lexer.input.content[position : parser.pos].strip(), value)
         attributes = parser.parse_optional_attr_dict()
         op = cls(value)
         op.attributes |= attributes

@@ -17,3 +17,20 @@ func.func @special_values() {
   %3 = graph.constant dense<"0x0000803F00002040"> : tensor<2xf32>
   func.return
 }
+
+// As in MLIR, a hexadecimal literal among the elements of a float constant is the element's bit
+// pattern (mlir-opt prints infinities and NaN so).
+// CHECK-LABEL: func.func @hex_literals() {
+// CHECK-NEXT:    %0 = graph.constant dense<"0x0000807F"> : tensor<2xf32>
+// CHECK-NEXT:    %1 = graph.constant dense<"0x0000C07F0000C03F000080FF"> : tensor<3xf32>
+// CHECK-NEXT:    %2 = graph.constant dense<"0x007C"> : tensor<2xf16>
+// CHECK-NEXT:    %3 = graph.constant dense<"0x80FF00C0"> : tensor<2xbf16>
+// CHECK-NEXT:    %4 = graph.constant dense<[16, 255]> : tensor<2xi32>
+func.func @hex_literals() {
+  %0 = graph.constant dense<0x7F800000> : tensor<2xf32>
+  %1 = graph.constant dense<[0x7FC00000, 1.5, 0xFF800000]> : tensor<3xf32>
+  %2 = graph.constant dense<0x7C00> : tensor<2xf16>
+  %3 = graph.constant dense<[0xFF80, -2.0]> : tensor<2xbf16>
+  %4 = graph.constant dense<[0x10, 0xFF]> : tensor<2xi32>
+  func.return
+}
