@@ -36,6 +36,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from mlc.diagnostics import PassFailure
 from mlc.dialects.element_types import is_bool, is_float
 from mlc.dialects.graph import ops as graph
+from mlc.dialects.graph.constants import splat_scalar
 
 _SQRT_HALF = 0.7071067811865476
 _SQRT_TWO_OVER_PI = 0.7978845608028654
@@ -249,11 +250,10 @@ def expand_elementwise(op: Operation, operands: Sequence[SSAValue], b: ScalarBui
 
 
 def splat_constant_value(op: graph.ConstantOp) -> float | int | None:
-    """The single value of a splat constant, or None when the constant is not a splat."""
-    values = op.value.get_values()
-    if len(set(values)) != 1:
+    """The single value of a splat constant, or None when the constant is not a splat.
+
+    Bitwise: [0.0, -0.0] is not a splat (1/x tells them apart), a tensor of one NaN is."""
+    value = splat_scalar(op.value)
+    if value is None:
         return None
-    value = values[0]
-    if op.value.get_element_type() == i1:
-        return int(value != 0)
-    return value  # type: ignore[return-value]
+    return int(value) if op.value.get_element_type() == i1 else value.item()

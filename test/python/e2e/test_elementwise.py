@@ -132,6 +132,22 @@ def test_constants_reshapes_and_returned_arguments(device: str, rng: np.random.G
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_constants_keep_signed_zeros_and_nan(device: str, rng: np.random.Generator):
+    """[0.0, -0.0] is no splat (dividing by it gives inf and -inf); a NaN splat is one."""
+    text = """func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+      %zeros = graph.constant dense<[0.0, -0.0]> : tensor<2xf32>
+      %nan = graph.constant dense<0x7FC00000> : tensor<2xf32>
+      %0 = graph.div %x, %zeros : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      %1 = graph.add %x, %nan : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      func.return %0, %1 : tensor<2xf32>, tensor<2xf32>
+    }"""
+    x = rng.uniform(1, 2, 2).astype(np.float32)
+    quotient, with_nan = mlc.compile(text, device=device)(x)
+    np.testing.assert_array_equal(quotient, [np.inf, -np.inf])
+    assert np.isnan(with_nan).all()
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_wrong_arguments_raise_value_error_naming_them(device: str):
     text = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
       %0 = graph.exp %a : tensor<4xf32>
