@@ -42,7 +42,10 @@ How ONNX ops map (each handler module's docstring has the details):
 | BatchNormalization (inference) | graph.sub, mul, add, rsqrt with per-channel reshapes |
 | Conv (1-D, 2-D) | graph.conv2d (1-D through graph.reshape) |
 | MaxPool AveragePool (1-D, 2-D) | graph.max_pool2d / avg_pool2d (count_include_pad: graph.mul by a constant) |
-| Identity, Dropout (inference) | the input |
+| MaxPool AveragePool (3-D) | two graph.max_pool2d / avg_pool2d around graph.reshape |
+| MaxPool AveragePool (dilated, N-D) | strided graph.slice combined by graph.max / add (average: graph.div by a constant) |
+| MaxPool's Indices | strided graph.slice, graph.cmp gt and graph.where (first maximum in kernel order) |
+| Identity, Dropout (inference, or training with ratio 0) | the input |
 | Constant, Shape, ConstantOfShape | a constant |
 
 Opsets: each op's schema version at the model's opset is looked up and must be one its handler
@@ -57,8 +60,8 @@ the reason: an unsupported op or op version, attribute value or element type, a 
 non-constant input where a constant is needed.
 
 Not supported: control flow (If, Loop, Scan), sequences and optional values, ops of other domains,
-training-mode BatchNormalization and Dropout, 3-D convolution and pooling, dilated pooling, the
-Indices output of MaxPool, data-dependent shapes, models over 2 GB.
+training-mode BatchNormalization, training-mode Dropout with a ratio other than 0, 3-D convolution,
+pooling windows that hold only padding, data-dependent shapes, models over 2 GB.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ONNX's contractions, reductions, normalisations, convolutions and pooling.
+"""ONNX's contractions, reductions, normalisations and convolutions (pooling: `pooling`).
 
     MatMul             graph.matmul; a 1-D operand is reshaped to a matrix and the added
                        dimension dropped from the result again (numpy's rule)
@@ -17,26 +17,22 @@
     BatchNormalization (x - mean) * (scale * rsqrt(var + epsilon)) + bias, the per-channel
                        parameters reshaped to (C, 1, ...); inference only
     Conv               graph.conv2d; a 1-D convolution is a 2-D one over a height of 1
-    MaxPool,           graph.max_pool2d / avg_pool2d (1-D through a height of 1 too); ceil_mode
-      AveragePool      adds end padding for the extra window; count_include_pad multiplies the
-                       average by a constant (valid count / window size)
 
-auto_pad (SAME_UPPER, SAME_LOWER, VALID) is turned into explicit pads. Not supported: 3-D
-convolution and pooling, dilated pooling, MaxPool's Indices output, BatchNormalization in training
-mode.
+auto_pad (SAME_UPPER, SAME_LOWER, VALID) is turned into explicit pads (`read_window`, which the
+pools share). Not supported: 3-D convolution, BatchNormalization in training mode.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.ir import SSAValue
 
 from mlc.dialects.element_types import is_float
-from mlc.frontend.graph_builder import element_type_of, pooled_size, shape_of
+from mlc.frontend.graph_builder import element_type_of, shape_of
 from mlc.frontend.onnx.model import ELEMENT_TYPES
 from mlc.frontend.onnx.node import Node
 from mlc.frontend.onnx.registry import HandlerResult, maps
@@ -220,7 +216,7 @@ def global_max_pool(node: Node) -> HandlerResult:
     return [node.builder.reduce("max", x, list(range(2, len(shape_of(x)))), True)]
 
 
-# -- convolution and pooling -------------------------------------------------------------------
+# -- convolution -------------------------------------------------------------------------------
 
 
 @dataclass
@@ -231,8 +227,6 @@ class Window:
     strides: list[int]
     pads: list[int]
     dilations: list[int]
-    ceil_extension: list[int] = field(default_factory=list)
-    """Padding added at the end of each axis for ceil mode (part of `pads`)."""
 
     def as_2d(self) -> Window:
         """The window of a 1-D op lifted to 2-D over a height of 1."""
@@ -241,7 +235,8 @@ class Window:
         return Window([1, *self.kernel], [1, *self.strides], [0, self.pads[0], 0, self.pads[1]], [1, *self.dilations])
 
 
-def _window(node: Node, spatial: Sequence[int], kernel: Sequence[int]) -> Window:
+def read_window(node: Node, spatial: Sequence[int], kernel: Sequence[int]) -> Window:
+    """The window of a convolution or pool: strides, dilations, and pads with auto_pad resolved."""
     rank = len(spatial)
     strides = list(node.attribute("strides", [1] * rank))
     dilations = list(node.attribute("dilations", [1] * rank))
@@ -295,84 +290,11 @@ def conv(node: Node) -> HandlerResult:
     kernel = list(node.attribute("kernel_shape", weight_shape[2:]))
     if tuple(kernel) != tuple(weight_shape[2:]):
         raise node.error(f"kernel_shape {kernel} differs from the weight's spatial shape {list(weight_shape[2:])}")
-    window = _window(node, x_shape[2:], kernel).as_2d()
+    window = read_window(node, x_shape[2:], kernel).as_2d()
     x, weight = node.input(0), node.input(1)
     if spatial == 1:
         x, weight = _lift_1d(node, x), _lift_1d(node, weight)
     bias = node.input(2) if node.has_input(2) else None
     group = node.attribute("group", 1)
     result = node.builder.conv2d(x, weight, bias, window.strides, window.pads, window.dilations, group)
-    return [_drop_height(node, result) if spatial == 1 else result]
-
-
-def _pool_window(node: Node, spatial_shape: Sequence[int]) -> Window:
-    kernel = node.attribute("kernel_shape")
-    if kernel is None or len(kernel) != len(spatial_shape):
-        raise node.error(f"kernel_shape {kernel} must have {len(spatial_shape)} entries")
-    window = _window(node, spatial_shape, kernel)
-    window.ceil_extension = [0] * len(spatial_shape)
-    if any(dilation != 1 for dilation in window.dilations):
-        raise node.reject_attribute("dilations", window.dilations, "dilated pooling is not supported")
-    if node.attribute("ceil_mode", 0):
-        _add_ceil_mode_padding(window, spatial_shape)
-    return window
-
-
-def _add_ceil_mode_padding(window: Window, spatial_shape: Sequence[int]) -> None:
-    """Pads the end so that the floor-mode output has ceil mode's extra window, if any.
-
-    ONNX (like PyTorch) counts a last window only when it starts inside the input or the
-    beginning padding; the added padding never enters an average (padding is excluded).
-    """
-    rank = len(spatial_shape)
-    for axis, size in enumerate(spatial_shape):
-        begin, end = window.pads[axis], window.pads[rank + axis]
-        kernel, stride = window.kernel[axis], window.strides[axis]
-        count = -(-(size + begin + end - kernel) // stride) + 1
-        if (count - 1) * stride >= size + begin:
-            count -= 1
-        window.ceil_extension[axis] = max(0, (count - 1) * stride + kernel - (size + begin + end))
-        window.pads[rank + axis] += window.ceil_extension[axis]
-
-
-def _pool(node: Node, kind: str) -> tuple[SSAValue, Window, int]:
-    x_shape = node.input_shape(0)
-    spatial = _spatial_rank(node, x_shape)
-    window = _pool_window(node, x_shape[2:])
-    x = node.input(0)
-    if spatial == 1:
-        x = _lift_1d(node, x)
-    lifted = window.as_2d()
-    return node.builder.pool2d(kind, x, lifted.kernel, lifted.strides, lifted.pads), window, spatial
-
-
-@maps("MaxPool", (1, 8, 10, 11, 12, 22))
-def max_pool(node: Node) -> HandlerResult:
-    if node.output_used(1):
-        raise node.error("the Indices output is not supported")
-    result, _, spatial = _pool(node, "max")
-    return [_drop_height(node, result) if spatial == 1 else result, None]
-
-
-@maps("AveragePool", (1, 7, 10, 11, 19, 22))
-def average_pool(node: Node) -> HandlerResult:
-    result, window, spatial = _pool(node, "avg")
-    if not node.attribute("count_include_pad", 0) or not any(window.pads):
-        return [_drop_height(node, result) if spatial == 1 else result]
-    # graph.avg_pool2d divides by the window's positions inside the input; ONNX divides by those
-    # inside the input and its padding, but not ceil mode's extension: rescale by the ratio.
-    x_shape = node.input_shape(0)
-    rank = len(x_shape) - 2
-    ratio = np.ones(())
-    for axis in range(rank):
-        size, kernel, stride = x_shape[2 + axis], window.kernel[axis], window.strides[axis]
-        begin, end = window.pads[axis], window.pads[rank + axis]
-        declared_end = end - window.ceil_extension[axis]
-        starts = np.arange(pooled_size(size, kernel, stride, begin, end)) * stride - begin
-        inside = np.minimum(starts + kernel, size) - np.maximum(starts, 0)
-        with_padding = np.minimum(starts + kernel, size + declared_end) - np.maximum(starts, -begin)
-        ratio = np.multiply.outer(ratio, inside / with_padding)
-    if spatial == 1:
-        ratio = ratio.reshape((1, *ratio.shape))
-    result = node.builder.binary("graph.mul", result, node.builder.constant(ratio, element_type_of(result)))
     return [_drop_height(node, result) if spatial == 1 else result]

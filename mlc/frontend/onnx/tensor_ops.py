@@ -1,6 +1,7 @@
 """ONNX ops that move or restructure data, and the ops that only produce constants.
 
-    Identity, Dropout (inference)   the input itself (Dropout's mask, if used: a constant true)
+    Identity, Dropout (inference,   the input itself (Dropout's mask, if used: a constant true)
+      or training with ratio 0)
     Constant, Shape,                a value known at import time; it becomes a graph.constant
       ConstantOfShape               where it is used as a tensor
     Transpose                       graph.transpose (perm defaults to reversing the axes)
@@ -43,7 +44,14 @@ def identity(node: Node) -> HandlerResult:
 def dropout(node: Node) -> HandlerResult:
     training_mode = node.constant(2, "training_mode")
     if training_mode is not None and bool(np.asarray(training_mode).reshape(-1)[0]):
-        raise node.error("training mode is not supported (mlc imports models for inference)")
+        # Training mode drops random elements, unless the ratio is 0: then it is the identity too.
+        ratio = node.constant(1, "ratio")
+        ratio_value = 0.5 if ratio is None else float(np.asarray(ratio).reshape(-1)[0])
+        if ratio_value != 0.0:
+            raise node.error(
+                f"training mode with ratio {ratio_value:g} drops random elements, which is not supported "
+                "(mlc imports models for inference; only ratio 0 is deterministic)"
+            )
     mask = None
     if node.output_used(1):
         # Nothing is dropped: the mask is all true (of the data's type before version 10).

@@ -10,6 +10,8 @@
 // RUN: %python %S/Inputs/make_onnx_model.py %t.unsupported.onnx unsupported
 // RUN: not mlc-import-onnx %t.unsupported.onnx 2>&1 | filecheck %s --check-prefix=UNMAPPED
 // RUN: not mlc-import-onnx %t.missing.onnx 2>&1 | filecheck %s --check-prefix=MISSING
+// RUN: %python %S/Inputs/make_onnx_model.py %t.pooling.onnx pooling
+// RUN: mlc-import-onnx %t.pooling.onnx | filecheck %s --check-prefix=POOLING
 
 // Values keep their ONNX names; initializers become constants where they are first used.
 // CHECK:      builtin.module {
@@ -42,3 +44,16 @@
 // UNMAPPED-NOT: Traceback
 
 // MISSING: mlc-import-onnx: error: cannot read {{.*}}.missing.onnx: no such file
+
+// A dilated pool is the sum of strided slices of the zero-padded input, divided by the number of
+// input elements each window holds (a constant).
+// POOLING:      func.func @main(%x: tensor<1x2x5xf32>) -> tensor<1x2x4xf32> {
+// POOLING:        %[[ZERO:.*]] = graph.constant dense<0.000000e+00> : tensor<1x1x1xf32>
+// POOLING-NEXT:   %[[FILL:.*]] = graph.broadcast %[[ZERO]] : tensor<1x1x1xf32> to tensor<1x2x1xf32>
+// POOLING-NEXT:   %[[PADDED:.*]] = graph.concat %[[FILL]], %x axis 2 : (tensor<1x2x1xf32>, tensor<1x2x5xf32>) -> tensor<1x2x6xf32>
+// POOLING-NEXT:   %[[FIRST:.*]] = graph.slice %[[PADDED]] starts [0, 0, 0] ends [1, 2, 4] steps [1, 1, 1]
+// POOLING-NEXT:   %[[SECOND:.*]] = graph.slice %[[PADDED]] starts [0, 0, 2] ends [1, 2, 6] steps [1, 1, 1]
+// POOLING-NEXT:   %[[SUM:.*]] = graph.add %[[FIRST]], %[[SECOND]]
+// POOLING-NEXT:   %[[COUNTS:.*]] = graph.constant dense<[1.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00]> : tensor<4xf32>
+// POOLING-NEXT:   %y = graph.div %[[SUM]], %[[COUNTS]]
+// POOLING-NEXT:   func.return %y : tensor<1x2x4xf32>

@@ -860,12 +860,6 @@ def test_unsupported_attribute_value_is_an_error():
     assert message.startswith("node #0 'the_gelu' (Gelu): attribute approximate='sigmoid' is not supported")
 
 
-def test_unsupported_output_is_an_error():
-    x = np.zeros((1, 1, 4, 4), np.float32)
-    onnx_model = one_node("MaxPool", {"x": x}, outputs=["y", "indices"], kernel_shape=[2, 2])
-    assert "the Indices output is not supported" in _import_error(onnx_model)
-
-
 def test_long_graphs_need_no_deep_recursion(rng: np.random.Generator):
     """A 3000-node chain to an unsupported op, and a 300-node chain computing a shape."""
     nodes = [helper.make_node("Neg", [f"v{index}"], [f"v{index + 1}"]) for index in range(3000)]

@@ -1,7 +1,8 @@
 """Writes a small ONNX model for the mlc-import-onnx lit test: `make_onnx_model.py OUT KIND`.
 
 KIND `mlp` (the default): Flatten -> MatMul -> Add -> Relu -> Softmax at opset 17, with a dynamic
-batch dimension named `batch` when KIND is `dynamic`; `unsupported`: a Sin node named `sine`.
+batch dimension named `batch` when KIND is `dynamic`; `unsupported`: a Sin node named `sine`;
+`pooling`: a dilated 1-D AveragePool (opset 19), which mlc decomposes into strided slices.
 """
 
 import sys
@@ -11,10 +12,17 @@ from onnx import TensorProto, helper, numpy_helper, save
 
 
 def main(path: str, kind: str) -> None:
+    opset = 17
     if kind == "unsupported":
         nodes = [helper.make_node("Sin", ["x"], ["y"], name="sine")]
         inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])]
         initializers = []
+    elif kind == "pooling":
+        attributes = {"kernel_shape": [2], "dilations": [2], "pads": [1, 0]}
+        nodes = [helper.make_node("AveragePool", ["x"], ["y"], name="pool", **attributes)]
+        inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5])]
+        initializers = []
+        opset = 19
     else:
         batch = "batch" if kind == "dynamic" else 2
         nodes = [
@@ -31,7 +39,7 @@ def main(path: str, kind: str) -> None:
         ]
     outputs = [helper.make_empty_tensor_value_info("y")]
     graph = helper.make_graph(nodes, "lit", inputs, outputs, initializer=initializers)
-    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
 
 
 if __name__ == "__main__":
