@@ -15,6 +15,9 @@ the program's coordinate. Tile values are numpy arrays of the tile's shape and d
 * `tile.reduce` halves the reduced axis repeatedly, combining element i with element i + n/2 by
   running the combiner region on whole arrays (a fixed order; the dialect leaves it open).
 * `tile.in_bounds` is the mask `tile.load` uses: true where the block's element is inside.
+* `tile.dot` adds the products to the accumulator one K index at a time, in increasing order,
+  each a fused multiply-add rounded once to f32 (`scalar.fma`, as `math.fma` is run): the order
+  the loop lowering computes in, so the two agree bit for bit.
 
 Programs of one launch are not ordered with respect to each other: two programs writing one
 element is reported as a data race (WAW). Reads of elements another program writes are not
@@ -41,6 +44,7 @@ from mlc.interpreter.engine import (
 )
 from mlc.interpreter.errors import InterpreterError
 from mlc.interpreter.races import RaceAxes, WriteTracker
+from mlc.interpreter.scalar import fma
 from mlc.interpreter.values import Mask, MemRefValue, as_array, constant_value, dtype_of
 
 
@@ -217,6 +221,16 @@ def _in_bounds(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     return [np.array(inside)]
 
 
+def _dot(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    assert isinstance(op, tile.DotOp)
+    lhs, rhs, acc = (np.asarray(v) for v in execution.operands(op))
+    lhs, rhs = lhs.astype(np.float32), rhs.astype(np.float32)
+    result = np.array(acc, dtype=np.float32)
+    for k in range(lhs.shape[-1]):
+        result = fma(lhs[..., :, k : k + 1], rhs[..., k : k + 1, :], result)
+    return [result]
+
+
 def _launch(execution: Execution, op: Operation, mask: Mask) -> None:
     assert isinstance(op, tile.LaunchOp)
     kernel = execution.machine.lookup(op.kernel.root_reference.data, op)
@@ -243,6 +257,7 @@ def table() -> OperationTable:
                 tile.MapOp: _map,
                 tile.ReduceOp: _reduce,
                 tile.InBoundsOp: _in_bounds,
+                tile.DotOp: _dot,
                 tile.LaunchOp: _launch,
             }
         ),

@@ -27,18 +27,32 @@ body is scalar `arith`/`math` code applied to every element; a fused chain of gr
 map. `tile.broadcast` stretches size-1 dimensions (numpy rules). Host functions launch kernels
 with `tile.launch` (see `mlc.dialects.kernels` for the host/kernel contract).
 
-Reductions and `dot` extend this dialect with further tile ops; the kernel, load/store and map
-design does not change for them.
+`tile.reduce` combines along an axis; `tile.dot` multiplies two tiles into an f32 accumulator.
+A K loop is an `scf.for` inside the kernel whose iteration arguments carry accumulator tiles:
+
+    %acc = scf.for %k = %c0 to %cK step %c16 iter_args(%partial = %zero) -> (!tile.tile<64x64xf32>) {
+      %a = tile.load %x[%m, %k] : memref<100x200xf16> -> !tile.tile<64x16xf16>
+      %b = tile.load %y[%k, %n] : memref<200x300xf16> -> !tile.tile<16x64xf16>
+      %next = tile.dot %a, %b, %partial : !tile.tile<64x16xf16>, !tile.tile<16x64xf16> -> !tile.tile<64x64xf32>
+      scf.yield %next : !tile.tile<64x64xf32>
+    }
+
+The upstream loop is used rather than a `tile.for` of our own: its syntax, verifier, interpreter,
+canonicalisation (a single-trip loop is inlined) and region-aware passes (cse, licm) all apply
+unchanged, as they do for Triton's K loops.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
     DenseArrayBase,
+    Float16Type,
+    Float32Type,
     FloatAttr,
     FunctionType,
     I64,
@@ -62,6 +76,8 @@ from xdsl.ir import (
 )
 from xdsl.irdl import (
     IRDLOperation,
+    VarConstraint,
+    base,
     irdl_attr_definition,
     irdl_op_definition,
     lazy_traits_def,
@@ -643,6 +659,58 @@ class InBoundsOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
 
+DOT_INPUT_TYPES = (Float16Type, Float32Type)
+"""Element types `tile.dot` multiplies (always accumulating in f32)."""
+
+
+@irdl_op_definition
+class DotOp(IRDLOperation):
+    """`acc + lhs @ rhs` over the last two dimensions; leading (batch) dimensions are equal.
+
+    `lhs` is `[..., M, K]`, `rhs` `[..., K, N]`, the accumulator and the result `[..., M, N]` in
+    f32 whatever the inputs (f16 or f32), accumulated in f32. The order of the sum is not
+    specified; the interpreter (and the loop lowering) adds the products to the accumulator in
+    increasing K order, each with one fused multiply-add rounded once to f32.
+    """
+
+    name = "tile.dot"
+    T: ClassVar = VarConstraint("T", base(TileType))
+    lhs = operand_def(TileType)
+    rhs = operand_def(TileType)
+    acc = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs `,` $acc attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue):
+        super().__init__(operands=[lhs, rhs, acc], result_types=[acc.type])
+
+    def verify_(self) -> None:
+        lhs_type, rhs_type, acc_type = self.lhs.type, self.rhs.type, self.acc.type
+        assert isinstance(lhs_type, TileType) and isinstance(rhs_type, TileType) and isinstance(acc_type, TileType)
+        lhs, rhs, acc = lhs_type.get_shape(), rhs_type.get_shape(), acc_type.get_shape()
+        if len(lhs) < 2 or len(rhs) != len(lhs) or len(acc) != len(lhs):
+            raise VerifyException(
+                f"lhs, rhs and accumulator must have one rank of at least 2, got {format_shape(lhs)}, "
+                f"{format_shape(rhs)} and {format_shape(acc)}"
+            )
+        if lhs[-1] != rhs[-2]:
+            raise VerifyException(f"lhs {format_shape(lhs)} has {lhs[-1]} columns but rhs {format_shape(rhs)} has {rhs[-2]} rows")
+        expected = (*lhs[:-1], rhs[-1])
+        if lhs[:-2] != rhs[:-2] or acc != expected:
+            raise VerifyException(
+                f"accumulator shape {format_shape(acc)} must be {format_shape(expected)}: the batch "
+                f"dimensions of lhs {format_shape(lhs)} and rhs {format_shape(rhs)} (equal), then M and N"
+            )
+        if lhs_type.element_type != rhs_type.element_type or not isinstance(lhs_type.element_type, DOT_INPUT_TYPES):
+            raise VerifyException(
+                f"lhs and rhs must have one element type, f16 or f32, got {lhs_type.element_type} and "
+                f"{rhs_type.element_type}"
+            )
+        if not isinstance(acc_type.element_type, Float32Type):
+            raise VerifyException(f"the accumulator must be a tile of f32, got {acc_type}")
+
+
 @irdl_op_definition
 class LaunchOp(IRDLOperation):
     """Host side: runs `kernel` over its grid with the given buffers."""
@@ -687,6 +755,7 @@ Tile = Dialect(
         MapOp,
         ReduceOp,
         InBoundsOp,
+        DotOp,
         YieldOp,
         LaunchOp,
     ],

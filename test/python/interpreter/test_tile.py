@@ -139,3 +139,57 @@ def test_two_programs_writing_one_block_is_a_race(parse):
     assert caught.value.kind == "WAW"
     assert caught.value.index == (4,)
     assert "program (0,)" in str(caught.value) and "program (1,)" in str(caught.value)
+
+
+MATMUL_K_LOOP = """
+tile.kernel @mm(%x: memref<17x65xf16>, %y: memref<65x33xf16>, %out: memref<17x33xf32>) grid [2, 1] {
+  %pm = tile.program_id 0
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c65 = arith.constant 65 : index
+  %m = arith.muli %pm, %c16 : index
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !tile.tile<16x64xf32>
+  %acc = scf.for %k = %c0 to %c65 step %c16 iter_args(%partial = %init) -> (!tile.tile<16x64xf32>) {
+    %a = tile.load %x[%m, %k] : memref<17x65xf16> -> !tile.tile<16x16xf16>
+    %b = tile.load %y[%k, %c0] : memref<65x33xf16> -> !tile.tile<16x64xf16>
+    %next = tile.dot %a, %b, %partial : !tile.tile<16x16xf16>, !tile.tile<16x64xf16> -> !tile.tile<16x64xf32>
+    scf.yield %next : !tile.tile<16x64xf32>
+  }
+  tile.store %acc, %out[%m, %c0] : !tile.tile<16x64xf32>, memref<17x33xf32>
+  tile.return
+}
+"""
+
+
+def test_dot_in_a_k_loop_sums_products_in_k_order(parse, rng):
+    """Masked loads pad with zeros, so ragged M, N and K need no more; one rounding per K step."""
+    x = rng.standard_normal((17, 65)).astype(np.float16)
+    y = rng.standard_normal((65, 33)).astype(np.float16)
+    (_, _, out) = run_kernel(parse(MATMUL_K_LOOP), "mm", [x, y, np.zeros((17, 33), np.float32)])
+    expected = np.zeros((17, 33), np.float64)
+    for k in range(65):
+        # f16 products are exact in f32 (and f64), so each fused multiply-add rounds once.
+        expected = (expected + x[:, k : k + 1].astype(np.float64) * y[k : k + 1, :]).astype(np.float32).astype(np.float64)
+    np.testing.assert_array_equal(out, expected.astype(np.float32))
+
+
+def test_batched_dot_with_a_broadcast_operand(parse, rng):
+    module = parse("""
+    tile.kernel @bmm(%x: memref<3x4x8xf32>, %y: memref<8x2xf32>, %acc: memref<3x4x2xf32>, %out: memref<3x4x2xf32>) grid [3] {
+      %batch = tile.program_id 0
+      %c0 = arith.constant 0 : index
+      %a = tile.load %x[%batch, %c0, %c0] : memref<3x4x8xf32> -> !tile.tile<1x4x8xf32>
+      %b2 = tile.load %y[%c0, %c0] : memref<8x2xf32> -> !tile.tile<8x2xf32>
+      %b = tile.broadcast %b2 : !tile.tile<8x2xf32> -> !tile.tile<1x8x2xf32>
+      %c = tile.load %acc[%batch, %c0, %c0] : memref<3x4x2xf32> -> !tile.tile<1x4x2xf32>
+      %d = tile.dot %a, %b, %c : !tile.tile<1x4x8xf32>, !tile.tile<1x8x2xf32> -> !tile.tile<1x4x2xf32>
+      tile.store %d, %out[%batch, %c0, %c0] : !tile.tile<1x4x2xf32>, memref<3x4x2xf32>
+      tile.return
+    }
+    """)
+    x = rng.standard_normal((3, 4, 8)).astype(np.float32)
+    y = rng.standard_normal((8, 2)).astype(np.float32)
+    acc = rng.standard_normal((3, 4, 2)).astype(np.float32)
+    (*_, out) = run_kernel(module, "bmm", [x, y, acc, np.zeros((3, 4, 2), np.float32)])
+    np.testing.assert_allclose(out, acc + x.astype(np.float64) @ y, rtol=1e-5, atol=1e-6)

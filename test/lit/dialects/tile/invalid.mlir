@@ -474,3 +474,102 @@ tile.kernel @in_bounds_rank(%x: memref<4x8xf32>) grid [1] {
   %m = tile.in_bounds [%c0, %c0] within [4, 8] : !tile.tile<8xi1>
   tile.return
 }
+
+// -----
+
+// == tile.dot ==
+
+tile.kernel @dot_rank(%x: memref<4xf32>) grid [1] {
+  %zero = arith.constant 0.0 : f32
+  %a = tile.splat %zero : f32 -> !tile.tile<4xf32>
+  %acc = tile.splat %zero : f32 -> !tile.tile<4xf32>
+  // expected-error @+1 {{lhs, rhs and accumulator must have one rank of at least 2, got 4, 4 and 4}}
+  %d = tile.dot %a, %a, %acc : !tile.tile<4xf32>, !tile.tile<4xf32> -> !tile.tile<4xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @dot_inner(%x: memref<4xf32>) grid [1] {
+  %zero = arith.constant 0.0 : f32
+  %a = tile.splat %zero : f32 -> !tile.tile<4x8xf32>
+  %b = tile.splat %zero : f32 -> !tile.tile<4x2xf32>
+  %acc = tile.splat %zero : f32 -> !tile.tile<4x2xf32>
+  // expected-error @+1 {{lhs 4x8 has 8 columns but rhs 4x2 has 4 rows}}
+  %d = tile.dot %a, %b, %acc : !tile.tile<4x8xf32>, !tile.tile<4x2xf32> -> !tile.tile<4x2xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @dot_accumulator_shape(%x: memref<4xf32>) grid [1] {
+  %zero = arith.constant 0.0 : f32
+  %a = tile.splat %zero : f32 -> !tile.tile<4x8xf32>
+  %b = tile.splat %zero : f32 -> !tile.tile<8x2xf32>
+  %acc = tile.splat %zero : f32 -> !tile.tile<2x4xf32>
+  // expected-error @+1 {{accumulator shape 2x4 must be 4x2: the batch dimensions of lhs 4x8 and rhs 8x2 (equal), then M and N}}
+  %d = tile.dot %a, %b, %acc : !tile.tile<4x8xf32>, !tile.tile<8x2xf32> -> !tile.tile<2x4xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @dot_batch(%x: memref<4xf32>) grid [1] {
+  %zero = arith.constant 0.0 : f32
+  %a = tile.splat %zero : f32 -> !tile.tile<2x4x8xf32>
+  %b = tile.splat %zero : f32 -> !tile.tile<1x8x2xf32>
+  %acc = tile.splat %zero : f32 -> !tile.tile<2x4x2xf32>
+  // expected-error @+1 {{accumulator shape 2x4x2 must be 2x4x2: the batch dimensions of lhs 2x4x8 and rhs 1x8x2 (equal), then M and N}}
+  %d = tile.dot %a, %b, %acc : !tile.tile<2x4x8xf32>, !tile.tile<1x8x2xf32> -> !tile.tile<2x4x2xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @dot_inputs(%x: memref<4xf32>) grid [1] {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.0 : f16
+  %a = tile.splat %half : f16 -> !tile.tile<4x8xf16>
+  %b = tile.splat %zero : f32 -> !tile.tile<8x2xf32>
+  %acc = tile.splat %zero : f32 -> !tile.tile<4x2xf32>
+  // expected-error @+1 {{lhs and rhs must have one element type, f16 or f32, got f16 and f32}}
+  %d = tile.dot %a, %b, %acc : !tile.tile<4x8xf16>, !tile.tile<8x2xf32> -> !tile.tile<4x2xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @dot_integer(%x: memref<4xf32>) grid [1] {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1 : i32
+  %a = tile.splat %one : i32 -> !tile.tile<4x8xi32>
+  %b = tile.splat %one : i32 -> !tile.tile<8x2xi32>
+  %acc = tile.splat %zero : f32 -> !tile.tile<4x2xf32>
+  // expected-error @+1 {{lhs and rhs must have one element type, f16 or f32, got i32 and i32}}
+  %d = tile.dot %a, %b, %acc : !tile.tile<4x8xi32>, !tile.tile<8x2xi32> -> !tile.tile<4x2xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @dot_accumulator_type(%x: memref<4xf32>) grid [1] {
+  %half = arith.constant 0.0 : f16
+  %a = tile.splat %half : f16 -> !tile.tile<4x8xf16>
+  %b = tile.splat %half : f16 -> !tile.tile<8x2xf16>
+  %acc = tile.splat %half : f16 -> !tile.tile<4x2xf16>
+  // expected-error @+1 {{the accumulator must be a tile of f32, got !tile.tile<4x2xf16>}}
+  %d = tile.dot %a, %b, %acc : !tile.tile<4x8xf16>, !tile.tile<8x2xf16> -> !tile.tile<4x2xf16>
+  tile.return
+}
+
+// -----
+
+tile.kernel @dot_result(%x: memref<4xf32>) grid [1] {
+  %zero = arith.constant 0.0 : f32
+  %a = tile.splat %zero : f32 -> !tile.tile<4x8xf32>
+  %b = tile.splat %zero : f32 -> !tile.tile<8x2xf32>
+  %acc = tile.splat %zero : f32 -> !tile.tile<4x2xf32>
+  // expected-error @+1 {{attribute !tile.tile<4x2xf32> expected from variable 'T', but got !tile.tile<4x4xf32>}}
+  %d = "tile.dot"(%a, %b, %acc) : (!tile.tile<4x8xf32>, !tile.tile<8x2xf32>, !tile.tile<4x2xf32>) -> !tile.tile<4x4xf32>
+  tile.return
+}

@@ -231,6 +231,46 @@ tile.kernel @row_sum(%x: memref<4x1000xf32>, %out: memref<4x1xf32>) grid [1] {
   tile.return
 }
 
+// A K loop: scf.for carries the f32 accumulator tile; tile.dot multiplies f16 tiles into it. A
+// batched dot (leading dimensions of size 1 here) takes a broadcast rhs.
+// CHECK-LABEL: tile.kernel @matmul(%x: memref<17x65xf16>, %y: memref<65x33xf16>, %out: memref<17x33xf32>) grid [1] attributes {mlc.matmul_tile = array<i64: 32, 64, 16>} {
+// CHECK:         %init = tile.splat %zero : f32 -> !tile.tile<32x64xf32>
+// CHECK-NEXT:    %acc = scf.for %k = %c0 to %c65 step %c16 iter_args(%partial = %init) -> (!tile.tile<32x64xf32>) {
+// CHECK-NEXT:      %a = tile.load %x[%c0, %k] : memref<17x65xf16> -> !tile.tile<32x16xf16>
+// CHECK-NEXT:      %b = tile.load %y[%k, %c0] : memref<65x33xf16> -> !tile.tile<16x64xf16>
+// CHECK-NEXT:      %next = tile.dot %a, %b, %partial : !tile.tile<32x16xf16>, !tile.tile<16x64xf16> -> !tile.tile<32x64xf32>
+// CHECK-NEXT:      scf.yield %next : !tile.tile<32x64xf32>
+// CHECK-NEXT:    }
+// CHECK:         %d = tile.dot %a3, %b3, %z3 : !tile.tile<1x4x8xf32>, !tile.tile<1x8x2xf32> -> !tile.tile<1x4x2xf32>
+// GENERIC:       "tile.dot"(%a, %b, %partial) : (!tile.tile<32x16xf16>, !tile.tile<16x64xf16>, !tile.tile<32x64xf32>) -> !tile.tile<32x64xf32>
+tile.kernel @matmul(%x: memref<17x65xf16>, %y: memref<65x33xf16>, %out: memref<17x33xf32>) grid [1] attributes {mlc.matmul_tile = array<i64: 32, 64, 16>} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c65 = arith.constant 65 : index
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !tile.tile<32x64xf32>
+  %acc = scf.for %k = %c0 to %c65 step %c16 iter_args(%partial = %init) -> (!tile.tile<32x64xf32>) {
+    %a = tile.load %x[%c0, %k] : memref<17x65xf16> -> !tile.tile<32x16xf16>
+    %b = tile.load %y[%k, %c0] : memref<65x33xf16> -> !tile.tile<16x64xf16>
+    %next = tile.dot %a, %b, %partial : !tile.tile<32x16xf16>, !tile.tile<16x64xf16> -> !tile.tile<32x64xf32>
+    scf.yield %next : !tile.tile<32x64xf32>
+  }
+  tile.store %acc, %out[%c0, %c0] : !tile.tile<32x64xf32>, memref<17x33xf32>
+  tile.return
+}
+tile.kernel @batched(%x: memref<3x4x8xf32>, %y: memref<8x2xf32>, %out: memref<3x4x2xf32>) grid [3] {
+  %batch = tile.program_id 0
+  %c0 = arith.constant 0 : index
+  %a3 = tile.load %x[%batch, %c0, %c0] : memref<3x4x8xf32> -> !tile.tile<1x4x8xf32>
+  %b2 = tile.load %y[%c0, %c0] : memref<8x2xf32> -> !tile.tile<8x2xf32>
+  %b3 = tile.broadcast %b2 : !tile.tile<8x2xf32> -> !tile.tile<1x8x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %z3 = tile.splat %zero : f32 -> !tile.tile<1x4x2xf32>
+  %d = tile.dot %a3, %b3, %z3 : !tile.tile<1x4x8xf32>, !tile.tile<1x8x2xf32> -> !tile.tile<1x4x2xf32>
+  tile.store %d, %out[%batch, %c0, %c0] : !tile.tile<1x4x2xf32>, memref<3x4x2xf32>
+  tile.return
+}
+
 // Host side: launches pass buffers of the kernel's type, or of another shape with the same
 // element type and count (a free reshape), or none.
 // CHECK-LABEL: func.func @host(%x: memref<1000xf32>, %y: memref<1000xf32>, %out: memref<1000xf32>, %flat: memref<8192xf16>) {
