@@ -5,10 +5,13 @@ producers, the op over random axes, keepdims either way, consumers; f32, f16 and
 4097 elements) and compares the graph interpreter before and after the pass. The interpreter
 evaluates a composite in float64 and rounds once, while the decomposition rounds to f32 after each
 of its ops, so floats agree within the element type's tolerance (`element_types.tolerance`: a few
-f32 ulps, or the one rounding to f16) rather than bit for bit; integers exactly.
+f32 ulps, or the one rounding to f16; for layer norm, the error of centring a row of nearly equal
+values, `_layer_norm_error`) rather than bit for bit; integers exactly.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -21,7 +24,7 @@ from programs import lower, random_inputs, reduction_programs
 COMPOSITES = (graph.SoftmaxOp, graph.LayerNormOp, graph.ReduceMeanOp)
 
 
-def _assert_close(before, after, inputs: list[np.ndarray]) -> None:
+def _assert_close(before, after, inputs: list[np.ndarray], program: str = "") -> None:
     from mlc.interpreter import run
 
     expected = run(before, "main", [x.copy() for x in inputs])
@@ -32,7 +35,25 @@ def _assert_close(before, after, inputs: list[np.ndarray]) -> None:
             np.testing.assert_array_equal(got, want, err_msg=f"result #{index}")
             continue
         rtol, atol = (1e-5, 1e-6) if want.dtype == np.float32 else (2e-3, 1e-3)
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"result #{index}")
+        layer_norm_error = _layer_norm_error(program, inputs)
+        np.testing.assert_allclose(
+            got, want, rtol=rtol, atol=max(atol, layer_norm_error), equal_nan=True, err_msg=f"result #{index}"
+        )
+
+
+def _layer_norm_error(program: str, inputs: list[np.ndarray]) -> float:
+    """How far a layer norm computed in f32 (f16 ones are too) may be from the float64 reference.
+
+    The mean of a row is rounded to an ulp of its elements, so `x - mean` carries an absolute
+    error of about ulp(max|x|) however small the centred values are; `rsqrt(variance + epsilon)`
+    multiplies it by up to 1/sqrt(epsilon) (rows of nearly equal values), and `* scale` by the
+    scale. Inputs bound x and scale (the drawn producers change magnitudes by small factors).
+    """
+    epsilons = [float(e) for e in re.findall(r"graph.layer_norm .* epsilon ([-+0-9.e]+)", program)]
+    if not epsilons:
+        return 0.0
+    largest = max((float(np.abs(x[np.isfinite(x)]).max(initial=0.0)) for x in inputs), default=0.0)
+    return 8 * float(np.finfo(np.float32).eps) * max(largest, 1.0) ** 2 / np.sqrt(min(epsilons))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -45,7 +66,7 @@ def test_decomposition_preserves_results(program: str, seed: int):
     for op in after.walk():
         if isinstance(op, graph.ReductionOp):
             assert op.keeps_dims() and str(op.x.type.element_type) != "f16"
-    _assert_close(before, after, random_inputs(program, seed))
+    _assert_close(before, after, random_inputs(program, seed), program)
 
 
 @pytest.mark.parametrize("length", [1, 31, 33, 1000, 4097])
@@ -56,4 +77,4 @@ func.func @main(%x: tensor<3x{length}xf32>, %s: tensor<{length}xf32>, %b: tensor
   %z = graph.layer_norm %x, %s, %b axis 1 epsilon 1.0e-05 : (tensor<3x{length}xf32>, tensor<{length}xf32>, tensor<{length}xf32>) -> tensor<3x{length}xf32>
   func.return %y, %z : tensor<3x{length}xf32>, tensor<3x{length}xf32>
 }}"""
-    _assert_close(lower(program, ""), lower(program, "graph-decompose"), random_inputs(program, length))
+    _assert_close(lower(program, ""), lower(program, "graph-decompose"), random_inputs(program, length), program)
