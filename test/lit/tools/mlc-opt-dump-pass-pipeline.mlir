@@ -12,7 +12,7 @@
 // functions.
 // GPU:      builtin.module(graph-simplify, graph-fold-constants, cse, convert-graph-to-tile,
 // GPU-SAME: convert-tile-to-loop,
-// GPU-SAME: convert-loop-to-gpu, convert-gpu-to-nvvm,
+// GPU-SAME: convert-loop-to-gpu, gpu-insert-barriers, convert-gpu-to-nvvm,
 // GPU-SAME: convert-scf-to-cf,
 // GPU-SAME: convert-math-to-llvm{library="libdevice"},
 // GPU-SAME: convert-arith-to-llvm,
