@@ -1,8 +1,8 @@
 """Host-side execution: entry functions, numpy inputs and outputs, direct kernel launches.
 
 A host function (`func.func`) runs as one lane of the engine: graph ops evaluate on numpy tensors
-(`mlc.dialects.graph.interpret.evaluate`), `memref.alloc` makes a poisoned buffer, launches run
-kernels. Inputs are copied into fresh buffers (memref parameters) or converted to the parameter's
+(`mlc.dialects.graph.interpret.evaluate_results`; a `graph.fusion` through its body),
+`memref.alloc` makes a poisoned buffer, launches run kernels. Inputs are copied into fresh buffers (memref parameters) or converted to the parameter's
 dtype (tensor and scalar parameters); results are copied out as numpy arrays, so nothing returned
 aliases the interpreter's memory.
 """
@@ -19,14 +19,14 @@ from xdsl.ir import Attribute, Operation
 
 from mlc.dialects.element_types import from_numpy_dtype
 from mlc.dialects.graph import ops as graph
-from mlc.dialects.graph.interpret import evaluate
+from mlc.dialects.graph.interpret import evaluate_results
 from mlc.interpreter.engine import Execution, LaneSpace, Level, Machine, OperationTable
 from mlc.interpreter.errors import InterpreterError
 from mlc.interpreter.values import MemRefValue, contiguous_strides, dtype_of, trailing_shape
 
 
 def _graph_op(execution: Execution, op: Operation, mask: object) -> list[object]:
-    return [evaluate(op, execution.operands(op))]
+    return evaluate_results(op, execution.operands(op))
 
 
 def graph_table() -> OperationTable:

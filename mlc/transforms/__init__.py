@@ -22,6 +22,8 @@ MLC_PASSES: dict[str, str] = {
     "convert-graph-to-tile": "mlc.transforms.convert_graph_to_tile:ConvertGraphToTile",
     "graph-decompose": "mlc.transforms.graph_decompose:GraphDecompose",
     "graph-fold-constants": "mlc.transforms.graph_fold_constants:GraphFoldConstants",
+    "graph-fuse": "mlc.transforms.graph_fuse:GraphFuse",
+    "graph-inline-fusion": "mlc.transforms.graph_inline_fusion:GraphInlineFusion",
     "graph-plan-memory": "mlc.transforms.graph_plan_memory:GraphPlanMemory",
     "graph-simplify": "mlc.transforms.graph_simplify:GraphSimplify",
     "convert-tile-to-loop": "mlc.transforms.convert_tile_to_loop:ConvertTileToLoop",

@@ -61,6 +61,7 @@ from mlc.transforms.fusion_groups import (
     shape_of,
 )
 from mlc.transforms.graph_decompose import decompose_function
+from mlc.transforms.graph_inline_fusion import inline_fusions
 from mlc.transforms.group_kernel import KernelPlan, build_kernel, collapse_dimensions
 
 HOST_BUFFER_ALIGNMENT = 256
@@ -157,6 +158,7 @@ class HostBuilder:
         for old_argument, new_argument in zip(self.old.body.block.args, new.body.block.args):
             new_argument.name_hint = old_argument.name_hint
             self.buffers[old_argument] = new_argument
+        inline_fusions(self.old)  # graph-fuse's groups: partitioned again below, by the kernel rules
         decompose_function(self.old)
         self._check_ops()
         groups = partition(self.old)

@@ -36,8 +36,15 @@ result shape (a free reinterpretation of a contiguous buffer); a reshape alone i
 copy kernel, except when it only returns a kernel's output: that kernel then writes straight into
 the returned buffer (`returned_view`).
 
-This is the local grouping convert-graph-to-tile needs; the `graph-fuse` pass (graph.fusion
-regions, with matmul epilogues) is to supersede it.
+Rules. Which ops are fusible, which of them reduce, and which are *anchors* is a `FusionRules`
+value. `KERNEL_RULES`, the default, are what convert-graph-to-tile lowers (after graph-decompose).
+`graph-fuse` partitions undecomposed graph IR with its own rules: softmax, layer_norm and
+reduce_mean count as reductions (their axes are the ones they reduce over; a reduction that drops
+its axes takes no consumers, which would index its result differently), and matmul and conv2d are
+anchors. An anchor absorbs an elementwise epilogue: it joins the group of its users when that group
+has no reductions and no anchor yet and its domain is the anchor's result shape; after that no
+reduction or second anchor joins, nor does any producer of the anchor (an anchor fuses with its
+consumers only), and groups with anchors are not merged with siblings.
 """
 
 from __future__ import annotations
@@ -55,6 +62,22 @@ from mlc.transforms.elementwise_expansion import splat_constant_value
 REDUCTIONS = (graph.ReduceSumOp, graph.ReduceMaxOp, graph.ReduceMinOp)
 """The reductions a group computes; graph-decompose rewrites the others into these."""
 FUSIBLE_OPS = (*graph.ELEMENTWISE_OPS, graph.BroadcastOp, graph.ReshapeOp, *REDUCTIONS)
+
+
+@dataclass(frozen=True)
+class FusionRules:
+    """What a partition may put into groups (see the module docstring)."""
+
+    fusible: tuple[type[Operation], ...]
+    """Ops that belong to groups; every other op is left out."""
+    reductions: tuple[type[Operation], ...]
+    """The fusible ops that reduce their operand `x` over the axes `reduction_axes` gives."""
+    anchors: tuple[type[Operation], ...] = ()
+    """The fusible ops that absorb an elementwise epilogue and nothing else."""
+
+
+KERNEL_RULES = FusionRules(FUSIBLE_OPS, REDUCTIONS)
+"""The groups convert-graph-to-tile lowers, one kernel each."""
 
 
 def shape_of(value: SSAValue) -> tuple[int, ...]:
@@ -77,6 +100,8 @@ class FusionGroup:
     inputs: list[tuple[SSAValue, tuple[int, ...]]] = field(default_factory=list)
     """Values read from memory, each with the shape the kernel sees it as."""
     outputs: list[SSAValue] = field(default_factory=list)
+    anchor: Operation | None = None
+    """The group's matmul or convolution, under rules with anchors."""
 
     def contains(self, op: Operation) -> bool:
         return op in self.ops
@@ -96,6 +121,11 @@ def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, .
 
 
 def reduction_axes(op: Operation) -> tuple[int, ...]:
+    """The axes of `op.x` that a reduction or normalisation reduces over, sorted."""
+    if isinstance(op, graph.SoftmaxOp):
+        return (op.normalized_axis(),)
+    if isinstance(op, graph.LayerNormOp):
+        return tuple(range(op.normalized_axis(), len(shape_of(op.x))))
     assert isinstance(op, graph.ReductionOp)
     return tuple(sorted(set(op.normalized_axes())))
 
@@ -118,19 +148,26 @@ def live_ops(function: func.FuncOp) -> set[Operation]:
     return live
 
 
-def _choose_group(op: Operation, group_of: dict[Operation, FusionGroup], live: set[Operation]) -> FusionGroup | None:
+def _choose_group(
+    op: Operation, group_of: dict[Operation, FusionGroup], live: set[Operation], rules: FusionRules
+) -> FusionGroup | None:
     users = [use.operation for result in op.results for use in result.uses if use.operation in live]
     groups = {id(group_of[u]): group_of[u] for u in users if u in group_of}
     if len(groups) != 1:
         return None
     group = next(iter(groups.values()))
     outside = [u for u in users if group_of.get(u) is not group]
-    if any(isinstance(u, graph.ReshapeOp) for u in users if u not in outside):
+    inside = [u for u in users if u not in outside]
+    if any(isinstance(u, graph.ReshapeOp) or u is group.anchor for u in inside):
         return None
     if outside and not all(isinstance(u, func.ReturnOp) for u in outside):
         return None
-    if isinstance(op, REDUCTIONS):
-        return _reduction_joins(op, group, is_output=bool(outside))
+    if isinstance(op, rules.anchors):
+        return _anchor_joins(op, group)
+    if isinstance(op, rules.reductions):
+        if group.anchor is not None:
+            return None
+        return _reduction_joins(op, group)
     shape = shape_of(op.results[0])
     if outside and group.reduced_axes:
         return group if shape in group.output_shapes() else None
@@ -139,24 +176,34 @@ def _choose_group(op: Operation, group_of: dict[Operation, FusionGroup], live: s
     return group if _broadcasts_to(shape, group.domain) else None
 
 
-def _reduction_joins(op: Operation, group: FusionGroup, is_output: bool) -> FusionGroup | None:
+def _reduction_joins(op: Operation, group: FusionGroup) -> FusionGroup | None:
     """Whether reduction `op` joins `group`, growing its domain to op's input (see the docstring)."""
-    assert isinstance(op, graph.ReductionOp)
-    shape, axes = shape_of(op.x), reduction_axes(op)
+    shape, axes = shape_of(op.x), reduction_axes(op)  # type: ignore[attr-defined]
+    if shape_of(op.results[0]) not in (shape, reduced_shape(shape, axes)):
+        return None  # it drops the reduced axes: its consumers index the result differently
     if group.reduced_axes:
         return group if group.domain == shape and group.reduced_axes == axes else None
     if group.domain not in (shape, reduced_shape(shape, axes)):
         return None
-    if is_output and shape_of(op.result) not in (shape, reduced_shape(shape, axes)):
-        return None  # pragma: no cover - a keepdims result always has the reduced shape
     group.domain, group.reduced_axes = shape, axes
     return group
 
 
-def _new_group(op: Operation) -> FusionGroup:
-    if isinstance(op, REDUCTIONS):
+def _anchor_joins(op: Operation, group: FusionGroup) -> FusionGroup | None:
+    """Whether a matmul or convolution takes `group` as its epilogue (see the module docstring)."""
+    if group.anchor is not None or group.reduced_axes:
+        return None
+    if group.domain != shape_of(op.results[0]):
+        return None
+    group.anchor = op
+    return group
+
+
+def _new_group(op: Operation, rules: FusionRules) -> FusionGroup:
+    if isinstance(op, rules.reductions):
         return FusionGroup(domain=shape_of(op.x), reduced_axes=reduction_axes(op))
-    return FusionGroup(domain=shape_of(op.results[0]))
+    anchor = op if isinstance(op, rules.anchors) else None
+    return FusionGroup(domain=shape_of(op.results[0]), anchor=anchor)
 
 
 def returned_view(value: SSAValue) -> graph.ReshapeOp | None:
@@ -176,29 +223,35 @@ def returned_view(value: SSAValue) -> graph.ReshapeOp | None:
     return None
 
 
-def partition(function: func.FuncOp) -> list[FusionGroup]:
+def partition(function: func.FuncOp, rules: FusionRules = KERNEL_RULES) -> list[FusionGroup]:
     """The fusion groups of `function`, in an order in which each group's inputs exist."""
     alone: set[Operation] = set()
     while True:
-        groups = _partition(function, alone)
-        misfits = {output.owner for group in groups for output in group.outputs if shape_of(output) not in group.output_shapes()}
+        groups = _partition(function, alone, rules)
+        # A reduction's own result always fits: the group has its input's shape and its axes.
+        misfits = {
+            output.owner
+            for group in groups
+            for output in group.outputs
+            if shape_of(output) not in group.output_shapes() and not isinstance(output.owner, rules.reductions)
+        }
         if not misfits:
             return groups
         alone |= misfits  # type: ignore[arg-type]
 
 
-def _partition(function: func.FuncOp, alone: set[Operation]) -> list[FusionGroup]:
+def _partition(function: func.FuncOp, alone: set[Operation], rules: FusionRules) -> list[FusionGroup]:
     """One greedy partition; the ops in `alone` start groups of their own."""
     group_of: dict[Operation, FusionGroup] = {}
     live = live_ops(function)
     for op in reversed(list(function.body.block.ops)):
-        if not isinstance(op, FUSIBLE_OPS) or op not in live:
+        if not isinstance(op, rules.fusible) or op not in live:
             continue
         if isinstance(op, graph.ReshapeOp) and returned_view(op.x) is op:
             continue
-        group = None if op in alone else _choose_group(op, group_of, live)
+        group = None if op in alone else _choose_group(op, group_of, live, rules)
         if group is None:
-            group = _new_group(op)
+            group = _new_group(op, rules)
         group_of[op] = group
     groups = list({id(g): g for g in group_of.values()}.values())
     for op in function.body.block.ops:
@@ -223,21 +276,41 @@ def _reads(group: FusionGroup) -> set[SSAValue]:
     }
 
 
-def _depends_on(group: FusionGroup, other: FusionGroup, group_of: dict[Operation, FusionGroup]) -> bool:
-    """Whether `group` uses, directly or through other groups, a value `other` computes."""
-    seen: set[int] = set()
-    worklist = [group]
-    while worklist:
-        current = worklist.pop()
-        for value in _reads(current):
-            producer = group_of.get(value.owner) if isinstance(value.owner, Operation) else None
-            if producer is None or id(producer) in seen:
+def _dependency_masks(
+    groups: list[FusionGroup], group_of: dict[Operation, FusionGroup], reads: dict[int, set[SSAValue]]
+) -> dict[int, int]:
+    """For each group (by id), the bit mask of the groups it depends on, directly or through others.
+
+    Bit `i` stands for `groups[i]`. Masks are computed once, in post order (iteratively: chains of
+    groups can be longer than Python's recursion limit), so that a merge check is one `&`.
+    """
+    index = {id(group): number for number, group in enumerate(groups)}
+    producers = {
+        id(group): {
+            id(group_of[value.owner])
+            for value in reads[id(group)]
+            if isinstance(value.owner, Operation) and value.owner in group_of
+        }
+        - {id(group)}
+        for group in groups
+    }
+    masks: dict[int, int] = {}
+    for group in groups:
+        stack = [id(group)]
+        while stack:
+            current = stack[-1]
+            if current in masks:
+                stack.pop()
                 continue
-            if producer is other:
-                return True
-            seen.add(id(producer))
-            worklist.append(producer)
-    return False
+            pending = [producer for producer in producers[current] if producer not in masks]
+            if pending:
+                stack += pending
+                continue
+            stack.pop()
+            masks[current] = 0
+            for producer in producers[current]:
+                masks[current] |= masks[producer] | (1 << index[producer])
+    return masks
 
 
 def _compatible_reductions(group: FusionGroup, other: FusionGroup) -> bool:
@@ -253,24 +326,51 @@ def _merge_siblings(
     The shared value is then read once. Neither group may depend on the other, even through a
     third group, or the merged group would form a cycle.
     """
+    reads = {id(group): _reads(group) for group in groups}
+    depends_on = _dependency_masks(groups, group_of, reads)
+    bits = {id(group): 1 << index for index, group in enumerate(groups)}
     merged: list[FusionGroup] = []
     for group in groups:
         for candidate in merged:
             if (
                 candidate.domain == group.domain
+                and candidate.anchor is None
+                and group.anchor is None
                 and _compatible_reductions(candidate, group)
-                and _reads(candidate) & _reads(group)
-                and not _depends_on(candidate, group, group_of)
-                and not _depends_on(group, candidate, group_of)
+                and reads[id(candidate)] & reads[id(group)]
+                and not depends_on[id(candidate)] & bits[id(group)]
+                and not depends_on[id(group)] & bits[id(candidate)]
             ):
                 candidate.ops = sorted(candidate.ops + group.ops, key=position.__getitem__)
                 candidate.reduced_axes = candidate.reduced_axes or group.reduced_axes
                 for op in group.ops:
                     group_of[op] = candidate
+                _merge_dependencies(candidate, group, reads, depends_on, bits)
                 break
         else:
             merged.append(group)
     return merged
+
+
+def _merge_dependencies(
+    into: FusionGroup,
+    group: FusionGroup,
+    reads: dict[int, set[SSAValue]],
+    depends_on: dict[int, int],
+    bits: dict[int, int],
+) -> None:
+    """Updates the merge bookkeeping once `group` is part of `into` (two independent groups).
+
+    Neither computes what the other reads, so the merged group reads the union. It is one node
+    now: whatever depended on either depends on both and on everything either depends on.
+    """
+    reads[id(into)] |= reads[id(group)]
+    merged_bits = bits[id(into)] | bits[id(group)]
+    bits[id(into)] = merged_bits
+    depends_on[id(into)] |= depends_on[id(group)]
+    for other, mask in depends_on.items():
+        if mask & merged_bits:
+            depends_on[other] = mask | merged_bits | depends_on[id(into)]
 
 
 def _collect_inputs_and_outputs(

@@ -263,6 +263,17 @@ def annotate(function: func.FuncOp, plan: MemoryPlan) -> None:
     )
 
 
+def forget_memory_plan(function: func.FuncOp) -> None:
+    """Removes the plan's attributes from `function` and every op in it.
+
+    Passes that regroup a function's ops (graph-fuse, graph-inline-fusion) call it: the plan no
+    longer describes the function's steps, and graph-plan-memory must run again.
+    """
+    function.attributes.pop(PLAN_ATTR, None)
+    for op in function.body.walk():
+        op.attributes.pop(BUFFER_ATTR, None)
+
+
 def buffer_of(value: OpResult) -> tuple[int, int] | None:
     """(offset, size) of `value` in its function's arena, read from `mlc.buffer`; None if none."""
     attribute = value.op.attributes.get(BUFFER_ATTR)

@@ -5,11 +5,14 @@ broadcast to it (some dimensions 1, some leading ones dropped), and a chain or D
 over f32, f16, i32 and i1 values, sometimes through splat constants, broadcasts and reshapes.
 `reduction_programs()` draws functions around one softmax, layer_norm or reduce_* op: elementwise
 producers before it, elementwise consumers after it, rows of awkward lengths (1, 31, 33, 1000,
-4097, ...). `random_inputs()` draws matching numpy data from a seed (never zeros).
+4097, ...). `mixed_programs()` draws small f32 matrix programs with matmuls, reductions,
+normalisations, transposes and reshapes among elementwise ops (what graph-fuse groups apart).
+`random_inputs()` draws matching numpy data from a seed (never zeros).
 
 `assert_equivalent(before, after, inputs)` interprets both modules with `mlc.interpreter.run` and
 compares every result: exactly when `exact`, else within the element type's tolerance. NaN equals
-NaN (both sides must produce it in the same places).
+NaN (both sides must produce it in the same places). `assert_compiled_results(results, expected)`
+compares a compiled function's results with the interpreter's, within 4x the type's tolerance.
 """
 
 from __future__ import annotations
@@ -255,6 +258,85 @@ def _draw_consumer(draw: st.DrawFn, program: Program, value: Value, source: Valu
     return program.emit(f"graph.{op} {value.name}, {other.name} : {types}", program.fresh(shape, element))
 
 
+MIXED_STEPS = ("matmul", "matmul", "unary", "bias", "binary", "softmax", "reduce", "layer_norm", "transpose", "reshape")
+MIXED_UNARY = ("relu", "tanh", "exp", "neg", "sigmoid", "gelu")
+
+
+@st.composite
+def mixed_programs(draw: st.DrawFn, max_ops: int = 7) -> str:
+    """`@main` over small f32 matrices with every kind of op graph-fuse groups apart: matmuls and
+    their epilogues, elementwise ops, reductions (some dropping their axes), softmax, layer_norm,
+    transposes and reshapes, in random DAGs."""
+    shape = (draw(st.integers(1, 5)), draw(st.integers(1, 5)))
+    program = Program(shape)
+    x = Value("%x", shape, "f32")
+    program.arguments.append(x)
+    program.values.append(x)
+    for _ in range(draw(st.integers(1, max_ops))):
+        _draw_mixed_op(draw, program)
+    returned = [program.values[-1]] + ([draw(st.sampled_from(program.values))] if draw(st.booleans()) else [])
+    return program.text(returned)
+
+
+def _new_argument(program: Program, shape: tuple[int, ...]) -> Value:
+    argument = Value(f"%w{len(program.arguments)}", shape, "f32")
+    program.arguments.append(argument)
+    return argument
+
+
+def _recent(draw: st.DrawFn, values: list[Value]) -> Value:
+    """One of `values`, the last one half of the time (so that chains, which fuse, are common)."""
+    return values[-1] if draw(st.booleans()) else draw(st.sampled_from(values))
+
+
+def _draw_mixed_op(draw: st.DrawFn, program: Program) -> None:
+    kind = draw(st.sampled_from(MIXED_STEPS))
+    if kind == "unary":
+        value = _recent(draw, program.values)
+        op = draw(st.sampled_from(MIXED_UNARY))
+        program.emit(f"graph.{op} {value.name} : {tensor_type(value.shape, 'f32')}", program.fresh(value.shape, "f32"))
+        return
+    value = _recent(draw, [v for v in program.values if len(v.shape) == 2])
+    rows, columns = value.shape
+    source = tensor_type(value.shape, "f32")
+    if kind == "matmul":
+        weight = _new_argument(program, (columns, draw(st.integers(1, 5))))
+        result = program.fresh((rows, weight.shape[1]), "f32")
+        types = f"({source}, {tensor_type(weight.shape, 'f32')}) -> {tensor_type(result.shape, 'f32')}"
+        program.emit(f"graph.matmul {value.name}, {weight.name} : {types}", result)
+    elif kind in ("bias", "binary"):
+        same_shape = [v for v in program.values if v.shape == value.shape]
+        other = _new_argument(program, (columns,)) if kind == "bias" else draw(st.sampled_from(same_shape))
+        op = draw(st.sampled_from(("add", "sub", "mul", "max")))
+        types = f"({source}, {tensor_type(other.shape, 'f32')}) -> {source}"
+        program.emit(f"graph.{op} {value.name}, {other.name} : {types}", program.fresh(value.shape, "f32"))
+    elif kind == "softmax":
+        axis = draw(st.integers(-2, 1))
+        program.emit(f"graph.softmax {value.name} axis {axis} : {source}", program.fresh(value.shape, "f32"))
+    elif kind == "reduce":
+        op = draw(st.sampled_from(("reduce_sum", "reduce_max", "reduce_mean")))
+        axis, keepdims = draw(st.integers(0, 1)), draw(st.booleans())
+        shape = tuple(1 if d == axis else size for d, size in enumerate(value.shape)) if keepdims else (value.shape[1 - axis],)
+        result = program.fresh(shape, "f32")
+        text = f"graph.{op} {value.name} axes [{axis}] keepdims {str(keepdims).lower()} : {source} to {tensor_type(shape, 'f32')}"
+        program.emit(text, result)
+    elif kind == "layer_norm":
+        axis = draw(st.integers(0, 1))
+        scale, bias = _new_argument(program, value.shape[axis:]), _new_argument(program, value.shape[axis:])
+        parameter = tensor_type(value.shape[axis:], "f32")
+        types = f"({source}, {parameter}, {parameter}) -> {source}"
+        program.emit(
+            f"graph.layer_norm {value.name}, {scale.name}, {bias.name} axis {axis} epsilon 1.000000e-05 : {types}",
+            program.fresh(value.shape, "f32"),
+        )
+    elif kind == "transpose":
+        result = program.fresh((columns, rows), "f32")
+        program.emit(f"graph.transpose {value.name} perm [1, 0] : {source} to {tensor_type(result.shape, 'f32')}", result)
+    else:
+        shape = draw(st.sampled_from(((columns, rows), (1, rows * columns))))
+        program.emit(f"graph.reshape {value.name} : {source} to {tensor_type(shape, 'f32')}", program.fresh(shape, "f32"))
+
+
 def random_inputs(module_text: str, seed: int) -> list[np.ndarray]:
     """Seeded random arguments for `@main` of `module_text` (never all zeros)."""
     module, _ = parse_module(module_text, make_context())
@@ -283,6 +365,25 @@ def lower(module_text: str, pipeline: str):
         module_pass.apply(context, module)
         module.verify()
     return module
+
+
+def assert_compiled_results(results, expected: list[np.ndarray]) -> None:
+    """A compiled function's results (one array or a tuple) against the interpreter's `expected`.
+
+    Floats within 4x their element type's tolerance: transcendental functions on the device may
+    differ from float64 by a few units in the last place, which chains of ops can amplify a little.
+    """
+    from mlc.dialects.element_types import from_numpy_dtype, tolerance
+
+    results = results if isinstance(results, tuple) else (results,)
+    assert len(results) == len(expected)
+    for index, (got, want) in enumerate(zip(results, expected)):
+        assert got.dtype == want.dtype and got.shape == want.shape, f"result #{index}"
+        if np.issubdtype(want.dtype, np.floating):
+            rtol, atol = tolerance(from_numpy_dtype(want.dtype))
+            np.testing.assert_allclose(got, want, rtol=4 * rtol, atol=4 * atol, equal_nan=True, err_msg=f"result #{index}")
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=f"result #{index}")
 
 
 def assert_equivalent(before, after, inputs: list[np.ndarray], exact: bool = True, rtol: float = 0.0, atol: float = 0.0) -> None:

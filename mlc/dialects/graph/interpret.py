@@ -17,8 +17,12 @@ strided view of the padded input into a window array `[N, C, kH, kW, H_out, W_ou
 (one tensor contraction for the convolution), which is ONNX's definition written with whole-array
 operations rather than loops over output positions.
 
-`evaluate(op, operands)` evaluates one op; `GraphFunctions` registers the same semantics with
-xDSL's interpreter, so whole functions run through `mlc.interpreter`.
+A `graph.fusion` means its body: `evaluate_results` evaluates the body's ops in order on the
+fusion's operands and returns what its `graph.yield` yields.
+
+`evaluate(op, operands)` evaluates one op of one result; `evaluate_results(op, operands)` any op,
+fusions included, as a list of results; `GraphFunctions` registers the same semantics with xDSL's
+interpreter, and `mlc.interpreter` runs whole functions with them.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.interpreter import Interpreter, InterpreterFunctions, OpImplResult, register_impls
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from mlc.dialects.element_types import is_float, to_numpy_dtype
 from mlc.dialects.graph import ops as graph
@@ -177,6 +181,19 @@ def evaluate(op: Operation, operands: Sequence[np.ndarray]) -> np.ndarray:
             shape = op.result.type.get_shape()  # type: ignore[attr-defined]
             return np.reshape(operands[0], shape).copy()
     raise NotImplementedError(f"no interpretation for '{op.name}'")
+
+
+def evaluate_results(op: Operation, operands: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The results of graph op `op` on numpy `operands`; a fusion evaluates its body."""
+    if not isinstance(op, graph.FusionOp):
+        return [evaluate(op, operands)]
+    values: dict[SSAValue, np.ndarray] = dict(zip(op.body.block.args, operands))
+    for inner in op.body.block.ops:
+        inner_operands = [values[operand] for operand in inner.operands]
+        if isinstance(inner, graph.YieldOp):
+            return inner_operands
+        values.update(zip(inner.results, evaluate_results(inner, inner_operands)))
+    raise NotImplementedError("a 'graph.fusion' body without 'graph.yield'")  # pragma: no cover - the verifier rejects it
 
 
 def _cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -348,6 +365,6 @@ class GraphFunctions(InterpreterFunctions):
     @classmethod
     def _impls(cls) -> Iterable[tuple[type[Operation], Callable[..., OpImplResult]]]:
         def run(functions: GraphFunctions, interpreter: Interpreter, op: Operation, args: tuple) -> OpImplResult:
-            return OpImplResult((evaluate(op, args),), None)
+            return OpImplResult(tuple(evaluate_results(op, args)), None)
 
         return [(op_type, run) for op_type in graph.Graph.operations]

@@ -11,6 +11,7 @@ passes dispatch on; import the dialect from here (`from mlc.dialects.graph impor
 | `shape_ops.py` | broadcast, reshape, transpose, concat, slice |
 | `reduction_ops.py` | reduce_sum reduce_max reduce_min reduce_mean, softmax, layer_norm |
 | `nn_ops.py` | matmul, conv2d, max_pool2d, avg_pool2d |
+| `fusion.py` | fusion (a region: the ops of one future kernel), yield |
 
 `support.py` holds the verifiers' shared rules (static supported tensors, broadcasting, numpy's
 negative axes, the `TypeInferenceError` both verifiers and builders raise).
@@ -36,6 +37,10 @@ Custom syntax, one line per kind of op (the generic form of the spec always pars
            : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
     %q = graph.max_pool2d %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0]
            : tensor<1x3x8x8xf32> to tensor<1x3x4x4xf32>
+    %f = graph.fusion elementwise "main_0" (%a = %x : tensor<4xf32>) -> tensor<4xf32> {
+      %e = graph.exp %a : tensor<4xf32>
+      graph.yield %e : tensor<4xf32>
+    }
 
 Every verifier names the offending operand or property. Tensors must be ranked with a static shape
 and an element type from `element_types.SUPPORTED_ELEMENT_TYPES`.
@@ -82,6 +87,7 @@ from mlc.dialects.graph.elementwise import (
     UnaryOp,
     WhereOp,
 )
+from mlc.dialects.graph.fusion import FUSION_KINDS, FusionOp, YieldOp
 from mlc.dialects.graph.nn_ops import (
     AvgPool2dOp,
     Conv2dOp,
@@ -162,6 +168,8 @@ Graph = Dialect(
         *NORMALIZATION_OPS,
         *POOLING_OPS,
         *CONTRACTION_OPS,
+        FusionOp,
+        YieldOp,
     ],
     [],
 )
@@ -184,6 +192,8 @@ __all__ = [
     "ELEMENTWISE_OPS",
     "ErfOp",
     "ExpOp",
+    "FUSION_KINDS",
+    "FusionOp",
     "GELU_APPROXIMATIONS",
     "GeluOp",
     "Graph",
@@ -222,6 +232,7 @@ __all__ = [
     "UNARY_OPS",
     "UnaryOp",
     "WhereOp",
+    "YieldOp",
     "broadcast_shapes",
     "format_shape",
     "normalize_axis",

@@ -14,6 +14,8 @@
 // CHECK-NEXT: {{ +}}gpu-insert-barriers{{ +}}{{[A-Z].*\.}}
 // CHECK:      {{ +}}graph-decompose{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}graph-fold-constants{{ +}}{{[A-Z].*\.}}
+// CHECK-NEXT: {{ +}}graph-fuse{{ +}}{{[A-Z].*\.}}
+// CHECK-NEXT: {{ +}}graph-inline-fusion{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}graph-plan-memory{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}graph-simplify{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}licm{{ +}}Move loop-invariant operations without side effects out of loops.

@@ -865,3 +865,123 @@ func.func @slice_result(%a: tensor<4xf32>) {
   %0 = graph.slice %a starts [3] ends [-1] steps [-1] : tensor<4xf32> to tensor<4xf32>
   func.return
 }
+
+// -----
+
+// graph.fusion
+
+func.func @fusion_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.fusion' op unknown kind 'injective'; expected one of elementwise, reduction, matmul, conv, opaque}}
+  %0 = graph.fusion injective (%a = %x : tensor<4xf32>) -> tensor<4xf32> {
+    graph.yield %a : tensor<4xf32>
+  }
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_argument_count(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.fusion' op the body takes 2 arguments, but the op has 1 operands; they must correspond one to one}}
+  %0 = "graph.fusion"(%x) <{kind = "elementwise"}> ({
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    "graph.yield"(%a) : (tensor<4xf32>) -> ()
+  }) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_argument_type(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.fusion' op body argument #0 has type tensor<4xf16>, but operand #0 has type tensor<4xf32>}}
+  %0 = "graph.fusion"(%x) <{kind = "elementwise"}> ({
+  ^bb0(%a: tensor<4xf16>):
+    %1 = graph.cast %a : tensor<4xf16> to tensor<4xf32>
+    "graph.yield"(%1) : (tensor<4xf32>) -> ()
+  }) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_yield_count(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.fusion' op 'graph.yield' returns 2 values, but the op has 1 results}}
+  %0 = graph.fusion elementwise (%a = %x : tensor<4xf32>) -> tensor<4xf32> {
+    graph.yield %a, %a : tensor<4xf32>, tensor<4xf32>
+  }
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_yield_type(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.fusion' op yielded value #0 has type tensor<4xi1>, but result #0 has type tensor<4xf32>}}
+  %0 = graph.fusion elementwise (%a = %x : tensor<4xf32>) -> tensor<4xf32> {
+    %1 = graph.cmp lt, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+    graph.yield %1 : tensor<4xi1>
+  }
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_result_type(%x: tensor<4xf32>) -> memref<4xf32> {
+  // expected-error @+1 {{'graph.fusion' op result #0 must be a tensor, got memref<4xf32>}}
+  %0 = "graph.fusion"(%x) <{kind = "elementwise"}> ({
+  ^bb0(%a: tensor<4xf32>):
+    "graph.yield"(%a) : (tensor<4xf32>) -> ()
+  }) : (tensor<4xf32>) -> memref<4xf32>
+  func.return %0 : memref<4xf32>
+}
+
+// -----
+
+func.func @fusion_without_yield(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.fusion' op the body must end with 'graph.yield'}}
+  %0 = "graph.fusion"(%x) <{kind = "elementwise"}> ({
+  ^bb0(%a: tensor<4xf32>):
+    %1 = "graph.exp"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  }) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_foreign_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.fusion' op 'arith.constant' is not a graph op; a fusion body holds graph ops only}}
+  %0 = graph.fusion elementwise (%a = %x : tensor<4xf32>) -> tensor<4xf32> {
+    %c = arith.constant 1 : index
+    graph.yield %a : tensor<4xf32>
+  }
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_nested(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.fusion' op a 'graph.fusion' may not hold another 'graph.fusion'}}
+  %0 = graph.fusion elementwise (%a = %x : tensor<4xf32>) -> tensor<4xf32> {
+    %1 = graph.fusion elementwise (%b = %a : tensor<4xf32>) -> tensor<4xf32> {
+      graph.yield %b : tensor<4xf32>
+    }
+    graph.yield %1 : tensor<4xf32>
+  }
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_not_isolated(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.fusion' op operand #1 of 'graph.add' in the body is defined outside the fusion; values from outside must enter as operands of the fusion}}
+  %0 = graph.fusion elementwise (%a = %x : tensor<4xf32>) -> tensor<4xf32> {
+    %1 = graph.add %a, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    graph.yield %1 : tensor<4xf32>
+  }
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @yield_outside_fusion(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.yield' op 'graph.yield' expects parent op 'graph.fusion'}}
+  graph.yield %x : tensor<4xf32>
+}

@@ -708,3 +708,44 @@ func.func @structured_generic(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x3x3xf32>, 
   %12 = "graph.avg_pool2d"(%10) <{kernel = array<i64: 2, 2>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 0, 0>}> : (tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32>
   func.return %11 : tensor<1x3x1x1xf32>
 }
+
+// graph.fusion: kind, optional name, inputs bound to body arguments, one or several results,
+// discardable attributes after `attributes`; the generic form carries kind and name as properties.
+// CHECK-LABEL: func.func @fusion(%x: tensor<8x32xf32>, %b: tensor<32xf32>) -> (tensor<8x32xf32>, tensor<8x1xf32>) {
+// CHECK-NEXT:    %c = graph.constant dense<2.000000e+00> : tensor<f32>
+// CHECK-NEXT:    %y, %m = graph.fusion reduction "fusion_0" (%a = %x : tensor<8x32xf32>, %bias = %b : tensor<32xf32>, %two = %c : tensor<f32>) -> (tensor<8x32xf32>, tensor<8x1xf32>) {
+// CHECK-NEXT:      %0 = graph.add %a, %bias : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+// CHECK-NEXT:      %1 = graph.mul %0, %two : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
+// CHECK-NEXT:      %2 = graph.softmax %1 axis 1 : tensor<8x32xf32>
+// CHECK-NEXT:      %3 = graph.reduce_max %1 axes [1] keepdims true : tensor<8x32xf32> to tensor<8x1xf32>
+// CHECK-NEXT:      graph.yield %2, %3 : tensor<8x32xf32>, tensor<8x1xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %z = graph.fusion opaque (%p = %y : tensor<8x32xf32>) -> tensor<8x32xf32> attributes {note = 1 : i64} {
+// CHECK-NEXT:      %0 = graph.transpose %p perm [0, 1] : tensor<8x32xf32> to tensor<8x32xf32>
+// CHECK-NEXT:      graph.yield %0 : tensor<8x32xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %z, %m : tensor<8x32xf32>, tensor<8x1xf32>
+// CHECK-NEXT:  }
+// GENERIC-LABEL: "func.func"() <{sym_name = "fusion"
+// GENERIC:         %y, %m = "graph.fusion"(%x, %b, %c) <{kind = "reduction", name = "fusion_0"}> ({
+// GENERIC-NEXT:    ^bb0(%a: tensor<8x32xf32>, %bias: tensor<32xf32>, %two: tensor<f32>):
+// GENERIC:           "graph.yield"(%2, %3) : (tensor<8x32xf32>, tensor<8x1xf32>) -> ()
+// GENERIC-NEXT:    }) : (tensor<8x32xf32>, tensor<32xf32>, tensor<f32>) -> (tensor<8x32xf32>, tensor<8x1xf32>)
+// GENERIC-NEXT:    %z = "graph.fusion"(%y) <{kind = "opaque"}> ({
+// GENERIC:         }) {note = 1 : i64} : (tensor<8x32xf32>) -> tensor<8x32xf32>
+func.func @fusion(%x: tensor<8x32xf32>, %b: tensor<32xf32>) -> (tensor<8x32xf32>, tensor<8x1xf32>) {
+  %c = graph.constant dense<2.0> : tensor<f32>
+  %y, %m = graph.fusion reduction "fusion_0" (%a = %x : tensor<8x32xf32>, %bias = %b : tensor<32xf32>, %two = %c : tensor<f32>) -> (tensor<8x32xf32>, tensor<8x1xf32>) {
+    %0 = graph.add %a, %bias : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+    %1 = graph.mul %0, %two : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
+    %2 = graph.softmax %1 axis 1 : tensor<8x32xf32>
+    %3 = graph.reduce_max %1 axes [1] keepdims true : tensor<8x32xf32> to tensor<8x1xf32>
+    graph.yield %2, %3 : tensor<8x32xf32>, tensor<8x1xf32>
+  }
+  %z = "graph.fusion"(%y) <{kind = "opaque"}> ({
+  ^bb0(%p: tensor<8x32xf32>):
+    %4 = "graph.transpose"(%p) <{perm = array<i64: 0, 1>}> : (tensor<8x32xf32>) -> tensor<8x32xf32>
+    "graph.yield"(%4) : (tensor<8x32xf32>) -> ()
+  }) {note = 1 : i64} : (tensor<8x32xf32>) -> tensor<8x32xf32>
+  func.return %z, %m : tensor<8x32xf32>, tensor<8x1xf32>
+}
