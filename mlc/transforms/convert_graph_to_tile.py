@@ -63,6 +63,7 @@ from mlc.transforms.fusion_groups import (
 from mlc.transforms.graph_decompose import decompose_function
 from mlc.transforms.graph_inline_fusion import inline_fusions
 from mlc.transforms.group_kernel import KernelPlan, build_kernel, collapse_dimensions
+from mlc.transforms.matmul_kernel import MatmulUnit, build_matmul_kernel, launch_order, plan_matmul
 
 HOST_BUFFER_ALIGNMENT = 256
 
@@ -167,8 +168,11 @@ class HostBuilder:
         for value in terminator.arguments:
             if is_splat_constant(value):
                 groups.append(FusionGroup(domain=shape_of(value), outputs=[value]))
-        for index, group in enumerate(groups):
-            self._launch(index, group)
+        for index, unit in enumerate(launch_order(self.old, groups)):
+            if isinstance(unit, MatmulUnit):
+                self._launch_matmul(index, unit)
+            else:
+                self._launch(index, unit)
         returned = [self._buffer_of(value) for value in terminator.arguments]
         self.builder.insert(func.ReturnOp(*returned))
         return new
@@ -179,7 +183,7 @@ class HostBuilder:
 
     def _check_ops(self) -> None:
         for op in self.old.body.block.ops:
-            if isinstance(op, (func.ReturnOp, graph.ConstantOp, *FUSIBLE_OPS)):
+            if isinstance(op, (func.ReturnOp, graph.ConstantOp, graph.MatmulOp, *FUSIBLE_OPS)):
                 for value in (*op.operands, *op.results):
                     if isinstance(value.type, TensorType) and isinstance(value.type.element_type, BFloat16Type):
                         raise PassFailure(op, "bf16 tensors are not lowered to the tile level yet")
@@ -218,6 +222,18 @@ class HostBuilder:
         arguments = [self._buffer_of(value) for value, _ in group.inputs]
         arguments += self._allocate_outputs(group)
         self.builder.insert(tile.LaunchOp(plan.name, arguments))
+
+    def _launch_matmul(self, index: int, unit: MatmulUnit) -> None:
+        """One kernel (`matmul_kernel.py`) for a matmul and its epilogue; none when the result is empty."""
+        outputs = self._allocate_outputs(unit.epilogue or FusionGroup(domain=shape_of(unit.op.result), outputs=[unit.op.result]))
+        if _product(shape_of(unit.op.result)) == 0:
+            return
+        kinds = ["matmul", *(op.name.split(".")[1] for op in (unit.epilogue.ops if unit.epilogue else []))][:4]
+        plan = plan_matmul(f"{self.old.sym_name.data}_{index}_" + "_".join(kinds), unit, self.options.matmul_tile or None)
+        kernel = build_matmul_kernel(plan)
+        self.kernels.append(kernel)
+        arguments = [self._buffer_of(value) for value in unit.reads()] + outputs
+        self.builder.insert(tile.LaunchOp(kernel.sym_name.data, arguments))
 
     def _plan(self, index: int, group: FusionGroup) -> KernelPlan:
         participants = [seen for _, seen in group.inputs]
@@ -272,10 +288,14 @@ class ConvertGraphToTile(ModulePass):
 
     elements_per_program: int = 2048
     num_warps: int = 4
+    matmul_tile: tuple[int, ...] = ()
+    """(BM, BN, BK) for every matmul instead of `matmul_kernel.choose_matmul_tile`'s choice."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.elements_per_program < 1 or not 1 <= self.num_warps <= 32:
             raise ValueError("elements-per-program must be positive and num-warps in [1, 32]")
+        if self.matmul_tile and (len(self.matmul_tile) != 3 or any(size < 1 or size & (size - 1) for size in self.matmul_tile)):
+            raise ValueError(f"matmul-tile must be three powers of two (BM,BN,BK), got {','.join(map(str, self.matmul_tile))}")
         for function in [f for f in op.body.block.ops if _is_graph_function(f)]:
             assert isinstance(function, func.FuncOp)
             host = HostBuilder(function, self)

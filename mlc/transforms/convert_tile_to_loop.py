@@ -22,8 +22,12 @@ divisibility analysis of the tile origins (`index_analysis.py`) proves most acce
 back to scalar accesses. The kernel records in `mlc.arg_alignment` the alignment each parameter
 then needs (the runtime checks it).
 
-Limits: tiles of several shapes in one kernel (other than broadcast operands) and tile ops other
-than load, store, broadcast, splat and map are reported as unsupported.
+Kernels with `tile.dot` are lowered by `matmul_loop.py` instead: each thread computes a register
+micro-tile of the block's output, the dot's K in short vector steps.
+
+Limits: tiles of several shapes in one kernel (other than broadcast operands, and a dot's
+operands) and tile ops other than load, store, broadcast, splat, map, reduce, in_bounds and dot
+are reported as unsupported.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, ModuleOp, i64
+from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -42,10 +46,8 @@ from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.chunk_access import ChunkAccesses, Emitter, emit_if
-from mlc.transforms.index_analysis import IndexFacts, facts_of
-
-BLOCK_MAPPINGS = ("block.x", "block.y", "block.z")
-
+from mlc.transforms.matmul_loop import contains_dot, lower_dot_kernel
+from mlc.transforms.tile_kernel_lowering import TileKernelLowering, is_power_of_two
 
 MAX_UNROLLED_REPETITIONS = 64
 """Kernels with reductions keep every repetition's values in registers; beyond this many
@@ -103,10 +105,6 @@ def _product(values: Sequence[int]) -> int:
     return result
 
 
-def _is_power_of_two(value: int) -> bool:
-    return value > 0 and value & (value - 1) == 0
-
-
 def _tile_shapes(kernel: tile.KernelOp) -> list[tuple[Operation, tuple[int, ...]]]:
     shapes = []
     for op in kernel.walk():
@@ -147,18 +145,13 @@ class Repetition:
 
 
 @dataclass
-class KernelLowering:
-    kernel: tile.KernelOp
-    vector_bytes: int
+class KernelLowering(TileKernelLowering):
     layout: ThreadLayout = field(init=False)
-    values: dict[SSAValue, SSAValue] = field(default_factory=dict)
     elements: dict[tuple[SSAValue, int], list[SSAValue]] = field(default_factory=dict)
-    facts_cache: dict[SSAValue, IndexFacts] = field(default_factory=dict)
-    seeds: dict[SSAValue, IndexFacts] = field(default_factory=dict)
-    alignment: dict[int, int] = field(default_factory=dict)
     repetitions: dict[int, Repetition] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         shape = iteration_shape(self.kernel)
         widest = max(byte_width(t.element_type) for t in self.kernel.function_type.inputs.data)  # type: ignore[attr-defined]
         num_warps = self.kernel.num_warps.value.data if self.kernel.num_warps is not None else 4
@@ -171,7 +164,7 @@ class KernelLowering:
             for op in self.kernel.walk()
         )
         if self.reductions:
-            if not all(_is_power_of_two(size) for size in shape):
+            if not all(is_power_of_two(size) for size in shape):
                 raise PassFailure(self.reductions[0], f"reductions need power-of-two tile dimensions, got {shape}")
             if self.layout.repetitions > MAX_UNROLLED_REPETITIONS:
                 raise PassFailure(
@@ -179,45 +172,16 @@ class KernelLowering:
                     f"the tile needs {self.layout.repetitions} repetitions per thread; a reduction keeps at most "
                     f"{MAX_UNROLLED_REPETITIONS} in registers (use a smaller tile or more warps)",
                 )
-        for index, argument in enumerate(self.kernel.body.block.args):
-            self.alignment[index] = byte_width(argument.type.element_type)  # type: ignore[attr-defined]
 
     def lower(self) -> loop.KernelOp:
-        argument_types = list(self.kernel.function_type.inputs.data)
-        result = loop.KernelOp(self.kernel.sym_name.data, argument_types)
-        for old, new in zip(self.kernel.body.block.args, result.body.block.args):
-            new.name_hint = old.name_hint
-            self.values[old] = new
-        bodies = self._grid_loops(result.body.block)
+        result = self.new_kernel()
+        bodies = self.grid_loops(result.body.block)
         thread_loop = loop.ParallelOp(self.layout.threads, "thread.x", Region(Block(arg_types=[IndexType()])))
         thread_loop.body.block.args[0].name_hint = "thread"
         Emitter(bodies[-1]).builder.insert(thread_loop)
         self._thread_body(thread_loop.body.block)
-        for body in (thread_loop.body.block, *bodies):
-            body.add_op(loop.YieldOp())
-        result.body.block.add_op(loop.ReturnOp())
-        result.attributes["mlc.arg_alignment"] = DenseArrayBase.from_list(
-            i64, [self.alignment[i] for i in range(len(argument_types))]
-        )
+        self.finish_kernel(result, [thread_loop.body.block, *bodies])
         return result
-
-    def _grid_loops(self, block: Block) -> list[Block]:
-        """One block-mapped loop per grid dimension; returns their bodies, outermost first."""
-        grid = self.kernel.grid_shape()
-        program_ids = [op for op in self.kernel.walk() if isinstance(op, tile.ProgramIdOp)]
-        bodies = []
-        for axis, size in enumerate(grid):
-            parallel = loop.ParallelOp(size, BLOCK_MAPPINGS[axis], Region(Block(arg_types=[IndexType()])))
-            induction = parallel.body.block.args[0]
-            induction.name_hint = "program" if len(grid) == 1 else f"program{axis}"
-            Emitter(block).builder.insert(parallel)
-            for program_id in program_ids:
-                if program_id.axis.value.data == axis:
-                    self.values[program_id.result] = induction
-                    self.seeds[program_id.result] = IndexFacts.range(0, size - 1)
-            block = parallel.body.block
-            bodies.append(block)
-        return bodies
 
     def _thread_body(self, block: Block) -> None:
         """Uniform code, then the repetitions: unrolled with reductions, else an `scf.for`."""
@@ -257,8 +221,8 @@ class KernelLowering:
             self.layout.shape,
             self.layout.vector,
             coordinates,
-            lambda value: facts_of(value, self.seeds, self.facts_cache),
-            self._require_alignment,
+            self.facts,
+            self.require_alignment,
         )
         self.repetitions[key] = Repetition(coordinates, accesses, number)
 
@@ -331,22 +295,10 @@ class KernelLowering:
         results: list[list[SSAValue]] = [[] for _ in op.outputs]
         for position in range(count):
             arguments = [elements[position if len(elements) > 1 else 0] for elements in inputs]
-            for index, element in enumerate(self._clone_scalar_body(emitter, op.body.block, arguments)):
+            for index, element in enumerate(self.clone_scalar_body(emitter, op.body.block, arguments)):
                 results[index].append(element)
         for output, elements in zip(op.outputs, results):
             self.elements[(output, key)] = elements
-
-    def _clone_scalar_body(self, emitter: Emitter, body: Block, arguments: Sequence[SSAValue]) -> list[SSAValue]:
-        """Clones a map or combiner body on scalar arguments; returns what it yields."""
-        mapping: dict[SSAValue, SSAValue] = dict(self.values)
-        mapping.update(zip(body.args, arguments))
-        for body_op in body.ops:
-            if isinstance(body_op, tile.YieldOp):
-                return [mapping.get(v, v) for v in body_op.values]
-            clone = body_op.clone(value_mapper=mapping)
-            emitter.builder.insert(clone)
-            mapping.update(zip(body_op.results, clone.results))
-        raise PassFailure(self.kernel, "a region without tile.yield")  # pragma: no cover - verified
 
     # -- reductions ------------------------------------------------------------------------------
 
@@ -379,7 +331,7 @@ class KernelLowering:
         """A balanced tree of the combiner over `elements` (kept in order)."""
         while len(elements) > 1:
             paired = [
-                self._clone_scalar_body(emitter, op.body.block, elements[i : i + 2])[0]
+                self.clone_scalar_body(emitter, op.body.block, elements[i : i + 2])[0]
                 for i in range(0, len(elements) - 1, 2)
             ]
             elements = paired + ([elements[-1]] if len(elements) % 2 else [])
@@ -399,23 +351,15 @@ class KernelLowering:
         result_type = op.result.type
         assert isinstance(result_type, tile.TileType)
         accesses = self.repetitions[key].accesses
-        return accesses.in_bounds(emitter, op.bounds_shape(), self._origin(op.indices), result_type.get_shape())
+        return accesses.in_bounds(emitter, op.bounds_shape(), self.origin(op.indices), result_type.get_shape())
 
     # -- memory accesses (see chunk_access.py) -----------------------------------------------------
-
-    def _require_alignment(self, memref_value: SSAValue, alignment: int) -> None:
-        for index, argument in enumerate(self.kernel.body.block.args):
-            if self.values.get(argument) is memref_value:
-                self.alignment[index] = max(self.alignment[index], alignment)
-
-    def _origin(self, indices: Sequence[SSAValue]) -> list[tuple[SSAValue, SSAValue]]:
-        return [(self.values[index], index) for index in indices]
 
     def _load(self, emitter: Emitter, op: tile.LoadOp, key: int) -> list[SSAValue]:
         tile_type = op.result.type
         assert isinstance(tile_type, tile.TileType)
         accesses = self.repetitions[key].accesses
-        return accesses.load(emitter, self.values[op.source], self._origin(op.indices), tile_type.get_shape(), op.padding)
+        return accesses.load(emitter, self.values[op.source], self.origin(op.indices), tile_type.get_shape(), op.padding)
 
     def _store(self, emitter: Emitter, op: tile.StoreOp, key: int) -> None:
         """Stores the repetition's chunk; a tile broadcast along some dimensions is stored once.
@@ -440,7 +384,7 @@ class KernelLowering:
         elements = self.materialize(emitter, op.value, key)
 
         def store(inner: Emitter) -> list[SSAValue]:
-            repetition.accesses.store(inner, elements, self.values[op.dest], self._origin(op.indices), shape)
+            repetition.accesses.store(inner, elements, self.values[op.dest], self.origin(op.indices), shape)
             return []
 
         if not thread_bits:
@@ -467,7 +411,10 @@ class ConvertTileToLoop(ModulePass):
         if self.vector_bytes < 1:
             raise ValueError("vector-bytes must be positive")
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
-            lowered = KernelLowering(kernel, self.vector_bytes).lower()
+            if contains_dot(kernel):
+                lowered = lower_dot_kernel(kernel, self.vector_bytes)
+            else:
+                lowered = KernelLowering(kernel, self.vector_bytes).lower()
             kernel.parent_block().insert_op_before(lowered, kernel)  # type: ignore[union-attr]
             kernel.detach()
             kernel.erase(safe_erase=False)

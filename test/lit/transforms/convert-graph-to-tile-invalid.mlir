@@ -22,3 +22,23 @@ func.func @long_rows(%x: tensor<2x100000xf32>) -> tensor<2x1xf32> {
   func.return %0 : tensor<2x1xf32>
 }
 
+
+// -----
+
+func.func @integer_matmul(%a: tensor<4x4xi32>, %b: tensor<4x4xi32>) -> tensor<4x4xi32> {
+  // expected-error @+1 {{matmul of i32 is not lowered yet (f32 and f16 are)}}
+  %0 = graph.matmul %a, %b : (tensor<4x4xi32>, tensor<4x4xi32>) -> tensor<4x4xi32>
+  func.return %0 : tensor<4x4xi32>
+}
+
+// -----
+
+// Known limit: fusion_groups merges the relu and add groups (both read %x) without seeing that the
+// add depends on the relu through the matmul; the merged group would both feed and consume it.
+func.func @merged_around_a_matmul(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %r = graph.relu %x : tensor<8x8xf32>
+  // expected-error @+1 {{a fusion group both feeds and consumes this matmul (merged siblings); not lowered yet}}
+  %y = graph.matmul %r, %w : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %z = graph.add %y, %x : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  func.return %z : tensor<8x8xf32>
+}

@@ -1,6 +1,7 @@
 // RUN: mlc-opt %s --split-input-file -p convert-graph-to-tile | filecheck %s
 // RUN: mlc-opt %s --split-input-file -p 'convert-graph-to-tile{elements-per-program=256 num-warps=8}' | filecheck %s --check-prefix=OPTIONS
 // RUN: mlc-opt %s --split-input-file -p convert-graph-to-tile | mlc-opt --split-input-file | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p 'convert-graph-to-tile{matmul-tile=16,16,8}' | filecheck %s --check-prefix=BLOCK
 
 // A plain elementwise op: one 1-d kernel, tiles rounded up to a power of two, masked by the
 // memref bounds (1000 is not a multiple of 1024).
@@ -241,6 +242,110 @@ func.func @layer_norm(%x: tensor<8x512xf32>, %scale: tensor<512xf32>, %bias: ten
 func.func @column_mean(%x: tensor<1000x4096xf32>) -> tensor<4096xf32> {
   %y = graph.reduce_mean %x axes [0] keepdims false : tensor<1000x4096xf32> to tensor<4096xf32>
   func.return %y : tensor<4096xf32>
+}
+
+// -----
+
+// A matmul is one kernel: a 2-d grid of 32x64 blocks (the smallest powers of two covering 17x33,
+// at most 64x64), a K loop in steps of 16 carrying the f32 accumulator, masked loads of the A and
+// B blocks, tile.dot, a masked store. Four warps: one thread per 16 outputs.
+// CHECK-LABEL: tile.kernel @matmul_0_matmul(%a: memref<17x65xf32>, %b: memref<65x33xf32>, %output0: memref<17x33xf32>)
+// CHECK-SAME:    grid [1, 1] num_warps 4 attributes {mlc.matmul_tile = array<i64: 32, 64, 16>} {
+// CHECK:         %pm = tile.program_id 0
+// CHECK:         %m = arith.muli %pm, %c32 : index
+// CHECK:         %pn = tile.program_id 1
+// CHECK:         %n = arith.muli %pn, %c64 : index
+// CHECK:         %zeros = tile.splat %zero : f32 -> !tile.tile<32x64xf32>
+// CHECK:         %acc = scf.for %k = %c0 to %c65 step %c16 iter_args(%partial = %zeros) -> (!tile.tile<32x64xf32>) {
+// CHECK-NEXT:      %a_tile = tile.load %a[%m, %k] : memref<17x65xf32> -> !tile.tile<32x16xf32>
+// CHECK-NEXT:      %b_tile = tile.load %b[%k, %n] : memref<65x33xf32> -> !tile.tile<16x64xf32>
+// CHECK-NEXT:      %next = tile.dot %a_tile, %b_tile, %partial : !tile.tile<32x16xf32>, !tile.tile<16x64xf32> -> !tile.tile<32x64xf32>
+// CHECK-NEXT:      scf.yield %next : !tile.tile<32x64xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    tile.store %acc, %output0[%m, %n] : !tile.tile<32x64xf32>, memref<17x33xf32>
+// CHECK-LABEL: func.func @matmul
+// CHECK-NEXT:    %[[C:.*]] = memref.alloc() {alignment = 256 : i64} : memref<17x33xf32>
+// CHECK-NEXT:    tile.launch @matmul_0_matmul(%a, %b, %[[C]])
+// BLOCK-LABEL: tile.kernel @matmul_0_matmul
+// BLOCK-SAME:    grid [2, 3] num_warps 1 attributes {mlc.matmul_tile = array<i64: 16, 16, 8>}
+// BLOCK:         tile.dot {{.*}} : !tile.tile<16x8xf32>, !tile.tile<8x16xf32> -> !tile.tile<16x16xf32>
+func.func @matmul(%a: tensor<17x65xf32>, %b: tensor<65x33xf32>) -> tensor<17x33xf32> {
+  %0 = graph.matmul %a, %b : (tensor<17x65xf32>, tensor<65x33xf32>) -> tensor<17x33xf32>
+  func.return %0 : tensor<17x33xf32>
+}
+
+// -----
+
+// A batch with a broadcast operand: the grid's first axis is the batch; B is read as 1x48x80 at
+// batch index 0 (the host passes its 48x80 buffer). f16 operands accumulate in f32; the result is
+// rounded to f16 once, by a map before the store.
+// CHECK-LABEL: tile.kernel @batched_0_matmul(%a: memref<3x64x48xf16>, %b: memref<1x48x80xf16>, %output0: memref<3x64x80xf16>)
+// CHECK-SAME:    grid [3, 1, 2] num_warps 8 attributes {mlc.matmul_tile = array<i64: 64, 64, 16>}
+// CHECK:         %batch = tile.program_id 0
+// CHECK:         %acc = scf.for %k = %c0 to %c48 step %c16 iter_args(%partial = %zeros) -> (!tile.tile<1x64x64xf32>) {
+// CHECK-NEXT:      %a_tile = tile.load %a[%batch, %m, %k] : memref<3x64x48xf16> -> !tile.tile<1x64x16xf16>
+// CHECK-NEXT:      %b_tile = tile.load %b[%c0, %k, %n] : memref<1x48x80xf16> -> !tile.tile<1x16x64xf16>
+// CHECK-NEXT:      tile.dot %a_tile, %b_tile, %partial : !tile.tile<1x64x16xf16>, !tile.tile<1x16x64xf16> -> !tile.tile<1x64x64xf32>
+// CHECK:         %result = tile.map %acc : !tile.tile<1x64x64xf32> -> !tile.tile<1x64x64xf16> {
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+// CHECK:         tile.store %result, %output0[%batch, %m, %n] : !tile.tile<1x64x64xf16>, memref<3x64x80xf16>
+// CHECK-LABEL: func.func @batched
+// CHECK:         tile.launch @batched_0_matmul(%a, %b, %{{.*}}) : memref<3x64x48xf16>, memref<48x80xf16>, memref<3x64x80xf16>
+func.func @batched(%a: tensor<3x64x48xf16>, %b: tensor<48x80xf16>) -> tensor<3x64x80xf16> {
+  %0 = graph.matmul %a, %b : (tensor<3x64x48xf16>, tensor<48x80xf16>) -> tensor<3x64x80xf16>
+  func.return %0 : tensor<3x64x80xf16>
+}
+
+// -----
+
+// The matmul reads the relu kernel's output; the bias add is its epilogue: the bias row is loaded
+// at the block's columns and broadcast over its rows, added to the accumulator in the map after
+// the K loop, and only the sum is stored. The K loop has one iteration here (K = BK = 16).
+// CHECK-LABEL: tile.kernel @mlp_0_relu
+// CHECK-LABEL: tile.kernel @mlp_1_matmul_add(%r: memref<8x16xf32>, %w: memref<16x32xf32>, %b: memref<1x32xf32>, %output0: memref<8x32xf32>)
+// CHECK-SAME:    grid [1, 1] num_warps 1
+// CHECK:         %acc = scf.for
+// CHECK:           tile.dot
+// CHECK:         %[[BIAS:.*]] = tile.load %b[%c0, %n] : memref<1x32xf32> -> !tile.tile<1x32xf32>
+// CHECK-NEXT:    %[[ROWS:.*]] = tile.broadcast %[[BIAS]] : !tile.tile<1x32xf32> -> !tile.tile<8x32xf32>
+// CHECK-NEXT:    %{{.*}} = tile.map %acc, %[[ROWS]] : !tile.tile<8x32xf32>, !tile.tile<8x32xf32> -> !tile.tile<8x32xf32> {
+// CHECK-NEXT:    ^bb0(%[[P:.*]]: f32, %[[Q:.*]]: f32):
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[P]], %[[Q]] : f32
+// CHECK-NEXT:      tile.yield %[[S]] : f32
+// CHECK-NOT:   tile.kernel
+// CHECK-LABEL: func.func @mlp
+// CHECK:         tile.launch @mlp_0_relu(%x, %[[R:.*]]) :
+// CHECK-NEXT:    %[[Y:.*]] = memref.alloc()
+// CHECK-NEXT:    tile.launch @mlp_1_matmul_add(%[[R]], %w, %b, %[[Y]]) : memref<8x16xf32>, memref<16x32xf32>, memref<32xf32>, memref<8x32xf32>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @mlp(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %r = graph.relu %x : tensor<8x16xf32>
+  %0 = graph.matmul %r, %w : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %1 = graph.add %0, %b : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+  func.return %1 : tensor<8x32xf32>
+}
+
+// -----
+
+// A returned product is stored, and the consumer reads it back (no epilogue).
+// CHECK-LABEL: tile.kernel @returned_0_matmul
+// CHECK:         tile.store %acc, %output0
+// CHECK-LABEL: tile.kernel @returned_1_exp
+// CHECK-LABEL: func.func @returned
+func.func @returned(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %0 = graph.matmul %a, %b : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %1 = graph.exp %0 : tensor<4x4xf32>
+  func.return %0, %1 : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// Large products take 128x128 blocks in steps of 8 when there are at least 128 of them.
+// CHECK-LABEL: tile.kernel @large_0_matmul
+// CHECK-SAME:    grid [16, 8] num_warps 8 attributes {mlc.matmul_tile = array<i64: 128, 128, 8>}
+func.func @large(%a: tensor<2048x16xf32>, %b: tensor<16x1024xf32>) -> tensor<2048x1024xf32> {
+  %0 = graph.matmul %a, %b : (tensor<2048x16xf32>, tensor<16x1024xf32>) -> tensor<2048x1024xf32>
+  func.return %0 : tensor<2048x1024xf32>
 }
 
 // -----

@@ -26,3 +26,79 @@ tile.kernel @odd_reduction(%x: memref<4x6xf32>, %out: memref<4x1xf32>) grid [1] 
   tile.store %r, %out[%c0, %c0] : !tile.tile<4x1xf32>, memref<4x1xf32>
   tile.return
 }
+
+// -----
+
+// A dot's operands are read by each thread piece by piece inside the K steps: they must come
+// straight from memory.
+tile.kernel @dot_of_a_map(%x: memref<16x16xf32>, %out: memref<16x16xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %a = tile.load %x[%c0, %c0] : memref<16x16xf32> -> !tile.tile<16x16xf32>
+  %n = tile.map %a : !tile.tile<16x16xf32> -> !tile.tile<16x16xf32> {
+  ^bb0(%e: f32):
+    %m = arith.negf %e : f32
+    tile.yield %m : f32
+  }
+  %zero = arith.constant 0.0 : f32
+  %zeros = tile.splat %zero : f32 -> !tile.tile<16x16xf32>
+  // expected-error @+1 {{the lhs of a dot must be a tile.load (possibly broadcast) for convert-tile-to-loop, got 'tile.map'}}
+  %d = tile.dot %n, %a, %zeros : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  tile.store %d, %out[%c0, %c0] : !tile.tile<16x16xf32>, memref<16x16xf32>
+  tile.return
+}
+
+// -----
+
+// One program computes one matrix block.
+// expected-error @+1 {{a dot's batch dimensions must have size 1 (one matrix per program), got 2x4x4}}
+tile.kernel @two_matrices(%x: memref<2x4x4xf32>, %out: memref<2x4x4xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %a = tile.load %x[%c0, %c0, %c0] : memref<2x4x4xf32> -> !tile.tile<2x4x4xf32>
+  %d = tile.dot %a, %a, %a : !tile.tile<2x4x4xf32>, !tile.tile<2x4x4xf32> -> !tile.tile<2x4x4xf32>
+  tile.store %d, %out[%c0, %c0, %c0] : !tile.tile<2x4x4xf32>, memref<2x4x4xf32>
+  tile.return
+}
+
+// -----
+
+// The micro-tile is a power-of-two piece of the block.
+// expected-error @+1 {{micro-tile 3x4 must be powers of two within the 16x16 block}}
+tile.kernel @odd_micro_tile(%x: memref<16x16xf32>, %out: memref<16x16xf32>) grid [1] attributes {mlc.micro_tile = array<i64: 3, 4>} {
+  %c0 = arith.constant 0 : index
+  %a = tile.load %x[%c0, %c0] : memref<16x16xf32> -> !tile.tile<16x16xf32>
+  %d = tile.dot %a, %a, %a : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  tile.store %d, %out[%c0, %c0] : !tile.tile<16x16xf32>, memref<16x16xf32>
+  tile.return
+}
+
+// -----
+
+// Reductions are lowered by the other layout; a kernel does not mix them with dots yet.
+tile.kernel @dot_and_reduce(%x: memref<16x16xf32>, %out: memref<16x1xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %a = tile.load %x[%c0, %c0] : memref<16x16xf32> -> !tile.tile<16x16xf32>
+  %d = tile.dot %a, %a, %a : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  // expected-error @+1 {{convert-tile-to-loop cannot lower this tile op in a kernel with tile.dot}}
+  %r = tile.reduce %d axis 1 : !tile.tile<16x16xf32> -> !tile.tile<16x1xf32> {
+  ^bb0(%l: f32, %m: f32):
+    %s = arith.addf %l, %m : f32
+    tile.yield %s : f32
+  }
+  tile.store %r, %out[%c0, %c0] : !tile.tile<16x1xf32>, memref<16x1xf32>
+  tile.return
+}
+
+// -----
+
+// A tile broadcast along the block's rows is the same in every micro-tile row: storing it would
+// need the ownership rules of the elementwise layout.
+tile.kernel @broadcast_store(%x: memref<16x16xf32>, %out: memref<1x16xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %a = tile.load %x[%c0, %c0] : memref<16x16xf32> -> !tile.tile<16x16xf32>
+  %d = tile.dot %a, %a, %a : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
+  tile.store %d, %x[%c0, %c0] : !tile.tile<16x16xf32>, memref<16x16xf32>
+  %row = tile.load %x[%c0, %c0] : memref<16x16xf32> -> !tile.tile<1x16xf32>
+  // expected-error @+1 {{stores of tiles broadcast along a dimension are not supported in a kernel with tile.dot}}
+  tile.store %row, %out[%c0, %c0] : !tile.tile<1x16xf32>, memref<1x16xf32>
+  tile.return
+}

@@ -173,3 +173,150 @@ tile.kernel @row_max(%x: memref<4x1000xf32>, %out: memref<4x1xf32>) grid [1] num
   tile.store %r, %out[%c0, %c0] : !tile.tile<4x1xf32>, memref<4x1xf32>
   tile.return
 }
+
+// -----
+
+// A matmul block with ragged M, N and K (17x33x65 in a 32x64 block, K steps of 16): 128 threads
+// (4 warps) of 4x4 micro-tiles, thread t at row 4 * (t div 16), column 4 * (t mod 16). The tile K
+// loop carries the 16 accumulators; the dot is a loop over K in steps of 4 (one 4-wide chunk of A
+// per micro-tile row, four 4-wide rows of B, 64 fused multiply-adds), its loads marked as the
+// dot's operands. 65 and 33 are not multiples of 4: full chunks take the fast path, partial ones
+// fall back to guarded scalar loads; so do the stores.
+// CHECK-LABEL: loop.kernel @ragged(%a: memref<17x65xf32>, %b: memref<65x33xf32>, %c: memref<17x33xf32>)
+// CHECK-SAME:    attributes {mlc.arg_alignment = array<i64: 4, 4, 4>, mlc.micro_tile = array<i64: 4, 4>}
+// CHECK-NEXT:    loop.parallel %program0 < 1 mapping block.x {
+// CHECK-NEXT:      loop.parallel %program1 < 1 mapping block.y {
+// CHECK-NEXT:        loop.parallel %thread < 128 mapping thread.x {
+// CHECK-NEXT:          %c16 = arith.constant 16 : index
+// CHECK-NEXT:          %[[TM:.*]] = arith.divui %thread, %c16 : index
+// CHECK-NEXT:          %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NEXT:          %row = arith.muli %[[TM]], %[[C4]] : index
+// CHECK-NEXT:          %[[TN:.*]] = arith.remui %thread, %c16 : index
+// CHECK-NEXT:          %column = arith.muli %[[TN]], %[[C4]] : index
+// CHECK:               %acc, {{(%acc_[0-9]+, )+}}%acc_15 = scf.for %k = %c0 to %c65 step %c16 iter_args(%partial = %zero, {{.*}}) -> ({{(f32, )+}}f32) {
+// CHECK-NEXT:            %next, {{.*}} = scf.for %kk = %c0 to %c16 step %[[C4]] iter_args(%partial_16 = %partial, {{.*}}) -> ({{(f32, )+}}f32) {
+// CHECK-NEXT:              %[[ROW:.*]] = arith.addi %m, %row : index
+// CHECK-NEXT:              %[[IN:.*]] = arith.cmpi ult, %[[ROW]], %{{.*}} : index
+// CHECK-NEXT:              %[[K:.*]] = arith.addi %k, %kk : index
+// CHECK:                   scf.if
+// CHECK-NEXT:                memref.load %a[%[[ROW]], %[[K]]] {mlc.operand = "lhs"} : memref<17x65xf32>
+// CHECK:                   memref.load %b[%[[K]], %{{.*}}] {mlc.operand = "rhs"} : memref<65x33xf32>
+// CHECK-COUNT-64:          math.fma
+// CHECK-NEXT:              scf.yield
+// CHECK-NEXT:            } {mlc.dot = array<i64: 4, 4, 4>}
+// CHECK-NEXT:            scf.yield %next, {{.*}} : {{(f32, )+}}f32
+// CHECK-NEXT:          }
+// CHECK:               scf.if
+// CHECK-NEXT:            memref.store %acc, %c[%{{.*}}, %{{.*}}] : memref<17x33xf32>
+// CHECK-LABEL: func.func @ragged_host
+// CHECK-NEXT:    loop.launch @ragged(%a, %b, %c) : memref<17x65xf32>, memref<65x33xf32>, memref<17x33xf32>
+tile.kernel @ragged(%a: memref<17x65xf32>, %b: memref<65x33xf32>, %c: memref<17x33xf32>) grid [1, 1] num_warps 4 {
+  %pm = tile.program_id 0
+  %pn = tile.program_id 1
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c65 = arith.constant 65 : index
+  %m = arith.muli %pm, %c32 : index
+  %n = arith.muli %pn, %c64 : index
+  %zero = arith.constant 0.0 : f32
+  %zeros = tile.splat %zero : f32 -> !tile.tile<32x64xf32>
+  %acc = scf.for %k = %c0 to %c65 step %c16 iter_args(%partial = %zeros) -> (!tile.tile<32x64xf32>) {
+    %x = tile.load %a[%m, %k] : memref<17x65xf32> -> !tile.tile<32x16xf32>
+    %y = tile.load %b[%k, %n] : memref<65x33xf32> -> !tile.tile<16x64xf32>
+    %next = tile.dot %x, %y, %partial : !tile.tile<32x16xf32>, !tile.tile<16x64xf32> -> !tile.tile<32x64xf32>
+    scf.yield %next : !tile.tile<32x64xf32>
+  }
+  tile.store %acc, %c[%m, %n] : !tile.tile<32x64xf32>, memref<17x33xf32>
+  tile.return
+}
+func.func @ragged_host(%a: memref<17x65xf32>, %b: memref<65x33xf32>, %c: memref<17x33xf32>) {
+  tile.launch @ragged(%a, %b, %c) : memref<17x65xf32>, memref<65x33xf32>, memref<17x33xf32>
+  func.return
+}
+
+// -----
+
+// f16 operands in blocks that divide the matrices: no bounds checks at all (the K loop's range
+// and step are known), A read 8 halves at a time along K (16 bytes), B 4 along N, each element
+// widened to f32 once; the f32 result rounded back to f16 by the map and stored 4 at a time.
+// CHECK-LABEL: loop.kernel @half
+// CHECK-SAME:    attributes {mlc.arg_alignment = array<i64: 16, 8, 8>, mlc.micro_tile = array<i64: 4, 4>}
+// CHECK:         loop.parallel %thread < 256 mapping thread.x {
+// CHECK-NOT:       scf.if
+// CHECK:           scf.for %kk = %c0 to %c16 step %[[C8:.*]] iter_args(
+// CHECK:             vector.load %a[%{{.*}}, %{{.*}}] {alignment = 16 : i64, mlc.operand = "lhs"} : memref<256x256xf16>, vector<8xf16>
+// CHECK-COUNT-8:     arith.extf %{{.*}} : f16 to f32
+// CHECK-COUNT-3:     vector.load %a[%{{.*}}, %{{.*}}] {alignment = 16 : i64, mlc.operand = "lhs"} : memref<256x256xf16>, vector<8xf16>
+// CHECK-COUNT-8:     vector.load %b[%{{.*}}, %{{.*}}] {alignment = 8 : i64, mlc.operand = "rhs"} : memref<256x256xf16>, vector<4xf16>
+// CHECK-COUNT-4:     arith.extf %{{.*}} : f16 to f32
+// CHECK-COUNT-128:   math.fma
+// CHECK:           } {mlc.dot = array<i64: 4, 4, 8>}
+// CHECK-COUNT-16:  arith.truncf
+// CHECK-COUNT-4:   vector.store %{{.*}}, %c[%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<256x256xf16>, vector<4xf16>
+// CHECK-NOT:       scf.if
+// CHECK:         loop.return
+tile.kernel @half(%a: memref<256x256xf16>, %b: memref<256x256xf16>, %c: memref<256x256xf16>) grid [4, 4] num_warps 8 {
+  %pm = tile.program_id 0
+  %pn = tile.program_id 1
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %m = arith.muli %pm, %c64 : index
+  %n = arith.muli %pn, %c64 : index
+  %zero = arith.constant 0.0 : f32
+  %zeros = tile.splat %zero : f32 -> !tile.tile<64x64xf32>
+  %acc = scf.for %k = %c0 to %c256 step %c16 iter_args(%partial = %zeros) -> (!tile.tile<64x64xf32>) {
+    %x = tile.load %a[%m, %k] : memref<256x256xf16> -> !tile.tile<64x16xf16>
+    %y = tile.load %b[%k, %n] : memref<256x256xf16> -> !tile.tile<16x64xf16>
+    %next = tile.dot %x, %y, %partial : !tile.tile<64x16xf16>, !tile.tile<16x64xf16> -> !tile.tile<64x64xf32>
+    scf.yield %next : !tile.tile<64x64xf32>
+  }
+  %result = tile.map %acc : !tile.tile<64x64xf32> -> !tile.tile<64x64xf16> {
+  ^bb0(%e: f32):
+    %h = arith.truncf %e : f32 to f16
+    tile.yield %h : f16
+  }
+  tile.store %result, %c[%m, %n] : !tile.tile<64x64xf16>, memref<256x256xf16>
+  tile.return
+}
+
+// -----
+
+// One dot without a K loop (K fits one block), a batch dimension of size 1 with a broadcast
+// operand, a bias-and-relu epilogue, and the micro-tile chosen by the kernel's attribute (2x8:
+// 16 threads). The bias row is loaded once per thread (one chunk, broadcast over the micro-tile
+// rows); the dot needs no step loop (K = 4 is one step).
+// CHECK-LABEL: loop.kernel @epilogue
+// CHECK-SAME:    mlc.micro_tile = array<i64: 2, 8>
+// CHECK:         loop.parallel %thread < 16 mapping thread.x {
+// CHECK-NOT:       scf.for
+// CHECK-COUNT-2:   vector.load %x[%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64, mlc.operand = "lhs"} : memref<3x16x4xf32>, vector<4xf32>
+// CHECK-COUNT-4:   vector.load %y[%{{.*}}, %{{.*}}] {alignment = 32 : i64, mlc.operand = "rhs"} : memref<4x16xf32>, vector<8xf32>
+// CHECK-COUNT-64:  math.fma
+// CHECK:           %[[BIAS:.*]] = vector.load %bias[%{{.*}}, %{{.*}}] {alignment = 32 : i64} : memref<1x16xf32>, vector<8xf32>
+// CHECK-NOT:       vector.load
+// CHECK-COUNT-16:  arith.maximumf
+// CHECK-COUNT-2:   vector.store %{{.*}}, %out[%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 32 : i64} : memref<3x16x16xf32>, vector<8xf32>
+tile.kernel @epilogue(%x: memref<3x16x4xf32>, %y: memref<4x16xf32>, %bias: memref<1x16xf32>, %out: memref<3x16x16xf32>) grid [3] num_warps 1 attributes {mlc.micro_tile = array<i64: 2, 8>} {
+  %batch = tile.program_id 0
+  %c0 = arith.constant 0 : index
+  %a = tile.load %x[%batch, %c0, %c0] : memref<3x16x4xf32> -> !tile.tile<1x16x4xf32>
+  %b2 = tile.load %y[%c0, %c0] : memref<4x16xf32> -> !tile.tile<4x16xf32>
+  %b = tile.broadcast %b2 : !tile.tile<4x16xf32> -> !tile.tile<1x4x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %zeros = tile.splat %zero : f32 -> !tile.tile<1x16x16xf32>
+  %d = tile.dot %a, %b, %zeros : !tile.tile<1x16x4xf32>, !tile.tile<1x4x16xf32> -> !tile.tile<1x16x16xf32>
+  %row = tile.load %bias[%c0, %c0] : memref<1x16xf32> -> !tile.tile<1x16xf32>
+  %wide = tile.broadcast %row : !tile.tile<1x16xf32> -> !tile.tile<1x16x16xf32>
+  %r = tile.map %d, %wide : !tile.tile<1x16x16xf32>, !tile.tile<1x16x16xf32> -> !tile.tile<1x16x16xf32> {
+  ^bb0(%u: f32, %v: f32):
+    %s = arith.addf %u, %v : f32
+    %p = arith.maximumf %s, %zero : f32
+    tile.yield %p : f32
+  }
+  tile.store %r, %out[%batch, %c0, %c0] : !tile.tile<1x16x16xf32>, memref<3x16x16xf32>
+  tile.return
+}

@@ -562,7 +562,6 @@ def test_whole_function_through_the_interpreter() -> None:
 
 
 NEW_OPS = {
-    "graph.matmul %a, %a : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>": "graph.matmul",
     "graph.transpose %a perm [1, 0] : tensor<4x4xf32> to tensor<4x4xf32>": "graph.transpose",
     "graph.concat %a, %a axis 0 : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>": "graph.concat",
     "graph.slice %a starts [0, 0] ends [2, 4] steps [1, 1] : tensor<4x4xf32> to tensor<2x4xf32>": "graph.slice",

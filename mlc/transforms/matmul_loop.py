@@ -1,0 +1,414 @@
+"""Tile kernels with `tile.dot`, lowered to loops: block tile -> threads -> register micro-tiles.
+
+`convert-tile-to-loop` hands every `tile.kernel` holding a `tile.dot` to `lower_dot_kernel`.
+
+Layout. The dot's accumulator has the kernel's output shape S = [1..., BM, BN] (one matrix per
+program). The block's threads form a (BM / TM) x (BN / TN) grid, row-major: thread t owns the
+TM x TN *micro-tile* at rows `(t div (BN / TN)) * TM + i` and columns `(t mod (BN / TN)) * TN + j`.
+Consecutive threads own consecutive TN-element pieces of a row, so a warp's loads of B and stores
+of C are contiguous spans (coalesced), each piece one vector access when aligned; the A elements a
+thread needs are the same for the BN / TN threads of its row of threads (one broadcast read). The
+micro-tile holds E = BM * BN / (32 * num_warps) outputs (at least one): TN is the power of two
+nearest sqrt(E) from above, TM = E / TN, each cut to the block (`MicroTileLayout.choose`). The loop
+kernel records it as `mlc.micro_tile = array<i64: TM, TN>`; the same attribute on the tile kernel
+overrides the choice.
+
+Values. A tile of shape S, or one that broadcasts to S (a bias row, a splat), is held by each
+thread as its micro-tile: TM rows of TN scalars, a single row or a single scalar per row where
+the tile broadcasts (`Fragment`). Uniform scalar code is cloned; `tile.map` bodies are cloned per
+element; loads, stores and `tile.in_bounds` move one TN-wide chunk per micro-tile row through
+`chunk_access.py` (bounds checks only where the index analysis cannot prove them, vector accesses
+where it proves them aligned).
+
+`tile.dot`. The accumulator's TM * TN f32 scalars are carried through an `scf.for` over the dot's
+K in steps of VK (`vector-bytes` worth of operand elements, at most K, dividing it), marked
+`mlc.dot = array<i64: TM, TN, VK>`. A step loads the thread's TM x VK piece of the lhs (one VK-wide
+chunk along K per row) and its VK x TN piece of the rhs (one TN-wide chunk per row), extends f16 to
+f32, and adds `a[i][v] * b[v][j]` to `acc[i][j]` with `math.fma` for v in increasing order: the
+interpreter's order, so the lowering is exact. The operands must be `tile.load`s (possibly through `tile.broadcast`);
+their loads are emitted inside the step loop, each marked `mlc.operand = "lhs"` or `"rhs"`, with
+indices `tile origin + in-tile coordinate`: what a shared-memory promotion needs to find the A and
+B blocks a dot reuses (the block origin is uniform and defined before the step loop).
+
+K loops. An `scf.for` carrying tiles becomes an `scf.for` carrying the scalars of their
+micro-tiles (broadcast ones expanded); its induction variable is seeded for the index analysis
+with its range and step, so a K that is a multiple of BK needs no bounds check along K.
+
+Limits: one output shape per kernel, batch dimensions of size 1, no `tile.reduce`, no stores of
+tiles broadcast along a dimension of S. Registers: TM * TN accumulators, TM * VK + VK * TN operands.
+"""
+
+from __future__ import annotations
+
+from collections import ChainMap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from math import gcd
+
+from xdsl.dialects import arith, math, memref, scf, vector
+from xdsl.dialects.builtin import DenseArrayBase, Float32Type, IndexType, StringAttr, f32, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from mlc.diagnostics import PassFailure
+from mlc.dialects.element_types import byte_width
+from mlc.dialects.loop import ops as loop
+from mlc.dialects.tile import ops as tile
+from mlc.transforms.chunk_access import ChunkAccesses, Emitter
+from mlc.transforms.index_analysis import IndexFacts
+from mlc.transforms.tile_kernel_lowering import TileKernelLowering, is_power_of_two
+
+Fragment = list[list[SSAValue]]
+"""A thread's micro-tile of a tile value: rows (TM, or 1 when broadcast) of scalars (TN, or 1)."""
+
+
+def contains_dot(kernel: tile.KernelOp) -> bool:
+    return any(isinstance(op, tile.DotOp) for op in kernel.walk())
+
+
+@dataclass(frozen=True)
+class MicroTileLayout:
+    """How the threads of a block share an output tile of `shape` (see the module docstring)."""
+
+    shape: tuple[int, ...]
+    rows: int
+    """TM: micro-tile rows per thread."""
+    columns: int
+    """TN: micro-tile columns per thread (contiguous in memory)."""
+
+    @staticmethod
+    def choose(shape: tuple[int, ...], num_warps: int) -> MicroTileLayout:
+        block_rows, block_columns = shape[-2:]
+        per_thread = max(1, block_rows * block_columns // (32 * num_warps))
+        columns = min(block_columns, 1 << -(-(per_thread.bit_length() - 1) // 2))
+        rows = min(block_rows, max(1, per_thread // columns))
+        columns = min(block_columns, max(1, per_thread // rows))
+        return MicroTileLayout(shape, rows, columns)
+
+    @property
+    def threads_per_row(self) -> int:
+        return self.shape[-1] // self.columns
+
+    @property
+    def threads(self) -> int:
+        return self.shape[-2] // self.rows * self.threads_per_row
+
+    def check(self, kernel: tile.KernelOp) -> None:
+        block_rows, block_columns = self.shape[-2:]
+        if not (is_power_of_two(block_rows) and is_power_of_two(block_columns)):
+            raise PassFailure(kernel, f"a dot's output tile must have power-of-two rows and columns, got {block_rows}x{block_columns}")
+        if not (is_power_of_two(self.rows) and is_power_of_two(self.columns)) or self.rows > block_rows or self.columns > block_columns:
+            raise PassFailure(
+                kernel, f"micro-tile {self.rows}x{self.columns} must be powers of two within the {block_rows}x{block_columns} block"
+            )
+        if self.threads > loop.MAX_THREADS_PER_BLOCK:
+            raise PassFailure(kernel, f"micro-tile {self.rows}x{self.columns} needs {self.threads} threads per block; at most {loop.MAX_THREADS_PER_BLOCK} are possible")
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    value_type = value.type
+    assert isinstance(value_type, tile.TileType)
+    return value_type.get_shape()
+
+
+def output_shape(kernel: tile.KernelOp) -> tuple[int, ...]:
+    """The accumulator shape every dot of the kernel shares, with batch dimensions of size 1."""
+    shapes = {_shape(op.acc) for op in kernel.walk() if isinstance(op, tile.DotOp)}
+    if len(shapes) != 1:
+        raise PassFailure(kernel, "the dots of one kernel must have one accumulator shape")
+    (shape,) = shapes
+    if any(size != 1 for size in shape[:-2]):
+        raise PassFailure(kernel, f"a dot's batch dimensions must have size 1 (one matrix per program), got {'x'.join(map(str, shape))}")
+    return shape
+
+
+def _vector_step(depth: int, element_bytes: int, vector_bytes: int) -> int:
+    """VK: the largest power of two that fits `vector_bytes`, is at most `depth` and divides it."""
+    step = 1
+    while step * 2 * element_bytes <= vector_bytes and depth % (step * 2) == 0:
+        step *= 2
+    return step
+
+
+def _tag_loads(block: Block, first: Operation | None, tag: str) -> None:
+    """Marks the loads among the ops of `block` from `first` on (nested ones included)."""
+    op = first
+    while op is not None:
+        for inner in op.walk():
+            if isinstance(inner, memref.LoadOp | vector.LoadOp):
+                inner.attributes["mlc.operand"] = StringAttr(tag)
+        op = op.next_op
+
+
+@dataclass
+class DotKernelLowering(TileKernelLowering):
+    """Lowers one tile kernel with dots (see the module docstring)."""
+
+    fragments: ChainMap[SSAValue, Fragment] = field(default_factory=ChainMap)
+    """Micro-tiles of tile values; a new child per loop body, so that values made inside stay there."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        shape = output_shape(self.kernel)
+        override = self.kernel.attributes.get("mlc.micro_tile")
+        if isinstance(override, DenseArrayBase):
+            rows, columns = override.get_values()
+            self.layout = MicroTileLayout(shape, int(rows), int(columns))
+        else:
+            num_warps = self.kernel.num_warps.value.data if self.kernel.num_warps is not None else 4
+            self.layout = MicroTileLayout.choose(shape, num_warps)
+        self.layout.check(self.kernel)
+
+    # -- structure ----------------------------------------------------------------------------------
+
+    def lower(self) -> loop.KernelOp:
+        result = self.new_kernel()
+        bodies = self.grid_loops(result.body.block)
+        thread_loop = loop.ParallelOp(self.layout.threads, "thread.x", Region(Block(arg_types=[IndexType()])))
+        thread_loop.body.block.args[0].name_hint = "thread"
+        bodies[-1].add_op(thread_loop)
+        emitter = Emitter(thread_loop.body.block)
+        self._start_thread(emitter, thread_loop.body.block.args[0])
+        self._lower_block(emitter, self.kernel.body.block)
+        self.finish_kernel(result, [thread_loop.body.block, *bodies])
+        result.attributes["mlc.micro_tile"] = DenseArrayBase.from_list(i64, [self.layout.rows, self.layout.columns])
+        return result
+
+    def _start_thread(self, emitter: Emitter, thread: SSAValue) -> None:
+        """The thread's micro-tile origin, and one chunk-access helper per micro-tile row."""
+        layout = self.layout
+        per_row = emitter.index(layout.threads_per_row)
+        row = emitter.emit(arith.MuliOp(emitter.emit(arith.DivUIOp(thread, per_row)), emitter.index(layout.rows)))
+        column = emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(thread, per_row)), emitter.index(layout.columns)))
+        row.name_hint, column.name_hint = "row", "column"
+        self.row, self.column = row, column
+        self.zero = emitter.index(0)
+        batch = [self.zero] * (len(layout.shape) - 2)
+        self.rows = [
+            self._accesses(layout.shape, layout.columns, [*batch, emitter.add(row, emitter.index(i)) if i else row, column])
+            for i in range(layout.rows)
+        ]
+
+    def _accesses(self, shape: tuple[int, ...], width: int, coordinates: list[SSAValue]) -> ChunkAccesses:
+        return ChunkAccesses(shape, width, coordinates, self.facts, self.require_alignment)
+
+    # -- ops in order -------------------------------------------------------------------------------
+
+    def _lower_block(self, emitter: Emitter, block: Block) -> None:
+        """Every op of a tile-level block except its terminator; tile values are made on demand."""
+        lazy = tile.LoadOp | tile.BroadcastOp | tile.SplatOp | tile.InBoundsOp | tile.ProgramIdOp
+        for op in block.ops:
+            if isinstance(op, lazy | tile.ReturnOp | scf.YieldOp):
+                continue
+            if isinstance(op, tile.StoreOp):
+                self._store(emitter, op)
+            elif isinstance(op, tile.MapOp):
+                self._map(emitter, op)
+            elif isinstance(op, tile.DotOp):
+                self._dot(emitter, op)
+            elif isinstance(op, scf.ForOp):
+                self._for(emitter, op)
+            elif op.dialect_name() == "tile":
+                raise PassFailure(op, "convert-tile-to-loop cannot lower this tile op in a kernel with tile.dot")
+            elif op.regions or any(isinstance(v.type, tile.TileType) for v in (*op.operands, *op.results)):
+                raise PassFailure(op, "convert-tile-to-loop cannot lower this op inside a kernel with tile.dot")
+            else:
+                clone = op.clone(value_mapper=self.values)
+                emitter.builder.insert(clone)
+                self.values.update(zip(op.results, clone.results))
+
+    def _for(self, emitter: Emitter, op: scf.ForOp) -> None:
+        """A loop carrying tiles carries the scalars of their micro-tiles instead."""
+        bounds = [self.facts(v) for v in (op.lb, op.ub, op.step)]
+        induction = op.body.block.args[0]
+        if all(f.low == f.high for f in bounds) and bounds[2].low > 0:
+            low, high, step = bounds[0].low, bounds[1].low - 1, bounds[2].low
+            last = low + (high - low) // step * step if high >= low else low
+            self.seeds[induction] = IndexFacts(low, last, gcd(low, step) or step)
+        initial = self._flatten(emitter, op.iter_args)
+        body = Block(arg_types=[IndexType(), *(v.type for v in initial)])
+        body.args[0].name_hint = induction.name_hint
+        self.values[induction] = body.args[0]
+        self.fragments = self.fragments.new_child()
+        self._unflatten(op.body.block.args[1:], list(body.args[1:]))
+        inner = Emitter(body)
+        self._lower_block(inner, op.body.block)
+        terminator = op.body.block.last_op
+        assert isinstance(terminator, scf.YieldOp)
+        inner.builder.insert(scf.YieldOp(*self._flatten(inner, terminator.arguments)))
+        self.fragments = self.fragments.parents
+        new_loop = scf.ForOp(self.values[op.lb], self.values[op.ub], self.values[op.step], initial, Region(body))
+        emitter.builder.insert(new_loop)
+        self._unflatten(op.results, list(new_loop.results))
+
+    def _flatten(self, emitter: Emitter, values: Sequence[SSAValue]) -> list[SSAValue]:
+        """Scalars as they are, tiles as the scalars of their full micro-tiles, row by row."""
+        flat: list[SSAValue] = []
+        for value in values:
+            if isinstance(value.type, tile.TileType):
+                flat += [element for row in self._full(self.materialize(emitter, value)) for element in row]
+            else:
+                flat.append(self.values[value])
+        return flat
+
+    def _unflatten(self, targets: Sequence[SSAValue], flat: list[SSAValue]) -> None:
+        position = 0
+        layout = self.layout
+        for target in targets:
+            if isinstance(target.type, tile.TileType):
+                count = layout.rows * layout.columns
+                elements = flat[position : position + count]
+                for element in elements:
+                    element.name_hint = target.name_hint
+                self.fragments[target] = [elements[i : i + layout.columns] for i in range(0, count, layout.columns)]
+                position += count
+            else:
+                self.values[target] = flat[position]
+                position += 1
+
+    def _full(self, fragment: Fragment) -> Fragment:
+        """A fragment with every row and column explicit (broadcast ones repeated)."""
+        rows = fragment * self.layout.rows if len(fragment) == 1 else fragment
+        return [row * self.layout.columns if len(row) == 1 else list(row) for row in rows]
+
+    # -- tile values as micro-tiles -----------------------------------------------------------------
+
+    def materialize(self, emitter: Emitter, value: SSAValue) -> Fragment:
+        """The thread's micro-tile of a tile value; loads and broadcasts are emitted at first use."""
+        if value in self.fragments:
+            return self.fragments[value]
+        owner = value.owner
+        if isinstance(owner, tile.LoadOp):
+            result = self._per_row(value, lambda rows: rows.load(
+                emitter, self.values[owner.source], self.origin(owner.indices), _shape(value), owner.padding
+            ))
+        elif isinstance(owner, tile.BroadcastOp):
+            result = self.materialize(emitter, owner.source)
+        elif isinstance(owner, tile.SplatOp):
+            result = [[self.values[owner.value]]]
+        elif isinstance(owner, tile.InBoundsOp):
+            result = self._per_row(value, lambda rows: rows.in_bounds(
+                emitter, owner.bounds_shape(), self.origin(owner.indices), _shape(value)
+            ))
+        else:
+            raise PassFailure(owner if isinstance(owner, Operation) else self.kernel, "unsupported tile value in a kernel with tile.dot")
+        self.fragments[value] = result
+        return result
+
+    def _per_row(self, value: SSAValue, access: Callable[[ChunkAccesses], list[SSAValue]]) -> Fragment:
+        """One access per micro-tile row, or one in all when the tile broadcasts along rows."""
+        shape = _shape(value)
+        broadcast_rows = len(shape) < 2 or (shape[-2] == 1 and self.layout.shape[-2] != 1)
+        rows = self.rows[:1] if broadcast_rows else self.rows
+        return [list(access(row)) for row in rows]
+
+    def _map(self, emitter: Emitter, op: tile.MapOp) -> None:
+        inputs = [self.materialize(emitter, value) for value in op.inputs]
+        rows = max([len(fragment) for fragment in inputs], default=1)
+        columns = max([len(row) for fragment in inputs for row in fragment], default=1)
+        results: list[Fragment] = [[[] for _ in range(rows)] for _ in op.outputs]
+        for i in range(rows):
+            for j in range(columns):
+                arguments = [_element(fragment, i, j) for fragment in inputs]
+                for index, element in enumerate(self.clone_scalar_body(emitter, op.body.block, arguments)):
+                    results[index][i].append(element)
+        for output, fragment in zip(op.outputs, results):
+            self.fragments[output] = fragment
+
+    def _store(self, emitter: Emitter, op: tile.StoreOp) -> None:
+        shape, full = _shape(op.value), self.layout.shape
+        aligned = (1,) * (len(full) - len(shape)) + shape
+        if any(size == 1 and whole != 1 for size, whole in zip(aligned, full)):
+            raise PassFailure(op, "stores of tiles broadcast along a dimension are not supported in a kernel with tile.dot")
+        fragment = self._full(self.materialize(emitter, op.value))
+        for rows, elements in zip(self.rows, fragment):
+            rows.store(emitter, elements, self.values[op.dest], self.origin(op.indices), shape)
+
+    # -- tile.dot -----------------------------------------------------------------------------------
+
+    def _dot(self, emitter: Emitter, op: tile.DotOp) -> None:
+        """acc += lhs @ rhs, one VK-wide step of K at a time (see the module docstring)."""
+        accumulator = [element for row in self._full(self.materialize(emitter, op.acc)) for element in row]
+        lhs, rhs = _operand_load(op, "lhs"), _operand_load(op, "rhs")
+        depth = _shape(op.lhs)[-1]
+        element_type = op.lhs.type.element_type  # type: ignore[attr-defined]
+        step = _vector_step(depth, byte_width(element_type), self.vector_bytes)
+        if step == depth:
+            result = self._dot_step(emitter, op, lhs, rhs, emitter.index(0), step, accumulator)
+        else:
+            body = Block(arg_types=[IndexType(), *(v.type for v in accumulator)])
+            body.args[0].name_hint = "kk"
+            for argument in body.args[1:]:
+                argument.name_hint = op.acc.name_hint
+            inner = Emitter(body)
+            inner.builder.insert(scf.YieldOp(*self._dot_step(inner, op, lhs, rhs, body.args[0], step, list(body.args[1:]))))
+            steps = scf.ForOp(emitter.index(0), emitter.index(depth), emitter.index(step), accumulator, Region(body))
+            steps.attributes["mlc.dot"] = DenseArrayBase.from_list(i64, [self.layout.rows, self.layout.columns, step])
+            emitter.builder.insert(steps)
+            result = list(steps.results)
+        columns = self.layout.columns
+        for element in result:
+            element.name_hint = op.result.name_hint
+        self.fragments[op.result] = [result[i : i + columns] for i in range(0, len(result), columns)]
+
+    def _dot_step(
+        self,
+        emitter: Emitter,
+        op: tile.DotOp,
+        lhs: tile.LoadOp,
+        rhs: tile.LoadOp,
+        offset: SSAValue,
+        step: int,
+        accumulator: list[SSAValue],
+    ) -> list[SSAValue]:
+        """Loads the step's operand pieces and adds their products to the accumulator scalars."""
+        layout = self.layout
+        lhs_shape, rhs_shape = _shape(op.lhs), _shape(op.rhs)
+        batch = [self.zero] * (len(lhs_shape) - 2)
+        block = emitter.builder.insertion_point.block
+        first = block.last_op
+        a = []
+        for i in range(layout.rows):
+            row = self.rows[i].coordinates[-2]
+            chunk = self._accesses(lhs_shape, step, [*batch, row, offset])
+            a.append(self._widen(emitter, chunk.load(emitter, self.values[lhs.source], self.origin(lhs.indices), _shape(lhs.result), lhs.padding)))
+        _tag_loads(block, first.next_op if first is not None else block.first_op, "lhs")
+        first = block.last_op
+        b = []
+        for v in range(step):
+            row = emitter.add(offset, emitter.index(v)) if v else offset
+            chunk = self._accesses(rhs_shape, layout.columns, [*batch, row, self.column])
+            b.append(self._widen(emitter, chunk.load(emitter, self.values[rhs.source], self.origin(rhs.indices), _shape(rhs.result), rhs.padding)))
+        _tag_loads(block, first.next_op if first is not None else block.first_op, "rhs")
+        result = list(accumulator)
+        for v in range(step):
+            for i in range(layout.rows):
+                for j in range(layout.columns):
+                    position = i * layout.columns + j
+                    result[position] = emitter.emit(math.FmaOp(_element([a[i]], 0, v), _element([b[v]], 0, j), result[position]))
+        return result
+
+    @staticmethod
+    def _widen(emitter: Emitter, elements: list[SSAValue]) -> list[SSAValue]:
+        """Operand elements in f32 (f16 widens exactly)."""
+        return [e if isinstance(e.type, Float32Type) else emitter.emit(arith.ExtFOp(e, f32)) for e in elements]
+
+
+def _element(fragment: Fragment, row: int, column: int) -> SSAValue:
+    """Element (row, column) of a fragment, reading broadcast rows and columns at 0."""
+    elements = fragment[row if len(fragment) > 1 else 0]
+    return elements[column if len(elements) > 1 else 0]
+
+
+def _operand_load(dot: tile.DotOp, role: str) -> tile.LoadOp:
+    """The `tile.load` the dot's `lhs` or `rhs` comes from, through `tile.broadcast`s."""
+    owner = getattr(dot, role).owner
+    while isinstance(owner, tile.BroadcastOp):
+        owner = owner.source.owner
+    if not isinstance(owner, tile.LoadOp):
+        found = f"'{owner.name}'" if isinstance(owner, Operation) else "a block argument"
+        raise PassFailure(dot, f"the {role} of a dot must be a tile.load (possibly broadcast) for convert-tile-to-loop, got {found}")
+    return owner
+
+
+def lower_dot_kernel(kernel: tile.KernelOp, vector_bytes: int) -> loop.KernelOp:
+    return DotKernelLowering(kernel, vector_bytes).lower()

@@ -1,0 +1,42 @@
+// A matmul with a bias-and-relu epilogue carried through every level of the GPU lowering, each
+// level printed and parsed back in by the next mlc-opt, down to PTX (no GPU needed).
+//
+// RUN: mlc-opt %s -p convert-graph-to-tile | tee %t.tile.mlir | mlc-opt -p convert-tile-to-loop | tee %t.loop.mlir \
+// RUN:   | mlc-opt -p convert-loop-to-gpu | tee %t.gpu.mlir | mlc-opt -p convert-gpu-to-nvvm \
+// RUN:   | mlc-opt -p convert-scf-to-cf,convert-vector-to-llvm,convert-memref-to-llvm,convert-math-to-llvm{library=\"libdevice\"},convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts \
+// RUN:   | mlc-translate --mlir-to-ptx | filecheck %s --check-prefix=PTX
+// RUN: filecheck %s --check-prefix=TILE < %t.tile.mlir
+// RUN: filecheck %s --check-prefix=LOOP < %t.loop.mlir
+// RUN: filecheck %s --check-prefix=GPU < %t.gpu.mlir
+// The named pipelines give the same kernel, and the CPU one compiles for the host:
+// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu)' | mlc-translate --mlir-to-ptx | filecheck %s --check-prefix=PTX
+// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-cpu)' | mlc-translate --mlir-to-llvmir | filecheck %s --check-prefix=CPU
+
+// TILE:       tile.kernel @dense_0_matmul_add_relu({{.*}}) grid [4, 4] num_warps 8 attributes {mlc.matmul_tile = array<i64: 64, 64, 16>}
+// TILE:         scf.for %k
+// TILE:           tile.dot
+// TILE:         tile.map %acc
+// LOOP:       loop.kernel @dense_0_matmul_add_relu({{.*}}) attributes {mlc.arg_alignment = array<i64: 16, 16, 16, 16>, mlc.micro_tile = array<i64: 4, 4>}
+// LOOP:         loop.parallel %thread < 256 mapping thread.x
+// LOOP:           scf.for %k
+// LOOP:             scf.for %kk
+// LOOP:               vector.load {{.*}} {alignment = 16 : i64, mlc.operand = "lhs"}
+// LOOP:               vector.load {{.*}} {alignment = 16 : i64, mlc.operand = "rhs"}
+// LOOP:               math.fma
+// LOOP:             } {mlc.dot = array<i64: 4, 4, 4>}
+// LOOP:           arith.maximumf
+// LOOP:           vector.store
+// GPU:        mlc_gpu.func @dense_0_matmul_add_relu({{.*}}) grid [4, 4, 1] block [256, 1, 1]
+// PTX:        .visible .entry dense_0_matmul_add_relu(
+// PTX:        .maxntid 256, 1, 1
+// PTX:        ld.global.v4
+// PTX:        fma.rn.f32
+// PTX:        st.global.v4
+// CPU:        define void @dense_0_matmul_add_relu(
+// CPU:          call float @llvm.fma.f32(
+func.func @dense(%x: tensor<256x128xf32>, %w: tensor<128x256xf32>, %b: tensor<256xf32>) -> tensor<256x256xf32> {
+  %0 = graph.matmul %x, %w : (tensor<256x128xf32>, tensor<128x256xf32>) -> tensor<256x256xf32>
+  %1 = graph.add %0, %b : (tensor<256x256xf32>, tensor<256xf32>) -> tensor<256x256xf32>
+  %2 = graph.relu %1 : tensor<256x256xf32>
+  func.return %2 : tensor<256x256xf32>
+}

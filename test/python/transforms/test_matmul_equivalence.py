@@ -1,0 +1,110 @@
+"""Every pass of both pipelines preserves what matmul programs compute.
+
+Hypothesis draws a graph function around one `graph.matmul` (`matmul_programs.py`: odd sizes,
+broadcast batches, f32 and f16, elementwise producers and epilogues) and random inputs; for each
+pass of `mlc-lower-to-gpu` and `mlc-lower-to-cpu` the module is interpreted just before and just
+after the pass. Across `convert-graph-to-tile` the graph interpreter (float64, rounded once) meets
+f32 accumulation: results agree within `1e-4` (f32) or `4e-3` (f16, one rounding of the result and
+of each epilogue op) relative to the largest result, the scale of the accumulated rounding errors
+of K <= 65 products. Every other pass is exact: the loop lowering adds the products in the order
+the tile interpreter does, with the same fused multiply-adds, and the later passes change no
+arithmetic. The GPU steps run the kernels in the GPU-level interpreter, on the CPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from matmul_programs import matmul_programs
+from mlc.interpreter import run
+from mlc.transforms.pipelines import CPU_PIPELINE, GPU_PIPELINE
+from programs import assert_equivalent, lower, random_inputs
+
+PASSES_BELOW_GRAPH = ("convert-graph-to-tile",)
+
+
+def _steps(pipeline: str, target: str) -> dict[str, tuple[str, str]]:
+    """(passes before, the pass) for each pass from convert-graph-to-tile on, repeats of cse/canonicalize once."""
+    passes = pipeline.split(",")
+    start = passes.index("convert-graph-to-tile")
+    steps: dict[str, tuple[str, str]] = {}
+    for index in range(start, len(passes)):
+        key = f"{target}:{passes[index]}"
+        if key not in steps:
+            steps[key] = (",".join(passes[:index]), passes[index])
+    return steps
+
+
+STEPS = _steps(GPU_PIPELINE, "gpu") | {
+    key: value for key, value in _steps(CPU_PIPELINE, "cpu").items() if f"gpu:{key[4:]}" not in _steps(GPU_PIPELINE, "gpu")
+}
+
+ONE_BY_ONE = """func.func @main(%a: tensor<1x1xf32>, %b: tensor<1x1xf32>) -> tensor<1x1xf32> {
+  %0 = graph.matmul %a, %b : (tensor<1x1xf32>, tensor<1x1xf32>) -> tensor<1x1xf32>
+  func.return %0 : tensor<1x1xf32>
+}
+"""
+RAGGED = ONE_BY_ONE.replace("%a: tensor<1x1xf32>", "%a: tensor<17x65xf32>").replace(
+    "%b: tensor<1x1xf32>) -> tensor<1x1xf32>", "%b: tensor<65x33xf32>) -> tensor<17x33xf32>"
+).replace("(tensor<1x1xf32>, tensor<1x1xf32>) -> tensor<1x1xf32>", "(tensor<17x65xf32>, tensor<65x33xf32>) -> tensor<17x33xf32>").replace(
+    "func.return %0 : tensor<1x1xf32>", "func.return %0 : tensor<17x33xf32>"
+)
+BROADCAST_BATCH = """func.func @main(%a: tensor<3x5x7xf16>, %b: tensor<7x9xf16>) -> tensor<3x5x9xf16> {
+  %0 = graph.matmul %a, %b : (tensor<3x5x7xf16>, tensor<7x9xf16>) -> tensor<3x5x9xf16>
+  func.return %0 : tensor<3x5x9xf16>
+}
+"""
+
+EPILOGUE = """func.func @main(%a: tensor<2x3x5x7xf16>, %b: tensor<3x7x9xf16>, %bias: tensor<9xf16>, %r: tensor<2x3x5x9xf16>) -> tensor<2x3x5x9xf16> {
+  %0 = graph.matmul %a, %b : (tensor<2x3x5x7xf16>, tensor<3x7x9xf16>) -> tensor<2x3x5x9xf16>
+  %1 = graph.add %0, %bias : (tensor<2x3x5x9xf16>, tensor<9xf16>) -> tensor<2x3x5x9xf16>
+  %2 = graph.relu %1 : tensor<2x3x5x9xf16>
+  %3 = graph.add %2, %r : (tensor<2x3x5x9xf16>, tensor<2x3x5x9xf16>) -> tensor<2x3x5x9xf16>
+  func.return %3 : tensor<2x3x5x9xf16>
+}
+"""
+
+
+def _assert_close_to_graph(before, after, inputs: list[np.ndarray]) -> None:
+    """Results within f32 accumulation (f16: plus roundings) of the graph interpreter's."""
+    expected = run(before, "main", [x.copy() for x in inputs])
+    actual = run(after, "main", [x.copy() for x in inputs])
+    for index, (want, got) in enumerate(zip(expected, actual)):
+        assert want.shape == got.shape and want.dtype == got.dtype, f"result #{index}"
+        scale = max(1.0, float(np.abs(want.astype(np.float64)).max(initial=0.0)))
+        tolerance = (4e-3 if want.dtype == np.float16 else 1e-4) * scale
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=0, atol=tolerance, err_msg=f"result #{index}")
+
+
+@pytest.mark.parametrize("step", sorted(STEPS))
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(program=matmul_programs(), seed=st.integers(0, 2**32 - 1))
+@example(program=ONE_BY_ONE, seed=1)
+@example(program=BROADCAST_BATCH, seed=3)
+@example(program=EPILOGUE, seed=4)
+def test_pass_preserves_matmul(step: str, program: str, seed: int):
+    _check_step(step, program, seed)
+
+
+RAGGED_STEPS = sorted(step for step in STEPS if step.startswith("gpu:") or step == "cpu:convert-loop-to-cpu")
+"""Every step but the CPU's LLVM ones, where the interpreter runs a block's threads one by one (slow)."""
+
+
+@pytest.mark.parametrize("step", RAGGED_STEPS)
+def test_pass_preserves_a_ragged_matmul(step: str):
+    """17x33x65: partial blocks along M, N and K, and chunks cut by the matrix edges."""
+    _check_step(step, RAGGED, 2)
+
+
+def _check_step(step: str, program: str, seed: int) -> None:
+    before_passes, name = STEPS[step]
+    before = lower(program, before_passes)
+    after = lower(program, f"{before_passes},{name}" if before_passes else name)
+    inputs = random_inputs(program, seed)
+    if name in PASSES_BELOW_GRAPH:
+        _assert_close_to_graph(before, after, inputs)
+    else:
+        assert_equivalent(before, after, inputs, exact=True)
