@@ -38,7 +38,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
 from xdsl.dialects import func
@@ -67,6 +67,12 @@ Buffer = object
 
 ArgumentBinder = Callable[[object], tuple[Buffer, int]]
 """Checks one argument value and returns the buffer to use and its address."""
+
+
+class PointerCheck(Protocol):
+    """The pointer of an array that is exactly what a slot expects, or None (then check it fully)."""
+
+    def pointer(self, value: object) -> int | None: ...
 
 
 # --------------------------------------------------------------------------------------------
@@ -170,6 +176,10 @@ class Executor(ABC):
         """Entered around building and every call (the GPU makes its context current)."""
         return nullcontext()
 
+    def fast_pointer_check(self, spec: BufferSpec, alignment: int) -> PointerCheck | None:
+        """A cheap check that takes the pointer of a well-formed foreign array, if the executor has one."""
+        return None
+
     def synchronize(self) -> None:
         """Waits for everything enqueued so far (nothing to wait for where calls are synchronous)."""
         return None
@@ -218,6 +228,7 @@ class HostProgram:
         for result in plan.results:
             self._direct_results.append(result.source == "allocation" and result.slot not in seen)
             seen.add(result.slot)
+        self._fast_checks = self._build_fast_checks()
 
     # -- construction helpers ----------------------------------------------------------------
 
@@ -251,6 +262,21 @@ class HostProgram:
 
         plan = plan_host_function(module, entry)
         return cls(plan, CpuExecutor(CpuModule(object_code, name=f"for @{plan.function_name}")))
+
+    def _build_fast_checks(self) -> list[tuple[PointerCheck, int]] | None:
+        """Per argument, then per result: a fast pointer check and the slot it fills; None when the
+        executor has no such checks or a result needs more than pointing its slot at the output."""
+        if not all(self._direct_results):
+            return None
+        checks = []
+        for argument in self.plan.arguments:
+            checks.append((self.executor.fast_pointer_check(argument.spec, argument.alignment), argument.slot))
+        for result in self.plan.results:
+            alignment, _ = self.plan.slot_alignments[result.slot]
+            checks.append((self.executor.fast_pointer_check(result.spec, alignment), result.slot))
+        if any(check is None for check, _ in checks):
+            return None
+        return checks  # type: ignore[return-value]
 
     def _keep(self, slot: int, buffer: Buffer) -> None:
         self._kept[slot] = buffer
@@ -303,13 +329,33 @@ class HostProgram:
         write the results into (GPU: DeviceBuffers or CUDA arrays; CPU: numpy arrays); they are
         returned. Without `outputs`, every call allocates its results afresh.
         """
+        if outputs is not None and self._run_fast(arguments, outputs):
+            return tuple(outputs)
         self._check_count(arguments, outputs)
-        # The hot path of small kernels: no per-call allocations beyond what binding needs.
         with self._lock, self.executor.call_scope():
             try:
                 return self._run_on_device_locked(arguments, outputs)
             except CudaError as error:
                 raise self._with_last_launches(error) from None
+
+    def _run_fast(self, arguments: Sequence[object], outputs: Sequence[object]) -> bool:
+        """The hot path of small kernels: every array passes its executor's fast check (PyTorch CUDA
+        tensors as the kernels expect them), so binding is pointing slots. False, having done
+        nothing, when any does not: the general path then checks everything and explains."""
+        checks = self._fast_checks
+        if checks is None or len(arguments) != len(self.plan.arguments) or len(outputs) != len(self.plan.results):
+            return False
+        pointers = [check.pointer(value) for (check, _), value in zip(checks, (*arguments, *outputs))]
+        if None in pointers:
+            return False
+        with self._lock, self.executor.call_scope():
+            for (_, slot), pointer in zip(checks, pointers):
+                self._point(slot, pointer)  # type: ignore[arg-type]
+            try:
+                self._launch_all()
+            except CudaError as error:
+                raise self._with_last_launches(error) from None
+        return True
 
     def _run_on_device_locked(
         self, arguments: Sequence[object], outputs: Sequence[object] | None
@@ -625,6 +671,11 @@ class CudaExecutor(Executor):
 
     def call_scope(self) -> AbstractContextManager[object]:
         return self.device.activated()
+
+    def fast_pointer_check(self, spec: BufferSpec, alignment: int) -> PointerCheck | None:
+        from mlc.runtime.foreign_arrays import TorchFastCheck
+
+        return TorchFastCheck(spec.dtype, spec.shape, self.device.ordinal, alignment, self.stream)
 
     def load_kernel(self, launch: KernelLaunch) -> LoadedKernel:
         return _CudaKernel(self, launch)

@@ -389,3 +389,19 @@ def test_host_program_checks_torch_tensors(torch, program: HostProgram) -> None:
         program.run(y, y[:512])
     with pytest.raises(ValueError, match=r"argument #0 \(%x\) of @main: exporting it through DLPack failed"):
         program.run(torch.randn(1024, device="cuda", requires_grad=True), y)
+
+
+def test_run_on_device_with_torch_outputs_falls_back_to_the_checked_path(torch, program: HostProgram) -> None:  # type: ignore[no-untyped-def]
+    """Well-formed tensors take the fast path; any other array is checked (and explained) in full,
+    and the next well-formed call points the kernels at its own tensors again."""
+    for _ in range(2):
+        x, y = torch.randn(1024, device="cuda"), torch.randn(1024, device="cuda")
+        outputs = (torch.empty(1024, device="cuda"), torch.empty(4, 256, device="cuda"))
+        assert program.run_on_device(x, y, outputs=outputs) == outputs
+        torch.cuda.synchronize()
+        for output, reference in zip(outputs, gpu_host_reference(x.cpu().numpy(), y.cpu().numpy())):
+            np.testing.assert_array_equal(output.cpu().numpy(), reference)
+        with pytest.raises(ValueError, match=r"output #1 of @main: the array is not C-contiguous"):
+            program.run_on_device(x, y, outputs=(outputs[0], torch.empty(4, 512, device="cuda")[:, ::2]))
+        with pytest.raises(ValueError, match=r"output #0 of @main: expected dtype float32"):
+            program.run_on_device(x, y, outputs=(outputs[0].double(), outputs[1]))
