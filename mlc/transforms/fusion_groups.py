@@ -27,8 +27,9 @@ path leaves a group and comes back: groups never form a cycle.
 
 Ops whose results the function does not return, directly or through other ops, are dropped
 (graph ops have no side effects). Independent groups of the same domain that read a common value
-are then merged (multi-output, or sibling, fusion) when neither depends on the other and they do
-not reduce over different axes, so that the value is read once.
+are then merged (multi-output, or sibling, fusion) when neither depends on the other (also through
+ops outside every group, such as a matmul's kernel) and they do not reduce over different axes, so
+that the value is read once.
 
 Splat constants are never members: every group inlines them as scalars. Other constants and
 values from outside are inputs. A reshape's operand is always an input, seen with the reshape's
@@ -285,11 +286,13 @@ def _dependency_masks(
     groups can be longer than Python's recursion limit), so that a merge check is one `&`.
     """
     index = {id(group): number for number, group in enumerate(groups)}
+    outside: dict[Operation, frozenset[int]] = {}
     producers = {
         id(group): {
-            id(group_of[value.owner])
+            producer
             for value in reads[id(group)]
-            if isinstance(value.owner, Operation) and value.owner in group_of
+            if isinstance(value.owner, Operation)
+            for producer in _producing_groups(value.owner, group_of, outside)
         }
         - {id(group)}
         for group in groups
@@ -311,6 +314,34 @@ def _dependency_masks(
             for producer in producers[current]:
                 masks[current] |= masks[producer] | (1 << index[producer])
     return masks
+
+
+def _producing_groups(
+    op: Operation, group_of: dict[Operation, FusionGroup], outside: dict[Operation, frozenset[int]]
+) -> frozenset[int]:
+    """The groups (by id) whose results `op`'s result is computed from: its own group, or for an op
+    outside every group (a matmul, a kernel of its own) the groups feeding it, through such ops.
+
+    Without looking through them, two groups on either side of a matmul would look independent, and
+    merging them would make a group that both feeds and consumes the matmul. `outside` memoises.
+    """
+    if op in group_of:
+        return frozenset({id(group_of[op])})
+    if op not in outside:
+        found: set[int] = set()
+        seen, stack = {op}, [op]
+        while stack:
+            for operand in stack.pop().operands:
+                owner = operand.owner
+                if not isinstance(owner, Operation) or owner in seen:
+                    continue
+                seen.add(owner)
+                if owner in group_of:
+                    found.add(id(group_of[owner]))
+                else:
+                    stack.append(owner)
+        outside[op] = frozenset(found)
+    return outside[op]
 
 
 def _compatible_reductions(group: FusionGroup, other: FusionGroup) -> bool:

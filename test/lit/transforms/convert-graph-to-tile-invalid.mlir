@@ -30,15 +30,3 @@ func.func @integer_matmul(%a: tensor<4x4xi32>, %b: tensor<4x4xi32>) -> tensor<4x
   %0 = graph.matmul %a, %b : (tensor<4x4xi32>, tensor<4x4xi32>) -> tensor<4x4xi32>
   func.return %0 : tensor<4x4xi32>
 }
-
-// -----
-
-// Known limit: fusion_groups merges the relu and add groups (both read %x) without seeing that the
-// add depends on the relu through the matmul; the merged group would both feed and consume it.
-func.func @merged_around_a_matmul(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  %r = graph.relu %x : tensor<8x8xf32>
-  // expected-error @+1 {{a fusion group both feeds and consumes this matmul (merged siblings); not lowered yet}}
-  %y = graph.matmul %r, %w : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
-  %z = graph.add %y, %x : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
-  func.return %z : tensor<8x8xf32>
-}

@@ -340,6 +340,23 @@ func.func @returned(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> (tensor<4x4xf32
 
 // -----
 
+// A residual block, x + relu(x) @ w: the relu and add groups both read x, but the add depends on
+// the relu through the matmul, so they are not merged as siblings (that group would both feed and
+// consume the matmul). The add becomes the matmul's epilogue.
+// CHECK-LABEL: tile.kernel @residual_0_relu
+// CHECK-LABEL: tile.kernel @residual_1_matmul_add(%r: memref<8x8xf32>, %w: memref<8x8xf32>, %x: memref<8x8xf32>, %output0: memref<8x8xf32>)
+// CHECK-LABEL: func.func @residual
+// CHECK:         tile.launch @residual_0_relu(%x, %[[R:.*]]) :
+// CHECK:         tile.launch @residual_1_matmul_add(%[[R]], %w, %x, %{{.*}}) :
+func.func @residual(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %r = graph.relu %x : tensor<8x8xf32>
+  %y = graph.matmul %r, %w : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %z = graph.add %y, %x : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  func.return %z : tensor<8x8xf32>
+}
+
+// -----
+
 // Large products take 128x128 blocks in steps of 8 when there are at least 128 of them.
 // CHECK-LABEL: tile.kernel @large_0_matmul
 // CHECK-SAME:    grid [16, 8] num_warps 8 attributes {mlc.matmul_tile = array<i64: 128, 128, 8>}

@@ -150,6 +150,23 @@ def test_matmul_between_elementwise_kernels(device: str, rng: np.random.Generato
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_residual_block(device: str, rng: np.random.Generator):
+    """x + relu(x) @ w: the add reads x beside the product (its kernel is the matmul's epilogue)."""
+    t = tensor((45, 45))
+    text = f"""func.func @main(%x: {t}, %w: {t}) -> {t} {{
+      %r = graph.relu %x : {t}
+      %y = graph.matmul %r, %w : ({t}, {t}) -> {t}
+      %z = graph.add %y, %x : ({t}, {t}) -> {t}
+      func.return %z : {t}
+    }}"""
+    x, w = random(rng, (45, 45)), random(rng, (45, 45))
+    relu = np.maximum(x, 0)
+    result = mlc.compile(text, device=device)(x, w)
+    bound = 1e-5 * np.sqrt(45) * (np.abs(relu).astype(np.float64) @ np.abs(w)) + 1e-6
+    np.testing.assert_array_less(np.abs(result - (relu.astype(np.float64) @ w + x)), bound + 1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_empty_inner_dimension_gives_zeros(device: str):
     text = matmul_program((3, 0), (0, 4))
     result = mlc.compile(text, device=device)(np.empty((3, 0), np.float32), np.empty((0, 4), np.float32))
