@@ -19,6 +19,7 @@ from io import StringIO
 from xdsl.printer import Printer
 
 from mlc.errors import MlcError
+from mlc.tools.cli import exit_code, write_result
 
 
 def _input_shape(text: str) -> tuple[str, list[int]]:
@@ -53,11 +54,7 @@ def _arguments() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    except BrokenPipeError:  # the reader (e.g. `head`) stopped reading: not an error of ours
-        sys.stderr.close()
-        return 0
+    return exit_code(lambda: _main(argv))
 
 
 def _main(argv: list[str] | None) -> int:
@@ -82,16 +79,7 @@ def _main(argv: list[str] | None) -> int:
     text = StringIO()
     Printer(stream=text, print_generic_format=args.print_op_generic).print_op(module)
     text.write("\n")
-    if args.output_file is None:
-        sys.stdout.write(text.getvalue())
-        return 0
-    try:
-        with open(args.output_file, "w", encoding="utf-8") as output:
-            output.write(text.getvalue())
-    except OSError as error:
-        sys.stderr.write(f"mlc-import-onnx: error: cannot write {args.output_file}: {error.strerror}\n")
-        return 1
-    return 0
+    return write_result(text.getvalue(), args.output_file, "mlc-import-onnx")
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from mlc.diagnostics import (
 )
 from mlc.dialects import make_context
 from mlc.passes import build_pipeline, format_pipeline, suggest
+from mlc.tools.cli import exit_code
 from mlc.transforms import PASS_SUMMARIES, all_passes
 
 
@@ -256,11 +257,7 @@ def split_chunks(text: str, split: bool) -> list[tuple[str, int]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    except BrokenPipeError:  # the reader (e.g. `head`) stopped reading: not an error of ours
-        sys.stderr.close()
-        return 0
+    return exit_code(lambda: _main(argv))
 
 
 def _main(argv: list[str] | None) -> int:

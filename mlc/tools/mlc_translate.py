@@ -19,6 +19,7 @@ import sys
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from mlc.diagnostics import MlcError, PassFailure, describe_op, parse_module, verify
+from mlc.tools.cli import write_result
 from mlc.dialects import make_context
 from mlc.diagnostics import format_parse_error
 
@@ -79,16 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         prefix = "" if message.startswith(name) else "mlc-translate: error: "
         sys.stderr.write(f"{prefix}{message}\n")
         return 1
-    if args.output_file is None:
-        sys.stdout.write(result)
-        return 0
-    try:
-        with open(args.output_file, "w", encoding="utf-8") as output:
-            output.write(result)
-    except OSError as error:
-        sys.stderr.write(f"mlc-translate: error: cannot write {args.output_file}: {error.strerror}\n")
-        return 1
-    return 0
+    return write_result(result, args.output_file, "mlc-translate")
 
 
 if __name__ == "__main__":

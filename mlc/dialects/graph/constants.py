@@ -148,10 +148,11 @@ def with_hex_float_bits(text: str, attribute: DenseIntOrFPElementsAttr) -> Dense
     """
     tensor_type = attribute.type
     assert isinstance(tensor_type, TensorType)
-    body = text[text.find("<") + 1 : text.rfind(">")] if text.startswith("dense") else ""
-    if not is_float(tensor_type.element_type) or "0x" not in body or body.lstrip().startswith('"'):
+    # The elements lie between `dense<` and the first `>` (the type after it has its own).
+    elements = text[len("dense<") : text.find(">")] if text.startswith("dense<") else ""
+    if not is_float(tensor_type.element_type) or "0x" not in elements or elements.lstrip().startswith('"'):
         return attribute
-    literals = _ELEMENT_LITERAL.findall(body.split(":")[0])
+    literals = _ELEMENT_LITERAL.findall(elements)
     values = np.array(dense_to_numpy(attribute)).reshape(-1)
     bits = values.view(np.dtype(f"u{values.itemsize}"))
     if len(literals) == 1:  # a splat

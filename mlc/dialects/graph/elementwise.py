@@ -407,6 +407,16 @@ class ShapeChangingOp(IRDLOperation):
         result_type = verify_tensor(self.result, "result")
         return x_type, result_type
 
+    def verify_types_keeping_element_type(self) -> tuple[TensorType, TensorType]:
+        """`verify_types`, for the ops that change only the shape (broadcast, reshape)."""
+        x_type, result_type = self.verify_types()
+        if x_type.element_type != result_type.element_type:
+            raise VerifyException(
+                f"result element type {result_type.element_type} must equal the element "
+                f"type {x_type.element_type} of operand #0 (x)"
+            )
+        return x_type, result_type
+
 
 @irdl_op_definition
 class CastOp(ShapeChangingOp):

@@ -77,12 +77,7 @@ class BroadcastOp(ShapeChangingOp):
     name = "graph.broadcast"
 
     def verify_(self) -> None:
-        x_type, result_type = self.verify_types()
-        if x_type.element_type != result_type.element_type:
-            raise VerifyException(
-                f"result element type {result_type.element_type} must equal the element "
-                f"type {x_type.element_type} of operand #0 (x)"
-            )
+        x_type, result_type = self.verify_types_keeping_element_type()
         target = result_type.get_shape()
         if broadcast_shapes(x_type.get_shape(), target) != target:
             raise VerifyException(
@@ -98,12 +93,7 @@ class ReshapeOp(ShapeChangingOp):
     name = "graph.reshape"
 
     def verify_(self) -> None:
-        x_type, result_type = self.verify_types()
-        if x_type.element_type != result_type.element_type:
-            raise VerifyException(
-                f"result element type {result_type.element_type} must equal the element "
-                f"type {x_type.element_type} of operand #0 (x)"
-            )
+        x_type, result_type = self.verify_types_keeping_element_type()
         if x_type.element_count() != result_type.element_count():
             raise VerifyException(
                 f"operand #0 (x) has {x_type.element_count()} elements but the result "
