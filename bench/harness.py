@@ -95,13 +95,13 @@ def _check(name: str, got: Any, want: Any, tolerance: tuple[float, float]) -> No
         raise AssertionError(f"{name}: result differs from PyTorch's (max abs error {error:.3g})")
 
 
-def mlc_callable(case: Case, inputs: list[Any]) -> tuple[Callable[[], Any], Any]:
+def mlc_callable(case: Case, inputs: list[Any], pipeline: str | None = None) -> tuple[Callable[[], Any], Any]:
     """A no-argument call of the compiled case writing into preallocated outputs, and the output."""
     import torch
 
     import mlc
 
-    compiled = mlc.compile(case.mlc_source, device="cuda")
+    compiled = mlc.compile(case.mlc_source, device="cuda", pipeline=pipeline)
     reference = case.torch_function(*inputs)
     output = torch.empty_like(reference)
 
@@ -111,7 +111,8 @@ def mlc_callable(case: Case, inputs: list[Any]) -> tuple[Callable[[], Any], Any]
     return call, output
 
 
-def run(cases: Sequence[Case], seed: int = 0) -> list[Row]:
+def run(cases: Sequence[Case], seed: int = 0, pipeline: str | None = None) -> list[Row]:
+    """Checks and times every implementation of each case; `pipeline` overrides mlc's default."""
     import torch
 
     generator = torch.Generator(device="cuda").manual_seed(seed)
@@ -121,7 +122,7 @@ def run(cases: Sequence[Case], seed: int = 0) -> list[Row]:
         expected = case.torch_function(*inputs)
         implementations: list[tuple[str, Callable[[], Any], Any]] = []
         implementations.append(("pytorch", lambda: case.torch_function(*inputs), None))
-        call, output = mlc_callable(case, inputs)
+        call, output = mlc_callable(case, inputs, pipeline)
         call()
         torch.cuda.synchronize()
         _check(f"{case.name} / mlc", output, expected, case.tolerance)

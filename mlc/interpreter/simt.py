@@ -191,10 +191,15 @@ class GridLevel(Level):
 
 
 def run_grid(
-    machine: Machine, body: Region, arguments: Sequence[object], grid: Sequence[int], block: Sequence[int]
+    machine: Machine,
+    body: Region,
+    arguments: Sequence[object],
+    grid: Sequence[int],
+    block: Sequence[int],
+    check_races: bool | None = None,
 ) -> None:
     """Runs a kernel body (of `mlc_gpu.func` or `llvm.func`) on a grid of thread blocks."""
-    level = GridLevel(grid, block, machine.check_races)
+    level = GridLevel(grid, block, machine.check_races if check_races is None else check_races)
     launch(machine, body, arguments, level.lanes, level)
 
 

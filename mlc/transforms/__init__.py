@@ -31,6 +31,7 @@ MLC_PASSES: dict[str, str] = {
     "convert-loop-to-gpu": "mlc.transforms.convert_loop_to_gpu:ConvertLoopToGpu",
     "convert-gpu-to-nvvm": "mlc.transforms.convert_gpu_to_nvvm:ConvertGpuToNvvm",
     "gpu-insert-barriers": "mlc.transforms.gpu_insert_barriers:GpuInsertBarriers",
+    "loop-promote-shared": "mlc.transforms.loop_promote_shared:LoopPromoteShared",
     "mlc-lower-to-cpu": "mlc.transforms.pipelines:LowerToCpu",
     "mlc-lower-to-gpu": "mlc.transforms.pipelines:LowerToGpu",
 }

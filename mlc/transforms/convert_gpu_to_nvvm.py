@@ -152,6 +152,10 @@ class ConvertGpuToNvvm(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, gpu.FuncOp)]:
+            if gpu.BLOCK_SYNCHRONOUS in kernel.attributes:
+                raise PassFailure(
+                    kernel, "its shared memory is ordered only as at the loop level; run gpu-insert-barriers before convert-gpu-to-nvvm"
+                )
             shared_memory_to_globals(kernel, op)
             lower_kernel_body(kernel)
             attributes = {

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -39,6 +39,7 @@ from mlc.diagnostics import PassFailure
 from mlc.dialects.gpu import ops as gpu
 from mlc.dialects.loop import ops as loop
 from mlc.transforms.convert_loop_to_cpu import sequentialize
+from mlc.transforms.thread_analysis import is_shared_memory_space
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 
@@ -87,6 +88,13 @@ def _is_thread_loop(op: Operation) -> bool:
 
 def _contains_thread_loop(op: Operation) -> bool:
     return any(_is_thread_loop(inner) for inner in op.walk())
+
+
+def _inside_thread_loop(op: Operation) -> bool:
+    parent = op.parent_op()
+    while parent is not None and not _is_thread_loop(parent):
+        parent = parent.parent_op()
+    return parent is not None
 
 
 @dataclass
@@ -287,8 +295,18 @@ class KernelMapping:
             mapping.update(zip(op.results, clone.results))
         raise PassFailure(reduce, "the combiner has no loop.yield")  # pragma: no cover - verified
 
+    @property
+    def shares_memory_within_thread_loops(self) -> bool:
+        """Whether a thread loop touches a block's shared buffer (block-synchronous, see mlc_gpu)."""
+        for allocation in self.kernel.walk():
+            if isinstance(allocation, memref.AllocaOp) and is_shared_memory_space(allocation.memref):
+                if any(_inside_thread_loop(use.operation) for use in allocation.memref.uses):
+                    return True
+        return False
+
     def lower(self) -> gpu.FuncOp:
         body = self.kernel.body.block
+        block_synchronous = self.shares_memory_within_thread_loops
         self.lower_all_reduces()
         self.guard_side_effects(body)
         self.insert_barriers(body)
@@ -301,6 +319,8 @@ class KernelMapping:
             self.kernel.sym_name.data, list(self.kernel.function_type.inputs.data), self.grid, self.block
         )
         function.attributes |= self.kernel.attributes
+        if block_synchronous:
+            function.attributes[gpu.BLOCK_SYNCHRONOUS] = UnitAttr()
         new_block = function.body.block
         for old_argument, new_argument in zip(body.args, new_block.args):
             new_argument.name_hint = old_argument.name_hint

@@ -278,3 +278,4 @@ class GpuInsertBarriers(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in [f for f in op.walk() if isinstance(f, gpu.FuncOp)]:
             insert_barriers(function)
+            function.attributes.pop(gpu.BLOCK_SYNCHRONOUS, None)

@@ -29,7 +29,7 @@ broadcast), its ops expanded into the map after the K loop (`elementwise_expansi
 outputs stored instead of the product, which never reaches memory. Otherwise the product is
 stored and read back by the consumers' kernels.
 
-Block sizes (`choose_matmul_tile`): 128x128x8 when that still gives at least `LARGE_TILE_PROGRAMS`
+Block sizes (`choose_matmul_tile`): 128x128x16 when that still gives at least `LARGE_TILE_PROGRAMS`
 programs, else at most 64x64x16; each dimension is cut to the smallest power of two that covers
 the matrix's (a 17x33x65 product gets 32x64x16). `convert-graph-to-tile{matmul-tile=BM,BN,BK}`
 overrides the choice. Warps: one thread per 16 outputs, 1 to 8 warps (`matmul_warps`). The
@@ -58,7 +58,7 @@ from mlc.transforms.elementwise_expansion import ScalarBuilder, expand_elementwi
 from mlc.transforms.fusion_groups import FusionGroup, is_splat_constant, live_ops, shape_of
 from mlc.transforms.group_kernel import DimensionCollapse, collapse_dimensions
 
-LARGE_TILE = (128, 128, 8)
+LARGE_TILE = (128, 128, 16)
 DEFAULT_TILE = (64, 64, 16)
 LARGE_TILE_PROGRAMS = 128
 """Large blocks only when at least this many of them keep the GPU's ~132 multiprocessors busy."""

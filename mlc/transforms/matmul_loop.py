@@ -2,16 +2,19 @@
 
 `convert-tile-to-loop` hands every `tile.kernel` holding a `tile.dot` to `lower_dot_kernel`.
 
-Layout. The dot's accumulator has the kernel's output shape S = [1..., BM, BN] (one matrix per
-program). The block's threads form a (BM / TM) x (BN / TN) grid, row-major: thread t owns the
-TM x TN *micro-tile* at rows `(t div (BN / TN)) * TM + i` and columns `(t mod (BN / TN)) * TN + j`.
-Consecutive threads own consecutive TN-element pieces of a row, so a warp's loads of B and stores
-of C are contiguous spans (coalesced), each piece one vector access when aligned; the A elements a
-thread needs are the same for the BN / TN threads of its row of threads (one broadcast read). The
-micro-tile holds E = BM * BN / (32 * num_warps) outputs (at least one): TN is the power of two
-nearest sqrt(E) from above, TM = E / TN, each cut to the block (`MicroTileLayout.choose`). The loop
-kernel records it as `mlc.micro_tile = array<i64: TM, TN>`; the same attribute on the tile kernel
-overrides the choice.
+Layout (block tile -> warp tile -> micro-tile). The dot's accumulator has the kernel's output shape
+S = [1..., BM, BN] (one matrix per program). The block's threads form a (BM / TM) x (BN / TN)
+grid; each thread accumulates a TM x TN *micro-tile* (E = BM * BN / (32 * num_warps) outputs, at
+least one: TN the power of two nearest sqrt(E) from above, TM = E / TN, each cut to the block;
+`MicroTileLayout.choose`). The 32 lanes of a warp take an LM x LN piece of that grid (LN = 8 where
+the grid is that wide, LM = 32 / LN), so a warp owns a *warp tile* of LM * TM rows by LN * TN
+columns, and the warps tile the block row-major. Within its warp tile a thread's TM rows are LM
+apart (lane row + LM * i) and its TN columns come in 4-wide chunks LN * 4 apart (4 * lane column +
+4 * LN * j): the lanes of a warp read one contiguous span of a B row or a C row per chunk (coalesced,
+one 16-byte vector per lane where aligned) and LM neighbouring rows of A, which keeps the shared
+copies of loop-promote-shared free of bank conflicts. The loop kernel records
+`mlc.micro_tile = array<i64: TM, TN>` and `mlc.warp_tile = array<i64: LM * TM, LN * TN>`; the same
+`mlc.micro_tile` on the tile kernel overrides the choice.
 
 Values. A tile of shape S, or one that broadcasts to S (a bias row, a splat), is held by each
 thread as its micro-tile: TM rows of TN scalars, a single row or a single scalar per row where
@@ -21,21 +24,21 @@ element; loads, stores and `tile.in_bounds` move one TN-wide chunk per micro-til
 where it proves them aligned).
 
 `tile.dot`. The accumulator's TM * TN f32 scalars are carried through an `scf.for` over the dot's
-K in steps of VK (`vector-bytes` worth of operand elements, at most K, dividing it), marked
-`mlc.dot = array<i64: TM, TN, VK>`. A step loads the thread's TM x VK piece of the lhs (one VK-wide
-chunk along K per row) and its VK x TN piece of the rhs (one TN-wide chunk per row), extends f16 to
-f32, and adds `a[i][v] * b[v][j]` to `acc[i][j]` with `math.fma` for v in increasing order: the
-interpreter's order, so the lowering is exact. The operands must be `tile.load`s (possibly through `tile.broadcast`);
-their loads are emitted inside the step loop, each marked `mlc.operand = "lhs"` or `"rhs"`, with
-indices `tile origin + in-tile coordinate`: what a shared-memory promotion needs to find the A and
-B blocks a dot reuses (the block origin is uniform and defined before the step loop).
+K, one step per iteration, marked `mlc.dot = array<i64: TM, TN>`. A step loads the thread's TM
+elements of the lhs column (one per micro-tile row) and its TN elements of the rhs row (one chunk
+per column chunk), extends f16 to f32, and adds `a[i] * b[j]` to `acc[i][j]` with `math.fma` in
+increasing K: the interpreter's order, so the lowering is exact. The operands must be `tile.load`s
+(possibly through `tile.broadcast`); their loads are emitted inside the step loop, each marked
+`mlc.operand = "lhs"` or `"rhs"`, with indices `tile origin + in-tile coordinate`: affine in the
+thread and the counters, which is what `loop-promote-shared` needs to find the boxes a K iteration
+reads.
 
 K loops. An `scf.for` carrying tiles becomes an `scf.for` carrying the scalars of their
 micro-tiles (broadcast ones expanded); its induction variable is seeded for the index analysis
 with its range and step, so a K that is a multiple of BK needs no bounds check along K.
 
 Limits: one output shape per kernel, batch dimensions of size 1, no `tile.reduce`, no stores of
-tiles broadcast along a dimension of S. Registers: TM * TN accumulators, TM * VK + VK * TN operands.
+tiles broadcast along a dimension of S. Registers: TM * TN accumulators, TM + TN operands.
 """
 
 from __future__ import annotations
@@ -73,7 +76,9 @@ class MicroTileLayout:
     rows: int
     """TM: micro-tile rows per thread."""
     columns: int
-    """TN: micro-tile columns per thread (contiguous in memory)."""
+    """TN: micro-tile columns per thread, in chunks of `chunk` contiguous ones."""
+    chunk: int = 4
+    """SN: contiguous columns per chunk (one 16-byte vector of f32)."""
 
     @staticmethod
     def choose(shape: tuple[int, ...], num_warps: int) -> MicroTileLayout:
@@ -85,12 +90,35 @@ class MicroTileLayout:
         return MicroTileLayout(shape, rows, columns)
 
     @property
-    def threads_per_row(self) -> int:
+    def chunk_columns(self) -> int:
+        return min(self.chunk, self.columns)
+
+    @property
+    def thread_rows(self) -> int:
+        return self.shape[-2] // self.rows
+
+    @property
+    def thread_columns(self) -> int:
         return self.shape[-1] // self.columns
 
     @property
     def threads(self) -> int:
-        return self.shape[-2] // self.rows * self.threads_per_row
+        return self.thread_rows * self.thread_columns
+
+    @property
+    def lanes(self) -> tuple[int, int]:
+        """LM x LN: how the (up to) 32 threads of a warp tile the warp's part of the block."""
+        lane_columns = min(self.thread_columns, 8)
+        lane_rows = min(self.thread_rows, max(1, 32 // lane_columns))
+        while lane_rows * lane_columns < 32 and lane_columns < self.thread_columns:
+            lane_columns *= 2
+        return lane_rows, lane_columns
+
+    @property
+    def warp_tile(self) -> tuple[int, int]:
+        """The outputs one warp computes: LM * TM rows by LN * TN columns."""
+        lane_rows, lane_columns = self.lanes
+        return lane_rows * self.rows, lane_columns * self.columns
 
     def check(self, kernel: tile.KernelOp) -> None:
         block_rows, block_columns = self.shape[-2:]
@@ -119,14 +147,6 @@ def output_shape(kernel: tile.KernelOp) -> tuple[int, ...]:
     if any(size != 1 for size in shape[:-2]):
         raise PassFailure(kernel, f"a dot's batch dimensions must have size 1 (one matrix per program), got {'x'.join(map(str, shape))}")
     return shape
-
-
-def _vector_step(depth: int, element_bytes: int, vector_bytes: int) -> int:
-    """VK: the largest power of two that fits `vector_bytes`, is at most `depth` and divides it."""
-    step = 1
-    while step * 2 * element_bytes <= vector_bytes and depth % (step * 2) == 0:
-        step *= 2
-    return step
 
 
 def _tag_loads(block: Block, first: Operation | None, tag: str) -> None:
@@ -171,21 +191,42 @@ class DotKernelLowering(TileKernelLowering):
         self._lower_block(emitter, self.kernel.body.block)
         self.finish_kernel(result, [thread_loop.body.block, *bodies])
         result.attributes["mlc.micro_tile"] = DenseArrayBase.from_list(i64, [self.layout.rows, self.layout.columns])
+        result.attributes["mlc.warp_tile"] = DenseArrayBase.from_list(i64, list(self.layout.warp_tile))
         return result
 
     def _start_thread(self, emitter: Emitter, thread: SSAValue) -> None:
-        """The thread's micro-tile origin, and one chunk-access helper per micro-tile row."""
+        """The thread's rows and column chunks, and one chunk-access helper per (row, chunk)."""
         layout = self.layout
-        per_row = emitter.index(layout.threads_per_row)
-        row = emitter.emit(arith.MuliOp(emitter.emit(arith.DivUIOp(thread, per_row)), emitter.index(layout.rows)))
-        column = emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(thread, per_row)), emitter.index(layout.columns)))
+        lane_rows, lane_columns = layout.lanes
+        warp_rows, warp_columns = layout.warp_tile
+        lanes_per_warp = emitter.index(lane_rows * lane_columns)
+        warps_per_row = emitter.index(layout.thread_columns // lane_columns)
+        warp = emitter.emit(arith.DivUIOp(thread, lanes_per_warp))
+        lane = emitter.emit(arith.RemUIOp(thread, lanes_per_warp))
+        warp.name_hint, lane.name_hint = "warp", "lane"
+        lane_columns_value = emitter.index(lane_columns)
+        row = emitter.add(
+            emitter.emit(arith.MuliOp(emitter.emit(arith.DivUIOp(warp, warps_per_row)), emitter.index(warp_rows))),
+            emitter.emit(arith.DivUIOp(lane, lane_columns_value)),
+        )
+        column = emitter.add(
+            emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(warp, warps_per_row)), emitter.index(warp_columns))),
+            emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(lane, lane_columns_value)), emitter.index(layout.chunk_columns))),
+        )
         row.name_hint, column.name_hint = "row", "column"
-        self.row, self.column = row, column
         self.zero = emitter.index(0)
+        # Rows interleave at the warp's lane-row stride and chunks at its lane-column stride, so
+        # the lanes of a warp touch neighbouring rows and one contiguous span of columns.
+        self.row_indices = [emitter.add(row, emitter.index(i * lane_rows)) if i else row for i in range(layout.rows)]
+        chunk_stride = lane_columns * layout.chunk_columns
+        self.column_indices = [
+            emitter.add(column, emitter.index(b * chunk_stride)) if b else column
+            for b in range(layout.columns // layout.chunk_columns)
+        ]
         batch = [self.zero] * (len(layout.shape) - 2)
         self.rows = [
-            self._accesses(layout.shape, layout.columns, [*batch, emitter.add(row, emitter.index(i)) if i else row, column])
-            for i in range(layout.rows)
+            [self._accesses(layout.shape, layout.chunk_columns, [*batch, row_index, column_index]) for column_index in self.column_indices]
+            for row_index in self.row_indices
         ]
 
     def _accesses(self, shape: tuple[int, ...], width: int, coordinates: list[SSAValue]) -> ChunkAccesses:
@@ -295,11 +336,12 @@ class DotKernelLowering(TileKernelLowering):
         return result
 
     def _per_row(self, value: SSAValue, access: Callable[[ChunkAccesses], list[SSAValue]]) -> Fragment:
-        """One access per micro-tile row, or one in all when the tile broadcasts along rows."""
+        """Per micro-tile row, the accesses of its chunks; one row (chunk) where the tile broadcasts."""
         shape = _shape(value)
         broadcast_rows = len(shape) < 2 or (shape[-2] == 1 and self.layout.shape[-2] != 1)
+        broadcast_columns = shape[-1] == 1 and self.layout.shape[-1] != 1
         rows = self.rows[:1] if broadcast_rows else self.rows
-        return [list(access(row)) for row in rows]
+        return [[element for chunk in (row[:1] if broadcast_columns else row) for element in access(chunk)] for row in rows]
 
     def _map(self, emitter: Emitter, op: tile.MapOp) -> None:
         inputs = [self.materialize(emitter, value) for value in op.inputs]
@@ -320,29 +362,31 @@ class DotKernelLowering(TileKernelLowering):
         if any(size == 1 and whole != 1 for size, whole in zip(aligned, full)):
             raise PassFailure(op, "stores of tiles broadcast along a dimension are not supported in a kernel with tile.dot")
         fragment = self._full(self.materialize(emitter, op.value))
-        for rows, elements in zip(self.rows, fragment):
-            rows.store(emitter, elements, self.values[op.dest], self.origin(op.indices), shape)
+        width = self.layout.chunk_columns
+        for chunks, elements in zip(self.rows, fragment):
+            for position, chunk in enumerate(chunks):
+                chunk.store(emitter, elements[position * width : (position + 1) * width], self.values[op.dest], self.origin(op.indices), shape)
 
     # -- tile.dot -----------------------------------------------------------------------------------
 
     def _dot(self, emitter: Emitter, op: tile.DotOp) -> None:
-        """acc += lhs @ rhs, one VK-wide step of K at a time (see the module docstring)."""
+        """acc += lhs @ rhs, one step of K at a time (see the module docstring)."""
         accumulator = [element for row in self._full(self.materialize(emitter, op.acc)) for element in row]
         lhs, rhs = _operand_load(op, "lhs"), _operand_load(op, "rhs")
         depth = _shape(op.lhs)[-1]
-        element_type = op.lhs.type.element_type  # type: ignore[attr-defined]
-        step = _vector_step(depth, byte_width(element_type), self.vector_bytes)
-        if step == depth:
-            result = self._dot_step(emitter, op, lhs, rhs, emitter.index(0), step, accumulator)
+        if depth == 1:
+            result = self._dot_step(emitter, op, lhs, rhs, emitter.index(0), accumulator)
         else:
             body = Block(arg_types=[IndexType(), *(v.type for v in accumulator)])
             body.args[0].name_hint = "kk"
             for argument in body.args[1:]:
                 argument.name_hint = op.acc.name_hint
             inner = Emitter(body)
-            inner.builder.insert(scf.YieldOp(*self._dot_step(inner, op, lhs, rhs, body.args[0], step, list(body.args[1:]))))
-            steps = scf.ForOp(emitter.index(0), emitter.index(depth), emitter.index(step), accumulator, Region(body))
-            steps.attributes["mlc.dot"] = DenseArrayBase.from_list(i64, [self.layout.rows, self.layout.columns, step])
+            # One step per iteration, not unrolled: on an H200, unrolling 2 to 16 steps let ptxas
+            # hoist their loads, which cost registers and occupancy and ran 6-35% slower.
+            inner.builder.insert(scf.YieldOp(*self._dot_step(inner, op, lhs, rhs, body.args[0], list(body.args[1:]))))
+            steps = scf.ForOp(emitter.index(0), emitter.index(depth), emitter.index(1), accumulator, Region(body))
+            steps.attributes["mlc.dot"] = DenseArrayBase.from_list(i64, [self.layout.rows, self.layout.columns])
             emitter.builder.insert(steps)
             result = list(steps.results)
         columns = self.layout.columns
@@ -351,40 +395,30 @@ class DotKernelLowering(TileKernelLowering):
         self.fragments[op.result] = [result[i : i + columns] for i in range(0, len(result), columns)]
 
     def _dot_step(
-        self,
-        emitter: Emitter,
-        op: tile.DotOp,
-        lhs: tile.LoadOp,
-        rhs: tile.LoadOp,
-        offset: SSAValue,
-        step: int,
-        accumulator: list[SSAValue],
+        self, emitter: Emitter, op: tile.DotOp, lhs: tile.LoadOp, rhs: tile.LoadOp, offset: SSAValue, accumulator: list[SSAValue]
     ) -> list[SSAValue]:
-        """Loads the step's operand pieces and adds their products to the accumulator scalars."""
+        """Loads the step's lhs column and rhs row pieces and adds their products to the accumulator."""
         layout = self.layout
         lhs_shape, rhs_shape = _shape(op.lhs), _shape(op.rhs)
         batch = [self.zero] * (len(lhs_shape) - 2)
         block = emitter.builder.insertion_point.block
         first = block.last_op
         a = []
-        for i in range(layout.rows):
-            row = self.rows[i].coordinates[-2]
-            chunk = self._accesses(lhs_shape, step, [*batch, row, offset])
-            a.append(self._widen(emitter, chunk.load(emitter, self.values[lhs.source], self.origin(lhs.indices), _shape(lhs.result), lhs.padding)))
+        for row in self.row_indices:
+            chunk = self._accesses(lhs_shape, 1, [*batch, row, offset])
+            a += self._widen(emitter, chunk.load(emitter, self.values[lhs.source], self.origin(lhs.indices), _shape(lhs.result), lhs.padding))
         _tag_loads(block, first.next_op if first is not None else block.first_op, "lhs")
         first = block.last_op
         b = []
-        for v in range(step):
-            row = emitter.add(offset, emitter.index(v)) if v else offset
-            chunk = self._accesses(rhs_shape, layout.columns, [*batch, row, self.column])
-            b.append(self._widen(emitter, chunk.load(emitter, self.values[rhs.source], self.origin(rhs.indices), _shape(rhs.result), rhs.padding)))
+        for column in self.column_indices:
+            chunk = self._accesses(rhs_shape, layout.chunk_columns, [*batch, offset, column])
+            b += self._widen(emitter, chunk.load(emitter, self.values[rhs.source], self.origin(rhs.indices), _shape(rhs.result), rhs.padding))
         _tag_loads(block, first.next_op if first is not None else block.first_op, "rhs")
         result = list(accumulator)
-        for v in range(step):
-            for i in range(layout.rows):
-                for j in range(layout.columns):
-                    position = i * layout.columns + j
-                    result[position] = emitter.emit(math.FmaOp(_element([a[i]], 0, v), _element([b[v]], 0, j), result[position]))
+        for i in range(layout.rows):
+            for j in range(layout.columns):
+                position = i * layout.columns + j
+                result[position] = emitter.emit(math.FmaOp(a[i], b[j], result[position]))
         return result
 
     @staticmethod

@@ -80,7 +80,9 @@ def _launch(execution: Execution, op: Operation, mask: Mask) -> None:
             else argument
             for argument, parameter in zip(arguments, kernel.function_type.inputs.data)
         ]
-        run_grid(machine, kernel.body, parameters, op.grid_shape(), op.block_shape())
+        # A block-synchronous kernel's order of shared memory is its lockstep run (see the dialect).
+        check_races = machine.check_races and gpu.BLOCK_SYNCHRONOUS not in kernel.attributes
+        run_grid(machine, kernel.body, parameters, op.grid_shape(), op.block_shape(), check_races)
     elif isinstance(kernel, llvm.FuncOp):
         run_grid(machine, kernel.body, plain_kernel_arguments(arguments), op.grid_shape(), op.block_shape())
     else:

@@ -25,6 +25,13 @@ block so that the host side stays complete once the kernel itself has become an 
 
 `mlc_gpu.shuffle` reads a value from another lane of the warp (as upstream `gpu.shuffle`).
 Shared memory is `memref.alloca` in memory space 3 at the top of a kernel: one buffer per block.
+
+A function marked `mlc.block_synchronous` (set by convert-loop-to-gpu when the loop level left
+shared-memory accesses inside a thread loop) still has the loop level's order for shared memory:
+each statement touching it completes in every thread before any thread goes on, as in Triton's IR
+before its Membar pass. `gpu-insert-barriers` makes that order explicit with barriers and drops
+the mark; the interpreter runs a marked function in lockstep without reporting races, and
+convert-gpu-to-nvvm refuses one.
 """
 
 from __future__ import annotations
@@ -116,6 +123,10 @@ def verify_launch_configuration(grid: Sequence[int], block: Sequence[int]) -> No
             f"{MAX_THREADS_PER_BLOCK} are possible"
         )
 
+
+
+BLOCK_SYNCHRONOUS = "mlc.block_synchronous"
+"""Marks a function whose shared memory still has the loop level's order (see the module docstring)."""
 
 @irdl_op_definition
 class FuncOp(IRDLOperation):

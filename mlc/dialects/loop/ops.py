@@ -28,6 +28,14 @@ GPU lowering makes that order explicit again with `mlc_gpu.barrier` where shared
 
 Memory spaces are the memref's: none is global (device) memory, `3` is memory shared by the
 threads of a block, `5` is private to a thread (NVVM's numbering).
+
+Shared memory inside a thread loop is *block-synchronous*: each statement that touches a shared
+buffer completes in every iteration of the thread loop before any iteration goes past it, so the
+threads of a block can exchange data through shared memory within one thread loop (a cooperative
+copy, then reads of what other threads copied; see `loop-promote-shared`). The control flow around
+such statements must be the same for all threads. The interpreter runs thread loops in lockstep,
+which is this order; `gpu-insert-barriers` realises it on the GPU with the fewest barriers. The CPU
+lowering runs threads one after another and so does not accept shared buffers.
 """
 
 from __future__ import annotations

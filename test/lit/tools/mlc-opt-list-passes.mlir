@@ -19,6 +19,7 @@
 // CHECK-NEXT: {{ +}}graph-plan-memory{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}graph-simplify{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}licm{{ +}}Move loop-invariant operations without side effects out of loops.
+// CHECK-NEXT: {{ +}}loop-promote-shared{{ +}}{{[A-Z].*\.}}
 // The named pipelines are passes too.
 // CHECK-NEXT: {{ +}}mlc-lower-to-cpu{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}mlc-lower-to-gpu{{ +}}{{[A-Z].*\.}}

@@ -177,33 +177,42 @@ tile.kernel @row_max(%x: memref<4x1000xf32>, %out: memref<4x1xf32>) grid [1] num
 // -----
 
 // A matmul block with ragged M, N and K (17x33x65 in a 32x64 block, K steps of 16): 128 threads
-// (4 warps) of 4x4 micro-tiles, thread t at row 4 * (t div 16), column 4 * (t mod 16). The tile K
-// loop carries the 16 accumulators; the dot is a loop over K in steps of 4 (one 4-wide chunk of A
-// per micro-tile row, four 4-wide rows of B, 64 fused multiply-adds), its loads marked as the
-// dot's operands. 65 and 33 are not multiples of 4: full chunks take the fast path, partial ones
-// fall back to guarded scalar loads; so do the stores.
+// (4 warps) of 4x4 micro-tiles. A warp's 32 lanes form 4 rows by 8 columns of threads and the 4
+// warps 2x2, so a warp tile is 16x32; a thread's rows are 4 apart (its lane row plus 4i) and its
+// columns one 4-wide chunk at 4 * lane column. The tile K loop carries the 16 accumulators; the
+// dot is a loop over K in steps of one (one element of A per micro-tile row, one 4-wide chunk of
+// B, 16 fused multiply-adds), its loads marked as the dot's operands. 65 and 33 are not multiples
+// of 4: full chunks take the fast path, partial ones fall back to guarded scalar loads; so do
+// the stores.
 // CHECK-LABEL: loop.kernel @ragged(%a: memref<17x65xf32>, %b: memref<65x33xf32>, %c: memref<17x33xf32>)
-// CHECK-SAME:    attributes {mlc.arg_alignment = array<i64: 4, 4, 4>, mlc.micro_tile = array<i64: 4, 4>}
+// CHECK-SAME:    attributes {mlc.arg_alignment = array<i64: 4, 4, 4>, mlc.micro_tile = array<i64: 4, 4>, mlc.warp_tile = array<i64: 16, 32>}
 // CHECK-NEXT:    loop.parallel %program0 < 1 mapping block.x {
 // CHECK-NEXT:      loop.parallel %program1 < 1 mapping block.y {
 // CHECK-NEXT:        loop.parallel %thread < 128 mapping thread.x {
-// CHECK-NEXT:          %c16 = arith.constant 16 : index
-// CHECK-NEXT:          %[[TM:.*]] = arith.divui %thread, %c16 : index
-// CHECK-NEXT:          %[[C4:.*]] = arith.constant 4 : index
-// CHECK-NEXT:          %row = arith.muli %[[TM]], %[[C4]] : index
-// CHECK-NEXT:          %[[TN:.*]] = arith.remui %thread, %c16 : index
-// CHECK-NEXT:          %column = arith.muli %[[TN]], %[[C4]] : index
+// CHECK:               %warp = arith.divui %thread, %{{.*}} : index
+// CHECK-NEXT:          %lane = arith.remui %thread, %{{.*}} : index
+// CHECK:               %[[WM:.*]] = arith.divui %warp, %{{.*}} : index
+// CHECK:               %[[WROW:.*]] = arith.muli %[[WM]], %{{.*}} : index
+// CHECK-NEXT:          %[[LM:.*]] = arith.divui %lane, %{{.*}} : index
+// CHECK-NEXT:          %row = arith.addi %[[WROW]], %[[LM]] : index
+// CHECK-NEXT:          %[[WN:.*]] = arith.remui %warp, %{{.*}} : index
+// CHECK:               %[[WCOL:.*]] = arith.muli %[[WN]], %{{.*}} : index
+// CHECK-NEXT:          %[[LN:.*]] = arith.remui %lane, %{{.*}} : index
+// CHECK:               %[[LCOL:.*]] = arith.muli %[[LN]], %{{.*}} : index
+// CHECK-NEXT:          %column = arith.addi %[[WCOL]], %[[LCOL]] : index
+// CHECK:               %[[ROW1:.*]] = arith.addi %row, %{{.*}} : index
 // CHECK:               %acc, {{(%acc_[0-9]+, )+}}%acc_15 = scf.for %k = %c0 to %c65 step %c16 iter_args(%partial = %zero, {{.*}}) -> ({{(f32, )+}}f32) {
-// CHECK-NEXT:            %next, {{.*}} = scf.for %kk = %c0 to %c16 step %[[C4]] iter_args(%partial_16 = %partial, {{.*}}) -> ({{(f32, )+}}f32) {
+// CHECK:                 %next, {{.*}} = scf.for %kk = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%partial_16 = %partial, {{.*}}) -> ({{(f32, )+}}f32) {
 // CHECK-NEXT:              %[[ROW:.*]] = arith.addi %m, %row : index
-// CHECK-NEXT:              %[[IN:.*]] = arith.cmpi ult, %[[ROW]], %{{.*}} : index
+// CHECK:                   %[[IN:.*]] = arith.cmpi ult, %[[ROW]], %{{.*}} : index
 // CHECK-NEXT:              %[[K:.*]] = arith.addi %k, %kk : index
 // CHECK:                   scf.if
 // CHECK-NEXT:                memref.load %a[%[[ROW]], %[[K]]] {mlc.operand = "lhs"} : memref<17x65xf32>
-// CHECK:                   memref.load %b[%[[K]], %{{.*}}] {mlc.operand = "rhs"} : memref<65x33xf32>
-// CHECK-COUNT-64:          math.fma
+// CHECK:                   arith.addi %m, %[[ROW1]] : index
+// CHECK:                   memref.load %b[%{{.*}}, %{{.*}}] {mlc.operand = "rhs"} : memref<65x33xf32>
+// CHECK-COUNT-16:          math.fma
 // CHECK-NEXT:              scf.yield
-// CHECK-NEXT:            } {mlc.dot = array<i64: 4, 4, 4>}
+// CHECK-NEXT:            } {mlc.dot = array<i64: 4, 4>}
 // CHECK-NEXT:            scf.yield %next, {{.*}} : {{(f32, )+}}f32
 // CHECK-NEXT:          }
 // CHECK:               scf.if
@@ -239,20 +248,19 @@ func.func @ragged_host(%a: memref<17x65xf32>, %b: memref<65x33xf32>, %c: memref<
 // -----
 
 // f16 operands in blocks that divide the matrices: no bounds checks at all (the K loop's range
-// and step are known), A read 8 halves at a time along K (16 bytes), B 4 along N, each element
-// widened to f32 once; the f32 result rounded back to f16 by the map and stored 4 at a time.
+// and step are known). Each step of K reads one half of A per micro-tile row and one 4-wide chunk
+// of B (8 bytes), each element widened to f32 once; the f32 result is rounded back to f16 by the
+// map and stored 4 at a time.
 // CHECK-LABEL: loop.kernel @half
-// CHECK-SAME:    attributes {mlc.arg_alignment = array<i64: 16, 8, 8>, mlc.micro_tile = array<i64: 4, 4>}
+// CHECK-SAME:    attributes {mlc.arg_alignment = array<i64: 2, 8, 8>, mlc.micro_tile = array<i64: 4, 4>, mlc.warp_tile = array<i64: 16, 32>}
 // CHECK:         loop.parallel %thread < 256 mapping thread.x {
 // CHECK-NOT:       scf.if
-// CHECK:           scf.for %kk = %c0 to %c16 step %[[C8:.*]] iter_args(
-// CHECK:             vector.load %a[%{{.*}}, %{{.*}}] {alignment = 16 : i64, mlc.operand = "lhs"} : memref<256x256xf16>, vector<8xf16>
-// CHECK-COUNT-8:     arith.extf %{{.*}} : f16 to f32
-// CHECK-COUNT-3:     vector.load %a[%{{.*}}, %{{.*}}] {alignment = 16 : i64, mlc.operand = "lhs"} : memref<256x256xf16>, vector<8xf16>
-// CHECK-COUNT-8:     vector.load %b[%{{.*}}, %{{.*}}] {alignment = 8 : i64, mlc.operand = "rhs"} : memref<256x256xf16>, vector<4xf16>
+// CHECK:           scf.for %kk = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
+// CHECK-COUNT-4:     memref.load %a[%{{.*}}, %{{.*}}] {mlc.operand = "lhs"} : memref<256x256xf16>
+// CHECK:             vector.load %b[%{{.*}}, %{{.*}}] {alignment = 8 : i64, mlc.operand = "rhs"} : memref<256x256xf16>, vector<4xf16>
 // CHECK-COUNT-4:     arith.extf %{{.*}} : f16 to f32
-// CHECK-COUNT-128:   math.fma
-// CHECK:           } {mlc.dot = array<i64: 4, 4, 8>}
+// CHECK-COUNT-16:    math.fma
+// CHECK:           } {mlc.dot = array<i64: 4, 4>}
 // CHECK-COUNT-16:  arith.truncf
 // CHECK-COUNT-4:   vector.store %{{.*}}, %c[%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<256x256xf16>, vector<4xf16>
 // CHECK-NOT:       scf.if
@@ -285,21 +293,24 @@ tile.kernel @half(%a: memref<256x256xf16>, %b: memref<256x256xf16>, %c: memref<2
 
 // -----
 
-// One dot without a K loop (K fits one block), a batch dimension of size 1 with a broadcast
-// operand, a bias-and-relu epilogue, and the micro-tile chosen by the kernel's attribute (2x8:
-// 16 threads). The bias row is loaded once per thread (one chunk, broadcast over the micro-tile
-// rows); the dot needs no step loop (K = 4 is one step).
+// One dot with K = 4 in one block, a batch dimension of size 1 with a broadcast operand, a
+// bias-and-relu epilogue, and the micro-tile chosen by the kernel's attribute (2x8: 16 threads in
+// 8 rows by 2 columns; a thread's two 4-wide column chunks are 8 apart). The bias row is loaded
+// once per thread (its two chunks, broadcast over the micro-tile rows).
 // CHECK-LABEL: loop.kernel @epilogue
 // CHECK-SAME:    mlc.micro_tile = array<i64: 2, 8>
 // CHECK:         loop.parallel %thread < 16 mapping thread.x {
-// CHECK-NOT:       scf.for
-// CHECK-COUNT-2:   vector.load %x[%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64, mlc.operand = "lhs"} : memref<3x16x4xf32>, vector<4xf32>
-// CHECK-COUNT-4:   vector.load %y[%{{.*}}, %{{.*}}] {alignment = 32 : i64, mlc.operand = "rhs"} : memref<4x16xf32>, vector<8xf32>
-// CHECK-COUNT-64:  math.fma
-// CHECK:           %[[BIAS:.*]] = vector.load %bias[%{{.*}}, %{{.*}}] {alignment = 32 : i64} : memref<1x16xf32>, vector<8xf32>
+// CHECK:           scf.for %kk
+// CHECK-COUNT-2:     memref.load %x[%{{.*}}, %{{.*}}, %{{.*}}] {mlc.operand = "lhs"} : memref<3x16x4xf32>
+// CHECK:             vector.load %y[%{{.*}}, %{{.*}}] {alignment = 16 : i64, mlc.operand = "rhs"} : memref<4x16xf32>, vector<4xf32>
+// CHECK:             vector.load %y[%{{.*}}, %{{.*}}] {alignment = 16 : i64, mlc.operand = "rhs"} : memref<4x16xf32>, vector<4xf32>
+// CHECK-COUNT-16:    math.fma
+// CHECK:           } {mlc.dot = array<i64: 2, 8>}
+// CHECK:           vector.load %bias[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<1x16xf32>, vector<4xf32>
+// CHECK:           vector.load %bias[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<1x16xf32>, vector<4xf32>
 // CHECK-NOT:       vector.load
 // CHECK-COUNT-16:  arith.maximumf
-// CHECK-COUNT-2:   vector.store %{{.*}}, %out[%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 32 : i64} : memref<3x16x16xf32>, vector<8xf32>
+// CHECK-COUNT-4:   vector.store %{{.*}}, %out[%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<3x16x16xf32>, vector<4xf32>
 tile.kernel @epilogue(%x: memref<3x16x4xf32>, %y: memref<4x16xf32>, %bias: memref<1x16xf32>, %out: memref<3x16x16xf32>) grid [3] num_warps 1 attributes {mlc.micro_tile = array<i64: 2, 8>} {
   %batch = tile.program_id 0
   %c0 = arith.constant 0 : index

@@ -3,7 +3,8 @@
 For kernels whose barriers were written by hand or by convert-loop-to-gpu (a block-wide sum across
 warps, a softmax with four such sums sharing one buffer, a shared-memory transpose, a matmul's K
 loop over cooperatively copied tiles, branches on the block and the thread), every barrier is
-stripped and the pass puts its own back. Then (a) the interpreter reports no race and the results
+stripped and the pass puts its own back; so for the GPU pipeline's own matmul, whose operands
+loop-promote-shared staged in shared memory. Then (a) the interpreter reports no race and the results
 equal the original's, and (b) removing any one barrier the pass inserted makes the interpreter
 report a race: each is needed. Hypothesis draws small kernels of shared-memory stores and loads at
 thread-dependent indices, in loops and branches (some on the thread id), and checks the pass's
@@ -200,6 +201,32 @@ def test_matmul_k_loop_over_cooperatively_copied_tiles():
     for barrier in barriers(insert_barriers(without_barriers(original))):
         assert isinstance(barrier.parent_op(), scf.ForOp)
         assert isinstance(barrier.parent_op().parent_op(), gpu.FuncOp)
+
+
+PROMOTED_DENSE = """
+func.func @main(%x: tensor<40x300xf32>, %w: tensor<300x56xf32>, %bias: tensor<56xf32>) -> tensor<40x56xf32> {
+  %0 = graph.matmul %x, %w : (tensor<40x300xf32>, tensor<300x56xf32>) -> tensor<40x56xf32>
+  %1 = graph.add %0, %bias : (tensor<40x56xf32>, tensor<56xf32>) -> tensor<40x56xf32>
+  %2 = graph.relu %1 : tensor<40x56xf32>
+  func.return %2 : tensor<40x56xf32>
+}
+"""
+
+
+def test_matmul_promoted_by_the_pipeline():
+    """The GPU pipeline's own matmul: operands staged by loop-promote-shared (ragged K loop,
+    software-pipelined copies, the bias row too), barriers from the pass alone."""
+    pipeline = LOWER_TO_GPU_LEVEL.replace("convert-loop-to-gpu", "loop-promote-shared,convert-loop-to-gpu")
+    original = lower(PROMOTED_DENSE, pipeline)
+    assert len([op for op in original.walk() if "mlc.promoted" in op.attributes]) == 3
+    inputs = [RNG.standard_normal(shape).astype(np.float32) for shape in ((40, 300), (300, 56), (56,))]
+    execute = main_runner(inputs)
+    expected = np.maximum(inputs[0].astype(np.float64) @ inputs[1] + inputs[2], 0)
+    np.testing.assert_allclose(execute(original)[0], expected, rtol=1e-4, atol=1e-4)
+    # Two, both in the K loop: before the carried tiles are stored (write after read) and after
+    # (read after write); the latter also orders the bias row's copy, made before the loop, which
+    # runs at least once.
+    assert check_barrier_insertion(original, execute) == 2
 
 
 BRANCHES = """

@@ -1,0 +1,108 @@
+"""Matmul benchmarks: mlc against PyTorch (cuBLAS) in fp32 with TF32 off.
+
+    python bench/matmul.py [--json bench/results/matmul.json] [--only 4096] [--matmul-tile 128,128,16]
+
+Cases: C = A @ B for square 1024, 4096 and 8192, a non-square 8192x1024 by 4096 product, and the
+fused dense layer relu(A @ B + bias) at 4096 against PyTorch eager doing the three ops (a matmul,
+an add and a relu, each through memory). PyTorch runs with `allow_tf32 = False`, so both sides do
+fp32 fused multiply-adds on the CUDA cores. TFLOP/s count 2 * M * N * K per product.
+`--matmul-tile` passes a block tile to `convert-graph-to-tile` instead of its heuristic (tuning).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import Case, Row, run, write_json  # noqa: E402
+
+
+def matmul_source(m: int, n: int, k: int, epilogue: bool) -> str:
+    a, b, c, bias = f"tensor<{m}x{k}xf32>", f"tensor<{k}x{n}xf32>", f"tensor<{m}x{n}xf32>", f"tensor<{n}xf32>"
+    if not epilogue:
+        return f"""func.func @matmul(%a: {a}, %b: {b}) -> {c} {{
+  %0 = graph.matmul %a, %b : ({a}, {b}) -> {c}
+  func.return %0 : {c}
+}}"""
+    return f"""func.func @dense(%a: {a}, %b: {b}, %bias: {bias}) -> {c} {{
+  %0 = graph.matmul %a, %b : ({a}, {b}) -> {c}
+  %1 = graph.add %0, %bias : ({c}, {bias}) -> {c}
+  %2 = graph.relu %1 : {c}
+  func.return %2 : {c}
+}}"""
+
+
+SHAPES = {
+    "matmul 1024^3": (1024, 1024, 1024),
+    "matmul 4096^3": (4096, 4096, 4096),
+    "matmul 8192^3": (8192, 8192, 8192),
+    "matmul 8192x1024x4096": (8192, 1024, 4096),
+}
+
+
+def cases() -> list[Case]:
+    import torch
+
+    def operands(m: int, n: int, k: int, bias: bool):
+        def make(g):
+            tensors = [torch.randn(m, k, device="cuda", generator=g), torch.randn(k, n, device="cuda", generator=g)]
+            return tensors + ([torch.randn(n, device="cuda", generator=g)] if bias else [])
+
+        return make
+
+    result = []
+    for name, (m, n, k) in SHAPES.items():
+        result.append(Case(name, operands(m, n, k, False), torch.matmul, matmul_source(m, n, k, False), 4 * (m * k + k * n + m * n), tolerance=(1e-3, 1e-2)))
+    m = n = k = 4096
+    result.append(
+        Case(
+            "relu(matmul 4096^3 + bias)",
+            operands(m, n, k, True),
+            lambda a, b, bias: torch.relu(a @ b + bias),
+            matmul_source(m, n, k, True),
+            4 * (m * k + k * n + m * n + n),
+            tolerance=(1e-3, 1e-2),
+        )
+    )
+    return result
+
+
+def flops(case_name: str) -> int:
+    m, n, k = SHAPES.get(case_name, (4096, 4096, 4096))
+    return 2 * m * n * k
+
+
+def print_matmul_table(rows: list[Row]) -> None:
+    print(f"{'case':<30} {'impl':<8} {'median us':>11} {'TFLOP/s':>8} {'vs torch':>9}")
+    for row in rows:
+        teraflops = flops(row.case) / (row.median_us * 1e-6) / 1e12
+        print(f"{row.case:<30} {row.implementation:<8} {row.median_us:>11.1f} {teraflops:>8.2f} {row.speedup_vs_torch:>8.2f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, help="write the rows here")
+    parser.add_argument("--only", help="run the cases whose name contains this text")
+    parser.add_argument("--matmul-tile", help="BM,BN,BK for convert-graph-to-tile (default: its heuristic)")
+    args = parser.parse_args()
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    selected = [case for case in cases() if args.only is None or args.only in case.name]
+    pipeline = None
+    if args.matmul_tile:
+        from mlc.transforms.pipelines import GPU_PIPELINE
+
+        pipeline = GPU_PIPELINE.replace("convert-graph-to-tile", f"convert-graph-to-tile{{matmul-tile={args.matmul_tile}}}", 1)
+    rows = run(selected, pipeline=pipeline)
+    print_matmul_table(rows)
+    if args.json:
+        write_json(args.json, rows, 0.0, " ".join(sys.argv))
+
+
+if __name__ == "__main__":
+    main()

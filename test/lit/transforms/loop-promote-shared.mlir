@@ -1,0 +1,124 @@
+// RUN: mlc-opt %s --split-input-file -p loop-promote-shared | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p loop-promote-shared,convert-loop-to-gpu,gpu-insert-barriers | filecheck %s --check-prefix=GPU
+
+// A matrix-vector product: every thread reads all of %x (64 elements, 4096 reads: 64x reuse), so
+// the block copies it once into shared memory at the start of the thread loop, 16 threads moving
+// one 16-byte vector each (the other 48 are guarded off), and the loop reads the copy. Each
+// element of %w is read once by one thread (reuse 1): it stays in global memory. The copy reads
+// %x with 16-byte vectors, so the kernel now asks for that alignment of %x.
+// CHECK-LABEL: loop.kernel @matvec
+// CHECK-SAME:    attributes {mlc.arg_alignment = array<i64: 4, 16, 4>}
+// CHECK:         loop.parallel %block < 1 mapping block.x {
+// CHECK-NEXT:      %x_shared = memref.alloca() {mlc.promoted = "%x: 64 elements read 4096 times by 64 threads in the thread loop (64x reuse); rows padded by 0: 66 shared-memory wavefronts per warp, 66 unpadded", alignment = 16 : i64} : memref<64xf32, 3 : i64>
+// CHECK-NEXT:      loop.parallel %t < 64 mapping thread.x {
+// CHECK:             %[[GUARD:.*]] = arith.cmpi ult, %t, %{{.*}} : index
+// CHECK:             scf.if %[[GUARD]] -> (f32, f32, f32, f32) {
+// CHECK:               vector.load %x[%{{.*}}] {alignment = 16 : i64} : memref<64xf32>, vector<4xf32>
+// CHECK:             vector.store %{{.*}}, %x_shared[%{{.*}}] {alignment = 16 : i64} : memref<64xf32, 3 : i64>, vector<4xf32>
+// CHECK:             scf.for %j
+// CHECK-NEXT:          %a = memref.load %w[%t, %j] : memref<64x64xf32>
+// CHECK-NEXT:          %[[LOCAL:.*]] = arith.subi %j, %origin : index
+// CHECK-NEXT:          %b = memref.load %x_shared[%[[LOCAL]]] : memref<64xf32, 3 : i64>
+// On the GPU one barrier orders the copy before the reads (read after write); it is not needed
+// again, as nothing writes the copy afterwards.
+// GPU-LABEL: mlc_gpu.func @matvec
+// GPU-NOT:     mlc.block_synchronous
+// GPU:         vector.store %{{.*}}, %x_shared
+// GPU:         mlc_gpu.barrier {inserted}
+// GPU-NOT:     mlc_gpu.barrier
+// GPU:         scf.for %j
+loop.kernel @matvec(%w: memref<64x64xf32>, %x: memref<64xf32>, %y: memref<64xf32>) {
+  loop.parallel %block < 1 mapping block.x {
+    loop.parallel %t < 64 mapping thread.x {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c64 = arith.constant 64 : index
+      %zero = arith.constant 0.0 : f32
+      %sum = scf.for %j = %c0 to %c64 step %c1 iter_args(%acc = %zero) -> (f32) {
+        %a = memref.load %w[%t, %j] : memref<64x64xf32>
+        %b = memref.load %x[%j] : memref<64xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %acc, %p : f32
+        scf.yield %s : f32
+      }
+      memref.store %sum, %y[%t] : memref<64xf32>
+    }
+  }
+  loop.return
+}
+
+// -----
+
+// A blocked product in the shape convert-tile-to-loop gives a matmul (2x2 blocks of 16 threads,
+// 4x16 outputs each, a K loop in steps of 8): thread t computes row t div 4 and the 4 columns from
+// 4 * (t mod 4). The whole K range of either operand is more than a block's 48 KiB of shared memory,
+// so the scope is one iteration of %k: the threads read a 4x8 box of %a (each element by the 4
+// threads of its row: 128 reads, 4x reuse) and an 8x16 box of %b (each 4-wide piece by the 4
+// threads of a column group: 4x). The copy is software-pipelined: the first boxes are loaded
+// before the loop, each iteration stores the boxes it carries, then loads the next ones (at
+// min(%k + 8, 4088): in bounds without checks) while it computes, and yields them.
+// CHECK-LABEL: loop.kernel @blocked
+// CHECK:         %a_shared = memref.alloca() {mlc.promoted = "%a: 4x8 elements read 128 times by 16 threads in each iteration of %k (4x reuse); rows padded by 0
+// CHECK:         %b_shared = memref.alloca() {mlc.promoted = "%b: 8x16 elements read 512 times by 16 threads in each iteration of %k (4x reuse); rows padded by 0
+// CHECK:         loop.parallel %t < 16 mapping thread.x {
+// CHECK:           vector.load %a[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<8x4096xf32>, vector<4xf32>
+// CHECK:           vector.load %b[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<4096x32xf32>, vector<4xf32>
+// CHECK:           scf.for %k = %c0 to %c4096 step %c8 iter_args(%partial = %zeros, %{{.*}}) -> (vector<4xf32>, {{(f32, )+}}f32) {
+// CHECK:             vector.store %{{.*}}, %b_shared
+// CHECK:             %[[NEXT:.*]] = arith.addi %k, %c8 : index
+// CHECK-NEXT:        %[[LAST:.*]] = arith.constant 4088 : index
+// CHECK-NEXT:        arith.minui %[[NEXT]], %[[LAST]] : index
+// CHECK:             vector.load %b[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<4096x32xf32>, vector<4xf32>
+// CHECK:             vector.store %{{.*}}, %a_shared
+// CHECK:             vector.load %a[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<8x4096xf32>, vector<4xf32>
+// CHECK:             scf.for %kk
+// CHECK:               memref.load %a_shared
+// CHECK:               vector.load %b_shared[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<8x16xf32, 3 : i64>, vector<4xf32>
+// CHECK:             scf.yield %next, %{{.*}} : vector<4xf32>, {{(f32, )+}}f32
+// On the GPU there is one barrier before the stores of the carried boxes (the previous iteration's reads
+// must be done: write after read) and one after them (read after write), each once per
+// iteration of %k; the global loads of the next boxes sit between the second barrier and the
+// compute, so they overlap with it.
+// GPU-LABEL: mlc_gpu.func @blocked
+// GPU:         scf.for %k
+// GPU:           mlc_gpu.barrier {inserted}
+// GPU-NEXT:      vector.store %{{.*}}, %b_shared
+// GPU:           mlc_gpu.barrier {inserted}
+// GPU-NOT:       mlc_gpu.barrier
+// GPU:           scf.yield
+loop.kernel @blocked(%a: memref<8x4096xf32>, %b: memref<4096x32xf32>, %c: memref<8x32xf32>) attributes {mlc.arg_alignment = array<i64: 4, 16, 16>} {
+  loop.parallel %pm < 2 mapping block.x {
+    loop.parallel %pn < 2 mapping block.y {
+      loop.parallel %t < 16 mapping thread.x {
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %c4 = arith.constant 4 : index
+        %c8 = arith.constant 8 : index
+        %c16 = arith.constant 16 : index
+        %c4096 = arith.constant 4096 : index
+        %m = arith.muli %pm, %c4 : index
+        %n = arith.muli %pn, %c16 : index
+        %rt = arith.divui %t, %c4 : index
+        %ct = arith.remui %t, %c4 : index
+        %col = arith.muli %ct, %c4 : index
+        %row = arith.addi %m, %rt : index
+        %column = arith.addi %n, %col : index
+        %zero = arith.constant 0.0 : f32
+        %zeros = vector.broadcast %zero : f32 to vector<4xf32>
+        %acc = scf.for %k = %c0 to %c4096 step %c8 iter_args(%partial = %zeros) -> (vector<4xf32>) {
+          %next = scf.for %kk = %c0 to %c8 step %c1 iter_args(%inner = %partial) -> (vector<4xf32>) {
+            %kk_global = arith.addi %k, %kk : index
+            %x = memref.load %a[%row, %kk_global] : memref<8x4096xf32>
+            %y = vector.load %b[%kk_global, %column] {alignment = 16 : i64} : memref<4096x32xf32>, vector<4xf32>
+            %xs = vector.broadcast %x : f32 to vector<4xf32>
+            %sum = vector.fma %xs, %y, %inner : vector<4xf32>
+            scf.yield %sum : vector<4xf32>
+          }
+          scf.yield %next : vector<4xf32>
+        }
+        vector.store %acc, %c[%row, %column] {alignment = 16 : i64} : memref<8x32xf32>, vector<4xf32>
+      }
+    }
+  }
+  loop.return
+}
