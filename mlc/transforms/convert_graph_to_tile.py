@@ -14,7 +14,9 @@ Kernel construction, for a group with domain D:
 2. *Choose the tile.* Powers of two, filled from the innermost dimension outward until the tile
    holds `elements-per-program` elements (never more than the dimension needs). The grid is 1-d;
    each program decomposes its id into tile coordinates, innermost fastest, so neighbouring
-   programs touch neighbouring memory.
+   programs touch neighbouring memory. A group with reductions gets whole reduced dimensions
+   (`choose_reduction_tile`), or, beyond `MAX_REDUCTION_TILE` elements, a chunk of them that its
+   kernel loops over (`choose_looped_reduction_tile`, `group_kernel.py`).
 3. *Body.* Load every input as a tile (a size-1 tile dimension where it broadcasts, then
    `tile.broadcast`), compute all outputs in one `tile.map` whose scalar body is the group's ops
    expanded by `elementwise_expansion.py`, store each output. Tile loads and stores mask at the
@@ -89,24 +91,28 @@ def choose_tile_shape(domain: Sequence[int], elements_per_program: int) -> tuple
 
 MAX_REDUCTION_TILE = 65536
 """The most elements a program holds when it keeps whole rows in registers (64 per thread of
-1024); longer rows need a multi-pass scheme that is not built yet."""
+1024); longer rows are reduced chunk by chunk (`LOOPED_REDUCTION_TILE`)."""
+
+LOOPED_REDUCTION_TILE = 16384
+"""The elements a program holds per chunk when its rows are longer than `MAX_REDUCTION_TILE`:
+sixteen per thread of 1024 (`reduction_warps`), as many as keep the memory busy, while each pass
+over a row re-reads fewer chunks than with smaller ones."""
 
 COALESCED_SPAN = 32
 """Elements along the contiguous dimension a reduction over other dimensions still covers."""
 
 
-def choose_reduction_tile(
-    domain: Sequence[int], reduced_axes: Sequence[int], elements_per_program: int
-) -> tuple[int, ...] | None:
-    """Whole reduced dimensions, then kept dimensions filled innermost-first; None when too big.
+def choose_reduction_tile(domain: Sequence[int], reduced_axes: Sequence[int], elements_per_program: int) -> tuple[int, ...]:
+    """Whole reduced dimensions, then kept dimensions filled innermost-first; chunks of long rows.
 
     The kept dimensions share what `elements_per_program` leaves, but a program always spans
     `COALESCED_SPAN` elements of a contiguous kept dimension when the tile can hold them, so that
-    a column reduction still reads whole memory segments.
+    a column reduction still reads whole memory segments. Reduced dimensions of more than
+    `MAX_REDUCTION_TILE` elements in all get `choose_looped_reduction_tile`'s chunk instead.
     """
     reduced_elements = _product([_next_power_of_two(domain[a]) for a in reduced_axes])
     if reduced_elements > MAX_REDUCTION_TILE:
-        return None
+        return choose_looped_reduction_tile(domain, reduced_axes)
     target = max(elements_per_program, reduced_elements)
     if len(domain) - 1 not in reduced_axes:
         target = max(target, min(MAX_REDUCTION_TILE, reduced_elements * COALESCED_SPAN))
@@ -114,6 +120,22 @@ def choose_reduction_tile(
     kept_tile = iter(choose_tile_shape(kept, target // reduced_elements)) if kept else iter(())
     return tuple(
         _next_power_of_two(size) if axis in reduced_axes else next(kept_tile) for axis, size in enumerate(domain)
+    )
+
+
+def choose_looped_reduction_tile(domain: Sequence[int], reduced_axes: Sequence[int]) -> tuple[int, ...]:
+    """A chunk of `LOOPED_REDUCTION_TILE` elements of the reduced dimensions, one kept row per program.
+
+    A contiguous kept dimension keeps `COALESCED_SPAN` elements (a column reduction still reads
+    whole memory segments); the reduced dimensions fill the rest innermost-first, so the chunk is
+    contiguous in memory when the last dimension is reduced. The reduced dimensions the chunk does
+    not cover whole are looped over (`group_kernel.py`).
+    """
+    last = len(domain) - 1
+    span = min(COALESCED_SPAN, _next_power_of_two(domain[last])) if last not in reduced_axes else 1
+    chunk = iter(choose_tile_shape([domain[a] for a in reduced_axes], LOOPED_REDUCTION_TILE // span))
+    return tuple(
+        next(chunk) if axis in reduced_axes else (span if axis == last else 1) for axis in range(len(domain))
     )
 
 
@@ -247,12 +269,6 @@ class HostBuilder:
             return KernelPlan(name, group, collapse, tile_shape, self.options.num_warps)
         reduced_axes = collapse.axes(group.reduced_axes)
         reduction_tile = choose_reduction_tile(domain, reduced_axes, self.options.elements_per_program)
-        if reduction_tile is None:
-            length = _product([domain[a] for a in reduced_axes])
-            raise PassFailure(
-                next(op for op in group.ops if isinstance(op, graph.ReductionOp)),
-                f"reductions over more than {MAX_REDUCTION_TILE} elements ({length} here) are not lowered yet",
-            )
         return KernelPlan(name, group, collapse, reduction_tile, reduction_warps(reduction_tile))
 
     def _allocate_outputs(self, group: FusionGroup) -> list[SSAValue]:

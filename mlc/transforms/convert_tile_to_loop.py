@@ -16,6 +16,13 @@ Per thread, one repetition is generated once inside an `scf.for` over the repeti
 index code from the tile kernel is cloned before it; each tile value becomes V scalars
 (broadcast tiles a single scalar), `tile.map` bodies are cloned once per element.
 
+Loops. An `scf.for` in the kernel (the chunk loops of rows longer than a tile, see
+`group_kernel.py`) stays a loop in each thread. A tile it carries becomes the thread's elements
+of it, V per repetition (a splat or a broadcast tile repeated), and tile values from outside that
+its body uses are materialized before it, so loads and reductions outside are not repeated per
+iteration. Its induction variable is seeded for the index analysis with its range and step, so
+chunk origins are known multiples of the chunk. Values made in its body stay in its body.
+
 Masks and vectors. The loads and stores of a chunk are emitted by `chunk_access.py`: a range and
 divisibility analysis of the tile origins (`index_analysis.py`) proves most accesses in bounds
 (no mask) and aligned (one 16-byte vector access); the rest are guarded, and partial chunks fall
@@ -26,12 +33,13 @@ Kernels with `tile.dot` are lowered by `matmul_loop.py` instead: each thread com
 micro-tile of the block's output, the dot's K in short vector steps.
 
 Limits: tiles of several shapes in one kernel (other than broadcast operands, and a dot's
-operands) and tile ops other than load, store, broadcast, splat, map, reduce, in_bounds and dot
-are reported as unsupported.
+operands), tile ops other than load, store, broadcast, splat, map, reduce, in_bounds and dot,
+loops carrying scalars and `tile.reduce` inside a loop are reported as unsupported.
 """
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -51,7 +59,8 @@ from mlc.transforms.tile_kernel_lowering import TileKernelLowering, is_power_of_
 
 MAX_UNROLLED_REPETITIONS = 64
 """Kernels with reductions keep every repetition's values in registers; beyond this many
-repetitions per thread, a tile does not fit and is reported (a multi-pass scheme is future work)."""
+repetitions per thread, a tile does not fit and is reported (convert-graph-to-tile loops over
+chunks of longer rows instead)."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +156,9 @@ class Repetition:
 @dataclass
 class KernelLowering(TileKernelLowering):
     layout: ThreadLayout = field(init=False)
-    elements: dict[tuple[SSAValue, int], list[SSAValue]] = field(default_factory=dict)
+    elements: ChainMap[tuple[SSAValue, int], list[SSAValue]] = field(default_factory=ChainMap)
+    """Each repetition's elements of tile values; a new child per loop body, so that values made
+    inside stay there."""
     repetitions: dict[int, Repetition] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -188,7 +199,7 @@ class KernelLowering(TileKernelLowering):
         emitter = Emitter(block)
         self.thread = block.args[0]
         for op in self.kernel.body.block.ops:
-            if not _is_tile_op(op) and not isinstance(op, tile.ProgramIdOp | tile.ReturnOp):
+            if not _is_tile_op(op) and not isinstance(op, scf.ForOp):
                 self._clone_uniform(op, emitter)
         layout = self.layout
         if self.unrolled or layout.repetitions == 1:
@@ -196,14 +207,14 @@ class KernelLowering(TileKernelLowering):
                 start = emitter.index(number * layout.threads) if number else None
                 chunk = emitter.add(start, self.thread) if start is not None else self.thread
                 self._start_repetition(emitter, number, chunk, number)
-            self._tile_ops(emitter, list(range(layout.repetitions)))
+            self._tile_ops(emitter, self.kernel.body.block, list(range(layout.repetitions)))
             return
         body = Block(arg_types=[IndexType()])
         body.args[0].name_hint = "repetition"
         chunk_emitter = Emitter(body)
         start = chunk_emitter.emit(arith.MuliOp(body.args[0], chunk_emitter.index(layout.threads)))
         self._start_repetition(chunk_emitter, 0, chunk_emitter.add(start, self.thread), None)
-        self._tile_ops(chunk_emitter, [0])
+        self._tile_ops(chunk_emitter, self.kernel.body.block, [0])
         body.add_op(scf.YieldOp())
         emitter.builder.insert(scf.ForOp(emitter.index(0), emitter.index(layout.repetitions), emitter.index(1), [], body))
 
@@ -226,18 +237,80 @@ class KernelLowering(TileKernelLowering):
         )
         self.repetitions[key] = Repetition(coordinates, accesses, number)
 
-    def _tile_ops(self, emitter: Emitter, keys: list[int]) -> None:
-        """Every tile op in program order, for every repetition (values are materialized lazily)."""
+    def _tile_ops(self, emitter: Emitter, block: Block, keys: list[int]) -> None:
+        """Every tile op of `block` in program order, for every repetition (values are materialized
+        lazily). Uniform code in a loop body is cloned in place (the top level's is cloned first)."""
         lazy = tile.LoadOp | tile.BroadcastOp | tile.SplatOp | tile.ReduceOp | tile.InBoundsOp | tile.ProgramIdOp
-        for op in self.kernel.body.block.ops:
+        for op in block.ops:
             if isinstance(op, tile.StoreOp):
                 for key in keys:
                     self._store(emitter, op, key)
             elif isinstance(op, tile.MapOp):
                 for key in keys:
                     self._map(emitter, op, key)
-            elif _is_tile_op(op) and not isinstance(op, lazy | tile.ReturnOp):
-                raise PassFailure(op, "convert-tile-to-loop cannot lower this tile op yet")
+            elif isinstance(op, scf.ForOp):
+                self._for(emitter, op, keys)
+            elif _is_tile_op(op):
+                if not isinstance(op, lazy | tile.ReturnOp):
+                    raise PassFailure(op, "convert-tile-to-loop cannot lower this tile op yet")
+            elif block is not self.kernel.body.block and not isinstance(op, scf.YieldOp):
+                self._clone_uniform(op, emitter)
+
+    # -- loops ---------------------------------------------------------------------------------------
+
+    def _for(self, emitter: Emitter, op: scf.ForOp, keys: list[int]) -> None:
+        """A loop carrying tiles carries each repetition's elements of them (see the docstring)."""
+        if any(not isinstance(value.type, tile.TileType) for value in op.iter_args):
+            raise PassFailure(op, "convert-tile-to-loop only lowers loops that carry tiles")
+        for inner in op.body.walk():
+            if isinstance(inner, tile.ReduceOp):
+                raise PassFailure(inner, "a tile.reduce inside a loop is not supported: reduce the tile the loop carries after it")
+        for value in _used_from_outside(op):
+            for key in keys:
+                self.materialize(emitter, value, key)
+        initial = self._flatten(emitter, op.iter_args, keys)
+        body = Block(arg_types=[IndexType(), *(value.type for value in initial)])
+        induction = op.body.block.args[0]
+        body.args[0].name_hint = induction.name_hint
+        self.values[induction] = body.args[0]
+        self.seed_induction_variable(op)
+        self.elements = self.elements.new_child()
+        self._unflatten(op.body.block.args[1:], list(body.args[1:]), keys)
+        inner = Emitter(body)
+        self._tile_ops(inner, op.body.block, keys)
+        terminator = op.body.block.last_op
+        assert isinstance(terminator, scf.YieldOp)
+        inner.builder.insert(scf.YieldOp(*self._flatten(inner, terminator.arguments, keys)))
+        self.elements = self.elements.parents
+        new_loop = scf.ForOp(self.values[op.lb], self.values[op.ub], self.values[op.step], initial, Region(body))
+        emitter.builder.insert(new_loop)
+        self._unflatten(op.results, list(new_loop.results), keys)
+
+    def _carried_width(self, value: SSAValue) -> int:
+        """How many scalars per repetition a carried tile takes: V, or 1 when broadcast along the chunk."""
+        shape = value.type.get_shape()  # type: ignore[attr-defined]
+        return self.layout.vector if shape[-1] == self.layout.shape[-1] else 1
+
+    def _flatten(self, emitter: Emitter, values: Sequence[SSAValue], keys: list[int]) -> list[SSAValue]:
+        """The scalars that carry tiles: each repetition's elements in turn (a single one repeated)."""
+        flat: list[SSAValue] = []
+        for value in values:
+            width = self._carried_width(value)
+            for key in keys:
+                elements = self.materialize(emitter, value, key)
+                flat += elements if len(elements) == width else elements * width
+        return flat
+
+    def _unflatten(self, targets: Sequence[SSAValue], flat: list[SSAValue], keys: list[int]) -> None:
+        position = 0
+        for target in targets:
+            width = self._carried_width(target)
+            for key in keys:
+                elements = flat[position : position + width]
+                for element in elements:
+                    element.name_hint = target.name_hint
+                self.elements[(target, key)] = elements
+                position += width
 
     def _chunk_coordinates(self, emitter: Emitter, chunk: SSAValue) -> list[SSAValue]:
         """The position of the chunk's first element in the tile, one index per dimension."""
@@ -397,6 +470,21 @@ class KernelLowering(TileKernelLowering):
 
 def _is_tile_op(op: Operation) -> bool:
     return op.dialect_name() == "tile"
+
+
+def _used_from_outside(op: Operation) -> list[SSAValue]:
+    """The tile values defined outside `op` that ops inside it use, in order of first use."""
+    inside: set[SSAValue] = set()
+    used: dict[SSAValue, None] = {}
+    for inner in op.walk():
+        for region in inner.regions:
+            for block in region.blocks:
+                inside.update(block.args)
+        for operand in inner.operands:
+            if isinstance(operand.type, tile.TileType) and operand not in inside and inner is not op:
+                used[operand] = None
+        inside.update(inner.results)
+    return list(used)
 
 
 @dataclass(frozen=True)

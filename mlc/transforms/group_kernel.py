@@ -3,7 +3,8 @@
 `convert-graph-to-tile` decides a `KernelPlan` (collapsed domain, tile shape, warps) for every
 fusion group (`fusion_groups.py`) and calls `build_kernel`. Each program of the kernel computes one
 tile of the collapsed domain; a group with reductions has tiles that span the reduced dimensions
-whole, so a program holds complete rows and reduces them in registers.
+whole when they fit (`MAX_REDUCTION_TILE` elements), so a program holds complete rows and reduces
+them in registers. Longer rows are covered chunk by chunk (*looped rows*, below).
 
 Every graph value of the group has a *tile shape*: the plan's tile shape with size 1 where the
 value's collapsed shape is 1 (a bias along rows, a reduced value). Values are materialised as
@@ -23,17 +24,43 @@ is computed once per row, not once per element). A map also yields every value i
 later stage uses, so nothing is computed twice (the exponentials of a softmax are reused by its
 division). A group without reductions is a single map over loaded, broadcast inputs.
 
+Looped rows. When the plan's tile spans only a chunk of some reduced dimensions
+(`KernelPlan.loop_axes`: rows of more than 65536 elements, see `choose_looped_reduction_tile`),
+the grid has one program per kept tile and each stage runs in nested `scf.for`s over the chunks,
+outermost looped dimension outermost, the chunk's origin being the induction variable:
+
+    %partials = scf.for %chunk = 0 to L step C iter_args(%acc = splat -inf) {    each reduction
+      %x = tile.load %input[%row, %chunk]        (-inf past L: tile.in_bounds, arith.select)
+      scf.yield tile.map(maximumf) %acc, %x
+    }
+    %max = tile.reduce %partials
+    scf.for %chunk = 0 to L step C {                                              the outputs
+      tile.load, tile.map, tile.store at [%row, %chunk]
+    }
+
+A reduction carries an *accumulator tile* of the chunk's shape, starting at the identity and
+combined lane by lane with each chunk's masked operand by the reduction's own combiner; the
+`tile.reduce`s run once, on it, after the loops. The outputs of the domain's shape are computed
+and stored by one last loop. Inputs are therefore read once per stage (a softmax reads x three
+times and writes y once) rather than once: the price of rows that do not fit. Values that do not
+change from chunk to chunk (reduced values, per-row inputs, maps of them) are built once, before
+the loops (`_before_loops`); tiles made inside a loop body belong to it (`_Scope`). Known
+weakness: a program per kept row leaves most of a GPU idle when there are few rows (a 2x100000
+softmax is two programs); splitting rows over several programs needs a second kernel to combine
+their partial results and is not done.
+
 f16 reductions never reach this module: graph-decompose computes them in f32.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections import ChainMap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, MemRefType, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -103,16 +130,21 @@ class KernelPlan:
     num_warps: int
     domain: tuple[int, ...] = field(init=False)
     reduced_axes: tuple[int, ...] = field(init=False)
+    loop_axes: tuple[int, ...] = field(init=False)
+    """The reduced dimensions the tile spans only a chunk of: a program loops over their chunks."""
     grid_counts: tuple[int, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         self.domain = self.collapse.domain
         self.reduced_axes = self.collapse.axes(self.group.reduced_axes) if self.group.reduced_axes else ()
-        self.grid_counts = tuple(-(-d // t) for d, t in zip(self.domain, self.tile_shape))
+        self.loop_axes = tuple(axis for axis in self.reduced_axes if self.tile_shape[axis] < self.domain[axis])
+        self.grid_counts = tuple(
+            1 if axis in self.loop_axes else -(-d // t) for axis, (d, t) in enumerate(zip(self.domain, self.tile_shape))
+        )
 
     def needs_mask(self) -> bool:
-        """Whether the tile overhangs the domain along a reduced dimension."""
-        return any(self.tile_shape[axis] > self.domain[axis] for axis in self.reduced_axes)
+        """Whether some tile (or the last chunk) overhangs the domain along a reduced dimension."""
+        return any(self.domain[axis] % self.tile_shape[axis] for axis in self.reduced_axes)
 
 
 def _element_type(value: SSAValue) -> Attribute:
@@ -157,6 +189,31 @@ def _combiner(op: Operation, element_type: Attribute) -> Region:
 
 
 @dataclass
+class _Scope:
+    """Where tiles are being built, and the tiles that exist there.
+
+    The kernel's top level, or the body of the chunk loops (`KernelPlan.loop_axes`): tiles made
+    there are one chunk's, so the caches of a loop body are children of the top level's that are
+    dropped when the loops end.
+    """
+
+    builder: Builder
+    origin: list[SSAValue]
+    """The origin of the program's tile, or of the current chunk inside the loops."""
+    loops: scf.ForOp | None = None
+    """The outermost chunk loop the builder is in (None at the top level)."""
+    tiles: ChainMap[SSAValue, SSAValue] = field(default_factory=ChainMap)
+    loaded: ChainMap[tuple[SSAValue, tuple[int, ...]], SSAValue] = field(default_factory=ChainMap)
+    broadcasts: ChainMap[tuple[SSAValue, tuple[int, ...]], SSAValue] = field(default_factory=ChainMap)
+    masks: ChainMap[tuple[int, ...], SSAValue] = field(default_factory=ChainMap)
+
+    def inside(self, body: Block, origin: list[SSAValue], loop: scf.ForOp) -> _Scope:
+        """The scope of a chunk loop's body (`loop`, unless it is nested in another one)."""
+        caches = (self.tiles, self.loaded, self.broadcasts, self.masks)
+        return _Scope(Builder(InsertPoint.at_end(body)), origin, self.loops or loop, *(c.new_child() for c in caches))
+
+
+@dataclass
 class _MapTarget:
     value: SSAValue
     identity: Attribute | None = None
@@ -176,10 +233,6 @@ class GroupKernelBuilder:
         for op in group.ops:
             if isinstance(op, REDUCTIONS) or any(v in self.after_reduction for v in op.operands):
                 self.after_reduction.update(op.results)
-        self.tiles: dict[SSAValue, SSAValue] = {}
-        self.loaded: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
-        self.broadcasts: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
-        self.masks: dict[tuple[int, ...], SSAValue] = {}
 
     # -- shapes ---------------------------------------------------------------------------------
 
@@ -187,10 +240,14 @@ class GroupKernelBuilder:
         collapsed = self.plan.collapse.shape(shape)
         return tuple(t if s != 1 else 1 for t, s in zip(self.plan.tile_shape, collapsed))
 
+    def is_looped(self, shape: Sequence[int]) -> bool:
+        """Whether tiles of `shape` change from chunk to chunk (they are made inside the loops)."""
+        return any(shape[axis] != 1 for axis in self.plan.loop_axes)
+
     def _indices(self, shape: Sequence[int]) -> list[SSAValue]:
         """The tile origin for a value of collapsed `shape` (index 0 along its size-1 dims)."""
         collapsed = self.plan.collapse.shape(shape)
-        return [o if s != 1 else self.zero for o, s in zip(self.origin, collapsed)]
+        return [o if s != 1 else self.zero for o, s in zip(self.scope.origin, collapsed)]
 
     # -- the kernel -----------------------------------------------------------------------------
 
@@ -209,23 +266,26 @@ class GroupKernelBuilder:
         for index, parameter in enumerate(block.args[len(group.inputs) :]):
             parameter.name_hint = f"output{index}"
         self.parameters = {key: parameter for key, parameter in zip(group.inputs, block.args)}
-        self.builder = Builder(InsertPoint.at_end(block))
-        self.origin = self._tile_origin()
-        self.zero = _constant_index(self.builder, 0)
+        builder = Builder(InsertPoint.at_end(block))
+        self.top = self.scope = _Scope(builder, self._tile_origin(builder))
+        self.zero = _constant_index(builder, 0)
         for key in group.inputs:
-            self._load(key)
+            if not self.is_looped(self.tile_shape_of(key[1])):  # the others are loaded chunk by chunk
+                self._load(key)
         for op in group.ops:
             if isinstance(op, REDUCTIONS):
                 self.value(op.results[0])
-        self._compute_outputs()
-        for output, parameter in zip(group.outputs, block.args[len(group.inputs) :]):
-            self.builder.insert(tile.StoreOp(self.value(output), parameter, self._indices(shape_of(output))))
-        self.builder.insert(tile.ReturnOp())
+        outputs = list(zip(group.outputs, block.args[len(group.inputs) :]))
+        looped = [(output, parameter) for output, parameter in outputs if self.is_looped(self.tile_shape_of(shape_of(output)))]
+        self._store_outputs([pair for pair in outputs if pair not in looped])
+        if looped:
+            self._over_chunks([], lambda _: self._store_outputs(looped))
+        builder.insert(tile.ReturnOp())
         return kernel
 
-    def _tile_origin(self) -> list[SSAValue]:
+    def _tile_origin(self, builder: Builder) -> list[SSAValue]:
         """Decomposes the program id into the origin of this program's tile, innermost fastest."""
-        plan, builder = self.plan, self.builder
+        plan = self.plan
         remaining = builder.insert(tile.ProgramIdOp(0)).result
         origin: list[SSAValue] = [remaining] * len(plan.domain)
         for dim in reversed(range(len(plan.domain))):
@@ -245,14 +305,59 @@ class GroupKernelBuilder:
                 origin[dim] = builder.insert(arith.MuliOp(coordinate, _constant_index(builder, plan.tile_shape[dim]))).result
         return origin
 
-    def _compute_outputs(self) -> None:
-        """One map per tile shape for the outputs not yet computed, smallest shapes first."""
+    def _store_outputs(self, outputs: list[tuple[SSAValue, SSAValue]]) -> list[SSAValue]:
+        """Computes the outputs not yet computed, one map per tile shape (smallest first); stores them.
+
+        Returns no value to carry: it is also the body of the output stage's chunk loops.
+        """
         pending: dict[tuple[int, ...], list[_MapTarget]] = {}
-        for output in self.plan.group.outputs:
-            if output not in self.tiles and self._input_key(output) is None:
+        for output, _ in outputs:
+            if output not in self.scope.tiles and self._input_key(output) is None:
                 pending.setdefault(self.tile_shape_of(shape_of(output)), []).append(_MapTarget(output))
         for shape in sorted(pending, key=lambda s: (math.prod(s), s)):
             self._map(pending[shape], shape)
+        for output, parameter in outputs:
+            self.scope.builder.insert(tile.StoreOp(self.value(output), parameter, self._indices(shape_of(output))))
+        return []
+
+    # -- chunk loops ------------------------------------------------------------------------------
+
+    def _over_chunks(self, initial: list[SSAValue], step: Callable[[list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+        """`step` for every chunk of the looped axes, in nested `scf.for`s carrying `initial`.
+
+        `step` gets the carried values and returns their next ones; the loops' results are returned.
+        """
+        return self._chunk_loop(0, initial, step)
+
+    def _chunk_loop(self, depth: int, carried: list[SSAValue], step: Callable[[list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+        plan, outer = self.plan, self.scope
+        if depth == len(plan.loop_axes):
+            return step(carried)
+        axis = plan.loop_axes[depth]
+        bounds = [self.zero, _constant_index(outer.builder, plan.domain[axis]), _constant_index(outer.builder, plan.tile_shape[axis])]
+        body = Block(arg_types=[IndexType(), *(value.type for value in carried)])
+        body.args[0].name_hint = "chunk"
+        for argument, value in zip(body.args[1:], carried):
+            argument.name_hint = value.name_hint
+        loop = outer.builder.insert(scf.ForOp(*bounds, carried, Region(body)))
+        origin = list(outer.origin)
+        origin[axis] = body.args[0]
+        self.scope = outer.inside(body, origin, loop)
+        self.scope.builder.insert(scf.YieldOp(*self._chunk_loop(depth + 1, list(body.args[1:]), step)))
+        self.scope = outer
+        for result, value in zip(loop.results, carried):
+            result.name_hint = value.name_hint
+        return list(loop.results)
+
+    def _before_loops(self, compute: Callable[[], SSAValue]) -> SSAValue:
+        """Computes a value that is the same for every chunk once, before the chunk loops."""
+        inner = self.scope
+        assert inner.loops is not None
+        self.scope = replace(self.top, builder=Builder(InsertPoint.before(inner.loops)))
+        try:
+            return compute()
+        finally:
+            self.scope = inner
 
     # -- values as tiles --------------------------------------------------------------------------
 
@@ -266,50 +371,74 @@ class GroupKernelBuilder:
         return (value, shape_of(value))
 
     def _load(self, key: tuple[SSAValue, tuple[int, ...]]) -> SSAValue:
-        if key not in self.loaded:
+        if key not in self.scope.loaded:
             value, seen = key
             tile_type = tile.TileType(self.tile_shape_of(seen), _element_type(value))
             load = tile.LoadOp(self.parameters[key], self._indices(seen), tile_type)
-            self.loaded[key] = self.builder.insert(load).result
-        return self.loaded[key]
+            self.scope.loaded[key] = self.scope.builder.insert(load).result
+        return self.scope.loaded[key]
 
     def value(self, value: SSAValue) -> SSAValue:
         """`value` as a tile of its tile shape, computing it (and what it needs) first."""
-        if value in self.tiles:
-            return self.tiles[value]
+        if value in self.scope.tiles:
+            return self.scope.tiles[value]
+        if self.scope.loops is not None and not self.is_looped(self.tile_shape_of(shape_of(value))):
+            return self._before_loops(lambda: self.value(value))
         key = self._input_key(value)
         if key is not None:
             return self._load(key)
         owner = value.owner
         if isinstance(owner, REDUCTIONS):
-            self.tiles[value] = self._reduce(owner)
+            self.scope.tiles[value] = self._reduce(owner)
         else:
             self._map([_MapTarget(value)], self.tile_shape_of(shape_of(value)))
-        return self.tiles[value]
+        return self.scope.tiles[value]
 
     def _broadcast(self, tile_value: SSAValue, shape: tuple[int, ...]) -> SSAValue:
         tile_type = tile_value.type
         assert isinstance(tile_type, tile.TileType)
         if tile_type.get_shape() == shape:
             return tile_value
-        if (tile_value, shape) not in self.broadcasts:
+        if (tile_value, shape) not in self.scope.broadcasts:
             result_type = tile.TileType(shape, tile_type.element_type)
-            self.broadcasts[(tile_value, shape)] = self.builder.insert(tile.BroadcastOp(tile_value, result_type)).result
-        return self.broadcasts[(tile_value, shape)]
+            self.scope.broadcasts[(tile_value, shape)] = self.scope.builder.insert(tile.BroadcastOp(tile_value, result_type)).result
+        return self.scope.broadcasts[(tile_value, shape)]
 
     def _reduce(self, op: Operation) -> SSAValue:
         assert isinstance(op, graph.ReductionOp)
-        operand = op.x
-        element_type = _element_type(operand)
-        shape = self.tile_shape_of(shape_of(operand))
-        if self.plan.needs_mask():
-            source = self._map([_MapTarget(operand, _identity(op, element_type))], shape, served=op)[0]
-        else:
-            source = self.value(operand)
+        element_type = _element_type(op.x)
+        shape = self.tile_shape_of(shape_of(op.x))
+        source = self._accumulate_chunks(op, shape) if self.plan.loop_axes else self._reduction_operand(op, shape)
         for axis in self.plan.reduced_axes:
-            source = self.builder.insert(tile.ReduceOp(source, axis, _combiner(op, element_type))).result
+            source = self.scope.builder.insert(tile.ReduceOp(source, axis, _combiner(op, element_type))).result
         source.name_hint = op.results[0].name_hint
         return source
+
+    def _reduction_operand(self, op: graph.ReductionOp, shape: tuple[int, ...]) -> SSAValue:
+        """The reduction's operand as a tile, with the identity outside the domain where needed."""
+        if self.plan.needs_mask():
+            return self._map([_MapTarget(op.x, _identity(op, _element_type(op.x)))], shape, served=op)[0]
+        return self.value(op.x)
+
+    def _accumulate_chunks(self, op: graph.ReductionOp, shape: tuple[int, ...]) -> SSAValue:
+        """One tile holding the combination, lane by lane, of the operand's chunks (looped rows).
+
+        It starts as the identity and is combined with each chunk by the reduction's combiner;
+        lanes outside the domain take the identity, so reducing this tile reduces the rows.
+        """
+        element_type = _element_type(op.x)
+        tile_type = tile.TileType(shape, element_type)
+        builder = self.scope.builder
+        identity = builder.insert(arith.ConstantOp(_identity(op, element_type))).result
+        initial = builder.insert(tile.SplatOp(identity, tile_type)).result
+        initial.name_hint = f"{op.results[0].name_hint or 'reduction'}_partials"
+
+        def combine(carried: list[SSAValue]) -> list[SSAValue]:
+            chunk = self._reduction_operand(op, shape)
+            combined = tile.MapOp([carried[0], chunk], [tile_type], _combiner(op, element_type))
+            return [self.scope.builder.insert(combined).outputs[0]]
+
+        return self._over_chunks([initial], combine)[0]
 
     # -- maps -----------------------------------------------------------------------------------
 
@@ -349,7 +478,7 @@ class GroupKernelBuilder:
         yielded += [element[v] for v in extras]
         scalar.builder.insert(tile.YieldOp(yielded))
         result_types = [tile.TileType(shape, v.type) for v in yielded]
-        map_op = self.builder.insert(tile.MapOp(frontier_tiles, result_types, Region(body)))
+        map_op = self.scope.builder.insert(tile.MapOp(frontier_tiles, result_types, Region(body)))
         results = list(map_op.outputs)
         for target, result in zip(targets, results):
             if target.identity is None:
@@ -360,7 +489,7 @@ class GroupKernelBuilder:
 
     def _record(self, value: SSAValue, tile_value: SSAValue) -> None:
         tile_value.name_hint = value.name_hint
-        self.tiles[value] = tile_value
+        self.scope.tiles[value] = tile_value
 
     def _closure(self, targets: list[SSAValue], shape: tuple[int, ...]) -> tuple[set[Operation], list[SSAValue]]:
         """The ops a map of `shape` inlines to compute `targets`, and the tiles it reads."""
@@ -382,7 +511,7 @@ class GroupKernelBuilder:
         return inlined, frontier
 
     def _is_frontier(self, value: SSAValue, shape: tuple[int, ...]) -> bool:
-        if value in self.tiles or self._input_key(value) is not None:
+        if value in self.scope.tiles or self._input_key(value) is not None:
             return True
         if isinstance(value.owner, REDUCTIONS):
             return True
@@ -397,23 +526,28 @@ class GroupKernelBuilder:
     def _reused_later(
         self, inlined: set[Operation], shape: tuple[int, ...], served: Operation | None, exclude: set[SSAValue]
     ) -> list[SSAValue]:
-        """Values the map computes at its own shape that ops outside it use (yielded, not recomputed)."""
+        """Values the map computes at its own shape that ops outside it, not computed yet, use.
+
+        The map yields them, so that they are not computed again (a value used only by a reduction
+        that is already done, as in a softmax's last chunk loop, is not yielded).
+        """
         reused = []
         for op in sorted(inlined, key=self.position.__getitem__):
             value = op.results[0]
             if value in exclude or self.tile_shape_of(shape_of(value)) != shape:
                 continue
             users = {use.operation for use in value.uses} & self.members
-            if users - inlined - {served}:
+            pending = {user for user in users - inlined - {served} if user.results[0] not in self.scope.tiles}
+            if pending:
                 reused.append(value)
         return reused
 
     def _in_bounds(self, shape: tuple[int, ...]) -> SSAValue:
-        if shape not in self.masks:
-            indices = [o if t != 1 else self.zero for o, t in zip(self.origin, shape)]
+        if shape not in self.scope.masks:
+            indices = [o if t != 1 else self.zero for o, t in zip(self.scope.origin, shape)]
             bounds = [d if t != 1 else 1 for d, t in zip(self.plan.domain, shape)]
-            self.masks[shape] = self.builder.insert(tile.InBoundsOp(indices, bounds, shape)).result
-        return self.masks[shape]
+            self.scope.masks[shape] = self.scope.builder.insert(tile.InBoundsOp(indices, bounds, shape)).result
+        return self.scope.masks[shape]
 
 
 def build_kernel(plan: KernelPlan) -> tile.KernelOp:

@@ -5,14 +5,17 @@ The elementwise/reduction layout (`convert_tile_to_loop.KernelLowering`) and the
 one block-mapped `loop.parallel` per grid dimension (program ids become their induction
 variables, seeded for the index analysis with their ranges), clone scalar region bodies
 (`tile.map`, combiners) on per-element values, and record in `mlc.arg_alignment` the byte
-alignment each parameter's vector accesses need. `TileKernelLowering` holds that state.
+alignment each parameter's vector accesses need, and seed the index analysis with the range of
+a loop's induction variable. `TileKernelLowering` holds that state.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from math import gcd
 
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import DenseArrayBase, IndexType, i64
 from xdsl.ir import Block, Region, SSAValue
 
@@ -81,6 +84,15 @@ class TileKernelLowering:
             block = parallel.body.block
             bodies.append(block)
         return bodies
+
+    def seed_induction_variable(self, op: scf.ForOp) -> None:
+        """Tells the index analysis the range and divisor of a loop's induction variable, when the
+        bounds are known constants (the last value reached, and the gcd of start and step)."""
+        bounds = [self.facts(v) for v in (op.lb, op.ub, op.step)]
+        if all(f.low == f.high for f in bounds) and bounds[2].low > 0:
+            low, high, step = bounds[0].low, bounds[1].low - 1, bounds[2].low
+            last = low + (high - low) // step * step if high >= low else low
+            self.seeds[op.body.block.args[0]] = IndexFacts(low, last, gcd(low, step) or step)
 
     def facts(self, value: SSAValue) -> IndexFacts:
         """What the index analysis knows about a tile-level index value."""

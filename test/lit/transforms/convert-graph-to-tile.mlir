@@ -246,6 +246,85 @@ func.func @column_mean(%x: tensor<1000x4096xf32>) -> tensor<4096xf32> {
 
 // -----
 
+// Rows of 100000 elements do not fit a program's registers (65536 at most): each program holds a
+// 16384-element chunk of its row (32 warps) and every stage loops over the chunks. A reduction
+// carries an accumulator tile that starts as the identity and takes the chunk's (masked) values
+// lane by lane with the combiner; one tile.reduce after the loop finishes it. x is read three
+// times: for the maximum, for the sum of exponentials, and by the loop that computes and stores y.
+// CHECK-LABEL: tile.kernel @long_softmax_0_reduce_max_sub_exp_reduce_sum
+// CHECK-SAME:    (%x: memref<2x100000xf32>, %output0: memref<2x100000xf32>) grid [2] num_warps 32
+// CHECK:         %[[ROW:.*]] = tile.program_id 0
+// CHECK:         %[[NINF:.*]] = arith.constant 0xff800000 : f32
+// CHECK-NEXT:    %[[MAX_START:.*]] = tile.splat %[[NINF]] : f32 -> !tile.tile<1x16384xf32>
+// CHECK-NEXT:    %[[LENGTH:.*]] = arith.constant 100000 : index
+// CHECK-NEXT:    %[[CHUNK:.*]] = arith.constant 16384 : index
+// CHECK-NEXT:    %[[MAX_PARTIALS:.*]] = scf.for %[[AT:.*]] = %[[ZERO:.*]] to %[[LENGTH]] step %[[CHUNK]] iter_args(%[[ACC:.*]] = %[[MAX_START]]) -> (!tile.tile<1x16384xf32>) {
+// CHECK-NEXT:      %[[X:.*]] = tile.load %x[%[[ROW]], %[[AT]]] : memref<2x100000xf32> -> !tile.tile<1x16384xf32>
+// CHECK-NEXT:      %[[INSIDE:.*]] = tile.in_bounds [%[[ZERO]], %[[AT]]] within [1, 100000] : !tile.tile<1x16384xi1>
+// CHECK-NEXT:      %[[MASKED:.*]] = tile.map %[[X]], %[[INSIDE]]
+// CHECK:             arith.select
+// CHECK:           %[[NEXT:.*]] = tile.map %[[ACC]], %[[MASKED]] : !tile.tile<1x16384xf32>, !tile.tile<1x16384xf32> -> !tile.tile<1x16384xf32> {
+// CHECK-NEXT:      ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32):
+// CHECK-NEXT:        %[[M:.*]] = arith.maximumf %[[A]], %[[B]] : f32
+// CHECK-NEXT:        tile.yield %[[M]] : f32
+// CHECK-NEXT:      }
+// CHECK-NEXT:      scf.yield %[[NEXT]] : !tile.tile<1x16384xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %max = tile.reduce %[[MAX_PARTIALS]] axis 1 : !tile.tile<1x16384xf32> -> !tile.tile<1x1xf32>
+// CHECK:         %[[SUM_START:.*]] = tile.splat %{{.*}} : f32 -> !tile.tile<1x16384xf32>
+// CHECK:         %[[SUM_PARTIALS:.*]] = scf.for %[[AT2:.*]] = %[[ZERO]] to %{{.*}} step %{{.*}} iter_args(%[[ACC2:.*]] = %[[SUM_START]]) -> (!tile.tile<1x16384xf32>) {
+// CHECK-NEXT:      %[[X2:.*]] = tile.load %x[%[[ROW]], %[[AT2]]]
+// CHECK-NEXT:      %[[MAX2:.*]] = tile.broadcast %max : !tile.tile<1x1xf32> -> !tile.tile<1x16384xf32>
+// CHECK:           math.exp
+// CHECK:           arith.addf
+// CHECK:           scf.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %sum = tile.reduce %[[SUM_PARTIALS]] axis 1 : !tile.tile<1x16384xf32> -> !tile.tile<1x1xf32>
+// CHECK:         %inverse_sum = tile.map %sum : !tile.tile<1x1xf32> -> !tile.tile<1x1xf32>
+// CHECK:         scf.for %[[AT3:.*]] = %[[ZERO]] to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      tile.load %x[%[[ROW]], %[[AT3]]]
+// CHECK:           %y = tile.map
+// CHECK:             math.exp
+// CHECK:             arith.mulf
+// CHECK:           tile.store %y, %output0[%[[ROW]], %[[AT3]]] : !tile.tile<1x16384xf32>, memref<2x100000xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    tile.return
+func.func @long_softmax(%x: tensor<2x100000xf32>) -> tensor<2x100000xf32> {
+  %y = graph.softmax %x axis 1 : tensor<2x100000xf32>
+  func.return %y : tensor<2x100000xf32>
+}
+
+// -----
+
+// Two reduced dimensions that do not merge (0 and 2), the inner one long: a program per kept
+// index, one chunk loop per reduced dimension (nested, carrying the accumulator through both).
+// The outer loop steps one row at a time, so only the inner dimension needs a mask.
+// CHECK-LABEL: tile.kernel @two_long_axes_0_reduce_sum
+// CHECK-SAME:    (%x: memref<3x2x70001xf32>, %output0: memref<1x2x1xf32>) grid [2] num_warps 32
+// CHECK:         %[[THREE:.*]] = arith.constant 3 : index
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : index
+// CHECK:         %[[PLANE:.*]] = scf.for %[[I:.*]] = %{{.*}} to %[[THREE]] step %[[ONE]] iter_args(%[[OUTER:.*]] = %{{.*}}) -> (!tile.tile<1x1x16384xf32>) {
+// CHECK-NEXT:      %[[LENGTH:.*]] = arith.constant 70001 : index
+// CHECK-NEXT:      %[[CHUNK:.*]] = arith.constant 16384 : index
+// CHECK-NEXT:      %[[ROW:.*]] = scf.for %[[J:.*]] = %{{.*}} to %[[LENGTH]] step %[[CHUNK]] iter_args(%[[INNER:.*]] = %[[OUTER]]) -> (!tile.tile<1x1x16384xf32>) {
+// CHECK-NEXT:        tile.load %x[%[[I]], %{{.*}}, %[[J]]] : memref<3x2x70001xf32> -> !tile.tile<1x1x16384xf32>
+// CHECK-NEXT:        tile.in_bounds [%{{.*}}, %{{.*}}, %[[J]]] within [1, 1, 70001]
+// CHECK:             tile.map %[[INNER]]
+// CHECK:             scf.yield
+// CHECK-NEXT:      }
+// CHECK-NEXT:      scf.yield %[[ROW]] : !tile.tile<1x1x16384xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[R0:.*]] = tile.reduce %[[PLANE]] axis 0
+// CHECK-NEXT:    ^bb0
+// CHECK:         %[[R2:.*]] = tile.reduce %[[R0]] axis 2 : !tile.tile<1x1x16384xf32> -> !tile.tile<1x1x1xf32>
+// CHECK:         tile.store %[[R2]], %output0
+func.func @two_long_axes(%x: tensor<3x2x70001xf32>) -> tensor<2xf32> {
+  %y = graph.reduce_sum %x axes [0, 2] keepdims false : tensor<3x2x70001xf32> to tensor<2xf32>
+  func.return %y : tensor<2xf32>
+}
+
+// -----
+
 // A matmul is one kernel: a 2-d grid of 32x64 blocks (the smallest powers of two covering 17x33,
 // at most 64x64), a K loop in steps of 16 carrying the f32 accumulator, masked loads of the A and
 // B blocks, tile.dot, a masked store. Four warps: one thread per 16 outputs.
@@ -357,9 +436,9 @@ func.func @residual(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32>
 
 // -----
 
-// Large products take 128x128 blocks in steps of 8 when there are at least 128 of them.
+// Large products take 128x128 blocks in steps of 16 when there are at least 128 of them.
 // CHECK-LABEL: tile.kernel @large_0_matmul
-// CHECK-SAME:    grid [16, 8] num_warps 8 attributes {mlc.matmul_tile = array<i64: 128, 128, 8>}
+// CHECK-SAME:    grid [16, 8] num_warps 8 attributes {mlc.matmul_tile = array<i64: 128, 128, 16>}
 func.func @large(%a: tensor<2048x16xf32>, %b: tensor<16x1024xf32>) -> tensor<2048x1024xf32> {
   %0 = graph.matmul %a, %b : (tensor<2048x16xf32>, tensor<16x1024xf32>) -> tensor<2048x1024xf32>
   func.return %0 : tensor<2048x1024xf32>

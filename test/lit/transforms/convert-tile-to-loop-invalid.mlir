@@ -102,3 +102,41 @@ tile.kernel @broadcast_store(%x: memref<16x16xf32>, %out: memref<1x16xf32>) grid
   tile.store %row, %out[%c0, %c0] : !tile.tile<1x16xf32>, memref<1x16xf32>
   tile.return
 }
+
+// -----
+
+// A loop carries tiles, which become each thread's elements of them; scalars are not carried.
+tile.kernel @loop_carrying_a_scalar(%x: memref<4x64xf32>, %out: memref<4x64xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{convert-tile-to-loop only lowers loops that carry tiles}}
+  %s = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (f32) {
+    %t = tile.load %x[%i, %c0] : memref<4x64xf32> -> !tile.tile<1x64xf32>
+    tile.store %t, %out[%i, %c0] : !tile.tile<1x64xf32>, memref<4x64xf32>
+    scf.yield %acc : f32
+  }
+  tile.return
+}
+
+// -----
+
+// A reduction across threads inside a loop would make every thread wait in every iteration (and
+// the CPU's loop fission cannot cut a loop): reduce the tile the loop carries, after it.
+tile.kernel @reduce_in_a_loop(%x: memref<4x64xf32>, %out: memref<4x1xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %t = tile.load %x[%i, %c0] : memref<4x64xf32> -> !tile.tile<1x64xf32>
+    // expected-error @+1 {{a tile.reduce inside a loop is not supported: reduce the tile the loop carries after it}}
+    %r = tile.reduce %t axis 1 : !tile.tile<1x64xf32> -> !tile.tile<1x1xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %c = arith.addf %a, %b : f32
+      tile.yield %c : f32
+    }
+    tile.store %r, %out[%i, %c0] : !tile.tile<1x1xf32>, memref<4x1xf32>
+  }
+  tile.return
+}

@@ -6,6 +6,11 @@ relative (a few ulps: the kernels sum in a different order and compute exp and r
 sum is compared within 1e-5 of the sum of absolute values (its rounding error grows with the
 terms, not the result); f16 results within one f16 rounding (2e-3) since they are computed in
 f32 and rounded once.
+
+Rows longer than the 65536 elements a program holds in registers (`LONG_ROWS`) are reduced chunk
+by chunk, each lane of a 16384-element accumulator summing a few elements before the tree over
+the lanes: the same bounds hold (a lane adds at most 7 of 100000 terms, so the rounding error of a
+sum stays far below 1e-5 of the sum of absolute values).
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ from programs import lower
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 AWKWARD_ROWS = [1, 31, 33, 1000, 4097]
+LONG_ROWS = [(2, 100000), (3, 70001)]
+"""Rows of more than 65536 elements: 100000 is a multiple of the vector width, 70001 is odd, so the
+last chunk of its rows is partial down to single elements."""
 
 
 def tensor(shape: tuple[int, ...], element: str = "f32") -> str:
@@ -46,10 +54,11 @@ def rng(request: pytest.FixtureRequest) -> np.random.Generator:
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("columns", AWKWARD_ROWS)
-def test_fused_softmax_of_an_affine_relu(device: str, columns: int, rng: np.random.Generator):
-    """softmax(relu(2x + 1)): one kernel, x read once and the result written once."""
-    t = tensor((37, columns))
+@pytest.mark.parametrize("shape", [(37, columns) for columns in AWKWARD_ROWS] + LONG_ROWS[:1])
+def test_fused_softmax_of_an_affine_relu(device: str, shape: tuple[int, int], rng: np.random.Generator):
+    """softmax(relu(2x + 1)): one kernel, x read once and the result written once (three times and
+    once when rows are longer than a program holds)."""
+    t = tensor(shape)
     text = f"""func.func @main(%x: {t}) -> {t} {{
       %two = graph.constant dense<2.0> : tensor<f32>
       %one = graph.constant dense<1.0> : tensor<f32>
@@ -61,7 +70,7 @@ def test_fused_softmax_of_an_affine_relu(device: str, columns: int, rng: np.rand
     }}"""
     assert kernel_count(text) == 1
     compiled = mlc.compile(text, device=device)
-    x = rng.standard_normal((37, columns)).astype(np.float32)
+    x = rng.standard_normal(shape).astype(np.float32)
     expected = _softmax(np.maximum(2 * x.astype(np.float64) + 1, 0), axis=1)
     np.testing.assert_allclose(compiled(x), expected, rtol=2e-5, atol=1e-7)
 
@@ -96,10 +105,14 @@ def test_reductions_keepdims_false(device: str, kind: str, shape, axes, rng: np.
       func.return %0 : {tensor(out)}
     }}"""
     x = rng.standard_normal(shape).astype(np.float32)
+    _check_reduction(kind, x, axes, mlc.compile(text, device=device)(x))
+
+
+def _check_reduction(kind: str, x: np.ndarray, axes: tuple[int, ...], result: np.ndarray) -> None:
+    """Within 1e-5 of the sum (or mean) of absolute values; maxima and minima exactly."""
     reference = {"reduce_sum": np.sum, "reduce_max": np.max, "reduce_min": np.min, "reduce_mean": np.mean}[kind]
     expected = reference(x.astype(np.float64), axis=axes)
-    result = mlc.compile(text, device=device)(x)
-    scale = np.abs(x.astype(np.float64)).sum(axis=axes) / (1 if kind == "reduce_sum" else np.prod([shape[a] for a in axes]))
+    scale = np.abs(x.astype(np.float64)).sum(axis=axes) / (1 if kind == "reduce_sum" else np.prod([x.shape[a] for a in axes]))
     assert result.shape == expected.shape
     assert np.all(np.abs(result - expected) <= 1e-5 * scale + 1e-6)
 
@@ -157,3 +170,72 @@ def test_statistics_and_normalised_rows_from_one_kernel(device: str, rng: np.ran
     centered, mean = compiled(x)
     np.testing.assert_allclose(mean, x.astype(np.float64).mean(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(centered, x - x.astype(np.float64).mean(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def _long_row_case(kind: str, shape: tuple[int, int]) -> tuple[str, int]:
+    """`@main` applying `kind` along the rows of `shape`, and its number of parameters."""
+    t, p, r = tensor(shape), tensor(shape[1:]), tensor((shape[0], 1))
+    if kind == "softmax":
+        return f"%0 = graph.softmax %x axis 1 : {t}\n      func.return %0 : {t}", 1
+    if kind == "layer_norm":
+        operation = f"graph.layer_norm %x, %s, %b axis 1 epsilon 1.0e-05 : ({t}, {p}, {p}) -> {t}"
+        return f"%0 = {operation}\n      func.return %0 : {t}", 3
+    return f"%0 = graph.{kind} %x axes [1] keepdims true : {t} to {r}\n      func.return %0 : {r}", 1
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", LONG_ROWS)
+@pytest.mark.parametrize("kind", ["softmax", "layer_norm", "reduce_sum", "reduce_max"])
+def test_rows_longer_than_a_program_holds(device: str, kind: str, shape: tuple[int, int], rng: np.random.Generator):
+    """Each kind over rows of more than 65536 elements: one kernel whose stages loop over chunks."""
+    body, parameters = _long_row_case(kind, shape)
+    result_type = tensor(shape) if kind in ("softmax", "layer_norm") else tensor((shape[0], 1))
+    arguments = f"%x: {tensor(shape)}" + (f", %s: {tensor(shape[1:])}, %b: {tensor(shape[1:])}" if parameters == 3 else "")
+    text = f"""func.func @main({arguments}) -> {result_type} {{
+      {body}
+    }}"""
+    assert kernel_count(text) == 1
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    scale, bias = (rng.standard_normal(shape[1:]).astype(np.float32) for _ in range(2))
+    result = mlc.compile(text, device=device)(*([x, scale, bias][:parameters]))
+    wide = x.astype(np.float64)
+    if kind == "softmax":
+        np.testing.assert_allclose(result, _softmax(wide, axis=1), rtol=2e-5, atol=1e-12)
+    elif kind == "layer_norm":
+        np.testing.assert_allclose(result, _layer_norm(wide, scale, bias, (1,), 1e-5), rtol=2e-5, atol=2e-5)
+    elif kind == "reduce_sum":
+        assert np.all(np.abs(result - wide.sum(axis=1, keepdims=True)) <= 1e-5 * np.abs(wide).sum(axis=1, keepdims=True))
+    else:
+        np.testing.assert_array_equal(result, x.max(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("kind, shape, axes", [("reduce_mean", (70001, 33), (0,)), ("reduce_min", (3, 2, 70001), (0, 2))])
+def test_long_reductions_over_other_axes(device: str, kind: str, shape, axes, rng: np.random.Generator):
+    """Columns longer than a program holds (chunks of 2048 rows by 16 columns), and two reduced axes
+    that do not merge (a loop over each: one program per kept index)."""
+    out = tuple(size for axis, size in enumerate(shape) if axis not in axes)
+    text = f"""func.func @main(%x: {tensor(shape)}) -> {tensor(out)} {{
+      %0 = graph.{kind} %x axes [{", ".join(map(str, axes))}] keepdims false : {tensor(shape)} to {tensor(out)}
+      func.return %0 : {tensor(out)}
+    }}"""
+    x = rng.standard_normal(shape).astype(np.float32)
+    _check_reduction(kind, x, axes, mlc.compile(text, device=device)(x))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_long_integer_rows_wrap_and_f16_rows_accumulate_in_f32(device: str, rng: np.random.Generator):
+    """An i32 row sum beyond 65536 elements wraps exactly as numpy's; an f16 softmax of such rows
+    is computed in f32 and rounded once (its kernel moves 8 elements a vector, not 4)."""
+    integers, sums, halves = tensor((2, 70001), "i32"), tensor((2, 1), "i32"), tensor((2, 100000), "f16")
+    text = f"""func.func @main(%x: {integers}, %h: {halves}) -> ({sums}, {halves}) {{
+      %0 = graph.reduce_sum %x axes [1] keepdims true : {integers} to {sums}
+      %1 = graph.softmax %h axis 1 : {halves}
+      func.return %0, %1 : {sums}, {halves}
+    }}"""
+    x = rng.integers(-(2**30), 2**30, size=(2, 70001), dtype=np.int32)
+    h = (rng.standard_normal((2, 100000)) * 4).astype(np.float16)
+    total, softmax = mlc.compile(text, device=device)(x, h)
+    np.testing.assert_array_equal(total, x.sum(axis=1, keepdims=True, dtype=np.int32))
+    assert softmax.dtype == np.float16
+    np.testing.assert_allclose(softmax.astype(np.float64), _softmax(h.astype(np.float64), axis=1), rtol=2e-3, atol=1e-7)

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from mlc.diagnostics import parse_module
 from mlc.dialects import make_context
 from mlc.transforms.convert_graph_to_tile import choose_reduction_tile, choose_tile_shape, reduction_warps
-from mlc.transforms.group_kernel import collapse_dimensions
+from mlc.transforms.group_kernel import KernelPlan, collapse_dimensions
 from mlc.transforms.convert_tile_to_loop import ThreadLayout
-from mlc.transforms.fusion_groups import partition, shape_of
+from mlc.transforms.fusion_groups import FusionGroup, partition, reduced_shape, shape_of
 from mlc.transforms.graph_decompose import decompose_function
 
 
@@ -59,11 +59,42 @@ def test_reduction_tiles_hold_whole_rows_and_stay_coalesced():
     assert choose_reduction_tile((4096, 33), (1,), 2048) == (32, 64)
     # A column reduction spans 32 contiguous elements when the rows fit.
     assert choose_reduction_tile((1000, 4096), (0,), 2048) == (1024, 32)
-    assert choose_reduction_tile((100000, 8), (0,), 2048) is None
     assert reduction_warps((1, 8192)) == 16
     assert reduction_warps((1, 65536)) == 32
     assert reduction_warps((2, 1024)) == 4
     assert reduction_warps((1, 4)) == 1
+
+
+def test_longer_rows_are_covered_chunk_by_chunk():
+    """Beyond 65536 elements a program holds a 16384-element chunk of its row and loops over the
+    reduced dimensions it does not cover whole, one program per kept row (or 32 columns)."""
+    assert choose_reduction_tile((2, 65536), (1,), 2048) == (1, 65536)
+    assert choose_reduction_tile((2, 65537), (1,), 2048) == (1, 16384)
+    assert choose_reduction_tile((100000, 8), (0,), 2048) == (2048, 8)
+    assert choose_reduction_tile((70001, 3), (0,), 2048) == (4096, 4)
+    assert choose_reduction_tile((100000, 4096), (0,), 2048) == (512, 32)
+    # Reduced dimensions 0 and 2 (not adjacent, so not collapsed): loops over both.
+    assert choose_reduction_tile((3, 2, 70001), (0, 2), 2048) == (1, 1, 16384)
+    assert choose_reduction_tile((70001, 2, 3), (0, 2), 2048) == (4096, 1, 4)
+    assert reduction_warps((1, 16384)) == 32
+
+
+@pytest.mark.parametrize(
+    "domain, reduced_axes, loop_axes, grid_counts, masked",
+    [
+        ((2, 100000), (1,), (1,), (2, 1), True),
+        ((2, 131072), (1,), (1,), (2, 1), False),
+        ((3, 2, 70001), (0, 2), (0, 2), (1, 2, 1), True),
+        ((2, 65536), (1,), (), (2, 1), False),
+    ],
+)
+def test_a_plan_loops_over_the_reduced_dimensions_its_tile_does_not_cover(domain, reduced_axes, loop_axes, grid_counts, masked):
+    """Looped dimensions get one program (the loop covers them); the last chunk masks when partial."""
+    group = FusionGroup(domain=domain, reduced_axes=reduced_axes)
+    collapse = collapse_dimensions(domain, [domain, reduced_shape(domain, reduced_axes)])
+    plan = KernelPlan("k", group, collapse, choose_reduction_tile(domain, reduced_axes, 2048), 32)
+    assert (plan.loop_axes, plan.grid_counts) == (loop_axes, grid_counts)
+    assert plan.needs_mask() == masked
 
 
 def test_tile_shape_is_filled_innermost_first_and_never_exceeds_the_dimension_power_of_two():
