@@ -342,6 +342,15 @@ def in_double(function: Callable[..., Array]) -> Callable[..., Array]:
     return evaluate
 
 
+def _ieee_power(base: Array, exponent: Array) -> Array:
+    """`np.power` with IEEE's sign for a zero base: numpy's vectorised loops give pow(-0, 0.5) = -0
+    where its scalar path (and C's pow) gives +0; IEEE keeps the sign only for odd integer powers."""
+    result = np.power(base, exponent)
+    odd_integer = (np.abs(np.fmod(exponent, 2.0)) == 1.0)
+    zero_base = (base == 0) & (exponent > 0)
+    return np.where(zero_base & ~odd_integer, np.abs(result), result)
+
+
 _erf = np.frompyfunc(math.erf, 1, 1)
 _erfc = np.frompyfunc(math.erfc, 1, 1)
 
@@ -408,7 +417,7 @@ FLOAT_BINARY: dict[str, Callable[[Array, Array], Array]] = {
     "maxnum": np.fmax,
     "minnum": np.fmin,
     "copysign": np.copysign,
-    "pow": in_double(np.power),
+    "pow": in_double(lambda x, y: _ieee_power(x, y)),
     "atan2": in_double(np.arctan2),
     "hypot": in_double(np.hypot),
 }
