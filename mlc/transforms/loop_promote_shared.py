@@ -20,7 +20,8 @@ parameter) that the kernel only reads:
    `origin + [low, high]` per dimension.
 3. Reuse. Reads per run = threads x (trip counts of the loops between the scope and each read)
    x elements per read (an `scf.if` around a read counts as taken); reuse = reads / box elements.
-   Promote when reuse >= `MIN_REUSE` and the boxes of the block fit `SHARED_MEMORY_BYTES`.
+   Promote when reuse >= `MIN_REUSE` and the boxes of the block fit `SHARED_MEMORY_BYTES`; else
+   try the next scope (an inner loop's box can be reused more than the whole range's).
    The allocation records why: `mlc.promoted = "..."` names the buffer, the box, the scope, the
    reads and the reuse.
 4. Layout. The shared buffer is the box in the buffer's own dimension order (so a vector read
@@ -407,9 +408,7 @@ def plan_promotion(source: SSAValue, thread_loop: loop.ParallelOp, budget: int) 
             continue
         volume = math.prod(box.extents)
         reads = thread_loop.trip_count * sum(site.runs * site.width for site in sites)
-        if reads < MIN_REUSE * volume:
-            return None
-        if volume * element_bytes > budget:
+        if reads < MIN_REUSE * volume or volume * element_bytes > budget:
             continue
         promotion = Promotion(source, scope, sites, box, reads / volume, reads, _copy_width(box, element_bytes))
         return promotion, analysis

@@ -87,8 +87,9 @@ def test_promotion_preserves_results(threads, columns, row_step, column_step, ou
     actual = run_kernel(after, "k", [x.copy(), np.zeros((blocks, threads), np.float32)])[1]
     np.testing.assert_array_equal(actual, expected)
     promoted = [op for op in after.walk() if "mlc.promoted" in op.attributes]
-    if threads // columns * (1 if row_step else columns) >= MIN_REUSE and not row_step and not column_step:
-        # Every thread reads the same elements: reuse equals the thread count.
+    if not row_step and not column_step and threads >= MIN_REUSE * inner:
+        # Every thread reads the same `inner` elements per iteration of %k: reuse threads / inner
+        # there at least (the whole range may be promoted instead, if it is reused as much).
         assert promoted
 
 
