@@ -152,7 +152,8 @@ def print_table(rows: Sequence[Row], ceiling_gbs: float) -> None:
     print(f"device copy ceiling: {ceiling_gbs:.0f} GB/s")
 
 
-def write_json(path: Path, rows: Sequence[Row], ceiling_gbs: float, command: str) -> None:
+def write_json(path: Path, rows: Sequence[Row], ceiling_gbs: float | None, command: str) -> None:
+    """The run's rows with date, GPU, versions and command; `ceiling_gbs` where a case measured it."""
     import torch
 
     record = {

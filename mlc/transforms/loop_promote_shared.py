@@ -127,10 +127,13 @@ class Promotion:
     scope: Operation
     sites: list[ReadSite]
     box: Box
-    reuse: float
     reads: int
     copy_width: int
     padding: int = 0
+
+    @property
+    def reuse(self) -> float:
+        return self.reads / math.prod(self.box.extents)
 
 
 class ScopeAnalysis:
@@ -138,7 +141,6 @@ class ScopeAnalysis:
 
     def __init__(self, thread_loop: loop.ParallelOp, scope: Operation):
         self.thread_loop = thread_loop
-        self.scope = scope
         self.uniform_counters = {
             op.body.block.args[0] for op in _enclosing_fors(scope, thread_loop, inclusive=True)
         }
@@ -152,10 +154,10 @@ class ScopeAnalysis:
         self._uniform: dict[SSAValue, bool] = {}
 
     def _seed_counter(self, op: scf.ForOp) -> None:
-        bounds = [constant_index(v) for v in (op.lb, op.ub, op.step)]
+        bounds = _constant_bounds(op)
         counter = op.body.block.args[0]
-        if all(b is not None for b in bounds) and bounds[2] > 0:  # type: ignore[operator]
-            low, upper, step = bounds  # type: ignore[misc]
+        if bounds is not None:
+            low, upper, step = bounds
             last = low + max(0, (upper - 1 - low)) // step * step
             self.seeds[counter] = IndexFacts(low, last, math.gcd(low, step) or step)
             return
@@ -199,13 +201,8 @@ def _is_pure(op: Operation) -> bool:
 
 
 def _is_inside(value: SSAValue, ancestor: Operation) -> bool:
-    owner = value.owner
-    op = owner if isinstance(owner, Operation) else owner.parent_op()
-    while op is not None:
-        if op is ancestor:
-            return True
-        op = op.parent_op()
-    return False
+    """Whether `value` is defined by `ancestor` or inside it."""
+    return ancestor.is_ancestor(value.owner)
 
 
 def _enclosing_fors(op: Operation, stop: Operation, inclusive: bool) -> list[scf.ForOp]:
@@ -235,11 +232,19 @@ def candidate_scopes(thread_loop: loop.ParallelOp) -> Iterator[Operation]:
                 pending.append(op.body.block)
 
 
-def _trip_count(op: scf.ForOp) -> int:
+def _constant_bounds(op: scf.ForOp) -> tuple[int, int, int] | None:
+    """(lower bound, upper bound, step) of a loop whose bounds are constants and step positive."""
     bounds = [constant_index(v) for v in (op.lb, op.ub, op.step)]
     if any(b is None for b in bounds) or bounds[2] <= 0:  # type: ignore[operator]
+        return None
+    return bounds  # type: ignore[return-value]
+
+
+def _trip_count(op: scf.ForOp) -> int:
+    bounds = _constant_bounds(op)
+    if bounds is None:
         return 1
-    low, upper, step = bounds  # type: ignore[misc]
+    low, upper, step = bounds
     return max(0, -(-(upper - low) // step))
 
 
@@ -248,7 +253,7 @@ def read_sites(source: SSAValue, scope: Operation, analysis: ScopeAnalysis) -> l
     sites = []
     for use in source.uses:
         op = use.operation
-        if not _is_inside_op(op, scope):
+        if op is scope or not scope.is_ancestor(op):
             continue
         if not isinstance(op, Read) or use.index != 0:
             return None
@@ -264,15 +269,6 @@ def read_sites(source: SSAValue, scope: Operation, analysis: ScopeAnalysis) -> l
         runs = math.prod(_trip_count(f) for f in _enclosing_fors(op, scope, inclusive=False))
         sites.append(ReadSite(op, uniform, varying, width, runs))
     return sites
-
-
-def _is_inside_op(op: Operation, ancestor: Operation) -> bool:
-    parent = op.parent_op()
-    while parent is not None:
-        if parent is ancestor:
-            return True
-        parent = parent.parent_op()
-    return False
 
 
 def _range(form: AffineForm, analysis: ScopeAnalysis) -> tuple[int, int]:
@@ -410,7 +406,7 @@ def plan_promotion(source: SSAValue, thread_loop: loop.ParallelOp, budget: int) 
         reads = thread_loop.trip_count * sum(site.runs * site.width for site in sites)
         if reads < MIN_REUSE * volume or volume * element_bytes > budget:
             continue
-        promotion = Promotion(source, scope, sites, box, reads / volume, reads, _copy_width(box, element_bytes))
+        promotion = Promotion(source, scope, sites, box, reads, _copy_width(box, element_bytes))
         return promotion, analysis
     return None
 
@@ -456,7 +452,8 @@ class PromotionRewriter:
             self._store_box(staging, allocation.memref, self._load_box(staging, origins))
         else:
             scope = self._prefetch(staging, allocation.memref, scope, last)
-        _move_to_start(staging, _scope_body(scope))
+        body = _scope_body(scope)
+        _move(staging, body, body.first_op)
         for site in promotion.sites:
             self._redirect(site, allocation.memref, origins)
 
@@ -469,9 +466,7 @@ class PromotionRewriter:
         """
         before = Emitter(Block())
         first_box = self._load_box(before, self._origins(before, scope.lb))
-        for op in list(before.builder.insertion_point.block.ops):
-            op.detach()
-            scope.parent_block().insert_op_before(op, scope)  # type: ignore[union-attr]
+        _move(before, scope.parent_block(), scope)  # type: ignore[arg-type]
         body = scope.body.block
         carried = [body.insert_arg(element.type, len(body.args)) for element in first_box]
         self._store_box(staging, shared, carried)
@@ -637,20 +632,18 @@ class PromotionRewriter:
 
 def _last_iteration(scope: scf.ForOp) -> int | None:
     """The counter's value in the last run of a loop with constant bounds that runs at least twice."""
-    bounds = [constant_index(v) for v in (scope.lb, scope.ub, scope.step)]
-    if any(b is None for b in bounds):
+    bounds = _constant_bounds(scope)
+    if bounds is None or bounds[1] - bounds[0] <= bounds[2]:
         return None
-    low, upper, step = bounds  # type: ignore[misc]
-    if step <= 0 or upper - low <= step:  # type: ignore[operator]
-        return None
-    return low + (upper - 1 - low) // step * step  # type: ignore[operator]
+    low, upper, step = bounds
+    return low + (upper - 1 - low) // step * step
 
 
-def _move_to_start(staging: Emitter, body: Block) -> None:
-    first = body.first_op
+def _move(staging: Emitter, block: Block, before: Operation | None) -> None:
+    """Moves what `staging` emitted into `block`, before `before` (at the end when None)."""
     for op in list(staging.builder.insertion_point.block.ops):
         op.detach()
-        body.insert_op_before(op, first) if first is not None else body.add_op(op)
+        block.insert_op_before(op, before) if before is not None else block.add_op(op)
 
 
 # -- the pass ----------------------------------------------------------------------------------------

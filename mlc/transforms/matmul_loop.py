@@ -46,7 +46,6 @@ from __future__ import annotations
 from collections import ChainMap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from math import gcd
 
 from xdsl.dialects import arith, math, memref, scf, vector
 from xdsl.dialects.builtin import DenseArrayBase, Float32Type, IndexType, StringAttr, f32, i64
@@ -57,7 +56,6 @@ from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.chunk_access import ChunkAccesses, Emitter
-from mlc.transforms.index_analysis import IndexFacts
 from mlc.transforms.tile_kernel_lowering import TileKernelLowering, is_power_of_two
 
 Fragment = list[list[SSAValue]]
@@ -259,12 +257,8 @@ class DotKernelLowering(TileKernelLowering):
 
     def _for(self, emitter: Emitter, op: scf.ForOp) -> None:
         """A loop carrying tiles carries the scalars of their micro-tiles instead."""
-        bounds = [self.facts(v) for v in (op.lb, op.ub, op.step)]
+        self.seed_induction_variable(op)
         induction = op.body.block.args[0]
-        if all(f.low == f.high for f in bounds) and bounds[2].low > 0:
-            low, high, step = bounds[0].low, bounds[1].low - 1, bounds[2].low
-            last = low + (high - low) // step * step if high >= low else low
-            self.seeds[induction] = IndexFacts(low, last, gcd(low, step) or step)
         initial = self._flatten(emitter, op.iter_args)
         body = Block(arg_types=[IndexType(), *(v.type for v in initial)])
         body.args[0].name_hint = induction.name_hint
