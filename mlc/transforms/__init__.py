@@ -32,6 +32,7 @@ MLC_PASSES: dict[str, str] = {
     "convert-gpu-to-nvvm": "mlc.transforms.convert_gpu_to_nvvm:ConvertGpuToNvvm",
     "gpu-insert-barriers": "mlc.transforms.gpu_insert_barriers:GpuInsertBarriers",
     "loop-promote-shared": "mlc.transforms.loop_promote_shared:LoopPromoteShared",
+    "loop-unroll": "mlc.transforms.loop_unroll:LoopUnroll",
     "mlc-lower-to-cpu": "mlc.transforms.pipelines:LowerToCpu",
     "mlc-lower-to-gpu": "mlc.transforms.pipelines:LowerToGpu",
 }

@@ -25,7 +25,11 @@ parameter) that the kernel only reads:
    The allocation records why: `mlc.promoted = "..."` names the buffer, the box, the scope, the
    reads and the reuse.
 4. Layout. The shared buffer is the box in the buffer's own dimension order (so a vector read
-   stays a vector read), its rows padded by a multiple of the copy's vector width. The padding is
+   stays a vector read), its rows padded by a multiple of the copy's vector width, except when
+   every read is a scalar read in a group of up to 16 bytes' worth of neighbours along the
+   next-to-last dimension, each group aligned (`vector_groups`; a matmul micro-tile's 4-tall row
+   chunks reading a column of A): then the last two dimensions are swapped, the copy stores each
+   element of its vectors on its own, and each group becomes one aligned vector read. The padding is
    chosen by counting shared-memory wavefronts (32 banks of 4 bytes, a warp's request split in
    phases of 128 bytes; within a phase, distinct words in one bank are serialised) for the lanes
    of the first warp, for every rewritten read and the copy's stores, weighted by how often each
@@ -50,7 +54,8 @@ Preconditions: one-dimensional blocks (a thread loop not nested in another). A b
 writes is not promoted, nor one read through anything but `memref.load`/`vector.load`; kernel
 parameters do not alias each other (mlc's host code passes distinct buffers to a kernel that
 writes one of them).
-Limits: no transposition or swizzling of the copy (padding only); one box per buffer and scope;
+Limits: the only transposition swaps the last two dimensions, and only for grouped scalar reads
+(ragged reads guarded one by one are not grouped); no swizzling (padding only); one box per buffer and scope;
 reuse counts reads, not distinct threads; unknown trip counts count as one.
 """
 
@@ -74,6 +79,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
 
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
@@ -130,6 +136,19 @@ class Promotion:
     reads: int
     copy_width: int
     padding: int = 0
+    groups: list[list[ReadSite]] | None = None
+    """Set when the copy is transposed: the reads, in groups of neighbours along the next-to-last
+    dimension, first (lowest) element first, each group read as one vector."""
+
+    @property
+    def transposed(self) -> bool:
+        return self.groups is not None
+
+    @property
+    def shared_extents(self) -> list[int]:
+        """The box's extents in the shared buffer's dimension order (last two swapped if transposed)."""
+        extents = self.box.extents
+        return [*extents[:-2], extents[-1], extents[-2]] if self.transposed else extents
 
     @property
     def reuse(self) -> float:
@@ -299,6 +318,54 @@ def bounding_box(sites: Sequence[ReadSite], analysis: ScopeAnalysis) -> Box | No
 # -- how the shared copy is laid out -----------------------------------------------------------------
 
 
+def vector_groups(sites: Sequence[ReadSite], box: Box, analysis: ScopeAnalysis, element_bytes: int) -> list[list[ReadSite]] | None:
+    """The reads as groups of `size` neighbours along the next-to-last dimension, if they all are.
+
+    A group is `size` scalar reads in one block whose indices differ only in that dimension, by
+    0, 1, ..., size - 1, the first at an offset from the box's origin that is a multiple of `size`
+    for every thread (its varying terms' coefficients times their divisors, and its constant).
+    Stored transposed, such a group is one aligned vector of the shared buffer. The largest size
+    up to a 16-byte vector for which every read falls into a group wins; None if no size of 2 or more.
+    """
+    if len(box.extents) < 2 or any(not isinstance(site.op, memref.LoadOp) for site in sites):
+        return None
+    dim = len(box.extents) - 2
+    size = COPY_BYTES // element_bytes
+    while size >= 2:
+        groups = _groups_of(sites, box, analysis, dim, size)
+        if groups is not None and box.extents[dim] % size == 0:
+            return groups
+        size //= 2
+    return None
+
+
+def _groups_of(sites: Sequence[ReadSite], box: Box, analysis: ScopeAnalysis, dim: int, size: int) -> list[list[ReadSite]] | None:
+    by_key: dict[tuple, dict[int, ReadSite]] = {}
+    for site in sites:
+        others = tuple((form.constant, frozenset(form.terms)) for d, form in enumerate(site.varying) if d != dim)
+        key = (id(site.op.parent_block()), others, frozenset(site.varying[dim].terms))
+        constants = by_key.setdefault(key, {})
+        if site.varying[dim].constant in constants:
+            return None
+        constants[site.varying[dim].constant] = site
+    groups = []
+    for constants in by_key.values():
+        first_form = next(iter(constants.values())).varying[dim]
+        if any(coefficient * analysis.facts(leaf).divisor % size for leaf, coefficient in first_form.terms):
+            return None
+        for constant in sorted(constants):
+            if (constant - box.low[dim]) % size == 0:
+                members = [constants.get(constant + offset) for offset in range(size)]
+                if any(member is None for member in members):
+                    return None
+                groups.append(members)
+            elif constant - (constant - box.low[dim]) % size not in constants:
+                return None
+    if sum(len(group) for group in groups) != len(sites):
+        return None
+    return groups  # type: ignore[return-value]
+
+
 def wavefronts(word_lists: Sequence[Sequence[int] | None], bytes_per_lane: int) -> int:
     """Shared-memory wavefronts of one warp-wide access (None: a lane whose address is unknown)."""
     if any(words is None for words in word_lists):
@@ -329,10 +396,12 @@ def _strides(extents: Sequence[int], padding: int) -> list[int]:
 
 def layout_cost(promotion: Promotion, analysis: ScopeAnalysis, padding: int, element_bytes: int) -> int:
     """Wavefronts per run of the scope, summed over the first warp's reads and copy stores."""
-    box, strides = promotion.box, _strides(promotion.box.extents, padding)
+    box = promotion.box
+    strides = _box_strides(promotion, padding)
     lanes = range(min(WARP, analysis.thread_loop.trip_count))
+    accesses = [(group[0], len(group)) for group in promotion.groups] if promotion.groups else [(s, s.width) for s in promotion.sites]
     total = 0
-    for site in promotion.sites:
+    for site, width in accesses:
         addresses: list[Sequence[int] | None] = []
         for lane in lanes:
             local = [analysis.concrete(form, lane) for form in site.varying]
@@ -340,18 +409,28 @@ def layout_cost(promotion: Promotion, analysis: ScopeAnalysis, padding: int, ele
                 addresses.append(None)
                 continue
             offset = sum((value - low) * stride for value, low, stride in zip(local, box.low, strides))  # type: ignore[operator]
-            addresses.append(_words(offset, site.width, element_bytes))
-        total += site.runs * wavefronts(addresses, site.width * element_bytes)
+            addresses.append(_words(offset, width, element_bytes))
+        total += site.runs * wavefronts(addresses, width * element_bytes)
     width = promotion.copy_width
+    # A transposed copy stores each element of a chunk on its own; a plain one stores the chunk.
+    pieces = [(offset, 1) for offset in range(width)] if promotion.transposed else [(0, width)]
     chunks = math.prod(box.extents) // width
     for round_start in range(0, chunks, analysis.thread_loop.trip_count):
-        stores = []
-        for lane in lanes:
-            if round_start + lane < chunks:
-                coordinates = _chunk_coordinates(round_start + lane, box.extents, width)
-                stores.append(_words(sum(c * s for c, s in zip(coordinates, strides)), width, element_bytes))
-        total += wavefronts(stores, width * element_bytes)
+        for offset, count in pieces:
+            stores = []
+            for lane in lanes:
+                if round_start + lane < chunks:
+                    coordinates = _chunk_coordinates(round_start + lane, box.extents, width)
+                    coordinates[-1] += offset
+                    stores.append(_words(sum(c * s for c, s in zip(coordinates, strides)), count, element_bytes))
+            total += wavefronts(stores, count * element_bytes)
     return total
+
+
+def _box_strides(promotion: Promotion, padding: int) -> list[int]:
+    """The shared buffer's element strides, per dimension of the box (in the box's order)."""
+    strides = _strides(promotion.shared_extents, padding)
+    return [*strides[:-2], strides[-1], strides[-2]] if promotion.transposed else strides
 
 
 def _chunk_coordinates(chunk: int, extents: Sequence[int], width: int) -> list[int]:
@@ -373,7 +452,7 @@ def _copy_width(box: Box, element_bytes: int) -> int:
 
 def choose_padding(promotion: Promotion, analysis: ScopeAnalysis, element_bytes: int) -> tuple[int, int, int]:
     """(padding, its cost, the cost without padding): the cheapest of a bank's worth of paddings."""
-    step = promotion.copy_width
+    step = max(promotion.copy_width, len(promotion.groups[0]) if promotion.groups else 1)
     candidates = range(0, max(step, BANKS * BANK_BYTES // element_bytes), step)
     costs = {padding: layout_cost(promotion, analysis, padding, element_bytes) for padding in candidates}
     best = min(costs, key=lambda padding: (costs[padding], padding))
@@ -407,6 +486,7 @@ def plan_promotion(source: SSAValue, thread_loop: loop.ParallelOp, budget: int) 
         if reads < MIN_REUSE * volume or volume * element_bytes > budget:
             continue
         promotion = Promotion(source, scope, sites, box, reads, _copy_width(box, element_bytes))
+        promotion.groups = vector_groups(sites, box, analysis, element_bytes)
         return promotion, analysis
     return None
 
@@ -418,8 +498,11 @@ def _describe(promotion: Promotion, analysis: ScopeAnalysis, cost: int, unpadded
     box = "x".join(map(str, promotion.box.extents))
     text = (
         f"%{name}: {box} elements read {promotion.reads} times by {analysis.thread_loop.trip_count} threads "
-        f"in {where} ({promotion.reuse:g}x reuse); rows padded by {promotion.padding}"
+        f"in {where} ({promotion.reuse:g}x reuse); "
     )
+    if promotion.groups:
+        text += f"stored transposed, read {len(promotion.groups[0])} neighbours at a time; "
+    text += f"rows padded by {promotion.padding}"
     return text + f": {cost} shared-memory wavefronts per warp, {unpadded} unpadded"
 
 
@@ -436,7 +519,7 @@ class PromotionRewriter:
 
     def apply(self, reason: str) -> None:
         promotion = self.promotion
-        extents = promotion.box.extents
+        extents = promotion.shared_extents
         shape = [*extents[:-1], extents[-1] + promotion.padding]
         space = IntegerAttr(loop.SHARED_MEMORY_SPACE, i64)
         allocation = memref.AllocaOp.get(_element_type(promotion.source), COPY_BYTES, shape, memory_space=space)
@@ -454,8 +537,12 @@ class PromotionRewriter:
             scope = self._prefetch(staging, allocation.memref, scope, last)
         body = _scope_body(scope)
         _move(staging, body, body.first_op)
-        for site in promotion.sites:
-            self._redirect(site, allocation.memref, origins)
+        if promotion.groups:
+            for group in promotion.groups:
+                self._redirect_group(group, allocation.memref, origins)
+        else:
+            for site in promotion.sites:
+                self._redirect(site, allocation.memref, origins)
 
     def _prefetch(self, staging: Emitter, shared: SSAValue, scope: scf.ForOp, last: int) -> scf.ForOp:
         """Software pipelining of the copy: each run loads the next run's box into registers.
@@ -553,7 +640,11 @@ class PromotionRewriter:
             piece = list(elements[position * width : (position + 1) * width])
 
             def store(inner: Emitter, chunk: SSAValue = chunk, piece: list[SSAValue] = piece) -> list[SSAValue]:
-                self._store_chunk(inner, shared, self._coordinates(inner, chunk), piece)
+                coordinates = self._coordinates(inner, chunk)
+                if self.promotion.transposed:
+                    self._store_transposed(inner, shared, coordinates, piece)
+                else:
+                    self._store_chunk(inner, shared, coordinates, piece)
                 return []
 
             if guarded:
@@ -586,6 +677,14 @@ class PromotionRewriter:
         store = vector.StoreOp(packed, shared, coordinates)
         store.attributes["alignment"] = IntegerAttr(len(elements) * byte_width(element_type), i64)
         emitter.builder.insert(store)
+
+    @staticmethod
+    def _store_transposed(emitter: Emitter, shared: SSAValue, coordinates: list[SSAValue], elements: list[SSAValue]) -> None:
+        """A chunk along the box's last dimension, element by element down a column of the copy."""
+        *outer, row, column = coordinates
+        for position, element in enumerate(elements):
+            shifted = emitter.add(column, emitter.index(position)) if position else column
+            emitter.builder.insert(memref.StoreOp.get(element, shared, [*outer, shifted, row]))
 
     def _require_alignment(self, memref_value: SSAValue, alignment: int) -> None:
         """Raises the kernel's recorded alignment of the parameter the copy reads with vectors."""
@@ -624,6 +723,34 @@ class PromotionRewriter:
         block.insert_op_before(replacement, op)
         op.results[0].replace_all_uses_with(replacement.results[0])
         block.erase_op(op)
+
+    def _redirect_group(self, group: list[ReadSite], shared: SSAValue, origins: list[SSAValue]) -> None:
+        """Neighbouring scalar reads become one aligned vector read of the transposed copy.
+
+        The vector read goes where the group's earliest read was (the others' indices may not be
+        defined yet there) and starts at that read's index minus its distance from the first element.
+        """
+        block = group[0].op.parent_block()
+        assert block is not None
+        earliest = min(group, key=lambda site: block.get_operation_index(site.op))
+        emitter = Emitter(block)
+        emitter.builder.insertion_point = InsertPoint.before(earliest.op)
+        local = [emitter.emit(arith.SubiOp(index, origin)) for index, origin in zip(earliest.op.indices, origins)]
+        distance = group.index(earliest)
+        if distance:
+            local[-2] = emitter.emit(arith.SubiOp(local[-2], emitter.index(distance)))
+        element_type = _element_type(shared)
+        read = vector.LoadOp(shared, [*local[:-2], local[-1], local[-2]], VectorType(element_type, [len(group)]))
+        read.attributes["alignment"] = IntegerAttr(len(group) * byte_width(element_type), i64)
+        for name, attribute in earliest.op.attributes.items():
+            if name != "alignment":
+                read.attributes[name] = attribute
+        emitter.builder.insert(read)
+        for position, site in enumerate(group):
+            element = emitter.emit(vector.ExtractOp(read.result, [position], element_type))
+            site.op.results[0].replace_all_uses_with(element)
+        for site in group:
+            block.erase_op(site.op)
 
     def _aligned(self, origin: SSAValue, width: int, shared: SSAValue) -> bool:
         row = shared.type.get_shape()[-1]  # type: ignore[attr-defined]

@@ -26,10 +26,10 @@ _TO_LLVM = (
     "convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,cse"
 )
 
-GPU_PIPELINE = f"{_TO_TILE},loop-promote-shared,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
+GPU_PIPELINE = f"{_TO_TILE},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
     library="libdevice"
 )
-CPU_PIPELINE = f"{_TO_TILE},convert-loop-to-cpu," + _TO_LLVM.format(library="libm")
+CPU_PIPELINE = f"{_TO_TILE},loop-unroll,convert-loop-to-cpu," + _TO_LLVM.format(library="libm")
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@
 // CHECK-NEXT: {{ +}}graph-simplify{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}licm{{ +}}Move loop-invariant operations without side effects out of loops.
 // CHECK-NEXT: {{ +}}loop-promote-shared{{ +}}{{[A-Z].*\.}}
+// CHECK-NEXT: {{ +}}loop-unroll{{ +}}{{[A-Z].*\.}}
 // The named pipelines are passes too.
 // CHECK-NEXT: {{ +}}mlc-lower-to-cpu{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}mlc-lower-to-gpu{{ +}}{{[A-Z].*\.}}

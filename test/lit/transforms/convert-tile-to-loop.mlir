@@ -178,10 +178,11 @@ tile.kernel @row_max(%x: memref<4x1000xf32>, %out: memref<4x1xf32>) grid [1] num
 
 // A matmul block with ragged M, N and K (17x33x65 in a 32x64 block, K steps of 16): 128 threads
 // (4 warps) of 4x4 micro-tiles. A warp's 32 lanes form 4 rows by 8 columns of threads and the 4
-// warps 2x2, so a warp tile is 16x32; a thread's rows are 4 apart (its lane row plus 4i) and its
-// columns one 4-wide chunk at 4 * lane column. The tile K loop carries the 16 accumulators; the
-// dot is a loop over K in steps of one (one element of A per micro-tile row, one 4-wide chunk of
-// B, 16 fused multiply-adds), its loads marked as the dot's operands. 65 and 33 are not multiples
+// warps 2x2, so a warp tile is 16x32; a thread's rows are one 4-tall chunk at 4 * lane row (rows
+// row, row + 1, row + 2, row + 3) and its columns one 4-wide chunk at 4 * lane column. The tile K
+// loop carries the 16 accumulators; the dot is a loop over K in steps of one (one element of A per
+// micro-tile row, one 4-wide chunk of B, 16 fused multiply-adds), its loads marked as the dot's
+// operands, the loop marked for full unrolling (16 steps). 65 and 33 are not multiples
 // of 4: full chunks take the fast path, partial ones fall back to guarded scalar loads; so do
 // the stores.
 // CHECK-LABEL: loop.kernel @ragged(%a: memref<17x65xf32>, %b: memref<65x33xf32>, %c: memref<17x33xf32>)
@@ -194,13 +195,16 @@ tile.kernel @row_max(%x: memref<4x1000xf32>, %out: memref<4x1xf32>) grid [1] num
 // CHECK:               %[[WM:.*]] = arith.divui %warp, %{{.*}} : index
 // CHECK:               %[[WROW:.*]] = arith.muli %[[WM]], %{{.*}} : index
 // CHECK-NEXT:          %[[LM:.*]] = arith.divui %lane, %{{.*}} : index
-// CHECK-NEXT:          %row = arith.addi %[[WROW]], %[[LM]] : index
+// CHECK-NEXT:          %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK-NEXT:          %[[LROW:.*]] = arith.muli %[[LM]], %[[FOUR]] : index
+// CHECK-NEXT:          %row = arith.addi %[[WROW]], %[[LROW]] : index
 // CHECK-NEXT:          %[[WN:.*]] = arith.remui %warp, %{{.*}} : index
 // CHECK:               %[[WCOL:.*]] = arith.muli %[[WN]], %{{.*}} : index
 // CHECK-NEXT:          %[[LN:.*]] = arith.remui %lane, %{{.*}} : index
 // CHECK:               %[[LCOL:.*]] = arith.muli %[[LN]], %{{.*}} : index
 // CHECK-NEXT:          %column = arith.addi %[[WCOL]], %[[LCOL]] : index
-// CHECK:               %[[ROW1:.*]] = arith.addi %row, %{{.*}} : index
+// CHECK:               %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:          %[[ROW1:.*]] = arith.addi %row, %[[ONE]] : index
 // CHECK:               %acc, {{(%acc_[0-9]+, )+}}%acc_15 = scf.for %k = %c0 to %c65 step %c16 iter_args(%partial = %zero, {{.*}}) -> ({{(f32, )+}}f32) {
 // CHECK:                 %next, {{.*}} = scf.for %kk = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%partial_16 = %partial, {{.*}}) -> ({{(f32, )+}}f32) {
 // CHECK-NEXT:              %[[ROW:.*]] = arith.addi %m, %row : index
@@ -212,7 +216,7 @@ tile.kernel @row_max(%x: memref<4x1000xf32>, %out: memref<4x1xf32>) grid [1] num
 // CHECK:                   memref.load %b[%{{.*}}, %{{.*}}] {mlc.operand = "rhs"} : memref<65x33xf32>
 // CHECK-COUNT-16:          math.fma
 // CHECK-NEXT:              scf.yield
-// CHECK-NEXT:            } {mlc.dot = array<i64: 4, 4>}
+// CHECK-NEXT:            } {mlc.dot = array<i64: 4, 4>, mlc.unroll}
 // CHECK-NEXT:            scf.yield %next, {{.*}} : {{(f32, )+}}f32
 // CHECK-NEXT:          }
 // CHECK:               scf.if
@@ -260,7 +264,7 @@ func.func @ragged_host(%a: memref<17x65xf32>, %b: memref<65x33xf32>, %c: memref<
 // CHECK:             vector.load %b[%{{.*}}, %{{.*}}] {alignment = 8 : i64, mlc.operand = "rhs"} : memref<256x256xf16>, vector<4xf16>
 // CHECK-COUNT-4:     arith.extf %{{.*}} : f16 to f32
 // CHECK-COUNT-16:    math.fma
-// CHECK:           } {mlc.dot = array<i64: 4, 4>}
+// CHECK:           } {mlc.dot = array<i64: 4, 4>, mlc.unroll}
 // CHECK-COUNT-16:  arith.truncf
 // CHECK-COUNT-4:   vector.store %{{.*}}, %c[%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<256x256xf16>, vector<4xf16>
 // CHECK-NOT:       scf.if
@@ -305,7 +309,7 @@ tile.kernel @half(%a: memref<256x256xf16>, %b: memref<256x256xf16>, %c: memref<2
 // CHECK:             vector.load %y[%{{.*}}, %{{.*}}] {alignment = 16 : i64, mlc.operand = "rhs"} : memref<4x16xf32>, vector<4xf32>
 // CHECK:             vector.load %y[%{{.*}}, %{{.*}}] {alignment = 16 : i64, mlc.operand = "rhs"} : memref<4x16xf32>, vector<4xf32>
 // CHECK-COUNT-16:    math.fma
-// CHECK:           } {mlc.dot = array<i64: 2, 8>}
+// CHECK:           } {mlc.dot = array<i64: 2, 8>, mlc.unroll}
 // CHECK:           vector.load %bias[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<1x16xf32>, vector<4xf32>
 // CHECK:           vector.load %bias[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<1x16xf32>, vector<4xf32>
 // CHECK-NOT:       vector.load

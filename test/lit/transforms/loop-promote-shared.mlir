@@ -122,3 +122,91 @@ loop.kernel @blocked(%a: memref<8x4096xf32>, %b: memref<4096x32xf32>, %c: memref
   }
   loop.return
 }
+
+// -----
+
+// Each thread reads four neighbouring rows of %a per step (rows 4 * (t div 4) + 0..3, one column),
+// as a matmul micro-tile of 4-tall row chunks does. Stored as is, those are four scalar reads a
+// row apart; the copy is stored transposed instead (the box's 16 rows become the 16 columns of an
+// 8x16 buffer, padded to 20 against the bank conflicts of the transposing stores), so the four
+// reads are one aligned 16-byte vector read. The copy still reads %a with 16-byte vectors along
+// a row and stores their elements one by one down a column. %b is not transposed.
+// CHECK-LABEL: loop.kernel @transposed
+// CHECK:         %a_shared = memref.alloca() {mlc.promoted = "%a: 16x8 elements read 512 times by 16 threads in each iteration of %k (4x reuse); stored transposed, read 4 neighbours at a time; rows padded by 4: 24 shared-memory wavefronts per warp, 32 unpadded", alignment = 16 : i64} : memref<8x20xf32, 3 : i64>
+// CHECK:         %b_shared = memref.alloca() {mlc.promoted = "%b: 8x16 elements read 512 times by 16 threads in each iteration of %k (4x reuse); rows padded by 0
+// CHECK:           scf.for %k
+// CHECK:             memref.store %{{.*}}, %a_shared[%[[COLUMN:.*]], %[[ROW:.*]]] : memref<8x20xf32, 3 : i64>
+// CHECK-NEXT:        %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:        %[[NEXT:.*]] = arith.addi %[[COLUMN]], %[[ONE]] : index
+// CHECK-NEXT:        memref.store %{{.*}}, %a_shared[%[[NEXT]], %[[ROW]]] : memref<8x20xf32, 3 : i64>
+// CHECK:             scf.for %kk
+// CHECK-NEXT:          %kk_global = arith.addi %k, %kk : index
+// CHECK-NEXT:          %[[M:.*]] = arith.subi %row0, %origin{{.*}} : index
+// CHECK-NEXT:          %[[K:.*]] = arith.subi %kk_global, %origin{{.*}} : index
+// CHECK-NEXT:          %[[X:.*]] = vector.load %a_shared[%[[K]], %[[M]]] {alignment = 16 : i64} : memref<8x20xf32, 3 : i64>, vector<4xf32>
+// CHECK-NEXT:          %x0 = vector.extract %[[X]][0] : f32 from vector<4xf32>
+// CHECK-NEXT:          %x1 = vector.extract %[[X]][1] : f32 from vector<4xf32>
+// CHECK-NEXT:          %x2 = vector.extract %[[X]][2] : f32 from vector<4xf32>
+// CHECK-NEXT:          %x3 = vector.extract %[[X]][3] : f32 from vector<4xf32>
+// CHECK-NOT:           memref.load %a
+// CHECK:               vector.load %b_shared
+// GPU-LABEL: mlc_gpu.func @transposed
+// GPU:         scf.for %k
+// GPU:           mlc_gpu.barrier {inserted}
+// GPU:           mlc_gpu.barrier {inserted}
+// GPU-NOT:       mlc_gpu.barrier
+// GPU:           scf.yield
+loop.kernel @transposed(%a: memref<32x4096xf32>, %b: memref<4096x32xf32>, %c: memref<32x32xf32>) attributes {mlc.arg_alignment = array<i64: 4, 16, 16>} {
+  loop.parallel %pm < 2 mapping block.x {
+    loop.parallel %pn < 2 mapping block.y {
+      loop.parallel %t < 16 mapping thread.x {
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %c2 = arith.constant 2 : index
+        %c3 = arith.constant 3 : index
+        %c4 = arith.constant 4 : index
+        %c8 = arith.constant 8 : index
+        %c16 = arith.constant 16 : index
+        %c4096 = arith.constant 4096 : index
+        %m = arith.muli %pm, %c16 : index
+        %n = arith.muli %pn, %c16 : index
+        %rt = arith.divui %t, %c4 : index
+        %ct = arith.remui %t, %c4 : index
+        %rows = arith.muli %rt, %c4 : index
+        %col = arith.muli %ct, %c4 : index
+        %row0 = arith.addi %m, %rows : index
+        %row1 = arith.addi %row0, %c1 : index
+        %row2 = arith.addi %row0, %c2 : index
+        %row3 = arith.addi %row0, %c3 : index
+        %column = arith.addi %n, %col : index
+        %zero = arith.constant 0.0 : f32
+        %zeros = vector.broadcast %zero : f32 to vector<4xf32>
+        %acc:4 = scf.for %k = %c0 to %c4096 step %c8 iter_args(%p0 = %zeros, %p1 = %zeros, %p2 = %zeros, %p3 = %zeros) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
+          %next:4 = scf.for %kk = %c0 to %c8 step %c1 iter_args(%i0 = %p0, %i1 = %p1, %i2 = %p2, %i3 = %p3) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
+            %kk_global = arith.addi %k, %kk : index
+            %x0 = memref.load %a[%row0, %kk_global] : memref<32x4096xf32>
+            %x1 = memref.load %a[%row1, %kk_global] : memref<32x4096xf32>
+            %x2 = memref.load %a[%row2, %kk_global] : memref<32x4096xf32>
+            %x3 = memref.load %a[%row3, %kk_global] : memref<32x4096xf32>
+            %y = vector.load %b[%kk_global, %column] {alignment = 16 : i64} : memref<4096x32xf32>, vector<4xf32>
+            %xs0 = vector.broadcast %x0 : f32 to vector<4xf32>
+            %xs1 = vector.broadcast %x1 : f32 to vector<4xf32>
+            %xs2 = vector.broadcast %x2 : f32 to vector<4xf32>
+            %xs3 = vector.broadcast %x3 : f32 to vector<4xf32>
+            %s0 = vector.fma %xs0, %y, %i0 : vector<4xf32>
+            %s1 = vector.fma %xs1, %y, %i1 : vector<4xf32>
+            %s2 = vector.fma %xs2, %y, %i2 : vector<4xf32>
+            %s3 = vector.fma %xs3, %y, %i3 : vector<4xf32>
+            scf.yield %s0, %s1, %s2, %s3 : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>
+          }
+          scf.yield %next#0, %next#1, %next#2, %next#3 : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>
+        }
+        vector.store %acc#0, %c[%row0, %column] {alignment = 16 : i64} : memref<32x32xf32>, vector<4xf32>
+        vector.store %acc#1, %c[%row1, %column] {alignment = 16 : i64} : memref<32x32xf32>, vector<4xf32>
+        vector.store %acc#2, %c[%row2, %column] {alignment = 16 : i64} : memref<32x32xf32>, vector<4xf32>
+        vector.store %acc#3, %c[%row3, %column] {alignment = 16 : i64} : memref<32x32xf32>, vector<4xf32>
+      }
+    }
+  }
+  loop.return
+}

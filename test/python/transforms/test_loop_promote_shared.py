@@ -6,7 +6,8 @@ counter, accumulate what they read and store one value per thread. The loop inte
 kernel before and after the pass (lockstep thread loops: the block-synchronous order of shared
 memory; races checked) and the results must be bit-identical: the pass only changes where the
 same values are read from. Whether it promotes follows from the drawn reuse; the matmul programs
-of `test_matmul_equivalence.py` cover the pass inside the GPU pipeline.
+of `test_matmul_equivalence.py` cover the pass inside the GPU pipeline. A second family reads
+groups of neighbouring rows per thread, which the pass stores transposed and reads as vectors.
 """
 
 from __future__ import annotations
@@ -66,6 +67,17 @@ loop.kernel @k(%x: memref<{height}x{width}xf32>, %y: memref<{blocks}x{threads}xf
     return text, (height, width)
 
 
+def promote_and_compare(text: str, shape: tuple[int, int], output_shape: tuple[int, int], seed: int):  # noqa: ANN201
+    """The kernel after loop-promote-shared, once it gave bit-identical results on random inputs."""
+    before = lower(text, "")
+    after = lower(text, "loop-promote-shared")
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    expected = run_kernel(before, "k", [x.copy(), np.zeros(output_shape, np.float32)])[1]
+    actual = run_kernel(after, "k", [x.copy(), np.zeros(output_shape, np.float32)])[1]
+    np.testing.assert_array_equal(actual, expected)
+    return after
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     threads=st.sampled_from([8, 32, 64]),
@@ -80,17 +92,87 @@ loop.kernel @k(%x: memref<{height}x{width}xf32>, %y: memref<{blocks}x{threads}xf
 )
 def test_promotion_preserves_results(threads, columns, row_step, column_step, outer, inner, outer_step, blocks, seed):
     text, shape = kernel_text(threads, columns, row_step, column_step, outer, inner, outer_step, blocks)
-    before = lower(text, "")
-    after = lower(text, "loop-promote-shared")
-    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
-    expected = run_kernel(before, "k", [x.copy(), np.zeros((blocks, threads), np.float32)])[1]
-    actual = run_kernel(after, "k", [x.copy(), np.zeros((blocks, threads), np.float32)])[1]
-    np.testing.assert_array_equal(actual, expected)
+    after = promote_and_compare(text, shape, (blocks, threads), seed)
     promoted = [op for op in after.walk() if "mlc.promoted" in op.attributes]
     if not row_step and not column_step and threads >= MIN_REUSE * inner:
         # Every thread reads the same `inner` elements per iteration of %k: reuse threads / inner
         # there at least (the whole range may be promoted instead, if it is reused as much).
         assert promoted
+
+
+def grouped_kernel_text(threads: int, columns: int, group: int, row_stride: int, outer: int, inner: int, blocks: int) -> tuple[str, tuple[int, int]]:
+    """Each thread reads `group` neighbouring rows per step, x[b * R + t div C * row_stride + j, k + i]:
+    the `columns` threads of a row of threads read the same elements, as a matmul's threads read A."""
+    rows_of_threads = threads // columns
+    block_rows = (rows_of_threads - 1) * row_stride + group
+    height, width = blocks * block_rows, outer * inner
+    reads = "\n".join(
+        f"""        %r{j} = arith.addi %row, %c{j} : index
+          %v{j} = memref.load %x[%r{j}, %kc] : memref<{height}x{width}xf32>"""
+        for j in range(group)
+    )
+    sums = "\n".join(f"        %s{j + 1} = arith.addf %s{j}, %v{j} : f32" for j in range(group))
+    constants = "\n".join(f"      %c{j} = arith.constant {j} : index" for j in range(group))
+    text = f"""
+loop.kernel @k(%x: memref<{height}x{width}xf32>, %y: memref<{blocks}x{threads}xf32>) {{
+  loop.parallel %b < {blocks} mapping block.x {{
+    loop.parallel %t < {threads} mapping thread.x {{
+{constants}
+      %columns = arith.constant {columns} : index
+      %row_stride = arith.constant {row_stride} : index
+      %block_rows = arith.constant {block_rows} : index
+      %one = arith.constant 1 : index
+      %outer = arith.constant {outer * inner} : index
+      %inner = arith.constant {inner} : index
+      %zero = arith.constant 0.0 : f32
+      %trow = arith.divui %t, %columns : index
+      %r_local = arith.muli %trow, %row_stride : index
+      %base = arith.muli %b, %block_rows : index
+      %row = arith.addi %base, %r_local : index
+      %sum = scf.for %k = %c0 to %outer step %inner iter_args(%total = %zero) -> (f32) {{
+        %part = scf.for %i = %c0 to %inner step %one iter_args(%s0 = %total) -> (f32) {{
+          %kc = arith.addi %k, %i : index
+{reads}
+{sums}
+          scf.yield %s{group} : f32
+        }}
+        scf.yield %part : f32
+      }}
+      memref.store %sum, %y[%b, %t] : memref<{blocks}x{threads}xf32>
+    }}
+  }}
+  loop.return
+}}
+"""
+    return text, (height, width)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    threads=st.sampled_from([16, 32, 64]),
+    columns=st.sampled_from([1, 2, 4, 8]),
+    group=st.sampled_from([2, 4]),
+    stride_kind=st.sampled_from(["group", "group+1", "1"]),
+    outer=st.integers(1, 3),
+    inner=st.sampled_from([1, 4, 8]),
+    blocks=st.integers(1, 2),
+    seed=st.integers(0, 2**16),
+)
+def test_transposed_promotion_preserves_results(threads, columns, group, stride_kind, outer, inner, blocks, seed):
+    """Reads of neighbouring rows become vector reads of a transposed copy when their groups align."""
+    row_stride = {"group": group, "group+1": group + 1, "1": 1}[stride_kind]
+    text, shape = grouped_kernel_text(threads, columns, group, row_stride, outer, inner, blocks)
+    after = promote_and_compare(text, shape, (blocks, threads), seed)
+    reasons = [op.attributes["mlc.promoted"].data for op in after.walk() if "mlc.promoted" in op.attributes]
+    if columns >= MIN_REUSE and row_stride <= group:
+        # Rows without gaps: each element is read by the `columns` threads of its row of threads
+        # at least (a stride beyond the group leaves unread rows in the box, lowering the reuse).
+        assert reasons
+    if reasons:
+        # Groups align only when each thread's first row is a multiple of the group size away from
+        # the box's first row; with a stride of one, the groups of neighbouring threads overlap.
+        transposed = "stored transposed" in reasons[0]
+        assert transposed == (row_stride % group == 0), reasons[0]
 
 
 def test_promotion_needs_reuse_and_a_read_only_buffer():
