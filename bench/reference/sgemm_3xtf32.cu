@@ -1,6 +1,9 @@
 // Reference only (not part of mlc): fp32 matmul emulated as 3xTF32 on tensor cores (mma.sync
 // m16n8k8: a = big + small, each rounded to TF32; big*big + big*small + small*big), to measure its
 // speed and its error against fp64 next to cuBLAS's fp32 (BENCHMARKS.md). PASSES=1: plain TF32.
+// PROMOTE=n: every n steps of 8 along K the tensor cores' partial sums (which they accumulate with
+// truncation) are added into fp32 accumulators by ordinary rounded adds. SINGLE: one shared stage
+// filled by plain loads and stores between two barriers (what mlc's lowering emits), no cp.async.
 #ifndef BM
 #define BM 128
 #endif
@@ -31,6 +34,10 @@
 #ifndef PASSES
 #define PASSES 3
 #endif
+#ifndef PROMOTE
+#define PROMOTE 0
+#endif
+
 
 __device__ __forceinline__ void cp16(void* smem, const void* gmem) {
   unsigned s = (unsigned)__cvta_generic_to_shared(smem);
@@ -60,20 +67,38 @@ sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restric
   constexpr int A4 = BM * BK / 4 / NT;
   constexpr int B4 = BK * BN / 4 / NT;
   float acc[MT][NTL][4] = {};
+#if PROMOTE > 1
+  float part[MT][NTL][4] = {};
+#endif
   auto load = [&](int kt, int s) {
     int k0 = kt * BK;
 #pragma unroll
     for (int i = 0; i < A4; ++i) {
       int idx = tid + i * NT; int row = idx / (BK / 4), kc = (idx % (BK / 4)) * 4;
+#ifdef SINGLE
+      *(float4*)&As[s][row][kc] = *(const float4*)(Ab + (size_t)row * K + k0 + kc);
+#else
       cp16(&As[s][row][kc], Ab + (size_t)row * K + k0 + kc);
+#endif
     }
 #pragma unroll
     for (int i = 0; i < B4; ++i) {
       int idx = tid + i * NT; int row = idx / (BN / 4), c = (idx % (BN / 4)) * 4;
+#ifdef SINGLE
+      *(float4*)&Bs[s][row][c] = *(const float4*)(Bb + (size_t)(k0 + row) * N + c);
+#else
       cp16(&Bs[s][row][c], Bb + (size_t)(k0 + row) * N + c);
+#endif
     }
   };
   const int KT = K / BK;
+#ifdef SINGLE
+  for (int kt = 0; kt < KT; ++kt) {
+    __syncthreads();
+    load(kt, 0);
+    __syncthreads();
+    const int s = 0;
+#else
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) { if (s < KT) load(s, s); commit(); }
   for (int kt = 0; kt < KT; ++kt) {
@@ -83,6 +108,7 @@ sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restric
     if (nk < KT) load(nk, nk % STAGES);
     commit();
     const int s = kt % STAGES;
+#endif
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 8) {
       unsigned ah[MT][4], al[MT][4], bh[NTL][2], bl[NTL][2];
@@ -104,14 +130,44 @@ sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restric
       for (int i = 0; i < MT; ++i)
 #pragma unroll
         for (int j = 0; j < NTL; ++j) {
-#if PASSES == 3
-          mma(acc[i][j], al[i], bh[j]);
-          mma(acc[i][j], ah[i], bl[j]);
+#if PROMOTE == 1
+          float tmp[4] = {0.f, 0.f, 0.f, 0.f};
+          float* target = tmp;
+#elif PROMOTE
+          float* target = part[i][j];
+#else
+          float* target = acc[i][j];
 #endif
-          mma(acc[i][j], ah[i], bh[j]);
+#if PASSES == 3
+          mma(target, al[i], bh[j]);
+          mma(target, ah[i], bl[j]);
+#endif
+          mma(target, ah[i], bh[j]);
+#if PROMOTE == 1
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[i][j][e] += tmp[e];
+#endif
         }
+#if PROMOTE > 1
+      if (((kt * BK + kk) / 8 + 1) % PROMOTE == 0) {
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+          for (int j = 0; j < NTL; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) { acc[i][j][e] += part[i][j][e]; part[i][j][e] = 0.f; }
+      }
+#endif
     }
   }
+#if PROMOTE > 1
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NTL; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] += part[i][j][e];
+#endif
 #pragma unroll
   for (int i = 0; i < MT; ++i)
 #pragma unroll
