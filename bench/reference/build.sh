@@ -35,3 +35,4 @@ T="-DWM=32 -DWN=64 -DMINB=1 -DSMEM -DPADB=8"
 build sgemm_3xtf32.cu tf32x3_m32_promote32 $T -DBK=32 -DSTAGES=3 -DPROMOTE=32
 T="-DWM=64 -DWN=32 -DMINB=2 -DSMEM -DPADB=8"
 build sgemm_3xtf32.cu tf32x3_w32_minb2_promote32 $T -DBK=32 -DSTAGES=3 -DPROMOTE=32
+build sgemm_simt.cu simt_double_vector_a_k16 $C -DBK=16

@@ -31,6 +31,7 @@ MLC_PASSES: dict[str, str] = {
     "convert-loop-to-gpu": "mlc.transforms.convert_loop_to_gpu:ConvertLoopToGpu",
     "convert-gpu-to-nvvm": "mlc.transforms.convert_gpu_to_nvvm:ConvertGpuToNvvm",
     "gpu-insert-barriers": "mlc.transforms.gpu_insert_barriers:GpuInsertBarriers",
+    "loop-double-buffer": "mlc.transforms.loop_double_buffer:LoopDoubleBuffer",
     "loop-promote-shared": "mlc.transforms.loop_promote_shared:LoopPromoteShared",
     "loop-unroll": "mlc.transforms.loop_unroll:LoopUnroll",
     "mlc-lower-to-cpu": "mlc.transforms.pipelines:LowerToCpu",

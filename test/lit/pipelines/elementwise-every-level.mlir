@@ -32,7 +32,7 @@
 // LLVM-NEXT:    mlc_gpu.launch @bias_gelu_0_add_gelu
 // PTX:        .visible .entry bias_gelu_0_add_gelu(
 // PTX:        .maxntid 128, 1, 1
-// PTX-DAG:    ld.global.v4
+// PTX-DAG:    ld.global.nc.v4
 // PTX-DAG:    st.global.v4
 func.func @bias_gelu(%x: tensor<64x1024xf32>, %b: tensor<1024xf32>) -> tensor<64x1024xf32> {
   %0 = graph.add %x, %b : (tensor<64x1024xf32>, tensor<1024xf32>) -> tensor<64x1024xf32>

@@ -37,7 +37,7 @@
 
 // PTX:        .visible .entry long_softmax_0_reduce_max_sub_exp_reduce_sum(
 // PTX:        .maxntid 1024, 1, 1
-// PTX:        ld.global.v4.b32
+// PTX:        ld.global.nc.v4.b32
 // PTX:        shfl.sync.bfly
 // PTX:        bar.sync
 // PTX:        st.global.v4.b32

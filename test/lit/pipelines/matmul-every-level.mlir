@@ -55,7 +55,7 @@
 // GPU:            scf.yield
 // PTX:        .visible .entry dense_0_matmul_add_relu(
 // PTX:        .maxntid 256, 1, 1
-// PTX:        ld.global.v4
+// PTX:        ld.global.nc.v4
 // PTX:        st.shared.v4
 // PTX:        bar.sync
 // PTX:        ld.shared.v4

@@ -19,6 +19,7 @@
 // CHECK-NEXT: {{ +}}graph-plan-memory{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}graph-simplify{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}licm{{ +}}Move loop-invariant operations without side effects out of loops.
+// CHECK-NEXT: {{ +}}loop-double-buffer{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}loop-promote-shared{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}loop-unroll{{ +}}{{[A-Z].*\.}}
 // The named pipelines are passes too.

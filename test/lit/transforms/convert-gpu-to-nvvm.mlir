@@ -3,8 +3,9 @@
 
 // The kernel becomes an external llvm.func over bare pointers, marked as an NVVM kernel with its
 // block size; memref parameters are cast back for the memref conversion. Thread and block ids
-// read the special registers; block and grid dimensions are the static launch shape.
-// CHECK-LABEL: llvm.func @k(%x: !llvm.ptr, %s: !llvm.ptr<3>)
+// read the special registers; block and grid dimensions are the static launch shape. Global
+// pointers are noalias (mlc never launches a kernel on overlapping buffers that it writes).
+// CHECK-LABEL: llvm.func @k(%x: !llvm.ptr {llvm.noalias}, %s: !llvm.ptr<3>)
 // CHECK-SAME:    attributes {mlc.arg_alignment = array<i64: 16, 4>, nvvm.kernel, nvvm.maxntid = array<i32: 128, 2, 1>}
 // CHECK-NEXT:    %[[X:.*]] = builtin.unrealized_conversion_cast %x : !llvm.ptr to memref<256xf32>
 // CHECK-NEXT:    %[[S:.*]] = builtin.unrealized_conversion_cast %s : !llvm.ptr<3> to memref<8xf32, 3 : i64>
@@ -65,5 +66,18 @@ mlc_gpu.func @shuffles(%x: memref<64xf32>, %h: memref<64xf16>, %i: memref<64xi32
   %n = memref.load %i[%t] : memref<64xi32>
   %c = mlc_gpu.shuffle idx %n, 0 : i32
   memref.store %c, %i[%t] : memref<64xi32>
+  mlc_gpu.return
+}
+
+// -----
+
+// A kernel that asks for two blocks per multiprocessor gets nvvm.minctasm (.minnctapersm in PTX).
+// CHECK-LABEL: llvm.func @occupancy
+// CHECK-SAME:    attributes {mlc.min_blocks_per_multiprocessor = 2 : i64, nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>, nvvm.minctasm = 2 : i32}
+mlc_gpu.func @occupancy(%x: memref<256xf32>) grid [1, 1, 1] block [256, 1, 1] attributes {mlc.min_blocks_per_multiprocessor = 2 : i64} {
+  %t = mlc_gpu.thread_id x
+  %v = memref.load %x[%t] : memref<256xf32>
+  %w = arith.addf %v, %v : f32
+  memref.store %w, %x[%t] : memref<256xf32>
   mlc_gpu.return
 }

@@ -3,7 +3,7 @@
 
 // Every parallel loop runs sequentially; the kernel becomes an llvm.func marked mlc.kernel, over
 // bare pointers cast back to memrefs; the launch stays for the runtime.
-// CHECK-LABEL: llvm.func @k(%x: !llvm.ptr, %out: !llvm.ptr) attributes {mlc.arg_alignment = array<i64: 16, 16>, mlc.kernel}
+// CHECK-LABEL: llvm.func @k(%x: !llvm.ptr {llvm.noalias}, %out: !llvm.ptr {llvm.noalias}) attributes {mlc.arg_alignment = array<i64: 16, 16>, mlc.kernel}
 // CHECK-NEXT:    %x_1 = builtin.unrealized_conversion_cast %x : !llvm.ptr to memref<1024xf32>
 // CHECK-NEXT:    %out_1 = builtin.unrealized_conversion_cast %out : !llvm.ptr to memref<1024xf32>
 // CHECK-NEXT:    %[[LB:.*]] = arith.constant 0 : index

@@ -4,11 +4,12 @@ For kernels whose barriers were written by hand or by convert-loop-to-gpu (a blo
 warps, a softmax with four such sums sharing one buffer, a shared-memory transpose, a matmul's K
 loop over cooperatively copied tiles, branches on the block and the thread), every barrier is
 stripped and the pass puts its own back; so for the GPU pipeline's own matmul, whose operands
-loop-promote-shared staged in shared memory. Then (a) the interpreter reports no race and the results
-equal the original's, and (b) removing any one barrier the pass inserted makes the interpreter
-report a race: each is needed. Hypothesis draws small kernels of shared-memory stores and loads at
-thread-dependent indices, in loops and branches (some on the thread id), and checks the pass's
-barriers against the same program with a barrier after every shared access.
+loop-promote-shared staged in shared memory, and for the same matmul after loop-double-buffer.
+Then (a) the interpreter reports no race and the results equal the original's, and (b) removing
+any one barrier the pass inserted makes the interpreter report a race: each is needed.
+Hypothesis draws small kernels of shared-memory stores and loads at thread-dependent indices, in
+loops and branches (some on the thread id), and checks the pass's barriers against the same
+program with a barrier after every shared access.
 """
 
 from __future__ import annotations
@@ -213,20 +214,37 @@ func.func @main(%x: tensor<40x300xf32>, %w: tensor<300x56xf32>, %bias: tensor<56
 """
 
 
-def test_matmul_promoted_by_the_pipeline():
-    """The GPU pipeline's own matmul: operands staged by loop-promote-shared (ragged K loop,
-    software-pipelined copies, the bias row too), barriers from the pass alone."""
-    pipeline = LOWER_TO_GPU_LEVEL.replace("convert-loop-to-gpu", "loop-promote-shared,convert-loop-to-gpu")
-    original = lower(PROMOTED_DENSE, pipeline)
-    assert len([op for op in original.walk() if "mlc.promoted" in op.attributes]) == 3
+def dense_at_gpu_level(loop_passes: str):  # noqa: ANN201
+    """PROMOTED_DENSE lowered to the GPU level with `loop_passes` before convert-loop-to-gpu, once
+    it computed relu(x @ w + bias); with the runner that interprets it on fresh random inputs."""
+    original = lower(PROMOTED_DENSE, LOWER_TO_GPU_LEVEL.replace("convert-loop-to-gpu", f"{loop_passes},convert-loop-to-gpu"))
     inputs = [RNG.standard_normal(shape).astype(np.float32) for shape in ((40, 300), (300, 56), (56,))]
     execute = main_runner(inputs)
     expected = np.maximum(inputs[0].astype(np.float64) @ inputs[1] + inputs[2], 0)
     np.testing.assert_allclose(execute(original)[0], expected, rtol=1e-4, atol=1e-4)
+    return original, execute
+
+
+def test_matmul_promoted_by_the_pipeline():
+    """The GPU pipeline's own matmul: operands staged by loop-promote-shared (ragged K loop,
+    software-pipelined copies, the bias row too), barriers from the pass alone."""
+    original, execute = dense_at_gpu_level("loop-promote-shared")
+    assert len([op for op in original.walk() if "mlc.promoted" in op.attributes]) == 3
     # Two, both in the K loop: before the carried tiles are stored (write after read) and after
     # (read after write); the latter also orders the bias row's copy, made before the loop, which
     # runs at least once.
     assert check_barrier_insertion(original, execute) == 2
+
+
+def test_matmul_double_buffered():
+    """The same matmul with loop-double-buffer: the A and B panels alternate between two copies
+    over the K loop's 19 iterations (9 pairs, then one), so each iteration needs one barrier."""
+    original, execute = dense_at_gpu_level("loop-promote-shared,loop-double-buffer")
+    assert len([op for op in original.walk() if "mlc.double_buffered" in op.attributes]) == 1
+    # One per iteration of a pair, after its copies (read after write; it also orders the other
+    # copies' reads before they are rewritten, and the bias row's copy made before the loop), and
+    # one for the last, unpaired iteration.
+    assert check_barrier_insertion(original, execute) == 3
 
 
 BRANCHES = """
