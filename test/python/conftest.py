@@ -1,6 +1,25 @@
-"""Shared pytest configuration: GPU tests are skipped when no CUDA device is present."""
+"""Shared pytest configuration.
+
+GPU tests (`@pytest.mark.gpu`) are skipped when no CUDA device is present.
+
+Hypothesis profiles: `ci` is derandomized (each test draws the same examples on every run, so a
+red CI run is reproducible and a green one stays green); `dev`, the default elsewhere, explores new
+examples each run; `explore` draws 20x more examples for long local runs. The profile is
+`HYPOTHESIS_PROFILE` when set, else `ci` when the `CI` environment variable is set, else `dev`.
+A test's own `@settings(max_examples=...)` scales with the profile only where it says so.
+"""
+
+import os
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
+settings.register_profile("dev", deadline=None, print_blob=True)
+settings.register_profile(
+    "explore", deadline=None, print_blob=True, max_examples=2000, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 
 def _cuda_device_present() -> bool:
