@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     StringAttr,
     VectorType,
+    i1,
 )
 from xdsl.ir import Attribute, Operation
 
@@ -134,6 +135,10 @@ def scalar_layout(type_: Attribute) -> tuple[np.dtype, tuple[int, ...]]:
     """The dtype and vector shape of a loadable type."""
     if isinstance(type_, llvm.LLVMStructType | llvm.LLVMArrayType):
         raise UnsupportedOperation(f"loads and stores of the aggregate type {type_}")
+    if isinstance(type_, VectorType) and type_.element_type == i1:
+        # LLVM packs a vector of i1 into bits in memory, where mlc's buffers hold one byte per
+        # boolean: such an access would read or write the wrong bytes on a real target.
+        raise UnsupportedOperation(f"a load or store of {type_}: LLVM packs it into bits; access i8 vectors")
     return dtype_of(type_), trailing_shape(type_)
 
 

@@ -386,7 +386,9 @@ class KernelLowering(TileKernelLowering):
         partials = [self.materialize(emitter, op.source, member) for member in members]
         along_chunk = axis == rank - 1
         if along_chunk:
-            groups = [[element for elements in partials for element in elements]]
+            # A tile constant along the chunk (broadcast along the last axis) holds one scalar for
+            # the chunk's V equal elements: each of them is a term of the reduction.
+            groups = [[element for elements in partials for element in self._whole_chunk(elements)]]
         else:
             width = max(len(elements) for elements in partials)
             groups = [[elements[p if len(elements) > 1 else 0] for elements in partials] for p in range(width)]
@@ -399,6 +401,10 @@ class KernelLowering(TileKernelLowering):
         for member in members:
             self.elements[(op.result, member)] = results
         return results
+
+    def _whole_chunk(self, elements: list[SSAValue]) -> list[SSAValue]:
+        """A repetition's V elements of a tile, repeating the one scalar of a tile constant along it."""
+        return elements * self.layout.vector if len(elements) == 1 else elements
 
     def _combine_tree(self, emitter: Emitter, op: tile.ReduceOp, elements: list[SSAValue]) -> SSAValue:
         """A balanced tree of the combiner over `elements` (kept in order)."""

@@ -6,6 +6,9 @@
   attribute when present (the tile-to-loop lowering sets `alignment = 16` on accesses it knows
   to be 16-byte aligned), else the element's natural alignment: a vector access is only known
   to be element-aligned.
+  Vectors of i1 are loaded and stored as vectors of i8 (`llvm.trunc` / `llvm.zext` around the
+  access): mlc keeps one byte per boolean in memory, as numpy does, while LLVM packs a
+  `<16 x i1>` in memory into 16 bits.
 * `vector.extract` / `vector.insert` of one element at a static or dynamic position:
   `llvm.extractelement` / `llvm.insertelement` (position as an `i64`).
 * `vector.broadcast` of a scalar: a splat `llvm.mlir.constant` when the scalar is a constant,
@@ -37,6 +40,8 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
     VectorType,
+    i1,
+    i8,
     i32,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -72,6 +77,15 @@ def _position(lowering: OpLowering, op: vector.ExtractOp | vector.InsertOp) -> S
     return lowering.operand(position)
 
 
+def _is_bool_vector(vector_type: Attribute) -> bool:
+    return isinstance(vector_type, VectorType) and vector_type.element_type == i1
+
+
+def _as_bytes(vector_type: VectorType) -> VectorType:
+    """The vector of i8 that holds a vector of i1 in memory, one byte per element."""
+    return VectorType(i8, vector_type.get_shape())
+
+
 class LoadLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: vector.LoadOp, rewriter: PatternRewriter) -> None:
@@ -79,6 +93,10 @@ class LoadLowering(RewritePattern):
         result_type = lowering.result_type()
         address = element_pointer(lowering, op.base, op.indices)
         alignment = access_alignment(op, lowering.type(op.result.type.element_type))
+        if _is_bool_vector(result_type):
+            load = lowering.emit(llvm.LoadOp(address, _as_bytes(result_type), alignment=alignment))
+            lowering.replace([lowering.emit(llvm.TruncOp(load.dereferenced_value, result_type)).res])
+            return
         load = lowering.emit(llvm.LoadOp(address, result_type, alignment=alignment))
         lowering.replace([load.dereferenced_value])
 
@@ -92,6 +110,8 @@ class StoreLowering(RewritePattern):
         address = element_pointer(lowering, op.base, op.indices)
         value = lowering.operand(op.vector)
         alignment = access_alignment(op, vector_type.element_type)
+        if _is_bool_vector(vector_type):
+            value = lowering.emit(llvm.ZExtOp(value, _as_bytes(vector_type))).res
         lowering.emit(llvm.StoreOp(value, address, alignment=alignment))
         lowering.erase()
 

@@ -85,7 +85,8 @@ class Fission:
                 self._emit_collective(self.collectives[index])
         # Every use of their results now reads a buffer. Erasing them also drops their own uses of
         # their operands, which later rewrites of those operands' producers would otherwise visit.
-        for collective in self.collectives:
+        # Last first: a collective may combine the result of an earlier one (one per reduced axis).
+        for collective in reversed(self.collectives):
             collective.erase()
         self.parallel.detach()
         self.parallel.erase(safe_erase=False)

@@ -35,3 +35,30 @@ func.func @host(%x: memref<1024xf32>) -> memref<1024xf32> {
   func.return %o : memref<1024xf32>
 }
 
+
+// -----
+
+// Collectives are cut out of their loop (loop fission), values crossing a cut kept per iteration
+// in buffers. The second all_reduce combines the first's result (one per reduced axis): it reads
+// the first's result buffer, and both are erased, the last first.
+// CHECK-LABEL: llvm.func @two_collectives
+// CHECK-NOT:     loop.all_reduce
+// CHECK-COUNT-4: scf.for
+// CHECK-NOT:     loop.all_reduce
+loop.kernel @two_collectives(%x: memref<4xf32>, %out: memref<4xf32>) {
+  loop.parallel %i < 4 mapping thread.x {
+    %v = memref.load %x[%i] : memref<4xf32>
+    %a = loop.all_reduce %v mask 1 : f32 {
+    ^bb0(%p: f32, %q: f32):
+      %s = arith.addf %p, %q : f32
+      loop.yield %s : f32
+    }
+    %b = loop.all_reduce %a mask 2 : f32 {
+    ^bb0(%p: f32, %q: f32):
+      %s = arith.addf %p, %q : f32
+      loop.yield %s : f32
+    }
+    memref.store %b, %out[%i] : memref<4xf32>
+  }
+  loop.return
+}

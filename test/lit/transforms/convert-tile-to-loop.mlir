@@ -335,3 +335,25 @@ tile.kernel @epilogue(%x: memref<3x16x4xf32>, %y: memref<4x16xf32>, %bias: memre
   tile.store %r, %out[%batch, %c0, %c0] : !tile.tile<1x16x16xf32>, memref<3x16x16xf32>
   tile.return
 }
+
+// -----
+
+// A sum along the last axis of a tile broadcast along it: a thread's chunk holds one loaded
+// scalar standing for its 4 equal elements, and each of them is a term (x + x, then + (x + x)).
+// CHECK-LABEL: loop.kernel @sum_of_broadcast
+// CHECK:         %[[X:.*]] = memref.load %x
+// CHECK:         %[[PAIR:.*]] = arith.addf %[[X]], %[[X]] : f32
+// CHECK-NEXT:    %[[SUM:.*]] = arith.addf %[[PAIR]], %[[PAIR]] : f32
+// CHECK:         memref.store %[[SUM]], %out
+tile.kernel @sum_of_broadcast(%x: memref<4x1xf32>, %out: memref<4x1xf32>) grid [1] num_warps 1 {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<4x1xf32> -> !tile.tile<4x1xf32>
+  %b = tile.broadcast %t : !tile.tile<4x1xf32> -> !tile.tile<4x4xf32>
+  %r = tile.reduce %b axis 1 : !tile.tile<4x4xf32> -> !tile.tile<4x1xf32> {
+  ^bb0(%a: f32, %c: f32):
+    %s = arith.addf %a, %c : f32
+    tile.yield %s : f32
+  }
+  tile.store %r, %out[%c0, %c0] : !tile.tile<4x1xf32>, memref<4x1xf32>
+  tile.return
+}

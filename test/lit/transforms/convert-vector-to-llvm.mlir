@@ -107,3 +107,21 @@ func.func @host(%m: memref<8xf32>) -> vector<4xf32> {
   %v = vector.load %m[%c0] : memref<8xf32>, vector<4xf32>
   func.return %v : vector<4xf32>
 }
+
+// -----
+
+// Vectors of i1 are accessed as vectors of i8: memory holds one byte per boolean (as numpy
+// does), while LLVM would pack a vector<16xi1> in memory into 16 bits.
+// CHECK-LABEL: llvm.func @bool_vectors(%arg0: !llvm.ptr<3>)
+// CHECK:         %[[B:.*]] = llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<16xi8>
+// CHECK-NEXT:    %flags = llvm.trunc %[[B]] : vector<16xi8> to vector<16xi1>
+// CHECK:         %[[W:.*]] = llvm.zext %flags : vector<16xi1> to vector<16xi8>
+// CHECK-NEXT:    llvm.store %[[W]], %{{.*}} {alignment = 16 : i64} : vector<16xi8>, !llvm.ptr<3>
+llvm.func @bool_vectors(%arg0: !llvm.ptr<3>) {
+  %m = builtin.unrealized_conversion_cast %arg0 : !llvm.ptr<3> to memref<2x32xi1, 3 : i64>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %flags = vector.load %m[%c0, %c0] {alignment = 16 : i64} : memref<2x32xi1, 3 : i64>, vector<16xi1>
+  vector.store %flags, %m[%c1, %c0] {alignment = 16 : i64} : memref<2x32xi1, 3 : i64>, vector<16xi1>
+  llvm.return
+}
