@@ -12,8 +12,10 @@ Arguments, checked before any work (`ArgumentTypeError` / `ArgumentError`, which
   and MLIR text otherwise. Anything else (None, bytes, numbers, lists) is refused, never parsed.
 * `device`: 'auto' (the GPU when one can be used, else the CPU), 'cuda' (a clear `CudaError`
   saying there is no usable CUDA device rather than a driver traceback) or 'cpu'.
-* `entry`: a function name (without '@'); the default is the only, or first public, function.
-* `pipeline`: xDSL (`a,b`) or MLIR (`builtin.module(a,b)`) spelling; default the device's.
+* `entry`: a function name ('main' or '@main'); the default is the only, or first public, one.
+* `pipeline`: xDSL (`a,b`) or MLIR (`builtin.module(a,b)`) spelling; None or '' for the
+  device's (`mlc-lower-to-gpu` / `mlc-lower-to-cpu`). A pipeline that does not lower the module
+  to what the device's runtime runs is a `CompileError` saying so.
 
 The steps, each an inspectable stage kept on the result:
 
@@ -100,11 +102,12 @@ def select_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
     """The function `entry`, else the only function, else the first public one."""
     functions = [op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.body.blocks]
     if entry is not None:
+        entry = entry.removeprefix("@")
         for function in functions:
             if function.sym_name.data == entry:
                 return function
         names = [f.sym_name.data for f in functions]
-        close = difflib.get_close_matches(entry.lstrip("@"), names, n=1)
+        close = difflib.get_close_matches(entry, names, n=1)
         hint = f"; did you mean @{close[0]}?" if close else ""
         listing = ", ".join(f"@{name}" for name in names) or "none"
         raise CompileError(f"no function @{entry} in the module (functions: {listing}){hint}")
@@ -147,15 +150,21 @@ def _read_file(path: Path) -> str:
         ) from None
 
 
-def _read_source(source: str | os.PathLike[str] | ModuleOp) -> tuple[ModuleOp, str, Any]:
-    """The module (a private copy), a name for messages, and its source map (or None)."""
-    if isinstance(source, ModuleOp):
-        return source.clone(), "<module>", None
-    if not isinstance(source, str | os.PathLike):
+def check_source_kind(source: object) -> None:
+    if not isinstance(source, ModuleOp | str | os.PathLike):
         hint = " (decode bytes first, e.g. source.decode())" if isinstance(source, bytes | bytearray) else ""
         raise ArgumentTypeError(f"source must be {SOURCE_KINDS}; got {type(source).__name__}{hint}")
+
+
+def _read_source(source: str | os.PathLike[str] | ModuleOp) -> tuple[ModuleOp, str, Any]:
+    """The module (a private copy), a name for messages, and its source map (or None)."""
+    check_source_kind(source)
+    if isinstance(source, ModuleOp):
+        return source.clone(), "<module>", None
     path = _source_path(source)
     text, name = (_read_file(path), str(path)) if path is not None else (str(source), "<string>")
+    if not text.strip():
+        raise CompileError(f"{name} is empty: there is no function to compile")
     try:
         module, source_map = parse_module(text, make_context(), name)
     except ParseError as error:
@@ -239,15 +248,31 @@ def compile(  # noqa: A001 - the public name the spec fixes
     for value, what in ((entry, "entry"), (pipeline, "pipeline")):
         if value is not None and not isinstance(value, str):
             raise ArgumentTypeError(f"{what} must be a string or None; got {type(value).__name__}")
-    if not isinstance(source, ModuleOp | str | os.PathLike):
-        _read_source(source)  # raises the ArgumentTypeError before any device is probed
+    check_source_kind(source)  # before any device is probed
     target = resolve_device(device)
     module, name, source_map = _read_source(source)
     verify(module, source_map, name)
     function_name = select_entry(module, entry).sym_name.data
     graph_module = module.clone()
-    chosen = pipeline or ("mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu")
+    default_pipeline = "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
+    chosen = pipeline or default_pipeline
     lower(module, chosen, source_map, name)
+    from mlc.runtime import HostProgramError
+
+    try:
+        kernels, program = _load(module, target, function_name)
+    except HostProgramError as error:
+        if chosen == default_pipeline:
+            raise
+        raise HostProgramError(
+            f"{error}\nnote: the module was lowered with '{chosen}'; the {target} runtime runs what "
+            f"'{default_pipeline}' produces"
+        ) from None
+    return CompiledFunction(function_name, target, graph_module, module, program, kernels, chosen)
+
+
+def _load(module: ModuleOp, target: str, function_name: str) -> tuple[str | bytes, Any]:
+    """The backend's artifact for `module` and the runtime's program of `function_name`."""
     from mlc import backend
     from mlc.runtime import HostProgram
 
@@ -255,9 +280,7 @@ def compile(  # noqa: A001 - the public name the spec fixes
         from mlc.runtime import get_device
 
         gpu = get_device()
-        kernels: str | bytes = backend.compile_to_ptx(module, arch=gpu.arch)
-        program = HostProgram.for_cuda(module, kernels, entry=function_name, device=gpu)
-    else:
-        kernels = backend.compile_to_cpu_object(module)
-        program = HostProgram.for_cpu(module, kernels, entry=function_name)
-    return CompiledFunction(function_name, target, graph_module, module, program, kernels, chosen)
+        ptx = backend.compile_to_ptx(module, arch=gpu.arch)
+        return ptx, HostProgram.for_cuda(module, ptx, entry=function_name, device=gpu)
+    object_code = backend.compile_to_cpu_object(module)
+    return object_code, HostProgram.for_cpu(module, object_code, entry=function_name)
