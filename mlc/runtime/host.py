@@ -45,11 +45,11 @@ of consecutive calls is ordered even when `run_on_device` returns before it is d
 surface at the next synchronizing call (`run`'s copy back, or `synchronize`); the error then lists
 the kernels the last call launched.
 
-Memory. Before allocating anything, a program adds up its constants, intermediate buffers and
-results against the memory of its device (`Executor.memory_capacity`: the host's physical memory
-or cgroup limit, the GPU's device memory) and refuses, with an `OutOfMemoryError` naming the first
-buffer that does not fit and its size, to start what cannot finish; an allocation the allocator
-refuses all the same is reported the same way. Buffers are allocated when the program is built
+Memory. Before allocating anything, a program adds up its arguments, constants, intermediate
+buffers and results against the memory of its device (`Executor.memory_capacity`: the host's
+physical memory or cgroup limit, the GPU's device memory) and refuses, with an
+`OutOfMemoryError` naming the first buffer that does not fit and its size, to start what cannot
+finish; an allocation the allocator refuses all the same is reported the same way. Buffers are allocated when the program is built
 (constants, intermediates) and per call only for results (on the CPU, and on the GPU by
 `run_on_device` without `outputs`), so a program's memory use does not grow with its calls.
 
@@ -378,12 +378,14 @@ class HostProgram:
 
     def _check_memory(self) -> None:
         """Refuses a program whose buffers cannot all fit in its device's memory, naming the first
-        that does not (in the order the host function allocates them, constants first)."""
+        that does not: its arguments (which a call stages into device memory on the GPU, and which
+        must exist in host memory on the CPU), constants, then allocations in program order."""
         capacity = self.executor.memory_capacity()
         if capacity is None:
             return
         available, memory = capacity
-        buffers = [(f"constant @{c.name}", c.spec) for c in self.plan.constants]
+        buffers = [(a.description, a.spec) for a in self.plan.arguments]
+        buffers += [(f"constant @{c.name}", c.spec) for c in self.plan.constants]
         buffers += [(a.description, a.spec) for a in self.plan.allocations]
         needed = 0
         for description, spec in buffers:

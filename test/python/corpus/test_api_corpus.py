@@ -52,6 +52,12 @@ HUGE_INTERMEDIATES = """func.func @main(%a: tensor<1000000x1xf32>, %b: tensor<1x
 }
 """
 
+ARGUMENT_BEYOND_MEMORY = """func.func @main(%a: tensor<1000000x1000000xf32>) -> tensor<1000000x1xf32> {
+  %y = graph.reduce_sum %a axes [1] keepdims true : tensor<1000000x1000000xf32> to tensor<1000000x1xf32>
+  func.return %y : tensor<1000000x1xf32>
+}
+"""
+
 
 def assert_clean_exception(error: BaseException, expected: type[BaseException], pattern: str) -> None:
     assert isinstance(error, expected), f"{type(error).__name__} instead of {expected.__name__}: {error}"
@@ -152,6 +158,12 @@ COMPILE_CASES: list[tuple[str, Callable[[Path], dict[str, Any]], type[BaseExcept
         lambda d: {"source": HUGE_ARGUMENT},
         MlcError,
         r"argument #0 \(%x\) of @main: memref<100000x100000x100000xf32> has 1000000000000000 elements",
+    ),
+    (
+        "argument-beyond-memory",
+        lambda d: {"source": ARGUMENT_BEYOND_MEMORY},
+        OutOfMemoryError,
+        r"@main: argument #0 \(%a\) of @main \(memref<1000000x1000000xf32>, 3.64 TiB\) does not fit in memory",
     ),
     (
         "intermediates-beyond-memory",
