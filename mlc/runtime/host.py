@@ -151,6 +151,15 @@ def aligned_empty(shape: Sequence[int], dtype: np.dtype, alignment: int) -> np.n
     return raw[offset : offset + nbytes].view(dtype).reshape(shape)
 
 
+def host_buffer(spec: BufferSpec, alignment: int, description: str = "") -> np.ndarray:
+    """`aligned_empty` for `spec`; OutOfMemoryError (prefixed by `description`) when numpy refuses."""
+    try:
+        return aligned_empty(spec.shape, spec.dtype, alignment)
+    except (MemoryError, ValueError) as error:  # numpy: "Unable to allocate ...", "array is too big"
+        prefix = f"{description} ({spec.type_text}, {format_bytes(spec.nbytes)}): " if description else ""
+        raise OutOfMemoryError(f"{prefix}the host refused {format_bytes(spec.nbytes)}: {error}") from None
+
+
 def host_array(value: object, description: str) -> np.ndarray | None:
     """`value` as a numpy array when it lives in host memory, else None.
 
@@ -634,9 +643,7 @@ class _HostArgumentBinder:
         if array.flags.c_contiguous and pointer % argument.alignment == 0:
             return array, pointer
         if self.staging is None:
-            self.staging = aligned_empty(
-                argument.spec.shape, argument.spec.dtype, max(argument.alignment, 64)
-            )
+            self.staging = host_buffer(argument.spec, max(argument.alignment, 64), argument.description)
         np.copyto(self.staging, array)
         return self.staging, self.staging.ctypes.data
 
@@ -647,16 +654,13 @@ class HostMemoryExecutor(Executor):
     results_on_host = True
 
     def allocate(self, spec: BufferSpec, alignment: int) -> Buffer:
-        try:
-            return aligned_empty(spec.shape, spec.dtype, alignment)
-        except (MemoryError, ValueError) as error:  # numpy: "Unable to allocate", "array is too big"
-            raise OutOfMemoryError(f"the host refused {format_bytes(spec.nbytes)}: {error}") from None
+        return host_buffer(spec, alignment)
 
     def memory_capacity(self) -> tuple[int, str] | None:
         return host_memory()
 
     def upload(self, values: np.ndarray, alignment: int) -> Buffer:
-        array = aligned_empty(values.shape, values.dtype, alignment)
+        array = host_buffer(BufferSpec(values.shape, values.dtype, "a constant"), alignment)
         np.copyto(array, values)
         array.setflags(write=False)
         return array
