@@ -49,9 +49,10 @@ Memory. Before allocating anything, a program adds up its arguments, constants, 
 buffers and results against the memory of its device (`Executor.memory_capacity`: the host's
 physical memory or cgroup limit, the GPU's device memory) and refuses, with an
 `OutOfMemoryError` naming the first buffer that does not fit and its size, to start what cannot
-finish; an allocation the allocator refuses all the same is reported the same way. Buffers are allocated when the program is built
-(constants, intermediates) and per call only for results (on the CPU, and on the GPU by
-`run_on_device` without `outputs`), so a program's memory use does not grow with its calls.
+finish; an allocation the allocator refuses all the same is reported the same way. Buffers are
+allocated when the program is built (constants, intermediates) and per call only for results (on
+the CPU, and on the GPU by `run_on_device` without `outputs`), so a program's memory use does not
+grow with its calls.
 
 Preconditions: kernels write only the buffers the host function allocated (destination-passing
 style), never its arguments or constants.

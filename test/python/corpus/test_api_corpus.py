@@ -194,18 +194,18 @@ def test_cuda_without_a_device_is_a_clear_error():
     assert_clean_exception(raised.value, mlc.MlcError, r"device='cuda' was requested, but .*no.* CUDA device.*device='cpu'")
 
 
-ACCEPTED_SOURCES: list[tuple[str, Callable[[Path], object]]] = [
-    ("text", lambda d: PROGRAM),
-    ("mlir-path-string", lambda d: str(write(d / "program.mlir", PROGRAM))),
-    ("path-without-mlir-suffix", lambda d: str(write(d / "program.txt", PROGRAM))),
-    ("pathlike", lambda d: write(d / "program.ir", PROGRAM)),
-    ("entry-with-at-sign", lambda d: PROGRAM),
+# (id, source given a scratch directory, entry)
+ACCEPTED_SOURCES: list[tuple[str, Callable[[Path], object], str | None]] = [
+    ("text", lambda d: PROGRAM, None),
+    ("mlir-path-string", lambda d: str(write(d / "program.mlir", PROGRAM)), None),
+    ("path-without-mlir-suffix", lambda d: str(write(d / "program.txt", PROGRAM)), None),
+    ("pathlike", lambda d: write(d / "program.ir", PROGRAM), None),
+    ("entry-with-at-sign", lambda d: PROGRAM, "@main"),
 ]
 
 
-@pytest.mark.parametrize("make_source", [c[1] for c in ACCEPTED_SOURCES], ids=[c[0] for c in ACCEPTED_SOURCES])
-def test_compile_accepts(tmp_path: Path, make_source, request: pytest.FixtureRequest):
-    entry = "@main" if "at-sign" in request.node.callspec.id else None
+@pytest.mark.parametrize(("make_source", "entry"), [c[1:] for c in ACCEPTED_SOURCES], ids=[c[0] for c in ACCEPTED_SOURCES])
+def test_compile_accepts(tmp_path: Path, make_source, entry: str | None):
     function = mlc.compile(make_source(tmp_path), device="cpu", entry=entry)
     x = np.arange(32, dtype=np.float32).reshape(4, 8)
     np.testing.assert_array_equal(function(x, np.float32(2)), 2 * x)
