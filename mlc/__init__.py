@@ -7,6 +7,11 @@ The public Python API:
     mlc.run(source, *arrays, device="auto")               # compile and call once
     mlc.passes()                                          # name -> pass class, every registered pass
 
+Errors: every error meant for people is an `MlcError`; a bad argument is an `ArgumentError`
+(also a ValueError) or `ArgumentTypeError` (also a TypeError); a program that cannot fit in its
+device's memory an `OutOfMemoryError`; compiled functions may be called from several threads
+(see the README's "Using it").
+
 Everything heavier than this module loads on first use, so `import mlc` stays cheap for tools.
 """
 
@@ -14,16 +19,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mlc.errors import MlcError
+from mlc.errors import ArgumentError, ArgumentTypeError, MlcError, OutOfMemoryError
 
 if TYPE_CHECKING:
     from mlc.compiler import CompiledFunction
 
-__all__ = ["CompileError", "CompiledFunction", "MlcError", "compile", "passes", "run"]
+__all__ = [
+    "ArgumentError",
+    "ArgumentTypeError",
+    "CompileError",
+    "CompiledFunction",
+    "MlcError",
+    "OutOfMemoryError",
+    "compile",
+    "passes",
+    "run",
+]
 
 
 def compile(source: Any, device: str = "auto", entry: str | None = None, pipeline: str | None = None) -> CompiledFunction:  # noqa: A001
-    """Compiles the entry function of `source` for `device` ('auto', 'cuda' or 'cpu')."""
+    """Compiles the entry function of `source` for `device` ('auto', 'cuda' or 'cpu').
+
+    `source` is a ModuleOp, a path or MLIR text (mlc/compiler.py says how a str is told apart).
+    """
     from mlc.compiler import compile as compile_source
 
     return compile_source(source, device=device, entry=entry, pipeline=pipeline)

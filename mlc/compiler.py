@@ -3,7 +3,20 @@
     f = mlc.compile(source, device="auto", entry=None)
     y = f(x_numpy, w_numpy)           # numpy in, numpy out (a tuple when there are several results)
 
-`source` is MLIR text, a path to a `.mlir` file, or an xDSL `ModuleOp` (which is not modified).
+Arguments, checked before any work (`ArgumentTypeError` / `ArgumentError`, which are also
+`TypeError` / `ValueError`):
+
+* `source`: an xDSL `ModuleOp` (copied, never modified); an `os.PathLike`, always a path; or a
+  `str`, which is a path when it is one line that names an existing file (read whatever its
+  suffix) or directory (refused), or that ends in `.mlir` (a missing file is then an error),
+  and MLIR text otherwise. Anything else (None, bytes, numbers, lists) is refused, never parsed.
+* `device`: 'auto' (the GPU when one can be used, else the CPU), 'cuda' (a clear `CudaError`
+  saying there is no usable CUDA device rather than a driver traceback) or 'cpu'.
+* `entry`: a function name ('main' or '@main'); the default is the only, or first public, one.
+* `pipeline`: xDSL (`a,b`) or MLIR (`builtin.module(a,b)`) spelling; None or '' for the
+  device's (`mlc-lower-to-gpu` / `mlc-lower-to-cpu`). A pipeline that does not lower the module
+  to what the device's runtime runs is a `CompileError` saying so.
+
 The steps, each an inspectable stage kept on the result:
 
 1. parse and verify (errors are located `CompileError`s, never tracebacks);
@@ -14,10 +27,16 @@ The steps, each an inspectable stage kept on the result:
 
 `CompiledFunction.reference(*arrays)` runs the graph interpreter on the same inputs (what
 `mlc-run --check` compares with); `run_on_device` returns device buffers without copying back.
+Calling a compiled function (argument conventions, thread safety) is described in
+`mlc/runtime/host.py`.
+
+An exception that is not an `MlcError` escaping a pass is a bug in mlc, not in the input; it is
+reported as a `CompileError` naming the pass, with the original exception chained for debugging.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,9 +52,11 @@ from xdsl.utils.exceptions import ParseError
 
 from mlc.diagnostics import PassFailure, describe_op, format_parse_error, parse_module, verify
 from mlc.dialects import make_context
-from mlc.errors import MlcError
+from mlc.errors import ArgumentError, ArgumentTypeError, MlcError
 
 DEVICES = ("auto", "cuda", "cpu")
+DEVICE_ALIASES = {"gpu": "cuda", "nvidia": "cuda", "cuda:0": "cuda", "host": "cpu"}
+"""Other libraries' names for mlc's devices: suggested in the error, never accepted silently."""
 
 
 class CompileError(MlcError):
@@ -43,25 +64,53 @@ class CompileError(MlcError):
 
 
 def resolve_device(device: str) -> str:
-    """'cuda' or 'cpu' for a requested device ('auto' takes the GPU when one is present)."""
+    """'cuda' or 'cpu' for a requested device ('auto' takes the GPU when one can be used)."""
+    if not isinstance(device, str):
+        raise ArgumentTypeError(
+            f"device must be a string, one of {', '.join(map(repr, DEVICES))}; got {type(device).__name__}"
+        )
     if device not in DEVICES:
-        raise ValueError(f"device must be one of {', '.join(DEVICES)}, got '{device}'")
-    if device != "auto":
-        return device
+        close = DEVICE_ALIASES.get(device.lower()) or next(
+            iter(difflib.get_close_matches(device.lower(), DEVICES, n=1, cutoff=0.5)), None
+        )
+        hint = f" (did you mean '{close}'?)" if close else ""
+        raise ArgumentError(f"unknown device '{device}': use one of {', '.join(map(repr, DEVICES))}{hint}")
     from mlc.runtime import is_available
 
-    return "cuda" if is_available() else "cpu"
+    if device == "auto":
+        return "cuda" if is_available() else "cpu"
+    if device == "cuda":
+        require_cuda_device()
+    return device
+
+
+def require_cuda_device() -> None:
+    """Raises a CudaError saying why device='cuda' cannot be used, when it cannot."""
+    from mlc.runtime.cuda import CudaError, device_count
+
+    advice = "Compile with device='cpu', or device='auto' to use the GPU only when there is one."
+    try:
+        count = device_count()
+    except CudaError as error:
+        reason = str(error).rstrip(". ")
+        raise CudaError(f"device='cuda' was requested, but there is no usable CUDA device ({reason}). {advice}") from None
+    if count == 0:
+        raise CudaError(f"device='cuda' was requested, but no CUDA device is visible. {advice}")
 
 
 def select_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
     """The function `entry`, else the only function, else the first public one."""
     functions = [op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.body.blocks]
     if entry is not None:
+        entry = entry.removeprefix("@")
         for function in functions:
             if function.sym_name.data == entry:
                 return function
-        names = ", ".join(f"@{f.sym_name.data}" for f in functions) or "none"
-        raise CompileError(f"no function @{entry} in the module (functions: {names})")
+        names = [f.sym_name.data for f in functions]
+        close = difflib.get_close_matches(entry, names, n=1)
+        hint = f"; did you mean @{close[0]}?" if close else ""
+        listing = ", ".join(f"@{name}" for name in names) or "none"
+        raise CompileError(f"no function @{entry} in the module (functions: {listing}){hint}")
     if not functions:
         raise CompileError("the module has no function to run")
     if len(functions) == 1:
@@ -70,22 +119,59 @@ def select_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
     return (public or functions)[0]
 
 
+SOURCE_KINDS = "MLIR text (str), a path to a file (str or os.PathLike) or an xDSL ModuleOp"
+
+
+def _source_path(source: str | os.PathLike[str]) -> Path | None:
+    """The path `source` names (see the module docstring), or None when it is MLIR text."""
+    if isinstance(source, os.PathLike):
+        return Path(source)
+    if "\n" in source or not source.strip():
+        return None
+    # os.path.exists is False (never an error) for names the OS refuses: NUL bytes, overlong text.
+    if os.path.exists(source) or source.rstrip().endswith(".mlir"):
+        return Path(source)
+    return None
+
+
+def _read_file(path: Path) -> str:
+    if path.is_dir():
+        raise CompileError(f"{path} is a directory, not an MLIR file")
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise CompileError(f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CompileError(
+            f"{path} is not UTF-8 text (byte {data[error.start]:#04x} at offset {error.start}); "
+            "MLIR files are UTF-8"
+        ) from None
+
+
+def check_source_kind(source: object) -> None:
+    if not isinstance(source, ModuleOp | str | os.PathLike):
+        hint = " (decode bytes first, e.g. source.decode())" if isinstance(source, bytes | bytearray) else ""
+        raise ArgumentTypeError(f"source must be {SOURCE_KINDS}; got {type(source).__name__}{hint}")
+
+
 def _read_source(source: str | os.PathLike[str] | ModuleOp) -> tuple[ModuleOp, str, Any]:
     """The module (a private copy), a name for messages, and its source map (or None)."""
+    check_source_kind(source)
     if isinstance(source, ModuleOp):
         return source.clone(), "<module>", None
-    text, name = str(source), "<string>"
-    looks_like_path = isinstance(source, os.PathLike) or ("\n" not in text and text.rstrip().endswith(".mlir"))
-    if looks_like_path:
-        path = Path(source)
-        try:
-            text, name = path.read_text(encoding="utf-8"), str(path)
-        except OSError as error:
-            raise CompileError(f"cannot read {path}: {error.strerror}") from None
+    path = _source_path(source)
+    text, name = (_read_file(path), str(path)) if path is not None else (str(source), "<string>")
+    if not text.strip():
+        raise CompileError(f"{name} is empty: there is no function to compile")
     try:
         module, source_map = parse_module(text, make_context(), name)
     except ParseError as error:
-        raise CompileError(format_parse_error(error)) from None
+        message = format_parse_error(error)
+        if path is None and "\n" not in text:
+            message += f"\nnote: '{text}' names no file, so it was parsed as MLIR text"
+        raise CompileError(message) from None
     return module, name, source_map
 
 
@@ -142,6 +228,13 @@ def lower(module: ModuleOp, pipeline: str, source_map: Any = None, name: str = "
             module_pass.apply(context, module)
         except PassFailure as failure:
             raise CompileError(describe_op(failure.op, failure.message, source_map, name)) from None
+        except MlcError:
+            raise
+        except Exception as error:  # a bug in the pass; the chained exception has the details
+            raise CompileError(
+                f"{name}: internal error in pass '{module_pass.name}': {type(error).__name__}: {error}\n"
+                "this is a bug in mlc, not in the input; please report it with the input"
+            ) from error
         verify(module, source_map, name)
 
 
@@ -152,13 +245,34 @@ def compile(  # noqa: A001 - the public name the spec fixes
     pipeline: str | None = None,
 ) -> CompiledFunction:
     """Compiles the entry function of `source` for `device` (see the module docstring)."""
+    for value, what in ((entry, "entry"), (pipeline, "pipeline")):
+        if value is not None and not isinstance(value, str):
+            raise ArgumentTypeError(f"{what} must be a string or None; got {type(value).__name__}")
+    check_source_kind(source)  # before any device is probed
     target = resolve_device(device)
     module, name, source_map = _read_source(source)
     verify(module, source_map, name)
     function_name = select_entry(module, entry).sym_name.data
     graph_module = module.clone()
-    chosen = pipeline or ("mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu")
+    default_pipeline = "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
+    chosen = pipeline or default_pipeline
     lower(module, chosen, source_map, name)
+    from mlc.runtime import HostProgramError
+
+    try:
+        kernels, program = _load(module, target, function_name)
+    except HostProgramError as error:
+        if chosen == default_pipeline:
+            raise
+        raise HostProgramError(
+            f"{error}\nnote: the module was lowered with '{chosen}'; the {target} runtime runs what "
+            f"'{default_pipeline}' produces"
+        ) from None
+    return CompiledFunction(function_name, target, graph_module, module, program, kernels, chosen)
+
+
+def _load(module: ModuleOp, target: str, function_name: str) -> tuple[str | bytes, Any]:
+    """The backend's artifact for `module` and the runtime's program of `function_name`."""
     from mlc import backend
     from mlc.runtime import HostProgram
 
@@ -166,9 +280,7 @@ def compile(  # noqa: A001 - the public name the spec fixes
         from mlc.runtime import get_device
 
         gpu = get_device()
-        kernels: str | bytes = backend.compile_to_ptx(module, arch=gpu.arch)
-        program = HostProgram.for_cuda(module, kernels, entry=function_name, device=gpu)
-    else:
-        kernels = backend.compile_to_cpu_object(module)
-        program = HostProgram.for_cpu(module, kernels, entry=function_name)
-    return CompiledFunction(function_name, target, graph_module, module, program, kernels, chosen)
+        ptx = backend.compile_to_ptx(module, arch=gpu.arch)
+        return ptx, HostProgram.for_cuda(module, ptx, entry=function_name, device=gpu)
+    object_code = backend.compile_to_cpu_object(module)
+    return object_code, HostProgram.for_cpu(module, object_code, entry=function_name)

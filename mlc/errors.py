@@ -1,4 +1,9 @@
-"""The base of every error mlc's tools print without a traceback.
+"""The base of every error mlc's tools print without a traceback, and the API's argument errors.
+
+`ArgumentError` and `ArgumentTypeError` are what `mlc.compile` and compiled functions raise for a
+bad argument: they are `MlcError`s (tools print them as messages) and also `ValueError` /
+`TypeError`, which is what Python code expects to catch for a wrong value or a wrong kind of value.
+`OutOfMemoryError` says which buffer did not fit; it is also a `MemoryError`.
 
 Kept free of imports so that the runtime's CUDA layer can use it without loading xDSL.
 """
@@ -6,3 +11,15 @@ Kept free of imports so that the runtime's CUDA layer can use it without loading
 
 class MlcError(Exception):
     """An error meant for the user: tools print its message, never a traceback."""
+
+
+class ArgumentError(MlcError, ValueError):
+    """An argument has the right kind but a wrong value (shape, dtype, device name, ...)."""
+
+
+class ArgumentTypeError(MlcError, TypeError):
+    """An argument is of a kind the function does not take (None for an array, ...)."""
+
+
+class OutOfMemoryError(MlcError, MemoryError):
+    """A buffer cannot be allocated; the message names it, its size and what was available."""

@@ -5,10 +5,11 @@ From the tile level down, a compiled module holds *kernels* (`tile.kernel`, `loo
 only allocates buffers (`memref.alloc`), names constants (`memref.get_global`) and launches
 kernels; the runtime executes it step by step, and the conversions to LLVM leave it alone.
 
-A kernel takes memrefs (bare pointers once it is an `llvm.func`) and returns nothing; it writes its outputs through its memref arguments
-(destination-passing style). A launch passes host buffers to a kernel. A buffer may be passed for
-a parameter of another static shape when the element type and the element count agree: both are
-contiguous row-major buffers, so this reinterpretation is how a reshape costs nothing.
+A kernel takes memrefs (bare pointers once it is an `llvm.func`), none larger than the targets
+can address (`buffer_limits`), and returns nothing; it writes its outputs through its memref
+arguments (destination-passing style). A launch passes host buffers to a kernel. A buffer may be
+passed for a parameter of another static shape when the element type and the element count agree:
+both are contiguous row-major buffers, so this reinterpretation is how a reshape costs nothing.
 
 Kernel ops print as `<op> @name(%a: memref<4xf32>, %b: memref<4xf32>) <clauses> {body}`; this
 module parses and prints the `@name(...)` part.
@@ -25,6 +26,8 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
+
+from mlc.dialects.buffer_limits import buffer_size_problem
 
 
 def parse_kernel_signature(parser: Parser) -> tuple[StringAttr, list[Parser.Argument]]:
@@ -62,6 +65,9 @@ def verify_kernel_signature(function_type: FunctionType, body_block: Block | Non
             raise VerifyException(f"kernel argument #{index} must be a memref, got {input_type}")
         if not input_type.has_static_shape():
             raise VerifyException(f"kernel argument #{index} has a dynamic shape ({input_type})")
+        too_large = buffer_size_problem(input_type.get_shape(), input_type.element_type, str(input_type))
+        if too_large is not None:
+            raise VerifyException(f"kernel argument #{index}: {too_large}")
     if body_block is not None and tuple(body_block.arg_types) != function_type.inputs.data:
         raise VerifyException("the entry block's argument types must equal the kernel's argument types")
 

@@ -10,11 +10,12 @@ Building a program loads every launched kernel once (a launch-configuration the 
 take fails here, before any call), uploads the constants once, and allocates the intermediate
 buffers once; each kernel parameter fed by those is set once and for all. A call then:
 
-1. checks the arguments (count, then each one's dtype and shape: `ValueError` naming the
-   argument) and binds them: numpy arrays are copied to the device (GPU) or used in place when
-   C-contiguous and aligned (CPU, else copied); on the GPU, objects exposing
-   `__cuda_array_interface__` or DLPack are used in place, without a copy, after checking their
-   device, contiguity and the alignment the kernels state (`mlc.arg_alignment`);
+1. checks the arguments (count, then each one's kind, dtype and shape; see "Arguments") and
+   binds them: numpy arrays are copied to the device (GPU) or used in place when C-contiguous,
+   aligned and in native byte order (CPU, else copied into a staging buffer of the program); on
+   the GPU, objects exposing `__cuda_array_interface__` or DLPack are used in place, without a
+   copy, after checking their device, contiguity and the alignment the kernels state
+   (`mlc.arg_alignment`);
 2. binds the result buffers: fresh ones, the caller's (`outputs=`), or, for `run` on the GPU,
    buffers kept by the program (their contents are copied back anyway);
 3. launches the kernels in order, rewriting only the kernel parameters whose pointers changed;
@@ -23,10 +24,35 @@ buffers once; each kernel parameter fed by those is set once and for all. A call
    another result is copied into a buffer of its own, so results never alias each other or the
    program's state.
 
-Calls are serialized by a lock: the program's kept buffers and kernel parameters are shared
-state. On the GPU everything is enqueued on the executor's stream (default: the legacy default
-stream). Kernel faults surface at the next synchronizing call (`run`'s copy back, or
-`synchronize`); the error then lists the kernels the last call launched.
+Arguments. Each is an array of exactly its parameter's dtype and shape, passed positionally:
+numpy arrays (any strides; read-only ones too, since inputs are only read), 0-d arrays and numpy
+scalars for rank-0 parameters, objects with numpy's array protocol (`__array__`,
+`__array_interface__`) or host DLPack, and on the GPU CUDA arrays. Nothing is converted between
+dtypes, which would be a guess: another dtype (float64 or bool for f32), shape or count is an
+`ArgumentError` (a ValueError); Python lists and scalars, None, strings and other objects are
+`ArgumentTypeError`s (a TypeError) whose message shows the conversion to write
+(`np.asarray(x, dtype=np.float32)`); masked arrays are refused (kernels would ignore the mask).
+Byte-swapped arrays are converted to native order (same values).
+
+Thread safety. A program may be called from any number of threads: calls are serialized by a
+per-program lock, because the program keeps state between calls that every call uses (the
+intermediate buffers, the staging buffers of arguments, the GPU's result buffers and the kernels'
+parameter cells). Calls of one program run one at a time; different programs run in parallel (a
+CPU kernel releases the GIL while it runs). On the GPU a call makes the device's primary context
+current on the calling thread for its duration (restoring the thread's own afterwards), and
+everything is enqueued on the executor's stream (default: the legacy default stream), so the work
+of consecutive calls is ordered even when `run_on_device` returns before it is done. Kernel faults
+surface at the next synchronizing call (`run`'s copy back, or `synchronize`); the error then lists
+the kernels the last call launched.
+
+Memory. Before allocating anything, a program adds up its arguments, constants, intermediate
+buffers and results against the memory of its device (`Executor.memory_capacity`: the host's
+physical memory or cgroup limit, the GPU's device memory) and refuses, with an
+`OutOfMemoryError` naming the first buffer that does not fit and its size, to start what cannot
+finish; an allocation the allocator refuses all the same is reported the same way. Buffers are
+allocated when the program is built (constants, intermediates) and per call only for results (on
+the CPU, and on the GPU by `run_on_device` without `outputs`), so a program's memory use does not
+grow with its calls.
 
 Preconditions: kernels write only the buffers the host function allocated (destination-passing
 style), never its arguments or constants.
@@ -34,6 +60,7 @@ style), never its arguments or constants.
 
 from __future__ import annotations
 
+import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -44,16 +71,20 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from mlc.dialects.buffer_limits import format_bytes
+from mlc.errors import ArgumentError, ArgumentTypeError, OutOfMemoryError
 from mlc.runtime.cuda import CudaError
 from mlc.runtime.plan import (
     CPU_LAUNCH,
     DEFAULT_ALIGNMENT,
     GPU_LAUNCH,
+    AllocationSlot,
     ArgumentSlot,
     BufferSpec,
     HostPlan,
     HostProgramError,
     KernelLaunch,
+    ResultSlot,
     plan_host_function,
 )
 
@@ -80,18 +111,32 @@ class PointerCheck(Protocol):
 # --------------------------------------------------------------------------------------------
 
 
+def expected_array(spec: BufferSpec) -> str:
+    """'float32 values of shape (4, 8)', as messages describe what a parameter takes."""
+    return f"{spec.dtype.name} values of shape {spec.shape} ({spec.type_text})"
+
+
+def conversion_hint(spec: BufferSpec) -> str:
+    return f"np.asarray(value, dtype=np.{spec.dtype.name})"
+
+
 def check_shape_and_dtype(description: str, spec: BufferSpec, shape: Sequence[int], dtype: np.dtype) -> None:
     if np.dtype(dtype) != spec.dtype:
-        raise ValueError(
-            f"{description}: expected dtype {spec.dtype.name} ({spec.type_text}), got {np.dtype(dtype).name}"
+        given = np.dtype(dtype)
+        order = " in non-native byte order" if given.newbyteorder("=") == spec.dtype else ""
+        raise ArgumentError(
+            f"{description}: expected dtype {spec.dtype.name} ({spec.type_text}), got {given.name}{order}; "
+            f"mlc does not convert dtypes (convert it with .astype(np.{spec.dtype.name}))"
         )
     if tuple(shape) != spec.shape:
-        raise ValueError(f"{description}: expected shape {spec.shape} ({spec.type_text}), got {tuple(shape)}")
+        raise ArgumentError(
+            f"{description}: expected shape {spec.shape} ({spec.type_text}), got {tuple(shape)}"
+        )
 
 
 def check_alignment(description: str, pointer: int, alignment: int, reason: str) -> None:
     if pointer % alignment:
-        raise ValueError(
+        raise ArgumentError(
             f"{description}: its address {pointer:#x} is not aligned to {alignment} bytes "
             f"(offset {pointer % alignment}), which {reason} needs; pass an aligned array "
             "(a fresh allocation or a contiguous copy is aligned)"
@@ -107,8 +152,26 @@ def aligned_empty(shape: Sequence[int], dtype: np.dtype, alignment: int) -> np.n
     return raw[offset : offset + nbytes].view(dtype).reshape(shape)
 
 
-def host_array(value: object) -> np.ndarray | None:
-    """`value` as a numpy array when it lives in host memory (numpy, numpy scalar, DLPack CPU)."""
+def host_buffer(spec: BufferSpec, alignment: int, description: str = "") -> np.ndarray:
+    """`aligned_empty` for `spec`; OutOfMemoryError (prefixed by `description`) when numpy refuses."""
+    try:
+        return aligned_empty(spec.shape, spec.dtype, alignment)
+    except (MemoryError, ValueError) as error:  # numpy: "Unable to allocate ...", "array is too big"
+        prefix = f"{description} ({spec.type_text}, {format_bytes(spec.nbytes)}): " if description else ""
+        raise OutOfMemoryError(f"{prefix}the host refused {format_bytes(spec.nbytes)}: {error}") from None
+
+
+def host_array(value: object, description: str) -> np.ndarray | None:
+    """`value` as a numpy array when it lives in host memory, else None.
+
+    Host memory: numpy arrays and scalars, DLPack CPU arrays, and objects with numpy's array
+    protocol that are not CUDA arrays. Masked arrays are refused (`description` names the value).
+    """
+    if isinstance(value, np.ma.MaskedArray):
+        raise ArgumentTypeError(
+            f"{description}: masked arrays are not supported (the kernels would ignore the mask); "
+            "pass value.filled(...) or value.data"
+        )
     if isinstance(value, np.ndarray):
         return value
     if isinstance(value, np.generic):
@@ -116,9 +179,49 @@ def host_array(value: object) -> np.ndarray | None:
     from mlc.runtime.foreign_arrays import DLPACK_CPU, dlpack_device
 
     device = dlpack_device(value)
-    if device is not None and device[0] == DLPACK_CPU:
-        return np.from_dlpack(value)
+    if device is not None:
+        return np.from_dlpack(value) if device[0] == DLPACK_CPU else None
+    if hasattr(value, "__cuda_array_interface__"):
+        return None
+    if hasattr(value, "__array_interface__") or hasattr(value, "__array__"):
+        try:
+            return np.asarray(value)
+        except Exception as error:  # the object's own conversion failed; say so
+            raise ArgumentTypeError(f"{description}: converting it to a numpy array failed: {error}") from None
     return None
+
+
+def not_an_array(argument: ArgumentSlot, value: object, where: str) -> ArgumentTypeError:
+    """The error for an argument that is no array at all (`where`: 'a numpy array', ...)."""
+    kind = type(value).__name__
+    message = f"{argument.description}: expected {where}, got {kind}; it takes {expected_array(argument.spec)}"
+    if isinstance(value, list | tuple | int | float | bool | complex):
+        message += f"; mlc does not guess a dtype: convert it with {conversion_hint(argument.spec)}"
+    return ArgumentTypeError(message)
+
+
+def in_native_byte_order(array: np.ndarray, spec: BufferSpec) -> np.ndarray:
+    """`array`, converted to native byte order when that is all that differs from `spec`'s dtype."""
+    if array.dtype != spec.dtype and array.dtype.newbyteorder("=") == spec.dtype:
+        return array.astype(spec.dtype)
+    return array
+
+
+def host_memory() -> tuple[int, str] | None:
+    """(bytes, what they are): this machine's physical memory, or this process's cgroup (v2)
+    memory limit when that is lower; None when neither can be read."""
+    try:
+        physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+    try:
+        with open("/sys/fs/cgroup/memory.max") as limit_file:
+            limit = limit_file.read().strip()
+    except OSError:
+        limit = "max"
+    if limit.isdigit() and int(limit) < physical:
+        return int(limit), "this process's cgroup memory limit"
+    return physical, "this machine's physical memory"
 
 
 # --------------------------------------------------------------------------------------------
@@ -176,6 +279,10 @@ class Executor(ABC):
         """Entered around building and every call (the GPU makes its context current)."""
         return nullcontext()
 
+    def memory_capacity(self) -> tuple[int, str] | None:
+        """(bytes, what they are) of the memory buffers come from, or None when unknown."""
+        return None
+
     def fast_pointer_check(self, spec: BufferSpec, alignment: int) -> PointerCheck | None:
         """A cheap check that takes the pointer of a well-formed foreign array, if the executor has one."""
         return None
@@ -209,20 +316,21 @@ class HostProgram:
         self._kept_results: dict[int, Buffer] = {}
         self._last_launches = ""  # what the last call launched, for CudaErrors
         self._launches_description = ", ".join(launch.describe() for launch in plan.launches) or "no kernels"
+        self._check_memory()
         with executor.call_scope():
             self._kernels = [executor.load_kernel(launch) for launch in plan.launches]
             for kernel, launch in zip(self._kernels, plan.launches):
                 for parameter, slot in enumerate(launch.slots):
                     self._uses[slot].append((kernel, parameter))
             for constant in plan.constants:
-                self._keep(constant.slot, executor.upload(constant.values, constant.alignment))
+                with self._naming_allocation(f"constant @{constant.name}", constant.spec):
+                    self._keep(constant.slot, executor.upload(constant.values, constant.alignment))
             for allocation in plan.allocations:
                 if not allocation.is_result:
-                    self._keep(allocation.slot, executor.allocate(allocation.spec, allocation.alignment))
+                    self._keep(allocation.slot, self._allocate(allocation))
         self._binders = [executor.argument_binder(argument) for argument in plan.arguments]
         self._output_descriptions = [f"output #{i} of @{plan.function_name}" for i in range(len(plan.results))]
-        allocation_alignments = {a.slot: a.alignment for a in plan.allocations}
-        self._allocation_alignment = allocation_alignments
+        self._allocations = {a.slot: a for a in plan.allocations}
         seen: set[int] = set()
         self._direct_results: list[bool] = []  # else the result is copied into a buffer of its own
         for result in plan.results:
@@ -278,6 +386,34 @@ class HostProgram:
             return None
         return checks  # type: ignore[return-value]
 
+    def _check_memory(self) -> None:
+        """Refuses a program whose buffers cannot all fit in its device's memory, naming the first
+        that does not: its arguments (which a call stages into device memory on the GPU, and which
+        must exist in host memory on the CPU), constants, then allocations in program order."""
+        capacity = self.executor.memory_capacity()
+        if capacity is None:
+            return
+        available, memory = capacity
+        buffers = [(a.description, a.spec) for a in self.plan.arguments]
+        buffers += [(f"constant @{c.name}", c.spec) for c in self.plan.constants]
+        buffers += [(a.description, a.spec) for a in self.plan.allocations]
+        needed = 0
+        for description, spec in buffers:
+            needed += spec.nbytes
+            if needed > available:
+                raise OutOfMemoryError(
+                    f"@{self.name}: {description} ({spec.type_text}, {format_bytes(spec.nbytes)}) does not fit in "
+                    f"memory: with the buffers allocated before it the program needs {format_bytes(needed)}, "
+                    f"and {memory} has {format_bytes(available)}"
+                )
+
+    def _allocate(self, allocation: AllocationSlot) -> Buffer:
+        with self._naming_allocation(allocation.description, allocation.spec):
+            return self.executor.allocate(allocation.spec, allocation.alignment)
+
+    def _naming_allocation(self, description: str, spec: BufferSpec) -> _NamingAllocation:
+        return _NamingAllocation(f"@{self.name}: {description} ({spec.type_text}, {format_bytes(spec.nbytes)})")
+
     def _keep(self, slot: int, buffer: Buffer) -> None:
         self._kept[slot] = buffer
         self._point(slot, self.executor.pointer_of(buffer))
@@ -312,7 +448,7 @@ class HostProgram:
                 if direct:
                     buffer = self._kept_results.get(result.slot)
                     if buffer is None:
-                        buffer = self.executor.allocate(result.spec, self._allocation_alignment[result.slot])
+                        buffer = self._allocate(self._allocations[result.slot])
                         self._kept_results[result.slot] = buffer
                     self._point(result.slot, self.executor.pointer_of(buffer))
                     bound[result.slot] = buffer
@@ -367,9 +503,7 @@ class HostProgram:
             if outputs is not None:
                 buffer, pointer = self._bind_output(index, outputs[index])
             else:
-                buffer = self.executor.allocate(
-                    result.spec, self._allocation_alignment.get(result.slot, DEFAULT_ALIGNMENT)
-                )
+                buffer = self._allocate_result(index, result)
                 pointer = self.executor.pointer_of(buffer)
             results.append(buffer)
             if direct:
@@ -395,13 +529,20 @@ class HostProgram:
             names = ", ".join(
                 f"{a.description.split('(')[1].split(')')[0]}: {a.spec.type_text}" for a in expected
             ) or "none"
-            raise ValueError(
+            raise ArgumentError(
                 f"@{self.name} takes {len(expected)} argument(s) ({names}), got {len(arguments)}"
             )
         if outputs is not None and len(outputs) != len(self.plan.results):
-            raise ValueError(
+            raise ArgumentError(
                 f"@{self.name} has {len(self.plan.results)} result(s), got {len(outputs)} output buffer(s)"
             )
+
+    def _allocate_result(self, index: int, result: ResultSlot) -> Buffer:
+        """A fresh buffer for result #index (aligned as its allocation, or as the runtime aligns)."""
+        allocation = self._allocations.get(result.slot)
+        alignment = allocation.alignment if allocation is not None else DEFAULT_ALIGNMENT
+        with self._naming_allocation(f"result #{index}", result.spec):
+            return self.executor.allocate(result.spec, alignment)
 
     def _bind_arguments(self, arguments: Sequence[object]) -> dict[int, Buffer]:
         bound: dict[int, Buffer] = {}
@@ -437,6 +578,20 @@ class HostProgram:
                 raise error
         except CudaError as described:
             return described
+
+
+class _NamingAllocation:
+    """Re-raises an OutOfMemoryError of the executor with the buffer's name and size in front."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type | None, error: BaseException | None, traceback: object) -> None:
+        if isinstance(error, OutOfMemoryError):
+            raise OutOfMemoryError(f"{self.what} cannot be allocated: {error}") from None
 
 
 class _AppendLaunches:
@@ -475,22 +630,21 @@ class _HostArgumentBinder:
 
     def __call__(self, value: object) -> tuple[Buffer, int]:
         argument = self.argument
-        array = host_array(value)
+        array = host_array(value, argument.description)
         if array is None:
             if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):
-                raise TypeError(
+                raise ArgumentTypeError(
                     f"{argument.description}: a device array cannot be passed to a program that runs on "
                     "the CPU; copy it to the host first (e.g. tensor.cpu())"
                 )
-            raise TypeError(f"{argument.description}: expected a numpy array, got {type(value).__name__}")
+            raise not_an_array(argument, value, "a numpy array")
+        array = in_native_byte_order(array, argument.spec)
         check_shape_and_dtype(argument.description, argument.spec, array.shape, array.dtype)
         pointer = array.ctypes.data
         if array.flags.c_contiguous and pointer % argument.alignment == 0:
             return array, pointer
         if self.staging is None:
-            self.staging = aligned_empty(
-                argument.spec.shape, argument.spec.dtype, max(argument.alignment, 64)
-            )
+            self.staging = host_buffer(argument.spec, max(argument.alignment, 64), argument.description)
         np.copyto(self.staging, array)
         return self.staging, self.staging.ctypes.data
 
@@ -501,10 +655,13 @@ class HostMemoryExecutor(Executor):
     results_on_host = True
 
     def allocate(self, spec: BufferSpec, alignment: int) -> Buffer:
-        return aligned_empty(spec.shape, spec.dtype, alignment)
+        return host_buffer(spec, alignment)
+
+    def memory_capacity(self) -> tuple[int, str] | None:
+        return host_memory()
 
     def upload(self, values: np.ndarray, alignment: int) -> Buffer:
-        array = aligned_empty(values.shape, values.dtype, alignment)
+        array = host_buffer(BufferSpec(values.shape, values.dtype, "a constant"), alignment)
         np.copyto(array, values)
         array.setflags(write=False)
         return array
@@ -519,12 +676,12 @@ class HostMemoryExecutor(Executor):
         self, value: object, spec: BufferSpec, description: str, alignment: int, reason: str
     ) -> tuple[Buffer, int]:
         if not isinstance(value, np.ndarray):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{description}: expected a numpy array to write into, got {type(value).__name__}"
             )
         check_shape_and_dtype(description, spec, value.shape, value.dtype)
         if not value.flags.c_contiguous or not value.flags.writeable:
-            raise ValueError(f"{description}: the array to write into must be C-contiguous and writable")
+            raise ArgumentError(f"{description}: the array to write into must be C-contiguous and writable")
         check_alignment(description, value.ctypes.data, alignment, reason)
         return value, value.ctypes.data
 
@@ -613,7 +770,7 @@ class _CudaArgumentBinder:
         if pointer is not None:
             return value, pointer
         argument, executor = self.argument, self.executor
-        if isinstance(value, np.ndarray | np.generic):
+        if isinstance(value, np.ndarray | np.generic) and not isinstance(value, np.ma.MaskedArray):
             return self._upload(np.asarray(value))
         if isinstance(value, DeviceBuffer):
             return executor.check_device_array(
@@ -632,11 +789,10 @@ class _CudaArgumentBinder:
             return executor.check_view(
                 view, argument.spec, argument.description, argument.alignment, argument.alignment_reason
             )
-        array = host_array(value)
+        array = host_array(value, argument.description)
         if array is None:
-            raise TypeError(
-                f"{argument.description}: expected a numpy array or a CUDA array (with "
-                f"__cuda_array_interface__ or DLPack), got {type(value).__name__}"
+            raise not_an_array(
+                argument, value, "a numpy array or a CUDA array (with __cuda_array_interface__ or DLPack)"
             )
         return self._upload(array)
 
@@ -644,6 +800,7 @@ class _CudaArgumentBinder:
         from mlc.runtime.cuda import DeviceBuffer, copy_host_to_device
 
         argument = self.argument
+        array = in_native_byte_order(array, argument.spec)
         check_shape_and_dtype(argument.description, argument.spec, array.shape, array.dtype)
         if self.staging is None:
             self.staging = DeviceBuffer(
@@ -688,7 +845,15 @@ class CudaExecutor(Executor):
                 f"a buffer of type {spec.type_text} must be aligned to {alignment} bytes; device "
                 f"allocations are aligned to {DeviceBuffer.ALIGNMENT}"
             )
-        return DeviceBuffer(spec.shape, spec.dtype, self.device, self.stream)
+        try:
+            return DeviceBuffer(spec.shape, spec.dtype, self.device, self.stream)
+        except CudaError as error:
+            if error.error_name == "CUDA_ERROR_OUT_OF_MEMORY":
+                raise OutOfMemoryError(str(error)) from None
+            raise
+
+    def memory_capacity(self) -> tuple[int, str] | None:
+        return self.device.properties.total_memory_bytes, f"the memory of {self.device.properties.summary()}"
 
     def upload(self, values: np.ndarray, alignment: int) -> Buffer:
         buffer = self.allocate(BufferSpec(values.shape, values.dtype, "constant"), alignment)
@@ -715,7 +880,7 @@ class CudaExecutor(Executor):
         reason: str,
     ) -> tuple[Buffer, int]:
         if ordinal != self.device.ordinal:
-            raise ValueError(
+            raise ArgumentError(
                 f"{description}: the array is on CUDA device {ordinal}, but the program runs on device "
                 f"{self.device.ordinal} ({self.device.properties.summary()})"
             )
@@ -766,7 +931,7 @@ class CudaExecutor(Executor):
             )
         view = device_array_view(value, description, self.stream)
         if view is None:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{description}: outputs of a GPU program must be device arrays (DeviceBuffer, or objects with "
                 f"__cuda_array_interface__ or DLPack), got {type(value).__name__}"
             )

@@ -13,6 +13,11 @@ Every slot needs at least its element size; each slot's `alignment` is the large
 launch it is passed to, and `alignment_reason` names that launch, for the runtime's error message
 when a caller's pointer falls short.
 
+Sizes. Every buffer is checked against what the targets can address
+(`dialects/buffer_limits.py`) while planning, before anything is allocated; each allocation is
+described for messages by what it holds (`AllocationSlot.description`: the result it returns or
+the kernel that first writes it), since the host function's values have lost their names.
+
 Preconditions: the module verifies; launch targets are `llvm.func`s taking one pointer per
 buffer (GPU kernels also carry `nvvm.kernel`); memrefs have static shapes, the identity layout and
 the default memory space. `memref.dealloc` is ignored (the runtime owns buffer lifetimes). Any
@@ -25,6 +30,7 @@ dense attributes (`dense_resource` is not read) and uninitialized globals are ze
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,6 +49,7 @@ from xdsl.ir import Operation, SSAValue
 
 from mlc.diagnostics import first_line_of
 from mlc.errors import MlcError
+from mlc.dialects.buffer_limits import buffer_size_problem
 from mlc.dialects.element_types import to_numpy_dtype
 from mlc.dialects.gpu.ops import LaunchOp as GpuLaunchOp
 from mlc.dialects.loop.ops import LaunchOp as LoopLaunchOp
@@ -70,7 +77,7 @@ class BufferSpec:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)  # Python integers: no shape wraps around
 
     @property
     def nbytes(self) -> int:
@@ -102,6 +109,7 @@ class AllocationSlot:
     spec: BufferSpec
     alignment: int
     is_result: bool
+    description: str  # "result #0 of @main" or "the intermediate buffer kernel 'k' writes"
 
 
 @dataclass(frozen=True)
@@ -191,6 +199,9 @@ def _buffer_spec(memref_type: object, what: str, op: Operation | None) -> Buffer
         dtype = to_numpy_dtype(memref_type.element_type)
     except NotImplementedError as error:
         raise HostProgramError(f"{what}: {error}{location}") from None
+    too_large = buffer_size_problem(memref_type.get_shape(), memref_type.element_type, str(memref_type))
+    if too_large is not None:
+        raise HostProgramError(f"{what}: {too_large}{location}")
     return BufferSpec(tuple(memref_type.get_shape()), dtype, str(memref_type))
 
 
@@ -342,6 +353,7 @@ class _PlanBuilder:
                     spec,
                     max(self.alignments[slot][0], requested, DEFAULT_ALIGNMENT),
                     slot in result_slots,
+                    self.describe_allocation(slot, results),
                 )
                 for slot, spec, requested in self.allocations
             ),
@@ -350,6 +362,15 @@ class _PlanBuilder:
             slot_count=len(self.specs),
             slot_alignments=tuple(self.alignments),
         )
+
+    def describe_allocation(self, slot: int, results: Sequence[ResultSlot]) -> str:
+        returned = [result.index for result in results if result.slot == slot]
+        if returned:
+            return f"result #{returned[0]} of @{self.function.sym_name.data}"
+        writer = next((launch for launch in self.launches if slot in launch.slots), None)
+        if writer is None:
+            return "a buffer no kernel uses"
+        return f"the intermediate buffer of kernel '{writer.kernel}'"
 
     def add_op(self, op: Operation, results: list[ResultSlot]) -> None:
         if isinstance(op, memref.AllocOp):

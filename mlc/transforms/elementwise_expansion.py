@@ -9,8 +9,9 @@ check:
   result is the correctly rounded result of the op, as numpy's is; comparisons of widened values
   are exact. Casts convert directly.
 * Float max/min propagate NaN (`arith.maximumf`), comparisons are ordered except `ne` (NaN != x).
-* Integer division truncates toward zero and gives 0 for a zero divisor (also keeps padded
-  lanes of masked tiles from trapping on the CPU).
+* Integer division truncates toward zero, gives 0 for a zero divisor (also keeps padded
+  lanes of masked tiles from trapping on the CPU) and wraps INT_MIN / -1 to INT_MIN, as numpy
+  does; no target's division instruction sees either case, so none traps.
 * Float-to-integer casts truncate toward zero and saturate; NaN becomes 0.
 
 Limits: integer `pow` is not supported (a clear diagnostic); bf16 is accepted here but the
@@ -91,14 +92,33 @@ def _float_binary(op: Operation, b: ScalarBuilder, lhs: SSAValue, rhs: SSAValue)
     return b.emit(builders[type(op)](lhs, rhs))
 
 
+def _integer_divide(b: ScalarBuilder, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+    """Truncating division, total: x / 0 = 0 and INT_MIN / -1 = INT_MIN (wrapped), as the interpreter.
+
+    The hardware division never sees either case (x86's idiv traps on both, and LLVM's sdiv is
+    undefined for them): the divisor becomes 1 where it is 0, and where the quotient would
+    overflow, so that INT_MIN / 1 gives the wrapped INT_MIN itself.
+    """
+    element_type = lhs.type
+    assert isinstance(element_type, IntegerType)
+    zero = b.constant(0, element_type)
+    one = b.constant(1, element_type)
+    smallest = b.constant(-(2 ** (element_type.width.data - 1)), element_type)
+    divisor_is_zero = b.emit(arith.CmpiOp(rhs, zero, "eq"))
+    overflows = b.emit(
+        arith.AndIOp(
+            b.emit(arith.CmpiOp(lhs, smallest, "eq")),
+            b.emit(arith.CmpiOp(rhs, b.constant(-1, element_type), "eq")),
+        )
+    )
+    safe_divisor = b.emit(arith.SelectOp(b.emit(arith.OrIOp(divisor_is_zero, overflows)), one, rhs))
+    quotient = b.emit(arith.DivSIOp(lhs, safe_divisor))
+    return b.emit(arith.SelectOp(divisor_is_zero, zero, quotient))
+
+
 def _integer_binary(op: Operation, b: ScalarBuilder, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
     if isinstance(op, graph.DivOp):
-        zero = b.constant(0, lhs.type)
-        one = b.constant(1, lhs.type)
-        divisor_is_zero = b.emit(arith.CmpiOp(rhs, zero, "eq"))
-        safe_divisor = b.emit(arith.SelectOp(divisor_is_zero, one, rhs))
-        quotient = b.emit(arith.DivSIOp(lhs, safe_divisor))
-        return b.emit(arith.SelectOp(divisor_is_zero, zero, quotient))
+        return _integer_divide(b, lhs, rhs)
     if isinstance(op, graph.PowOp):
         raise PassFailure(op, "integer pow is not supported by the elementwise lowering")
     builders: dict[type[Operation], Callable[[SSAValue, SSAValue], Operation]] = {

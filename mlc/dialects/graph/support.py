@@ -10,6 +10,9 @@ diagnostic, and a `ValueError`, which is what Python builders (the ONNX importer
 constructor given inconsistent operands. One function therefore defines each op's shape rules for
 the parser, the verifier and the builders alike.
 
+Tensor types are static, of a supported element type, and no larger than mlc's targets can
+address (`buffer_limits.MAX_BUFFER_BYTES`).
+
 Axes follow numpy: an axis `a` of a tensor of rank `r` is valid when `-r <= a < r`, and a negative
 axis means `a + r`. Properties keep the axes as written; the ops' `normalized_*` accessors return
 them normalised.
@@ -23,6 +26,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, TensorType, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from mlc.dialects.buffer_limits import buffer_size_problem
 from mlc.dialects.element_types import SUPPORTED_ELEMENT_TYPES, is_bool, is_float
 
 
@@ -65,6 +69,9 @@ def verify_tensor_type(tensor_type: Attribute, role: str) -> TensorType:
             f"{role} has unsupported element type {tensor_type.element_type} "
             "(supported: f32, f16, bf16, i32, i64, i1)"
         )
+    too_large = buffer_size_problem(tensor_type.get_shape(), tensor_type.element_type, str(tensor_type))
+    if too_large is not None:
+        raise TypeInferenceError(f"{role}: {too_large}")
     return tensor_type
 
 

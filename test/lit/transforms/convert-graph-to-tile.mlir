@@ -102,14 +102,22 @@ func.func @reshape_between(%x: tensor<4x8xf32>) -> tensor<32xf32> {
 // -----
 
 // A non-splat constant becomes a memref.global read by the kernel; a returned splat constant a
-// fill kernel. Integer division guards a zero divisor (the result is then 0).
+// fill kernel. Integer division guards a zero divisor (the result is then 0) and INT_MIN / -1
+// (divided by 1 instead, giving the wrapped INT_MIN): the hardware division sees neither.
 // CHECK-LABEL: tile.kernel @constants_0_div
 // CHECK-SAME:    (%x: memref<3xi32>, %c: memref<3xi32>, %output0: memref<3xi32>)
+// CHECK:         ^bb0(%[[A:.*]]: i32, %[[B:.*]]: i32):
 // CHECK:           %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK:           %[[ONE:.*]] = arith.constant 1 : i32
-// CHECK:           %[[IS_ZERO:.*]] = arith.cmpi eq, %{{.*}}, %[[ZERO]] : i32
-// CHECK:           %[[SAFE:.*]] = arith.select %[[IS_ZERO]], %[[ONE]], %{{.*}} : i32
-// CHECK:           %[[Q:.*]] = arith.divsi %{{.*}}, %[[SAFE]] : i32
+// CHECK:           %[[MIN:.*]] = arith.constant -2147483648 : i32
+// CHECK:           %[[IS_ZERO:.*]] = arith.cmpi eq, %[[B]], %[[ZERO]] : i32
+// CHECK:           %[[IS_MIN:.*]] = arith.cmpi eq, %[[A]], %[[MIN]] : i32
+// CHECK:           %[[MINUS_ONE:.*]] = arith.constant -1 : i32
+// CHECK:           %[[IS_MINUS_ONE:.*]] = arith.cmpi eq, %[[B]], %[[MINUS_ONE]] : i32
+// CHECK:           %[[OVERFLOWS:.*]] = arith.andi %[[IS_MIN]], %[[IS_MINUS_ONE]] : i1
+// CHECK:           %[[ONE_INSTEAD:.*]] = arith.ori %[[IS_ZERO]], %[[OVERFLOWS]] : i1
+// CHECK:           %[[SAFE:.*]] = arith.select %[[ONE_INSTEAD]], %[[ONE]], %[[B]] : i32
+// CHECK:           %[[Q:.*]] = arith.divsi %[[A]], %[[SAFE]] : i32
 // CHECK:           arith.select %[[IS_ZERO]], %[[ZERO]], %[[Q]] : i32
 // CHECK:       "memref.global"() <{sym_name = "constants_constant_0", type = memref<3xi32>, initial_value = dense<[1, 2, 3]> : tensor<3xi32>, sym_visibility = "private", constant, alignment = 256 : i64}>
 // CHECK-LABEL: tile.kernel @constants_1_fill

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from ptx_kernels import parse
 
+from mlc.errors import OutOfMemoryError
 from mlc.runtime.host import HostMemoryExecutor, HostProgram, LoadedKernel, aligned_empty
 from mlc.runtime.plan import CPU_LAUNCH, GPU_LAUNCH, BufferSpec, HostProgramError, KernelLaunch
 
@@ -441,3 +442,51 @@ def test_an_unknown_entry_is_reported() -> None:
 def test_repr_names_the_function() -> None:
     program, _ = make_program()
     assert repr(program) == "<HostProgram @main on PythonKernels: 3 launches>"
+
+
+class LimitedMemory(PythonKernels):
+    """PythonKernels whose memory holds `capacity` bytes (None: unknown, so nothing is checked)."""
+
+    def __init__(self, capacity: int | None):
+        super().__init__(KERNELS)
+        self.capacity = capacity
+
+    def memory_capacity(self) -> tuple[int, str] | None:
+        return None if self.capacity is None else (self.capacity, "the test's memory")
+
+
+def test_a_program_that_cannot_fit_is_refused_before_allocating() -> None:
+    # In order: x, y (arguments), @bias (constant), %t, %o and %r, 24 bytes each; %o is the 5th.
+    executor = LimitedMemory(capacity=5 * 24 - 1)
+    with pytest.raises(
+        OutOfMemoryError,
+        match=r"@main: result #0 of @main \(memref<2x3xf32>, 24 bytes\) does not fit in memory: with the "
+        r"buffers allocated before it the program needs 120 bytes, and the test's memory has 119 bytes",
+    ):
+        HostProgram.from_module(parse(MODULE), executor)
+    assert (executor.allocations, executor.uploads) == (0, 0)
+    program = HostProgram.from_module(parse(MODULE), LimitedMemory(capacity=6 * 24))
+    np.testing.assert_array_equal(program.run(*random_inputs())[0], reference(*random_inputs())[0])
+
+
+def test_a_buffer_the_allocator_refuses_is_named() -> None:
+    # 2**45 + 1 f32 elements (128 TiB): within what targets address, beyond any process's address space.
+    count = 2**45 + 1
+    text = f"""
+builtin.module {{
+  llvm.func @double(!llvm.ptr, !llvm.ptr)
+  func.func @main(%x: memref<{count}xf32>) -> memref<{count}xf32> {{
+    %t = memref.alloc() : memref<{count}xf32>
+    loop.launch @double(%x, %t) : memref<{count}xf32>, memref<{count}xf32>
+    %o = memref.alloc() : memref<{count}xf32>
+    loop.launch @double(%t, %o) : memref<{count}xf32>, memref<{count}xf32>
+    func.return %o : memref<{count}xf32>
+  }}
+}}
+"""
+    with pytest.raises(
+        OutOfMemoryError,
+        match=rf"@main: the intermediate buffer of kernel 'double' \(memref<{count}xf32>, 128 TiB\) cannot be "
+        r"allocated: the host refused 128 TiB",
+    ):
+        HostProgram.from_module(parse(text), LimitedMemory(capacity=None))
