@@ -45,7 +45,7 @@ from mlc.interpreter.engine import (
     TerminatorImplementation,
 )
 from mlc.interpreter.errors import InterpreterError, UnsupportedOperation
-from mlc.interpreter.operations import binary, by_name, conversion, static_int, ternary, unary
+from mlc.interpreter.operations import binary, by_name, conversion, integer_division, static_int, ternary, unary
 from mlc.interpreter.standard import conditional_branch, select_implementation
 from mlc.interpreter.values import (
     Mask,
@@ -422,10 +422,10 @@ LLVM_OPERATIONS: dict[str, Implementation] = {
     "llvm.add": binary(scalar.addi),
     "llvm.sub": binary(scalar.subi),
     "llvm.mul": binary(scalar.muli),
-    "llvm.udiv": binary(scalar.divui),
-    "llvm.sdiv": binary(scalar.divsi),
-    "llvm.urem": binary(scalar.remui),
-    "llvm.srem": binary(scalar.remsi),
+    "llvm.udiv": integer_division(scalar.divui, signed=False),
+    "llvm.sdiv": integer_division(scalar.divsi, signed=True),
+    "llvm.urem": integer_division(scalar.remui, signed=False),
+    "llvm.srem": integer_division(scalar.remsi, signed=True),
     "llvm.and": binary(scalar.andi),
     "llvm.or": binary(scalar.ori),
     "llvm.xor": binary(scalar.xori),

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Dialect, Operation
 
 from mlc.interpreter.engine import Execution, Exit, Implementation
-from mlc.interpreter.errors import UnsupportedOperation
+from mlc.interpreter.errors import InterpreterError, UnsupportedOperation
 from mlc.interpreter.values import Mask, as_array, dtype_of, is_uniform
 
 
@@ -65,6 +66,31 @@ def unary(function: Callable[[np.ndarray], np.ndarray]) -> Implementation:
 def binary(function: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Implementation:
     def implementation(execution: Execution, op: Operation, mask: Mask) -> list[object]:
         a, b = execution.operands(op)
+        return [as_array(function(a, b), execution.machine.result_dtype(op))]
+
+    return implementation
+
+
+def integer_division(function: Callable[[np.ndarray, np.ndarray], np.ndarray], signed: bool) -> Implementation:
+    """A division or remainder that is undefined, as in MLIR and LLVM, for a zero divisor and (signed)
+    for INT_MIN / -1 in an active lane: real targets trap there (x86 raises SIGFPE), so the
+    interpreter refuses it rather than give a value a compiled program would never produce.
+    Inactive lanes may hold anything (their results are discarded)."""
+
+    def implementation(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+        a, b = execution.operands(op)
+        numerator, divisor = np.asarray(a), np.asarray(b)
+        if numerator.dtype != np.bool_:
+            undefined = divisor == 0
+            if signed and np.issubdtype(numerator.dtype, np.signedinteger):
+                undefined = undefined | ((numerator == np.iinfo(numerator.dtype).min) & (divisor == -1))
+            result_type = op.results[0].type
+            vector_rank = len(result_type.get_shape()) if isinstance(result_type, VectorType) else 0
+            if vector_rank:
+                undefined = np.asarray(undefined).reshape(np.shape(undefined)[: -vector_rank] + (-1,)).any(axis=-1)
+            if np.any(undefined if mask is None else np.logical_and(undefined, mask)):
+                kind = "a zero divisor" if np.any(divisor == 0) else "INT_MIN / -1"
+                raise InterpreterError(f"'{op.name}' with {kind} is undefined (it traps on real targets)")
         return [as_array(function(a, b), execution.machine.result_dtype(op))]
 
     return implementation
