@@ -76,7 +76,7 @@ class GraphImporter:
     def __init__(self, prepared: PreparedModel):
         self.graph = prepared.model.graph
         self.opsets = prepared.opsets
-        self.inference_error = prepared.inference_error
+        self.inference_note = prepared.inference_note
         self.mappings = mappings()
         self.types: dict[str, onnx.TypeProto] = {}
         for value_info in [*self.graph.input, *self.graph.value_info, *self.graph.output]:
@@ -159,10 +159,6 @@ class GraphImporter:
 
     def import_node(self, proto: NodeProto, index: int) -> None:
         description = describe_node(proto, index)
-        for name in proto.input:
-            if name and name not in self.producers and name not in self.initializers and name not in self.input_names:
-                reason = f"input '{name}' is not defined by any node, initializer or graph input"
-                raise OnnxImportError(reason, description)
         mapping = self.supported_mapping(proto)
         if mapping is None:
             if not self.can_evaluate(proto):
@@ -274,8 +270,8 @@ class GraphImporter:
         where = user.description if user else None
         if name not in self.types:
             reason = f"ONNX shape inference gives no type for '{name}'"
-            if self.inference_error:
-                reason += f"; it reported: {self.inference_error}"
+            if self.inference_note:
+                reason += f"; {self.inference_note}"
             raise OnnxImportError(reason, where)
         try:
             return tensor_type(self.types[name], f"value '{name}'")
