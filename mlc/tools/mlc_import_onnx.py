@@ -5,8 +5,9 @@
     mlc-import-onnx model.onnx --entry forward --input-shape input=1x3x224x224
 
 `--input-shape NAME=DxDx...` (repeatable) fixes the shape of a graph input with dynamic
-dimensions; a scalar is `NAME=`. `--max-model-size`, `--max-tensor-elements` and
-`--max-subgraph-depth` change the bounds of safe loading (`mlc.frontend.onnx.ImportLimits`).
+dimensions; a scalar is `NAME=`. `--max-model-size`, `--max-tensor-elements`,
+`--max-evaluated-elements` and `--max-subgraph-depth` change the bounds of safe loading
+(`mlc.frontend.onnx.ImportLimits`).
 Errors (an unsupported op, a dynamic shape, an unreadable file, a model over a bound) go to stderr
 naming the file, the node and the reason, never with a traceback; the exit code is 1.
 """
@@ -49,6 +50,7 @@ def _positive_integer(text: str) -> int:
 _LIMIT_HELP = {
     "max_model_bytes": "largest model file read, in bytes",
     "max_tensor_elements": "most elements of any one tensor",
+    "max_evaluated_elements": "most elements computed at import time, all values together",
     "max_subgraph_depth": "deepest nesting of subgraphs and local function calls",
 }
 

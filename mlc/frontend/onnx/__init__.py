@@ -64,9 +64,10 @@ whose message names the file).
 
 Safe loading (`loading.py`, bounds in `ImportLimits`): the model file's size is checked before it
 is read (2 GiB by default), every tensor's element count before anything is allocated (2**31),
-and the nesting of subgraphs and local functions (16); external data is read only from regular
-files inside the model's directory (no absolute paths, `..` or symbolic links leaving it) and
-within their bounds; nothing is unpickled.
+the elements computed at import time all together (2**31), and the nesting of subgraphs and
+local functions (16); external data is read only from regular files inside the model's directory
+(no absolute paths, `..` or symbolic links leaving it) and within their bounds; nothing is
+unpickled.
 
 Not supported: control flow (If, Loop, Scan), sequences and optional values, ops of other domains,
 training-mode BatchNormalization, training-mode Dropout with a ratio other than 0, 3-D convolution,

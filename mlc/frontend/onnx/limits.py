@@ -19,6 +19,9 @@ class ImportLimits:
     """The largest model file (or bytes) read; protobuf cannot parse more than 2 GiB anyway."""
     max_tensor_elements: int = 2**31
     """The most elements any one tensor (initializer, attribute or value) may have."""
+    max_evaluated_elements: int = 2**31
+    """The most elements the importer computes at import time, all values together (nodes of ops
+    mlc does not map, evaluated on constants: a hostile model could chain many Range nodes)."""
     max_subgraph_depth: int = 16
     """The deepest nesting of subgraphs (If/Loop/Scan bodies), and of calls between local functions."""
 
@@ -26,6 +29,7 @@ class ImportLimits:
 LIMIT_OPTIONS = {
     "max_model_bytes": "--max-model-size",
     "max_tensor_elements": "--max-tensor-elements",
+    "max_evaluated_elements": "--max-evaluated-elements",
     "max_subgraph_depth": "--max-subgraph-depth",
 }
 """Each limit's command-line option."""

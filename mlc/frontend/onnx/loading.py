@@ -47,12 +47,13 @@ from onnx import GraphProto, ModelProto, NodeProto, TensorProto, helper
 from mlc.frontend.onnx.errors import ModelFileError, OnnxImportError, describe_node
 from mlc.frontend.onnx.limits import ImportLimits, over_limit
 
-
 # -- reading ---------------------------------------------------------------------------------------
 
 
 @dataclass
 class LoadedModel:
+    """A parsed model, and where its external data lives."""
+
     model: ModelProto
     directory: str | None
     """The directory external data is read from (None for bytes and `ModelProto`s)."""
@@ -135,7 +136,7 @@ def _parse(data: bytes, subject: str, extension: str | None) -> ModelProto:
         if "depth" in detail.lower():
             reason = f"its messages nest deeper than protobuf's parser allows ({detail})"
         else:
-            reason = f"it is truncated or corrupt ({detail})"
+            reason = f"protobuf cannot parse it (is it truncated, corrupt or another format? {detail})"
         raise ModelFileError(f"{subject} not an ONNX model: {reason}") from None
     except Exception as error:  # the text formats' parsers raise their own errors
         raise ModelFileError(f"{subject} not an ONNX model: {' '.join(str(error).split())}") from None
@@ -198,7 +199,9 @@ def _check_function_calls(model: ModelProto, limits: ImportLimits) -> None:
     if not local:
         return
     calls = {
-        (function.domain, function.name): {(n.domain, n.op_type) for n in function.node if (n.domain, n.op_type) in local}
+        (function.domain, function.name): {
+            (n.domain, n.op_type) for n in function.node if (n.domain, n.op_type) in local
+        }
         for function in model.functions
     }
     depth: dict[tuple[str, str], int] = {}
@@ -344,9 +347,7 @@ def external_data_path(location: str, directory: str, what: str) -> str:
     real_directory = os.path.realpath(directory)
     resolved = os.path.realpath(os.path.join(real_directory, location))
     if os.path.commonpath([resolved, real_directory]) != real_directory:
-        raise OnnxImportError(
-            f"{what}: external data location '{location}' resolves to {resolved}, outside {inside}"
-        )
+        raise OnnxImportError(f"{what}: external data location '{location}' resolves to {resolved}, outside {inside}")
     try:
         status = os.stat(resolved)
     except FileNotFoundError:

@@ -104,6 +104,8 @@ class PreparedModel:
     inference_note: str | None
     """Why shape inference may have left types unknown: what strict inference reported when it
     failed, or why data propagation was skipped."""
+    limits: ImportLimits
+    """The bounds the import runs under."""
 
 
 def _set_input_shapes(model: ModelProto, input_shapes: Mapping[str, Sequence[int]]) -> None:
@@ -161,12 +163,13 @@ def prepare(
         try:
             model = inliner.inline_local_functions(model)
         except Exception as error:  # onnx's checks of the functions
-            raise OnnxImportError(f"the model's local functions cannot be inlined: {' '.join(str(error).split())}")
+            reason = " ".join(str(error).split())
+            raise OnnxImportError(f"the model's local functions cannot be inlined: {reason}") from None
     if input_shapes:
         _set_input_shapes(model, input_shapes)
     check_graph(model.graph, opsets)
     inferred, note = infer_types(model, opsets, limits)
-    return PreparedModel(inferred, opsets, note)
+    return PreparedModel(inferred, opsets, note, limits)
 
 
 # -- shape inference -------------------------------------------------------------------------------
@@ -266,22 +269,23 @@ def check_value_sizes(graph: onnx.GraphProto, limits: ImportLimits) -> None:
     for value in _typed_values(graph):
         if not value.type.HasField("tensor_type") or not value.type.tensor_type.HasField("shape"):
             continue
-        dims = [dim.dim_value if dim.HasField("dim_value") else 1 for dim in value.type.tensor_type.shape.dim]
-        count = math.prod(dims)
+        dims = [dim.dim_value if dim.HasField("dim_value") else None for dim in value.type.tensor_type.shape.dim]
+        count = math.prod(dim or 1 for dim in dims)
         if count <= limits.max_tensor_elements:
             continue
-        if value.name in inputs:
-            what = f"graph input '{value.name}'"
-        elif value.name in producers:
-            index = producers[value.name]
-            what = f"value '{value.name}' (output #{list(graph.node[index].output).index(value.name)} of " + (
-                f"{describe_node(graph.node[index], index)})"
-            )
-        else:
-            what = f"value '{value.name}'"
-        shape = "x".join(str(dim.dim_value) if dim.HasField("dim_value") else "?" for dim in value.type.tensor_type.shape.dim)
-        at_least = "at least " if "?" in shape else ""
         raise OnnxImportError(
-            f"{what} has {at_least}{count} elements ({shape}), "
+            f"{_describe_value(graph, value.name, inputs, producers)} has {'at least ' if None in dims else ''}"
+            f"{count} elements ({'x'.join('?' if dim is None else str(dim) for dim in dims)}), "
             f"{over_limit('max_tensor_elements', limits.max_tensor_elements)}"
         )
+
+
+def _describe_value(graph: onnx.GraphProto, name: str, inputs: set[str], producers: Mapping[str, int]) -> str:
+    """`graph input 'x'`, `value 'c' (output #0 of node #2 'fill' (ConstantOfShape))`, `value 'v'`."""
+    if name in inputs:
+        return f"graph input '{name}'"
+    if name not in producers:
+        return f"value '{name}'"
+    index = producers[name]
+    position = list(graph.node[index].output).index(name)
+    return f"value '{name}' (output #{position} of {describe_node(graph.node[index], index)})"

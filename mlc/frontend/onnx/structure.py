@@ -60,8 +60,10 @@ def _check_definitions(graph: GraphProto) -> dict[str, int]:
                 continue
             if name in producers:
                 other = producers[name]
-                writer = "it also lists it as an earlier output" if other == index else (
-                    f"{describe_node(graph.node[other], other)} also writes it"
+                writer = (
+                    "it also lists it as an earlier output"
+                    if other == index
+                    else (f"{describe_node(graph.node[other], other)} also writes it")
                 )
                 reason = f"output '{name}' is defined twice: {writer}; each value must have one producer"
                 raise OnnxImportError(reason, describe_node(node, index))
