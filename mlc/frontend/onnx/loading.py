@@ -41,7 +41,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import onnx
-from google.protobuf.message import DecodeError
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import DecodeError, Message
 from onnx import GraphProto, ModelProto, NodeProto, TensorProto, helper
 
 from mlc.frontend.onnx.errors import ModelFileError, OnnxImportError, describe_node
@@ -142,7 +143,42 @@ def _parse(data: bytes, subject: str, extension: str | None) -> ModelProto:
         raise ModelFileError(f"{subject} not an ONNX model: {' '.join(str(error).split())}") from None
     if not model.HasField("graph"):
         raise ModelFileError(f"{subject} not an ONNX model: it has no graph")
+    field_path = _text_that_is_not_utf8(model)
+    if field_path is not None:
+        raise ModelFileError(f"{subject} not a valid ONNX model: {field_path} is not valid UTF-8 text")
     return model
+
+
+def _is_repeated(descriptor: FieldDescriptor) -> bool:
+    flag = getattr(descriptor, "is_repeated", None)  # protobuf 6 and newer
+    return descriptor.label == descriptor.LABEL_REPEATED if flag is None else bool(flag)
+
+
+def _text_that_is_not_utf8(model: ModelProto) -> str | None:
+    """The path of a string field that is not UTF-8 (`graph.node[3].op_type`), or None.
+
+    protobuf's upb parser hands such a field over as `bytes` instead of `str`, which neither
+    onnx's C++ functions nor messages could take. Iterative: messages nest as deep as the parser
+    allows."""
+    pending: list[tuple[Message, str]] = [(model, "")]
+    while pending:
+        message, path = pending.pop()
+        for descriptor in message.DESCRIPTOR.fields:  # not ListFields: it would copy tensors' raw data
+            if descriptor.type not in (descriptor.TYPE_STRING, descriptor.TYPE_MESSAGE):
+                continue
+            name = f"{path}.{descriptor.name}" if path else descriptor.name
+            if _is_repeated(descriptor):
+                items = [(f"{name}[{i}]", item) for i, item in enumerate(getattr(message, descriptor.name))]
+            elif descriptor.type == descriptor.TYPE_STRING or message.HasField(descriptor.name):
+                items = [(name, getattr(message, descriptor.name))]
+            else:
+                continue  # an unset message: reading it would build defaults, recursively for TypeProto
+            for where, item in items:
+                if isinstance(item, bytes):
+                    return where
+                if isinstance(item, Message):
+                    pending.append((item, where))
+    return None
 
 
 # -- nesting ---------------------------------------------------------------------------------------

@@ -67,9 +67,9 @@ def _check_definitions(graph: GraphProto) -> dict[str, int]:
                 )
                 reason = f"output '{name}' is defined twice: {writer}; each value must have one producer"
                 raise OnnxImportError(reason, describe_node(node, index))
-            for kind, names in (("graph input", inputs), ("initializer", initializers)):
+            for kind, names in (("a graph input", inputs), ("an initializer", initializers)):
                 if name in names:
-                    raise OnnxImportError(f"output '{name}' is also a {kind}", describe_node(node, index))
+                    raise OnnxImportError(f"output '{name}' is also {kind}", describe_node(node, index))
             producers[name] = index
     return producers
 

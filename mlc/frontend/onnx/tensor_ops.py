@@ -178,7 +178,12 @@ def expand(node: Node) -> HandlerResult:
 @maps("Concat", (4, 11, 13))
 def concat(node: Node) -> HandlerResult:
     operands = node.inputs()
-    axis = node.axis(node.attribute("axis", 0), node.input_rank(0))
+    rank = node.input_rank(0)
+    for index in range(1, len(node.proto.input)):
+        if node.has_input(index) and node.input_rank(index) != rank:
+            other = node.input_rank(index)
+            raise node.error(f"input #{index} has rank {other} and input #0 rank {rank}; they must agree")
+    axis = node.axis(node.attribute("axis", 0), rank)
     return [node.builder.concat(operands, axis)]
 
 

@@ -419,6 +419,36 @@ CASES = [
         writes(lambda: graph_model([node("Transpose", ["x"], perm=[0, 0])])),
         r"node #0 'transpose' \(Transpose\): perm \[0, 0\] repeat an axis",
     ),
+    Case(
+        "keepdims-neither-0-nor-1",
+        writes(
+            lambda: graph_model([node("ReduceSum", ["x", "axes"], keepdims=2)], initializers=[int64s("axes", 1, 0)])
+        ),
+        r"node #0 'reducesum' \(ReduceSum\): attribute keepdims=2 is not supported: it must be 0 or 1",
+    ),
+    Case(
+        "concat-of-different-ranks",
+        writes(lambda: graph_model([node("Concat", ["x", "v"], axis=0)], initializers=[int64s("v", 1, 2, 3)])),
+        r"node #0 'concat' \(Concat\): input #1 has rank 1 and input #0 rank 2; they must agree",
+    ),
+    Case(
+        "convolution-weight-of-another-rank",
+        writes(
+            lambda: graph_model(
+                [node("Conv", ["x", "w"])], {"x": (TensorProto.FLOAT, [1, 2, 3, 3])}, initializers=[weight()]
+            )
+        ),
+        r"node #0 'conv' \(Conv\): the weight has rank 2 and the input rank 4; they must agree",
+    ),
+    Case(
+        "zero-stride",
+        writes(
+            lambda: graph_model(
+                [node("MaxPool", ["x"], kernel_shape=[2, 2], strides=[0, 1])], {"x": (TensorProto.FLOAT, [1, 1, 4, 4])}
+            )
+        ),
+        r"node #0 'maxpool' \(MaxPool\): attribute strides=\[0, 1\] is not supported: every entry must be positive",
+    ),
     # Sizes: refused from the declared or inferred shapes, before anything is allocated.
     Case(
         "initializer-of-2**40-elements-without-data",
