@@ -107,7 +107,11 @@ def reshape(node: Node) -> HandlerResult:
     requested = node.constant_ints(1, "shape")
     if requested is None:
         raise node.error("input #1 (shape) is missing")
-    allow_zero = node.attribute("allowzero", 0) == 1
+    allow_zero = node.flag("allowzero", 0)
+    if not allow_zero and 0 in requested[len(source) :]:
+        raise node.error(f"shape {requested} copies with 0 a dimension that the rank-{len(source)} input lacks")
+    if any(size < -1 for size in requested):
+        raise node.error(f"shape {requested} has a negative size other than -1")
     target = [source[axis] if size == 0 and not allow_zero else size for axis, size in enumerate(requested)]
     if target.count(-1) > 1:
         raise node.error(f"shape {requested} has more than one -1")

@@ -432,6 +432,11 @@ CASES = [
         r"node #0 'concat' \(Concat\): input #1 has rank 1 and input #0 rank 2; they must agree",
     ),
     Case(
+        "reshape-copying-a-dimension-the-input-lacks",
+        writes(lambda: graph_model([node("Reshape", ["x", "shape"])], initializers=[int64s("shape", 3, 2, 0)])),
+        r"node #0 'reshape' \(Reshape\): shape \[3, 2, 0\] copies with 0 a dimension that the rank-2 input lacks",
+    ),
+    Case(
         "convolution-weight-of-another-rank",
         writes(
             lambda: graph_model(
