@@ -50,7 +50,6 @@ ELEMENT_TYPES: dict[int, Attribute] = {
 """ONNX tensor element types and the graph element types they become."""
 
 
-
 def data_type_name(data_type: int) -> str:
     try:
         return TensorProto.DataType.Name(data_type).lower()
@@ -233,11 +232,18 @@ def _node_outputs_are_static(graph: onnx.GraphProto) -> bool:
 
 
 def _too_long_for_data_propagation(graph: onnx.GraphProto, opset: int) -> str | None:
-    """What makes data propagation unbounded (a description), or None when it is bounded."""
-    lengths = {tensor.name: tensor.dims[0] for tensor in graph.initializer if len(tensor.dims) == 1}
+    """What makes data propagation unbounded (a description), or None when it is bounded.
+
+    What onnx holds for an input (`DataPropagationContextImpl::getInputData`): an initializer's
+    values when it is a 1-D integer tensor (none for other initializers), else one dimension per
+    element of any 1-D value of static length."""
+    integers = (TensorProto.INT32, TensorProto.INT64)
+    initializers = {tensor.name: tensor for tensor in graph.initializer}
+    lengths = {name: tensor.dims[0] for name, tensor in initializers.items() if len(tensor.dims) == 1}
+    lengths = {name: length for name, length in lengths.items() if initializers[name].data_type in integers}
     for value in _typed_values(graph):
         dims = value.type.tensor_type.shape.dim if value.type.HasField("tensor_type") else []
-        if len(dims) == 1 and dims[0].HasField("dim_value"):
+        if value.name not in initializers and len(dims) == 1 and dims[0].HasField("dim_value"):
             lengths[value.name] = dims[0].dim_value
     total = 0
     for node in graph.node:
@@ -270,7 +276,7 @@ def check_value_sizes(graph: onnx.GraphProto, limits: ImportLimits) -> None:
         if not value.type.HasField("tensor_type") or not value.type.tensor_type.HasField("shape"):
             continue
         dims = [dim.dim_value if dim.HasField("dim_value") else None for dim in value.type.tensor_type.shape.dim]
-        count = math.prod(dim or 1 for dim in dims)
+        count = math.prod(1 if dim is None else dim for dim in dims)
         if count <= limits.max_tensor_elements:
             continue
         raise OnnxImportError(

@@ -110,6 +110,17 @@ def test_each_limit_accepts_a_model_exactly_at_it(tmp_path: Path):
         import_model(path, limits=ImportLimits(max_model_bytes=path.stat().st_size - 1))
 
 
+def test_an_empty_tensor_is_within_the_limit_however_long_its_other_dimensions():
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "empty",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [0, 2**32])],
+        [helper.make_empty_tensor_value_info("y")],
+    )
+    module = import_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]))
+    assert "tensor<0x4294967296xf32>" in str(module)
+
+
 def test_evaluation_limit_counts_every_value_computed_at_import_time():
     """Two Range nodes of 600 elements each: either alone fits 1000, both together do not."""
     nodes, initializers = (
@@ -153,6 +164,17 @@ def _long_value_then_computed_shape(length: int) -> ModelProto:
         [helper.make_empty_tensor_value_info("y"), helper.make_empty_tensor_value_info("long_int")],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+
+
+def test_float_initializers_do_not_count_against_data_propagation():
+    """onnx holds 1-D integer initializers for data propagation, not float ones (biases)."""
+    model = _long_value_then_computed_shape(8)
+    length = MAX_PROPAGATED_ELEMENTS + 1
+    model.graph.initializer.append(numpy_helper.from_array(np.zeros(length, np.float32), "bias"))
+    model.graph.node.append(helper.make_node("Add", ["bias", "bias"], ["biases"]))
+    model.graph.output.append(helper.make_empty_tensor_value_info("biases"))
+    inferred, note = infer_types(model, opset_versions(model), ImportLimits())
+    assert _inferred_shape(inferred, "y") == [2, 3] and note is None
 
 
 def _inferred_shape(model: ModelProto, name: str) -> list[int | str] | None:
