@@ -38,10 +38,7 @@ def _input_shape(text: str) -> tuple[str, list[int]]:
 
 
 def _positive_integer(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'") from None
+    value = int(text) if text.strip().isdigit() else 0
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'")
     return value
@@ -76,10 +73,8 @@ def _arguments() -> argparse.ArgumentParser:
     defaults = ImportLimits()
     for field, option in LIMIT_OPTIONS.items():
         default = getattr(defaults, field)
-        parser.add_argument(
-            option, dest=field, type=_positive_integer, default=default, metavar="N",
-            help=f"{_LIMIT_HELP[field]} (default: {default})",
-        )
+        help_text = f"{_LIMIT_HELP[field]} (default: {default})"
+        parser.add_argument(option, dest=field, type=_positive_integer, default=default, metavar="N", help=help_text)
     return parser
 
 

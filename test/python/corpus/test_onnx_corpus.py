@@ -65,6 +65,7 @@ def node(op_type: str, inputs: Sequence[str], outputs: Sequence[str] = ("y",), *
 
 
 def int64s(name: str, *values: int) -> TensorProto:
+    """A 1-D int64 initializer of `values`; a scalar when there is one value."""
     return numpy_helper.from_array(np.array(values if len(values) != 1 else values[0], np.int64), name)
 
 
