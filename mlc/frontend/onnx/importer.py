@@ -66,6 +66,11 @@ def _supported_element_type(dtype: np.dtype) -> Attribute | None:
     return element_type if element_type in SUPPORTED_ELEMENT_TYPES else None
 
 
+def _dtype_name(array: np.ndarray) -> str:
+    """numpy's name of the element type, except `string` for ONNX strings (numpy objects)."""
+    return "string" if array.dtype.kind in "OSU" else str(array.dtype)
+
+
 def value_name_hint(name: str) -> str | None:
     """An SSA name for ONNX value `name` (`/layer1/Conv_output_0` -> `_layer1_Conv_output_0`)."""
     hint = re.sub(r"[^\w$.-]", "_", name)
@@ -244,7 +249,7 @@ class GraphImporter:
             array = self.constant_value(name)
             element_type = _supported_element_type(array.dtype)
             if element_type is None:
-                raise OnnxImportError(f"constant '{name}' has element type {array.dtype}, {_UNSUPPORTED}", where)
+                raise OnnxImportError(f"constant '{name}' has element type {_dtype_name(array)}, {_UNSUPPORTED}", where)
             try:
                 result = self.builder.constant(array, element_type)
             except GraphBuildError as error:
@@ -263,7 +268,7 @@ class GraphImporter:
             array = self.constant_value(name)
             element_type = _supported_element_type(array.dtype)
             if element_type is None:
-                raise user.error(f"constant '{name}' has element type {array.dtype}, {_UNSUPPORTED}")
+                raise user.error(f"constant '{name}' has element type {_dtype_name(array)}, {_UNSUPPORTED}")
             return TensorType(element_type, array.shape)
         return self.inferred_type(name, user)
 

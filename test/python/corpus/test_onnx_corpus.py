@@ -316,6 +316,15 @@ CASES = [
         ),
         r"node #0 'identity' \(Identity\): constant 'u' has element type uint8",
     ),
+    Case(
+        "string-initializer",
+        writes(
+            lambda: graph_model(
+                [node("Identity", ["s"])], {}, initializers=[helper.make_tensor("s", TensorProto.STRING, [1], [b"a"])]
+            )
+        ),
+        r"node #0 'identity' \(Identity\): constant 's' has element type string, which mlc does not support",
+    ),
     # The graph's structure.
     Case(
         "cycle",
