@@ -5,8 +5,11 @@
     mlc-import-onnx model.onnx --entry forward --input-shape input=1x3x224x224
 
 `--input-shape NAME=DxDx...` (repeatable) fixes the shape of a graph input with dynamic
-dimensions; a scalar is `NAME=`. Errors (an unsupported op, a dynamic shape, an unreadable file)
-go to stderr naming the node and the reason, never with a traceback; the exit code is 1.
+dimensions; a scalar is `NAME=`. `--max-model-size`, `--max-tensor-elements`,
+`--max-evaluated-elements` and `--max-subgraph-depth` change the bounds of safe loading
+(`mlc.frontend.onnx.ImportLimits`).
+Errors (an unsupported op, a dynamic shape, an unreadable file, a model over a bound) go to stderr
+naming the file, the node and the reason, never with a traceback; the exit code is 1.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from io import StringIO
 from xdsl.printer import Printer
 
 from mlc.errors import MlcError
+from mlc.frontend.onnx.errors import ModelFileError
+from mlc.frontend.onnx.limits import LIMIT_OPTIONS, ImportLimits
 from mlc.tools.cli import exit_code, write_result
 
 
@@ -30,6 +35,21 @@ def _input_shape(text: str) -> tuple[str, list[int]]:
         return name, [int(dim) for dim in dims.split("x")] if dims else []
     except ValueError:
         raise argparse.ArgumentTypeError(f"dimensions must be integers separated by 'x', got '{dims}'") from None
+
+
+def _positive_integer(text: str) -> int:
+    value = int(text) if text.strip().isdigit() else 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'")
+    return value
+
+
+_LIMIT_HELP = {
+    "max_model_bytes": "largest model file read, in bytes",
+    "max_tensor_elements": "most elements of any one tensor",
+    "max_evaluated_elements": "most elements computed at import time, all values together",
+    "max_subgraph_depth": "deepest nesting of subgraphs and local function calls",
+}
 
 
 def _arguments() -> argparse.ArgumentParser:
@@ -50,6 +70,11 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--print-op-generic", "--mlir-print-op-generic", action="store_true", help="print the generic form"
     )
+    defaults = ImportLimits()
+    for field, option in LIMIT_OPTIONS.items():
+        default = getattr(defaults, field)
+        help_text = f"{_LIMIT_HELP[field]} (default: {default})"
+        parser.add_argument(option, dest=field, type=_positive_integer, default=default, metavar="N", help=help_text)
     return parser
 
 
@@ -61,12 +86,14 @@ def _main(argv: list[str] | None) -> int:
     args = _arguments().parse_args(argv)
     from mlc.frontend.onnx import import_model
 
+    limits = ImportLimits(**{field: getattr(args, field) for field in LIMIT_OPTIONS})
     try:
-        module = import_model(args.input_file, entry_name=args.entry, input_shapes=dict(args.input_shape))
+        module = import_model(
+            args.input_file, entry_name=args.entry, input_shapes=dict(args.input_shape), limits=limits
+        )
     except MlcError as error:
-        message = str(error)
-        prefix = "" if message.startswith("cannot read") else f"{args.input_file}: "
-        sys.stderr.write(f"mlc-import-onnx: error: {prefix}{message}\n")
+        prefix = "" if isinstance(error, ModelFileError) else f"{args.input_file}: "  # it names the file
+        sys.stderr.write(f"mlc-import-onnx: error: {prefix}{error}\n")
         return 1
     except Exception as error:  # a bug in the importer, not bad input: say so, keep it short
         if os.environ.get("MLC_DEBUG"):

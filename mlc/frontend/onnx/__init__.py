@@ -57,7 +57,17 @@ imported only when it does not depend on run-time data: it is evaluated at impor
 
 Errors are `OnnxImportError`s (an `mlc.errors.MlcError`) naming the node (index, name, op) and
 the reason: an unsupported op or op version, attribute value or element type, a dynamic shape, a
-non-constant input where a constant is needed.
+non-constant input where a constant is needed; a malformed graph (a value written twice, read but
+never written, a cycle, nodes out of order, too many or too few inputs, an attribute of the wrong
+type). A file that cannot be read or is not a model raises `ModelFileError` (an `OnnxImportError`
+whose message names the file).
+
+Safe loading (`loading.py`, bounds in `ImportLimits`): the model file's size is checked before it
+is read (2 GiB by default), every tensor's element count before anything is allocated (2**31),
+the elements computed at import time all together (2**31), and the nesting of subgraphs and
+local functions (16); external data is read only from regular files inside the model's directory
+(no absolute paths, `..` or symbolic links leaving it) and within their bounds; nothing is
+unpickled.
 
 Not supported: control flow (If, Loop, Scan), sequences and optional values, ops of other domains,
 training-mode BatchNormalization, training-mode Dropout with a ratio other than 0, 3-D convolution,
@@ -72,12 +82,13 @@ from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import ModuleOp
 
-from mlc.frontend.onnx.errors import OnnxImportError
+from mlc.frontend.onnx.errors import ModelFileError, OnnxImportError
+from mlc.frontend.onnx.limits import ImportLimits
 
 if TYPE_CHECKING:
     from onnx import ModelProto
 
-__all__ = ["OnnxImportError", "import_model"]
+__all__ = ["ImportLimits", "ModelFileError", "OnnxImportError", "import_model"]
 
 
 def import_model(
@@ -85,10 +96,12 @@ def import_model(
     *,
     entry_name: str = "main",
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    limits: ImportLimits | None = None,
 ) -> ModuleOp:
     """The graph-dialect module of an ONNX model (a path, a `ModelProto` or its serialised bytes).
 
-    `input_shapes` overrides the shapes of graph inputs by name (to fix dynamic dimensions).
+    `input_shapes` overrides the shapes of graph inputs by name (to fix dynamic dimensions);
+    `limits` bounds what the model may make mlc read or allocate (default `ImportLimits()`).
     Raises `OnnxImportError` for anything mlc cannot import; the message names the node and why.
     """
     try:
@@ -98,4 +111,4 @@ def import_model(
     from mlc.frontend.onnx.importer import import_prepared
     from mlc.frontend.onnx.model import prepare
 
-    return import_prepared(prepare(model, input_shapes), entry_name)
+    return import_prepared(prepare(model, input_shapes, limits), entry_name)

@@ -1,4 +1,4 @@
-"""The error of the ONNX importer, and how it names nodes (kept free of the `onnx` import)."""
+"""The errors of the ONNX importer, and how it names nodes (kept free of the `onnx` import)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,16 @@ class OnnxImportError(MlcError):
         self.reason = message
 
 
+class ModelFileError(OnnxImportError):
+    """The model file (or bytes) cannot be read or holds no model; the message names the file."""
+
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+"""The spellings of ONNX's default operator domain."""
+
+
 def describe_node(node: Any, index: int) -> str:
     """`node #3 'conv1' (Conv)`: the index in the graph, the name when it has one, and the op."""
     name = f" '{node.name}'" if node.name else ""
-    domain = f"{node.domain}." if node.domain not in ("", "ai.onnx") else ""
+    domain = f"{node.domain}." if node.domain not in DEFAULT_DOMAINS else ""
     return f"node #{index}{name} ({domain}{node.op_type})"

@@ -11,7 +11,9 @@ The import runs in three steps over the topologically ordered nodes:
    for a constant input, its value is computed: initializers and Constant nodes are known, and
    the nodes computing the value are run, in graph order, with onnx's reference implementation of
    each node (no recursion: preprocessing chains of weights can be long). A value that depends on
-   run-time data is an error naming the consumer and the graph input.
+   run-time data is an error naming the consumer and the graph input. The elements computed this
+   way are counted against `ImportLimits.max_evaluated_elements`, by each node's inferred output
+   shapes before it runs (and by its results where shapes are not inferred).
 3. **Emission.** Each imported node is handed to its handler (`registry.mappings()`), which
    builds graph ops with `GraphBuilder`. Known constants (initializers, Constant nodes, computed
    values) become `graph.constant`s where they are first used as tensors. Every node output's type
@@ -27,6 +29,7 @@ weights as inputs) are constants, not function arguments.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Sequence
 
@@ -41,6 +44,7 @@ from xdsl.utils.exceptions import VerifyException
 from mlc.dialects.element_types import SUPPORTED_ELEMENT_TYPES, from_numpy_dtype
 from mlc.frontend.graph_builder import GraphBuildError, GraphBuilder
 from mlc.frontend.onnx.errors import OnnxImportError, describe_node
+from mlc.frontend.onnx.limits import over_limit
 from mlc.frontend.onnx.model import DEFAULT_DOMAINS, PreparedModel, static_shape, tensor_type
 from mlc.frontend.onnx.node import Node, NotConstant
 from mlc.frontend.onnx.registry import OpMapping, mappings
@@ -62,6 +66,11 @@ def _supported_element_type(dtype: np.dtype) -> Attribute | None:
     return element_type if element_type in SUPPORTED_ELEMENT_TYPES else None
 
 
+def _dtype_name(array: np.ndarray) -> str:
+    """numpy's name of the element type, except `string` for ONNX strings (numpy objects)."""
+    return "string" if array.dtype.kind in "OSU" else str(array.dtype)
+
+
 def value_name_hint(name: str) -> str | None:
     """An SSA name for ONNX value `name` (`/layer1/Conv_output_0` -> `_layer1_Conv_output_0`)."""
     hint = re.sub(r"[^\w$.-]", "_", name)
@@ -76,7 +85,10 @@ class GraphImporter:
     def __init__(self, prepared: PreparedModel):
         self.graph = prepared.model.graph
         self.opsets = prepared.opsets
-        self.inference_error = prepared.inference_error
+        self.inference_note = prepared.inference_note
+        self.limits = prepared.limits
+        self.evaluated_elements = 0
+        """Elements of the values computed at import time so far (bounded by the limits)."""
         self.mappings = mappings()
         self.types: dict[str, onnx.TypeProto] = {}
         for value_info in [*self.graph.input, *self.graph.value_info, *self.graph.output]:
@@ -159,10 +171,6 @@ class GraphImporter:
 
     def import_node(self, proto: NodeProto, index: int) -> None:
         description = describe_node(proto, index)
-        for name in proto.input:
-            if name and name not in self.producers and name not in self.initializers and name not in self.input_names:
-                reason = f"input '{name}' is not defined by any node, initializer or graph input"
-                raise OnnxImportError(reason, description)
         mapping = self.supported_mapping(proto)
         if mapping is None:
             if not self.can_evaluate(proto):
@@ -241,7 +249,7 @@ class GraphImporter:
             array = self.constant_value(name)
             element_type = _supported_element_type(array.dtype)
             if element_type is None:
-                raise OnnxImportError(f"constant '{name}' has element type {array.dtype}, {_UNSUPPORTED}", where)
+                raise OnnxImportError(f"constant '{name}' has element type {_dtype_name(array)}, {_UNSUPPORTED}", where)
             try:
                 result = self.builder.constant(array, element_type)
             except GraphBuildError as error:
@@ -260,7 +268,7 @@ class GraphImporter:
             array = self.constant_value(name)
             element_type = _supported_element_type(array.dtype)
             if element_type is None:
-                raise user.error(f"constant '{name}' has element type {array.dtype}, {_UNSUPPORTED}")
+                raise user.error(f"constant '{name}' has element type {_dtype_name(array)}, {_UNSUPPORTED}")
             return TensorType(element_type, array.shape)
         return self.inferred_type(name, user)
 
@@ -274,8 +282,8 @@ class GraphImporter:
         where = user.description if user else None
         if name not in self.types:
             reason = f"ONNX shape inference gives no type for '{name}'"
-            if self.inference_error:
-                reason += f"; it reported: {self.inference_error}"
+            if self.inference_note:
+                reason += f"; {self.inference_note}"
             raise OnnxImportError(reason, where)
         try:
             return tensor_type(self.types[name], f"value '{name}'")
@@ -351,9 +359,32 @@ class GraphImporter:
             inputs: list[np.ndarray | None] = [np.broadcast_to(np.float32(0), shape)]
         else:
             inputs = [self.constant_value(name) if name else None for name in node.input]
-        for output, value in zip(node.output, self.evaluate(node, index, inputs)):
+        inferred = sum(self.inferred_element_count(name) for name in node.output if name)
+        self.count_evaluated_elements(inferred, node, index)  # refused before allocating
+        results = self.evaluate(node, index, inputs)
+        # Outputs without a static inferred type are only counted once computed.
+        self.count_evaluated_elements(sum(value.size for value in results) - inferred, node, index)
+        for output, value in zip(node.output, results):
             if output:
                 self.known[output] = value
+
+    def inferred_element_count(self, name: str) -> int:
+        """The element count of `name`'s static inferred type, 0 when it has none."""
+        try:
+            return math.prod(static_shape(self.types[name], name)) if name in self.types else 0
+        except OnnxImportError:
+            return 0
+
+    def count_evaluated_elements(self, count: int, node: NodeProto, index: int) -> None:
+        """Adds `count` to the elements computed at import time; refuses to pass the limit."""
+        self.evaluated_elements += count
+        limit = self.limits.max_evaluated_elements
+        if self.evaluated_elements > limit:
+            raise OnnxImportError(
+                f"evaluating it at import time would bring the values computed at import time to "
+                f"{self.evaluated_elements} elements, {over_limit('max_evaluated_elements', limit)}",
+                describe_node(node, index),
+            )
 
     def static_shape_of(self, name: str, where: str) -> tuple[int, ...]:
         if name in self.values:

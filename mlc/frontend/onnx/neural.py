@@ -63,9 +63,9 @@ def matmul(node: Node) -> HandlerResult:
 def gemm(node: Node) -> HandlerResult:
     builder = node.builder
     a, b = node.input(0), node.input(1)
-    if node.attribute("transA", 0):
+    if node.flag("transA", 0):
         a = builder.transpose(a, [1, 0])
-    if node.attribute("transB", 0):
+    if node.flag("transB", 0):
         b = builder.transpose(b, [1, 0])
     result = builder.matmul(a, b)
     element_type = element_type_of(result)
@@ -145,9 +145,9 @@ def _layer_norm_statistics(node: Node, x: SSAValue, axis: int, epsilon: float) -
 
 @maps("BatchNormalization", (7, 9, 14, 15))
 def batch_normalization(node: Node) -> HandlerResult:
-    if not node.attribute("spatial", 1):
+    if not node.flag("spatial", 1):
         raise node.reject_attribute("spatial", 0, "per-activation statistics are not supported")
-    if node.attribute("training_mode", 0):
+    if node.flag("training_mode", 0):
         raise node.error("training mode is not supported (mlc imports models for inference)")
     if any(node.output_used(index) for index in range(1, 5)):
         raise node.error("the running mean and variance outputs exist in training mode only")
@@ -190,14 +190,14 @@ def reduction(node: Node) -> HandlerResult:
     rank = len(shape_of(x))
     if node.version >= axes_input_version:
         axes = node.constant_ints(1, "axes")
-        if not axes and node.attribute("noop_with_empty_axes", 0):
+        if not axes and node.flag("noop_with_empty_axes", 0):
             return [x]
     else:
         axes = node.attribute("axes")
     axes = node.axes(axes, rank) if axes else list(range(rank))
     if not axes:
         return [x]  # a rank-0 input has nothing to reduce
-    return [node.builder.reduce(kind, x, axes, bool(node.attribute("keepdims", 1)))]
+    return [node.builder.reduce(kind, x, axes, node.flag("keepdims", 1))]
 
 
 for _op_type, (_, _, _versions) in REDUCTIONS.items():
@@ -242,6 +242,9 @@ def read_window(node: Node, spatial: Sequence[int], kernel: Sequence[int]) -> Wi
     dilations = list(node.attribute("dilations", [1] * rank))
     if len(strides) != rank or len(dilations) != rank:
         raise node.error(f"strides {strides} and dilations {dilations} must have {rank} entries")
+    for name, values in (("kernel_shape", kernel), ("strides", strides), ("dilations", dilations)):
+        if any(value < 1 for value in values):
+            raise node.reject_attribute(name, list(values), "every entry must be positive")
     auto_pad = node.attribute("auto_pad", "NOTSET")
     if auto_pad == "NOTSET":
         pads = list(node.attribute("pads", [0] * (2 * rank)))
@@ -287,6 +290,8 @@ def _drop_height(node: Node, value: SSAValue) -> SSAValue:
 def conv(node: Node) -> HandlerResult:
     x_shape, weight_shape = node.input_shape(0), node.input_shape(1)
     spatial = _spatial_rank(node, x_shape)
+    if len(weight_shape) != len(x_shape):
+        raise node.error(f"the weight has rank {len(weight_shape)} and the input rank {len(x_shape)}; they must agree")
     kernel = list(node.attribute("kernel_shape", weight_shape[2:]))
     if tuple(kernel) != tuple(weight_shape[2:]):
         raise node.error(f"kernel_shape {kernel} differs from the weight's spatial shape {list(weight_shape[2:])}")

@@ -70,6 +70,15 @@ class Node:
             return [item.decode("utf-8") for item in value]
         return value
 
+    def flag(self, name: str, default: int) -> bool:
+        """A 0/1 attribute (keepdims, transA, ceil_mode, ...) as a bool. Other values are refused:
+        ONNX's tools disagree on them (shape inference keeps dimensions only for keepdims=1, the
+        reference evaluator for any non-zero value)."""
+        value = self.attribute(name, default)
+        if value not in (0, 1):
+            raise self.reject_attribute(name, value, "it must be 0 or 1")
+        return bool(value)
+
     def has_attribute(self, name: str) -> bool:
         return name in self.attributes
 

@@ -117,7 +117,7 @@ def _output_count(node: Node, size: int, kernel: int, stride: int, dilation: int
     extent = size + begin + end - ((kernel - 1) * dilation + 1)
     if extent < 0:
         raise node.error(f"the window spans more than the padded input ({size} + {begin} + {end} elements)")
-    if not node.attribute("ceil_mode", 0):
+    if not node.flag("ceil_mode", 0):
         return extent // stride + 1
     count = -(-extent // stride) + 1
     # The last window must start inside the input or its beginning padding.
@@ -361,7 +361,7 @@ def max_pool(node: Node) -> HandlerResult:
 @maps("AveragePool", (1, 7, 10, 11, 19, 22))
 def average_pool(node: Node) -> HandlerResult:
     axes = pool_axes(node, node.input_shape(0))
-    include_padding = bool(node.attribute("count_include_pad", 0))
+    include_padding = node.flag("count_include_pad", 0)
     builder, x = node.builder, node.input(0)
     element_type = element_type_of(x)
     if not fits_graph_pools(axes):

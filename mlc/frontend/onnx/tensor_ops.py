@@ -107,7 +107,11 @@ def reshape(node: Node) -> HandlerResult:
     requested = node.constant_ints(1, "shape")
     if requested is None:
         raise node.error("input #1 (shape) is missing")
-    allow_zero = node.attribute("allowzero", 0) == 1
+    allow_zero = node.flag("allowzero", 0)
+    if not allow_zero and 0 in requested[len(source) :]:
+        raise node.error(f"shape {requested} copies with 0 a dimension that the rank-{len(source)} input lacks")
+    if any(size < -1 for size in requested):
+        raise node.error(f"shape {requested} has a negative size other than -1")
     target = [source[axis] if size == 0 and not allow_zero else size for axis, size in enumerate(requested)]
     if target.count(-1) > 1:
         raise node.error(f"shape {requested} has more than one -1")
@@ -178,7 +182,12 @@ def expand(node: Node) -> HandlerResult:
 @maps("Concat", (4, 11, 13))
 def concat(node: Node) -> HandlerResult:
     operands = node.inputs()
-    axis = node.axis(node.attribute("axis", 0), node.input_rank(0))
+    rank = node.input_rank(0)
+    for index in range(1, len(node.proto.input)):
+        if node.has_input(index) and node.input_rank(index) != rank:
+            other = node.input_rank(index)
+            raise node.error(f"input #{index} has rank {other} and input #0 rank {rank}; they must agree")
+    axis = node.axis(node.attribute("axis", 0), rank)
     return [node.builder.concat(operands, axis)]
 
 
