@@ -79,6 +79,18 @@ def pooled_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: in
     return (size + pad_begin + pad_end - dilation * (kernel - 1) - 1) // stride + 1
 
 
+def _require_rank(op_name: str, role: str, value: SSAValue, rank: int) -> None:
+    if len(shape_of(value)) != rank:
+        raise GraphBuildError(f"'{op_name}' {role} must have rank {rank}, got {format_shape(shape_of(value))}")
+
+
+def _require_window(op_name: str, *sizes: Sequence[int]) -> None:
+    """Strides, dilations and kernel sizes: two positive entries each."""
+    for values in sizes:
+        if len(values) != 2 or any(v < 1 for v in values):
+            raise GraphBuildError(f"'{op_name}' strides, dilations and kernel sizes must be two positive sizes, got {list(values)}")
+
+
 class GraphBuilder:
     """Appends graph ops to `block`; every method returns the new op's result."""
 
@@ -173,6 +185,12 @@ class GraphBuilder:
         return self.create("graph.transpose", [x], result_type, {"perm": _i64_array(permutation)})
 
     def concat(self, xs: Sequence[SSAValue], axis: int) -> SSAValue:
+        if not xs:
+            raise GraphBuildError("'graph.concat' needs at least one operand")
+        ranks = {len(shape_of(x)) for x in xs}
+        if len(ranks) != 1 or not 0 <= axis < len(shape_of(xs[0])):
+            described = ", ".join(format_shape(shape_of(x)) for x in xs)
+            raise GraphBuildError(f"'graph.concat' operands {described} must have one rank with axis {axis} in it")
         shape = list(shape_of(xs[0]))
         shape[axis] = sum(shape_of(x)[axis] for x in xs)
         result_type = TensorType(element_type_of(xs[0]), tuple(shape))
@@ -231,6 +249,9 @@ class GraphBuilder:
         group: int,
     ) -> SSAValue:
         """NCHW convolution with OIHW weights; `pads` are (top, left, bottom, right)."""
+        _require_rank("graph.conv2d", "x", x, 4)
+        _require_rank("graph.conv2d", "weight", weight, 4)
+        _require_window("graph.conv2d", strides, dilations)
         batch, _, height, width = shape_of(x)
         out_channels, _, kernel_height, kernel_width = shape_of(weight)
         result_shape = (
@@ -252,6 +273,8 @@ class GraphBuilder:
         self, kind: str, x: SSAValue, kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int]
     ) -> SSAValue:
         """`graph.max_pool2d` / `graph.avg_pool2d` (kind `max` / `avg`) over NCHW `x`."""
+        _require_rank(f"graph.{kind}_pool2d", "x", x, 4)
+        _require_window(f"graph.{kind}_pool2d", strides, kernel)
         batch, channels, height, width = shape_of(x)
         result_shape = (
             batch,

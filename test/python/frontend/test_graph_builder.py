@@ -38,6 +38,20 @@ def test_ops_that_do_not_fit_raise():
         builder.reshape(a, (5,))
 
 
+def test_windows_and_ranks_that_do_not_fit_raise():
+    builder, (a, b, x, w) = _builder((2, 3), (2, 3, 4), (1, 1, 4, 4), (1, 1, 3))
+    with pytest.raises(GraphBuildError, match="'graph.concat' operands 2x3, 2x3x4 must have one rank"):
+        builder.concat([a, b], 0)
+    with pytest.raises(GraphBuildError, match="needs at least one operand"):
+        builder.concat([], 0)
+    with pytest.raises(GraphBuildError, match="'graph.conv2d' weight must have rank 4, got 1x1x3"):
+        builder.conv2d(x, w, None, [1, 1], [0, 0, 0, 0], [1, 1], 1)
+    with pytest.raises(GraphBuildError, match=r"two positive sizes, got \[0, 1\]"):
+        builder.conv2d(x, x, None, [0, 1], [0, 0, 0, 0], [1, 1], 1)
+    with pytest.raises(GraphBuildError, match="'graph.max_pool2d' strides"):
+        builder.pool2d("max", x, [0, 2], [1, 1], [0, 0, 0, 0])
+
+
 def test_ops_without_a_class_are_built_in_generic_form():
     builder, (a,) = _builder((2, 3))
     result = builder.create("graph.future_op", [a], a.type, {"axis": IntegerAttr(1, i64)})
