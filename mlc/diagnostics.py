@@ -16,7 +16,8 @@ The parser wrapper also fixes what xDSL 0.74's parser gets wrong on bad input:
 * a missing `}` says so and points at the `{` it would close (xDSL said "in block definition");
   a stray token at the top level and a value that is never defined are reported where they are,
   not at the end of the input;
-* empty input (or only comments) is an empty module, as in MLIR.
+* empty input (or only comments) is an empty module, as in MLIR; a leading byte-order mark is
+  skipped.
 
 `verify` adds what xDSL's verifier lacks: a value must be defined before it is used, i.e. its
 definition must dominate the use (MLIR's "operand #0 does not dominate this use"). Blocks of a
@@ -33,12 +34,13 @@ from __future__ import annotations
 
 import difflib
 import re
+import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.irdl.dominance import DominanceInfo
 from xdsl.parser import Parser
@@ -46,6 +48,7 @@ from xdsl.parser.core import UnresolvedOperand
 from xdsl.parser.generic_parser import ParserState
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import MultipleSpansParseError, ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind
@@ -68,8 +71,14 @@ class InternalCompilerError(MlcError):
     The original exception is `__cause__` (its traceback is what MLC_DEBUG=1 shows)."""
 
     def __init__(self, pass_name: str, error: BaseException):
-        super().__init__(f"internal compiler error in pass '{pass_name}': {type(error).__name__}: {error}")
+        super().__init__(f"internal compiler error in pass '{pass_name}': {summarize_exception(error)}")
         self.pass_name = pass_name
+
+
+def summarize_exception(error: BaseException) -> str:
+    """`Type: message`, cut at the message's first line (xDSL's messages can hold whole ops)."""
+    lines = str(error).strip().splitlines() or [""]
+    return f"{type(error).__name__}: {lines[0]}" + (" ..." if len(lines) > 1 else "")
 
 
 def run_pass(module_pass: ModulePass, context: Context, module: ModuleOp) -> None:
@@ -121,6 +130,23 @@ class _Lexer(MLIRLexer):
                 raise ParseError(Span(start_pos + escape, start_pos + escape + 2, self.input), message) from None
             raise ParseError(Span(start_pos, start_pos + 1, self.input), "unterminated string literal: no closing '\"' on this line") from None
 
+    def _lex_prefixed_ident(self, start_pos: int) -> MLIRToken:
+        try:
+            return super()._lex_prefixed_ident(start_pos)
+        except ParseError as error:  # xDSL's message forgot its f-string: "after {first_char}"
+            prefix = self.input.content[start_pos]
+            raise ParseError(error.span, f"expected a name or number after '{prefix}'") from None
+
+    def lex(self) -> MLIRToken:
+        try:
+            return super().lex()
+        except ParseError as error:
+            # "Unexpected character: \x01" shows control characters raw; name them by code point.
+            character = error.msg.removeprefix("Unexpected character: ")
+            if character != error.msg and not character.isprintable():
+                raise ParseError(error.span, f"unexpected character U+{ord(character):04X}") from None
+            raise
+
 
 def _invalid_escape(line: str) -> int | None:
     """Where the first invalid escape sequence of the string literal starting `line` is, if the
@@ -153,7 +179,7 @@ def make_parser(context: Context, text: str, name: str = "<input>") -> Parser:
 
 
 _NOT_ENTIRE_INPUT = "Could not parse entire input!"
-_PARSER_FAILURES = (ValueError, OverflowError, AssertionError, TypeError, IndexError, KeyError)
+_PARSER_FAILURES = (ValueError, OverflowError, AssertionError, TypeError, IndexError, KeyError, struct.error)
 _UNDEFINED_VALUES = "values used but not defined"
 
 
@@ -166,6 +192,7 @@ class _RecordingParser(Parser):
         _read_with_linear_lexer(self, text, name)
         self._source_map = source_map
         self._open_regions: list[Span] = []
+        self._defined_blocks: list[dict[str, Span]] = []
         self.first_forward_uses: dict[str, Span] = {}
 
     def parse_operation(self) -> Operation:
@@ -178,7 +205,7 @@ class _RecordingParser(Parser):
         except _PARSER_FAILURES as error:
             # xDSL's parsers assume well-formed input in places (asserts, int(), struct.pack, ...):
             # what they raise on malformed input is a parse error where the parser stopped.
-            raise ParseError(self._current_token.span, str(error) or f"malformed input ({type(error).__name__})") from None
+            raise ParseError(self._current_token.span, _parser_failure_message(error)) from None
         self._source_map.spans[op] = Span(start.start, start.end, start.input)
         return op
 
@@ -186,15 +213,25 @@ class _RecordingParser(Parser):
         if self._current_token.kind != MLIRTokenKind.L_BRACE:
             return None
         self._open_regions.append(self._current_token.span)
+        self._defined_blocks.append({})
         try:
             return super().parse_optional_region(arguments)  # type: ignore[arg-type]
         finally:
             self._open_regions.pop()
+            self._defined_blocks.pop()
 
     def _parse_block(self) -> Block:
         # Reached inside a region when the next token neither starts an op nor closes the region.
         if self._current_token.kind != MLIRTokenKind.CARET_IDENT and self._open_regions:
             self._raise_unclosed_region()
+        label = self._current_token.span
+        if self._defined_blocks:
+            # xDSL's own check misses a block that was branched to before its first definition.
+            earlier = self._defined_blocks[-1].setdefault(label.text, label)
+            if earlier is not label:
+                error = ParseError(label, f"redefinition of block '{label.text}'")
+                error.add_note(located_note(earlier, "the block is first defined here"))
+                raise error
         return super()._parse_block()
 
     def _raise_unclosed_region(self) -> NoReturn:
@@ -216,6 +253,14 @@ class _RecordingParser(Parser):
 
     def current_span(self) -> Span:
         return self._current_token.span
+
+
+def _parser_failure_message(error: Exception) -> str:
+    if isinstance(error, (struct.error, OverflowError)):
+        return f"a value does not fit its type ({error})"
+    if isinstance(error, ValueError) and str(error):
+        return str(error)
+    return f"malformed input ({type(error).__name__}: {error})"
 
 
 def _with_op_suggestions(error: ParseError, context: Context) -> ParseError:
@@ -247,12 +292,15 @@ def _clearer(error: ParseError, parser: _RecordingParser) -> ParseError:
 def parse_module(text: str, context: Context, name: str = "<input>") -> tuple[ModuleOp, SourceMap]:
     """Parses MLIR text; raises xDSL's ParseError (with file:line:col and a caret)."""
     source_map = SourceMap()
+    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write is not part of the text
     parser = _RecordingParser(context, text, name, source_map)
     if parser.is_at_end():  # nothing but whitespace and comments
         return ModuleOp([]), source_map
     try:
         module = parser.parse_module()
     except ParseError as error:
+        if error.msg == _NOT_ENTIRE_INPUT and parser.is_at_end():
+            return ModuleOp([]), source_map  # nothing but aliases and metadata: an empty module
         raise _with_op_suggestions(_clearer(error, parser), context) from None
     except RecursionError:
         raise ParseError(
@@ -384,16 +432,53 @@ def _dominance_notes(op: Operation, index: int, source_map: SourceMap | None) ->
     return [located_note(source_map.spans[operand.op], "operand defined here")]
 
 
+def duplicate_symbol(module: ModuleOp) -> tuple[Operation, Operation] | None:
+    """The first op of a symbol table whose symbol an earlier op of it already defines, and that op."""
+    for table in module.walk():
+        if not table.has_trait(SymbolTable):
+            continue
+        seen: dict[str, Operation] = {}
+        for region in table.regions:
+            for op in region.walk():
+                if op.parent_op() is not table or not isinstance(name := op.properties.get("sym_name"), StringAttr):
+                    continue
+                if name.data in seen:
+                    return op, seen[name.data]
+                seen[name.data] = op
+    return None
+
+
+def innermost_invalid_op(module: ModuleOp) -> tuple[Operation, VerifyException] | None:
+    """The innermost op that fails verification with what it holds (e.g. an empty body where a
+    terminator is required), found when no op fails on its own."""
+    for op in reversed(list(module.walk())):  # every op comes after all it holds
+        try:
+            op.verify()
+        except VerifyException as error:
+            return op, error
+    return None
+
+
+def _describe_failure(module: ModuleOp, error: VerifyException, source_map: SourceMap | None, file_name: str) -> str:
+    # xDSL blames the symbol table (the module) for a duplicate symbol: blame the duplicate.
+    duplicate = duplicate_symbol(module)
+    if duplicate is not None:
+        op, first = duplicate
+        name = op.properties["sym_name"]
+        notes = [located_note(source_map.spans[first], "first defined here")] if source_map and first in source_map.spans else []
+        return describe_op(op, f"redefines the symbol @{name.data}", source_map, file_name, notes)  # type: ignore[union-attr]
+    found = failing_op(module.walk()) or innermost_invalid_op(module)
+    if found is not None:
+        return describe_op(found[0], str(found[1]), source_map, file_name)
+    return f"{file_name}: error: {error}"
+
+
 def verify(module: ModuleOp, source_map: SourceMap | None = None, file_name: str = "<input>") -> None:
     """Verifies `module`; raises VerificationFailure naming and locating the failing op."""
     try:
         module.verify()
     except VerifyException as error:
-        found = failing_op(module.walk())
-        if found is None:
-            raise VerificationFailure(f"{file_name}: error: {error}") from None
-        op, op_error = found
-        raise VerificationFailure(describe_op(op, str(op_error), source_map, file_name)) from None
+        raise VerificationFailure(_describe_failure(module, error, source_map, file_name)) from None
     violation = dominance_violation(module)
     if violation is not None:
         op, index = violation

@@ -154,8 +154,8 @@ def _option_error(spec: ArgSpec, pass_class: type[ModulePass], error: ValueError
             pass_class.from_pass_spec(ArgSpec(spec.name, {option: values}))
         except ValueError as option_error:
             match = _INCOMPATIBLE.search(str(option_error))
-            if match is None:
-                return PipelineError(f"pass '{spec.name}', option '{spelled}': {option_error}")
+            if match is None:  # the pass's own check (in __post_init__), which names the option
+                break
             single, element = match.group(2), match.group(3)
             expected = f"a value of type {single}" if single else f"a comma-separated list of {element} values"
             given = ",".join(str(value) for value in values) or "nothing"

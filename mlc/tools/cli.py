@@ -60,11 +60,13 @@ def _line_and_column(data: bytes, offset: int) -> tuple[int, int]:
 
 def decode_source(data: bytes, name: str) -> str:
     """`data` as text; an InputError locating the first NUL byte or invalid UTF-8 sequence."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(f"{name}: error: this is UTF-16 text (it starts with a byte-order mark); MLIR text must be UTF-8")
     if b"\0" in data:
         line, column = _line_and_column(data, data.index(b"\0"))
         raise InputError(f"{name}:{line}:{column}: error: a NUL byte: this is a binary file, not MLIR text")
     try:
-        return data.decode("utf-8-sig")  # a leading byte-order mark is not part of the text
+        return data.decode("utf-8")
     except UnicodeDecodeError as error:
         line, column = _line_and_column(data, error.start)
         byte = data[error.start]
@@ -124,14 +126,14 @@ def pass_in_traceback(trace: TracebackType | None) -> str | None:
 
 def internal_error_message(error: BaseException, where: str) -> str:
     """The report of a bug in mlc: what was raised, in which pass, and what to do about it."""
-    from mlc.diagnostics import InternalCompilerError
+    from mlc.diagnostics import InternalCompilerError, summarize_exception
 
     if isinstance(error, InternalCompilerError):
         summary = str(error)
     else:
         pass_name = pass_in_traceback(error.__traceback__)
         in_pass = f" in pass '{pass_name}'" if pass_name else ""
-        summary = f"internal compiler error{in_pass}: {type(error).__name__}: {error}"
+        summary = f"internal compiler error{in_pass}: {summarize_exception(error)}"
     return (
         f"{where}: {summary}\n"
         "note: this is a bug in mlc, not in the input; please report it with the input and the command line\n"

@@ -145,6 +145,10 @@ class Driver:
         self.failed = False
 
     def setup(self) -> None:
+        if self.args.target != "mlir":  # an unknown target fails before any input is read
+            from mlc.backend import parse_target_spec
+
+            parse_target_spec(self.args.target)
         if self.args.pass_pipeline is not None:
             self.passes = build_pipeline(self.args.pass_pipeline, all_passes(), mlir_syntax=True)
         if self.args.passes:

@@ -25,25 +25,32 @@ from typing import Any
 
 import numpy as np
 
+from mlc.errors import MlcError
 from mlc.tools.cli import STANDARD_STREAM, exit_code, read_input
 
 
+def random_array(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    if dtype == np.bool_:
+        return np.asarray(rng.random(size=shape) < 0.5)
+    if np.issubdtype(dtype, np.integer):
+        return np.asarray(rng.integers(-20, 20, size=shape).astype(dtype))
+    return np.asarray(rng.standard_normal(size=shape).astype(dtype))
+
+
 def random_inputs(function_type: object, seed: int) -> list[np.ndarray]:
-    """Seeded random arrays for each argument of a graph function's type."""
+    """Seeded random arrays for each argument of a graph function's type; MlcError naming the
+    argument when the machine cannot hold one."""
     from mlc.dialects.element_types import to_numpy_dtype
 
     rng = np.random.default_rng(seed)
     arrays = []
-    for argument_type in function_type.inputs.data:
-        shape = argument_type.get_shape()
+    for index, argument_type in enumerate(function_type.inputs.data):
+        shape = tuple(argument_type.get_shape())
         dtype = to_numpy_dtype(argument_type.element_type)
-        if dtype == np.bool_:
-            array = rng.random(size=shape) < 0.5
-        elif np.issubdtype(dtype, np.integer):
-            array = rng.integers(-20, 20, size=shape).astype(dtype)
-        else:
-            array = rng.standard_normal(size=shape).astype(dtype)
-        arrays.append(np.asarray(array))
+        try:
+            arrays.append(random_array(rng, shape, dtype))
+        except (MemoryError, ValueError) as error:  # numpy: "Unable to allocate ...", "array is too big"
+            raise MlcError(f"cannot make a random input for argument #{index} ({argument_type}): {error}") from None
     return arrays
 
 
@@ -132,7 +139,7 @@ def _source(input_file: str) -> object:
         return Path(input_file)
     from xdsl.utils.exceptions import ParseError
 
-    from mlc.diagnostics import MlcError, format_parse_error, parse_module, verify
+    from mlc.diagnostics import format_parse_error, parse_module, verify
     from mlc.dialects import make_context
 
     try:

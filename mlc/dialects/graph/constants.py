@@ -1,7 +1,10 @@
-"""Constant tensors: numpy arrays as dense attributes, splat detection, and what text can hold.
+"""Constant tensors: reading dense literals, numpy arrays as dense attributes, splat detection, and
+what text can hold.
 
-`dense_to_numpy` (in `interpret.py`) reads a `graph.constant`'s value; this module goes the other
-way and answers the questions the graph passes ask about constants:
+`parse_dense_literal` reads a `graph.constant`'s `dense<...> : tensor<...>` as MLIR means it (hex
+float elements are bit patterns; values that do not fit are located errors). `dense_to_numpy` (in
+`interpret.py`) reads a constant's value; this module goes the other way and answers the questions
+the graph passes ask about constants:
 
 * `numpy_to_dense(array, tensor_type)` builds the `DenseIntOrFPElementsAttr` of an array, in the
   byte layout xDSL's parser produces (little-endian elements; `i1` true as the byte 0xFF). An array
