@@ -128,7 +128,8 @@ class _Lexer(MLIRLexer):
             if escape is not None:
                 message = f"invalid escape sequence '{line[escape : escape + 2]}' in a string literal"
                 raise ParseError(Span(start_pos + escape, start_pos + escape + 2, self.input), message) from None
-            raise ParseError(Span(start_pos, start_pos + 1, self.input), "unterminated string literal: no closing '\"' on this line") from None
+            message = "unterminated string literal: no closing '\"' on this line"
+            raise ParseError(Span(start_pos, start_pos + 1, self.input), message) from None
 
     def _lex_prefixed_ident(self, start_pos: int) -> MLIRToken:
         try:
@@ -282,7 +283,8 @@ def _clearer(error: ParseError, parser: _RecordingParser) -> ParseError:
             return ParseError(error.span, "unexpected '}': no region is open here")
         return ParseError(error.span, f"expected an operation, got '{token}'")
     if error.msg.startswith(_UNDEFINED_VALUES):
-        uses = [(span, name) for name, span in parser.first_forward_uses.items() if name in parser.forward_ssa_references]
+        undefined = parser.forward_ssa_references
+        uses = [(span, name) for name, span in parser.first_forward_uses.items() if name in undefined]
         if uses:
             span, name = min(uses, key=lambda use: use[0].start)
             return ParseError(span, f"use of undefined value '%{name}'")
@@ -465,8 +467,10 @@ def _describe_failure(module: ModuleOp, error: VerifyException, source_map: Sour
     if duplicate is not None:
         op, first = duplicate
         name = op.properties["sym_name"]
-        notes = [located_note(source_map.spans[first], "first defined here")] if source_map and first in source_map.spans else []
-        return describe_op(op, f"redefines the symbol @{name.data}", source_map, file_name, notes)  # type: ignore[union-attr]
+        assert isinstance(name, StringAttr)
+        first_span = source_map.spans.get(first) if source_map is not None else None
+        notes = [located_note(first_span, "first defined here")] if first_span is not None else []
+        return describe_op(op, f"redefines the symbol @{name.data}", source_map, file_name, notes)
     found = failing_op(module.walk()) or innermost_invalid_op(module)
     if found is not None:
         return describe_op(found[0], str(found[1]), source_map, file_name)

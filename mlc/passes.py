@@ -112,7 +112,8 @@ def parse_mlir_pipeline(text: str) -> list[PipelineElement]:
                 position += 1
             name = text[start:position]
             if not name:
-                raise PipelineError(f"expected a pass name at column {position + 1} of '{text}', got '{text[position]}'")
+                got = text[position]
+                raise PipelineError(f"expected a pass name at column {position + 1} of '{text}', got '{got}'")
             skip_space()
             element = PipelineElement(name)
             if position < len(text) and text[position] == "(":

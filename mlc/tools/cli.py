@@ -61,7 +61,7 @@ def _line_and_column(data: bytes, offset: int) -> tuple[int, int]:
 def decode_source(data: bytes, name: str) -> str:
     """`data` as text; an InputError locating the first NUL byte or invalid UTF-8 sequence."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise InputError(f"{name}: error: this is UTF-16 text (it starts with a byte-order mark); MLIR text must be UTF-8")
+        raise InputError(f"{name}: error: this is UTF-16 text (a byte-order mark starts it); MLIR text must be UTF-8")
     if b"\0" in data:
         line, column = _line_and_column(data, data.index(b"\0"))
         raise InputError(f"{name}:{line}:{column}: error: a NUL byte: this is a binary file, not MLIR text")

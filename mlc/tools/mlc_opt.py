@@ -6,11 +6,12 @@
     mlc-opt --dump-pass-pipeline --pass-pipeline='builtin.module(mlc-lower-to-gpu)'
 
 Reads standard input when the file is `-` or absent; `-o -` is standard output.
-`--split-input-file` handles `// -----` separated chunks independently. `--verify-diagnostics` checks MLIR-style `// expected-error {{...}}` annotations
-(optionally `@+N`/`@-N`/`@above`/`@below`) against the errors each chunk produces, and fails on
-any mismatch; in a chunk without annotations it prints the error and goes on (xDSL's behaviour).
-Errors never show a traceback; the exit code is 1 on failure. An exception in a pass is reported as
-an internal compiler error naming the pass (the traceback with MLC_DEBUG=1; see `cli.py`).
+`--split-input-file` handles `// -----` separated chunks independently. `--verify-diagnostics`
+checks MLIR-style `// expected-error {{...}}` annotations (optionally `@+N`/`@-N`/`@above`/
+`@below`) against the errors each chunk produces, and fails on any mismatch; in a chunk without
+annotations it prints the error and goes on (xDSL's behaviour). Errors never show a traceback;
+the exit code is 1 on failure. An exception in a pass is reported as an internal compiler error
+naming the pass (the traceback with MLC_DEBUG=1; see `cli.py`).
 """
 
 from __future__ import annotations
@@ -43,7 +44,15 @@ from mlc.diagnostics import (
 )
 from mlc.dialects import make_context
 from mlc.passes import build_pipeline, format_pipeline, suggest
-from mlc.tools.cli import STANDARD_STREAM, exit_code, format_error, internal_error_message, print_traceback_when_debugging, read_input, write_output
+from mlc.tools.cli import (
+    STANDARD_STREAM,
+    exit_code,
+    format_error,
+    internal_error_message,
+    print_traceback_when_debugging,
+    read_input,
+    write_output,
+)
 from mlc.transforms import PASS_SUMMARIES, all_passes
 
 

@@ -154,7 +154,9 @@ def run(args: argparse.Namespace) -> int:
     import mlc
 
     source = _source(args.input_file)
-    compiled = mlc.compile(source, device=args.device, entry=args.entry, pipeline=args.pass_pipeline)  # type: ignore[arg-type]
+    compiled = mlc.compile(
+        source, device=args.device, entry=args.entry, pipeline=args.pass_pipeline  # type: ignore[arg-type]
+    )
     entry = next(f for f in compiled.graph_module.body.block.ops if getattr(f, "sym_name", None) is not None and f.sym_name.data == compiled.name)
     arrays = random_inputs(entry.function_type, args.seed)
     results = compiled.program.run(*arrays)

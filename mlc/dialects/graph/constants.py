@@ -208,7 +208,9 @@ def parse_dense_literal(parser: Parser) -> DenseIntOrFPElementsAttr:
     return _with_hex_bits(value, hex_floats, splat, elements_start, literal)
 
 
-def _parse_attribute_text(text: str, literal: Span, tensor_type: TensorType, parser: Parser) -> DenseIntOrFPElementsAttr:
+def _parse_attribute_text(
+    text: str, literal: Span, tensor_type: TensorType, parser: Parser
+) -> DenseIntOrFPElementsAttr:
     """The attribute in `text` (which starts at `literal`), with errors located in the whole input."""
     from mlc.diagnostics import make_parser
 
@@ -222,7 +224,8 @@ def _parse_attribute_text(text: str, literal: Span, tensor_type: TensorType, par
         raise ParseError(Span(start + error.span.start, start + error.span.end, literal.input), error.msg) from None
     except (ValueError, OverflowError) as error:
         reason = f": {error}" if isinstance(error, ValueError) else ""
-        raise ParseError(literal, f"a value of the dense literal does not fit {tensor_type.element_type}{reason}") from None
+        message = f"a value of the dense literal does not fit {tensor_type.element_type}{reason}"
+        raise ParseError(literal, message) from None
     assert isinstance(value, DenseIntOrFPElementsAttr)
     return value
 
@@ -246,9 +249,8 @@ def _with_hex_bits(
             raise ParseError(where, "a hexadecimal float literal cannot have a leading minus (it is the bit pattern)")
         pattern = int(match.group("hex"), 16)
         if pattern >= 1 << (8 * values.itemsize):
-            raise ParseError(
-                where, f"hexadecimal literal {match.group('hex')} does not fit the {8 * values.itemsize} bits of {tensor_type.element_type}"
-            )
+            bits_of = f"the {8 * values.itemsize} bits of {tensor_type.element_type}"
+            raise ParseError(where, f"hexadecimal literal {match.group('hex')} does not fit {bits_of}")
         if splat:
             bits[:] = pattern
         else:
