@@ -304,6 +304,8 @@ def parse_module(text: str, context: Context, name: str = "<input>") -> tuple[Mo
         if error.msg == _NOT_ENTIRE_INPUT and parser.is_at_end():
             return ModuleOp([]), source_map  # nothing but aliases and metadata: an empty module
         raise _with_op_suggestions(_clearer(error, parser), context) from None
+    except _PARSER_FAILURES as error:  # raised outside any op (e.g. in an alias definition)
+        raise ParseError(parser.current_span(), _parser_failure_message(error)) from None
     except RecursionError:
         raise ParseError(
             parser.current_span(),
