@@ -5,17 +5,18 @@
     mlc-opt --list-passes
     mlc-opt --dump-pass-pipeline --pass-pipeline='builtin.module(mlc-lower-to-gpu)'
 
-Reads stdin when no file is given. `--split-input-file` handles `// -----` separated chunks
-independently. `--verify-diagnostics` checks MLIR-style `// expected-error {{...}}` annotations
-(optionally `@+N`/`@-N`/`@above`/`@below`) against the errors each chunk produces, and fails on
-any mismatch; in a chunk without annotations it prints the error and goes on (xDSL's behaviour).
-Errors never show a traceback; the exit code is 1 on failure.
+Reads standard input when the file is `-` or absent; `-o -` is standard output.
+`--split-input-file` handles `// -----` separated chunks independently. `--verify-diagnostics`
+checks MLIR-style `// expected-error {{...}}` annotations (optionally `@+N`/`@-N`/`@above`/
+`@below`) against the errors each chunk produces, and fails on any mismatch; in a chunk without
+annotations it prints the error and goes on (xDSL's behaviour). Errors never show a traceback;
+the exit code is 1 on failure. An exception in a pass is reported as an internal compiler error
+naming the pass (the traceback with MLC_DEBUG=1; see `cli.py`).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 import time
@@ -30,6 +31,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from mlc.diagnostics import (
+    InternalCompilerError,
     MlcError,
     PassFailure,
     SourceMap,
@@ -37,11 +39,20 @@ from mlc.diagnostics import (
     describe_op,
     format_parse_error,
     parse_module,
+    run_pass,
     verify,
 )
 from mlc.dialects import make_context
 from mlc.passes import build_pipeline, format_pipeline, suggest
-from mlc.tools.cli import exit_code
+from mlc.tools.cli import (
+    STANDARD_STREAM,
+    exit_code,
+    format_error,
+    internal_error_message,
+    print_traceback_when_debugging,
+    read_input,
+    write_output,
+)
 from mlc.transforms import PASS_SUMMARIES, all_passes
 
 
@@ -60,8 +71,8 @@ def _arguments() -> argparse.ArgumentParser:
     parser = _ArgumentParser(
         prog="mlc-opt", description="mlc modular optimizer: parse MLIR, run passes, print the result"
     )
-    parser.add_argument("input_file", nargs="?", help="input .mlir file (stdin when absent)")
-    parser.add_argument("-o", "--output-file", help="write the output here instead of stdout")
+    parser.add_argument("input_file", nargs="?", help="input .mlir file (standard input when '-' or absent)")
+    parser.add_argument("-o", "--output-file", help="write the output here instead of standard output ('-')")
     parser.add_argument("--pass-pipeline", help="MLIR pipeline, e.g. 'builtin.module(cse,canonicalize)'")
     parser.add_argument("-p", "--passes", default="", help="xDSL pipeline, e.g. 'cse,canonicalize'")
     parser.add_argument("-t", "--target", default="mlir", help="output format: mlir (default), llvm or ptx")
@@ -143,6 +154,10 @@ class Driver:
         self.failed = False
 
     def setup(self) -> None:
+        if self.args.target != "mlir":  # an unknown target fails before any input is read
+            from mlc.backend import parse_target_spec
+
+            parse_target_spec(self.args.target)
         if self.args.pass_pipeline is not None:
             self.passes = build_pipeline(self.args.pass_pipeline, all_passes(), mlir_syntax=True)
         if self.args.passes:
@@ -199,20 +214,19 @@ class Driver:
         except PassFailure as failure:
             return describe_op(failure.op, failure.message, source_map, name)
         except MlcError as error:
-            return str(error)
+            if isinstance(error, InternalCompilerError):
+                print_traceback_when_debugging(error)
+                return internal_error_message(error, name)
+            return format_error("mlc-opt", str(error))
         except Exception as error:  # a compiler bug, not bad input: say so, keep it short
-            if os.environ.get("MLC_DEBUG"):
-                raise
-            return (
-                f"{name}: internal compiler error: {type(error).__name__}: {error}\n"
-                "note: this is a bug in mlc; set MLC_DEBUG=1 for the Python traceback"
-            )
+            print_traceback_when_debugging(error)
+            return internal_error_message(error, name)
         return None
 
     def apply_passes(self, module: ModuleOp, source_map: SourceMap, name: str) -> None:
         for module_pass in self.passes:
             start = time.perf_counter()
-            module_pass.apply(self.context, module)
+            run_pass(module_pass, self.context, module)
             self.timings[module_pass.name] = self.timings.get(module_pass.name, 0.0) + time.perf_counter() - start
             if not self.args.disable_verify:
                 try:
@@ -230,6 +244,10 @@ class Driver:
             Printer(stream=text, print_generic_format=self.args.print_op_generic).print_op(module)
             return text.getvalue() + "\n"
         from mlc.backend import emit_target
+        from mlc.tools.mlc_translate import require_lowered
+
+        pipeline = "mlc-lower-to-cpu" if "cpu" in self.args.target else "mlc-lower-to-gpu"
+        require_lowered(module, f"mlc-opt -t '{self.args.target}'", pipeline)
 
         return emit_target(self.args.target, module)
 
@@ -257,7 +275,7 @@ def split_chunks(text: str, split: bool) -> list[tuple[str, int]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return exit_code(lambda: _main(argv))
+    return exit_code(lambda: _main(argv), "mlc-opt")
 
 
 def _main(argv: list[str] | None) -> int:
@@ -266,34 +284,21 @@ def _main(argv: list[str] | None) -> int:
         list_passes(sys.stdout)
         return 0
     driver = Driver(args)
-    try:
-        driver.setup()
-    except MlcError as error:
-        sys.stderr.write(f"mlc-opt: error: {error}\n")
-        return 1
-    except Exception as error:  # a broken pass registration is a bug, not bad input
-        if os.environ.get("MLC_DEBUG"):
-            raise
-        sys.stderr.write(f"mlc-opt: internal error while building the pipeline: {type(error).__name__}: {error}\n")
-        return 1
+    driver.setup()
     if args.dump_pass_pipeline:
         sys.stdout.write(format_pipeline(driver.passes) + "\n")
         return 0
-    name = args.input_file or "<stdin>"
-    try:
-        text = sys.stdin.read() if args.input_file is None else open(args.input_file, encoding="utf-8").read()
-    except OSError as error:
-        sys.stderr.write(f"mlc-opt: error: cannot read {name}: {error.strerror}\n")
-        return 1
-    output = sys.stdout if args.output_file is None else open(args.output_file, "w", encoding="utf-8")
-    try:
-        for index, (chunk, first_line) in enumerate(split_chunks(text, args.split_input_file)):
-            if index > 0:
-                output.write("// -----\n")
-            driver.run_chunk(chunk, name, first_line, output)
-    finally:
-        if output is not sys.stdout:
-            output.close()
+    text, name = read_input(args.input_file)
+    # Standard output gets each chunk's output as it comes (interleaved with errors on stderr); a
+    # file gets all of it at the end.
+    to_stdout = args.output_file in (None, STANDARD_STREAM)
+    output = sys.stdout if to_stdout else StringIO()
+    for index, (chunk, first_line) in enumerate(split_chunks(text, args.split_input_file)):
+        if index > 0:
+            output.write("// -----\n")
+        driver.run_chunk(chunk, name, first_line, output)
+    if not to_stdout:
+        write_output(output.getvalue(), args.output_file)
     if args.time_passes:
         driver.report_timings()
     return 1 if driver.failed else 0

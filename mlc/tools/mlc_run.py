@@ -7,7 +7,9 @@ booleans at random; never all zeros). `--check` compares every result with the g
 interpreter within the element type's tolerance (NaN must match NaN) and exits 1 when they
 disagree. `--bench` prints the median time of a call over many runs after warm-up: on the GPU
 measured with CUDA events around calls that keep their data on the device, on the CPU with a
-wall clock. Errors are printed without a traceback; the exit code is 1 on failure.
+wall clock. The input is read as a file whatever its name (`-` is standard input). Errors are
+printed without a traceback (an internal compiler error names the pass that raised it; MLC_DEBUG=1
+shows the traceback, see `cli.py`); the exit code is 1 on failure.
 """
 
 from __future__ import annotations
@@ -18,29 +20,37 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mlc.errors import MlcError
+from mlc.tools.cli import STANDARD_STREAM, exit_code, read_input
+
+
+def random_array(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    if dtype == np.bool_:
+        return np.asarray(rng.random(size=shape) < 0.5)
+    if np.issubdtype(dtype, np.integer):
+        return np.asarray(rng.integers(-20, 20, size=shape).astype(dtype))
+    return np.asarray(rng.standard_normal(size=shape).astype(dtype))
 
 
 def random_inputs(function_type: object, seed: int) -> list[np.ndarray]:
-    """Seeded random arrays for each argument of a graph function's type."""
+    """Seeded random arrays for each argument of a graph function's type; MlcError naming the
+    argument when the machine cannot hold one."""
     from mlc.dialects.element_types import to_numpy_dtype
 
     rng = np.random.default_rng(seed)
     arrays = []
-    for argument_type in function_type.inputs.data:
-        shape = argument_type.get_shape()
+    for index, argument_type in enumerate(function_type.inputs.data):
+        shape = tuple(argument_type.get_shape())
         dtype = to_numpy_dtype(argument_type.element_type)
-        if dtype == np.bool_:
-            array = rng.random(size=shape) < 0.5
-        elif np.issubdtype(dtype, np.integer):
-            array = rng.integers(-20, 20, size=shape).astype(dtype)
-        else:
-            array = rng.standard_normal(size=shape).astype(dtype)
-        arrays.append(np.asarray(array))
+        try:
+            arrays.append(random_array(rng, shape, dtype))
+        except (MemoryError, ValueError) as error:  # numpy: "Unable to allocate ...", "array is too big"
+            raise MlcError(f"cannot make a random input for argument #{index} ({argument_type}): {error}") from None
     return arrays
 
 
@@ -110,9 +120,9 @@ def time_calls(compiled: Any, arrays: Sequence[np.ndarray], device: str, runs: i
 
 def _arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mlc-run", description="compile a graph function and run it on random inputs")
-    parser.add_argument("input_file", help="the .mlir file")
+    parser.add_argument("input_file", help="the .mlir file ('-' for standard input)")
     parser.add_argument("--entry", help="the function to run (default: the only or first public one)")
-    parser.add_argument("--device", default=os.environ.get("MLC_DEVICE", "auto"), choices=("auto", "cuda", "cpu"))
+    parser.add_argument("--device", default=os.environ.get("MLC_DEVICE", "auto"), choices=DEVICES)
     parser.add_argument("--check", action="store_true", help="compare with the graph interpreter")
     parser.add_argument("--bench", action="store_true", help="print the median time of a call")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
@@ -121,10 +131,32 @@ def _arguments() -> argparse.ArgumentParser:
     return parser
 
 
+def _source(input_file: str) -> object:
+    """What `mlc.compile` should read: the file as a Path (never guessed to be MLIR text, and named
+    in messages), or the module parsed and verified here from standard input."""
+    text, name = read_input(input_file)  # a missing file, a directory, invalid UTF-8: reported here
+    if input_file != STANDARD_STREAM:
+        return Path(input_file)
+    from xdsl.utils.exceptions import ParseError
+
+    from mlc.diagnostics import format_parse_error, parse_module, verify
+    from mlc.dialects import make_context
+
+    try:
+        module, source_map = parse_module(text, make_context(), name)
+    except ParseError as error:
+        raise MlcError(format_parse_error(error)) from None
+    verify(module, source_map, name)
+    return module
+
+
 def run(args: argparse.Namespace) -> int:
     import mlc
 
-    compiled = mlc.compile(args.input_file, device=args.device, entry=args.entry, pipeline=args.pass_pipeline)
+    source = _source(args.input_file)
+    compiled = mlc.compile(
+        source, device=args.device, entry=args.entry, pipeline=args.pass_pipeline  # type: ignore[arg-type]
+    )
     entry = next(f for f in compiled.graph_module.body.block.ops if getattr(f, "sym_name", None) is not None and f.sym_name.data == compiled.name)
     arrays = random_inputs(entry.function_type, args.seed)
     results = compiled.program.run(*arrays)
@@ -146,24 +178,19 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
+DEVICES = ("auto", "cuda", "cpu")
+
+
+def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = _arguments()
+    args = parser.parse_args(argv)
+    if args.device not in DEVICES:  # argparse does not check a default (here MLC_DEVICE) against choices
+        parser.error(f"MLC_DEVICE is '{args.device}'; it must be one of {', '.join(DEVICES)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _arguments().parse_args(argv)
-    try:
-        return run(args)
-    except BrokenPipeError:  # the reader (e.g. `head`) stopped reading: not an error of ours
-        sys.stderr.close()
-        return 0
-    except (MlcError, ValueError) as error:
-        sys.stderr.write(f"mlc-run: error: {error}\n")
-        return 1
-    except Exception as error:  # a bug in mlc, not bad input
-        if os.environ.get("MLC_DEBUG"):
-            raise
-        sys.stderr.write(
-            f"mlc-run: internal error: {type(error).__name__}: {error}\n"
-            "note: this is a bug in mlc; set MLC_DEBUG=1 for the Python traceback\n"
-        )
-        return 1
+    return exit_code(lambda: run(parse_arguments(argv)), "mlc-run")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
-"""Constant tensors: numpy arrays as dense attributes, splat detection, and what text can hold.
+"""Constant tensors: reading dense literals, numpy arrays as dense attributes, splat detection, and
+what text can hold.
 
-`dense_to_numpy` (in `interpret.py`) reads a `graph.constant`'s value; this module goes the other
-way and answers the questions the graph passes ask about constants:
+`parse_dense_literal` reads a `graph.constant`'s `dense<...> : tensor<...>` as MLIR means it (hex
+float elements are bit patterns; values that do not fit are located errors). `dense_to_numpy` (in
+`interpret.py`) reads a constant's value; this module goes the other way and answers the questions
+the graph passes ask about constants:
 
 * `numpy_to_dense(array, tensor_type)` builds the `DenseIntOrFPElementsAttr` of an array, in the
   byte layout xDSL's parser produces (little-endian elements; `i1` true as the byte 0xFF). An array
@@ -27,6 +30,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError
+from xdsl.utils.lexer import Span
 
 from mlc.dialects.element_types import is_bool, is_float, to_numpy_dtype
 from mlc.dialects.graph.interpret import dense_to_numpy
@@ -135,29 +139,120 @@ def exact_text(attribute: DenseIntOrFPElementsAttr) -> str:
     return f'dense<"0x{raw.hex().upper()}"> : {attribute.type}'
 
 
-_ELEMENT_LITERAL = re.compile(r"0x[0-9a-fA-F]+|[-+]?(?:[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?|inf|nan)")
+_ELEMENT = re.compile(r"(?P<minus>-\s*)?(?P<hex>0x[0-9a-fA-F]+)|[-+]?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?|[A-Za-z_]\w*")
+"""One element literal of a dense attribute: a hexadecimal literal (with any sign before it), a
+decimal number, or a word (true, false, inf, nan)."""
 
 
-def with_hex_float_bits(text: str, attribute: DenseIntOrFPElementsAttr) -> DenseIntOrFPElementsAttr:
-    """`attribute`, parsed from `text`, with MLIR's meaning of hex literals among float elements.
+def _elements_extent(text: str, start: int) -> tuple[int, int] | None:
+    """Where the elements of the `dense<...>` starting at `start` begin and end (the closing `>`
+    is the first one outside a string), or None when `text` has no such literal there."""
+    if not text.startswith("dense<", start):
+        return None
+    in_string, position = False, start + len("dense<")
+    while position < len(text):
+        character = text[position]
+        if in_string and character == "\\":
+            position += 2
+            continue
+        if character == '"':
+            in_string = not in_string
+        elif character == ">" and not in_string:
+            return start + len("dense<"), position
+        position += 1
+    return None
 
-    In MLIR `dense<0x7F800000> : tensor<2xf32>` holds infinities: a hexadecimal literal in a float
-    attribute is the element's bit pattern (that is how mlir-opt prints inf and NaN). xDSL 0.74
-    reads it as the integer 2139095040 converted to float. The raw string form `dense<"0x...">`
-    is unaffected.
+
+def parse_dense_literal(parser: Parser) -> DenseIntOrFPElementsAttr:
+    """The `dense<...> : tensor<...>` attribute of a graph.constant, read as MLIR reads it.
+
+    xDSL's attribute parser does the reading, with MLIR's meaning of hexadecimal literals among
+    float elements (an element's bit pattern: `dense<0x7F800000> : tensor<2xf32>` holds infinities,
+    the way mlir-opt prints inf and NaN) put back: xDSL 0.74 reads them as integer values, which
+    also overflow f16 and bf16. Hexadecimal elements are therefore read as 0 and their bits set
+    afterwards. The literal is parsed on its own (a sub-parser over its text), so that a value that
+    does not fit the element type, which xDSL raises as a Python exception, becomes a parse error
+    at the literal, and xDSL's errors found only after the type (shape mismatches) point at it too.
     """
-    tensor_type = attribute.type
+    content, start = parser.lexer.input.content, parser.pos
+    extent = _elements_extent(content, start)
+    if extent is None:
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            # End the caret at the attribute, not at the next token (which may be on a later line).
+            end = start + len(content[start : parser.pos].rstrip())
+            parser.raise_error(
+                f"expected a dense elements attribute such as dense<1.0> : tensor<4xf32>, got {value}", start, end
+            )
+        return value
+    elements_start, elements_end = extent
+    literal = Span(start, elements_end + 1, parser.lexer.input)
+    parser._resume_from(elements_end + 1)
+    parser.parse_punctuation(":", " and the tensor type after the dense literal")
+    type_start = parser.pos
+    tensor_type = parser.parse_type()
+    if not isinstance(tensor_type, TensorType):
+        parser.raise_error(f"expected a tensor type for the dense literal, got {tensor_type}", type_start, parser.pos)
+    elements = content[elements_start:elements_end]
+    hex_floats = [] if elements.lstrip().startswith('"') or not is_float(tensor_type.element_type) else [
+        (index, match) for index, match in enumerate(_ELEMENT.finditer(elements)) if match.group("hex")
+    ]
+    text = list(content[start : parser.pos])
+    for _, match in hex_floats:  # each hex literal becomes a 0 of the same length: offsets stay
+        offset = elements_start - start + match.start("hex")
+        text[offset : offset + len(match.group("hex"))] = "0".ljust(len(match.group("hex")))
+    value = _parse_attribute_text("".join(text), literal, tensor_type, parser)
+    if not hex_floats:
+        return value
+    splat = not elements.lstrip().startswith("[")
+    return _with_hex_bits(value, hex_floats, splat, elements_start, literal)
+
+
+def _parse_attribute_text(
+    text: str, literal: Span, tensor_type: TensorType, parser: Parser
+) -> DenseIntOrFPElementsAttr:
+    """The attribute in `text` (which starts at `literal`), with errors located in the whole input."""
+    from mlc.diagnostics import make_parser
+
+    start = literal.start
+    try:
+        value = make_parser(parser.ctx, text, parser.lexer.input.name).parse_attribute()
+    except ParseError as error:
+        # xDSL checks the shape once it has read the type: point at the literal, not past the type.
+        if start + error.span.start >= literal.end:
+            raise ParseError(literal, error.msg) from None
+        raise ParseError(Span(start + error.span.start, start + error.span.end, literal.input), error.msg) from None
+    except (ValueError, OverflowError) as error:
+        reason = f": {error}" if isinstance(error, ValueError) else ""
+        message = f"a value of the dense literal does not fit {tensor_type.element_type}{reason}"
+        raise ParseError(literal, message) from None
+    assert isinstance(value, DenseIntOrFPElementsAttr)
+    return value
+
+
+def _with_hex_bits(
+    value: DenseIntOrFPElementsAttr,
+    hex_floats: list[tuple[int, re.Match[str]]],
+    splat: bool,
+    elements_start: int,
+    literal: Span,
+) -> DenseIntOrFPElementsAttr:
+    """`value` with the bits of the hexadecimal literals `hex_floats` (element index, match) set;
+    a splat's one literal sets every element."""
+    tensor_type = value.type
     assert isinstance(tensor_type, TensorType)
-    # The elements lie between `dense<` and the first `>` (the type after it has its own).
-    elements = text[len("dense<") : text.find(">")] if text.startswith("dense<") else ""
-    if not is_float(tensor_type.element_type) or "0x" not in elements or elements.lstrip().startswith('"'):
-        return attribute
-    literals = _ELEMENT_LITERAL.findall(elements)
-    values = np.array(dense_to_numpy(attribute)).reshape(-1)
+    values = np.array(dense_to_numpy(value)).reshape(-1)
     bits = values.view(np.dtype(f"u{values.itemsize}"))
-    if len(literals) == 1:  # a splat
-        literals = literals * len(bits)
-    for index, literal in enumerate(literals):
-        if literal.startswith("0x"):
-            bits[index] = int(literal, 16)
+    for index, match in hex_floats:
+        where = Span(elements_start + match.start(), elements_start + match.end(), literal.input)
+        if match.group("minus"):
+            raise ParseError(where, "a hexadecimal float literal cannot have a leading minus (it is the bit pattern)")
+        pattern = int(match.group("hex"), 16)
+        if pattern >= 1 << (8 * values.itemsize):
+            bits_of = f"the {8 * values.itemsize} bits of {tensor_type.element_type}"
+            raise ParseError(where, f"hexadecimal literal {match.group('hex')} does not fit {bits_of}")
+        if splat:
+            bits[:] = pattern
+        else:
+            bits[index] = pattern
     return numpy_to_dense(values.reshape(tensor_type.get_shape()), tensor_type)

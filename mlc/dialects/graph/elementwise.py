@@ -457,20 +457,10 @@ class ConstantOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
-        position = parser.pos
-        value = parser.parse_attribute()
-        if not isinstance(value, DenseIntOrFPElementsAttr):
-            # End the caret at the attribute, not at the next token (which may be on a later line).
-            end = position + len(parser.lexer.input.content[position : parser.pos].rstrip())
-            parser.raise_error(
-                f"expected a dense elements attribute such as dense<1.0> : tensor<4xf32>, got {value}",
-                position,
-                end,
-            )
         # Imported here: the constants module needs the interpreter, which needs these ops.
-        from mlc.dialects.graph.constants import with_hex_float_bits
+        from mlc.dialects.graph.constants import parse_dense_literal
 
-        value = with_hex_float_bits(parser.lexer.input.content[position : parser.pos].strip(), value)
+        value = parse_dense_literal(parser)
         attributes = parser.parse_optional_attr_dict()
         op = cls(value)
         op.attributes |= attributes

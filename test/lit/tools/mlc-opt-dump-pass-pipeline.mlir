@@ -1,11 +1,11 @@
-// --dump-pass-pipeline prints the flat expansion of a pipeline (named pipelines expanded, anchors
-// dropped, options kept) in MLIR syntax, and exits without reading any input.
+// --dump-pass-pipeline prints the expansion of a pipeline (named pipelines expanded, func.func
+// anchors and options kept) in MLIR syntax, and exits without reading any input.
 //
 // RUN: mlc-opt --dump-pass-pipeline --pass-pipeline='builtin.module(mlc-lower-to-gpu)' | filecheck %s --check-prefix=GPU
 // RUN: mlc-opt --dump-pass-pipeline --pass-pipeline='builtin.module(mlc-lower-to-gpu)' | filecheck %s --check-prefix=GPU-NOT-CPU
 // RUN: mlc-opt --dump-pass-pipeline --pass-pipeline='builtin.module(mlc-lower-to-cpu)' | filecheck %s --check-prefix=CPU
 // RUN: mlc-opt --dump-pass-pipeline --pass-pipeline='builtin.module(mlc-lower-to-cpu)' | filecheck %s --check-prefix=CPU-NOT-GPU
-// RUN: mlc-opt --dump-pass-pipeline --pass-pipeline='builtin.module(func.func(convert-graph-to-tile{num-warps=8}), cse)' | filecheck %s --check-prefix=ANCHORS
+// RUN: mlc-opt --dump-pass-pipeline --pass-pipeline='builtin.module(func.func(cse,canonicalize), convert-graph-to-tile{num-warps=8})' | filecheck %s --check-prefix=ANCHORS
 // RUN: mlc-opt --dump-pass-pipeline -p 'canonicalize,dce' | filecheck %s --check-prefix=XDSL
 
 // graph optimisations, then graph -> tile -> loop -> mlc_gpu -> llvm, with libdevice for the math
@@ -34,5 +34,5 @@
 // CPU-NOT-GPU-NOT: nvvm
 // CPU-NOT-GPU-NOT: libdevice
 
-// ANCHORS: {{^}}builtin.module(convert-graph-to-tile{num-warps=8}, cse){{$}}
+// ANCHORS: {{^}}builtin.module(func.func(cse, canonicalize), convert-graph-to-tile{num-warps=8}){{$}}
 // XDSL:    {{^}}builtin.module(canonicalize, dce){{$}}

@@ -1,7 +1,8 @@
 // Running passes: MLIR's --pass-pipeline with builtin.module(...) and func.func(...) anchors and
 // pass options, xDSL's -p spelling, both together (in that order), and an empty pipeline.
+// (Anchors follow MLIR's nesting rules: mlc-opt-pipeline-anchors.mlir.)
 //
-// RUN: mlc-opt %s --pass-pipeline='builtin.module(func.func(convert-graph-to-tile{num-warps=8 elements-per-program=64}),cse)' | filecheck %s --check-prefix=MLIR
+// RUN: mlc-opt %s --pass-pipeline='builtin.module(func.func(cse),convert-graph-to-tile{num-warps=8 elements-per-program=64},cse)' | filecheck %s --check-prefix=MLIR
 // RUN: mlc-opt %s -p 'convert-graph-to-tile{num-warps=2},cse' | filecheck %s --check-prefix=XDSL
 // RUN: mlc-opt %s --pass-pipeline='builtin.module(convert-graph-to-tile)' -p 'convert-tile-to-loop' | filecheck %s --check-prefix=BOTH
 // RUN: mlc-opt %s --pass-pipeline='builtin.module()' | filecheck %s --check-prefix=NONE

@@ -1,5 +1,7 @@
-// Input from stdin when no file is given; output to a file with -o.
+// Input from stdin when no file is given or the file is '-'; output to a file with -o ('-o -' is
+// stdout).
 // RUN: mlc-opt < %s | filecheck %s
+// RUN: mlc-opt - -o - < %s | filecheck %s
 // RUN: mlc-opt -p cse < %s | filecheck %s --check-prefix=CSE
 // RUN: mlc-opt %s -p cse -o %t && filecheck %s --check-prefix=CSE --input-file=%t
 

@@ -30,5 +30,5 @@ func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
 // TRAILING: mlc-opt: error: unexpected 'd' at column 21 of 'builtin.module(cse) dce'
 
 // VALUE-NOT: Traceback
-// VALUE:     mlc-opt: error: pass 'convert-graph-to-tile': {{.*}}'many'
+// VALUE:     mlc-opt: error: option 'num-warps' of pass 'convert-graph-to-tile' expects a value of type int, got 'many'
 // VALUE-NOT: Traceback
