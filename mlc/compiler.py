@@ -31,7 +31,8 @@ Calling a compiled function (argument conventions, thread safety) is described i
 `mlc/runtime/host.py`.
 
 An exception that is not an `MlcError` escaping a pass is a bug in mlc, not in the input; it is
-reported as a `CompileError` naming the pass, with the original exception chained for debugging.
+reported as an `InternalCompilerError` (an `MlcError`, not a `CompileError`) naming the pass, with
+the original exception chained for debugging.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
 
-from mlc.diagnostics import PassFailure, describe_op, format_parse_error, parse_module, verify
+from mlc.diagnostics import PassFailure, describe_op, format_parse_error, parse_module, run_pass, verify
 from mlc.dialects import make_context
 from mlc.errors import ArgumentError, ArgumentTypeError, MlcError
 
@@ -225,16 +226,11 @@ def lower(module: ModuleOp, pipeline: str, source_map: Any = None, name: str = "
     context = make_context()
     for module_pass in build_pipeline(pipeline, all_passes(), mlir_syntax=mlir_syntax):
         try:
-            module_pass.apply(context, module)
+            # A bug in a pass raises InternalCompilerError (an MlcError naming the pass, the
+            # original exception chained), not a CompileError: the input is not at fault.
+            run_pass(module_pass, context, module)
         except PassFailure as failure:
             raise CompileError(describe_op(failure.op, failure.message, source_map, name)) from None
-        except MlcError:
-            raise
-        except Exception as error:  # a bug in the pass; the chained exception has the details
-            raise CompileError(
-                f"{name}: internal error in pass '{module_pass.name}': {type(error).__name__}: {error}\n"
-                "this is a bug in mlc, not in the input; please report it with the input"
-            ) from error
         verify(module, source_map, name)
 
 

@@ -307,11 +307,15 @@ class ConvertGraphToTile(ModulePass):
     matmul_tile: tuple[int, ...] = ()
     """(BM, BN, BK) for every matmul instead of `matmul_kernel.choose_matmul_tile`'s choice."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.elements_per_program < 1 or not 1 <= self.num_warps <= 32:
-            raise ValueError("elements-per-program must be positive and num-warps in [1, 32]")
+    def __post_init__(self) -> None:
+        if self.elements_per_program < 1:
+            raise ValueError(f"elements-per-program must be positive, got {self.elements_per_program}")
+        if not 1 <= self.num_warps <= 32:
+            raise ValueError(f"num-warps must be in [1, 32], got {self.num_warps}")
         if self.matmul_tile and (len(self.matmul_tile) != 3 or any(size < 1 or size & (size - 1) for size in self.matmul_tile)):
             raise ValueError(f"matmul-tile must be three powers of two (BM,BN,BK), got {','.join(map(str, self.matmul_tile))}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in [f for f in op.body.block.ops if _is_graph_function(f)]:
             assert isinstance(function, func.FuncOp)
             host = HostBuilder(function, self)

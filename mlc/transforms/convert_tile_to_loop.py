@@ -501,9 +501,11 @@ class ConvertTileToLoop(ModulePass):
 
     vector_bytes: int = 16
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
         if self.vector_bytes < 1:
-            raise ValueError("vector-bytes must be positive")
+            raise ValueError(f"vector-bytes must be positive, got {self.vector_bytes}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             if contains_dot(kernel):
                 lowered = lower_dot_kernel(kernel, self.vector_bytes)

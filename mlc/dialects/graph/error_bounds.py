@@ -24,7 +24,7 @@ the terms for composite functions such as gelu, where cancellation makes a relat
 * softmax: a perturbation d of a row multiplies each output by a factor within exp(+-2 max|d|).
 * layer_norm is bounded through its definition (mean, centring, variance, rsqrt, scale, bias).
 * Comparisons whose operands are closer than their errors are *uncertain* (bound 1 on the i1
-  result); `where` on an uncertain condition may give either value; a float-to-int cast may
+  result), unless both operands are one value (x against x, like x - x, is exact); `where` on an uncertain condition may give either value; a float-to-int cast may
   truncate to a neighbouring integer. Integer arithmetic on certain values is exact.
 * NaN, infinity and operands outside a function's domain (log of a value whose box reaches 0)
   make the element's bound infinite: such elements are not compared. Callers report how many
@@ -265,6 +265,8 @@ def _layer_norm(op: graph.LayerNormOp, operands: Sequence[_Operand], result: np.
     mean = _Operand(mean_value, (propagated + accumulation) / count + U32 * np.abs(mean_value))
     centred_value = x.value - mean_value
     centred = _Operand(centred_value, x.bound + mean.bound + U32 * np.abs(centred_value))
+    if count == 1:  # the mean of one element is that element: centring gives exactly 0
+        centred.bound = np.zeros_like(centred_value)
     squares_value = centred_value * centred_value
     squares = _Operand(squares_value, 2.0 * np.abs(centred_value) * centred.bound + centred.bound**2 + U32 * squares_value)
     variance_value = np.sum(squares_value, axis=axes, keepdims=True) / count
@@ -337,6 +339,8 @@ def op_bound(op: Operation, operands: Sequence[_Operand], result: np.ndarray) ->
     if isinstance(op, graph.BroadcastOp | graph.ReshapeOp | graph.TransposeOp | graph.SliceOp | graph.ConcatOp):
         return _layout(op, operands)
     if isinstance(op, graph.CmpOp):
+        if op.operands[0] is op.operands[1]:  # x against itself: both sides see the same value
+            return np.zeros(result.shape)
         return np.broadcast_to(_comparison_uncertain(*operands), result.shape).copy()
     if isinstance(op, graph.WhereOp):
         condition, a, b = operands
@@ -346,6 +350,8 @@ def op_bound(op: Operation, operands: Sequence[_Operand], result: np.ndarray) ->
         return np.broadcast_to(np.where(uncertain, either, chosen), result.shape).copy()
     if isinstance(op, graph.CastOp):
         return _cast(op, operands[0], result64) + _local_error(op, result64, np.abs(result64))
+    if isinstance(op, graph.SubOp) and op.operands[0] is op.operands[1]:
+        return np.zeros(result.shape)  # x - x is exactly 0 whatever x's error
     if isinstance(op, graph.BINARY_OPS):
         float_values = is_float(_element_type(op.operands[0]))
         propagated = _binary(op, *operands, float_values)

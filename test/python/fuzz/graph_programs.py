@@ -13,7 +13,9 @@ operands from the values made so far (so values are reused, and programs are DAG
 * reductions over random axes with and without keepdims, softmax and layer norm on random axes;
 * matmuls (batched, broadcast batch dimensions, chains through earlier results), conv2d and
   pools on NCHW values;
-* f32, f16, bf16 and i32 programs (mixed through casts).
+* f32, f16, bf16 and i32 programs (mixed through casts);
+* mostly small shapes (one program per kernel), one in six with one long dimension (grids of many
+  programs, rows longer than a program holds).
 
 Values are kept in safe ranges so that the comparison means something: each value carries a
 conservative interval of what it can hold (inputs are drawn from known ranges), and ops whose
@@ -42,6 +44,9 @@ SAFE_MAGNITUDE = {"f32": 1e4, "f16": 1e3, "bf16": 1e3, "i32": 1e6}
 """Values beyond this magnitude are squashed (floats) or not multiplied further (integers)."""
 DIMENSIONS = (1, 1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 33)
 MAX_ELEMENTS = 4096
+LARGE_DIMENSIONS = (100, 257, 1000, 2049, 4097, 70001)
+"""One dimension of a *large* program: several programs per kernel, rows reduced in chunks."""
+LARGE_MAX_ELEMENTS = 160_000
 
 FLOAT_BINARY = ("add", "sub", "mul", "div", "max", "min", "pow")
 INTEGER_BINARY = ("add", "sub", "mul", "div", "max", "min")
@@ -121,6 +126,7 @@ class _Program:
     """A function under construction: its block, builder, values and argument specs."""
 
     draw: st.DrawFn
+    max_elements: int = MAX_ELEMENTS
     block: Block = field(default_factory=Block)
     values: list[_Value] = field(default_factory=list)
     arguments: list[ArgumentSpec] = field(default_factory=list)
@@ -187,7 +193,7 @@ def _broadcast_partner(program: _Program, value: _Value) -> _Value:
     draw = program.draw
     shape = value.shape
     existing = program.pick(
-        lambda v: v.element == value.element and _broadcasts(v.shape, shape) and _elements(np.broadcast_shapes(v.shape, shape)) <= MAX_ELEMENTS
+        lambda v: v.element == value.element and _broadcasts(v.shape, shape) and _elements(np.broadcast_shapes(v.shape, shape)) <= program.max_elements
     )
     if existing is not None and draw(st.booleans()):
         return existing
@@ -325,7 +331,7 @@ def _step_compare_where(program: _Program) -> None:
     if not _broadcasts(condition.shape, np.broadcast_shapes(true_value.shape, false_value.shape)):
         return
     shape = np.broadcast_shapes(condition.shape, true_value.shape, false_value.shape)
-    if _elements(shape) > MAX_ELEMENTS:
+    if _elements(shape) > program.max_elements:
         return
     interval = Interval(min(true_value.interval.low, false_value.interval.low), max(true_value.interval.high, false_value.interval.high))
     program.add(program.builder.where(condition.ssa, true_value.ssa, false_value.ssa), interval)
@@ -360,7 +366,7 @@ def _step_broadcast(program: _Program) -> None:
     assert x is not None
     extra = tuple(draw(st.lists(st.sampled_from(DIMENSIONS[:8]), max_size=2)))
     shape = extra + tuple(draw(st.sampled_from((size, 3, 4))) if size == 1 else size for size in x.shape)
-    if _elements(shape) <= MAX_ELEMENTS and len(shape) <= 5:
+    if _elements(shape) <= program.max_elements and len(shape) <= 5:
         program.add(program.builder.broadcast(x.ssa, shape), x.interval)
 
 
@@ -421,7 +427,7 @@ def _step_concat(program: _Program) -> None:
         parts.append(same)
     shape = list(x.shape)
     shape[axis] = sum(part.shape[axis] for part in parts)
-    if _elements(tuple(shape)) <= MAX_ELEMENTS:
+    if _elements(tuple(shape)) <= program.max_elements:
         interval = Interval(min(p.interval.low for p in parts), max(p.interval.high for p in parts))
         program.add(program.builder.concat([p.ssa for p in parts], axis), interval)
 
@@ -490,7 +496,7 @@ def _step_matmul(program: _Program) -> None:
     if not _broadcasts(a.shape[:-2], b.shape[:-2]):
         return
     shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
-    if _elements(shape) * k > 64 * MAX_ELEMENTS:
+    if _elements(shape) * k > 64 * program.max_elements:
         return
     reach = k * a.interval.magnitude * b.interval.magnitude
     program.add(program.builder.matmul(a.ssa, b.ssa), Interval(-reach, reach))
@@ -577,7 +583,8 @@ def _module_text(program: _Program, returned: list[_Value]) -> str:
 @st.composite
 def graph_programs(draw: st.DrawFn, max_steps: int = 10, step_kinds: tuple[str, ...] = STEP_KINDS) -> FuzzProgram:
     """A random graph function `@main` and the ranges of its inputs (see the module docstring)."""
-    program = _Program(draw)
+    large = draw(st.integers(0, 5)) == 0
+    program = _Program(draw, max_elements=LARGE_MAX_ELEMENTS if large else MAX_ELEMENTS)
     element = draw(st.sampled_from(("f32", "f32", "f32", "f16", "bf16", "i32")))
     rank = draw(st.sampled_from((2, 3, 1, 4, 2, 3, 0)))
     domain: tuple[int, ...] = ()
@@ -585,6 +592,12 @@ def graph_programs(draw: st.DrawFn, max_steps: int = 10, step_kinds: tuple[str, 
         size = draw(st.sampled_from(DIMENSIONS))
         if _elements(domain) * size <= MAX_ELEMENTS // 4:
             domain += (size,)
+    if large:
+        position = draw(st.integers(0, len(domain)))
+        large_size = draw(st.sampled_from(LARGE_DIMENSIONS))
+        domain = domain[:position] + (large_size,) + domain[position:]
+        while _elements(domain) > program.max_elements // 2:
+            domain = domain[1:] if domain[0] != large_size else domain[:1] + domain[2:]
     program.argument(domain, element)
     for _ in range(draw(st.integers(0, 1))):
         _broadcast_partner(program, program.values[0])

