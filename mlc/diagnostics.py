@@ -37,10 +37,10 @@ import re
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import AnyFloat, BytesAttr, DenseIntOrFPElementsAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.irdl.dominance import DominanceInfo
 from xdsl.parser import Parser
@@ -172,9 +172,59 @@ def _read_with_linear_lexer(parser: Parser, text: str, name: str) -> None:
     parser._parser_state = ParserState(_Lexer(Input(text, name)))
 
 
+class _DenseLiteralParser(Parser):
+    """xDSL's parser, reading dense literals as MLIR does.
+
+    * A splat is kept as one element. xDSL 0.74 expands `dense<1.0> : tensor<100000x100000xf32>`
+      to every element while parsing (40 GB, before any verifier can refuse the size); one element
+      is the storage xDSL itself uses for the splats it builds and prints.
+    * A hexadecimal literal among float elements is the element's bit pattern (`0x7FC00000` is a
+      NaN in f32, as mlir-opt prints NaN and infinities); xDSL reads it as an integer value.
+
+    Empty and hex-string (`dense<"0x...">`) literals are read by xDSL, which gets them right.
+    """
+
+    def parse_dense_int_or_fp_elements_attr(self, type: Any) -> DenseIntOrFPElementsAttr:  # noqa: A002 - xDSL's name
+        start = self._current_token.span.start
+        self.parse_punctuation("<", " in dense attribute")
+        if self._current_token.kind in (MLIRTokenKind.GREATER, MLIRTokenKind.STRING_LIT):
+            self._resume_from(start)
+            return super().parse_dense_int_or_fp_elements_attr(type)
+        elements, shape = self._parse_tensor_literal()
+        self.parse_punctuation(">", " in dense attribute")
+        if type is None:
+            self.parse_punctuation(":", " in dense attribute")
+            type = self._parse_dense_literal_type()
+        if shape and list(type.get_shape()) != shape:
+            self.raise_error(f"Shape mismatch in dense literal. Expected {list(type.get_shape())} shape from the type, but got {shape} shape.")
+        literal_type = TensorType(type.element_type, shape)  # rank 0 for a splat
+        bits = {index: element for index, element in enumerate(elements) if self._is_float_bit_pattern(element, type.element_type)}
+        values = [0.0 if index in bits else element.to_type(self, type.element_type) for index, element in enumerate(elements)]
+        data = DenseIntOrFPElementsAttr.from_list(literal_type, values).data
+        if bits:
+            data = self._with_bit_patterns(data, bits, type.element_type)
+        return DenseIntOrFPElementsAttr(type, data)
+
+    def _is_float_bit_pattern(self, element: Any, element_type: Attribute) -> bool:
+        text = self.lexer.input.content[element.span.start : element.span.end]
+        return isinstance(element_type, AnyFloat) and text.lstrip("-").lower().startswith("0x")
+
+    def _with_bit_patterns(self, data: BytesAttr, bits: dict[int, Any], element_type: Attribute) -> BytesAttr:
+        width = element_type.bitwidth  # type: ignore[attr-defined]
+        raw = bytearray(data.data)
+        for index, element in bits.items():
+            if element.is_negative:
+                self.raise_error("a hexadecimal float literal cannot have a leading minus (it is the bit pattern)", at_position=element.span)
+            pattern = int(self.lexer.input.content[element.span.start : element.span.end], 16)
+            if pattern >= 1 << width:
+                self.raise_error(f"hexadecimal literal does not fit the {width} bits of {element_type}", at_position=element.span)
+            raw[index * width // 8 : (index + 1) * width // 8] = pattern.to_bytes(width // 8, "little")
+        return BytesAttr(bytes(raw))
+
+
 def make_parser(context: Context, text: str, name: str = "<input>") -> Parser:
-    """xDSL's parser over `text`, with the linear-time string lexer."""
-    parser = Parser(context, "", name)
+    """xDSL's parser over `text`, with the linear-time string lexer and MLIR's dense literals."""
+    parser = _DenseLiteralParser(context, "", name)
     _read_with_linear_lexer(parser, text, name)
     return parser
 
@@ -184,7 +234,7 @@ _PARSER_FAILURES = (ValueError, OverflowError, AssertionError, TypeError, IndexE
 _UNDEFINED_VALUES = "values used but not defined"
 
 
-class _RecordingParser(Parser):
+class _RecordingParser(_DenseLiteralParser):
     """xDSL's parser, remembering the span of every op's name, the `{` of every region being
     parsed and the first use of every value not defined yet."""
 

@@ -111,6 +111,9 @@ def round_trips_as_text(attribute: DenseIntOrFPElementsAttr) -> bool:
             return True
         values = np.asarray(dense_to_numpy(attribute), dtype=np.float64).reshape(-1)
         return not (values == values[0]).all()
+    if splat is not None:  # its one element, printed as a rank-0 splat (parsing expands a splat)
+        attribute = DenseIntOrFPElementsAttr(TensorType(tensor_type.element_type, []), BytesAttr(splat.tobytes()))
+        tensor_type = attribute.type
     try:
         parsed = Parser(Context(), str(attribute)).parse_attribute()
     except ParseError:
@@ -197,15 +200,20 @@ def parse_dense_literal(parser: Parser) -> DenseIntOrFPElementsAttr:
     hex_floats = [] if elements.lstrip().startswith('"') or not is_float(tensor_type.element_type) else [
         (index, match) for index, match in enumerate(_ELEMENT.finditer(elements)) if match.group("hex")
     ]
-    text = list(content[start : parser.pos])
+    splat = bool(elements.strip()) and not elements.lstrip().startswith(("[", '"'))
+    # A splat is read as one element and kept as one (xDSL would expand it to every element: a
+    # `dense<1.0> : tensor<100000x100000xf32>` would take 40 GB before any verifier could refuse it).
+    read_type = TensorType(tensor_type.element_type, []) if splat else tensor_type
+    text = list(content[start : elements_end + 1] + " : " + str(read_type))
     for _, match in hex_floats:  # each hex literal becomes a 0 of the same length: offsets stay
         offset = elements_start - start + match.start("hex")
         text[offset : offset + len(match.group("hex"))] = "0".ljust(len(match.group("hex")))
     value = _parse_attribute_text("".join(text), literal, tensor_type, parser)
-    if not hex_floats:
-        return value
-    splat = not elements.lstrip().startswith("[")
-    return _with_hex_bits(value, hex_floats, splat, elements_start, literal)
+    if hex_floats:
+        value = _with_hex_bits(value, hex_floats, splat, elements_start, literal)
+    if splat:
+        return DenseIntOrFPElementsAttr(tensor_type, value.data)
+    return value
 
 
 def _parse_attribute_text(

@@ -85,3 +85,29 @@ func.func @not_a_tensor() {
   %0 = graph.constant dense<1.0> : memref<2xf32>
   func.return
 }
+
+// -----
+
+// The generic form reads dense literals the same way (the spec's generic form must parse as MLIR
+// means it), and a splat stays one element however many it stands for: a 10^12-element splat
+// parses at once instead of being expanded (4 TB) before any verifier could look at it.
+// CHECK-LABEL: func.func @generic_form()
+// CHECK-NEXT:    graph.constant dense<"0x0000C07F0000807F000080FF"> : tensor<3xf32>
+// CHECK-NEXT:    graph.constant dense<"0x007E"> : tensor<4x4xf16>
+// CHECK-NEXT:    graph.constant dense<2.500000e-01> : tensor<1000000x1000000xf32>
+// CHECK-NEXT:    graph.constant dense<true> : tensor<1000000x1000000xi1>
+func.func @generic_form() {
+  %0 = "graph.constant"() <{value = dense<[0x7FC00000, 0x7F800000, 0xFF800000]> : tensor<3xf32>}> : () -> tensor<3xf32>
+  %1 = "graph.constant"() <{value = dense<0x7E00> : tensor<4x4xf16>}> : () -> tensor<4x4xf16>
+  %2 = "graph.constant"() <{value = dense<0.25> : tensor<1000000x1000000xf32>}> : () -> tensor<1000000x1000000xf32>
+  %3 = "graph.constant"() <{value = dense<true> : tensor<1000000x1000000xi1>}> : () -> tensor<1000000x1000000xi1>
+  func.return
+}
+
+// -----
+
+func.func @generic_hex_with_a_sign() {
+  // expected-error @+1 {{a hexadecimal float literal cannot have a leading minus (it is the bit pattern)}}
+  %0 = "graph.constant"() <{value = dense<[1.0, -0x7FC00000]> : tensor<2xf32>}> : () -> tensor<2xf32>
+  func.return
+}

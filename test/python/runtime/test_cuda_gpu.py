@@ -157,7 +157,7 @@ def test_block_reverse_from_llvm_ir_through_llvmlite(device: Device) -> None:
 
 def test_a_bad_launch_names_the_kernel_and_configuration(device: Device, vector_add: CudaModule) -> None:
     function = vector_add.function("vadd")
-    buffers = [DeviceBuffer.empty((4096,), np.float32, device) for _ in range(3)]
+    buffers = [DeviceBuffer.zeros((4096,), np.float32, device) for _ in range(3)]
     arguments = KernelArguments.from_values([*buffers, np.int32(4096)])
     with pytest.raises(CudaError) as caught:
         function.launch(2, 2048, arguments)
