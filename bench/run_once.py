@@ -26,10 +26,15 @@ def main() -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="run the cases whose name contains this text")
+    parser.add_argument("--exclude", action="append", default=[], help="skip the cases whose name contains this text")
     args = parser.parse_args()
     generator = torch.Generator(device="cuda").manual_seed(0)
     cases = [*elementwise.cases(), *reductions.cases(), *matmul.cases()]
-    selected = [case for case in cases if args.only is None or args.only in case.name]
+    selected = [
+        case
+        for case in cases
+        if (args.only is None or args.only in case.name) and not any(text in case.name for text in args.exclude)
+    ]
     for case in selected:
         inputs = case.make_inputs(generator)
         call, output = mlc_callable(case, inputs)

@@ -1,7 +1,11 @@
 """The pass registry: every pass mlc-opt, the Python API and the xdsl.universe entry point know.
 
-One pass is one file in this package and one CLI name. `MLC_PASSES` maps each name to
-`module:Class`, so that tools import a pass only when it is used (mlc-opt starts faster).
+One pass is one file and one CLI name (the file is the name with underscores), in the package of
+the level it works on: `graph/`, `tile/`, `loop/`, `gpu/`, `llvm/` (a conversion sits with the level
+it starts from). What passes share lives beside them: `analysis/` (facts about IR) and `lowering/`
+(kernel builders and the LLVM conversion framework). A pass never imports another pass
+(`test/python/test_layering.py` checks it). `MLC_PASSES` maps each name to `module:Class`, so
+that tools import a pass only when it is used (mlc-opt starts faster).
 `XDSL_PASSES` are the upstream xDSL passes that mlc pipelines use and that mlc-opt offers too.
 Named pipelines (`mlc-lower-to-gpu`, ...) are passes as well; see `pipelines.py`.
 """
@@ -14,26 +18,26 @@ from collections.abc import Callable
 from xdsl.passes import ModulePass
 
 MLC_PASSES: dict[str, str] = {
-    "convert-arith-to-llvm": "mlc.transforms.convert_arith_to_llvm:ConvertArithToLLVM",
-    "convert-cf-to-llvm": "mlc.transforms.convert_cf_to_llvm:ConvertCfToLLVM",
-    "convert-math-to-llvm": "mlc.transforms.convert_math_to_llvm:ConvertMathToLLVM",
-    "convert-memref-to-llvm": "mlc.transforms.convert_memref_to_llvm:ConvertMemRefToLLVM",
-    "convert-vector-to-llvm": "mlc.transforms.convert_vector_to_llvm:ConvertVectorToLLVM",
-    "convert-graph-to-tile": "mlc.transforms.convert_graph_to_tile:ConvertGraphToTile",
-    "graph-decompose": "mlc.transforms.graph_decompose:GraphDecompose",
-    "graph-fold-constants": "mlc.transforms.graph_fold_constants:GraphFoldConstants",
-    "graph-fuse": "mlc.transforms.graph_fuse:GraphFuse",
-    "graph-inline-fusion": "mlc.transforms.graph_inline_fusion:GraphInlineFusion",
-    "graph-plan-memory": "mlc.transforms.graph_plan_memory:GraphPlanMemory",
-    "graph-simplify": "mlc.transforms.graph_simplify:GraphSimplify",
-    "convert-tile-to-loop": "mlc.transforms.convert_tile_to_loop:ConvertTileToLoop",
-    "convert-loop-to-cpu": "mlc.transforms.convert_loop_to_cpu:ConvertLoopToCpu",
-    "convert-loop-to-gpu": "mlc.transforms.convert_loop_to_gpu:ConvertLoopToGpu",
-    "convert-gpu-to-nvvm": "mlc.transforms.convert_gpu_to_nvvm:ConvertGpuToNvvm",
-    "gpu-insert-barriers": "mlc.transforms.gpu_insert_barriers:GpuInsertBarriers",
-    "loop-double-buffer": "mlc.transforms.loop_double_buffer:LoopDoubleBuffer",
-    "loop-promote-shared": "mlc.transforms.loop_promote_shared:LoopPromoteShared",
-    "loop-unroll": "mlc.transforms.loop_unroll:LoopUnroll",
+    "convert-arith-to-llvm": "mlc.transforms.llvm.convert_arith_to_llvm:ConvertArithToLLVM",
+    "convert-cf-to-llvm": "mlc.transforms.llvm.convert_cf_to_llvm:ConvertCfToLLVM",
+    "convert-math-to-llvm": "mlc.transforms.llvm.convert_math_to_llvm:ConvertMathToLLVM",
+    "convert-memref-to-llvm": "mlc.transforms.llvm.convert_memref_to_llvm:ConvertMemRefToLLVM",
+    "convert-vector-to-llvm": "mlc.transforms.llvm.convert_vector_to_llvm:ConvertVectorToLLVM",
+    "convert-graph-to-tile": "mlc.transforms.graph.convert_graph_to_tile:ConvertGraphToTile",
+    "graph-decompose": "mlc.transforms.graph.graph_decompose:GraphDecompose",
+    "graph-fold-constants": "mlc.transforms.graph.graph_fold_constants:GraphFoldConstants",
+    "graph-fuse": "mlc.transforms.graph.graph_fuse:GraphFuse",
+    "graph-inline-fusion": "mlc.transforms.graph.graph_inline_fusion:GraphInlineFusion",
+    "graph-plan-memory": "mlc.transforms.graph.graph_plan_memory:GraphPlanMemory",
+    "graph-simplify": "mlc.transforms.graph.graph_simplify:GraphSimplify",
+    "convert-tile-to-loop": "mlc.transforms.tile.convert_tile_to_loop:ConvertTileToLoop",
+    "convert-loop-to-cpu": "mlc.transforms.loop.convert_loop_to_cpu:ConvertLoopToCpu",
+    "convert-loop-to-gpu": "mlc.transforms.loop.convert_loop_to_gpu:ConvertLoopToGpu",
+    "convert-gpu-to-nvvm": "mlc.transforms.gpu.convert_gpu_to_nvvm:ConvertGpuToNvvm",
+    "gpu-insert-barriers": "mlc.transforms.gpu.gpu_insert_barriers:GpuInsertBarriers",
+    "loop-double-buffer": "mlc.transforms.loop.loop_double_buffer:LoopDoubleBuffer",
+    "loop-promote-shared": "mlc.transforms.loop.loop_promote_shared:LoopPromoteShared",
+    "loop-unroll": "mlc.transforms.loop.loop_unroll:LoopUnroll",
     "mlc-lower-to-cpu": "mlc.transforms.pipelines:LowerToCpu",
     "mlc-lower-to-gpu": "mlc.transforms.pipelines:LowerToGpu",
 }

@@ -29,7 +29,7 @@ from mlc.frontend.onnx import import_model  # noqa: E402
 from mlc.interpreter import run  # noqa: E402
 from mlc.passes import build_pipeline  # noqa: E402
 from mlc.transforms import all_passes  # noqa: E402
-from mlc.transforms.graph_plan_memory import PLAN_ATTR, buffer_of  # noqa: E402
+from mlc.transforms.analysis.memory_plan import PLAN_ATTR, buffer_of  # noqa: E402
 from onnx_models import cnn, mlp, reference, transformer_block  # noqa: E402
 
 GRAPH_PIPELINE = "graph-simplify,graph-fold-constants,cse,graph-fuse,graph-plan-memory"

@@ -1,0 +1,249 @@
+"""What each op of an `mlc_gpu.func` reads and writes of shared memory, and which accesses may collide.
+
+An *allocation* is one shared buffer of the block: a `memref.alloc`/`alloca` in memory space 3
+(keyed by its result) or a space-3 `memref.global` (keyed by its symbol, whichever `get_global`
+names it). Views (`subview`, `cast`, `memory_space_cast`, `reinterpret_cast`, `collapse_shape`,
+`expand_shape`, `view`, `assume_alignment`) access their source's allocation. A memref whose origin
+the analysis cannot follow (a block argument, an unknown op's result) is `ANY_SHARED` when its type
+is in space 3, and not shared memory otherwise (mlc kernels name shared memory by its type; a
+generic-space memref of unknown origin is assumed global or private).
+
+`accesses_of(op)` lists an op's accesses:
+
+* `memref.load`/`store`/`atomic_rmw` and 1-d `vector.load`/`store`/`maskedload`/`maskedstore`
+  (a mask may only narrow them) at their indices: `elements` holds the per-thread form of each index
+  (`ThreadAnalysis.form`), `width` the vector's length along the last dimension;
+* `vector.transfer_read`/`transfer_write`, `memref.copy`, n-d vectors and accesses through views:
+  some elements of the allocation (`elements` None);
+* calls: a read and a write of every shared allocation (`ANY_SHARED`); any other op with a shared
+  memref operand (or an `!llvm.ptr` in address space 0 or 3): a read and a write of what it can reach.
+  Views, `dim`, `rank`, `extract_strided_metadata` and `dealloc` access nothing.
+
+`may_collide(a, b, changed_loops)` says whether two threads of a block may touch one element, one
+through `a` and the other through `b`. Distinct allocations never alias. Within one allocation,
+accessed directly (not through a view) at known indices, the accesses are compared thread by thread:
+their indices must carry the same symbols (uniform unknowns, which then cancel out) and each
+thread's element set is enumerated over the threads that may run the access
+(`ThreadAnalysis.active_threads`); they collide only if an element is touched by two different
+threads. A symbol defined inside a loop in `changed_loops` (one whose back edge lies between the two
+accesses) may have changed in between, so indices with such symbols may collide. Indices are assumed
+within the memref's bounds, as memref semantics require (a row-major index past a dimension's end
+could otherwise reach another row). Everything else may collide. So a thread reading back its own
+element, `s[t]` after `s[t]`, is proven free of hazards, and so are disjoint ranges such as
+`s[t]` and `s[t + 64]` with 64 threads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import func, llvm, memref, scf, vector
+from xdsl.dialects.builtin import MemRefType, VectorType
+from xdsl.ir import Operation, SSAValue
+
+from mlc.dialects.gpu import ops as gpu
+from mlc.transforms.analysis.thread_analysis import (
+    VIEW_OPS,
+    ThreadAnalysis,
+    ThreadForm,
+    is_shared_memory_space,
+    memref_root,
+)
+
+ANY_SHARED = "any shared allocation"
+"""The allocation of an access that may touch any shared buffer of the block."""
+
+Allocation = SSAValue | str
+
+_NO_ACCESS = (
+    *VIEW_OPS, memref.DimOp, memref.RankOp, memref.ExtractStridedMetaDataOp, memref.DeallocOp,
+    scf.ForOp, scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp, gpu.ReturnOp, gpu.BarrierOp,
+)  # fmt: skip
+"""Ops that access no memory themselves (structured control flow passes memrefs along)."""
+_CALLS = (func.CallOp, llvm.CallOp)
+_GENERIC_OR_SHARED_POINTER_SPACES = (0, 3)
+
+
+@dataclass(eq=False)
+class Access:
+    """One read or write of shared memory by `op`, in every thread that runs it."""
+
+    op: Operation
+    is_write: bool
+    allocation: Allocation
+    elements: tuple[ThreadForm, ...] | None
+    """Per-thread index forms (the allocation's own coordinates), None where unknown."""
+    width: int
+    threads: np.ndarray
+    """The threads that may run the access."""
+
+
+def allocation_of(value: SSAValue) -> Allocation | None:
+    """The shared allocation a memref views, ANY_SHARED if it may be any, None if not shared memory."""
+    root = memref_root(value)
+    if isinstance(root.owner, memref.AllocOp | memref.AllocaOp):
+        return root if is_shared_memory_space(root) else None
+    if isinstance(root.owner, memref.GetGlobalOp):
+        return root.owner.name_.root_reference.data if is_shared_memory_space(root) else None
+    return ANY_SHARED if is_shared_memory_space(root) or is_shared_memory_space(value) else None
+
+
+def _vector_width(vector_type: object) -> int | None:
+    if isinstance(vector_type, VectorType) and len(vector_type.get_shape()) == 1:
+        return vector_type.get_shape()[0]
+    return None
+
+
+def _indexed_operands(op: Operation) -> tuple[SSAValue, tuple[SSAValue, ...], bool, int | None] | None:
+    """(memref, indices, is_write, vector width or None when unknown) of a load or store at indices."""
+    if isinstance(op, memref.LoadOp | memref.StoreOp):
+        return op.memref, tuple(op.indices), isinstance(op, memref.StoreOp), 1
+    if isinstance(op, vector.LoadOp | vector.MaskedLoadOp):
+        return op.base, tuple(op.indices), False, _vector_width(op.result.type)
+    if isinstance(op, vector.StoreOp):
+        return op.base, tuple(op.indices), True, _vector_width(op.vector.type)
+    if isinstance(op, vector.MaskedStoreOp):
+        return op.base, tuple(op.indices), True, _vector_width(op.value_to_store.type)
+    return None
+
+
+def _reaches_shared_memory(value: SSAValue) -> bool:
+    if isinstance(value.type, llvm.LLVMPointerType):
+        return value.type.addr_space.data in _GENERIC_OR_SHARED_POINTER_SPACES
+    return isinstance(value.type, MemRefType) and allocation_of(value) is not None
+
+
+class SharedMemoryAccesses:
+    """The shared-memory accesses of the ops of one kernel, and whether two of them may collide."""
+
+    def __init__(self, threads: ThreadAnalysis):
+        self.threads = threads
+        self._accesses: dict[Operation, tuple[Access, ...]] = {}
+        self._collisions: dict[tuple[Access, Access, frozenset[Operation]], bool] = {}
+        self._order = {op: position for position, op in enumerate(threads.function.walk())}
+
+    def program_order(self, access: Access) -> int:
+        """Where the access's op comes in the kernel's text (for stable messages and choices)."""
+        return self._order.get(access.op, -1)
+
+    def accesses_of(self, op: Operation) -> tuple[Access, ...]:
+        if op not in self._accesses:
+            self._accesses[op] = tuple(self._find_accesses(op))
+        return self._accesses[op]
+
+    def _access(self, op: Operation, is_write: bool, allocation: Allocation, elements=None, width=1) -> Access:
+        return Access(op, is_write, allocation, elements, width, self.threads.active_threads(op))
+
+    def _find_accesses(self, op: Operation) -> list[Access]:
+        if isinstance(op, _NO_ACCESS):
+            return []
+        indexed = _indexed_operands(op)
+        if indexed is not None:
+            memref_value, indices, is_write, width = indexed
+            return self._indexed_access(op, memref_value, indices, is_write, width)
+        if isinstance(op, memref.AtomicRMWOp):
+            read = self._indexed_access(op, op.memref, tuple(op.indices), False, 1)
+            return read + self._indexed_access(op, op.memref, tuple(op.indices), True, 1)
+        if isinstance(op, vector.TransferReadOp | vector.TransferWriteOp):
+            allocation = allocation_of(op.source)
+            return [] if allocation is None else [self._access(op, isinstance(op, vector.TransferWriteOp), allocation)]
+        if isinstance(op, memref.CopyOp):
+            source, destination = allocation_of(op.source), allocation_of(op.destination)
+            return ([] if source is None else [self._access(op, False, source)]) + (
+                [] if destination is None else [self._access(op, True, destination)]
+            )
+        if isinstance(op, _CALLS):
+            return [self._access(op, False, ANY_SHARED), self._access(op, True, ANY_SHARED)]
+        return self._unknown_user(op)
+
+    def _indexed_access(
+        self, op: Operation, memref_value: SSAValue, indices: tuple[SSAValue, ...], is_write: bool, width: int | None
+    ) -> list[Access]:
+        allocation = allocation_of(memref_value)
+        if allocation is None:
+            return []
+        direct = allocation is not ANY_SHARED and memref_root(memref_value) is memref_value
+        forms = tuple(self.threads.form(index) for index in indices)
+        if not direct or width is None or any(form is None for form in forms):
+            return [self._access(op, is_write, allocation)]
+        return [self._access(op, is_write, allocation, forms, width)]  # type: ignore[arg-type]
+
+    def _unknown_user(self, op: Operation) -> list[Access]:
+        """An op the analysis does not understand reads and writes all the shared memory it can reach."""
+        reached: list[Allocation] = []
+        for operand in op.operands:
+            if isinstance(operand.type, llvm.LLVMPointerType) and _reaches_shared_memory(operand):
+                reached.append(ANY_SHARED)
+            elif isinstance(operand.type, MemRefType):
+                allocation = allocation_of(operand)
+                if allocation is not None and allocation not in reached:
+                    reached.append(allocation)
+        return [self._access(op, is_write, allocation) for allocation in reached for is_write in (False, True)]
+
+    def may_collide(self, a: Access, b: Access, changed_loops: frozenset[Operation]) -> bool:
+        """Whether two different threads may touch one element, through `a` and through `b`."""
+        if a.allocation is not ANY_SHARED and b.allocation is not ANY_SHARED and a.allocation != b.allocation:
+            return False
+        if np.count_nonzero(a.threads | b.threads) < 2:
+            return False  # one thread at most runs both: its accesses are in program order
+        if a.allocation is ANY_SHARED or b.allocation is ANY_SHARED:
+            return True
+        key = (a, b, changed_loops)
+        if key not in self._collisions:
+            self._collisions[key] = self._compare(a, b, changed_loops)
+        return self._collisions[key]
+
+    def _compare(self, a: Access, b: Access, changed_loops: frozenset[Operation]) -> bool:
+        if a.elements is None or b.elements is None:
+            return True
+        for form_a, form_b in zip(a.elements, b.elements):
+            if form_a.symbols != form_b.symbols:
+                return True
+            if any(_defined_inside(symbol, loop) for symbol, _ in form_a.symbols for loop in changed_loops):
+                return True
+        return _two_threads_share_an_element(_elements(a), _elements(b))
+
+
+def _defined_inside(value: SSAValue, loop: Operation) -> bool:
+    owner = value.owner
+    if isinstance(owner, Operation):
+        return owner is not loop and loop.is_ancestor(owner)
+    return loop.is_ancestor(owner)
+
+
+def _elements(access: Access) -> tuple[np.ndarray, np.ndarray]:
+    """(element coordinates, one row each, and the thread touching it) over the access's threads."""
+    threads = np.nonzero(access.threads)[0]
+    assert access.elements is not None
+    # A leading zero column keeps rank-0 memrefs (no index) comparable.
+    columns = [np.zeros(threads.size, dtype=np.int64)] + [form.per_thread[threads] for form in access.elements]
+    base = np.stack(columns, axis=1)
+    rows = []
+    for offset in range(access.width):
+        shifted = base.copy()
+        shifted[:, -1] += offset
+        rows.append(shifted)
+    return np.concatenate(rows), np.tile(threads, access.width)
+
+
+def _two_threads_share_an_element(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> bool:
+    (elements_a, threads_a), (elements_b, threads_b) = a, b
+    if threads_a.size == 0 or threads_b.size == 0:
+        return False
+    _, element_ids = np.unique(np.concatenate([elements_a, elements_b]), axis=0, return_inverse=True)
+    element_ids = element_ids.reshape(-1)
+    count = int(element_ids.max()) + 1
+    ids_a, ids_b = element_ids[: threads_a.size], element_ids[threads_a.size :]
+    in_both = np.zeros(count, dtype=bool)
+    in_both[ids_a] = True
+    in_b = np.zeros(count, dtype=bool)
+    in_b[ids_b] = True
+    in_both &= in_b
+    threads = np.concatenate([threads_a, threads_b])
+    lowest = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
+    highest = np.full(count, -1, dtype=np.int64)
+    np.minimum.at(lowest, element_ids, threads)
+    np.maximum.at(highest, element_ids, threads)
+    # An element both access touch, by more than one thread between them.
+    return bool(np.any(in_both & (lowest != highest)))

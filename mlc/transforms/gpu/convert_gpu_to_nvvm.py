@@ -1,0 +1,173 @@
+"""convert-gpu-to-nvvm: mlc_gpu kernels become NVVM-flavoured `llvm.func`s.
+
+* `mlc_gpu.func` becomes an external `llvm.func` over bare pointers (see `llvm_kernel.py`)
+  marked `nvvm.kernel`, with `nvvm.maxntid` set to its block size so that ptxas can budget
+  registers, and `nvvm.minctasm` where the kernel carries `mlc.min_blocks_per_multiprocessor`;
+  the backend turns these attributes into a PTX `.entry` with `.maxntid` (and `.minnctapersm`).
+* `mlc_gpu.thread_id` / `block_id` read NVVM's special registers (`tid`, `ctaid`) through
+  `llvm.call_intrinsic`; `block_dim` / `grid_dim` become constants, since mlc kernels have a
+  static launch shape (which also lets LLVM fold the index arithmetic).
+* `mlc_gpu.barrier` becomes `llvm.nvvm.barrier0` (bar.sync 0); `mlc_gpu.shuffle` becomes
+  `llvm.nvvm.shfl.sync.{bfly,up,down,idx}` over the full warp.
+* shared memory (`memref.alloca` in space 3) becomes an addrspace(3) `llvm.mlir.global`, read with
+  `llvm.mlir.addressof`.
+
+Special registers are i32; they are zero-extended to i64 and cast to `index` with an unrealized
+cast, which `convert-arith-to-llvm` and `reconcile-unrealized-casts` resolve. The kernel's
+standard ops are left for the `convert-*-to-llvm` passes; `mlc_gpu.launch` stays for the runtime.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, llvm, memref
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    UnitAttr,
+    UnrealizedConversionCastOp,
+    f16,
+    f32,
+    i32,
+    i64,
+)
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from mlc.diagnostics import PassFailure
+from mlc.dialects.gpu import ops as gpu
+from mlc.transforms.lowering.llvm_kernel import SHARED_MEMORY_SPACE, kernel_to_llvm_func, replace_terminators
+
+_REGISTERS = {gpu.ThreadIdOp: "tid", gpu.BlockIdOp: "ctaid"}
+BARRIER_INTRINSIC = "llvm.nvvm.barrier0"
+
+
+def _special_register(op: gpu.IndexQueryOp, register: str) -> list[Operation]:
+    read = llvm.CallIntrinsicOp(f"llvm.nvvm.read.ptx.sreg.{register}.{op.dimension.data}", [], [i32])
+    widened = llvm.ZExtOp(read.results[0], i64)
+    as_index = UnrealizedConversionCastOp.get([widened.res], [IndexType()])
+    return [read, widened, as_index]
+
+
+def _replace(op: Operation, new_ops: list[Operation], value: SSAValue | None) -> None:
+    Rewriter.insert_op(new_ops, InsertPoint.before(op))
+    if value is not None:
+        value.name_hint = op.results[0].name_hint
+        op.results[0].replace_all_uses_with(value)
+    op.detach()
+    op.erase()
+
+
+def _shuffle(op: gpu.ShuffleOp) -> tuple[list[Operation], SSAValue]:
+    """`shfl.sync.<mode>` over the full warp; f16 travels as f32."""
+    value, value_type = op.value, op.value.type
+    ops: list[Operation] = []
+    if value_type == f16:
+        widened = arith.ExtFOp(value, f32)
+        ops.append(widened)
+        value = widened.result
+    suffix = "i32" if value_type == i32 else "f32"
+    full_warp = arith.ConstantOp(IntegerAttr(-1, i32))
+    offset = arith.ConstantOp(IntegerAttr(op.offset.value.data, i32))
+    clamp = arith.ConstantOp(IntegerAttr(SHUFFLE_CLAMP[op.mode.data], i32))
+    mode = {"xor": "bfly", "up": "up", "down": "down", "idx": "idx"}[op.mode.data]
+    shuffle = llvm.CallIntrinsicOp(
+        f"llvm.nvvm.shfl.sync.{mode}.{suffix}",
+        [full_warp.result, value, offset.result, clamp.result],
+        [i32 if value_type == i32 else f32],
+    )
+    ops += [full_warp, offset, clamp, shuffle]
+    result = shuffle.results[0]
+    if value_type == f16:
+        narrowed = arith.TruncFOp(result, f16)
+        ops.append(narrowed)
+        result = narrowed.result
+    return ops, result
+
+
+SHUFFLE_CLAMP = {"xor": 0x1F, "up": 0, "down": 0x1F, "idx": 0x1F}
+"""PTX `shfl.sync`'s c operand for a full 32-lane warp: 0 for up, 31 otherwise."""
+
+
+def lower_kernel_body(function: gpu.FuncOp) -> None:
+    grid, block = function.grid_shape(), function.block_shape()
+    for op in list(function.walk()):
+        if isinstance(op, gpu.ShuffleOp):
+            new_ops, result = _shuffle(op)
+            _replace(op, new_ops, result)
+        elif isinstance(op, gpu.ThreadIdOp | gpu.BlockIdOp):
+            new_ops = _special_register(op, _REGISTERS[type(op)])
+            _replace(op, new_ops, new_ops[-1].results[0])
+        elif isinstance(op, gpu.BlockDimOp | gpu.GridDimOp):
+            sizes = block if isinstance(op, gpu.BlockDimOp) else grid
+            constant = arith.ConstantOp(IntegerAttr(sizes[op.axis()], IndexType()))
+            _replace(op, [constant], constant.result)
+        elif isinstance(op, gpu.BarrierOp):
+            _replace(op, [llvm.CallIntrinsicOp(BARRIER_INTRINSIC, [], [])], None)
+
+
+def shared_memory_to_globals(kernel: gpu.FuncOp, module: ModuleOp) -> None:
+    """Each shared `memref.alloca` becomes an addrspace(3) global of the module.
+
+    The kernel reads its address with `llvm.mlir.addressof` and casts it back to the memref, for
+    the memref conversion to consume. Globals are 16-byte aligned so that vector accesses are
+    legal, and named after the kernel.
+    """
+    for index, allocation in enumerate([op for op in kernel.walk() if isinstance(op, memref.AllocaOp)]):
+        memref_type = allocation.memref.type
+        assert isinstance(memref_type, MemRefType)
+        space = memref_type.memory_space
+        if not (isinstance(space, IntegerAttr) and space.value.data == SHARED_MEMORY_SPACE):
+            continue
+        if not memref_type.has_static_shape():
+            raise PassFailure(allocation, "shared memory needs a static shape")
+        count = 1
+        for size in memref_type.get_shape():
+            count *= size
+        name = f"{kernel.sym_name.data}_shared_{index}"
+        global_op = llvm.GlobalOp(
+            llvm.LLVMArrayType(count, memref_type.element_type),
+            name,
+            "internal",
+            addr_space=SHARED_MEMORY_SPACE,
+            alignment=16,
+        )
+        Rewriter.insert_op(global_op, InsertPoint.before(kernel))
+        address = llvm.AddressOfOp(name, llvm.LLVMPointerType(IntAttr(SHARED_MEMORY_SPACE)))
+        as_memref = UnrealizedConversionCastOp.get([address.result], [memref_type])
+        _replace(allocation, [address, as_memref], as_memref.results[0])
+
+
+@dataclass(frozen=True)
+class ConvertGpuToNvvm(ModulePass):
+    """Turn mlc_gpu kernels into llvm.func kernels with NVVM intrinsics."""
+
+    name = "convert-gpu-to-nvvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in [k for k in op.walk() if isinstance(k, gpu.FuncOp)]:
+            if gpu.BLOCK_SYNCHRONOUS in kernel.attributes:
+                raise PassFailure(
+                    kernel, "its shared memory is ordered only as at the loop level; run gpu-insert-barriers before convert-gpu-to-nvvm"
+                )
+            shared_memory_to_globals(kernel, op)
+            lower_kernel_body(kernel)
+            attributes = {
+                "nvvm.kernel": UnitAttr(),
+                "nvvm.maxntid": DenseArrayBase.from_list(i32, kernel.block_shape()),
+            }
+            blocks = kernel.attributes.get(gpu.MIN_BLOCKS_PER_MULTIPROCESSOR)
+            if isinstance(blocks, IntegerAttr):
+                attributes["nvvm.minctasm"] = IntegerAttr(blocks.value.data, i32)
+            function = kernel_to_llvm_func(kernel, attributes)
+            replace_terminators(function, gpu.ReturnOp)
+            Rewriter.insert_op(function, InsertPoint.before(kernel))
+            kernel.detach()
+            kernel.erase()

@@ -1,0 +1,326 @@
+"""convert-graph-to-tile: one tile kernel per fusion group, and a host function that launches them.
+
+Every `func.func` over tensors becomes a host function over memrefs (same name, same argument
+and result shapes) that allocates the outputs of each fusion group and launches one
+`tile.kernel` per group (see `elementwise_fusion.py` for the grouping). Non-splat constants
+become `memref.global`s; splat constants become scalar constants inside the kernels.
+
+Kernel construction, for a group with domain D:
+
+1. *Collapse dimensions.* Size-1 dimensions are dropped and adjacent dimensions merged when
+   every input is either full along both or broadcast along both, so a plain elementwise kernel
+   is 1-d whatever its rank and a bias add over `64x1024` stays 2-d. Parameters are memrefs of
+   the collapsed shapes; the host passes its buffers unchanged (same element count).
+2. *Choose the tile.* Powers of two, filled from the innermost dimension outward until the tile
+   holds `elements-per-program` elements (never more than the dimension needs). The grid is 1-d;
+   each program decomposes its id into tile coordinates, innermost fastest, so neighbouring
+   programs touch neighbouring memory. A group with reductions gets whole reduced dimensions
+   (`choose_reduction_tile`), or, beyond `MAX_REDUCTION_TILE` elements, a chunk of them that its
+   kernel loops over (`choose_looped_reduction_tile`, `group_kernel.py`).
+3. *Body.* Load every input as a tile (a size-1 tile dimension where it broadcasts, then
+   `tile.broadcast`), compute all outputs in one `tile.map` whose scalar body is the group's ops
+   expanded by `elementwise_expansion.py`, store each output. Tile loads and stores mask at the
+   memref bounds, so domains that are not multiples of the tile need nothing more.
+
+Options: `elements-per-program` (default 2048) and `num-warps` (default 4) are recorded in the IR
+(tile shapes, `num_warps`) for the next levels. Preconditions: static shapes; graph ops of the
+elementwise subset (others are reported with a diagnostic naming the op). Limits: bf16 is not
+lowered yet.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+
+from mlc.diagnostics import PassFailure
+from mlc.dialects.element_types import byte_width
+from mlc.dialects.graph import ops as graph
+from mlc.dialects.tile import ops as tile
+from mlc.transforms.analysis.fusion_groups import (
+    FUSIBLE_OPS,
+    FusionGroup,
+    is_splat_constant,
+    partition,
+    returned_view,
+    shape_of,
+)
+from mlc.transforms.lowering.graph_decomposition import decompose_function
+from mlc.transforms.lowering.fusion_inlining import inline_fusions
+from mlc.transforms.lowering.group_kernel import KernelPlan, build_kernel, collapse_dimensions
+from mlc.transforms.lowering.matmul_kernel import MatmulUnit, build_matmul_kernel, launch_order, plan_matmul
+
+HOST_BUFFER_ALIGNMENT = 256
+
+
+def _product(values: Sequence[int]) -> int:
+    return math.prod(values)
+
+
+def _next_power_of_two(value: int) -> int:
+    return 1 << max(0, (value - 1).bit_length())
+
+
+def choose_tile_shape(domain: Sequence[int], elements_per_program: int) -> tuple[int, ...]:
+    """Powers of two filled innermost-first up to `elements_per_program` elements."""
+    budget = max(1, elements_per_program)
+    tile_shape = []
+    for size in reversed(domain):
+        dim = min(_next_power_of_two(size), _next_power_of_two(budget))
+        tile_shape.append(dim)
+        budget = max(1, budget // dim)
+    return tuple(reversed(tile_shape))
+
+
+MAX_REDUCTION_TILE = 65536
+"""The most elements a program holds when it keeps whole rows in registers (64 per thread of
+1024); longer rows are reduced chunk by chunk (`LOOPED_REDUCTION_TILE`)."""
+
+LOOPED_REDUCTION_TILE = 16384
+"""The elements a program holds per chunk when its rows are longer than `MAX_REDUCTION_TILE`:
+sixteen per thread of 1024 (`reduction_warps`), as many as keep the memory busy, while each pass
+over a row re-reads fewer chunks than with smaller ones."""
+
+COALESCED_SPAN = 32
+"""Elements along the contiguous dimension a reduction over other dimensions still covers."""
+
+
+def choose_reduction_tile(domain: Sequence[int], reduced_axes: Sequence[int], elements_per_program: int) -> tuple[int, ...]:
+    """Whole reduced dimensions, then kept dimensions filled innermost-first; chunks of long rows.
+
+    The kept dimensions share what `elements_per_program` leaves, but a program always spans
+    `COALESCED_SPAN` elements of a contiguous kept dimension when the tile can hold them, so that
+    a column reduction still reads whole memory segments. Reduced dimensions of more than
+    `MAX_REDUCTION_TILE` elements in all get `choose_looped_reduction_tile`'s chunk instead.
+    """
+    reduced_elements = _product([_next_power_of_two(domain[a]) for a in reduced_axes])
+    if reduced_elements > MAX_REDUCTION_TILE:
+        return choose_looped_reduction_tile(domain, reduced_axes)
+    target = max(elements_per_program, reduced_elements)
+    if len(domain) - 1 not in reduced_axes:
+        target = max(target, min(MAX_REDUCTION_TILE, reduced_elements * COALESCED_SPAN))
+    kept = [d for axis, d in enumerate(domain) if axis not in reduced_axes]
+    kept_tile = iter(choose_tile_shape(kept, target // reduced_elements)) if kept else iter(())
+    return tuple(
+        _next_power_of_two(size) if axis in reduced_axes else next(kept_tile) for axis, size in enumerate(domain)
+    )
+
+
+def choose_looped_reduction_tile(domain: Sequence[int], reduced_axes: Sequence[int]) -> tuple[int, ...]:
+    """A chunk of `LOOPED_REDUCTION_TILE` elements of the reduced dimensions, one kept row per program.
+
+    A contiguous kept dimension keeps `COALESCED_SPAN` elements (a column reduction still reads
+    whole memory segments); the reduced dimensions fill the rest innermost-first, so the chunk is
+    contiguous in memory when the last dimension is reduced. The reduced dimensions the chunk does
+    not cover whole are looped over (`group_kernel.py`).
+    """
+    last = len(domain) - 1
+    span = min(COALESCED_SPAN, _next_power_of_two(domain[last])) if last not in reduced_axes else 1
+    chunk = iter(choose_tile_shape([domain[a] for a in reduced_axes], LOOPED_REDUCTION_TILE // span))
+    return tuple(
+        next(chunk) if axis in reduced_axes else (span if axis == last else 1) for axis in range(len(domain))
+    )
+
+
+def reduction_warps(tile_shape: Sequence[int]) -> int:
+    """About sixteen elements (four 16-byte vectors of f32) per thread, 1 to 32 warps.
+
+    Fewer threads per row means fewer partial results to combine across warps (each combining step
+    costs a barrier); sixteen f32 values in flight per thread still hide the memory latency (on an
+    H200, 8 per thread left a row sum at 62% of copy bandwidth, 16 reached copy speed).
+    """
+    threads = _next_power_of_two(max(1, _product(tile_shape) // 16))
+    return min(32, max(1, threads // 32))
+
+
+def _element_type(value: SSAValue) -> Attribute:
+    value_type = value.type
+    assert isinstance(value_type, TensorType)
+    return value_type.element_type
+
+
+def _kernel_name(function_name: str, index: int, group: FusionGroup) -> str:
+    kinds = [op.name.split(".")[1] for op in group.ops][:4] or ["fill"]
+    return f"{function_name}_{index}_" + "_".join(kinds)
+
+
+@dataclass
+class HostBuilder:
+    """Builds the host function that replaces one graph function."""
+
+    old: func.FuncOp
+    options: "ConvertGraphToTile"
+    kernels: list[Operation] = field(default_factory=list)
+    buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    constant_count: int = 0
+
+    def build(self) -> func.FuncOp:
+        old_type = self.old.function_type
+        inputs = [self._memref_type(t) for t in old_type.inputs.data]
+        outputs = [self._memref_type(t) for t in old_type.outputs.data]
+        new = func.FuncOp(self.old.sym_name.data, (inputs, outputs), visibility=self.old.sym_visibility)
+        new.attributes |= self.old.attributes
+        self.builder = Builder(InsertPoint.at_end(new.body.block))
+        for old_argument, new_argument in zip(self.old.body.block.args, new.body.block.args):
+            new_argument.name_hint = old_argument.name_hint
+            self.buffers[old_argument] = new_argument
+        inline_fusions(self.old)  # graph-fuse's groups: partitioned again below, by the kernel rules
+        decompose_function(self.old)
+        self._check_ops()
+        groups = partition(self.old)
+        terminator = self.old.body.block.last_op
+        assert isinstance(terminator, func.ReturnOp)
+        for value in terminator.arguments:
+            if is_splat_constant(value):
+                groups.append(FusionGroup(domain=shape_of(value), outputs=[value]))
+        for index, unit in enumerate(launch_order(self.old, groups)):
+            if isinstance(unit, MatmulUnit):
+                self._launch_matmul(index, unit)
+            else:
+                self._launch(index, unit)
+        returned = [self._buffer_of(value) for value in terminator.arguments]
+        self.builder.insert(func.ReturnOp(*returned))
+        return new
+
+    def _memref_type(self, tensor_type: Attribute) -> MemRefType:
+        assert isinstance(tensor_type, TensorType)
+        return MemRefType(tensor_type.element_type, tensor_type.get_shape())
+
+    def _check_ops(self) -> None:
+        for op in self.old.body.block.ops:
+            if isinstance(op, (func.ReturnOp, graph.ConstantOp, graph.MatmulOp, *FUSIBLE_OPS)):
+                for value in (*op.operands, *op.results):
+                    if isinstance(value.type, TensorType) and isinstance(value.type.element_type, BFloat16Type):
+                        raise PassFailure(op, "bf16 tensors are not lowered to the tile level yet")
+                continue
+            raise PassFailure(op, f"convert-graph-to-tile cannot lower '{op.name}' yet")
+
+    def _buffer_of(self, value: SSAValue) -> SSAValue:
+        if value in self.buffers:
+            return self.buffers[value]
+        owner = value.owner
+        if isinstance(owner, graph.ConstantOp):
+            return self._global_constant(owner)
+        raise PassFailure(owner if isinstance(owner, Operation) else self.old, "value has no buffer")  # pragma: no cover
+
+    def _global_constant(self, constant: graph.ConstantOp) -> SSAValue:
+        symbol = f"{self.old.sym_name.data}_constant_{self.constant_count}"
+        self.constant_count += 1
+        memref_type = self._memref_type(constant.result.type)
+        global_op = memref.GlobalOp.get(
+            StringAttr(symbol), memref_type, constant.value, constant=UnitAttr(), alignment=HOST_BUFFER_ALIGNMENT
+        )
+        self.kernels.append(global_op)
+        value = self.builder.insert(memref.GetGlobalOp(symbol, memref_type)).memref
+        self.buffers[constant.result] = value
+        return value
+
+    def _launch(self, index: int, group: FusionGroup) -> None:
+        if _product(group.domain) == 0:  # graph-decompose turned empty reductions into constants
+            self._allocate_outputs(group)  # nothing to compute: an empty buffer is the result
+            return
+        for element_type in {_element_type(v) for v, _ in group.inputs} | {_element_type(v) for v in group.outputs}:
+            byte_width(element_type)  # raises for element types without storage
+        plan = self._plan(index, group)
+        kernel = build_kernel(plan)
+        self.kernels.append(kernel)
+        arguments = [self._buffer_of(value) for value, _ in group.inputs]
+        arguments += self._allocate_outputs(group)
+        self.builder.insert(tile.LaunchOp(plan.name, arguments))
+
+    def _launch_matmul(self, index: int, unit: MatmulUnit) -> None:
+        """One kernel (`matmul_kernel.py`) for a matmul and its epilogue; none when the result is empty."""
+        outputs = self._allocate_outputs(unit.epilogue or FusionGroup(domain=shape_of(unit.op.result), outputs=[unit.op.result]))
+        if _product(shape_of(unit.op.result)) == 0:
+            return
+        kinds = ["matmul", *(op.name.split(".")[1] for op in (unit.epilogue.ops if unit.epilogue else []))][:4]
+        plan = plan_matmul(f"{self.old.sym_name.data}_{index}_" + "_".join(kinds), unit, self.options.matmul_tile or None)
+        kernel = build_matmul_kernel(plan)
+        self.kernels.append(kernel)
+        arguments = [self._buffer_of(value) for value in unit.reads()] + outputs
+        self.builder.insert(tile.LaunchOp(kernel.sym_name.data, arguments))
+
+    def _plan(self, index: int, group: FusionGroup) -> KernelPlan:
+        participants = [seen for _, seen in group.inputs]
+        if group.reduced_axes:
+            participants.append(group.reduced_domain)
+        collapse = collapse_dimensions(group.domain, participants)
+        domain = collapse.domain
+        name = _kernel_name(self.old.sym_name.data, index, group)
+        if not group.reduced_axes:
+            tile_shape = choose_tile_shape(domain, self.options.elements_per_program)
+            return KernelPlan(name, group, collapse, tile_shape, self.options.num_warps)
+        reduced_axes = collapse.axes(group.reduced_axes)
+        reduction_tile = choose_reduction_tile(domain, reduced_axes, self.options.elements_per_program)
+        return KernelPlan(name, group, collapse, reduction_tile, reduction_warps(reduction_tile))
+
+    def _allocate_outputs(self, group: FusionGroup) -> list[SSAValue]:
+        """A buffer per output (of the returned reshape's type when it is a returned view)."""
+        buffers = []
+        for output in group.outputs:
+            view = returned_view(output)
+            shape = shape_of(view.result if view is not None else output)
+            allocation = memref.AllocOp.get(_element_type(output), HOST_BUFFER_ALIGNMENT, shape)
+            self.builder.insert(allocation)
+            self.buffers[output] = allocation.memref
+            if view is not None:
+                self.buffers[view.result] = allocation.memref
+            buffers.append(allocation.memref)
+        return buffers
+
+
+def _is_graph_function(op: Operation) -> bool:
+    if not isinstance(op, func.FuncOp) or not op.body.blocks:
+        return False
+    function_type = op.function_type
+    types = (*function_type.inputs.data, *function_type.outputs.data)
+    return any(isinstance(t, TensorType) for t in types) or any(
+        isinstance(inner, (graph.ConstantOp, *FUSIBLE_OPS)) for inner in op.body.block.ops
+    )
+
+
+@dataclass(frozen=True)
+class ConvertGraphToTile(ModulePass):
+    """Lower graph functions to tile kernels (one per fusion group) and host launches."""
+
+    name = "convert-graph-to-tile"
+
+    elements_per_program: int = 2048
+    num_warps: int = 4
+    matmul_tile: tuple[int, ...] = ()
+    """(BM, BN, BK) for every matmul instead of `matmul_kernel.choose_matmul_tile`'s choice."""
+
+    def __post_init__(self) -> None:
+        if self.elements_per_program < 1:
+            raise ValueError(f"elements-per-program must be positive, got {self.elements_per_program}")
+        if not 1 <= self.num_warps <= 32:
+            raise ValueError(f"num-warps must be in [1, 32], got {self.num_warps}")
+        if self.matmul_tile and (len(self.matmul_tile) != 3 or any(size < 1 or size & (size - 1) for size in self.matmul_tile)):
+            raise ValueError(f"matmul-tile must be three powers of two (BM,BN,BK), got {','.join(map(str, self.matmul_tile))}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in [f for f in op.body.block.ops if _is_graph_function(f)]:
+            assert isinstance(function, func.FuncOp)
+            host = HostBuilder(function, self)
+            new = host.build()
+            for kernel in host.kernels:
+                op.body.block.insert_op_before(kernel, function)
+            op.body.block.insert_op_before(new, function)
+            function.detach()
+            function.erase(safe_erase=False)

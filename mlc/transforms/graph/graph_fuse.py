@@ -1,0 +1,258 @@
+"""graph-fuse: partitions each graph function into fusion groups, one per future kernel.
+
+Every group becomes a `graph.fusion` region (see `mlc/dialects/graph/fusion.py`) whose operands
+are the values the group reads and whose results are the values used after it, so the plan of
+kernels is plain, printable IR:
+
+    %h = graph.fusion matmul "main_1_matmul_add_relu" (%x_1 = %x : tensor<8x16xf32>, ...)
+           -> tensor<8x32xf32> { ... graph.yield %2 : tensor<8x32xf32> }
+
+Rules, in the manner of TVM's FuseOps (the partition is `fusion_groups.partition` with
+`GRAPH_RULES`; its docstring has the algorithm: a greedy walk from the sinks in which an op joins
+the group of its users when all of them are in one group, so groups never form a cycle):
+
+* elementwise ops, broadcasts and reshapes fuse into chains and DAGs over one domain; a reshape
+  only at a group's entrance (it reinterprets memory), a lone reshape is no group (it is a view);
+* a reduction (`reduce_*`, `softmax`, `layer_norm`) absorbs its elementwise producers and
+  consumers; reductions over the same axes of the same shape share a group;
+* a matmul or conv2d (kind `matmul` / `conv`) absorbs an elementwise epilogue (bias add,
+  activation, residual add, ...): consumers only, and only when the epilogue's domain is the
+  contraction's result shape; two contractions are never in one group, and no reduction joins one.
+  The epilogue may hold elementwise ops on other inputs that it alone uses (SwiGLU's
+  `silu(gate) * up` is the up-projection's epilogue, reading `gate`);
+* every other op (pooling, transpose, concat, slice: the code generator fuses none of them) is a
+  group of its own, of kind `opaque`, so that every kernel-launching op is in exactly one group;
+* constants stay outside (they become operands) and so does code already in a `graph.fusion`;
+  ops whose results are never used are erased first (graph ops are side-effect free).
+
+Kinds: `matmul`/`conv` for groups with a contraction, `reduction` for groups with a reduction,
+`elementwise` otherwise, `opaque` for the single ops above. Names are
+`<function>_<index>_<up to four op names>`, indices in program order (the style of
+convert-graph-to-tile's kernel names).
+
+Placement. Groups and the ops left outside are scheduled in a topological order that keeps the
+original program order where the dependencies allow (Kahn's algorithm, earliest first), since a
+group's ops need not be contiguous in the input.
+
+Semantics are unchanged exactly: a fusion means its body (the interpreter evaluates the same ops on
+the same values). A memory plan made before fusion (graph-plan-memory) no longer describes the
+function and is removed; run graph-plan-memory after graph-fuse, which then plans the groups'
+outputs only: what stays inside a group lives in registers.
+
+Preconditions: a `func.func` with one block of graph ops ending in `func.return`; other functions
+(host code, declarations, functions with other ops) are left alone.
+
+Limits. convert-graph-to-tile does not read the groups yet: it inlines them (`inline_fusions`) and
+partitions again with the kernel rules, which give the same groups on elementwise code (tested);
+after graph-decompose a reduction that drops its axes becomes a keepdims reduction and a reshape,
+which may split a group. The greedy choice is not cost-based: a value read by two groups is
+neither recomputed in both nor merged into them after they merge as siblings (an RMS norm feeding
+both a softmax and a row sum of the same rows makes two kernels, not one). Transpose, concat and
+slice do not fuse (TVM fuses injective ops) because the code generator cannot fuse them yet.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, Region
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from mlc.dialects.graph import ops as graph
+from mlc.transforms.analysis.fusion_groups import FusionGroup, FusionRules, partition
+from mlc.transforms.analysis.memory_plan import forget_memory_plan
+from mlc.transforms.lowering.graph_rewriting import is_graph_op
+
+GRAPH_REDUCTIONS = (*graph.REDUCTION_OPS, *graph.NORMALIZATION_OPS)
+GRAPH_RULES = FusionRules(
+    fusible=(
+        *graph.ELEMENTWISE_OPS,
+        graph.BroadcastOp,
+        graph.ReshapeOp,
+        *GRAPH_REDUCTIONS,
+        *graph.CONTRACTION_OPS,
+    ),
+    reductions=GRAPH_REDUCTIONS,
+    anchors=graph.CONTRACTION_OPS,
+)
+"""The fusion rules of graph-fuse (see the module docstring)."""
+
+ANCHOR_KINDS: dict[type[Operation], str] = {graph.MatmulOp: "matmul", graph.Conv2dOp: "conv"}
+
+
+@dataclass(frozen=True)
+class PlannedGroup:
+    """The ops of one future kernel, in program order, and the kind of the kernel."""
+
+    kind: str
+    ops: tuple[Operation, ...]
+
+
+def is_fusible_function(op: Operation) -> bool:
+    """A function graph-fuse works on: one block of graph ops ending in `func.return`."""
+    if not isinstance(op, func.FuncOp) or len(op.body.blocks) != 1:
+        return False
+    body = op.body.block
+    return isinstance(body.last_op, func.ReturnOp) and all(
+        is_graph_op(inner) for inner in body.ops if inner is not body.last_op
+    )
+
+
+def _kind(group: FusionGroup) -> str:
+    if group.anchor is not None:
+        return ANCHOR_KINDS[type(group.anchor)]
+    if any(isinstance(op, GRAPH_REDUCTIONS) for op in group.ops):
+        return "reduction"
+    return "elementwise"
+
+
+def _is_opaque(op: Operation) -> bool:
+    """A graph op that computes something but fuses with nothing: a group of its own."""
+    return not isinstance(op, (graph.ConstantOp, graph.FusionOp, graph.YieldOp, *GRAPH_RULES.fusible))
+
+
+def plan_groups(function: func.FuncOp) -> list[PlannedGroup]:
+    """The fusion groups of `function`'s top-level ops (its dead ops must be erased already)."""
+    planned = [
+        PlannedGroup(_kind(group), tuple(group.ops))
+        for group in partition(function, GRAPH_RULES)
+        if not (len(group.ops) == 1 and isinstance(group.ops[0], graph.ReshapeOp))
+    ]
+    planned += [
+        PlannedGroup("opaque", (op,))
+        for op in function.body.block.ops
+        if is_graph_op(op) and _is_opaque(op)
+    ]
+    return planned
+
+
+def erase_dead_ops(body: Block) -> bool:
+    """Erases the graph ops none of whose results is used (in reverse, so chains go too).
+
+    Returns whether it erased any.
+    """
+    erased = False
+    for op in reversed(list(body.ops)):
+        if is_graph_op(op) and not any(result.uses for result in op.results):
+            Rewriter.erase_op(op)
+            erased = True
+    return erased
+
+
+Unit = Operation | PlannedGroup
+"""What the rebuilt function body holds at top level: a group, or an op left outside."""
+
+
+def schedule(body: Block, groups: Sequence[PlannedGroup]) -> list[Unit]:
+    """Groups and the other ops of `body` in a topological order, earliest original position first."""
+    position = {op: index for index, op in enumerate(body.ops)}
+    group_of = {op: group for group in groups for op in group.ops}
+    units: list[Unit] = list(groups) + [op for op in body.ops if op not in group_of]
+
+    def unit_of(op: Operation) -> Unit:
+        return group_of.get(op, op)
+
+    def ops_of(unit: Unit) -> Sequence[Operation]:
+        return unit.ops if isinstance(unit, PlannedGroup) else (unit,)
+
+    producers: dict[int, set[int]] = {}
+    index_of = {id(unit): index for index, unit in enumerate(units)}
+    for index, unit in enumerate(units):
+        producers[index] = {
+            index_of[id(unit_of(operand.owner))]
+            for op in ops_of(unit)
+            for operand in op.operands
+            if isinstance(operand.owner, Operation) and operand.owner in position
+        } - {index}
+    consumers: dict[int, list[int]] = {index: [] for index in range(len(units))}
+    for index, sources in producers.items():
+        for source in sources:
+            consumers[source].append(index)
+    waiting = {index: len(sources) for index, sources in producers.items()}
+    earliest = [min(position[op] for op in ops_of(unit)) for unit in units]
+    ready = [(earliest[index], index) for index, count in waiting.items() if count == 0]
+    heapq.heapify(ready)
+    order: list[Unit] = []
+    while ready:
+        _, index = heapq.heappop(ready)
+        order.append(units[index])
+        for consumer in consumers[index]:
+            waiting[consumer] -= 1
+            if waiting[consumer] == 0:
+                heapq.heappush(ready, (earliest[consumer], consumer))
+    assert len(order) == len(units), "fusion groups form a cycle"
+    return order
+
+
+def _group_name(function: func.FuncOp, index: int, group: PlannedGroup) -> str:
+    kinds = [op.name.split(".")[1] for op in group.ops][:4]
+    return f"{function.sym_name.data}_{index}_" + "_".join(kinds)
+
+
+def make_fusion(group: PlannedGroup, name: str) -> graph.FusionOp:
+    """Moves the (detached or not) ops of `group` into a new, detached `graph.fusion`."""
+    members = set(group.ops)
+    inputs = list(
+        dict.fromkeys(operand for op in group.ops for operand in op.operands if operand.owner not in members)
+    )
+    outputs = [
+        result
+        for op in group.ops
+        for result in op.results
+        if any(use.operation not in members for use in result.uses)
+    ]
+    body = Block(arg_types=[value.type for value in inputs])
+    for op in group.ops:
+        op.detach()
+        body.add_op(op)
+    for value, argument in zip(inputs, body.args):
+        argument.name_hint = value.name_hint
+        value.replace_uses_with_if(argument, lambda use: use.operation in members)
+    terminator = graph.YieldOp(outputs)
+    body.add_op(terminator)
+    fusion = graph.FusionOp(group.kind, inputs, [value.type for value in outputs], Region(body), name)
+    for value, result in zip(outputs, fusion.results):
+        result.name_hint = value.name_hint
+        value.replace_uses_with_if(
+            result, lambda use: use.operation not in members and use.operation is not terminator
+        )
+    return fusion
+
+
+def fuse_function(function: func.FuncOp) -> list[graph.FusionOp]:
+    """Rewrites `function` (see `is_fusible_function`) into fusion groups; returns the new ones."""
+    body = function.body.block
+    if erase_dead_ops(body):
+        forget_memory_plan(function)
+    groups = plan_groups(function)
+    if not groups:
+        return []
+    fusions = []
+    for unit in schedule(body, groups):
+        if isinstance(unit, PlannedGroup):
+            fusion = make_fusion(unit, _group_name(function, len(fusions), unit))
+            fusions.append(fusion)
+            body.add_op(fusion)
+        else:
+            unit.detach()
+            body.add_op(unit)
+    forget_memory_plan(function)
+    return fusions
+
+
+@dataclass(frozen=True)
+class GraphFuse(ModulePass):
+    """Partition graph functions into graph.fusion groups, one per future kernel (TVM-style rules)."""
+
+    name = "graph-fuse"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in [f for f in op.walk() if is_fusible_function(f)]:
+            assert isinstance(function, func.FuncOp)
+            fuse_function(function)

@@ -1,0 +1,399 @@
+"""loop-promote-shared: stage global operands that many threads re-read in shared memory.
+
+In a loop kernel, a block's threads often read the same elements of a global buffer: in a matmul
+every element of an A block is read by each thread of a row of threads, once per column they own.
+This pass finds such reads and gives each block a copy of what they need, made once by all the
+threads together and then read from shared memory (memref space 3) instead.
+
+Algorithm, per thread loop (`loop.parallel ... mapping thread.x`) and per global buffer (a kernel
+parameter) that the kernel only reads:
+
+1. Scopes. The candidate scopes are the thread loop's body and each `scf.for` reached from it
+   through `scf.for`s alone whose bounds are the same for every thread (defined outside the
+   thread loop): the copy goes at the start of each run of the scope's body, where every thread
+   arrives together. Outermost first, the first scope that passes 2-4 is taken.
+The analysis (steps 1-4) is `mlc/transforms/analysis/shared_memory_promotion.py`; this file
+rewrites (step 5).
+
+2. Box. Every index of every read of the buffer inside the scope is an affine sum
+   (`affine_index.py`) of *uniform* terms (block ids, the scope's counter, what is computed from
+   them: the same for all threads during one run of the body) and *varying* ones (the thread id,
+   counters of inner loops) whose ranges the index analysis bounds. All reads must share their
+   uniform terms; their varying ranges, united, give the box of elements one run reads:
+   `origin + [low, high]` per dimension.
+3. Reuse. Reads per run = threads x (trip counts of the loops between the scope and each read)
+   x elements per read (an `scf.if` around a read counts as taken); reuse = reads / box elements.
+   Promote when reuse >= `MIN_REUSE` and the boxes of the block fit `SHARED_MEMORY_BYTES`; else
+   try the next scope (an inner loop's box can be reused more than the whole range's).
+   The allocation records why: `mlc.promoted = "..."` names the buffer, the box, the scope, the
+   reads and the reuse.
+4. Layout. The shared buffer is the box in the buffer's own dimension order (so a vector read
+   stays a vector read), its rows padded by a multiple of the copy's vector width, except when
+   every read is a scalar read in a group of up to 16 bytes' worth of neighbours along the
+   next-to-last dimension, each group aligned (`vector_groups`; a matmul micro-tile's 4-tall row
+   chunks reading a column of A): then the last two dimensions are swapped, the copy stores each
+   element of its vectors on its own, and each group becomes one aligned vector read. The padding is
+   chosen by counting shared-memory wavefronts (32 banks of 4 bytes, a warp's request split in
+   phases of 128 bytes; within a phase, distinct words in one bank are serialised) for the lanes
+   of the first warp, for every rewritten read and the copy's stores, weighted by how often each
+   runs; the least costly padding wins, the smallest on a tie. The attribute reports the counts.
+5. Copy. At the start of the scope's body the threads copy the box row by row in vectors of up to
+   16 bytes, consecutive threads taking consecutive vectors (coalesced global reads), in as many
+   rounds as needed (the last one guarded when the threads outnumber the vectors). Global reads
+   are masked at the buffer's bounds like tile loads (`chunk_access.py`: checks only where the
+   index analysis cannot prove them, 16-byte vectors where it proves them aligned); elements
+   outside the buffer are copied as zeros and never read, since every read that could fall
+   outside was guarded already. Each read of the box then reads the shared buffer at
+   `index - origin`, its guards unchanged.
+
+Semantics. Within a thread loop, shared memory is block-synchronous at the loop level (see the loop
+dialect): each statement touching it completes in every thread before any thread goes on, as the
+loop interpreter runs it. `gpu-insert-barriers` later places the barriers this order needs on
+the GPU: after the copy (read after write) and before the next run's copy (write after read).
+The pass belongs to the GPU pipeline; the CPU lowering runs threads one after another and does
+not promote.
+
+Preconditions: one-dimensional blocks (a thread loop not nested in another). A buffer the kernel
+writes is not promoted, nor one read through anything but `memref.load`/`vector.load`; kernel
+parameters do not alias each other (mlc's host code passes distinct buffers to a kernel that
+writes one of them).
+Limits: the only transposition swaps the last two dimensions, only for grouped scalar reads (not
+ragged reads guarded one by one); no swizzling (padding only); one box per buffer and scope; reuse
+counts reads, not distinct threads; unknown trip counts count as one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, memref, scf, vector
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    VectorType,
+    i64,
+)
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+
+from mlc.dialects.element_types import byte_width
+from mlc.dialects.loop import ops as loop
+from mlc.transforms.analysis.affine_index import AffineForm
+from mlc.transforms.analysis.shared_memory_promotion import (
+    COPY_BYTES,
+    SHARED_MEMORY_BYTES,
+    Promotion,
+    ReadSite,
+    ScopeAnalysis,
+    choose_padding,
+    constant_bounds,
+    describe_promotion,
+    element_type_of,
+    is_inside,
+    is_read_only,
+    plan_promotion,
+    scope_body,
+    shared_bytes,
+    thread_loops,
+)
+from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if, zero_of
+
+
+class PromotionRewriter:
+    """Emits the allocation, the copy and the rewritten reads of one promotion."""
+
+    def __init__(self, kernel: loop.KernelOp, promotion: Promotion, analysis: ScopeAnalysis):
+        self.kernel = kernel
+        self.promotion = promotion
+        self.analysis = analysis
+
+    def apply(self, reason: str) -> None:
+        promotion = self.promotion
+        extents = promotion.shared_extents
+        shape = [*extents[:-1], extents[-1] + promotion.padding]
+        space = IntegerAttr(loop.SHARED_MEMORY_SPACE, i64)
+        allocation = memref.AllocaOp.get(element_type_of(promotion.source), COPY_BYTES, shape, memory_space=space)
+        allocation.memref.name_hint = f"{promotion.source.name_hint or 'buffer'}_shared"
+        allocation.attributes["mlc.promoted"] = StringAttr(reason)
+        thread_loop = self.analysis.thread_loop
+        thread_loop.parent_block().insert_op_before(allocation, thread_loop)  # type: ignore[union-attr]
+        scope = promotion.scope
+        last = _last_iteration(scope) if isinstance(scope, scf.ForOp) else None
+        staging = Emitter(Block())
+        origins = self._origins(staging, None)
+        if last is None:
+            self._store_box(staging, allocation.memref, self._load_box(staging, origins))
+        else:
+            scope = self._prefetch(staging, allocation.memref, scope, last)
+        body = scope_body(scope)
+        _move(staging, body, body.first_op)
+        if promotion.groups:
+            for group in promotion.groups:
+                self._redirect_group(group, allocation.memref, origins)
+        else:
+            for site in promotion.sites:
+                self._redirect(site, allocation.memref, origins)
+
+    def _prefetch(self, staging: Emitter, shared: SSAValue, scope: scf.ForOp, last: int) -> scf.ForOp:
+        """Software pipelining of the copy: each run loads the next run's box into registers.
+
+        The first box is loaded before the loop; a run stores the box it was handed, then loads
+        the next one (at `min(counter + step, last counter)`, so that no check is needed past the
+        end) while it computes. The loop carries the loaded elements.
+        """
+        before = Emitter(Block())
+        first_box = self._load_box(before, self._origins(before, scope.lb))
+        _move(before, scope.parent_block(), scope)  # type: ignore[arg-type]
+        body = scope.body.block
+        carried = [body.insert_arg(element.type, len(body.args)) for element in first_box]
+        self._store_box(staging, shared, carried)
+        following = staging.emit(arith.AddiOp(body.args[0], scope.step))
+        next_counter = staging.emit(arith.MinUIOp(following, staging.index(last)))
+        next_box = self._load_box(staging, self._origins(staging, next_counter))
+        terminator = body.last_op
+        assert isinstance(terminator, scf.YieldOp)
+        body.insert_op_before(scf.YieldOp(*terminator.arguments, *next_box), terminator)
+        body.erase_op(terminator)
+        pipelined = scf.ForOp(scope.lb, scope.ub, scope.step, [*scope.iter_args, *first_box], scope.detach_region(scope.body))
+        pipelined.attributes |= scope.attributes
+        scope.parent_block().insert_op_before(pipelined, scope)  # type: ignore[union-attr]
+        for old, new in zip(scope.results, pipelined.results):
+            old.replace_all_uses_with(new)
+        scope.parent_block().erase_op(scope)  # type: ignore[union-attr]
+        self.promotion.scope = pipelined
+        return pipelined
+
+    def _origins(self, emitter: Emitter, counter: SSAValue | None) -> list[SSAValue]:
+        """The box's first element, per dimension, with the scope's counter at `counter`."""
+        box = self.promotion.box
+        return [self._origin(emitter, uniform, low, counter) for uniform, low in zip(box.uniform, box.low)]
+
+    def _origin(self, emitter: Emitter, uniform: AffineForm, low: int, counter: SSAValue | None) -> SSAValue:
+        total = emitter.index(low)
+        for leaf, coefficient in uniform.terms:
+            value = self._materialize(emitter, leaf, counter)
+            if coefficient != 1:
+                value = emitter.emit(arith.MuliOp(value, emitter.index(coefficient)))
+            total = emitter.add(value, total)
+        total.name_hint = "origin"
+        return total
+
+    def _materialize(self, emitter: Emitter, value: SSAValue, counter: SSAValue | None) -> SSAValue:
+        """`value` at the start of a run of the scope (its counter at `counter` when given)."""
+        scope = self.promotion.scope
+        if isinstance(scope, scf.ForOp) and value is scope.body.block.args[0]:
+            return value if counter is None else counter
+        if not is_inside(value, scope) or value in self.analysis.uniform_counters:
+            return value
+        owner = value.owner
+        assert isinstance(owner, Operation)
+        clone = owner.clone(value_mapper={v: self._materialize(emitter, v, counter) for v in owner.operands})
+        emitter.builder.insert(clone)
+        return clone.results[owner.results.index(value)]
+
+    def _rounds(self, emitter: Emitter) -> list[tuple[SSAValue, bool]]:
+        """Each round of the copy: the chunk this thread moves, and whether it needs a guard."""
+        promotion, threads = self.promotion, self.analysis.thread_loop.trip_count
+        chunks = math.prod(promotion.box.extents) // promotion.copy_width
+        thread = self.analysis.thread_loop.induction_variable
+        return [
+            (emitter.add(thread, emitter.index(start)) if start else thread, start + threads > chunks)
+            for start in range(0, chunks, threads)
+        ]
+
+    def _guard(self, emitter: Emitter, chunk: SSAValue) -> SSAValue:
+        return emitter.below(chunk, math.prod(self.promotion.box.extents) // self.promotion.copy_width)
+
+    def _load_box(self, emitter: Emitter, origins: list[SSAValue]) -> list[SSAValue]:
+        """This thread's part of the box from global memory: `copy_width` elements per round."""
+        width, element_type = self.promotion.copy_width, element_type_of(self.promotion.source)
+        extents = tuple(self.promotion.box.extents)
+        loaded: list[SSAValue] = []
+        for chunk, guarded in self._rounds(emitter):
+
+            def load(inner: Emitter, chunk: SSAValue = chunk) -> list[SSAValue]:
+                coordinates = self._coordinates(inner, chunk)
+                accesses = ChunkAccesses(extents, width, coordinates, self.analysis.facts, self._require_alignment)
+                return accesses.load(inner, self.promotion.source, [(o, o) for o in origins], extents, None)
+
+            if guarded:
+                zeros = lambda inner: [inner.emit(arith.ConstantOp(zero_of(element_type)))] * width  # noqa: E731
+                loaded += emit_if(emitter, self._guard(emitter, chunk), [element_type] * width, load, zeros)
+            else:
+                loaded += load(emitter)
+        return loaded
+
+    def _store_box(self, emitter: Emitter, shared: SSAValue, elements: Sequence[SSAValue]) -> None:
+        """Writes what `_load_box` loaded into the shared buffer, round by round."""
+        width = self.promotion.copy_width
+        for position, (chunk, guarded) in enumerate(self._rounds(emitter)):
+            piece = list(elements[position * width : (position + 1) * width])
+
+            def store(inner: Emitter, chunk: SSAValue = chunk, piece: list[SSAValue] = piece) -> list[SSAValue]:
+                coordinates = self._coordinates(inner, chunk)
+                if self.promotion.transposed:
+                    self._store_transposed(inner, shared, coordinates, piece)
+                else:
+                    self._store_chunk(inner, shared, coordinates, piece)
+                return []
+
+            if guarded:
+                emit_if(emitter, self._guard(emitter, chunk), [], store, None)
+            else:
+                store(emitter)
+
+    def _coordinates(self, emitter: Emitter, chunk: SSAValue) -> list[SSAValue]:
+        """The box position of a chunk: row-major over the box, `copy_width` elements each."""
+        extents, width = self.promotion.box.extents, self.promotion.copy_width
+        per_row = emitter.index(extents[-1] // width)
+        coordinates = [emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(chunk, per_row)), emitter.index(width)))]
+        rest = emitter.emit(arith.DivUIOp(chunk, per_row)) if len(extents) > 1 else chunk
+        for position, extent in enumerate(reversed(extents[:-1])):
+            outermost = position == len(extents) - 2
+            coordinates.append(rest if outermost else emitter.emit(arith.RemUIOp(rest, emitter.index(extent))))
+            if not outermost:
+                rest = emitter.emit(arith.DivUIOp(rest, emitter.index(extent)))
+        return coordinates[::-1]
+
+    @staticmethod
+    def _store_chunk(emitter: Emitter, shared: SSAValue, coordinates: list[SSAValue], elements: list[SSAValue]) -> None:
+        element_type = element_type_of(shared)
+        if len(elements) == 1:
+            emitter.builder.insert(memref.StoreOp.get(elements[0], shared, coordinates))
+            return
+        packed = emitter.emit(vector.BroadcastOp(elements[0], VectorType(element_type, [len(elements)])))
+        for position in range(1, len(elements)):
+            packed = emitter.emit(vector.InsertOp(elements[position], packed, [position]))
+        store = vector.StoreOp(packed, shared, coordinates)
+        store.attributes["alignment"] = IntegerAttr(len(elements) * byte_width(element_type), i64)
+        emitter.builder.insert(store)
+
+    @staticmethod
+    def _store_transposed(emitter: Emitter, shared: SSAValue, coordinates: list[SSAValue], elements: list[SSAValue]) -> None:
+        """A chunk along the box's last dimension, element by element down a column of the copy."""
+        *outer, row, column = coordinates
+        for position, element in enumerate(elements):
+            shifted = emitter.add(column, emitter.index(position)) if position else column
+            emitter.builder.insert(memref.StoreOp.get(element, shared, [*outer, shifted, row]))
+
+    def _require_alignment(self, memref_value: SSAValue, alignment: int) -> None:
+        """Raises the kernel's recorded alignment of the parameter the copy reads with vectors."""
+        recorded = self.kernel.attributes.get("mlc.arg_alignment")
+        arguments = list(self.kernel.body.block.args)
+        if memref_value not in arguments:
+            return
+        if isinstance(recorded, DenseArrayBase):
+            values = [int(v) for v in recorded.get_values()]
+        else:
+            values = [byte_width(a.type.element_type) if isinstance(a.type, MemRefType) else 1 for a in arguments]
+        position = arguments.index(memref_value)
+        values[position] = max(values[position], alignment)
+        self.kernel.attributes["mlc.arg_alignment"] = DenseArrayBase.from_list(i64, values)
+
+    def _redirect(self, site: ReadSite, shared: SSAValue, origins: list[SSAValue]) -> None:
+        op = site.op
+        block = op.parent_block()
+        assert block is not None
+        local = []
+        for index, origin in zip(op.indices, origins):
+            difference = arith.SubiOp(index, origin)
+            block.insert_op_before(difference, op)
+            local.append(difference.result)
+        if isinstance(op, vector.LoadOp):
+            replacement: Operation = vector.LoadOp(shared, local, op.result.type)
+            alignment = op.attributes.get("alignment")
+            width_bytes = site.width * byte_width(element_type_of(shared))
+            if alignment is not None and self._aligned(origins[-1], site.width, shared):
+                replacement.attributes["alignment"] = IntegerAttr(width_bytes, i64)
+        else:
+            replacement = memref.LoadOp.get(shared, local)
+        for name, attribute in op.attributes.items():
+            if name != "alignment":
+                replacement.attributes[name] = attribute
+        block.insert_op_before(replacement, op)
+        op.results[0].replace_all_uses_with(replacement.results[0])
+        block.erase_op(op)
+
+    def _redirect_group(self, group: list[ReadSite], shared: SSAValue, origins: list[SSAValue]) -> None:
+        """Neighbouring scalar reads become one aligned vector read of the transposed copy.
+
+        The vector read goes where the group's earliest read was (the others' indices may not be
+        defined yet there) and starts at that read's index minus its distance from the first element.
+        """
+        block = group[0].op.parent_block()
+        assert block is not None
+        earliest = min(group, key=lambda site: block.get_operation_index(site.op))
+        emitter = Emitter(block)
+        emitter.builder.insertion_point = InsertPoint.before(earliest.op)
+        local = [emitter.emit(arith.SubiOp(index, origin)) for index, origin in zip(earliest.op.indices, origins)]
+        distance = group.index(earliest)
+        if distance:
+            local[-2] = emitter.emit(arith.SubiOp(local[-2], emitter.index(distance)))
+        element_type = element_type_of(shared)
+        read = vector.LoadOp(shared, [*local[:-2], local[-1], local[-2]], VectorType(element_type, [len(group)]))
+        read.attributes["alignment"] = IntegerAttr(len(group) * byte_width(element_type), i64)
+        for name, attribute in earliest.op.attributes.items():
+            if name != "alignment":
+                read.attributes[name] = attribute
+        emitter.builder.insert(read)
+        for position, site in enumerate(group):
+            element = emitter.emit(vector.ExtractOp(read.result, [position], element_type))
+            site.op.results[0].replace_all_uses_with(element)
+        for site in group:
+            block.erase_op(site.op)
+
+    def _aligned(self, origin: SSAValue, width: int, shared: SSAValue) -> bool:
+        row = shared.type.get_shape()[-1]  # type: ignore[attr-defined]
+        return self.analysis.facts(origin).divisor % width == 0 and row % width == 0
+
+
+def _last_iteration(scope: scf.ForOp) -> int | None:
+    """The counter's value in the last run of a loop with constant bounds that runs at least twice."""
+    bounds = constant_bounds(scope)
+    if bounds is None or bounds[1] - bounds[0] <= bounds[2]:
+        return None
+    low, upper, step = bounds
+    return low + (upper - 1 - low) // step * step
+
+
+def _move(staging: Emitter, block: Block, before: Operation | None) -> None:
+    """Moves what `staging` emitted into `block`, before `before` (at the end when None)."""
+    for op in list(staging.builder.insertion_point.block.ops):
+        op.detach()
+        block.insert_op_before(op, before) if before is not None else block.add_op(op)
+
+
+# -- the pass ----------------------------------------------------------------------------------------
+
+
+def promote_kernel(kernel: loop.KernelOp) -> None:
+    for thread_loop in thread_loops(kernel):
+        for source in kernel.body.block.args:
+            if not isinstance(source.type, MemRefType) or not is_read_only(source):
+                continue
+            budget = SHARED_MEMORY_BYTES - shared_bytes(kernel)
+            planned = plan_promotion(source, thread_loop, budget)
+            if planned is None:
+                continue
+            promotion, analysis = planned
+            element_bytes = byte_width(element_type_of(source))
+            promotion.padding, cost, unpadded = choose_padding(promotion, analysis, element_bytes)
+            PromotionRewriter(kernel, promotion, analysis).apply(describe_promotion(promotion, analysis, cost, unpadded))
+
+
+@dataclass(frozen=True)
+class LoopPromoteShared(ModulePass):
+    """Stage global buffers that a block's threads re-read in shared memory, copied cooperatively."""
+
+    name = "loop-promote-shared"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in [k for k in op.walk() if isinstance(k, loop.KernelOp)]:
+            promote_kernel(kernel)

@@ -1,0 +1,413 @@
+"""The tile kernel of one `graph.matmul` and its elementwise epilogue: a K loop of `tile.dot`s.
+
+`convert-graph-to-tile` lowers every `graph.matmul` (`np.matmul` of operands of rank >= 2, batch
+dimensions broadcast) to one `tile.kernel`:
+
+    grid [batch, ceil(M / BM), ceil(N / BN)]           (no batch axis when there is one matrix)
+    %m = program_id(M axis) * BM,  %n = program_id(N axis) * BN
+    %acc = scf.for %k = 0 to K step BK iter_args(%partial = splat 0.0) {
+      %a = tile.load %A[batch..., %m, %k]  -> [1..., BM, BK]
+      %b = tile.load %B[batch..., %k, %n]  -> [1..., BK, BN]
+      scf.yield tile.dot %a, %b, %partial  (f32 accumulation)
+    }
+    %c = tile.map %acc, epilogue inputs... { truncf to f16 (f16 operands), the epilogue ops }
+    tile.store %c (each epilogue output) -> %C[batch..., %m, %n]
+
+Loads and stores mask at the memref bounds, so M, N and K need not be multiples of the block:
+padded elements are zeros and add nothing. Batch dimensions are collapsed as fusion groups do
+(`group_kernel.collapse_dimensions`: size-1 dimensions dropped, neighbours that every operand has
+alike merged); every operand keeps one dimension per collapsed batch dimension, of size 1 where it
+broadcasts (indexed at 0), so a `3x64x48 @ 48x80` matmul reads B as `1x48x80`. The host passes its
+buffers unchanged (same element count). The batch program id is decomposed into the collapsed
+coordinates, innermost fastest.
+
+Epilogues (`fuse_epilogues`). When every use of a matmul's result is in one fusion group without
+reductions whose domain is the result's shape and whose ops are elementwise (a bias add, an
+activation, a residual add; broadcasts included, reshapes not), that group is computed by the
+matmul's kernel: its other inputs are loaded at the output block (size-1 dimensions where they
+broadcast), its ops expanded into the map after the K loop (`elementwise_expansion.py`), and its
+outputs stored instead of the product, which never reaches memory. Otherwise the product is
+stored and read back by the consumers' kernels.
+
+Block sizes (`choose_matmul_tile`): 128x128x16 when that still gives at least `LARGE_TILE_PROGRAMS`
+programs, else at most 64x64x16; each dimension is cut to the smallest power of two that covers
+the matrix's (a 17x33x65 product gets 32x64x16). `convert-graph-to-tile{matmul-tile=BM,BN,BK}`
+overrides the choice. Warps: one thread per 16 outputs, 1 to 8 warps (`matmul_warps`). The
+kernel records its block as `mlc.matmul_tile = array<i64: BM, BN, BK>`; the tile types carry it
+too. How threads share the block is decided below, by `convert-tile-to-loop` (`matmul_loop.py`).
+
+Limits: f32 and f16 operands (the graph verifier admits integer matmuls; they are reported).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IndexType, IntegerAttr, MemRefType, f32, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from mlc.diagnostics import PassFailure
+from mlc.dialects.graph import ops as graph
+from mlc.dialects.tile import ops as tile
+from mlc.transforms.lowering.elementwise_expansion import ScalarBuilder, expand_elementwise, splat_constant_value
+from mlc.transforms.analysis.fusion_groups import FusionGroup, is_splat_constant, live_ops, shape_of
+from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dimensions
+
+LARGE_TILE = (128, 128, 16)
+DEFAULT_TILE = (64, 64, 16)
+LARGE_TILE_PROGRAMS = 128
+"""Large blocks only when at least this many of them keep the GPU's ~132 multiprocessors busy."""
+
+OUTPUTS_PER_THREAD = 16
+MAX_MATMUL_WARPS = 8
+EPILOGUE_OPS = (*graph.ELEMENTWISE_OPS, graph.BroadcastOp)
+
+
+def _next_power_of_two(value: int) -> int:
+    return 1 << max(0, (value - 1).bit_length())
+
+
+def choose_matmul_tile(batch: int, rows: int, columns: int, depth: int) -> tuple[int, int, int]:
+    """(BM, BN, BK) for a `batch` of `rows x depth @ depth x columns` products (see the docstring)."""
+    programs = batch * -(-rows // LARGE_TILE[0]) * -(-columns // LARGE_TILE[1])
+    limit = LARGE_TILE if programs >= LARGE_TILE_PROGRAMS else DEFAULT_TILE
+    return tuple(min(cap, _next_power_of_two(size)) for cap, size in zip(limit, (rows, columns, depth)))  # type: ignore[return-value]
+
+
+def matmul_warps(block_rows: int, block_columns: int) -> int:
+    """One thread per `OUTPUTS_PER_THREAD` outputs of the block, 1 to `MAX_MATMUL_WARPS` warps."""
+    threads = block_rows * block_columns // OUTPUTS_PER_THREAD
+    return min(MAX_MATMUL_WARPS, max(1, threads // 32))
+
+
+# -- which kernels: matmuls with their epilogues, fusion groups --------------------------------------
+
+
+@dataclass(eq=False)
+class MatmulUnit:
+    """One matmul kernel: the product and the fusion group it absorbs as its epilogue, if any."""
+
+    op: graph.MatmulOp
+    epilogue: FusionGroup | None = None
+
+    @property
+    def outputs(self) -> list[SSAValue]:
+        return list(self.epilogue.outputs) if self.epilogue is not None else [self.op.result]
+
+    @property
+    def epilogue_inputs(self) -> list[tuple[SSAValue, tuple[int, ...]]]:
+        """The epilogue's inputs other than the product, each with the shape it is seen as."""
+        if self.epilogue is None:
+            return []
+        return [(value, seen) for value, seen in self.epilogue.inputs if value is not self.op.result]
+
+    def reads(self) -> list[SSAValue]:
+        return [self.op.a, self.op.b, *(value for value, _ in self.epilogue_inputs)]
+
+
+LaunchUnit = FusionGroup | MatmulUnit
+"""What one kernel computes."""
+
+
+def _upstream(op: Operation) -> set[Operation]:
+    """The ops `op` depends on, directly or not."""
+    found: set[Operation] = set()
+    worklist = [operand.owner for operand in op.operands]
+    while worklist:
+        producer = worklist.pop()
+        if isinstance(producer, Operation) and producer not in found:
+            found.add(producer)
+            worklist += [operand.owner for operand in producer.operands]
+    return found
+
+
+def _absorbable(op: graph.MatmulOp, group: FusionGroup) -> bool:
+    """Whether `group` can be `op`'s epilogue (see the module docstring)."""
+    result = op.result
+    return (
+        not group.reduced_axes
+        and group.domain == shape_of(result)
+        and all(isinstance(member, EPILOGUE_OPS) for member in group.ops)
+        and (result, shape_of(result)) in group.inputs
+        and all(use.operation in group.ops for use in result.uses)
+        and not _upstream(op) & set(group.ops)
+    )
+
+
+def fuse_epilogues(function: func.FuncOp, groups: list[FusionGroup]) -> tuple[list[FusionGroup], list[MatmulUnit]]:
+    """The groups left, and one unit per live matmul with the group it absorbs (if any)."""
+    live = live_ops(function)
+    units = []
+    remaining = list(groups)
+    for op in function.body.block.ops:
+        if not isinstance(op, graph.MatmulOp) or op not in live:
+            continue
+        epilogue = next((group for group in remaining if _absorbable(op, group)), None)
+        if epilogue is not None:
+            remaining.remove(epilogue)
+        units.append(MatmulUnit(op, epilogue))
+    return remaining, units
+
+
+def launch_order(function: func.FuncOp, groups: list[FusionGroup]) -> list[LaunchUnit]:
+    """The kernels of `function`: groups and matmul units, each after those whose results it reads.
+
+    Matmuls are not members of fusion groups: their operands are outputs of groups (or function
+    arguments, constants) and their results inputs of others, unless an epilogue absorbs them.
+    """
+    groups, matmuls = fuse_epilogues(function, groups)
+    unit_of: dict[Operation, LaunchUnit] = {op: group for group in groups for op in group.ops}
+    for unit in matmuls:
+        unit_of[unit.op] = unit
+        unit_of.update({op: unit for op in (unit.epilogue.ops if unit.epilogue is not None else [])})
+    ordered: list[LaunchUnit] = []
+    placed: set[int] = set()
+    pending: list[LaunchUnit] = []
+    """The units whose producers are being placed (a path of reads)."""
+
+    def place(unit: LaunchUnit) -> None:
+        if id(unit) in placed:
+            return
+        if unit in pending:  # pragma: no cover - fusion_groups never merges groups across a matmul
+            cycle = pending[pending.index(unit) :]
+            matmul = next(u.op for u in cycle if isinstance(u, MatmulUnit))
+            raise PassFailure(matmul, "internal error: the kernels around this matmul depend on each other")
+        pending.append(unit)
+        reads = unit.reads() if isinstance(unit, MatmulUnit) else [value for value, _ in unit.inputs]
+        for value in reads:
+            producer = unit_of.get(value.owner)  # type: ignore[arg-type]
+            if producer is not None and producer is not unit:
+                place(producer)
+        pending.pop()
+        placed.add(id(unit))
+        ordered.append(unit)
+
+    for unit in [*groups, *matmuls]:
+        place(unit)
+    return ordered
+
+
+# -- the kernel ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatmulPlan:
+    """The decisions for one matmul unit's kernel, made before any IR is built."""
+
+    name: str
+    unit: MatmulUnit
+    block: tuple[int, int, int]
+    """(BM, BN, BK)."""
+    collapse: DimensionCollapse
+    """How the result's batch dimensions collapse (no groups: one matrix, no batch axis)."""
+
+    @property
+    def op(self) -> graph.MatmulOp:
+        return self.unit.op
+
+    @property
+    def depth(self) -> int:
+        return shape_of(self.op.a)[-1]
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        """The collapsed batch dimensions (empty for a single matrix)."""
+        return self.collapse.domain if self.collapse.groups else ()
+
+    def view(self, shape: Sequence[int]) -> tuple[int, ...]:
+        """The kernel's view of a value of `shape` (aligned to the result's rank): collapsed batch
+        dimensions, then the matrix dimensions."""
+        rank = len(shape_of(self.op.result))
+        aligned = (1,) * (rank - len(shape)) + tuple(shape)
+        batch = self.collapse.shape(aligned[:-2]) if self.collapse.groups else ()
+        return (*batch, *aligned[-2:])
+
+    @property
+    def grid(self) -> tuple[int, ...]:
+        rows, columns = shape_of(self.op.result)[-2:]
+        blocks = (-(-rows // self.block[0]), -(-columns // self.block[1]))
+        return (math.prod(self.batch_shape), *blocks) if self.batch_shape else blocks
+
+
+def plan_matmul(name: str, unit: MatmulUnit, block: Sequence[int] | None) -> MatmulPlan:
+    op = unit.op
+    element_type = op.result.type.element_type  # type: ignore[attr-defined]
+    if not isinstance(element_type, tile.DOT_INPUT_TYPES):
+        raise PassFailure(op, f"matmul of {element_type} is not lowered yet (f32 and f16 are)")
+    batch = shape_of(op.result)[:-2]
+    participants = [shape_of(op.a)[:-2], shape_of(op.b)[:-2], *(seen[:-2] for _, seen in unit.epilogue_inputs)]
+    collapse = collapse_dimensions(batch, participants)
+    rows, columns = shape_of(op.result)[-2:]
+    if block is None:
+        block = choose_matmul_tile(math.prod(batch), rows, columns, shape_of(op.a)[-1])
+    return MatmulPlan(name, unit, tuple(block), collapse)  # type: ignore[arg-type]
+
+
+def _element_type(value: SSAValue) -> Attribute:
+    return value.type.element_type  # type: ignore[attr-defined]
+
+
+@dataclass
+class MatmulKernelBuilder:
+    """Builds the `tile.kernel` of one plan (see the module docstring)."""
+
+    plan: MatmulPlan
+    parameters: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    """Graph values read or written by the kernel, to its parameters."""
+    constants: dict[int, SSAValue] = field(default_factory=dict)
+
+    def build(self) -> tile.KernelOp:
+        plan, unit = self.plan, self.plan.unit
+        op = plan.op
+        inputs = [(op.a, shape_of(op.a)), (op.b, shape_of(op.b)), *unit.epilogue_inputs]
+        parameter_types = [MemRefType(_element_type(value), plan.view(seen)) for value, seen in inputs]
+        parameter_types += [MemRefType(_element_type(value), plan.view(shape_of(value))) for value in unit.outputs]
+        block_rows, block_columns, _ = plan.block
+        kernel = tile.KernelOp(plan.name, parameter_types, plan.grid, num_warps=matmul_warps(block_rows, block_columns))
+        kernel.attributes["mlc.matmul_tile"] = DenseArrayBase.from_list(i64, plan.block)
+        arguments = kernel.body.block.args
+        for index, ((value, _), parameter) in enumerate(zip(inputs, arguments)):
+            parameter.name_hint = value.name_hint or f"input{index}"
+            self.parameters[value] = parameter
+        for index, (value, parameter) in enumerate(zip(unit.outputs, arguments[len(inputs) :])):
+            parameter.name_hint = f"output{index}"
+            self.parameters[value] = parameter
+        self.top = Builder(InsertPoint.at_start(kernel.body.block))
+        self.builder = Builder(InsertPoint.at_end(kernel.body.block))
+        self.zero = self._index(0)
+        self.batch = self._batch_coordinates()
+        rows_axis = len(plan.grid) - 2
+        self.rows_origin = self._block_origin(rows_axis, block_rows, "m")
+        self.columns_origin = self._block_origin(rows_axis + 1, block_columns, "n")
+        results = self._epilogue(self._accumulate())
+        for value, result in zip(unit.outputs, results):
+            self.builder.insert(tile.StoreOp(result, self.parameters[value], self._indices(shape_of(value))))
+        self.builder.insert(tile.ReturnOp())
+        return kernel
+
+    # -- indices ----------------------------------------------------------------------------------
+
+    def _index(self, value: int) -> SSAValue:
+        """An index constant, made once at the top of the kernel."""
+        if value not in self.constants:
+            constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
+            constant.result.name_hint = f"c{value}"
+            self.top.insert(constant)
+            self.constants[value] = constant.result
+        return self.constants[value]
+
+    def _block_origin(self, axis: int, size: int, name: str) -> SSAValue:
+        program = self.builder.insert(tile.ProgramIdOp(axis)).result
+        program.name_hint = f"p{name}"
+        origin = self.builder.insert(arith.MuliOp(program, self._index(size))).result
+        origin.name_hint = name
+        return origin
+
+    def _batch_coordinates(self) -> list[SSAValue]:
+        """The collapsed batch coordinates of this program, decomposed innermost fastest."""
+        shape = self.plan.batch_shape
+        if not shape:
+            return []
+        remaining = self.builder.insert(tile.ProgramIdOp(0)).result
+        remaining.name_hint = "batch"
+        coordinates: list[SSAValue] = [remaining] * len(shape)
+        for dim in reversed(range(1, len(shape))):
+            count = self._index(shape[dim])
+            coordinates[dim] = self.builder.insert(arith.RemUIOp(remaining, count)).result
+            remaining = self.builder.insert(arith.DivUIOp(remaining, count)).result
+        coordinates[0] = remaining
+        for dim, coordinate in enumerate(coordinates):
+            coordinate.name_hint = f"batch{dim}" if len(shape) > 1 else "batch"
+        return coordinates
+
+    def _indices(self, shape: Sequence[int], rows: SSAValue | None = None, columns: SSAValue | None = None) -> list[SSAValue]:
+        """The block origin in a value of `shape`: 0 along its size-1 dimensions (broadcast)."""
+        view = self.plan.view(shape)
+        origin = [*self.batch, rows or self.rows_origin, columns or self.columns_origin]
+        return [o if size != 1 else self.zero for o, size in zip(origin, view)]
+
+    # -- the K loop -------------------------------------------------------------------------------
+
+    def _tile_type(self, rows: int, columns: int, element_type: Attribute) -> tile.TileType:
+        return tile.TileType((*(1,) * len(self.plan.batch_shape), rows, columns), element_type)
+
+    def _accumulate(self) -> SSAValue:
+        """The f32 accumulator tile after the K loop (no loop when K is 0: the product is zeros)."""
+        plan = self.plan
+        op = plan.op
+        block_rows, block_columns, block_depth = plan.block
+        zero = self.builder.insert(arith.ConstantOp(FloatAttr(0.0, f32))).result
+        zero.name_hint = "zero"
+        initial = self.builder.insert(tile.SplatOp(zero, self._tile_type(block_rows, block_columns, f32))).result
+        initial.name_hint = "zeros"
+        if plan.depth == 0:
+            return initial
+        element_type = _element_type(op.a)
+        body = Block(arg_types=[IndexType(), initial.type])
+        k, partial = body.args
+        k.name_hint, partial.name_hint = "k", "partial"
+        outer, self.builder = self.builder, Builder(InsertPoint.at_end(body))
+        lhs_type, rhs_type = self._tile_type(block_rows, block_depth, element_type), self._tile_type(block_depth, block_columns, element_type)
+        a_tile = self.builder.insert(tile.LoadOp(self.parameters[op.a], self._indices(shape_of(op.a), columns=k), lhs_type)).result
+        b_tile = self.builder.insert(tile.LoadOp(self.parameters[op.b], self._indices(shape_of(op.b), rows=k), rhs_type)).result
+        a_tile.name_hint, b_tile.name_hint = "a_tile", "b_tile"
+        product = self.builder.insert(tile.DotOp(a_tile, b_tile, partial)).result
+        product.name_hint = "next"
+        self.builder.insert(scf.YieldOp(product))
+        self.builder = outer
+        loop = scf.ForOp(self.zero, self._index(plan.depth), self._index(block_depth), [initial], Region(body))
+        result = self.builder.insert(loop).results[0]
+        result.name_hint = "acc"
+        return result
+
+    # -- the epilogue -----------------------------------------------------------------------------
+
+    def _epilogue(self, accumulator: SSAValue) -> list[SSAValue]:
+        """The outputs' tiles: the product in its element type, then the epilogue's ops, in one map."""
+        plan, unit = self.plan, self.plan.unit
+        result = plan.op.result
+        element_type = _element_type(result)
+        if unit.epilogue is None and element_type == f32:
+            return [accumulator]
+        shape = accumulator.type.get_shape()  # type: ignore[attr-defined]
+        frontier = [accumulator] + [self._load_input(value, seen, shape) for value, seen in unit.epilogue_inputs]
+        body = Block(arg_types=[t.type.element_type for t in frontier])  # type: ignore[attr-defined]
+        scalar = ScalarBuilder(Builder(InsertPoint.at_end(body)))
+        product = body.args[0] if element_type == f32 else scalar.emit(arith.TruncFOp(body.args[0], element_type))
+        element: dict[SSAValue, SSAValue] = {result: product}
+        element.update({value: argument for (value, _), argument in zip(unit.epilogue_inputs, body.args[1:])})
+
+        def element_of(value: SSAValue) -> SSAValue:
+            if value not in element and is_splat_constant(value):
+                return scalar.constant(splat_constant_value(value.owner), _element_type(value))  # type: ignore[arg-type]
+            return element[value]
+
+        for op in unit.epilogue.ops if unit.epilogue is not None else []:
+            element[op.results[0]] = expand_elementwise(op, [element_of(v) for v in op.operands], scalar)
+        outputs = unit.outputs
+        scalar.builder.insert(tile.YieldOp([element_of(v) for v in outputs]))
+        result_types = [tile.TileType(shape, _element_type(v)) for v in outputs]
+        tiles = list(self.builder.insert(tile.MapOp(frontier, result_types, Region(body))).outputs)
+        for value, tile_value in zip(outputs, tiles):
+            tile_value.name_hint = value.name_hint or "result"
+        return tiles
+
+    def _load_input(self, value: SSAValue, seen: tuple[int, ...], shape: tuple[int, ...]) -> SSAValue:
+        """An epilogue input's block, broadcast to the output block where its dimensions are 1."""
+        view = self.plan.view(seen)
+        tile_shape = tuple(size if dim != 1 else 1 for size, dim in zip(shape, view))
+        loaded = self.builder.insert(
+            tile.LoadOp(self.parameters[value], self._indices(seen), tile.TileType(tile_shape, _element_type(value)))
+        ).result
+        if tile_shape == shape:
+            return loaded
+        return self.builder.insert(tile.BroadcastOp(loaded, tile.TileType(shape, _element_type(value)))).result
+
+
+def build_matmul_kernel(plan: MatmulPlan) -> tile.KernelOp:
+    return MatmulKernelBuilder(plan).build()
