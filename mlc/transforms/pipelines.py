@@ -4,7 +4,10 @@
     mlc-lower-to-cpu    graph -> tile -> loop -> llvm, ready for the CPU JIT
 
 Both start with the graph-level optimisations (graph-simplify, graph-fold-constants, cse), which
-are exact: they change no result bit.
+are exact: they change no result bit. Then the graph level decides the kernels, as IR a person can
+read and edit: graph-decompose rewrites composite ops into the primitives kernels compute,
+graph-fuse groups ops into `graph.fusion` regions (one kernel each; convert-graph-to-tile follows
+them and groups nothing itself) and graph-plan-memory places the intermediates in one arena.
 
 Each is a pass (usable inside `--pass-pipeline`) that expands into plain passes;
 `mlc-opt --dump-pass-pipeline` prints the expansion.
@@ -19,7 +22,7 @@ from xdsl.passes import ModulePass
 from mlc.passes import NamedPipeline, build_pipeline
 from mlc.transforms import all_passes
 
-_GRAPH = "graph-simplify,graph-fold-constants,cse"
+_GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse,graph-plan-memory"
 _TO_TILE = f"{_GRAPH},convert-graph-to-tile,cse,canonicalize,convert-tile-to-loop,cse,canonicalize"
 _TO_LLVM = (
     "convert-scf-to-cf,convert-vector-to-llvm,convert-memref-to-llvm,convert-math-to-llvm{{library={library}}},"

@@ -80,6 +80,9 @@ class FusionRules:
 KERNEL_RULES = FusionRules(FUSIBLE_OPS, REDUCTIONS)
 """The groups convert-graph-to-tile lowers, one kernel each."""
 
+EPILOGUE_OPS = (*graph.ELEMENTWISE_OPS, graph.BroadcastOp)
+"""What a matmul's kernel computes after its product (an anchor's group holds nothing else)."""
+
 
 def shape_of(value: SSAValue) -> tuple[int, ...]:
     value_type = value.type
@@ -163,8 +166,8 @@ def _choose_group(
         return None
     if outside and not all(isinstance(u, func.ReturnOp) for u in outside):
         return None
-    if isinstance(op, rules.anchors):
-        return _anchor_joins(op, group)
+    if isinstance(op, rules.anchors):  # its kernel stores the epilogue's outputs, not the product
+        return None if outside else _anchor_joins(op, group)
     if isinstance(op, rules.reductions):
         if group.anchor is not None:
             return None
@@ -235,6 +238,12 @@ def partition(function: func.FuncOp, rules: FusionRules = KERNEL_RULES) -> list[
             for group in groups
             for output in group.outputs
             if shape_of(output) not in group.output_shapes() and not isinstance(output.owner, rules.reductions)
+        }
+        # An anchor's kernel computes an elementwise epilogue only (a reshape may enter other groups).
+        misfits |= {
+            group.anchor
+            for group in groups
+            if group.anchor is not None and not all(isinstance(op, EPILOGUE_OPS) for op in group.ops if op is not group.anchor)
         }
         if not misfits:
             return groups
@@ -441,3 +450,55 @@ def _in_dependency_order(groups: list[FusionGroup], group_of: dict[Operation, Fu
     for group in groups:
         place(group)
     return ordered
+
+
+class GroupProblem(Exception):
+    """Why a given set of ops cannot be one kernel's group: `op` is the op at fault."""
+
+    def __init__(self, op: Operation, reason: str):
+        super().__init__(reason)
+        self.op = op
+        self.reason = reason
+
+
+def group_from_ops(ops: list[Operation], live: set[Operation]) -> FusionGroup:
+    """The group of exactly `ops` (in program order; no anchor): its domain, reduced axes, inputs
+    and outputs, checked against what one kernel computes. Raises `GroupProblem` naming the op
+    and the reason when the ops cannot be one kernel (how convert-graph-to-tile reads a
+    `graph.fusion` that a person or another tool wrote)."""
+    members = set(ops)
+    for op in ops:
+        if not isinstance(op, FUSIBLE_OPS):
+            raise GroupProblem(op, f"'{op.name}' cannot be fused with other ops into one kernel")
+        if isinstance(op, graph.ReshapeOp) and op.x.owner in members:
+            raise GroupProblem(
+                op,
+                "a reshape can only read a value from outside its group (it reinterprets memory; "
+                "a reduction that drops its axes leaves one: run graph-decompose before graph-fuse)",
+            )
+    reductions = [op for op in ops if isinstance(op, REDUCTIONS)]
+    if reductions:
+        first = reductions[0]
+        domain, axes = shape_of(first.x), reduction_axes(first)  # type: ignore[attr-defined]
+        for op in reductions:
+            if (shape_of(op.x), reduction_axes(op)) != (domain, axes):  # type: ignore[attr-defined]
+                raise GroupProblem(op, "the reductions of one kernel must reduce the same axes of the same shape")
+            if shape_of(op.results[0]) != reduced_shape(domain, axes):
+                raise GroupProblem(op, "a reduction that drops its axes cannot be fused (run graph-decompose first)")
+    else:
+        domain, axes = (), ()
+        for op in ops:
+            shape = broadcast_shapes(domain, shape_of(op.results[0]))
+            if shape is None:
+                raise GroupProblem(op, f"its result does not broadcast with the group's shape {list(domain)}")
+            domain = shape
+    group = FusionGroup(domain=domain, reduced_axes=axes, ops=list(ops))
+    for op in ops:
+        shape = shape_of(op.results[0])
+        if not _broadcasts_to(shape, domain) and shape != group.reduced_domain:
+            raise GroupProblem(op, f"its result's shape {list(shape)} does not fit the kernel's domain {list(domain)}")
+    _collect_inputs_and_outputs(group, {op: group for op in ops}, live)
+    for output in group.outputs:
+        if shape_of(output) not in group.output_shapes():
+            raise GroupProblem(output.owner, f"a kernel stores values of its domain {list(domain)} or reduced shape only")  # type: ignore[arg-type]
+    return group

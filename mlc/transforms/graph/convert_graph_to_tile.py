@@ -31,6 +31,7 @@ lowered yet.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -56,15 +57,24 @@ from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.fusion_groups import (
     FUSIBLE_OPS,
     FusionGroup,
+    GroupProblem,
+    group_from_ops,
     is_splat_constant,
-    partition,
+    live_ops,
     returned_view,
     shape_of,
 )
 from mlc.transforms.lowering.graph_decomposition import decompose_function
 from mlc.transforms.lowering.fusion_inlining import inline_fusions
 from mlc.transforms.lowering.group_kernel import KernelPlan, build_kernel, collapse_dimensions
-from mlc.transforms.lowering.matmul_kernel import MatmulUnit, build_matmul_kernel, launch_order, plan_matmul
+from mlc.transforms.lowering.matmul_kernel import (
+    LaunchUnit,
+    MatmulUnit,
+    build_matmul_kernel,
+    launch_order,
+    matmul_unit,
+    plan_matmul,
+)
 
 HOST_BUFFER_ALIGNMENT = 256
 
@@ -168,6 +178,9 @@ class HostBuilder:
     options: "ConvertGraphToTile"
     kernels: list[Operation] = field(default_factory=list)
     buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    names: dict[int, str] = field(default_factory=dict)
+    """Kernel names given by `graph.fusion` regions, by the id of their unit."""
+    kernel_names: set[str] = field(default_factory=set)
     constant_count: int = 0
 
     def build(self) -> func.FuncOp:
@@ -180,16 +193,18 @@ class HostBuilder:
         for old_argument, new_argument in zip(self.old.body.block.args, new.body.block.args):
             new_argument.name_hint = old_argument.name_hint
             self.buffers[old_argument] = new_argument
-        inline_fusions(self.old)  # graph-fuse's groups: partitioned again below, by the kernel rules
         decompose_function(self.old)
-        self._check_ops()
-        groups = partition(self.old)
+        units = self._kernel_units()
         terminator = self.old.body.block.last_op
         assert isinstance(terminator, func.ReturnOp)
         for value in terminator.arguments:
             if is_splat_constant(value):
-                groups.append(FusionGroup(domain=shape_of(value), outputs=[value]))
-        for index, unit in enumerate(launch_order(self.old, groups)):
+                units.append(FusionGroup(domain=shape_of(value), outputs=[value]))
+        try:
+            ordered = launch_order(units)
+        except GroupProblem as problem:
+            raise PassFailure(problem.op, problem.reason) from None
+        for index, unit in enumerate(ordered):
             if isinstance(unit, MatmulUnit):
                 self._launch_matmul(index, unit)
             else:
@@ -197,6 +212,48 @@ class HostBuilder:
         returned = [self._buffer_of(value) for value in terminator.arguments]
         self.builder.insert(func.ReturnOp(*returned))
         return new
+
+    def _kernel_units(self) -> list[LaunchUnit]:
+        """One kernel per `graph.fusion` (its body inlined, its ops remembered as the group) and one
+        per live op outside every fusion; reshapes outside are views of their operand's buffer."""
+        function = self.old
+        fusions = [op for op in function.body.block.ops if isinstance(op, graph.FusionOp)]
+        regions = [(fusion.group_name, [op for op in fusion.body.block.ops if not isinstance(op, graph.YieldOp)]) for fusion in fusions]
+        inline_fusions(function)
+        self._check_ops()
+        live = live_ops(function)
+        units: list[LaunchUnit] = []
+        grouped: set[Operation] = set()
+        for name, ops in regions:
+            members = [op for op in ops if op in live and not isinstance(op, graph.ConstantOp)]
+            grouped.update(ops)
+            if members:
+                units.append(self._unit(members, live, name.data if name is not None else None))
+        for op in function.body.block.ops:
+            if op in grouped or op not in live or isinstance(op, graph.ConstantOp | func.ReturnOp):
+                continue
+            if isinstance(op, graph.ReshapeOp) and self._is_view(op):
+                continue
+            units.append(self._unit([op], live, None))
+        return units
+
+    def _unit(self, ops: list[Operation], live: set[Operation], name: str | None) -> LaunchUnit:
+        try:
+            unit = matmul_unit(ops, live) if any(isinstance(op, graph.MatmulOp) for op in ops) else group_from_ops(ops, live)
+        except GroupProblem as problem:
+            where = f"the fusion group '{name}'" if name else "its kernel"
+            raise PassFailure(problem.op, f"{where} cannot be one kernel: {problem.reason}") from None
+        if name is not None:
+            self.names[id(unit)] = name
+        return unit
+
+    def _is_view(self, reshape: graph.ReshapeOp) -> bool:
+        """A reshape outside every group reinterprets its operand's buffer (no kernel), unless the
+        function returns it (then a kernel copies into the returned buffer) or it returns a
+        kernel's output (that kernel writes the returned buffer, `returned_view`)."""
+        if returned_view(reshape.x) is reshape:
+            return True
+        return not any(isinstance(use.operation, func.ReturnOp) for use in reshape.result.uses)
 
     def _memref_type(self, tensor_type: Attribute) -> MemRefType:
         assert isinstance(tensor_type, TensorType)
@@ -217,6 +274,8 @@ class HostBuilder:
         owner = value.owner
         if isinstance(owner, graph.ConstantOp):
             return self._global_constant(owner)
+        if isinstance(owner, graph.ReshapeOp):  # a view: kernels take buffers of the same element count
+            return self._buffer_of(owner.x)
         raise PassFailure(owner if isinstance(owner, Operation) else self.old, "value has no buffer")  # pragma: no cover
 
     def _global_constant(self, constant: graph.ConstantOp) -> SSAValue:
@@ -250,7 +309,8 @@ class HostBuilder:
         if _product(shape_of(unit.op.result)) == 0:
             return
         kinds = ["matmul", *(op.name.split(".")[1] for op in (unit.epilogue.ops if unit.epilogue else []))][:4]
-        plan = plan_matmul(f"{self.old.sym_name.data}_{index}_" + "_".join(kinds), unit, self.options.matmul_tile or None)
+        name = self._kernel_name(unit, f"{self.old.sym_name.data}_{index}_" + "_".join(kinds))
+        plan = plan_matmul(name, unit, self.options.matmul_tile or None)
         kernel = build_matmul_kernel(plan)
         self.kernels.append(kernel)
         arguments = [self._buffer_of(value) for value in unit.reads()] + outputs
@@ -262,13 +322,22 @@ class HostBuilder:
             participants.append(group.reduced_domain)
         collapse = collapse_dimensions(group.domain, participants)
         domain = collapse.domain
-        name = _kernel_name(self.old.sym_name.data, index, group)
+        name = self._kernel_name(group, _kernel_name(self.old.sym_name.data, index, group))
         if not group.reduced_axes:
             tile_shape = choose_tile_shape(domain, self.options.elements_per_program)
             return KernelPlan(name, group, collapse, tile_shape, self.options.num_warps)
         reduced_axes = collapse.axes(group.reduced_axes)
         reduction_tile = choose_reduction_tile(domain, reduced_axes, self.options.elements_per_program)
         return KernelPlan(name, group, collapse, reduction_tile, reduction_warps(reduction_tile))
+
+    def _kernel_name(self, unit: LaunchUnit, generated: str) -> str:
+        """The name of the unit's `graph.fusion` (as a symbol, unique in the module), else `generated`."""
+        given = self.names.get(id(unit))
+        name = re.sub(r"[^A-Za-z0-9_]", "_", given) if given else generated
+        if name in self.kernel_names:
+            name = f"{name}_{len(self.kernel_names)}"
+        self.kernel_names.add(name)
+        return name
 
     def _allocate_outputs(self, group: FusionGroup) -> list[SSAValue]:
         """A buffer per output (of the returned reshape's type when it is a returned view)."""

@@ -21,13 +21,13 @@ broadcasts (indexed at 0), so a `3x64x48 @ 48x80` matmul reads B as `1x48x80`. T
 buffers unchanged (same element count). The batch program id is decomposed into the collapsed
 coordinates, innermost fastest.
 
-Epilogues (`fuse_epilogues`). When every use of a matmul's result is in one fusion group without
-reductions whose domain is the result's shape and whose ops are elementwise (a bias add, an
-activation, a residual add; broadcasts included, reshapes not), that group is computed by the
-matmul's kernel: its other inputs are loaded at the output block (size-1 dimensions where they
-broadcast), its ops expanded into the map after the K loop (`elementwise_expansion.py`), and its
-outputs stored instead of the product, which never reaches memory. Otherwise the product is
-stored and read back by the consumers' kernels.
+Epilogues (`matmul_unit`). A `graph.fusion` of kind matmul (graph-fuse makes them) holds one
+matmul and the elementwise ops that consume its product (a bias add, an activation, a residual
+add; broadcasts included, reshapes and reductions not) over the product's shape: that epilogue is
+computed by the matmul's kernel. Its other inputs are loaded at the output block (size-1
+dimensions where they broadcast), its ops expanded into the map after the K loop
+(`elementwise_expansion.py`), and its outputs stored instead of the product, which never reaches
+memory. A matmul outside any fusion stores its product for the kernels that read it.
 
 Block sizes (`choose_matmul_tile`): 128x128x16 when that still gives at least `LARGE_TILE_PROGRAMS`
 programs, else at most 64x64x16; each dimension is cut to the smallest power of two that covers
@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IndexType, IntegerAttr, MemRefType, f32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -55,7 +55,14 @@ from mlc.diagnostics import PassFailure
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.elementwise_expansion import ScalarBuilder, expand_elementwise, splat_constant_value
-from mlc.transforms.analysis.fusion_groups import FusionGroup, is_splat_constant, live_ops, shape_of
+from mlc.transforms.analysis.fusion_groups import (
+    EPILOGUE_OPS,
+    FusionGroup,
+    GroupProblem,
+    group_from_ops,
+    is_splat_constant,
+    shape_of,
+)
 from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dimensions
 
 LARGE_TILE = (128, 128, 16)
@@ -65,7 +72,6 @@ LARGE_TILE_PROGRAMS = 128
 
 OUTPUTS_PER_THREAD = 16
 MAX_MATMUL_WARPS = 8
-EPILOGUE_OPS = (*graph.ELEMENTWISE_OPS, graph.BroadcastOp)
 
 
 def _next_power_of_two(value: int) -> int:
@@ -139,32 +145,35 @@ def _absorbable(op: graph.MatmulOp, group: FusionGroup) -> bool:
     )
 
 
-def fuse_epilogues(function: func.FuncOp, groups: list[FusionGroup]) -> tuple[list[FusionGroup], list[MatmulUnit]]:
-    """The groups left, and one unit per live matmul with the group it absorbs (if any)."""
-    live = live_ops(function)
-    units = []
-    remaining = list(groups)
-    for op in function.body.block.ops:
-        if not isinstance(op, graph.MatmulOp) or op not in live:
-            continue
-        epilogue = next((group for group in remaining if _absorbable(op, group)), None)
-        if epilogue is not None:
-            remaining.remove(epilogue)
-        units.append(MatmulUnit(op, epilogue))
-    return remaining, units
+def matmul_unit(ops: list[Operation], live: set[Operation]) -> MatmulUnit:
+    """The kernel of a group holding one matmul: the product and the rest of `ops` as its epilogue.
+
+    Raises `GroupProblem` when the rest cannot be the epilogue (see the module docstring)."""
+    matmuls = [op for op in ops if isinstance(op, graph.MatmulOp)]
+    if len(matmuls) != 1:
+        raise GroupProblem(matmuls[1], "one kernel computes one matmul")
+    (op,) = matmuls
+    rest = [member for member in ops if member is not op]
+    if not rest:
+        return MatmulUnit(op)
+    epilogue = group_from_ops(rest, live)
+    if not _absorbable(op, epilogue):
+        reason = "its elementwise epilogue must read the product, have the product's shape and hold no reduction"
+        raise GroupProblem(op, reason)
+    return MatmulUnit(op, epilogue)
 
 
-def launch_order(function: func.FuncOp, groups: list[FusionGroup]) -> list[LaunchUnit]:
-    """The kernels of `function`: groups and matmul units, each after those whose results it reads.
+def launch_order(units: list[LaunchUnit]) -> list[LaunchUnit]:
+    """The kernels `units` in an order in which each comes after those whose results it reads.
 
-    Matmuls are not members of fusion groups: their operands are outputs of groups (or function
-    arguments, constants) and their results inputs of others, unless an epilogue absorbs them.
-    """
-    groups, matmuls = fuse_epilogues(function, groups)
-    unit_of: dict[Operation, LaunchUnit] = {op: group for group in groups for op in group.ops}
-    for unit in matmuls:
-        unit_of[unit.op] = unit
-        unit_of.update({op: unit for op in (unit.epilogue.ops if unit.epilogue is not None else [])})
+    Raises `GroupProblem` when two kernels read each other's results (groups that form a cycle)."""
+    unit_of: dict[Operation, LaunchUnit] = {}
+    for unit in units:
+        if isinstance(unit, MatmulUnit):
+            unit_of[unit.op] = unit
+            unit_of.update({op: unit for op in (unit.epilogue.ops if unit.epilogue is not None else [])})
+        else:
+            unit_of.update({op: unit for op in unit.ops})
     ordered: list[LaunchUnit] = []
     placed: set[int] = set()
     pending: list[LaunchUnit] = []
@@ -173,10 +182,9 @@ def launch_order(function: func.FuncOp, groups: list[FusionGroup]) -> list[Launc
     def place(unit: LaunchUnit) -> None:
         if id(unit) in placed:
             return
-        if unit in pending:  # pragma: no cover - fusion_groups never merges groups across a matmul
-            cycle = pending[pending.index(unit) :]
-            matmul = next(u.op for u in cycle if isinstance(u, MatmulUnit))
-            raise PassFailure(matmul, "internal error: the kernels around this matmul depend on each other")
+        if unit in pending:
+            first = unit.op if isinstance(unit, MatmulUnit) else unit.ops[0]
+            raise GroupProblem(first, "its kernel and another read each other's results (the groups form a cycle)")
         pending.append(unit)
         reads = unit.reads() if isinstance(unit, MatmulUnit) else [value for value, _ in unit.inputs]
         for value in reads:
@@ -187,7 +195,7 @@ def launch_order(function: func.FuncOp, groups: list[FusionGroup]) -> list[Launc
         placed.add(id(unit))
         ordered.append(unit)
 
-    for unit in [*groups, *matmuls]:
+    for unit in units:
         place(unit)
     return ordered
 

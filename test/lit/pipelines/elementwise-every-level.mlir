@@ -1,7 +1,7 @@
 // One elementwise graph function carried through every level of the GPU lowering, each level
 // printed and parsed back in by the next mlc-opt, down to PTX.
 //
-// RUN: mlc-opt %s -p convert-graph-to-tile | tee %t.tile.mlir | mlc-opt -p convert-tile-to-loop | tee %t.loop.mlir \
+// RUN: mlc-opt %s -p graph-decompose,graph-fuse,convert-graph-to-tile | tee %t.tile.mlir | mlc-opt -p convert-tile-to-loop | tee %t.loop.mlir \
 // RUN:   | mlc-opt -p convert-loop-to-gpu | tee %t.gpu.mlir | mlc-opt -p convert-gpu-to-nvvm | tee %t.nvvm.mlir \
 // RUN:   | mlc-opt -p convert-scf-to-cf,convert-vector-to-llvm,convert-memref-to-llvm,convert-math-to-llvm{library=\"libdevice\"},convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts \
 // RUN:   | tee %t.llvm.mlir | mlc-translate --mlir-to-ptx | filecheck %s --check-prefix=PTX

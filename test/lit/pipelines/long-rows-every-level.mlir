@@ -4,7 +4,7 @@
 // through the chunk loop as scalars and combines them across threads after it. (The CPU code is
 // run against numpy in test/python/e2e/test_graph_reductions.py.)
 //
-// RUN: mlc-opt %s -p convert-graph-to-tile,convert-tile-to-loop | tee %t.loop.mlir \
+// RUN: mlc-opt %s -p graph-decompose,graph-fuse,convert-graph-to-tile,convert-tile-to-loop | tee %t.loop.mlir \
 // RUN:   | mlc-opt -p convert-loop-to-gpu,gpu-insert-barriers | filecheck %s --check-prefix=GPU
 // RUN: filecheck %s --check-prefix=LOOP < %t.loop.mlir
 // RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu)' | mlc-translate --mlir-to-ptx | filecheck %s --check-prefix=PTX

@@ -1,7 +1,7 @@
 // A matmul with a bias-and-relu epilogue carried through every level of the GPU lowering, each
 // level printed and parsed back in by the next mlc-opt, down to PTX (no GPU needed).
 //
-// RUN: mlc-opt %s -p convert-graph-to-tile | tee %t.tile.mlir | mlc-opt -p convert-tile-to-loop | tee %t.loop.mlir \
+// RUN: mlc-opt %s -p graph-decompose,graph-fuse,convert-graph-to-tile | tee %t.tile.mlir | mlc-opt -p convert-tile-to-loop | tee %t.loop.mlir \
 // RUN:   | mlc-opt -p loop-promote-shared | tee %t.shared.mlir | mlc-opt -p loop-unroll,convert-loop-to-gpu,gpu-insert-barriers | tee %t.gpu.mlir \
 // RUN:   | mlc-opt -p convert-gpu-to-nvvm \
 // RUN:   | mlc-opt -p convert-scf-to-cf,convert-vector-to-llvm,convert-memref-to-llvm,convert-math-to-llvm{library=\"libdevice\"},convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts \

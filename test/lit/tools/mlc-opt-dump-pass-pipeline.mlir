@@ -8,9 +8,9 @@
 // RUN: mlc-opt --dump-pass-pipeline --pass-pipeline='builtin.module(func.func(cse,canonicalize), convert-graph-to-tile{num-warps=8})' | filecheck %s --check-prefix=ANCHORS
 // RUN: mlc-opt --dump-pass-pipeline -p 'canonicalize,dce' | filecheck %s --check-prefix=XDSL
 
-// graph optimisations, then graph -> tile -> loop -> mlc_gpu -> llvm, with libdevice for the math
-// functions.
-// GPU:      builtin.module(graph-simplify, graph-fold-constants, cse, convert-graph-to-tile,
+// graph optimisations, the kernels decided at the graph level (decompose, fuse, plan memory), then
+// graph -> tile -> loop -> mlc_gpu -> llvm, with libdevice for the math functions.
+// GPU:      builtin.module(graph-simplify, graph-fold-constants, cse, graph-decompose, cse, graph-fuse, graph-plan-memory, convert-graph-to-tile,
 // GPU-SAME: convert-tile-to-loop,
 // GPU-SAME: convert-loop-to-gpu, gpu-insert-barriers, convert-gpu-to-nvvm,
 // GPU-SAME: convert-scf-to-cf,
@@ -22,7 +22,7 @@
 // GPU-NOT-CPU-NOT: convert-loop-to-cpu
 
 // graph -> tile -> loop -> llvm for the CPU (libm, the default library, is not spelled out).
-// CPU:      builtin.module(graph-simplify, graph-fold-constants, cse, convert-graph-to-tile,
+// CPU:      builtin.module(graph-simplify, graph-fold-constants, cse, graph-decompose, cse, graph-fuse, graph-plan-memory, convert-graph-to-tile,
 // CPU-SAME: convert-tile-to-loop,
 // CPU-SAME: convert-loop-to-cpu, convert-scf-to-cf,
 // CPU-SAME: convert-math-to-llvm,

@@ -63,7 +63,7 @@ def test_pass_preserves_semantics(step: str, program: str, seed: int):
         assert_equivalent(before, after, inputs, exact=True)
 
 
-REORDERING_PASSES = ("convert-graph-to-tile", "convert-tile-to-loop")
+REORDERING_PASSES = ("graph-decompose", "convert-graph-to-tile", "convert-tile-to-loop")
 """Passes that change the order in which a reduction combines its elements (a tree over the tile,
 then over registers and threads), so floats agree within rounding there; every other pass is exact."""
 

@@ -1,7 +1,7 @@
-// RUN: mlc-opt %s --split-input-file -p convert-graph-to-tile | filecheck %s
-// RUN: mlc-opt %s --split-input-file -p 'convert-graph-to-tile{elements-per-program=256 num-warps=8}' | filecheck %s --check-prefix=OPTIONS
-// RUN: mlc-opt %s --split-input-file -p convert-graph-to-tile | mlc-opt --split-input-file | filecheck %s
-// RUN: mlc-opt %s --split-input-file -p 'convert-graph-to-tile{matmul-tile=16,16,8}' | filecheck %s --check-prefix=BLOCK
+// RUN: mlc-opt %s --split-input-file -p graph-decompose,graph-fuse,convert-graph-to-tile | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p 'graph-decompose,graph-fuse,convert-graph-to-tile{elements-per-program=256 num-warps=8}' | filecheck %s --check-prefix=OPTIONS
+// RUN: mlc-opt %s --split-input-file -p graph-decompose,graph-fuse,convert-graph-to-tile | mlc-opt --split-input-file | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p 'graph-decompose,graph-fuse,convert-graph-to-tile{matmul-tile=16,16,8}' | filecheck %s --check-prefix=BLOCK
 
 // A plain elementwise op: one 1-d kernel, tiles rounded up to a power of two, masked by the
 // memref bounds (1000 is not a multiple of 1024).

@@ -29,7 +29,7 @@ from mlc.interpreter import DataRace, run, run_kernel
 from mlc.transforms.gpu.gpu_insert_barriers import INSERTED, GpuInsertBarriers
 from programs import lower
 
-LOWER_TO_GPU_LEVEL = "convert-graph-to-tile,cse,canonicalize,convert-tile-to-loop,cse,canonicalize,convert-loop-to-gpu"
+LOWER_TO_GPU_LEVEL = "graph-decompose,graph-fuse,convert-graph-to-tile,cse,canonicalize,convert-tile-to-loop,cse,canonicalize,convert-loop-to-gpu"
 
 
 def barriers(module: ModuleOp) -> list[gpu.BarrierOp]:
