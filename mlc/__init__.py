@@ -5,9 +5,13 @@ The public Python API:
     f = mlc.compile(source, device="auto", entry=None)   # MLIR text, a .mlir path, or a ModuleOp
     y = f(x)                                              # numpy arrays in and out
     mlc.run(source, *arrays, device="auto")               # compile and call once
+    mlc.interpret(source, *arrays)                        # the reference interpreter, no compiling
+    mlc.available_devices()                               # ("cuda", "cpu") or ("cpu",)
     mlc.passes()                                          # name -> pass class, every registered pass
 
-Errors: every error meant for people is an `MlcError`; a bad argument is an `ArgumentError`
+Errors: every error meant for people is an `MlcError`; source that cannot be compiled is a
+`CompileError`, and a `LoweringError` (a `CompileError`) when a pass cannot lower one of its ops
+yet (a limit of mlc rather than an error in the source); a bad argument is an `ArgumentError`
 (also a ValueError) or `ArgumentTypeError` (also a TypeError); a program that cannot fit in its
 device's memory an `OutOfMemoryError`; compiled functions may be called from several threads
 (see the README's "Using it").
@@ -29,9 +33,12 @@ __all__ = [
     "ArgumentTypeError",
     "CompileError",
     "CompiledFunction",
+    "LoweringError",
     "MlcError",
     "OutOfMemoryError",
+    "available_devices",
     "compile",
+    "interpret",
     "passes",
     "run",
 ]
@@ -52,6 +59,20 @@ def run(source: Any, *arrays: Any, device: str = "auto", entry: str | None = Non
     return compile(source, device=device, entry=entry)(*arrays)
 
 
+def interpret(source: Any, *arrays: Any, entry: str | None = None) -> Any:
+    """Runs the entry function of `source` in the reference interpreter, without compiling it."""
+    from mlc.compiler import interpret as interpret_source
+
+    return interpret_source(source, *arrays, entry=entry)
+
+
+def available_devices() -> tuple[str, ...]:
+    """The devices `compile` can target on this machine, preferred ('auto') first."""
+    from mlc.compiler import available_devices as devices_here
+
+    return devices_here()
+
+
 def passes() -> dict[str, type]:
     """Every pass mlc-opt knows, by CLI name."""
     from mlc.transforms import all_passes
@@ -60,7 +81,7 @@ def passes() -> dict[str, type]:
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("CompiledFunction", "CompileError"):
+    if name in ("CompiledFunction", "CompileError", "LoweringError"):
         import mlc.compiler
 
         return getattr(mlc.compiler, name)

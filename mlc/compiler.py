@@ -21,12 +21,16 @@ The steps, each an inspectable stage kept on the result:
 
 1. parse and verify (errors are located `CompileError`s, never tracebacks);
 2. lower with the device's named pipeline (`mlc-lower-to-gpu` / `mlc-lower-to-cpu`) or a
-   pipeline given in xDSL or MLIR spelling;
+   pipeline given in xDSL or MLIR spelling; a pass that cannot lower an op of the program (a
+   limit of mlc, not an error in the source) raises `LoweringError`, a `CompileError` naming it;
 3. the backend turns the kernels into PTX for the device's architecture, or a native object;
 4. the runtime loads them and plans the entry's host function (`HostProgram`).
 
 `CompiledFunction.reference(*arrays)` runs the graph interpreter on the same inputs (what
 `mlc-run --check` compares with); `run_on_device` returns device buffers without copying back.
+`interpret(source, *arrays)` runs a program in the reference interpreter without compiling it
+(every op mlc defines runs there, also those not lowered yet), and `available_devices()` says
+which devices `compile` can target here.
 Calling a compiled function (argument conventions, thread safety) is described in
 `mlc/runtime/host.py`.
 
@@ -64,6 +68,11 @@ class CompileError(MlcError):
     """The source could not be compiled; the message says where and why."""
 
 
+class LoweringError(CompileError):
+    """A pass could not lower an op of a valid program: something mlc cannot compile yet (the
+    message names the op and the reason), as opposed to an error in the source."""
+
+
 def resolve_device(device: str) -> str:
     """'cuda' or 'cpu' for a requested device ('auto' takes the GPU when one can be used)."""
     if not isinstance(device, str):
@@ -76,13 +85,19 @@ def resolve_device(device: str) -> str:
         )
         hint = f" (did you mean '{close}'?)" if close else ""
         raise ArgumentError(f"unknown device '{device}': use one of {', '.join(map(repr, DEVICES))}{hint}")
-    from mlc.runtime import is_available
-
     if device == "auto":
-        return "cuda" if is_available() else "cpu"
+        return available_devices()[0]
     if device == "cuda":
         require_cuda_device()
     return device
+
+
+def available_devices() -> tuple[str, ...]:
+    """The devices `compile` can target on this machine, the one 'auto' takes first: ('cuda', 'cpu')
+    when a CUDA device can be used, else ('cpu',). Never raises."""
+    from mlc.runtime import is_available
+
+    return ("cuda", "cpu") if is_available() else ("cpu",)
 
 
 def require_cuda_device() -> None:
@@ -230,7 +245,7 @@ def lower(module: ModuleOp, pipeline: str, source_map: Any = None, name: str = "
             # original exception chained), not a CompileError: the input is not at fault.
             run_pass(module_pass, context, module)
         except PassFailure as failure:
-            raise CompileError(describe_op(failure.op, failure.message, source_map, name)) from None
+            raise LoweringError(describe_op(failure.op, failure.message, source_map, name)) from None
         verify(module, source_map, name)
 
 
@@ -280,3 +295,23 @@ def _load(module: ModuleOp, target: str, function_name: str) -> tuple[str | byte
         return ptx, HostProgram.for_cuda(module, ptx, entry=function_name, device=gpu)
     object_code = backend.compile_to_cpu_object(module)
     return object_code, HostProgram.for_cpu(module, object_code, entry=function_name)
+
+
+def interpret(source: str | os.PathLike[str] | ModuleOp, *arrays: object, entry: str | None = None) -> Any:
+    """Runs the entry function of `source` in the reference interpreter, without compiling it.
+
+    `source` and `entry` are read and checked as `compile` reads them, with the same errors; the
+    module may be at any level. The results are what calling a compiled
+    function returns: one numpy array, or a tuple when there are several. The arrays are converted
+    to the parameters' element types (the interpreter is the semantic reference, not a checked
+    calling convention); a shape that does not fit is an `InterpreterError`.
+    """
+    if entry is not None and not isinstance(entry, str):
+        raise ArgumentTypeError(f"entry must be a string or None; got {type(entry).__name__}")
+    module, name, source_map = _read_source(source)
+    verify(module, source_map, name)
+    function_name = select_entry(module, entry).sym_name.data
+    from mlc.interpreter import run
+
+    results = run(module, function_name, [np.asarray(array) for array in arrays])
+    return results[0] if len(results) == 1 else tuple(results)

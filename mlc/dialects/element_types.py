@@ -31,7 +31,8 @@ SUPPORTED_ELEMENT_TYPES: tuple[Attribute, ...] = (f32, f16, bf16, i32, i64, i1)
 """The tensor element types of the graph spec."""
 
 
-def _bfloat16_dtype() -> np.dtype:
+def bfloat16_dtype() -> np.dtype:
+    """numpy's dtype for bf16 (`ml_dtypes.bfloat16`); NotImplementedError without ml_dtypes."""
     try:
         import ml_dtypes
     except ImportError as error:  # pragma: no cover - depends on the environment
@@ -57,7 +58,7 @@ def is_bool(element_type: Attribute) -> bool:
 def to_numpy_dtype(element_type: Attribute) -> np.dtype:
     """The numpy dtype holding values of `element_type` (index is int64)."""
     if isinstance(element_type, BFloat16Type):
-        return _bfloat16_dtype()
+        return bfloat16_dtype()
     if isinstance(element_type, Float16Type):
         return np.dtype(np.float16)
     if isinstance(element_type, Float32Type):

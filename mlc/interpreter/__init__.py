@@ -13,8 +13,15 @@ The pieces:
   lockstep "minimum program counter" execution of unstructured control flow).
 * `simt` — grids of thread blocks: indices, barriers, shuffles, per-block shared memory.
 * `memory`, `races` — byte-addressed buffers; data-race detection.
-* `standard`, `llvm`, `scalar` — semantics of arith, math, scf, cf, func, memref, vector, llvm.
-* `mlc.dialects.{tile,loop,gpu}.interpret` — semantics of mlc's own dialects.
+* `standard`, `memory_ops`, `llvm`, `intrinsics`, `scalar` — semantics of arith, math, scf, cf,
+  func, memref, vector, llvm and the NVVM intrinsics.
+* `tile`, `loop`, `gpu` — semantics of mlc's own kernel dialects (`tile.py` is the executable
+  definition of the tile ops, and so on).
+* `host` — host functions, entry points and direct kernel launches; graph ops evaluate through
+  `mlc.dialects.graph.interpret`, the graph dialect's own numpy definition, which needs no engine.
+
+Layering: this package imports the dialects; no dialect imports it (a dialect knows nothing of its
+execution; `test/python/test_layering.py` checks it).
 
 Errors are `InterpreterError`s that name the op: `UnsupportedOperation`, `OutOfBounds`,
 `DataRace` (buffer, element, threads, RAW/WAR/WAW) and `BarrierDivergence`.
@@ -27,6 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from mlc.interpreter import gpu, intrinsics, llvm, loop, memory_ops, standard, tile
 from mlc.interpreter.engine import Machine, OperationTable
 from mlc.interpreter.errors import (
     BarrierDivergence,
@@ -35,17 +43,11 @@ from mlc.interpreter.errors import (
     OutOfBounds,
     UnsupportedOperation,
 )
+from mlc.interpreter.host import find_entry, graph_table, launch_kernel, run_function
 
 
 def operation_table() -> OperationTable:
     """The implementations of every op the interpreter runs, from every level."""
-    # Imported here: the dialect interpreters import the engine from this package.
-    from mlc.dialects.gpu.interpret import table as gpu_table
-    from mlc.dialects.loop.interpret import table as loop_table
-    from mlc.dialects.tile.interpret import table as tile_table
-    from mlc.interpreter import intrinsics, llvm, memory_ops, standard
-    from mlc.interpreter.host import graph_table
-
     result = OperationTable()
     for part in (
         standard.table(),
@@ -53,9 +55,9 @@ def operation_table() -> OperationTable:
         llvm.table(),
         intrinsics.table(),
         graph_table(),
-        tile_table(),
-        loop_table(),
-        gpu_table(),
+        tile.table(),
+        loop.table(),
+        gpu.table(),
     ):
         result = result.merged(part)
     return result
@@ -79,8 +81,6 @@ def run(
     memref parameters are copied into fresh buffers; results are copies. With `check_races`
     (the default) kernels are checked for data races and raise `DataRace`.
     """
-    from mlc.interpreter.host import find_entry, run_function
-
     machine = make_machine(module, check_races)
     function = find_entry(module, entry)
     with np.errstate(all="ignore"):
@@ -101,8 +101,6 @@ def run_kernel(
     `grid` and `block` are needed only for an `llvm.func` run as a GPU kernel (without them it runs
     once, as a CPU kernel); an `mlc_gpu.func` uses its own unless they are given.
     """
-    from mlc.interpreter.host import launch_kernel
-
     machine = make_machine(module, check_races)
     kernel_op = machine.lookup(kernel)
     with np.errstate(all="ignore"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from mlc.diagnostics import MlcError
+from mlc.errors import MlcError
 
 _MAXIMUM_OP_TEXT = 160
 

@@ -18,10 +18,17 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, TensorTyp
 from xdsl.ir import Attribute, Operation
 
 from mlc.dialects.element_types import from_numpy_dtype
+from mlc.dialects.gpu import ops as gpu
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.graph.interpret import evaluate_results
-from mlc.interpreter.engine import Execution, LaneSpace, Level, Machine, OperationTable
+from mlc.dialects.loop import ops as loop
+from mlc.dialects.tile import ops as tile
+from mlc.interpreter.engine import Execution, LaneSpace, Level, Machine, OperationTable, launch
 from mlc.interpreter.errors import InterpreterError
+from mlc.interpreter.llvm import plain_kernel_arguments
+from mlc.interpreter.loop import run_kernel as run_loop_kernel
+from mlc.interpreter.simt import run_grid
+from mlc.interpreter.tile import run_kernel as run_tile_kernel
 from mlc.interpreter.values import MemRefValue, contiguous_strides, dtype_of, trailing_shape
 
 
@@ -122,16 +129,6 @@ def launch_kernel(
     block: Sequence[int] | None,
 ) -> list[np.ndarray]:
     """Launches one kernel of any level directly on copies of `buffers`; returns them afterwards."""
-    # The dialect interpreters import the engine, so they are imported here, not at the top.
-    from mlc.dialects.gpu import ops as gpu
-    from mlc.dialects.loop import ops as loop
-    from mlc.dialects.loop.interpret import run_kernel as run_loop_kernel
-    from mlc.dialects.tile import ops as tile
-    from mlc.dialects.tile.interpret import run_kernel as run_tile_kernel
-    from mlc.interpreter.engine import launch
-    from mlc.interpreter.llvm import plain_kernel_arguments
-    from mlc.interpreter.simt import run_grid
-
     parameter_types = kernel.function_type.inputs.data
     entry = kernel.regions[0].blocks.first
     assert entry is not None

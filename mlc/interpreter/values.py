@@ -269,6 +269,18 @@ class MemRefValue:
         return MemRefValue(self.base, self.offset, shape, strides, memref_type.element_type)
 
 
+def kernel_parameters(arguments: Sequence[object], parameter_types: Sequence[Attribute]) -> list[object]:
+    """A launch's arguments as the kernel's parameters see them: each buffer with the shape of its
+    memref parameter (a launch may pass a buffer of the same elements in another shape), other
+    values as they are."""
+    return [
+        argument.reshaped(parameter)
+        if isinstance(argument, MemRefValue) and isinstance(parameter, MemRefType)
+        else argument
+        for argument, parameter in zip(arguments, parameter_types)
+    ]
+
+
 def memref_from_address(address: np.ndarray, memref_type: MemRefType) -> MemRefValue:
     """A memref of `memref_type` whose element [0, ..., 0] is at `address` (a bare pointer).
 

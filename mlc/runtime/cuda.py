@@ -26,6 +26,9 @@ Design.
   is enqueued, so the cells may be rewritten right after `cuLaunchKernel` returns.
 * Memory and modules are freed by `close()` or when garbage collected (`weakref.finalize`),
   pushing their context for the call, so a collection on any thread is safe.
+* This module is the bottom of the runtime and imports none of its other modules:
+  `foreign_arrays.py` (other libraries' CUDA arrays) and `host.py` build on it. A kernel launched
+  directly takes a foreign array as the view `foreign_arrays.device_array_view` gives.
 
 Preconditions and limits.
 * Kernel parameters are device pointers or scalars of at most 8 bytes (numpy scalars); structs by
@@ -314,7 +317,7 @@ def get_device(ordinal: int = 0) -> Device:
 # Streams and events
 # --------------------------------------------------------------------------------------------
 
-_LEGACY_STREAM_EXCHANGE_VALUE = 1
+LEGACY_STREAM_EXCHANGE_VALUE = 1
 """How `__cuda_array_interface__` (v3) and DLPack name the legacy default stream (0 is invalid)."""
 
 
@@ -357,7 +360,7 @@ class Stream:
     def exchange_value(self) -> int:
         """This stream as DLPack's `stream` argument and the array interface's `stream` key want it."""
         handle = int(self.handle)
-        return _LEGACY_STREAM_EXCHANGE_VALUE if handle == 0 else handle
+        return LEGACY_STREAM_EXCHANGE_VALUE if handle == 0 else handle
 
     def synchronize(self) -> None:
         with self.device.activated():
@@ -840,31 +843,32 @@ class KernelArguments:
         cell[: len(raw)] = np.frombuffer(raw, dtype=np.uint8)
 
     @classmethod
-    def from_values(cls, values: Sequence[object], stream: Stream | None = None) -> KernelArguments:
-        """Parameters from DeviceBuffers, foreign device arrays (pointers) and numpy scalars."""
+    def from_values(cls, values: Sequence[object]) -> KernelArguments:
+        """Parameters from device memory and numpy scalars.
+
+        Device memory is anything with an integer `pointer` attribute, kept alive as long as the
+        arguments: a `DeviceBuffer`, or another library's CUDA array as
+        `mlc.runtime.foreign_arrays.device_array_view(array, stream=...)` gives it (which also
+        orders the array's producer before the stream).
+        """
         arguments = cls(len(values))
         for index, value in enumerate(values):
-            if isinstance(value, DeviceBuffer):
-                arguments.set_pointer(index, value.pointer)
-                arguments._owners.append(value)
-            elif isinstance(value, np.generic):
+            if isinstance(value, np.generic):
                 arguments.set_scalar(index, value)
             elif isinstance(value, (bool, int, float)):
                 raise TypeError(
                     f"kernel parameter #{index} is a Python {type(value).__name__}: pass a numpy scalar "
                     "of the parameter's type (e.g. np.int32(n)) so that its size is explicit"
                 )
+            elif isinstance(pointer := getattr(value, "pointer", None), int):
+                arguments.set_pointer(index, pointer)
+                arguments._owners.append(value)
             else:
-                from mlc.runtime.foreign_arrays import device_array_view
-
-                view = device_array_view(value, f"kernel parameter #{index}", stream)
-                if view is None:
-                    raise TypeError(
-                        f"kernel parameter #{index} of type {type(value).__name__} is neither a device "
-                        "array nor a numpy scalar"
-                    )
-                arguments.set_pointer(index, view.pointer)
-                arguments._owners.append(view)
+                raise TypeError(
+                    f"kernel parameter #{index} of type {type(value).__name__} is neither a device array "
+                    "nor a numpy scalar (pass a DeviceBuffer, or another library's CUDA array as "
+                    "mlc.runtime.foreign_arrays.device_array_view(array) gives it)"
+                )
         return arguments
 
 
@@ -911,9 +915,7 @@ class CudaFunction:
         handle = self._driver.CUstream(0) if stream is None else stream.handle
         with self.device.activated():
             if not isinstance(arguments, KernelArguments):
-                arguments = KernelArguments.from_values(
-                    arguments, stream or Stream.legacy_default(self.device)
-                )
+                arguments = KernelArguments.from_values(arguments)
             self.enqueue(grid3, block3, arguments, handle, shared_memory_bytes)
 
     def enqueue(

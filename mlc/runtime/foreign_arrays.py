@@ -10,6 +10,9 @@ arrays (DLPack CPU) give None: the caller copies them.
 `TorchFastCheck` is the shortcut for PyTorch CUDA tensors on the hot path of small kernels: a few
 C-level accessors instead of building the array interface and asking the driver which device a
 pointer belongs to; anything unusual falls back to `device_array_view`.
+
+Built on `cuda.py` (streams, the driver's pointer queries), which knows nothing of this module: a
+view's `pointer` is what `KernelArguments` takes as device memory.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from mlc.runtime import cuda
-from mlc.runtime.cuda import _LEGACY_STREAM_EXCHANGE_VALUE, Stream, describe_error
+from mlc.runtime.cuda import LEGACY_STREAM_EXCHANGE_VALUE, Stream, describe_error
 
 
 DLPACK_CPU = 1
@@ -108,9 +111,9 @@ def _dlpack_dtype(code: int, bits: int, lanes: int) -> np.dtype:
     if code == 2 and bits in (16, 32, 64):
         return np.dtype(f"float{bits}")
     if code == 4 and bits == 16:
-        from mlc.dialects.element_types import _bfloat16_dtype
+        from mlc.dialects.element_types import bfloat16_dtype
 
-        return _bfloat16_dtype()
+        return bfloat16_dtype()
     if code == 6 and bits == 8:
         return np.dtype(np.bool_)
     raise ValueError(f"unsupported DLPack dtype (code {code}, {bits} bits)")
@@ -193,7 +196,7 @@ def _managed_tensor(capsule: object, description: str) -> _DLTensor:
 
 
 def _view_from_dlpack(value: object, description: str, stream: Stream | None) -> DeviceArrayView:
-    exchange = stream.exchange_value if stream is not None else _LEGACY_STREAM_EXCHANGE_VALUE
+    exchange = stream.exchange_value if stream is not None else LEGACY_STREAM_EXCHANGE_VALUE
     try:
         try:  # the producer orders the consumer's stream after its pending work on the array
             capsule = value.__dlpack__(stream=exchange)  # type: ignore[attr-defined]

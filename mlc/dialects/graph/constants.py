@@ -34,6 +34,7 @@ from xdsl.utils.lexer import Span
 
 from mlc.dialects.element_types import is_bool, is_float, to_numpy_dtype
 from mlc.dialects.graph.interpret import dense_to_numpy
+from mlc.dialects.syntax import MlcParser
 
 
 def _storage(array: np.ndarray, tensor_type: TensorType) -> np.ndarray:
@@ -220,11 +221,9 @@ def _parse_attribute_text(
     text: str, literal: Span, tensor_type: TensorType, parser: Parser
 ) -> DenseIntOrFPElementsAttr:
     """The attribute in `text` (which starts at `literal`), with errors located in the whole input."""
-    from mlc.diagnostics import make_parser
-
     start = literal.start
     try:
-        value = make_parser(parser.ctx, text, parser.lexer.input.name).parse_attribute()
+        value = MlcParser(parser.ctx, text, parser.lexer.input.name).parse_attribute()
     except ParseError as error:
         # xDSL checks the shape once it has read the type: point at the literal, not past the type.
         if start + error.span.start >= literal.end:

@@ -6,7 +6,7 @@
 
 Devices:
 
-* `interp`: the graph interpreter (`mlc.interpreter.run`), the semantic reference; every model the
+* `interp`: the reference interpreter (`mlc.interpret`), the semantic reference; every model the
   importer accepts runs there.
 * `cpu` / `cuda`: `mlc.compile(module, device=...)`, the whole lowering pipeline, then the native
   CPU code or the PTX kernels. ONNX's own device names are accepted too: `CPU` is mlc's `cpu`,
@@ -27,8 +27,8 @@ Errors:
 
 * `UnsupportedModelError` (an `MlcError`): mlc cannot run the model on that device: the importer
   rejects it (`OnnxImportError`: an op, attribute, element type or shape mlc does not support), or
-  a lowering pass cannot lower one of its ops yet (a `PassFailure` in `mlc.compile`). Tools and the
-  conformance table count these as *unsupported* rather than *failed*.
+  a lowering pass cannot lower one of its ops yet (`mlc.compile` raises `mlc.LoweringError`). Tools
+  and the conformance table count these as *unsupported* rather than *failed*.
 * `DeviceUnavailableError`: `cuda` was asked for on a machine without a CUDA device.
 * `ValueError`: an unknown device, or inputs of the wrong count, dtype or shape (naming the input).
 
@@ -38,6 +38,13 @@ whose graph outputs are not tensors (sequences, optionals), training-mode ops, a
 importer's docstring lists (`mlc.frontend.onnx`). `Backend.run_node` builds a one-node model and
 runs it the same way. The model is not checked with `onnx.checker`; the importer reports what it
 cannot read.
+
+Layering. This adapter is a client of mlc's public API (`mlc.compile`, `mlc.interpret`,
+`mlc.available_devices`, `mlc.LoweringError`), imported inside its functions: the API sits above
+the frontend, and the adapter reaches none of the compiler's stages (passes, interpreter, runtime)
+directly. It stays in the ONNX frontend because it is where ONNX users look for it and it shares
+the importer's knowledge of which inputs an op reads at import time (`inputs_read_at_import`).
+`test/python/test_layering.py` holds it to that.
 """
 
 from __future__ import annotations
@@ -105,9 +112,9 @@ def resolve_device(device: str) -> str:
 
 def cuda_available() -> bool:
     """Whether a CUDA device can be used (never raises)."""
-    from mlc.runtime import is_available
+    import mlc
 
-    return is_available()
+    return "cuda" in mlc.available_devices()
 
 
 # -- which inputs the importer reads as constants ---------------------------------------------------
@@ -185,32 +192,30 @@ def _import(model: ModelProto, input_shapes: Mapping[str, Sequence[int]] | None)
         raise UnsupportedModelError("import", str(error)) from None
 
 
+def _as_list(results: np.ndarray | tuple[np.ndarray, ...]) -> list[np.ndarray]:
+    """The results of a call through the API (one array, or a tuple of several) as a list."""
+    return list(results) if isinstance(results, tuple) else [results]
+
+
 def _interpreted(module: ModuleOp) -> Executable:
-    from mlc.interpreter import run
+    import mlc
 
     def execute(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
-        return run(module, "main", list(arrays))
+        return _as_list(mlc.interpret(module, *arrays, entry="main"))
 
     return execute
 
 
 def _compiled(module: ModuleOp, device: str) -> Executable:
     import mlc
-    from mlc.compiler import CompileError
-    from mlc.diagnostics import PassFailure
 
     try:
         function = mlc.compile(module, device=device, entry="main")
-    except CompileError as error:
-        # `lower` re-raises a pass's PassFailure as a located CompileError: the pass could not
-        # lower an op (a known limit). Other compile errors are failures.
-        if isinstance(error.__context__, PassFailure):
-            raise UnsupportedModelError("compile", str(error)) from None
-        raise
+    except mlc.LoweringError as error:  # a known limit; other compile errors are failures
+        raise UnsupportedModelError("compile", str(error)) from None
 
     def execute(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
-        results = function(*arrays)
-        return list(results) if isinstance(results, tuple) else [results]
+        return _as_list(function(*arrays))
 
     return execute
 

@@ -46,6 +46,17 @@ def test_kernel_arguments_from_values_wants_explicit_scalar_types() -> None:
         KernelArguments.from_values(["text"])
 
 
+def test_kernel_arguments_take_device_memory_by_its_pointer() -> None:
+    """A foreign array enters as the view `device_array_view` gives (cuda.py does not build views)."""
+    view = foreign_arrays.DeviceArrayView(0xABC000, (4,), np.dtype(np.float32), 0, object(), "DLPack")
+    arguments = KernelArguments.from_values([view, np.int32(4)])
+    assert arguments.pointer(0) == 0xABC000
+    assert view in arguments._owners  # kept alive while the arguments are
+    array_like = type("CudaArray", (), {"__cuda_array_interface__": {"data": (0xABC000, False)}})()
+    with pytest.raises(TypeError, match=r"parameter #0 of type CudaArray .*device_array_view\(array\)"):
+        KernelArguments.from_values([array_like])
+
+
 @pytest.mark.parametrize(
     ("shape", "strides", "expected"),
     [

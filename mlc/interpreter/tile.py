@@ -30,7 +30,6 @@ from collections.abc import Sequence
 from types import MappingProxyType
 
 import numpy as np
-from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation
 
 from mlc.dialects.tile import ops as tile
@@ -45,7 +44,7 @@ from mlc.interpreter.engine import (
 from mlc.interpreter.errors import InterpreterError
 from mlc.interpreter.races import RaceAxes, WriteTracker
 from mlc.interpreter.scalar import fma
-from mlc.interpreter.values import Mask, MemRefValue, as_array, constant_value, dtype_of
+from mlc.interpreter.values import Mask, MemRefValue, as_array, constant_value, dtype_of, kernel_parameters
 
 
 class ProgramGridLevel(Level):
@@ -79,12 +78,7 @@ def _program_level(execution: Execution, op: Operation) -> ProgramGridLevel:
 
 def run_kernel(machine: Machine, kernel: tile.KernelOp, arguments: Sequence[object]) -> None:
     """Runs every program of `kernel`'s grid on the buffers `arguments`."""
-    parameters = [
-        argument.reshaped(parameter)
-        if isinstance(argument, MemRefValue) and isinstance(parameter, MemRefType)
-        else argument
-        for argument, parameter in zip(arguments, kernel.function_type.inputs.data)
-    ]
+    parameters = kernel_parameters(arguments, kernel.function_type.inputs.data)
     grid = kernel.grid_shape()
     level = ProgramGridLevel(grid, machine.check_races)
     try:

@@ -31,7 +31,6 @@ from types import MappingProxyType
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation
 
 from mlc.dialects.loop import ops as loop
@@ -39,7 +38,7 @@ from mlc.interpreter.engine import Execution, Exit, LaneSpace, Level, Machine, O
 from mlc.interpreter.errors import InterpreterError
 from mlc.interpreter.llvm import plain_kernel_arguments
 from mlc.interpreter.races import RaceAxes, WriteTracker
-from mlc.interpreter.values import Mask, MemRefValue, as_array, dtype_of
+from mlc.interpreter.values import Mask, as_array, dtype_of, kernel_parameters
 
 
 class LoopNestLevel(Level):
@@ -95,12 +94,7 @@ class LoopNestLevel(Level):
 
 
 def run_kernel(machine: Machine, kernel: loop.KernelOp, arguments: Sequence[object]) -> None:
-    parameters = [
-        argument.reshaped(parameter)
-        if isinstance(argument, MemRefValue) and isinstance(parameter, MemRefType)
-        else argument
-        for argument, parameter in zip(arguments, kernel.function_type.inputs.data)
-    ]
+    parameters = kernel_parameters(arguments, kernel.function_type.inputs.data)
     level = LoopNestLevel(kernel, machine.check_races)
     launch(machine, kernel.body, parameters, level.lanes(), level)
 

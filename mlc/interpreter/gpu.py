@@ -22,7 +22,6 @@ from types import MappingProxyType
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation
 
 from mlc.dialects.gpu import ops as gpu
@@ -30,7 +29,7 @@ from mlc.interpreter.engine import Execution, Exit, OperationTable
 from mlc.interpreter.errors import InterpreterError
 from mlc.interpreter.llvm import plain_kernel_arguments
 from mlc.interpreter.simt import grid_level, run_grid
-from mlc.interpreter.values import Mask, MemRefValue
+from mlc.interpreter.values import Mask, kernel_parameters
 
 
 def _thread_id(execution: Execution, op: Operation, mask: Mask) -> list[object]:
@@ -74,12 +73,7 @@ def _launch(execution: Execution, op: Operation, mask: Mask) -> None:
     kernel = machine.lookup(op.kernel.root_reference.data, op)
     arguments = execution.operands(op)
     if isinstance(kernel, gpu.FuncOp):
-        parameters = [
-            argument.reshaped(parameter)
-            if isinstance(argument, MemRefValue) and isinstance(parameter, MemRefType)
-            else argument
-            for argument, parameter in zip(arguments, kernel.function_type.inputs.data)
-        ]
+        parameters = kernel_parameters(arguments, kernel.function_type.inputs.data)
         # A block-synchronous kernel's order of shared memory is its lockstep run (see the dialect).
         check_races = machine.check_races and gpu.BLOCK_SYNCHRONOUS not in kernel.attributes
         run_grid(machine, kernel.body, parameters, op.grid_shape(), op.block_shape(), check_races)
