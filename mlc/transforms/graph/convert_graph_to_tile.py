@@ -1,9 +1,19 @@
 """convert-graph-to-tile: one tile kernel per fusion group, and a host function that launches them.
 
 Every `func.func` over tensors becomes a host function over memrefs (same name, same argument
-and result shapes) that allocates the outputs of each fusion group and launches one
-`tile.kernel` per group (see `elementwise_fusion.py` for the grouping). Non-splat constants
-become `memref.global`s; splat constants become scalar constants inside the kernels.
+and result shapes) that allocates the outputs of each kernel and launches one `tile.kernel` per
+group. Non-splat constants become `memref.global`s; splat constants become scalar constants
+inside the kernels.
+
+The groups are the IR's: one kernel per `graph.fusion` (graph-fuse writes them; a person may edit
+them), named after it, and one per live op outside every fusion. A reshape outside every fusion is
+a view of its operand's buffer (no kernel), unless the function returns it. The pass groups
+nothing itself; a fusion that cannot be one kernel (two matmuls, reductions over different axes,
+an epilogue that does not read the product, a reshape in the middle, values of two domains) is a
+diagnostic naming the op and the reason (`fusion_groups.group_from_ops`, `matmul_kernel.matmul_unit`).
+Composite ops (softmax, layer norm, means, reductions that drop their axes) are decomposed first,
+inside the fusions too (`graph_decomposition.py`); a reshape that a decomposition leaves at a
+group's exit is a view of the group's output.
 
 Kernel construction, for a group with domain D:
 
@@ -165,6 +175,15 @@ def _element_type(value: SSAValue) -> Attribute:
     return value_type.element_type
 
 
+def _leaves(op: Operation, group: list[Operation]) -> bool:
+    """A reshape of a value of `group` that no op of the group reads leaves it: a view of the
+    group's output, not part of its kernel (graph-decompose makes such reshapes of reductions that
+    drop their axes)."""
+    if not isinstance(op, graph.ReshapeOp) or op.x.owner not in group:
+        return False
+    return not any(use.operation in group for use in op.result.uses)
+
+
 def _kernel_name(function_name: str, index: int, group: FusionGroup) -> str:
     kinds = [op.name.split(".")[1] for op in group.ops][:4] or ["fill"]
     return f"{function_name}_{index}_" + "_".join(kinds)
@@ -225,8 +244,8 @@ class HostBuilder:
         units: list[LaunchUnit] = []
         grouped: set[Operation] = set()
         for name, ops in regions:
-            members = [op for op in ops if op in live and not isinstance(op, graph.ConstantOp)]
-            grouped.update(ops)
+            members = [op for op in ops if op in live and not isinstance(op, graph.ConstantOp) and not _leaves(op, ops)]
+            grouped.update(members)
             if members:
                 units.append(self._unit(members, live, name.data if name is not None else None))
         for op in function.body.block.ops:

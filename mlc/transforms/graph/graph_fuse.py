@@ -42,13 +42,16 @@ outputs only: what stays inside a group lives in registers.
 Preconditions: a `func.func` with one block of graph ops ending in `func.return`; other functions
 (host code, declarations, functions with other ops) are left alone.
 
-Limits. convert-graph-to-tile does not read the groups yet: it inlines them (`inline_fusions`) and
-partitions again with the kernel rules, which give the same groups on elementwise code (tested);
-after graph-decompose a reduction that drops its axes becomes a keepdims reduction and a reshape,
-which may split a group. The greedy choice is not cost-based: a value read by two groups is
-neither recomputed in both nor merged into them after they merge as siblings (an RMS norm feeding
-both a softmax and a row sum of the same rows makes two kernels, not one). Transpose, concat and
-slice do not fuse (TVM fuses injective ops) because the code generator cannot fuse them yet.
+The plan is what the kernels follow: convert-graph-to-tile builds one kernel per `graph.fusion`
+and groups nothing itself, so editing the regions (splitting, merging, removing one) changes the
+kernels, and a region that cannot be one kernel is reported there. Run graph-decompose first (the
+named pipelines do): the kernel builder needs decomposed reductions, and an anchor takes only an
+elementwise epilogue (no reshape), never a product that is also returned.
+
+Limits. The greedy choice is not cost-based: a value read by two groups is neither recomputed in
+both nor merged into them after they merge as siblings (an RMS norm feeding both a softmax and a
+row sum of the same rows makes two kernels, not one). Transpose, concat and slice do not fuse
+(TVM fuses injective ops) because the code generator cannot fuse them yet.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ body was, and the fusion's operands were defined before the fusion).
 
 A memory plan of the function (graph-plan-memory) no longer describes it and is removed.
 
-Passes that do not understand fusion regions call `inline_fusions(function)` first:
-convert-graph-to-tile does, so graph-fuse may run anywhere before it.
+`inline_fusions(function)` (`lowering/fusion_inlining.py`) is the same for passes that work on the
+ops of a fused function.
 """
 
 from __future__ import annotations
