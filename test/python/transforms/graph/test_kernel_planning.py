@@ -3,12 +3,12 @@
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from mlc.diagnostics import parse_module
 from mlc.dialects import make_context
-from mlc.transforms.graph.convert_graph_to_tile import choose_reduction_tile, choose_tile_shape, reduction_warps
+from mlc.transforms.analysis.tile_sizes import choose_reduction_tile, choose_tile_shape, reduction_warps
 from mlc.transforms.lowering.group_kernel import KernelPlan, collapse_dimensions
 from mlc.transforms.tile.convert_tile_to_loop import ThreadLayout
 from mlc.transforms.analysis.fusion_groups import FusionGroup, partition, reduced_shape, shape_of

@@ -1,0 +1,94 @@
+"""Tile shapes of elementwise and reduction kernels: how much of its domain one program computes.
+
+`choose_tile_shape` fills powers of two from the innermost dimension outward up to
+`elements_per_program`; `choose_reduction_tile` gives a program whole reduced dimensions (a
+contiguous span of columns when the last dimension is kept, so loads stay coalesced), or beyond
+`MAX_REDUCTION_TILE` elements a chunk of them (`choose_looped_reduction_tile`) that the kernel
+loops over; `reduction_warps` sizes the block for a reduction tile. convert-graph-to-tile records
+the choices in the IR (tile types, `num_warps`); the reasons for each constant are beside it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+def _product(values: Sequence[int]) -> int:
+    return math.prod(values)
+
+
+def _next_power_of_two(value: int) -> int:
+    return 1 << max(0, (value - 1).bit_length())
+
+
+def choose_tile_shape(domain: Sequence[int], elements_per_program: int) -> tuple[int, ...]:
+    """Powers of two filled innermost-first up to `elements_per_program` elements."""
+    budget = max(1, elements_per_program)
+    tile_shape = []
+    for size in reversed(domain):
+        dim = min(_next_power_of_two(size), _next_power_of_two(budget))
+        tile_shape.append(dim)
+        budget = max(1, budget // dim)
+    return tuple(reversed(tile_shape))
+
+
+MAX_REDUCTION_TILE = 65536
+"""The most elements a program holds when it keeps whole rows in registers (64 per thread of
+1024); longer rows are reduced chunk by chunk (`LOOPED_REDUCTION_TILE`)."""
+
+LOOPED_REDUCTION_TILE = 16384
+"""The elements a program holds per chunk when its rows are longer than `MAX_REDUCTION_TILE`:
+sixteen per thread of 1024 (`reduction_warps`), as many as keep the memory busy, while each pass
+over a row re-reads fewer chunks than with smaller ones."""
+
+COALESCED_SPAN = 32
+"""Elements along the contiguous dimension a reduction over other dimensions still covers."""
+
+
+def choose_reduction_tile(domain: Sequence[int], reduced_axes: Sequence[int], elements_per_program: int) -> tuple[int, ...]:
+    """Whole reduced dimensions, then kept dimensions filled innermost-first; chunks of long rows.
+
+    The kept dimensions share what `elements_per_program` leaves, but a program always spans
+    `COALESCED_SPAN` elements of a contiguous kept dimension when the tile can hold them, so that
+    a column reduction still reads whole memory segments. Reduced dimensions of more than
+    `MAX_REDUCTION_TILE` elements in all get `choose_looped_reduction_tile`'s chunk instead.
+    """
+    reduced_elements = _product([_next_power_of_two(domain[a]) for a in reduced_axes])
+    if reduced_elements > MAX_REDUCTION_TILE:
+        return choose_looped_reduction_tile(domain, reduced_axes)
+    target = max(elements_per_program, reduced_elements)
+    if len(domain) - 1 not in reduced_axes:
+        target = max(target, min(MAX_REDUCTION_TILE, reduced_elements * COALESCED_SPAN))
+    kept = [d for axis, d in enumerate(domain) if axis not in reduced_axes]
+    kept_tile = iter(choose_tile_shape(kept, target // reduced_elements)) if kept else iter(())
+    return tuple(
+        _next_power_of_two(size) if axis in reduced_axes else next(kept_tile) for axis, size in enumerate(domain)
+    )
+
+
+def choose_looped_reduction_tile(domain: Sequence[int], reduced_axes: Sequence[int]) -> tuple[int, ...]:
+    """A chunk of `LOOPED_REDUCTION_TILE` elements of the reduced dimensions, one kept row per program.
+
+    A contiguous kept dimension keeps `COALESCED_SPAN` elements (a column reduction still reads
+    whole memory segments); the reduced dimensions fill the rest innermost-first, so the chunk is
+    contiguous in memory when the last dimension is reduced. The reduced dimensions the chunk does
+    not cover whole are looped over (`group_kernel.py`).
+    """
+    last = len(domain) - 1
+    span = min(COALESCED_SPAN, _next_power_of_two(domain[last])) if last not in reduced_axes else 1
+    chunk = iter(choose_tile_shape([domain[a] for a in reduced_axes], LOOPED_REDUCTION_TILE // span))
+    return tuple(
+        next(chunk) if axis in reduced_axes else (span if axis == last else 1) for axis in range(len(domain))
+    )
+
+
+def reduction_warps(tile_shape: Sequence[int]) -> int:
+    """About sixteen elements (four 16-byte vectors of f32) per thread, 1 to 32 warps.
+
+    Fewer threads per row means fewer partial results to combine across warps (each combining step
+    costs a barrier); sixteen f32 values in flight per thread still hide the memory latency (on an
+    H200, 8 per thread left a row sum at 62% of copy bandwidth, 16 reached copy speed).
+    """
+    threads = _next_power_of_two(max(1, _product(tile_shape) // 16))
+    return min(32, max(1, threads // 32))
