@@ -91,6 +91,14 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument("--list-passes", action="store_true", help="list the passes with a one-line summary")
     parser.add_argument("--dump-pass-pipeline", action="store_true", help="print the expanded pipeline and exit")
     parser.add_argument("--disable-verify", action="store_true", help="do not verify between passes")
+    parser.add_argument(
+        "--view-op-graph",
+        nargs="?",
+        const="",
+        metavar="FILE",
+        help="after the passes, write a Graphviz graph of each function (fusion groups as clusters) "
+        "to FILE, or to standard error",
+    )
     return parser
 
 
@@ -162,6 +170,10 @@ class Driver:
             self.passes = build_pipeline(self.args.pass_pipeline, all_passes(), mlir_syntax=True)
         if self.args.passes:
             self.passes += build_pipeline(self.args.passes, all_passes(), mlir_syntax=False)
+        if self.args.view_op_graph is not None:
+            from mlc.transforms.graph.view_op_graph import ViewOpGraph
+
+            self.passes.append(ViewOpGraph(output=self.args.view_op_graph))
 
     def run_chunk(self, text: str, name: str, first_line: int, output: IO[str]) -> None:
         expected = expected_errors(text, first_line) if self.args.verify_diagnostics else []

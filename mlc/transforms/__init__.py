@@ -30,6 +30,7 @@ MLC_PASSES: dict[str, str] = {
     "graph-inline-fusion": "mlc.transforms.graph.graph_inline_fusion:GraphInlineFusion",
     "graph-plan-memory": "mlc.transforms.graph.graph_plan_memory:GraphPlanMemory",
     "graph-simplify": "mlc.transforms.graph.graph_simplify:GraphSimplify",
+    "view-op-graph": "mlc.transforms.graph.view_op_graph:ViewOpGraph",
     "convert-tile-to-loop": "mlc.transforms.tile.convert_tile_to_loop:ConvertTileToLoop",
     "convert-loop-to-cpu": "mlc.transforms.loop.convert_loop_to_cpu:ConvertLoopToCpu",
     "convert-loop-to-gpu": "mlc.transforms.loop.convert_loop_to_gpu:ConvertLoopToGpu",
