@@ -25,7 +25,10 @@ compile` imports the API. The rules:
    one, and private names do not cross modules.
 4. Nothing imports the command-line faces: no module outside `mlc.tools` imports it.
 
-`mlc.transforms` has rules of its own (a pass never imports another pass), checked with it.
+5. Within `mlc.transforms`: a pass never imports another pass (what passes share lives in
+   `mlc.transforms.analysis` and `mlc.transforms.lowering`, which import no pass either; only the
+   registry and the named pipelines name passes), and no pass file is longer than
+   `MAX_PASS_LINES`, the median at most `MAX_MEDIAN_PASS_LINES` (a pass a newcomer can read).
 """
 
 from __future__ import annotations
@@ -54,6 +57,11 @@ API_CLIENT = "mlc.frontend.onnx.backend"
 
 ACYCLIC = ("mlc.runtime", "mlc.backend", "mlc.interpreter")
 """The packages of rule 3."""
+
+MAX_PASS_LINES = 400
+MAX_MEDIAN_PASS_LINES = 250
+REGISTRY = ("mlc.transforms", "mlc.transforms.pipelines")
+"""The modules that name passes (rule 5): the registry and the named pipelines."""
 
 
 @dataclass(frozen=True)
@@ -229,6 +237,22 @@ def tools_violations(imports: Iterable[Import]) -> list[str]:
     return [str(i) for i in imports if within(i.target, "mlc.tools") and not within(i.importer, "mlc.tools")]
 
 
+def pass_modules() -> set[str]:
+    """The module of every registered mlc pass (the named pipelines aside)."""
+    from mlc.transforms import MLC_PASSES
+
+    return {location.split(":")[0] for location in MLC_PASSES.values()} - set(REGISTRY)
+
+
+def pass_violations(imports: Iterable[Import], passes: set[str]) -> list[str]:
+    """Rule 5: imports of a pass module by anything in mlc.transforms but the registry."""
+    return [
+        str(i)
+        for i in imports
+        if within(i.importer, "mlc.transforms") and i.importer not in REGISTRY and i.target in passes
+    ]
+
+
 # -- the tree -------------------------------------------------------------------------------------
 
 
@@ -263,6 +287,34 @@ def test_no_import_cycle_within(package: str, graph: list[Import]):
 
 def test_nothing_imports_the_tools(graph: list[Import]):
     assert tools_violations(graph) == []
+
+
+def test_no_pass_imports_another_pass(graph: list[Import]):
+    passes = pass_modules()
+    assert len(passes) >= 20 and all(module.count(".") == 3 for module in passes)  # mlc.transforms.<level>.<pass>
+    assert pass_violations(graph, passes) == []
+
+
+def test_pass_files_stay_readable():
+    sources = tree_sources()
+    lengths = {module: sources[module].text.count("\n") for module in pass_modules()}
+    too_long = {module: length for module, length in lengths.items() if length > MAX_PASS_LINES}
+    assert too_long == {}
+    ordered = sorted(lengths.values())
+    middle = len(ordered) // 2
+    median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    assert median <= MAX_MEDIAN_PASS_LINES, f"median pass file {median} lines"
+
+
+def test_a_pass_importing_a_pass_is_reported():
+    graph = _graph_of(
+        {
+            "mlc.transforms.graph.a": "from mlc.transforms.graph.b import helper",
+            "mlc.transforms.graph.b": "def helper(): pass",
+        }
+    )
+    assert pass_violations(graph, {"mlc.transforms.graph.a", "mlc.transforms.graph.b"}) != []
+    assert pass_violations(graph, {"mlc.transforms.graph.a"}) == []
 
 
 # -- the checks themselves, on made-up modules --------------------------------------------------------
