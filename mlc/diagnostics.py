@@ -51,16 +51,7 @@ from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from mlc.dialects.syntax import MlcParser
-from mlc.errors import MlcError
-
-
-class PassFailure(MlcError):
-    """A pass could not handle `op`; the message says why."""
-
-    def __init__(self, op: Operation, message: str):
-        super().__init__(message)
-        self.op = op
-        self.message = message
+from mlc.errors import MlcError, PassFailure  # noqa: F401 - PassFailure is re-exported: passes import it from here
 
 
 class InternalCompilerError(MlcError):

@@ -3,7 +3,9 @@
 `ArgumentError` and `ArgumentTypeError` are what `mlc.compile` and compiled functions raise for a
 bad argument: they are `MlcError`s (tools print them as messages) and also `ValueError` /
 `TypeError`, which is what Python code expects to catch for a wrong value or a wrong kind of value.
-`OutOfMemoryError` says which buffer did not fit; it is also a `MemoryError`.
+`OutOfMemoryError` says which buffer did not fit; it is also a `MemoryError`. `PassFailure` is how a
+pass (or a reader of an `mlc.*` attribute) reports the op it cannot handle; `mlc.diagnostics` turns
+it into a located message.
 
 Kept free of imports so that the runtime's CUDA layer can use it without loading xDSL.
 """
@@ -23,3 +25,12 @@ class ArgumentTypeError(MlcError, TypeError):
 
 class OutOfMemoryError(MlcError, MemoryError):
     """A buffer cannot be allocated; the message names it, its size and what was available."""
+
+
+class PassFailure(MlcError):
+    """A pass could not handle `op` (an xDSL operation); the message says why."""
+
+    def __init__(self, op: object, message: str):
+        super().__init__(message)
+        self.op = op
+        self.message = message

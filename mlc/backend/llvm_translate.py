@@ -76,10 +76,10 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import LLVMTranslationException
 
 from mlc.backend.errors import BackendError, TranslationError
-from mlc.dialects import llvm_extra
+from mlc.dialects import attributes, llvm_extra
 
 NVVM_KERNEL = "nvvm.kernel"
-MLC_KERNEL = "mlc.kernel"
+MLC_KERNEL = attributes.KERNEL.name
 NVVM_REFLECT_FTZ = "nvvm-reflect-ftz"
 
 _NVVM_THREAD_BOUNDS = {"nvvm.maxntid": "maxntid", "nvvm.reqntid": "reqntid"}
@@ -302,8 +302,8 @@ def _declare_function(op: llvm.FuncOp, module: ir.Module, target: TargetDescript
 def _add_argument_attributes(op: llvm.FuncOp, function: ir.Function) -> None:
     if op.arg_attrs is None:
         return
-    for argument, attributes in zip(function.args, op.arg_attrs.data):
-        for name, value in attributes.data.items():
+    for argument, argument_attributes in zip(function.args, op.arg_attrs.data):
+        for name, value in argument_attributes.data.items():
             if name in _ARGUMENT_FLAGS:
                 argument.add_attribute(_ARGUMENT_FLAGS[name])
             elif name in _ARGUMENT_INTEGERS and isinstance(value, IntegerAttr):

@@ -24,6 +24,7 @@ import numpy as np
 from xdsl.dialects import llvm
 from xdsl.ir import Operation
 
+from mlc.dialects import attributes
 from mlc.dialects.gpu import ops as gpu
 from mlc.interpreter.engine import Execution, Exit, OperationTable
 from mlc.interpreter.errors import InterpreterError
@@ -75,7 +76,7 @@ def _launch(execution: Execution, op: Operation, mask: Mask) -> None:
     if isinstance(kernel, gpu.FuncOp):
         parameters = kernel_parameters(arguments, kernel.function_type.inputs.data)
         # A block-synchronous kernel's order of shared memory is its lockstep run (see the dialect).
-        check_races = machine.check_races and gpu.BLOCK_SYNCHRONOUS not in kernel.attributes
+        check_races = machine.check_races and attributes.BLOCK_SYNCHRONOUS.name not in kernel.attributes
         run_grid(machine, kernel.body, parameters, op.grid_shape(), op.block_shape(), check_races)
     elif isinstance(kernel, llvm.FuncOp):
         run_grid(machine, kernel.body, plain_kernel_arguments(arguments), op.grid_shape(), op.block_shape())

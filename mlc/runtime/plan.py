@@ -49,6 +49,7 @@ from xdsl.ir import Operation, SSAValue
 
 from mlc.diagnostics import first_line_of
 from mlc.errors import MlcError
+from mlc.dialects import attributes
 from mlc.dialects.buffer_limits import buffer_size_problem
 from mlc.dialects.element_types import to_numpy_dtype
 from mlc.dialects.gpu.ops import LaunchOp as GpuLaunchOp
@@ -57,7 +58,7 @@ from mlc.dialects.loop.ops import LaunchOp as LoopLaunchOp
 DEFAULT_ALIGNMENT = 256
 """Alignment of every buffer the runtime allocates (cuMemAlloc's own), in bytes."""
 
-ARGUMENT_ALIGNMENT_ATTRIBUTE = "mlc.arg_alignment"
+ARGUMENT_ALIGNMENT_ATTRIBUTE = attributes.ARG_ALIGNMENT.name
 GPU_KERNEL_ATTRIBUTE = "nvvm.kernel"
 GPU_LAUNCH = GpuLaunchOp.name
 CPU_LAUNCH = LoopLaunchOp.name

@@ -42,9 +42,9 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
-    IntegerAttr,
     FunctionType,
     IndexType,
+    IntegerAttr,
     MemRefType,
     StringAttr,
     SymbolRefAttr,
@@ -125,11 +125,6 @@ def verify_launch_configuration(grid: Sequence[int], block: Sequence[int]) -> No
 
 
 
-BLOCK_SYNCHRONOUS = "mlc.block_synchronous"
-"""Marks a function whose shared memory still has the loop level's order (see the module docstring)."""
-MIN_BLOCKS_PER_MULTIPROCESSOR = "mlc.min_blocks_per_multiprocessor"
-"""An i64 on a kernel (loop or GPU level): how many of its blocks should fit on one multiprocessor at
-once, which caps the registers ptxas may give a thread (`.minnctapersm` in PTX)."""
 
 @irdl_op_definition
 class FuncOp(IRDLOperation):

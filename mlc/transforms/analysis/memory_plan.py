@@ -19,12 +19,13 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, Tensor
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.traits import ConstantLike
 
+from mlc.dialects import attributes
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.graph import ops as graph
 
-BUFFER_ATTR = "mlc.buffer"
+BUFFER_ATTR = attributes.BUFFER.name
 """The discardable attribute of an op whose results live in the arena."""
-PLAN_ATTR = "mlc.memory_plan"
+PLAN_ATTR = attributes.MEMORY_PLAN.name
 """The discardable attribute of a planned function: the arena's summary."""
 
 

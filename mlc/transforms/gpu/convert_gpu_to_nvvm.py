@@ -42,8 +42,13 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mlc.diagnostics import PassFailure
+from mlc.dialects import attributes
 from mlc.dialects.gpu import ops as gpu
-from mlc.transforms.lowering.llvm_kernel import SHARED_MEMORY_SPACE, kernel_to_llvm_func, replace_terminators
+from mlc.transforms.lowering.llvm_kernel import (
+    SHARED_MEMORY_SPACE,
+    kernel_to_llvm_func,
+    replace_terminators,
+)
 
 _REGISTERS = {gpu.ThreadIdOp: "tid", gpu.BlockIdOp: "ctaid"}
 BARRIER_INTRINSIC = "llvm.nvvm.barrier0"
@@ -153,20 +158,20 @@ class ConvertGpuToNvvm(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, gpu.FuncOp)]:
-            if gpu.BLOCK_SYNCHRONOUS in kernel.attributes:
+            if attributes.BLOCK_SYNCHRONOUS.read(kernel) is not None:
                 raise PassFailure(
                     kernel, "its shared memory is ordered only as at the loop level; run gpu-insert-barriers before convert-gpu-to-nvvm"
                 )
             shared_memory_to_globals(kernel, op)
             lower_kernel_body(kernel)
-            attributes = {
+            nvvm_attributes = {
                 "nvvm.kernel": UnitAttr(),
                 "nvvm.maxntid": DenseArrayBase.from_list(i32, kernel.block_shape()),
             }
-            blocks = kernel.attributes.get(gpu.MIN_BLOCKS_PER_MULTIPROCESSOR)
+            blocks = attributes.MIN_BLOCKS_PER_MULTIPROCESSOR.read(kernel)
             if isinstance(blocks, IntegerAttr):
-                attributes["nvvm.minctasm"] = IntegerAttr(blocks.value.data, i32)
-            function = kernel_to_llvm_func(kernel, attributes)
+                nvvm_attributes["nvvm.minctasm"] = IntegerAttr(blocks.value.data, i32)
+            function = kernel_to_llvm_func(kernel, nvvm_attributes)
             replace_terminators(function, gpu.ReturnOp)
             Rewriter.insert_op(function, InsertPoint.before(kernel))
             kernel.detach()

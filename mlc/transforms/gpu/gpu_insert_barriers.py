@@ -58,6 +58,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mlc.diagnostics import PassFailure
+from mlc.dialects import attributes
 from mlc.dialects.gpu import ops as gpu
 from mlc.transforms.analysis.shared_memory_accesses import Access, SharedMemoryAccesses
 from mlc.transforms.analysis.thread_analysis import ThreadAnalysis
@@ -278,4 +279,4 @@ class GpuInsertBarriers(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in [f for f in op.walk() if isinstance(f, gpu.FuncOp)]:
             insert_barriers(function)
-            function.attributes.pop(gpu.BLOCK_SYNCHRONOUS, None)
+            function.attributes.pop(attributes.BLOCK_SYNCHRONOUS.name, None)

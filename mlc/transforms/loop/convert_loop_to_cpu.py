@@ -20,8 +20,13 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mlc.diagnostics import PassFailure
+from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
-from mlc.transforms.lowering.llvm_kernel import SHARED_MEMORY_SPACE, kernel_to_llvm_func, replace_terminators
+from mlc.transforms.lowering.llvm_kernel import (
+    SHARED_MEMORY_SPACE,
+    kernel_to_llvm_func,
+    replace_terminators,
+)
 from mlc.transforms.lowering.loop_fission import sequentialize, split_at_collectives
 
 
@@ -45,7 +50,7 @@ class ConvertLoopToCpu(ModulePass):
             split_at_collectives(kernel)
             for parallel in [p for p in kernel.walk() if isinstance(p, loop.ParallelOp)]:
                 sequentialize(parallel)
-            function = kernel_to_llvm_func(kernel, {"mlc.kernel": UnitAttr()})
+            function = kernel_to_llvm_func(kernel, {attributes.KERNEL.name: UnitAttr()})
             replace_terminators(function, loop.ReturnOp)
             Rewriter.insert_op(function, InsertPoint.before(kernel))
             kernel.detach()

@@ -35,11 +35,11 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects, is_side_effect_free
 
 from mlc.diagnostics import PassFailure
-
+from mlc.dialects import attributes
 from mlc.dialects.gpu import ops as gpu
 from mlc.dialects.loop import ops as loop
-from mlc.transforms.lowering.loop_fission import sequentialize
 from mlc.transforms.analysis.thread_analysis import is_shared_memory_space
+from mlc.transforms.lowering.loop_fission import sequentialize
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 
@@ -320,7 +320,7 @@ class KernelMapping:
         )
         function.attributes |= self.kernel.attributes
         if block_synchronous:
-            function.attributes[gpu.BLOCK_SYNCHRONOUS] = UnitAttr()
+            attributes.BLOCK_SYNCHRONOUS.write(function, UnitAttr())
         new_block = function.body.block
         for old_argument, new_argument in zip(body.args, new_block.args):
             new_argument.name_hint = old_argument.name_hint

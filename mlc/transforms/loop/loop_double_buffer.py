@@ -48,21 +48,30 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf, vector
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from mlc.dialects.gpu import ops as gpu
+from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.transforms.analysis.affine_index import constant_index
-from mlc.transforms.analysis.shared_memory_promotion import SHARED_MEMORY_BYTES, allocation_bytes, shared_bytes
+from mlc.transforms.analysis.shared_memory_promotion import (
+    SHARED_MEMORY_BYTES,
+    allocation_bytes,
+    shared_bytes,
+)
 
 REGISTERS_PER_MULTIPROCESSOR = 65536
 """32-bit registers of one multiprocessor, on every NVIDIA GPU since Maxwell."""
 MIN_REGISTERS = 128
 """Two blocks per multiprocessor are asked for only if each thread keeps at least this many."""
-PROMOTED = "mlc.promoted"
-DOUBLE_BUFFERED = "mlc.double_buffered"
 SharedAccess = memref.LoadOp | memref.StoreOp | vector.LoadOp | vector.StoreOp
 
 
@@ -92,7 +101,7 @@ def _innermost_common_loop(ops: list[Operation]) -> scf.ForOp | None:
 
 def owning_loop(allocation: memref.AllocaOp) -> scf.ForOp | None:
     """The loop whose iterations each rewrite `allocation` before reading it, if there is one."""
-    if PROMOTED not in allocation.attributes or not allocation_bytes(allocation):
+    if attributes.PROMOTED.read(allocation) is None or not allocation_bytes(allocation):
         return None
     users = [use.operation for use in allocation.memref.uses]
     if not users or not all(isinstance(user, SharedAccess) for user in users):
@@ -137,9 +146,9 @@ def _twin(allocation: memref.AllocaOp) -> memref.AllocaOp:
     twin = allocation.clone()
     name = allocation.memref.name_hint or "shared"
     twin.memref.name_hint = f"{name}_odd"
-    reason = allocation.attributes[PROMOTED]
+    reason = attributes.PROMOTED.read(allocation)
     assert isinstance(reason, StringAttr)
-    twin.attributes[PROMOTED] = StringAttr(f"second copy of %{name}, for odd iterations: {reason.data}")
+    attributes.PROMOTED.write(twin, StringAttr(f"second copy of %{name}, for odd iterations: {reason.data}"))  # type: ignore[union-attr]
     allocation.parent_block().insert_op_after(twin, allocation)  # type: ignore[union-attr]
     return twin
 
@@ -166,7 +175,7 @@ def double_buffer(for_op: scf.ForOp, allocations: list[memref.AllocaOp]) -> scf.
     body.add_op(scf.YieldOp(*odd))
     pairs = scf.ForOp(for_op.lb, pair_end, pair_step, for_op.iter_args, Region(body))
     pairs.attributes |= for_op.attributes
-    pairs.attributes[DOUBLE_BUFFERED] = ArrayAttr([StringAttr(a.memref.name_hint or "shared") for a in allocations])
+    attributes.DOUBLE_BUFFERED.write(pairs, ArrayAttr([StringAttr(a.memref.name_hint or "shared") for a in allocations]))
     block = for_op.parent_block()
     assert block is not None
     block.insert_op_before(pairs, for_op)
@@ -203,10 +212,10 @@ def double_buffer_kernel(kernel: loop.KernelOp) -> None:
 
 def _ask_for_two_blocks(kernel: loop.KernelOp) -> None:
     threads = max((p.thread_count_of_nest() for p in kernel.walk() if isinstance(p, loop.ParallelOp) and p.mapping_name() == "thread.x"), default=0)
-    if gpu.MIN_BLOCKS_PER_MULTIPROCESSOR in kernel.attributes or not threads:
+    if attributes.MIN_BLOCKS_PER_MULTIPROCESSOR.read(kernel) is not None or not threads:
         return
     if REGISTERS_PER_MULTIPROCESSOR // (2 * threads) >= MIN_REGISTERS:
-        kernel.attributes[gpu.MIN_BLOCKS_PER_MULTIPROCESSOR] = IntegerAttr(2, i64)
+        attributes.MIN_BLOCKS_PER_MULTIPROCESSOR.write(kernel, IntegerAttr(2, i64))
 
 
 @dataclass(frozen=True)

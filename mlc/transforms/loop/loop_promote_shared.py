@@ -70,19 +70,12 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf, vector
-from xdsl.dialects.builtin import (
-    DenseArrayBase,
-    IntegerAttr,
-    MemRefType,
-    ModuleOp,
-    StringAttr,
-    VectorType,
-    i64,
-)
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, MemRefType, ModuleOp, StringAttr, VectorType, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
+from mlc.dialects import attributes
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
 from mlc.transforms.analysis.affine_index import AffineForm
@@ -103,7 +96,12 @@ from mlc.transforms.analysis.shared_memory_promotion import (
     shared_bytes,
     thread_loops,
 )
-from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if, zero_of
+from mlc.transforms.lowering.chunk_access import (
+    ChunkAccesses,
+    Emitter,
+    emit_if,
+    zero_of,
+)
 
 
 class PromotionRewriter:
@@ -121,7 +119,7 @@ class PromotionRewriter:
         space = IntegerAttr(loop.SHARED_MEMORY_SPACE, i64)
         allocation = memref.AllocaOp.get(element_type_of(promotion.source), COPY_BYTES, shape, memory_space=space)
         allocation.memref.name_hint = f"{promotion.source.name_hint or 'buffer'}_shared"
-        allocation.attributes["mlc.promoted"] = StringAttr(reason)
+        attributes.PROMOTED.write(allocation, StringAttr(reason))
         thread_loop = self.analysis.thread_loop
         thread_loop.parent_block().insert_op_before(allocation, thread_loop)  # type: ignore[union-attr]
         scope = promotion.scope
@@ -285,17 +283,17 @@ class PromotionRewriter:
 
     def _require_alignment(self, memref_value: SSAValue, alignment: int) -> None:
         """Raises the kernel's recorded alignment of the parameter the copy reads with vectors."""
-        recorded = self.kernel.attributes.get("mlc.arg_alignment")
+        recorded = attributes.ARG_ALIGNMENT.integers(self.kernel)
         arguments = list(self.kernel.body.block.args)
         if memref_value not in arguments:
             return
-        if isinstance(recorded, DenseArrayBase):
-            values = [int(v) for v in recorded.get_values()]
+        if recorded is not None:
+            values = [int(v) for v in recorded]
         else:
             values = [byte_width(a.type.element_type) if isinstance(a.type, MemRefType) else 1 for a in arguments]
         position = arguments.index(memref_value)
         values[position] = max(values[position], alignment)
-        self.kernel.attributes["mlc.arg_alignment"] = DenseArrayBase.from_list(i64, values)
+        attributes.ARG_ALIGNMENT.write(self.kernel, DenseArrayBase.from_list(i64, values))
 
     def _redirect(self, site: ReadSite, shared: SSAValue, origins: list[SSAValue]) -> None:
         op = site.op

@@ -28,9 +28,9 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from mlc.diagnostics import PassFailure
+from mlc.dialects import attributes
 from mlc.transforms.analysis.affine_index import constant_index
 
-UNROLL_ATTRIBUTE = "mlc.unroll"
 MAX_UNROLLED_ITERATIONS = 64
 """Beyond this many clones the code grows faster than unrolling can pay back."""
 
@@ -80,6 +80,6 @@ class LoopUnroll(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # Reversed walk order meets inner loops before the loops around them, so an outer loop's
         # clones copy bodies whose marked loops are already unrolled.
-        marked = [loop for loop in op.walk() if isinstance(loop, scf.ForOp) and UNROLL_ATTRIBUTE in loop.attributes]
+        marked = [loop for loop in op.walk() if isinstance(loop, scf.ForOp) and attributes.UNROLL.read(loop) is not None]
         for loop in reversed(marked):
             unroll(loop)

@@ -47,14 +47,22 @@ from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IndexType, IntegerAttr, MemRefType, f32, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    f32,
+    i64,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from mlc.diagnostics import PassFailure
+from mlc.dialects import attributes
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.tile import ops as tile
-from mlc.transforms.lowering.elementwise_expansion import ScalarBuilder, expand_elementwise, splat_constant_value
 from mlc.transforms.analysis.fusion_groups import (
     EPILOGUE_OPS,
     FusionGroup,
@@ -62,6 +70,11 @@ from mlc.transforms.analysis.fusion_groups import (
     group_from_ops,
     is_splat_constant,
     shape_of,
+)
+from mlc.transforms.lowering.elementwise_expansion import (
+    ScalarBuilder,
+    expand_elementwise,
+    splat_constant_value,
 )
 from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dimensions
 
@@ -277,7 +290,7 @@ class MatmulKernelBuilder:
         parameter_types += [MemRefType(_element_type(value), plan.view(shape_of(value))) for value in unit.outputs]
         block_rows, block_columns, _ = plan.block
         kernel = tile.KernelOp(plan.name, parameter_types, plan.grid, num_warps=matmul_warps(block_rows, block_columns))
-        kernel.attributes["mlc.matmul_tile"] = DenseArrayBase.from_list(i64, plan.block)
+        attributes.MATMUL_TILE.write(kernel, DenseArrayBase.from_list(i64, plan.block))
         arguments = kernel.body.block.args
         for index, ((value, _), parameter) in enumerate(zip(inputs, arguments)):
             parameter.name_hint = value.name_hint or f"input{index}"

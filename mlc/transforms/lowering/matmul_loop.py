@@ -50,14 +50,26 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, math, memref, scf, vector
-from xdsl.dialects.builtin import DenseArrayBase, Float32Type, IndexType, StringAttr, UnitAttr, f32, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    Float32Type,
+    IndexType,
+    StringAttr,
+    UnitAttr,
+    f32,
+    i64,
+)
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from mlc.diagnostics import PassFailure
+from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter
-from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering, is_power_of_two
+from mlc.transforms.lowering.tile_kernel_lowering import (
+    TileKernelLowering,
+    is_power_of_two,
+)
 
 UNROLLED_DOT_DEPTH = 16
 """A dot's K steps are marked `mlc.unroll` up to this depth. Unrolled (by loop-unroll, after
@@ -165,7 +177,7 @@ def _tag_loads(block: Block, first: Operation | None, tag: str) -> None:
     while op is not None:
         for inner in op.walk():
             if isinstance(inner, memref.LoadOp | vector.LoadOp):
-                inner.attributes["mlc.operand"] = StringAttr(tag)
+                attributes.OPERAND.write(inner, StringAttr(tag))
         op = op.next_op
 
 
@@ -179,9 +191,9 @@ class DotKernelLowering(TileKernelLowering):
     def __post_init__(self) -> None:
         super().__post_init__()
         shape = output_shape(self.kernel)
-        override = self.kernel.attributes.get("mlc.micro_tile")
-        if isinstance(override, DenseArrayBase):
-            rows, columns = override.get_values()
+        override = attributes.MICRO_TILE.integers(self.kernel)
+        if override is not None:
+            rows, columns = override
             self.layout = MicroTileLayout(shape, int(rows), int(columns))
         else:
             num_warps = self.kernel.num_warps.value.data if self.kernel.num_warps is not None else 4
@@ -200,8 +212,8 @@ class DotKernelLowering(TileKernelLowering):
         self._start_thread(emitter, thread_loop.body.block.args[0])
         self._lower_block(emitter, self.kernel.body.block)
         self.finish_kernel(result, [thread_loop.body.block, *bodies])
-        result.attributes["mlc.micro_tile"] = DenseArrayBase.from_list(i64, [self.layout.rows, self.layout.columns])
-        result.attributes["mlc.warp_tile"] = DenseArrayBase.from_list(i64, list(self.layout.warp_tile))
+        attributes.MICRO_TILE.write(result, DenseArrayBase.from_list(i64, [self.layout.rows, self.layout.columns]))
+        attributes.WARP_TILE.write(result, DenseArrayBase.from_list(i64, list(self.layout.warp_tile)))
         return result
 
     def _start_thread(self, emitter: Emitter, thread: SSAValue) -> None:
@@ -394,9 +406,9 @@ class DotKernelLowering(TileKernelLowering):
             inner = Emitter(body)
             inner.builder.insert(scf.YieldOp(*self._dot_step(inner, op, lhs, rhs, body.args[0], list(body.args[1:]))))
             steps = scf.ForOp(emitter.index(0), emitter.index(depth), emitter.index(1), accumulator, Region(body))
-            steps.attributes["mlc.dot"] = DenseArrayBase.from_list(i64, [self.layout.rows, self.layout.columns])
+            attributes.DOT.write(steps, DenseArrayBase.from_list(i64, [self.layout.rows, self.layout.columns]))
             if depth <= UNROLLED_DOT_DEPTH:
-                steps.attributes["mlc.unroll"] = UnitAttr()
+                attributes.UNROLL.write(steps, UnitAttr())
             emitter.builder.insert(steps)
             result = list(steps.results)
         columns = self.layout.columns

@@ -20,11 +20,12 @@ from xdsl.dialects.builtin import DenseArrayBase, IndexType, i64
 from xdsl.ir import Block, Region, SSAValue
 
 from mlc.diagnostics import PassFailure
+from mlc.dialects import attributes
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
-from mlc.transforms.lowering.chunk_access import Emitter
 from mlc.transforms.analysis.index_analysis import IndexFacts, facts_of
+from mlc.transforms.lowering.chunk_access import Emitter
 
 BLOCK_MAPPINGS = ("block.x", "block.y", "block.z")
 
@@ -63,9 +64,8 @@ class TileKernelLowering:
         for body in bodies:
             body.add_op(loop.YieldOp())
         result.body.block.add_op(loop.ReturnOp())
-        result.attributes["mlc.arg_alignment"] = DenseArrayBase.from_list(
-            i64, [self.alignment[i] for i in range(len(self.alignment))]
-        )
+        alignments = DenseArrayBase.from_list(i64, [self.alignment[i] for i in range(len(self.alignment))])
+        attributes.ARG_ALIGNMENT.write(result, alignments)
 
     def grid_loops(self, block: Block) -> list[Block]:
         """One block-mapped loop per grid dimension; returns their bodies, outermost first."""

@@ -18,7 +18,7 @@ from xdsl.dialects import scf
 
 from mlc.dialects.gpu import ops as gpu
 from mlc.interpreter import run_kernel
-from mlc.transforms.loop.loop_double_buffer import DOUBLE_BUFFERED
+from mlc.dialects.attributes import DOUBLE_BUFFERED
 from programs import lower
 
 TO_GPU = "convert-loop-to-gpu,gpu-insert-barriers"
@@ -84,7 +84,7 @@ def test_double_buffering_preserves_results_and_halves_barriers(threads, blocks,
     np.testing.assert_array_equal(run_kernel(after, "k", [b.copy() for b in buffers])[1], expected)
 
     iterations = len(range(lower_bound, lower_bound + length, step))
-    doubled = [op for op in after.walk() if DOUBLE_BUFFERED in op.attributes]
+    doubled = [op for op in after.walk() if DOUBLE_BUFFERED.name in op.attributes]
     assert len(doubled) == (1 if iterations >= 2 else 0)
 
     # On the GPU: gpu-insert-barriers' barriers leave no race (the interpreter raises DataRace).

@@ -1,0 +1,255 @@
+"""The `mlc.*` attributes: decisions that one pass writes into the IR and another reads.
+
+mlc keeps its decisions in the IR (tile shapes, thread layouts, memory plans, what was staged in
+shared memory and why), so that every stage can be printed, edited and resumed. The attributes
+that carry them across pass boundaries are declared here, once each: the name, the form of its
+value, what it means, who writes it and who reads it. `DeclaredAttribute.read(op)` is how a reader
+gets one: a value of the wrong form (a hand edit, a stale pass) is a `PassFailure` naming the op,
+the attribute and the form it needs, never a crash or a silent misreading. The check is where the
+attribute is read, not at every verification, so that a pass may overwrite a stale value (graph-
+plan-memory replaces an old plan). `malformed(op)` lists the declared attributes of the wrong form
+in a whole module (the tests check every stage of the pipelines with it). Attributes outside this
+table (`mlc.note`, ...) are left to their users.
+
+The README's architecture section lists the table (`ATTRIBUTES`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    IntegerAttr,
+    StringAttr,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Operation
+
+from mlc.errors import PassFailure
+
+Check = Callable[[Attribute], bool]
+
+
+@dataclass(frozen=True)
+class DeclaredAttribute:
+    """One `mlc.*` attribute: its name, the form of its value and its contract."""
+
+    name: str
+    form: str
+    """The form its value must have, as MLIR prints it (for people and for messages)."""
+    meaning: str
+    written_by: str
+    read_by: str
+    check: Check
+
+    def read(self, op: Operation) -> Attribute | None:
+        """The attribute of `op`, checked; None when `op` has none."""
+        value = op.attributes.get(self.name)
+        if value is not None and not self.check(value):
+            raise PassFailure(op, f"'{self.name}' must be {self.form}, got {value}")
+        return value
+
+    def integers(self, op: Operation) -> tuple[int, ...] | None:
+        """The values of an `array<i64: ...>` attribute of `op`, checked; None when absent."""
+        value = self.read(op)
+        return None if value is None else tuple(value.get_values())  # type: ignore[attr-defined]
+
+    def write(self, op: Operation, value: Attribute) -> None:
+        assert self.check(value), f"{self.name} written as {value}, not {self.form}"
+        op.attributes[self.name] = value
+
+
+def _i64_array(length: int | None = None, powers_of_two: bool = False) -> Check:
+    def check(value: Attribute) -> bool:
+        if not isinstance(value, DenseArrayBase) or value.elt_type != i64:
+            return False
+        values = value.get_values()
+        if length is not None and len(values) != length:
+            return False
+        return all(v > 0 and (not powers_of_two or v & (v - 1) == 0) for v in values)
+
+    return check
+
+
+def _unit(value: Attribute) -> bool:
+    return isinstance(value, UnitAttr)
+
+
+def _string(value: Attribute) -> bool:
+    return isinstance(value, StringAttr)
+
+
+def _strings(value: Attribute) -> bool:
+    return isinstance(value, ArrayAttr) and all(isinstance(v, StringAttr) for v in value.data)
+
+
+def _positive_integer(value: Attribute) -> bool:
+    return isinstance(value, IntegerAttr) and value.value.data > 0
+
+
+def _integer_dictionary(*keys: str) -> Check:
+    def check(value: Attribute) -> bool:
+        if not isinstance(value, DictionaryAttr) or set(value.data) != set(keys):
+            return False
+        return all(isinstance(v, IntegerAttr) and v.value.data >= 0 for v in value.data.values())
+
+    return check
+
+
+_BUFFER_ENTRY = _integer_dictionary("offset", "size")
+
+
+def _buffer(value: Attribute) -> bool:
+    def entry(item: Attribute) -> bool:
+        return isinstance(item, DictionaryAttr) and (not item.data or _BUFFER_ENTRY(item))
+
+    return entry(value) or (isinstance(value, ArrayAttr) and all(entry(item) for item in value.data))
+
+
+ARG_ALIGNMENT = DeclaredAttribute(
+    "mlc.arg_alignment",
+    "array<i64: ...>, one power of two per kernel parameter",
+    "the alignment in bytes each kernel parameter's pointer needs (its vector accesses)",
+    "convert-tile-to-loop, loop-promote-shared (raises it for 16-byte copies)",
+    "the runtime (checks the caller's pointers), convert-loop-to-*/-gpu-to-nvvm (carry it on)",
+    _i64_array(powers_of_two=True),
+)
+BUFFER = DeclaredAttribute(
+    "mlc.buffer",
+    "{offset = N : i64, size = N : i64} (or {} outside the arena), an array of them for several results",
+    "where a top-level graph op's result lives in its function's arena",
+    "graph-plan-memory",
+    "convert-graph-to-tile (the host code's arena offsets)",
+    _buffer,
+)
+MEMORY_PLAN = DeclaredAttribute(
+    "mlc.memory_plan",
+    "{arena_bytes, unplanned_bytes, buffers, alignment} of i64",
+    "a graph function's arena: its size (the peak of the intermediates), the unplanned total",
+    "graph-plan-memory (removed by graph-fuse and graph-inline-fusion, which regroup)",
+    "convert-graph-to-tile, people (graph-plan-memory{report})",
+    _integer_dictionary("arena_bytes", "unplanned_bytes", "buffers", "alignment"),
+)
+MATMUL_TILE = DeclaredAttribute(
+    "mlc.matmul_tile",
+    "array<i64: BM, BN, BK> of powers of two",
+    "the block of a matmul kernel: rows, columns and the K step of one program",
+    "convert-graph-to-tile (its heuristic or matmul-tile=...)",
+    "people (the tile types carry the same block to convert-tile-to-loop)",
+    _i64_array(3, powers_of_two=True),
+)
+MICRO_TILE = DeclaredAttribute(
+    "mlc.micro_tile",
+    "array<i64: rows, columns>",
+    "the register tile of outputs each thread of a matmul kernel computes",
+    "convert-tile-to-loop (or a person, on the tile.kernel, to override its choice)",
+    "convert-tile-to-loop (an override on the tile.kernel)",
+    _i64_array(2),
+)
+WARP_TILE = DeclaredAttribute(
+    "mlc.warp_tile",
+    "array<i64: rows, columns>",
+    "the block of outputs one warp of a matmul kernel computes",
+    "convert-tile-to-loop",
+    "people",
+    _i64_array(2),
+)
+OPERAND = DeclaredAttribute(
+    "mlc.operand",
+    'a string ("a" or "b")',
+    "which matmul operand a load reads",
+    "convert-tile-to-loop",
+    "people (loop-promote-shared finds reuse from the indices, not from this mark)",
+    _string,
+)
+DOT = DeclaredAttribute(
+    "mlc.dot",
+    "array<i64: rows, columns>",
+    "an scf.for of K steps that accumulates a thread's micro-tile",
+    "convert-tile-to-loop",
+    "people",
+    _i64_array(2),
+)
+UNROLL = DeclaredAttribute(
+    "mlc.unroll",
+    "a unit attribute",
+    "an scf.for with constant bounds to unroll completely",
+    "convert-tile-to-loop (a matmul's K steps)",
+    "loop-unroll",
+    _unit,
+)
+PROMOTED = DeclaredAttribute(
+    "mlc.promoted",
+    "a string",
+    "a shared-memory copy of a global buffer, and why it was made (box, reads, reuse, padding)",
+    "loop-promote-shared, loop-double-buffer (the second copy)",
+    "loop-double-buffer (which allocations it may double), people",
+    _string,
+)
+DOUBLE_BUFFERED = DeclaredAttribute(
+    "mlc.double_buffered",
+    "an array of strings",
+    "a loop over pairs of iterations, the named shared copies doubled",
+    "loop-double-buffer",
+    "people",
+    _strings,
+)
+BLOCK_SYNCHRONOUS = DeclaredAttribute(
+    "mlc.block_synchronous",
+    "a unit attribute",
+    "a GPU kernel whose shared-memory statements are ordered block-wide, barriers not yet placed",
+    "convert-loop-to-gpu",
+    "gpu-insert-barriers (places them, then removes it), convert-gpu-to-nvvm (refuses it), the interpreter",
+    _unit,
+)
+MIN_BLOCKS_PER_MULTIPROCESSOR = DeclaredAttribute(
+    "mlc.min_blocks_per_multiprocessor",
+    "a positive i64",
+    "how many blocks of the kernel should fit one multiprocessor at once (PTX .minnctapersm)",
+    "loop-double-buffer",
+    "convert-gpu-to-nvvm",
+    _positive_integer,
+)
+KERNEL = DeclaredAttribute(
+    "mlc.kernel",
+    "a unit attribute",
+    "an llvm.func that is a CPU kernel (an entry point the runtime calls)",
+    "convert-loop-to-cpu",
+    "the backend (keeps it external), the runtime",
+    _unit,
+)
+
+ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
+    ARG_ALIGNMENT,
+    BUFFER,
+    MEMORY_PLAN,
+    MATMUL_TILE,
+    MICRO_TILE,
+    WARP_TILE,
+    OPERAND,
+    DOT,
+    UNROLL,
+    PROMOTED,
+    DOUBLE_BUFFERED,
+    BLOCK_SYNCHRONOUS,
+    MIN_BLOCKS_PER_MULTIPROCESSOR,
+    KERNEL,
+)
+"""Every declared attribute, in the order of the pipeline that writes them."""
+
+BY_NAME = {attribute.name: attribute for attribute in ATTRIBUTES}
+
+
+def malformed(op: Operation) -> Iterator[tuple[Operation, str]]:
+    """(op, message) for each declared attribute of `op` or the ops inside it that has the wrong form."""
+    for inner in op.walk():
+        for name, value in inner.attributes.items():
+            declared = BY_NAME.get(name)
+            if declared is not None and not declared.check(value):
+                yield inner, f"'{name}' must be {declared.form}, got {value}"
+
