@@ -2,8 +2,21 @@
 
 Every `func.func` over tensors becomes a host function over memrefs (same name, same argument
 and result shapes) that allocates the outputs of each kernel and launches one `tile.kernel` per
-group. Non-splat constants become `memref.global`s; splat constants become scalar constants
-inside the kernels.
+group, in program order. Non-splat constants become `memref.global`s; splat constants become
+scalar constants inside the kernels.
+
+Memory. Where graph-plan-memory left a plan (`mlc.memory_plan` on the function, `mlc.buffer` on
+its ops), the host function follows it: one arena, `memref.alloc() : memref<ARENA_BYTESxi8>`,
+and each planned kernel output that the function does not return is a `memref.view` of it at its
+planned byte offset (`lowering/host_arena.py`). Returned values are the caller's and always get
+allocations of their own, as do outputs the plan does not place (values a decomposition here
+made after planning); a reshape outside every kernel is a view of its operand's buffer, arena or
+not. The plan is read before anything is built and refused with a diagnostic when it does not
+fit: a malformed attribute, a size that is not the value's bytes, a misaligned offset, bytes past
+the arena, a reshape placed apart from its operand (`memory_plan.read_recorded_plan`), or two
+buffers sharing bytes while both are live in the kernels' order (`HostArena.check_lifetimes`).
+Without a plan every output gets an allocation of its own. The host function does not keep
+`mlc.memory_plan`: its arena is the plan, in the code.
 
 The groups are the IR's: one kernel per `graph.fusion` (graph-fuse writes them; a person may edit
 them), named after it, and one per live op outside every fusion. A reshape outside every fusion is
