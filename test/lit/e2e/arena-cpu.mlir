@@ -2,7 +2,7 @@
 // one arena, where %h3 takes the bytes of %h1 (dead by then); the compiled program runs out of it
 // and matches the graph interpreter (mlc-run exits 1 otherwise).
 // RUN: mlc-opt %s -p mlc-lower-to-cpu | filecheck %s
-// RUN: mlc-run %s --device cpu --check --seed 5 | filecheck %s --check-prefix=RUN
+// RUN: mlc-run %s --device cpu --check --seed 5 | filecheck %s --check-prefix=RESULT
 
 // CHECK-LABEL: func.func @main
 // CHECK-NEXT:    %arena = memref.alloc() {alignment = 256 : i64} : memref<8192xi8>
@@ -18,8 +18,8 @@
 // CHECK-NEXT:    loop.launch @main_3_{{.*}}(%[[H3]], %[[OUT]])
 // CHECK-NEXT:    func.return %[[OUT]] : memref<16x32xf32>
 
-// RUN:      @main on cpu: 4 kernel launches
-// RUN:        check #0: OK
+// RESULT:      @main on cpu: 4 kernel launches
+// RESULT:        check #0: OK
 func.func @main(%x: tensor<16x32xf32>, %w1: tensor<32x64xf32>, %w2: tensor<64x64xf32>, %w3: tensor<64x32xf32>) -> tensor<16x32xf32> {
   %m1 = graph.matmul %x, %w1 : (tensor<16x32xf32>, tensor<32x64xf32>) -> tensor<16x64xf32>
   %h1 = graph.relu %m1 : tensor<16x64xf32>
