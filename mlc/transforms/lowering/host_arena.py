@@ -13,7 +13,9 @@ allocation instead of a `memref.alloc` of its own:
 start of the function, once, when the first view needs it, and is aligned to the plan's alignment
 or the host's own (256 bytes), whichever is larger, so every view is aligned to the plan's
 alignment. What the runtime does with it (one arena per compiled program, allocated with the
-program's other intermediates) is `mlc/runtime/plan.py`'s business.
+program's other intermediates) is `mlc/runtime/plan.py`'s business. `memref.view` has no memory
+effect, so `cse` later merges two views of one offset and type into one (the same bytes either
+way).
 
 Safety. The plan's offsets are only correct for the order in which the kernels run: two buffers
 may share bytes only when no kernel runs between the first write of one and the last read of the
