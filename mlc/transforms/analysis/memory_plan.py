@@ -11,7 +11,8 @@ ops call it). Nothing here decides when to plan: the pass does.
 plan as the IR records it, which a person may have edited, checked entry by entry against the
 function before anything is built. A malformed attribute, a `size` that is not the value's bytes,
 an offset that is not a multiple of the plan's alignment (or of the element size), bytes past
-`arena_bytes`, or a reshape placed elsewhere than its operand is a `PassFailure` naming the op. That buffers whose lifetimes overlap do not share
+`arena_bytes`, an arena larger than any target addresses, or a reshape placed elsewhere than its
+operand is a `PassFailure` naming the op. That buffers whose lifetimes overlap do not share
 bytes is not checked here: it depends on the order in which the lowering runs its kernels, so the
 lowering checks it on what it built (`lowering/host_arena.py`).
 """
@@ -23,11 +24,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, TensorType, i8, i64
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.traits import ConstantLike
 
 from mlc.diagnostics import PassFailure
+from mlc.dialects.buffer_limits import buffer_size_problem
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.graph import ops as graph
 
@@ -333,6 +335,9 @@ def read_recorded_plan(function: func.FuncOp) -> RecordedPlan | None:
         raise PassFailure(function, f"'{PLAN_ATTR}' must be a dictionary, got {summary}")
     arena_bytes = _plan_integer(summary, "arena_bytes", function, PLAN_ATTR)
     alignment = _plan_integer(summary, "alignment", function, PLAN_ATTR)
+    too_large = buffer_size_problem((arena_bytes,), i8, f"memref<{arena_bytes}xi8>")
+    if too_large is not None:
+        raise PassFailure(function, f"'{PLAN_ATTR}': the arena {too_large}")
     try:
         check_alignment(alignment)
     except ValueError as error:

@@ -159,3 +159,12 @@ func.func @bad_alignment(%x: tensor<64xf32>) -> tensor<64xf32> attributes {mlc.m
   %b = graph.neg %a : tensor<64xf32>
   func.return %b : tensor<64xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'mlc.memory_plan': the arena memref<1152921504606846976xi8> has 1152921504606846976 elements (1 EiB), more than any target of mlc can address}}
+func.func @huge_arena(%x: tensor<64xf32>) -> tensor<64xf32> attributes {mlc.memory_plan = {arena_bytes = 1152921504606846976 : i64, alignment = 256 : i64}} {
+  %a = graph.exp %x : tensor<64xf32>
+  %b = graph.neg %a : tensor<64xf32>
+  func.return %b : tensor<64xf32>
+}
