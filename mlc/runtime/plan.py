@@ -387,7 +387,7 @@ class _PlanBuilder:
             slot_count=len(self.specs),
             slot_alignments=tuple(self.alignments),
             views=tuple(
-                ViewSlot(slot, root, offset, self.specs[slot], self.describe_view(slot, root, offset, results))
+                ViewSlot(slot, root, offset, self.specs[slot], self.describe_view(slot, offset, results))
                 for _, slot, root, offset in self.views
             ),
         )
@@ -410,8 +410,25 @@ class _PlanBuilder:
             if needed > self.alignments[root][0]:
                 self.alignments[root] = (needed, f"{reason}, through a view")
 
-    def describe_view(self, slot: int, root: int, offset: int, results: Sequence[ResultSlot]) -> str:
-        within = f"bytes [{offset}, {offset + self.specs[slot].nbytes}) of {self.describe_allocation(root, results)}"
+    def describe_arena(self, slot: int) -> str:
+        """'the arena of @main, which holds the intermediate buffers of kernels 'a' and 'b''."""
+        name = f"the arena of @{self.function.sym_name.data}"
+        first_users = (
+            next((launch for launch in self.launches if view_slot in launch.slots), None)
+            for _, view_slot, root, _ in self.views
+            if root == slot
+        )
+        writers = list(dict.fromkeys(f"'{launch.kernel}'" for launch in first_users if launch is not None))
+        if not writers:
+            return name
+        named = writers[0] if len(writers) == 1 else f"{', '.join(writers[:-1])} and {writers[-1]}"
+        if len(writers) > 4:
+            named = f"{', '.join(writers[:3])} and {len(writers) - 3} more"
+        kernels = "kernel" if len(writers) == 1 else "kernels"
+        return f"{name}, which holds the intermediate buffers of {kernels} {named}"
+
+    def describe_view(self, slot: int, offset: int, results: Sequence[ResultSlot]) -> str:
+        within = f"bytes [{offset}, {offset + self.specs[slot].nbytes}) of the arena of @{self.function.sym_name.data}"
         return f"{self.describe_allocation(slot, results)} ({within})"
 
     def describe_allocation(self, slot: int, results: Sequence[ResultSlot]) -> str:
@@ -420,7 +437,7 @@ class _PlanBuilder:
             return f"result #{returned[0]} of @{self.function.sym_name.data}"
         writer = next((launch for launch in self.launches if slot in launch.slots), None)
         if writer is None and any(root == slot for _, _, root, _ in self.views):
-            return f"the arena of @{self.function.sym_name.data}"
+            return self.describe_arena(slot)
         if writer is None:
             return "a buffer no kernel uses"
         return f"the intermediate buffer of kernel '{writer.kernel}'"

@@ -549,6 +549,8 @@ def test_memory_is_counted_for_the_arena_not_its_views() -> None:
     # x, y (24 bytes each), the arena (512), result %o (24): 584 bytes; the views would add 72.
     HostProgram.from_module(parse(ARENA_MODULE), LimitedMemory(capacity=584))
     with pytest.raises(
-        OutOfMemoryError, match=r"@main: the arena of @main \(memref<512xi8>, 512 bytes\) does not fit in memory"
+        OutOfMemoryError,
+        match=r"@main: the arena of @main, which holds the intermediate buffers of kernels 'add' and 'double' "
+        r"\(memref<512xi8>, 512 bytes\) does not fit in memory",
     ):
         HostProgram.from_module(parse(ARENA_MODULE), LimitedMemory(capacity=48 + 511))

@@ -306,7 +306,7 @@ def test_views_alias_their_root_allocation() -> None:
     plan = plan_host_function(parse(ARENA_MODULE))
     arena, result = plan.allocations
     assert (arena.slot, arena.spec.nbytes, arena.is_result, result.is_result) == (2, 512, False, True)
-    assert arena.description == "the arena of @main"
+    assert arena.description == "the arena of @main, which holds the intermediate buffers of kernel 'add'"
     # %t, %u, %bytes and %w (a view of a view: of the arena, at 256 + 0).
     assert [(v.slot, v.root, v.byte_offset, v.spec.shape) for v in plan.views] == [
         (3, 2, 0, (2, 4)),
