@@ -2,8 +2,9 @@
 
 From the tile level down, a compiled module holds *kernels* (`tile.kernel`, `loop.kernel`,
 `mlc_gpu.func`, and finally `llvm.func`) beside *host functions* (`func.func`). A host function
-only allocates buffers (`memref.alloc`), names constants (`memref.get_global`) and launches
-kernels; the runtime executes it step by step, and the conversions to LLVM leave it alone.
+only allocates buffers (`memref.alloc`; the intermediates are `memref.view`s of one arena at
+constant byte offsets), names constants (`memref.get_global`) and launches kernels; the runtime
+executes it step by step, and the conversions to LLVM leave it alone.
 
 A kernel takes memrefs (bare pointers once it is an `llvm.func`), none larger than the targets
 can address (`buffer_limits`), and returns nothing; it writes its outputs through its memref

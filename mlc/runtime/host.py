@@ -8,7 +8,11 @@ with Python kernels) to exercise `HostProgram` without any backend.
 
 Building a program loads every launched kernel once (a launch-configuration the kernel cannot
 take fails here, before any call), uploads the constants once, and allocates the intermediate
-buffers once; each kernel parameter fed by those is set once and for all. A call then:
+buffers once; each kernel parameter fed by those is set once and for all. The intermediates that
+graph-plan-memory planned are views of one arena (`memref.view`, see `plan.py`): the arena is one
+of those intermediate allocations, so it too is allocated once per program, when the program is
+built, and kept (cached) across calls like every intermediate; a view is its pointer plus the
+view's byte offset on the GPU (`DeviceView`), a numpy view of its bytes on the CPU. A call then:
 
 1. checks the arguments (count, then each one's kind, dtype and shape; see "Arguments") and
    binds them: numpy arrays are copied to the device (GPU) or used in place when C-contiguous,
@@ -50,9 +54,10 @@ buffers and results against the memory of its device (`Executor.memory_capacity`
 physical memory or cgroup limit, the GPU's device memory) and refuses, with an
 `OutOfMemoryError` naming the first buffer that does not fit and its size, to start what cannot
 finish; an allocation the allocator refuses all the same is reported the same way. Buffers are
-allocated when the program is built (constants, intermediates) and per call only for results (on
-the CPU, and on the GPU by `run_on_device` without `outputs`), so a program's memory use does not
-grow with its calls.
+allocated when the program is built (constants, intermediates: the arena and any others) and per
+call only for results (on the CPU, and on the GPU by `run_on_device` without `outputs`), so a
+program's memory use does not grow with its calls. Views take no memory of their own, so a
+planned program needs the plan's peak (`arena_bytes`) for its intermediates, not their sum.
 
 Preconditions: kernels write only the buffers the host function allocated (destination-passing
 style), never its arguments or constants.
@@ -85,6 +90,7 @@ from mlc.runtime.plan import (
     HostProgramError,
     KernelLaunch,
     ResultSlot,
+    ViewSlot,
     plan_host_function,
 )
 
@@ -257,6 +263,11 @@ class Executor(ABC):
     def upload(self, values: np.ndarray, alignment: int) -> Buffer: ...
 
     @abstractmethod
+    def view(self, root: Buffer, byte_offset: int, spec: BufferSpec) -> Buffer:
+        """`spec.nbytes` bytes of `root` (a buffer this executor allocated) from `byte_offset` on,
+        as a buffer of `spec`'s shape and dtype sharing `root`'s memory."""
+
+    @abstractmethod
     def pointer_of(self, buffer: Buffer) -> int: ...
 
     @abstractmethod
@@ -328,6 +339,8 @@ class HostProgram:
             for allocation in plan.allocations:
                 if not allocation.is_result:
                     self._keep(allocation.slot, self._allocate(allocation))
+            for view in plan.views:
+                self._keep(view.slot, self._view(view))
         self._binders = [executor.argument_binder(argument) for argument in plan.arguments]
         self._output_descriptions = [f"output #{i} of @{plan.function_name}" for i in range(len(plan.results))]
         self._allocations = {a.slot: a for a in plan.allocations}
@@ -410,6 +423,11 @@ class HostProgram:
     def _allocate(self, allocation: AllocationSlot) -> Buffer:
         with self._naming_allocation(allocation.description, allocation.spec):
             return self.executor.allocate(allocation.spec, allocation.alignment)
+
+    def _view(self, view: ViewSlot) -> Buffer:
+        root = self._kept[view.root]
+        assert root is not None, "a view of a buffer that is not kept (plan.py refuses those)"
+        return self.executor.view(root, view.byte_offset, view.spec)
 
     def _naming_allocation(self, description: str, spec: BufferSpec) -> _NamingAllocation:
         return _NamingAllocation(f"@{self.name}: {description} ({spec.type_text}, {format_bytes(spec.nbytes)})")
@@ -666,6 +684,10 @@ class HostMemoryExecutor(Executor):
         array.setflags(write=False)
         return array
 
+    def view(self, root: Buffer, byte_offset: int, spec: BufferSpec) -> Buffer:
+        data = np.asarray(root).reshape(-1).view(np.uint8)
+        return data[byte_offset : byte_offset + spec.nbytes].view(spec.dtype).reshape(spec.shape)
+
     def pointer_of(self, buffer: Buffer) -> int:
         return buffer.ctypes.data  # type: ignore[attr-defined]
 
@@ -811,6 +833,25 @@ class _CudaArgumentBinder:
         return self.staging, pointer
 
 
+class DeviceView:
+    """Bytes of a DeviceBuffer seen as an array of their own: a view slot (`memref.view` of the
+    arena) on the GPU. It keeps the buffer alive; `pointer` is the buffer's plus the offset."""
+
+    __slots__ = ("base", "byte_offset", "shape", "dtype", "nbytes")
+
+    def __init__(self, base: DeviceBuffer, byte_offset: int, spec: BufferSpec):
+        assert byte_offset + spec.nbytes <= base.nbytes, "a view past the end of its buffer"
+        self.base = base
+        self.byte_offset = byte_offset
+        self.shape = spec.shape
+        self.dtype = spec.dtype
+        self.nbytes = spec.nbytes
+
+    @property
+    def pointer(self) -> int:
+        return self.base.pointer + self.byte_offset
+
+
 class CudaExecutor(Executor):
     """Runs `mlc_gpu.launch`es of a CudaModule's kernels on one device and stream."""
 
@@ -859,6 +900,9 @@ class CudaExecutor(Executor):
         buffer = self.allocate(BufferSpec(values.shape, values.dtype, "constant"), alignment)
         buffer.copy_from_host(values)  # type: ignore[attr-defined]
         return buffer
+
+    def view(self, root: Buffer, byte_offset: int, spec: BufferSpec) -> Buffer:
+        return DeviceView(root, byte_offset, spec)  # type: ignore[arg-type]
 
     def pointer_of(self, buffer: Buffer) -> int:
         nbytes = buffer.nbytes  # type: ignore[attr-defined]
@@ -947,7 +991,7 @@ class CudaExecutor(Executor):
 
         if isinstance(buffer, DeviceBuffer):
             return self.pointer_of(buffer)
-        return buffer.pointer  # type: ignore[attr-defined]  # a DeviceArrayView
+        return buffer.pointer  # type: ignore[attr-defined]  # a DeviceArrayView or a DeviceView
 
     def to_numpy(self, buffer: Buffer) -> np.ndarray:
         from mlc.runtime.cuda import copy_device_to_host

@@ -1,17 +1,28 @@
 """From a host `func.func` to a flat plan of buffers and launches, built once per program.
 
 After lowering, a host function holds only memref arguments, `memref.alloc` (outputs and
-intermediates), `memref.get_global` of module-level `memref.global` constants, launches
+intermediates), `memref.view`s of an allocation at constant byte offsets (`arith.constant ... :
+index`), `memref.get_global` of module-level `memref.global` constants, launches
 (`mlc_gpu.launch` with a grid and block, or `loop.launch`), optionally `memref.dealloc`, and a
 `func.return` of memrefs. `plan_host_function` reads it once into a `HostPlan`: every buffer gets
 a *slot* (an index), every launch becomes a `KernelLaunch` listing the slots it passes, and the
 results name their slots. Running a program then walks plain lists, never the IR.
 
+Views. convert-graph-to-tile places the intermediates that graph-plan-memory planned in one
+`memref<Nxi8>` allocation, the *arena*, as `memref.view %arena[%offset][]`. Each view is a
+`ViewSlot`: a slot that aliases its *root* allocation (a view of a view is resolved to the root,
+offsets added) at a byte offset, so the runtime allocates the arena once and hands out the views
+as pointer + offset (GPU) or numpy views of the arena's bytes (CPU). A view must lie within its
+root, and its root must be an intermediate allocation (not an argument, a constant or a returned
+buffer, whose memory changes between calls).
+
 Alignment. A kernel may state the alignment each pointer parameter needs, as the `llvm.func`
 attribute `mlc.arg_alignment = array<i64: 16, 16, 4>` (one power of two per parameter, in bytes).
 Every slot needs at least its element size; each slot's `alignment` is the largest need of any
 launch it is passed to, and `alignment_reason` names that launch, for the runtime's error message
-when a caller's pointer falls short.
+when a caller's pointer falls short. A view's needs pass to its root (which is aligned to the
+largest of them, and to at least 256 bytes), and its byte offset must be a multiple of each:
+graph-plan-memory's offsets are multiples of its alignment (256 by default), so they are.
 
 Sizes. Every buffer is checked against what the targets can address
 (`dialects/buffer_limits.py`) while planning, before anything is allocated; each allocation is
@@ -35,10 +46,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects import func, llvm, memref
+from xdsl.dialects import arith, func, llvm, memref
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    IndexType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
@@ -114,6 +126,15 @@ class AllocationSlot:
 
 
 @dataclass(frozen=True)
+class ViewSlot:
+    slot: int
+    root: int  # the allocation slot whose bytes the view holds
+    byte_offset: int
+    spec: BufferSpec
+    description: str  # "the intermediate buffer of kernel 'k' (bytes [0, 4096) of the arena of @main)"
+
+
+@dataclass(frozen=True)
 class KernelLaunch:
     kernel: str
     op_name: str  # GPU_LAUNCH or CPU_LAUNCH
@@ -149,6 +170,7 @@ class HostPlan:
     results: tuple[ResultSlot, ...]
     slot_count: int
     slot_alignments: tuple[tuple[int, str], ...]  # per slot: what the kernels need, and which one
+    views: tuple[ViewSlot, ...] = ()  # in program order
 
     @property
     def launch_kinds(self) -> set[str]:
@@ -301,12 +323,14 @@ class _PlanBuilder:
         self.function = function
         self.slots: dict[SSAValue, int] = {}
         self.specs: list[BufferSpec] = []
-        self.kinds: list[str] = []  # per slot: "argument", "constant" or "allocation"
+        self.kinds: list[str] = []  # per slot: "argument", "constant", "allocation" or "view"
         self.alignments: list[tuple[int, str]] = []
         self.constants: list[tuple[int, str, BufferSpec, np.ndarray]] = []
         self.allocations: list[tuple[int, BufferSpec, int]] = []
         self.launches: list[KernelLaunch] = []
         self.constant_slots: dict[str, int] = {}
+        self.index_constants: dict[SSAValue, int] = {}
+        self.views: list[tuple[memref.ViewOp, int, int, int]] = []  # (op, slot, root slot, byte offset)
 
     def new_slot(self, value: SSAValue, spec: BufferSpec, kind: str, alignment: int = 1) -> int:
         slot = len(self.specs)
@@ -338,6 +362,7 @@ class _PlanBuilder:
         if not isinstance(blocks[0].last_op, func.ReturnOp):
             raise HostProgramError(f"@{self.function.sym_name.data} does not end with func.return")
         result_slots = {r.slot for r in results}
+        self.check_views(result_slots)
         return HostPlan(
             function_name=self.function.sym_name.data,
             arguments=tuple(
@@ -362,13 +387,58 @@ class _PlanBuilder:
             results=tuple(results),
             slot_count=len(self.specs),
             slot_alignments=tuple(self.alignments),
+            views=tuple(
+                ViewSlot(slot, root, offset, self.specs[slot], self.describe_view(slot, offset, results))
+                for _, slot, root, offset in self.views
+            ),
         )
+
+    def check_views(self, result_slots: set[int]) -> None:
+        """Each view's root is kept between calls, and the view is aligned as its launches need;
+        passes those needs on to the root (see the module docstring)."""
+        for op, slot, root, offset in self.views:
+            if root in result_slots:
+                raise HostProgramError(
+                    f"'{first_line_of(op)}': a view of a returned buffer; views are of the host function's "
+                    "intermediate allocations (the arena)"
+                )
+            needed, reason = self.alignments[slot]
+            if offset % needed:
+                raise HostProgramError(
+                    f"'{first_line_of(op)}': the view starts at byte {offset} of its buffer, which is not "
+                    f"aligned to the {needed} bytes that {reason} needs"
+                )
+            if needed > self.alignments[root][0]:
+                self.alignments[root] = (needed, f"{reason}, through a view")
+
+    def describe_arena(self, slot: int) -> str:
+        """'the arena of @main, which holds the intermediate buffers of kernels 'a' and 'b''."""
+        name = f"the arena of @{self.function.sym_name.data}"
+        first_users = (
+            next((launch for launch in self.launches if view_slot in launch.slots), None)
+            for _, view_slot, root, _ in self.views
+            if root == slot
+        )
+        writers = list(dict.fromkeys(f"'{launch.kernel}'" for launch in first_users if launch is not None))
+        if not writers:
+            return name
+        named = writers[0] if len(writers) == 1 else f"{', '.join(writers[:-1])} and {writers[-1]}"
+        if len(writers) > 4:
+            named = f"{', '.join(writers[:3])} and {len(writers) - 3} more"
+        kernels = "kernel" if len(writers) == 1 else "kernels"
+        return f"{name}, which holds the intermediate buffers of {kernels} {named}"
+
+    def describe_view(self, slot: int, offset: int, results: Sequence[ResultSlot]) -> str:
+        within = f"bytes [{offset}, {offset + self.specs[slot].nbytes}) of the arena of @{self.function.sym_name.data}"
+        return f"{self.describe_allocation(slot, results)} ({within})"
 
     def describe_allocation(self, slot: int, results: Sequence[ResultSlot]) -> str:
         returned = [result.index for result in results if result.slot == slot]
         if returned:
             return f"result #{returned[0]} of @{self.function.sym_name.data}"
         writer = next((launch for launch in self.launches if slot in launch.slots), None)
+        if writer is None and any(root == slot for _, _, root, _ in self.views):
+            return self.describe_arena(slot)
         if writer is None:
             return "a buffer no kernel uses"
         return f"the intermediate buffer of kernel '{writer.kernel}'"
@@ -381,6 +451,11 @@ class _PlanBuilder:
             requested = op.alignment.value.data if isinstance(op.alignment, IntegerAttr) else 1
             slot = self.new_slot(op.memref, spec, "allocation")
             self.allocations.append((slot, spec, requested))
+        elif isinstance(op, memref.ViewOp):
+            self.add_view(op)
+        elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, IndexType):
+            assert isinstance(op.value, IntegerAttr)
+            self.index_constants[op.result] = op.value.value.data
         elif isinstance(op, memref.GetGlobalOp):
             self.add_constant(op)
         elif isinstance(op, GpuLaunchOp | LoopLaunchOp):
@@ -395,8 +470,34 @@ class _PlanBuilder:
         else:
             raise HostProgramError(
                 f"'{first_line_of(op)}': '{op.name}' cannot run on the host; host functions hold only "
-                "memref.alloc, memref.get_global, launches and func.return"
+                "memref.alloc, memref.view, index constants, memref.get_global, launches and func.return"
             )
+
+    def add_view(self, op: memref.ViewOp) -> None:
+        source = self.slot_of(op.source, op)
+        if self.kinds[source] not in ("allocation", "view"):
+            raise HostProgramError(
+                f"'{first_line_of(op)}': a view of {self.kinds[source]} memory; views are of the host "
+                "function's intermediate allocations (the arena)"
+            )
+        shift = self.index_constants.get(op.byte_shift)
+        if shift is None or op.sizes:
+            raise HostProgramError(
+                f"'{first_line_of(op)}': a view needs a constant byte shift (arith.constant) and a static shape"
+            )
+        spec = _buffer_spec(op.result.type, "the view", op)
+        root, offset = source, shift
+        parent = next((view for view in self.views if view[1] == source), None)
+        if parent is not None:  # a view of a view: of the same root, further in
+            root, offset = parent[2], parent[3] + shift
+        root_bytes = self.specs[root].nbytes
+        if shift < 0 or shift + spec.nbytes > self.specs[source].nbytes:
+            raise HostProgramError(
+                f"'{first_line_of(op)}': the view's bytes [{shift}, {shift + spec.nbytes}) are not all within "
+                f"its buffer's {self.specs[source].nbytes} bytes"
+            )
+        assert offset + spec.nbytes <= root_bytes
+        self.views.append((op, self.new_slot(op.result, spec, "view"), root, offset))
 
     def add_constant(self, op: memref.GetGlobalOp) -> None:
         name = op.name_.root_reference.data

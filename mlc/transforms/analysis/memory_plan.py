@@ -6,6 +6,15 @@ in graph-plan-memory's docstring, `mlc/transforms/graph/graph_plan_memory.py`); 
 it as `mlc.buffer` / `mlc.memory_plan` attributes, `buffer_of` reads one value's place back, and
 `forget_memory_plan` removes a plan that no longer describes its function (passes that regroup
 ops call it). Nothing here decides when to plan: the pass does.
+
+`read_recorded_plan(function)` is the reading side for a lowering (convert-graph-to-tile): the
+plan as the IR records it, which a person may have edited, checked entry by entry against the
+function before anything is built. A malformed attribute, a `size` that is not the value's bytes,
+an offset that is not a multiple of the plan's alignment (or of the element size), bytes past
+`arena_bytes`, an arena larger than any target addresses, or a reshape placed elsewhere than its
+operand is a `PassFailure` naming the op. That buffers whose lifetimes overlap do not share
+bytes is not checked here: it depends on the order in which the lowering runs its kernels, so the
+lowering checks it on what it built (`lowering/host_arena.py`).
 """
 
 from __future__ import annotations
@@ -15,11 +24,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, TensorType, i8, i64
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.traits import ConstantLike
 
+from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
+from mlc.dialects.buffer_limits import buffer_size_problem
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.graph import ops as graph
 
@@ -258,3 +269,91 @@ def format_report(name: str, plan: MemoryPlan) -> str:
         f"@{name}: peak {format_bytes(plan.arena_bytes)} in an arena, "
         f"{format_bytes(plan.unplanned_bytes)} unplanned{ratio}, {count} intermediate{plural}"
     )
+
+
+@dataclass(frozen=True)
+class RecordedPlan:
+    """A function's plan as its attributes record it: the arena, and the place of each result."""
+
+    arena_bytes: int
+    alignment: int
+    places: dict[SSAValue, tuple[int, int]]
+    """(offset, size in bytes) of each top-level result in the arena."""
+
+
+def _plan_integer(entry: DictionaryAttr, key: str, owner: Operation, attribute: str) -> int:
+    value = entry.data.get(key)
+    if not isinstance(value, IntegerAttr) or value.value.data < 0:
+        raise PassFailure(owner, f"'{attribute}' needs a non-negative integer '{key}', got {entry}")
+    return value.value.data
+
+
+def _recorded_places(op: Operation) -> list[tuple[OpResult, DictionaryAttr]]:
+    """The `mlc.buffer` entries of `op` that place a result (`{}` places none), checked for form."""
+    attribute = op.attributes.get(BUFFER_ATTR)
+    if attribute is None:
+        return []
+    entries = attribute.data if isinstance(attribute, ArrayAttr) else (attribute,)
+    if isinstance(attribute, ArrayAttr) and len(entries) != len(op.results):
+        raise PassFailure(op, f"'{BUFFER_ATTR}' has {len(entries)} entries for {len(op.results)} results")
+    if len(entries) != len(op.results) or not all(isinstance(e, DictionaryAttr) for e in entries):
+        raise PassFailure(op, f"'{BUFFER_ATTR}' must be one {{offset, size}} dictionary per result, got {attribute}")
+    return [(result, entry) for result, entry in zip(op.results, entries) if entry.data]  # type: ignore[misc]
+
+
+def _checked_place(result: OpResult, entry: DictionaryAttr, arena_bytes: int, alignment: int) -> tuple[int, int]:
+    op = result.op
+    offset = _plan_integer(entry, "offset", op, BUFFER_ATTR)
+    size = _plan_integer(entry, "size", op, BUFFER_ATTR)
+    which = f"result #{result.index}" if len(op.results) > 1 else "the result"
+    expected = _tensor_bytes(result.type)
+    if expected is None:
+        raise PassFailure(op, f"the memory plan places {which}, a {result.type}, which has no static size in bytes")
+    if size != expected:
+        raise PassFailure(
+            op,
+            f"the memory plan gives {which} {size} bytes, but its type {result.type} has {expected}; "
+            "the plan is stale (run graph-plan-memory again)",
+        )
+    element_bytes = byte_width(result.type.element_type)  # type: ignore[attr-defined]
+    for needed, what in ((alignment, "the plan's alignment"), (element_bytes, "its element size")):
+        if offset % needed:
+            raise PassFailure(op, f"the memory plan puts {which} at offset {offset}, not a multiple of {what} ({needed})")
+    if offset + size > arena_bytes:
+        raise PassFailure(
+            op, f"the memory plan puts {which} at bytes [{offset}, {offset + size}), past the arena's {arena_bytes} bytes"
+        )
+    return offset, size
+
+
+def read_recorded_plan(function: func.FuncOp) -> RecordedPlan | None:
+    """The plan recorded on `function` and its top-level ops, each place checked against the value
+    it places (see the module docstring); None when the function has no `mlc.memory_plan`."""
+    summary = function.attributes.get(PLAN_ATTR)
+    if summary is None:
+        return None
+    if not isinstance(summary, DictionaryAttr):
+        raise PassFailure(function, f"'{PLAN_ATTR}' must be a dictionary, got {summary}")
+    arena_bytes = _plan_integer(summary, "arena_bytes", function, PLAN_ATTR)
+    alignment = _plan_integer(summary, "alignment", function, PLAN_ATTR)
+    too_large = buffer_size_problem((arena_bytes,), i8, f"memref<{arena_bytes}xi8>")
+    if too_large is not None:
+        raise PassFailure(function, f"'{PLAN_ATTR}': the arena {too_large}")
+    try:
+        check_alignment(alignment)
+    except ValueError as error:
+        raise PassFailure(function, f"'{PLAN_ATTR}': {error}") from None
+    places: dict[SSAValue, tuple[int, int]] = {}
+    for op in function.body.block.ops:
+        for result, entry in _recorded_places(op):
+            places[result] = _checked_place(result, entry, arena_bytes, alignment)
+    for op in function.body.block.ops:
+        if isinstance(op, graph.ReshapeOp) and op.result in places and places.get(op.x) != places[op.result]:
+            source = places.get(op.x)
+            where = f"at offset {source[0]}" if source is not None else "outside the arena"
+            raise PassFailure(
+                op,
+                f"a reshape shares its operand's bytes, but the memory plan puts it at offset "
+                f"{places[op.result][0]} and its operand {where}",
+            )
+    return RecordedPlan(arena_bytes, alignment, places)

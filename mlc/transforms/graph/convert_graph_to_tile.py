@@ -2,8 +2,21 @@
 
 Every `func.func` over tensors becomes a host function over memrefs (same name, same argument
 and result shapes) that allocates the outputs of each kernel and launches one `tile.kernel` per
-group. Non-splat constants become `memref.global`s; splat constants become scalar constants
-inside the kernels.
+group, in program order. Non-splat constants become `memref.global`s; splat constants become
+scalar constants inside the kernels.
+
+Memory. Where graph-plan-memory left a plan (`mlc.memory_plan` on the function, `mlc.buffer` on
+its ops), the host function follows it: one arena, `memref.alloc() : memref<ARENA_BYTESxi8>`,
+and each planned kernel output that the function does not return is a `memref.view` of it at its
+planned byte offset (`lowering/host_arena.py`). Returned values are the caller's and always get
+allocations of their own, as do outputs the plan does not place (values a decomposition here
+made after planning); a reshape outside every kernel is a view of its operand's buffer, arena or
+not. The plan is read before anything is built and refused with a diagnostic when it does not
+fit: a malformed attribute, a size that is not the value's bytes, a misaligned offset, bytes past
+the arena, a reshape placed apart from its operand (`memory_plan.read_recorded_plan`), or two
+buffers sharing bytes while both are live in the kernels' order (`HostArena.check_lifetimes`).
+Without a plan every output gets an allocation of its own. The host function does not keep
+`mlc.memory_plan`: its arena is the plan, in the code.
 
 The groups are the IR's: one kernel per `graph.fusion` (graph-fuse writes them; a person may edit
 them), named after it, and one per live op outside every fusion. A reshape outside every fusion is
@@ -76,7 +89,9 @@ from mlc.transforms.analysis.fusion_groups import (
 )
 from mlc.transforms.lowering.graph_decomposition import decompose_function
 from mlc.transforms.analysis.tile_sizes import choose_reduction_tile, choose_tile_shape, reduction_warps
+from mlc.transforms.analysis.memory_plan import PLAN_ATTR, read_recorded_plan
 from mlc.transforms.lowering.fusion_inlining import inline_fusions
+from mlc.transforms.lowering.host_arena import HostArena
 from mlc.transforms.lowering.group_kernel import KernelPlan, build_kernel, collapse_dimensions
 from mlc.transforms.lowering.matmul_kernel import (
     LaunchUnit,
@@ -109,6 +124,12 @@ def _leaves(op: Operation, group: list[Operation]) -> bool:
     return not any(use.operation in group for use in op.result.uses)
 
 
+def _unit_ops(unit: LaunchUnit) -> list[Operation]:
+    if isinstance(unit, MatmulUnit):
+        return [unit.op, *(unit.epilogue.ops if unit.epilogue is not None else [])]
+    return unit.ops
+
+
 def _kernel_name(function_name: str, index: int, group: FusionGroup) -> str:
     kinds = [op.name.split(".")[1] for op in group.ops][:4] or ["fill"]
     return f"{function_name}_{index}_" + "_".join(kinds)
@@ -126,14 +147,19 @@ class HostBuilder:
     """Kernel names given by `graph.fusion` regions, by the id of their unit."""
     kernel_names: set[str] = field(default_factory=set)
     constant_count: int = 0
+    arena: HostArena | None = None
+    """Where graph-plan-memory's plan puts the intermediates, when the function has one."""
 
     def build(self) -> func.FuncOp:
         old_type = self.old.function_type
         inputs = [self._memref_type(t) for t in old_type.inputs.data]
         outputs = [self._memref_type(t) for t in old_type.outputs.data]
         new = func.FuncOp(self.old.sym_name.data, (inputs, outputs), visibility=self.old.sym_visibility)
-        new.attributes |= self.old.attributes
+        new.attributes |= {k: v for k, v in self.old.attributes.items() if k != PLAN_ATTR}
         self.builder = Builder(InsertPoint.at_end(new.body.block))
+        plan = read_recorded_plan(self.old)  # before decomposition and inlining replace what it places
+        if plan is not None:
+            self.arena = HostArena(plan, new, HOST_BUFFER_ALIGNMENT)
         for old_argument, new_argument in zip(self.old.body.block.args, new.body.block.args):
             new_argument.name_hint = old_argument.name_hint
             self.buffers[old_argument] = new_argument
@@ -155,6 +181,8 @@ class HostBuilder:
                 self._launch(index, unit)
         returned = [self._buffer_of(value) for value in terminator.arguments]
         self.builder.insert(func.ReturnOp(*returned))
+        if self.arena is not None:
+            self.arena.check_lifetimes()
         return new
 
     def _kernel_units(self) -> list[LaunchUnit]:
@@ -163,6 +191,8 @@ class HostBuilder:
         function = self.old
         fusions = [op for op in function.body.block.ops if isinstance(op, graph.FusionOp)]
         regions = [(fusion.group_name, [op for op in fusion.body.block.ops if not isinstance(op, graph.YieldOp)]) for fusion in fusions]
+        if self.arena is not None:
+            self.arena.follow_fusions(fusions)
         inline_fusions(function)
         self._check_ops()
         live = live_ops(function)
@@ -179,7 +209,9 @@ class HostBuilder:
             if isinstance(op, graph.ReshapeOp) and self._is_view(op):
                 continue
             units.append(self._unit([op], live, None))
-        return units
+        # Program order: the order in which the memory plan's liveness was computed.
+        position = {op: index for index, op in enumerate(function.body.block.ops)}
+        return sorted(units, key=lambda unit: min(map(position.__getitem__, _unit_ops(unit)), default=len(position)))
 
     def _unit(self, ops: list[Operation], live: set[Operation], name: str | None) -> LaunchUnit:
         try:
@@ -284,17 +316,22 @@ class HostBuilder:
         return name
 
     def _allocate_outputs(self, group: FusionGroup) -> list[SSAValue]:
-        """A buffer per output (of the returned reshape's type when it is a returned view)."""
+        """A buffer per output (of the returned reshape's type when it is a returned view): a view
+        of the arena where the memory plan places it, else an allocation of its own (returned
+        values are the caller's, so never in the arena)."""
         buffers = []
         for output in group.outputs:
             view = returned_view(output)
             shape = shape_of(view.result if view is not None else output)
-            allocation = memref.AllocOp.get(_element_type(output), HOST_BUFFER_ALIGNMENT, shape)
-            self.builder.insert(allocation)
-            self.buffers[output] = allocation.memref
+            returned = view is not None or any(isinstance(use.operation, func.ReturnOp) for use in output.uses)
+            if self.arena is not None and not returned and self.arena.place_of(output) is not None:
+                buffer = self.arena.view(self.builder, output, _element_type(output), shape)
+            else:
+                buffer = self.builder.insert(memref.AllocOp.get(_element_type(output), HOST_BUFFER_ALIGNMENT, shape)).memref
+            self.buffers[output] = buffer
             if view is not None:
-                self.buffers[view.result] = allocation.memref
-            buffers.append(allocation.memref)
+                self.buffers[view.result] = buffer
+            buffers.append(buffer)
         return buffers
 
 

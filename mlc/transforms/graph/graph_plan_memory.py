@@ -42,8 +42,11 @@ Decisions live in the IR, so the plan can be printed, edited and read back by a 
   alignment = ..}`: the arena's size (the peak), the sum of the aligned sizes of the buffers (one
   allocation each, no reuse), the number of buffers and the alignment of offsets (and of the arena).
 
-The pass recomputes the plan and overwrites these attributes (stale `mlc.buffer`s on top-level ops
-included), so running it twice gives the same IR. With `report=true` it writes one line per
+The plan is what the host code uses: convert-graph-to-tile allocates one arena of `arena_bytes`
+per function and places each planned value as a `memref.view` of it at its offset (checking the
+plan first, since a person may have edited it), and the runtime allocates that arena once per
+compiled program. The pass recomputes the plan and overwrites these attributes (stale
+`mlc.buffer`s on top-level ops included), so running it twice gives the same IR. With `report=true` it writes one line per
 function to stderr (mlc-opt has no remark machinery): `@f: peak 12.0 KiB in an arena, 40.0 KiB
 unplanned (3.33x less), 7 intermediates` (intermediates = buffers; views are not counted apart).
 `plan_memory(function)` (`mlc/transforms/analysis/memory_plan.py`) is the same analysis as a

@@ -270,6 +270,38 @@ def gpu_host_reference(x, y):  # type: ignore[no-untyped-def]
     return biased, biased.reshape(4, 256)[:, ::-1]
 
 
+GPU_ARENA_MODULE = """
+builtin.module {
+  "memref.global"() <{sym_name = "bias", sym_visibility = "private", type = memref<1024xf32>, initial_value = dense<0.5> : tensor<1024xf32>, constant}> : () -> ()
+  llvm.func @add3(!llvm.ptr<1>, !llvm.ptr<1>, !llvm.ptr<1>) attributes {nvvm.kernel, mlc.arg_alignment = array<i64: 16, 16, 16>}
+  llvm.func @block_reverse(!llvm.ptr<1>, !llvm.ptr<1>) attributes {nvvm.kernel}
+  func.func @main(%x: memref<1024xf32>, %y: memref<1024xf32>) -> (memref<4x256xf32>, memref<1024xf32>) {
+    %bias = memref.get_global @bias : memref<1024xf32>
+    %arena = memref.alloc() {alignment = 256 : i64} : memref<8192xi8>
+    %c0 = arith.constant 0 : index
+    %c4096 = arith.constant 4096 : index
+    %sum = memref.view %arena[%c0][] : memref<8192xi8> to memref<1024xf32>
+    mlc_gpu.launch @add3(%x, %y, %sum) grid [4, 1, 1] block [256, 1, 1] : memref<1024xf32>, memref<1024xf32>, memref<1024xf32>
+    %biased = memref.view %arena[%c4096][] : memref<8192xi8> to memref<1024xf32>
+    mlc_gpu.launch @add3(%sum, %bias, %biased) grid [4, 1, 1] block [256, 1, 1] : memref<1024xf32>, memref<1024xf32>, memref<1024xf32>
+    %twice = memref.view %arena[%c0][] : memref<8192xi8> to memref<1024xf32>
+    mlc_gpu.launch @add3(%biased, %biased, %twice) grid [4, 1, 1] block [256, 1, 1] : memref<1024xf32>, memref<1024xf32>, memref<1024xf32>
+    %reversed = memref.alloc() : memref<4x256xf32>
+    mlc_gpu.launch @block_reverse(%twice, %reversed) grid [4, 1, 1] block [256, 1, 1] : memref<1024xf32>, memref<4x256xf32>
+    func.return %reversed, %biased : memref<4x256xf32>, memref<1024xf32>
+  }
+}
+"""
+"""GPU_HOST_MODULE's kernels with the intermediates in one arena (as graph-plan-memory plans them):
+%sum and %twice take turns at byte 0, %biased sits at 4096 and is also returned (so copied out)."""
+
+
+def gpu_arena_reference(x, y):  # type: ignore[no-untyped-def]
+    """What GPU_ARENA_MODULE's @main returns, computed with numpy."""
+    biased = x + y + 0.5
+    return (2 * biased).reshape(4, 256)[:, ::-1], biased
+
+
 # add3_small may take at most 128 threads per block; this launches 256.
 GPU_TOO_MANY_THREADS_MODULE = """
 builtin.module {

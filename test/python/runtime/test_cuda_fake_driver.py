@@ -18,11 +18,13 @@ pytest.importorskip("cuda.bindings.driver")
 
 import fake_cuda_driver  # noqa: E402
 from ptx_kernels import (  # noqa: E402
+    GPU_ARENA_MODULE,
     GPU_FAULT_MODULE,
     GPU_HOST_MODULE,
     GPU_TOO_MANY_THREADS_MODULE,
     POINTER_KERNELS_PTX,
     VECTOR_ADD_PTX,
+    gpu_arena_reference,
     gpu_host_reference,
     parse,
 )
@@ -291,3 +293,21 @@ def test_host_program_from_another_thread(fake: fake_cuda_driver.FakeState, prog
     thread.join()
     assert len(outcome) == 1
     np.testing.assert_array_equal(outcome[0][0], 2 * x + 0.5)  # type: ignore[index]
+
+
+def test_host_program_views_of_an_arena(fake: fake_cuda_driver.FakeState) -> None:
+    program = HostProgram.for_cuda(parse(GPU_ARENA_MODULE), POINTER_KERNELS_PTX)
+    assert len(fake.allocations) == 2  # the constant and the arena: the views take no memory
+    (arena,) = [start for start, (_, size) in fake.allocations.items() if size == 8192]
+    for seed in range(3):
+        generator = np.random.default_rng(seed)
+        x, y = generator.standard_normal((2, 1024)).astype(np.float32)
+        for result, reference in zip(program.run(x, y), gpu_arena_reference(x, y)):
+            np.testing.assert_array_equal(result, reference)
+    # Pointer + offset: %sum and %twice at the arena's start, %biased 4096 bytes in.
+    sum_, biased, twice = (launch[3][2] for launch in fake.launches[:3])
+    assert (sum_, biased, twice) == (arena, arena + 4096, arena)
+    assert fake.launches[3][3][0] == arena
+    results = program.run_on_device(np.ones(1024, np.float32), np.ones(1024, np.float32))
+    assert all(result.pointer not in (arena, arena + 4096) for result in results)  # the caller's own buffers
+    np.testing.assert_array_equal(results[1].to_numpy(), np.full(1024, 2.5, np.float32))

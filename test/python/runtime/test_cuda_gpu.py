@@ -18,11 +18,13 @@ import numpy as np
 import pytest
 from ptx_kernels import (
     BLOCK_REVERSE_LLVM_IR,
+    GPU_ARENA_MODULE,
     GPU_FAULT_MODULE,
     GPU_HOST_MODULE,
     GPU_TOO_MANY_THREADS_MODULE,
     POINTER_KERNELS_PTX,
     VECTOR_ADD_PTX,
+    gpu_arena_reference,
     gpu_host_reference,
     parse,
     ptx_from_llvm_ir,
@@ -260,6 +262,16 @@ def test_host_program_results_on_the_device_and_outputs(device: Device, program:
         program.run_on_device(x, y, outputs=(outputs[0], DeviceBuffer.empty((1024,), np.float32, device)))
     with pytest.raises(TypeError, match="outputs of a GPU program must be device arrays"):
         program.run_on_device(x, y, outputs=(np.empty(1024, np.float32), outputs[1]))
+
+
+def test_host_program_views_of_an_arena(device: Device) -> None:
+    """Intermediates as views of one arena: pointer + offset on a real device, results unchanged."""
+    program = HostProgram.for_cuda(parse(GPU_ARENA_MODULE), POINTER_KERNELS_PTX, device=device)
+    assert [(view.root, view.byte_offset) for view in program.plan.views] == [(3, 0), (3, 4096), (3, 0)]
+    for seed in range(3):
+        x, y = random_floats(1024, seed), random_floats(1024, seed + 10)
+        for result, reference in zip(program.run(x, y), gpu_arena_reference(x, y)):
+            np.testing.assert_array_equal(result, reference)
 
 
 def test_host_program_argument_errors(program: HostProgram) -> None:

@@ -490,3 +490,67 @@ builtin.module {{
         r"allocated: the host refused 128 TiB",
     ):
         HostProgram.from_module(parse(text), LimitedMemory(capacity=None))
+
+
+ARENA_MODULE = """
+builtin.module {
+  llvm.func @add(!llvm.ptr, !llvm.ptr, !llvm.ptr)
+  llvm.func @double(!llvm.ptr, !llvm.ptr)
+  func.func @main(%x: memref<2x3xf32>, %y: memref<2x3xf32>) -> (memref<2x3xf32>, memref<2x3xf32>) {
+    %arena = memref.alloc() {alignment = 256 : i64} : memref<512xi8>
+    %c0 = arith.constant 0 : index
+    %c256 = arith.constant 256 : index
+    %t = memref.view %arena[%c0][] : memref<512xi8> to memref<2x3xf32>
+    loop.launch @add(%x, %y, %t) : memref<2x3xf32>, memref<2x3xf32>, memref<2x3xf32>
+    %u = memref.view %arena[%c256][] : memref<512xi8> to memref<2x3xf32>
+    loop.launch @add(%t, %x, %u) : memref<2x3xf32>, memref<2x3xf32>, memref<2x3xf32>
+    %v = memref.view %arena[%c0][] : memref<512xi8> to memref<6xf32>
+    loop.launch @double(%u, %v) : memref<2x3xf32>, memref<6xf32>
+    %o = memref.alloc() : memref<2x3xf32>
+    loop.launch @add(%v, %u, %o) : memref<6xf32>, memref<2x3xf32>, memref<2x3xf32>
+    func.return %o, %u : memref<2x3xf32>, memref<2x3xf32>
+  }
+}
+"""
+"""%t and %v take turns at byte 0 of one arena, %u sits at byte 256; %u is also returned."""
+
+
+def flat_add(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    out[...] = a.reshape(out.shape) + b.reshape(out.shape)
+
+
+def test_views_of_one_arena_allocated_once() -> None:
+    program, executor = make_program(ARENA_MODULE, {"add": flat_add, "double": double})
+    assert executor.allocations == 1  # the arena; views take no memory of their own
+    for seed in range(3):
+        x, y = random_inputs(seed)
+        o, u = program.run(x, y)
+        np.testing.assert_allclose(o, 6 * x + 3 * y, rtol=1e-6)
+        np.testing.assert_allclose(u, 2 * x + y, rtol=1e-6)
+    assert executor.allocations == 1 + 3 * 2  # two fresh results per call, the arena kept
+    arena = {pointers[2] for kernel, pointers in executor.log[0::4]}
+    assert len(arena) == 1  # %t: the same bytes in every call
+    (base,) = arena
+    t, u, v = executor.log[0][1][2], executor.log[1][1][2], executor.log[2][1][1]
+    assert (t, u, v) == (base, base + 256, base)
+    assert base % 256 == 0
+
+
+def test_a_returned_view_is_the_callers_copy() -> None:
+    program, _ = make_program(ARENA_MODULE, {"add": flat_add, "double": double})
+    x, y = random_inputs(4)
+    _, u = program.run(x, y)
+    kept = u.copy()
+    program.run(*random_inputs(5))
+    np.testing.assert_array_equal(u, kept)  # a later call reuses the arena, not the caller's array
+
+
+def test_memory_is_counted_for_the_arena_not_its_views() -> None:
+    # x, y (24 bytes each), the arena (512), result %o (24): 584 bytes; the views would add 72.
+    HostProgram.from_module(parse(ARENA_MODULE), LimitedMemory(capacity=584))
+    with pytest.raises(
+        OutOfMemoryError,
+        match=r"@main: the arena of @main, which holds the intermediate buffers of kernels 'add' and 'double' "
+        r"\(memref<512xi8>, 512 bytes\) does not fit in memory",
+    ):
+        HostProgram.from_module(parse(ARENA_MODULE), LimitedMemory(capacity=48 + 511))

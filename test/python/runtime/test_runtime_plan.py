@@ -279,3 +279,101 @@ def test_zero_sized_and_rank_zero_buffers() -> None:
         )
     )
     assert [(a.spec.shape, a.spec.nbytes) for a in plan.arguments] == [((0, 4), 0), ((), 4)]
+
+
+ARENA_MODULE = """
+builtin.module {
+  llvm.func @add(!llvm.ptr, !llvm.ptr, !llvm.ptr) attributes {mlc.arg_alignment = array<i64: 16, 16, 32>}
+  func.func @main(%x: memref<2x4xf32>, %y: memref<2x4xf32>) -> memref<2x4xf32> {
+    %arena = memref.alloc() {alignment = 256 : i64} : memref<512xi8>
+    %c0 = arith.constant 0 : index
+    %c256 = arith.constant 256 : index
+    %t = memref.view %arena[%c0][] : memref<512xi8> to memref<2x4xf32>
+    loop.launch @add(%x, %y, %t) : memref<2x4xf32>, memref<2x4xf32>, memref<2x4xf32>
+    %u = memref.view %arena[%c256][] : memref<512xi8> to memref<8xf32>
+    loop.launch @add(%t, %x, %u) : memref<2x4xf32>, memref<2x4xf32>, memref<8xf32>
+    %bytes = memref.view %arena[%c256][] : memref<512xi8> to memref<256xi8>
+    %w = memref.view %bytes[%c0][] : memref<256xi8> to memref<2x4xf32>
+    %o = memref.alloc() : memref<2x4xf32>
+    loop.launch @add(%w, %t, %o) : memref<2x4xf32>, memref<2x4xf32>, memref<2x4xf32>
+    func.return %o : memref<2x4xf32>
+  }
+}
+"""
+
+
+def test_views_alias_their_root_allocation() -> None:
+    plan = plan_host_function(parse(ARENA_MODULE))
+    arena, result = plan.allocations
+    assert (arena.slot, arena.spec.nbytes, arena.is_result, result.is_result) == (2, 512, False, True)
+    assert arena.description == "the arena of @main, which holds the intermediate buffers of kernel 'add'"
+    # %t, %u, %bytes and %w (a view of a view: of the arena, at 256 + 0).
+    assert [(v.slot, v.root, v.byte_offset, v.spec.shape) for v in plan.views] == [
+        (3, 2, 0, (2, 4)),
+        (4, 2, 256, (8,)),
+        (5, 2, 256, (256,)),
+        (6, 2, 256, (2, 4)),
+    ]
+    assert plan.views[0].description == "the intermediate buffer of kernel 'add' (bytes [0, 32) of the arena of @main)"
+    assert [launch.slots for launch in plan.launches] == [(0, 1, 3), (3, 0, 4), (6, 3, 7)]
+    # The views' needs (32 bytes as parameter #2) reach the arena; it stays at the runtime's 256.
+    assert plan.slot_alignments[3][0] == 32 and plan.slot_alignments[2][0] == 32
+    assert "through a view" in plan.slot_alignments[2][1]
+    assert arena.alignment == DEFAULT_ALIGNMENT
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "%v = memref.view %a[%c8][] : memref<64xi8> to memref<4xf32>",
+            r"the view starts at byte 8 of its buffer, which is not aligned to the 32 bytes that parameter #2 "
+            r"of kernel 'add' \(mlc.arg_alignment\) needs",
+        ),
+        (
+            "%v = memref.view %a[%c64][] : memref<64xi8> to memref<4xf32>",
+            r"the view's bytes \[64, 80\) are not all within its buffer's 64 bytes",
+        ),
+        (
+            "%d = memref.view %a[%c0][%c8] : memref<64xi8> to memref<?xf32>\n    %v = memref.view %a[%c0][] : memref<64xi8> to memref<4xf32>",
+            r"a view needs a constant byte shift \(arith.constant\) and a static shape",
+        ),
+        (
+            "%v = memref.view %x[%c0][] : memref<64xi8> to memref<4xf32>",
+            "a view of argument memory; views are of the host function's intermediate allocations",
+        ),
+    ],
+)
+def test_bad_views_are_refused(body: str, message: str) -> None:
+    module = parse(f"""
+builtin.module {{
+  llvm.func @add(!llvm.ptr, !llvm.ptr, !llvm.ptr) attributes {{mlc.arg_alignment = array<i64: 4, 4, 32>}}
+  func.func @main(%x: memref<64xi8>, %i: memref<4xf32>) -> memref<4xf32> {{
+    %a = memref.alloc() : memref<64xi8>
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %c64 = arith.constant 64 : index
+    {body}
+    loop.launch @add(%i, %i, %v) : memref<4xf32>, memref<4xf32>, memref<4xf32>
+    %o = memref.alloc() : memref<4xf32>
+    func.return %o : memref<4xf32>
+  }}
+}}""")
+    with pytest.raises(HostProgramError, match=message):
+        plan_host_function(module)
+
+
+def test_views_of_returned_buffers_are_refused() -> None:
+    module = parse("""
+builtin.module {
+  llvm.func @fill(!llvm.ptr)
+  func.func @main() -> memref<16xi8> {
+    %a = memref.alloc() : memref<16xi8>
+    %c0 = arith.constant 0 : index
+    %v = memref.view %a[%c0][] : memref<16xi8> to memref<4xf32>
+    loop.launch @fill(%v) : memref<4xf32>
+    func.return %a : memref<16xi8>
+  }
+}""")
+    with pytest.raises(HostProgramError, match="a view of a returned buffer"):
+        plan_host_function(module)
