@@ -41,6 +41,7 @@ from mlc.runtime.cuda import (
     get_device,
     time_on_device,
 )
+from mlc.runtime.foreign_arrays import device_array_view
 from mlc.runtime.host import CudaExecutor, HostProgram
 
 pytestmark = pytest.mark.gpu
@@ -351,9 +352,8 @@ def test_torch_tensors_as_kernel_parameters(torch, vector_add: CudaModule) -> No
     a, b = torch.randn(count, device="cuda"), torch.randn(count, device="cuda")
     for wrap in (lambda t: t, DLPackOnly):  # __cuda_array_interface__, then DLPack
         c = torch.zeros(count, device="cuda")
-        vector_add.function("vadd").launch(
-            blocks_for(count, 256), 256, [wrap(a), wrap(b), wrap(c), np.int32(count)]
-        )
+        views = [device_array_view(wrap(t)) for t in (a, b, c)]  # the launch takes device memory, not tensors
+        vector_add.function("vadd").launch(blocks_for(count, 256), 256, [*views, np.int32(count)])
         torch.cuda.synchronize()
         assert torch.equal(c, a + b)
 
