@@ -256,16 +256,14 @@ def compile(  # noqa: A001 - the public name the spec fixes
     pipeline: str | None = None,
 ) -> CompiledFunction:
     """Compiles the entry function of `source` for `device` (see the module docstring)."""
-    for value, what in ((entry, "entry"), (pipeline, "pipeline")):
-        if value is not None and not isinstance(value, str):
-            raise ArgumentTypeError(f"{what} must be a string or None; got {type(value).__name__}")
+    _check_names(entry, pipeline)
     check_source_kind(source)  # before any device is probed
     target = resolve_device(device)
     module, name, source_map = _read_source(source)
     verify(module, source_map, name)
     function_name = select_entry(module, entry).sym_name.data
     graph_module = module.clone()
-    default_pipeline = "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
+    default_pipeline = _default_pipeline(target)
     chosen = pipeline or default_pipeline
     lower(module, chosen, source_map, name)
     from mlc.runtime import HostProgramError
@@ -280,6 +278,37 @@ def compile(  # noqa: A001 - the public name the spec fixes
             f"'{default_pipeline}' produces"
         ) from None
     return CompiledFunction(function_name, target, graph_module, module, program, kernels, chosen)
+
+
+def lower_source(
+    source: str | os.PathLike[str] | ModuleOp,
+    device: str = "auto",
+    entry: str | None = None,
+    pipeline: str | None = None,
+) -> ModuleOp:
+    """`source` lowered as `compile` lowers it for `device`, without generating code or loading it.
+
+    A cheap way to ask whether mlc can compile a program: it raises the `LoweringError` (naming
+    the op) that `compile` would, and returns the lowered module otherwise.
+    """
+    _check_names(entry, pipeline)
+    check_source_kind(source)
+    target = resolve_device(device)
+    module, name, source_map = _read_source(source)
+    verify(module, source_map, name)
+    select_entry(module, entry)
+    lower(module, pipeline or _default_pipeline(target), source_map, name)
+    return module
+
+
+def _check_names(entry: object, pipeline: object) -> None:
+    for value, what in ((entry, "entry"), (pipeline, "pipeline")):
+        if value is not None and not isinstance(value, str):
+            raise ArgumentTypeError(f"{what} must be a string or None; got {type(value).__name__}")
+
+
+def _default_pipeline(target: str) -> str:
+    return "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
 
 
 def _load(module: ModuleOp, target: str, function_name: str) -> tuple[str | bytes, Any]:
