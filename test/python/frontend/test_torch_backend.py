@@ -35,6 +35,12 @@ class SmallCnn(torch.nn.Module):
         return torch.log_softmax(self.head(x.mean(dim=(2, 3))), dim=-1)
 
 
+def _seeded(make_model):
+    """The model `make_model` builds with weights from a fixed seed (not the test order's state)."""
+    torch.manual_seed(0)
+    return make_model()
+
+
 def _mlp() -> torch.nn.Module:
     torch.manual_seed(0)
     return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4)).eval()
@@ -51,9 +57,9 @@ def _compiled_partitions(explanation) -> int:
 
 MODELS = {
     "mlp": (_mlp, lambda: [_randn(2, 8)]),
-    "cnn": (lambda: SmallCnn().eval(), lambda: [_randn(2, 3, 6, 6)]),
+    "cnn": (lambda: _seeded(lambda: SmallCnn().eval()), lambda: [_randn(2, 3, 6, 6)]),
     "transformer": (
-        lambda: torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True).eval(),
+        lambda: _seeded(lambda: torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True).eval()),
         lambda: [_randn(1, 4, 8)],
     ),
 }
