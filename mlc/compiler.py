@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from io import StringIO
@@ -55,7 +56,15 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
 
-from mlc.diagnostics import PassFailure, describe_op, format_parse_error, parse_module, run_pass, verify
+from mlc.diagnostics import (
+    PassFailure,
+    VerificationFailure,
+    describe_op,
+    format_parse_error,
+    parse_module,
+    run_pass,
+    verify,
+)
 from mlc.dialects import make_context
 from mlc.errors import ArgumentError, ArgumentTypeError, MlcError
 
@@ -232,21 +241,74 @@ class CompiledFunction:
         return f"<mlc.CompiledFunction @{self.name} on {self.device}>"
 
 
-def lower(module: ModuleOp, pipeline: str, source_map: Any = None, name: str = "<module>") -> None:
-    """Runs `pipeline` (xDSL or MLIR spelling) on `module` in place, verifying after each pass."""
+def lower(
+    module: ModuleOp,
+    pipeline: str,
+    source_map: Any = None,
+    name: str = "<module>",
+    verify_each_pass: bool = False,
+    timings: dict[str, float] | None = None,
+) -> None:
+    """Runs `pipeline` (xDSL or MLIR spelling) on `module` in place; the result verifies.
+
+    Verifying after every pass costs more than the passes themselves (each verification walks
+    every op of a module that grows to thousands of ops), so by default the module is verified
+    once, after the last pass. When anything goes wrong (the final verification, a pass that
+    crashes, possibly because an earlier pass left invalid IR), the pipeline is run again from a
+    copy of the input, verifying after each pass, so the error names the pass that first broke
+    the IR, exactly as `verify_each_pass=True` reports it. A pass that reports an op it cannot
+    lower (`LoweringError`) is believed at once: that is a deliberate diagnostic, and programs
+    mlc cannot compile yet should not pay for the pipeline twice.
+    `timings`, when given, accumulates seconds per pass name and for 'verify'.
+    """
     from mlc.passes import build_pipeline
     from mlc.transforms import all_passes
 
-    mlir_syntax = "(" in pipeline
+    passes = build_pipeline(pipeline, all_passes(), mlir_syntax="(" in pipeline)
+    if verify_each_pass:
+        _run_passes(module, passes, source_map, name, True, timings)
+        return
+    pristine = module.clone()
+    try:
+        _run_passes(module, passes, source_map, name, False, timings)
+        _timed(timings, "verify", lambda: verify(module, source_map, name))
+    except LoweringError:
+        raise
+    except MlcError:
+        _run_passes(pristine, passes, source_map, name, True, None)
+        raise  # the passes verified one by one: the error is not the IR's, report it as it was
+
+
+def _timed(timings: dict[str, float] | None, key: str, step: Any) -> None:
+    if timings is None:
+        step()
+        return
+    start = time.perf_counter()
+    step()
+    timings[key] = timings.get(key, 0.0) + time.perf_counter() - start
+
+
+def _run_passes(
+    module: ModuleOp,
+    passes: Sequence[Any],
+    source_map: Any,
+    name: str,
+    verify_each_pass: bool,
+    timings: dict[str, float] | None,
+) -> None:
     context = make_context()
-    for module_pass in build_pipeline(pipeline, all_passes(), mlir_syntax=mlir_syntax):
+    for module_pass in passes:
         try:
             # A bug in a pass raises InternalCompilerError (an MlcError naming the pass, the
             # original exception chained), not a CompileError: the input is not at fault.
-            run_pass(module_pass, context, module)
+            _timed(timings, module_pass.name, lambda: run_pass(module_pass, context, module))
         except PassFailure as failure:
             raise LoweringError(describe_op(failure.op, failure.message, source_map, name)) from None
-        verify(module, source_map, name)
+        if verify_each_pass:
+            try:
+                _timed(timings, "verify", lambda: verify(module, source_map, name))
+            except VerificationFailure as failure:
+                raise VerificationFailure(f"the IR after pass '{module_pass.name}' does not verify:\n{failure}") from None
 
 
 def compile(  # noqa: A001 - the public name the spec fixes
