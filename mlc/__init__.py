@@ -8,6 +8,10 @@ The public Python API:
     mlc.interpret(source, *arrays)                        # the reference interpreter, no compiling
     mlc.available_devices()                               # ("cuda", "cpu") or ("cpu",)
     mlc.passes()                                          # name -> pass class, every registered pass
+    mlc.save(f, "f.mlcb"); g = mlc.load("f.mlcb")         # a bundle: runs without compiling again
+
+Compiled programs are cached on disk (MLC_CACHE_DIR, MLC_CACHE=0 to turn it off; see
+mlc/runtime/artifact_cache.py): compiling the same program again, in any process, loads it.
 
 Errors: every error meant for people is an `MlcError`; source that cannot be compiled is a
 `CompileError`, and a `LoweringError` (a `CompileError`) when a pass cannot lower one of its ops
@@ -28,6 +32,9 @@ from mlc.errors import ArgumentError, ArgumentTypeError, MlcError, OutOfMemoryEr
 if TYPE_CHECKING:
     from mlc.compiler import CompiledFunction
 
+__version__ = "0.1.0"
+"""mlc's version (pyproject.toml reads it from here)."""
+
 __all__ = [
     "ArgumentError",
     "ArgumentTypeError",
@@ -39,8 +46,10 @@ __all__ = [
     "available_devices",
     "compile",
     "interpret",
+    "load",
     "passes",
     "run",
+    "save",
 ]
 
 
@@ -64,6 +73,20 @@ def interpret(source: Any, *arrays: Any, entry: str | None = None) -> Any:
     from mlc.compiler import interpret as interpret_source
 
     return interpret_source(source, *arrays, entry=entry)
+
+
+def save(compiled: CompiledFunction, path: Any) -> None:
+    """Writes a compiled function to `path` as a self-contained bundle (see mlc/caching.py)."""
+    from mlc.caching import save as save_bundle
+
+    save_bundle(compiled, path)
+
+
+def load(path: Any) -> CompiledFunction:
+    """The compiled function saved at `path`; a `BundleError` says why one cannot run here."""
+    from mlc.caching import load as load_bundle
+
+    return load_bundle(path)
 
 
 def available_devices() -> tuple[str, ...]:

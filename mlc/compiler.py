@@ -43,30 +43,19 @@ from __future__ import annotations
 
 import difflib
 import os
+import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from io import StringIO
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.printer import Printer
-from xdsl.utils.exceptions import ParseError
 
-from mlc.diagnostics import (
-    PassFailure,
-    VerificationFailure,
-    describe_op,
-    format_parse_error,
-    parse_module,
-    run_pass,
-    verify,
-)
-from mlc.dialects import make_context
 from mlc.errors import ArgumentError, ArgumentTypeError, MlcError
+
+if TYPE_CHECKING:
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import ModuleOp
 
 DEVICES = ("auto", "cuda", "cpu")
 DEVICE_ALIASES = {"gpu": "cuda", "nvidia": "cuda", "cuda:0": "cuda", "host": "cpu"}
@@ -125,6 +114,8 @@ def require_cuda_device() -> None:
 
 def select_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
     """The function `entry`, else the only function, else the first public one."""
+    from xdsl.dialects import func
+
     functions = [op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.body.blocks]
     if entry is not None:
         entry = entry.removeprefix("@")
@@ -175,43 +166,112 @@ def _read_file(path: Path) -> str:
         ) from None
 
 
+def _is_module(source: object) -> bool:
+    """Whether `source` is an xDSL ModuleOp (only possible when xDSL is loaded: then import it)."""
+    if "xdsl.dialects.builtin" not in sys.modules:
+        return False
+    from xdsl.dialects.builtin import ModuleOp
+
+    return isinstance(source, ModuleOp)
+
+
 def check_source_kind(source: object) -> None:
-    if not isinstance(source, ModuleOp | str | os.PathLike):
+    if not isinstance(source, str | os.PathLike) and not _is_module(source):
         hint = " (decode bytes first, e.g. source.decode())" if isinstance(source, bytes | bytearray) else ""
         raise ArgumentTypeError(f"source must be {SOURCE_KINDS}; got {type(source).__name__}{hint}")
 
 
-def _read_source(source: str | os.PathLike[str] | ModuleOp) -> tuple[ModuleOp, str, Any]:
-    """The module (a private copy), a name for messages, and its source map (or None)."""
+def _source_text(source: str | os.PathLike[str] | ModuleOp) -> tuple[str, str, bool]:
+    """The source as MLIR text, a name for messages, and whether it is a file's text."""
     check_source_kind(source)
-    if isinstance(source, ModuleOp):
-        return source.clone(), "<module>", None
+    if _is_module(source):
+        return _print(source), "<module>", False
+    assert isinstance(source, str | os.PathLike)
     path = _source_path(source)
-    text, name = (_read_file(path), str(path)) if path is not None else (str(source), "<string>")
+    if path is not None:
+        return _read_file(path), str(path), True
+    return str(source), "<string>", False
+
+
+def _read_source(source: str | os.PathLike[str] | ModuleOp, text: tuple[str, str, bool] | None = None) -> tuple[ModuleOp, str, Any]:
+    """The module (a private copy), a name for messages, and its source map (or None).
+
+    `text` is `_source_text(source)` when the caller has it already."""
+    from xdsl.utils.exceptions import ParseError
+
+    from mlc.diagnostics import format_parse_error, parse_module
+    from mlc.dialects import make_context
+
+    check_source_kind(source)
+    if _is_module(source):
+        return source.clone(), "<module>", None  # type: ignore[union-attr]
+    text, name, from_file = text or _source_text(source)
     if not text.strip():
         raise CompileError(f"{name} is empty: there is no function to compile")
     try:
         module, source_map = parse_module(text, make_context(), name)
     except ParseError as error:
         message = format_parse_error(error)
-        if path is None and "\n" not in text:
+        if not from_file and "\n" not in text:
             message += f"\nnote: '{text}' names no file, so it was parsed as MLIR text"
         raise CompileError(message) from None
     return module, name, source_map
 
 
-@dataclass
-class CompiledFunction:
-    """A compiled entry function; calling it runs it on `device`."""
+def _print(module: ModuleOp) -> str:
+    from io import StringIO
 
-    name: str
-    device: str
-    graph_module: ModuleOp
-    lowered_module: ModuleOp
-    program: Any
-    kernels: str | bytes
-    """PTX text (cuda) or the native object file (cpu)."""
-    pipeline: str
+    from xdsl.printer import Printer
+
+    text = StringIO()
+    Printer(stream=text).print_op(module)
+    return text.getvalue()
+
+
+class CompiledFunction:
+    """A compiled entry function; calling it runs it on `device`.
+
+    Compiled here, it keeps its stages: `graph_module` (the source as verified) and
+    `lowered_module` (kernels and host function). Loaded from the cache or a bundle, it holds the
+    graph source as text and the runtime program only; `graph_module` is then parsed when first
+    asked for, and `lowered_module` (and `ir`) lowered again from it with the same pipeline.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        device: str,
+        program: Any,
+        kernels: str | bytes,
+        pipeline: str,
+        graph_source: str,
+        graph_module: ModuleOp | None = None,
+        lowered_module: ModuleOp | None = None,
+    ):
+        self.name = name
+        self.device = device
+        self.program = program
+        self.kernels = kernels
+        """PTX text (cuda) or the native object file (cpu)."""
+        self.pipeline = pipeline
+        self.graph_source = graph_source
+        """The graph-level module as MLIR text (what the cache and bundles keep)."""
+        self._graph_module = graph_module
+        self._lowered_module = lowered_module
+
+    @property
+    def graph_module(self) -> ModuleOp:
+        if self._graph_module is None:
+            self._graph_module, _, _ = _read_source(self.graph_source)
+        return self._graph_module
+
+    @property
+    def lowered_module(self) -> ModuleOp:
+        if self._lowered_module is None:
+            module = self.graph_module.clone()
+            lower(module, self.pipeline)
+            self._lowered_module = module
+        return self._lowered_module
 
     def __call__(self, *arrays: object) -> np.ndarray | tuple[np.ndarray, ...]:
         results = self.program.run(*arrays)
@@ -233,9 +293,7 @@ class CompiledFunction:
     @property
     def ir(self) -> str:
         """The lowered module as MLIR text (kernels and host function)."""
-        text = StringIO()
-        Printer(stream=text).print_op(self.lowered_module)
-        return text.getvalue()
+        return _print(self.lowered_module)
 
     def __repr__(self) -> str:
         return f"<mlc.CompiledFunction @{self.name} on {self.device}>"
@@ -261,6 +319,7 @@ def lower(
     mlc cannot compile yet should not pay for the pipeline twice.
     `timings`, when given, accumulates seconds per pass name and for 'verify'.
     """
+    from mlc.diagnostics import verify
     from mlc.passes import build_pipeline
     from mlc.transforms import all_passes
 
@@ -296,12 +355,15 @@ def _run_passes(
     verify_each_pass: bool,
     timings: dict[str, float] | None,
 ) -> None:
+    from mlc.diagnostics import PassFailure, VerificationFailure, describe_op, run_pass, verify
+    from mlc.dialects import make_context
+
     context = make_context()
     for module_pass in passes:
         try:
             # A bug in a pass raises InternalCompilerError (an MlcError naming the pass, the
             # original exception chained), not a CompileError: the input is not at fault.
-            _timed(timings, module_pass.name, lambda: run_pass(module_pass, context, module))
+            _timed(timings, module_pass.name, lambda: run_pass(module_pass, context, module))  # noqa: B023 - called at once
         except PassFailure as failure:
             raise LoweringError(describe_op(failure.op, failure.message, source_map, name)) from None
         if verify_each_pass:
@@ -323,12 +385,20 @@ def compile(  # noqa: A001 - the public name the spec fixes
             raise ArgumentTypeError(f"{what} must be a string or None; got {type(value).__name__}")
     check_source_kind(source)  # before any device is probed
     target = resolve_device(device)
-    module, name, source_map = _read_source(source)
+    default_pipeline = "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
+    chosen = pipeline or default_pipeline
+    text = _source_text(source)
+    from mlc import caching
+
+    cached, lookup = caching.look_up(text[0], target, entry, chosen)
+    if cached is not None:
+        return cached
+    from mlc.diagnostics import verify
+
+    module, name, source_map = _read_source(source, text)
     verify(module, source_map, name)
     function_name = select_entry(module, entry).sym_name.data
     graph_module = module.clone()
-    default_pipeline = "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
-    chosen = pipeline or default_pipeline
     lower(module, chosen, source_map, name)
     from mlc.runtime import HostProgramError
 
@@ -341,7 +411,10 @@ def compile(  # noqa: A001 - the public name the spec fixes
             f"{error}\nnote: the module was lowered with '{chosen}'; the {target} runtime runs what "
             f"'{default_pipeline}' produces"
         ) from None
-    return CompiledFunction(function_name, target, graph_module, module, program, kernels, chosen)
+    compiled = CompiledFunction(function_name, target, program, kernels, chosen, text[0], graph_module, module)
+    if lookup is not None:
+        caching.store(lookup, compiled)
+    return compiled
 
 
 def _load(module: ModuleOp, target: str, function_name: str) -> tuple[str | bytes, Any]:
@@ -370,10 +443,12 @@ def interpret(source: str | os.PathLike[str] | ModuleOp, *arrays: object, entry:
     """
     if entry is not None and not isinstance(entry, str):
         raise ArgumentTypeError(f"entry must be a string or None; got {type(entry).__name__}")
+    from mlc.diagnostics import verify
+    from mlc.interpreter import run
+
     module, name, source_map = _read_source(source)
     verify(module, source_map, name)
     function_name = select_entry(module, entry).sym_name.data
-    from mlc.interpreter import run
 
     results = run(module, function_name, [np.asarray(array) for array in arrays])
     return results[0] if len(results) == 1 else tuple(results)

@@ -73,13 +73,10 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
 
-from mlc.dialects.buffer_limits import format_bytes
-from mlc.errors import ArgumentError, ArgumentTypeError, OutOfMemoryError
+from mlc.errors import ArgumentError, ArgumentTypeError, OutOfMemoryError, format_bytes
 from mlc.runtime.cuda import CudaError
-from mlc.runtime.plan import (
+from mlc.runtime.slots import (
     CPU_LAUNCH,
     DEFAULT_ALIGNMENT,
     GPU_LAUNCH,
@@ -91,10 +88,12 @@ from mlc.runtime.plan import (
     KernelLaunch,
     ResultSlot,
     ViewSlot,
-    plan_host_function,
 )
 
 if TYPE_CHECKING:
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import ModuleOp
+
     from mlc.runtime.cpu import CpuModule
     from mlc.runtime.cuda import CudaModule, Device, DeviceBuffer, Stream
     from mlc.runtime.foreign_arrays import DeviceArrayView
@@ -357,6 +356,8 @@ class HostProgram:
     def from_module(
         cls, module: ModuleOp, executor: Executor, entry: str | func.FuncOp | None = None
     ) -> HostProgram:
+        from mlc.runtime.plan import plan_host_function
+
         return cls(plan_host_function(module, entry), executor)
 
     @classmethod
@@ -369,9 +370,17 @@ class HostProgram:
         stream: Stream | None = None,
     ) -> HostProgram:
         """The program of `entry`, its kernels taken from `ptx` (the backend's output for `module`)."""
+        from mlc.runtime.plan import plan_host_function
+
+        return cls.for_cuda_plan(plan_host_function(module, entry), ptx, device, stream)
+
+    @classmethod
+    def for_cuda_plan(
+        cls, plan: HostPlan, ptx: str, device: Device | None = None, stream: Stream | None = None
+    ) -> HostProgram:
+        """The program of a plan read before (from the cache or a bundle), its kernels from `ptx`."""
         from mlc.runtime.cuda import CudaModule
 
-        plan = plan_host_function(module, entry)
         return cls(plan, CudaExecutor(CudaModule(ptx, device, name=f"for @{plan.function_name}"), stream))
 
     @classmethod
@@ -379,9 +388,15 @@ class HostProgram:
         cls, module: ModuleOp, object_code: bytes, entry: str | func.FuncOp | None = None
     ) -> HostProgram:
         """The program of `entry`, its kernels taken from `object_code` (the backend's output)."""
+        from mlc.runtime.plan import plan_host_function
+
+        return cls.for_cpu_plan(plan_host_function(module, entry), object_code)
+
+    @classmethod
+    def for_cpu_plan(cls, plan: HostPlan, object_code: bytes) -> HostProgram:
+        """The program of a plan read before (from the cache or a bundle), its kernels from `object_code`."""
         from mlc.runtime.cpu import CpuModule
 
-        plan = plan_host_function(module, entry)
         return cls(plan, CpuExecutor(CpuModule(object_code, name=f"for @{plan.function_name}")))
 
     def _build_fast_checks(self) -> list[tuple[PointerCheck, int]] | None:
