@@ -53,14 +53,17 @@ __all__ = [
 ]
 
 
-def compile(source: Any, device: str = "auto", entry: str | None = None, pipeline: str | None = None) -> CompiledFunction:  # noqa: A001
+def compile(  # noqa: A001
+    source: Any, device: str = "auto", entry: str | None = None, pipeline: str | None = None, cuda_graph: bool = False
+) -> CompiledFunction:
     """Compiles the entry function of `source` for `device` ('auto', 'cuda' or 'cpu').
 
-    `source` is a ModuleOp, a path or MLIR text (mlc/compiler.py says how a str is told apart).
+    `source` is a ModuleOp, a path or MLIR text (mlc/compiler.py says how a str is told apart);
+    `cuda_graph=True` replays the launches of a call as one CUDA graph (GPU only).
     """
     from mlc.compiler import compile as compile_source
 
-    return compile_source(source, device=device, entry=entry, pipeline=pipeline)
+    return compile_source(source, device=device, entry=entry, pipeline=pipeline, cuda_graph=cuda_graph)
 
 
 def run(source: Any, *arrays: Any, device: str = "auto", entry: str | None = None) -> Any:

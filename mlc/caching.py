@@ -125,7 +125,9 @@ class Lookup:
     target: dict[str, str]
 
 
-def look_up(text: str, device: str, entry: str | None, pipeline: str) -> tuple[CompiledFunction | None, Lookup | None]:
+def look_up(
+    text: str, device: str, entry: str | None, pipeline: str, cuda_graph: bool = False
+) -> tuple[CompiledFunction | None, Lookup | None]:
     """The cached function for this compile, if any, and the lookup (None when the cache is off)."""
     cache = ArtifactCache.from_environment()
     if cache is None:
@@ -137,7 +139,7 @@ def look_up(text: str, device: str, entry: str | None, pipeline: str) -> tuple[C
     artifact = cache.load(key)
     if artifact is None:
         return None, lookup
-    return function_from_artifact(artifact), lookup
+    return function_from_artifact(artifact, cuda_graph), lookup
 
 
 def store(lookup: Lookup, compiled: CompiledFunction) -> None:
@@ -157,7 +159,7 @@ def artifact_of(compiled: CompiledFunction, target: dict[str, str], key: str = "
     )
 
 
-def function_from_artifact(artifact: Artifact) -> CompiledFunction:
+def function_from_artifact(artifact: Artifact, cuda_graph: bool = False) -> CompiledFunction:
     """A callable function from `artifact`, loaded by the runtime (no compiling)."""
     from mlc.compiler import CompiledFunction
     from mlc.runtime import HostProgram
@@ -166,7 +168,7 @@ def function_from_artifact(artifact: Artifact) -> CompiledFunction:
         from mlc.runtime import get_device
 
         assert isinstance(artifact.kernels, str)
-        program = HostProgram.for_cuda_plan(artifact.plan, artifact.kernels, get_device())
+        program = HostProgram.for_cuda_plan(artifact.plan, artifact.kernels, get_device(), cuda_graph=cuda_graph)
     else:
         assert isinstance(artifact.kernels, bytes)
         program = HostProgram.for_cpu_plan(artifact.plan, artifact.kernels)

@@ -16,6 +16,13 @@ Arguments, checked before any work (`ArgumentTypeError` / `ArgumentError`, which
 * `pipeline`: xDSL (`a,b`) or MLIR (`builtin.module(a,b)`) spelling; None or '' for the
   device's (`mlc-lower-to-gpu` / `mlc-lower-to-cpu`). A pipeline that does not lower the module
   to what the device's runtime runs is a `CompileError` saying so.
+* `cuda_graph`: record the launches of a call into a CUDA graph once and replay it on later calls
+  (one driver call instead of one per kernel; `HostProgram._replay_graph` says when a graph is
+  recorded again). GPU only.
+
+Compiled programs are cached on disk (`mlc/caching.py`, `mlc/runtime/artifact_cache.py`): when
+the cache holds this source, entry, pipeline and target, the function is loaded from it and
+none of the steps below runs.
 
 The steps, each an inspectable stage kept on the result:
 
@@ -378,19 +385,24 @@ def compile(  # noqa: A001 - the public name the spec fixes
     device: str = "auto",
     entry: str | None = None,
     pipeline: str | None = None,
+    cuda_graph: bool = False,
 ) -> CompiledFunction:
     """Compiles the entry function of `source` for `device` (see the module docstring)."""
     for value, what in ((entry, "entry"), (pipeline, "pipeline")):
         if value is not None and not isinstance(value, str):
             raise ArgumentTypeError(f"{what} must be a string or None; got {type(value).__name__}")
+    if not isinstance(cuda_graph, bool):
+        raise ArgumentTypeError(f"cuda_graph must be True or False; got {type(cuda_graph).__name__}")
     check_source_kind(source)  # before any device is probed
     target = resolve_device(device)
+    if cuda_graph and target != "cuda":
+        raise ArgumentError("cuda_graph=True records launches into CUDA graphs: it needs device='cuda' (or 'auto' with a GPU)")
     default_pipeline = "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
     chosen = pipeline or default_pipeline
     text = _source_text(source)
     from mlc import caching
 
-    cached, lookup = caching.look_up(text[0], target, entry, chosen)
+    cached, lookup = caching.look_up(text[0], target, entry, chosen, cuda_graph)
     if cached is not None:
         return cached
     from mlc.diagnostics import verify
@@ -403,7 +415,7 @@ def compile(  # noqa: A001 - the public name the spec fixes
     from mlc.runtime import HostProgramError
 
     try:
-        kernels, program = _load(module, target, function_name)
+        kernels, program = _load(module, target, function_name, cuda_graph)
     except HostProgramError as error:
         if chosen == default_pipeline:
             raise
@@ -417,7 +429,7 @@ def compile(  # noqa: A001 - the public name the spec fixes
     return compiled
 
 
-def _load(module: ModuleOp, target: str, function_name: str) -> tuple[str | bytes, Any]:
+def _load(module: ModuleOp, target: str, function_name: str, cuda_graph: bool) -> tuple[str | bytes, Any]:
     """The backend's artifact for `module` and the runtime's program of `function_name`."""
     from mlc import backend
     from mlc.runtime import HostProgram
@@ -427,7 +439,7 @@ def _load(module: ModuleOp, target: str, function_name: str) -> tuple[str | byte
 
         gpu = get_device()
         ptx = backend.compile_to_ptx(module, arch=gpu.arch)
-        return ptx, HostProgram.for_cuda(module, ptx, entry=function_name, device=gpu)
+        return ptx, HostProgram.for_cuda(module, ptx, entry=function_name, device=gpu, cuda_graph=cuda_graph)
     object_code = backend.compile_to_cpu_object(module)
     return object_code, HostProgram.for_cpu(module, object_code, entry=function_name)
 

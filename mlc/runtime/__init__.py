@@ -52,4 +52,4 @@ def __getattr__(name: str) -> Any:
         from mlc.runtime.plan import plan_host_function
 
         return plan_host_function
-    raise AttributeError(f"module 'mlc.runtime' has no attribute '{name}'")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
