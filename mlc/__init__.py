@@ -9,6 +9,10 @@ The public Python API:
     mlc.lower(source, device="auto")                      # the lowered module, no code generated
     mlc.available_devices()                               # ("cuda", "cpu") or ("cpu",)
     mlc.passes()                                          # name -> pass class, every registered pass
+    mlc.save(f, "f.mlcb"); g = mlc.load("f.mlcb")         # a bundle: runs without compiling again
+
+Compiled programs are cached on disk (MLC_CACHE_DIR, MLC_CACHE=0 to turn it off; see
+mlc/runtime/artifact_cache.py): compiling the same program again, in any process, loads it.
 
 Errors: every error meant for people is an `MlcError`; source that cannot be compiled is a
 `CompileError`, and a `LoweringError` (a `CompileError`) when a pass cannot lower one of its ops
@@ -29,6 +33,9 @@ from mlc.errors import ArgumentError, ArgumentTypeError, MlcError, OutOfMemoryEr
 if TYPE_CHECKING:
     from mlc.compiler import CompiledFunction
 
+__version__ = "0.1.0"
+"""mlc's version (pyproject.toml reads it from here)."""
+
 __all__ = [
     "ArgumentError",
     "ArgumentTypeError",
@@ -40,20 +47,25 @@ __all__ = [
     "available_devices",
     "compile",
     "interpret",
+    "load",
     "lower",
     "passes",
     "run",
+    "save",
 ]
 
 
-def compile(source: Any, device: str = "auto", entry: str | None = None, pipeline: str | None = None) -> CompiledFunction:  # noqa: A001
+def compile(  # noqa: A001
+    source: Any, device: str = "auto", entry: str | None = None, pipeline: str | None = None, cuda_graph: bool = False
+) -> CompiledFunction:
     """Compiles the entry function of `source` for `device` ('auto', 'cuda' or 'cpu').
 
-    `source` is a ModuleOp, a path or MLIR text (mlc/compiler.py says how a str is told apart).
+    `source` is a ModuleOp, a path or MLIR text (mlc/compiler.py says how a str is told apart);
+    `cuda_graph=True` replays the launches of a call as one CUDA graph (GPU only).
     """
     from mlc.compiler import compile as compile_source
 
-    return compile_source(source, device=device, entry=entry, pipeline=pipeline)
+    return compile_source(source, device=device, entry=entry, pipeline=pipeline, cuda_graph=cuda_graph)
 
 
 def run(source: Any, *arrays: Any, device: str = "auto", entry: str | None = None) -> Any:
@@ -74,6 +86,20 @@ def interpret(source: Any, *arrays: Any, entry: str | None = None) -> Any:
     from mlc.compiler import interpret as interpret_source
 
     return interpret_source(source, *arrays, entry=entry)
+
+
+def save(compiled: CompiledFunction, path: Any) -> None:
+    """Writes a compiled function to `path` as a self-contained bundle (see mlc/caching.py)."""
+    from mlc.caching import save as save_bundle
+
+    save_bundle(compiled, path)
+
+
+def load(path: Any) -> CompiledFunction:
+    """The compiled function saved at `path`; a `BundleError` says why one cannot run here."""
+    from mlc.caching import load as load_bundle
+
+    return load_bundle(path)
 
 
 def available_devices() -> tuple[str, ...]:

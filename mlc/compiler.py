@@ -16,6 +16,13 @@ Arguments, checked before any work (`ArgumentTypeError` / `ArgumentError`, which
 * `pipeline`: xDSL (`a,b`) or MLIR (`builtin.module(a,b)`) spelling; None or '' for the
   device's (`mlc-lower-to-gpu` / `mlc-lower-to-cpu`). A pipeline that does not lower the module
   to what the device's runtime runs is a `CompileError` saying so.
+* `cuda_graph`: record the launches of a call into a CUDA graph once and replay it on later calls
+  (one driver call instead of one per kernel; `HostProgram._replay_graph` says when a graph is
+  recorded again). GPU only.
+
+Compiled programs are cached on disk (`mlc/caching.py`, `mlc/runtime/artifact_cache.py`): when
+the cache holds this source, entry, pipeline and target, the function is loaded from it and
+none of the steps below runs.
 
 The steps, each an inspectable stage kept on the result:
 
@@ -43,21 +50,19 @@ from __future__ import annotations
 
 import difflib
 import os
+import sys
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from io import StringIO
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.printer import Printer
-from xdsl.utils.exceptions import ParseError
 
-from mlc.diagnostics import PassFailure, describe_op, format_parse_error, parse_module, run_pass, verify
-from mlc.dialects import make_context
 from mlc.errors import ArgumentError, ArgumentTypeError, MlcError
+
+if TYPE_CHECKING:
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import ModuleOp
 
 DEVICES = ("auto", "cuda", "cpu")
 DEVICE_ALIASES = {"gpu": "cuda", "nvidia": "cuda", "cuda:0": "cuda", "host": "cpu"}
@@ -116,6 +121,8 @@ def require_cuda_device() -> None:
 
 def select_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
     """The function `entry`, else the only function, else the first public one."""
+    from xdsl.dialects import func
+
     functions = [op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.body.blocks]
     if entry is not None:
         entry = entry.removeprefix("@")
@@ -166,43 +173,112 @@ def _read_file(path: Path) -> str:
         ) from None
 
 
+def _is_module(source: object) -> bool:
+    """Whether `source` is an xDSL ModuleOp (only possible when xDSL is loaded: then import it)."""
+    if "xdsl.dialects.builtin" not in sys.modules:
+        return False
+    from xdsl.dialects.builtin import ModuleOp
+
+    return isinstance(source, ModuleOp)
+
+
 def check_source_kind(source: object) -> None:
-    if not isinstance(source, ModuleOp | str | os.PathLike):
+    if not isinstance(source, str | os.PathLike) and not _is_module(source):
         hint = " (decode bytes first, e.g. source.decode())" if isinstance(source, bytes | bytearray) else ""
         raise ArgumentTypeError(f"source must be {SOURCE_KINDS}; got {type(source).__name__}{hint}")
 
 
-def _read_source(source: str | os.PathLike[str] | ModuleOp) -> tuple[ModuleOp, str, Any]:
-    """The module (a private copy), a name for messages, and its source map (or None)."""
+def _source_text(source: str | os.PathLike[str] | ModuleOp) -> tuple[str, str, bool]:
+    """The source as MLIR text, a name for messages, and whether it is a file's text."""
     check_source_kind(source)
-    if isinstance(source, ModuleOp):
-        return source.clone(), "<module>", None
+    if _is_module(source):
+        return _print(source), "<module>", False
+    assert isinstance(source, str | os.PathLike)
     path = _source_path(source)
-    text, name = (_read_file(path), str(path)) if path is not None else (str(source), "<string>")
+    if path is not None:
+        return _read_file(path), str(path), True
+    return str(source), "<string>", False
+
+
+def _read_source(source: str | os.PathLike[str] | ModuleOp, text: tuple[str, str, bool] | None = None) -> tuple[ModuleOp, str, Any]:
+    """The module (a private copy), a name for messages, and its source map (or None).
+
+    `text` is `_source_text(source)` when the caller has it already."""
+    from xdsl.utils.exceptions import ParseError
+
+    from mlc.diagnostics import format_parse_error, parse_module
+    from mlc.dialects import make_context
+
+    check_source_kind(source)
+    if _is_module(source):
+        return source.clone(), "<module>", None  # type: ignore[union-attr]
+    text, name, from_file = text or _source_text(source)
     if not text.strip():
         raise CompileError(f"{name} is empty: there is no function to compile")
     try:
         module, source_map = parse_module(text, make_context(), name)
     except ParseError as error:
         message = format_parse_error(error)
-        if path is None and "\n" not in text:
+        if not from_file and "\n" not in text:
             message += f"\nnote: '{text}' names no file, so it was parsed as MLIR text"
         raise CompileError(message) from None
     return module, name, source_map
 
 
-@dataclass
-class CompiledFunction:
-    """A compiled entry function; calling it runs it on `device`."""
+def _print(module: ModuleOp) -> str:
+    from io import StringIO
 
-    name: str
-    device: str
-    graph_module: ModuleOp
-    lowered_module: ModuleOp
-    program: Any
-    kernels: str | bytes
-    """PTX text (cuda) or the native object file (cpu)."""
-    pipeline: str
+    from xdsl.printer import Printer
+
+    text = StringIO()
+    Printer(stream=text).print_op(module)
+    return text.getvalue()
+
+
+class CompiledFunction:
+    """A compiled entry function; calling it runs it on `device`.
+
+    Compiled here, it keeps its stages: `graph_module` (the source as verified) and
+    `lowered_module` (kernels and host function). Loaded from the cache or a bundle, it holds the
+    graph source as text and the runtime program only; `graph_module` is then parsed when first
+    asked for, and `lowered_module` (and `ir`) lowered again from it with the same pipeline.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        device: str,
+        program: Any,
+        kernels: str | bytes,
+        pipeline: str,
+        graph_source: str,
+        graph_module: ModuleOp | None = None,
+        lowered_module: ModuleOp | None = None,
+    ):
+        self.name = name
+        self.device = device
+        self.program = program
+        self.kernels = kernels
+        """PTX text (cuda) or the native object file (cpu)."""
+        self.pipeline = pipeline
+        self.graph_source = graph_source
+        """The graph-level module as MLIR text (what the cache and bundles keep)."""
+        self._graph_module = graph_module
+        self._lowered_module = lowered_module
+
+    @property
+    def graph_module(self) -> ModuleOp:
+        if self._graph_module is None:
+            self._graph_module, _, _ = _read_source(self.graph_source)
+        return self._graph_module
+
+    @property
+    def lowered_module(self) -> ModuleOp:
+        if self._lowered_module is None:
+            module = self.graph_module.clone()
+            lower(module, self.pipeline)
+            self._lowered_module = module
+        return self._lowered_module
 
     def __call__(self, *arrays: object) -> np.ndarray | tuple[np.ndarray, ...]:
         results = self.program.run(*arrays)
@@ -224,29 +300,84 @@ class CompiledFunction:
     @property
     def ir(self) -> str:
         """The lowered module as MLIR text (kernels and host function)."""
-        text = StringIO()
-        Printer(stream=text).print_op(self.lowered_module)
-        return text.getvalue()
+        return _print(self.lowered_module)
 
     def __repr__(self) -> str:
         return f"<mlc.CompiledFunction @{self.name} on {self.device}>"
 
 
-def lower(module: ModuleOp, pipeline: str, source_map: Any = None, name: str = "<module>") -> None:
-    """Runs `pipeline` (xDSL or MLIR spelling) on `module` in place, verifying after each pass."""
+def lower(
+    module: ModuleOp,
+    pipeline: str,
+    source_map: Any = None,
+    name: str = "<module>",
+    verify_each_pass: bool = False,
+    timings: dict[str, float] | None = None,
+) -> None:
+    """Runs `pipeline` (xDSL or MLIR spelling) on `module` in place; the result verifies.
+
+    Verifying after every pass costs more than the passes themselves (each verification walks
+    every op of a module that grows to thousands of ops), so by default the module is verified
+    once, after the last pass. When anything goes wrong (the final verification, a pass that
+    crashes, possibly because an earlier pass left invalid IR), the pipeline is run again from a
+    copy of the input, verifying after each pass, so the error names the pass that first broke
+    the IR, exactly as `verify_each_pass=True` reports it. A pass that reports an op it cannot
+    lower (`LoweringError`) is believed at once: that is a deliberate diagnostic, and programs
+    mlc cannot compile yet should not pay for the pipeline twice.
+    `timings`, when given, accumulates seconds per pass name and for 'verify'.
+    """
+    from mlc.diagnostics import verify
     from mlc.passes import build_pipeline
     from mlc.transforms import all_passes
 
-    mlir_syntax = "(" in pipeline
+    passes = build_pipeline(pipeline, all_passes(), mlir_syntax="(" in pipeline)
+    if verify_each_pass:
+        _run_passes(module, passes, source_map, name, True, timings)
+        return
+    pristine = module.clone()
+    try:
+        _run_passes(module, passes, source_map, name, False, timings)
+        _timed(timings, "verify", lambda: verify(module, source_map, name))
+    except LoweringError:
+        raise
+    except MlcError:
+        _run_passes(pristine, passes, source_map, name, True, None)
+        raise  # the passes verified one by one: the error is not the IR's, report it as it was
+
+
+def _timed(timings: dict[str, float] | None, key: str, step: Any) -> None:
+    if timings is None:
+        step()
+        return
+    start = time.perf_counter()
+    step()
+    timings[key] = timings.get(key, 0.0) + time.perf_counter() - start
+
+
+def _run_passes(
+    module: ModuleOp,
+    passes: Sequence[Any],
+    source_map: Any,
+    name: str,
+    verify_each_pass: bool,
+    timings: dict[str, float] | None,
+) -> None:
+    from mlc.diagnostics import PassFailure, VerificationFailure, describe_op, run_pass, verify
+    from mlc.dialects import make_context
+
     context = make_context()
-    for module_pass in build_pipeline(pipeline, all_passes(), mlir_syntax=mlir_syntax):
+    for module_pass in passes:
         try:
             # A bug in a pass raises InternalCompilerError (an MlcError naming the pass, the
             # original exception chained), not a CompileError: the input is not at fault.
-            run_pass(module_pass, context, module)
+            _timed(timings, module_pass.name, lambda: run_pass(module_pass, context, module))  # noqa: B023 - called at once
         except PassFailure as failure:
             raise LoweringError(describe_op(failure.op, failure.message, source_map, name)) from None
-        verify(module, source_map, name)
+        if verify_each_pass:
+            try:
+                _timed(timings, "verify", lambda: verify(module, source_map, name))
+            except VerificationFailure as failure:
+                raise VerificationFailure(f"the IR after pass '{module_pass.name}' does not verify:\n{failure}") from None
 
 
 def compile(  # noqa: A001 - the public name the spec fixes
@@ -254,22 +385,35 @@ def compile(  # noqa: A001 - the public name the spec fixes
     device: str = "auto",
     entry: str | None = None,
     pipeline: str | None = None,
+    cuda_graph: bool = False,
 ) -> CompiledFunction:
     """Compiles the entry function of `source` for `device` (see the module docstring)."""
     _check_names(entry, pipeline)
+    if not isinstance(cuda_graph, bool):
+        raise ArgumentTypeError(f"cuda_graph must be True or False; got {type(cuda_graph).__name__}")
     check_source_kind(source)  # before any device is probed
     target = resolve_device(device)
-    module, name, source_map = _read_source(source)
+    if cuda_graph and target != "cuda":
+        raise ArgumentError("cuda_graph=True records launches into CUDA graphs: it needs device='cuda' (or 'auto' with a GPU)")
+    default_pipeline = _default_pipeline(target)
+    chosen = pipeline or default_pipeline
+    text = _source_text(source)
+    from mlc import caching
+
+    cached, lookup = caching.look_up(text[0], target, entry, chosen, cuda_graph)
+    if cached is not None:
+        return cached
+    from mlc.diagnostics import verify
+
+    module, name, source_map = _read_source(source, text)
     verify(module, source_map, name)
     function_name = select_entry(module, entry).sym_name.data
     graph_module = module.clone()
-    default_pipeline = _default_pipeline(target)
-    chosen = pipeline or default_pipeline
     lower(module, chosen, source_map, name)
     from mlc.runtime import HostProgramError
 
     try:
-        kernels, program = _load(module, target, function_name)
+        kernels, program = _load(module, target, function_name, cuda_graph)
     except HostProgramError as error:
         if chosen == default_pipeline:
             raise
@@ -277,7 +421,10 @@ def compile(  # noqa: A001 - the public name the spec fixes
             f"{error}\nnote: the module was lowered with '{chosen}'; the {target} runtime runs what "
             f"'{default_pipeline}' produces"
         ) from None
-    return CompiledFunction(function_name, target, graph_module, module, program, kernels, chosen)
+    compiled = CompiledFunction(function_name, target, program, kernels, chosen, text[0], graph_module, module)
+    if lookup is not None:
+        caching.store(lookup, compiled)
+    return compiled
 
 
 def lower_source(
@@ -291,6 +438,8 @@ def lower_source(
     A cheap way to ask whether mlc can compile a program: it raises the `LoweringError` (naming
     the op) that `compile` would, and returns the lowered module otherwise.
     """
+    from mlc.diagnostics import verify
+
     _check_names(entry, pipeline)
     check_source_kind(source)
     target = resolve_device(device)
@@ -311,7 +460,7 @@ def _default_pipeline(target: str) -> str:
     return "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
 
 
-def _load(module: ModuleOp, target: str, function_name: str) -> tuple[str | bytes, Any]:
+def _load(module: ModuleOp, target: str, function_name: str, cuda_graph: bool) -> tuple[str | bytes, Any]:
     """The backend's artifact for `module` and the runtime's program of `function_name`."""
     from mlc import backend
     from mlc.runtime import HostProgram
@@ -321,7 +470,7 @@ def _load(module: ModuleOp, target: str, function_name: str) -> tuple[str | byte
 
         gpu = get_device()
         ptx = backend.compile_to_ptx(module, arch=gpu.arch)
-        return ptx, HostProgram.for_cuda(module, ptx, entry=function_name, device=gpu)
+        return ptx, HostProgram.for_cuda(module, ptx, entry=function_name, device=gpu, cuda_graph=cuda_graph)
     object_code = backend.compile_to_cpu_object(module)
     return object_code, HostProgram.for_cpu(module, object_code, entry=function_name)
 
@@ -337,10 +486,12 @@ def interpret(source: str | os.PathLike[str] | ModuleOp, *arrays: object, entry:
     """
     if entry is not None and not isinstance(entry, str):
         raise ArgumentTypeError(f"entry must be a string or None; got {type(entry).__name__}")
+    from mlc.diagnostics import verify
+    from mlc.interpreter import run
+
     module, name, source_map = _read_source(source)
     verify(module, source_map, name)
     function_name = select_entry(module, entry).sym_name.data
-    from mlc.interpreter import run
 
     results = run(module, function_name, [np.asarray(array) for array in arrays])
     return results[0] if len(results) == 1 else tuple(results)

@@ -5,10 +5,22 @@ bad argument: they are `MlcError`s (tools print them as messages) and also `Valu
 `TypeError`, which is what Python code expects to catch for a wrong value or a wrong kind of value.
 `OutOfMemoryError` says which buffer did not fit; it is also a `MemoryError`. `PassFailure` is how a
 pass (or a reader of an `mlc.*` attribute) reports the op it cannot handle; `mlc.diagnostics` turns
-it into a located message.
+it into a located message. `format_bytes` writes the sizes these messages give.
 
 Kept free of imports so that the runtime's CUDA layer can use it without loading xDSL.
 """
+
+
+_UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+
+
+def format_bytes(count: int) -> str:
+    """`count` bytes for people: '512 bytes', '16.0 KiB', '3.64 TiB'."""
+    if count < 1024:
+        return f"{count} bytes"
+    exponent = min(len(_UNITS) - 1, (count.bit_length() - 1) // 10)  # 1024 ** exponent <= count
+    value = count / 1024**exponent
+    return f"{value:.3g} {_UNITS[exponent]}" if value < 100 else f"{value:.0f} {_UNITS[exponent]}"
 
 
 class MlcError(Exception):

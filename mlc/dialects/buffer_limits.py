@@ -24,18 +24,9 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import Attribute
 
+from mlc.errors import format_bytes  # noqa: F401 - re-exported: sizes in the dialects' messages
+
 MAX_BUFFER_BYTES = 2**48
-
-_UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
-
-
-def format_bytes(count: int) -> str:
-    """`count` bytes for people: '512 bytes', '16.0 KiB', '3.64 TiB'."""
-    if count < 1024:
-        return f"{count} bytes"
-    exponent = min(int(math.log(count, 1024)), len(_UNITS) - 1)
-    value = count / 1024**exponent
-    return f"{value:.3g} {_UNITS[exponent]}" if value < 100 else f"{value:.0f} {_UNITS[exponent]}"
 
 
 def element_bytes(element_type: Attribute) -> int:

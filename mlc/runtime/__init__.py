@@ -3,13 +3,19 @@
 * `HostProgram` (host.py) runs a lowered host function many times, on a `CudaExecutor` (PTX,
   through the CUDA driver) or a `CpuExecutor` (native objects, through llvmlite's MCJIT):
   `HostProgram.for_cuda(module, ptx)`, `HostProgram.for_cpu(module, object_code)`.
-* `plan.py` reads a host function into a flat plan once.
+* `plan.py` reads a host function into a flat plan once (`slots.py`: the plan's classes).
+* `artifacts.py` writes and reads compiled programs (kernels and plan) as bytes, for the on-disk
+  cache (`artifact_cache.py`) and saved bundles.
 * `cuda.py` is the checked layer over the CUDA driver (devices, memory, modules, launches,
   events); `foreign_arrays.py` takes other libraries' CUDA arrays in place (array interface,
   DLPack, a fast path for PyTorch); `cpu.py` loads object files and calls their kernels.
 
 Importing this package needs neither a GPU nor cuda-python; they are needed on first GPU use.
+Nor does it import xDSL: `plan_host_function` (which reads IR) loads on first use, so that a
+program loaded from the cache or a bundle runs without the compiler's modules.
 """
+
+from typing import Any
 
 from mlc.runtime.cuda import CudaError, CudaModule, DeviceBuffer, Stream, get_device, is_available
 from mlc.runtime.host import (
@@ -20,7 +26,7 @@ from mlc.runtime.host import (
     HostProgram,
     LoadedKernel,
 )
-from mlc.runtime.plan import HostPlan, HostProgramError, plan_host_function
+from mlc.runtime.slots import HostPlan, HostProgramError
 
 __all__ = [
     "CpuExecutor",
@@ -39,3 +45,11 @@ __all__ = [
     "is_available",
     "plan_host_function",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "plan_host_function":
+        from mlc.runtime.plan import plan_host_function
+
+        return plan_host_function
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

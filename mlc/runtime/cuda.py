@@ -465,6 +465,43 @@ def _destroy_stream(driver: ModuleType, context: Any, handle: Any) -> None:
     _call_in_context(driver, context, lambda: driver.cuStreamDestroy(handle), "destroying a stream")
 
 
+class CapturedGraph:
+    """The kernel launches `record` enqueues on `stream`, captured once into a CUDA graph and
+    instantiated; `launch()` replays them all with one driver call.
+
+    Capture records each launch with the parameter values it had (the pointers), so a graph is
+    valid for exactly those buffers: callers keep one graph per set of pointers. The stream must
+    not be the legacy default stream (which cannot be captured); capture is thread-local, so
+    other threads may keep using the device meanwhile. The device's context must be current.
+    """
+
+    def __init__(self, stream: Stream, record: Callable[[], None]):
+        if stream.is_legacy_default:
+            raise CudaError("a CUDA graph cannot be captured on the legacy default stream; use Stream.create()")
+        driver = driver_module()
+        self.stream = stream
+        mode = driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+        check(driver.cuStreamBeginCapture(stream.handle, mode), "beginning a CUDA graph capture")
+        try:
+            record()
+        finally:
+            graph = check(driver.cuStreamEndCapture(stream.handle), "ending a CUDA graph capture")
+        try:
+            self.handle = check(driver.cuGraphInstantiate(graph, 0), "instantiating a CUDA graph")
+        finally:
+            check(driver.cuGraphDestroy(graph), "destroying a captured CUDA graph")
+        self._launch = driver.cuGraphLaunch
+        self._finalizer = weakref.finalize(self, _destroy_graph, driver, stream.device.context, self.handle)
+        self._finalizer.atexit = False
+
+    def launch(self) -> None:
+        check(self._launch(self.handle, self.stream.handle), "launching a CUDA graph")
+
+
+def _destroy_graph(driver: ModuleType, context: Any, handle: Any) -> None:
+    _call_in_context(driver, context, lambda: driver.cuGraphExecDestroy(handle), "destroying a CUDA graph")
+
+
 def _destroy_event(driver: ModuleType, context: Any, handle: Any) -> None:
     _call_in_context(driver, context, lambda: driver.cuEventDestroy(handle), "destroying an event")
 

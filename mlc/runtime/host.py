@@ -73,13 +73,10 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
 
-from mlc.dialects.buffer_limits import format_bytes
-from mlc.errors import ArgumentError, ArgumentTypeError, OutOfMemoryError
+from mlc.errors import ArgumentError, ArgumentTypeError, OutOfMemoryError, format_bytes
 from mlc.runtime.cuda import CudaError
-from mlc.runtime.plan import (
+from mlc.runtime.slots import (
     CPU_LAUNCH,
     DEFAULT_ALIGNMENT,
     GPU_LAUNCH,
@@ -91,13 +88,18 @@ from mlc.runtime.plan import (
     KernelLaunch,
     ResultSlot,
     ViewSlot,
-    plan_host_function,
 )
 
 if TYPE_CHECKING:
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import ModuleOp
+
     from mlc.runtime.cpu import CpuModule
     from mlc.runtime.cuda import CudaModule, Device, DeviceBuffer, Stream
     from mlc.runtime.foreign_arrays import DeviceArrayView
+
+MAX_CUDA_GRAPHS = 8
+"""Captured graphs a program keeps (one per set of buffer addresses it was called with)."""
 
 Buffer = object
 """What an executor hands out for a buffer: a numpy array, a DeviceBuffer, a DeviceArrayView."""
@@ -311,9 +313,13 @@ class Executor(ABC):
 class HostProgram:
     """A host function ready to run many times on one executor (see the module docstring)."""
 
-    def __init__(self, plan: HostPlan, executor: Executor):
+    def __init__(self, plan: HostPlan, executor: Executor, cuda_graph: bool = False):
         self.plan = plan
         self.executor = executor
+        if cuda_graph and not isinstance(executor, CudaExecutor):
+            raise HostProgramError(f"@{plan.function_name}: CUDA graphs need the GPU; {type(executor).__name__} has none")
+        # With CUDA graphs: one captured graph per set of kernel pointers, most recently used last.
+        self._graphs: dict[tuple[int | None, ...], object] | None = {} if cuda_graph else None
         foreign = plan.launch_kinds - {executor.launch_op_name}
         if foreign:
             raise HostProgramError(
@@ -357,6 +363,8 @@ class HostProgram:
     def from_module(
         cls, module: ModuleOp, executor: Executor, entry: str | func.FuncOp | None = None
     ) -> HostProgram:
+        from mlc.runtime.plan import plan_host_function
+
         return cls(plan_host_function(module, entry), executor)
 
     @classmethod
@@ -367,21 +375,48 @@ class HostProgram:
         entry: str | func.FuncOp | None = None,
         device: Device | None = None,
         stream: Stream | None = None,
+        cuda_graph: bool = False,
     ) -> HostProgram:
         """The program of `entry`, its kernels taken from `ptx` (the backend's output for `module`)."""
-        from mlc.runtime.cuda import CudaModule
+        from mlc.runtime.plan import plan_host_function
 
-        plan = plan_host_function(module, entry)
-        return cls(plan, CudaExecutor(CudaModule(ptx, device, name=f"for @{plan.function_name}"), stream))
+        return cls.for_cuda_plan(plan_host_function(module, entry), ptx, device, stream, cuda_graph)
+
+    @classmethod
+    def for_cuda_plan(
+        cls,
+        plan: HostPlan,
+        ptx: str,
+        device: Device | None = None,
+        stream: Stream | None = None,
+        cuda_graph: bool = False,
+    ) -> HostProgram:
+        """The program of a plan read before (from the cache or a bundle), its kernels from `ptx`.
+
+        With `cuda_graph`, the launches are captured into CUDA graphs and replayed; they need a
+        stream of their own (the legacy default stream cannot be captured): one is created when
+        `stream` is None."""
+        from mlc.runtime.cuda import CudaModule, Stream
+
+        module = CudaModule(ptx, device, name=f"for @{plan.function_name}")
+        if cuda_graph and stream is None:
+            stream = Stream.create(module.device)
+        return cls(plan, CudaExecutor(module, stream), cuda_graph)
 
     @classmethod
     def for_cpu(
         cls, module: ModuleOp, object_code: bytes, entry: str | func.FuncOp | None = None
     ) -> HostProgram:
         """The program of `entry`, its kernels taken from `object_code` (the backend's output)."""
+        from mlc.runtime.plan import plan_host_function
+
+        return cls.for_cpu_plan(plan_host_function(module, entry), object_code)
+
+    @classmethod
+    def for_cpu_plan(cls, plan: HostPlan, object_code: bytes) -> HostProgram:
+        """The program of a plan read before (from the cache or a bundle), its kernels from `object_code`."""
         from mlc.runtime.cpu import CpuModule
 
-        plan = plan_host_function(module, entry)
         return cls(plan, CpuExecutor(CpuModule(object_code, name=f"for @{plan.function_name}")))
 
     def _build_fast_checks(self) -> list[tuple[PointerCheck, int]] | None:
@@ -583,8 +618,28 @@ class HostProgram:
 
     def _launch_all(self) -> None:
         self._last_launches = self._launches_description
+        if self._graphs is not None:
+            self._replay_graph()
+            return
         for kernel in self._kernels:
             kernel.launch()
+
+    def _replay_graph(self) -> None:
+        """Replays the graph captured for the current pointers, capturing it on first use.
+
+        The buffers of the memory plan (constants, the arena, intermediates, staging buffers of
+        numpy arguments, `run`'s kept results) never move, so a program called the same way
+        replays one graph; outputs or CUDA arrays at new addresses get a graph of their own (the
+        `MAX_CUDA_GRAPHS` most recently used are kept)."""
+        assert self._graphs is not None and isinstance(self.executor, CudaExecutor)
+        key = tuple(self._pointers)
+        graph = self._graphs.pop(key, None)
+        if graph is None:
+            graph = self.executor.capture(lambda: [kernel.launch() for kernel in self._kernels])
+            if len(self._graphs) >= MAX_CUDA_GRAPHS:
+                del self._graphs[next(iter(self._graphs))]
+        self._graphs[key] = graph
+        graph.launch()  # type: ignore[attr-defined]
 
     def _describing_failures(self) -> AbstractContextManager[None]:
         return _AppendLaunches(self)
@@ -869,6 +924,12 @@ class CudaExecutor(Executor):
 
     def call_scope(self) -> AbstractContextManager[object]:
         return self.device.activated()
+
+    def capture(self, record: Callable[[], None]) -> object:
+        """A CUDA graph of the launches `record` enqueues on this executor's stream."""
+        from mlc.runtime.cuda import CapturedGraph
+
+        return CapturedGraph(self.stream, record)
 
     def fast_pointer_check(self, spec: BufferSpec, alignment: int) -> PointerCheck | None:
         from mlc.runtime.foreign_arrays import TorchFastCheck

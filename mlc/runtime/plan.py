@@ -41,9 +41,7 @@ dense attributes (`dense_resource` is not read) and uninitialized globals are ze
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith, func, llvm, memref
@@ -60,121 +58,29 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from mlc.diagnostics import first_line_of
-from mlc.errors import MlcError
 from mlc.dialects import attributes
 from mlc.dialects.buffer_limits import buffer_size_problem
 from mlc.dialects.element_types import to_numpy_dtype
 from mlc.dialects.gpu.ops import LaunchOp as GpuLaunchOp
 from mlc.dialects.loop.ops import LaunchOp as LoopLaunchOp
-
-DEFAULT_ALIGNMENT = 256
-"""Alignment of every buffer the runtime allocates (cuMemAlloc's own), in bytes."""
+from mlc.runtime.slots import (  # noqa: F401 - re-exported: the plan's classes are read from here too
+    CPU_LAUNCH,
+    DEFAULT_ALIGNMENT,
+    GPU_LAUNCH,
+    AllocationSlot,
+    ArgumentSlot,
+    BufferSpec,
+    ConstantSlot,
+    HostPlan,
+    HostProgramError,
+    KernelLaunch,
+    ResultSlot,
+    ViewSlot,
+)
 
 ARGUMENT_ALIGNMENT_ATTRIBUTE = attributes.ARG_ALIGNMENT.name
 GPU_KERNEL_ATTRIBUTE = "nvvm.kernel"
-GPU_LAUNCH = GpuLaunchOp.name
-CPU_LAUNCH = LoopLaunchOp.name
-
-
-class HostProgramError(MlcError):
-    """The host function cannot be run as it is; the message names the op and the reason."""
-
-
-@dataclass(frozen=True)
-class BufferSpec:
-    """A dense row-major buffer: its shape, numpy dtype and the memref type it came from."""
-
-    shape: tuple[int, ...]
-    dtype: np.dtype
-    type_text: str
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)  # Python integers: no shape wraps around
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
-
-
-@dataclass(frozen=True)
-class ArgumentSlot:
-    index: int
-    description: str  # "argument #0 (%x) of @main"
-    spec: BufferSpec
-    slot: int
-    alignment: int
-    alignment_reason: str
-
-
-@dataclass(frozen=True)
-class ConstantSlot:
-    slot: int
-    name: str
-    spec: BufferSpec
-    values: np.ndarray  # read-only, C-contiguous
-    alignment: int
-
-
-@dataclass(frozen=True)
-class AllocationSlot:
-    slot: int
-    spec: BufferSpec
-    alignment: int
-    is_result: bool
-    description: str  # "result #0 of @main" or "the intermediate buffer kernel 'k' writes"
-
-
-@dataclass(frozen=True)
-class ViewSlot:
-    slot: int
-    root: int  # the allocation slot whose bytes the view holds
-    byte_offset: int
-    spec: BufferSpec
-    description: str  # "the intermediate buffer of kernel 'k' (bytes [0, 4096) of the arena of @main)"
-
-
-@dataclass(frozen=True)
-class KernelLaunch:
-    kernel: str
-    op_name: str  # GPU_LAUNCH or CPU_LAUNCH
-    slots: tuple[int, ...]  # one per kernel parameter
-    buffer_specs: tuple[BufferSpec, ...]  # of the buffers passed (a reshape may differ from the parameter)
-    grid: tuple[int, int, int] | None
-    block: tuple[int, int, int] | None
-    parameter_alignments: tuple[int, ...]
-
-    def describe(self) -> str:
-        if self.grid is None or self.block is None:
-            return f"'{self.kernel}'"
-        grid = ", ".join(map(str, self.grid))
-        block = ", ".join(map(str, self.block))
-        return f"'{self.kernel}' (grid [{grid}], block [{block}])"
-
-
-@dataclass(frozen=True)
-class ResultSlot:
-    index: int
-    slot: int
-    spec: BufferSpec
-    source: str  # "allocation", "argument" or "constant"
-
-
-@dataclass(frozen=True)
-class HostPlan:
-    function_name: str
-    arguments: tuple[ArgumentSlot, ...]
-    constants: tuple[ConstantSlot, ...]
-    allocations: tuple[AllocationSlot, ...]
-    launches: tuple[KernelLaunch, ...]
-    results: tuple[ResultSlot, ...]
-    slot_count: int
-    slot_alignments: tuple[tuple[int, str], ...]  # per slot: what the kernels need, and which one
-    views: tuple[ViewSlot, ...] = ()  # in program order
-
-    @property
-    def launch_kinds(self) -> set[str]:
-        return {launch.op_name for launch in self.launches}
+assert (GPU_LAUNCH, CPU_LAUNCH) == (GpuLaunchOp.name, LoopLaunchOp.name), "slots.py names the launch ops"
 
 
 def public_functions(module: ModuleOp) -> list[func.FuncOp]:

@@ -213,16 +213,21 @@ class Driver:
 
     def process(self, text: str, name: str, output: IO[str]) -> str | None:
         """Parses, verifies, transforms and prints one chunk; returns an error message or None."""
+        start = time.perf_counter()
         try:
             module, source_map = parse_module(text, self.context, name)
         except ParseError as error:
             return format_parse_error(error)
         except VerifyException as error:  # an attribute that fails its own verifier while parsing
             return f"{name}: error: {error}"
+        finally:
+            self.add_time("(parse)", start)
         try:
-            verify(module, source_map, name)
+            self.verify(module, source_map, name)
             self.apply_passes(module, source_map, name)
+            start = time.perf_counter()
             output.write(self.emit(module))
+            self.add_time("(output)", start)
         except PassFailure as failure:
             return describe_op(failure.op, failure.message, source_map, name)
         except MlcError as error:
@@ -239,16 +244,28 @@ class Driver:
         for module_pass in self.passes:
             start = time.perf_counter()
             run_pass(module_pass, self.context, module)
-            self.timings[module_pass.name] = self.timings.get(module_pass.name, 0.0) + time.perf_counter() - start
+            self.add_time(module_pass.name, start)
             if not self.args.disable_verify:
                 try:
-                    verify(module, source_map, name)
+                    self.verify(module, source_map, name)
                 except VerificationFailure as failure:
                     raise MlcError(f"the IR after pass '{module_pass.name}' does not verify:\n{failure}") from None
             if self.args.print_ir_after_all:
                 sys.stderr.write(f"// -----// IR Dump After {module_pass.name} //----- //\n")
                 Printer(stream=sys.stderr, print_generic_format=self.args.print_op_generic).print_op(module)
                 sys.stderr.write("\n\n")
+
+    def verify(self, module: ModuleOp, source_map: SourceMap, name: str) -> None:
+        start = time.perf_counter()
+        try:
+            verify(module, source_map, name)
+        finally:
+            self.add_time("(verify)", start)
+
+    def add_time(self, row: str, start: float) -> None:
+        """Adds the time since `start` to the --time-passes row `row` (a pass name, or a
+        parenthesized step that is not a pass: parsing, verification, output)."""
+        self.timings[row] = self.timings.get(row, 0.0) + time.perf_counter() - start
 
     def emit(self, module: ModuleOp) -> str:
         if self.args.target == "mlir":
@@ -269,7 +286,10 @@ class Driver:
         sys.stderr.write("  ... Pass execution timing report ...\n")
         sys.stderr.write("===" + "-" * 73 + "===\n")
         sys.stderr.write(f"  Total Execution Time: {total:.4f} seconds\n\n   Wall Time  Name\n")
-        for pass_name, seconds in self.timings.items():
+        steps_after = ("(verify)", "(output)")  # summed over the pipeline; parsing comes first anyway
+        rows = [row for row in self.timings if row not in steps_after] + [row for row in steps_after if row in self.timings]
+        for pass_name in rows:
+            seconds = self.timings[pass_name]
             share = 100.0 * seconds / total if total else 0.0
             sys.stderr.write(f"   {seconds:.4f} ({share:5.1f}%)  {pass_name}\n")
         sys.stderr.write(f"   {total:.4f} (100.0%)  Total\n")

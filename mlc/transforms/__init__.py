@@ -32,6 +32,7 @@ MLC_PASSES: dict[str, str] = {
     "graph-simplify": "mlc.transforms.graph.graph_simplify:GraphSimplify",
     "view-op-graph": "mlc.transforms.graph.view_op_graph:ViewOpGraph",
     "convert-tile-to-loop": "mlc.transforms.tile.convert_tile_to_loop:ConvertTileToLoop",
+    "tile-merge-identical-kernels": "mlc.transforms.tile.tile_merge_identical_kernels:TileMergeIdenticalKernels",
     "convert-loop-to-cpu": "mlc.transforms.loop.convert_loop_to_cpu:ConvertLoopToCpu",
     "convert-loop-to-gpu": "mlc.transforms.loop.convert_loop_to_gpu:ConvertLoopToGpu",
     "convert-gpu-to-nvvm": "mlc.transforms.gpu.convert_gpu_to_nvvm:ConvertGpuToNvvm",

@@ -8,6 +8,8 @@ are exact: they change no result bit. Then the graph level decides the kernels, 
 read and edit: graph-decompose rewrites composite ops into the primitives kernels compute,
 graph-fuse groups ops into `graph.fusion` regions (one kernel each; convert-graph-to-tile follows
 them and groups nothing itself) and graph-plan-memory places the intermediates in one arena.
+At the tile level, tile-merge-identical-kernels keeps one kernel of each set of identical ones (a
+repeated layer), so that everything after it lowers and compiles each distinct kernel once.
 
 Each is a pass (usable inside `--pass-pipeline`) that expands into plain passes;
 `mlc-opt --dump-pass-pipeline` prints the expansion.
@@ -23,7 +25,9 @@ from mlc.passes import NamedPipeline, build_pipeline
 from mlc.transforms import all_passes
 
 _GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse,graph-plan-memory"
-_TO_TILE = f"{_GRAPH},convert-graph-to-tile,cse,canonicalize,convert-tile-to-loop,cse,canonicalize"
+_TO_TILE = (
+    f"{_GRAPH},convert-graph-to-tile,cse,canonicalize,tile-merge-identical-kernels,convert-tile-to-loop,cse,canonicalize"
+)
 _TO_LLVM = (
     "convert-scf-to-cf,convert-vector-to-llvm,convert-memref-to-llvm,convert-math-to-llvm{{library={library}}},"
     "convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,cse"

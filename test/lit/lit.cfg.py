@@ -22,5 +22,7 @@ config.environment["PATH"] = os.pathsep.join([tool_directory, os.environ.get("PA
 config.environment["PYTHONUNBUFFERED"] = "1"
 # The CPU is the device in CI; tests that need a GPU live in the pytest suite.
 config.environment["MLC_DEVICE"] = "cpu"
+# Tests never read or write the user's compile cache (mlc/runtime/artifact_cache.py).
+config.environment["MLC_CACHE"] = "0"
 # `%python` runs helper scripts (e.g. generators of ONNX models) with the Python running lit.
 config.substitutions.append(("%python", sys.executable))

@@ -7,12 +7,21 @@ red CI run is reproducible and a green one stays green); `dev`, the default else
 examples each run; `explore` draws 20x more examples for long local runs. The profile is
 `HYPOTHESIS_PROFILE` when set, else `ci` when the `CI` environment variable is set, else `dev`.
 A test's own `@settings(max_examples=...)` scales with the profile only where it says so.
+
+The compile cache is off in tests (`MLC_CACHE=0`, also for the processes they start), and points
+at a temporary directory besides, so that no test reads or writes the user's cache and tests that
+count compilations or break passes on purpose always compile. Cache tests turn it on for
+themselves (`monkeypatch.setenv("MLC_CACHE", "1")` with their own `MLC_CACHE_DIR`).
 """
 
 import os
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+os.environ["MLC_CACHE"] = "0"
+os.environ["MLC_CACHE_DIR"] = tempfile.mkdtemp(prefix="mlc-test-cache-")
 
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None, print_blob=True)

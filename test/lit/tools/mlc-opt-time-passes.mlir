@@ -1,4 +1,5 @@
-// --time-passes reports the time of every pass of the pipeline on stderr, after the output.
+// --time-passes reports the time of every pass of the pipeline on stderr, after the output, and
+// of the steps around the passes: parsing, verification (after every pass) and printing.
 //
 // RUN: mlc-opt %s -p cse,dce --time-passes 2> %t.stderr | filecheck %s --check-prefix=STDOUT
 // RUN: filecheck %s --input-file=%t.stderr
@@ -16,8 +17,11 @@ func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK:      ... Pass execution timing report ...
 // CHECK:      Total Execution Time: {{[0-9]+\.[0-9]+}} seconds
 // CHECK:      Wall Time  Name
+// CHECK-NEXT: {{[0-9]+\.[0-9]+}} ({{ *[0-9]+\.[0-9]}}%)  (parse)
 // CHECK-NEXT: {{[0-9]+\.[0-9]+}} ({{ *[0-9]+\.[0-9]}}%)  cse
 // CHECK-NEXT: {{[0-9]+\.[0-9]+}} ({{ *[0-9]+\.[0-9]}}%)  dce
+// CHECK-NEXT: {{[0-9]+\.[0-9]+}} ({{ *[0-9]+\.[0-9]}}%)  (verify)
+// CHECK-NEXT: {{[0-9]+\.[0-9]+}} ({{ *[0-9]+\.[0-9]}}%)  (output)
 // CHECK-NEXT: {{[0-9]+\.[0-9]+}} (100.0%)  Total
 
 // Without the flag there is no report.

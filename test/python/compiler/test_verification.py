@@ -1,0 +1,84 @@
+"""`mlc.compiler.lower` verifies once, after the last pass, yet still names the pass that broke the IR.
+
+A deliberately broken pass (it leaves a use before its definition) is slipped into the registry:
+the error must name it, as it did when the IR was verified after every pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+import mlc.transforms
+from mlc.compiler import lower
+from mlc.diagnostics import VerificationFailure, parse_module
+from mlc.dialects import make_context
+
+PROGRAM = """func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = graph.exp %a : tensor<4xf32>
+  %1 = graph.neg %0 : tensor<4xf32>
+  func.return %1 : tensor<4xf32>
+}"""
+
+
+@dataclass(frozen=True)
+class SwapFirstTwoOps(ModulePass):
+    """Moves the second op of each function before the first: a use before its definition."""
+
+    name = "test-swap-first-two-ops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in op.walk():
+            if isinstance(function, func.FuncOp):
+                first, second = list(function.body.block.ops)[:2]
+                second.detach()
+                function.body.block.insert_op_before(second, first)
+
+
+@dataclass(frozen=True)
+class CountingPass(ModulePass):
+    """Does nothing but count its runs in `RUNS`."""
+
+    name = "test-count"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        RUNS.append(1)
+
+
+RUNS: list[int] = []
+
+
+@pytest.fixture
+def registry_with_test_passes(monkeypatch):
+    real = mlc.transforms.all_passes
+
+    def patched():
+        return real() | {SwapFirstTwoOps.name: lambda: SwapFirstTwoOps, CountingPass.name: lambda: CountingPass}
+
+    monkeypatch.setattr(mlc.transforms, "all_passes", patched)
+    RUNS.clear()
+
+
+@pytest.mark.parametrize("verify_each_pass", [False, True])
+def test_the_pass_that_broke_the_ir_is_named(registry_with_test_passes, verify_each_pass):
+    module, source_map = parse_module(PROGRAM, make_context(), "in.mlir")
+    with pytest.raises(VerificationFailure) as caught:
+        lower(module, "cse,test-swap-first-two-ops,test-count", source_map, "in.mlir", verify_each_pass=verify_each_pass)
+    message = str(caught.value)
+    assert message.startswith("the IR after pass 'test-swap-first-two-ops' does not verify:")
+    assert "operand #0 does not dominate this use" in message
+    # The re-run from the input stops at the broken pass: the pass after it runs once at most.
+    assert len(RUNS) == (0 if verify_each_pass else 1)
+
+
+def test_a_clean_pipeline_reports_timings_per_pass_and_for_verification(registry_with_test_passes):
+    module, source_map = parse_module(PROGRAM, make_context(), "in.mlir")
+    timings: dict[str, float] = {}
+    lower(module, "cse,test-count,cse", source_map, "in.mlir", timings=timings)
+    assert set(timings) == {"cse", "test-count", "verify"}
+    assert len(RUNS) == 1

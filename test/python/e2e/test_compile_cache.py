@@ -1,0 +1,215 @@
+"""mlc.compile with the on-disk cache, and saved bundles, end to end on the CPU.
+
+Pass executions are counted (never time): a cached compile, in this process or a fresh one, runs
+no pass and does not even import the passes. Several processes compiling the same program at
+once all succeed and leave one valid entry. A corrupted entry is reported and compiled again.
+Bundles round-trip, run without the passes, and refuse a machine or mlc they were not made for.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mlc
+from mlc.runtime.artifact_cache import ArtifactCache, CacheWarning
+from mlc.runtime.artifacts import decode, encode
+
+PROGRAM = """func.func @f(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = graph.add %x, %y : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = graph.softmax %0 axis 1 : tensor<4x8xf32>
+  %two = graph.constant dense<2.0> : tensor<f32>
+  %2 = graph.mul %1, %two : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  func.return %2 : tensor<4x8xf32>
+}"""
+
+INPUTS = [np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32) for _ in range(2)]
+
+CHILD = """
+import json, sys
+import numpy as np
+import mlc, mlc.diagnostics
+runs = []
+real = mlc.diagnostics.run_pass
+mlc.diagnostics.run_pass = lambda *args: (runs.append(args[0].name), real(*args))[1]
+compiled = mlc.load(sys.argv[2]) if sys.argv[1] == "load" else mlc.compile(sys.stdin.read(), device="cpu")
+x = np.ones((4, 8), np.float32)
+print(json.dumps({"passes": len(runs), "transforms_imported": any(m.startswith("mlc.transforms") for m in sys.modules),
+                  "result": compiled(x, x).tolist()}))
+"""
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("MLC_CACHE", "1")
+    monkeypatch.setenv("MLC_CACHE_DIR", str(directory))
+    return directory
+
+
+def _count_passes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    import mlc.diagnostics
+
+    runs: list[str] = []
+    real = mlc.diagnostics.run_pass
+
+    def counting(module_pass, context, module):
+        runs.append(module_pass.name)
+        return real(module_pass, context, module)
+
+    monkeypatch.setattr(mlc.diagnostics, "run_pass", counting)
+    return runs
+
+
+def _child(*args: str, source: str = PROGRAM) -> dict:
+    done = subprocess.run([sys.executable, "-c", CHILD, *args], input=source, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def test_a_second_compile_runs_no_pass(cache_dir: Path, monkeypatch: pytest.MonkeyPatch):
+    runs = _count_passes(monkeypatch)
+    first = mlc.compile(PROGRAM, device="cpu")
+    compiled_passes = len(runs)
+    assert compiled_passes > 10
+    second = mlc.compile(PROGRAM, device="cpu")
+    assert len(runs) == compiled_passes
+    np.testing.assert_array_equal(second(*INPUTS), first(*INPUTS))
+    # The cached function keeps its stages on demand: the reference and the lowered IR.
+    np.testing.assert_allclose(second.reference(*INPUTS)[0], first.reference(*INPUTS)[0])
+    assert "llvm.func" in second.ir
+
+
+def test_the_key_covers_entry_pipeline_device_and_source(cache_dir: Path, monkeypatch: pytest.MonkeyPatch):
+    runs = _count_passes(monkeypatch)
+    mlc.compile(PROGRAM, device="cpu")
+    count = len(runs)
+    mlc.compile(PROGRAM.replace("dense<2.0>", "dense<3.0>"), device="cpu")
+    assert len(runs) > count, "another source compiles"
+    count = len(runs)
+    mlc.compile(PROGRAM, device="cpu", entry="f")
+    assert len(runs) > count, "another entry argument compiles"
+    count = len(runs)
+    mlc.compile(PROGRAM, device="cpu", pipeline="builtin.module(mlc-lower-to-cpu)")
+    assert len(runs) > count, "another pipeline spelling compiles"
+    assert ArtifactCache(cache_dir).info().entries == 4
+
+
+def test_a_module_op_source_is_cached_too(cache_dir: Path, monkeypatch: pytest.MonkeyPatch):
+    from mlc.diagnostics import parse_module
+    from mlc.dialects import make_context
+
+    module, _ = parse_module(PROGRAM, make_context())
+    mlc.compile(module, device="cpu")
+    runs = _count_passes(monkeypatch)
+    np.testing.assert_allclose(mlc.compile(module, device="cpu")(*INPUTS), mlc.compile(PROGRAM, device="cpu")(*INPUTS))
+    assert runs.count("convert-graph-to-tile") == 1  # the ModuleOp hit; the text compiled once
+
+
+def test_a_fresh_process_loads_the_cached_program_without_the_passes(cache_dir: Path):
+    first = _child("compile")
+    second = _child("compile")
+    assert first["passes"] > 10 and first["transforms_imported"]
+    assert second["passes"] == 0 and not second["transforms_imported"]
+    assert second["result"] == first["result"]
+
+
+def test_processes_compiling_the_same_program_at_once_all_succeed(cache_dir: Path):
+    children = [
+        subprocess.Popen([sys.executable, "-c", CHILD, "compile"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    outputs = [child.communicate(PROGRAM)[0] for child in children]
+    assert [child.returncode for child in children] == [0, 0, 0]
+    results = [json.loads(output)["result"] for output in outputs]
+    assert results[0] == results[1] == results[2]
+    entries = list(cache_dir.rglob("*.mlca"))
+    assert len(entries) == 1 and not list(cache_dir.rglob("*.tmp"))
+    decode(entries[0].read_bytes())  # whole and valid
+    assert _child("compile")["passes"] == 0
+
+
+def test_a_corrupted_entry_is_reported_and_compiled_again(cache_dir: Path, monkeypatch: pytest.MonkeyPatch):
+    expected = mlc.compile(PROGRAM, device="cpu")(*INPUTS)
+    (entry,) = cache_dir.rglob("*.mlca")
+    entry.write_bytes(entry.read_bytes()[:-100])
+    runs = _count_passes(monkeypatch)
+    with pytest.warns(CacheWarning, match="checksum mismatch"):
+        again = mlc.compile(PROGRAM, device="cpu")
+    assert runs and np.array_equal(again(*INPUTS), expected)
+    decode(entry.read_bytes())  # stored again, whole
+
+
+def test_an_unusable_cache_directory_only_warns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("MLC_CACHE", "1")
+    monkeypatch.setenv("MLC_CACHE_DIR", str(blocker / "cache"))
+    with pytest.warns(CacheWarning, match="off for this process"):
+        compiled = mlc.compile(PROGRAM, device="cpu")
+    np.testing.assert_allclose(compiled(*INPUTS), compiled.reference(*INPUTS)[0], rtol=1e-5, atol=1e-6)
+
+
+def test_a_bundle_round_trips_and_runs_without_the_passes(tmp_path: Path):
+    compiled = mlc.compile(PROGRAM, device="cpu")
+    bundle = tmp_path / "f.mlcb"
+    mlc.save(compiled, bundle)
+    loaded = mlc.load(bundle)
+    assert (loaded.name, loaded.device) == ("f", "cpu")
+    np.testing.assert_array_equal(loaded(*INPUTS), compiled(*INPUTS))
+    child = _child("load", str(bundle))
+    assert child["passes"] == 0 and not child["transforms_imported"]
+    x = np.ones((4, 8), np.float32)
+    assert child["result"] == compiled(x, x).tolist()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("mlc_version", "0.0.1", "was saved for mlc version '0.0.1'"),
+        ("features", "+made-up", r"saved for a CPU with features .*\(\+made-up\)"),
+        ("device", "cuda", "device 'cuda'|no usable CUDA device|no CUDA device"),
+    ],
+)
+def test_a_bundle_for_another_target_is_a_clear_error(tmp_path: Path, field: str, value: str, message: str):
+    bundle = tmp_path / "f.mlcb"
+    mlc.save(mlc.compile(PROGRAM, device="cpu"), bundle)
+    artifact = decode(bundle.read_bytes())
+    changed = type(artifact)(**{**artifact.__dict__, "target": {**artifact.target, field: value}})
+    if field == "device":
+        changed = type(artifact)(**{**changed.__dict__, "device": "cuda"})
+    bundle.write_bytes(encode(changed))
+    with pytest.raises(mlc.MlcError, match=message):
+        mlc.load(bundle)
+
+
+def test_a_damaged_or_missing_bundle_is_a_clear_error(tmp_path: Path):
+    from mlc.caching import BundleError
+
+    bundle = tmp_path / "f.mlcb"
+    with pytest.raises(BundleError, match="cannot read the bundle"):
+        mlc.load(bundle)
+    mlc.save(mlc.compile(PROGRAM, device="cpu"), bundle)
+    bundle.write_bytes(bundle.read_bytes()[:50])
+    with pytest.raises(BundleError, match="not a usable mlc bundle: checksum mismatch"):
+        mlc.load(bundle)
+    with pytest.raises(mlc.ArgumentTypeError, match="mlc.save takes what mlc.compile returns"):
+        mlc.save("not compiled", bundle)
+
+
+def test_the_command_line_tools(tmp_path: Path, cache_dir: Path):
+    source, bundle = tmp_path / "f.mlir", tmp_path / "f.mlcb"
+    source.write_text(PROGRAM)
+    tools = Path(sys.executable).parent
+    subprocess.run([tools / "mlc-compile", source, "-o", bundle, "--device", "cpu"], check=True, capture_output=True)
+    np.testing.assert_allclose(mlc.load(bundle)(*INPUTS), mlc.compile(PROGRAM, device="cpu")(*INPUTS))
+    # mlc-compile stored the program, under the key the same text has here: one entry.
+    info = subprocess.run([tools / "mlc-cache", "info"], check=True, capture_output=True, text=True).stdout
+    assert f"directory: {cache_dir}" in info and "entries: 1" in info
+    cleared = subprocess.run([tools / "mlc-cache", "clear"], check=True, capture_output=True, text=True).stdout
+    assert cleared.startswith("removed 1 entry from")
+    assert ArtifactCache(cache_dir).info().entries == 0
