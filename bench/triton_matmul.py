@@ -26,7 +26,7 @@ def _matmul_kernel(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
     a_pointers = a + rows[:, None] * stride_am + depths[None, :] * stride_ak
     b_pointers = b + depths[:, None] * stride_bk + columns[None, :] * stride_bn
     accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
+    for k in range(tl.cdiv(K, BLOCK_K)):
         remaining = K - k * BLOCK_K
         a_tile = tl.load(a_pointers, mask=(rows[:, None] < M) & (depths[None, :] < remaining), other=0.0)
         b_tile = tl.load(b_pointers, mask=(depths[:, None] < remaining) & (columns[None, :] < N), other=0.0)

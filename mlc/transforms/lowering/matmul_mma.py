@@ -48,7 +48,13 @@ from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.chunk_access import Emitter
-from mlc.transforms.lowering.matmul_loop import DotKernelLowering, _operand_load, _shape, _tag_loads, output_shape
+from mlc.transforms.lowering.matmul_loop import (
+    DotKernelLowering,
+    _operand_load,
+    _shape,
+    _tag_loads,
+    output_shape,
+)
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering
 
 INSTRUCTION = (16, 8, 16)
@@ -153,7 +159,7 @@ class MmaKernelLowering(DotKernelLowering):
         layout = self.layout
         assert isinstance(layout, MmaLayout)
         warp_rows, warp_columns = layout.warp_tile
-        tiles_m, tiles_n = layout.tiles
+        _, tiles_n = layout.tiles
         warp = emitter.emit(arith.DivUIOp(thread, emitter.index(loop.WARP_SIZE)))
         lane = emitter.emit(arith.RemUIOp(thread, emitter.index(loop.WARP_SIZE)))
         group = emitter.emit(arith.DivUIOp(lane, emitter.index(4)))

@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from programs import lower, make_context, random_inputs
 
 from mlc.dialects.element_types import to_numpy_dtype
 from mlc.interpreter import run
-from mlc.transforms.pipelines import GPU_PIPELINE
 from mlc.passes import build_pipeline
 from mlc.transforms import all_passes
-from programs import lower, make_context, random_inputs
+from mlc.transforms.pipelines import GPU_PIPELINE
 
 PASSES = GPU_PIPELINE.split(",")
 TILE_LEVEL = ",".join(PASSES[: PASSES.index("convert-tile-to-loop{tensor-cores=true}")])
@@ -65,7 +65,7 @@ def _check_chain(text: str, element: str, steps: list[str], seed: int) -> None:
             assert "loop.mma_sync" in str(module), "the tensor-core path did not apply"
 
 
-def _element_attribute(element: str):  # noqa: ANN202 - an xDSL type
+def _element_attribute(element: str):
     from xdsl.dialects.builtin import bf16, f16
 
     return {"f16": f16, "bf16": bf16}[element]
