@@ -5,7 +5,9 @@
 Cases: C = A @ B for square 1024, 4096 and 8192, a non-square 8192x1024 by 4096 product, and the
 fused dense layer relu(A @ B + bias) at 4096 against PyTorch eager doing the three ops (a matmul,
 an add and a relu, each through memory). PyTorch runs with `allow_tf32 = False`, so both sides do
-fp32 fused multiply-adds on the CUDA cores. TFLOP/s count 2 * M * N * K per product.
+fp32 fused multiply-adds on the CUDA cores. The `f16 ...` cases (square 1024, 4096, 8192 and the
+odd 4095x4097x1023) run on tensor cores, with the Triton kernel of `triton_matmul.py` as a third
+column where Triton is installed. TFLOP/s count 2 * M * N * K per product.
 `--matmul-tile` passes a block tile to `convert-graph-to-tile` instead of its heuristic (tuning).
 """
 
@@ -20,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Case, Row, run, write_json  # noqa: E402
 
 
-def matmul_source(m: int, n: int, k: int, epilogue: bool) -> str:
-    a, b, c, bias = f"tensor<{m}x{k}xf32>", f"tensor<{k}x{n}xf32>", f"tensor<{m}x{n}xf32>", f"tensor<{n}xf32>"
+def matmul_source(m: int, n: int, k: int, epilogue: bool, element: str = "f32") -> str:
+    a, b, c, bias = (f"tensor<{shape}x{element}>" for shape in (f"{m}x{k}", f"{k}x{n}", f"{m}x{n}", f"{n}"))
     if not epilogue:
         return f"""func.func @matmul(%a: {a}, %b: {b}) -> {c} {{
   %0 = graph.matmul %a, %b : ({a}, {b}) -> {c}
@@ -42,6 +44,33 @@ SHAPES = {
     "matmul 8192x1024x4096": (8192, 1024, 4096),
 }
 FUSED = ("relu(matmul 4096^3 + bias)", (4096, 4096, 4096))
+HALF_SHAPES = {
+    "f16 matmul 1024^3": (1024, 1024, 1024),
+    "f16 matmul 4096^3": (4096, 4096, 4096),
+    "f16 matmul 8192^3": (8192, 8192, 8192),
+    "f16 matmul 4095x4097x1023": (4095, 4097, 1023),
+}
+
+
+def half_cases() -> list[Case]:
+    """f16 products (tensor cores: mma.sync in mlc) against cuBLAS and the Triton kernel."""
+    import torch
+
+    try:
+        from triton_matmul import triton_matmul
+    except ImportError:
+        triton_matmul = None
+
+    def operands(m: int, n: int, k: int):
+        def make(g):
+            return [torch.randn(m, k, device="cuda", generator=g).half(), torch.randn(k, n, device="cuda", generator=g).half()]
+
+        return make
+
+    return [
+        Case(name, operands(m, n, k), torch.matmul, matmul_source(m, n, k, False, "f16"), 2 * (m * k + k * n + m * n), triton_matmul, tolerance=(1e-2, 1e-1))
+        for name, (m, n, k) in HALF_SHAPES.items()
+    ]
 
 
 def cases() -> list[Case]:
@@ -72,7 +101,7 @@ def cases() -> list[Case]:
 
 
 def flops(case_name: str) -> int:
-    m, n, k = dict([*SHAPES.items(), FUSED])[case_name]
+    m, n, k = dict([*SHAPES.items(), *HALF_SHAPES.items(), FUSED])[case_name]
     return 2 * m * n * k
 
 
@@ -93,7 +122,7 @@ def main() -> None:
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    selected = [case for case in cases() if args.only is None or args.only in case.name]
+    selected = [case for case in (cases() + half_cases()) if args.only is None or args.only in case.name]
     pipeline = None
     if args.matmul_tile:
         from mlc.transforms.pipelines import GPU_PIPELINE

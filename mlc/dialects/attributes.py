@@ -159,6 +159,22 @@ WARP_TILE = DeclaredAttribute(
     "people",
     _i64_array(2),
 )
+MMA = DeclaredAttribute(
+    "mlc.mma",
+    "array<i64: M, N, K>",
+    "a matmul kernel whose products run on tensor cores: the shape of one warp's loop.mma_sync step",
+    "convert-tile-to-loop{tensor-cores=true}",
+    "people (the loop.mma_sync ops carry the decision to the GPU lowering)",
+    _i64_array(3),
+)
+WARP_GRID = DeclaredAttribute(
+    "mlc.warp_grid",
+    "array<i64: rows, columns>",
+    "how the warps of a tensor-core matmul kernel tile its block (each one a mlc.warp_tile)",
+    "convert-tile-to-loop{tensor-cores=true}",
+    "people",
+    _i64_array(2),
+)
 OPERAND = DeclaredAttribute(
     "mlc.operand",
     'a string ("a" or "b")',
@@ -231,6 +247,8 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     MATMUL_TILE,
     MICRO_TILE,
     WARP_TILE,
+    MMA,
+    WARP_GRID,
     OPERAND,
     DOT,
     UNROLL,

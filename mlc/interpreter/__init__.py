@@ -16,7 +16,7 @@ The pieces:
 * `standard`, `memory_ops`, `llvm`, `intrinsics`, `scalar` — semantics of arith, math, scf, cf,
   func, memref, vector, llvm and the NVVM intrinsics.
 * `tile`, `loop`, `gpu` — semantics of mlc's own kernel dialects (`tile.py` is the executable
-  definition of the tile ops, and so on).
+  definition of the tile ops, and so on); `warp` — warp-collective tensor-core ops (`loop.mma_sync`).
 * `host` — host functions, entry points and direct kernel launches; graph ops evaluate through
   `mlc.dialects.graph.interpret`, the graph dialect's own numpy definition, which needs no engine.
 
@@ -34,7 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from mlc.interpreter import gpu, intrinsics, llvm, loop, memory_ops, standard, tile
+from mlc.interpreter import gpu, intrinsics, llvm, loop, memory_ops, standard, tile, warp
 from mlc.interpreter.engine import Machine, OperationTable
 from mlc.interpreter.errors import (
     BarrierDivergence,
@@ -58,6 +58,7 @@ def operation_table() -> OperationTable:
         tile.table(),
         loop.table(),
         gpu.table(),
+        warp.table(),
     ):
         result = result.merged(part)
     return result

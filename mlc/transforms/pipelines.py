@@ -26,17 +26,18 @@ from mlc.transforms import all_passes
 
 _GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse,graph-plan-memory"
 _TO_TILE = (
-    f"{_GRAPH},convert-graph-to-tile,cse,canonicalize,tile-merge-identical-kernels,convert-tile-to-loop,cse,canonicalize"
+    f"{_GRAPH},convert-graph-to-tile,cse,canonicalize,tile-merge-identical-kernels,"
+    "convert-tile-to-loop{tensor_cores},cse,canonicalize"
 )
 _TO_LLVM = (
     "convert-scf-to-cf,convert-vector-to-llvm,convert-memref-to-llvm,convert-math-to-llvm{{library={library}}},"
     "convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,cse"
 )
 
-GPU_PIPELINE = f"{_TO_TILE},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
+GPU_PIPELINE = f"{_TO_TILE.format(tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
     library="libdevice"
 )
-CPU_PIPELINE = f"{_TO_TILE},loop-unroll,convert-loop-to-cpu," + _TO_LLVM.format(library="libm")
+CPU_PIPELINE = f"{_TO_TILE.format(tensor_cores='')},loop-unroll,convert-loop-to-cpu," + _TO_LLVM.format(library="libm")
 
 
 @dataclass(frozen=True)

@@ -49,12 +49,16 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     MemRefType,
+    NoneType,
     StringAttr,
     SymbolRefAttr,
+    VectorType,
+    f32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_op_definition,
     lazy_traits_def,
@@ -65,6 +69,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -72,6 +77,7 @@ from xdsl.traits import (
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
+    Pure,
     RecursiveMemoryEffect,
     SingleBlockImplicitTerminator,
     SymbolOpInterface,
@@ -380,4 +386,95 @@ class LaunchOp(IRDLOperation):
         print_launch_types(printer, self.arguments)
 
 
-Loop = Dialect("loop", [KernelOp, ReturnOp, ParallelOp, YieldOp, AllReduceOp, LaunchOp], [])
+MMA_SHAPE = "m16n8k16"
+MMA_OPERAND_TYPES = ("f16", "bf16")
+"""The operand element types of `loop.mma_sync` (two per 32-bit register)."""
+WARP_SIZE = 32
+
+
+@irdl_op_definition
+class MmaSyncOp(IRDLOperation):
+    """`%d:4 = loop.mma_sync m16n8k16 (%a:4) * (%b:2) + (%c:4) : vector<2xf16> -> f32`.
+
+    A warp-collective tensor-core step (PTX `mma.sync.aligned.m16n8k16.row.col.f32`): each group
+    of 32 consecutive iterations (a warp) of the enclosing `thread.x` loop, or of the block once
+    convert-loop-to-gpu has inlined that loop, computes D = A B + C for a 16x16 A, a 16x8 B and a
+    16x8 f32 C, every one spread over the 32 lanes as registers (PTX's fragment layout). Lane
+    `l` with g = l / 4 and t = l % 4 holds:
+
+        a0 = A[g, 2t:2t+2]    a1 = A[g+8, 2t:2t+2]    a2 = A[g, 2t+8:2t+10]   a3 = A[g+8, 2t+8:2t+10]
+        b0 = B[2t:2t+2, g]    b1 = B[2t+8:2t+10, g]
+        c0, c1 = C[g, 2t:2t+2]                         c2, c3 = C[g+8, 2t:2t+2]     (D likewise)
+
+    Operands are `vector<2xf16>` or `vector<2xbf16>` (one register each), accumulators f32. The
+    definition sums each element in increasing k with f32 fused multiply-adds (products of f16 or
+    bf16 are exact in f32); the hardware's order is unspecified and agrees within the dot's error
+    bound. Every lane of a warp must execute it, with no control flow that depends on the lane.
+    """
+
+    name = "loop.mma_sync"
+    a = var_operand_def()
+    b = var_operand_def()
+    c = var_operand_def()
+    d = var_result_def()
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(Pure())
+
+    def __init__(self, a: Sequence[SSAValue], b: Sequence[SSAValue], c: Sequence[SSAValue]):
+        super().__init__(operands=[a, b, c], result_types=[[value.type for value in c]])
+
+    def operand_type(self) -> Attribute:
+        return self.a[0].type if self.a else NoneType()
+
+    def verify_(self) -> None:
+        if (len(self.a), len(self.b), len(self.c), len(self.d)) != (4, 2, 4, 4):
+            raise VerifyException("an m16n8k16 step takes 4 A registers, 2 B registers and 4 accumulators, and gives 4")
+        operand_type = self.operand_type()
+        if not (
+            isinstance(operand_type, VectorType)
+            and operand_type.get_shape() == (2,)
+            and str(operand_type.element_type) in MMA_OPERAND_TYPES
+        ):
+            raise VerifyException(f"A and B registers must be vector<2xf16> or vector<2xbf16>, got {operand_type}")
+        if any(value.type != operand_type for value in (*self.a, *self.b)):
+            raise VerifyException(f"every A and B register must be {operand_type}")
+        if any(value.type != f32 for value in (*self.c, *self.d)):
+            raise VerifyException("accumulators and results must be f32")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MmaSyncOp:
+        parser.parse_keyword(MMA_SHAPE)
+        groups = []
+        for separator in ("", "*", "+"):
+            if separator:
+                parser.parse_punctuation(separator)
+            groups.append(
+                parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_unresolved_operand)
+            )
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        operand_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        accumulator_type = parser.parse_type()
+        a, b, c = (
+            parser.resolve_operands(group, [kind] * len(group), parser.pos)
+            for group, kind in zip(groups, (operand_type, operand_type, accumulator_type))
+        )
+        op = cls(a, b, c)
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {MMA_SHAPE} ")
+        for separator, group in (("", self.a), (" * ", self.b), (" + ", self.c)):
+            printer.print_string(separator + "(")
+            printer.print_list(group, printer.print_operand)
+            printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.operand_type())
+        printer.print_string(" -> ")
+        printer.print_attribute(f32)
+
+
+Loop = Dialect("loop", [KernelOp, ReturnOp, ParallelOp, YieldOp, AllReduceOp, LaunchOp, MmaSyncOp], [])

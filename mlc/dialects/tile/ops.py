@@ -51,6 +51,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
     DenseArrayBase,
+    BFloat16Type,
     Float16Type,
     Float32Type,
     FloatAttr,
@@ -659,7 +660,7 @@ class InBoundsOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
 
-DOT_INPUT_TYPES = (Float16Type, Float32Type)
+DOT_INPUT_TYPES = (Float16Type, BFloat16Type, Float32Type)
 """Element types `tile.dot` multiplies (always accumulating in f32)."""
 
 
@@ -704,7 +705,7 @@ class DotOp(IRDLOperation):
             )
         if lhs_type.element_type != rhs_type.element_type or not isinstance(lhs_type.element_type, DOT_INPUT_TYPES):
             raise VerifyException(
-                f"lhs and rhs must have one element type, f16 or f32, got {lhs_type.element_type} and "
+                f"lhs and rhs must have one element type, f16, bf16 or f32, got {lhs_type.element_type} and "
                 f"{rhs_type.element_type}"
             )
         if not isinstance(acc_type.element_type, Float32Type):

@@ -8,7 +8,8 @@
   `llvm.call_intrinsic`; `block_dim` / `grid_dim` become constants, since mlc kernels have a
   static launch shape (which also lets LLVM fold the index arithmetic).
 * `mlc_gpu.barrier` becomes `llvm.nvvm.barrier0` (bar.sync 0); `mlc_gpu.shuffle` becomes
-  `llvm.nvvm.shfl.sync.{bfly,up,down,idx}` over the full warp.
+  `llvm.nvvm.shfl.sync.{bfly,up,down,idx}` over the full warp; `loop.mma_sync` (left in the
+  kernel by convert-loop-to-gpu) becomes `llvm.nvvm.mma.m16n8k16.row.col.*` (mma.sync, sm_80+).
 * shared memory (`memref.alloca` in space 3) becomes an addrspace(3) `llvm.mlir.global`, read with
   `llvm.mlir.addressof`.
 
@@ -32,6 +33,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     UnitAttr,
     UnrealizedConversionCastOp,
+    VectorType,
     f16,
     f32,
     i32,
@@ -44,6 +46,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.gpu import ops as gpu
+from mlc.dialects.loop import ops as loop
 from mlc.transforms.lowering.llvm_kernel import (
     SHARED_MEMORY_SPACE,
     kernel_to_llvm_func,
@@ -97,6 +100,28 @@ def _shuffle(op: gpu.ShuffleOp) -> tuple[list[Operation], SSAValue]:
     return ops, result
 
 
+MMA_INTRINSIC = {"f16": "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", "bf16": "llvm.nvvm.mma.m16n8k16.row.col.bf16"}
+"""`mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32` in LLVM 22's spelling."""
+
+
+def _mma(op: loop.MmaSyncOp) -> tuple[list[Operation], list[SSAValue]]:
+    """`mma.sync` m16n8k16: f16 pairs go as `<2 x half>`, bf16 pairs bitcast to i32 (LLVM's operands)."""
+    operand_type = op.operand_type()
+    assert isinstance(operand_type, VectorType)
+    element = str(operand_type.element_type)
+    ops: list[Operation] = []
+    registers: list[SSAValue] = []
+    for value in (*op.a, *op.b):
+        if element == "bf16":
+            packed = llvm.BitcastOp(value, i32)
+            ops.append(packed)
+            value = packed.result
+        registers.append(value)
+    call = llvm.CallIntrinsicOp(MMA_INTRINSIC[element], [*registers, *op.c], [llvm.LLVMStructType.from_type_list([f32] * 4)])
+    fields = [llvm.ExtractValueOp(DenseArrayBase.from_list(i64, [index]), call.results[0], f32) for index in range(4)]
+    return [*ops, call, *fields], [field.res for field in fields]
+
+
 SHUFFLE_CLAMP = {"xor": 0x1F, "up": 0, "down": 0x1F, "idx": 0x1F}
 """PTX `shfl.sync`'s c operand for a full 32-lane warp: 0 for up, 31 otherwise."""
 
@@ -107,6 +132,11 @@ def lower_kernel_body(function: gpu.FuncOp) -> None:
         if isinstance(op, gpu.ShuffleOp):
             new_ops, result = _shuffle(op)
             _replace(op, new_ops, result)
+        elif isinstance(op, loop.MmaSyncOp):
+            new_ops, results = _mma(op)
+            for old, new in zip(op.results, results):
+                new.name_hint = old.name_hint
+            Rewriter.replace_op(op, new_ops, results)
         elif isinstance(op, gpu.ThreadIdOp | gpu.BlockIdOp):
             new_ops = _special_register(op, _REGISTERS[type(op)])
             _replace(op, new_ops, new_ops[-1].results[0])

@@ -9,9 +9,9 @@
 // RUN: mlc-opt --dump-pass-pipeline -p 'canonicalize,dce' | filecheck %s --check-prefix=XDSL
 
 // graph optimisations, the kernels decided at the graph level (decompose, fuse, plan memory), then
-// graph -> tile -> loop -> mlc_gpu -> llvm, with libdevice for the math functions.
+// graph -> tile -> loop (tensor cores for f16/bf16 dots) -> mlc_gpu -> llvm, with libdevice for the math functions.
 // GPU:      builtin.module(graph-simplify, graph-fold-constants, cse, graph-decompose, cse, graph-fuse, graph-plan-memory, convert-graph-to-tile,
-// GPU-SAME: convert-tile-to-loop,
+// GPU-SAME: convert-tile-to-loop{tensor-cores=true},
 // GPU-SAME: convert-loop-to-gpu, gpu-insert-barriers, convert-gpu-to-nvvm,
 // GPU-SAME: convert-scf-to-cf,
 // GPU-SAME: convert-math-to-llvm{library="libdevice"},

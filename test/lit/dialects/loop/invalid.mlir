@@ -288,3 +288,27 @@ loop.kernel @all_reduce_combiner(%x: memref<64xf32>) {
   }
   loop.return
 }
+
+// -----
+
+loop.kernel @mma_operand_type(%x: memref<64xf32>) {
+  loop.parallel %t < 32 mapping thread.x {
+    %a = vector.load %x[%t] : memref<64xf32>, vector<2xf32>
+    %z = arith.constant 0.0 : f32
+    // expected-error @+1 {{A and B registers must be vector<2xf16> or vector<2xbf16>, got vector<2xf32>}}
+    %d:4 = loop.mma_sync m16n8k16 (%a, %a, %a, %a) * (%a, %a) + (%z, %z, %z, %z) : vector<2xf32> -> f32
+  }
+  loop.return
+}
+
+// -----
+
+loop.kernel @mma_register_count(%x: memref<64xf16>) {
+  loop.parallel %t < 32 mapping thread.x {
+    %a = vector.load %x[%t] : memref<64xf16>, vector<2xf16>
+    %z = arith.constant 0.0 : f32
+    // expected-error @+1 {{an m16n8k16 step takes 4 A registers, 2 B registers and 4 accumulators, and gives 4}}
+    %d:4 = loop.mma_sync m16n8k16 (%a, %a) * (%a, %a) + (%z, %z, %z, %z) : vector<2xf16> -> f32
+  }
+  loop.return
+}

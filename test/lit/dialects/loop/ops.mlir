@@ -298,3 +298,16 @@ loop.kernel @group_sum(%x: memref<64xf32>, %out: memref<64xf32>) {
   }
   loop.return
 }
+
+// A tensor-core step of a warp: 4 A and 2 B registers (pairs of f16 or bf16), 4 f32 accumulators.
+// CHECK-LABEL: loop.kernel @mma
+// CHECK:         %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = loop.mma_sync m16n8k16 (%a, %a, %a, %a) * (%b, %b) + (%z, %z, %z, %z) : vector<2xbf16> -> f32
+loop.kernel @mma(%x: memref<64xbf16>) {
+  loop.parallel %t < 64 mapping thread.x {
+    %a = vector.load %x[%t] : memref<64xbf16>, vector<2xbf16>
+    %b = vector.load %x[%t] : memref<64xbf16>, vector<2xbf16>
+    %z = arith.constant 0.0 : f32
+    %d:4 = loop.mma_sync m16n8k16 (%a, %a, %a, %a) * (%b, %b) + (%z, %z, %z, %z) : vector<2xbf16> -> f32
+  }
+  loop.return
+}

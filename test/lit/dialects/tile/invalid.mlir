@@ -532,7 +532,7 @@ tile.kernel @dot_inputs(%x: memref<4xf32>) grid [1] {
   %a = tile.splat %half : f16 -> !tile.tile<4x8xf16>
   %b = tile.splat %zero : f32 -> !tile.tile<8x2xf32>
   %acc = tile.splat %zero : f32 -> !tile.tile<4x2xf32>
-  // expected-error @+1 {{lhs and rhs must have one element type, f16 or f32, got f16 and f32}}
+  // expected-error @+1 {{lhs and rhs must have one element type, f16, bf16 or f32, got f16 and f32}}
   %d = tile.dot %a, %b, %acc : !tile.tile<4x8xf16>, !tile.tile<8x2xf32> -> !tile.tile<4x2xf32>
   tile.return
 }
@@ -545,7 +545,7 @@ tile.kernel @dot_integer(%x: memref<4xf32>) grid [1] {
   %a = tile.splat %one : i32 -> !tile.tile<4x8xi32>
   %b = tile.splat %one : i32 -> !tile.tile<8x2xi32>
   %acc = tile.splat %zero : f32 -> !tile.tile<4x2xf32>
-  // expected-error @+1 {{lhs and rhs must have one element type, f16 or f32, got i32 and i32}}
+  // expected-error @+1 {{lhs and rhs must have one element type, f16, bf16 or f32, got i32 and i32}}
   %d = tile.dot %a, %b, %acc : !tile.tile<4x8xi32>, !tile.tile<8x2xi32> -> !tile.tile<4x2xf32>
   tile.return
 }

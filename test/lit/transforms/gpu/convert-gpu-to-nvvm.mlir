@@ -81,3 +81,24 @@ mlc_gpu.func @occupancy(%x: memref<256xf32>) grid [1, 1, 1] block [256, 1, 1] at
   memref.store %w, %x[%t] : memref<256xf32>
   mlc_gpu.return
 }
+
+// -----
+
+// A tensor-core step becomes mma.sync m16n8k16 (sm_80+): f16 pairs go as <2 x half>, bf16 pairs
+// bitcast to i32 as LLVM's bf16 intrinsic takes them; the struct of four f32 is taken apart.
+// CHECK-LABEL: llvm.func @mma
+// CHECK:         %[[H:.*]] = llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"(%h, %h, %h, %h, %h, %h, %z, %z, %z, %z) : (vector<2xf16>, vector<2xf16>, vector<2xf16>, vector<2xf16>, vector<2xf16>, vector<2xf16>, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK:         %{{.*}} = llvm.extractvalue %[[H]][0] : !llvm.struct<(f32, f32, f32, f32)>
+// CHECK:         %{{.*}} = llvm.extractvalue %[[H]][3] : !llvm.struct<(f32, f32, f32, f32)>
+// CHECK:         %[[P:.*]] = llvm.bitcast %g : vector<2xbf16> to i32
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"(%[[P]], {{.*}}) : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+mlc_gpu.func @mma(%x: memref<64xf16>, %y: memref<64xbf16>, %out: memref<64xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  %t = mlc_gpu.thread_id x
+  %h = vector.load %x[%t] : memref<64xf16>, vector<2xf16>
+  %g = vector.load %y[%t] : memref<64xbf16>, vector<2xbf16>
+  %z = arith.constant 0.0 : f32
+  %d:4 = loop.mma_sync m16n8k16 (%h, %h, %h, %h) * (%h, %h) + (%z, %z, %z, %z) : vector<2xf16> -> f32
+  %e:4 = loop.mma_sync m16n8k16 (%g, %g, %g, %g) * (%g, %g) + (%d#0, %d#1, %d#2, %d#3) : vector<2xbf16> -> f32
+  memref.store %e#0, %out[%t] : memref<64xf32>
+  mlc_gpu.return
+}

@@ -1,5 +1,6 @@
 // RUN: mlc-opt %s --split-input-file -p convert-tile-to-loop,canonicalize,cse | filecheck %s
 // RUN: mlc-opt %s --split-input-file -p convert-tile-to-loop | mlc-opt --split-input-file -p canonicalize,cse | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p 'convert-tile-to-loop{tensor-cores=true},canonicalize,cse' | filecheck %s --check-prefix=MMA
 
 // A tile that divides the memref: no masks (the origin is provably in bounds), 128 threads each
 // moving 4 contiguous floats per access (16 bytes, coalesced), 4 repetitions, the map body
@@ -223,6 +224,9 @@ tile.kernel @row_max(%x: memref<4x1000xf32>, %out: memref<4x1xf32>) grid [1] num
 // CHECK-NEXT:            memref.store %acc, %c[%{{.*}}, %{{.*}}] : memref<17x33xf32>
 // CHECK-LABEL: func.func @ragged_host
 // CHECK-NEXT:    loop.launch @ragged(%a, %b, %c) : memref<17x65xf32>, memref<65x33xf32>, memref<17x33xf32>
+// MMA-LABEL: loop.kernel @ragged
+// MMA-NOT:     loop.mma_sync
+// MMA:         math.fma
 tile.kernel @ragged(%a: memref<17x65xf32>, %b: memref<65x33xf32>, %c: memref<17x33xf32>) grid [1, 1] num_warps 4 {
   %pm = tile.program_id 0
   %pn = tile.program_id 1
@@ -269,6 +273,22 @@ func.func @ragged_host(%a: memref<17x65xf32>, %b: memref<65x33xf32>, %c: memref<
 // CHECK-COUNT-4:   vector.store %{{.*}}, %c[%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<256x256xf16>, vector<4xf16>
 // CHECK-NOT:       scf.if
 // CHECK:         loop.return
+// With tensor-cores=true (the GPU pipeline): 8 warps in a 2x4 grid of 32x16 warp tiles, each
+// thread holding rows g + 8i (g = lane / 4) and the column pairs 2t, 2t + 8 (t = lane % 4) of its
+// warp's tile; per K step, 8 A registers (K-neighbour pairs, proven in bounds and 4-byte
+// aligned), 4 B registers (pairs of one column), then 4 loop.mma_sync; the epilogue rounds the
+// accumulators and stores column pairs.
+// MMA-LABEL: loop.kernel @half
+// MMA-SAME:    mlc.micro_tile = array<i64: 4, 4>, mlc.warp_tile = array<i64: 32, 16>, mlc.mma = array<i64: 16, 8, 16>, mlc.warp_grid = array<i64: 2, 4>
+// MMA:         loop.parallel %thread < 256 mapping thread.x {
+// MMA-NOT:       scf.if
+// MMA:           scf.for %k
+// MMA-COUNT-8:     vector.load %a[{{.*}}] {alignment = 4 : i64, mlc.operand = "lhs"} : memref<256x256xf16>, vector<2xf16>
+// MMA-COUNT-8:     memref.load %b[{{.*}}] {mlc.operand = "rhs"} : memref<256x256xf16>
+// MMA-COUNT-4:     loop.mma_sync m16n8k16
+// MMA:             scf.yield
+// MMA-COUNT-16:  arith.truncf
+// MMA-COUNT-8:   vector.store {{.*}} : memref<256x256xf16>, vector<2xf16>
 tile.kernel @half(%a: memref<256x256xf16>, %b: memref<256x256xf16>, %c: memref<256x256xf16>) grid [4, 4] num_warps 8 {
   %pm = tile.program_id 0
   %pn = tile.program_id 1

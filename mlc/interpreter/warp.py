@@ -1,0 +1,158 @@
+"""Warp-collective tensor-core ops: `loop.mma_sync` in loop kernels and in GPU kernels.
+
+The engine runs every thread of a launch at once as lanes (see `engine.py`), so a warp-collective
+op sees the registers of all 32 lanes of each warp: the implementation gathers them into whole
+matrices (`fragment_matrices`), multiplies, and scatters the result back into each lane's
+registers, following the fragment layout the dialect defines (`loop.MmaSyncOp`).
+
+Warps. In a loop kernel the warp is 32 consecutive iterations of the enclosing `thread.x`
+loop (its lane axis, see `loop.py`); in a GPU kernel 32 consecutive linear thread ids of a block
+(`simt.py`). The op must be reached by whole warps: a warp that runs it in only some lanes is an
+error, as `mma.sync.aligned` is undefined then.
+
+Arithmetic: each element is accumulated in increasing k with f32 fused multiply-adds, as
+`tile.dot` is, so a lowering that keeps the K order is exact against the tile level.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+import numpy as np
+from xdsl.ir import Operation
+
+from mlc.dialects.loop import ops as loop
+from mlc.interpreter.engine import Execution, Level, OperationTable
+from mlc.interpreter.errors import InterpreterError
+from mlc.interpreter.loop import LoopNestLevel
+from mlc.interpreter.scalar import fma
+from mlc.interpreter.simt import GridLevel
+from mlc.interpreter.values import Mask, as_array, dtype_of
+
+WARP_SIZE = loop.WARP_SIZE
+_LANE = np.arange(WARP_SIZE)
+_GROUP, _THREAD_IN_GROUP = _LANE // 4, _LANE % 4
+
+
+def _a_position(register: int, element: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and columns of A that register `register`, element `element` holds, per lane."""
+    return _GROUP + 8 * (register % 2), 2 * _THREAD_IN_GROUP + element + 8 * (register // 2)
+
+
+def _b_position(register: int, element: int) -> tuple[np.ndarray, np.ndarray]:
+    return 2 * _THREAD_IN_GROUP + element + 8 * register, _GROUP
+
+
+def _c_position(register: int) -> tuple[np.ndarray, np.ndarray]:
+    return _GROUP + 8 * (register // 2), 2 * _THREAD_IN_GROUP + register % 2
+
+
+def mma_m16n8k16(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """D = A B + C per warp. a: (..., 32, 4, 2), b: (..., 32, 2, 2), c: (..., 32, 4) -> like c."""
+    batch = c.shape[:-2]
+    lhs = np.zeros((*batch, 16, 16), dtype=np.float32)
+    rhs = np.zeros((*batch, 16, 8), dtype=np.float32)
+    result = np.zeros((*batch, 16, 8), dtype=np.float32)
+    for register in range(4):
+        for element in range(2):
+            lhs[(..., *_a_position(register, element))] = a[..., register, element]
+        result[(..., *_c_position(register))] = c[..., register]
+    for register in range(2):
+        for element in range(2):
+            rhs[(..., *_b_position(register, element))] = b[..., register, element]
+    for k in range(16):
+        result = fma(lhs[..., :, k : k + 1], rhs[..., k : k + 1, :], result)
+    return np.stack([result[(..., *_c_position(register))] for register in range(4)], axis=-1)
+
+
+class _WarpView:
+    """Reshapes lane arrays of the running code into (..., warps, 32) + trailing, and back."""
+
+    def __init__(self, execution: Execution, op: Operation):
+        level: Level = execution.level
+        self.lanes = execution.lanes.shape
+        if isinstance(level, GridLevel):
+            self.axis = len(self.lanes) - 1
+            threads = level.threads_per_block
+            self.grouped = (level.block_count, threads // WARP_SIZE, WARP_SIZE)
+            if threads % WARP_SIZE:
+                raise InterpreterError(f"'{op.name}' needs whole warps; the block has {threads} threads", op)
+        elif isinstance(level, LoopNestLevel):
+            parallel = op.parent_op()
+            while parallel is not None and not (isinstance(parallel, loop.ParallelOp) and parallel.mapping_name() == "thread.x"):
+                parallel = parallel.parent_op()
+            if parallel is None:
+                raise InterpreterError(f"'{op.name}' must be inside a thread.x loop", op)
+            self.axis = level.depths[parallel]
+            trip_count = parallel.trip_count
+            if trip_count % WARP_SIZE:
+                raise InterpreterError(f"'{op.name}' needs whole warps; its thread loop has {trip_count} iterations", op)
+            outer = self.lanes[: self.axis] + self.lanes[self.axis + 1 :]
+            self.grouped = (*outer, trip_count // WARP_SIZE, WARP_SIZE)
+        else:
+            raise InterpreterError(f"'{op.name}' can only run in a loop kernel or a GPU kernel", op)
+        self.moved = self.lanes[: self.axis] + self.lanes[self.axis + 1 :] + (self.lanes[self.axis],)
+
+    def gather(self, value: np.ndarray, trailing: tuple[int, ...]) -> np.ndarray:
+        full = np.broadcast_to(value, self.lanes + trailing)
+        moved = np.moveaxis(full, self.axis, len(self.lanes) - 1)
+        return moved.reshape(self.grouped + trailing)
+
+    def scatter(self, value: np.ndarray) -> np.ndarray:
+        return np.moveaxis(value.reshape(self.moved), len(self.lanes) - 1, self.axis)
+
+
+def _check_whole_warps(view: _WarpView, mask: Mask, op: Operation) -> None:
+    if mask is None:
+        return
+    active = view.gather(np.asarray(mask, dtype=bool), ())
+    counts = active.sum(axis=-1)
+    if np.any((counts > 0) & (counts < WARP_SIZE)):
+        raise InterpreterError(f"'{op.name}' reached by only part of a warp ({int(counts[(counts > 0) & (counts < WARP_SIZE)].flat[0])} of {WARP_SIZE} lanes)", op)
+
+
+def _warp_mma(execution: Execution, op: Operation, mask: Mask, a: list[np.ndarray], b: list[np.ndarray], c: list[np.ndarray]) -> list[np.ndarray]:
+    """The lanes' D registers from their A, B (lane arrays of pairs) and C registers."""
+    view = _WarpView(execution, op)
+    _check_whole_warps(view, mask, op)
+
+    def registers(values: list[np.ndarray], trailing: tuple[int, ...]) -> np.ndarray:
+        return np.stack([view.gather(value, trailing) for value in values], axis=-1 - len(trailing)).astype(np.float32)
+
+    d = mma_m16n8k16(registers(a, (2,)), registers(b, (2,)), registers(c, ()))
+    return [view.scatter(np.ascontiguousarray(d[..., register])) for register in range(4)]
+
+
+def mma_sync(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    assert isinstance(op, loop.MmaSyncOp)
+    operand_dtype = dtype_of(op.operand_type())
+    a, b = ([as_array(execution.get(value), operand_dtype) for value in group] for group in (op.a, op.b))
+    c = [as_array(execution.get(value), np.dtype(np.float32)) for value in op.c]
+    return list(_warp_mma(execution, op, mask, a, b, c))
+
+
+MMA_INTRINSICS = {
+    "llvm.nvvm.mma.m16n8k16.row.col.f32.f32": np.dtype(np.float16),
+    "llvm.nvvm.mma.m16n8k16.row.col.bf16": None,
+}
+"""The NVVM intrinsics `loop.mma_sync` lowers to, with their operand type: f16 pairs as
+`<2 x half>`, bf16 pairs packed in an i32 (element 0 in the low half), None."""
+
+
+def _unpack_bf16(value: object) -> np.ndarray:
+    """i32 registers -> pairs of bf16 (as f32), element 0 from the low 16 bits."""
+    bits = np.asarray(value).astype(np.uint32)
+    halves = np.stack([bits & 0xFFFF, bits >> 16], axis=-1)
+    return (halves << 16).astype(np.uint32).view(np.float32)
+
+
+def mma_intrinsic(execution: Execution, op: Operation, arguments: list[object], mask: Mask) -> list[object]:
+    """`llvm.nvvm.mma.m16n8k16.row.col.*`: 4 A, 2 B registers, 4 f32 accumulators -> a struct of 4."""
+    packed = MMA_INTRINSICS[op.intrin.data] is None  # type: ignore[attr-defined]
+    registers = [_unpack_bf16(value) if packed else np.asarray(value, dtype=np.float32) for value in arguments[:6]]
+    c = [np.asarray(value, dtype=np.float32) for value in arguments[6:]]
+    return [tuple(_warp_mma(execution, op, mask, registers[:4], registers[4:6], c))]
+
+
+def table() -> OperationTable:
+    return OperationTable(MappingProxyType({loop.MmaSyncOp: mma_sync}), MappingProxyType({}))

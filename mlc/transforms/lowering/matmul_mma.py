@@ -1,0 +1,260 @@
+"""Tile kernels with `tile.dot`, lowered to loops for tensor cores: warps of `loop.mma_sync` steps.
+
+`convert-tile-to-loop{tensor-cores=true}` hands a kernel here instead of to `matmul_loop.py` when
+its dots can run on tensor cores (`mma_applies`): f16 or bf16 operands (both alike), f32
+accumulation, a block of rows and columns that are multiples of 16 and 8 and a K step that is a
+multiple of 16. Everything else about the kernel (its grid, K loop, epilogue maps, masked loads
+and stores) is lowered as `DotKernelLowering` does; only the thread layout and the dot differ.
+
+Layout (`MmaLayout.choose`). The kernel's warps form a WM x WN grid over the BM x BN block (the
+one of fewest fragment loads per step, `mlc.warp_grid`); each warp owns a BM/WM x BN/WN *warp
+tile* (`mlc.warp_tile`) made of MT x NT instruction tiles of 16 x 8 outputs. A lane `l` of a warp
+(g = l / 4, t = l % 4) holds, of each instruction tile, the outputs at rows g and g + 8 and
+columns 2t and 2t + 1 (the mma.sync accumulator layout), so a thread's micro-tile
+(`mlc.micro_tile`) is 2 MT rows by 2 NT columns, in chunks of two neighbouring columns: the
+epilogue's loads, maps and stores work on it as on any micro-tile.
+
+The dot. Per 16-deep slice of the K step (an `scf.for` marked `mlc.dot` and `mlc.unroll`), each
+thread loads its registers of A (4 pairs of K-neighbours per instruction row, `vector<2xT>`) and
+of B (2 pairs of K-neighbours per instruction column), then issues MT x NT `loop.mma_sync` steps.
+The loads index the operand tiles with `tile origin + in-tile coordinate`, affine in the lane,
+the warp and the counters, which is what `loop-promote-shared` needs to stage them in shared
+memory; masked where the index analysis cannot prove them in bounds (padding adds zeros).
+`loop.mma_sync` accumulates in increasing K with f32 fused multiply-adds, the order of
+`tile.dot`, so the interpreter checks this lowering exactly.
+
+Limits: no f16 accumulation, no TF32; the block must give every warp at least one 16 x 8 tile
+(fewer warps are used otherwise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, scf, vector
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    IndexType,
+    UnitAttr,
+    VectorType,
+    i64,
+)
+from xdsl.ir import Block, Region, SSAValue
+
+from mlc.dialects import attributes
+from mlc.dialects.loop import ops as loop
+from mlc.dialects.tile import ops as tile
+from mlc.transforms.lowering.chunk_access import Emitter
+from mlc.transforms.lowering.matmul_loop import (
+    DotKernelLowering,
+    _operand_load,
+    _shape,
+    _tag_loads,
+    output_shape,
+)
+from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering
+
+INSTRUCTION = (16, 8, 16)
+"""M, N, K of one `loop.mma_sync` (PTX mma.sync m16n8k16)."""
+
+
+def _element_type(value: SSAValue) -> object:
+    value_type = value.type
+    assert isinstance(value_type, tile.TileType)
+    return value_type.element_type
+
+
+def mma_applies(kernel: tile.KernelOp) -> bool:
+    """Whether every dot of `kernel` can run on tensor cores (see the module docstring)."""
+    dots = [op for op in kernel.walk() if isinstance(op, tile.DotOp)]
+    if not dots:
+        return False
+    rows, columns, depth = INSTRUCTION
+    for dot in dots:
+        lhs, rhs = _element_type(dot.lhs), _element_type(dot.rhs)
+        if not isinstance(lhs, Float16Type | BFloat16Type) or lhs != rhs or not isinstance(_element_type(dot.acc), Float32Type):
+            return False
+        lhs_shape, acc_shape = _shape(dot.lhs), _shape(dot.acc)
+        if acc_shape[-2] % rows or acc_shape[-1] % columns or lhs_shape[-1] % depth:
+            return False
+        if any(size != 1 for size in acc_shape[:-2]):
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class MmaLayout:
+    """How the warps and lanes of a block share its output tile (see the module docstring)."""
+
+    shape: tuple[int, ...]
+    warp_rows: int
+    """WM: warps along the block's rows."""
+    warp_columns: int
+    """WN: warps along the block's columns."""
+
+    @staticmethod
+    def choose(shape: tuple[int, ...], num_warps: int) -> MmaLayout:
+        block_rows, block_columns = shape[-2:]
+        rows, columns, _ = INSTRUCTION
+        most = max(1, min(num_warps, (block_rows // rows) * (block_columns // columns)))
+        warps = 1 << (most.bit_length() - 1)
+        candidates = [
+            MmaLayout(shape, warp_rows, warps // warp_rows)
+            for warp_rows in (1 << b for b in range(warps.bit_length()))
+            if block_rows % (warp_rows * rows) == 0 and block_columns % (warps // warp_rows * columns) == 0
+        ]
+        return min(candidates, key=lambda layout: (layout.tiles[0] + layout.tiles[1], layout.tiles[1]))
+
+    @property
+    def warp_tile(self) -> tuple[int, int]:
+        return self.shape[-2] // self.warp_rows, self.shape[-1] // self.warp_columns
+
+    @property
+    def tiles(self) -> tuple[int, int]:
+        """MT x NT: instruction tiles per warp tile."""
+        warp_rows, warp_columns = self.warp_tile
+        return warp_rows // INSTRUCTION[0], warp_columns // INSTRUCTION[1]
+
+    @property
+    def threads(self) -> int:
+        return self.warp_rows * self.warp_columns * loop.WARP_SIZE
+
+    @property
+    def rows(self) -> int:
+        """TM: a thread's output rows (two per instruction tile)."""
+        return 2 * self.tiles[0]
+
+    @property
+    def columns(self) -> int:
+        """TN: a thread's output columns (two neighbours per instruction tile)."""
+        return 2 * self.tiles[1]
+
+    @property
+    def chunk_columns(self) -> int:
+        return 2
+
+
+@dataclass
+class MmaKernelLowering(DotKernelLowering):
+    """Lowers one tile kernel whose dots run on tensor cores (see the module docstring)."""
+
+    def __post_init__(self) -> None:
+        TileKernelLowering.__post_init__(self)
+        num_warps = self.kernel.num_warps.value.data if self.kernel.num_warps is not None else 4
+        self.layout = MmaLayout.choose(output_shape(self.kernel), num_warps)  # type: ignore[assignment]
+
+    def lower(self) -> loop.KernelOp:
+        result = super().lower()
+        attributes.MMA.write(result, DenseArrayBase.from_list(i64, list(INSTRUCTION)))
+        layout = self.layout
+        assert isinstance(layout, MmaLayout)
+        attributes.WARP_GRID.write(result, DenseArrayBase.from_list(i64, [layout.warp_rows, layout.warp_columns]))
+        return result
+
+    def _start_thread(self, emitter: Emitter, thread: SSAValue) -> None:
+        """The lane's rows (g, g + 8 of each instruction row) and column pairs (2t of each column)."""
+        layout = self.layout
+        assert isinstance(layout, MmaLayout)
+        warp_rows, warp_columns = layout.warp_tile
+        _, tiles_n = layout.tiles
+        warp = emitter.emit(arith.DivUIOp(thread, emitter.index(loop.WARP_SIZE)))
+        lane = emitter.emit(arith.RemUIOp(thread, emitter.index(loop.WARP_SIZE)))
+        group = emitter.emit(arith.DivUIOp(lane, emitter.index(4)))
+        pair = emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(lane, emitter.index(4))), emitter.index(2)))
+        warp.name_hint, lane.name_hint, group.name_hint, pair.name_hint = "warp", "lane", "group", "pair"
+        warp_columns_value = emitter.index(layout.warp_columns)
+        first_row = emitter.emit(arith.MuliOp(emitter.emit(arith.DivUIOp(warp, warp_columns_value)), emitter.index(warp_rows)))
+        first_column = emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(warp, warp_columns_value)), emitter.index(warp_columns)))
+        row = emitter.add(first_row, group)
+        column = emitter.add(first_column, pair)
+        row.name_hint, column.name_hint = "row", "column"
+        self.zero = emitter.index(0)
+        self.pair = pair
+        self.row_indices = [emitter.add(row, emitter.index(8 * i)) if i else row for i in range(layout.rows)]
+        self.column_indices = [emitter.add(column, emitter.index(8 * j)) if j else column for j in range(tiles_n)]
+        b_column = emitter.add(first_column, group)
+        self.b_columns = [emitter.add(b_column, emitter.index(8 * j)) if j else b_column for j in range(tiles_n)]
+        batch = [self.zero] * (len(layout.shape) - 2)
+        self.rows = [
+            [self._accesses(layout.shape, 2, [*batch, row_index, column_index]) for column_index in self.column_indices]
+            for row_index in self.row_indices
+        ]
+
+    def _dot(self, emitter: Emitter, op: tile.DotOp) -> None:
+        """acc += lhs @ rhs in 16-deep slices of `loop.mma_sync` steps (see the module docstring)."""
+        layout = self.layout
+        accumulator = [element for row in self._full(self.materialize(emitter, op.acc)) for element in row]
+        depth = _shape(op.lhs)[-1]
+        body = Block(arg_types=[IndexType(), *(v.type for v in accumulator)])
+        body.args[0].name_hint = "kk"
+        for argument in body.args[1:]:
+            argument.name_hint = op.acc.name_hint
+        inner = Emitter(body)
+        inner.builder.insert(scf.YieldOp(*self._mma_slice(inner, op, body.args[0], list(body.args[1:]))))
+        step = INSTRUCTION[2]
+        slices = scf.ForOp(emitter.index(0), emitter.index(depth), emitter.index(step), accumulator, Region(body))
+        attributes.DOT.write(slices, DenseArrayBase.from_list(i64, [layout.rows, layout.columns]))
+        attributes.UNROLL.write(slices, UnitAttr())
+        emitter.builder.insert(slices)
+        result = list(slices.results)
+        for element in result:
+            element.name_hint = op.result.name_hint
+        columns = layout.columns
+        self.fragments[op.result] = [result[i : i + columns] for i in range(0, len(result), columns)]
+
+    def _mma_slice(self, emitter: Emitter, op: tile.DotOp, offset: SSAValue, accumulator: list[SSAValue]) -> list[SSAValue]:
+        """One 16-deep slice: the thread's A and B registers, then every instruction tile's step."""
+        layout = self.layout
+        assert isinstance(layout, MmaLayout)
+        tiles_m, tiles_n = layout.tiles
+        lhs, rhs = _operand_load(op, "lhs"), _operand_load(op, "rhs")
+        lhs_shape, rhs_shape = _shape(op.lhs), _shape(op.rhs)
+        batch = [self.zero] * (len(lhs_shape) - 2)
+        depths = [emitter.add(offset, self.pair), emitter.add(offset, emitter.add(self.pair, emitter.index(8)))]
+        next_depths = [emitter.add(depth, emitter.index(1)) for depth in depths]
+        block = emitter.builder.insertion_point.block
+        first = block.last_op
+        a_registers = []
+        for m in range(tiles_m):
+            registers = []
+            for k in depths:
+                for row in self.row_indices[2 * m : 2 * m + 2]:
+                    chunk = self._accesses(lhs_shape, 2, [*batch, row, k])
+                    registers.append(self._pack(emitter, chunk.load(emitter, self.values[lhs.source], self.origin(lhs.indices), _shape(lhs.result), lhs.padding)))
+            a_registers.append(registers)
+        _tag_loads(block, first.next_op if first is not None else block.first_op, "lhs")
+        first = block.last_op
+        b_registers = []
+        for column in self.b_columns:
+            registers = []
+            for pair in zip(depths, next_depths):
+                elements = []
+                for k in pair:
+                    chunk = self._accesses(rhs_shape, 1, [*batch, k, column])
+                    elements += chunk.load(emitter, self.values[rhs.source], self.origin(rhs.indices), _shape(rhs.result), rhs.padding)
+                registers.append(self._pack(emitter, elements))
+            b_registers.append(registers)
+        _tag_loads(block, first.next_op if first is not None else block.first_op, "rhs")
+        result = list(accumulator)
+        columns = layout.columns
+        for m in range(tiles_m):
+            for n in range(tiles_n):
+                positions = [(2 * m + half) * columns + 2 * n + element for half in range(2) for element in range(2)]
+                step = emitter.builder.insert(loop.MmaSyncOp(a_registers[m], b_registers[n], [result[p] for p in positions]))
+                for position, value in zip(positions, step.results):
+                    result[position] = value
+        return result
+
+    @staticmethod
+    def _pack(emitter: Emitter, elements: list[SSAValue]) -> SSAValue:
+        """Two scalars as one `vector<2xT>` register."""
+        first, second = elements
+        pair = emitter.emit(vector.BroadcastOp(first, VectorType(first.type, [2])))
+        return emitter.emit(vector.InsertOp(second, pair, [1]))
+
+
+def lower_mma_kernel(kernel: tile.KernelOp, vector_bytes: int) -> loop.KernelOp:
+    return MmaKernelLowering(kernel, vector_bytes).lower()
