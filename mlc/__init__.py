@@ -121,4 +121,12 @@ def __getattr__(name: str) -> Any:
         import mlc.compiler
 
         return getattr(mlc.compiler, name)
+    if name == "BundleError":
+        from mlc.caching import BundleError
+
+        return BundleError
+    if name == "CacheWarning":
+        from mlc.runtime.artifact_cache import CacheWarning
+
+        return CacheWarning
     raise AttributeError(f"module 'mlc' has no attribute '{name}'")
