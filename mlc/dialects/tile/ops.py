@@ -50,6 +50,7 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
+    BFloat16Type,
     DenseArrayBase,
     Float16Type,
     Float32Type,
@@ -659,7 +660,7 @@ class InBoundsOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
 
-DOT_INPUT_TYPES = (Float16Type, Float32Type)
+DOT_INPUT_TYPES = (Float16Type, BFloat16Type, Float32Type)
 """Element types `tile.dot` multiplies (always accumulating in f32)."""
 
 
@@ -668,7 +669,7 @@ class DotOp(IRDLOperation):
     """`acc + lhs @ rhs` over the last two dimensions; leading (batch) dimensions are equal.
 
     `lhs` is `[..., M, K]`, `rhs` `[..., K, N]`, the accumulator and the result `[..., M, N]` in
-    f32 whatever the inputs (f16 or f32), accumulated in f32. The order of the sum is not
+    f32 whatever the inputs (f16, bf16 or f32), accumulated in f32. The order of the sum is not
     specified; the interpreter (and the loop lowering) adds the products to the accumulator in
     increasing K order, each with one fused multiply-add rounded once to f32.
     """
@@ -704,7 +705,7 @@ class DotOp(IRDLOperation):
             )
         if lhs_type.element_type != rhs_type.element_type or not isinstance(lhs_type.element_type, DOT_INPUT_TYPES):
             raise VerifyException(
-                f"lhs and rhs must have one element type, f16 or f32, got {lhs_type.element_type} and "
+                f"lhs and rhs must have one element type, f16, bf16 or f32, got {lhs_type.element_type} and "
                 f"{rhs_type.element_type}"
             )
         if not isinstance(acc_type.element_type, Float32Type):

@@ -10,7 +10,7 @@ dimensions broadcast) to one `tile.kernel`:
       %b = tile.load %B[batch..., %k, %n]  -> [1..., BK, BN]
       scf.yield tile.dot %a, %b, %partial  (f32 accumulation)
     }
-    %c = tile.map %acc, epilogue inputs... { truncf to f16 (f16 operands), the epilogue ops }
+    %c = tile.map %acc, epilogue inputs... { truncf to f16/bf16 (f16/bf16 operands), the epilogue ops }
     tile.store %c (each epilogue output) -> %C[batch..., %m, %n]
 
 Loads and stores mask at the memref bounds, so M, N and K need not be multiples of the block:
@@ -36,7 +36,7 @@ overrides the choice. Warps: one thread per 16 outputs, 1 to 8 warps (`matmul_wa
 kernel records its block as `mlc.matmul_tile = array<i64: BM, BN, BK>`; the tile types carry it
 too. How threads share the block is decided below, by `convert-tile-to-loop` (`matmul_loop.py`).
 
-Limits: f32 and f16 operands (the graph verifier admits integer matmuls; they are reported).
+Limits: f32, f16 and bf16 operands (the graph verifier admits integer matmuls; they are reported).
 """
 
 from __future__ import annotations
@@ -259,7 +259,7 @@ def plan_matmul(name: str, unit: MatmulUnit, block: Sequence[int] | None) -> Mat
     op = unit.op
     element_type = op.result.type.element_type  # type: ignore[attr-defined]
     if not isinstance(element_type, tile.DOT_INPUT_TYPES):
-        raise PassFailure(op, f"matmul of {element_type} is not lowered yet (f32 and f16 are)")
+        raise PassFailure(op, f"matmul of {element_type} is not lowered yet (f32, f16 and bf16 are)")
     batch = shape_of(op.result)[:-2]
     participants = [shape_of(op.a)[:-2], shape_of(op.b)[:-2], *(seen[:-2] for _, seen in unit.epilogue_inputs)]
     collapse = collapse_dimensions(batch, participants)
