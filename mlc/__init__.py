@@ -44,14 +44,17 @@ __all__ = [
 ]
 
 
-def compile(source: Any, device: str = "auto", entry: str | None = None, pipeline: str | None = None) -> CompiledFunction:  # noqa: A001
+def compile(  # noqa: A001
+    source: Any, device: str = "auto", entry: str | None = None, pipeline: str | None = None, precision: str | None = None
+) -> CompiledFunction:
     """Compiles the entry function of `source` for `device` ('auto', 'cuda' or 'cpu').
 
-    `source` is a ModuleOp, a path or MLIR text (mlc/compiler.py says how a str is told apart).
+    `source` is a ModuleOp, a path or MLIR text (mlc/compiler.py says how a str is told apart);
+    `precision` ('ieee', 'tf32' or '3xtf32') is that of f32 matmuls that state none.
     """
     from mlc.compiler import compile as compile_source
 
-    return compile_source(source, device=device, entry=entry, pipeline=pipeline)
+    return compile_source(source, device=device, entry=entry, pipeline=pipeline, precision=precision)
 
 
 def run(source: Any, *arrays: Any, device: str = "auto", entry: str | None = None) -> Any:

@@ -16,6 +16,10 @@ Arguments, checked before any work (`ArgumentTypeError` / `ArgumentError`, which
 * `pipeline`: xDSL (`a,b`) or MLIR (`builtin.module(a,b)`) spelling; None or '' for the
   device's (`mlc-lower-to-gpu` / `mlc-lower-to-cpu`). A pipeline that does not lower the module
   to what the device's runtime runs is a `CompileError` saying so.
+* `precision`: 'ieee' (the default), 'tf32' or '3xtf32', the precision of f32 matmuls that state
+  none (`mlc/dialects/precision.py`; the default pipeline's option). A matmul whose precision the
+  target's lowering cannot compute is a `LoweringError` naming the op and the target, before
+  anything is lowered (today both targets compute 'ieee' only: TF32 needs tensor cores).
 
 The steps, each an inspectable stage kept on the result:
 
@@ -57,6 +61,7 @@ from xdsl.utils.exceptions import ParseError
 
 from mlc.diagnostics import PassFailure, describe_op, format_parse_error, parse_module, run_pass, verify
 from mlc.dialects import make_context
+from mlc.dialects.precision import DEFAULT_PRECISION, PRECISIONS
 from mlc.errors import ArgumentError, ArgumentTypeError, MlcError
 
 DEVICES = ("auto", "cuda", "cpu")
@@ -254,11 +259,13 @@ def compile(  # noqa: A001 - the public name the spec fixes
     device: str = "auto",
     entry: str | None = None,
     pipeline: str | None = None,
+    precision: str | None = None,
 ) -> CompiledFunction:
     """Compiles the entry function of `source` for `device` (see the module docstring)."""
-    for value, what in ((entry, "entry"), (pipeline, "pipeline")):
+    for value, what in ((entry, "entry"), (pipeline, "pipeline"), (precision, "precision")):
         if value is not None and not isinstance(value, str):
             raise ArgumentTypeError(f"{what} must be a string or None; got {type(value).__name__}")
+    _check_precision_argument(precision, pipeline)
     check_source_kind(source)  # before any device is probed
     target = resolve_device(device)
     module, name, source_map = _read_source(source)
@@ -266,6 +273,10 @@ def compile(  # noqa: A001 - the public name the spec fixes
     function_name = select_entry(module, entry).sym_name.data
     graph_module = module.clone()
     default_pipeline = "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
+    if pipeline is None or pipeline == "":
+        _refuse_unhonoured_precisions(module, precision or DEFAULT_PRECISION, target, source_map, name)
+    if precision is not None:
+        default_pipeline += f"{{precision={precision}}}"
     chosen = pipeline or default_pipeline
     lower(module, chosen, source_map, name)
     from mlc.runtime import HostProgramError
@@ -280,6 +291,37 @@ def compile(  # noqa: A001 - the public name the spec fixes
             f"'{default_pipeline}' produces"
         ) from None
     return CompiledFunction(function_name, target, graph_module, module, program, kernels, chosen)
+
+
+def _check_precision_argument(precision: str | None, pipeline: str | None) -> None:
+    if precision is None:
+        return
+    if precision not in PRECISIONS:
+        close = difflib.get_close_matches(precision, PRECISIONS, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise ArgumentError(f"precision must be one of {', '.join(map(repr, PRECISIONS))}, got {precision!r}{hint}")
+    if pipeline:
+        raise ArgumentError(
+            "precision= sets the precision option of the default pipeline; with pipeline= give it to "
+            "convert-graph-to-tile in the pipeline instead (convert-graph-to-tile{precision=...})"
+        )
+
+
+def _refuse_unhonoured_precisions(module: ModuleOp, precision: str, target: str, source_map: Any, name: str) -> None:
+    """A matmul whose precision `target`'s lowering cannot compute is a LoweringError naming the op
+    (at its place in the source) and the target, before anything is lowered."""
+    from mlc.dialects.graph import ops as graph
+    from mlc.transforms.lowering.dot_precision import honoured_precisions
+    from mlc.transforms.lowering.matmul_kernel import matmul_precision
+
+    honoured = honoured_precisions(target)
+    for op in module.walk():
+        if isinstance(op, graph.MatmulOp) and (wanted := matmul_precision(op, precision)) not in honoured:
+            message = (
+                f"precision '{wanted}' cannot be honoured on target '{target}': {honoured.reason} "
+                f"(precisions computed there: {', '.join(sorted(honoured))})"
+            )
+            raise LoweringError(describe_op(op, message, source_map, name))
 
 
 def _load(module: ModuleOp, target: str, function_name: str) -> tuple[str | bytes, Any]:

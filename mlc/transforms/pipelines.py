@@ -10,17 +10,21 @@ graph-fuse groups ops into `graph.fusion` regions (one kernel each; convert-grap
 them and groups nothing itself) and graph-plan-memory places the intermediates in one arena.
 
 Each is a pass (usable inside `--pass-pipeline`) that expands into plain passes;
-`mlc-opt --dump-pass-pipeline` prints the expansion.
+`mlc-opt --dump-pass-pipeline` prints the expansion. Option: `precision` (`mlc-lower-to-cpu{precision=tf32}`),
+passed to convert-graph-to-tile: the precision of f32 matmuls that do not state their own.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from xdsl.passes import ModulePass
 
+from mlc.dialects.precision import DEFAULT_PRECISION
 from mlc.passes import NamedPipeline, build_pipeline
 from mlc.transforms import all_passes
+from mlc.transforms.graph.convert_graph_to_tile import ConvertGraphToTile
 
 _GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse,graph-plan-memory"
 _TO_TILE = f"{_GRAPH},convert-graph-to-tile,cse,canonicalize,convert-tile-to-loop,cse,canonicalize"
@@ -35,14 +39,28 @@ GPU_PIPELINE = f"{_TO_TILE},loop-promote-shared,loop-unroll,convert-loop-to-gpu,
 CPU_PIPELINE = f"{_TO_TILE},loop-unroll,convert-loop-to-cpu," + _TO_LLVM.format(library="libm")
 
 
+def _with_precision(passes: list[ModulePass], precision: str) -> list[ModulePass]:
+    """`passes` with convert-graph-to-tile's `precision` option set."""
+    return [
+        dataclasses.replace(module_pass, precision=precision) if isinstance(module_pass, ConvertGraphToTile) else module_pass
+        for module_pass in passes
+    ]
+
+
 @dataclass(frozen=True)
 class LowerToGpu(NamedPipeline):
     """Lower graph functions to NVVM-flavoured LLVM kernels and host launches."""
 
     name = "mlc-lower-to-gpu"
 
+    precision: str = DEFAULT_PRECISION
+    """convert-graph-to-tile's: the precision of f32 matmuls without a `precision` of their own."""
+
+    def __post_init__(self) -> None:
+        ConvertGraphToTile(precision=self.precision)  # checks the value
+
     def passes(self) -> list[ModulePass]:
-        return build_pipeline(GPU_PIPELINE, all_passes(), mlir_syntax=False)
+        return _with_precision(build_pipeline(GPU_PIPELINE, all_passes(), mlir_syntax=False), self.precision)
 
 
 @dataclass(frozen=True)
@@ -51,5 +69,11 @@ class LowerToCpu(NamedPipeline):
 
     name = "mlc-lower-to-cpu"
 
+    precision: str = DEFAULT_PRECISION
+    """convert-graph-to-tile's: the precision of f32 matmuls without a `precision` of their own."""
+
+    def __post_init__(self) -> None:
+        ConvertGraphToTile(precision=self.precision)  # checks the value
+
     def passes(self) -> list[ModulePass]:
-        return build_pipeline(CPU_PIPELINE, all_passes(), mlir_syntax=False)
+        return _with_precision(build_pipeline(CPU_PIPELINE, all_passes(), mlir_syntax=False), self.precision)

@@ -2,7 +2,7 @@
 
 `elementwise_programs()` draws small elementwise graph functions: a domain shape, inputs that
 broadcast to it (some dimensions 1, some leading ones dropped), and a chain or DAG of graph ops
-over f32, f16, i32 and i1 values, sometimes through splat constants, broadcasts and reshapes.
+over f32, f16, bf16, i32 and i1 values, sometimes through splat constants, broadcasts and reshapes.
 `reduction_programs()` draws functions around one softmax, layer_norm or reduce_* op: elementwise
 producers before it, elementwise consumers after it, rows of awkward lengths (1, 31, 33, 1000,
 4097, ...; or, given `LONG_ROW_LENGTHS`, longer than a program holds). `mixed_programs()` draws
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
 from hypothesis import strategies as st
 
@@ -28,9 +29,12 @@ from mlc.diagnostics import parse_module
 from mlc.passes import build_pipeline
 from mlc.transforms import all_passes
 
-FLOAT_TYPES = ("f32", "f16")
-ELEMENT_TYPES = ("f32", "f16", "i32")
-NUMPY_TYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i1": np.bool_}
+FLOAT_TYPES = ("f32", "f16", "bf16")
+ELEMENT_TYPES = ("f32", "f16", "bf16", "i32")
+NUMPY_TYPES = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "i32": np.int32, "i1": np.bool_}
+
+BFLOAT16_ULPS_PER_FLOAT16_ULP = 8.0
+"""2^-8 / 2^-11: a tolerance stated for f16 results, scaled for bf16 ones."""
 
 FLOAT_BINARY = ("add", "sub", "mul", "div", "max", "min")
 INTEGER_BINARY = ("add", "sub", "mul", "div", "max", "min")
@@ -374,8 +378,11 @@ def assert_compiled_results(results, expected: list[np.ndarray]) -> None:
     assert len(results) == len(expected)
     for index, (got, want) in enumerate(zip(results, expected)):
         assert got.dtype == want.dtype and got.shape == want.shape, f"result #{index}"
+        element_type = from_numpy_dtype(want.dtype)
+        if want.dtype == ml_dtypes.bfloat16:  # not a numpy floating type: compare its f32 values
+            want, got = want.astype(np.float32), got.astype(np.float32)
         if np.issubdtype(want.dtype, np.floating):
-            rtol, atol = tolerance(from_numpy_dtype(want.dtype))
+            rtol, atol = tolerance(element_type)
             np.testing.assert_allclose(got, want, rtol=4 * rtol, atol=4 * atol, equal_nan=True, err_msg=f"result #{index}")
         else:
             np.testing.assert_array_equal(got, want, err_msg=f"result #{index}")
@@ -389,9 +396,16 @@ def assert_equivalent(before, after, inputs: list[np.ndarray], exact: bool = Tru
     assert len(expected) == len(actual)
     for index, (want, got) in enumerate(zip(expected, actual)):
         assert want.shape == got.shape and want.dtype == got.dtype, f"result #{index}: {got.dtype}{got.shape} != {want.dtype}{want.shape}"
+        if want.dtype == ml_dtypes.bfloat16:  # not a numpy floating type: compare its (exact) f32 values, NaN == NaN
+            want, got = want.astype(np.float32), got.astype(np.float32)
+            scale = BFLOAT16_ULPS_PER_FLOAT16_ULP
+        else:
+            scale = 1.0
         if exact or not np.issubdtype(want.dtype, np.floating):
             np.testing.assert_array_equal(got, want, err_msg=f"result #{index}")
         else:
+            # The tolerances are stated for f16 results; bf16's unit roundoff is 8 times f16's.
             np.testing.assert_allclose(
-                got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True, err_msg=f"result #{index}"
+                got.astype(np.float64), want.astype(np.float64), rtol=rtol * scale, atol=atol * scale, equal_nan=True,
+                err_msg=f"result #{index}",
             )

@@ -13,7 +13,8 @@ therefore expands every such truncation into the rounding itself, the same on ev
     result  = bitcast trunci((isnan(x) ? bits | 0x400000 : rounded) >> 16) : i16 -> bf16
 
 (a NaN keeps its sign and payload's top bits and is made quiet, so it cannot round to infinity).
-Scalars and vectors alike. On the GPU, `cvt.rn.bf16.f32` (sm_80+) is this rounding, so the GPU
+A 1-d vector is rounded element by element (xDSL 0.74's `arith.trunci` takes no vectors); mlc's
+CPU kernels truncate scalars anyway. On the GPU, `cvt.rn.bf16.f32` (sm_80+) is this rounding, so the GPU
 path keeps `arith.truncf`. Other sources (f64, f16) are left alone: mlc's kernels compute bf16 in
 f32, and a f16 -> bf16 cast is extended to f32 first by the elementwise expansion.
 """
@@ -21,14 +22,14 @@ f32, and a f16 -> bf16 cast is extended to f32 first by the elementwise expansio
 from __future__ import annotations
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith
+from xdsl.dialects import arith, vector
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseIntOrFPElementsAttr,
     Float32Type,
     IntegerAttr,
-    IntegerType,
     VectorType,
+    f32,
     i16,
     i32,
 )
@@ -43,13 +44,6 @@ def _element_type(type_: Attribute) -> Attribute:
     return type_.element_type if isinstance(type_, VectorType) else type_
 
 
-def _like(type_: Attribute, element_type: Attribute) -> Attribute:
-    """`element_type`, or a vector of it shaped as `type_` when `type_` is a vector."""
-    if isinstance(type_, VectorType):
-        return VectorType(element_type, type_.get_shape())
-    return element_type
-
-
 def is_bfloat16_truncation(op: Operation) -> bool:
     """An `arith.truncf` from f32 (scalar or vector) to bf16."""
     return (
@@ -59,33 +53,36 @@ def is_bfloat16_truncation(op: Operation) -> bool:
     )
 
 
-def _constant(builder: Builder, type_: Attribute, value: int) -> SSAValue:
-    """An integer constant of `type_` (a splat when `type_` is a vector)."""
-    if isinstance(type_, VectorType):
-        element = type_.element_type
-        assert isinstance(element, IntegerType)
-        attribute = DenseIntOrFPElementsAttr.from_list(type_, [value] * type_.element_count())  # type: ignore[arg-type]
-        return builder.insert(arith.ConstantOp(attribute, type_)).result
-    assert isinstance(type_, IntegerType)
-    return builder.insert(arith.ConstantOp(IntegerAttr(value, type_))).result
+def _constant(builder: Builder, value: int) -> SSAValue:
+    return builder.insert(arith.ConstantOp(IntegerAttr(value, i32))).result
 
 
 def round_to_bfloat16(builder: Builder, value: SSAValue) -> SSAValue:
-    """`value` (f32 or a vector of f32) rounded to bf16 to nearest, ties to even."""
-    words = _like(value.type, i32)
-    halves = _like(value.type, i16)
-    bits = builder.insert(arith.BitcastOp(value, words)).result
-    sixteen = _constant(builder, words, 16)
+    """f32 `value` rounded to bf16 to nearest, ties to even."""
+    bits = builder.insert(arith.BitcastOp(value, i32)).result
+    sixteen = _constant(builder, 16)
     high = builder.insert(arith.ShRUIOp(bits, sixteen)).result
-    lowest_kept = builder.insert(arith.AndIOp(high, _constant(builder, words, 1))).result
-    bias = builder.insert(arith.AddiOp(lowest_kept, _constant(builder, words, ROUNDING_BIAS))).result
+    lowest_kept = builder.insert(arith.AndIOp(high, _constant(builder, 1))).result
+    bias = builder.insert(arith.AddiOp(lowest_kept, _constant(builder, ROUNDING_BIAS))).result
     rounded = builder.insert(arith.AddiOp(bits, bias)).result
-    quiet_nan = builder.insert(arith.OrIOp(bits, _constant(builder, words, QUIET_NAN_BIT))).result
+    quiet_nan = builder.insert(arith.OrIOp(bits, _constant(builder, QUIET_NAN_BIT))).result
     is_nan = builder.insert(arith.CmpfOp(value, value, "uno")).result
     chosen = builder.insert(arith.SelectOp(is_nan, quiet_nan, rounded)).result
     shifted = builder.insert(arith.ShRUIOp(chosen, sixteen)).result
-    narrow = builder.insert(arith.TruncIOp(shifted, halves)).result
-    return builder.insert(arith.BitcastOp(narrow, _like(value.type, BFloat16Type()))).result
+    narrow = builder.insert(arith.TruncIOp(shifted, i16)).result
+    return builder.insert(arith.BitcastOp(narrow, BFloat16Type())).result
+
+
+def _round_vector(builder: Builder, value: SSAValue, vector_type: VectorType) -> SSAValue:
+    """A 1-d vector of f32 rounded element by element (xDSL's arith.trunci takes no vectors)."""
+    result_type = VectorType(BFloat16Type(), vector_type.get_shape())
+    count = vector_type.get_shape()[0]
+    zeros = DenseIntOrFPElementsAttr.from_list(result_type, [0.0] * count)  # type: ignore[arg-type]
+    result = builder.insert(arith.ConstantOp(zeros, result_type)).result
+    for position in range(count):
+        element = builder.insert(vector.ExtractOp(value, [position], f32)).result
+        result = builder.insert(vector.InsertOp(round_to_bfloat16(builder, element), result, [position], result_type)).result
+    return result
 
 
 def expand_bfloat16_truncations(root: Operation) -> int:
@@ -94,7 +91,11 @@ def expand_bfloat16_truncations(root: Operation) -> int:
     for truncation in truncations:
         assert isinstance(truncation, arith.TruncFOp)
         builder = Builder(InsertPoint.before(truncation))
-        rounded = round_to_bfloat16(builder, truncation.input)
+        source_type = truncation.input.type
+        if isinstance(source_type, VectorType):
+            rounded = _round_vector(builder, truncation.input, source_type)
+        else:
+            rounded = round_to_bfloat16(builder, truncation.input)
         truncation.result.replace_all_uses_with(rounded)
         truncation.detach()
         truncation.erase()

@@ -26,7 +26,8 @@ back to scalar accesses. The kernel records in `mlc.arg_alignment` the alignment
 then needs (the runtime checks it).
 
 Kernels with `tile.dot` are lowered by `matmul_loop.py` instead: each thread computes a register
-micro-tile of the block's output, the dot's K in short vector steps.
+micro-tile of the block's output, the dot's K in short vector steps, in IEEE f32: a dot whose
+`precision` asks for TF32 is refused (`dot_precision.py`).
 
 Limits: tiles of several shapes in one kernel (other than broadcast operands, and a dot's
 operands), tile ops other than load, store, broadcast, splat, map, reduce, in_bounds and dot,
@@ -50,6 +51,7 @@ from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.thread_layout import ThreadLayout, iteration_shape, used_from_outside
+from mlc.transforms.lowering.dot_precision import refuse_unhonoured_precisions
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if
 from mlc.transforms.lowering.matmul_loop import contains_dot, lower_dot_kernel
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering, is_power_of_two
@@ -377,6 +379,7 @@ class ConvertTileToLoop(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             if contains_dot(kernel):
+                refuse_unhonoured_precisions(kernel)
                 lowered = lower_dot_kernel(kernel, self.vector_bytes)
             else:
                 lowered = KernelLowering(kernel, self.vector_bytes).lower()

@@ -1,11 +1,11 @@
 """Every pass of both pipelines preserves what matmul programs compute.
 
 Hypothesis draws a graph function around one `graph.matmul` (`matmul_programs.py`: odd sizes,
-broadcast batches, f32 and f16, elementwise producers and epilogues) and random inputs; for each
+broadcast batches, f32, f16 and bf16, elementwise producers and epilogues) and random inputs; for each
 pass of `mlc-lower-to-gpu` and `mlc-lower-to-cpu` the module is interpreted just before and just
 after the pass. Across `convert-graph-to-tile` the graph interpreter (float64, rounded once) meets
-f32 accumulation: results agree within `1e-4` (f32) or `4e-3` (f16, one rounding of the result and
-of each epilogue op) relative to the largest result, the scale of the accumulated rounding errors
+f32 accumulation: results agree within `1e-4` (f32), `4e-3` (f16) or `3.2e-2` (bf16: one rounding of
+the result and of each epilogue op) relative to the largest result, the scale of the accumulated rounding errors
 of K <= 65 products. Every other pass is exact: the loop lowering adds the products in the order
 the tile interpreter does, with the same fused multiply-adds, and the later passes change no
 arithmetic. The GPU steps run the kernels in the GPU-level interpreter, on the CPU.
@@ -24,6 +24,9 @@ from mlc.transforms.pipelines import CPU_PIPELINE, GPU_PIPELINE
 from programs import assert_equivalent, lower, random_inputs
 
 PASSES_BELOW_GRAPH = ("convert-graph-to-tile",)
+
+NARROW_TOLERANCE = {"float16": 4e-3, "bfloat16": 3.2e-2}
+"""Relative to the largest result: a few roundings of the result type (bf16's ulp is 8 times f16's)."""
 
 
 def _steps(pipeline: str, target: str) -> dict[str, tuple[str, str]]:
@@ -75,7 +78,7 @@ def _assert_close_to_graph(before, after, inputs: list[np.ndarray]) -> None:
     for index, (want, got) in enumerate(zip(expected, actual)):
         assert want.shape == got.shape and want.dtype == got.dtype, f"result #{index}"
         scale = max(1.0, float(np.abs(want.astype(np.float64)).max(initial=0.0)))
-        tolerance = (4e-3 if want.dtype == np.float16 else 1e-4) * scale
+        tolerance = NARROW_TOLERANCE.get(want.dtype.name, 1e-4) * scale
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=0, atol=tolerance, err_msg=f"result #{index}")
 
 
@@ -108,3 +111,29 @@ def _check_step(step: str, program: str, seed: int) -> None:
         _assert_close_to_graph(before, after, inputs)
     else:
         assert_equivalent(before, after, inputs, exact=True)
+
+
+TF32_MATMUL = """func.func @main(%a: tensor<17x65xf32>, %b: tensor<65x33xf32>) -> tensor<17x33xf32> {
+  %0 = graph.matmul %a, %b : (tensor<17x65xf32>, tensor<65x33xf32>) -> tensor<17x33xf32>
+  func.return %0 : tensor<17x33xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("precision", ["tf32", "3xtf32"])
+def test_precision_reaches_the_tile_interpreter(precision: str):
+    """convert-graph-to-tile{precision=...} puts the precision on the dot, and the tile interpreter
+    models it as the graph interpreter does (operands rounded or split to TF32): the two agree
+    within f32 accumulation, while tf32 is measurably off the IEEE product and 3xtf32 is not."""
+    program = TF32_MATMUL.replace("graph.matmul %a, %b", f'graph.matmul %a, %b {{precision = "{precision}"}}')
+    inputs = random_inputs(TF32_MATMUL, 5)
+    graph_result = run(lower(program, ""), "main", [x.copy() for x in inputs])[0]
+    tile_result = run(lower(TF32_MATMUL, f"convert-graph-to-tile{{precision={precision}}}"), "main", [x.copy() for x in inputs])[0]
+    exact = inputs[0].astype(np.float64) @ inputs[1].astype(np.float64)
+    scale = np.abs(inputs[0].astype(np.float64)) @ np.abs(inputs[1].astype(np.float64))
+    np.testing.assert_array_less(np.abs(tile_result - graph_result), 65 * 2.0**-24 * scale + 1e-30)
+    relative_error = float(np.max(np.abs(graph_result - exact) / scale))
+    if precision == "tf32":
+        assert 2.0**-16 < relative_error < 2 * 2.0**-10 + 2.0**-20
+    else:
+        assert relative_error < 4 * 2.0**-20
