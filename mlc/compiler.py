@@ -21,6 +21,9 @@ Arguments, checked before any work (`ArgumentTypeError` / `ArgumentError`, which
   target's lowering cannot compute is a `LoweringError` naming the op and the target, before
   anything is lowered (today both targets compute 'ieee' only: TF32 needs tensor cores).
 
+bf16 programs compile for the CPU and for GPUs of compute capability 8.0 or newer; on an older GPU
+the first op over bf16 is a `LoweringError` naming it and the GPU.
+
 The steps, each an inspectable stage kept on the result:
 
 1. parse and verify (errors are located `CompileError`s, never tracebacks);
@@ -275,6 +278,8 @@ def compile(  # noqa: A001 - the public name the spec fixes
     default_pipeline = "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
     if pipeline is None or pipeline == "":
         _refuse_unhonoured_precisions(module, precision or DEFAULT_PRECISION, target, source_map, name)
+    if target == "cuda":
+        _refuse_bfloat16_without_support(module, source_map, name)
     if precision is not None:
         default_pipeline += f"{{precision={precision}}}"
     chosen = pipeline or default_pipeline
@@ -297,7 +302,7 @@ def _check_precision_argument(precision: str | None, pipeline: str | None) -> No
     if precision is None:
         return
     if precision not in PRECISIONS:
-        close = difflib.get_close_matches(precision, PRECISIONS, n=1)
+        close = difflib.get_close_matches(precision.lower(), PRECISIONS, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         raise ArgumentError(f"precision must be one of {', '.join(map(repr, PRECISIONS))}, got {precision!r}{hint}")
     if pipeline:
@@ -320,6 +325,28 @@ def _refuse_unhonoured_precisions(module: ModuleOp, precision: str, target: str,
             message = (
                 f"precision '{wanted}' cannot be honoured on target '{target}': {honoured.reason} "
                 f"(precisions computed there: {', '.join(sorted(honoured))})"
+            )
+            raise LoweringError(describe_op(op, message, source_map, name))
+
+
+def _refuse_bfloat16_without_support(module: ModuleOp, source_map: Any, name: str) -> None:
+    """On a GPU older than sm_80 (no bf16 instructions), the first op over bf16 tensors is a
+    LoweringError naming it and the GPU, before anything is lowered."""
+    from xdsl.dialects.builtin import BFloat16Type, TensorType
+
+    from mlc.backend.nvptx import BFLOAT16_MINIMUM_ARCH, arch_number
+    from mlc.runtime import get_device
+
+    gpu = get_device()
+    number = arch_number(gpu.arch)
+    if number is None or number >= BFLOAT16_MINIMUM_ARCH:
+        return
+    for op in module.walk():
+        types = [value.type for value in (*op.operands, *op.results)]
+        if any(isinstance(t, TensorType) and isinstance(t.element_type, BFloat16Type) for t in types):
+            message = (
+                f"computes on bf16, which needs a GPU of compute capability 8.0 or newer (sm_80+); "
+                f"the target, {gpu.name}, is {gpu.arch} (compile for device='cpu', or cast to f16/f32)"
             )
             raise LoweringError(describe_op(op, message, source_map, name))
 
