@@ -6,6 +6,7 @@ The public Python API:
     y = f(x)                                              # numpy arrays in and out
     mlc.run(source, *arrays, device="auto")               # compile and call once
     mlc.interpret(source, *arrays)                        # the reference interpreter, no compiling
+    mlc.lower(source, device="auto")                      # the lowered module, no code generated
     mlc.available_devices()                               # ("cuda", "cpu") or ("cpu",)
     mlc.passes()                                          # name -> pass class, every registered pass
 
@@ -39,6 +40,7 @@ __all__ = [
     "available_devices",
     "compile",
     "interpret",
+    "lower",
     "passes",
     "run",
 ]
@@ -60,6 +62,14 @@ def compile(  # noqa: A001
 def run(source: Any, *arrays: Any, device: str = "auto", entry: str | None = None) -> Any:
     """Compiles `source` and calls it once on `arrays`."""
     return compile(source, device=device, entry=entry)(*arrays)
+
+
+def lower(source: Any, device: str = "auto", entry: str | None = None, pipeline: str | None = None) -> Any:
+    """`source` lowered for `device` as `compile` would, without generating code: raises the
+    `LoweringError` naming an op mlc cannot compile yet, else returns the lowered ModuleOp."""
+    from mlc.compiler import lower_source
+
+    return lower_source(source, device=device, entry=entry, pipeline=pipeline)
 
 
 def interpret(source: Any, *arrays: Any, entry: str | None = None) -> Any:

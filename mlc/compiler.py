@@ -265,9 +265,7 @@ def compile(  # noqa: A001 - the public name the spec fixes
     precision: str | None = None,
 ) -> CompiledFunction:
     """Compiles the entry function of `source` for `device` (see the module docstring)."""
-    for value, what in ((entry, "entry"), (pipeline, "pipeline"), (precision, "precision")):
-        if value is not None and not isinstance(value, str):
-            raise ArgumentTypeError(f"{what} must be a string or None; got {type(value).__name__}")
+    _check_names(entry, pipeline, precision)
     _check_precision_argument(precision, pipeline)
     check_source_kind(source)  # before any device is probed
     target = resolve_device(device)
@@ -275,27 +273,67 @@ def compile(  # noqa: A001 - the public name the spec fixes
     verify(module, source_map, name)
     function_name = select_entry(module, entry).sym_name.data
     graph_module = module.clone()
-    default_pipeline = "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
-    if pipeline is None or pipeline == "":
-        _refuse_unhonoured_precisions(module, precision or DEFAULT_PRECISION, target, source_map, name)
-    if target == "cuda":
-        _refuse_bfloat16_without_support(module, source_map, name)
-    if precision is not None:
-        default_pipeline += f"{{precision={precision}}}"
-    chosen = pipeline or default_pipeline
+    default_pipeline = _default_pipeline(target)
+    chosen = _chosen_pipeline(module, target, pipeline, precision, source_map, name)
     lower(module, chosen, source_map, name)
     from mlc.runtime import HostProgramError
 
     try:
         kernels, program = _load(module, target, function_name)
     except HostProgramError as error:
-        if chosen == default_pipeline:
+        if not pipeline:
             raise
         raise HostProgramError(
             f"{error}\nnote: the module was lowered with '{chosen}'; the {target} runtime runs what "
             f"'{default_pipeline}' produces"
         ) from None
     return CompiledFunction(function_name, target, graph_module, module, program, kernels, chosen)
+
+
+def lower_source(
+    source: str | os.PathLike[str] | ModuleOp,
+    device: str = "auto",
+    entry: str | None = None,
+    pipeline: str | None = None,
+    precision: str | None = None,
+) -> ModuleOp:
+    """`source` lowered as `compile` lowers it for `device`, without generating code or loading it.
+
+    A cheap way to ask whether mlc can compile a program: it raises the `LoweringError` (naming
+    the op) that `compile` would, and returns the lowered module otherwise.
+    """
+    _check_names(entry, pipeline, precision)
+    _check_precision_argument(precision, pipeline)
+    check_source_kind(source)
+    target = resolve_device(device)
+    module, name, source_map = _read_source(source)
+    verify(module, source_map, name)
+    select_entry(module, entry)
+    lower(module, _chosen_pipeline(module, target, pipeline, precision, source_map, name), source_map, name)
+    return module
+
+
+def _check_names(entry: object, pipeline: object, precision: object = None) -> None:
+    for value, what in ((entry, "entry"), (pipeline, "pipeline"), (precision, "precision")):
+        if value is not None and not isinstance(value, str):
+            raise ArgumentTypeError(f"{what} must be a string or None; got {type(value).__name__}")
+
+
+def _default_pipeline(target: str) -> str:
+    return "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
+
+
+def _chosen_pipeline(module: ModuleOp, target: str, pipeline: str | None, precision: str | None, source_map: Any, name: str) -> str:
+    """The pipeline that lowers `module`, once what `target` cannot compute has been refused (a
+    precision its matmul lowering does not honour, bf16 on a GPU without it), before lowering."""
+    if not pipeline:
+        _refuse_unhonoured_precisions(module, precision or DEFAULT_PRECISION, target, source_map, name)
+    if target == "cuda":
+        _refuse_bfloat16_without_support(module, source_map, name)
+    if pipeline:
+        return pipeline
+    default = _default_pipeline(target)
+    return default if precision is None else f"{default}{{precision={precision}}}"
 
 
 def _check_precision_argument(precision: str | None, pipeline: str | None) -> None:

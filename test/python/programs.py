@@ -11,9 +11,16 @@ elementwise ops (what graph-fuse groups apart).
 `random_inputs()` draws matching numpy data from a seed (never zeros).
 
 `assert_equivalent(before, after, inputs)` interprets both modules with `mlc.interpreter.run` and
-compares every result: exactly when `exact`, else within the element type's tolerance. NaN equals
-NaN (both sides must produce it in the same places). `assert_compiled_results(results, expected)`
-compares a compiled function's results with the interpreter's, within 4x the type's tolerance.
+compares every result bit for bit (NaN equals NaN: both sides must produce it in the same places).
+`assert_within_bounds(program, inputs, results)` compares the results of any implementation of the
+graph function `@main` of `program` (compiled code, a later stage of its lowering, a rewritten
+graph) with the graph interpreter, element by element within the error bound derived from the ops
+and the data (`mlc.dialects.graph.error_bounds.result_bounds`; no fixed tolerance), and returns
+how many elements it compared so that tests can show (`hypothesis.event`) when nothing was.
+`assert_perturbation_caught` shows that such a check decides (a result moved by a few bounds
+fails it), and `assert_compiled_matches` does both and also holds a float64 numpy reference of the
+same function to the same bound. Lower-level tests whose kernels compute one graph op state that
+op as a graph function and use the same helpers.
 """
 
 from __future__ import annotations
@@ -32,9 +39,6 @@ from mlc.transforms import all_passes
 FLOAT_TYPES = ("f32", "f16", "bf16")
 ELEMENT_TYPES = ("f32", "f16", "bf16", "i32")
 NUMPY_TYPES = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "i32": np.int32, "i1": np.bool_}
-
-BFLOAT16_ULPS_PER_FLOAT16_ULP = 8.0
-"""2^-8 / 2^-11: a tolerance stated for f16 results, scaled for bf16 ones."""
 
 FLOAT_BINARY = ("add", "sub", "mul", "div", "max", "min")
 INTEGER_BINARY = ("add", "sub", "mul", "div", "max", "min")
@@ -366,29 +370,104 @@ def lower(module_text: str, pipeline: str):
     return module
 
 
-def assert_compiled_results(results, expected: list[np.ndarray]) -> None:
-    """A compiled function's results (one array or a tuple) against the interpreter's `expected`.
+def main_function(program):
+    """The entry function of `program` (MLIR text or a parsed module): `@main`, or its only function."""
+    from mlc.compiler import select_entry
 
-    Floats within 4x their element type's tolerance: transcendental functions on the device may
-    differ from float64 by a few units in the last place, which chains of ops can amplify a little.
-    """
-    from mlc.dialects.element_types import from_numpy_dtype, tolerance
+    module = parse_module(program, make_context())[0] if isinstance(program, str) else program
+    return select_entry(module, None)
 
-    results = results if isinstance(results, tuple) else (results,)
-    assert len(results) == len(expected)
+
+def bounded_comparison(program, inputs: list[np.ndarray], results):
+    """The results of an implementation of graph function `@main` of `program` (one array or a
+    sequence) against the graph interpreter's on `inputs`, within `result_bounds` (sound for any
+    implementation computing in f32 with the math-library accuracy that `error_bounds.ACCURACY`
+    states, in any summation order). Elements whose bound is infinite (a comparison that may go
+    either way, a domain edge, a NaN) are not compared by value; where the interpreter's result is
+    NaN or an infinity, the implementation must give the same (NaN anywhere, the infinity of the
+    same sign). Returns the `error_bounds.Comparison`: its `failure` is None when all agree."""
+    from mlc.dialects.graph.error_bounds import Comparison, check_results, result_bounds
+
+    results = list(results) if isinstance(results, list | tuple) else [results]
+    expected, bounds = result_bounds(main_function(program), [x.copy() for x in inputs])
+    if len(results) != len(expected):
+        return Comparison(0, 0, f"{len(results)} results, expected {len(expected)}")
+    comparison = check_results([np.asarray(r) for r in results], expected, bounds)
+    if comparison.failure is not None:
+        return comparison
     for index, (got, want) in enumerate(zip(results, expected)):
-        assert got.dtype == want.dtype and got.shape == want.shape, f"result #{index}"
-        element_type = from_numpy_dtype(want.dtype)
-        if want.dtype == ml_dtypes.bfloat16:  # not a numpy floating type: compare its f32 values
-            want, got = want.astype(np.float32), got.astype(np.float32)
-        if np.issubdtype(want.dtype, np.floating):
-            rtol, atol = tolerance(element_type)
-            np.testing.assert_allclose(got, want, rtol=4 * rtol, atol=4 * atol, equal_nan=True, err_msg=f"result #{index}")
+        if not np.issubdtype(want.dtype, np.inexact) and want.dtype.kind != "V":
+            continue
+        got64, want64 = np.asarray(got, np.float64), np.asarray(want, np.float64)
+        special = ~np.isfinite(want64)
+        same = np.where(np.isnan(want64), np.isnan(got64), got64 == want64)
+        wrong = special & ~same
+        if np.any(wrong):
+            position = tuple(int(i) for i in np.argwhere(wrong)[0])
+            comparison.failure = f"result #{index} at {list(position)}: got {got64[position]!r}, expected {want64[position]!r}"
+            return comparison
+    return comparison
+
+
+def assert_within_bounds(program, inputs: list[np.ndarray], results):
+    """`bounded_comparison`, asserting agreement; returns the `Comparison` (elements compared)."""
+    comparison = bounded_comparison(program, inputs, results)
+    assert comparison.failure is None, comparison.failure
+    return comparison
+
+
+def assert_perturbation_caught(program, inputs: list[np.ndarray], results, factor: float = 4.0) -> None:
+    """The bound decides: each result, moved at its element of largest finite bound by `factor`
+    times that bound (at least one unit in the last place), fails `bounded_comparison`."""
+    from mlc.dialects.graph.error_bounds import result_bounds
+
+    results = [np.asarray(r) for r in (results if isinstance(results, list | tuple) else [results])]
+    expected, bounds = result_bounds(main_function(program), [x.copy() for x in inputs])
+    for index, (want, bound) in enumerate(zip(expected, bounds)):
+        known = np.isfinite(bound) & np.isfinite(np.asarray(want, np.float64))
+        if not np.any(known) or want.dtype == np.bool_:
+            continue
+        position = np.unravel_index(int(np.argmax(np.where(known, bound, -1.0))), bound.shape)
+        wrong = [r.copy() for r in results]
+        if np.issubdtype(want.dtype, np.integer):
+            step = int(bound[position]) + 1
+            value = int(want[position])
+            wrong[index][position] = value + step if value + step <= np.iinfo(want.dtype).max else value - step
         else:
-            np.testing.assert_array_equal(got, want, err_msg=f"result #{index}")
+            with np.errstate(over="ignore"):  # a bound beyond the type's range moves the result to inf
+                moved = want.dtype.type(float(want[position]) + factor * float(bound[position]))
+            wrong[index][position] = moved if moved != want[position] else np.nextafter(want[position], want.dtype.type(np.inf))
+        failure = bounded_comparison(program, inputs, wrong).failure
+        assert failure is not None and failure.startswith(f"result #{index}"), f"result #{index} moved by {factor}x its bound: {failure}"
 
 
-def assert_equivalent(before, after, inputs: list[np.ndarray], exact: bool = True, rtol: float = 0.0, atol: float = 0.0) -> None:
+def assert_compiled_matches(program, inputs: list[np.ndarray], results, references=()):
+    """Compiled `results` of `program` on `inputs` against the graph interpreter, within the derived
+    bound (`assert_within_bounds`); a result moved by a few bounds fails
+    (`assert_perturbation_caught`). Each of `references` (float64 numpy expressions of the same
+    function, one per result; None to skip one) rounded once to its result's type is an
+    implementation too, so it must be within the same bound: the interpreter means what the numpy
+    expression says. Returns the comparison of `results`."""
+    results = list(results) if isinstance(results, list | tuple) else [results]
+    comparison = assert_within_bounds(program, inputs, results)
+    assert_perturbation_caught(program, inputs, results)
+    if references:
+        rounded = [
+            np.asarray(result if reference is None else np.asarray(reference).astype(np.asarray(result).dtype))
+            for result, reference in zip(results, references, strict=True)
+        ]
+        failure = bounded_comparison(program, inputs, rounded).failure
+        assert failure is None, f"the numpy reference: {failure}"
+    return comparison
+
+
+def comparison_event(comparison) -> str:
+    """A label for `hypothesis.event`: whether any element was compared by value."""
+    return "elements compared" if comparison.compared else "no element with a finite bound (nothing compared by value)"
+
+
+def assert_equivalent(before, after, inputs: list[np.ndarray]) -> None:
+    """Both modules' `@main` in `mlc.interpreter.run` give the same results, bit for bit."""
     from mlc.interpreter import run
 
     expected = run(before, "main", [x.copy() for x in inputs])
@@ -398,14 +477,4 @@ def assert_equivalent(before, after, inputs: list[np.ndarray], exact: bool = Tru
         assert want.shape == got.shape and want.dtype == got.dtype, f"result #{index}: {got.dtype}{got.shape} != {want.dtype}{want.shape}"
         if want.dtype == ml_dtypes.bfloat16:  # not a numpy floating type: compare its (exact) f32 values, NaN == NaN
             want, got = want.astype(np.float32), got.astype(np.float32)
-            scale = BFLOAT16_ULPS_PER_FLOAT16_ULP
-        else:
-            scale = 1.0
-        if exact or not np.issubdtype(want.dtype, np.floating):
-            np.testing.assert_array_equal(got, want, err_msg=f"result #{index}")
-        else:
-            # The tolerances are stated for f16 results; bf16's unit roundoff is 8 times f16's.
-            np.testing.assert_allclose(
-                got.astype(np.float64), want.astype(np.float64), rtol=rtol * scale, atol=atol * scale, equal_nan=True,
-                err_msg=f"result #{index}",
-            )
+        np.testing.assert_array_equal(got, want, err_msg=f"result #{index}")

@@ -28,7 +28,7 @@ the terms for composite functions such as gelu, where cancellation makes a relat
 * Comparisons whose operands are closer than their errors are *uncertain* (bound 1 on the i1
   result), unless both operands are one value (x against x, like x - x, is exact); `where` on an uncertain condition may give either value; a float-to-int cast may
   truncate to a neighbouring integer. Integer arithmetic on certain values is exact.
-* NaN, infinity and operands outside a function's domain (log of a value whose box reaches 0)
+* NaN, computed infinities and operands outside a function's domain (log of a value whose box reaches 0)
   make the element's bound infinite: such elements are not compared. Callers report how many
   elements were compared, so that a program whose bounds are all infinite is seen, not passed.
 
@@ -414,7 +414,10 @@ def _evaluate_block(
         operands = [_Operand(np.asarray(values[v], dtype=np.float64), bounds[v]) for v in op.operands]
         values[op.results[0]] = result
         with np.errstate(all="ignore"):
-            bounds[op.results[0]] = _unknown_where_not_finite(result, op_bound(op, operands, result))
+            bound = op_bound(op, operands, result)
+            # A constant is exact, its infinities included (masks compare with -inf); only computed
+            # infinities and NaNs are undetermined.
+            bounds[op.results[0]] = bound if isinstance(op, graph.ConstantOp) else _unknown_where_not_finite(result, bound)
     raise ValueError("a block without a terminator")
 
 

@@ -99,3 +99,24 @@ def test_a_box_leaving_the_domain_makes_the_bound_infinite():
     }"""
     (_,), (bound,) = _bounds(text, [np.array([-200.0, 0.5], np.float32)])
     assert np.isinf(bound[0]) and np.isfinite(bound[1])  # exp(-200) is 0 in f32: log's box reaches 0
+
+
+def test_a_comparison_with_an_infinite_constant_is_certain():
+    """Masks compare computed scores with a -inf constant (PyTorch's attention does, to find rows
+    that are all masked): the constant is exact, so the comparison is certain, and the scores after
+    it keep finite bounds; a computed infinity (exp overflowing) is not determined."""
+    text = """
+    func.func @main(%x: tensor<3xf32>) -> (tensor<3xi1>, tensor<3xf32>, tensor<3xf32>) {
+      %m = graph.constant dense<0xFF800000> : tensor<f32>
+      %e = graph.exp %x : tensor<3xf32>
+      %c = graph.cmp eq, %e, %m : (tensor<3xf32>, tensor<f32>) -> tensor<3xi1>
+      %z = graph.constant dense<0.0> : tensor<f32>
+      %w = graph.where %c, %z, %e : (tensor<3xi1>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32>
+      func.return %c, %w, %e : tensor<3xi1>, tensor<3xf32>, tensor<3xf32>
+    }"""
+    (condition, chosen, exponentials), (condition_bound, chosen_bound, exponential_bound) = _bounds(
+        text, [np.array([0.5, -1.0, 100.0], np.float32)]
+    )
+    assert not condition.any() and np.isinf(exponentials[2]) and np.isinf(exponential_bound[2])
+    assert condition_bound.tolist() == [0.0, 0.0, 1.0]  # the overflowed exp may be compared either way
+    assert np.all(np.isfinite(chosen_bound[:2]))

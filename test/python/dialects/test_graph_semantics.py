@@ -558,7 +558,12 @@ def test_whole_function_through_the_interpreter() -> None:
     h = x.astype(np.float64) @ w.astype(np.float64) + b
     h = 0.5 * h * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * h**3)))
     e = np.exp(h - h.max(axis=1, keepdims=True))
-    np.testing.assert_allclose(result, e / e.sum(axis=1, keepdims=True), rtol=1e-6, atol=1e-7)
+    # The interpreter rounds each op's result to f32, the float64 reference never: both are
+    # implementations of @mlp, within the error bound derived for it and the data.
+    from programs import bounded_comparison
+
+    reference = (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+    assert bounded_comparison(module, [x, w, b], [reference]).failure is None
 
 
 NEW_OPS = {

@@ -1,7 +1,9 @@
 """Small ONNX models built with `onnx.helper`, and how to check an import of them.
 
 `model(...)` builds a one-graph model; `check_import(model, inputs)` imports it, runs the graph
-interpreter and compares with `onnx.reference.ReferenceEvaluator` on the same inputs. The three
+interpreter and compares with `onnx.reference.ReferenceEvaluator` on the same inputs (floats
+within the error bound derived for the imported function and the data, `assert_within_import_bounds`,
+which the other import tests use for their numpy references too). The three
 acceptance models of issue 3 (an MLP, a small CNN and a transformer block) are `mlp()`, `cnn()`
 and `transformer_block()`; each returns the model and a function drawing fresh random inputs.
 """
@@ -16,6 +18,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from mlc.dialects.element_types import to_numpy_dtype
 from mlc.frontend.onnx import import_model
 from mlc.interpreter import run
 
@@ -73,25 +76,37 @@ def reference(onnx_model: onnx.ModelProto, inputs: Inputs) -> list[np.ndarray]:
     return [np.asarray(value) for value in ReferenceEvaluator(onnx_model).run(None, inputs)]
 
 
-def check_import(
-    onnx_model: onnx.ModelProto, inputs: Inputs, rtol: float = 2e-6, atol: float = 1e-6
-) -> list[np.ndarray]:
-    """Imports `onnx_model`, interprets it and compares with ONNX's reference; returns mlc's results."""
+def assert_within_import_bounds(module, arguments: list[np.ndarray], references: list[np.ndarray], label: str = "") -> None:
+    """Another implementation's results (`references`: ONNX's reference evaluator, numpy, stored
+    PyTorch outputs) of the function imported as `module`, on `arguments`, each rounded once to the
+    type of the function's result, are within the error bound `error_bounds.result_bounds` derives
+    for the function and the data: the interpreter and any implementation computing in f32 with the
+    stated accuracy of the math functions agree that closely (`programs.bounded_comparison`;
+    integers exactly where the values are certain; NaN and infinities in the same places)."""
+    from programs import bounded_comparison, main_function
+
+    result_types = main_function(module).function_type.outputs.data
+    rounded = [np.asarray(reference).astype(to_numpy_dtype(t.element_type)) for reference, t in zip(references, result_types, strict=True)]
+    failure = bounded_comparison(module, arguments, rounded).failure
+    assert failure is None, f"{label}: beyond the derived error bound: {failure}"
+
+
+def check_import(onnx_model: onnx.ModelProto, inputs: Inputs) -> list[np.ndarray]:
+    """Imports `onnx_model`, interprets it and compares with ONNX's reference (integers exactly,
+    floats within the derived error bound: `assert_within_import_bounds`); returns mlc's results."""
     module = import_model(onnx_model)
     initializers = {tensor.name for tensor in onnx_model.graph.initializer}
     argument_order = [value.name for value in onnx_model.graph.input if value.name not in initializers]
-    actual = run(module, "main", [inputs[name] for name in argument_order])
+    arguments = [inputs[name] for name in argument_order]
+    actual = run(module, "main", list(arguments))
     expected = reference(onnx_model, inputs)
     assert len(actual) == len(expected)
     for index, (got, want) in enumerate(zip(actual, expected)):
         assert got.shape == want.shape, f"output #{index}: shape {got.shape}, expected {want.shape}"
         assert got.dtype == want.dtype, f"output #{index}: dtype {got.dtype}, expected {want.dtype}"
-        if np.issubdtype(want.dtype, np.floating):
-            np.testing.assert_allclose(
-                got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, err_msg=f"output #{index}"
-            )
-        else:
+        if not np.issubdtype(want.dtype, np.floating):
             np.testing.assert_array_equal(got, want, err_msg=f"output #{index}")
+    assert_within_import_bounds(module, arguments, expected, "ONNX's reference")
     return actual
 
 

@@ -22,6 +22,7 @@ from mlc.frontend.onnx.backend import (  # noqa: E402
     inputs_read_at_import,
     resolve_device,
 )
+from programs import assert_compiled_matches  # noqa: E402
 
 
 def _model(nodes: list, inputs: list, outputs: list, opset: int = 17) -> onnx.ModelProto:
@@ -138,7 +139,11 @@ def test_dynamic_dimensions_take_the_shape_of_each_run():
 def test_run_node(device: str):
     x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
     (y,) = MlcBackend.run_node(helper.make_node("Sigmoid", ["x"], ["y"]), [x], device=device)
-    np.testing.assert_allclose(y, 1 / (1 + np.exp(-x)), rtol=1e-6)
+    sigmoid = """func.func @main(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %y = graph.sigmoid %x : tensor<3x4xf32>
+  func.return %y : tensor<3x4xf32>
+}"""
+    assert_compiled_matches(sigmoid, [x], y, [1 / (1 + np.exp(-x.astype(np.float64)))])
 
 
 def test_unsupported_op_is_an_unsupported_model_error():

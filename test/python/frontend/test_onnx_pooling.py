@@ -23,6 +23,7 @@ Where onnx's reference (1.23) departs from the operator's definition, the compar
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +33,7 @@ from hypothesis import strategies as st
 
 onnx = pytest.importorskip("onnx")
 
-from onnx_models import check_import, one_node, reference  # noqa: E402
+from onnx_models import assert_within_import_bounds, check_import, one_node, reference  # noqa: E402
 
 from mlc.frontend.onnx import OnnxImportError, import_model  # noqa: E402
 from mlc.interpreter import run  # noqa: E402
@@ -42,7 +43,7 @@ SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[Healt
 
 @pytest.fixture
 def rng(request: pytest.FixtureRequest) -> np.random.Generator:
-    return np.random.default_rng(abs(hash(request.node.name)) % 2**32)
+    return np.random.default_rng(zlib.crc32(request.node.name.encode()))
 
 
 @dataclass
@@ -123,11 +124,13 @@ def _check(op_type: str, pool: Pool, outputs: tuple[str, ...] = ("y",)) -> None:
     model = one_node(op_type, {"x": pool.x}, outputs=outputs, opset=22, **pool.attributes)
     explicit = one_node(op_type, {"x": pool.x}, outputs=outputs, opset=22, **pool.reference_attributes())
     expected = reference(explicit, {"x": pool.x})
-    actual = run(import_model(model), "main", [pool.x])
+    module = import_model(model)
+    actual = run(module, "main", [pool.x])
     for name, got, want in zip(outputs, actual, expected):
         assert got.shape == want.shape, f"{name}: shape {got.shape}, expected {want.shape}"
         assert got.dtype == want.dtype, f"{name}: dtype {got.dtype}, expected {want.dtype}"
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
+    # Maxima and indices exactly; averages within the bound of a sum over the window and a division.
+    assert_within_import_bounds(module, [pool.x], expected, "ONNX's reference")
 
 
 @SETTINGS
@@ -221,7 +224,7 @@ def test_dilated_pools_of_float16(op_type: str, outputs: tuple[str, ...], rng: n
     x = rng.standard_normal((2, 3, 5, 6)).astype(np.float16)
     attributes = {"kernel_shape": [2, 3], "dilations": [2, 1], "strides": [2, 1], "pads": [1, 1, 1, 0]}
     onnx_model = one_node(op_type, {"x": x}, outputs=outputs, opset=22, **attributes)
-    check_import(onnx_model, {"x": x}, rtol=2e-3, atol=1e-3)
+    check_import(onnx_model, {"x": x})
 
 
 # -- what remains refused -------------------------------------------------------------------------

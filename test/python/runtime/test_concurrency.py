@@ -4,7 +4,9 @@ A program keeps state between calls (intermediate and staging buffers, kernel pa
 the GPU's result buffers), which its lock guards (mlc/runtime/host.py, "Thread safety"). These
 tests call one compiled function from 8 threads at once, 50 calls each, on distinct random inputs
 (some non-contiguous, so that the argument staging buffer is used), and check every result
-against numpy and against the same call made alone (bitwise: the kernels are deterministic). The
+against the graph interpreter and numpy, within the error bound `error_bounds.result_bounds`
+derives from the program and each call's inputs (`programs.assert_compiled_matches`), and against
+the same call made alone (bitwise: the kernels are deterministic). The
 program has an intermediate buffer between two kernels, which unguarded calls would share.
 
 Memory: after 500 calls of warm-up (Python's free lists and ctypes' caches fill up, then stay),
@@ -25,6 +27,7 @@ import numpy as np
 import pytest
 
 import mlc
+from programs import assert_compiled_matches
 
 THREADS = 8
 CALLS_PER_THREAD = 50
@@ -46,13 +49,6 @@ def reference(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
     h = x.astype(np.float64) @ w.astype(np.float64)
     e = np.exp(h - h.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True) + b
-
-
-# Worst-case f32 error (absolute): a dot product of DEPTH terms with |x_i w_i| <= 1/4 is off by at
-# most DEPTH * eps * DEPTH / 4 (the classic gamma_n bound); softmax at most doubles the error of its
-# logits (its values are at most 1); the sum of COLUMNS exponentials, exp itself, the division and
-# the + b add a few ulps each.
-TOLERANCE = (2 * DEPTH * DEPTH / 4 + COLUMNS + 8) * float(np.finfo(np.float32).eps)
 
 
 def random_inputs(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -95,7 +91,7 @@ def call_from_threads(function: Callable[..., np.ndarray], to_host: Callable[[ob
 def check_results(function: Callable[..., np.ndarray], results: dict[int, np.ndarray], to_host: Callable[[object], np.ndarray]) -> None:
     for seed, result in sorted(results.items()):
         inputs = random_inputs(seed)
-        np.testing.assert_allclose(result, reference(*inputs), rtol=0, atol=TOLERANCE, err_msg=f"call with seed {seed}")
+        assert_compiled_matches(PROGRAM, list(inputs), result, [reference(*inputs)])
         np.testing.assert_array_equal(result, to_host(function(*inputs)), err_msg=f"call with seed {seed}, alone")
 
 
@@ -197,7 +193,7 @@ def test_gpu_call_restores_the_threads_context(gpu_function: mlc.CompiledFunctio
     thread.start()
     thread.join()
     result, (error, context) = observed
-    np.testing.assert_allclose(result, reference(*random_inputs(11)), rtol=0, atol=TOLERANCE)
+    assert_compiled_matches(PROGRAM, list(random_inputs(11)), result, [reference(*random_inputs(11))])
     assert error == 0 and context == 0, f"the thread was left with context {context:#x} (error {error})"
 
 

@@ -1,7 +1,10 @@
 """Loading object files with MCJIT (mlc/runtime/cpu.py), and HostProgram on the CPU executor.
 
 The object files are built here from hand-written LLVM IR with llvmlite (host triple,
-`TargetMachine.emit_object`), so these tests do not depend on mlc's backend.
+`TargetMachine.emit_object`), so these tests do not depend on mlc's backend. Results are compared
+with numpy exactly, except where a kernel calls libm's expf: there within the error bound
+`error_bounds.result_bounds` derives for the graph function the kernels compute
+(`programs.assert_compiled_matches`: expf's stated accuracy, and the roundings around it).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from ptx_kernels import parse
 
 from mlc.runtime.cpu import CpuLoadError, CpuModule, elf_symbols
 from mlc.runtime.host import CpuExecutor, HostProgram
+from programs import assert_compiled_matches
 
 llvm = pytest.importorskip("llvmlite.binding")
 
@@ -119,7 +123,11 @@ def test_libm_symbols_resolve_from_the_process(kernels: CpuModule) -> None:
     a = np.linspace(-5, 5, 1024, dtype=np.float32)
     out = np.empty(1024, np.float32)
     kernels.function("exp_1024", 2)(a.ctypes.data, out.ctypes.data)
-    np.testing.assert_allclose(out, np.exp(a), rtol=1e-6)
+    exp_as_graph = """func.func @main(%a: tensor<1024xf32>) -> tensor<1024xf32> {
+  %e = graph.exp %a : tensor<1024xf32>
+  func.return %e : tensor<1024xf32>
+}"""
+    assert_compiled_matches(exp_as_graph, [a], out, [np.exp(a.astype(np.float64))])
 
 
 def test_elf_symbols_lists_definitions_and_needs() -> None:
@@ -180,6 +188,16 @@ builtin.module {
 }
 """
 
+HOST_MODULE_AS_GRAPH = """func.func @main(%x: tensor<32x32xf32>, %y: tensor<1024xf32>) -> tensor<1024xf32> {
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %s = graph.add %x, %one : (tensor<32x32xf32>, tensor<f32>) -> tensor<32x32xf32>
+  %e = graph.exp %s : tensor<32x32xf32>
+  %flat = graph.reshape %e : tensor<32x32xf32> to tensor<1024xf32>
+  %o = graph.add %flat, %y : (tensor<1024xf32>, tensor<1024xf32>) -> tensor<1024xf32>
+  func.return %o : tensor<1024xf32>
+}"""
+"""What HOST_MODULE's launches compute, as a graph function (for its error bound)."""
+
 
 def test_host_program_on_the_cpu_end_to_end() -> None:
     program = HostProgram.for_cpu(parse(HOST_MODULE), object_code(KERNELS_IR))
@@ -189,12 +207,13 @@ def test_host_program_on_the_cpu_end_to_end() -> None:
         x = generator.standard_normal((32, 32)).astype(np.float32)
         y = generator.standard_normal(1024).astype(np.float32)
         (result,) = program.run(x, y)
-        np.testing.assert_allclose(result, np.exp(x + 1).reshape(1024) + y, rtol=1e-6, atol=1e-6)
+        reference = np.exp(x.astype(np.float64) + 1).reshape(1024) + y
+        assert_compiled_matches(HOST_MODULE_AS_GRAPH, [x, y], result, [reference])
         assert result.ctypes.data % 256 == 0
     out = np.empty(1024, np.float32)
     (written,) = program.run_on_device(x, y, outputs=(out,))
     assert written is out
-    np.testing.assert_allclose(out, np.exp(x + 1).reshape(1024) + y, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(out, result)
     with pytest.raises(ValueError, match=r"argument #1 \(%y\) of @main: expected shape \(1024,\)"):
         program.run(x, y[:512])
 

@@ -5,7 +5,9 @@ warps, a softmax with four such sums sharing one buffer, a shared-memory transpo
 loop over cooperatively copied tiles, branches on the block and the thread), every barrier is
 stripped and the pass puts its own back; so for the GPU pipeline's own matmul, whose operands
 loop-promote-shared staged in shared memory, and for the same matmul after loop-double-buffer.
-Then (a) the interpreter reports no race and the results equal the original's, and (b) removing
+Then (a) the interpreter reports no race and the results equal the original's (the originals'
+results match numpy's float64 matmul within the error bound `error_bounds.result_bounds` derives
+for the graph function they compute: gamma(K) * (|A| @ |B|) plus roundings), and (b) removing
 any one barrier the pass inserted makes the interpreter report a race: each is needed.
 Hypothesis draws small kernels of shared-memory stores and loads at thread-dependent indices, in
 loops and branches (some on the thread id), and checks the pass's barriers against the same
@@ -27,7 +29,7 @@ from mlc.dialects import make_context
 from mlc.dialects.gpu import ops as gpu
 from mlc.interpreter import DataRace, run, run_kernel
 from mlc.transforms.gpu.gpu_insert_barriers import INSERTED, GpuInsertBarriers
-from programs import lower
+from programs import assert_compiled_matches, lower
 
 LOWER_TO_GPU_LEVEL = "graph-decompose,graph-fuse,convert-graph-to-tile,cse,canonicalize,convert-tile-to-loop,cse,canonicalize,convert-loop-to-gpu"
 
@@ -195,7 +197,11 @@ def test_matmul_k_loop_over_cooperatively_copied_tiles():
     a = RNG.standard_normal((16, 32)).astype(np.float32)
     b = RNG.standard_normal((32, 16)).astype(np.float32)
     execute = kernel_runner("matmul", [a, b, np.zeros((16, 16), np.float32)])
-    np.testing.assert_allclose(execute(original)[2], a @ b, rtol=1e-5, atol=1e-5)
+    matmul_as_graph = """func.func @main(%a: tensor<16x32xf32>, %b: tensor<32x16xf32>) -> tensor<16x16xf32> {
+  %c = graph.matmul %a, %b : (tensor<16x32xf32>, tensor<32x16xf32>) -> tensor<16x16xf32>
+  func.return %c : tensor<16x16xf32>
+}"""
+    assert_compiled_matches(matmul_as_graph, [a, b], execute(original)[2], [a.astype(np.float64) @ b])
     # One barrier before the inner loop (RAW), one before the next tile's copy (WAR).
     assert check_barrier_insertion(original, execute) == 2
     # Both in the K loop's body, none in the inner loop: a barrier per tile, not per element.
@@ -221,7 +227,7 @@ def dense_at_gpu_level(loop_passes: str):  # noqa: ANN201
     inputs = [RNG.standard_normal(shape).astype(np.float32) for shape in ((40, 300), (300, 56), (56,))]
     execute = main_runner(inputs)
     expected = np.maximum(inputs[0].astype(np.float64) @ inputs[1] + inputs[2], 0)
-    np.testing.assert_allclose(execute(original)[0], expected, rtol=1e-4, atol=1e-4)
+    assert_compiled_matches(PROMOTED_DENSE, inputs, execute(original)[0], [expected])
     return original, execute
 
 

@@ -8,12 +8,13 @@ normalisations, transposes and reshapes among elementwise ops; `programs.py`), a
   outside the group (a contraction absorbs consumers only), and only constants and reshapes stay
   outside groups; running graph-fuse again changes nothing;
 * on elementwise programs the groups are exactly the kernels convert-graph-to-tile makes;
-* graph-fuse followed by mlc-lower-to-cpu compiles and agrees with the interpreter.
+* graph-fuse followed by mlc-lower-to-cpu compiles and agrees with the interpreter, within the
+  error bound `error_bounds.result_bounds` derives from the program and its data.
 """
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func
 from xdsl.ir import Operation
@@ -23,8 +24,10 @@ from mlc.dialects.graph import ops as graph
 from mlc.transforms.analysis.fusion_groups import partition
 from mlc.transforms.graph.graph_fuse import GRAPH_REDUCTIONS
 from programs import (
-    assert_compiled_results,
     assert_equivalent,
+    assert_perturbation_caught,
+    assert_within_bounds,
+    comparison_event,
     elementwise_programs,
     lower,
     mixed_programs,
@@ -58,7 +61,7 @@ def _body(fusion: graph.FusionOp) -> list[Operation]:
 def test_fusion_preserves_results(program: str, seed: int):
     before = lower(program, "")
     after = lower(program, "graph-fuse")
-    assert_equivalent(before, after, random_inputs(program, seed), exact=True)
+    assert_equivalent(before, after, random_inputs(program, seed))
 
 
 def _check_kind(fusion: graph.FusionOp) -> None:
@@ -114,11 +117,10 @@ def test_elementwise_groups_are_the_kernels(program: str):
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(program=st.one_of(elementwise_programs(), reduction_programs()), seed=st.integers(0, 2**32 - 1))
 def test_cpu_lowering_after_fusion(program: str, seed: int):
-    from mlc.interpreter import run
-
+    """Compiled after graph-fuse, within the error bound derived for the program and its data."""
     compiled = mlc.compile(program, device="cpu", pipeline="graph-fuse,mlc-lower-to-cpu")
     inputs = random_inputs(program, seed)
-    assert_compiled_results(compiled(*inputs), run(lower(program, ""), "main", [x.copy() for x in inputs]))
+    event(comparison_event(assert_within_bounds(program, inputs, compiled(*inputs))))
 
 
 SOFTMAX_OF_AFFINE = """
@@ -139,4 +141,6 @@ def test_cpu_lowering_of_a_fused_reduction():
     assert [fusion.kind.data for fusion in _fusions(fused)] == ["elementwise", "reduction"]
     compiled = mlc.compile(fused, device="cpu")
     inputs = random_inputs(SOFTMAX_OF_AFFINE, 7)
-    assert_compiled_results(compiled(*inputs), compiled.reference(*inputs))
+    results = compiled(*inputs)
+    assert assert_within_bounds(SOFTMAX_OF_AFFINE, inputs, results).compared == 64 * 100 + 64
+    assert_perturbation_caught(SOFTMAX_OF_AFFINE, inputs, results)

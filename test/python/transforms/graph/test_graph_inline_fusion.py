@@ -35,4 +35,4 @@ def test_inlining_undoes_fusion(program: str, seed: int):
     before = lower(program, "dce")
     after = lower(program, "graph-fuse,graph-inline-fusion")
     assert _op_names(after) == _op_names(before)
-    assert_equivalent(before, after, random_inputs(program, seed), exact=True)
+    assert_equivalent(before, after, random_inputs(program, seed))

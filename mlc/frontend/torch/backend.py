@@ -1,0 +1,247 @@
+"""The `torch.compile` backend "mlc": each captured graph compiled by mlc, with PyTorch running
+what mlc cannot compile.
+
+For each FX graph dynamo hands over:
+
+1. **Core ATen.** AOT autograd traces it with `decompositions.decompositions()` into a functional
+   ATen graph (parameters become inputs, so they are arguments of the compiled functions, never
+   copied into them). Backward graphs, when autograd needs them, run in PyTorch.
+2. **Ask mlc.** For the inputs' device ('cpu' or 'cuda'), `SupportOracle` answers per node whether
+   mlc compiles it (the node imported alone and lowered by `mlc.lower`). Each unsupported node is
+   logged once (logger `mlc.frontend.torch`, level WARNING: `node 'permute' (aten.permute.default)
+   runs in PyTorch: ...`).
+3. **Partition.** `CapabilityBasedPartitioner` groups the supported nodes into maximal
+   partitions; each becomes one function (`FxImporter`, parameters as arguments) compiled with
+   `mlc.compile` for the device and called through `MlcPartition`: on the CPU through numpy views
+   of the tensors (no copy for contiguous ones), on CUDA by handing PyTorch's tensors to
+   `run_on_device` as inputs and outputs (no copies; both use the legacy default stream, so the
+   launches are ordered with PyTorch's default-stream work). A partition that fails to compile
+   as a whole (a fusion mlc cannot make one kernel) is logged and runs in PyTorch.
+4. **Dynamic shapes.** When dynamo marks a size dynamic (symbolic sizes in the example inputs),
+   `PerShapeGraph` compiles the graph again, steps 1 to 3, for each concrete shape it is called
+   with, and keeps each compilation.
+
+`explain(model, inputs)` compiles and runs the model with a backend that records every decision:
+an `Explanation` lists each node with where it ran and why. This module is a client of the public
+API (`mlc.compile`, `mlc.lower`), imported inside its functions.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupport
+
+from mlc.frontend.torch.decompositions import decompositions
+from mlc.frontend.torch.emitter import describe_node, fake_value, target_name
+from mlc.frontend.torch.errors import TorchImportError
+from mlc.frontend.torch.importer import FxImporter
+from mlc.frontend.torch.support import SupportOracle
+
+log = logging.getLogger("mlc.frontend.torch")
+
+DEVICES = ("cpu", "cuda")
+
+
+@dataclass
+class NodeRecord:
+    """Where one ATen node ran: 'mlc' or 'pytorch', and why not mlc."""
+
+    graph: int
+    node: str
+    op: str
+    ran_in: str
+    reason: str | None = None
+
+
+@dataclass
+class Explanation:
+    """What the backend decided for every node of every graph it compiled."""
+
+    records: list[NodeRecord] = field(default_factory=list)
+    graphs: int = 0
+    outputs: Any = None
+    """What the compiled model returned on the inputs `explain` ran it on."""
+
+    @property
+    def in_mlc(self) -> list[NodeRecord]:
+        return [r for r in self.records if r.ran_in == "mlc"]
+
+    @property
+    def in_pytorch(self) -> list[NodeRecord]:
+        return [r for r in self.records if r.ran_in == "pytorch"]
+
+    def __str__(self) -> str:
+        lines = [f"{self.graphs} graph(s): {len(self.in_mlc)} node(s) ran in mlc, {len(self.in_pytorch)} in PyTorch"]
+        for r in self.records:
+            why = f"  ({r.reason})" if r.reason else ""
+            lines.append(f"  graph {r.graph}  {r.ran_in:<8} {r.node:<24} {r.op}{why}")
+        return "\n".join(lines)
+
+
+class _AskMlc(OperatorSupport):
+    def __init__(self, oracle: SupportOracle, reasons: dict[torch.fx.Node, str | None]):
+        super().__init__()
+        self.oracle, self.reasons = oracle, reasons
+
+    def is_node_supported(self, submodules: Any, node: torch.fx.Node) -> bool:
+        if node not in self.reasons:
+            self.reasons[node] = self.oracle.reason(node)
+        return self.reasons[node] is None
+
+
+class MlcPartition(torch.nn.Module):
+    """A partition compiled by mlc, called on torch tensors (see the module docstring)."""
+
+    def __init__(self, compiled: Any, graph_module: torch.fx.GraphModule, device: str):
+        super().__init__()
+        self.compiled, self.device = compiled, device
+        output = next(n for n in graph_module.graph.nodes if n.op == "output").args[0]
+        self.returns_tuple = isinstance(output, tuple | list)
+        results = output if self.returns_tuple else [output]
+        self.result_specs = [(tuple(fake_value(r).shape), fake_value(r).dtype) for r in results]
+
+    def forward(self, *tensors: torch.Tensor) -> Any:
+        inputs = [t.detach().contiguous() for t in tensors]
+        if self.device == "cuda":
+            device = inputs[0].device if inputs else torch.device("cuda")
+            outputs = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in self.result_specs]
+            self.compiled.run_on_device(*inputs, outputs=outputs)
+        else:
+            results = self.compiled(*[t.numpy() for t in inputs])
+            results = results if isinstance(results, tuple) else (results,)
+            outputs = [torch.from_numpy(np.asarray(r)) for r in results]
+        return tuple(outputs) if self.returns_tuple else outputs[0]
+
+
+def graph_device(example_inputs: Sequence[Any]) -> str | None:
+    """The one device of the graph's tensor inputs, when mlc compiles for it."""
+    devices = {x.device.type for x in example_inputs if isinstance(x, torch.Tensor)}
+    if len(devices) > 1:
+        return None
+    device = devices.pop() if devices else "cpu"
+    return device if device in DEVICES else None
+
+
+def compile_graph(
+    gm: torch.fx.GraphModule, device: str, explanation: Explanation | None = None
+) -> torch.fx.GraphModule:
+    """`gm` (an ATen graph with `meta["val"]`) with its mlc-compilable partitions compiled."""
+    import mlc
+
+    graph_index = explanation.graphs if explanation is not None else 0
+    if explanation is not None:
+        explanation.graphs += 1
+    reasons: dict[torch.fx.Node, str | None] = {}
+    oracle = SupportOracle(device, lambda module, target: mlc.lower(module, device=target))
+    partitioner = CapabilityBasedPartitioner(gm, _AskMlc(oracle, reasons), allows_single_node_partition=True)
+    partitions = partitioner.propose_partitions()
+    # fuse_partitions rewrites gm in place: read the nodes and their partitions first.
+    nodes = [(node, reasons.get(node)) for node in gm.graph.nodes if node.op == "call_function"]
+    partition_of = {node: f"fused_{index}" for index, partition in enumerate(partitions) for node in partition.nodes}
+    fused = partitioner.fuse_partitions(partitions)
+    failed: dict[str, str] = {}
+    for name, submodule in list(fused.named_children()):
+        if not name.startswith("fused_") or not isinstance(submodule, torch.fx.GraphModule):
+            continue
+        try:
+            module = FxImporter(submodule, "arguments").import_module()
+            compiled = mlc.compile(module, device=device)
+        except (TorchImportError, mlc.CompileError) as error:
+            failed[name] = str(error).strip().splitlines()[0]
+            log.warning("mlc: partition %s runs in PyTorch: %s", name, failed[name])
+            continue
+        setattr(fused, name, MlcPartition(compiled, submodule, device))
+    fused.recompile()
+    for node, reason in nodes:
+        if reason is not None:
+            log.warning("mlc: %s runs in PyTorch: %s", describe_node(node), reason)
+        elif partition_of.get(node) in failed:
+            reason = f"its partition did not compile: {failed[partition_of[node]]}"
+        if explanation is not None:
+            where = "pytorch" if reason is not None else "mlc"
+            explanation.records.append(NodeRecord(graph_index, node.name, target_name(node), where, reason))
+    return fused
+
+
+def _has_symbolic_sizes(example_inputs: Sequence[Any]) -> bool:
+    for x in example_inputs:
+        if isinstance(x, torch.SymInt | torch.SymFloat):
+            return True
+        if isinstance(x, torch.Tensor) and any(not isinstance(s, int) for s in x.shape):
+            return True
+    return False
+
+
+def _aot_compile(
+    gm: torch.fx.GraphModule,
+    example_inputs: Sequence[Any],
+    explanation: Explanation | None,
+) -> Callable[..., Any]:
+    from torch._dynamo.backends.common import aot_autograd
+
+    device = graph_device(example_inputs)
+    if device is None:
+        log.warning(
+            "mlc: a graph with inputs on %s runs in PyTorch",
+            sorted({str(getattr(x, "device", "")) for x in example_inputs}),
+        )
+        return gm.forward
+
+    def forward_compiler(forward: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
+        return compile_graph(forward, device, explanation)
+
+    def backward_in_pytorch(backward: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
+        from torch._functorch.aot_autograd import make_boxed_func
+
+        return make_boxed_func(backward.forward)
+
+    backend = aot_autograd(
+        fw_compiler=forward_compiler,
+        bw_compiler=backward_in_pytorch,
+        decompositions=decompositions(),
+    )
+    return backend(gm, list(example_inputs))
+
+
+class PerShapeGraph:
+    """A graph with dynamic sizes, compiled again for each concrete shape it is called with."""
+
+    def __init__(self, gm: torch.fx.GraphModule, explanation: Explanation | None):
+        self.gm, self.explanation = gm, explanation
+        self.compiled: dict[tuple[Any, ...], Callable[..., Any]] = {}
+
+    def __call__(self, *args: Any) -> Any:
+        key = tuple((tuple(a.shape), a.dtype, a.device) if isinstance(a, torch.Tensor) else a for a in args)
+        if key not in self.compiled:
+            self.compiled[key] = _aot_compile(self.gm, args, self.explanation)
+        return self.compiled[key](*args)
+
+
+def mlc_backend(
+    gm: torch.fx.GraphModule,
+    example_inputs: Sequence[Any],
+    *,
+    explanation: Explanation | None = None,
+) -> Callable[..., Any]:
+    """The torch.compile backend (see the module docstring)."""
+    if _has_symbolic_sizes(example_inputs):
+        return PerShapeGraph(gm, explanation)
+    return _aot_compile(gm, example_inputs, explanation)
+
+
+def explain(model: Callable[..., Any], inputs: Sequence[Any]) -> Explanation:
+    """Compiles `model` with the mlc backend, calls it on `inputs` and returns what ran where."""
+    explanation = Explanation()
+
+    def recording_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        return mlc_backend(gm, example_inputs, explanation=explanation)
+
+    explanation.outputs = torch.compile(model, backend=recording_backend)(*inputs)
+    return explanation
