@@ -15,6 +15,7 @@ passes change no arithmetic. The GPU steps run the kernels in the GPU-level inte
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
