@@ -362,7 +362,7 @@ def _refuse_unhonoured_precisions(module: ModuleOp, precision: str, target: str,
         if isinstance(op, graph.MatmulOp) and (wanted := matmul_precision(op, precision)) not in honoured:
             message = (
                 f"precision '{wanted}' cannot be honoured on target '{target}': {honoured.reason} "
-                f"(precisions computed there: {', '.join(sorted(honoured))})"
+                f"(precisions computed there: {', '.join(sorted(honoured.precisions))})"
             )
             raise LoweringError(describe_op(op, message, source_map, name))
 

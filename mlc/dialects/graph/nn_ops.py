@@ -49,8 +49,8 @@ from xdsl.dialects.builtin import DenseArrayBase, I64, IntegerAttr, StringAttr, 
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
-    irdl_op_definition,
     ParsePropInAttrDict,
+    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,

@@ -10,6 +10,8 @@ be slower than IEEE on both targets and so give the caller nothing they asked fo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.ir import Operation
 
 from mlc.diagnostics import PassFailure
@@ -25,15 +27,15 @@ FMA_REASON = (
 )
 
 
-class HonouredPrecisions(frozenset):
+@dataclass(frozen=True)
+class HonouredPrecisions:
     """The precisions a target's lowering computes, and why not the others."""
 
+    precisions: frozenset[str]
     reason: str
 
-    def __new__(cls, precisions: frozenset[str], reason: str) -> HonouredPrecisions:
-        honoured = super().__new__(cls, precisions)
-        honoured.reason = reason
-        return honoured
+    def __contains__(self, precision: object) -> bool:
+        return precision in self.precisions
 
 
 def honoured_precisions(target: str) -> HonouredPrecisions:

@@ -51,8 +51,8 @@ from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.thread_layout import ThreadLayout, iteration_shape, used_from_outside
-from mlc.transforms.lowering.dot_precision import refuse_unhonoured_precisions
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if
+from mlc.transforms.lowering.dot_precision import refuse_unhonoured_precisions
 from mlc.transforms.lowering.matmul_loop import contains_dot, lower_dot_kernel
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering, is_power_of_two
 from mlc.transforms.lowering.tile_reductions import all_reduce, combine_tree, reduction_terms
