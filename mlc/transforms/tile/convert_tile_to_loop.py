@@ -26,9 +26,10 @@ back to scalar accesses. The kernel records in `mlc.arg_alignment` the alignment
 then needs (the runtime checks it).
 
 Kernels with `tile.dot` are lowered by `matmul_loop.py` instead: each thread computes a register
-micro-tile of the block's output, the dot's K in short vector steps. With `tensor-cores=true`
-(the GPU pipeline), those whose dots tensor cores can run (f16/bf16 operands, f32 accumulation)
-are lowered by `matmul_mma.py`: warps of `loop.mma_sync` steps.
+micro-tile of the block's output, the dot's K in short vector steps, in IEEE f32: a dot whose
+`precision` asks for TF32 is refused (`dot_precision.py`). With `tensor-cores=true` (the GPU
+pipeline), those whose dots tensor cores can run (f16/bf16 operands, f32 accumulation) are lowered
+by `matmul_mma.py`: warps of `loop.mma_sync` steps.
 
 Limits: tiles of several shapes in one kernel (other than broadcast operands, and a dot's
 operands), tile ops other than load, store, broadcast, splat, map, reduce, in_bounds and dot,
@@ -53,6 +54,7 @@ from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.thread_layout import ThreadLayout, iteration_shape, used_from_outside
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if
+from mlc.transforms.lowering.dot_precision import refuse_unhonoured_precisions
 from mlc.transforms.lowering.matmul_loop import contains_dot, lower_dot_kernel
 from mlc.transforms.lowering.matmul_mma import lower_mma_kernel, mma_applies
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering, is_power_of_two
@@ -384,6 +386,7 @@ class ConvertTileToLoop(ModulePass):
             if self.tensor_cores and mma_applies(kernel):
                 lowered = lower_mma_kernel(kernel, self.vector_bytes)
             elif contains_dot(kernel):
+                refuse_unhonoured_precisions(kernel)
                 lowered = lower_dot_kernel(kernel, self.vector_bytes)
             else:
                 lowered = KernelLowering(kernel, self.vector_bytes).lower()
