@@ -55,7 +55,8 @@ def _steps(pipeline: str) -> list[tuple[str, str, str]]:
     lowering = passes.index("convert-graph-to-tile")
     steps, seen = [], set()
     for index, name in enumerate(passes):
-        label = f"{name}@graph" if index < lowering and name in passes[lowering:] else name
+        base = name.split("{")[0]  # labelled without options: convert-tile-to-loop{tensor-cores=true}
+        label = f"{base}@graph" if index < lowering and name in passes[lowering:] else base
         if label in seen:
             continue
         seen.add(label)
