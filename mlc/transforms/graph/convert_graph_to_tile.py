@@ -92,7 +92,8 @@ from mlc.transforms.analysis.tile_sizes import choose_reduction_tile, choose_til
 from mlc.transforms.analysis.memory_plan import PLAN_ATTR, read_recorded_plan
 from mlc.transforms.lowering.fusion_inlining import inline_fusions
 from mlc.transforms.lowering.host_arena import HostArena
-from mlc.transforms.lowering.group_kernel import KernelPlan, build_kernel, collapse_dimensions
+from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
+from mlc.transforms.lowering.group_kernel import KernelPlan, build_kernel, collapse_dimensions, keep_dimensions
 from mlc.transforms.lowering.matmul_kernel import (
     LaunchUnit,
     MatmulUnit,
@@ -296,7 +297,10 @@ class HostBuilder:
         participants = [seen for _, seen in group.inputs]
         if group.reduced_axes:
             participants.append(group.reduced_domain)
-        collapse = collapse_dimensions(group.domain, participants)
+        if any(isinstance(op, LAYOUT_OPS) for op in group.ops):
+            collapse = keep_dimensions(group.domain)
+        else:
+            collapse = collapse_dimensions(group.domain, participants)
         domain = collapse.domain
         name = self._kernel_name(group, _kernel_name(self.old.sym_name.data, index, group))
         if not group.reduced_axes:

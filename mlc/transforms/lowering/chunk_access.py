@@ -215,6 +215,15 @@ class ChunkAccesses:
             return [rows]
         return [self._element_guard(emitter, plan, rows, position)[0] for position in range(plan.count)]
 
+    def range(self, emitter: Emitter, start: SSAValue, axis: int, tile_shape: tuple[int, ...]) -> list[SSAValue]:
+        """The chunk's elements of `tile.range`: V coordinates along the last dimension, else one."""
+        if tile_shape[axis] == 1:
+            return [start]
+        first = emitter.add(start, self.coordinates[len(self.full_shape) - len(tile_shape) + axis])
+        if axis < len(tile_shape) - 1:
+            return [first]
+        return [first] + [emitter.add(first, emitter.index(position)) for position in range(1, self.vector_width)]
+
     # -- deciding ------------------------------------------------------------------------------
 
     def _plan(
@@ -324,3 +333,27 @@ class ChunkAccesses:
 
             emit_if(emitter, guard, [], store, None)
         return []
+
+
+def gather_elements(
+    emitter: Emitter, source: SSAValue, indices: Sequence[list[SSAValue]], padding: Attribute | None
+) -> list[SSAValue]:
+    """A chunk's elements of `tile.gather`: one scalar read per element at its own position
+    (`indices`: each dimension's elements, V or one), under a bounds check, padding outside.
+
+    No vector access and no coalescing: a gather through a transpose reads one side strided.
+    """
+    element_type = source.type.element_type  # type: ignore[attr-defined]
+    bounds = source.type.get_shape()  # type: ignore[attr-defined]
+    padding = padding if padding is not None else zero_of(element_type)
+    count = max((len(elements) for elements in indices), default=1)
+    results: list[SSAValue] = []
+    for position in range(count):
+        at = [elements[position if len(elements) > 1 else 0] for elements in indices]
+        read = lambda inner, at=at: [inner.emit(memref.LoadOp.get(source, at))]  # noqa: E731
+        if not at:
+            results += read(emitter)
+            continue
+        inside = emitter.all_of([emitter.below(index, bound) for index, bound in zip(at, bounds)])
+        results += emit_if(emitter, inside, [element_type], read, lambda inner: [inner.emit(arith.ConstantOp(padding))])
+    return results

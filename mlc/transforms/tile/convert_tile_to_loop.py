@@ -28,8 +28,12 @@ then needs (the runtime checks it).
 Kernels with `tile.dot` are lowered by `matmul_loop.py` instead: each thread computes a register
 micro-tile of the block's output, the dot's K in short vector steps.
 
+`tile.range` is the chunk's coordinates (V indices along the last dimension, else one);
+`tile.gather` reads each element with a guarded scalar load (`chunk_access.gather_elements`).
+
 Limits: tiles of several shapes in one kernel (other than broadcast operands, and a dot's
-operands), tile ops other than load, store, broadcast, splat, map, reduce, in_bounds and dot,
+operands), tile ops other than load, store, broadcast, splat, map, reduce, in_bounds, range,
+gather and dot,
 loops carrying scalars and `tile.reduce` inside a loop are reported as unsupported.
 """
 
@@ -50,7 +54,7 @@ from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.thread_layout import ThreadLayout, iteration_shape, used_from_outside
-from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if
+from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if, gather_elements
 from mlc.transforms.lowering.matmul_loop import contains_dot, lower_dot_kernel
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering, is_power_of_two
 from mlc.transforms.lowering.tile_reductions import all_reduce, combine_tree, reduction_terms
@@ -158,7 +162,7 @@ class KernelLowering(TileKernelLowering):
     def _tile_ops(self, emitter: Emitter, block: Block, keys: list[int]) -> None:
         """Every tile op of `block` in program order, for every repetition (values are materialized
         lazily). Uniform code in a loop body is cloned in place (the top level's is cloned first)."""
-        lazy = tile.LoadOp | tile.BroadcastOp | tile.SplatOp | tile.ReduceOp | tile.InBoundsOp | tile.ProgramIdOp
+        lazy = (tile.LoadOp, tile.BroadcastOp, tile.SplatOp, tile.ReduceOp, tile.InBoundsOp, tile.ProgramIdOp, tile.RangeOp, tile.GatherOp)
         for op in block.ops:
             if isinstance(op, tile.StoreOp):
                 for key in keys:
@@ -169,7 +173,7 @@ class KernelLowering(TileKernelLowering):
             elif isinstance(op, scf.ForOp):
                 self._for(emitter, op, keys)
             elif _is_tile_op(op):
-                if not isinstance(op, lazy | tile.ReturnOp):
+                if not isinstance(op, (*lazy, tile.ReturnOp)):
                     raise PassFailure(op, "convert-tile-to-loop cannot lower this tile op yet")
             elif block is not self.kernel.body.block and not isinstance(op, scf.YieldOp):
                 self._clone_uniform(op, emitter)
@@ -273,6 +277,12 @@ class KernelLowering(TileKernelLowering):
             result = self._reduce(emitter, owner, key)
         elif isinstance(owner, tile.InBoundsOp):
             result = self._in_bounds(emitter, owner, key)
+        elif isinstance(owner, tile.RangeOp):
+            shape = owner.result.type.get_shape()  # type: ignore[attr-defined]
+            result = self.repetitions[key].accesses.range(emitter, self.values[owner.start], owner.axis.value.data, shape)
+        elif isinstance(owner, tile.GatherOp):
+            indices = [self.materialize(emitter, index, key) for index in owner.indices]
+            result = gather_elements(emitter, self.values[owner.source], indices, owner.padding)
         else:
             raise PassFailure(owner if isinstance(owner, Operation) else self.kernel, "unsupported tile value")
         self.elements[(value, key)] = result

@@ -42,9 +42,6 @@ from mlc.dialects.graph.error_bounds import check_results, result_bounds
 REGRESSIONS = Path(__file__).parent / "regressions"
 
 NOT_YET_COMPILED: dict[str, str] = {
-    "graph.transpose": "issue 15",
-    "graph.concat": "issue 15",
-    "graph.slice": "issue 15",
     "graph.conv2d": "issue 15",
     "graph.max_pool2d": "issue 15",
     "graph.avg_pool2d": "issue 15",
@@ -57,7 +54,7 @@ EXPECTED_COMPILE_ERRORS: dict[str, str] = {
 }
 """Other messages of not-yet-compiled programs (pattern -> the issue that removes it)."""
 
-COMPILED_STEPS = tuple(kind for kind in STEP_KINDS if kind not in ("transpose", "slice", "concat", "conv2d", "pool"))
+COMPILED_STEPS = tuple(kind for kind in STEP_KINDS if kind not in ("conv2d", "pool"))
 
 OPTIMISER = "graph-simplify,graph-fold-constants,cse,dce,graph-decompose,graph-fuse,graph-plan-memory"
 
