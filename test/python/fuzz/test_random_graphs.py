@@ -42,9 +42,6 @@ from mlc.dialects.graph.error_bounds import check_results, result_bounds
 REGRESSIONS = Path(__file__).parent / "regressions"
 
 NOT_YET_COMPILED: dict[str, str] = {
-    "graph.conv2d": "issue 15",
-    "graph.max_pool2d": "issue 15",
-    "graph.avg_pool2d": "issue 15",
 }
 """Ops that the lowering reports as not lowered yet, and the issue that lowers them."""
 
@@ -54,7 +51,7 @@ EXPECTED_COMPILE_ERRORS: dict[str, str] = {
 }
 """Other messages of not-yet-compiled programs (pattern -> the issue that removes it)."""
 
-COMPILED_STEPS = tuple(kind for kind in STEP_KINDS if kind not in ("conv2d", "pool"))
+COMPILED_STEPS = STEP_KINDS
 
 OPTIMISER = "graph-simplify,graph-fold-constants,cse,dce,graph-decompose,graph-fuse,graph-plan-memory"
 
