@@ -131,7 +131,7 @@ def _gather_one_hot(node: Node, data: SSAValue, axis: int, size: int) -> SSAValu
 _EINSUM = re.compile(r"^\s*([a-zA-Z]*)\s*,\s*([a-zA-Z]*)\s*->\s*([a-zA-Z]*)\s*$")
 
 
-@maps("Einsum", (12,))
+@maps("Einsum", (12, 28))
 def einsum(node: Node) -> HandlerResult:
     equation = node.attribute("equation", "")
     equation = equation.decode() if isinstance(equation, bytes) else equation

@@ -60,6 +60,8 @@ class Piece:
     """One map per dimension of the leaf."""
     ranges: tuple[tuple[AxisMap, int, int], ...]
     """The piece applies where `low <= map(c) < high` for every (map, low, high)."""
+    padding: float | int | None = None
+    """What the leaf reads as outside its bounds (a padding concatenation folded into the read)."""
 
 
 def _shape(value: SSAValue) -> tuple[int, ...]:
@@ -72,27 +74,70 @@ def identity_maps(rank: int) -> tuple[AxisMap, ...]:
     return tuple(AxisMap(dim, 0) for dim in range(rank))
 
 
-def pieces(value: SSAValue, is_leaf: Callable[[SSAValue], bool]) -> list[Piece]:
-    """The pieces of `value`, a layout op's result, in the order of its concatenations' operands."""
+def _padded_operand(
+    concat: graph.ConcatOp, constant_of: Callable[[SSAValue], float | int | None], is_leaf: Callable[[SSAValue], bool]
+) -> tuple[int, float | int] | None:
+    """(position, value) when `concat` pads one operand with splat constants of one value, and an
+    index outside that operand stays outside all the way to its leaf (transposes and nested
+    paddings only): the padding is then the leaf's out-of-bounds value, not pieces of its own."""
+    values = [constant_of(operand) for operand in concat.xs]
+    inner = [position for position, value in enumerate(values) if value is None]
+    padding = {value for value in values if value is not None}
+    if len(inner) != 1 or len(padding) != 1 or not _keeps_bounds(concat.xs[inner[0]], constant_of, is_leaf):
+        return None
+    return inner[0], next(iter(padding))
+
+
+def _keeps_bounds(value: SSAValue, constant_of: Callable[[SSAValue], float | int | None], is_leaf: Callable[[SSAValue], bool]) -> bool:
+    while not is_leaf(value):
+        owner = value.owner
+        if isinstance(owner, graph.TransposeOp):
+            value = owner.x
+        elif isinstance(owner, graph.ConcatOp) and _padded_operand(owner, constant_of, is_leaf) is not None:
+            value = owner.xs[_padded_operand(owner, constant_of, is_leaf)[0]]  # type: ignore[index]
+        else:
+            return False
+    return True
+
+
+def pieces(
+    value: SSAValue,
+    is_leaf: Callable[[SSAValue], bool],
+    constant_of: Callable[[SSAValue], float | int | None] = lambda _: None,
+) -> list[Piece]:
+    """The pieces of `value`, a layout op's result, in the order of its concatenations' operands.
+
+    `constant_of` tells the splat value of a value (through broadcasts), None for others: a
+    concatenation that pads a single operand with one constant (and whose out-of-range indices
+    stay out of range down to the leaf) becomes that operand's piece with the constant as its
+    padding, without ranges."""
     found: list[Piece] = []
-    stack: list[tuple[SSAValue, tuple[AxisMap, ...], tuple[tuple[AxisMap, int, int], ...]]] = [
-        (value, identity_maps(len(_shape(value))), ())
-    ]
+    Entry = tuple[SSAValue, tuple[AxisMap, ...], tuple[tuple[AxisMap, int, int], ...], "float | int | None"]
+    stack: list[Entry] = [(value, identity_maps(len(_shape(value))), (), None)]
     while stack:
-        current, maps, ranges = stack.pop()
+        current, maps, ranges, padding = stack.pop()
         owner = current.owner
+        padded = _padded_operand(owner, constant_of, is_leaf) if isinstance(owner, graph.ConcatOp) else None
+        if padded is not None and padding not in (None, padded[1]):
+            padded = None
         if is_leaf(current):
-            found.append(Piece(current, maps, ranges))
+            found.append(Piece(current, maps, ranges, padding))
+        elif padded is not None:
+            position, padding = padded
+            axis = owner.normalized_axis()  # type: ignore[union-attr]
+            offset = sum(_shape(operand)[axis] for operand in owner.xs[:position])  # type: ignore[union-attr]
+            shifted = tuple(m.then(-offset, 1) if d == axis else m for d, m in enumerate(maps))
+            stack.append((owner.xs[position], shifted, ranges, padding))  # type: ignore[union-attr]
         elif isinstance(owner, graph.TransposeOp):
             source = [AxisMap(None, 0, 0)] * len(maps)
             for result_dim, source_dim in enumerate(owner.normalized_perm()):
                 source[source_dim] = maps[result_dim]
-            stack.append((owner.x, tuple(source), ranges))
+            stack.append((owner.x, tuple(source), ranges, padding))
         elif isinstance(owner, graph.SliceOp):
             sizes = _shape(owner.x)
             starts = [s.indices(size)[0] for s, size in zip(owner.slices(), sizes)]
             steps = [s.step for s in owner.slices()]
-            stack.append((owner.x, tuple(m.then(start, step) for m, start, step in zip(maps, starts, steps)), ranges))
+            stack.append((owner.x, tuple(m.then(start, step) for m, start, step in zip(maps, starts, steps)), ranges, padding))
         elif isinstance(owner, graph.ConcatOp):
             axis, offset = owner.normalized_axis(), 0
             operands = []
@@ -100,14 +145,14 @@ def pieces(value: SSAValue, is_leaf: Callable[[SSAValue], bool]) -> list[Piece]:
                 size = _shape(operand)[axis]
                 if size:
                     shifted = tuple(m.then(-offset, 1) if d == axis else m for d, m in enumerate(maps))
-                    operands.append((operand, shifted, (*ranges, (maps[axis], offset, offset + size))))
+                    operands.append((operand, shifted, (*ranges, (maps[axis], offset, offset + size)), padding))
                 offset += size
             stack += reversed(operands)
         elif isinstance(owner, graph.BroadcastOp):
             sizes = _shape(owner.x)
             skipped = len(maps) - len(sizes)
             source = tuple(AxisMap(None, 0, 0) if size == 1 else maps[skipped + d] for d, size in enumerate(sizes))
-            stack.append((owner.x, source, ranges))
+            stack.append((owner.x, source, ranges, padding))
         else:
             raise ValueError(f"'{owner.name if owner is not None else current}' is not a layout op")  # type: ignore[union-attr]
     return found

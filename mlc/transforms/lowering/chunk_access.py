@@ -339,21 +339,26 @@ def gather_elements(
     emitter: Emitter, source: SSAValue, indices: Sequence[list[SSAValue]], padding: Attribute | None
 ) -> list[SSAValue]:
     """A chunk's elements of `tile.gather`: one scalar read per element at its own position
-    (`indices`: each dimension's elements, V or one), under a bounds check, padding outside.
+    (`indices`: each dimension's elements, V or one), padding outside the memref.
 
-    No vector access and no coalescing: a gather through a transpose reads one side strided.
+    Branch-free: an index outside its dimension is replaced by 0 before the read (so the read
+    stays inside the buffer) and the element is selected away afterwards; no vector access and no
+    coalescing (a gather through a transpose reads one side strided).
     """
     element_type = source.type.element_type  # type: ignore[attr-defined]
     bounds = source.type.get_shape()  # type: ignore[attr-defined]
     padding = padding if padding is not None else zero_of(element_type)
     count = max((len(elements) for elements in indices), default=1)
+    if 0 in bounds:
+        return [emitter.emit(arith.ConstantOp(padding))] * count
     results: list[SSAValue] = []
+    zero = emitter.index(0)
     for position in range(count):
         at = [elements[position if len(elements) > 1 else 0] for elements in indices]
-        read = lambda inner, at=at: [inner.emit(memref.LoadOp.get(source, at))]  # noqa: E731
-        if not at:
-            results += read(emitter)
-            continue
-        inside = emitter.all_of([emitter.below(index, bound) for index, bound in zip(at, bounds)])
-        results += emit_if(emitter, inside, [element_type], read, lambda inner: [inner.emit(arith.ConstantOp(padding))])
+        inside = [emitter.below(index, bound) for index, bound in zip(at, bounds)]
+        clamped = [emitter.emit(arith.SelectOp(ok, index, zero)) for ok, index in zip(inside, at)]
+        value = emitter.emit(memref.LoadOp.get(source, clamped))
+        if inside:
+            value = emitter.emit(arith.SelectOp(emitter.all_of(inside), value, emitter.emit(arith.ConstantOp(padding))))
+        results.append(value)
     return results
