@@ -45,10 +45,17 @@ Kernel construction, for a group with domain D:
    expanded by `elementwise_expansion.py`, store each output. Tile loads and stores mask at the
    memref bounds, so domains that are not multiples of the tile need nothing more.
 
+Layout ops (transpose, slice, concat) are members of groups like elementwise ops, but read their
+operands through index maps: a chain of them down to the group's inputs becomes coordinates,
+index arithmetic and `tile.gather`s (`layout_gather.py`), so a transpose or a slice feeding an
+elementwise chain, a reduction or a pool window costs no copy; such groups keep every dimension
+(no collapse), since the maps name them. Pools and conv2d reach this pass decomposed
+(graph-decompose, or the decomposition at its start).
+
 Options: `elements-per-program` (default 2048) and `num-warps` (default 4) are recorded in the IR
 (tile shapes, `num_warps`) for the next levels. Preconditions: static shapes; graph ops of the
-elementwise subset (others are reported with a diagnostic naming the op). Limits: bf16 is not
-lowered yet.
+elementwise, reduction, layout and matmul subset after decomposition (others are reported with a
+diagnostic naming the op). Limits: bf16 is not lowered yet.
 """
 
 from __future__ import annotations
