@@ -122,14 +122,23 @@ def _load(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     assert isinstance(tile_type, tile.TileType)
     shape = tile_type.get_shape()
     positions, inside = _block_positions(memref_value.shape, origin, shape)
-    dtype = dtype_of(tile_type)
+    return [_read_padded(execution, op, memref_value, positions, inside, mask)]
+
+
+def _read_padded(
+    execution: Execution, op: tile.LoadOp | tile.GatherOp, memref_value: MemRefValue, positions: list[np.ndarray], inside: np.ndarray, mask: Mask
+) -> np.ndarray:
+    """The elements of `memref_value` at `positions` (each inside it), the op's padding where not `inside`."""
+    tile_type = op.result.type
+    assert isinstance(tile_type, tile.TileType)
+    shape, dtype = tile_type.get_shape(), dtype_of(tile_type)
     loaded = execution.read(memref_value.address(positions), dtype, mask, op, len(shape), inside)
     padding = (
         np.zeros((), dtype)
         if op.padding is None
         else as_array(constant_value(op.padding, tile_type.element_type), dtype)
     )
-    return [np.where(inside, np.broadcast_to(loaded, shape), padding)]
+    return np.where(inside, np.broadcast_to(loaded, shape), padding)
 
 
 def _store(execution: Execution, op: Operation, mask: Mask) -> None:
@@ -241,14 +250,7 @@ def _gather(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     for position, size in zip(positions, memref_value.shape):
         inside &= (position >= 0) & (position < size)
     safe = [np.where(inside, p, 0) for p in positions]
-    dtype = dtype_of(tile_type)
-    loaded = execution.read(memref_value.address(safe), dtype, mask, op, len(shape), inside)
-    padding = (
-        np.zeros((), dtype)
-        if op.padding is None
-        else as_array(constant_value(op.padding, tile_type.element_type), dtype)
-    )
-    return [np.where(inside, np.broadcast_to(loaded, shape), padding)]
+    return [_read_padded(execution, op, memref_value, safe, inside, mask)]
 
 
 def _dot(execution: Execution, op: Operation, mask: Mask) -> list[object]:

@@ -699,7 +699,7 @@ class GatherOp(IRDLOperation):
     position lies outside `source` (an index below 0 or past the dimension) read `padding`
     (zero when absent), as `tile.load` does at the memref's bounds; a kernel selects an
     element away by giving it the index -1. The general access of values read through an index
-    map; lowerings emit one guarded scalar read per element.
+    map; lowerings emit one bounds-checked scalar read per element.
     """
 
     name = "tile.gather"
