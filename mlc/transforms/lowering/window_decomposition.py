@@ -165,7 +165,7 @@ def decompose_pool(op: graph.Pool2dOp, insert: Insert) -> SSAValue:
 
 
 def decompose_conv2d(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
-    batch, channels, height, width = _shape(op.x)
+    batch, _, height, width = _shape(op.x)
     outputs, group_channels, kernel_height, kernel_width = _shape(op.w)
     _, _, out_height, out_width = _shape(op.result)
     groups = op.group.value.data
