@@ -72,16 +72,21 @@ def trilu(node: Node) -> HandlerResult:
     return [node.builder.where(mask, x, node.builder.scalar(0, element_type_of(x)))]
 
 
+def _known(node: Node, index: int) -> np.ndarray | None:
+    """Input `index`'s value when it is known at import time, else None (a run-time value)."""
+    try:
+        return node.constant(index, "input")
+    except OnnxImportError:
+        return None
+
+
 @maps("Gather", (1, 11, 13))
 def gather(node: Node) -> HandlerResult:
+    indices = _known(node, 1)
     data = node.input(0)
     shape = shape_of(data)
     axis = node.axis(node.attribute("axis", 0), len(shape))
     size = shape[axis]
-    try:
-        indices = node.constant(1, "indices")
-    except OnnxImportError:  # run-time indices
-        indices = None
     if indices is not None:
         return [_gather_constant(node, data, axis, np.asarray(indices, dtype=np.int64))]
     return [_gather_one_hot(node, data, axis, size)]

@@ -137,7 +137,9 @@ def test_graph_optimiser_keeps_answers(program: FuzzProgram, seed: int):
     assert comparison.failure is None, _describe(program, seed, f"after {OPTIMISER}: {comparison.failure}")
 
 
-@_fuzz_settings(200)
+# 150 programs: every one compiles now (conv2d and pools included, which cost more to compile),
+# about as many compiled and compared as the 200 of before, when a third were refused at once.
+@_fuzz_settings(150)
 @given(program=programs(), seed=st.integers(0, 2**32 - 1))
 def test_cpu_matches_interpreter(program: FuzzProgram, seed: int):
     event(check_compiled(program, seed, "cpu"))
