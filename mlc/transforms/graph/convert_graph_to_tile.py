@@ -45,12 +45,19 @@ Kernel construction, for a group with domain D:
    expanded by `elementwise_expansion.py`, store each output. Tile loads and stores mask at the
    memref bounds, so domains that are not multiples of the tile need nothing more.
 
+Layout ops (transpose, slice, concat) are members of groups like elementwise ops, but read their
+operands through index maps: a chain of them down to the group's inputs becomes coordinates,
+index arithmetic and `tile.gather`s (`layout_gather.py`), so a transpose or a slice feeding an
+elementwise chain, a reduction or a pool window costs no copy; such groups keep every dimension
+(no collapse), since the maps name them. Pools and conv2d reach this pass decomposed
+(graph-decompose, or the decomposition at its start).
+
 Options: `elements-per-program` (default 2048) and `num-warps` (default 4) are recorded in the IR
 (tile shapes, `num_warps`) for the next levels; `precision` (`ieee`, the default, `tf32` or
 `3xtf32`) is the precision of the f32 matmuls that have no `precision` property, written on their
-`tile.dot`s. Preconditions: static shapes; graph ops of the
-elementwise subset (others are reported with a diagnostic naming the op). bf16 kernels load and
-store bf16 and compute in f32, as f16 kernels do.
+`tile.dot`s. Preconditions: static shapes; graph ops of the elementwise, reduction, layout and
+matmul subset after decomposition (others are reported with a diagnostic naming the op). bf16
+kernels load and store bf16 and compute in f32, as f16 kernels do.
 """
 
 from __future__ import annotations
@@ -94,7 +101,8 @@ from mlc.transforms.analysis.tile_sizes import choose_reduction_tile, choose_til
 from mlc.transforms.analysis.memory_plan import PLAN_ATTR, read_recorded_plan
 from mlc.transforms.lowering.fusion_inlining import inline_fusions
 from mlc.transforms.lowering.host_arena import HostArena
-from mlc.transforms.lowering.group_kernel import KernelPlan, build_kernel, collapse_dimensions
+from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
+from mlc.transforms.lowering.group_kernel import KernelPlan, build_kernel, collapse_dimensions, keep_dimensions
 from mlc.transforms.lowering.matmul_kernel import (
     LaunchUnit,
     MatmulUnit,
@@ -295,7 +303,10 @@ class HostBuilder:
         participants = [seen for _, seen in group.inputs]
         if group.reduced_axes:
             participants.append(group.reduced_domain)
-        collapse = collapse_dimensions(group.domain, participants)
+        if any(isinstance(op, LAYOUT_OPS) for op in group.ops):
+            collapse = keep_dimensions(group.domain)
+        else:
+            collapse = collapse_dimensions(group.domain, participants)
         domain = collapse.domain
         name = self._kernel_name(group, _kernel_name(self.old.sym_name.data, index, group))
         if not group.reduced_axes:

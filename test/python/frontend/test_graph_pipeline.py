@@ -51,8 +51,9 @@ EXPECTED_KINDS = {
     "mlp": Counter({"matmul": 2, "reduction": 1}),
     "cnn": Counter({"conv": 2, "opaque": 1, "reduction": 1, "matmul": 1}),
     # layer norms (2), the QKV, score, context, output and MLP matmuls (6), the scaled softmax,
-    # and the slices and transposes that split and merge the heads (3 + 4).
-    "transformer_block": Counter({"reduction": 3, "matmul": 6, "opaque": 7}),
+    # and the layout groups that split and merge the heads: the three slices of the QKV product
+    # (one group: siblings reading it), three reshaped transposes, the merging transpose.
+    "transformer_block": Counter({"reduction": 3, "matmul": 6, "elementwise": 5}),
 }
 MODELS = {"mlp": mlp, "cnn": cnn, "transformer_block": transformer_block}
 

@@ -424,3 +424,30 @@ tile.kernel @sum_of_broadcast(%x: memref<4x1xf32>, %out: memref<4x1xf32>) grid [
   tile.store %r, %out[%c0, %c0] : !tile.tile<4x1xf32>, memref<4x1xf32>
   tile.return
 }
+
+// -----
+
+// A gather is one read per element: each thread's chunk has 4 consecutive coordinates along the
+// last dimension (tile.range), each index outside its dimension is replaced by 0 before the
+// read and the element selected away (padding) after it; no branch, no vector.
+// CHECK-LABEL: loop.kernel @gather_transpose
+// CHECK:         %[[COLUMN:.*]] = arith.muli
+// CHECK:         %[[ROW:.*]] = arith.divui %thread
+// CHECK:         %[[IN0:.*]] = arith.cmpi ult, %[[COLUMN]], %{{.*}} : index
+// CHECK-NEXT:    %[[IN1:.*]] = arith.cmpi ult, %[[ROW]], %{{.*}} : index
+// CHECK-NEXT:    %[[SAFE0:.*]] = arith.select %[[IN0]], %[[COLUMN]], %{{.*}} : index
+// CHECK-NEXT:    %[[SAFE1:.*]] = arith.select %[[IN1]], %[[ROW]], %{{.*}} : index
+// CHECK-NEXT:    %[[READ:.*]] = memref.load %x[%[[SAFE0]], %[[SAFE1]]] : memref<5x3xf32>
+// CHECK-NEXT:    %[[INSIDE:.*]] = arith.andi %[[IN0]], %[[IN1]] : i1
+// CHECK-NEXT:    %[[PAD:.*]] = arith.constant -1.000000e+00 : f32
+// CHECK-NEXT:    arith.select %[[INSIDE]], %[[READ]], %[[PAD]] : f32
+// CHECK-COUNT-3: memref.load %x
+// CHECK-NOT:     vector.load
+tile.kernel @gather_transpose(%x: memref<5x3xf32>, %out: memref<3x5xf32>) grid [1] num_warps 1 {
+  %c0 = arith.constant 0 : index
+  %rows = tile.range %c0 axis 0 : !tile.tile<4x8xindex>
+  %columns = tile.range %c0 axis 1 : !tile.tile<4x8xindex>
+  %t = tile.gather %x[%columns, %rows] padding -1.0 : f32 : memref<5x3xf32>, !tile.tile<4x8xindex>, !tile.tile<4x8xindex> -> !tile.tile<4x8xf32>
+  tile.store %t, %out[%c0, %c0] : !tile.tile<4x8xf32>, memref<3x5xf32>
+  tile.return
+}
