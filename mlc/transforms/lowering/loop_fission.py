@@ -178,8 +178,9 @@ def split_at_collectives(kernel: Operation) -> None:
             raise PassFailure(op, "all_reduce must be at the top level of a parallel loop")
 
 
-def sequentialize(parallel: loop.ParallelOp) -> None:
-    """Replaces `parallel` by an `scf.for` over the same iterations."""
+def sequentialize(parallel: loop.ParallelOp, bounds: tuple[SSAValue, SSAValue] | None = None) -> None:
+    """Replaces `parallel` by an `scf.for` over the same iterations, or over the iterations
+    [first, last) when `bounds` gives those two index values (a share of a split grid)."""
     lower, upper, step = _index(0), _index(parallel.trip_count), _index(1)
     body = parallel.body.block
     new_body = Block(arg_types=[IndexType()])
@@ -192,7 +193,11 @@ def sequentialize(parallel: loop.ParallelOp) -> None:
             continue
         new_body.add_op(op)
     new_body.add_op(scf.YieldOp())
-    for_op = scf.ForOp(lower, upper, step, [], Region(new_body))
-    Rewriter.insert_op([lower, upper, step, for_op], InsertPoint.before(parallel))
+    if bounds is None:
+        for_op = scf.ForOp(lower, upper, step, [], Region(new_body))
+        Rewriter.insert_op([lower, upper, step, for_op], InsertPoint.before(parallel))
+    else:
+        for_op = scf.ForOp(bounds[0], bounds[1], step, [], Region(new_body))
+        Rewriter.insert_op([step, for_op], InsertPoint.before(parallel))
     parallel.detach()
     parallel.erase()
