@@ -293,7 +293,7 @@ class HostBuilder:
             return
         kinds = ["matmul", *(op.name.split(".")[1] for op in (unit.epilogue.ops if unit.epilogue else []))][:4]
         name = self._kernel_name(unit, f"{self.old.sym_name.data}_{index}_" + "_".join(kinds))
-        plan = plan_matmul(name, unit, self.options.matmul_tile or None, self.options.precision)
+        plan = plan_matmul(name, unit, self.options.matmul_tile or None, self.options.precision, self.options.target == "cpu")
         kernel = build_matmul_kernel(plan)
         self.kernels.append(kernel)
         arguments = [self._buffer_of(value) for value in unit.reads()] + outputs
@@ -367,6 +367,8 @@ class ConvertGraphToTile(ModulePass):
     """(BM, BN, BK) for every matmul instead of `matmul_kernel.choose_matmul_tile`'s choice."""
     precision: str = DEFAULT_PRECISION
     """The precision of f32 matmuls without a `precision` property of their own."""
+    target: str = "gpu"
+    """Whose heuristic picks matmul blocks: "gpu" or "cpu" (`matmul_kernel.choose_matmul_tile`)."""
 
     def __post_init__(self) -> None:
         if self.elements_per_program < 1:
@@ -375,6 +377,8 @@ class ConvertGraphToTile(ModulePass):
             raise ValueError(f"num-warps must be in [1, 32], got {self.num_warps}")
         if self.matmul_tile and (len(self.matmul_tile) != 3 or any(size < 1 or size & (size - 1) for size in self.matmul_tile)):
             raise ValueError(f"matmul-tile must be three powers of two (BM,BN,BK), got {','.join(map(str, self.matmul_tile))}")
+        if self.target not in ("gpu", "cpu"):
+            raise ValueError(f"target must be gpu or cpu, got {self.target}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision}")
 
