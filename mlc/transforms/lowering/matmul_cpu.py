@@ -36,6 +36,7 @@ MR, NR, W powers of two dividing the block.
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -326,6 +327,101 @@ class CpuDotKernelLowering(DotKernelLowering):
             else:
                 self.values[target] = flat[position]
                 position += 1
+
+    # -- the epilogue, one vector of outputs at a time ----------------------------------------------
+
+    def _lower_block(self, emitter: Emitter, block: Block) -> None:
+        if block is not self.kernel.body.block:
+            super()._lower_block(emitter, block)
+            return
+        self.epilogue_after = self._looped_epilogue_start()
+        self.deferred: list[Operation] = []
+        super()._lower_block(emitter, block)
+        if self.deferred:
+            self._epilogue_loop(emitter)
+
+    def _map(self, emitter: Emitter, op: tile.MapOp) -> None:
+        if not self._defer(op):
+            super()._map(emitter, op)
+
+    def _store(self, emitter: Emitter, op: tile.StoreOp) -> None:
+        if not self._defer(op):
+            super()._store(emitter, op)
+
+    def _defer(self, op: Operation) -> bool:
+        """Keeps the maps and stores after the K loop for `_epilogue_loop`."""
+        after = self.epilogue_after
+        if after is not None and op.parent_block() is self.kernel.body.block and after.is_before_in_block(op):
+            self.deferred.append(op)
+            return True
+        return False
+
+    def _looped_epilogue_start(self) -> scf.ForOp | None:
+        """The K loop, when the kernel's ops after it are an epilogue `_epilogue_loop` can run: maps
+        and stores of the loop's results, of loads, broadcasts and splats and of each other."""
+        block = self.kernel.body.block
+        loops = [op for op in block.ops if isinstance(op, scf.ForOp) and any(isinstance(inner, tile.DotOp) for inner in op.walk())]
+        if len(loops) != 1:
+            return None
+        (k_loop,) = loops
+        lazy = tile.LoadOp | tile.BroadcastOp | tile.SplatOp | tile.InBoundsOp | tile.ProgramIdOp
+        later: set[Operation] = set()
+        op = k_loop.next_op
+        while op is not None:
+            if not isinstance(op, lazy | tile.MapOp | tile.StoreOp | tile.ReturnOp):
+                return None
+            for operand in op.operands:
+                owner = operand.owner
+                from_loop_or_later = owner is k_loop or owner in later or isinstance(owner, lazy)
+                if isinstance(operand.type, tile.TileType) and not from_loop_or_later:
+                    return None
+            later.add(op)
+            op = op.next_op
+        return k_loop
+
+    def _epilogue_loop(self, emitter: Emitter) -> None:
+        """The deferred epilogue in a loop over the micro-tile's rows and vectors of W columns: the
+        accumulators go through a scratch buffer, and the maps and stores are lowered once, for a
+        1 x W chunk (the code of one vector of outputs, not of MR x NR)."""
+        layout, rows, fragments = self.layout, self.rows, self.fragments
+        assert self.epilogue_after is not None
+        results = [r for r in self.epilogue_after.results if isinstance(r.type, tile.TileType)]
+        scratch = {}
+        vector_type = VectorType(f32, [layout.chunk])
+        for result in results:
+            buffer = emitter.emit(memref.AllocaOp.get(f32, PACKED_ALIGNMENT, [layout.rows, layout.columns]))
+            buffer.name_hint = "accumulators"
+            for i, row in enumerate(self._vectors(emitter, result)):
+                for v, value in enumerate(row):
+                    store = vector.StoreOp(value, buffer, [emitter.index(i), emitter.index(v * layout.chunk)])
+                    store.attributes["alignment"] = IntegerAttr(PACKED_ALIGNMENT, i64)
+                    emitter.builder.insert(store)
+            scratch[result] = buffer
+        row_body, column_body = Block(arg_types=[IndexType()]), Block(arg_types=[IndexType()])
+        row_body.args[0].name_hint, column_body.args[0].name_hint = "r", "c"
+        inner = Emitter(column_body)
+        r, c = row_body.args[0], column_body.args[0]
+        batch = [inner.index(0)] * (len(layout.shape) - 2)
+        self.layout = CpuMicroKernel(layout.shape, 1, layout.chunk, layout.chunk)
+        self.rows = [[self._accesses(layout.shape, layout.chunk, [*batch, inner.add(self.row_indices[0], r), inner.add(self.column_indices[0], c)])]]
+        self.fragments = ChainMap()
+        for result, buffer in scratch.items():
+            load = vector.LoadOp(buffer, [r, c], vector_type)
+            load.attributes["alignment"] = IntegerAttr(PACKED_ALIGNMENT, i64)
+            self.fragments[result] = VectorRows([[inner.emit(load)]])
+        deferred, self.epilogue_after = self.deferred, None
+        for op in deferred:
+            if isinstance(op, tile.MapOp):
+                super()._map(inner, op)
+            else:
+                assert isinstance(op, tile.StoreOp)
+                super()._store(inner, op)
+        inner.builder.insert(scf.YieldOp())
+        self.layout, self.rows, self.fragments = layout, rows, fragments
+        columns = Emitter(row_body)
+        columns.builder.insert(scf.ForOp(columns.index(0), columns.index(layout.columns), columns.index(layout.chunk), [], Region(column_body)))
+        columns.builder.insert(scf.YieldOp())
+        emitter.builder.insert(scf.ForOp(emitter.index(0), emitter.index(layout.rows), emitter.index(1), [], Region(row_body)))
 
     # -- tile.dot -----------------------------------------------------------------------------------
 

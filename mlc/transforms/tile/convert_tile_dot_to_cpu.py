@@ -49,11 +49,11 @@ class ConvertTileDotToCpu(ModulePass):
             raise ValueError(f"micro-kernel must be three powers of two MR,NR,W with W dividing NR, got {','.join(map(str, sizes))}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        micro_kernel = self.micro_kernel or default_micro_kernel()
+        host = default_micro_kernel()
         lowered: set[str] = set()
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp) and contains_dot(k)]:
             refuse_unhonoured_precisions(kernel)
-            replacement = lower_cpu_dot_kernel(kernel, VECTOR_BYTES, micro_kernel)
+            replacement = lower_cpu_dot_kernel(kernel, VECTOR_BYTES, self.micro_kernel or host)
             kernel.parent_block().insert_op_before(replacement, kernel)  # type: ignore[union-attr]
             kernel.detach()
             kernel.erase(safe_erase=False)
