@@ -2,36 +2,52 @@
 
 `convert-tile-dot-to-cpu` hands every `tile.kernel` holding a `tile.dot` to `lower_cpu_dot_kernel`.
 
-Layout. A program computes its BM x BN output block (the tile level's block: the grid over
-programs is the outer cache blocking, and the runtime splits the programs over worker threads).
-Within the block, one unmapped `loop.parallel` (a plain loop on the CPU) runs over *micro-tiles*
-of MR x NR outputs, rows fastest: consecutive micro-tiles share one NR-column panel of B, which
-stays in the L1/L2 cache while the block's A rows stream past it (the loop order of the
-Goto/BLIS macro-kernel). A micro-tile keeps its MR x NR accumulators in MR * NR / W vectors of W
-f32 lanes (W the host's vector width: 16 with AVX-512, 8 with AVX2, 4 otherwise), enough
-registers to hide the FMA latency and few enough to stay in the register file: 8 x 32 with
-AVX-512 is 16 accumulators of 32 `zmm` registers. The choice is recorded on the loop kernel as
+Blocking (the loop order of the Goto/BLIS macro-kernel). A program computes its BM x BN output
+block (the tile level's block, `CPU_TILE` of `matmul_kernel.py`: the grid over programs is the
+outer cache blocking, and the runtime splits the programs over worker threads). Within the block,
+an unmapped `loop.parallel` (a plain loop on the CPU) runs over *panels* of NR columns; each panel
+first copies its rhs rows (all of K, rounded up to the K step, masked elements as the load's
+padding) into a contiguous f32 buffer (`memref.alloca`, 64-byte aligned; `mlc.cpu_packed =
+["rhs"]`), then a second loop runs over the panel's *micro-tiles* of MR x NR outputs, rows
+fastest, all reading the packed panel, which stays in L2 (in place, a panel of a matrix whose
+rows are a power-of-two bytes long falls into a few cache sets and is read from memory: 1024^3 ran
+in 40 ms unpacked against 18 ms packed on one Xeon thread). The A rows are read in place (a
+block's rows are contiguous).
+
+Micro-kernel. A micro-tile keeps its MR x NR accumulators in MR * NR / W vectors of W f32 lanes (W
+the host's vector width: 16 with AVX-512, 8 with AVX2, 4 otherwise), enough independent chains to
+hide the FMA latency and few enough to stay in the register file: 8 x 32 with AVX-512 is 16
+accumulators of 32 `zmm` registers. The choice is recorded on the loop kernel as
 `mlc.cpu_micro_kernel = array<i64: MR, NR, W>`; the same attribute on the tile kernel (or the
 pass option) overrides it (`CpuMicroKernel.choose` cuts it to the block).
 
 The K loop. The tile level's `scf.for` over K carries the accumulator tile; here it carries the
-micro-tile's vectors. Each `tile.dot` of BK steps becomes an `scf.for` over its K steps
-(`mlc.dot`; not marked for unrolling: LLVM unrolls it, and a 1024^3 product compiled 2x slower
-unrolled by loop-unroll for 16% more speed, 1.75x slower still with masked edge loads), a step loading MR elements of
-the lhs column (scalars, broadcast to vectors) and NR elements of the rhs row (NR / W vector
-loads) and issuing MR * NR / W `vector.fma`s, in increasing K: each output is the same chain of
-fused multiply-adds as in the interpreter, so the lowering is exact.
+micro-tile's vectors. Each `tile.dot` of BK steps becomes an `scf.for` over its K steps (`mlc.dot`,
+not marked for loop-unroll: LLVM unrolls it itself; unrolled here, 1024^3 compiled 3x slower for
+some 5-15% more speed), a step loading NR / W vectors of the packed panel and MR lhs elements
+(scalars, broadcast to vectors) and issuing MR * NR / W `vector.fma`s, in increasing K: each
+output is the same chain of fused multiply-adds as in the interpreter, so the lowering is exact.
 
-Values outside the dot (the epilogue: bias, activation, residual, the store) are the micro-tile's
-scalars, as in `matmul_loop.py`, whose `DotKernelLowering` this lowering extends: loads, maps and
-stores go through `chunk_access.py` (bounds checks where the index analysis cannot prove them,
-vector accesses of W lanes where it proves them aligned). A tile value carried in vectors is
-extracted to scalars the first time a scalar op needs it; LLVM folds the extracts back where the
-scalars are only stored.
+The epilogue (bias, activation, residual, the stores). When everything after the K loop is maps
+and stores of its results and of loads (the kernels `matmul_kernel.py` builds), the accumulators
+are stored to a scratch buffer and the epilogue runs in a loop over the micro-tile's rows and
+vectors of W columns, lowered once for a 1 x W chunk by `matmul_loop.py`'s `DotKernelLowering`
+(which this lowering extends): scalars per element, loads and stores through `chunk_access.py`
+(bounds checks where the index analysis cannot prove them, W-lane vector accesses where aligned).
+So the epilogue's code is that of W outputs, not MR x NR (a GELU's expanded tanh over 8 x 32
+outputs took a 1024^3 MLP block 48 s to compile). Otherwise the epilogue is unrolled over the
+micro-tile's scalars. A tile value carried in vectors is extracted to scalars the first time a
+scalar op needs it; LLVM folds the extracts back where the scalars are only stored.
 
-Limits: those of `matmul_loop.py` (one output shape, batch dimensions of size 1 per program),
-no packing of the operands into contiguous panels (the block's panels are read in place), and
-MR, NR, W powers of two dividing the block.
+Alignment. Vector accesses of kernel parameters state at most `ASSUMED_ALIGNMENT` (16 bytes), the
+alignment numpy gives, so that the runtime need not copy arguments to 64-byte boundaries.
+
+Limits: those of `matmul_loop.py` (one output shape, batch dimensions of size 1 per program); MR,
+NR, W powers of two dividing the block; the rhs is packed only when the kernel has one dot, in a
+K loop from 0 at the top level, whose rhs is a plain `tile.load` at (K counter, indices from before
+the loop), and the panel fits `MAX_PACKED_BYTES` (a longer K, e.g. > 4096 for NR = 32, reads the
+rhs in place); the lhs is never packed (edge rows are masked in the K loop); no K blocking (KC),
+so the packed panel is L2-, not L1-resident.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@
 // A 100x50 @ 50x70 product with a bias-and-relu epilogue in one 128x128 block: the block's four
 // 32-column panels each pack their rhs rows (all of K, rounded up to the K step: 64 rows, masked
 // past 50 and past column 70) into a contiguous buffer, then 16 micro-tiles of 8x32 run over it,
-// rows fastest, 16 vectors of 16 lanes each along K, with masked lhs loads (100 rows, K 50).
+// rows fastest, 16 vectors of 16 lanes each along K, with masked lhs loads (100 rows, K 50);
+// the K steps are left to LLVM to unroll.
 // CHECK-LABEL: loop.kernel @dense_0_matmul_add_relu
 // CHECK-SAME:    mlc.arg_alignment = array<i64: 4, 4, 4, 4>, mlc.cpu_micro_kernel = array<i64: 8, 32, 16>, mlc.cpu_packed = ["rhs"]
 // CHECK:         loop.parallel %program0 < 1 mapping block.x
@@ -31,10 +32,17 @@
 // CHECK:                   vector.fma %[[A]], %[[B0]], %{{.*}} : vector<16xf32>
 // CHECK:                   vector.fma %[[A]], %[[B1]], %{{.*}} : vector<16xf32>
 // CHECK:                 } {mlc.dot = array<i64: 8, 32>}
-// CHECK:               vector.extract
-// CHECK:               arith.addf
-// CHECK:               arith.maximumf
-// CHECK:               memref.store {{.*}}, %output0
+// The epilogue runs in a loop over the micro-tile's rows and vectors of 16 columns, the
+// accumulators passed through a scratch buffer, so that its code is that of one vector of outputs.
+// CHECK:               %accumulators = memref.alloca() {alignment = 64 : i64} : memref<8x32xf32>
+// CHECK-COUNT-16:      vector.store %{{.*}}, %accumulators
+// CHECK:               scf.for %r = %c0 to %{{.*}} step %{{.*}} {
+// CHECK:                 scf.for %c = %c0 to %{{.*}} step %c16 {
+// CHECK:                   vector.load %accumulators[%r, %c] {alignment = 64 : i64} : memref<8x32xf32>, vector<16xf32>
+// CHECK:                   memref.load %b
+// CHECK:                   arith.addf
+// CHECK:                   arith.maximumf
+// CHECK:                   memref.store {{.*}}, %output0
 builtin.module {
   tile.kernel @dense_0_matmul_add_relu(%x: memref<100x50xf32>, %w: memref<50x70xf32>, %b: memref<1x70xf32>, %output0: memref<100x70xf32>) grid [1, 1] num_warps 8 attributes {mlc.matmul_tile = array<i64: 128, 128, 16>} {
     %c0 = arith.constant 0 : index
