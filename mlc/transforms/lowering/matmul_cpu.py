@@ -151,6 +151,12 @@ class CpuMicroKernel:
         return self.chunk
 
     @property
+    def buffer_alignment(self) -> int:
+        """The alignment of a vector access to a row-major buffer of micro-tile rows (a packed panel,
+        the scratch accumulators): every row and vector starts on a multiple of W f32 lanes."""
+        return min(PACKED_ALIGNMENT, self.chunk * 4)
+
+    @property
     def vectors(self) -> int:
         return self.columns // self.chunk
 
@@ -183,6 +189,10 @@ class CpuDotKernelLowering(DotKernelLowering):
         rows, columns, width = (int(v) for v in override) if override is not None else self.requested
         self.layout = CpuMicroKernel.choose(output_shape(self.kernel), rows, columns, width)  # type: ignore[assignment]
         self.layout.check(self.kernel)
+
+    @property
+    def layout_alignment(self) -> int:
+        return self.layout.buffer_alignment
 
     def require_alignment(self, memref_value: SSAValue, alignment: int) -> None:
         super().require_alignment(memref_value, min(alignment, ASSUMED_ALIGNMENT))
@@ -261,7 +271,7 @@ class CpuDotKernelLowering(DotKernelLowering):
             chunk = self._accesses(_shape(rhs.result), layout.chunk, [*batch, inner.args[0], start])
             loaded = self._widen(copy, chunk.load(copy, self.values[rhs.source], origin, _shape(rhs.result), rhs.padding))
             store = vector.StoreOp(_pack(copy, loaded), buffer, [row, copy.index(v * layout.chunk)])
-            store.attributes["alignment"] = IntegerAttr(PACKED_ALIGNMENT, i64)
+            store.attributes["alignment"] = IntegerAttr(self.layout_alignment, i64)
             copy.builder.insert(store)
         copy.builder.insert(scf.YieldOp())
         rows = Emitter(outer)
@@ -410,7 +420,7 @@ class CpuDotKernelLowering(DotKernelLowering):
             for i, row in enumerate(self._vectors(emitter, result)):
                 for v, value in enumerate(row):
                     store = vector.StoreOp(value, buffer, [emitter.index(i), emitter.index(v * layout.chunk)])
-                    store.attributes["alignment"] = IntegerAttr(PACKED_ALIGNMENT, i64)
+                    store.attributes["alignment"] = IntegerAttr(self.layout_alignment, i64)
                     emitter.builder.insert(store)
             scratch[result] = buffer
         row_body, column_body = Block(arg_types=[IndexType()]), Block(arg_types=[IndexType()])
@@ -423,7 +433,7 @@ class CpuDotKernelLowering(DotKernelLowering):
         self.fragments = ChainMap()
         for result, buffer in scratch.items():
             load = vector.LoadOp(buffer, [r, c], vector_type)
-            load.attributes["alignment"] = IntegerAttr(PACKED_ALIGNMENT, i64)
+            load.attributes["alignment"] = IntegerAttr(self.layout_alignment, i64)
             self.fragments[result] = VectorRows([[inner.emit(load)]])
         deferred, self.epilogue_after = self.deferred, None
         for op in deferred:
@@ -475,7 +485,7 @@ class CpuDotKernelLowering(DotKernelLowering):
             if packed is not None:
                 row = emitter.add(self.values[packed.induction], offset)
                 load = vector.LoadOp(packed.buffer, [row, emitter.index(v * layout.chunk)], vector_type)
-                load.attributes["alignment"] = IntegerAttr(PACKED_ALIGNMENT, i64)
+                load.attributes["alignment"] = IntegerAttr(self.layout_alignment, i64)
                 b.append(emitter.emit(load))
                 continue
             chunk = self._accesses(rhs_shape, layout.chunk, [*batch, offset, column])

@@ -83,7 +83,8 @@ builtin.module {
 // -----
 
 // An aligned 64x64 product: the rhs panel is packed with plain vector copies, and
-// `mlc.cpu_micro_kernel` on the tile kernel overrides the option (4x16 of 8 lanes).
+// `mlc.cpu_micro_kernel` on the tile kernel overrides the option (4x16 of 8 lanes); rows of the
+// packed panel are 64 bytes apart, vectors 32: its accesses state 32-byte alignment.
 // CHECK-LABEL: loop.kernel @f_0_matmul
 // CHECK-SAME:    mlc.arg_alignment = array<i64: 4, 16, 16>, mlc.cpu_micro_kernel = array<i64: 4, 16, 8>, mlc.cpu_packed = ["rhs"]
 // CHECK:         loop.parallel %panel < 4 {
@@ -93,7 +94,7 @@ builtin.module {
 // CHECK-NEXT:          arith.addi
 // CHECK-NEXT:          arith.addi
 // CHECK-NEXT:          %[[V:.*]] = vector.load %b[{{.*}}] {alignment = 16 : i64} : memref<64x64xf32>, vector<8xf32>
-// CHECK-NEXT:          vector.store %[[V]], %packed_rhs
+// CHECK-NEXT:          vector.store %[[V]], %packed_rhs[{{.*}}] {alignment = 32 : i64} : memref<64x16xf32>, vector<8xf32>
 // CHECK:           loop.parallel %row_tile < 16 {
 // CHECK:             } {mlc.dot = array<i64: 4, 16>}
 // CHECK:             vector.store %{{.*}}, %output0[{{.*}}] {alignment = 16 : i64} : memref<64x64xf32>, vector<8xf32>
