@@ -8,7 +8,7 @@
 // 32-column panels each pack their rhs rows (all of K, rounded up to the K step: 64 rows, masked
 // past 50 and past column 70) into a contiguous buffer, then 16 micro-tiles of 8x32 run over it,
 // rows fastest, 16 vectors of 16 lanes each along K, with masked lhs loads (100 rows, K 50);
-// the K steps are left to LLVM to unroll.
+// masked K steps are one to an iteration.
 // CHECK-LABEL: loop.kernel @dense_0_matmul_add_relu
 // CHECK-SAME:    mlc.arg_alignment = array<i64: 4, 4, 4, 4>, mlc.cpu_micro_kernel = array<i64: 8, 32, 16>, mlc.cpu_packed = ["rhs"]
 // CHECK:         loop.parallel %program0 < 1 mapping block.x
@@ -95,7 +95,11 @@ builtin.module {
 // CHECK-NEXT:          arith.addi
 // CHECK-NEXT:          %[[V:.*]] = vector.load %b[{{.*}}] {alignment = 16 : i64} : memref<64x64xf32>, vector<8xf32>
 // CHECK-NEXT:          vector.store %[[V]], %packed_rhs[{{.*}}] {alignment = 32 : i64} : memref<64x16xf32>, vector<8xf32>
+// Unmasked K steps come four to an iteration of the dot's loop.
 // CHECK:           loop.parallel %row_tile < 16 {
+// CHECK:             %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK:             scf.for %kk{{.*}} = %c0 to %c16 step %[[FOUR]] iter_args
+// CHECK-COUNT-4:       vector.load %packed_rhs[{{.*}}, %c0]
 // CHECK:             } {mlc.dot = array<i64: 4, 16>}
 // CHECK:             vector.store %{{.*}}, %output0[{{.*}}] {alignment = 16 : i64} : memref<64x64xf32>, vector<8xf32>
 builtin.module {
