@@ -63,6 +63,7 @@ from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    DictionaryAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -74,6 +75,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from mlc.diagnostics import PassFailure
+from mlc.dialects import attributes
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.tile import ops as tile
@@ -93,6 +95,7 @@ from mlc.transforms.analysis.memory_plan import PLAN_ATTR, read_recorded_plan
 from mlc.transforms.lowering.fusion_inlining import inline_fusions
 from mlc.transforms.lowering.host_arena import HostArena
 from mlc.transforms.lowering.group_kernel import KernelPlan, build_kernel, collapse_dimensions
+from mlc.transforms.lowering.attention_kernel import AttentionUnit, attention_unit, build_attention_kernel
 from mlc.transforms.lowering.matmul_kernel import (
     LaunchUnit,
     MatmulUnit,
@@ -177,6 +180,8 @@ class HostBuilder:
         for index, unit in enumerate(ordered):
             if isinstance(unit, MatmulUnit):
                 self._launch_matmul(index, unit)
+            elif isinstance(unit, AttentionUnit):
+                self._launch_attention(index, unit)
             else:
                 self._launch(index, unit)
         returned = [self._buffer_of(value) for value in terminator.arguments]
@@ -190,7 +195,10 @@ class HostBuilder:
         per live op outside every fusion; reshapes outside are views of their operand's buffer."""
         function = self.old
         fusions = [op for op in function.body.block.ops if isinstance(op, graph.FusionOp)]
-        regions = [(fusion.group_name, [op for op in fusion.body.block.ops if not isinstance(op, graph.YieldOp)]) for fusion in fusions]
+        regions = [
+            (fusion.group_name, [op for op in fusion.body.block.ops if not isinstance(op, graph.YieldOp)], attributes.CHAIN_PLAN.read(fusion))
+            for fusion in fusions
+        ]
         if self.arena is not None:
             self.arena.follow_fusions(fusions)
         inline_fusions(function)
@@ -198,10 +206,13 @@ class HostBuilder:
         live = live_ops(function)
         units: list[LaunchUnit] = []
         grouped: set[Operation] = set()
-        for name, ops in regions:
+        for name, ops, chain_plan in regions:
             members = [op for op in ops if op in live and not isinstance(op, graph.ConstantOp) and not _leaves(op, ops)]
             grouped.update(members)
-            if members:
+            if members and isinstance(chain_plan, DictionaryAttr):
+                units.append(attention_unit(members, chain_plan))
+                self.names[id(units[-1])] = name.data if name is not None else "attention"
+            elif members:
                 units.append(self._unit(members, live, name.data if name is not None else None))
         for op in function.body.block.ops:
             if op in grouped or op not in live or isinstance(op, graph.ConstantOp | func.ReturnOp):
@@ -290,6 +301,14 @@ class HostBuilder:
         kernel = build_matmul_kernel(plan)
         self.kernels.append(kernel)
         arguments = [self._buffer_of(value) for value in unit.reads()] + outputs
+        self.builder.insert(tile.LaunchOp(kernel.sym_name.data, arguments))
+
+    def _launch_attention(self, index: int, unit: AttentionUnit) -> None:
+        """One kernel (`attention_kernel.py`) for an attention chain region."""
+        outputs = self._allocate_outputs(FusionGroup(domain=shape_of(unit.outputs[0]), outputs=unit.outputs))
+        kernel = build_attention_kernel(self._kernel_name(unit, f"{self.old.sym_name.data}_{index}_attention"), unit)
+        self.kernels.append(kernel)
+        arguments = [self._buffer_of(value) for value in unit.memory_inputs] + outputs
         self.builder.insert(tile.LaunchOp(kernel.sym_name.data, arguments))
 
     def _plan(self, index: int, group: FusionGroup) -> KernelPlan:

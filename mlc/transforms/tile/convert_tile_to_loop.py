@@ -28,7 +28,7 @@ then needs (the runtime checks it).
 Kernels with `tile.dot` are lowered by `matmul_loop.py` instead: each thread computes a register
 micro-tile of the block's output, the dot's K in short vector steps. With `tensor-cores=true`
 (the GPU pipeline), those whose dots tensor cores can run (f16/bf16 operands, f32 accumulation)
-are lowered by `matmul_mma.py`: warps of `loop.mma_sync` steps.
+are lowered by `matmul_mma.py`: warps of `loop.mma_sync` steps; GEMM chains (`mlc.chain`) by `chain_loop.py`.
 
 Limits: tiles of several shapes in one kernel (other than broadcast operands, and a dot's
 operands), tile ops other than load, store, broadcast, splat, map, reduce, in_bounds and dot,
@@ -53,6 +53,7 @@ from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.thread_layout import ThreadLayout, iteration_shape, used_from_outside
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if
+from mlc.transforms.lowering.chain_loop import is_chain_kernel, lower_chain_kernel
 from mlc.transforms.lowering.matmul_loop import contains_dot, lower_dot_kernel
 from mlc.transforms.lowering.matmul_mma import lower_mma_kernel, mma_applies
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering, is_power_of_two
@@ -381,7 +382,9 @@ class ConvertTileToLoop(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
-            if self.tensor_cores and mma_applies(kernel):
+            if is_chain_kernel(kernel):
+                lowered = lower_chain_kernel(kernel, self.vector_bytes)
+            elif self.tensor_cores and mma_applies(kernel):
                 lowered = lower_mma_kernel(kernel, self.vector_bytes)
             elif contains_dot(kernel):
                 lowered = lower_dot_kernel(kernel, self.vector_bytes)
