@@ -53,9 +53,11 @@ from xdsl.dialects.builtin import Float16Type, Float32Type, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from mlc.dialects.graph import ops as graph
+from mlc.dialects.graph.error_bounds import ONLINE_SOFTMAX_MIN_BLOCK
 
 MAX_HEAD_DIM = 256
-BLOCK_CHOICES = (16, 32, 64, 128)
+BLOCK_CHOICES = tuple(ONLINE_SOFTMAX_MIN_BLOCK << shift for shift in range(4))
+"""16 to 128: at least the block error_bounds assumes for an online softmax."""
 SEPARATE_MATMUL_BLOCK = 64
 DEFAULT_ON_CHIP_BYTES = 96 * 1024
 SCORE_ELEMENTWISE = (*graph.ELEMENTWISE_OPS, graph.BroadcastOp)
