@@ -54,6 +54,7 @@ from xdsl.ir import Operation, SSAValue
 
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.graph.error_bounds import ONLINE_SOFTMAX_MIN_BLOCK
+from mlc.transforms.analysis.fusion_groups import is_splat_constant
 
 MAX_HEAD_DIM = 256
 BLOCK_CHOICES = tuple(ONLINE_SOFTMAX_MIN_BLOCK << shift for shift in range(4))
@@ -270,6 +271,8 @@ def _mask_bytes(chain: AttentionChain, block_rows: int, block_keys: int) -> int:
     batch, rows, keys, _, _ = chain.dims
     total = 0
     for value in chain.side_inputs:
+        if is_splat_constant(value):  # a scalar in the kernel's code, not memory traffic
+            continue
         shape = (1, 1, *_shape(value))[-2:]
         per_block = (block_rows if shape[0] != 1 else 1) * (block_keys if shape[1] != 1 else 1)
         bytes_per = max(1, _element(value).bitwidth // 8)  # type: ignore[attr-defined]
