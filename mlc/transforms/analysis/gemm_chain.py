@@ -14,28 +14,28 @@ with Q, Kt, V and O of one batch shape (batch x heads, not broadcast), f32 or f1
 D, Dv <= `MAX_HEAD_DIM`, and every intermediate used only inside the chain (a score matrix needed
 elsewhere must be written to memory anyway). Side inputs must not depend on S.
 
-Data-movement model (`plan_attention`), after Chimera (Zheng et al., HPCA 2023): for each block
-order of the fused loop nest and each block size (BM query rows, BN keys, powers of two from 16 to
-128), count the bytes moved between global memory and on-chip memory (registers and shared
+Data-movement model (`plan_attention`), after Chimera (Zheng et al., HPCA 2023): for the block
+order of the fused loop nest and each block size (BM query rows, BN keys, powers of two from 16
+to 128), count the bytes moved between global memory and on-chip memory (registers and shared
 memory) over the whole chain, assuming nothing is reused across programs (no cache):
 
 * rows outer (a program owns BM query rows and walks the keys in blocks, FlashAttention's order):
-  Q read once, K and V read once per row block, O written once, the mask read once per block:
+  Q read once, K and V read once per row block, O written once, each mask block read once:
       B*e*(M*D + ceil(M/BM)*N*(D + Dv) + M*Dv) + mask;
-* keys outer (a program owns BN keys and walks the query rows): K and V read once, Q once per key
-  block, and O's f32 accumulator with the running max and sum read and written once per key
-  block (the online softmax's state leaves the chip):
-      B*(e*(N*(D + Dv) + ceil(N/BN)*M*D + M*Dv) + 8*ceil(N/BN)*M*(Dv + 2)) + mask;
 * separate kernels (the alternative): the score and probability matrices make a round trip,
   with mlc's 64x64 matmul blocks re-reading operands:
       B*(e*(M*D*ceil(N/64) + D*N*ceil(M/64)) + 4*M*N*s + e*(M*N*ceil(Dv/64) + N*Dv*ceil(M/64) + M*Dv)) + mask,
   s = 1 + 2 + 1 (the score matrix written, read twice by the softmax, the probabilities written).
 
+The other order, keys outer (a program owns BN keys and walks the query rows), reads K and V once
+but must write and re-read O's f32 accumulator and the running max and sum once per key block;
+it pays only for very short key sequences and is not lowered, so it is not a candidate.
+
 A choice must fit on chip: the f32 score tile (BM*BN), the f32 accumulator (BM*Dv) and running
 max and sum (2*BM), and the operand tiles (e*(BM*D + BN*D + BN*Dv)), head dims padded to powers of
 two, within `on_chip_bytes` (graph-fuse's option; the default is what one program of a GPU
-block may hold beside a second resident block). The cheapest fitting (order, BM, BN) wins, ties
-to the smaller footprint. No region is formed (the ops fall back to separate kernels) when no
+block may hold beside a second resident block). The cheapest fitting (BM, BN) wins, ties to the
+smaller footprint. No region is formed (the ops fall back to separate kernels) when no
 choice fits or when the fused chain would move at least as many bytes as separate kernels.
 
 Limits. Only attention chains (not plain matmul -> matmul chains yet); the transpose of K is
@@ -280,15 +280,12 @@ def _mask_bytes(chain: AttentionChain, block_rows: int, block_keys: int) -> int:
     return total
 
 
-def fused_bytes(chain: AttentionChain, order: str, block_rows: int, block_keys: int) -> int:
+def fused_bytes(chain: AttentionChain, block_rows: int, block_keys: int) -> int:
+    """Bytes moved by the fused chain in the rows-outer order (see the module docstring)."""
     batch, rows, keys, depth, value_depth = chain.dims
     e = _element(chain.scores.a).bitwidth // 8  # type: ignore[attr-defined]
-    mask = _mask_bytes(chain, block_rows, block_keys)
-    if order == "rows-outer":
-        return batch * e * (rows * depth + -(-rows // block_rows) * keys * (depth + value_depth) + rows * value_depth) + mask
-    key_blocks = -(-keys // block_keys)
-    moved = e * (keys * (depth + value_depth) + key_blocks * rows * depth + rows * value_depth)
-    return batch * (moved + 8 * key_blocks * rows * (value_depth + 2)) + mask
+    streamed = rows * depth + -(-rows // block_rows) * keys * (depth + value_depth) + rows * value_depth
+    return batch * e * streamed + _mask_bytes(chain, block_rows, block_keys)
 
 
 def separate_bytes(chain: AttentionChain) -> int:
@@ -308,14 +305,14 @@ def plan_attention(chain: AttentionChain, on_chip_bytes: int) -> ChainPlan | str
     candidates = []
     row_blocks = [b for b in BLOCK_CHOICES if b <= max(16, _pow2(rows))]
     key_blocks = [b for b in BLOCK_CHOICES if b <= max(16, _pow2(keys))]
-    for order, bm, bn in itertools.product(("rows-outer", "keys-outer"), row_blocks, key_blocks):
+    for bm, bn in itertools.product(row_blocks, key_blocks):
         footprint = on_chip_footprint(bm, bn, depth, value_depth, e)
         if footprint <= on_chip_bytes:
-            candidates.append((fused_bytes(chain, order, bm, bn), footprint, order, bm, bn))
+            candidates.append((fused_bytes(chain, bm, bn), footprint, bm, bn))
     if not candidates:
         smallest = on_chip_footprint(16, 16, depth, value_depth, e)
         return f"the smallest blocks (16x16) need {smallest} bytes on chip, more than {on_chip_bytes}"
-    moved, footprint, order, bm, bn = min(candidates)
+    moved, footprint, bm, bn = min(candidates)
     if moved >= separate:
         return f"fusion moves {moved} bytes, separate kernels {separate}: fusion does not pay"
-    return ChainPlan(order, bm, bn, moved, separate, footprint)
+    return ChainPlan("rows-outer", bm, bn, moved, separate, footprint)

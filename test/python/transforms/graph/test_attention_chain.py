@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import mlc
@@ -78,10 +78,16 @@ def _chains(module) -> list[graph.FusionOp]:
 def test_chain_region_and_kernel(program: AttentionProgram, seed: int):
     inputs = _inputs(program, seed)
     fused = lower(program.text, GRAPH)
-    (chain,) = _chains(fused)
+    assert_within_bounds(program.text, inputs, _run(fused, inputs))
+    chains = _chains(fused)
+    if not chains:  # the model may find that fusion does not pay (very few keys): it says so
+        (reason,) = [op.attributes["mlc.chain_fallback"].data for op in fused.walk() if "mlc.chain_fallback" in op.attributes]
+        assert "does not pay" in reason
+        event("fell back: fusion does not pay")
+        return
+    (chain,) = chains
     assert chain.attributes["mlc.chain"].data == "attention"
     assert "mlc.chain_plan" in chain.attributes
-    assert_within_bounds(program.text, inputs, _run(fused, inputs))
     tiled = lower(program.text, f"{GRAPH},graph-plan-memory,convert-graph-to-tile")
     kernels = [op for op in tiled.walk() if isinstance(op, tile.KernelOp)]
     assert len(kernels) == 1 and "mlc.chain" in kernels[0].attributes
