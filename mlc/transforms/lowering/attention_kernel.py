@@ -36,8 +36,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, math as math_dialect, scf
-from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IndexType, MemRefType, StringAttr, f32
+from xdsl.dialects import arith, scf
+from xdsl.dialects import math as math_dialect
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    FloatAttr,
+    IndexType,
+    MemRefType,
+    StringAttr,
+    f32,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -46,7 +54,11 @@ from mlc.dialects import attributes
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.fusion_groups import is_splat_constant, shape_of
 from mlc.transforms.analysis.gemm_chain import AttentionChain, match_attention
-from mlc.transforms.lowering.elementwise_expansion import ScalarBuilder, expand_elementwise, splat_constant_value
+from mlc.transforms.lowering.elementwise_expansion import (
+    ScalarBuilder,
+    expand_elementwise,
+    splat_constant_value,
+)
 from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dimensions
 
 
@@ -252,12 +264,12 @@ class AttentionKernelBuilder:
             return [new, safe, b.emit(math_dialect.ExpOp(b.emit(arith.SubfOp(args[0], safe))))]
 
         new_max, safe, alpha = self._map([running_max, block_max], [f32, f32, f32], rescale, ["new_max", "safe_max", "alpha"])
-        exp = lambda b, args: [b.emit(math_dialect.ExpOp(b.emit(arith.SubfOp(args[0], args[1]))))]  # noqa: E731
+        exp = lambda b, args: [b.emit(math_dialect.ExpOp(b.emit(arith.SubfOp(args[0], args[1]))))]
         (probabilities,) = self._map([masked, self._broadcast(safe, bn)], [f32], exp, ["p"])
         block_sum = self._reduce(probabilities, arith.AddfOp, "block_sum")
-        fma = lambda b, args: [b.emit(arith.AddfOp(b.emit(arith.MulfOp(args[0], args[1])), args[2]))]  # noqa: E731
+        fma = lambda b, args: [b.emit(arith.AddfOp(b.emit(arith.MulfOp(args[0], args[1])), args[2]))]
         (new_sum,) = self._map([running_sum, alpha, block_sum], [f32], fma, ["new_sum"])
-        scale = lambda b, args: [b.emit(arith.MulfOp(args[0], args[1]))]  # noqa: E731
+        scale = lambda b, args: [b.emit(arith.MulfOp(args[0], args[1]))]
         (scaled,) = self._map([acc, self._broadcast(alpha, self.value_depth)], [f32], scale, ["scaled"])
         value_type = _element(chain.output.b)
         if value_type != f32:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, math, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, f32, i64
+from xdsl.dialects.builtin import IndexType, IntegerAttr, f32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from mlc.diagnostics import PassFailure

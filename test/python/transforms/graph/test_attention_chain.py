@@ -25,13 +25,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-
-import mlc
-from mlc.compiler import lower as lower_module
-from mlc.dialects.graph import ops as graph
-from mlc.dialects.tile import ops as tile
-from mlc.interpreter import run
-from mlc.transforms.pipelines import CPU_PIPELINE, GPU_PIPELINE
 from programs import (
     AttentionProgram,
     assert_compiled_matches,
@@ -42,8 +35,15 @@ from programs import (
     random_inputs,
 )
 
+import mlc
+from mlc.compiler import lower as lower_module
+from mlc.dialects.graph import ops as graph
+from mlc.dialects.tile import ops as tile
+from mlc.interpreter import run
+from mlc.transforms.pipelines import CPU_PIPELINE, GPU_PIPELINE
+
 GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse"
-SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
 
 
 def _inputs(program: AttentionProgram, seed: int) -> list[np.ndarray]:
