@@ -174,7 +174,8 @@ def _softmax_of(probabilities: SSAValue) -> tuple[SSAValue, list[Operation]] | N
     return _skip_casts(maximum.x, ops), ops
 
 
-def _upstream(op: Operation) -> set[Operation]:
+def upstream_ops(op: Operation) -> set[Operation]:
+    """The ops `op` depends on, directly or not."""
     found: set[Operation] = set()
     worklist = [operand.owner for operand in op.operands]
     while worklist:
@@ -189,7 +190,7 @@ def _reaches_matmul(value: SSAValue) -> bool:
     owner = value.owner
     if isinstance(owner, graph.MatmulOp):
         return True
-    return isinstance(owner, SCORE_ELEMENTWISE) and any(isinstance(op, graph.MatmulOp) for op in _upstream(owner))
+    return isinstance(owner, SCORE_ELEMENTWISE) and any(isinstance(op, graph.MatmulOp) for op in upstream_ops(owner))
 
 
 def _score_ops(scores: SSAValue) -> tuple[graph.MatmulOp, list[Operation], list[SSAValue]] | None:
@@ -209,7 +210,7 @@ def _score_ops(scores: SSAValue) -> tuple[graph.MatmulOp, list[Operation], list[
         side += [v for v in op.operands if v is not value]
     matmul = value.owner
     assert isinstance(matmul, graph.MatmulOp)
-    if any(isinstance(v.owner, Operation) and matmul in (_upstream(v.owner) | {v.owner}) for v in side):
+    if any(isinstance(v.owner, Operation) and matmul in (upstream_ops(v.owner) | {v.owner}) for v in side):
         return None
     return matmul, ops[::-1], list(dict.fromkeys(side))
 
