@@ -136,3 +136,27 @@ def test_fallback_when_the_blocks_do_not_fit():
     inputs = random_inputs(text, 0)
     assert_within_bounds(text, inputs, _run(fused, inputs))
     assert_within_bounds(text, inputs, mlc.compile(text, device="cpu")(*inputs))
+
+
+def test_pytorch_onnx_export_is_one_chain(tmp_path):
+    """PyTorch's export (Transpose of K, MatMul, Div, Add of the mask, Softmax, MatMul), after the
+    graph optimiser: one chain region, the transpose of K a kernel of its own before it."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from mlc.frontend.onnx import import_model
+
+    class Attention(torch.nn.Module):
+        def forward(self, q, k, v, mask):
+            scores = q @ k.transpose(-2, -1) / 4.0
+            return torch.softmax(scores + mask, dim=-1) @ v
+
+    path = tmp_path / "attention.onnx"
+    arguments = (torch.randn(2, 4, 32, 16), torch.randn(2, 4, 48, 16), torch.randn(2, 4, 48, 16), torch.zeros(32, 48))
+    torch.onnx.export(Attention(), arguments, str(path), opset_version=17, dynamo=False)
+    module = import_model(str(path))
+    lower_module(module, GRAPH)
+    (chain,) = _chains(module)
+    first, *_ = (op for op in chain.body.block.ops if isinstance(op, graph.MatmulOp))
+    transposed = chain.operands[first.b.index]
+    assert isinstance(transposed.owner, graph.FusionOp) and transposed.owner.kind.data == "opaque"
+    assert [op.name for op in chain.body.block.ops][:3] == ["graph.matmul", "graph.div", "graph.add"]
