@@ -56,16 +56,22 @@ __all__ = [
 
 
 def compile(  # noqa: A001
-    source: Any, device: str = "auto", entry: str | None = None, pipeline: str | None = None, cuda_graph: bool = False
+    source: Any,
+    device: str = "auto",
+    entry: str | None = None,
+    pipeline: str | None = None,
+    precision: str | None = None,
+    cuda_graph: bool = False,
 ) -> CompiledFunction:
     """Compiles the entry function of `source` for `device` ('auto', 'cuda' or 'cpu').
 
     `source` is a ModuleOp, a path or MLIR text (mlc/compiler.py says how a str is told apart);
+    `precision` ('ieee', 'tf32' or '3xtf32') is that of f32 matmuls that state none;
     `cuda_graph=True` replays the launches of a call as one CUDA graph (GPU only).
     """
     from mlc.compiler import compile as compile_source
 
-    return compile_source(source, device=device, entry=entry, pipeline=pipeline, cuda_graph=cuda_graph)
+    return compile_source(source, device=device, entry=entry, pipeline=pipeline, precision=precision, cuda_graph=cuda_graph)
 
 
 def run(source: Any, *arrays: Any, device: str = "auto", entry: str | None = None) -> Any:
@@ -121,4 +127,12 @@ def __getattr__(name: str) -> Any:
         import mlc.compiler
 
         return getattr(mlc.compiler, name)
+    if name == "BundleError":
+        from mlc.caching import BundleError
+
+        return BundleError
+    if name == "CacheWarning":
+        from mlc.runtime.artifact_cache import CacheWarning
+
+        return CacheWarning
     raise AttributeError(f"module 'mlc' has no attribute '{name}'")

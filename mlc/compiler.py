@@ -23,6 +23,13 @@ Arguments, checked before any work (`ArgumentTypeError` / `ArgumentError`, which
 Compiled programs are cached on disk (`mlc/caching.py`, `mlc/runtime/artifact_cache.py`): when
 the cache holds this source, entry, pipeline and target, the function is loaded from it and
 none of the steps below runs.
+* `precision`: 'ieee' (the default), 'tf32' or '3xtf32', the precision of f32 matmuls that state
+  none (`mlc/dialects/precision.py`; the default pipeline's option). A matmul whose precision the
+  target's lowering cannot compute is a `LoweringError` naming the op and the target, before
+  anything is lowered (today both targets compute 'ieee' only: TF32 needs tensor cores).
+
+bf16 programs compile for the CPU and for GPUs of compute capability 8.0 or newer; on an older GPU
+the first op over bf16 is a `LoweringError` naming it and the GPU.
 
 The steps, each an inspectable stage kept on the result:
 
@@ -385,10 +392,12 @@ def compile(  # noqa: A001 - the public name the spec fixes
     device: str = "auto",
     entry: str | None = None,
     pipeline: str | None = None,
+    precision: str | None = None,
     cuda_graph: bool = False,
 ) -> CompiledFunction:
     """Compiles the entry function of `source` for `device` (see the module docstring)."""
-    _check_names(entry, pipeline)
+    _check_names(entry, pipeline, precision)
+    _check_precision_argument(precision, pipeline)
     if not isinstance(cuda_graph, bool):
         raise ArgumentTypeError(f"cuda_graph must be True or False; got {type(cuda_graph).__name__}")
     check_source_kind(source)  # before any device is probed
@@ -396,7 +405,7 @@ def compile(  # noqa: A001 - the public name the spec fixes
     if cuda_graph and target != "cuda":
         raise ArgumentError("cuda_graph=True records launches into CUDA graphs: it needs device='cuda' (or 'auto' with a GPU)")
     default_pipeline = _default_pipeline(target)
-    chosen = pipeline or default_pipeline
+    chosen = _chosen_pipeline(target, pipeline, precision)
     text = _source_text(source)
     from mlc import caching
 
@@ -409,13 +418,14 @@ def compile(  # noqa: A001 - the public name the spec fixes
     verify(module, source_map, name)
     function_name = select_entry(module, entry).sym_name.data
     graph_module = module.clone()
+    _refuse_what_the_target_cannot_compute(module, target, pipeline, precision, source_map, name)
     lower(module, chosen, source_map, name)
     from mlc.runtime import HostProgramError
 
     try:
         kernels, program = _load(module, target, function_name, cuda_graph)
     except HostProgramError as error:
-        if chosen == default_pipeline:
+        if not pipeline:
             raise
         raise HostProgramError(
             f"{error}\nnote: the module was lowered with '{chosen}'; the {target} runtime runs what "
@@ -432,6 +442,7 @@ def lower_source(
     device: str = "auto",
     entry: str | None = None,
     pipeline: str | None = None,
+    precision: str | None = None,
 ) -> ModuleOp:
     """`source` lowered as `compile` lowers it for `device`, without generating code or loading it.
 
@@ -440,24 +451,104 @@ def lower_source(
     """
     from mlc.diagnostics import verify
 
-    _check_names(entry, pipeline)
+    _check_names(entry, pipeline, precision)
+    _check_precision_argument(precision, pipeline)
     check_source_kind(source)
     target = resolve_device(device)
     module, name, source_map = _read_source(source)
     verify(module, source_map, name)
     select_entry(module, entry)
-    lower(module, pipeline or _default_pipeline(target), source_map, name)
+    _refuse_what_the_target_cannot_compute(module, target, pipeline, precision, source_map, name)
+    lower(module, _chosen_pipeline(target, pipeline, precision), source_map, name)
     return module
 
 
-def _check_names(entry: object, pipeline: object) -> None:
-    for value, what in ((entry, "entry"), (pipeline, "pipeline")):
+def _check_names(entry: object, pipeline: object, precision: object = None) -> None:
+    for value, what in ((entry, "entry"), (pipeline, "pipeline"), (precision, "precision")):
         if value is not None and not isinstance(value, str):
             raise ArgumentTypeError(f"{what} must be a string or None; got {type(value).__name__}")
 
 
 def _default_pipeline(target: str) -> str:
     return "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
+
+
+def _chosen_pipeline(target: str, pipeline: str | None, precision: str | None) -> str:
+    """The pipeline that lowers for `target`: `pipeline`, or the default one with `precision`."""
+    if pipeline:
+        return pipeline
+    default = _default_pipeline(target)
+    return default if precision is None else f"{default}{{precision={precision}}}"
+
+
+def _refuse_what_the_target_cannot_compute(
+    module: ModuleOp, target: str, pipeline: str | None, precision: str | None, source_map: Any, name: str
+) -> None:
+    """What `target` cannot compute is refused before lowering: a precision its matmul lowering
+    does not honour, bf16 on a GPU without it."""
+    from mlc.dialects.precision import DEFAULT_PRECISION
+
+    if not pipeline:
+        _refuse_unhonoured_precisions(module, precision or DEFAULT_PRECISION, target, source_map, name)
+    if target == "cuda":
+        _refuse_bfloat16_without_support(module, source_map, name)
+
+
+def _check_precision_argument(precision: str | None, pipeline: str | None) -> None:
+    from mlc.dialects.precision import PRECISIONS
+
+    if precision is None:
+        return
+    if precision not in PRECISIONS:
+        close = difflib.get_close_matches(precision.lower(), PRECISIONS, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise ArgumentError(f"precision must be one of {', '.join(map(repr, PRECISIONS))}, got {precision!r}{hint}")
+    if pipeline:
+        raise ArgumentError(
+            "precision= sets the precision option of the default pipeline; with pipeline= give it to "
+            "convert-graph-to-tile in the pipeline instead (convert-graph-to-tile{precision=...})"
+        )
+
+
+def _refuse_unhonoured_precisions(module: ModuleOp, precision: str, target: str, source_map: Any, name: str) -> None:
+    """A matmul whose precision `target`'s lowering cannot compute is a LoweringError naming the op
+    (at its place in the source) and the target, before anything is lowered."""
+    from mlc.diagnostics import describe_op
+    from mlc.dialects.graph import ops as graph
+    from mlc.transforms.lowering.dot_precision import honoured_precisions
+    from mlc.transforms.lowering.matmul_kernel import matmul_precision
+
+    honoured = honoured_precisions(target)
+    for op in module.walk():
+        if isinstance(op, graph.MatmulOp) and (wanted := matmul_precision(op, precision)) not in honoured:
+            message = (
+                f"precision '{wanted}' cannot be honoured on target '{target}': {honoured.reason} "
+                f"(precisions computed there: {', '.join(sorted(honoured.precisions))})"
+            )
+            raise LoweringError(describe_op(op, message, source_map, name))
+
+
+def _refuse_bfloat16_without_support(module: ModuleOp, source_map: Any, name: str) -> None:
+    """On a GPU older than sm_80 (no bf16 instructions), the first op over bf16 tensors is a
+    LoweringError naming it and the GPU, before anything is lowered."""
+    from xdsl.dialects.builtin import BFloat16Type, TensorType
+
+    from mlc.backend.nvptx import BFLOAT16_MINIMUM_ARCH, arch_number
+    from mlc.diagnostics import describe_op
+    from mlc.runtime import get_device
+
+    gpu = get_device()
+    number = arch_number(gpu.arch)
+    if number is None or number >= BFLOAT16_MINIMUM_ARCH:
+        return
+    for op in module.walk():
+        types = [value.type for value in (*op.operands, *op.results)]
+        if any(isinstance(t, TensorType) and isinstance(t.element_type, BFloat16Type) for t in types):
+            message = (
+                f"computes on bf16, which needs a GPU of compute capability 8.0 or newer (sm_80+); "
+                f"the target, {gpu.name}, is {gpu.arch} (compile for device='cpu', or cast to f16/f32)"
+            )
+            raise LoweringError(describe_op(op, message, source_map, name))
 
 
 def _load(module: ModuleOp, target: str, function_name: str, cuda_graph: bool) -> tuple[str | bytes, Any]:

@@ -16,6 +16,9 @@ Algorithm:
    the translation sets to 0.
 4. O3 (`llvm_codegen.optimize`), verify, emit assembly for `arch`.
 
+bf16 needs sm_80 or newer: for an older `arch` a module with bf16 code is a `BackendError` naming
+the kernel and the architecture (`mlc.compile` refuses earlier, naming the graph op).
+
 LLVM's NVPTX back end does not return an error for what it cannot lower: it aborts or exits the
 whole Python process. So the translation rejects, with a message naming the op, the math
 intrinsics NVPTX has no lowering for in LLVM 22 (`llvm.exp`, `llvm.log`, `llvm.pow`,
@@ -236,10 +239,35 @@ def check_resolved(module: binding.ModuleRef) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+BFLOAT16_MINIMUM_ARCH = 80
+"""bf16 conversions (`cvt.rn.bf16.f32`) and arithmetic start with sm_80 (Ampere)."""
+
+
+def arch_number(arch: str) -> int | None:
+    """80 for 'sm_80' (and 'sm_90a'), None for a name that is not sm_NN."""
+    digits = arch.removeprefix("sm_").rstrip("abf")
+    return int(digits) if arch.startswith("sm_") and digits.isdigit() else None
+
+
+def refuse_bfloat16_before_sm80(llvm_module: binding.ModuleRef, arch: str) -> None:
+    """A GPU older than sm_80 has no bf16 instructions (LLVM would emulate or abort): a BackendError
+    naming the first function that uses bf16 and the architecture."""
+    number = arch_number(arch)
+    if number is None or number >= BFLOAT16_MINIMUM_ARCH:
+        return
+    for function in llvm_module.functions:
+        if "bfloat" in str(function):
+            raise BackendError(
+                f"kernel '{function.name}' computes on bf16, which needs a GPU of compute capability 8.0 "
+                f"or newer (sm_80+); the target is {arch}"
+            )
+
+
 def compile_to_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH, *, ptx_version: int | None = None) -> str:
     """PTX for every `llvm.func` of `module`; `nvvm.kernel` functions become `.entry`s."""
     machine = target_machine(arch, ptx_version)
     llvm_module = parse_verified(translate_module(module, nvptx_target(for_code_generation=True)))
+    refuse_bfloat16_before_sm80(llvm_module, arch)
     if calls_libdevice(llvm_module):
         link_libdevice(llvm_module)
         verify(llvm_module, "linking libdevice")

@@ -17,7 +17,9 @@ the program's coordinate. Tile values are numpy arrays of the tile's shape and d
 * `tile.in_bounds` is the mask `tile.load` uses: true where the block's element is inside.
 * `tile.dot` adds the products to the accumulator one K index at a time, in increasing order,
   each a fused multiply-add rounded once to f32 (`scalar.fma`, as `math.fma` is run): the order
-  the loop lowering computes in, so the two agree bit for bit.
+  the loop lowering computes in, so the two agree bit for bit. A `tf32` / `3xtf32` precision
+  multiplies the rounded or split operands (`mlc/dialects/precision.py`), 3xtf32's three
+  products per K index small parts first.
 
 Programs of one launch are not ordered with respect to each other: two programs writing one
 element is reported as a data race (WAW). Reads of elements another program writes are not
@@ -32,6 +34,7 @@ from types import MappingProxyType
 import numpy as np
 from xdsl.ir import Operation
 
+from mlc.dialects.precision import operand_pairs
 from mlc.dialects.tile import ops as tile
 from mlc.interpreter.engine import (
     Execution,
@@ -218,10 +221,11 @@ def _in_bounds(execution: Execution, op: Operation, mask: Mask) -> list[object]:
 def _dot(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     assert isinstance(op, tile.DotOp)
     lhs, rhs, acc = (np.asarray(v) for v in execution.operands(op))
-    lhs, rhs = lhs.astype(np.float32), rhs.astype(np.float32)
+    pairs = operand_pairs(lhs.astype(np.float32), rhs.astype(np.float32), op.precision.data)
     result = np.array(acc, dtype=np.float32)
     for k in range(lhs.shape[-1]):
-        result = fma(lhs[..., :, k : k + 1], rhs[..., k : k + 1, :], result)
+        for a, b in pairs:
+            result = fma(a[..., :, k : k + 1], b[..., k : k + 1, :], result)
     return [result]
 
 

@@ -125,8 +125,13 @@ def expected_array(spec: BufferSpec) -> str:
 
 
 def conversion_hint(spec: BufferSpec) -> str:
-    return f"np.asarray(value, dtype=np.{spec.dtype.name})"
+    return f"np.asarray(value, dtype={_dtype_spelling(spec.dtype)})"
 
+
+
+def _dtype_spelling(dtype: np.dtype) -> str:
+    """How a caller names `dtype`: `np.float32`, or `ml_dtypes.bfloat16` (numpy has no bf16)."""
+    return "ml_dtypes.bfloat16" if dtype.name == "bfloat16" else f"np.{dtype.name}"
 
 def check_shape_and_dtype(description: str, spec: BufferSpec, shape: Sequence[int], dtype: np.dtype) -> None:
     if np.dtype(dtype) != spec.dtype:
@@ -134,7 +139,7 @@ def check_shape_and_dtype(description: str, spec: BufferSpec, shape: Sequence[in
         order = " in non-native byte order" if given.newbyteorder("=") == spec.dtype else ""
         raise ArgumentError(
             f"{description}: expected dtype {spec.dtype.name} ({spec.type_text}), got {given.name}{order}; "
-            f"mlc does not convert dtypes (convert it with .astype(np.{spec.dtype.name}))"
+            f"mlc does not convert dtypes (convert it with .astype({_dtype_spelling(spec.dtype)}))"
         )
     if tuple(shape) != spec.shape:
         raise ArgumentError(

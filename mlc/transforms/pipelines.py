@@ -12,17 +12,21 @@ At the tile level, tile-merge-identical-kernels keeps one kernel of each set of 
 repeated layer), so that everything after it lowers and compiles each distinct kernel once.
 
 Each is a pass (usable inside `--pass-pipeline`) that expands into plain passes;
-`mlc-opt --dump-pass-pipeline` prints the expansion.
+`mlc-opt --dump-pass-pipeline` prints the expansion. Option: `precision` (`mlc-lower-to-cpu{precision=tf32}`),
+passed to convert-graph-to-tile: the precision of f32 matmuls that do not state their own.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from xdsl.passes import ModulePass
 
+from mlc.dialects.precision import DEFAULT_PRECISION
 from mlc.passes import NamedPipeline, build_pipeline
 from mlc.transforms import all_passes
+from mlc.transforms.graph.convert_graph_to_tile import ConvertGraphToTile
 
 _GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse,graph-plan-memory"
 _TO_TILE = (
@@ -40,14 +44,28 @@ GPU_PIPELINE = f"{_TO_TILE.format(tensor_cores='{tensor-cores=true}')},loop-prom
 CPU_PIPELINE = f"{_TO_TILE.format(tensor_cores='')},loop-unroll,convert-loop-to-cpu," + _TO_LLVM.format(library="libm")
 
 
+def _with_precision(passes: list[ModulePass], precision: str) -> list[ModulePass]:
+    """`passes` with convert-graph-to-tile's `precision` option set."""
+    return [
+        dataclasses.replace(module_pass, precision=precision) if isinstance(module_pass, ConvertGraphToTile) else module_pass
+        for module_pass in passes
+    ]
+
+
 @dataclass(frozen=True)
 class LowerToGpu(NamedPipeline):
     """Lower graph functions to NVVM-flavoured LLVM kernels and host launches."""
 
     name = "mlc-lower-to-gpu"
 
+    precision: str = DEFAULT_PRECISION
+    """convert-graph-to-tile's: the precision of f32 matmuls without a `precision` of their own."""
+
+    def __post_init__(self) -> None:
+        ConvertGraphToTile(precision=self.precision)  # checks the value
+
     def passes(self) -> list[ModulePass]:
-        return build_pipeline(GPU_PIPELINE, all_passes(), mlir_syntax=False)
+        return _with_precision(build_pipeline(GPU_PIPELINE, all_passes(), mlir_syntax=False), self.precision)
 
 
 @dataclass(frozen=True)
@@ -56,5 +74,11 @@ class LowerToCpu(NamedPipeline):
 
     name = "mlc-lower-to-cpu"
 
+    precision: str = DEFAULT_PRECISION
+    """convert-graph-to-tile's: the precision of f32 matmuls without a `precision` of their own."""
+
+    def __post_init__(self) -> None:
+        ConvertGraphToTile(precision=self.precision)  # checks the value
+
     def passes(self) -> list[ModulePass]:
-        return build_pipeline(CPU_PIPELINE, all_passes(), mlir_syntax=False)
+        return _with_precision(build_pipeline(CPU_PIPELINE, all_passes(), mlir_syntax=False), self.precision)

@@ -1,6 +1,6 @@
 """Random graph programs around one `graph.matmul`, for the Hypothesis equivalence tests.
 
-`matmul_programs()` draws `@main(%a, %b, ...)`: an f32 or f16 matmul of odd sizes (1, 3, 17; K
+`matmul_programs()` draws `@main(%a, %b, ...)`: an f32, f16 or bf16 matmul of odd sizes (1, 3, 17; K
 also 5), sometimes batched (batch dimensions broadcast on either side, or a batch of
 one), sometimes after an elementwise producer on `a` (relu, neg, a cast round trip), and sometimes
 with an elementwise epilogue: a bias add over the columns, a relu, the add of a residual of the
@@ -28,7 +28,7 @@ def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 
 @st.composite
 def matmul_programs(draw: st.DrawFn) -> str:
-    element = draw(st.sampled_from(("f32", "f16")))
+    element = draw(st.sampled_from(("f32", "f16", "bf16")))
     rows, columns, depth = draw(st.sampled_from(SIZES)), draw(st.sampled_from(SIZES)), draw(st.sampled_from(DEPTHS))
     a_batch, b_batch = draw(st.sampled_from(BATCHES))
     program = Program((*_broadcast(a_batch, b_batch), rows, columns))

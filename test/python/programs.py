@@ -2,7 +2,7 @@
 
 `elementwise_programs()` draws small elementwise graph functions: a domain shape, inputs that
 broadcast to it (some dimensions 1, some leading ones dropped), and a chain or DAG of graph ops
-over f32, f16, i32 and i1 values, sometimes through splat constants, broadcasts and reshapes.
+over f32, f16, bf16, i32 and i1 values, sometimes through splat constants, broadcasts and reshapes.
 `reduction_programs()` draws functions around one softmax, layer_norm or reduce_* op: elementwise
 producers before it, elementwise consumers after it, rows of awkward lengths (1, 31, 33, 1000,
 4097, ...; or, given `LONG_ROW_LENGTHS`, longer than a program holds). `mixed_programs()` draws
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
 from hypothesis import strategies as st
 
@@ -35,9 +36,9 @@ from mlc.diagnostics import parse_module
 from mlc.passes import build_pipeline
 from mlc.transforms import all_passes
 
-FLOAT_TYPES = ("f32", "f16")
-ELEMENT_TYPES = ("f32", "f16", "i32")
-NUMPY_TYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i1": np.bool_}
+FLOAT_TYPES = ("f32", "f16", "bf16")
+ELEMENT_TYPES = ("f32", "f16", "bf16", "i32")
+NUMPY_TYPES = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "i32": np.int32, "i1": np.bool_}
 
 FLOAT_BINARY = ("add", "sub", "mul", "div", "max", "min")
 INTEGER_BINARY = ("add", "sub", "mul", "div", "max", "min")
@@ -474,6 +475,8 @@ def assert_equivalent(before, after, inputs: list[np.ndarray]) -> None:
     assert len(expected) == len(actual)
     for index, (want, got) in enumerate(zip(expected, actual)):
         assert want.shape == got.shape and want.dtype == got.dtype, f"result #{index}: {got.dtype}{got.shape} != {want.dtype}{want.shape}"
+        if want.dtype == ml_dtypes.bfloat16:  # not a numpy floating type: compare its (exact) f32 values, NaN == NaN
+            want, got = want.astype(np.float32), got.astype(np.float32)
         np.testing.assert_array_equal(got, want, err_msg=f"result #{index}")
 
 

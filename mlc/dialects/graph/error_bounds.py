@@ -21,6 +21,8 @@ the terms for composite functions such as gelu, where cancellation makes a relat
 * Sums and dot products: an f32 accumulation of n terms in any order is within
   gamma(n) * sum|terms| of the exact sum, gamma(n) = n*u / (1 - n*u) (Higham, Accuracy and
   Stability of Numerical Algorithms, 2nd ed., section 3.1). f16/bf16 accumulate in f32 (the spec).
+* A matmul of precision tf32 / 3xtf32 (`mlc/dialects/precision.py`) adds its per-term product
+  error, for the interpreter's model and the implementation's.
 * softmax: a perturbation d of a row multiplies each output by a factor within exp(+-2 max|d|).
   An online softmax (fused attention) rescales its partial sums: counted as a perturbation of
   the input (`online_rescale_error`).
@@ -53,6 +55,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from mlc.dialects.element_types import is_bool, is_float
 from mlc.dialects.graph import interpret
 from mlc.dialects.graph import ops as graph
+from mlc.dialects.precision import DEFAULT_PRECISION, PRODUCT_ERROR, PRODUCTS
 
 U32 = 2.0**-24
 """The unit roundoff of f32, the type compiled code computes and accumulates in."""
@@ -311,13 +314,20 @@ def _layer_norm(op: graph.LayerNormOp, operands: Sequence[_Operand], result: np.
 
 
 def _contraction_in_float64(op: Operation, operands: Sequence[np.ndarray]) -> np.ndarray:
-    """A matmul or conv2d of float64 `operands` (the interpreter's definition, unrounded)."""
+    """A matmul or conv2d of float64 `operands` (the interpreter's definition, unrounded; a
+    matmul's exact product whatever its precision, whose error `_contraction` adds)."""
+    if isinstance(op, graph.MatmulOp):
+        return np.matmul(*operands)
     structured = interpret._STRUCTURED[type(op)]  # noqa: SLF001 - one definition of each op
     return structured(op, list(operands), np.dtype(np.float64))
 
 
 def _contraction(op: Operation, operands: Sequence[_Operand], result: np.ndarray) -> np.ndarray:
-    """matmul / conv2d: |A| dB + dA |B| + dA dB + gamma(K) |A||B|, then the local rounding."""
+    """matmul / conv2d: |A| dB + dA |B| + dA dB + gamma(K) |A||B|, then the local rounding.
+
+    A matmul of precision tf32 or 3xtf32 adds, per term, its product error (`PRODUCT_ERROR`)
+    twice: once for the interpreter's model, once for the implementation's, which may round to
+    TF32 otherwise; 3xtf32 accumulates three products per term (gamma(3K))."""
     a, b = operands[0], operands[1]
     contract = lambda p, q: _contraction_in_float64(op, [p, q])  # noqa: E731
     magnitude = contract(np.abs(a.value), np.abs(b.value))
@@ -325,7 +335,9 @@ def _contraction(op: Operation, operands: Sequence[_Operand], result: np.ndarray
     terms = a.value.shape[-1] if isinstance(op, graph.MatmulOp) else math.prod(b.value.shape[1:])
     if not is_float(_element_type(op.results[0])):
         return _finite(propagated)
-    bound = propagated + gamma(terms) * magnitude
+    precision = op.precision.data if isinstance(op, graph.MatmulOp) else DEFAULT_PRECISION
+    products = PRODUCTS[precision] * terms
+    bound = propagated + (gamma(products) + 2.0 * PRODUCT_ERROR[precision]) * magnitude
     if len(operands) == 3:  # conv2d's bias
         bound = bound + operands[2].bound[:, None, None] + U32 * (magnitude + np.abs(operands[2].value)[:, None, None])
     return _finite(bound + _local_error(op, result, np.abs(result)))

@@ -9,8 +9,13 @@ Integer arithmetic wraps around as numpy's does (matmul and sums are computed in
 by the final cast, which is the same arithmetic modulo 2**bits); integer division truncates toward
 zero; float-to-integer casts truncate toward zero.
 
+bf16 results are rounded through f32 (ml_dtypes' conversion): PyTorch computes bf16 ops in f32
+and rounds that once, so for the correctly rounded ops (add, sub, mul, div, sqrt, casts) the
+interpreter's bf16 result is PyTorch's, bit for bit.
+
 The structured ops follow numpy and ONNX exactly as their modules' docstrings state: `matmul` is
-`np.matmul`; reductions are numpy's, with ONNX's identities for empty reductions (0, -inf/+inf or
+`np.matmul` (a `tf32` or `3xtf32` precision first rounds or splits its f32 operands as
+`mlc/dialects/precision.py` defines, then sums the products exactly); reductions are numpy's, with ONNX's identities for empty reductions (0, -inf/+inf or
 the integer extremes, NaN for the mean); `softmax` subtracts the maximum before exponentiating;
 `layer_norm` uses the population variance; `conv2d` and the pools gather each kernel offset's
 strided view of the padded input into a window array `[N, C, kH, kW, H_out, W_out]` and reduce it
@@ -38,6 +43,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from mlc.dialects.element_types import is_float, to_numpy_dtype
 from mlc.dialects.graph import ops as graph
+from mlc.dialects.precision import DEFAULT_PRECISION, operand_pairs
 
 
 def dense_to_numpy(attribute: DenseIntOrFPElementsAttr) -> np.ndarray:
@@ -217,8 +223,13 @@ def _wide(x: np.ndarray, element_type: Attribute) -> np.ndarray:
 
 def _matmul(op: graph.MatmulOp, operands: Sequence[np.ndarray], dtype: np.dtype) -> np.ndarray:
     element_type = _element_type(op)
-    a, b = (_wide(x, element_type) for x in operands)
-    return np.matmul(a, b).astype(dtype)
+    precision = op.precision.data
+    if precision == DEFAULT_PRECISION or not is_float(element_type):
+        a, b = (_wide(x, element_type) for x in operands)
+        return np.matmul(a, b).astype(dtype)
+    # The products of the operands as the precision rounds them, summed exactly (precision.py).
+    pairs = operand_pairs(operands[0], operands[1], precision)
+    return sum(np.matmul(_float64(a), _float64(b)) for a, b in pairs).astype(dtype)
 
 
 def _transpose(op: graph.TransposeOp, operands: Sequence[np.ndarray], dtype: np.dtype) -> np.ndarray:

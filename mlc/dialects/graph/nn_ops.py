@@ -24,7 +24,10 @@ Generic form: `"graph.conv2d"(%x, %w, %bias) <{strides = array<i64: 1, 1>, pads 
 broadcasts. Rank-1 operands, which numpy promotes to matrices and then drops the dimension, are
 rejected: the ONNX importer reshapes them explicitly, which keeps every matmul a plain batched
 matrix product for the lowering. Floats and integers (not i1) of one element type; integer
-products and sums wrap around like the element type's arithmetic.
+products and sums wrap around like the element type's arithmetic. The optional `precision`
+property (`"ieee"`, the default, `"tf32"` or `"3xtf32"`; f32 only) says how f32 products may be
+computed (`mlc/dialects/precision.py`): `%y = graph.matmul %a, %b {precision = "tf32"} : ...`,
+generic `"graph.matmul"(%a, %b) <{precision = "tf32"}> : ...`.
 
 **conv2d** is ONNX `Conv` with explicit padding (`auto_pad = NOTSET`): `x` is `[N, C, H, W]`, `w`
 is `[O, C / group, kH, kW]`, the optional `bias` is `[O]`; `pads` is `(top, left, bottom, right)`
@@ -42,18 +45,21 @@ along its axis, so every window holds at least one element of `x`. Floats only.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from xdsl.dialects.builtin import DenseArrayBase, I64, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, I64, IntegerAttr, StringAttr, TensorType, f32, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
 )
 from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
 
 from mlc.dialects.graph.support import (
     TypeInferenceError,
@@ -70,6 +76,7 @@ from mlc.dialects.graph.support import (
     verify_result_type,
     verify_tensor_type,
 )
+from mlc.dialects.precision import DEFAULT_PRECISION, precision_problem
 
 
 @irdl_op_definition
@@ -80,13 +87,19 @@ class MatmulOp(IRDLOperation):
     a = operand_def(TensorType)
     b = operand_def(TensorType)
     result = result_def(TensorType)
+    precision = opt_prop_def(StringAttr, default_value=StringAttr(DEFAULT_PRECISION))
+    """How f32 products are computed: "ieee", "tf32" or "3xtf32" (`mlc/dialects/precision.py`)."""
     traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$a `,` $b attr-dict `:` functional-type(operands, results)"
 
-    def __init__(self, a: SSAValue, b: SSAValue, *, result_type: Attribute | None = None):
+    def __init__(
+        self, a: SSAValue, b: SSAValue, *, result_type: Attribute | None = None, precision: str | None = None
+    ):
         if result_type is None:
             result_type = self.infer_result_type(a.type, b.type)
-        super().__init__(operands=[a, b], result_types=[result_type])
+        properties = {} if precision is None else {"precision": StringAttr(precision)}
+        super().__init__(operands=[a, b], result_types=[result_type], properties=properties)
 
     @classmethod
     def infer_result_type(cls, a_type: Attribute, b_type: Attribute) -> TensorType:
@@ -119,6 +132,9 @@ class MatmulOp(IRDLOperation):
     def verify_(self) -> None:
         expected = self.infer_result_type(self.a.type, self.b.type)
         verify_result_type(self, expected, "the matrix product of the operands")
+        problem = precision_problem(self.precision.data, expected.element_type == f32)
+        if problem is not None:
+            raise VerifyException(problem)
 
 
 def windowed_size(

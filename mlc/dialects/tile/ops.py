@@ -50,6 +50,7 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
+    BFloat16Type,
     DenseArrayBase,
     BFloat16Type,
     Float16Type,
@@ -77,6 +78,7 @@ from xdsl.ir import (
 )
 from xdsl.irdl import (
     IRDLOperation,
+    ParsePropInAttrDict,
     VarConstraint,
     base,
     irdl_attr_definition,
@@ -119,6 +121,7 @@ from mlc.dialects.kernels import (
     verify_kernel_signature,
     verify_launch,
 )
+from mlc.dialects.precision import DEFAULT_PRECISION, precision_problem
 
 
 @irdl_attr_definition
@@ -669,9 +672,12 @@ class DotOp(IRDLOperation):
     """`acc + lhs @ rhs` over the last two dimensions; leading (batch) dimensions are equal.
 
     `lhs` is `[..., M, K]`, `rhs` `[..., K, N]`, the accumulator and the result `[..., M, N]` in
-    f32 whatever the inputs (f16 or f32), accumulated in f32. The order of the sum is not
+    f32 whatever the inputs (f16, bf16 or f32), accumulated in f32. The order of the sum is not
     specified; the interpreter (and the loop lowering) adds the products to the accumulator in
-    increasing K order, each with one fused multiply-add rounded once to f32.
+    increasing K order, each with one fused multiply-add rounded once to f32. `precision`
+    (`{precision = "tf32"}`; default "ieee", f32 operands only) lets f32 products use TF32 as
+    `mlc/dialects/precision.py` defines: the interpreter multiplies the operands it rounds or
+    splits (3xtf32: three fused multiply-adds per K index, small parts first).
     """
 
     name = "tile.dot"
@@ -680,11 +686,15 @@ class DotOp(IRDLOperation):
     rhs = operand_def(TileType)
     acc = operand_def(T)
     result = result_def(T)
+    precision = opt_prop_def(StringAttr, default_value=StringAttr(DEFAULT_PRECISION))
+    """How f32 products are computed: "ieee", "tf32" or "3xtf32" (`mlc/dialects/precision.py`)."""
     traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$lhs `,` $rhs `,` $acc attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
 
-    def __init__(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue):
-        super().__init__(operands=[lhs, rhs, acc], result_types=[acc.type])
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue, precision: str | None = None):
+        properties = {} if precision is None or precision == DEFAULT_PRECISION else {"precision": StringAttr(precision)}
+        super().__init__(operands=[lhs, rhs, acc], result_types=[acc.type], properties=properties)
 
     def verify_(self) -> None:
         lhs_type, rhs_type, acc_type = self.lhs.type, self.rhs.type, self.acc.type
@@ -710,6 +720,9 @@ class DotOp(IRDLOperation):
             )
         if not isinstance(acc_type.element_type, Float32Type):
             raise VerifyException(f"the accumulator must be a tile of f32, got {acc_type}")
+        problem = precision_problem(self.precision.data, isinstance(lhs_type.element_type, Float32Type))
+        if problem is not None:
+            raise VerifyException(problem)
 
 
 @irdl_op_definition

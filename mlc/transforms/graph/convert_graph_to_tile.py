@@ -46,9 +46,11 @@ Kernel construction, for a group with domain D:
    memref bounds, so domains that are not multiples of the tile need nothing more.
 
 Options: `elements-per-program` (default 2048) and `num-warps` (default 4) are recorded in the IR
-(tile shapes, `num_warps`) for the next levels. Preconditions: static shapes; graph ops of the
-elementwise subset (others are reported with a diagnostic naming the op). Limits: bf16 is not
-lowered yet.
+(tile shapes, `num_warps`) for the next levels; `precision` (`ieee`, the default, `tf32` or
+`3xtf32`) is the precision of the f32 matmuls that have no `precision` property, written on their
+`tile.dot`s. Preconditions: static shapes; graph ops of the
+elementwise subset (others are reported with a diagnostic naming the op). bf16 kernels load and
+store bf16 and compute in f32, as f16 kernels do.
 """
 
 from __future__ import annotations
@@ -62,7 +64,6 @@ from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
-    BFloat16Type,
     DictionaryAttr,
     MemRefType,
     ModuleOp,
@@ -78,6 +79,7 @@ from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.graph import ops as graph
+from mlc.dialects.precision import DEFAULT_PRECISION, PRECISIONS
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.fusion_groups import (
     FUSIBLE_OPS,
@@ -249,9 +251,6 @@ class HostBuilder:
     def _check_ops(self) -> None:
         for op in self.old.body.block.ops:
             if isinstance(op, (func.ReturnOp, graph.ConstantOp, graph.MatmulOp, *FUSIBLE_OPS)):
-                for value in (*op.operands, *op.results):
-                    if isinstance(value.type, TensorType) and isinstance(value.type.element_type, BFloat16Type):
-                        raise PassFailure(op, "bf16 tensors are not lowered to the tile level yet")
                 continue
             raise PassFailure(op, f"convert-graph-to-tile cannot lower '{op.name}' yet")
 
@@ -297,7 +296,7 @@ class HostBuilder:
             return
         kinds = ["matmul", *(op.name.split(".")[1] for op in (unit.epilogue.ops if unit.epilogue else []))][:4]
         name = self._kernel_name(unit, f"{self.old.sym_name.data}_{index}_" + "_".join(kinds))
-        plan = plan_matmul(name, unit, self.options.matmul_tile or None)
+        plan = plan_matmul(name, unit, self.options.matmul_tile or None, self.options.precision)
         kernel = build_matmul_kernel(plan)
         self.kernels.append(kernel)
         arguments = [self._buffer_of(value) for value in unit.reads()] + outputs
@@ -374,6 +373,8 @@ class ConvertGraphToTile(ModulePass):
     num_warps: int = 4
     matmul_tile: tuple[int, ...] = ()
     """(BM, BN, BK) for every matmul instead of `matmul_kernel.choose_matmul_tile`'s choice."""
+    precision: str = DEFAULT_PRECISION
+    """The precision of f32 matmuls without a `precision` property of their own."""
 
     def __post_init__(self) -> None:
         if self.elements_per_program < 1:
@@ -382,6 +383,8 @@ class ConvertGraphToTile(ModulePass):
             raise ValueError(f"num-warps must be in [1, 32], got {self.num_warps}")
         if self.matmul_tile and (len(self.matmul_tile) != 3 or any(size < 1 or size & (size - 1) for size in self.matmul_tile)):
             raise ValueError(f"matmul-tile must be three powers of two (BM,BN,BK), got {','.join(map(str, self.matmul_tile))}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in [f for f in op.body.block.ops if _is_graph_function(f)]:

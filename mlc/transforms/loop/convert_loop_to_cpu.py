@@ -5,7 +5,9 @@ of every mapping in order, which the loop level's semantics allow), after being 
 `loop.all_reduce` collectives (`loop_fission.py`), and every `loop.kernel` an
 external `llvm.func` taking one bare pointer per memref and carrying the `mlc.kernel` attribute
 (see `llvm_kernel.py`). `loop.launch` ops stay: the runtime calls the function once per launch.
-The standard ops in the body are left for the `convert-*-to-llvm` passes.
+The standard ops in the body are left for the `convert-*-to-llvm` passes, except f32 -> bf16
+truncations, which become integer round-to-nearest-even (`bfloat16_rounding.py`): LLVM's x86
+lowering of them depends on the host (subnormals flushed by AVX512-BF16, or a libgcc 13 call).
 
 Limits: no multithreading yet; shared memory (space 3) is not supported on the CPU.
 """
@@ -22,6 +24,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
+from mlc.transforms.lowering.bfloat16_rounding import expand_bfloat16_truncations
 from mlc.transforms.lowering.llvm_kernel import (
     SHARED_MEMORY_SPACE,
     kernel_to_llvm_func,
@@ -50,6 +53,7 @@ class ConvertLoopToCpu(ModulePass):
             split_at_collectives(kernel)
             for parallel in [p for p in kernel.walk() if isinstance(p, loop.ParallelOp)]:
                 sequentialize(parallel)
+            expand_bfloat16_truncations(kernel)
             function = kernel_to_llvm_func(kernel, {attributes.KERNEL.name: UnitAttr()})
             replace_terminators(function, loop.ReturnOp)
             Rewriter.insert_op(function, InsertPoint.before(kernel))

@@ -13,9 +13,10 @@ check:
   lanes of masked tiles from trapping on the CPU) and wraps INT_MIN / -1 to INT_MIN, as numpy
   does; no target's division instruction sees either case, so none traps.
 * Float-to-integer casts truncate toward zero and saturate; NaN becomes 0.
+* Casts from or to bf16 go through f32 (the only type LLVM converts bf16 to and from on every
+  target), which is what PyTorch and ml_dtypes compute: an integer rounds to f32, then to bf16.
 
-Limits: integer `pow` is not supported (a clear diagnostic); bf16 is accepted here but the
-lowering below may reject it.
+Limits: integer `pow` is not supported (a clear diagnostic).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections.abc import Callable, Sequence
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -222,6 +224,10 @@ def _cast(b: ScalarBuilder, x: SSAValue, target: Attribute) -> SSAValue:
     source = x.type
     if source == target:
         return x
+    if (isinstance(source, BFloat16Type) or isinstance(target, BFloat16Type)) and f32 not in (source, target):
+        # bf16 converts through f32 (exact from bf16, f16, i1; one rounding from i32/i64), as
+        # PyTorch and ml_dtypes do; f16 <-> bf16 has no single arith op.
+        return _cast(b, _cast(b, x, f32), target)
     if is_bool(target):
         if is_float(source):
             return b.emit(arith.CmpfOp(x, b.constant(0.0, source), "une"))

@@ -499,11 +499,11 @@ class GroupKernelBuilder:
         while worklist:
             value = worklist.pop()
             owner = value.owner
-            if value in frontier or (owner in inlined):
-                continue
+            if value in frontier or (owner in inlined) or is_splat_constant(value):
+                continue  # a splat constant is a scalar in the map's body, whatever its shape
             if self._is_frontier(value, shape):
                 frontier.append(value)
-            elif not is_splat_constant(value):
+            else:
                 assert isinstance(owner, Operation)
                 inlined.add(owner)
                 worklist += list(owner.operands)

@@ -10,7 +10,7 @@ dimensions broadcast) to one `tile.kernel`:
       %b = tile.load %B[batch..., %k, %n]  -> [1..., BK, BN]
       scf.yield tile.dot %a, %b, %partial  (f32 accumulation)
     }
-    %c = tile.map %acc, epilogue inputs... { truncf to f16 (f16 operands), the epilogue ops }
+    %c = tile.map %acc, epilogue inputs... { truncf to f16/bf16 (f16/bf16 operands), the epilogue ops }
     tile.store %c (each epilogue output) -> %C[batch..., %m, %n]
 
 Loads and stores mask at the memref bounds, so M, N and K need not be multiples of the block:
@@ -32,11 +32,12 @@ memory. A matmul outside any fusion stores its product for the kernels that read
 Block sizes (`choose_matmul_tile`): 128x128x16 when that still gives at least `LARGE_TILE_PROGRAMS`
 programs, else at most 64x64x16; each dimension is cut to the smallest power of two that covers
 the matrix's (a 17x33x65 product gets 32x64x16). `convert-graph-to-tile{matmul-tile=BM,BN,BK}`
-overrides the choice. Warps: one thread per 16 outputs, 1 to 8 warps (`matmul_warps`). The
+overrides the choice. The dot carries the matmul's `precision` (its property, else
+`convert-graph-to-tile{precision=...}` for f32 products) for the lowering of `tile.dot`. Warps: one thread per 16 outputs, 1 to 8 warps (`matmul_warps`). The
 kernel records its block as `mlc.matmul_tile = array<i64: BM, BN, BK>`; the tile types carry it
 too. How threads share the block is decided below, by `convert-tile-to-loop` (`matmul_loop.py`).
 
-Limits: f32 and f16 operands (the graph verifier admits integer matmuls; they are reported).
+Limits: f32, f16 and bf16 operands (the graph verifier admits integer matmuls; they are reported).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from xdsl.rewriter import InsertPoint
 from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.graph import ops as graph
+from mlc.dialects.precision import DEFAULT_PRECISION
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.fusion_groups import (
     EPILOGUE_OPS,
@@ -215,6 +217,8 @@ class MatmulPlan:
     """(BM, BN, BK)."""
     collapse: DimensionCollapse
     """How the result's batch dimensions collapse (no groups: one matrix, no batch axis)."""
+    precision: str = DEFAULT_PRECISION
+    """The `tile.dot`'s precision: the matmul's own, else the pass option's for f32 products."""
 
     @property
     def op(self) -> graph.MatmulOp:
@@ -244,18 +248,26 @@ class MatmulPlan:
         return (math.prod(self.batch_shape), *blocks) if self.batch_shape else blocks
 
 
-def plan_matmul(name: str, unit: MatmulUnit, block: Sequence[int] | None) -> MatmulPlan:
+def matmul_precision(op: graph.MatmulOp, default: str) -> str:
+    """The precision of `op`'s products: its `precision` property where it has one, else `default`
+    for f32 operands (f16 and bf16 products are exact in f32: always "ieee")."""
+    if "precision" in op.properties:
+        return op.precision.data
+    return default if _element_type(op.a) == f32 else DEFAULT_PRECISION
+
+
+def plan_matmul(name: str, unit: MatmulUnit, block: Sequence[int] | None, precision: str = DEFAULT_PRECISION) -> MatmulPlan:
     op = unit.op
     element_type = op.result.type.element_type  # type: ignore[attr-defined]
     if not isinstance(element_type, tile.DOT_INPUT_TYPES):
-        raise PassFailure(op, f"matmul of {element_type} is not lowered yet (f32 and f16 are)")
+        raise PassFailure(op, f"matmul of {element_type} is not lowered yet (f32, f16 and bf16 are)")
     batch = shape_of(op.result)[:-2]
     participants = [shape_of(op.a)[:-2], shape_of(op.b)[:-2], *(seen[:-2] for _, seen in unit.epilogue_inputs)]
     collapse = collapse_dimensions(batch, participants)
     rows, columns = shape_of(op.result)[-2:]
     if block is None:
         block = choose_matmul_tile(math.prod(batch), rows, columns, shape_of(op.a)[-1])
-    return MatmulPlan(name, unit, tuple(block), collapse)  # type: ignore[arg-type]
+    return MatmulPlan(name, unit, tuple(block), collapse, matmul_precision(op, precision))  # type: ignore[arg-type]
 
 
 def _element_type(value: SSAValue) -> Attribute:
@@ -366,7 +378,7 @@ class MatmulKernelBuilder:
         a_tile = self.builder.insert(tile.LoadOp(self.parameters[op.a], self._indices(shape_of(op.a), columns=k), lhs_type)).result
         b_tile = self.builder.insert(tile.LoadOp(self.parameters[op.b], self._indices(shape_of(op.b), rows=k), rhs_type)).result
         a_tile.name_hint, b_tile.name_hint = "a_tile", "b_tile"
-        product = self.builder.insert(tile.DotOp(a_tile, b_tile, partial)).result
+        product = self.builder.insert(tile.DotOp(a_tile, b_tile, partial, plan.precision)).result
         product.name_hint = "next"
         self.builder.insert(scf.YieldOp(product))
         self.builder = outer

@@ -68,7 +68,6 @@ CPU_OPS = tuple(
 # Node tests of `CPU_OPS` whose graph ops the lowering refuses (a PassFailure in mlc.compile).
 CPU_UNSUPPORTED: tuple[tuple[str, str], ...] = (
     (r"^test_pow_types_int(32_int32|64_int64)_", "integer pow is not lowered"),
-    (r"^test_cast_\w*BFLOAT16", "bf16 tensors are not lowered below the graph level"),
 )
 """(pattern, reason): node tests of `CPU_OPS` whose ops are refused by the CPU lowering."""
 

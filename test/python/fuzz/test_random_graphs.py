@@ -52,7 +52,6 @@ NOT_YET_COMPILED: dict[str, str] = {
 """Ops that the lowering reports as not lowered yet, and the issue that lowers them."""
 
 EXPECTED_COMPILE_ERRORS: dict[str, str] = {
-    r"bf16 tensors are not lowered to the tile level yet": "issue 14 (bf16 end to end)",
     r"matmul of i32 is not lowered yet": "issue 14 (matmul element types)",
 }
 """Other messages of not-yet-compiled programs (pattern -> the issue that removes it)."""

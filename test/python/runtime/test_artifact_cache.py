@@ -217,3 +217,11 @@ def test_the_environment_chooses_directory_limit_and_switch(tmp_path: Path, monk
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     default = ArtifactCache.from_environment()
     assert default is not None and default.directory == tmp_path / "xdg" / "mlc"
+
+
+def test_the_public_names_of_bundle_and_cache_faults():
+    import mlc
+    from mlc.caching import BundleError
+
+    assert mlc.BundleError is BundleError and mlc.CacheWarning is CacheWarning
+    assert issubclass(mlc.BundleError, mlc.MlcError) and issubclass(mlc.CacheWarning, UserWarning)

@@ -1,7 +1,7 @@
 """Every pass of both pipelines preserves what matmul programs compute.
 
 Hypothesis draws a graph function around one `graph.matmul` (`matmul_programs.py`: odd sizes,
-broadcast batches, f32 and f16, elementwise producers and epilogues) and random inputs; for each
+broadcast batches, f32, f16 and bf16, elementwise producers and epilogues) and random inputs; for each
 pass of `mlc-lower-to-gpu` and `mlc-lower-to-cpu` the module is interpreted just before and just
 after the pass. Across `convert-graph-to-tile` the graph interpreter (float64, rounded once) meets
 f32 accumulation: the results are compared with the graph interpreter's on the drawn program,
@@ -15,6 +15,7 @@ passes change no arithmetic. The GPU steps run the kernels in the GPU-level inte
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -100,3 +101,30 @@ def _check_step(step: str, program: str, seed: int) -> None:
         assert_perturbation_caught(program, inputs, actual)
     else:
         assert_equivalent(before, after, inputs)
+
+
+TF32_MATMUL = """func.func @main(%a: tensor<17x65xf32>, %b: tensor<65x33xf32>) -> tensor<17x33xf32> {
+  %0 = graph.matmul %a, %b : (tensor<17x65xf32>, tensor<65x33xf32>) -> tensor<17x33xf32>
+  func.return %0 : tensor<17x33xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("precision", ["tf32", "3xtf32"])
+def test_precision_reaches_the_tile_interpreter(precision: str):
+    """convert-graph-to-tile{precision=...} puts the precision on the dot, and the tile interpreter
+    models it as the graph interpreter does (operands rounded or split to TF32): the two agree
+    within f32 accumulation, while tf32 is measurably off the IEEE product and 3xtf32 is not."""
+    program = TF32_MATMUL.replace("graph.matmul %a, %b", f'graph.matmul %a, %b {{precision = "{precision}"}}')
+    inputs = random_inputs(TF32_MATMUL, 5)
+    graph_result = run(lower(program, ""), "main", [x.copy() for x in inputs])[0]
+    tile_result = run(lower(TF32_MATMUL, f"convert-graph-to-tile{{precision={precision}}}"), "main", [x.copy() for x in inputs])[0]
+    exact = inputs[0].astype(np.float64) @ inputs[1].astype(np.float64)
+    scale = np.abs(inputs[0].astype(np.float64)) @ np.abs(inputs[1].astype(np.float64))
+    np.testing.assert_array_less(np.abs(tile_result - graph_result), 65 * 2.0**-24 * scale + 1e-30)
+    assert_within_bounds(program, inputs, [tile_result])
+    relative_error = float(np.max(np.abs(graph_result - exact) / scale))
+    if precision == "tf32":
+        assert 2.0**-16 < relative_error < 2 * 2.0**-10 + 2.0**-20
+    else:
+        assert relative_error < 4 * 2.0**-20

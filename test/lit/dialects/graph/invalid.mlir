@@ -985,3 +985,27 @@ func.func @yield_outside_fusion(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'graph.yield' op 'graph.yield' expects parent op 'graph.fusion'}}
   graph.yield %x : tensor<4xf32>
 }
+
+// -----
+
+func.func @matmul_unknown_precision(%a: tensor<2x2xf32>) {
+  // expected-error @+1 {{'graph.matmul' op precision must be one of 'ieee', 'tf32', '3xtf32', got 'fp8'}}
+  %0 = graph.matmul %a, %a {precision = "fp8"} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @matmul_tf32_of_bf16(%a: tensor<2x2xbf16>) {
+  // expected-error @+1 {{'graph.matmul' op precision 'tf32' applies to f32 operands only (f16 and bf16 products are exact in f32)}}
+  %0 = graph.matmul %a, %a {precision = "tf32"} : (tensor<2x2xbf16>, tensor<2x2xbf16>) -> tensor<2x2xbf16>
+  func.return
+}
+
+// -----
+
+func.func @matmul_precision_not_a_string(%a: tensor<2x2xf32>) {
+  // expected-error @+1 {{'graph.matmul' op 32 : i64 should be of base attribute string}}
+  %0 = "graph.matmul"(%a, %a) <{precision = 32 : i64}> : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  func.return
+}

@@ -409,6 +409,22 @@ func.func @matmul(%a: tensor<8x16xf32>, %b: tensor<16x32xf32>, %c: tensor<2x1x4x
   func.return %0 : tensor<8x32xf32>
 }
 
+// matmul precision: printed in the attribute dictionary when not the default ("ieee").
+// CHECK-LABEL: func.func @matmul_precision(%a: tensor<8x16xf32>, %b: tensor<16x32xf32>) -> (tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>) {
+// CHECK-NEXT:    %0 = graph.matmul %a, %b {precision = "tf32"} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+// CHECK-NEXT:    %1 = graph.matmul %a, %b {precision = "3xtf32"} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+// CHECK-NEXT:    %2 = graph.matmul %a, %b : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+// GENERIC-LABEL: "func.func"() <{sym_name = "matmul_precision"
+// GENERIC:         %0 = "graph.matmul"(%a, %b) <{precision = "tf32"}> : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+// GENERIC-NEXT:    %1 = "graph.matmul"(%a, %b) <{precision = "3xtf32"}> : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+// GENERIC-NEXT:    %2 = "graph.matmul"(%a, %b) <{precision = "ieee"}> : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+func.func @matmul_precision(%a: tensor<8x16xf32>, %b: tensor<16x32xf32>) -> (tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>) {
+  %0 = graph.matmul %a, %b {precision = "tf32"} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %1 = "graph.matmul"(%a, %b) <{precision = "3xtf32"}> : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %2 = graph.matmul %a, %b {precision = "ieee"} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  func.return %0, %1, %2 : tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>
+}
+
 // transpose: rank 2, rank 3 with negative entries, rank 1 and rank 0 (identities), i1.
 // CHECK-LABEL: func.func @transpose(%a: tensor<2x3xf32>, %b: tensor<2x3x4xi64>, %v: tensor<5xf16>, %s: tensor<i1>, %p: tensor<2x1xi1>) {
 // CHECK-NEXT:    %0 = graph.transpose %a perm [1, 0] : tensor<2x3xf32> to tensor<3x2xf32>

@@ -573,3 +573,28 @@ tile.kernel @dot_result(%x: memref<4xf32>) grid [1] {
   %d = "tile.dot"(%a, %b, %acc) : (!tile.tile<4x8xf32>, !tile.tile<8x2xf32>, !tile.tile<4x2xf32>) -> !tile.tile<4x4xf32>
   tile.return
 }
+
+// -----
+
+tile.kernel @dot_precision_of_f16(%x: memref<4xf32>) grid [1] {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.0 : f16
+  %a = tile.splat %half : f16 -> !tile.tile<4x8xf16>
+  %b = tile.splat %half : f16 -> !tile.tile<8x2xf16>
+  %acc = tile.splat %zero : f32 -> !tile.tile<4x2xf32>
+  // expected-error @+1 {{precision '3xtf32' applies to f32 operands only}}
+  %d = tile.dot %a, %b, %acc {precision = "3xtf32"} : !tile.tile<4x8xf16>, !tile.tile<8x2xf16> -> !tile.tile<4x2xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @dot_unknown_precision(%x: memref<4xf32>) grid [1] {
+  %zero = arith.constant 0.0 : f32
+  %a = tile.splat %zero : f32 -> !tile.tile<4x8xf32>
+  %b = tile.splat %zero : f32 -> !tile.tile<8x2xf32>
+  %acc = tile.splat %zero : f32 -> !tile.tile<4x2xf32>
+  // expected-error @+1 {{precision must be one of 'ieee', 'tf32', '3xtf32', got 'highest'}}
+  %d = tile.dot %a, %b, %acc {precision = "highest"} : !tile.tile<4x8xf32>, !tile.tile<8x2xf32> -> !tile.tile<4x2xf32>
+  tile.return
+}

@@ -242,7 +242,10 @@ tile.kernel @row_sum(%x: memref<4x1000xf32>, %out: memref<4x1xf32>) grid [1] {
 // CHECK-NEXT:      scf.yield %next : !tile.tile<32x64xf32>
 // CHECK-NEXT:    }
 // CHECK:         %d = tile.dot %a3, %b3, %z3 : !tile.tile<1x4x8xf32>, !tile.tile<1x8x2xf32> -> !tile.tile<1x4x2xf32>
+// CHECK:         %t = tile.dot %a3, %b3, %z3 {precision = "tf32"} : !tile.tile<1x4x8xf32>, !tile.tile<1x8x2xf32> -> !tile.tile<1x4x2xf32>
+// CHECK:         %h = tile.dot %a16, %b16, %z2 : !tile.tile<4x8xbf16>, !tile.tile<8x2xbf16> -> !tile.tile<4x2xf32>
 // GENERIC:       "tile.dot"(%a, %b, %partial) : (!tile.tile<32x16xf16>, !tile.tile<16x64xf16>, !tile.tile<32x64xf32>) -> !tile.tile<32x64xf32>
+// GENERIC:       "tile.dot"(%a3, %b3, %z3) <{precision = "tf32"}> : (!tile.tile<1x4x8xf32>, !tile.tile<1x8x2xf32>, !tile.tile<1x4x2xf32>) -> !tile.tile<1x4x2xf32>
 tile.kernel @matmul(%x: memref<17x65xf16>, %y: memref<65x33xf16>, %out: memref<17x33xf32>) grid [1] attributes {mlc.matmul_tile = array<i64: 32, 64, 16>} {
   %c0 = arith.constant 0 : index
   %c16 = arith.constant 16 : index
@@ -267,6 +270,12 @@ tile.kernel @batched(%x: memref<3x4x8xf32>, %y: memref<8x2xf32>, %out: memref<3x
   %zero = arith.constant 0.0 : f32
   %z3 = tile.splat %zero : f32 -> !tile.tile<1x4x2xf32>
   %d = tile.dot %a3, %b3, %z3 : !tile.tile<1x4x8xf32>, !tile.tile<1x8x2xf32> -> !tile.tile<1x4x2xf32>
+  %t = tile.dot %a3, %b3, %z3 {precision = "tf32"} : !tile.tile<1x4x8xf32>, !tile.tile<1x8x2xf32> -> !tile.tile<1x4x2xf32>
+  %one = arith.constant 1.0 : bf16
+  %a16 = tile.splat %one : bf16 -> !tile.tile<4x8xbf16>
+  %b16 = tile.splat %one : bf16 -> !tile.tile<8x2xbf16>
+  %z2 = tile.splat %zero : f32 -> !tile.tile<4x2xf32>
+  %h = tile.dot %a16, %b16, %z2 : !tile.tile<4x8xbf16>, !tile.tile<8x2xbf16> -> !tile.tile<4x2xf32>
   tile.store %d, %out[%batch, %c0, %c0] : !tile.tile<1x4x2xf32>, memref<3x4x2xf32>
   tile.return
 }

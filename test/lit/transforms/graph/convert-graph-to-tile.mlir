@@ -2,6 +2,7 @@
 // RUN: mlc-opt %s --split-input-file -p 'graph-decompose,graph-fuse,convert-graph-to-tile{elements-per-program=256 num-warps=8}' | filecheck %s --check-prefix=OPTIONS
 // RUN: mlc-opt %s --split-input-file -p graph-decompose,graph-fuse,convert-graph-to-tile | mlc-opt --split-input-file | filecheck %s
 // RUN: mlc-opt %s --split-input-file -p 'graph-decompose,graph-fuse,convert-graph-to-tile{matmul-tile=16,16,8}' | filecheck %s --check-prefix=BLOCK
+// RUN: mlc-opt %s --split-input-file -p 'graph-decompose,graph-fuse,convert-graph-to-tile{precision=tf32}' | filecheck %s --check-prefix=PRECISION
 
 // A plain elementwise op: one 1-d kernel, tiles rounded up to a power of two, masked by the
 // memref bounds (1000 is not a multiple of 1024).
@@ -459,4 +460,30 @@ func.func @large(%a: tensor<2048x16xf32>, %b: tensor<16x1024xf32>) -> tensor<204
 // CHECK-NEXT:    func.return %arg0
 func.func @host_only(%arg0: memref<4xf32>) -> memref<4xf32> {
   func.return %arg0 : memref<4xf32>
+}
+
+// -----
+
+// A matmul's precision is written on its tile.dot; convert-graph-to-tile{precision=...} gives one
+// to the f32 matmuls that state none, never to bf16 ones (their products are exact in f32). A bf16
+// matmul loads bf16 tiles, accumulates in f32 and rounds each output to bf16 once.
+// CHECK-LABEL: tile.kernel @choices_0_matmul
+// CHECK:         tile.dot %a_tile, %b_tile, %partial {precision = "3xtf32"} : !tile.tile<8x16xf32>, !tile.tile<16x32xf32> -> !tile.tile<8x32xf32>
+// CHECK-LABEL: tile.kernel @choices_1_matmul
+// CHECK:         tile.dot %a_tile, %b_tile, %partial : !tile.tile<8x16xf32>, !tile.tile<16x32xf32> -> !tile.tile<8x32xf32>
+// CHECK-LABEL: tile.kernel @choices_2_matmul(%c: memref<8x16xbf16>, %d: memref<16x32xbf16>, %output0: memref<8x32xbf16>)
+// CHECK:         tile.dot %a_tile, %b_tile, %partial : !tile.tile<8x16xbf16>, !tile.tile<16x32xbf16> -> !tile.tile<8x32xf32>
+// CHECK:         tile.map %acc : !tile.tile<8x32xf32> -> !tile.tile<8x32xbf16>
+// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// PRECISION-LABEL: tile.kernel @choices_0_matmul
+// PRECISION:         tile.dot {{.*}} {precision = "3xtf32"}
+// PRECISION-LABEL: tile.kernel @choices_1_matmul
+// PRECISION:         tile.dot {{.*}} {precision = "tf32"}
+// PRECISION-LABEL: tile.kernel @choices_2_matmul
+// PRECISION:         tile.dot %a_tile, %b_tile, %partial : !tile.tile<8x16xbf16>
+func.func @choices(%a: tensor<8x16xf32>, %b: tensor<16x32xf32>, %c: tensor<8x16xbf16>, %d: tensor<16x32xbf16>) -> (tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xbf16>) {
+  %0 = graph.matmul %a, %b {precision = "3xtf32"} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %1 = graph.matmul %a, %b : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %2 = graph.matmul %c, %d : (tensor<8x16xbf16>, tensor<16x32xbf16>) -> tensor<8x32xbf16>
+  func.return %0, %1, %2 : tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xbf16>
 }

@@ -62,3 +62,45 @@ loop.kernel @two_collectives(%x: memref<4xf32>, %out: memref<4xf32>) {
   }
   loop.return
 }
+
+// -----
+
+// f32 -> bf16 truncations become integer round-to-nearest-even (the same on every host: LLVM's
+// x86 lowering flushes subnormals with AVX512-BF16 and calls libgcc 13's __truncsfbf2 without);
+// a vector is rounded element by element.
+// CHECK-LABEL: llvm.func @round
+// CHECK:         %[[V:.*]] = vector.load
+// CHECK:         %[[E:.*]] = vector.extract %[[V]][0] : f32 from vector<4xf32>
+// CHECK-NEXT:    %[[BITS:.*]] = arith.bitcast %[[E]] : f32 to i32
+// CHECK-NEXT:    %[[C16:.*]] = arith.constant 16 : i32
+// CHECK-NEXT:    %[[HIGH:.*]] = arith.shrui %[[BITS]], %[[C16]] : i32
+// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : i32
+// CHECK-NEXT:    %[[LSB:.*]] = arith.andi %[[HIGH]], %[[C1]] : i32
+// CHECK-NEXT:    %[[C7FFF:.*]] = arith.constant 32767 : i32
+// CHECK-NEXT:    %[[BIAS:.*]] = arith.addi %[[LSB]], %[[C7FFF]] : i32
+// CHECK-NEXT:    %[[ROUNDED:.*]] = arith.addi %[[BITS]], %[[BIAS]] : i32
+// CHECK-NEXT:    %[[QUIET:.*]] = arith.constant 4194304 : i32
+// CHECK-NEXT:    %[[NAN:.*]] = arith.ori %[[BITS]], %[[QUIET]] : i32
+// CHECK-NEXT:    %[[ISNAN:.*]] = arith.cmpf uno, %[[E]], %[[E]] : f32
+// CHECK-NEXT:    %[[CHOSEN:.*]] = arith.select %[[ISNAN]], %[[NAN]], %[[ROUNDED]] : i32
+// CHECK-NEXT:    %[[TOP:.*]] = arith.shrui %[[CHOSEN]], %[[C16]] : i32
+// CHECK-NEXT:    %[[HALF:.*]] = arith.trunci %[[TOP]] : i32 to i16
+// CHECK-NEXT:    %[[B:.*]] = arith.bitcast %[[HALF]] : i16 to bf16
+// CHECK-NEXT:    vector.insert %[[B]], %{{.*}} [0] : bf16 into vector<4xbf16>
+// CHECK-NOT:     arith.truncf
+// CHECK:         arith.bitcast %{{.*}} : i16 to bf16
+// CHECK-NOT:     arith.truncf
+// CHECK:         llvm.return
+loop.kernel @round(%x: memref<256xf32>, %out: memref<256xbf16>, %scalars: memref<256xbf16>) {
+  loop.parallel %t < 64 mapping thread.x {
+    %c4 = arith.constant 4 : index
+    %i = arith.muli %t, %c4 : index
+    %v = vector.load %x[%i] : memref<256xf32>, vector<4xf32>
+    %r = arith.truncf %v : vector<4xf32> to vector<4xbf16>
+    vector.store %r, %out[%i] : memref<256xbf16>, vector<4xbf16>
+    %s = memref.load %x[%t] : memref<256xf32>
+    %h = arith.truncf %s : f32 to bf16
+    memref.store %h, %scalars[%t] : memref<256xbf16>
+  }
+  loop.return
+}
