@@ -146,10 +146,11 @@ def print_details(results: dict[str, dict[str, Outcome]], out: TextIO) -> None:
                 out.write(f"  {name} [{outcome.op}]: {outcome.reason[:300]}\n")
 
 
-def _parse_arguments(argv: Sequence[str] | None, ops: Sequence[str]) -> argparse.Namespace:
+def _parse_arguments(argv: Sequence[str] | None, ops: Sequence[str], more_ops: Sequence[str] = ()) -> argparse.Namespace:
+    """`ops` run by default; `more_ops` only when named in --ops."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", default="interp,cpu", help="comma-separated: interp, cpu, cuda (default interp,cpu)")
-    parser.add_argument("--ops", help="comma-separated ONNX ops to run (default: all of issue 3)")
+    parser.add_argument("--ops", help="comma-separated ONNX ops to run (default: all of issue 3; issue 15's MODEL_OPS by name)")
     parser.add_argument("--details", action="store_true", help="list each test that did not pass, with the reason")
     parser.add_argument("--json", metavar="FILE", help="write every test's outcome as JSON ('-': stdout, no table)")
     args = parser.parse_args(argv)
@@ -159,9 +160,9 @@ def _parse_arguments(argv: Sequence[str] | None, ops: Sequence[str]) -> argparse
             parser.error(f"unknown device '{device}' (devices: {', '.join(DEVICES)})")
     if args.ops:
         args.ops = [op.strip() for op in args.ops.split(",") if op.strip()]
-        unknown = [op for op in args.ops if op not in ops]
+        unknown = [op for op in args.ops if op not in (*ops, *more_ops)]
         if unknown:
-            parser.error(f"not among the conformance ops: {', '.join(unknown)} (ops: {' '.join(ops)})")
+            parser.error(f"not among the conformance ops: {', '.join(unknown)} (ops: {' '.join((*ops, *more_ops))})")
     else:
         args.ops = list(ops)
     return args
@@ -174,9 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("onnx_conformance: needs the 'onnx' package (pip install 'mlc[onnx]')\n")
         return 2
     from mlc.frontend.onnx.backend import cuda_available
-    from mlc.frontend.onnx.conformance import CONFORMANCE_OPS, op_by_test_name
+    from mlc.frontend.onnx.conformance import CONFORMANCE_OPS, MODEL_OPS, op_by_test_name
 
-    args = _parse_arguments(argv, CONFORMANCE_OPS)
+    args = _parse_arguments(argv, CONFORMANCE_OPS, MODEL_OPS)
     notes = sys.stderr if args.json == "-" else sys.stdout
     devices = list(args.devices)
     if "cuda" in devices and not cuda_available():

@@ -32,7 +32,7 @@ from mlc.interpreter.llvm import ordered_reduce, scalar_layout, vector_addresses
 from mlc.interpreter.operations import call_function, static_int
 from mlc.interpreter.simt import grid_level
 from mlc.interpreter.values import Mask, as_array, dtype_of
-from mlc.interpreter.warp import MMA_INTRINSICS, mma_intrinsic
+from mlc.interpreter.warp import LDMATRIX_INTRINSICS, MMA_INTRINSICS, ldmatrix_intrinsic, mma_intrinsic
 
 
 # Library functions ------------------------------------------------------------------------------------------
@@ -300,6 +300,7 @@ INTRINSICS: dict[str, IntrinsicImplementation] = {
     },
     **{f"llvm.nvvm.shfl.sync.{mode}": _shuffle(mode) for mode in ("up", "down", "bfly", "idx")},
     **{name: mma_intrinsic for name in MMA_INTRINSICS},
+    **{name: ldmatrix_intrinsic for name in LDMATRIX_INTRINSICS},
     "llvm.nvvm.fmax.f": _elementwise(np.fmax),
     "llvm.nvvm.fmin.f": _elementwise(np.fmin),
     "llvm.nvvm.ex2.approx.f": _elementwise(scalar.FLOAT_UNARY["exp2"]),

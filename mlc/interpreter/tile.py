@@ -15,6 +15,8 @@ the program's coordinate. Tile values are numpy arrays of the tile's shape and d
 * `tile.reduce` halves the reduced axis repeatedly, combining element i with element i + n/2 by
   running the combiner region on whole arrays (a fixed order; the dialect leaves it open).
 * `tile.in_bounds` is the mask `tile.load` uses: true where the block's element is inside.
+* `tile.range` gives each element its coordinate along an axis; `tile.gather` reads at per-element
+  positions, padding outside the memref as `tile.load` does.
 * `tile.dot` adds the products to the accumulator one K index at a time, in increasing order,
   each a fused multiply-add rounded once to f32 (`scalar.fma`, as `math.fma` is run): the order
   the loop lowering computes in, so the two agree bit for bit. A `tf32` / `3xtf32` precision
@@ -123,14 +125,23 @@ def _load(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     assert isinstance(tile_type, tile.TileType)
     shape = tile_type.get_shape()
     positions, inside = _block_positions(memref_value.shape, origin, shape)
-    dtype = dtype_of(tile_type)
+    return [_read_padded(execution, op, memref_value, positions, inside, mask)]
+
+
+def _read_padded(
+    execution: Execution, op: tile.LoadOp | tile.GatherOp, memref_value: MemRefValue, positions: list[np.ndarray], inside: np.ndarray, mask: Mask
+) -> np.ndarray:
+    """The elements of `memref_value` at `positions` (each inside it), the op's padding where not `inside`."""
+    tile_type = op.result.type
+    assert isinstance(tile_type, tile.TileType)
+    shape, dtype = tile_type.get_shape(), dtype_of(tile_type)
     loaded = execution.read(memref_value.address(positions), dtype, mask, op, len(shape), inside)
     padding = (
         np.zeros((), dtype)
         if op.padding is None
         else as_array(constant_value(op.padding, tile_type.element_type), dtype)
     )
-    return [np.where(inside, np.broadcast_to(loaded, shape), padding)]
+    return np.where(inside, np.broadcast_to(loaded, shape), padding)
 
 
 def _store(execution: Execution, op: Operation, mask: Mask) -> None:
@@ -218,6 +229,33 @@ def _in_bounds(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     return [np.array(inside)]
 
 
+def _range(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    assert isinstance(op, tile.RangeOp)
+    result_type = op.result.type
+    assert isinstance(result_type, tile.TileType)
+    shape = result_type.get_shape()
+    axis = op.axis.value.data
+    axis_shape = [1] * len(shape)
+    axis_shape[axis] = shape[axis]
+    positions = np.asarray(execution.get(op.start), dtype=np.int64) + np.arange(shape[axis], dtype=np.int64).reshape(axis_shape)
+    return [np.broadcast_to(positions, shape)]
+
+
+def _gather(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    assert isinstance(op, tile.GatherOp)
+    memref_value = execution.get(op.source)
+    assert isinstance(memref_value, MemRefValue)
+    tile_type = op.result.type
+    assert isinstance(tile_type, tile.TileType)
+    shape = tile_type.get_shape()
+    positions = [np.broadcast_to(np.asarray(execution.get(i), dtype=np.int64), shape) for i in op.indices]
+    inside = np.ones(shape, dtype=bool)
+    for position, size in zip(positions, memref_value.shape):
+        inside &= (position >= 0) & (position < size)
+    safe = [np.where(inside, p, 0) for p in positions]
+    return [_read_padded(execution, op, memref_value, safe, inside, mask)]
+
+
 def _dot(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     assert isinstance(op, tile.DotOp)
     lhs, rhs, acc = (np.asarray(v) for v in execution.operands(op))
@@ -255,6 +293,8 @@ def table() -> OperationTable:
                 tile.MapOp: _map,
                 tile.ReduceOp: _reduce,
                 tile.InBoundsOp: _in_bounds,
+                tile.RangeOp: _range,
+                tile.GatherOp: _gather,
                 tile.DotOp: _dot,
                 tile.LaunchOp: _launch,
             }

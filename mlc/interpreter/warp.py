@@ -1,4 +1,4 @@
-"""Warp-collective tensor-core ops: `loop.mma_sync` in loop kernels and in GPU kernels.
+"""Warp-collective tensor-core ops: `loop.mma_sync` and `loop.ldmatrix` in loop and GPU kernels.
 
 The engine runs every thread of a launch at once as lanes (see `engine.py`), so a warp-collective
 op sees the registers of all 32 lanes of each warp: the implementation gathers them into whole
@@ -9,6 +9,10 @@ Warps. In a loop kernel the warp is 32 consecutive iterations of the enclosing `
 loop (its lane axis, see `loop.py`); in a GPU kernel 32 consecutive linear thread ids of a block
 (`simt.py`). The op must be reached by whole warps: a warp that runs it in only some lanes is an
 error, as `mma.sync.aligned` is undefined then.
+
+`loop.ldmatrix` (and its NVVM intrinsic `llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16`)
+reads each lane's 8-element row as an ordinary load does (so the race checker sees it as that
+lane's read), then hands the rows' elements to the lanes that the fragment layout names.
 
 Arithmetic: each element is accumulated in increasing k with f32 fused multiply-adds, as
 `tile.dot` is, so a lowering that keeps the K order is exact against the tile level.
@@ -25,9 +29,10 @@ from mlc.dialects.loop import ops as loop
 from mlc.interpreter.engine import Execution, Level, OperationTable
 from mlc.interpreter.errors import InterpreterError
 from mlc.interpreter.loop import LoopNestLevel
+from mlc.interpreter.memory_ops import vector_addresses
 from mlc.interpreter.scalar import fma
 from mlc.interpreter.simt import GridLevel
-from mlc.interpreter.values import Mask, as_array, dtype_of
+from mlc.interpreter.values import Mask, MemRefValue, as_array, dtype_of
 
 WARP_SIZE = loop.WARP_SIZE
 _LANE = np.arange(WARP_SIZE)
@@ -154,5 +159,63 @@ def mma_intrinsic(execution: Execution, op: Operation, arguments: list[object], 
     return [tuple(_warp_mma(execution, op, mask, registers[:4], registers[4:6], c))]
 
 
+def _distribute_rows(execution: Execution, op: Operation, mask: Mask, rows: np.ndarray, matrices: int, trans: bool) -> list[np.ndarray]:
+    """Each lane's registers (lane arrays of pairs) from the 8-element rows that the lanes read.
+
+    `rows` has the lane axes then 8 elements; lanes 8q..8q+7 of a warp read the rows of matrix q.
+    """
+    view = _WarpView(execution, op)
+    _check_whole_warps(view, mask, op)
+    warp_rows = view.gather(rows, (loop.LDMATRIX_ROW,))
+    registers = []
+    for matrix in range(matrices):
+        block = warp_rows[..., 8 * matrix : 8 * matrix + 8, :]
+        if trans:
+            pairs = np.stack([block[..., 2 * _THREAD_IN_GROUP + e, _GROUP] for e in range(2)], axis=-1)
+        else:
+            pairs = np.stack([block[..., _GROUP, 2 * _THREAD_IN_GROUP + e] for e in range(2)], axis=-1)
+        registers.append(np.stack([view.scatter(np.ascontiguousarray(pairs[..., e])) for e in range(2)], axis=-1))
+    return registers
+
+
+def ldmatrix(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    """`loop.ldmatrix`: elements outside the buffer read as zero (see the op)."""
+    assert isinstance(op, loop.LdMatrixOp)
+    memref_value, *indices = execution.operands(op)
+    assert isinstance(memref_value, MemRefValue)
+    width = loop.LDMATRIX_ROW
+    lanes = execution.lanes.shape
+    inside = np.ones(lanes + (width,), dtype=bool)
+    for axis, (index, size) in enumerate(zip(indices, memref_value.shape)):
+        index = np.asarray(index, dtype=np.int64)[..., None]
+        if axis == len(indices) - 1:
+            index = index + np.arange(width)
+        inside = inside & (index >= 0) & (index < size)
+    addresses = vector_addresses(memref_value, indices, (width,))
+    rows = execution.read(addresses, memref_value.dtype, mask, op, 1, inside)
+    return list(_distribute_rows(execution, op, mask, rows, op.matrices, op.transposed))
+
+
+LDMATRIX_INTRINSICS = {
+    f"llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{count}{'.trans' if trans else ''}.b16.p3": (count, trans)
+    for count in (1, 2, 4)
+    for trans in (False, True)
+}
+"""`ldmatrix` in LLVM 22's spelling (overloaded on the shared pointer): matrices, transposed."""
+
+
+def ldmatrix_intrinsic(execution: Execution, op: Operation, arguments: list[object], mask: Mask) -> list[object]:
+    """`llvm.nvvm.ldmatrix...`: each lane's row address -> i32 registers (element 0 in the low half)."""
+    count, trans = LDMATRIX_INTRINSICS[op.intrin.data]  # type: ignore[attr-defined]
+    halves = np.dtype(np.uint16)
+    addresses = np.asarray(arguments[0], dtype=np.int64)[..., None] + halves.itemsize * np.arange(loop.LDMATRIX_ROW)
+    rows = execution.read(addresses, halves, mask, op, 1)
+    registers = [
+        (pair[..., 0].astype(np.uint32) | (pair[..., 1].astype(np.uint32) << 16)).view(np.int32)
+        for pair in _distribute_rows(execution, op, mask, rows, count, trans)
+    ]
+    return [registers[0] if count == 1 else tuple(registers)]
+
+
 def table() -> OperationTable:
-    return OperationTable(MappingProxyType({loop.MmaSyncOp: mma_sync}), MappingProxyType({}))
+    return OperationTable(MappingProxyType({loop.MmaSyncOp: mma_sync, loop.LdMatrixOp: ldmatrix}), MappingProxyType({}))

@@ -52,6 +52,7 @@ from xdsl.dialects.builtin import (
     NoneType,
     StringAttr,
     SymbolRefAttr,
+    UnitAttr,
     VectorType,
     f32,
     i64,
@@ -477,4 +478,100 @@ class MmaSyncOp(IRDLOperation):
         printer.print_attribute(f32)
 
 
-Loop = Dialect("loop", [KernelOp, ReturnOp, ParallelOp, YieldOp, AllReduceOp, LaunchOp, MmaSyncOp], [])
+LDMATRIX_ROW = 8
+"""Elements of one row of an 8x8 matrix that a lane of `loop.ldmatrix` addresses (16 bytes of b16)."""
+
+
+@irdl_op_definition
+class LdMatrixOp(IRDLOperation):
+    """`%r:4 = loop.ldmatrix x4 [trans] %buffer[%i, %j] : memref<...xf16, 3> -> vector<2xf16>`.
+
+    A warp-collective load of 1, 2 or 4 8x8 matrices of 16-bit elements (PTX `ldmatrix.sync.
+    aligned.m8n8.x{1,2,4}[.trans].shared.b16`), in the register layout `loop.mma_sync` takes. Each
+    lane `l` of a warp (32 consecutive iterations of the enclosing `thread.x` loop, or of the block
+    in a GPU kernel) gives the index of the first of 8 neighbouring elements along the buffer's last
+    dimension: lanes 8q..8q+7 give rows 0..7 of matrix q (the indices of lanes past the last
+    matrix are ignored). Register q of lane l, with g = l / 4 and t = l % 4, holds
+    M_q[g, 2t:2t+2], or with `trans` (M_q[2t, g], M_q[2t+1, g]): the A registers of an mma from a
+    row-major A, or the B registers from a row-major (K x N) B.
+
+    The buffer may be in any memory space at the loop level (an element outside its bounds reads
+    as zero, as a padded tile load's); `loop-promote-shared` stages every buffer an ldmatrix reads
+    in shared memory, the only space the instruction reads on the GPU. Every lane of a warp must
+    execute it, with no control flow that depends on the lane.
+    """
+
+    name = "loop.ldmatrix"
+    buffer = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    registers = var_result_def()
+    count = prop_def(IntegerAttr[I64])
+    trans = opt_prop_def(UnitAttr)
+
+    def __init__(self, buffer: SSAValue, indices: Sequence[SSAValue], count: int, trans: bool, register_type: Attribute):
+        properties: dict[str, Attribute] = {"count": IntegerAttr(count, i64)}
+        if trans:
+            properties["trans"] = UnitAttr()
+        super().__init__(operands=[buffer, indices], result_types=[[register_type] * count], properties=properties)
+
+    @property
+    def matrices(self) -> int:
+        return self.count.value.data
+
+    @property
+    def transposed(self) -> bool:
+        return self.trans is not None
+
+    def verify_(self) -> None:
+        memref_type = self.buffer.type
+        assert isinstance(memref_type, MemRefType)
+        if self.matrices not in (1, 2, 4):
+            raise VerifyException(f"ldmatrix loads 1, 2 or 4 matrices, not {self.matrices}")
+        if len(self.registers) != self.matrices:
+            raise VerifyException(f"x{self.matrices} gives {self.matrices} registers, not {len(self.registers)}")
+        if len(self.indices) != memref_type.get_num_dims():
+            raise VerifyException(f"expected {memref_type.get_num_dims()} indices, got {len(self.indices)}")
+        element = str(memref_type.element_type)
+        register_type = VectorType(memref_type.element_type, [2])
+        if element not in MMA_OPERAND_TYPES:
+            raise VerifyException(f"ldmatrix reads 16-bit f16 or bf16 elements, not {element}")
+        if any(value.type != register_type for value in self.registers):
+            raise VerifyException(f"every register must be {register_type}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LdMatrixOp:
+        shape = parser.parse_identifier()
+        if not shape.startswith("x") or not shape[1:].isdigit():
+            parser.raise_error(f"expected x1, x2 or x4, got {shape}")
+        trans = parser.parse_optional_keyword("trans") is not None
+        buffer = parser.parse_unresolved_operand()
+        indices = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        memref_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        register_type = parser.parse_type()
+        op = cls(
+            parser.resolve_operand(buffer, memref_type),
+            parser.resolve_operands(indices, [IndexType()] * len(indices), parser.pos),
+            int(shape[1:]),
+            trans,
+            register_type,
+        )
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" x{self.matrices}{' trans' if self.transposed else ''} ")
+        printer.print_operand(self.buffer)
+        printer.print_string("[")
+        printer.print_list(self.indices, printer.print_operand)
+        printer.print_string("]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.buffer.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(VectorType(self.buffer.type.element_type, [2]))  # type: ignore[attr-defined]
+
+
+Loop = Dialect("loop", [KernelOp, ReturnOp, ParallelOp, YieldOp, AllReduceOp, LaunchOp, MmaSyncOp, LdMatrixOp], [])

@@ -663,6 +663,86 @@ class InBoundsOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
 
+@irdl_op_definition
+class RangeOp(IRDLOperation):
+    """The coordinates along `axis` of a block: element p holds `start + p[axis]` (index).
+
+    Triton's `arange`, placed in a block: with `start` the block's origin along `axis`, it gives
+    each element its index in the iteration domain, from which a kernel computes the positions
+    it gathers (`tile.gather`) when a value is read through an index map (a transpose, a slice,
+    a concatenation).
+    """
+
+    name = "tile.range"
+    start = operand_def(IndexType)
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(TileType)
+    traits = traits_def(Pure())
+    assembly_format = "$start `axis` $axis attr-dict `:` type($result)"
+
+    def __init__(self, start: SSAValue, axis: int, shape: Sequence[int]):
+        super().__init__(
+            operands=[start], properties={"axis": IntegerAttr(axis, i64)}, result_types=[TileType(shape, IndexType())]
+        )
+
+    def verify_(self) -> None:
+        result_type = self.result.type
+        assert isinstance(result_type, TileType)
+        if not isinstance(result_type.element_type, IndexType):
+            raise VerifyException(f"result must be a tile of index, got {result_type}")
+        rank = len(result_type.get_shape())
+        if not 0 <= self.axis.value.data < rank:
+            raise VerifyException(f"axis {self.axis.value.data} is outside the result's {rank} dimensions")
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """Reads `source` at per-element positions: element p is `source[indices[0][p], ...]`.
+
+    One index tile per dimension of `source`, each of the result's shape. Elements whose
+    position lies outside `source` (an index below 0 or past the dimension) read `padding`
+    (zero when absent), as `tile.load` does at the memref's bounds; a kernel selects an
+    element away by giving it the index -1. The general access of values read through an index
+    map; lowerings emit one bounds-checked scalar read per element.
+    """
+
+    name = "tile.gather"
+    source = operand_def(MemRefType)
+    indices = var_operand_def(TileType)
+    padding = opt_prop_def(FloatAttr | IntegerAttr)
+    result = result_def(TileType)
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = (
+        "$source `[` $indices `]` (`padding` $padding^)? attr-dict `:` type($source) `,` type($indices) `->` type($result)"
+    )
+
+    def __init__(self, source: SSAValue, indices: Sequence[SSAValue], result_type: TileType):
+        super().__init__(operands=[source, indices], result_types=[result_type])
+
+    def verify_(self) -> None:
+        memref_type, result_type = self.source.type, self.result.type
+        assert isinstance(memref_type, MemRefType) and isinstance(result_type, TileType)
+        if len(self.indices) != memref_type.get_num_dims():
+            raise VerifyException(
+                f"expected {memref_type.get_num_dims()} index tiles for source of type {memref_type}, got {len(self.indices)}"
+            )
+        if result_type.element_type != memref_type.element_type:
+            raise VerifyException(
+                f"result tile element type {result_type.element_type} must equal the element type "
+                f"{memref_type.element_type} of source"
+            )
+        for index, value in enumerate(self.indices):
+            index_type = value.type
+            assert isinstance(index_type, TileType)
+            if not isinstance(index_type.element_type, IndexType) or index_type.get_shape() != result_type.get_shape():
+                raise VerifyException(
+                    f"index tile #{index} must be a tile of index of the result's shape "
+                    f"{format_shape(result_type.get_shape())}, got {index_type}"
+                )
+        if self.padding is not None and self.padding.type != memref_type.element_type:
+            raise VerifyException(f"padding {self.padding} must have the element type {memref_type.element_type} of source")
+
+
 DOT_INPUT_TYPES = (Float16Type, BFloat16Type, Float32Type)
 """Element types `tile.dot` multiplies (always accumulating in f32)."""
 
@@ -769,6 +849,8 @@ Tile = Dialect(
         MapOp,
         ReduceOp,
         InBoundsOp,
+        RangeOp,
+        GatherOp,
         DotOp,
         YieldOp,
         LaunchOp,

@@ -38,6 +38,9 @@ How ONNX ops map (each handler module's docstring has the details):
 | Softmax | graph.softmax (before opset 13: reshaped to 2-D around it) |
 | LayerNormalization | graph.layer_norm (zero bias when absent); Mean, InvStdDev: graph.reduce_mean compositions |
 | ReduceSum ReduceMean ReduceMax ReduceMin | graph.reduce_sum / mean / max / min |
+| Softplus; ReduceL2; Trilu | log(exp + 1); sqrt(reduce_sum(x * x)); graph.where with a constant mask (`model_ops.py`) |
+| Gather | constant indices: graph.slice pieces and graph.concat; run-time indices: one-hot graph.cmp, graph.matmul |
+| Einsum (two operands) | graph.transpose, graph.reshape, graph.matmul (reduce_sum for labels summed away) |
 | GlobalAveragePool GlobalMaxPool | graph.reduce_mean / reduce_max over H, W (keepdims) |
 | BatchNormalization (inference) | graph.sub, mul, add, rsqrt with per-channel reshapes |
 | Conv (1-D, 2-D) | graph.conv2d (1-D through graph.reshape) |

@@ -29,6 +29,11 @@ CONFORMANCE_OPS: tuple[str, ...] = tuple(
 )
 """The ops of issue 3, in its order."""
 
+MODEL_OPS: tuple[str, ...] = tuple(
+    "Softplus ReduceL2 Trilu Gather Einsum Split Clip LeakyRelu HardSigmoid HardSwish Range Sin Cos Resize".split()
+)
+"""The further ops of issue 15 (what exported transformers and CNNs use), measured apart."""
+
 _EXPANDED = re.compile(r"_expanded(_ver\d+)?$")
 
 

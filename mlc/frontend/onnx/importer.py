@@ -208,7 +208,7 @@ class GraphImporter:
         if proto.op_type not in self.mappings:
             suggestions = difflib.get_close_matches(proto.op_type, list(self.mappings), n=2, cutoff=0.8)
             hint = f" (did you mean {' or '.join(suggestions)}?)" if suggestions else ""
-            return f"op {proto.op_type} is not supported by mlc's ONNX importer{hint}"
+            return f"op {proto.op_type} is not supported by mlc's ONNX importer (opset {self.opsets['']}){hint}"
         version = self.schema_version(proto)
         if version is None:
             return f"op {proto.op_type} does not exist in opset {self.opsets['']}"

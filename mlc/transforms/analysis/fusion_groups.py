@@ -58,11 +58,14 @@ from xdsl.ir import Operation, SSAValue
 
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.graph.ops import broadcast_shapes
+from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.lowering.elementwise_expansion import splat_constant_value
 
 REDUCTIONS = (graph.ReduceSumOp, graph.ReduceMaxOp, graph.ReduceMinOp)
 """The reductions a group computes; graph-decompose rewrites the others into these."""
-FUSIBLE_OPS = (*graph.ELEMENTWISE_OPS, graph.BroadcastOp, graph.ReshapeOp, *REDUCTIONS)
+FUSIBLE_OPS = (*graph.ELEMENTWISE_OPS, graph.BroadcastOp, graph.ReshapeOp, *REDUCTIONS, *LAYOUT_OPS)
+CHAIN_OPS = (*LAYOUT_OPS, graph.BroadcastOp, graph.ReshapeOp)
+"""What a layout op's operand may be inside its group: the index maps compose down to the inputs."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,13 @@ class FusionGroup:
 
     def contains(self, op: Operation) -> bool:
         return op in self.ops
+
+    def ops_set(self) -> set[Operation]:
+        """The ops of the group so far (during the partition, the ops assigned to it)."""
+        return self.members
+
+    members: set[Operation] = field(default_factory=set)
+    """The ops assigned to the group while partitioning (`ops` is filled in program order after)."""
 
     @property
     def reduced_domain(self) -> tuple[int, ...]:
@@ -166,6 +176,11 @@ def _choose_group(
         return None
     if outside and not all(isinstance(u, func.ReturnOp) for u in outside):
         return None
+    chained = [u for u in inside if in_layout_chain(u, group.ops_set())]
+    if chained and not isinstance(op, CHAIN_OPS):
+        return None  # a layout op reads its operand through an index map: from memory
+    if chained and len(chained) == len(inside) and not outside:
+        return group  # read only through index maps: its shape need not fit the domain
     if isinstance(op, rules.anchors):  # its kernel stores the epilogue's outputs, not the product
         return None if outside else _anchor_joins(op, group)
     if isinstance(op, rules.reductions):
@@ -178,6 +193,16 @@ def _choose_group(
     # An output of a smaller shape is accepted on trust: a reduction that joins later may make it
     # the group's reduced shape (see `partition`).
     return group if _broadcasts_to(shape, group.domain) else None
+
+
+def in_layout_chain(op: Operation, members: set[Operation]) -> bool:
+    """Whether `op` is a layout op of a group, or a broadcast or reshape read by one there: the
+    group reads it through index maps (`layout_maps.py`), so its operands come from memory."""
+    if isinstance(op, LAYOUT_OPS):
+        return True
+    if not isinstance(op, (graph.BroadcastOp, graph.ReshapeOp)):
+        return False
+    return any(use.operation in members and in_layout_chain(use.operation, members) for use in op.results[0].uses)
 
 
 def _reduction_joins(op: Operation, group: FusionGroup) -> FusionGroup | None:
@@ -217,7 +242,8 @@ def returned_view(value: SSAValue) -> graph.ReshapeOp | None:
     of a contiguous buffer), and the reshape needs no copy kernel.
     """
     uses = list(value.uses)
-    if len(uses) != 1 or not isinstance(value.owner, FUSIBLE_OPS):
+    # A reshape of a reshape is not a kernel's output: the inner one may be a view of an argument.
+    if len(uses) != 1 or not isinstance(value.owner, FUSIBLE_OPS) or isinstance(value.owner, graph.ReshapeOp):
         return None
     reshape = uses[0].operation
     if not isinstance(reshape, graph.ReshapeOp) or not reshape.result.uses:
@@ -263,6 +289,7 @@ def _partition(function: func.FuncOp, alone: set[Operation], rules: FusionRules)
         if group is None:
             group = _new_group(op, rules)
         group_of[op] = group
+        group.members.add(op)
     groups = list({id(g): g for g in group_of.values()}.values())
     for op in function.body.block.ops:
         if op in group_of:
@@ -476,6 +503,7 @@ def group_from_ops(ops: list[Operation], live: set[Operation]) -> FusionGroup:
                 "a reshape can only read a value from outside its group (it reinterprets memory; "
                 "a reduction that drops its axes leaves one: run graph-decompose before graph-fuse)",
             )
+    chain_only = _check_layout_chains(ops)
     reductions = [op for op in ops if isinstance(op, REDUCTIONS)]
     if reductions:
         first = reductions[0]
@@ -488,12 +516,16 @@ def group_from_ops(ops: list[Operation], live: set[Operation]) -> FusionGroup:
     else:
         domain, axes = (), ()
         for op in ops:
+            if op in chain_only:
+                continue
             shape = broadcast_shapes(domain, shape_of(op.results[0]))
             if shape is None:
                 raise GroupProblem(op, f"its result does not broadcast with the group's shape {list(domain)}")
             domain = shape
     group = FusionGroup(domain=domain, reduced_axes=axes, ops=list(ops))
     for op in ops:
+        if op in chain_only:
+            continue
         shape = shape_of(op.results[0])
         if not _broadcasts_to(shape, domain) and shape != group.reduced_domain:
             raise GroupProblem(op, f"its result's shape {list(shape)} does not fit the kernel's domain {list(domain)}")
@@ -502,3 +534,20 @@ def group_from_ops(ops: list[Operation], live: set[Operation]) -> FusionGroup:
         if shape_of(output) not in group.output_shapes():
             raise GroupProblem(output.owner, f"a kernel stores values of its domain {list(domain)} or reduced shape only")  # type: ignore[arg-type]
     return group
+
+
+def _check_layout_chains(ops: list[Operation]) -> set[Operation]:
+    """The ops of a given group read only through layout ops' index maps (their shapes need not
+    fit the domain); raises `GroupProblem` where a layout chain reads a value computed in the group."""
+    members = set(ops)
+    chained = {op for op in ops if in_layout_chain(op, members)}
+    for op in chained:
+        for operand in op.operands:
+            producer = operand.owner
+            if producer in members and not isinstance(producer, CHAIN_OPS):
+                raise GroupProblem(
+                    producer,
+                    f"'{op.name}' reads it through an index map, from memory: a layout op's operand "  # type: ignore[union-attr]
+                    "cannot be computed in its group",
+                )
+    return {op for op in chained if all(use.operation in chained for use in op.results[0].uses)}

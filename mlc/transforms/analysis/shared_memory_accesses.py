@@ -13,6 +13,8 @@ generic-space memref of unknown origin is assumed global or private).
 * `memref.load`/`store`/`atomic_rmw` and 1-d `vector.load`/`store`/`maskedload`/`maskedstore`
   (a mask may only narrow them) at their indices: `elements` holds the per-thread form of each index
   (`ThreadAnalysis.form`), `width` the vector's length along the last dimension;
+* `loop.ldmatrix` (warp-collective: each lane gets elements that other lanes addressed): a read of
+  some elements of its buffer (`elements` None);
 * `vector.transfer_read`/`transfer_write`, `memref.copy`, n-d vectors and accesses through views:
   some elements of the allocation (`elements` None);
 * calls: a read and a write of every shared allocation (`ANY_SHARED`); any other op with a shared
@@ -43,6 +45,7 @@ from xdsl.dialects.builtin import MemRefType, VectorType
 from xdsl.ir import Operation, SSAValue
 
 from mlc.dialects.gpu import ops as gpu
+from mlc.dialects.loop.ops import LdMatrixOp
 from mlc.transforms.analysis.thread_analysis import (
     VIEW_OPS,
     ThreadAnalysis,
@@ -148,6 +151,11 @@ class SharedMemoryAccesses:
         if isinstance(op, vector.TransferReadOp | vector.TransferWriteOp):
             allocation = allocation_of(op.source)
             return [] if allocation is None else [self._access(op, isinstance(op, vector.TransferWriteOp), allocation)]
+        if isinstance(op, LdMatrixOp):
+            # Warp-collective: a lane receives elements other lanes addressed, so the read is not
+            # one thread's; it reads some elements of its buffer and writes none.
+            allocation = allocation_of(op.buffer)
+            return [] if allocation is None else [self._access(op, False, allocation)]
         if isinstance(op, memref.CopyOp):
             source, destination = allocation_of(op.source), allocation_of(op.destination)
             return ([] if source is None else [self._access(op, False, source)]) + (

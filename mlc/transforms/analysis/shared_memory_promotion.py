@@ -36,7 +36,9 @@ SHARED_MEMORY_BYTES = 48 * 1024
 COPY_BYTES = 16
 BANKS, BANK_BYTES, WAVEFRONT_BYTES, WARP = 32, 4, 128, 32
 
-Read = memref.LoadOp | vector.LoadOp
+Read = memref.LoadOp | vector.LoadOp | loop.LdMatrixOp
+"""The reads the pass stages; `loop.ldmatrix` reads only shared memory on the GPU, so a buffer it
+reads is promoted whatever its reuse (each lane's 8-element row counts as a vector read)."""
 
 
 # -- what the threads read -------------------------------------------------------------------------
@@ -225,10 +227,23 @@ def read_sites(source: SSAValue, scope: Operation, analysis: ScopeAnalysis) -> l
                 return None
             uniform.append(shared)
             varying.append(own)
-        width = op.results[0].type.get_shape()[0] if isinstance(op, vector.LoadOp) else 1  # type: ignore[attr-defined]
+        width = _read_width(op)
         runs = math.prod(_trip_count(f) for f in _enclosing_fors(op, scope, inclusive=False))
         sites.append(ReadSite(op, uniform, varying, width, runs))
     return sites
+
+
+def _read_width(op: Read) -> int:
+    if isinstance(op, loop.LdMatrixOp):
+        return loop.LDMATRIX_ROW
+    if isinstance(op, vector.LoadOp):
+        return op.results[0].type.get_shape()[0]  # type: ignore[attr-defined]
+    return 1
+
+
+def needs_shared_memory(sites: Sequence[ReadSite]) -> bool:
+    """Whether a read can only read shared memory on the GPU (`loop.ldmatrix`)."""
+    return any(isinstance(site.op, loop.LdMatrixOp) for site in sites)
 
 
 def _range(form: AffineForm, analysis: ScopeAnalysis) -> tuple[int, int]:
@@ -424,8 +439,11 @@ def plan_promotion(source: SSAValue, thread_loop: loop.ParallelOp, budget: int) 
             continue
         volume = math.prod(box.extents)
         reads = thread_loop.trip_count * sum(site.runs * site.width for site in sites)
-        if reads < MIN_REUSE * volume or volume * element_bytes > budget:
+        required = needs_shared_memory(sites)
+        if (reads < MIN_REUSE * volume and not required) or volume * element_bytes > budget:
             continue
+        if required and box.extents[-1] % loop.LDMATRIX_ROW:
+            continue  # ldmatrix rows must stay 16-byte aligned in the copy
         promotion = Promotion(source, scope, sites, box, reads, _copy_width(box, element_bytes))
         promotion.groups = vector_groups(sites, box, analysis, element_bytes)
         return promotion, analysis
@@ -443,6 +461,8 @@ def describe_promotion(promotion: Promotion, analysis: ScopeAnalysis, cost: int,
     )
     if promotion.groups:
         text += f"stored transposed, read {len(promotion.groups[0])} neighbours at a time; "
+    if needs_shared_memory(promotion.sites):
+        text += "read by ldmatrix; "
     text += f"rows padded by {promotion.padding}"
     return text + f": {cost} shared-memory wavefronts per warp, {unpadded} unpadded"
 

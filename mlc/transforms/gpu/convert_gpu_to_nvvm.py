@@ -9,7 +9,9 @@
   static launch shape (which also lets LLVM fold the index arithmetic).
 * `mlc_gpu.barrier` becomes `llvm.nvvm.barrier0` (bar.sync 0); `mlc_gpu.shuffle` becomes
   `llvm.nvvm.shfl.sync.{bfly,up,down,idx}` over the full warp; `loop.mma_sync` (left in the
-  kernel by convert-loop-to-gpu) becomes `llvm.nvvm.mma.m16n8k16.row.col.*` (mma.sync, sm_80+).
+  kernel by convert-loop-to-gpu) becomes `llvm.nvvm.mma.m16n8k16.row.col.*` (mma.sync, sm_80+),
+  `loop.ldmatrix` `llvm.nvvm.ldmatrix.sync.aligned.m8n8.*` on its shared buffer (an error if the
+  buffer is not shared memory).
 * shared memory (`memref.alloca` in space 3) becomes an addrspace(3) `llvm.mlir.global`, read with
   `llvm.mlir.addressof`.
 
@@ -122,6 +124,53 @@ def _mma(op: loop.MmaSyncOp) -> tuple[list[Operation], list[SSAValue]]:
     return [*ops, call, *fields], [field.res for field in fields]
 
 
+def _ldmatrix(op: loop.LdMatrixOp) -> tuple[list[Operation], list[SSAValue]]:
+    """`ldmatrix` from the shared global the buffer became: a GEP by the row-major linear index,
+    `llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16.p3`, and each i32 register bitcast
+    to the `vector<2xT>` that `loop.mma_sync` takes (LLVM folds the casts away)."""
+    cast = op.buffer.owner
+    base = cast.inputs[0] if isinstance(cast, UnrealizedConversionCastOp) and len(cast.inputs) == 1 else None
+    if base is None or not isinstance(base.owner, llvm.AddressOfOp):
+        raise PassFailure(op, "loop.ldmatrix reads only shared memory on the GPU: its buffer must be a shared allocation (run loop-promote-shared)")
+    memref_type = op.buffer.type
+    assert isinstance(memref_type, MemRefType)
+    ops: list[Operation] = []
+    offset: SSAValue | None = None
+    stride = 1
+    for index, size in reversed(list(zip(op.indices, memref_type.get_shape()))):
+        term = index
+        if stride != 1:
+            constant = arith.ConstantOp(IntegerAttr(stride, IndexType()))
+            product = arith.MuliOp(index, constant.result)
+            ops += [constant, product]
+            term = product.result
+        if offset is not None:
+            total = arith.AddiOp(offset, term)
+            ops.append(total)
+            term = total.result
+        offset, stride = term, stride * size
+    assert offset is not None
+    wide = arith.IndexCastOp(offset, i64)
+    address = llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], memref_type.element_type, ssa_indices=[wide.result], result_type=base.type, inbounds=True)
+    ops += [wide, address]
+    count = op.matrices
+    name = f"llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{count}{'.trans' if op.transposed else ''}.b16.p3"
+    result_type = i32 if count == 1 else llvm.LLVMStructType.from_type_list([i32] * count)
+    call = llvm.CallIntrinsicOp(name, [address.result], [result_type])
+    ops.append(call)
+    registers: list[SSAValue] = []
+    for position, register in enumerate(op.registers):
+        value = call.results[0]
+        if count != 1:
+            field = llvm.ExtractValueOp(DenseArrayBase.from_list(i64, [position]), value, i32)
+            ops.append(field)
+            value = field.res
+        as_pair = llvm.BitcastOp(value, register.type)
+        ops.append(as_pair)
+        registers.append(as_pair.result)
+    return ops, registers
+
+
 SHUFFLE_CLAMP = {"xor": 0x1F, "up": 0, "down": 0x1F, "idx": 0x1F}
 """PTX `shfl.sync`'s c operand for a full 32-lane warp: 0 for up, 31 otherwise."""
 
@@ -132,8 +181,8 @@ def lower_kernel_body(function: gpu.FuncOp) -> None:
         if isinstance(op, gpu.ShuffleOp):
             new_ops, result = _shuffle(op)
             _replace(op, new_ops, result)
-        elif isinstance(op, loop.MmaSyncOp):
-            new_ops, results = _mma(op)
+        elif isinstance(op, loop.MmaSyncOp | loop.LdMatrixOp):
+            new_ops, results = _mma(op) if isinstance(op, loop.MmaSyncOp) else _ldmatrix(op)
             for old, new in zip(op.results, results):
                 new.name_hint = old.name_hint
             Rewriter.replace_op(op, new_ops, results)

@@ -45,12 +45,19 @@ Kernel construction, for a group with domain D:
    expanded by `elementwise_expansion.py`, store each output. Tile loads and stores mask at the
    memref bounds, so domains that are not multiples of the tile need nothing more.
 
+Layout ops (transpose, slice, concat) are members of groups like elementwise ops, but read their
+operands through index maps: a chain of them down to the group's inputs becomes coordinates,
+index arithmetic and `tile.gather`s (`layout_gather.py`), so a transpose or a slice feeding an
+elementwise chain, a reduction or a pool window costs no copy; such groups keep every dimension
+(no collapse), since the maps name them. Pools and conv2d reach this pass decomposed
+(graph-decompose, or the decomposition at its start).
+
 Options: `elements-per-program` (default 2048) and `num-warps` (default 4) are recorded in the IR
 (tile shapes, `num_warps`) for the next levels; `precision` (`ieee`, the default, `tf32` or
 `3xtf32`) is the precision of the f32 matmuls that have no `precision` property, written on their
-`tile.dot`s. Preconditions: static shapes; graph ops of the
-elementwise subset (others are reported with a diagnostic naming the op). bf16 kernels load and
-store bf16 and compute in f32, as f16 kernels do.
+`tile.dot`s. Preconditions: static shapes; graph ops of the elementwise, reduction, layout and
+matmul subset after decomposition (others are reported with a diagnostic naming the op). bf16
+kernels load and store bf16 and compute in f32, as f16 kernels do.
 """
 
 from __future__ import annotations
@@ -64,7 +71,6 @@ from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
-    DictionaryAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -96,7 +102,8 @@ from mlc.transforms.analysis.tile_sizes import choose_reduction_tile, choose_til
 from mlc.transforms.analysis.memory_plan import PLAN_ATTR, read_recorded_plan
 from mlc.transforms.lowering.fusion_inlining import inline_fusions
 from mlc.transforms.lowering.host_arena import HostArena
-from mlc.transforms.lowering.group_kernel import KernelPlan, build_kernel, collapse_dimensions
+from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
+from mlc.transforms.lowering.group_kernel import KernelPlan, build_kernel, collapse_dimensions, keep_dimensions
 from mlc.transforms.lowering.attention_kernel import AttentionUnit, attention_unit, build_attention_kernel
 from mlc.transforms.lowering.matmul_kernel import (
     LaunchUnit,
@@ -197,10 +204,7 @@ class HostBuilder:
         per live op outside every fusion; reshapes outside are views of their operand's buffer."""
         function = self.old
         fusions = [op for op in function.body.block.ops if isinstance(op, graph.FusionOp)]
-        regions = [
-            (fusion.group_name, [op for op in fusion.body.block.ops if not isinstance(op, graph.YieldOp)], attributes.CHAIN_PLAN.read(fusion))
-            for fusion in fusions
-        ]
+        regions = [(f.group_name, [op for op in f.body.block.ops if not isinstance(op, graph.YieldOp)], attributes.CHAIN_PLAN.read(f)) for f in fusions]
         if self.arena is not None:
             self.arena.follow_fusions(fusions)
         inline_fusions(function)
@@ -211,11 +215,8 @@ class HostBuilder:
         for name, ops, chain_plan in regions:
             members = [op for op in ops if op in live and not isinstance(op, graph.ConstantOp) and not _leaves(op, ops)]
             grouped.update(members)
-            if members and isinstance(chain_plan, DictionaryAttr):
-                units.append(attention_unit(members, chain_plan))
-                self.names[id(units[-1])] = name.data if name is not None else "attention"
-            elif members:
-                units.append(self._unit(members, live, name.data if name is not None else None))
+            if members:
+                units.append(self._unit(members, live, name.data if name is not None else None, chain_plan))
         for op in function.body.block.ops:
             if op in grouped or op not in live or isinstance(op, graph.ConstantOp | func.ReturnOp):
                 continue
@@ -226,9 +227,10 @@ class HostBuilder:
         position = {op: index for index, op in enumerate(function.body.block.ops)}
         return sorted(units, key=lambda unit: min(map(position.__getitem__, _unit_ops(unit)), default=len(position)))
 
-    def _unit(self, ops: list[Operation], live: set[Operation], name: str | None) -> LaunchUnit:
+    def _unit(self, ops: list[Operation], live: set[Operation], name: str | None, chain: Attribute | None = None) -> LaunchUnit:
         try:
-            unit = matmul_unit(ops, live) if any(isinstance(op, graph.MatmulOp) for op in ops) else group_from_ops(ops, live)
+            has_matmul = any(isinstance(op, graph.MatmulOp) for op in ops)
+            unit = attention_unit(ops, chain) if chain is not None else (matmul_unit if has_matmul else group_from_ops)(ops, live)
         except GroupProblem as problem:
             where = f"the fusion group '{name}'" if name else "its kernel"
             raise PassFailure(problem.op, f"{where} cannot be one kernel: {problem.reason}") from None
@@ -302,19 +304,19 @@ class HostBuilder:
         arguments = [self._buffer_of(value) for value in unit.reads()] + outputs
         self.builder.insert(tile.LaunchOp(kernel.sym_name.data, arguments))
 
-    def _launch_attention(self, index: int, unit: AttentionUnit) -> None:
-        """One kernel (`attention_kernel.py`) for an attention chain region."""
+    def _launch_attention(self, index: int, unit: AttentionUnit) -> None:  # one kernel: attention_kernel.py
         outputs = self._allocate_outputs(FusionGroup(domain=shape_of(unit.outputs[0]), outputs=unit.outputs))
-        kernel = build_attention_kernel(self._kernel_name(unit, f"{self.old.sym_name.data}_{index}_attention"), unit)
-        self.kernels.append(kernel)
-        arguments = [self._buffer_of(value) for value in unit.memory_inputs] + outputs
-        self.builder.insert(tile.LaunchOp(kernel.sym_name.data, arguments))
+        self.kernels.append(kernel := build_attention_kernel(self._kernel_name(unit, f"{self.old.sym_name.data}_{index}_attention"), unit))
+        self.builder.insert(tile.LaunchOp(kernel.sym_name.data, [self._buffer_of(value) for value in unit.memory_inputs] + outputs))
 
     def _plan(self, index: int, group: FusionGroup) -> KernelPlan:
         participants = [seen for _, seen in group.inputs]
         if group.reduced_axes:
             participants.append(group.reduced_domain)
-        collapse = collapse_dimensions(group.domain, participants)
+        if any(isinstance(op, LAYOUT_OPS) for op in group.ops):
+            collapse = keep_dimensions(group.domain)
+        else:
+            collapse = collapse_dimensions(group.domain, participants)
         domain = collapse.domain
         name = self._kernel_name(group, _kernel_name(self.old.sym_name.data, index, group))
         if not group.reduced_axes:

@@ -1,6 +1,7 @@
 """graph-decompose: composite graph ops rewritten into the primitives the code generator lowers.
 
-After this pass a graph function holds no `softmax`, `layer_norm` or `reduce_mean`, and every
+After this pass a graph function holds no `softmax`, `layer_norm`, `reduce_mean`, pool or
+`conv2d`, and every
 remaining `reduce_sum`/`reduce_max`/`reduce_min` keeps its reduced dimensions, is computed in f32
 when its input is a narrow float, and reduces more than one element. `convert-graph-to-tile` then
 needs to know only one kind of reduction, with a keepdims shape that broadcasts against its input.
@@ -22,6 +23,12 @@ Rewrites (x of element type T, f32 for the arithmetic when T is f16 or bf16):
 * A reduction of exactly one element -> its input (reshaped when the rank drops).
 * A reduction over an empty axis -> a constant: the identity of its combiner, as the interpreter
   defines it (0 for sum, -inf/+inf or the integer extremes for max/min, NaN for mean).
+* `max_pool2d` / `avg_pool2d` -> strided slices of the input padded by concatenation (-inf / 0),
+  combined by `graph.max` / `graph.add` (then divided by a constant of per-window counts); larger
+  windows separably (`lowering/window_decomposition.py`).
+* `conv2d` -> an im2col column matrix (padding, strided slices, concat, transpose), the weights
+  transposed, `graph.matmul` (in f32 for f16 convolutions), the product transposed back to NCHW and
+  the bias added (`lowering/window_decomposition.py`).
 
 Numerics: every op of a decomposition rounds to f32 where the interpreter's composite evaluates in
 float64 and rounds once, so results differ by a few f32 ulps relative to the row's scale; the

@@ -20,8 +20,11 @@ the group of its users when all of them are in one group, so groups never form a
   contraction's result shape; two contractions are never in one group, and no reduction joins one.
   The epilogue may hold elementwise ops on other inputs that it alone uses (SwiGLU's
   `silu(gate) * up` is the up-projection's epilogue, reading `gate`);
-* every other op (pooling, transpose, concat, slice: the code generator fuses none of them) is a
-  group of its own, of kind `opaque`, so that every kernel-launching op is in exactly one group;
+* transpose, slice and concat (layout ops) join their consumers' group like elementwise ops, and
+  take other layout ops, broadcasts and reshapes as producers (the kernel reads the chain from
+  memory through composed index maps, `analysis/layout_maps.py`), never a computed value;
+* every other op (pooling, convolution before graph-decompose) is a group of its own, of kind
+  `opaque`, so that every kernel-launching op is in exactly one group;
 * constants stay outside (they become operands) and so does code already in a `graph.fusion`;
   ops whose results are never used are erased first (graph ops are side-effect free).
 
@@ -56,8 +59,9 @@ elementwise epilogue (no reshape), never a product that is also returned.
 
 Limits. The greedy choice is not cost-based: a value read by two groups is neither recomputed in
 both nor merged into them after they merge as siblings (an RMS norm feeding both a softmax and a
-row sum of the same rows makes two kernels, not one). Transpose, concat and slice do not fuse
-(TVM fuses injective ops) because the code generator cannot fuse them yet.
+row sum of the same rows makes two kernels, not one). A layout op does not fuse with the
+elementwise ops that produce its operand (TVM fuses injective ops both ways): the kernel would
+recompute them at the mapped positions, which it does not do yet.
 """
 
 from __future__ import annotations
@@ -77,6 +81,7 @@ from mlc.dialects.graph import ops as graph
 from mlc.dialects import attributes
 from mlc.transforms.analysis.fusion_groups import FusionGroup, FusionRules, partition
 from mlc.transforms.analysis.gemm_chain import DEFAULT_ON_CHIP_BYTES, ChainPlan, match_attention, plan_attention
+from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.analysis.memory_plan import forget_memory_plan
 from mlc.transforms.lowering.graph_rewriting import is_graph_op
 
@@ -86,6 +91,7 @@ GRAPH_RULES = FusionRules(
         *graph.ELEMENTWISE_OPS,
         graph.BroadcastOp,
         graph.ReshapeOp,
+        *LAYOUT_OPS,
         *GRAPH_REDUCTIONS,
         *graph.CONTRACTION_OPS,
     ),

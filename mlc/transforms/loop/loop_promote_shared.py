@@ -50,13 +50,13 @@ Semantics. Within a thread loop, shared memory is block-synchronous at the loop 
 dialect): each statement touching it completes in every thread before any thread goes on, as the
 loop interpreter runs it. `gpu-insert-barriers` later places the barriers this order needs on
 the GPU: after the copy (read after write) and before the next run's copy (write after read).
-The pass belongs to the GPU pipeline; the CPU lowering runs threads one after another and does
-not promote.
+The pass belongs to the GPU pipeline (the CPU lowering runs threads one after another).
 
 Preconditions: one-dimensional blocks (a thread loop not nested in another). A buffer the kernel
-writes is not promoted, nor one read through anything but `memref.load`/`vector.load`; kernel
-parameters do not alias each other (mlc's host code passes distinct buffers to a kernel that
-writes one of them).
+writes is not promoted, nor one read through anything but `memref.load`, `vector.load` or
+`loop.ldmatrix` (shared memory only on the GPU: promoted whatever its reuse, each lane's 8-element
+row a vector read); kernel parameters do not alias each other (mlc's host code passes distinct
+buffers to a kernel that writes one of them).
 Limits: the only transposition swaps the last two dimensions, only for grouped scalar reads (not
 ragged reads guarded one by one); no swizzling (padding only); one box per buffer and scope; reuse
 counts reads, not distinct threads; unknown trip counts count as one.
@@ -304,8 +304,10 @@ class PromotionRewriter:
             difference = arith.SubiOp(index, origin)
             block.insert_op_before(difference, op)
             local.append(difference.result)
-        if isinstance(op, vector.LoadOp):
-            replacement: Operation = vector.LoadOp(shared, local, op.result.type)
+        if isinstance(op, loop.LdMatrixOp):
+            replacement: Operation = loop.LdMatrixOp(shared, local, op.matrices, op.transposed, op.registers[0].type)
+        elif isinstance(op, vector.LoadOp):
+            replacement = vector.LoadOp(shared, local, op.result.type)
             alignment = op.attributes.get("alignment")
             width_bytes = site.width * byte_width(element_type_of(shared))
             if alignment is not None and self._aligned(origins[-1], site.width, shared):
@@ -316,7 +318,8 @@ class PromotionRewriter:
             if name != "alignment":
                 replacement.attributes[name] = attribute
         block.insert_op_before(replacement, op)
-        op.results[0].replace_all_uses_with(replacement.results[0])
+        for old, new in zip(op.results, replacement.results):
+            old.replace_all_uses_with(new)
         block.erase_op(op)
 
     def _redirect_group(self, group: list[ReadSite], shared: SSAValue, origins: list[SSAValue]) -> None:

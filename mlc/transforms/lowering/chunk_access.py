@@ -32,7 +32,9 @@ from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from mlc.diagnostics import PassFailure
 from mlc.dialects.element_types import byte_width, is_float
+from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.index_analysis import IndexFacts
 
 
@@ -215,6 +217,15 @@ class ChunkAccesses:
             return [rows]
         return [self._element_guard(emitter, plan, rows, position)[0] for position in range(plan.count)]
 
+    def range(self, emitter: Emitter, start: SSAValue, axis: int, tile_shape: tuple[int, ...]) -> list[SSAValue]:
+        """The chunk's elements of `tile.range`: V coordinates along the last dimension, else one."""
+        if tile_shape[axis] == 1:
+            return [start]
+        first = emitter.add(start, self.coordinates[len(self.full_shape) - len(tile_shape) + axis])
+        if axis < len(tile_shape) - 1:
+            return [first]
+        return [first] + [emitter.add(first, emitter.index(position)) for position in range(1, self.vector_width)]
+
     # -- deciding ------------------------------------------------------------------------------
 
     def _plan(
@@ -324,3 +335,53 @@ class ChunkAccesses:
 
             emit_if(emitter, guard, [], store, None)
         return []
+
+
+def indexed_elements(
+    emitter: Emitter,
+    value: SSAValue,
+    kernel: Operation,
+    accesses: ChunkAccesses,
+    values: dict[SSAValue, SSAValue],
+    elements_of: Callable[[SSAValue], list[SSAValue]],
+) -> list[SSAValue]:
+    """A chunk's elements of a `tile.range` (`ChunkAccesses.range`) or `tile.gather`
+    (`gather_elements`) value; `values` maps uniform tile-level values to loop-level ones,
+    `elements_of` gives a tile operand's elements. Other values are reported (at `kernel` when
+    they have no op)."""
+    op = value.owner
+    if isinstance(op, tile.RangeOp):
+        shape = op.result.type.get_shape()  # type: ignore[attr-defined]
+        return accesses.range(emitter, values[op.start], op.axis.value.data, shape)
+    if isinstance(op, tile.GatherOp):
+        return gather_elements(emitter, values[op.source], [elements_of(index) for index in op.indices], op.padding)
+    raise PassFailure(op if isinstance(op, Operation) else kernel, "unsupported tile value")
+
+
+def gather_elements(
+    emitter: Emitter, source: SSAValue, indices: Sequence[list[SSAValue]], padding: Attribute | None
+) -> list[SSAValue]:
+    """A chunk's elements of `tile.gather`: one scalar read per element at its own position
+    (`indices`: each dimension's elements, V or one), padding outside the memref.
+
+    Branch-free: an index outside its dimension is replaced by 0 before the read (so the read
+    stays inside the buffer) and the element is selected away afterwards; no vector access and no
+    coalescing (a gather through a transpose reads one side strided).
+    """
+    element_type = source.type.element_type  # type: ignore[attr-defined]
+    bounds = source.type.get_shape()  # type: ignore[attr-defined]
+    padding = padding if padding is not None else zero_of(element_type)
+    count = max((len(elements) for elements in indices), default=1)
+    if 0 in bounds:
+        return [emitter.emit(arith.ConstantOp(padding))] * count
+    results: list[SSAValue] = []
+    zero = emitter.index(0)
+    for position in range(count):
+        at = [elements[position if len(elements) > 1 else 0] for elements in indices]
+        inside = [emitter.below(index, bound) for index, bound in zip(at, bounds)]
+        clamped = [emitter.emit(arith.SelectOp(ok, index, zero)) for ok, index in zip(inside, at)]
+        value = emitter.emit(memref.LoadOp.get(source, clamped))
+        if inside:
+            value = emitter.emit(arith.SelectOp(emitter.all_of(inside), value, emitter.emit(arith.ConstantOp(padding))))
+        results.append(value)
+    return results

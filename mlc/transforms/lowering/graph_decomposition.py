@@ -1,6 +1,7 @@
 """The rewrites of graph-decompose: composite graph ops as the primitives the code generator lowers.
 
-`decompose_op(op)` replaces one softmax, layer_norm or reduction by its decomposition (the rewrites,
+`decompose_op(op)` replaces one softmax, layer_norm, reduction, pool or conv2d (the last two in
+`window_decomposition.py`) by its decomposition (the rewrites,
 their numerics and limits are in graph-decompose's docstring, `mlc/transforms/graph/graph_decompose.py`);
 `decompose_function(function)` rewrites every op of a function.
 """
@@ -21,6 +22,7 @@ from mlc.dialects.element_types import is_float, to_numpy_dtype
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.graph.constants import numpy_to_dense
 from mlc.dialects.graph.interpret import evaluate
+from mlc.transforms.lowering.window_decomposition import decompose_conv2d, decompose_pool
 
 PRIMITIVE_REDUCTIONS = (graph.ReduceSumOp, graph.ReduceMaxOp, graph.ReduceMinOp)
 
@@ -144,6 +146,10 @@ def decompose_op(op: Operation) -> bool:
         replacement = _decompose_layer_norm(op, emit)
     elif isinstance(op, graph.REDUCTION_OPS):
         replacement = _decompose_reduction(op, emit)
+    elif isinstance(op, graph.Conv2dOp):
+        replacement = decompose_conv2d(op, emit.insert)
+    elif isinstance(op, graph.Pool2dOp):
+        replacement = decompose_pool(op, emit.insert)
     else:
         return False
     if replacement is None:

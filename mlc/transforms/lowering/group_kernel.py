@@ -70,6 +70,8 @@ from mlc.dialects.graph import ops as graph
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.elementwise_expansion import ScalarBuilder, expand_elementwise, splat_constant_value
 from mlc.transforms.analysis.fusion_groups import REDUCTIONS, FusionGroup, is_splat_constant, shape_of
+from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
+from mlc.transforms.lowering.layout_gather import LayoutTiles
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,12 @@ def collapse_dimensions(domain: Sequence[int], participants: Sequence[Sequence[i
         else:
             groups.append((pattern, [dim]))
     return DimensionCollapse(tuple(domain), tuple(tuple(dims) for _, dims in groups))
+
+
+def keep_dimensions(domain: Sequence[int]) -> DimensionCollapse:
+    """No collapse (every dimension its own, size-1 ones included): for groups with layout ops,
+    whose index maps name the dimensions of the values they read."""
+    return DimensionCollapse(tuple(domain), tuple((dim,) for dim in range(len(domain))))
 
 
 @dataclass
@@ -229,6 +237,14 @@ class GroupKernelBuilder:
         self.members = set(group.ops)
         self.position = {op: index for index, op in enumerate(group.ops)}
         self.input_index = {key: index for index, key in enumerate(group.inputs)}
+        self.block_inputs = {
+            key
+            for op in group.ops
+            if not isinstance(op, (*LAYOUT_OPS, graph.ReshapeOp))
+            for operand in op.operands
+            if (key := self._input_key(operand)) is not None
+        }
+        """The inputs some op reads as blocks of the domain (the others are read through index maps)."""
         self.after_reduction: set[SSAValue] = set()
         for op in group.ops:
             if isinstance(op, REDUCTIONS) or any(v in self.after_reduction for v in op.operands):
@@ -270,7 +286,8 @@ class GroupKernelBuilder:
         self.top = self.scope = _Scope(builder, self._tile_origin(builder))
         self.zero = _constant_index(builder, 0)
         for key in group.inputs:
-            if not self.is_looped(self.tile_shape_of(key[1])):  # the others are loaded chunk by chunk
+            # Inputs read only through layout ops are gathered; looped ones are loaded chunk by chunk.
+            if key in self.block_inputs and not self.is_looped(self.tile_shape_of(key[1])):
                 self._load(key)
         for op in group.ops:
             if isinstance(op, REDUCTIONS):
@@ -312,7 +329,9 @@ class GroupKernelBuilder:
         """
         pending: dict[tuple[int, ...], list[_MapTarget]] = {}
         for output, _ in outputs:
-            if output not in self.scope.tiles and self._input_key(output) is None:
+            if isinstance(output.owner, LAYOUT_OPS):
+                self.value(output)
+            elif output not in self.scope.tiles and self._input_key(output) is None:
                 pending.setdefault(self.tile_shape_of(shape_of(output)), []).append(_MapTarget(output))
         for shape in sorted(pending, key=lambda s: (math.prod(s), s)):
             self._map(pending[shape], shape)
@@ -390,9 +409,25 @@ class GroupKernelBuilder:
         owner = value.owner
         if isinstance(owner, REDUCTIONS):
             self.scope.tiles[value] = self._reduce(owner)
+        elif isinstance(owner, LAYOUT_OPS):
+            self._record(value, self._layout(value))
         else:
             self._map([_MapTarget(value)], self.tile_shape_of(shape_of(value)))
         return self.scope.tiles[value]
+
+    def _layout(self, value: SSAValue) -> SSAValue:
+        """A layout op's value, gathered from the inputs through its index maps (`layout_gather.py`)."""
+
+        def is_leaf(leaf: SSAValue) -> bool:
+            return is_splat_constant(leaf) or self._input_key(leaf) is not None
+
+        def source_of(leaf: SSAValue) -> SSAValue | None:
+            key = self._input_key(leaf)
+            return None if key is None else self.parameters[key]
+
+        shape = shape_of(value)
+        layout = LayoutTiles(self.scope.builder, is_leaf, source_of)
+        return layout.build(value, self.tile_shape_of(shape), self._indices(shape))
 
     def _broadcast(self, tile_value: SSAValue, shape: tuple[int, ...]) -> SSAValue:
         tile_type = tile_value.type
@@ -513,7 +548,7 @@ class GroupKernelBuilder:
     def _is_frontier(self, value: SSAValue, shape: tuple[int, ...]) -> bool:
         if value in self.scope.tiles or self._input_key(value) is not None:
             return True
-        if isinstance(value.owner, REDUCTIONS):
+        if isinstance(value.owner, (*REDUCTIONS, *LAYOUT_OPS)):
             return True
         return value in self.after_reduction and self.tile_shape_of(shape_of(value)) != shape
 

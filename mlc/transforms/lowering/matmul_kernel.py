@@ -30,7 +30,8 @@ dimensions where they broadcast), its ops expanded into the map after the K loop
 memory. A matmul outside any fusion stores its product for the kernels that read it.
 
 Block sizes (`choose_matmul_tile`): 128x128x16 when that still gives at least `LARGE_TILE_PROGRAMS`
-programs, else at most 64x64x16; each dimension is cut to the smallest power of two that covers
+programs (128x256x32 for f16/bf16 products, whose 8 warps then own 64x64 tensor-core warp tiles),
+else at most 64x64x16; each dimension is cut to the smallest power of two that covers
 the matrix's (a 17x33x65 product gets 32x64x16). `convert-graph-to-tile{matmul-tile=BM,BN,BK}`
 overrides the choice. The dot carries the matmul's `precision` (its property, else
 `convert-graph-to-tile{precision=...}` for f32 products) for the lowering of `tile.dot`. Warps: one thread per 16 outputs, 1 to 8 warps (`matmul_warps`). The
@@ -83,6 +84,10 @@ from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dim
 
 LARGE_TILE = (128, 128, 16)
 DEFAULT_TILE = (64, 64, 16)
+HALF_LARGE_TILE = (128, 256, 32)
+"""The large block of f16/bf16 products: on an H100, 4096^3 f16 through mma.sync and ldmatrix ran at
+290 TFLOP/s with it against 176 with 128x128x16 and 177 with 128x128x32 (bench/matmul_tiles.py,
+BENCHMARKS.md): 64x64 warp tiles load fewer fragments per mma, BK = 32 halves the barriers."""
 LARGE_TILE_PROGRAMS = 128
 """Large blocks only when at least this many of them keep the GPU's ~132 multiprocessors busy."""
 
@@ -94,10 +99,13 @@ def _next_power_of_two(value: int) -> int:
     return 1 << max(0, (value - 1).bit_length())
 
 
-def choose_matmul_tile(batch: int, rows: int, columns: int, depth: int) -> tuple[int, int, int]:
-    """(BM, BN, BK) for a `batch` of `rows x depth @ depth x columns` products (see the docstring)."""
-    programs = batch * -(-rows // LARGE_TILE[0]) * -(-columns // LARGE_TILE[1])
-    limit = LARGE_TILE if programs >= LARGE_TILE_PROGRAMS else DEFAULT_TILE
+def choose_matmul_tile(batch: int, rows: int, columns: int, depth: int, half: bool = False) -> tuple[int, int, int]:
+    """(BM, BN, BK) for a `batch` of `rows x depth @ depth x columns` products (see the docstring).
+
+    `half`: 16-bit (f16/bf16) operands, which take `HALF_LARGE_TILE` as their large block."""
+    large = HALF_LARGE_TILE if half else LARGE_TILE
+    programs = batch * -(-rows // large[0]) * -(-columns // large[1])
+    limit = large if programs >= LARGE_TILE_PROGRAMS else DEFAULT_TILE
     return tuple(min(cap, _next_power_of_two(size)) for cap, size in zip(limit, (rows, columns, depth)))  # type: ignore[return-value]
 
 
@@ -266,7 +274,8 @@ def plan_matmul(name: str, unit: MatmulUnit, block: Sequence[int] | None, precis
     collapse = collapse_dimensions(batch, participants)
     rows, columns = shape_of(op.result)[-2:]
     if block is None:
-        block = choose_matmul_tile(math.prod(batch), rows, columns, shape_of(op.a)[-1])
+        half = element_type != f32
+        block = choose_matmul_tile(math.prod(batch), rows, columns, shape_of(op.a)[-1], half)
     return MatmulPlan(name, unit, tuple(block), collapse, matmul_precision(op, precision))  # type: ignore[arg-type]
 
 

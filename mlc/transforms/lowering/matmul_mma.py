@@ -15,11 +15,18 @@ columns 2t and 2t + 1 (the mma.sync accumulator layout), so a thread's micro-til
 epilogue's loads, maps and stores work on it as on any micro-tile.
 
 The dot. Per 16-deep slice of the K step (an `scf.for` marked `mlc.dot` and `mlc.unroll`), each
-thread loads its registers of A (4 pairs of K-neighbours per instruction row, `vector<2xT>`) and
-of B (2 pairs of K-neighbours per instruction column), then issues MT x NT `loop.mma_sync` steps.
-The loads index the operand tiles with `tile origin + in-tile coordinate`, affine in the lane,
-the warp and the counters, which is what `loop-promote-shared` needs to stage them in shared
-memory; masked where the index analysis cannot prove them in bounds (padding adds zeros).
+warp loads its registers of A and B, then issues MT x NT `loop.mma_sync` steps. An operand read
+straight from a `tile.load` padded with zeros (`ldmatrix_applies`) is loaded with `loop.ldmatrix`:
+x4 per instruction row of A (its four 8x8 quarters), x4 `trans` per pair of instruction columns
+of a row-major B (x2 for an odd last one); lane l addresses row (l % 8) + 8 ((l / 8) % 2) of
+its instruction tile, at column 8 (l / 16). `loop-promote-shared` then stages both operands in
+shared memory as row-major tiles copied with 16-byte coalesced loads (it must: ldmatrix reads
+only shared memory), padded against bank conflicts. Otherwise each thread loads its registers
+of A (4 pairs of K-neighbours per instruction row, `vector<2xT>`) and of B (2 pairs of
+K-neighbours per instruction column) with scalar loads, masked where the index analysis cannot
+prove them in bounds (padding adds zeros). Either way the loads index the operand tiles with
+`tile origin + in-tile coordinate`, affine in the lane, the warp and the counters, which is what
+`loop-promote-shared` needs to stage them.
 `loop.mma_sync` accumulates in increasing K with f32 fused multiply-adds, the order of
 `tile.dot`, so the interpreter checks this lowering exactly.
 
@@ -38,6 +45,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     IndexType,
+    StringAttr,
     UnitAttr,
     VectorType,
     i64,
@@ -47,6 +55,7 @@ from xdsl.ir import Block, Region, SSAValue
 from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
+from mlc.transforms.analysis.shared_memory_promotion import SHARED_MEMORY_BYTES
 from mlc.transforms.lowering.chunk_access import Emitter
 from mlc.transforms.lowering.matmul_loop import (
     DotKernelLowering,
@@ -83,6 +92,36 @@ def mma_applies(kernel: tile.KernelOp) -> bool:
         if any(size != 1 for size in acc_shape[:-2]):
             return False
     return True
+
+
+LDMATRIX_PADDING = 8
+"""The row padding (elements) assumed when checking that ldmatrix operands fit in shared memory;
+loop-promote-shared chooses the real one, 8 for the usual 16-32-element rows."""
+
+
+def _zero_padded_load(dot: tile.DotOp, role: str) -> tile.LoadOp | None:
+    """The `tile.load` that the dot's operand is, if it is one (no broadcast) padded with zeros."""
+    owner = getattr(dot, role).owner
+    if not isinstance(owner, tile.LoadOp):
+        return None
+    padding = owner.padding
+    if padding is not None and padding.value.data != 0:
+        return None
+    return owner
+
+
+def ldmatrix_applies(dot: tile.DotOp) -> bool:
+    """Whether both operands of `dot` can be loaded with `loop.ldmatrix` (see the module docstring).
+
+    They must come straight from zero-padded tile loads, and a K step of both operand tiles must
+    fit in shared memory with their rows padded.
+    """
+    if _zero_padded_load(dot, "lhs") is None or _zero_padded_load(dot, "rhs") is None:
+        return False
+    *_, rows, depth = _shape(dot.lhs)
+    columns = _shape(dot.rhs)[-1]
+    element_bytes = 2
+    return (rows * (depth + LDMATRIX_PADDING) + depth * (columns + LDMATRIX_PADDING)) * element_bytes <= SHARED_MEMORY_BYTES
 
 
 @dataclass(frozen=True)
@@ -173,6 +212,15 @@ class MmaKernelLowering(DotKernelLowering):
         row.name_hint, column.name_hint = "row", "column"
         self.zero = emitter.index(0)
         self.pair = pair
+        self.warp_origin = (first_row, first_column)
+        # ldmatrix: lane l addresses row (l % 8) + 8 ((l / 8) % 2) of a 16-row tile, at column 8 (l / 16).
+        eighth = emitter.emit(arith.DivUIOp(lane, emitter.index(8)))
+        self.ldmatrix_row = emitter.add(
+            emitter.emit(arith.RemUIOp(lane, emitter.index(8))),
+            emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(eighth, emitter.index(2))), emitter.index(8))),
+        )
+        self.ldmatrix_column = emitter.emit(arith.MuliOp(emitter.emit(arith.DivUIOp(lane, emitter.index(16))), emitter.index(8)))
+        self.ldmatrix_row.name_hint, self.ldmatrix_column.name_hint = "ldmatrix_row", "ldmatrix_column"
         self.row_indices = [emitter.add(row, emitter.index(8 * i)) if i else row for i in range(layout.rows)]
         self.column_indices = [emitter.add(column, emitter.index(8 * j)) if j else column for j in range(tiles_n)]
         b_column = emitter.add(first_column, group)
@@ -209,7 +257,10 @@ class MmaKernelLowering(DotKernelLowering):
         """One 16-deep slice: the thread's A and B registers, then every instruction tile's step."""
         layout = self.layout
         assert isinstance(layout, MmaLayout)
-        tiles_m, tiles_n = layout.tiles
+        tiles_m, _ = layout.tiles
+        if ldmatrix_applies(op):
+            a_registers, b_registers = self._ldmatrix_registers(emitter, op, offset)
+            return self._steps(emitter, a_registers, b_registers, accumulator)
         lhs, rhs = _operand_load(op, "lhs"), _operand_load(op, "rhs")
         lhs_shape, rhs_shape = _shape(op.lhs), _shape(op.rhs)
         batch = [self.zero] * (len(lhs_shape) - 2)
@@ -238,6 +289,44 @@ class MmaKernelLowering(DotKernelLowering):
                 registers.append(self._pack(emitter, elements))
             b_registers.append(registers)
         _tag_loads(block, first.next_op if first is not None else block.first_op, "rhs")
+        return self._steps(emitter, a_registers, b_registers, accumulator)
+
+    def _ldmatrix_registers(self, emitter: Emitter, op: tile.DotOp, offset: SSAValue) -> tuple[list[list[SSAValue]], list[list[SSAValue]]]:
+        """A and B registers of one 16-deep slice, loaded with `loop.ldmatrix` (see the module docstring)."""
+        layout = self.layout
+        assert isinstance(layout, MmaLayout)
+        tiles_m, tiles_n = layout.tiles
+        lhs, rhs = _zero_padded_load(op, "lhs"), _zero_padded_load(op, "rhs")
+        assert lhs is not None and rhs is not None
+        first_row, first_column = self.warp_origin
+        register_type = VectorType(_element_type(op.lhs), [2])
+
+        def load(source: tile.LoadOp, row: SSAValue, column: SSAValue, count: int, trans: bool, role: str) -> list[SSAValue]:
+            *batch, row_origin, column_origin = (self.values[index] for index in source.indices)
+            indices = [*batch, emitter.add(row_origin, row), emitter.add(column_origin, column)]
+            step = emitter.builder.insert(loop.LdMatrixOp(self.values[source.source], indices, count, trans, register_type))
+            attributes.OPERAND.write(step, StringAttr(role))
+            return list(step.results)
+
+        a_rows = emitter.add(first_row, self.ldmatrix_row)
+        a_columns = emitter.add(offset, self.ldmatrix_column)
+        a_registers = [load(lhs, emitter.add(a_rows, emitter.index(16 * m)), a_columns, 4, False, "lhs") for m in range(tiles_m)]
+        b_rows = emitter.add(offset, self.ldmatrix_row)
+        b_registers: list[list[SSAValue]] = []
+        for n in range(0, tiles_n, 2):
+            first = emitter.add(first_column, emitter.index(8 * n))
+            if n + 1 < tiles_n:
+                registers = load(rhs, b_rows, emitter.add(first, self.ldmatrix_column), 4, True, "rhs")
+                b_registers += [registers[:2], registers[2:]]
+            else:
+                b_registers.append(load(rhs, b_rows, first, 2, True, "rhs"))
+        return a_registers, b_registers
+
+    def _steps(self, emitter: Emitter, a_registers: list[list[SSAValue]], b_registers: list[list[SSAValue]], accumulator: list[SSAValue]) -> list[SSAValue]:
+        """Every instruction tile's `loop.mma_sync` step of one slice; returns the accumulators."""
+        layout = self.layout
+        assert isinstance(layout, MmaLayout)
+        tiles_m, tiles_n = layout.tiles
         result = list(accumulator)
         columns = layout.columns
         for m in range(tiles_m):

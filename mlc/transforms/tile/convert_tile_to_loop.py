@@ -31,9 +31,9 @@ micro-tile of the block's output, the dot's K in short vector steps, in IEEE f32
 pipeline), those whose dots tensor cores can run (f16/bf16 operands, f32 accumulation) are lowered
 by `matmul_mma.py`: warps of `loop.mma_sync` steps; GEMM chains (`mlc.chain`) by `chain_loop.py`.
 
-Limits: tiles of several shapes in one kernel (other than broadcast operands, and a dot's
-operands), tile ops other than load, store, broadcast, splat, map, reduce, in_bounds and dot,
-loops carrying scalars and `tile.reduce` inside a loop are reported as unsupported.
+Limits: tiles of several shapes in a kernel (but broadcast operands and a dot's operands), tile
+ops other than load, store, broadcast, splat, map, reduce, in_bounds, range, gather (`chunk_access`)
+and dot, loops carrying scalars and `tile.reduce` inside a loop are reported as unsupported.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.thread_layout import ThreadLayout, iteration_shape, used_from_outside
-from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if
+from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if, indexed_elements
 from mlc.transforms.lowering.chain_loop import is_chain_kernel, lower_chain_kernel
 from mlc.transforms.lowering.dot_precision import refuse_unhonoured_precisions
 from mlc.transforms.lowering.matmul_loop import contains_dot, lower_dot_kernel
@@ -165,7 +165,7 @@ class KernelLowering(TileKernelLowering):
     def _tile_ops(self, emitter: Emitter, block: Block, keys: list[int]) -> None:
         """Every tile op of `block` in program order, for every repetition (values are materialized
         lazily). Uniform code in a loop body is cloned in place (the top level's is cloned first)."""
-        lazy = tile.LoadOp | tile.BroadcastOp | tile.SplatOp | tile.ReduceOp | tile.InBoundsOp | tile.ProgramIdOp
+        lazy = (tile.LoadOp, tile.BroadcastOp, tile.SplatOp, tile.ReduceOp, tile.InBoundsOp, tile.ProgramIdOp, tile.RangeOp, tile.GatherOp)
         for op in block.ops:
             if isinstance(op, tile.StoreOp):
                 for key in keys:
@@ -176,7 +176,7 @@ class KernelLowering(TileKernelLowering):
             elif isinstance(op, scf.ForOp):
                 self._for(emitter, op, keys)
             elif _is_tile_op(op):
-                if not isinstance(op, lazy | tile.ReturnOp):
+                if not isinstance(op, (*lazy, tile.ReturnOp)):
                     raise PassFailure(op, "convert-tile-to-loop cannot lower this tile op yet")
             elif block is not self.kernel.body.block and not isinstance(op, scf.YieldOp):
                 self._clone_uniform(op, emitter)
@@ -280,8 +280,8 @@ class KernelLowering(TileKernelLowering):
             result = self._reduce(emitter, owner, key)
         elif isinstance(owner, tile.InBoundsOp):
             result = self._in_bounds(emitter, owner, key)
-        else:
-            raise PassFailure(owner if isinstance(owner, Operation) else self.kernel, "unsupported tile value")
+        else:  # tile.range, tile.gather (per-element positions), or a report naming the op
+            result = indexed_elements(emitter, value, self.kernel, self.repetitions[key].accesses, self.values, lambda v: self.materialize(emitter, v, key))
         self.elements[(value, key)] = result
         return result
 

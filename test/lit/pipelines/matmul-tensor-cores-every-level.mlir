@@ -16,9 +16,10 @@
 
 // A 64x64 block of 8 warps: a 2x4 grid of 32x16 warp tiles, each 2x2 instruction tiles of
 // 16x8; a thread holds rows g, g+8, g+16, g+24 and the column pairs 2t, 2t+8 of its warp tile.
-// Per 16-deep K slice: A registers are K-neighbour pairs (vector<2xf16>) of rows, B registers
-// pairs of one column; four mma steps; the epilogue (bias, relu, truncation) works on the
-// accumulator registers and stores column pairs.
+// Per 16-deep K slice: one ldmatrix x4 per instruction row of A (lane l addresses row
+// l % 8 + 8 ((l / 8) % 2), column 8 (l / 16)), one x4 trans for the two instruction columns of
+// B; four mma steps; the epilogue (bias, relu, truncation) works on the accumulator registers
+// and stores column pairs.
 // LOOP:       loop.kernel @dense_0_matmul_add_relu
 // LOOP-SAME:    mlc.micro_tile = array<i64: 4, 4>, mlc.warp_tile = array<i64: 32, 16>, mlc.mma = array<i64: 16, 8, 16>, mlc.warp_grid = array<i64: 2, 4>
 // LOOP:         loop.parallel %thread < 256 mapping thread.x
@@ -26,8 +27,8 @@
 // LOOP:           %lane = arith.remui %thread
 // LOOP:           %group = arith.divui %lane
 // LOOP:           scf.for %k
-// LOOP:             vector.load %a[{{.*}}] {alignment = 4 : i64, mlc.operand = "lhs"} : memref<128x96xf16>, vector<2xf16>
-// LOOP:             memref.load %b[{{.*}}] {mlc.operand = "rhs"} : memref<96x128xf16>
+// LOOP-COUNT-2:     loop.ldmatrix x4 %a[{{.*}}] {mlc.operand = "lhs"} : memref<128x96xf16> -> vector<2xf16>
+// LOOP:             loop.ldmatrix x4 trans %b[{{.*}}] {mlc.operand = "rhs"} : memref<96x128xf16> -> vector<2xf16>
 // LOOP-COUNT-4:     loop.mma_sync m16n8k16 ({{.*}}) * ({{.*}}) + ({{.*}}) : vector<2xf16> -> f32
 // LOOP:           arith.addf
 // LOOP:           arith.maximumf
@@ -35,16 +36,27 @@
 // LOOP:           vector.store {{.*}} : memref<128x128xf16>, vector<2xf16>
 
 // GPU:        mlc_gpu.func @dense_0_matmul_add_relu
-// A (read by the 4 warps of a warp row) is staged in shared memory, B (read by 2) is not: see
-// BENCHMARKS.md for why staging it transposed cost more than it saved.
-// GPU:          %a_shared = memref.alloca() {mlc.promoted = "%a: 64x96 elements read 24576 times by 256 threads in the thread loop (4x reuse)
+// Both operands are staged (ldmatrix reads only shared memory) as row-major copies, rows padded
+// by 8 elements (16 bytes), which makes ldmatrix's 8-row phases free of bank conflicts; the
+// copies are 16-byte vector loads and stores.
+// GPU:          %a_shared = memref.alloca() {mlc.promoted = "%a: 64x96 elements {{.*}} read by ldmatrix; rows padded by 8: [[A_COST:[0-9]+]] shared-memory wavefronts per warp, {{[0-9]+}} unpadded"{{.*}} : memref<64x104xf16, 3 : i64>
+// GPU:          %b_shared = memref.alloca() {mlc.promoted = "%b: 96x64 elements {{.*}} read by ldmatrix; rows padded by 8: {{.*}} : memref<96x72xf16, 3 : i64>
+// GPU:          vector.load %a[{{.*}}] {alignment = 16 : i64} : memref<128x96xf16>, vector<8xf16>
+// GPU:          vector.store {{.*}}, %a_shared[{{.*}}] {alignment = 16 : i64} : memref<64x104xf16, 3 : i64>, vector<8xf16>
 // GPU:          mlc_gpu.barrier
+// GPU-COUNT-2:  loop.ldmatrix x4 %a_shared
+// GPU:          loop.ldmatrix x4 trans %b_shared
 // GPU-COUNT-4:  loop.mma_sync m16n8k16
 
+// NVVM:       llvm.call_intrinsic "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3"({{.*}}) : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32, i32, i32)>
+// NVVM:       llvm.bitcast {{.*}} : i32 to vector<2xf16>
+// NVVM:       llvm.call_intrinsic "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16.p3"
 // NVVM:       llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"({{.*}}) : (vector<2xf16>, vector<2xf16>, vector<2xf16>, vector<2xf16>, vector<2xf16>, vector<2xf16>, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // NVVM:       llvm.extractvalue
 
 // PTX:        .visible .entry dense_0_matmul_add_relu(
+// PTX:        ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// PTX:        ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // PTX:        mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 
 // CUDA-CORES-NOT: loop.mma_sync

@@ -566,19 +566,18 @@ def test_whole_function_through_the_interpreter() -> None:
     assert bounded_comparison(module, [x, w, b], [reference]).failure is None
 
 
-NEW_OPS = {
-    "graph.transpose %a perm [1, 0] : tensor<4x4xf32> to tensor<4x4xf32>": "graph.transpose",
-    "graph.concat %a, %a axis 0 : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>": "graph.concat",
-    "graph.slice %a starts [0, 0] ends [2, 4] steps [1, 1] : tensor<4x4xf32> to tensor<2x4xf32>": "graph.slice",
+LAYOUT_OPS = {
+    "graph.transpose %a perm [1, 0] : tensor<4x4xf32> to tensor<4x4xf32>": "tensor<4x4xf32>",
+    "graph.concat %a, %a axis 0 : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>": "tensor<8x4xf32>",
+    "graph.slice %a starts [0, 0] ends [2, 4] steps [1, 1] : tensor<4x4xf32> to tensor<2x4xf32>": "tensor<2x4xf32>",
 }
 
 
-@pytest.mark.parametrize("line", sorted(NEW_OPS))
-def test_convert_graph_to_tile_reports_ops_it_cannot_lower(line: str) -> None:
-    from mlc.diagnostics import PassFailure
+@pytest.mark.parametrize("line", sorted(LAYOUT_OPS))
+def test_convert_graph_to_tile_lowers_layout_ops_as_gathers(line: str) -> None:
     from programs import lower
 
-    text = f"func.func @main(%a: tensor<4x4xf32>) {{\n  %0 = {line}\n  func.return\n}}\n"
-    with pytest.raises(PassFailure, match=f"convert-graph-to-tile cannot lower '{NEW_OPS[line]}' yet"):
-        lower(text, "convert-graph-to-tile")
+    result = LAYOUT_OPS[line]
+    text = f"func.func @main(%a: tensor<4x4xf32>) -> {result} {{\n  %0 = {line}\n  func.return %0 : {result}\n}}\n"
+    assert "tile.gather %a" in str(lower(text, "convert-graph-to-tile"))
 

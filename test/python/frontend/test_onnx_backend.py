@@ -60,10 +60,12 @@ CPU_OPS = tuple(
     (
         "Add Sub Mul Div Pow Max Min Neg Abs Exp Log Sqrt Reciprocal Tanh Sigmoid Relu Gelu Erf Where "
         "Equal Less Greater Cast Reshape Flatten Squeeze Unsqueeze Expand Identity Constant Dropout "
-        "BatchNormalization ReduceSum ReduceMean ReduceMax ReduceMin Softmax LayerNormalization GlobalAveragePool"
+        "BatchNormalization ReduceSum ReduceMean ReduceMax ReduceMin Softmax LayerNormalization GlobalAveragePool "
+        "Transpose Concat Slice Conv"
     ).split()
 )
-"""Ops whose node tests run compiled for the CPU (elementwise compositions, reshapes, reductions)."""
+"""Ops whose node tests run compiled for the CPU (elementwise compositions, reshapes, reductions,
+layout ops, convolutions)."""
 
 # Node tests of `CPU_OPS` whose graph ops the lowering refuses (a PassFailure in mlc.compile).
 CPU_UNSUPPORTED: tuple[tuple[str, str], ...] = (

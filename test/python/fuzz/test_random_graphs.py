@@ -42,12 +42,6 @@ from mlc.dialects.graph.error_bounds import check_results, result_bounds
 REGRESSIONS = Path(__file__).parent / "regressions"
 
 NOT_YET_COMPILED: dict[str, str] = {
-    "graph.transpose": "issue 15",
-    "graph.concat": "issue 15",
-    "graph.slice": "issue 15",
-    "graph.conv2d": "issue 15",
-    "graph.max_pool2d": "issue 15",
-    "graph.avg_pool2d": "issue 15",
 }
 """Ops that the lowering reports as not lowered yet, and the issue that lowers them."""
 
@@ -56,7 +50,7 @@ EXPECTED_COMPILE_ERRORS: dict[str, str] = {
 }
 """Other messages of not-yet-compiled programs (pattern -> the issue that removes it)."""
 
-COMPILED_STEPS = tuple(kind for kind in STEP_KINDS if kind not in ("transpose", "slice", "concat", "conv2d", "pool"))
+COMPILED_STEPS = STEP_KINDS
 
 OPTIMISER = "graph-simplify,graph-fold-constants,cse,dce,graph-decompose,graph-fuse,graph-plan-memory"
 
@@ -144,7 +138,9 @@ def test_graph_optimiser_keeps_answers(program: FuzzProgram, seed: int):
     event("compared" if comparison.compared or no_elements else "no element had a finite bound (nothing compared)")
 
 
-@_fuzz_settings(200)
+# 150 programs: every one compiles now (conv2d and pools included, which cost more to compile),
+# about as many compiled and compared as the 200 of before, when a third were refused at once.
+@_fuzz_settings(150)
 @given(program=programs(), seed=st.integers(0, 2**32 - 1))
 def test_cpu_matches_interpreter(program: FuzzProgram, seed: int):
     event(check_compiled(program, seed, "cpu"))

@@ -7,7 +7,8 @@ the CUDA-core path runs), an epilogue (none, or a bias add and a relu) and the o
 tile level; for bf16 the tile-level module is the f16 one with every f16 spelled bf16 (the graph
 level's bf16 matmuls are another branch's work; the tile level is where this path starts). The
 module after each pass from convert-tile-to-loop on is interpreted on the same random inputs and
-must give bit-identical results: `loop.mma_sync` accumulates in K order with f32 fused multiply-adds, as
+must give bit-identical results (operands loaded with `loop.ldmatrix`, then staged in shared
+memory, the loads becoming NVVM ldmatrix intrinsics): `loop.mma_sync` accumulates in K order with f32 fused multiply-adds, as
 `tile.dot` does, and the later passes change no arithmetic. The LLVM-level steps (slower to
 interpret) run on one fixed ragged shape per type.
 """
@@ -63,6 +64,9 @@ def _check_chain(text: str, element: str, steps: list[str], seed: int) -> None:
             np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16), err_msg=step)
         if step == "convert-tile-to-loop{tensor-cores=true}":
             assert "loop.mma_sync" in str(module), "the tensor-core path did not apply"
+            assert "loop.ldmatrix" in str(module), "the operands are not loaded with ldmatrix"
+        if step == "loop-promote-shared":
+            assert "read by ldmatrix" in str(module), "ldmatrix operands were not staged in shared memory"
 
 
 def _element_attribute(element: str):

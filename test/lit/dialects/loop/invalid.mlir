@@ -312,3 +312,25 @@ loop.kernel @mma_register_count(%x: memref<64xf16>) {
   }
   loop.return
 }
+
+// -----
+
+loop.kernel @ldmatrix_f32(%x: memref<32x8xf32>) {
+  loop.parallel %t < 32 mapping thread.x {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{ldmatrix reads 16-bit f16 or bf16 elements, not f32}}
+    %a:4 = loop.ldmatrix x4 %x[%t, %c0] : memref<32x8xf32> -> vector<2xf32>
+  }
+  loop.return
+}
+
+// -----
+
+loop.kernel @ldmatrix_count(%x: memref<32x8xf16>) {
+  loop.parallel %t < 32 mapping thread.x {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{ldmatrix loads 1, 2 or 4 matrices, not 3}}
+    %a:3 = loop.ldmatrix x3 %x[%t, %c0] : memref<32x8xf16> -> vector<2xf16>
+  }
+  loop.return
+}

@@ -311,3 +311,18 @@ loop.kernel @mma(%x: memref<64xbf16>) {
   }
   loop.return
 }
+
+// A warp-collective fragment load: four 8x8 matrices of f16, lane l addressing a row of 8.
+// CHECK-LABEL: loop.kernel @ldmatrix
+// CHECK:         %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = loop.ldmatrix x4 %s[%t, %c0] : memref<32x24xf16, 3 : i64> -> vector<2xf16>
+// CHECK:         %{{.*}}, %{{.*}} = loop.ldmatrix x2 trans %s[%t, %c0] : memref<32x24xf16, 3 : i64> -> vector<2xf16>
+// GENERIC:       "loop.ldmatrix"(%{{.*}}, %{{.*}}, %{{.*}}) <{count = 4 : i64}> : (memref<32x24xf16, 3 : i64>, index, index) -> (vector<2xf16>, vector<2xf16>, vector<2xf16>, vector<2xf16>)
+loop.kernel @ldmatrix() {
+  %s = memref.alloca() : memref<32x24xf16, 3>
+  loop.parallel %t < 32 mapping thread.x {
+    %c0 = arith.constant 0 : index
+    %a:4 = loop.ldmatrix x4 %s[%t, %c0] : memref<32x24xf16, 3> -> vector<2xf16>
+    %b:2 = loop.ldmatrix x2 trans %s[%t, %c0] : memref<32x24xf16, 3> -> vector<2xf16>
+  }
+  loop.return
+}

@@ -598,3 +598,65 @@ tile.kernel @dot_unknown_precision(%x: memref<4xf32>) grid [1] {
   %d = tile.dot %a, %b, %acc {precision = "highest"} : !tile.tile<4x8xf32>, !tile.tile<8x2xf32> -> !tile.tile<4x2xf32>
   tile.return
 }
+
+// -----
+
+// == tile.range ==
+
+tile.kernel @range_type() grid [1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{result must be a tile of index, got !tile.tile<4xf32>}}
+  %r = tile.range %c0 axis 0 : !tile.tile<4xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @range_axis() grid [1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{axis 2 is outside the result's 2 dimensions}}
+  %r = tile.range %c0 axis 2 : !tile.tile<4x8xindex>
+  tile.return
+}
+
+// -----
+
+// == tile.gather ==
+
+tile.kernel @gather_count(%x: memref<4x8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %r = tile.range %c0 axis 0 : !tile.tile<4xindex>
+  // expected-error @+1 {{expected 2 index tiles for source of type memref<4x8xf32>, got 1}}
+  %g = tile.gather %x[%r] : memref<4x8xf32>, !tile.tile<4xindex> -> !tile.tile<4xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @gather_shape(%x: memref<4xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %r = tile.range %c0 axis 0 : !tile.tile<8xindex>
+  // expected-error @+1 {{index tile #0 must be a tile of index of the result's shape 4, got !tile.tile<8xindex>}}
+  %g = tile.gather %x[%r] : memref<4xf32>, !tile.tile<8xindex> -> !tile.tile<4xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @gather_element(%x: memref<4xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %r = tile.range %c0 axis 0 : !tile.tile<4xindex>
+  // expected-error @+1 {{result tile element type f16 must equal the element type f32 of source}}
+  %g = tile.gather %x[%r] : memref<4xf32>, !tile.tile<4xindex> -> !tile.tile<4xf16>
+  tile.return
+}
+
+// -----
+
+tile.kernel @gather_padding(%x: memref<4xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %r = tile.range %c0 axis 0 : !tile.tile<4xindex>
+  // expected-error @+1 {{padding 1 : i32 must have the element type f32 of source}}
+  %g = tile.gather %x[%r] padding 1 : i32 : memref<4xf32>, !tile.tile<4xindex> -> !tile.tile<4xf32>
+  tile.return
+}

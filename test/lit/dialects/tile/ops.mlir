@@ -201,6 +201,23 @@ tile.kernel @empty() grid [1] {
   tile.return
 }
 
+// A transpose through an index map: tile.range gives coordinates, tile.gather reads at
+// per-element positions (padding outside the memref).
+// CHECK-LABEL: tile.kernel @transpose(%x: memref<5x3xf32>, %out: memref<3x5xf32>) grid [1] {
+// CHECK:         %rows = tile.range %c0 axis 0 : !tile.tile<4x8xindex>
+// CHECK-NEXT:    %columns = tile.range %c0 axis 1 : !tile.tile<4x8xindex>
+// CHECK-NEXT:    %t = tile.gather %x[%columns, %rows] padding -1.000000e+00 : f32 : memref<5x3xf32>, !tile.tile<4x8xindex>, !tile.tile<4x8xindex> -> !tile.tile<4x8xf32>
+// GENERIC:       "tile.range"(%c0) <{axis = 0 : i64}> : (index) -> !tile.tile<4x8xindex>
+// GENERIC:       "tile.gather"(%x, %columns, %rows) <{padding = -1.000000e+00 : f32}> : (memref<5x3xf32>, !tile.tile<4x8xindex>, !tile.tile<4x8xindex>) -> !tile.tile<4x8xf32>
+tile.kernel @transpose(%x: memref<5x3xf32>, %out: memref<3x5xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %rows = tile.range %c0 axis 0 : !tile.tile<4x8xindex>
+  %columns = tile.range %c0 axis 1 : !tile.tile<4x8xindex>
+  %t = tile.gather %x[%columns, %rows] padding -1.0 : f32 : memref<5x3xf32>, !tile.tile<4x8xindex>, !tile.tile<4x8xindex> -> !tile.tile<4x8xf32>
+  tile.store %t, %out[%c0, %c0] : !tile.tile<4x8xf32>, memref<3x5xf32>
+  tile.return
+}
+
 // A row sum over a masked block: tile.in_bounds gives the mask, tile.reduce keeps the reduced
 // dimension with size 1.
 // CHECK-LABEL: tile.kernel @row_sum(%x: memref<4x1000xf32>, %out: memref<4x1xf32>) grid [1] {

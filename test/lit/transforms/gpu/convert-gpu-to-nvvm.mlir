@@ -102,3 +102,28 @@ mlc_gpu.func @mma(%x: memref<64xf16>, %y: memref<64xbf16>, %out: memref<64xf32>)
   memref.store %e#0, %out[%t] : memref<64xf32>
   mlc_gpu.return
 }
+
+// -----
+
+// ldmatrix reads the shared global the allocation became: a GEP by the row-major index (column
+// + row * 24), the intrinsic on that addrspace(3) pointer, and each i32 register bitcast to the pair
+// that mma.sync takes; x1 returns a plain i32.
+// CHECK-LABEL: llvm.func @ldmatrix
+// CHECK:         %[[ROW:.*]] = arith.muli %t, %{{.*}} : index
+// CHECK:         %[[LINEAR:.*]] = arith.addi %t, %[[ROW]] : index
+// CHECK:         %[[WIDE:.*]] = arith.index_cast %[[LINEAR]] : index to i64
+// CHECK:         %[[P:.*]] = llvm.getelementptr inbounds %{{.*}}[%[[WIDE]]] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, f16
+// CHECK:         %[[R:.*]] = llvm.call_intrinsic "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16.p3"(%[[P]]) : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32, i32, i32)>
+// CHECK:         %[[R0:.*]] = llvm.extractvalue %[[R]][0] : !llvm.struct<(i32, i32, i32, i32)>
+// CHECK:         llvm.bitcast %[[R0]] : i32 to vector<2xf16>
+// CHECK:         %[[S:.*]] = llvm.call_intrinsic "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x1.b16.p3"(%{{.*}}) : (!llvm.ptr<3>) -> i32
+// CHECK:         llvm.bitcast %[[S]] : i32 to vector<2xbf16>
+mlc_gpu.func @ldmatrix(%out: memref<64xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  %t = mlc_gpu.thread_id x
+  %s = memref.alloca() : memref<32x24xf16, 3>
+  %u = memref.alloca() : memref<32x8xbf16, 3>
+  %a:4 = loop.ldmatrix x4 trans %s[%t, %t] : memref<32x24xf16, 3> -> vector<2xf16>
+  %c0 = arith.constant 0 : index
+  %b:1 = loop.ldmatrix x1 %u[%t, %c0] : memref<32x8xbf16, 3> -> vector<2xbf16>
+  mlc_gpu.return
+}

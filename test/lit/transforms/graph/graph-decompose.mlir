@@ -93,3 +93,51 @@ func.func @unchanged_and_trivial(%x: tensor<4x1xi32>, %z: tensor<2x0xf32>) -> (t
   %e = graph.reduce_min %z axes [1] keepdims true : tensor<2x0xf32> to tensor<2x1xf32>
   func.return %s, %k, %m, %e : tensor<1x1xi32>, tensor<4x1xi32>, tensor<4xi32>, tensor<2x1xf32>
 }
+
+// -----
+
+// conv2d as an explicit im2col and a matmul: x viewed as (N, G, C/G, 1, H, W), padded with zeros
+// (concatenations of broadcast constants), one strided slice per kernel offset (stride 2 here),
+// the slices concatenated along the size-1 axis and transposed to (G, N, OH, OW, C/G, kh*kw),
+// viewed as the (G, N*OH*OW, C/G*kh*kw) column matrix; the weights as (G, K, O/G); the product
+// transposed back to NCHW, the bias added per group and channel.
+// CHECK-LABEL: func.func @conv
+// CHECK:         %[[X:.*]] = graph.reshape %x : tensor<1x4x5x5xf32> to tensor<1x2x2x1x5x5xf32>
+// CHECK:         %[[H:.*]] = graph.concat %{{.*}}, %[[X]], %{{.*}} axis 4
+// CHECK:         %[[P:.*]] = graph.concat %{{.*}}, %[[H]], %{{.*}} axis 5 : {{.*}} -> tensor<1x2x2x1x7x7xf32>
+// CHECK:         graph.slice %[[P]] starts [0, 0, 0, 0, 0, 0] ends [1, 2, 2, 1, 5, 5] steps [1, 1, 1, 1, 2, 2]
+// CHECK-COUNT-7: graph.slice %[[P]]
+// CHECK:         %[[LAST:.*]] = graph.slice %[[P]] starts [0, 0, 0, 0, 2, 2] ends [1, 2, 2, 1, 7, 7] steps [1, 1, 1, 1, 2, 2]
+// CHECK:         %[[COLUMNS:.*]] = graph.concat {{.*}}, %[[LAST]] axis 3 : {{.*}} -> tensor<1x2x2x9x3x3xf32>
+// CHECK:         %[[T:.*]] = graph.transpose %[[COLUMNS]] perm [1, 0, 4, 5, 2, 3] : tensor<1x2x2x9x3x3xf32> to tensor<2x1x3x3x2x9xf32>
+// CHECK:         %[[W:.*]] = graph.reshape %w : tensor<6x2x3x3xf32> to tensor<2x3x18xf32>
+// CHECK:         %[[A:.*]] = graph.reshape %[[T]] : tensor<2x1x3x3x2x9xf32> to tensor<2x9x18xf32>
+// CHECK:         %[[B:.*]] = graph.transpose %[[W]] perm [0, 2, 1]
+// CHECK:         %[[M:.*]] = graph.matmul %[[A]], %[[B]] : (tensor<2x9x18xf32>, tensor<2x18x3xf32>) -> tensor<2x9x3xf32>
+// CHECK:         %[[M5:.*]] = graph.reshape %[[M]] : tensor<2x9x3xf32> to tensor<2x1x3x3x3xf32>
+// CHECK:         %[[Y:.*]] = graph.transpose %[[M5]] perm [1, 0, 4, 2, 3]
+// CHECK:         %[[BIAS:.*]] = graph.reshape %b : tensor<6xf32> to tensor<2x3x1x1xf32>
+// CHECK:         %[[SUM:.*]] = graph.add %[[Y]], %[[BIAS]]
+// CHECK:         graph.reshape %[[SUM]] : tensor<1x2x3x3x3xf32> to tensor<1x6x3x3xf32>
+// CHECK-NOT:     graph.conv2d
+func.func @conv(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf32>) -> tensor<1x6x3x3xf32> {
+  %c = graph.conv2d %x, %w, %b strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] group 2 : (tensor<1x4x5x5xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<1x6x3x3xf32>
+  func.return %c : tensor<1x6x3x3xf32>
+}
+
+// -----
+
+// Pool windows: the input padded (zeros for an average), one strided slice per kernel offset,
+// summed, divided by how many input elements each window covers (padding not counted: 1 at the
+// corner, 4 inside).
+// CHECK-LABEL: func.func @avg
+// CHECK:         %[[P:.*]] = graph.concat %{{.*}}, %{{.*}} axis 3 : {{.*}} -> tensor<1x1x5x5xf32>
+// CHECK-COUNT-4: graph.slice %[[P]]
+// CHECK-COUNT-3: graph.add
+// CHECK:         %[[COUNTS:.*]] = graph.constant dense<{{\[\[\[\[}}1.000000e+00, 2.000000e+00], [2.000000e+00, 4.000000e+00]]]]> : tensor<1x1x2x2xf32>
+// CHECK:         graph.div %{{.*}}, %[[COUNTS]]
+// CHECK-NOT:     graph.avg_pool2d
+func.func @avg(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
+  %p = graph.avg_pool2d %x kernel [2, 2] strides [2, 2] pads [1, 1, 0, 0] : tensor<1x1x4x4xf32> to tensor<1x1x2x2xf32>
+  func.return %p : tensor<1x1x2x2xf32>
+}

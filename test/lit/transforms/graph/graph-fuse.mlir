@@ -118,7 +118,8 @@ func.func @diamond(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // -----
 
 // A group has as many results as values used after it: the reduced sum and the quotient are
-// returned, and the quotient also feeds an opaque transpose (a group of its own).
+// returned, and the quotient also feeds a transpose (a layout op reads its operand from memory,
+// so it starts a group of its own).
 // CHECK-LABEL: func.func @outputs
 // CHECK-NEXT:    %[[S:[a-z0-9_]+]], %[[Q:[a-z0-9_]+]] = graph.fusion reduction "outputs_0_exp_reduce_sum_div" (%{{[a-z0-9_]+}} = %x : tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<4x8xf32>) {
 // CHECK-NEXT:      graph.exp
@@ -126,7 +127,7 @@ func.func @diamond(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // CHECK-NEXT:      %[[DIV:[a-z0-9_]+]] = graph.div
 // CHECK-NEXT:      graph.yield %[[SUM]], %[[DIV]] : tensor<4x1xf32>, tensor<4x8xf32>
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[T:[a-z0-9_]+]] = graph.fusion opaque "outputs_1_transpose" (%{{[a-z0-9_]+}} = %[[Q]] : tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT:    %[[T:[a-z0-9_]+]] = graph.fusion elementwise "outputs_1_transpose" (%{{[a-z0-9_]+}} = %[[Q]] : tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NEXT:      graph.transpose
 // CHECK-NEXT:      graph.yield
 // CHECK-NEXT:    }

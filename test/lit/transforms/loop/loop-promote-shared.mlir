@@ -210,3 +210,53 @@ loop.kernel @transposed(%a: memref<32x4096xf32>, %b: memref<4096x32xf32>, %c: me
   }
   loop.return
 }
+
+// -----
+
+// One warp reads a 16x64 tile of %b per iteration of %k with ldmatrix x4 trans (four 16x16 steps
+// of %n), each element once (1x reuse, below the threshold): it is staged all the same, since
+// ldmatrix reads only shared memory, as one 64x64 row-major copy made with 16-byte vectors. Rows
+// are padded by 8 elements: unpadded, the 8 rows of 128 bytes that an 8-lane phase of ldmatrix
+// reads all fall in the same 4 banks (8 wavefronts instead of 1): 576 wavefronts in all, 128 padded.
+// CHECK-LABEL: loop.kernel @ldmatrix_operand
+// CHECK:         %b_shared = memref.alloca() {mlc.promoted = "%b: 64x64 elements read 4096 times by 32 threads in the thread loop (1x reuse); read by ldmatrix; rows padded by 8: 128 shared-memory wavefronts per warp, 576 unpadded", alignment = 16 : i64} : memref<64x72xf16, 3 : i64>
+// CHECK:         vector.store %{{.*}}, %b_shared[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x72xf16, 3 : i64>, vector<8xf16>
+// CHECK:         scf.for %k
+// CHECK:           scf.for %n
+// CHECK:             loop.ldmatrix x4 trans %b_shared[%{{.*}}, %{{.*}}] : memref<64x72xf16, 3 : i64> -> vector<2xf16>
+// GPU-LABEL:   mlc_gpu.func @ldmatrix_operand
+// GPU:           vector.store %{{.*}}, %b_shared
+// GPU:           mlc_gpu.barrier
+// GPU-NOT:       mlc_gpu.barrier
+// GPU:           loop.ldmatrix x4 trans %b_shared
+loop.kernel @ldmatrix_operand(%b: memref<64x64xf16>, %out: memref<32x8xf16>) {
+  loop.parallel %lane < 32 mapping thread.x {
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %c8 = arith.constant 8 : index
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %low = arith.remui %lane, %c8 : index
+    %eighth = arith.divui %lane, %c8 : index
+    %odd = arith.remui %eighth, %c2 : index
+    %high = arith.muli %odd, %c8 : index
+    %row = arith.addi %low, %high : index
+    %half = arith.divui %lane, %c16 : index
+    %column = arith.muli %half, %c8 : index
+    %zero = arith.constant 0.0 : f16
+    %init = vector.broadcast %zero : f16 to vector<2xf16>
+    %sum = scf.for %k = %c0 to %c64 step %c16 iter_args(%acc = %init) -> (vector<2xf16>) {
+      %r = arith.addi %k, %row : index
+      %inner = scf.for %n = %c0 to %c64 step %c16 iter_args(%acc2 = %acc) -> (vector<2xf16>) {
+        %col = arith.addi %n, %column : index
+        %b0, %b1, %b2, %b3 = loop.ldmatrix x4 trans %b[%r, %col] : memref<64x64xf16> -> vector<2xf16>
+        %s0 = arith.addf %acc2, %b0 : vector<2xf16>
+        %s1 = arith.addf %s0, %b3 : vector<2xf16>
+        scf.yield %s1 : vector<2xf16>
+      }
+      scf.yield %inner : vector<2xf16>
+    }
+    vector.store %sum, %out[%lane, %c0] : memref<32x8xf16>, vector<2xf16>
+  }
+  loop.return
+}

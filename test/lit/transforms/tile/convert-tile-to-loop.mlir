@@ -275,16 +275,24 @@ func.func @ragged_host(%a: memref<17x65xf32>, %b: memref<65x33xf32>, %c: memref<
 // CHECK:         loop.return
 // With tensor-cores=true (the GPU pipeline): 8 warps in a 2x4 grid of 32x16 warp tiles, each
 // thread holding rows g + 8i (g = lane / 4) and the column pairs 2t, 2t + 8 (t = lane % 4) of its
-// warp's tile; per K step, 8 A registers (K-neighbour pairs, proven in bounds and 4-byte
-// aligned), 4 B registers (pairs of one column), then 4 loop.mma_sync; the epilogue rounds the
+// warp's tile; per K step, one ldmatrix x4 per instruction row of A (two) and one x4 trans for
+// the warp's two instruction columns of B, each lane addressing row (l % 8) + 8 ((l / 8) % 2) and
+// column 8 (l / 16) of an instruction tile, then 4 loop.mma_sync; the epilogue rounds the
 // accumulators and stores column pairs.
 // MMA-LABEL: loop.kernel @half
 // MMA-SAME:    mlc.micro_tile = array<i64: 4, 4>, mlc.warp_tile = array<i64: 32, 16>, mlc.mma = array<i64: 16, 8, 16>, mlc.warp_grid = array<i64: 2, 4>
 // MMA:         loop.parallel %thread < 256 mapping thread.x {
+// MMA:           %[[EIGHTH:[0-9]+]] = arith.divui %lane, %[[C8:[0-9]+]] : index
+// MMA:           %[[LOW:[0-9]+]] = arith.remui %lane, %[[C8]] : index
+// MMA:           %[[ODD:.*]] = arith.remui %[[EIGHTH]], %{{.*}} : index
+// MMA:           %[[HIGH:.*]] = arith.muli %[[ODD]], %[[C8]] : index
+// MMA:           %ldmatrix_row = arith.addi %[[LOW]], %[[HIGH]] : index
+// MMA:           %[[HALF:.*]] = arith.divui %lane, %c16 : index
+// MMA:           %ldmatrix_column = arith.muli %[[HALF]], %[[C8]] : index
 // MMA-NOT:       scf.if
 // MMA:           scf.for %k
-// MMA-COUNT-8:     vector.load %a[{{.*}}] {alignment = 4 : i64, mlc.operand = "lhs"} : memref<256x256xf16>, vector<2xf16>
-// MMA-COUNT-8:     memref.load %b[{{.*}}] {mlc.operand = "rhs"} : memref<256x256xf16>
+// MMA-COUNT-2:     loop.ldmatrix x4 %a[{{.*}}] {mlc.operand = "lhs"} : memref<256x256xf16> -> vector<2xf16>
+// MMA:             loop.ldmatrix x4 trans %b[{{.*}}] {mlc.operand = "rhs"} : memref<256x256xf16> -> vector<2xf16>
 // MMA-COUNT-4:     loop.mma_sync m16n8k16
 // MMA:             scf.yield
 // MMA-COUNT-16:  arith.truncf
@@ -302,6 +310,45 @@ tile.kernel @half(%a: memref<256x256xf16>, %b: memref<256x256xf16>, %c: memref<2
   %zeros = tile.splat %zero : f32 -> !tile.tile<64x64xf32>
   %acc = scf.for %k = %c0 to %c256 step %c16 iter_args(%partial = %zeros) -> (!tile.tile<64x64xf32>) {
     %x = tile.load %a[%m, %k] : memref<256x256xf16> -> !tile.tile<64x16xf16>
+    %y = tile.load %b[%k, %n] : memref<256x256xf16> -> !tile.tile<16x64xf16>
+    %next = tile.dot %x, %y, %partial : !tile.tile<64x16xf16>, !tile.tile<16x64xf16> -> !tile.tile<64x64xf32>
+    scf.yield %next : !tile.tile<64x64xf32>
+  }
+  %result = tile.map %acc : !tile.tile<64x64xf32> -> !tile.tile<64x64xf16> {
+  ^bb0(%e: f32):
+    %h = arith.truncf %e : f32 to f16
+    tile.yield %h : f16
+  }
+  tile.store %result, %c[%m, %n] : !tile.tile<64x64xf16>, memref<256x256xf16>
+  tile.return
+}
+
+
+// -----
+
+// An operand padded with something other than zero (so not a plain copy of a shared tile) keeps
+// the per-thread loads: 8 A registers (K-neighbour pairs, proven in bounds and 4-byte aligned),
+// 4 B registers (pairs of one column), then 4 loop.mma_sync.
+// MMA-LABEL: loop.kernel @half_padded
+// MMA-NOT:       loop.ldmatrix
+// MMA:           scf.for %k
+// MMA-COUNT-8:     vector.load %a[{{.*}}] {alignment = 4 : i64, mlc.operand = "lhs"} : memref<256x256xf16>, vector<2xf16>
+// MMA-COUNT-8:     memref.load %b[{{.*}}] {mlc.operand = "rhs"} : memref<256x256xf16>
+// MMA-COUNT-4:     loop.mma_sync m16n8k16
+// MMA:             scf.yield
+tile.kernel @half_padded(%a: memref<256x256xf16>, %b: memref<256x256xf16>, %c: memref<256x256xf16>) grid [4, 4] num_warps 8 {
+  %pm = tile.program_id 0
+  %pn = tile.program_id 1
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %m = arith.muli %pm, %c64 : index
+  %n = arith.muli %pn, %c64 : index
+  %zero = arith.constant 0.0 : f32
+  %zeros = tile.splat %zero : f32 -> !tile.tile<64x64xf32>
+  %acc = scf.for %k = %c0 to %c256 step %c16 iter_args(%partial = %zeros) -> (!tile.tile<64x64xf32>) {
+    %x = tile.load %a[%m, %k] padding 1.000000e+00 : f16 : memref<256x256xf16> -> !tile.tile<64x16xf16>
     %y = tile.load %b[%k, %n] : memref<256x256xf16> -> !tile.tile<16x64xf16>
     %next = tile.dot %x, %y, %partial : !tile.tile<64x16xf16>, !tile.tile<16x64xf16> -> !tile.tile<64x64xf32>
     scf.yield %next : !tile.tile<64x64xf32>
@@ -375,5 +422,32 @@ tile.kernel @sum_of_broadcast(%x: memref<4x1xf32>, %out: memref<4x1xf32>) grid [
     tile.yield %s : f32
   }
   tile.store %r, %out[%c0, %c0] : !tile.tile<4x1xf32>, memref<4x1xf32>
+  tile.return
+}
+
+// -----
+
+// A gather is one read per element: each thread's chunk has 4 consecutive coordinates along the
+// last dimension (tile.range), each index outside its dimension is replaced by 0 before the
+// read and the element selected away (padding) after it; no branch, no vector.
+// CHECK-LABEL: loop.kernel @gather_transpose
+// CHECK:         %[[COLUMN:.*]] = arith.muli
+// CHECK:         %[[ROW:.*]] = arith.divui %thread
+// CHECK:         %[[IN0:.*]] = arith.cmpi ult, %[[COLUMN]], %{{.*}} : index
+// CHECK-NEXT:    %[[IN1:.*]] = arith.cmpi ult, %[[ROW]], %{{.*}} : index
+// CHECK-NEXT:    %[[SAFE0:.*]] = arith.select %[[IN0]], %[[COLUMN]], %{{.*}} : index
+// CHECK-NEXT:    %[[SAFE1:.*]] = arith.select %[[IN1]], %[[ROW]], %{{.*}} : index
+// CHECK-NEXT:    %[[READ:.*]] = memref.load %x[%[[SAFE0]], %[[SAFE1]]] : memref<5x3xf32>
+// CHECK-NEXT:    %[[INSIDE:.*]] = arith.andi %[[IN0]], %[[IN1]] : i1
+// CHECK-NEXT:    %[[PAD:.*]] = arith.constant -1.000000e+00 : f32
+// CHECK-NEXT:    arith.select %[[INSIDE]], %[[READ]], %[[PAD]] : f32
+// CHECK-COUNT-3: memref.load %x
+// CHECK-NOT:     vector.load
+tile.kernel @gather_transpose(%x: memref<5x3xf32>, %out: memref<3x5xf32>) grid [1] num_warps 1 {
+  %c0 = arith.constant 0 : index
+  %rows = tile.range %c0 axis 0 : !tile.tile<4x8xindex>
+  %columns = tile.range %c0 axis 1 : !tile.tile<4x8xindex>
+  %t = tile.gather %x[%columns, %rows] padding -1.0 : f32 : memref<5x3xf32>, !tile.tile<4x8xindex>, !tile.tile<4x8xindex> -> !tile.tile<4x8xf32>
+  tile.store %t, %out[%c0, %c0] : !tile.tile<4x8xf32>, memref<3x5xf32>
   tile.return
 }

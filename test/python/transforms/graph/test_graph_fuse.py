@@ -22,6 +22,7 @@ from xdsl.ir import Operation
 import mlc
 from mlc.dialects.graph import ops as graph
 from mlc.transforms.analysis.fusion_groups import partition
+from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.graph.graph_fuse import GRAPH_REDUCTIONS
 from programs import (
     assert_equivalent,
@@ -76,13 +77,13 @@ def _check_kind(fusion: graph.FusionOp) -> None:
         assert all(operand.owner is fusion.body.block for operand in contractions[0].operands)
     elif kind == "reduction":
         assert any(isinstance(op, GRAPH_REDUCTIONS) for op in body)
-        assert all(isinstance(op, (*ELEMENTWISE_KIND_OPS, *GRAPH_REDUCTIONS)) for op in body)
+        assert all(isinstance(op, (*ELEMENTWISE_KIND_OPS, *LAYOUT_OPS, *GRAPH_REDUCTIONS)) for op in body)
     elif kind == "elementwise":
-        assert all(isinstance(op, ELEMENTWISE_KIND_OPS) for op in body)
+        assert all(isinstance(op, (*ELEMENTWISE_KIND_OPS, *LAYOUT_OPS)) for op in body)
         assert not (len(body) == 1 and isinstance(body[0], graph.ReshapeOp)), "a lone reshape is no group"
     else:
         assert kind == "opaque" and len(body) == 1
-        assert isinstance(body[0], (*graph.POOLING_OPS, graph.TransposeOp, graph.ConcatOp, graph.SliceOp))
+        assert isinstance(body[0], graph.POOLING_OPS)
 
 
 @SETTINGS

@@ -1,0 +1,98 @@
+"""Layout and window benchmarks: mlc vs PyTorch eager.
+
+    python bench/layout.py [--json bench/results/layout.json]
+
+Cases: the transpose of an 8192x8192 f32 matrix (bandwidth: 2 x 4 x 8192^2 bytes; PyTorch's
+`a.t().contiguous()`), judged against the device copy ceiling; a 3x3 max pool with padding over
+a 32x64x112x112 f32 activation (PyTorch's `max_pool2d`); a 3x3 ResNet convolution, N=8, 64->64
+channels, 56x56, f32 (cuDNN through PyTorch, TF32 off): compute-bound, so its GB/s column means
+little; its time and speed relative to PyTorch are the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import Case, copy_ceiling_gbs, print_table, run, write_json  # noqa: E402
+
+
+def tensor(shape: tuple[int, ...], element: str = "f32") -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
+
+
+def transpose_source(size: int) -> str:
+    t = tensor((size, size))
+    return f"""func.func @transpose(%a: {t}) -> {t} {{
+  %0 = graph.transpose %a perm [1, 0] : {t} to {t}
+  func.return %0 : {t}
+}}"""
+
+
+def pool_source(shape: tuple[int, int, int, int]) -> str:
+    n, c, h, w = shape
+    x, y = tensor(shape), tensor((n, c, (h - 1) // 2 + 1, (w - 1) // 2 + 1))
+    return f"""func.func @pool(%x: {x}) -> {y} {{
+  %0 = graph.max_pool2d %x kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] : {x} to {y}
+  func.return %0 : {y}
+}}"""
+
+
+def conv_source(n: int, c: int, size: int) -> str:
+    x, w = tensor((n, c, size, size)), tensor((c, c, 3, 3))
+    return f"""func.func @conv(%x: {x}, %w: {w}) -> {x} {{
+  %0 = graph.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : ({x}, {w}) -> {x}
+  func.return %0 : {x}
+}}"""
+
+
+def cases() -> list[Case]:
+    import torch
+
+    torch.backends.cudnn.allow_tf32 = False
+    size, pool_shape, (n, c, hw) = 8192, (32, 64, 112, 112), (8, 64, 56)
+    pooled = 32 * 64 * 56 * 56
+    return [
+        Case(
+            "transpose 8192^2 f32",
+            lambda g: [torch.randn(size, size, device="cuda", generator=g)],
+            lambda a: a.t().contiguous(),
+            transpose_source(size),
+            bytes_moved=2 * 4 * size * size,
+            tolerance=(0.0, 0.0),
+        ),
+        Case(
+            "max_pool 3x3/2 32x64x112^2 f32",
+            lambda g: [torch.randn(*pool_shape, device="cuda", generator=g)],
+            lambda x: torch.nn.functional.max_pool2d(x, 3, 2, 1),
+            pool_source(pool_shape),
+            bytes_moved=4 * (32 * 64 * 112 * 112 + pooled),
+            tolerance=(0.0, 0.0),
+        ),
+        Case(
+            "conv 3x3 8x64x56^2 f32",
+            lambda g: [torch.randn(n, c, hw, hw, device="cuda", generator=g), torch.randn(c, c, 3, 3, device="cuda", generator=g) / 24],
+            lambda x, w: torch.nn.functional.conv2d(x, w, padding=1),
+            conv_source(n, c, hw),
+            bytes_moved=4 * (2 * n * c * hw * hw + c * c * 9),
+            tolerance=(1e-3, 1e-3),
+        ),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, help="write the rows here")
+    args = parser.parse_args()
+    ceiling = copy_ceiling_gbs()
+    rows = run(cases())
+    print_table(rows, ceiling)
+    if args.json:
+        write_json(args.json, rows, ceiling, " ".join(sys.argv))
+
+
+if __name__ == "__main__":
+    main()

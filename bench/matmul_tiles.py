@@ -1,0 +1,51 @@
+"""Block tiles of an f16 tensor-core matmul, mlc alone: which (BM, BN, BK) is fastest for a shape.
+
+    python bench/matmul_tiles.py [--shape 4096,4096,4096] [--tiles 128,128,16 128,256,32 ...]
+
+Each tile is compiled through the GPU pipeline with `convert-graph-to-tile{matmul-tile=...}`,
+checked against `torch.matmul` and timed with the harness (`time_gpu`); one line per tile is
+printed as soon as it is measured (median µs, TFLOP/s), so a run cut short keeps what it measured.
+The groundwork of a per-shape table (issue 14): it measures, it does not remember.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import Case, _check, mlc_callable, time_gpu
+from matmul import matmul_source
+
+DEFAULT_TILES = ("128,128,16", "128,128,32", "128,256,32", "256,128,32", "64,128,32")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shape", default="4096,4096,4096", help="M,N,K")
+    parser.add_argument("--tiles", nargs="+", default=list(DEFAULT_TILES), help="BM,BN,BK each")
+    args = parser.parse_args()
+    import torch
+
+    from mlc.transforms.pipelines import GPU_PIPELINE
+
+    m, n, k = (int(size) for size in args.shape.split(","))
+    generator = torch.Generator(device="cuda").manual_seed(0)
+    inputs = [torch.randn(m, k, device="cuda", generator=generator).half(), torch.randn(k, n, device="cuda", generator=generator).half()]
+    expected = torch.matmul(*inputs)
+    case = Case(f"f16 {m}x{n}x{k}", lambda g: inputs, torch.matmul, matmul_source(m, n, k, False, "f16"), 0, tolerance=(1e-2, 1e-1))
+    for tile in args.tiles:
+        pipeline = GPU_PIPELINE.replace("convert-graph-to-tile", f"convert-graph-to-tile{{matmul-tile={tile}}}", 1)
+        call, output = mlc_callable(case, inputs, pipeline)
+        call()
+        torch.cuda.synchronize()
+        _check(f"{case.name} / {tile}", output, expected, case.tolerance)
+        median = statistics.median(time_gpu(call))
+        print(f"{case.name} tile {tile:<12} {median:>10.1f} us {2 * m * n * k / (median * 1e-6) / 1e12:>8.1f} TFLOP/s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,208 @@
+"""The rewrites of graph-decompose for windowed ops: pools as strided slices, conv2d as a GEMM.
+
+Both start from the padded input: `graph.concat` of the input with broadcast splat constants
+along the padded axes (the pool's identity, zero for a convolution). Kernel offset (i, j) of a
+window with strides (sh, sw) and dilations (dh, dw) sees the strided slice
+
+    padded[..., i·dh : i·dh + (OH − 1)·sh + 1 : sh, j·dw : j·dw + (OW − 1)·sw + 1 : sw]
+
+of the output's spatial shape. All of these are layout ops over the input, so the kernel that
+consumes them reads the input through composed index maps (`analysis/layout_maps.py`): no padded
+copy and no slice is materialised.
+
+**Pools.** `max_pool2d` is the `graph.max` of the slices; `avg_pool2d` the `graph.add` of the
+slices (in f32 for f16 inputs: the interpreter accumulates there) divided by the number of
+input elements each window covers, a constant computed here from the shapes (padding is not
+counted). A window of at most `SINGLE_PASS_WINDOW` elements is one kernel (each output reads its
+whole window); a larger one is reduced along the width first, then along the height (two
+kernels, kh + kw reads per output instead of kh·kw).
+
+**conv2d** is an explicit im2col followed by the tile-level matmul (so it inherits the matmul
+kernel's tiling and, later, tensor cores). With G groups of Cg = C/G channels and Og = O/G
+outputs, x is viewed as (N, G, Cg, 1, H, W), padded, its kh·kw slices concatenated along the
+size-1 axis and transposed to (G, N, OH, OW, Cg, kh·kw): one gather kernel writes this column
+matrix, viewed as (G, N·OH·OW, Cg·kh·kw) (one matrix without groups). The weights, viewed as
+(G, Og, Cg·kh·kw), are transposed and multiplied. The product, viewed as (N, OH, OW, O), or
+(G, N, OH, OW, Og) with groups, is transposed back to NCHW, where the bias is added: that
+transpose, the bias and any elementwise consumer are one kernel.
+
+An f16 convolution is computed in f32 (columns, weights and bias widened in the kernels that
+read them) and rounded once at the end, as the interpreter does: the f16 matmul kernel would
+round its product before the bias is added.
+
+Limits: the column matrix is materialised (kh·kw times the input: an implicit GEMM that gathers
+inside the matmul's K loop would not); depthwise convolutions go through the same path (a
+batch of G products of Og columns, not a direct kernel).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from mlc.dialects.element_types import is_float
+from mlc.dialects.graph import ops as graph
+from mlc.dialects.graph.constants import numpy_to_dense
+
+SINGLE_PASS_WINDOW = 16
+"""The largest pool window (elements) reduced in one kernel; larger ones are reduced separably."""
+
+Insert = Callable[[Operation], SSAValue]
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    value_type = value.type
+    assert isinstance(value_type, TensorType)
+    return value_type.get_shape()
+
+
+def _element_type(value: SSAValue) -> Attribute:
+    value_type = value.type
+    assert isinstance(value_type, TensorType)
+    return value_type.element_type
+
+
+def _scalar(insert: Insert, value: float, element_type: Attribute) -> SSAValue:
+    constant_type = TensorType(element_type, [])
+    return insert(graph.ConstantOp(DenseIntOrFPElementsAttr.from_list(constant_type, [value])))
+
+
+def _reshape(insert: Insert, x: SSAValue, shape: Sequence[int]) -> SSAValue:
+    if _shape(x) == tuple(shape):
+        return x
+    return insert(graph.ReshapeOp(x, TensorType(_element_type(x), shape)))
+
+
+def pad(insert: Insert, x: SSAValue, pads: dict[int, tuple[int, int]], value: float) -> SSAValue:
+    """`x` with `pads[axis] = (before, after)` elements of `value` around each axis."""
+    element_type = _element_type(x)
+    for axis, (before, after) in pads.items():
+        if not before and not after:
+            continue
+        pieces = []
+        for count, is_input in ((before, False), (-1, True), (after, False)):
+            if is_input:
+                pieces.append(x)
+            elif count:
+                shape = list(_shape(x))
+                shape[axis] = count
+                filler = _scalar(insert, value, element_type)
+                pieces.append(insert(graph.BroadcastOp(filler, TensorType(element_type, shape))))
+        x = insert(graph.ConcatOp(pieces, axis=axis))
+    return x
+
+
+def window_slices(
+    insert: Insert, padded: SSAValue, axes: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
+    dilations: Sequence[int], outputs: Sequence[int],
+) -> list[SSAValue]:
+    """The strided slice of `padded` seen by each kernel offset (row-major over the offsets)."""
+    shape = _shape(padded)
+    slices = []
+    for offsets in np.ndindex(*kernel):
+        starts, ends, steps = [0] * len(shape), list(shape), [1] * len(shape)
+        for axis, offset, stride, dilation, count in zip(axes, offsets, strides, dilations, outputs):
+            starts[axis] = int(offset) * dilation
+            ends[axis] = starts[axis] + (count - 1) * stride + 1
+            steps[axis] = stride
+        if starts == [0] * len(shape) and ends == list(shape) and steps == [1] * len(shape):
+            slices.append(padded)
+        else:
+            slices.append(insert(graph.SliceOp(padded, starts=starts, ends=ends, steps=steps)))
+    return slices
+
+
+def _window_counts(sizes: Sequence[int], kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int], outputs: Sequence[int]) -> np.ndarray:
+    """How many input elements each window covers (padding excluded), as an (OH, OW) array."""
+    per_axis = []
+    for axis in range(2):
+        begins = np.arange(outputs[axis]) * strides[axis] - pads[axis]
+        ends = begins + kernel[axis]
+        per_axis.append(np.minimum(ends, sizes[axis]) - np.maximum(begins, 0))
+    return np.outer(per_axis[0], per_axis[1])
+
+
+def _pool_pass(insert: Insert, x: SSAValue, op: graph.Pool2dOp, axes: Sequence[int], identity: float) -> SSAValue:
+    """Combines the windows of `op` along `axes` (2 and/or 3) of x."""
+    kernel, strides, pads = op.kernel.get_values(), op.strides.get_values(), op.pads.get_values()
+    outputs = _shape(op.result)
+    padded = pad(insert, x, {axis: (pads[axis - 2], pads[axis]) for axis in axes}, identity)
+    slices = window_slices(
+        insert, padded, axes, [kernel[a - 2] for a in axes], [strides[a - 2] for a in axes], [1] * len(axes), [outputs[a] for a in axes]
+    )
+    averaging = isinstance(op, graph.AvgPool2dOp)
+    if averaging and _element_type(x) != f32 and is_float(_element_type(x)):
+        slices = [insert(graph.CastOp(s, TensorType(f32, _shape(s)))) for s in slices]
+    result = slices[0]
+    for term in slices[1:]:
+        result = insert(graph.AddOp(result, term) if averaging else graph.MaxOp(result, term))
+    return result
+
+
+def decompose_pool(op: graph.Pool2dOp, insert: Insert) -> SSAValue:
+    kernel = op.kernel.get_values()
+    averaging = isinstance(op, graph.AvgPool2dOp)
+    identity = 0.0 if averaging else -math.inf
+    x = op.x
+    if math.prod(kernel) <= SINGLE_PASS_WINDOW:
+        result = _pool_pass(insert, x, op, (2, 3), identity)
+    else:
+        result = _pool_pass(insert, _pool_pass(insert, x, op, (3,), identity), op, (2,), identity)
+    if not averaging:
+        return result
+    outputs = _shape(op.result)
+    counts = _window_counts(_shape(x)[2:], kernel, op.strides.get_values(), op.pads.get_values(), outputs[2:])
+    counts_type = TensorType(_element_type(result), (1, 1, *outputs[2:]))
+    divisor = insert(graph.ConstantOp(numpy_to_dense(counts.reshape(counts_type.get_shape()).astype(np.float32), counts_type)))
+    result = insert(graph.DivOp(result, divisor))
+    if _element_type(result) != _element_type(op.result):
+        result = insert(graph.CastOp(result, op.result.type))
+    return result
+
+
+def decompose_conv2d(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
+    batch, _, height, width = _shape(op.x)
+    outputs, group_channels, kernel_height, kernel_width = _shape(op.w)
+    _, _, out_height, out_width = _shape(op.result)
+    groups = op.group.value.data
+    group_outputs = outputs // groups
+    window = kernel_height * kernel_width
+    pads, strides, dilations = op.pads.get_values(), op.strides.get_values(), op.dilations.get_values()
+    x = _reshape(insert, op.x, (batch, groups, group_channels, 1, height, width))
+    padded = pad(insert, x, {4: (pads[0], pads[2]), 5: (pads[1], pads[3])}, 0.0)
+    slices = window_slices(
+        insert, padded, (4, 5), (kernel_height, kernel_width), strides, dilations, (out_height, out_width)
+    )
+    columns = slices[0] if len(slices) == 1 else insert(graph.ConcatOp(slices, axis=3))
+    columns = _widened(insert, insert(graph.TransposeOp(columns, perm=(1, 0, 4, 5, 2, 3))))
+    depth, rows = group_channels * window, batch * out_height * out_width
+    weights = _widened(insert, _reshape(insert, op.w, (groups, group_outputs, depth)))
+    if groups == 1:
+        matrix = _reshape(insert, columns, (rows, depth))
+        weights = insert(graph.TransposeOp(_reshape(insert, weights, (outputs, depth)), perm=(1, 0)))
+        product = _reshape(insert, insert(graph.MatmulOp(matrix, weights)), (batch, out_height, out_width, outputs))
+        result = insert(graph.TransposeOp(product, perm=(0, 3, 1, 2)))
+        bias_shape: tuple[int, ...] = (outputs, 1, 1)
+    else:
+        matrix = _reshape(insert, columns, (groups, rows, depth))
+        weights = insert(graph.TransposeOp(weights, perm=(0, 2, 1)))
+        product = insert(graph.MatmulOp(matrix, weights))
+        product = _reshape(insert, product, (groups, batch, out_height, out_width, group_outputs))
+        result = insert(graph.TransposeOp(product, perm=(1, 0, 4, 2, 3)))
+        bias_shape = (groups, group_outputs, 1, 1)
+    if op.bias is not None:
+        result = insert(graph.AddOp(result, _widened(insert, _reshape(insert, op.bias, bias_shape))))
+    if _element_type(result) != _element_type(op.result):
+        result = insert(graph.CastOp(result, TensorType(_element_type(op.result), _shape(result))))
+    return _reshape(insert, result, _shape(op.result))
+
+
+def _widened(insert: Insert, x: SSAValue) -> SSAValue:
+    """x in f32 when it is a narrower float (a convolution rounds once, after its bias)."""
+    if _element_type(x) == f32:
+        return x
+    return insert(graph.CastOp(x, TensorType(f32, _shape(x))))

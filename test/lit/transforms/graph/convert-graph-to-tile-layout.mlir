@@ -1,0 +1,100 @@
+// RUN: mlc-opt %s --split-input-file -p graph-decompose,graph-fuse,convert-graph-to-tile,canonicalize,cse | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p graph-decompose,graph-fuse,convert-graph-to-tile | mlc-opt --split-input-file -p canonicalize,cse | filecheck %s
+
+// Layout ops are index maps: a transpose feeding an add is read through its map, in the add's
+// kernel (no copy): coordinates (tile.range), the source position of each element (a map of
+// index arithmetic: the transpose swaps them), one gather, then the add.
+// CHECK-LABEL: tile.kernel @transpose_add_0_transpose_add
+// CHECK-SAME:    (%x: memref<8x4xf32>, %y: memref<4x8xf32>, %output0: memref<4x8xf32>)
+// CHECK:         %[[Y:.*]] = tile.load %y
+// CHECK-DAG:     %[[R0:.*]] = tile.range %{{.*}} axis 0 : !tile.tile<4x8xindex>
+// CHECK-DAG:     %[[R1:.*]] = tile.range %{{.*}} axis 1 : !tile.tile<4x8xindex>
+// CHECK:         %[[I0:.*]], %[[I1:.*]] = tile.map %[[R0]], %[[R1]]
+// CHECK-NEXT:    ^bb0(%[[C0:.*]]: index, %[[C1:.*]]: index):
+// CHECK-NEXT:      tile.yield %[[C1]], %[[C0]] : index, index
+// CHECK:         %[[T:.*]] = tile.gather %x[%[[I0]], %[[I1]]] : memref<8x4xf32>
+// CHECK:         tile.map %[[Y]], %[[T]]
+// CHECK:           arith.addf
+// CHECK-LABEL: func.func @transpose_add
+// CHECK-COUNT-1: tile.launch
+// CHECK-NEXT:    func.return
+func.func @transpose_add(%x: tensor<8x4xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %t = graph.transpose %x perm [1, 0] : tensor<8x4xf32> to tensor<4x8xf32>
+  %s = graph.add %t, %y : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %s : tensor<4x8xf32>
+}
+
+// -----
+
+// A negative step: x[9::-3] reads 9 - 3c.
+// CHECK-LABEL: tile.kernel @reversed_0_slice
+// CHECK:         tile.map
+// CHECK-NEXT:    ^bb0(%[[C:.*]]: index):
+// CHECK-NEXT:      %[[STEP:.*]] = arith.constant -3 : index
+// CHECK-NEXT:      %[[SCALED:.*]] = arith.muli %[[C]], %[[STEP]] : index
+// CHECK-NEXT:      %[[START:.*]] = arith.constant 9 : index
+// CHECK-NEXT:      %[[AT:.*]] = arith.addi %[[SCALED]], %[[START]] : index
+// CHECK-NEXT:      tile.yield %[[AT]] : index
+// CHECK:         tile.gather %x
+func.func @reversed(%x: tensor<10xf32>) -> tensor<4xf32> {
+  %s = graph.slice %x starts [9] ends [-100] steps [-3] : tensor<10xf32> to tensor<4xf32>
+  func.return %s : tensor<4xf32>
+}
+
+// -----
+
+// A concatenation reads each operand where its range applies (-1, read as padding, elsewhere)
+// and selects by the coordinate along the axis.
+// CHECK-LABEL: tile.kernel @concat_0_concat
+// CHECK:         tile.map
+// CHECK:           arith.cmpi ult, %{{.*}}, %{{.*}} : index
+// CHECK:           arith.select
+// CHECK:         %[[X:.*]] = tile.gather %x
+// CHECK:         %[[Y:.*]] = tile.gather %y
+// CHECK:         tile.map %[[X]], %[[Y]]
+// CHECK:           %[[FIRST:.*]] = arith.cmpi ult
+// CHECK-NEXT:      arith.select %[[FIRST]]
+func.func @concat(%x: tensor<2x3xf32>, %y: tensor<2x5xf32>) -> tensor<2x8xf32> {
+  %c = graph.concat %x, %y axis 1 : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  func.return %c : tensor<2x8xf32>
+}
+
+// -----
+
+// Pool windows: graph-decompose pads with -inf and takes one strided slice per kernel offset;
+// the padding folds into the gathers' out-of-bounds value, so each offset is one gather at
+// 2 * c - 1 + offset (stride 2, pad 1), and the maximum is one map: one kernel.
+// CHECK-LABEL: tile.kernel @max_pool_0_
+// CHECK-COUNT-4: tile.gather %x[{{.*}}] padding 0xff800000 : f32
+// CHECK:         tile.map
+// CHECK-COUNT-3:   arith.maximumf
+// CHECK-LABEL: func.func @max_pool
+// CHECK-COUNT-1: tile.launch
+// CHECK-NEXT:    func.return
+func.func @max_pool(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
+  %p = graph.max_pool2d %x kernel [2, 2] strides [2, 2] pads [1, 1, 0, 0] : tensor<1x1x4x4xf32> to tensor<1x1x2x2xf32>
+  func.return %p : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+// conv2d: the column matrix is one gather per element from x (the window's slices share it,
+// the zero padding is its out-of-bounds value), the weights are transposed to K x O, the matmul
+// kernel multiplies, and a last kernel transposes the product back to NCHW and adds the bias.
+// CHECK-LABEL: tile.kernel @conv_0_
+// CHECK-SAME:    (%x: memref<1x1x2x1x5x5xf32>, %output0: memref<1x1x5x5x2x9xf32>)
+// CHECK:         tile.gather %x[{{.*}}] padding 0.000000e+00 : f32
+// CHECK-NOT:     tile.gather
+// CHECK:         tile.store
+// CHECK:       tile.kernel @conv_1_reshape_transpose(%input0: memref<3x18xf32>, %output0: memref<18x3xf32>)
+// CHECK:       tile.kernel @conv_2_matmul(%input0: memref<25x18xf32>, %input1: memref<18x3xf32>, %output0: memref<25x3xf32>)
+// CHECK:         tile.dot
+// CHECK:       tile.kernel @conv_3_reshape_transpose_reshape_add(%input0: memref<1x5x5x3xf32>, %b: memref<1x3x1x1xf32>, %output0: memref<1x3x5x5xf32>)
+// CHECK:         tile.gather %input0
+// CHECK:         arith.addf
+// CHECK-LABEL: func.func @conv
+// CHECK-COUNT-4: tile.launch
+func.func @conv(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %b: tensor<3xf32>) -> tensor<1x3x5x5xf32> {
+  %c = graph.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>) -> tensor<1x3x5x5xf32>
+  func.return %c : tensor<1x3x5x5xf32>
+}
