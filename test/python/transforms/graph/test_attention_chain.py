@@ -140,7 +140,7 @@ def test_fallback_when_the_blocks_do_not_fit():
 
 def test_pytorch_onnx_export_is_one_chain(tmp_path):
     """PyTorch's export (Transpose of K, MatMul, Div, Add of the mask, Softmax, MatMul), after the
-    graph optimiser: one chain region, the transpose of K a kernel of its own before it."""
+    graph optimiser: one chain region, the transpose of K a (layout) kernel of its own before it."""
     torch = pytest.importorskip("torch")
     pytest.importorskip("onnx")
     from mlc.frontend.onnx import import_model
@@ -158,5 +158,5 @@ def test_pytorch_onnx_export_is_one_chain(tmp_path):
     (chain,) = _chains(module)
     first, *_ = (op for op in chain.body.block.ops if isinstance(op, graph.MatmulOp))
     transposed = chain.operands[first.b.index]
-    assert isinstance(transposed.owner, graph.FusionOp) and transposed.owner.kind.data == "opaque"
+    assert isinstance(transposed.owner, graph.FusionOp) and transposed.owner.kind.data == "elementwise"
     assert [op.name for op in chain.body.block.ops][:3] == ["graph.matmul", "graph.div", "graph.add"]
