@@ -9,13 +9,13 @@ fused kernel against PyTorch's four launches).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import Case, copy_ceiling_gbs, print_table, run, write_json  # noqa: E402
+import harness  # noqa: E402
+from harness import Case  # noqa: E402
 
 
 def tensor(shape: tuple[int, ...], element: str) -> str:
@@ -135,14 +135,7 @@ def cases() -> list[Case]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", type=Path, help="write the rows here")
-    args = parser.parse_args()
-    ceiling = copy_ceiling_gbs()
-    rows = run(cases())
-    print_table(rows, ceiling)
-    if args.json:
-        write_json(args.json, rows, ceiling, " ".join(sys.argv))
+    harness.main(cases, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

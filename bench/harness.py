@@ -167,3 +167,18 @@ def write_json(path: Path, rows: Sequence[Row], ceiling_gbs: float | None, comma
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1))
+
+
+def main(cases: Callable[[], Sequence[Case]], description: str) -> None:
+    """The command line of a bench script of GPU cases: run them, print the table, `--json PATH`."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--json", type=Path, help="write the rows here")
+    args = parser.parse_args()
+    ceiling = copy_ceiling_gbs()
+    rows = run(cases())
+    print_table(rows, ceiling)
+    if args.json:
+        write_json(args.json, rows, ceiling, " ".join(sys.argv))

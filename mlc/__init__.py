@@ -62,16 +62,26 @@ def compile(  # noqa: A001
     pipeline: str | None = None,
     precision: str | None = None,
     cuda_graph: bool = False,
+    num_threads: int | None = None,
 ) -> CompiledFunction:
     """Compiles the entry function of `source` for `device` ('auto', 'cuda' or 'cpu').
 
     `source` is a ModuleOp, a path or MLIR text (mlc/compiler.py says how a str is told apart);
     `precision` ('ieee', 'tf32' or '3xtf32') is that of f32 matmuls that state none;
-    `cuda_graph=True` replays the launches of a call as one CUDA graph (GPU only).
+    `cuda_graph=True` replays the launches of a call as one CUDA graph (GPU only);
+    `num_threads` is the CPU's thread count (default: `MLC_NUM_THREADS`, else every core).
     """
     from mlc.compiler import compile as compile_source
 
-    return compile_source(source, device=device, entry=entry, pipeline=pipeline, precision=precision, cuda_graph=cuda_graph)
+    return compile_source(
+        source,
+        device=device,
+        entry=entry,
+        pipeline=pipeline,
+        precision=precision,
+        cuda_graph=cuda_graph,
+        num_threads=num_threads,
+    )
 
 
 def run(source: Any, *arrays: Any, device: str = "auto", entry: str | None = None) -> Any:

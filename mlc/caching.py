@@ -126,7 +126,12 @@ class Lookup:
 
 
 def look_up(
-    text: str, device: str, entry: str | None, pipeline: str, cuda_graph: bool = False
+    text: str,
+    device: str,
+    entry: str | None,
+    pipeline: str,
+    cuda_graph: bool = False,
+    num_threads: int | None = None,
 ) -> tuple[CompiledFunction | None, Lookup | None]:
     """The cached function for this compile, if any, and the lookup (None when the cache is off)."""
     cache = ArtifactCache.from_environment()
@@ -139,7 +144,7 @@ def look_up(
     artifact = cache.load(key)
     if artifact is None:
         return None, lookup
-    return function_from_artifact(artifact, cuda_graph), lookup
+    return function_from_artifact(artifact, cuda_graph, num_threads), lookup
 
 
 def store(lookup: Lookup, compiled: CompiledFunction) -> None:
@@ -159,7 +164,9 @@ def artifact_of(compiled: CompiledFunction, target: dict[str, str], key: str = "
     )
 
 
-def function_from_artifact(artifact: Artifact, cuda_graph: bool = False) -> CompiledFunction:
+def function_from_artifact(
+    artifact: Artifact, cuda_graph: bool = False, num_threads: int | None = None
+) -> CompiledFunction:
     """A callable function from `artifact`, loaded by the runtime (no compiling)."""
     from mlc.compiler import CompiledFunction
     from mlc.runtime import HostProgram
@@ -171,7 +178,7 @@ def function_from_artifact(artifact: Artifact, cuda_graph: bool = False) -> Comp
         program = HostProgram.for_cuda_plan(artifact.plan, artifact.kernels, get_device(), cuda_graph=cuda_graph)
     else:
         assert isinstance(artifact.kernels, bytes)
-        program = HostProgram.for_cpu_plan(artifact.plan, artifact.kernels)
+        program = HostProgram.for_cpu_plan(artifact.plan, artifact.kernels, num_threads)
     return CompiledFunction(
         artifact.function_name, artifact.device, program, artifact.kernels, artifact.pipeline, artifact.graph_source
     )

@@ -19,6 +19,9 @@ Arguments, checked before any work (`ArgumentTypeError` / `ArgumentError`, which
 * `cuda_graph`: record the launches of a call into a CUDA graph once and replay it on later calls
   (one driver call instead of one per kernel; `HostProgram._replay_graph` says when a graph is
   recorded again). GPU only.
+* `num_threads`: the worker threads a CPU program splits its large kernels' grids over (a
+  positive integer); None: `MLC_NUM_THREADS`, else the cores the process may use. It decides
+  nothing at compile time (the same code and cache entry serve every thread count).
 
 Compiled programs are cached on disk (`mlc/caching.py`, `mlc/runtime/artifact_cache.py`): when
 the cache holds this source, entry, pipeline and target, the function is loaded from it and
@@ -394,12 +397,17 @@ def compile(  # noqa: A001 - the public name the spec fixes
     pipeline: str | None = None,
     precision: str | None = None,
     cuda_graph: bool = False,
+    num_threads: int | None = None,
 ) -> CompiledFunction:
     """Compiles the entry function of `source` for `device` (see the module docstring)."""
     _check_names(entry, pipeline, precision)
     _check_precision_argument(precision, pipeline)
     if not isinstance(cuda_graph, bool):
         raise ArgumentTypeError(f"cuda_graph must be True or False; got {type(cuda_graph).__name__}")
+    if num_threads is not None and (
+        isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1
+    ):
+        raise ArgumentError(f"num_threads must be a positive integer or None; got {num_threads!r}")
     check_source_kind(source)  # before any device is probed
     target = resolve_device(device)
     if cuda_graph and target != "cuda":
@@ -409,7 +417,7 @@ def compile(  # noqa: A001 - the public name the spec fixes
     text = _source_text(source)
     from mlc import caching
 
-    cached, lookup = caching.look_up(text[0], target, entry, chosen, cuda_graph)
+    cached, lookup = caching.look_up(text[0], target, entry, chosen, cuda_graph, num_threads)
     if cached is not None:
         return cached
     from mlc.diagnostics import verify
@@ -423,7 +431,7 @@ def compile(  # noqa: A001 - the public name the spec fixes
     from mlc.runtime import HostProgramError
 
     try:
-        kernels, program = _load(module, target, function_name, cuda_graph)
+        kernels, program = _load(module, target, function_name, cuda_graph, num_threads)
     except HostProgramError as error:
         if not pipeline:
             raise
@@ -551,7 +559,9 @@ def _refuse_bfloat16_without_support(module: ModuleOp, source_map: Any, name: st
             raise LoweringError(describe_op(op, message, source_map, name))
 
 
-def _load(module: ModuleOp, target: str, function_name: str, cuda_graph: bool) -> tuple[str | bytes, Any]:
+def _load(
+    module: ModuleOp, target: str, function_name: str, cuda_graph: bool, num_threads: int | None
+) -> tuple[str | bytes, Any]:
     """The backend's artifact for `module` and the runtime's program of `function_name`."""
     from mlc import backend
     from mlc.runtime import HostProgram
@@ -563,7 +573,7 @@ def _load(module: ModuleOp, target: str, function_name: str, cuda_graph: bool) -
         ptx = backend.compile_to_ptx(module, arch=gpu.arch)
         return ptx, HostProgram.for_cuda(module, ptx, entry=function_name, device=gpu, cuda_graph=cuda_graph)
     object_code = backend.compile_to_cpu_object(module)
-    return object_code, HostProgram.for_cpu(module, object_code, entry=function_name)
+    return object_code, HostProgram.for_cpu(module, object_code, entry=function_name, num_threads=num_threads)
 
 
 def interpret(source: str | os.PathLike[str] | ModuleOp, *arrays: object, entry: str | None = None) -> Any:

@@ -239,6 +239,15 @@ KERNEL = DeclaredAttribute(
     "the backend (keeps it external), the runtime",
     _unit,
 )
+CPU_PROGRAMS = DeclaredAttribute(
+    "mlc.cpu_programs",
+    "a positive i64",
+    "a CPU kernel whose grid may be split over threads: its N programs are independent, and "
+    "`@<kernel>__programs(pointers..., first, last)` runs programs [first, last) (the kernel runs all N)",
+    "convert-loop-to-cpu (absent: the kernel is too small to gain from threads)",
+    "the runtime (splits the programs over its worker threads)",
+    _positive_integer,
+)
 
 def _chain_plan(value: Attribute) -> bool:
     if not isinstance(value, DictionaryAttr) or set(value.data) != {"order", *_CHAIN_PLAN_NUMBERS}:
@@ -299,6 +308,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     BLOCK_SYNCHRONOUS,
     MIN_BLOCKS_PER_MULTIPROCESSOR,
     KERNEL,
+    CPU_PROGRAMS,
 )
 """Every declared attribute, in the order of the pipeline that writes them."""
 

@@ -13,6 +13,10 @@ as a null address that crashes the process on the first call; libm and libgcc_s 
 the process (`llvmlite.binding.load_library_permanently`, a process-wide and permanent effect)
 only when a symbol is missing otherwise.
 
+Threads. A kernel marked `mlc.cpu_programs = N` also has `<kernel>__programs(pointers..., first,
+last)`; a `ProgramPool` of worker threads runs contiguous shares of [0, N) in parallel through it.
+The thread count is `MLC_NUM_THREADS`, else the cores the process may use (`default_thread_count`).
+
 Limits: the object must target this host (same triple and ABI); the symbol check reads ELF only
 (other formats load unchecked); each CpuModule owns its engine, so loading many modules costs
 memory until they are closed.
@@ -22,8 +26,12 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
+import queue
 import struct
-from collections.abc import Iterable
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Sequence
 
 from mlc.errors import MlcError
 
@@ -32,6 +40,8 @@ _SECTION_UNDEFINED = 0
 _BINDING_WEAK = 2
 _LINKER_PROVIDED = frozenset({"_GLOBAL_OFFSET_TABLE_"})
 _HELPER_LIBRARIES = ("m", "gcc_s")
+PROGRAMS_SUFFIX = "__programs"
+"""The range entry point of a kernel marked `mlc.cpu_programs` (see convert-loop-to-cpu)."""
 
 
 class CpuLoadError(MlcError):
@@ -162,3 +172,89 @@ class CpuModule:
         """Releases the engine and its code; the module's functions must not be called afterwards."""
         self._functions.clear()
         self._engine.close()
+
+
+NUM_THREADS_VARIABLE = "MLC_NUM_THREADS"
+
+
+def default_thread_count() -> int:
+    """`MLC_NUM_THREADS` when set (a positive integer), else the cores this process may run on."""
+    text = os.environ.get(NUM_THREADS_VARIABLE, "").strip()
+    if text:
+        if not text.isdigit() or int(text) < 1:
+            raise CpuLoadError(f"{NUM_THREADS_VARIABLE} must be a positive integer, got '{text}'")
+        return int(text)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def program_shares(programs: int, threads: int) -> list[tuple[int, int]]:
+    """[first, last) ranges of contiguous programs, one per thread (fewer when programs are few),
+    their sizes differing by at most one."""
+    count = max(1, min(programs, threads))
+    base, extra = divmod(programs, count)
+    shares, first = [], 0
+    for index in range(count):
+        last = first + base + (1 if index < extra else 0)
+        shares.append((first, last))
+        first = last
+    return shares
+
+
+def _worker(tasks: queue.SimpleQueue, done: queue.SimpleQueue) -> None:  # type: ignore[type-arg]
+    while True:
+        task = tasks.get()
+        if task is None:
+            return
+        call, arguments = task
+        try:
+            call(*arguments)
+            done.put(None)
+        except BaseException as error:  # noqa: BLE001 - handed to the caller, which raises it
+            done.put(error)
+
+
+class ProgramPool:
+    """Worker threads that run shares of a kernel's grid beside the calling thread.
+
+    `run(call, pointers, programs)` splits [0, programs) into one contiguous share per thread
+    (`program_shares`), hands all but the first to the workers, runs the first itself and returns
+    when every share is done. Kernels are ctypes functions, which release the GIL while they run,
+    so the shares run in parallel. The workers wait on their own queues; they end when the pool is
+    garbage-collected (or `close`d). One caller at a time (a HostProgram serializes its calls).
+    """
+
+    def __init__(self, threads: int):
+        self.threads = threads
+        self._tasks: list[queue.SimpleQueue] = [queue.SimpleQueue() for _ in range(threads - 1)]  # type: ignore[type-arg]
+        self._done: queue.SimpleQueue = queue.SimpleQueue()  # type: ignore[type-arg]
+        for tasks in self._tasks:
+            threading.Thread(target=_worker, args=(tasks, self._done), name="mlc-cpu-worker", daemon=True).start()
+        self._finalizer = weakref.finalize(self, _stop_workers, self._tasks)
+
+    def run(self, call: Callable[..., None], pointers: Sequence[int], programs: int) -> None:
+        shares = program_shares(programs, self.threads)
+        for tasks, (first, last) in zip(self._tasks, shares[1:]):
+            tasks.put((call, (*pointers, first, last)))
+        first, last = shares[0]
+        call(*pointers, first, last)
+        errors = [self._done.get() for _ in shares[1:]]
+        for error in errors:
+            if error is not None:
+                raise error
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def _stop_workers(task_queues: list[queue.SimpleQueue]) -> None:  # type: ignore[type-arg]
+    for tasks in task_queues:
+        tasks.put(None)
+
+
+def program_range_function(module: CpuModule, kernel: str, pointer_count: int) -> ctypes._CFuncPtr:  # type: ignore[name-defined]
+    """The ctypes function of `<kernel>__programs(pointers..., first, last)`."""
+    prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * pointer_count), ctypes.c_int64, ctypes.c_int64)
+    return prototype(module.address_of(kernel + PROGRAMS_SUFFIX))

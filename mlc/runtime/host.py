@@ -94,7 +94,7 @@ if TYPE_CHECKING:
     from xdsl.dialects import func
     from xdsl.dialects.builtin import ModuleOp
 
-    from mlc.runtime.cpu import CpuModule
+    from mlc.runtime.cpu import CpuModule, ProgramPool
     from mlc.runtime.cuda import CudaModule, Device, DeviceBuffer, Stream
     from mlc.runtime.foreign_arrays import DeviceArrayView
 
@@ -410,19 +410,25 @@ class HostProgram:
 
     @classmethod
     def for_cpu(
-        cls, module: ModuleOp, object_code: bytes, entry: str | func.FuncOp | None = None
+        cls,
+        module: ModuleOp,
+        object_code: bytes,
+        entry: str | func.FuncOp | None = None,
+        num_threads: int | None = None,
     ) -> HostProgram:
-        """The program of `entry`, its kernels taken from `object_code` (the backend's output)."""
+        """The program of `entry`, its kernels taken from `object_code` (the backend's output),
+        large kernels run on `num_threads` threads (default: `MLC_NUM_THREADS`, else all cores)."""
         from mlc.runtime.plan import plan_host_function
 
-        return cls.for_cpu_plan(plan_host_function(module, entry), object_code)
+        return cls.for_cpu_plan(plan_host_function(module, entry), object_code, num_threads)
 
     @classmethod
-    def for_cpu_plan(cls, plan: HostPlan, object_code: bytes) -> HostProgram:
+    def for_cpu_plan(cls, plan: HostPlan, object_code: bytes, num_threads: int | None = None) -> HostProgram:
         """The program of a plan read before (from the cache or a bundle), its kernels from `object_code`."""
         from mlc.runtime.cpu import CpuModule
 
-        return cls(plan, CpuExecutor(CpuModule(object_code, name=f"for @{plan.function_name}")))
+        module = CpuModule(object_code, name=f"for @{plan.function_name}")
+        return cls(plan, CpuExecutor(module, num_threads))
 
     def _build_fast_checks(self) -> list[tuple[PointerCheck, int]] | None:
         """Per argument, then per result: a fast pointer check and the slot it fills; None when the
@@ -788,16 +794,44 @@ class _CpuKernel(LoadedKernel):
         self._call(*self._pointers)
 
 
+class _ParallelCpuKernel(_CpuKernel):
+    """A kernel whose grid is split over a ProgramPool: `launch` runs every share to completion."""
+
+    __slots__ = ("_pool", "_programs")
+
+    def __init__(self, call: Callable[..., None], parameter_count: int, pool: ProgramPool, programs: int):
+        super().__init__(call, parameter_count)
+        self._pool = pool
+        self._programs = programs
+
+    def launch(self) -> None:
+        self._pool.run(self._call, self._pointers, self._programs)
+
+
 class CpuExecutor(HostMemoryExecutor):
-    """Runs `loop.launch`es: each kernel of a CpuModule is called once with one pointer per buffer."""
+    """Runs `loop.launch`es: each kernel of a CpuModule is called with one pointer per buffer;
+    a kernel marked `mlc.cpu_programs` has its grid split over `num_threads` threads (default:
+    `MLC_NUM_THREADS`, else the available cores; the pool starts with the first such kernel)."""
 
     launch_op_name = CPU_LAUNCH
 
-    def __init__(self, module: CpuModule):
+    def __init__(self, module: CpuModule, num_threads: int | None = None):
+        from mlc.runtime.cpu import default_thread_count
+
         self.module = module
+        self.num_threads = default_thread_count() if num_threads is None else num_threads
+        self._pool: ProgramPool | None = None
 
     def load_kernel(self, launch: KernelLaunch) -> LoadedKernel:
-        return _CpuKernel(self.module.function(launch.kernel, len(launch.slots)).raw, len(launch.slots))
+        count = len(launch.slots)
+        if launch.programs is None or launch.programs < 2 or self.num_threads < 2:
+            return _CpuKernel(self.module.function(launch.kernel, count).raw, count)
+        from mlc.runtime.cpu import ProgramPool, program_range_function
+
+        if self._pool is None:
+            self._pool = ProgramPool(self.num_threads)
+        call = program_range_function(self.module, launch.kernel, count)
+        return _ParallelCpuKernel(call, count, self._pool, launch.programs)
 
 
 # --------------------------------------------------------------------------------------------

@@ -164,6 +164,11 @@ def _constant_values(global_op: memref.GlobalOp, spec: BufferSpec) -> np.ndarray
     return values
 
 
+def _cpu_programs(kernel: llvm.FuncOp) -> int | None:
+    value = attributes.CPU_PROGRAMS.read(kernel)
+    return value.value.data if isinstance(value, IntegerAttr) else None
+
+
 def _parameter_alignments(kernel: llvm.FuncOp, parameter_count: int) -> tuple[int, ...]:
     attribute = kernel.attributes.get(ARGUMENT_ALIGNMENT_ATTRIBUTE)
     name = kernel.sym_name.data
@@ -442,6 +447,7 @@ class _PlanBuilder:
             grid=tuple(op.grid_shape()) if gpu else None,  # type: ignore[arg-type]
             block=tuple(op.block_shape()) if gpu else None,  # type: ignore[arg-type]
             parameter_alignments=alignments,
+            programs=None if gpu else _cpu_programs(kernel),
         )
         for parameter, (slot, alignment) in enumerate(zip(slots, alignments)):
             if alignment > self.alignments[slot][0]:

@@ -90,6 +90,9 @@ class KernelLaunch:
     grid: tuple[int, int, int] | None
     block: tuple[int, int, int] | None
     parameter_alignments: tuple[int, ...]
+    programs: int | None = None
+    """CPU: the kernel's grid, when `<kernel>__programs` may run shares of it in parallel
+    (`mlc.cpu_programs`); None: one call runs the whole kernel."""
 
     def describe(self) -> str:
         if self.grid is None or self.block is None:

@@ -23,6 +23,7 @@ MLC_PASSES: dict[str, str] = {
     "convert-math-to-llvm": "mlc.transforms.llvm.convert_math_to_llvm:ConvertMathToLLVM",
     "convert-memref-to-llvm": "mlc.transforms.llvm.convert_memref_to_llvm:ConvertMemRefToLLVM",
     "convert-vector-to-llvm": "mlc.transforms.llvm.convert_vector_to_llvm:ConvertVectorToLLVM",
+    "expand-math-for-cpu": "mlc.transforms.llvm.expand_math_for_cpu:ExpandMathForCpu",
     "convert-graph-to-tile": "mlc.transforms.graph.convert_graph_to_tile:ConvertGraphToTile",
     "graph-decompose": "mlc.transforms.graph.graph_decompose:GraphDecompose",
     "graph-fold-constants": "mlc.transforms.graph.graph_fold_constants:GraphFoldConstants",

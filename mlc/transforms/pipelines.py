@@ -41,7 +41,9 @@ _TO_LLVM = (
 GPU_PIPELINE = f"{_TO_TILE.format(tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
     library="libdevice"
 )
-CPU_PIPELINE = f"{_TO_TILE.format(tensor_cores='')},loop-unroll,convert-loop-to-cpu," + _TO_LLVM.format(library="libm")
+CPU_PIPELINE = f"{_TO_TILE.format(tensor_cores='')},loop-unroll,convert-loop-to-cpu,expand-math-for-cpu," + _TO_LLVM.format(
+    library="libm"
+)
 
 
 def _with_precision(passes: list[ModulePass], precision: str) -> list[ModulePass]:

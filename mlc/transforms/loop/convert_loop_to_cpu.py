@@ -1,4 +1,4 @@
-"""convert-loop-to-cpu: loop kernels become sequential `llvm.func`s for the CPU.
+"""convert-loop-to-cpu: loop kernels become `llvm.func`s for the CPU, their grid split over threads.
 
 Every `loop.parallel` becomes an `scf.for` from 0 to its trip count (the CPU runs all iterations
 of every mapping in order, which the loop level's semantics allow), after being split at its
@@ -9,15 +9,38 @@ The standard ops in the body are left for the `convert-*-to-llvm` passes, except
 truncations, which become integer round-to-nearest-even (`bfloat16_rounding.py`): LLVM's x86
 lowering of them depends on the host (subnormals flushed by AVX512-BF16, or a libgcc 13 call).
 
-Limits: no multithreading yet; shared memory (space 3) is not supported on the CPU.
+Threads. The programs of a kernel (the iterations of its outermost `block.*` loop) are
+independent by construction, so a kernel whose grid is worth splitting becomes two functions:
+`@k__programs(pointers..., %first: i64, %last: i64)`, whose outer loop runs programs
+[first, last), and `@k(pointers...)`, which calls it for all of them (the ABI every caller knows).
+`@k` carries `mlc.cpu_programs = N`, and the runtime splits [0, N) over its worker threads.
+A kernel is worth splitting when it has at least two programs and its buffers hold at least
+`min_parallel_elements` elements (work grows with the data touched, and handing a share to a
+thread costs some 10-30 us, the time of ~10^4 elements of scalar code).
+
+Limits: shared memory (space 3) is not supported on the CPU; only the outermost block loop is
+split (an inner `block.y` runs whole in each share).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, UnitAttr
+from xdsl.dialects import arith, llvm
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -32,6 +55,8 @@ from mlc.transforms.lowering.llvm_kernel import (
 )
 from mlc.transforms.lowering.loop_fission import sequentialize, split_at_collectives
 
+PROGRAMS_SUFFIX = "__programs"
+
 
 def _reject_shared_memory(kernel: loop.KernelOp) -> None:
     for op in kernel.walk():
@@ -41,21 +66,86 @@ def _reject_shared_memory(kernel: loop.KernelOp) -> None:
                 raise PassFailure(op, "shared memory is not supported by the CPU lowering")
 
 
+def _buffer_elements(kernel: loop.KernelOp) -> int:
+    return sum(
+        math.prod(argument.type.get_shape())
+        for argument in kernel.body.block.args
+        if isinstance(argument.type, MemRefType)
+    )
+
+
+def splittable_grid(kernel: loop.KernelOp, min_elements: int) -> loop.ParallelOp | None:
+    """The kernel's outermost block loop, when splitting it over threads pays (see the docstring)."""
+    outer = [op for op in kernel.body.block.ops if isinstance(op, loop.ParallelOp)]
+    if len(outer) != 1 or not (outer[0].mapping_name() or "").startswith("block"):
+        return None
+    if outer[0].trip_count < 2 or _buffer_elements(kernel) < min_elements:
+        return None
+    return outer[0]
+
+
+def _add_program_range(function: llvm.FuncOp, grid: loop.ParallelOp) -> None:
+    """Appends `%first, %last: i64` to `function` and runs `grid` over [first, last) only."""
+    entry = function.body.block
+    first = entry.insert_arg(i64, len(entry.args))
+    last = entry.insert_arg(i64, len(entry.args))
+    first.name_hint, last.name_hint = "first", "last"
+    inputs = [*function.function_type.inputs.data, i64, i64]
+    function.function_type = llvm.LLVMFunctionType(inputs, llvm.LLVMVoidType())
+    assert function.arg_attrs is not None
+    function.arg_attrs = ArrayAttr([*function.arg_attrs.data, DictionaryAttr({}), DictionaryAttr({})])
+    casts = [arith.IndexCastOp(value, IndexType()) for value in (first, last)]
+    Rewriter.insert_op(casts, InsertPoint.before(grid))
+    sequentialize(grid, (casts[0].result, casts[1].result))
+
+
+def _whole_grid_caller(function: llvm.FuncOp, name: str, programs: int) -> llvm.FuncOp:
+    """`@name(pointers...)`: calls `function` for programs [0, programs)."""
+    pointer_types = list(function.function_type.inputs.data[:-2])
+    block = Block(arg_types=pointer_types)
+    for argument, named in zip(block.args, function.body.block.args):
+        argument.name_hint = named.name_hint
+    bounds = [llvm.ConstantOp(IntegerAttr(value, i64), i64) for value in (0, programs)]
+    call = llvm.CallOp(function.sym_name.data, *block.args, *(b.result for b in bounds))
+    block.add_ops([*bounds, call, llvm.ReturnOp()])
+    caller = llvm.FuncOp(
+        name,
+        llvm.LLVMFunctionType(pointer_types, llvm.LLVMVoidType()),
+        linkage=llvm.LinkageAttr("external"),
+        body=Region(block),
+        extra_attrs=dict(function.attributes),
+    )
+    caller.arg_attrs = function.arg_attrs
+    attributes.CPU_PROGRAMS.write(caller, IntegerAttr(programs, i64))
+    return caller
+
+
 @dataclass(frozen=True)
 class ConvertLoopToCpu(ModulePass):
-    """Turn loop kernels into sequential llvm.func kernels for the CPU."""
+    """Turn loop kernels into llvm.func kernels for the CPU, large grids splittable over threads."""
 
     name = "convert-loop-to-cpu"
+
+    min_parallel_elements: int = 1 << 16
+    """Kernels whose buffers hold fewer elements in all run on one thread."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, loop.KernelOp)]:
             _reject_shared_memory(kernel)
+            grid = splittable_grid(kernel, self.min_parallel_elements)
             split_at_collectives(kernel)
-            for parallel in [p for p in kernel.walk() if isinstance(p, loop.ParallelOp)]:
+            for parallel in [p for p in kernel.walk() if isinstance(p, loop.ParallelOp) and p is not grid]:
                 sequentialize(parallel)
             expand_bfloat16_truncations(kernel)
+            name = kernel.sym_name.data
             function = kernel_to_llvm_func(kernel, {attributes.KERNEL.name: UnitAttr()})
             replace_terminators(function, loop.ReturnOp)
             Rewriter.insert_op(function, InsertPoint.before(kernel))
+            if grid is not None:
+                programs = grid.trip_count
+                _add_program_range(function, grid)
+                function.sym_name = StringAttr(name + PROGRAMS_SUFFIX)
+                Rewriter.insert_op(_whole_grid_caller(function, name, programs), InsertPoint.before(kernel))
             kernel.detach()
             kernel.erase()
+

@@ -7,7 +7,9 @@ before the collective runs for all iterations, the collective runs over all of t
 body after it does. Values that cross a cut are kept per iteration in a buffer (scalar
 expansion): stored where they are computed, loaded where they are used. The collective is the
 dialect's butterfly over the buffer of its operand (for each mask bit, from the lowest, element i
-becomes combiner(element i, element i xor bit)), so the results are bit-identical to the GPU's.
+becomes combiner(element i, element i xor bit)), so the results are bit-identical to the GPU's;
+for a symmetric combiner (add, max, ...) over a mask of low bits, a tree that gives the same
+bits with one combine per element instead of one per element and bit (`Fission._emit_tree`).
 
 Preconditions: the collectives are at the top level of their loop's body (the loop verifier
 and the tile-to-loop lowering guarantee that every iteration reaches them).
@@ -125,9 +127,15 @@ class Fission:
         Rewriter.insert_op(new, InsertPoint.before(self.parallel))
 
     def _emit_collective(self, collective: loop.AllReduceOp) -> None:
-        """The butterfly, one sequential pass per mask bit, from the operand's buffer."""
+        """The butterfly, one sequential pass per mask bit, from the operand's buffer; a tree when
+        that gives the same bits with fewer combines (`_emit_tree`)."""
         source = self.buffer(collective.value)
         result = self.buffer(collective.result)
+        mask = collective.mask.value.data
+        if _symmetric_combiner(collective) and mask & (mask + 1) == 0 and self.count % (mask + 1) == 0:
+            self._emit_tree(collective, source, result, mask)
+            collective.detach()
+            return
         scratch = memref.AllocaOp.get(collective.value.type, shape=[self.count])
         Rewriter.insert_op(scratch, InsertPoint.before(self.parallel))
         self._sequential_loop(lambda i, emit: emit(memref.StoreOp.get(emit(memref.LoadOp.get(source, [i])), result, [i])))
@@ -142,6 +150,32 @@ class Fission:
             bit <<= 1
         collective.detach()
 
+    def _emit_tree(self, collective: loop.AllReduceOp, source: SSAValue, result: SSAValue, mask: int) -> None:
+        """The butterfly's result for a mask of low bits and a combiner f with f(a, b) = f(b, a).
+
+        After the butterfly's step for a bit, both partners hold f(own, partner), which is one
+        value when f is symmetric; so every group ends with one value, which a tree computes
+        with one combine per element (the butterfly: one per element and bit): in place, for
+        each bit from the lowest, element i (i a multiple of 2 * bit) becomes f(element i,
+        element i + bit); then every element takes its group's first.
+        """
+        self._sequential_loop(lambda i, emit: emit(memref.StoreOp.get(emit(memref.LoadOp.get(source, [i])), result, [i])))
+        bit = 1
+        while bit <= mask:
+
+            def combine(j: SSAValue, emit, bit: int = bit) -> None:
+                first = emit(arith.MuliOp(j, emit(_index(2 * bit))))
+                self._combine_step(collective, result, result, first, bit, emit)
+
+            self._sequential_loop(combine, self.count // (2 * bit))
+            bit <<= 1
+
+        def broadcast(i: SSAValue, emit) -> None:
+            group_first = emit(arith.SubiOp(i, emit(arith.AndIOp(i, emit(_index(mask))))))
+            emit(memref.StoreOp.get(emit(memref.LoadOp.get(result, [group_first])), result, [i]))
+
+        self._sequential_loop(broadcast)
+
     def _combine_step(self, collective: loop.AllReduceOp, values: SSAValue, scratch: SSAValue, i: SSAValue, bit: int, emit) -> None:
         own = emit(memref.LoadOp.get(values, [i]))
         partner_index = emit(arith.XOrIOp(i, emit(_index(bit))))
@@ -155,7 +189,7 @@ class Fission:
             emit(clone)
             mapping.update(zip(op.results, clone.results))
 
-    def _sequential_loop(self, body_builder) -> None:
+    def _sequential_loop(self, body_builder, count: int | None = None) -> None:
         body = Block(arg_types=[IndexType()])
 
         def emit(op: Operation) -> SSAValue | None:
@@ -164,8 +198,24 @@ class Fission:
 
         body_builder(body.args[0], emit)
         body.add_op(scf.YieldOp())
-        bounds = [_index(0), _index(self.count), _index(1)]
+        bounds = [_index(0), _index(self.count if count is None else count), _index(1)]
         Rewriter.insert_op([*bounds, scf.ForOp(*(b.result for b in bounds), [], body)], InsertPoint.before(self.parallel))
+
+
+_SYMMETRIC_COMBINERS = (
+    arith.AddfOp, arith.MulfOp, arith.MaximumfOp, arith.MinimumfOp, arith.AddiOp, arith.MuliOp,
+    arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp, arith.MinUIOp, arith.AndIOp, arith.OrIOp, arith.XOrIOp,
+)  # fmt: skip
+"""Ops whose result does not depend on the order of their two operands, bit for bit."""
+
+
+def _symmetric_combiner(collective: loop.AllReduceOp) -> bool:
+    """Whether the combiner is one op of `_SYMMETRIC_COMBINERS` applied to its two arguments."""
+    body = list(collective.body.block.ops)
+    if len(body) != 2 or not isinstance(body[0], _SYMMETRIC_COMBINERS):
+        return False
+    yielded = body[1].operands[0] if isinstance(body[1], loop.YieldOp) else None
+    return yielded is body[0].results[0] and set(body[0].operands) == set(collective.body.block.args)
 
 
 def split_at_collectives(kernel: Operation) -> None:
@@ -178,8 +228,9 @@ def split_at_collectives(kernel: Operation) -> None:
             raise PassFailure(op, "all_reduce must be at the top level of a parallel loop")
 
 
-def sequentialize(parallel: loop.ParallelOp) -> None:
-    """Replaces `parallel` by an `scf.for` over the same iterations."""
+def sequentialize(parallel: loop.ParallelOp, bounds: tuple[SSAValue, SSAValue] | None = None) -> None:
+    """Replaces `parallel` by an `scf.for` over the same iterations, or over the iterations
+    [first, last) when `bounds` gives those two index values (a share of a split grid)."""
     lower, upper, step = _index(0), _index(parallel.trip_count), _index(1)
     body = parallel.body.block
     new_body = Block(arg_types=[IndexType()])
@@ -192,7 +243,11 @@ def sequentialize(parallel: loop.ParallelOp) -> None:
             continue
         new_body.add_op(op)
     new_body.add_op(scf.YieldOp())
-    for_op = scf.ForOp(lower, upper, step, [], Region(new_body))
-    Rewriter.insert_op([lower, upper, step, for_op], InsertPoint.before(parallel))
+    if bounds is None:
+        for_op = scf.ForOp(lower, upper, step, [], Region(new_body))
+        Rewriter.insert_op([lower, upper, step, for_op], InsertPoint.before(parallel))
+    else:
+        for_op = scf.ForOp(bounds[0], bounds[1], step, [], Region(new_body))
+        Rewriter.insert_op([step, for_op], InsertPoint.before(parallel))
     parallel.detach()
     parallel.erase()

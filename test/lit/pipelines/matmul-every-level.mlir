@@ -61,7 +61,7 @@
 // PTX:        ld.shared.v4
 // PTX:        fma.rn.f32
 // PTX:        st.global.v4
-// CPU:        define void @dense_0_matmul_add_relu(
+// CPU:        define void @dense_0_matmul_add_relu__programs(
 // CPU:          call float @llvm.fma.f32(
 func.func @dense(%x: tensor<256x128xf32>, %w: tensor<128x256xf32>, %b: tensor<256xf32>) -> tensor<256x256xf32> {
   %0 = graph.matmul %x, %w : (tensor<256x128xf32>, tensor<128x256xf32>) -> tensor<256x256xf32>

@@ -24,7 +24,7 @@
 // graph -> tile -> loop -> llvm for the CPU (libm, the default library, is not spelled out).
 // CPU:      builtin.module(graph-simplify, graph-fold-constants, cse, graph-decompose, cse, graph-fuse, graph-plan-memory, convert-graph-to-tile,
 // CPU-SAME: convert-tile-to-loop,
-// CPU-SAME: convert-loop-to-cpu, convert-scf-to-cf,
+// CPU-SAME: convert-loop-to-cpu, expand-math-for-cpu, convert-scf-to-cf,
 // CPU-SAME: convert-math-to-llvm,
 // CPU-SAME: convert-arith-to-llvm,
 // CPU-SAME: reconcile-unrealized-casts,

@@ -11,6 +11,7 @@
 // CHECK:      {{ +}}convert-tile-to-loop{{ +}}{{[A-Z].*\.}}
 // CHECK:      {{ +}}cse{{ +}}Eliminate common subexpressions.
 // CHECK-NEXT: {{ +}}dce{{ +}}Remove operations whose results are unused and that have no side effects.
+// CHECK-NEXT: {{ +}}expand-math-for-cpu{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}gpu-insert-barriers{{ +}}{{[A-Z].*\.}}
 // CHECK:      {{ +}}graph-decompose{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}graph-fold-constants{{ +}}{{[A-Z].*\.}}

@@ -104,3 +104,42 @@ loop.kernel @round(%x: memref<256xf32>, %out: memref<256xbf16>, %scalars: memref
   }
   loop.return
 }
+
+// -----
+
+// A grid worth splitting over threads (two programs, 2^17 elements in its buffers): the body runs
+// programs [first, last) in @big__programs, and @big, marked mlc.cpu_programs, runs them all.
+// CHECK-LABEL: llvm.func @big__programs(%x: !llvm.ptr {llvm.noalias}, %out: !llvm.ptr {llvm.noalias}, %first: i64, %last: i64) attributes {mlc.kernel}
+// CHECK:         %[[FIRST:.*]] = arith.index_cast %first : i64 to index
+// CHECK-NEXT:    %[[LAST:.*]] = arith.index_cast %last : i64 to index
+// CHECK-NEXT:    %[[STEP:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    scf.for %b = %[[FIRST]] to %[[LAST]] step %[[STEP]] {
+// CHECK:           scf.for %t = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:         llvm.return
+// CHECK-LABEL: llvm.func @big(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: !llvm.ptr {llvm.noalias}, %[[OUT:[a-z0-9_]+]]: !llvm.ptr {llvm.noalias}) attributes {mlc.kernel, mlc.cpu_programs = 2 : i64}
+// CHECK-NEXT:    %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    %[[TWO:.*]] = llvm.mlir.constant(2) : i64
+// CHECK-NEXT:    llvm.call @big__programs(%[[X]], %[[OUT]], %[[ZERO]], %[[TWO]]) : (!llvm.ptr, !llvm.ptr, i64, i64) -> ()
+// CHECK-NEXT:    llvm.return
+// CHECK-LABEL: func.func @host
+// CHECK:         loop.launch @big(
+loop.kernel @big(%x: memref<65536xf32>, %out: memref<65536xf32>) {
+  loop.parallel %b < 2 mapping block.x {
+    loop.parallel %t < 1024 mapping thread.x {
+      %c = arith.constant 32768 : index
+      %c32 = arith.constant 32 : index
+      %base = arith.muli %b, %c : index
+      %row = arith.muli %t, %c32 : index
+      %i = arith.addi %base, %row : index
+      %v = memref.load %x[%i] : memref<65536xf32>
+      memref.store %v, %out[%i] : memref<65536xf32>
+    }
+  }
+  loop.return
+}
+func.func @host(%x: memref<65536xf32>) -> memref<65536xf32> {
+  %o = memref.alloc() : memref<65536xf32>
+  loop.launch @big(%x, %o) : memref<65536xf32>, memref<65536xf32>
+  func.return %o : memref<65536xf32>
+}

@@ -1,0 +1,195 @@
+"""expand-math-for-cpu: f32 `math.exp` and `math.tanh` become branch-free arithmetic.
+
+On the CPU a libm call per element keeps every loop that contains one scalar: LLVM cannot
+vectorize across an opaque call. Written as `arith`/`math` arithmetic without branches (fma,
+roundeven, integer bit operations and selects), the same functions vectorize with the loop
+around them (LLVM's SLP and loop vectorizers, at the host's vector width), and cost a few
+instructions per element instead of a call.
+
+Algorithms (exp: f32 scalars and vectors; tanh: f32 scalars; other types are left to
+convert-math-to-llvm):
+
+* exp(x): x is clamped to [-104, 89] (beyond it the result is 0 or +inf anyway);
+  n = roundeven(x * log2(e)); r = x - n*ln2 with ln2 split in two f32 parts (each product taken
+  exactly by an fma), so |r| <= ln2/2; e^r = 1 + r + r^2 * P(r), P Cephes' degree-5 minimax
+  polynomial (`expf.c`); the result is e^r * 2^n1 * 2^n2 with n1 = n >> 1, n2 = n - n1, two
+  scalings that are exact until the last, which rounds once into the subnormal range. The
+  integer n is read from the mantissa of n + 1.5 * 2^23 (xDSL's arith.fptosi takes no vectors).
+  The clamps propagate NaN, so a NaN operand gives NaN.
+* tanh(x): for |x| < 0.625, x + x * z * Q(z) with z = x^2 (Cephes' `tanhf.c` polynomial);
+  otherwise 1 - 2 / (exp(2|x|) + 1) with the exp above (1 when exp(2|x|) overflows; NaN for
+  NaN); the sign of x is copied onto either (so tanh(-0) = -0).
+
+Accuracy (stated, and checked by test/python/transforms/llvm/test_expand_math_for_cpu.py
+against numpy in float64 over the whole f32 range and the special values): relative error at most
+`RELATIVE_ERROR_BOUND` (in units of u = 2^-24) from the exact value, where the exact value is a
+normal f32, and at most 2^-149 (one subnormal step) absolute below. This is within the ACCURACY
+table of `mlc/dialects/graph/error_bounds.py` (exp and tanh: 1 + 4 u of correct rounding).
+
+Preconditions: none beyond valid IR; ops on other element types (f16, bf16, f64) are untouched.
+Limits: only exp and tanh (log, erf and the rest still call libm); the CPU pipeline runs this
+pass, the GPU's keeps libdevice.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+import struct
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    VectorType,
+    f32,
+    i32,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+RELATIVE_ERROR_BOUND = {"exp": 3.0, "tanh": 4.0}
+"""The stated maximum relative error of each expansion from the exact value, in units of 2^-24."""
+
+LOG2_E = 1.4426950408889634
+LN2_HIGH = struct.unpack("<f", struct.pack("<f", pymath.log(2.0)))[0]
+LN2_LOW = pymath.log(2.0) - LN2_HIGH
+EXP_LOWEST, EXP_HIGHEST = -104.0, 89.0
+EXP_COEFFICIENTS = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1)
+"""Cephes expf: e^r = 1 + r + r^2 * P(r) on [-ln2/2, ln2/2], highest degree first."""
+TANH_COEFFICIENTS = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1)
+"""Cephes tanhf: tanh(x) = x + x * z * Q(z), z = x^2, for |x| < 0.625, highest degree first."""
+TANH_POLYNOMIAL_LIMIT = 0.625
+ROUNDING_SHIFT = 12582912.0
+"""1.5 * 2^23: integers of magnitude below 2^22 added to it fill the low bits of its mantissa."""
+ROUNDING_SHIFT_BITS = 0x4B400000
+
+
+class _Emitter:
+    """Builds ops before `anchor`, with constants splatted to the operand's shape."""
+
+    def __init__(self, rewriter: PatternRewriter, anchor: Operation, float_type: Attribute):
+        self.rewriter = rewriter
+        self.anchor = anchor
+        self.float_type = float_type
+        shape = float_type.get_shape() if isinstance(float_type, VectorType) else None
+        self.int_type = VectorType(i32, shape) if shape is not None else i32
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.rewriter.insert(op, InsertPoint.before(self.anchor))
+        return op.results[0]
+
+    def constant(self, value: float | int, value_type: Attribute) -> SSAValue:
+        """`value` of `value_type` (f32 or i32), splatted when it is a vector."""
+        if isinstance(value_type, VectorType):
+            attribute: Attribute = DenseIntOrFPElementsAttr.from_list(value_type, [value])
+        elif isinstance(value, float):
+            attribute = FloatAttr(value, f32)
+        else:
+            attribute = IntegerAttr(value, i32)
+        return self.emit(arith.ConstantOp(attribute, value_type))
+
+    def real(self, value: float) -> SSAValue:
+        return self.constant(float(value), self.float_type)
+
+    def integer(self, value: int) -> SSAValue:
+        return self.constant(value, self.int_type)
+
+    def fma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+        return self.emit(math.FmaOp(a, b, c))
+
+    def horner(self, coefficients: tuple[float, ...], x: SSAValue) -> SSAValue:
+        result = self.real(coefficients[0])
+        for coefficient in coefficients[1:]:
+            result = self.fma(result, x, self.real(coefficient))
+        return result
+
+    def integral_to_integer(self, value: SSAValue) -> SSAValue:
+        """An integral f32 of magnitude below 2^22 as i32: adding 1.5 * 2^23 puts it in the low
+        mantissa bits, exactly (xDSL's arith.fptosi takes no vectors)."""
+        shifted = self.emit(arith.AddfOp(value, self.real(ROUNDING_SHIFT)))
+        bits = self.emit(arith.BitcastOp(shifted, self.int_type))
+        return self.emit(arith.SubiOp(bits, self.integer(ROUNDING_SHIFT_BITS)))
+
+    def power_of_two(self, exponent: SSAValue) -> SSAValue:
+        """2^exponent as f32, for an i32 exponent in [-126, 127]."""
+        biased = self.emit(arith.AddiOp(exponent, self.integer(127)))
+        bits = self.emit(arith.ShLIOp(biased, self.integer(23)))
+        return self.emit(arith.BitcastOp(bits, self.float_type))
+
+    def exp(self, x: SSAValue) -> SSAValue:
+        """e^x (see the module docstring); NaN for NaN."""
+        # maximumf/minimumf keep a NaN: it reaches the polynomial, and NaN times any scale is NaN.
+        clamped = self.emit(arith.MaximumfOp(x, self.real(EXP_LOWEST)))
+        clamped = self.emit(arith.MinimumfOp(clamped, self.real(EXP_HIGHEST)))
+        n = self.emit(math.RoundEvenOp(self.emit(arith.MulfOp(clamped, self.real(LOG2_E)))))
+        r = self.fma(n, self.real(-LN2_HIGH), clamped)
+        r = self.fma(n, self.real(-LN2_LOW), r)
+        p = self.horner(EXP_COEFFICIENTS, r)
+        p = self.fma(p, self.emit(arith.MulfOp(r, r)), r)
+        p = self.emit(arith.AddfOp(p, self.real(1.0)))
+        exponent = self.integral_to_integer(n)
+        half = self.emit(arith.ShRSIOp(exponent, self.integer(1)))
+        rest = self.emit(arith.SubiOp(exponent, half))
+        scaled = self.emit(arith.MulfOp(p, self.power_of_two(half)))
+        return self.emit(arith.MulfOp(scaled, self.power_of_two(rest)))
+
+
+    def tanh(self, x: SSAValue) -> SSAValue:
+        magnitude = self.emit(math.AbsFOp(x))
+        z = self.emit(arith.MulfOp(x, x))
+        q = self.emit(arith.MulfOp(self.horner(TANH_COEFFICIENTS, z), z))
+        small = self.fma(q, x, x)
+        e = self.exp(self.emit(arith.AddfOp(magnitude, magnitude)))
+        fraction = self.emit(arith.DivfOp(self.real(2.0), self.emit(arith.AddfOp(e, self.real(1.0)))))
+        large = self.emit(arith.SubfOp(self.real(1.0), fraction))
+        is_small = self.emit(arith.CmpfOp(magnitude, self.real(TANH_POLYNOMIAL_LIMIT), "olt"))
+        # tanh is odd, of the sign of x: copysign gives both forms it (and tanh(-0) = -0).
+        return self.emit(math.CopySignOp(self.emit(arith.SelectOp(is_small, small, large)), x))
+
+
+def _is_f32(value_type: Attribute) -> bool:
+    element = value_type.element_type if isinstance(value_type, VectorType) else value_type
+    return isinstance(element, Float32Type)
+
+
+class ExpandExp(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: math.ExpOp, rewriter: PatternRewriter) -> None:
+        if _is_f32(op.result.type):
+            emitter = _Emitter(rewriter, op, op.result.type)
+            rewriter.replace_all_uses_with(op.result, emitter.exp(op.operand))
+            rewriter.erase(op)
+
+
+class ExpandTanh(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: math.TanhOp, rewriter: PatternRewriter) -> None:
+        # Scalars only: the choice between the two forms needs a vector arith.cmpf, which xDSL 0.74
+        # cannot build (its result is always i1). The loop level computes tanh on scalars anyway.
+        if isinstance(op.result.type, Float32Type):
+            emitter = _Emitter(rewriter, op, op.result.type)
+            rewriter.replace_all_uses_with(op.result, emitter.tanh(op.operand))
+            rewriter.erase(op)
+
+
+@dataclass(frozen=True)
+class ExpandMathForCpu(ModulePass):
+    """Rewrite f32 math.exp and math.tanh as branch-free arithmetic that LLVM can vectorize."""
+
+    name = "expand-math-for-cpu"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(ExpandExp(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(ExpandTanh(), apply_recursively=False).rewrite_module(op)
