@@ -14,9 +14,11 @@ lowering). Each tile op becomes a loop over the thread's C elements:
   reads it in place, with the same bounds check.
 * `tile.map`: the body cloned once per element (an `scf.for` over c); `tile.broadcast` and
   `tile.splat` are read in place (element 0, the scalar); `tile.in_bounds` is computed per element.
-* `tile.reduce` along the last axis: a sequential combination in increasing c.
+* `tile.reduce` along the last axis: a sequential combination in increasing c, the partial result
+  carried by the loop (a register), stored once;
 * `tile.dot`: for each output column j, the K products added in increasing k with one `math.fma`
-  each, the interpreter's order, so the lowering is exact.
+  each, the interpreter's order, so the lowering is exact; the partial sum is carried by the k
+  loop (a register, not a load and store of the private buffer per product), stored once.
 * `scf.for` carrying row tiles: a private buffer per carried tile, written with the initial value
   before the loop and with the yielded value at the end of each iteration.
 * `tile.store`: element c written at origin + (r, c) where inside the memref.
@@ -70,6 +72,18 @@ def _loop(emitter: Emitter, count: int, body: Callable[[Emitter, SSAValue], None
     body(inner, block.args[0])
     block.add_op(scf.YieldOp())
     emitter.builder.insert(scf.ForOp(emitter.index(0), emitter.index(count), emitter.index(1), [], block))
+
+
+def _fold(emitter: Emitter, count: int, initial: SSAValue, body: Callable[[Emitter, SSAValue, SSAValue], SSAValue]) -> SSAValue:
+    """`for c in 0..count` carrying one scalar (a running sum in a register, not in a private
+    buffer): `body` emits one iteration from the carried value and returns the next."""
+    block = Block(arg_types=[IndexType(), initial.type])
+    block.args[0].name_hint = "c"
+    inner = Emitter(block)
+    block.add_op(scf.YieldOp(body(inner, block.args[0], block.args[1])))
+    loop = scf.ForOp(emitter.index(0), emitter.index(count), emitter.index(1), [initial], block)
+    emitter.builder.insert(loop)
+    return loop.results[0]
 
 
 @dataclass
@@ -217,15 +231,13 @@ class ChainKernelLowering(TileKernelLowering):
             raise PassFailure(op, "a chain kernel reduces along its last axis only")
         source = self.element(op.source)
         buffer = self._allocate(op.result)
-        emitter.builder.insert(memref.StoreOp.get(source(emitter, emitter.index(0)), buffer, [emitter.index(0)]))
 
-        def step(e: Emitter, c: SSAValue) -> None:
-            column = e.add(c, e.index(1))
-            partial = e.emit(memref.LoadOp.get(buffer, [e.index(0)]))
-            (combined,) = self.clone_scalar_body(e, op.body.block, [partial, source(e, column)])
-            e.builder.insert(memref.StoreOp.get(combined, buffer, [e.index(0)]))
+        def step(e: Emitter, c: SSAValue, partial: SSAValue) -> SSAValue:
+            (combined,) = self.clone_scalar_body(e, op.body.block, [partial, source(e, e.add(c, e.index(1)))])
+            return combined
 
-        _loop(emitter, self._columns(op.source) - 1, step)
+        total = _fold(emitter, self._columns(op.source) - 1, source(emitter, emitter.index(0)), step)
+        emitter.builder.insert(memref.StoreOp.get(total, buffer, [emitter.index(0)]))
 
     def _dot(self, emitter: Emitter, op: tile.DotOp) -> None:
         rhs = op.rhs.owner
@@ -239,17 +251,14 @@ class ChainKernelLowering(TileKernelLowering):
             return value if value.type == f32 else e.emit(arith.ExtFOp(value, f32))
 
         def column_step(e: Emitter, j: SSAValue) -> None:
-            e.builder.insert(memref.StoreOp.get(accumulator(e, j), buffer, [j]))
-
-            def product_step(inner: Emitter, k: SSAValue) -> None:
+            def product_step(inner: Emitter, k: SSAValue, partial: SSAValue) -> SSAValue:
                 padding = rhs.padding if rhs.padding is not None else zero_of(_element_type(rhs.result))
                 indices = self._indices(inner, rhs.indices, k, j)
                 b = widen(inner, self._guarded_read(inner, self.values[rhs.source], indices, padding))
-                a = widen(inner, lhs(inner, k))
-                partial = inner.emit(memref.LoadOp.get(buffer, [j]))
-                inner.builder.insert(memref.StoreOp.get(inner.emit(math.FmaOp(a, b, partial)), buffer, [j]))
+                return inner.emit(math.FmaOp(widen(inner, lhs(inner, k)), b, partial))
 
-            _loop(e, depth, product_step)
+            total = _fold(e, depth, accumulator(e, j), product_step)
+            e.builder.insert(memref.StoreOp.get(total, buffer, [j]))
 
         _loop(emitter, self._columns(op.result), column_step)
 
