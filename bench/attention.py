@@ -6,10 +6,11 @@ tensor cores on both mlc paths; PyTorch's f32 matmuls may use TF32 only if allow
 by default). Implementations, in one process on the same random
 inputs (`harness.time_gpu`, medians):
 
-* `mlc-fused`: the default GPU pipeline; graph-fuse forms the attention chain region and the chain
-  becomes one kernel (online softmax; the score matrix never leaves the program);
-* `mlc-3k`: the same source with the chain fallback forced (`graph-fuse{on-chip-bytes=0}`): two
-  matmul kernels (tensor cores) and a softmax kernel, the scores through global memory;
+* `mlc-fused`: the GPU pipeline with bytes alone deciding (`graph-fuse`): the attention chain
+  region becomes one kernel (online softmax; the score matrix never leaves the program);
+* `mlc-3k`: the chain fallback forced (`graph-fuse{on-chip-bytes=0}`): two matmul kernels
+  (tensor cores for f16) and a softmax kernel, the scores through global memory. The default GPU
+  pipeline (`graph-fuse{compute-model=gpu}`) chooses this path for every case here;
 * `torch`: PyTorch eager, unfused (`torch.softmax(q @ kt / sqrt(d) + mask) @ v`);
 * `sdpa`: `torch.nn.functional.scaled_dot_product_attention` (flash backend; `is_causal`).
 
@@ -48,14 +49,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness
 
 HEADS = 64
-FUSED_PIPELINE: str | None = None  # the device's default
 IMPLEMENTATIONS = ("torch", "sdpa", "mlc-3k", "mlc-fused")
+GPU_FUSE = "graph-fuse{compute-model=gpu}"
 
 
-def separate_pipeline() -> str:
+def pipelines() -> dict[str, str]:
+    """mlc's two paths: the chain kernel (bytes alone decide: the GPU's compute model would pick
+    separate kernels) and the three kernels (the blocks made not to fit)."""
     from mlc.transforms.pipelines import GPU_PIPELINE
 
-    return GPU_PIPELINE.replace("graph-fuse,", "graph-fuse{on-chip-bytes=0},")
+    assert GPU_FUSE in GPU_PIPELINE
+    return {
+        "mlc-fused": GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse"),
+        "mlc-3k": GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse{on-chip-bytes=0}"),
+    }
 
 
 @dataclass(frozen=True)
@@ -96,13 +103,13 @@ def shapes(quick: bool) -> list[Shape]:
     return [*f16, Shape(1024, 64, False, "f32")]  # f32: whether the chain pays without tensor cores
 
 
-def _compile(source: str, pipeline: str | None) -> None:
+def _compile(source: str, pipeline: str) -> None:
     import mlc
 
     mlc.compile(source, device="cuda", pipeline=pipeline)
 
 
-def precompile(work: list[tuple[str, str | None]]) -> None:
+def precompile(work: list[tuple[str, str]]) -> None:
     """Fills the compile cache from worker processes (the compiler is single-threaded Python)."""
     with ProcessPoolExecutor(max_workers=min(len(work), os.cpu_count() or 1), mp_context=get_context("spawn")) as pool:
         for future in [pool.submit(_compile, source, pipeline) for source, pipeline in work]:
@@ -152,7 +159,7 @@ def _sdpa(shape: Shape, kt: Any) -> Callable[..., Any]:
     return attention
 
 
-def _mlc(source: str, pipeline: str | None, inputs: list[Any], output: Any) -> tuple[Callable[[], Any], int]:
+def _mlc(source: str, pipeline: str, inputs: list[Any], output: Any) -> tuple[Callable[[], Any], int]:
     """The compiled program's call and the device memory it took beyond its arguments."""
     import torch
 
@@ -190,8 +197,8 @@ def run(quick: bool) -> list[tuple[harness.Row, float, float]]:
     import torch
 
     cases = shapes(quick)
-    separate = separate_pipeline()
-    precompile([(shape.source(), pipeline) for shape in cases for pipeline in (FUSED_PIPELINE, separate)])
+    paths = pipelines()
+    precompile([(shape.source(), pipeline) for shape in cases for pipeline in paths.values()])
     generator = torch.Generator(device="cuda").manual_seed(0)
     results: list[tuple[harness.Row, float, float]] = []
     for shape in cases:
@@ -203,7 +210,7 @@ def run(quick: bool) -> list[tuple[harness.Row, float, float]]:
         calls: dict[str, tuple[Callable[[], Any], int, Any]] = {}
         for name, function in (("torch", eager), ("sdpa", _sdpa(shape, inputs[1]))):
             calls[name] = ((lambda f=function, x=inputs: f(*x)), _torch_peak(lambda f=function, x=inputs: f(*x), resident), None)
-        for name, pipeline in (("mlc-3k", separate), ("mlc-fused", FUSED_PIPELINE)):
+        for name, pipeline in paths.items():
             output = torch.empty_like(expected)
             call, taken = _mlc(source, pipeline, inputs, output)
             calls[name] = (call, taken, output)

@@ -28,7 +28,7 @@ from mlc.passes import NamedPipeline, build_pipeline
 from mlc.transforms import all_passes
 from mlc.transforms.graph.convert_graph_to_tile import ConvertGraphToTile
 
-_GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse,graph-plan-memory"
+_GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse{chain_model},graph-plan-memory"
 _TO_TILE = (
     f"{_GRAPH},convert-graph-to-tile,cse,canonicalize,tile-merge-identical-kernels,"
     "convert-tile-to-loop{tensor_cores},cse,canonicalize"
@@ -38,10 +38,10 @@ _TO_LLVM = (
     "convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,cse"
 )
 
-GPU_PIPELINE = f"{_TO_TILE.format(tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
+GPU_PIPELINE = f"{_TO_TILE.format(chain_model='{compute-model=gpu}', tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
     library="libdevice"
 )
-CPU_PIPELINE = f"{_TO_TILE.format(tensor_cores='')},loop-unroll,convert-loop-to-cpu,expand-math-for-cpu," + _TO_LLVM.format(
+CPU_PIPELINE = f"{_TO_TILE.format(chain_model='', tensor_cores='')},loop-unroll,convert-loop-to-cpu,expand-math-for-cpu," + _TO_LLVM.format(
     library="libm"
 )
 

@@ -38,9 +38,22 @@ block may hold beside a second resident block). The cheapest fitting (BM, BN) wi
 smaller footprint. No region is formed (the ops fall back to separate kernels) when no
 choice fits or when the fused chain would move at least as many bytes as separate kernels.
 
+Compute term (`ComputeModel`, graph-fuse's `compute-model`; the GPU pipeline names `gpu`). Bytes
+alone decide only where the fused kernel does its products as fast as separate kernels would.
+On the GPU it does not: the chain kernel (one thread per query row, f32 fused multiply-adds on
+CUDA cores) ran at 3.5 to 4.8 TFLOP/s on an H100 (bench/attention.py, BENCHMARKS.md), while the
+separate kernels' products run on tensor cores for f16/bf16 and in tiled CUDA-core kernels for
+f32. So each side is estimated as a roofline, `max(bytes / bandwidth, flops / products' rate)`
+with flops = 2*B*M*N*(D + Dv) and the model's measured rates, and the chain falls back when its
+estimate is not below the separate kernels' (the reason, with both estimates, in
+`mlc.chain_fallback`). With the H100 rates fusion pays only for tiny head dims (the separate
+kernels' score round trip, about 16 bytes per score, costs more than the chain's 2*(D + Dv)
+slow flops), so attention cores of real models take the three kernels there until the chain
+kernel uses tensor cores. `none` (the default, and the CPU's) counts bytes only.
+
 Limits. Only attention chains (not plain matmul -> matmul chains yet); the transpose of K is
-outside the chain (a separate kernel: the tile level has no transposed load); the model counts
-bytes, not latency or occupancy.
+outside the chain (a separate kernel: the tile level has no transposed load); the compute term's
+rates are one GPU's measurements, not a model of occupancy or latency.
 """
 
 from __future__ import annotations
@@ -250,6 +263,46 @@ def match_attention(output: Operation) -> AttentionChain | None:
 
 
 @dataclass(frozen=True)
+class ComputeModel:
+    """A target's measured rates for the compute term (see the module docstring)."""
+
+    bandwidth: float
+    """Bytes per second between global memory and the chip."""
+    fused_flops: float
+    """The chain kernel's products, FLOP/s."""
+    separate_flops: dict[str, float]
+    """Separate matmul kernels' products, FLOP/s, by operand type (`f16`, `bf16`, `f32`)."""
+
+
+COMPUTE_MODELS = {
+    "none": None,
+    # H100 (bench/attention.py, 2026-11-25): the device copy moves ~3.0 TB/s; the chain kernel ran
+    # 3.5-4.8 TFLOP/s; mlc's separate kernels ran the whole chain at 55-106 TFLOP/s in f16
+    # (tensor cores; products alone faster) and 23 in f32: conservative product rates below.
+    "gpu": ComputeModel(3.0e12, 4.0e12, {"f16": 100e12, "bf16": 100e12, "f32": 25e12}),
+}
+
+
+def _estimate_seconds(moved: int, flops: int, rate: float, model: ComputeModel) -> float:
+    return max(moved / model.bandwidth, flops / rate)
+
+
+def compute_verdict(chain: AttentionChain, fused: int, separate: int, model: ComputeModel) -> str | None:
+    """Why the fused chain does not pay under `model`'s rates (None when it does)."""
+    batch, rows, keys, depth, value_depth = chain.dims
+    flops = 2 * batch * rows * keys * (depth + value_depth)
+    element = str(_element(chain.scores.a))
+    fused_s = _estimate_seconds(fused, flops, model.fused_flops, model)
+    separate_s = _estimate_seconds(separate, flops, model.separate_flops.get(element, model.fused_flops), model)
+    if fused_s < separate_s:
+        return None
+    return (
+        f"the chain kernel's products on CUDA cores: about {fused_s * 1e6:.1f} us fused, {separate_s * 1e6:.1f} us "
+        f"as separate kernels ({flops} flops; {fused} / {separate} bytes): fusion does not pay"
+    )
+
+
+@dataclass(frozen=True)
 class ChainPlan:
     """The model's choice for one chain, with its numbers (all recorded in the IR)."""
 
@@ -298,7 +351,7 @@ def separate_bytes(chain: AttentionChain) -> int:
     return batch * (first + 4 * rows * keys * 4 + second) + _mask_bytes(chain, b, b)
 
 
-def plan_attention(chain: AttentionChain, on_chip_bytes: int) -> ChainPlan | str:
+def plan_attention(chain: AttentionChain, on_chip_bytes: int, compute: ComputeModel | None = None) -> ChainPlan | str:
     """The cheapest fitting choice, or the reason to fall back to separate kernels."""
     _, rows, keys, depth, value_depth = chain.dims
     e = _element(chain.scores.a).bitwidth // 8  # type: ignore[attr-defined]
@@ -316,4 +369,7 @@ def plan_attention(chain: AttentionChain, on_chip_bytes: int) -> ChainPlan | str
     moved, footprint, bm, bn = min(candidates)
     if moved >= separate:
         return f"fusion moves {moved} bytes, separate kernels {separate}: fusion does not pay"
+    verdict = None if compute is None else compute_verdict(chain, moved, separate, compute)
+    if verdict is not None:
+        return verdict
     return ChainPlan("rows-outer", bm, bn, moved, separate, footprint)

@@ -30,8 +30,9 @@ the group of its users when all of them are in one group, so groups never form a
 
 GEMM chains come first: every attention chain (`analysis/gemm_chain.py`: matmul, scale and
 mask, softmax, matmul) for which Chimera's data-movement model finds blocks that fit in
-`on-chip-bytes` and pay becomes a region of kind `chain` with `mlc.chain = "attention"` and the
-model's choice and numbers in `mlc.chain_plan`; a chain it rejects is left to the rules below, its
+`on-chip-bytes` and pay (bytes moved; with `compute-model=gpu`, as the GPU pipeline sets, also
+the products' measured speed: a roofline estimate of each side) becomes a region of kind `chain`
+with `mlc.chain = "attention"` and the model's choice and numbers in `mlc.chain_plan`; a chain it rejects is left to the rules below, its
 last matmul marked with `mlc.chain_fallback` (the reason). The rules then partition the rest.
 
 Kinds: `matmul`/`conv` for groups with a contraction, `reduction` for groups with a reduction,
@@ -77,10 +78,18 @@ from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from mlc.diagnostics import PassFailure
 from mlc.dialects.graph import ops as graph
 from mlc.dialects import attributes
 from mlc.transforms.analysis.fusion_groups import FusionGroup, FusionRules, partition
-from mlc.transforms.analysis.gemm_chain import DEFAULT_ON_CHIP_BYTES, ChainPlan, match_attention, plan_attention
+from mlc.transforms.analysis.gemm_chain import (
+    COMPUTE_MODELS,
+    DEFAULT_ON_CHIP_BYTES,
+    ChainPlan,
+    ComputeModel,
+    match_attention,
+    plan_attention,
+)
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.analysis.memory_plan import forget_memory_plan
 from mlc.transforms.lowering.graph_rewriting import is_graph_op
@@ -242,14 +251,14 @@ def make_fusion(group: PlannedGroup, name: str) -> graph.FusionOp:
     return fusion
 
 
-def fuse_chains(function: func.FuncOp, on_chip_bytes: int) -> list[graph.FusionOp]:
+def fuse_chains(function: func.FuncOp, on_chip_bytes: int, compute: ComputeModel | None = None) -> list[graph.FusionOp]:
     """Makes a `chain` region of every attention chain the model accepts (see the docstring)."""
     fusions = []
     for op in list(function.body.block.ops):
         chain = match_attention(op)
         if chain is None:
             continue
-        plan = plan_attention(chain, on_chip_bytes)
+        plan = plan_attention(chain, on_chip_bytes, compute)
         if not isinstance(plan, ChainPlan):
             attributes.CHAIN_FALLBACK.write(op, StringAttr(plan))
             continue
@@ -265,12 +274,14 @@ def fuse_chains(function: func.FuncOp, on_chip_bytes: int) -> list[graph.FusionO
     return fusions
 
 
-def fuse_function(function: func.FuncOp, on_chip_bytes: int = DEFAULT_ON_CHIP_BYTES) -> list[graph.FusionOp]:
+def fuse_function(
+    function: func.FuncOp, on_chip_bytes: int = DEFAULT_ON_CHIP_BYTES, compute: ComputeModel | None = None
+) -> list[graph.FusionOp]:
     """Rewrites `function` (see `is_fusible_function`) into fusion groups; returns the new ones."""
     body = function.body.block
     if erase_dead_ops(body):
         forget_memory_plan(function)
-    chains = fuse_chains(function, on_chip_bytes)
+    chains = fuse_chains(function, on_chip_bytes, compute)
     groups = plan_groups(function)
     if not groups:
         return chains
@@ -295,8 +306,14 @@ class GraphFuse(ModulePass):
 
     on_chip_bytes: int = DEFAULT_ON_CHIP_BYTES
     """What one program may hold on chip (GEMM chains' blocks must fit)."""
+    compute_model: str = "none"
+    """GEMM chains' compute term: `none` (bytes only) or `gpu` (the measured rates of
+    `analysis/gemm_chain.COMPUTE_MODELS`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.compute_model not in COMPUTE_MODELS:
+            known = ", ".join(COMPUTE_MODELS)
+            raise PassFailure(op, f"graph-fuse: unknown compute-model '{self.compute_model}' (known: {known})")
         for function in [f for f in op.walk() if is_fusible_function(f)]:
             assert isinstance(function, func.FuncOp)
-            fuse_function(function, self.on_chip_bytes)
+            fuse_function(function, self.on_chip_bytes, COMPUTE_MODELS[self.compute_model])

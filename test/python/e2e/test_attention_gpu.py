@@ -10,9 +10,11 @@ The reference is PyTorch's `softmax(q @ kt / sqrt(d) + mask) @ v` in float64 on 
 once to the result type; it and mlc's result must both be within the error bound
 `error_bounds.result_bounds` derives from the program and the data (`assert_compiled_matches`:
 the online softmax's rescalings are covered by the softmax bound), and a result moved by a few
-bounds is caught. The fused cases also check that the program compiled to one chain kernel; the
-`separate` case forces the fallback (`graph-fuse{on-chip-bytes=0}`: the blocks cannot fit) and
-checks the three-kernel path against the same bound.
+bounds is caught. The fused cases compile with bytes alone deciding (`graph-fuse` without the
+GPU's compute model, which would choose separate kernels for these head dims) and check that the
+program became one chain kernel; the `separate` cases force the fallback
+(`graph-fuse{on-chip-bytes=0}`: the blocks cannot fit) and check the three-kernel path against
+the same bound.
 """
 
 from __future__ import annotations
@@ -28,7 +30,12 @@ from mlc.transforms.pipelines import GPU_PIPELINE
 
 pytestmark = pytest.mark.gpu
 
-SEPARATE = GPU_PIPELINE.replace("graph-fuse,", "graph-fuse{on-chip-bytes=0},")
+GPU_FUSE = "graph-fuse{compute-model=gpu}"
+assert GPU_FUSE in GPU_PIPELINE
+FUSED = GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse")
+"""The chain kernel on the GPU: bytes alone decide (with the GPU's measured rates the model falls
+back to separate kernels for these head dims: `test_attention_chain.py`)."""
+SEPARATE = GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse{on-chip-bytes=0}")
 
 CASES = [
     # element, batch x heads, sequence, head dim, causal
@@ -70,7 +77,7 @@ def _chain_kernels(compiled) -> int:
 @pytest.mark.parametrize(("element", "heads", "sequence", "depth", "causal"), CASES)
 def test_fused_attention_against_pytorch(element: str, heads: int, sequence: int, depth: int, causal: bool):
     program, inputs = _case(element, heads, sequence, depth, causal, seed=sequence + depth)
-    compiled = mlc.compile(program.text, device="cuda")
+    compiled = mlc.compile(program.text, device="cuda", pipeline=FUSED)
     assert _chain_kernels(compiled) == 1
     result = compiled(*inputs)
     assert_compiled_matches(program.text, inputs, result, references=[_pytorch_reference(inputs, depth)])

@@ -3,6 +3,7 @@
 // it becomes (convert-graph-to-tile) and its loops (convert-tile-to-loop).
 // RUN: mlc-opt %s -p graph-decompose,graph-fuse | filecheck %s
 // RUN: mlc-opt %s -p 'graph-decompose,graph-fuse{on-chip-bytes=4096}' | filecheck %s --check-prefix=FALLBACK
+// RUN: mlc-opt %s -p 'graph-decompose,graph-fuse{compute-model=gpu}' | filecheck %s --check-prefix=GPUMODEL
 // RUN: mlc-opt %s -p graph-decompose,graph-fuse,convert-graph-to-tile | filecheck %s --check-prefix=TILE
 // RUN: mlc-opt %s -p graph-decompose,graph-fuse,convert-graph-to-tile,convert-tile-to-loop | filecheck %s --check-prefix=LOOP
 
@@ -32,6 +33,14 @@
 // FALLBACK:      graph.fusion reduction
 // FALLBACK:      graph.fusion matmul
 // FALLBACK-NEXT:   graph.matmul %{{.*}}, %{{.*}} {mlc.chain_fallback = "the smallest blocks (16x16) need {{[0-9]+}} bytes on chip, more than 4096"}
+
+// With the GPU's measured rates the chain kernel's CUDA-core products (D = 64) cost more than the
+// separate kernels' score round trip: three kernels, both estimates in the reason.
+// GPUMODEL-NOT:  graph.fusion chain
+// GPUMODEL:      graph.fusion matmul
+// GPUMODEL:      graph.fusion reduction
+// GPUMODEL:      graph.fusion matmul
+// GPUMODEL-NEXT:   graph.matmul %{{.*}}, %{{.*}} {mlc.chain_fallback = "the chain kernel's products on CUDA cores: about {{[0-9.]+}} us fused, {{[0-9.]+}} us as separate kernels ({{[0-9]+}} flops; {{[0-9]+}} / {{[0-9]+}} bytes): fusion does not pay"}
 
 // One kernel: a program per (batch x head, 64 query rows); the keys in blocks of 16, carrying the
 // running max, the running sum and the accumulator; two products; the quotient stored once.

@@ -106,7 +106,7 @@ def test_cpu_end_to_end_against_numpy(program: AttentionProgram, seed: int):
     ("pipeline", "program"),
     [
         (CPU_PIPELINE, attention_program("f16", (), 3, 18, 2, 1, "padding", True)),
-        (GPU_PIPELINE, attention_program("f32", (2,), 5, 20, 3, 2, "causal", False)),
+        (GPU_PIPELINE.replace("graph-fuse{compute-model=gpu}", "graph-fuse"), attention_program("f32", (2,), 5, 20, 3, 2, "causal", False)),
     ],
     ids=["cpu-f16-padding", "gpu-f32-causal"],
 )
@@ -160,3 +160,28 @@ def test_pytorch_onnx_export_is_one_chain(tmp_path):
     transposed = chain.operands[first.b.index]
     assert isinstance(transposed.owner, graph.FusionOp) and transposed.owner.kind.data == "elementwise"
     assert [op.name for op in chain.body.block.ops][:3] == ["graph.matmul", "graph.div", "graph.add"]
+
+
+def _fallback_reasons(module) -> list[str]:
+    return [op.attributes["mlc.chain_fallback"].data for op in module.walk() if "mlc.chain_fallback" in op.attributes]
+
+
+@pytest.mark.parametrize(("depth", "fused"), [(64, False), (128, False), (2, True)])
+def test_gpu_compute_model(depth: int, fused: bool):
+    """With the GPU's measured rates (`compute-model=gpu`, the GPU pipeline's), an attention core
+    of a real head dim goes to separate kernels, the estimates in the reason; a tiny head dim,
+    where the score matrix's round trip outweighs the chain kernel's slow products, stays fused.
+    Bytes alone fuse all three (graph-level passes only: nothing is run)."""
+    program = attention_program("f16", (64,), 1024, 1024, depth, depth, "none", True)
+    module = lower(program.text, GRAPH.replace("graph-fuse", "graph-fuse{compute-model=gpu}"))
+    assert len(_chains(module)) == int(fused)
+    if not fused:
+        (reason,) = _fallback_reasons(module)
+        assert reason.startswith("the chain kernel's products on CUDA cores: about ") and reason.endswith("fusion does not pay")
+    assert len(_chains(lower(program.text, GRAPH))) == 1
+
+
+def test_unknown_compute_model_is_reported():
+    program = attention_program("f32", (), 4, 20, 8, 8, "none", False)
+    with pytest.raises(mlc.MlcError, match="unknown compute-model 'tpu'"):
+        lower(program.text, GRAPH.replace("graph-fuse", "graph-fuse{compute-model=tpu}"))
