@@ -7,7 +7,9 @@ Both start with the graph-level optimisations (graph-simplify, graph-fold-consta
 are exact: they change no result bit. Then the graph level decides the kernels, as IR a person can
 read and edit: graph-decompose rewrites composite ops into the primitives kernels compute,
 graph-fuse groups ops into `graph.fusion` regions (one kernel each; convert-graph-to-tile follows
-them and groups nothing itself) and graph-plan-memory places the intermediates in one arena.
+them and groups nothing itself; on the GPU with `compute-model=gpu`, so that a GEMM chain is fused
+only where its kernel beats separate tensor-core kernels at measured rates) and graph-plan-memory
+places the intermediates in one arena.
 At the tile level, tile-merge-identical-kernels keeps one kernel of each set of identical ones (a
 repeated layer), so that everything after it lowers and compiles each distinct kernel once.
 

@@ -79,8 +79,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from mlc.diagnostics import PassFailure
-from mlc.dialects.graph import ops as graph
 from mlc.dialects import attributes
+from mlc.dialects.graph import ops as graph
 from mlc.transforms.analysis.fusion_groups import FusionGroup, FusionRules, partition
 from mlc.transforms.analysis.gemm_chain import (
     COMPUTE_MODELS,
