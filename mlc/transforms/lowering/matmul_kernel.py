@@ -74,6 +74,7 @@ from mlc.transforms.analysis.fusion_groups import (
     is_splat_constant,
     shape_of,
 )
+from mlc.transforms.analysis.gemm_chain import upstream_ops
 from mlc.transforms.lowering.elementwise_expansion import (
     ScalarBuilder,
     expand_elementwise,
@@ -143,18 +144,6 @@ LaunchUnit = FusionGroup | MatmulUnit
 """What one kernel computes."""
 
 
-def _upstream(op: Operation) -> set[Operation]:
-    """The ops `op` depends on, directly or not."""
-    found: set[Operation] = set()
-    worklist = [operand.owner for operand in op.operands]
-    while worklist:
-        producer = worklist.pop()
-        if isinstance(producer, Operation) and producer not in found:
-            found.add(producer)
-            worklist += [operand.owner for operand in producer.operands]
-    return found
-
-
 def _absorbable(op: graph.MatmulOp, group: FusionGroup) -> bool:
     """Whether `group` can be `op`'s epilogue (see the module docstring)."""
     result = op.result
@@ -164,7 +153,7 @@ def _absorbable(op: graph.MatmulOp, group: FusionGroup) -> bool:
         and all(isinstance(member, EPILOGUE_OPS) for member in group.ops)
         and (result, shape_of(result)) in group.inputs
         and all(use.operation in group.ops for use in result.uses)
-        and not _upstream(op) & set(group.ops)
+        and not upstream_ops(op) & set(group.ops)
     )
 
 
