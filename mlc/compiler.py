@@ -290,13 +290,19 @@ class CompiledFunction:
             self._lowered_module = module
         return self._lowered_module
 
-    def __call__(self, *arrays: object) -> np.ndarray | tuple[np.ndarray, ...]:
-        results = self.program.run(*arrays)
+    def __call__(self, *arrays: object, stream: object = None) -> np.ndarray | tuple[np.ndarray, ...]:
+        """Runs the function; numpy results. On the GPU the call runs on `stream` (default:
+        PyTorch's current stream when an argument is a PyTorch CUDA tensor; see the README)."""
+        results = self.program.run(*arrays, stream=stream)
         return results[0] if len(results) == 1 else results
 
-    def run_on_device(self, *arrays: object, outputs: Sequence[object] | None = None) -> tuple[Any, ...]:
-        """Results as device buffers (GPU: `__cuda_array_interface__`), without a copy back."""
-        return self.program.run_on_device(*arrays, outputs=outputs)
+    def run_on_device(
+        self, *arrays: object, outputs: Sequence[object] | None = None, stream: object = None
+    ) -> tuple[Any, ...]:
+        """Results as device buffers (GPU: `__cuda_array_interface__`), without a copy back, the
+        work enqueued on `stream` (default: PyTorch's current stream when an argument or output is
+        a PyTorch CUDA tensor, else the program's own; see the README)."""
+        return self.program.run_on_device(*arrays, outputs=outputs, stream=stream)
 
     def synchronize(self) -> None:
         self.program.synchronize()

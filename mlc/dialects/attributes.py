@@ -265,7 +265,49 @@ CPU_PROGRAMS = DeclaredAttribute(
     _positive_integer,
 )
 
+def _chain_plan(value: Attribute) -> bool:
+    if not isinstance(value, DictionaryAttr) or set(value.data) != {"order", *_CHAIN_PLAN_NUMBERS}:
+        return False
+    order = value.data["order"]
+    numbers = [value.data[key] for key in _CHAIN_PLAN_NUMBERS]
+    return (
+        isinstance(order, StringAttr) and order.data in ("rows-outer", "keys-outer")
+        and all(isinstance(v, IntegerAttr) and v.value.data > 0 for v in numbers)
+    )
+
+
+_CHAIN_PLAN_NUMBERS = ("block_rows", "block_keys", "fused_bytes", "separate_bytes", "on_chip_bytes")
+
+CHAIN = DeclaredAttribute(
+    "mlc.chain",
+    '"attention"',
+    "a GEMM chain fused into one kernel (matmul, scale/mask, softmax, matmul with an online softmax)",
+    "graph-fuse (on the graph.fusion), convert-graph-to-tile (on the tile.kernel)",
+    "convert-graph-to-tile (builds the chain's kernel), convert-tile-to-loop (lowers it)",
+    lambda value: isinstance(value, StringAttr) and value.data == "attention",
+)
+CHAIN_PLAN = DeclaredAttribute(
+    "mlc.chain_plan",
+    '{order = "rows-outer"|"keys-outer", block_rows, block_keys, fused_bytes, separate_bytes, on_chip_bytes} (i64)',
+    "the data-movement model's choice for a chain: block order and sizes, bytes moved fused and as "
+    "separate kernels, the blocks' on-chip footprint",
+    "graph-fuse (analysis/gemm_chain.py), copied by convert-graph-to-tile onto the kernel",
+    "convert-graph-to-tile (the block sizes), people",
+    _chain_plan,
+)
+CHAIN_FALLBACK = DeclaredAttribute(
+    "mlc.chain_fallback",
+    "a string",
+    "why an attention chain ending at this matmul was left to separate kernels",
+    "graph-fuse",
+    "people",
+    _string,
+)
+
 ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
+    CHAIN,
+    CHAIN_PLAN,
+    CHAIN_FALLBACK,
     ARG_ALIGNMENT,
     BUFFER,
     MEMORY_PLAN,

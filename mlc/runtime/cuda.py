@@ -18,7 +18,9 @@ Design.
   Operations make the context current only for their own duration (`Device.activated`), so the
   calling thread's current context is what it was before, whatever other libraries expect.
 * Work is enqueued on a `Stream`, by default the legacy default stream (handle 0), which orders
-  itself against every blocking stream, PyTorch's default stream included. Copies between
+  itself against every blocking stream, PyTorch's default stream included (not against
+  non-blocking streams such as PyTorch's side streams: `call_streams.py` says which stream a
+  compiled function's call takes). Copies between
   pageable host memory and the device are synchronous for the host, as the driver makes them.
 * Launch overhead is kept small: `KernelArguments` holds the `kernelParams` array (one 8-byte cell
   per parameter and the array of the cells' addresses) for the lifetime of a launch site; a call
@@ -470,9 +472,10 @@ class CapturedGraph:
     instantiated; `launch()` replays them all with one driver call.
 
     Capture records each launch with the parameter values it had (the pointers), so a graph is
-    valid for exactly those buffers: callers keep one graph per set of pointers. The stream must
-    not be the legacy default stream (which cannot be captured); capture is thread-local, so
-    other threads may keep using the device meanwhile. The device's context must be current.
+    valid for exactly those buffers: callers keep one graph per set of pointers. The capture
+    stream must not be the legacy default stream (which cannot be captured); capture is
+    thread-local, so other threads may keep using the device meanwhile. A graph may be replayed
+    on any stream of the device (`launch(stream)`). The device's context must be current.
     """
 
     def __init__(self, stream: Stream, record: Callable[[], None]):
@@ -494,8 +497,10 @@ class CapturedGraph:
         self._finalizer = weakref.finalize(self, _destroy_graph, driver, stream.device.context, self.handle)
         self._finalizer.atexit = False
 
-    def launch(self) -> None:
-        check(self._launch(self.handle, self.stream.handle), "launching a CUDA graph")
+    def launch(self, stream: Stream | None = None) -> None:
+        """Replays the graph on `stream` (default: the stream it was captured on)."""
+        handle = (stream or self.stream).handle
+        check(self._launch(self.handle, handle), "launching a CUDA graph")
 
 
 def _destroy_graph(driver: ModuleType, context: Any, handle: Any) -> None:

@@ -237,30 +237,27 @@ class TorchFastCheck:
     """Takes a PyTorch CUDA tensor's pointer with a few C-level calls, when nothing is unusual.
 
     `pointer(value)` returns the pointer of a contiguous tensor of the expected dtype and shape on
-    the expected device, aligned enough, not requiring grad, produced on the stream the program
-    uses (PyTorch's raw current stream equal to ours); otherwise None, and the caller takes the
-    general path
-    (`device_array_view`), which also reports any problem precisely. Reading PyTorch's
-    `__cuda_array_interface__` and asking the driver which device a pointer belongs to cost
-    several microseconds per tensor: for small kernels, more than the launch.
+    the expected device, aligned enough, not requiring grad; otherwise None, and the caller takes
+    the general path (`device_array_view`), which also reports any problem precisely. Reading
+    PyTorch's `__cuda_array_interface__` and asking the driver which device a pointer belongs to
+    cost several microseconds per tensor: for small kernels, more than the launch. Which stream
+    the call then runs on (PyTorch's current one, unless the caller names another) is
+    `call_streams.py`'s choice, not this check's.
     """
 
-    def __init__(self, dtype: np.dtype, shape: tuple[int, ...], ordinal: int, alignment: int, stream: Stream):
+    def __init__(self, dtype: np.dtype, shape: tuple[int, ...], ordinal: int, alignment: int):
         self.dtype_name = _TORCH_DTYPE_NAMES.get(np.dtype(dtype).name, "")
         self.shape = tuple(shape)
         self.ordinal = ordinal
         self.alignment = max(alignment, 1)
-        self.stream_handle = int(stream.handle)
         self._torch_dtype: object = None
-        self._raw_stream: Any = None
 
     def _resolve(self) -> bool:
         torch = sys.modules.get("torch")
         if torch is None or not self.dtype_name:
             return False
         self._torch_dtype = getattr(torch, self.dtype_name, None)
-        self._raw_stream = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
-        return self._torch_dtype is not None and self._raw_stream is not None
+        return self._torch_dtype is not None
 
     def pointer(self, value: object) -> int | None:
         if type(value).__name__ != "Tensor" or not getattr(value, "is_cuda", False):
@@ -277,9 +274,7 @@ class TorchFastCheck:
         ):
             return None
         pointer = tensor.data_ptr()
-        if pointer % self.alignment or self._raw_stream(self.ordinal) != self.stream_handle:
-            return None
-        return pointer
+        return None if pointer % self.alignment else pointer
 
 
 def device_array_view(

@@ -44,8 +44,10 @@ intermediate buffers, the staging buffers of arguments, the GPU's result buffers
 parameter cells). Calls of one program run one at a time; different programs run in parallel (a
 CPU kernel releases the GIL while it runs). On the GPU a call makes the device's primary context
 current on the calling thread for its duration (restoring the thread's own afterwards), and
-everything is enqueued on the executor's stream (default: the legacy default stream), so the work
-of consecutive calls is ordered even when `run_on_device` returns before it is done. Kernel faults
+everything a call does is enqueued on one stream, the one `call_streams.py` chooses (`stream=`,
+else PyTorch's current stream for PyTorch tensors, else the program's own); a call on another
+stream than the previous call's waits for it first, so the work of consecutive calls is ordered
+even when `run_on_device` returns before it is done. Kernel faults
 surface at the next synchronizing call (`run`'s copy back, or `synchronize`); the error then lists
 the kernels the last call launched.
 
@@ -297,6 +299,16 @@ class Executor(ABC):
         """Entered around building and every call (the GPU makes its context current)."""
         return nullcontext()
 
+    def begin_call(self, stream: object, values: Sequence[object], torch_tensors: bool | None = None) -> None:
+        """Chooses what a call runs on, before anything is bound: `stream` is the caller's
+        `stream=` (None: the default), `values` the call's arrays (or `torch_tensors` says whether
+        one is a PyTorch CUDA tensor). Executors without streams refuse any `stream`."""
+        if stream is not None:
+            raise ArgumentError(
+                f"stream={stream!r}: this program runs on {type(self).__name__}, without CUDA streams; "
+                "stream= is for programs compiled for the GPU"
+            )
+
     def memory_capacity(self) -> tuple[int, str] | None:
         """(bytes, what they are) of the memory buffers come from, or None when unknown."""
         return None
@@ -498,15 +510,19 @@ class HostProgram:
     def __repr__(self) -> str:
         return f"<HostProgram @{self.name} on {type(self.executor).__name__}: {len(self.plan.launches)} launches>"
 
-    def __call__(self, *arguments: object) -> tuple[np.ndarray, ...]:
-        return self.run(*arguments)
+    def __call__(self, *arguments: object, stream: object = None) -> tuple[np.ndarray, ...]:
+        return self.run(*arguments, stream=stream)
 
-    def run(self, *arguments: object) -> tuple[np.ndarray, ...]:
-        """Runs the function; returns its results as numpy arrays the caller owns."""
+    def run(self, *arguments: object, stream: object = None) -> tuple[np.ndarray, ...]:
+        """Runs the function; returns its results as numpy arrays the caller owns.
+
+        On the GPU the call runs on `stream` (see `call_streams.py`: default PyTorch's current
+        stream when an argument is a PyTorch CUDA tensor, else the program's own)."""
         if self.executor.results_on_host:
-            return self.run_on_device(*arguments)  # type: ignore[return-value]
+            return self.run_on_device(*arguments, stream=stream)  # type: ignore[return-value]
         self._check_count(arguments, None)
         with self._lock, self._describing_failures(), self.executor.call_scope():
+            self.executor.begin_call(stream, arguments)
             bound = self._bind_arguments(arguments)
             for result, direct in zip(self.plan.results, self._direct_results):
                 if direct:
@@ -520,25 +536,28 @@ class HostProgram:
             return tuple(self.executor.to_numpy(self._buffer(bound, r.slot)) for r in self.plan.results)
 
     def run_on_device(
-        self, *arguments: object, outputs: Sequence[object] | None = None
+        self, *arguments: object, outputs: Sequence[object] | None = None, stream: object = None
     ) -> tuple[Buffer, ...]:
         """Runs the function; returns its result buffers without copying them to the host.
 
-        On the GPU the results are DeviceBuffers (with `__cuda_array_interface__`) and the call
-        returns as soon as the kernels are enqueued. `outputs`, one per result, are buffers to
+        On the GPU the results are DeviceBuffers (with `__cuda_array_interface__`, naming the
+        call's stream) and the call returns as soon as the kernels are enqueued on `stream`
+        (see `call_streams.py`: default PyTorch's current stream when an argument or output is a
+        PyTorch CUDA tensor, else the program's own). `outputs`, one per result, are buffers to
         write the results into (GPU: DeviceBuffers or CUDA arrays; CPU: numpy arrays); they are
         returned. Without `outputs`, every call allocates its results afresh.
         """
-        if outputs is not None and self._run_fast(arguments, outputs):
+        if outputs is not None and self._run_fast(arguments, outputs, stream):
             return tuple(outputs)
         self._check_count(arguments, outputs)
         with self._lock, self.executor.call_scope():
+            self.executor.begin_call(stream, arguments if outputs is None else (*arguments, *outputs))
             try:
                 return self._run_on_device_locked(arguments, outputs)
             except CudaError as error:
                 raise self._with_last_launches(error) from None
 
-    def _run_fast(self, arguments: Sequence[object], outputs: Sequence[object]) -> bool:
+    def _run_fast(self, arguments: Sequence[object], outputs: Sequence[object], stream: object) -> bool:
         """The hot path of small kernels: every array passes its executor's fast check (PyTorch CUDA
         tensors as the kernels expect them), so binding is pointing slots. False, having done
         nothing, when any does not: the general path then checks everything and explains."""
@@ -549,6 +568,7 @@ class HostProgram:
         if None in pointers:
             return False
         with self._lock, self.executor.call_scope():
+            self.executor.begin_call(stream, arguments, torch_tensors=True)
             for (_, slot), pointer in zip(checks, pointers):
                 self._point(slot, pointer)  # type: ignore[arg-type]
             try:
@@ -641,7 +661,8 @@ class HostProgram:
         The buffers of the memory plan (constants, the arena, intermediates, staging buffers of
         numpy arguments, `run`'s kept results) never move, so a program called the same way
         replays one graph; outputs or CUDA arrays at new addresses get a graph of their own (the
-        `MAX_CUDA_GRAPHS` most recently used are kept)."""
+        `MAX_CUDA_GRAPHS` most recently used are kept). Graphs are captured on the program's own
+        stream and replayed on the call's (`call_streams.py`)."""
         assert self._graphs is not None and isinstance(self.executor, CudaExecutor)
         key = tuple(self._pointers)
         graph = self._graphs.pop(key, None)
@@ -650,7 +671,7 @@ class HostProgram:
             if len(self._graphs) >= MAX_CUDA_GRAPHS:
                 del self._graphs[next(iter(self._graphs))]
         self._graphs[key] = graph
-        graph.launch()  # type: ignore[attr-defined]
+        graph.launch(self.executor.stream)  # type: ignore[attr-defined]
 
     def _describing_failures(self) -> AbstractContextManager[None]:
         return _AppendLaunches(self)
@@ -840,7 +861,7 @@ class CpuExecutor(HostMemoryExecutor):
 
 
 class _CudaKernel(LoadedKernel):
-    __slots__ = ("arguments", "_enqueue", "_grid", "_block", "_stream")
+    __slots__ = ("arguments", "_enqueue", "_grid", "_block", "stream_handle")
 
     def __init__(self, executor: CudaExecutor, launch: KernelLaunch):
         from mlc.runtime.cuda import KernelArguments
@@ -858,13 +879,13 @@ class _CudaKernel(LoadedKernel):
         self.arguments = KernelArguments(len(launch.slots))
         self._enqueue = function.enqueue
         self._grid, self._block = launch.grid, launch.block
-        self._stream = executor.stream.handle
+        self.stream_handle = executor.stream.handle  # the call's: CudaExecutor.begin_call changes it
 
     def set_pointer(self, parameter: int, pointer: int) -> None:
         self.arguments.set_pointer(parameter, pointer)
 
     def launch(self) -> None:
-        self._enqueue(self._grid, self._block, self.arguments, self._stream, 0)
+        self._enqueue(self._grid, self._block, self.arguments, self.stream_handle, 0)
 
 
 class _CudaArgumentBinder:
@@ -874,9 +895,7 @@ class _CudaArgumentBinder:
         self.executor = executor
         self.argument = argument
         self.staging: DeviceBuffer | None = None
-        self.fast = TorchFastCheck(
-            argument.spec.dtype, argument.spec.shape, executor.device.ordinal, argument.alignment, executor.stream
-        )
+        self.fast = TorchFastCheck(argument.spec.dtype, argument.spec.shape, executor.device.ordinal, argument.alignment)
 
     def __call__(self, value: object) -> tuple[Buffer, int]:
         from mlc.runtime.cuda import DeviceBuffer
@@ -947,36 +966,65 @@ class DeviceView:
 
 
 class CudaExecutor(Executor):
-    """Runs `mlc_gpu.launch`es of a CudaModule's kernels on one device and stream."""
+    """Runs `mlc_gpu.launch`es of a CudaModule's kernels on one device; each call on the stream
+    `call_streams.CallStreams` chooses (`stream`: the program's own one, the legacy default stream
+    when None, until a call chooses another)."""
 
     launch_op_name = GPU_LAUNCH
     results_on_host = False
 
     def __init__(self, module: CudaModule, stream: Stream | None = None):
+        from mlc.runtime.call_streams import CallStreams
         from mlc.runtime.cuda import Stream
 
         self.module = module
         self.device = module.device
-        self.stream = stream or Stream.legacy_default(self.device)
+        self.streams = CallStreams(self.device, stream or Stream.legacy_default(self.device))
+        self.stream = self.streams.current
+        """The stream of the call in progress (else of the last call): copies, launches, results."""
+        self._kernels: list[_CudaKernel] = []
         # Fast checks of PyTorch outputs, per result: built on first use, one per program result.
         self._output_checks: dict[tuple[int, int], object] = {}
 
     def call_scope(self) -> AbstractContextManager[object]:
         return self.device.activated()
 
+    def begin_call(self, stream: object, values: Sequence[object], torch_tensors: bool | None = None) -> None:
+        from mlc.runtime.call_streams import holds_torch_cuda_tensor
+
+        if torch_tensors is None:
+            torch_tensors = stream is None and holds_torch_cuda_tensor(values)
+        chosen = self.streams.choose(stream, torch_tensors)
+        if self.streams.switch_to(chosen):
+            self._point_kernels(chosen)
+
+    def _point_kernels(self, stream: Stream) -> None:
+        self.stream = stream
+        for kernel in self._kernels:
+            kernel.stream_handle = stream.handle
+
     def capture(self, record: Callable[[], None]) -> object:
-        """A CUDA graph of the launches `record` enqueues on this executor's stream."""
+        """A CUDA graph of the launches `record` enqueues, captured on the program's own stream
+        (not the legacy default stream, which cannot be captured); the kernels go back to the
+        call's stream afterwards."""
         from mlc.runtime.cuda import CapturedGraph
 
-        return CapturedGraph(self.stream, record)
+        call_stream = self.stream
+        self._point_kernels(self.streams.own)
+        try:
+            return CapturedGraph(self.streams.own, record)
+        finally:
+            self._point_kernels(call_stream)
 
     def fast_pointer_check(self, spec: BufferSpec, alignment: int) -> PointerCheck | None:
         from mlc.runtime.foreign_arrays import TorchFastCheck
 
-        return TorchFastCheck(spec.dtype, spec.shape, self.device.ordinal, alignment, self.stream)
+        return TorchFastCheck(spec.dtype, spec.shape, self.device.ordinal, alignment)
 
     def load_kernel(self, launch: KernelLaunch) -> LoadedKernel:
-        return _CudaKernel(self, launch)
+        kernel = _CudaKernel(self, launch)
+        self._kernels.append(kernel)
+        return kernel
 
     def allocate(self, spec: BufferSpec, alignment: int) -> Buffer:
         from mlc.runtime.cuda import DeviceBuffer
@@ -1056,7 +1104,7 @@ class CudaExecutor(Executor):
         key = (id(spec), alignment)
         fast = self._output_checks.get(key)
         if fast is None:
-            fast = TorchFastCheck(spec.dtype, spec.shape, self.device.ordinal, alignment, self.stream)
+            fast = TorchFastCheck(spec.dtype, spec.shape, self.device.ordinal, alignment)
             self._output_checks[key] = fast
         pointer = fast.pointer(value)
         if pointer is not None:

@@ -230,6 +230,8 @@ class Driver:
             self.add_time("(output)", start)
         except PassFailure as failure:
             return describe_op(failure.op, failure.message, source_map, name)
+        except BrokenPipeError:  # the reader stopped early (`| head`): exit_code ends quietly
+            raise
         except MlcError as error:
             if isinstance(error, InternalCompilerError):
                 print_traceback_when_debugging(error)

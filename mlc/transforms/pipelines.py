@@ -7,7 +7,9 @@ Both start with the graph-level optimisations (graph-simplify, graph-fold-consta
 are exact: they change no result bit. Then the graph level decides the kernels, as IR a person can
 read and edit: graph-decompose rewrites composite ops into the primitives kernels compute,
 graph-fuse groups ops into `graph.fusion` regions (one kernel each; convert-graph-to-tile follows
-them and groups nothing itself) and graph-plan-memory places the intermediates in one arena.
+them and groups nothing itself; on the GPU with `compute-model=gpu`, so that a GEMM chain is fused
+only where its kernel beats separate tensor-core kernels at measured rates) and graph-plan-memory
+places the intermediates in one arena.
 At the tile level, tile-merge-identical-kernels keeps one kernel of each set of identical ones (a
 repeated layer), so that everything after it lowers and compiles each distinct kernel once.
 
@@ -28,7 +30,7 @@ from mlc.passes import NamedPipeline, build_pipeline
 from mlc.transforms import all_passes
 from mlc.transforms.graph.convert_graph_to_tile import ConvertGraphToTile
 
-_GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse,graph-plan-memory"
+_GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse{chain_model},graph-plan-memory"
 _TO_TILE = (
     f"{_GRAPH},convert-graph-to-tile{{graph_to_tile}},cse,canonicalize,tile-merge-identical-kernels,"
     "{dot_lowering}convert-tile-to-loop{tensor_cores},cse,canonicalize"
@@ -38,10 +40,10 @@ _TO_LLVM = (
     "convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,cse"
 )
 
-GPU_PIPELINE = f"{_TO_TILE.format(graph_to_tile='', dot_lowering='', tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
+GPU_PIPELINE = f"{_TO_TILE.format(chain_model='{compute-model=gpu}', graph_to_tile='', dot_lowering='', tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
     library="libdevice"
 )
-CPU_PIPELINE = f"{_TO_TILE.format(graph_to_tile='{target=cpu}', dot_lowering='convert-tile-dot-to-cpu,', tensor_cores='')},loop-unroll,convert-loop-to-cpu,expand-math-for-cpu," + _TO_LLVM.format(
+CPU_PIPELINE = f"{_TO_TILE.format(chain_model='', graph_to_tile='{target=cpu}', dot_lowering='convert-tile-dot-to-cpu,', tensor_cores='')},loop-unroll,convert-loop-to-cpu,expand-math-for-cpu," + _TO_LLVM.format(
     library="libm"
 )
 

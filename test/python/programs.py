@@ -478,3 +478,76 @@ def assert_equivalent(before, after, inputs: list[np.ndarray]) -> None:
         if want.dtype == ml_dtypes.bfloat16:  # not a numpy floating type: compare its (exact) f32 values, NaN == NaN
             want, got = want.astype(np.float32), got.astype(np.float32)
         np.testing.assert_array_equal(got, want, err_msg=f"result #{index}")
+
+
+@dataclass(frozen=True)
+class AttentionProgram:
+    """An attention core as PyTorch exports it: matmul(Q, Kt), scale, mask, softmax, matmul(P, V)."""
+
+    text: str
+    element: str
+    batch: tuple[int, ...]
+    rows: int
+    keys: int
+    depth: int
+    value_depth: int
+    mask: str
+
+
+MASKS = ("none", "additive", "causal", "padding")
+"""No mask; an additive f32/f16 mask argument [M, N]; a causal constant (0 / -inf, upper triangle);
+a boolean padding argument [batch..., 1, N] selecting -inf with `graph.where`."""
+
+
+@st.composite
+def attention_programs(
+    draw: st.DrawFn, max_rows: int = 40, max_keys: int = 70, depths: tuple[int, ...] = (1, 3, 8, 16, 33, 64, 128, 256)
+) -> AttentionProgram:
+    element = draw(st.sampled_from(("f32", "f16")))
+    batch = tuple(draw(st.lists(st.integers(1, 3), max_size=2)))
+    rows, keys = draw(st.integers(1, max_rows)), draw(st.integers(2, max_keys))  # softmax of one key is 1
+    depth, value_depth = draw(st.sampled_from(depths)), draw(st.sampled_from(depths))
+    divide = draw(st.booleans())  # PyTorch's exports divide by sqrt(d); others multiply by 1/sqrt(d)
+    return attention_program(element, batch, rows, keys, depth, value_depth, draw(st.sampled_from(MASKS)), divide)
+
+
+def attention_program(
+    element: str, batch: tuple[int, ...], rows: int, keys: int, depth: int, value_depth: int, mask: str, divide: bool
+) -> AttentionProgram:
+    """One attention core (see `AttentionProgram`, `MASKS`)."""
+    t = lambda *shape: tensor_type((*batch, *shape), element)  # noqa: E731
+    scores = t(rows, keys)
+    arguments = [f"%q: {t(rows, depth)}", f"%kt: {t(depth, keys)}", f"%v: {t(keys, value_depth)}"]
+    scale = 1.0 / np.sqrt(depth)
+    lines = [
+        f"%s = graph.matmul %q, %kt : ({t(rows, depth)}, {t(depth, keys)}) -> {scores}",
+        f"%scale = graph.constant dense<{np.sqrt(depth) if divide else scale}> : tensor<{element}>",
+    ]
+    lines.append(f"%scaled = graph.{'div' if divide else 'mul'} %s, %scale : ({scores}, tensor<{element}>) -> {scores}")
+    masked = "%scaled"
+    if mask == "additive":
+        arguments.append(f"%mask: {tensor_type((rows, keys), element)}")
+        lines.append(f"%masked = graph.add %scaled, %mask : ({scores}, {tensor_type((rows, keys), element)}) -> {scores}")
+        masked = "%masked"
+    elif mask == "causal":
+        causal = np.where(np.arange(keys)[None, :] > np.arange(rows)[:, None], -np.inf, 0.0)
+        body = ", ".join("[" + ", ".join("0xFF800000" if c else "0.0" for c in row) + "]" for row in causal)
+        if element == "f16":
+            body = body.replace("0xFF800000", "0xFC00")
+        lines.append(f"%causal = graph.constant dense<[{body}]> : {tensor_type((rows, keys), element)}")
+        lines.append(f"%masked = graph.add %scaled, %causal : ({scores}, {tensor_type((rows, keys), element)}) -> {scores}")
+        masked = "%masked"
+    elif mask == "padding":
+        keep = tensor_type((*batch, 1, keys), "i1")
+        arguments.append(f"%keep: {keep}")
+        lines.append(f"%minus_infinity = graph.constant dense<{'0xFC00' if element == 'f16' else '0xFF800000'}> : tensor<{element}>")
+        lines.append(f"%masked = graph.where %keep, %scaled, %minus_infinity : ({keep}, {scores}, tensor<{element}>) -> {scores}")
+        masked = "%masked"
+    lines.append(f"%p = graph.softmax {masked} axis -1 : {scores}")
+    lines.append(f"%o = graph.matmul %p, %v : ({scores}, {t(keys, value_depth)}) -> {t(rows, value_depth)}")
+    text = (
+        f"func.func @main({', '.join(arguments)}) -> {t(rows, value_depth)} {{\n"
+        + "".join(f"  {line}\n" for line in lines)
+        + f"  func.return %o : {t(rows, value_depth)}\n}}\n"
+    )
+    return AttentionProgram(text, element, batch, rows, keys, depth, value_depth, mask)

@@ -24,6 +24,8 @@ the terms for composite functions such as gelu, where cancellation makes a relat
 * A matmul of precision tf32 / 3xtf32 (`mlc/dialects/precision.py`) adds its per-term product
   error, for the interpreter's model and the implementation's.
 * softmax: a perturbation d of a row multiplies each output by a factor within exp(+-2 max|d|).
+  An online softmax (fused attention) rescales its partial sums: counted as a perturbation of
+  the input (`online_rescale_error`).
 * layer_norm is bounded through its definition (mean, centring, variance, rsqrt, scale, bias).
 * Comparisons whose operands are closer than their errors are *uncertain* (bound 1 on the i1
   result), unless both operands are one value (x against x, like x - x, is exact); `where` on an uncertain condition may give either value; a float-to-int cast may
@@ -57,6 +59,9 @@ from mlc.dialects.precision import DEFAULT_PRECISION, PRODUCT_ERROR, PRODUCTS
 
 U32 = 2.0**-24
 """The unit roundoff of f32, the type compiled code computes and accumulates in."""
+
+ONLINE_SOFTMAX_MIN_BLOCK = 16
+"""The fewest elements of a row a fused (online) softmax takes per block (`online_rescale_error`)."""
 
 ACCURACY: dict[type[Operation], float] = {
     graph.ExpOp: 4.0,
@@ -246,15 +251,29 @@ def _reduction(op: graph.ReductionOp, x: _Operand, result: np.ndarray) -> np.nda
     return propagated + accumulation + _local_error(op, result, np.abs(result))
 
 
+def online_rescale_error(count: int, spread: np.ndarray) -> np.ndarray:
+    """The error of an online softmax's rescalings, as an equivalent perturbation of its input.
+
+    A fused kernel (an attention chain) walks a row in blocks of at least `ONLINE_SOFTMAX_MIN_BLOCK`
+    and multiplies its running sum and accumulator by alpha = exp(m_old - m_new) whenever the
+    running max grows: at most ceil(n / block) - 1 times. The numerator and the sum of one block are
+    scaled by the same computed alphas, so each alpha's error (exp's, the rounding of the
+    subtraction, u |m_old - m_new|, and of the two products) acts as a perturbation of that block's
+    inputs by at most (ACCURACY[exp] + 3) u + u |m_old - m_new|; the differences of the maxima
+    telescope to at most the row's spread."""
+    rescales = max(-(-count // ONLINE_SOFTMAX_MIN_BLOCK) - 1, 0)
+    return (ACCURACY[graph.ExpOp] + 3.0) * U32 * rescales + U32 * np.abs(spread)
+
+
 def _softmax(op: graph.SoftmaxOp, x: _Operand, result: np.ndarray) -> np.ndarray:
     axis = op.normalized_axis()
     count = x.value.shape[axis]
-    largest_error = np.max(x.bound, axis=axis, keepdims=True, initial=0.0)
+    spread = np.max(x.value, axis=axis, keepdims=True, initial=-np.inf) - np.min(x.value, axis=axis, keepdims=True, initial=np.inf)
     with np.errstate(all="ignore"):
+        largest_error = np.max(x.bound, axis=axis, keepdims=True, initial=0.0) + online_rescale_error(count, spread)
         propagated = result * np.expm1(2.0 * largest_error)
     # Computed: e_i = exp(x_i - max) with the subtraction rounded (u |x_i - max|) and exp's own
     # error; the sum of the e_i adds gamma(n); the quotient rounds once.
-    spread = np.max(x.value, axis=axis, keepdims=True, initial=-np.inf) - np.min(x.value, axis=axis, keepdims=True, initial=np.inf)
     exponential_error = U32 * np.abs(spread) + (1.0 + ACCURACY[graph.ExpOp]) * U32
     relative = 2.0 * exponential_error + gamma(max(count - 1, 0)) + U32
     return _finite(propagated + relative * result + _local_error(op, result, result))

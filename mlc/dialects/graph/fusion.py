@@ -20,8 +20,8 @@ The custom syntax is `graph.fusion KIND ["NAME"] (%argument = %operand : type, .
 
 `kind` says what the kernel is built around (`FUSION_KINDS`): `elementwise` (elementwise,
 broadcast and reshape ops only), `reduction` (reductions or normalisations with their elementwise
-producers and consumers), `matmul` and `conv` (one contraction and its elementwise epilogue), and
-`opaque` (one op that fuses with nothing). `name` is free text for people and kernel names.
+producers and consumers), `matmul` and `conv` (one contraction and its elementwise epilogue), `chain`
+(a GEMM chain such as attention, one kernel; `mlc.chain` says which), and `opaque` (one op that fuses with nothing). `name` is free text for people and kernel names.
 
 The verifier checks the kind, that the body's arguments match the operands in number and type,
 that the yield matches the results, and that the body holds graph ops only, with no nested fusion.
@@ -51,7 +51,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from mlc.dialects.graph.support import verify_tensor, verify_tensor_type
 
-FUSION_KINDS = ("elementwise", "reduction", "matmul", "conv", "opaque")
+FUSION_KINDS = ("elementwise", "reduction", "matmul", "conv", "chain", "opaque")
 """What a fusion group is built around (see the module docstring)."""
 
 

@@ -14,15 +14,21 @@ For each FX graph dynamo hands over:
    partitions; each becomes one function (`FxImporter`, parameters as arguments) compiled with
    `mlc.compile` for the device and called through `MlcPartition`: on the CPU through numpy views
    of the tensors (no copy for contiguous ones), on CUDA by handing PyTorch's tensors to
-   `run_on_device` as inputs and outputs (no copies; both use the legacy default stream, so the
-   launches are ordered with PyTorch's default-stream work). A partition that fails to compile
-   as a whole (a fusion mlc cannot make one kernel) is logged and runs in PyTorch.
+   `run_on_device` as inputs and outputs (no copies), on PyTorch's current stream, so that the
+   launches are ordered with the PyTorch work around them, inside `torch.cuda.stream(...)` too.
+   A partition that fails to compile as a whole (a fusion mlc cannot make one kernel) is logged
+   and runs in PyTorch.
 4. **Dynamic shapes.** When dynamo marks a size dynamic (symbolic sizes in the example inputs),
    `PerShapeGraph` compiles the graph again, steps 1 to 3, for each concrete shape it is called
    with, and keeps each compilation.
 
 `explain(model, inputs)` compiles and runs the model with a backend that records every decision:
-an `Explanation` lists each node with where it ran and why. This module is a client of the public
+an `Explanation` lists each node with where it ran and why. It asks dynamo for static shapes
+(`dynamic=False`): otherwise a model compiled after another one whose frame dynamo shares (every
+`torch.nn` module's call goes through one wrapper frame) is traced with dynamic sizes, dynamo's
+automatic response to a recompilation, and on CUDA PyTorch's fused `TransformerEncoderLayer`
+inference op does not run on fake tensors then ("unsupported operator", PyTorch 2.11): the graph
+broke before its first op and nothing reached mlc. This module is a client of the public
 API (`mlc.compile`, `mlc.lower`), imported inside its functions.
 """
 
@@ -112,6 +118,7 @@ class MlcPartition(torch.nn.Module):
         if self.device == "cuda":
             device = inputs[0].device if inputs else torch.device("cuda")
             outputs = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in self.result_specs]
+            # PyTorch tensors in and out: the call runs on PyTorch's current stream.
             self.compiled.run_on_device(*inputs, outputs=outputs)
         else:
             results = self.compiled(*[t.numpy() for t in inputs])
@@ -243,5 +250,5 @@ def explain(model: Callable[..., Any], inputs: Sequence[Any]) -> Explanation:
     def recording_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
         return mlc_backend(gm, example_inputs, explanation=explanation)
 
-    explanation.outputs = torch.compile(model, backend=recording_backend)(*inputs)
+    explanation.outputs = torch.compile(model, backend=recording_backend, dynamic=False)(*inputs)
     return explanation

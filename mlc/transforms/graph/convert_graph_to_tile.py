@@ -82,6 +82,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from mlc.diagnostics import PassFailure
+from mlc.dialects import attributes
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.precision import DEFAULT_PRECISION, PRECISIONS
@@ -103,14 +104,9 @@ from mlc.transforms.lowering.fusion_inlining import inline_fusions
 from mlc.transforms.lowering.host_arena import HostArena
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.lowering.group_kernel import KernelPlan, build_kernel, collapse_dimensions, keep_dimensions
-from mlc.transforms.lowering.matmul_kernel import (
-    LaunchUnit,
-    MatmulUnit,
-    build_matmul_kernel,
-    launch_order,
-    matmul_unit,
-    plan_matmul,
-)
+from mlc.transforms.lowering.attention_kernel import AttentionUnit, attention_unit, build_attention_kernel
+from mlc.transforms.lowering.matmul_kernel import LaunchUnit, MatmulUnit, build_matmul_kernel, check_matmul_options
+from mlc.transforms.lowering.matmul_kernel import launch_order, matmul_unit, plan_matmul
 
 HOST_BUFFER_ALIGNMENT = 256
 
@@ -187,6 +183,8 @@ class HostBuilder:
         for index, unit in enumerate(ordered):
             if isinstance(unit, MatmulUnit):
                 self._launch_matmul(index, unit)
+            elif isinstance(unit, AttentionUnit):
+                self._launch_attention(index, unit)
             else:
                 self._launch(index, unit)
         returned = [self._buffer_of(value) for value in terminator.arguments]
@@ -200,7 +198,7 @@ class HostBuilder:
         per live op outside every fusion; reshapes outside are views of their operand's buffer."""
         function = self.old
         fusions = [op for op in function.body.block.ops if isinstance(op, graph.FusionOp)]
-        regions = [(fusion.group_name, [op for op in fusion.body.block.ops if not isinstance(op, graph.YieldOp)]) for fusion in fusions]
+        regions = [(f.group_name, [op for op in f.body.block.ops if not isinstance(op, graph.YieldOp)], attributes.CHAIN_PLAN.read(f)) for f in fusions]
         if self.arena is not None:
             self.arena.follow_fusions(fusions)
         inline_fusions(function)
@@ -208,11 +206,11 @@ class HostBuilder:
         live = live_ops(function)
         units: list[LaunchUnit] = []
         grouped: set[Operation] = set()
-        for name, ops in regions:
+        for name, ops, chain_plan in regions:
             members = [op for op in ops if op in live and not isinstance(op, graph.ConstantOp) and not _leaves(op, ops)]
             grouped.update(members)
             if members:
-                units.append(self._unit(members, live, name.data if name is not None else None))
+                units.append(self._unit(members, live, name.data if name is not None else None, chain_plan))
         for op in function.body.block.ops:
             if op in grouped or op not in live or isinstance(op, graph.ConstantOp | func.ReturnOp):
                 continue
@@ -223,9 +221,10 @@ class HostBuilder:
         position = {op: index for index, op in enumerate(function.body.block.ops)}
         return sorted(units, key=lambda unit: min(map(position.__getitem__, _unit_ops(unit)), default=len(position)))
 
-    def _unit(self, ops: list[Operation], live: set[Operation], name: str | None) -> LaunchUnit:
+    def _unit(self, ops: list[Operation], live: set[Operation], name: str | None, chain: Attribute | None = None) -> LaunchUnit:
         try:
-            unit = matmul_unit(ops, live) if any(isinstance(op, graph.MatmulOp) for op in ops) else group_from_ops(ops, live)
+            has_matmul = any(isinstance(op, graph.MatmulOp) for op in ops)
+            unit = attention_unit(ops, chain) if chain is not None else (matmul_unit if has_matmul else group_from_ops)(ops, live)
         except GroupProblem as problem:
             where = f"the fusion group '{name}'" if name else "its kernel"
             raise PassFailure(problem.op, f"{where} cannot be one kernel: {problem.reason}") from None
@@ -298,6 +297,11 @@ class HostBuilder:
         self.kernels.append(kernel)
         arguments = [self._buffer_of(value) for value in unit.reads()] + outputs
         self.builder.insert(tile.LaunchOp(kernel.sym_name.data, arguments))
+
+    def _launch_attention(self, index: int, unit: AttentionUnit) -> None:  # one kernel: attention_kernel.py
+        outputs = self._allocate_outputs(FusionGroup(domain=shape_of(unit.outputs[0]), outputs=unit.outputs))
+        self.kernels.append(kernel := build_attention_kernel(self._kernel_name(unit, f"{self.old.sym_name.data}_{index}_attention"), unit))
+        self.builder.insert(tile.LaunchOp(kernel.sym_name.data, [self._buffer_of(value) for value in unit.memory_inputs] + outputs))
 
     def _plan(self, index: int, group: FusionGroup) -> KernelPlan:
         participants = [seen for _, seen in group.inputs]
@@ -375,10 +379,7 @@ class ConvertGraphToTile(ModulePass):
             raise ValueError(f"elements-per-program must be positive, got {self.elements_per_program}")
         if not 1 <= self.num_warps <= 32:
             raise ValueError(f"num-warps must be in [1, 32], got {self.num_warps}")
-        if self.matmul_tile and (len(self.matmul_tile) != 3 or any(size < 1 or size & (size - 1) for size in self.matmul_tile)):
-            raise ValueError(f"matmul-tile must be three powers of two (BM,BN,BK), got {','.join(map(str, self.matmul_tile))}")
-        if self.target not in ("gpu", "cpu"):
-            raise ValueError(f"target must be gpu or cpu, got {self.target}")
+        check_matmul_options(self.matmul_tile, self.target)
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision}")
 

@@ -28,6 +28,13 @@ the group of its users when all of them are in one group, so groups never form a
 * constants stay outside (they become operands) and so does code already in a `graph.fusion`;
   ops whose results are never used are erased first (graph ops are side-effect free).
 
+GEMM chains come first: every attention chain (`analysis/gemm_chain.py`: matmul, scale and
+mask, softmax, matmul) for which Chimera's data-movement model finds blocks that fit in
+`on-chip-bytes` and pay (bytes moved; with `compute-model=gpu`, as the GPU pipeline sets, also
+the products' measured speed: a roofline estimate of each side) becomes a region of kind `chain`
+with `mlc.chain = "attention"` and the model's choice and numbers in `mlc.chain_plan`; a chain it rejects is left to the rules below, its
+last matmul marked with `mlc.chain_fallback` (the reason). The rules then partition the rest.
+
 Kinds: `matmul`/`conv` for groups with a contraction, `reduction` for groups with a reduction,
 `elementwise` otherwise, `opaque` for the single ops above. Names are
 `<function>_<index>_<up to four op names>`, indices in program order (the style of
@@ -66,13 +73,23 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from mlc.diagnostics import PassFailure
+from mlc.dialects import attributes
 from mlc.dialects.graph import ops as graph
 from mlc.transforms.analysis.fusion_groups import FusionGroup, FusionRules, partition
+from mlc.transforms.analysis.gemm_chain import (
+    COMPUTE_MODELS,
+    DEFAULT_ON_CHIP_BYTES,
+    ChainPlan,
+    ComputeModel,
+    match_attention,
+    plan_attention,
+)
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.analysis.memory_plan import forget_memory_plan
 from mlc.transforms.lowering.graph_rewriting import is_graph_op
@@ -234,15 +251,41 @@ def make_fusion(group: PlannedGroup, name: str) -> graph.FusionOp:
     return fusion
 
 
-def fuse_function(function: func.FuncOp) -> list[graph.FusionOp]:
+def fuse_chains(function: func.FuncOp, on_chip_bytes: int, compute: ComputeModel | None = None) -> list[graph.FusionOp]:
+    """Makes a `chain` region of every attention chain the model accepts (see the docstring)."""
+    fusions = []
+    for op in list(function.body.block.ops):
+        chain = match_attention(op)
+        if chain is None:
+            continue
+        plan = plan_attention(chain, on_chip_bytes, compute)
+        if not isinstance(plan, ChainPlan):
+            attributes.CHAIN_FALLBACK.write(op, StringAttr(plan))
+            continue
+        following = op.next_op
+        assert following is not None
+        name = f"{function.sym_name.data}_chain{len(fusions)}_attention"
+        fusion = make_fusion(PlannedGroup("chain", chain.ops), name)
+        attributes.CHAIN.write(fusion, StringAttr("attention"))
+        numbers = {key: IntegerAttr(getattr(plan, key), i64) for key in ("block_rows", "block_keys", "fused_bytes", "separate_bytes", "on_chip_bytes")}
+        attributes.CHAIN_PLAN.write(fusion, DictionaryAttr({"order": StringAttr(plan.order), **numbers}))
+        function.body.block.insert_op_before(fusion, following)
+        fusions.append(fusion)
+    return fusions
+
+
+def fuse_function(
+    function: func.FuncOp, on_chip_bytes: int = DEFAULT_ON_CHIP_BYTES, compute: ComputeModel | None = None
+) -> list[graph.FusionOp]:
     """Rewrites `function` (see `is_fusible_function`) into fusion groups; returns the new ones."""
     body = function.body.block
     if erase_dead_ops(body):
         forget_memory_plan(function)
+    chains = fuse_chains(function, on_chip_bytes, compute)
     groups = plan_groups(function)
     if not groups:
-        return []
-    fusions = []
+        return chains
+    fusions = list(chains)
     for unit in schedule(body, groups):
         if isinstance(unit, PlannedGroup):
             fusion = make_fusion(unit, _group_name(function, len(fusions), unit))
@@ -261,7 +304,16 @@ class GraphFuse(ModulePass):
 
     name = "graph-fuse"
 
+    on_chip_bytes: int = DEFAULT_ON_CHIP_BYTES
+    """What one program may hold on chip (GEMM chains' blocks must fit)."""
+    compute_model: str = "none"
+    """GEMM chains' compute term: `none` (bytes only) or `gpu` (the measured rates of
+    `analysis/gemm_chain.COMPUTE_MODELS`)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.compute_model not in COMPUTE_MODELS:
+            known = ", ".join(COMPUTE_MODELS)
+            raise PassFailure(op, f"graph-fuse: unknown compute-model '{self.compute_model}' (known: {known})")
         for function in [f for f in op.walk() if is_fusible_function(f)]:
             assert isinstance(function, func.FuncOp)
-            fuse_function(function)
+            fuse_function(function, self.on_chip_bytes, COMPUTE_MODELS[self.compute_model])

@@ -74,6 +74,7 @@ from mlc.transforms.analysis.fusion_groups import (
     is_splat_constant,
     shape_of,
 )
+from mlc.transforms.analysis.gemm_chain import upstream_ops
 from mlc.transforms.lowering.elementwise_expansion import (
     ScalarBuilder,
     expand_elementwise,
@@ -116,6 +117,14 @@ def choose_matmul_tile(
     return tuple(min(cap, _next_power_of_two(size)) for cap, size in zip(limit, (rows, columns, depth)))  # type: ignore[return-value]
 
 
+def check_matmul_options(matmul_tile: Sequence[int], target: str) -> None:
+    """Raises ValueError for convert-graph-to-tile's `matmul-tile` or `target` of the wrong form."""
+    if matmul_tile and (len(matmul_tile) != 3 or any(size < 1 or size & (size - 1) for size in matmul_tile)):
+        raise ValueError(f"matmul-tile must be three powers of two (BM,BN,BK), got {','.join(map(str, matmul_tile))}")
+    if target not in ("gpu", "cpu"):
+        raise ValueError(f"target must be gpu or cpu, got {target}")
+
+
 def matmul_warps(block_rows: int, block_columns: int) -> int:
     """One thread per `OUTPUTS_PER_THREAD` outputs of the block, 1 to `MAX_MATMUL_WARPS` warps."""
     threads = block_rows * block_columns // OUTPUTS_PER_THREAD
@@ -151,18 +160,6 @@ LaunchUnit = FusionGroup | MatmulUnit
 """What one kernel computes."""
 
 
-def _upstream(op: Operation) -> set[Operation]:
-    """The ops `op` depends on, directly or not."""
-    found: set[Operation] = set()
-    worklist = [operand.owner for operand in op.operands]
-    while worklist:
-        producer = worklist.pop()
-        if isinstance(producer, Operation) and producer not in found:
-            found.add(producer)
-            worklist += [operand.owner for operand in producer.operands]
-    return found
-
-
 def _absorbable(op: graph.MatmulOp, group: FusionGroup) -> bool:
     """Whether `group` can be `op`'s epilogue (see the module docstring)."""
     result = op.result
@@ -172,7 +169,7 @@ def _absorbable(op: graph.MatmulOp, group: FusionGroup) -> bool:
         and all(isinstance(member, EPILOGUE_OPS) for member in group.ops)
         and (result, shape_of(result)) in group.inputs
         and all(use.operation in group.ops for use in result.uses)
-        and not _upstream(op) & set(group.ops)
+        and not upstream_ops(op) & set(group.ops)
     )
 
 

@@ -5,7 +5,8 @@ tile kernels (and would lower these with the GPU's thread layout). Every `tile.k
 `tile.dot` becomes a `loop.kernel` of vector micro-kernels (`matmul_cpu.py`: the program's block
 cut into MR x NR micro-tiles, each accumulated in MR * NR / W vectors of W f32 lanes with
 `vector.fma` along K, the epilogue applied to its scalars), and its `tile.launch`es
-`loop.launch`es. Kernels without a dot are left for `convert-tile-to-loop`.
+`loop.launch`es. Kernels without a dot, and GEMM-chain kernels (`chain_loop.py`: two dots and an
+online softmax), are left for `convert-tile-to-loop`.
 
 Options: `micro-kernel=MR,NR,W` (powers of two) fixes the micro-kernel; by default W is the
 host's vector width in f32 lanes (16 with AVX-512, 8 with AVX/AVX2, 4 otherwise; from llvmlite's
@@ -23,9 +24,11 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
+from mlc.transforms.lowering.chain_loop import is_chain_kernel
 from mlc.transforms.lowering.dot_precision import refuse_unhonoured_precisions
 from mlc.transforms.lowering.matmul_cpu import default_micro_kernel, lower_cpu_dot_kernel
 from mlc.transforms.lowering.matmul_loop import contains_dot
@@ -51,15 +54,9 @@ class ConvertTileDotToCpu(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         host = default_micro_kernel()
         lowered: set[str] = set()
-        for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp) and contains_dot(k)]:
+        for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp) and contains_dot(k) and not is_chain_kernel(k)]:
             refuse_unhonoured_precisions(kernel)
-            replacement = lower_cpu_dot_kernel(kernel, VECTOR_BYTES, self.micro_kernel or host)
-            kernel.parent_block().insert_op_before(replacement, kernel)  # type: ignore[union-attr]
-            kernel.detach()
-            kernel.erase(safe_erase=False)
-            lowered.add(replacement.sym_name.data)
+            Rewriter.replace_op(kernel, lower_cpu_dot_kernel(kernel, VECTOR_BYTES, self.micro_kernel or host), safe_erase=False)
+            lowered.add(kernel.sym_name.data)
         for launch in [l for l in op.walk() if isinstance(l, tile.LaunchOp) and l.kernel.root_reference.data in lowered]:
-            replacement_launch = loop.LaunchOp(launch.kernel, launch.arguments)
-            launch.parent_block().insert_op_before(replacement_launch, launch)  # type: ignore[union-attr]
-            launch.detach()
-            launch.erase()
+            Rewriter.replace_op(launch, loop.LaunchOp(launch.kernel, launch.arguments))

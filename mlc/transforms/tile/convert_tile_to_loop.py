@@ -29,7 +29,7 @@ Kernels with `tile.dot` are lowered by `matmul_loop.py` instead: each thread com
 micro-tile of the block's output, the dot's K in short vector steps, in IEEE f32: a dot whose
 `precision` asks for TF32 is refused (`dot_precision.py`). With `tensor-cores=true` (the GPU
 pipeline), those whose dots tensor cores can run (f16/bf16 operands, f32 accumulation) are lowered
-by `matmul_mma.py`: warps of `loop.mma_sync` steps.
+by `matmul_mma.py`: warps of `loop.mma_sync` steps; GEMM chains (`mlc.chain`) by `chain_loop.py`.
 
 Limits: tiles of several shapes in a kernel (but broadcast operands and a dot's operands), tile
 ops other than load, store, broadcast, splat, map, reduce, in_bounds, range, gather (`chunk_access`)
@@ -47,6 +47,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 from mlc.diagnostics import PassFailure
 from mlc.dialects.element_types import byte_width
@@ -54,6 +55,7 @@ from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.thread_layout import ThreadLayout, iteration_shape, used_from_outside
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if, indexed_elements
+from mlc.transforms.lowering.chain_loop import is_chain_kernel, lower_chain_kernel
 from mlc.transforms.lowering.dot_precision import refuse_unhonoured_precisions
 from mlc.transforms.lowering.matmul_loop import contains_dot, lower_dot_kernel
 from mlc.transforms.lowering.matmul_mma import lower_mma_kernel, mma_applies
@@ -383,18 +385,15 @@ class ConvertTileToLoop(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
-            if self.tensor_cores and mma_applies(kernel):
+            if is_chain_kernel(kernel):
+                lowered = lower_chain_kernel(kernel, self.vector_bytes)
+            elif self.tensor_cores and mma_applies(kernel):
                 lowered = lower_mma_kernel(kernel, self.vector_bytes)
             elif contains_dot(kernel):
                 refuse_unhonoured_precisions(kernel)
                 lowered = lower_dot_kernel(kernel, self.vector_bytes)
             else:
                 lowered = KernelLowering(kernel, self.vector_bytes).lower()
-            kernel.parent_block().insert_op_before(lowered, kernel)  # type: ignore[union-attr]
-            kernel.detach()
-            kernel.erase(safe_erase=False)
+            Rewriter.replace_op(kernel, lowered, safe_erase=False)
         for launch in [l for l in op.walk() if isinstance(l, tile.LaunchOp)]:
-            replacement = loop.LaunchOp(launch.kernel, launch.arguments)
-            launch.parent_block().insert_op_before(replacement, launch)  # type: ignore[union-attr]
-            launch.detach()
-            launch.erase()
+            Rewriter.replace_op(launch, loop.LaunchOp(launch.kernel, launch.arguments))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import stat
 import sys
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from mlc.passes import FUNCTION_PASSES, build_pipeline
 from mlc.transforms import all_passes
 
 sys.path.insert(0, os.path.dirname(__file__))
-from corpus_support import CORPUS, assert_clean_failure, assert_no_traceback, run_tool  # noqa: E402
+from corpus_support import CORPUS, assert_clean_failure, assert_no_traceback, run_tool, tool_path  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -669,6 +670,28 @@ def test_dash_and_no_file_read_standard_input_and_dash_output_is_standard_output
         result = run_tool("mlc-opt", *arguments, stdin=RELU.encode())
         assert_no_traceback(result.stdout + result.stderr)
         assert result.returncode == 0 and "graph.relu %a : tensor<4x8xf32>" in result.stdout, result.stderr
+
+
+def test_a_reader_that_stops_early_is_not_an_error(tmp_path: Path) -> None:
+    # `mlc-opt --split-input-file big.mlir | head -1`: the pipe closes while chunks are printed,
+    # more of them than a pipe holds, so that a later chunk's write fails.
+    body = "\n".join(f"%{index + 1} = graph.relu %{index} : tensor<4x8xf32>" for index in range(10))
+    chunk = f"func.func @f(%0: tensor<4x8xf32>) -> tensor<4x8xf32> {{\n{body}\nfunc.return %10 : tensor<4x8xf32>\n}}"
+    source = tmp_path / "chunks.mlir"
+    source.write_text("\n// -----\n".join([chunk] * 400), encoding="utf-8")
+    environment = os.environ | {"MLC_DEVICE": "cpu"}
+    process = subprocess.Popen(
+        [tool_path("mlc-opt"), "--split-input-file", str(source)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.readline()
+    process.stdout.close()  # as `head -1` does
+    error = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 0, error
+    assert "internal compiler error" not in error and "Traceback" not in error, error
 
 
 def test_run_reads_a_path_without_mlir_suffix_as_a_file(tmp_path: Path) -> None:

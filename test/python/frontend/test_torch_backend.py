@@ -17,6 +17,13 @@ from mlc.frontend.torch import compile_exported, explain, import_exported  # noq
 from torch_cases import assert_within_bounds  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    """Each test starts from dynamo's empty cache: what one test compiled (and the recompilation
+    limit of the frame all `torch.nn` modules share) does not change how the next one is traced."""
+    torch._dynamo.reset()
+
+
 def _randn(*shape: int, seed: int = 0) -> torch.Tensor:
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
@@ -77,6 +84,24 @@ def test_modules_match_eager_through_the_backend(name: str, device: str = "cpu")
     reference = _reference_module(model.cpu(), [x.cpu() for x in inputs])
     assert_within_bounds(reference, [x.cpu() for x in inputs], [eager.cpu()])
     assert_within_bounds(reference, [x.cpu() for x in inputs], [compiled.cpu()])
+
+
+def test_explain_traces_static_shapes_after_another_module(monkeypatch):
+    """Regression (CUDA, issue 18's transformer test): a model compiled after another in the same
+    process ran wholly in PyTorch. Dynamo traces every `torch.nn` module through one shared frame;
+    the second module's recompilation made its sizes dynamic, and PyTorch's fused
+    TransformerEncoderLayer op broke the graph before mlc saw any op. explain() asks for static
+    shapes, which this shows on the CPU with two small modules of different ranks."""
+    from mlc.frontend.torch import backend
+
+    symbolic: list[bool] = []
+    original = backend._has_symbolic_sizes
+    monkeypatch.setattr(backend, "_has_symbolic_sizes", lambda inputs: symbolic.append(original(inputs)) or symbolic[-1])
+    for module, x in ((torch.nn.ReLU(), _randn(2, 8)), (torch.nn.Sigmoid(), _randn(1, 4, 8))):
+        with torch.no_grad():
+            explanation = explain(module, [x])
+        assert explanation.graphs == 1 and len(explanation.in_mlc) == 1, str(explanation)
+    assert symbolic == [False, False]
 
 
 def test_the_backend_is_registered_as_mlc():
@@ -172,3 +197,26 @@ def test_modules_match_eager_on_cuda(name: str):
     if not torch.cuda.is_available() or "cuda" not in mlc.available_devices():
         pytest.skip("needs a CUDA device")
     test_modules_match_eager_through_the_backend(name, device="cuda")
+
+
+@pytest.mark.gpu
+def test_the_backend_runs_on_pytorchs_current_stream():
+    """Inside `torch.cuda.stream(side)`, the compiled MLP reads an input written late on that stream
+    (after a long spin), with no synchronization in between."""
+    if not torch.cuda.is_available() or "cuda" not in mlc.available_devices():
+        pytest.skip("needs a CUDA device")
+    from mlc.frontend.torch import mlc_backend
+
+    model, values = _mlp().cuda(), _randn(3, 8).cuda()
+    compiled = torch.compile(model, backend=mlc_backend)  # the callable: the GPU machine may not install mlc
+    side = torch.cuda.Stream()
+    with torch.no_grad():
+        compiled(values)  # compiled here, outside the measured ordering
+        x = torch.zeros(3, 8, device="cuda")
+        torch.cuda.synchronize()
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(50_000_000)
+            x.copy_(values)
+            result = compiled(x)
+        side.synchronize()
+    assert_within_bounds(_reference_module(model.cpu(), [values.cpu()]), [values.cpu()], [result.cpu()])

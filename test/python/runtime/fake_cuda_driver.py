@@ -2,7 +2,9 @@
 
 It is no CUDA: "device memory" is host memory, modules are PTX texts whose `.entry` names are
 looked up in `KERNELS`, and a launch runs that kernel's numpy emulation on the buffers its
-parameter block points to. What it checks is mlc's plumbing: that every driver call is made with
+parameter block points to, at once, whatever its stream (the stream is recorded: `launch_streams`,
+and which stream waited for which: `stream_waits`). A stream being captured records its launches
+into a graph instead, which `cuGraphLaunch` runs. What it checks is mlc's plumbing: that every driver call is made with
 the arguments the real driver takes, that parameter blocks hold the right pointers and scalars,
 that contexts are pushed and popped in pairs, that memory is freed once, and that errors travel
 with their names. Where libcuda is missing, every call's arguments also go through the real
@@ -90,6 +92,13 @@ class FakeState:
     functions: dict[int, tuple[str, Kernel]] = field(default_factory=dict)
     events: dict[int, float] = field(default_factory=dict)
     streams: set[int] = field(default_factory=set)
+    other_context_streams: set[int] = field(default_factory=set)  # streams of another CUDA context
+    launch_streams: list[int] = field(default_factory=list)  # the stream of each of `launches`
+    event_streams: dict[int, int] = field(default_factory=dict)  # event -> stream it was recorded on
+    stream_waits: list[tuple[int, int]] = field(default_factory=list)  # (waiting stream, stream waited for)
+    capturing: dict[int, list[Callable[[], None]]] = field(default_factory=dict)  # stream -> captured launches
+    graphs: dict[int, list[Callable[[], None]]] = field(default_factory=dict)  # graph or graph exec -> launches
+    graph_launch_streams: list[int] = field(default_factory=list)
     launches: list[tuple[str, tuple[int, int, int], tuple[int, int, int], tuple[object, ...]]] = field(
         default_factory=list
     )
@@ -303,12 +312,58 @@ def make_driver(state: FakeState) -> SimpleNamespace:
                 values.append(ctypes.c_uint64.from_address(address).value)
             else:
                 values.append(np.frombuffer(ctypes.string_at(address, np.dtype(kind).itemsize), kind)[0])
-        state.launches.append((name, (gx, gy, gz), (bx, by, bz), tuple(values)))
-        try:
-            kernel.run((gx, gy, gz), (bx, by, bz), *values)
-        except _Fault:
-            state.sticky_error = real.CUresult.CUDA_ERROR_ILLEGAL_ADDRESS  # reported later, like a real fault
+
+        def run() -> None:
+            state.launches.append((name, (gx, gy, gz), (bx, by, bz), tuple(values)))
+            state.launch_streams.append(int(stream))
+            try:
+                kernel.run((gx, gy, gz), (bx, by, bz), *values)
+            except _Fault:
+                state.sticky_error = real.CUresult.CUDA_ERROR_ILLEGAL_ADDRESS  # reported later, like a real fault
+
+        if int(stream) in state.capturing:
+            state.capturing[int(stream)].append(run)
+        else:
+            run()
         return (SUCCESS,)
+
+    def cuStreamGetCtx(stream: Any) -> tuple[Any, Any]:
+        handle = int(stream)
+        if handle in state.streams:
+            return SUCCESS, real.CUcontext(PRIMARY_CONTEXT)
+        if handle in state.other_context_streams:
+            return SUCCESS, real.CUcontext(PRIMARY_CONTEXT + 1)
+        return real.CUresult.CUDA_ERROR_INVALID_HANDLE, None
+
+    def cuStreamBeginCapture(stream: Any, mode: Any) -> tuple[Any]:
+        if int(stream) in (0, 1):
+            return (real.CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,)
+        state.capturing[int(stream)] = []
+        return (needs_context(),)
+
+    def cuStreamEndCapture(stream: Any) -> tuple[Any, Any]:
+        graph = state.handle()
+        state.graphs[graph] = state.capturing.pop(int(stream))
+        return needs_context(), real.CUgraph(graph)
+
+    def cuGraphInstantiate(graph: Any, flags: int) -> tuple[Any, Any]:
+        executable = state.handle()
+        state.graphs[executable] = list(state.graphs[int(graph)])
+        return needs_context(), real.CUgraphExec(executable)
+
+    def cuGraphDestroy(graph: Any) -> tuple[Any]:
+        del state.graphs[int(graph)]
+        return (needs_context(),)
+
+    def cuGraphLaunch(executable: Any, stream: Any) -> tuple[Any]:
+        state.graph_launch_streams.append(int(stream))
+        for run in state.graphs[int(executable)]:
+            run()
+        return (needs_context(),)
+
+    def cuGraphExecDestroy(executable: Any) -> tuple[Any]:
+        state.graphs.pop(int(executable), None)
+        return (needs_context(),)
 
     def cuStreamCreate(flags: int) -> tuple[Any, Any]:
         handle = state.handle()
@@ -323,6 +378,7 @@ def make_driver(state: FakeState) -> SimpleNamespace:
         return (needs_context(),)
 
     def cuStreamWaitEvent(stream: Any, event: Any, flags: int) -> tuple[Any]:
+        state.stream_waits.append((int(stream), state.event_streams[int(event)]))
         return (needs_context(),)
 
     def cuEventCreate(flags: int) -> tuple[Any, Any]:
@@ -332,6 +388,7 @@ def make_driver(state: FakeState) -> SimpleNamespace:
 
     def cuEventRecord(event: Any, stream: Any) -> tuple[Any]:
         state.events[int(event)] = time.perf_counter()
+        state.event_streams[int(event)] = int(stream)
         return (needs_context(),)
 
     def cuEventSynchronize(event: Any) -> tuple[Any]:
@@ -359,6 +416,9 @@ def make_driver(state: FakeState) -> SimpleNamespace:
             "CUresult",
             "CUstream",
             "CUevent",
+            "CUgraph",
+            "CUgraphExec",
+            "CUstreamCaptureMode",
             "CUcontext",
             "CUdevice",
             "CUdeviceptr",

@@ -30,6 +30,8 @@ from ptx_kernels import (
     ptx_from_llvm_ir,
 )
 
+import mlc
+from mlc.runtime import cuda
 from mlc.runtime.cuda import (
     CudaError,
     CudaModule,
@@ -417,3 +419,62 @@ def test_run_on_device_with_torch_outputs_falls_back_to_the_checked_path(torch, 
             program.run_on_device(x, y, outputs=(outputs[0], torch.empty(4, 512, device="cuda")[:, ::2]))
         with pytest.raises(ValueError, match=r"output #0 of @main: expected dtype float32"):
             program.run_on_device(x, y, outputs=(outputs[0].double(), outputs[1]))
+
+
+# -- streams: a call is ordered with the caller's stream (mlc/runtime/call_streams.py) ------------
+
+SPIN_CYCLES = 100_000_000
+"""`torch.cuda._sleep` cycles (tens of milliseconds): the input is written that late on its stream,
+so a call not ordered after that stream reads the old input."""
+
+
+def _late_write(torch, stream, tensor, values) -> None:  # type: ignore[no-untyped-def]
+    """Enqueues on `stream` a long spin, then the write of `values` into `tensor`."""
+    with torch.cuda.stream(stream):
+        torch.cuda._sleep(SPIN_CYCLES)
+        tensor.copy_(values)
+
+
+def _assert_outputs(results, x, y) -> None:  # type: ignore[no-untyped-def]
+    for result, reference in zip(results, gpu_host_reference(x.cpu().numpy(), y.cpu().numpy())):
+        got = result if isinstance(result, np.ndarray) else np.asarray(result.cpu() if hasattr(result, "cpu") else result.to_numpy())
+        np.testing.assert_array_equal(got, reference)
+
+
+def test_calls_run_on_pytorchs_current_stream(torch, program: HostProgram) -> None:  # type: ignore[no-untyped-def]
+    """Inside `torch.cuda.stream(side)`, with no synchronization: the fast path (PyTorch outputs),
+    the checked path (device results) and `run` (numpy results) all read the late input."""
+    side = torch.cuda.Stream()
+    y = torch.ones(1024, device="cuda")
+    for call in ("fast", "device results", "numpy results"):
+        x, source = torch.zeros(1024, device="cuda"), torch.randn(1024, device="cuda")
+        outputs = (torch.empty(1024, device="cuda"), torch.empty(4, 256, device="cuda"))
+        torch.cuda.synchronize()
+        _late_write(torch, side, x, source)
+        with torch.cuda.stream(side):
+            if call == "fast":
+                results = program.run_on_device(x, y, outputs=outputs)
+            elif call == "device results":
+                results = program.run_on_device(x, y)
+                assert all(r.__cuda_array_interface__["stream"] == side.cuda_stream for r in results)
+            else:
+                results = program.run(x, y)
+        side.synchronize()
+        _assert_outputs(results, source, y)
+
+
+@pytest.mark.parametrize("spelling", ["torch.cuda.Stream", "int", "mlc Stream"])
+def test_a_call_runs_on_the_stream_it_is_given(torch, device: Device, program: HostProgram, spelling: str) -> None:  # type: ignore[no-untyped-def]
+    side = torch.cuda.Stream()
+    value = {"torch.cuda.Stream": side, "int": side.cuda_stream, "mlc Stream": None}[spelling]
+    if value is None:
+        value = Stream(device, cuda.driver_module().CUstream(side.cuda_stream), owned=False)
+    x, y, source = torch.zeros(1024, device="cuda"), torch.ones(1024, device="cuda"), torch.randn(1024, device="cuda")
+    outputs = (torch.empty(1024, device="cuda"), torch.empty(4, 256, device="cuda"))
+    torch.cuda.synchronize()
+    _late_write(torch, side, x, source)
+    program.run_on_device(x, y, outputs=outputs, stream=value)  # PyTorch's current stream is the default one
+    side.synchronize()
+    _assert_outputs(outputs, source, y)
+    with pytest.raises(mlc.ArgumentTypeError, match="expected an mlc Stream, a torch.cuda.Stream"):
+        program.run_on_device(x, y, outputs=outputs, stream="side")

@@ -3,7 +3,10 @@
 On the GPU, a chain of 12 matmul kernels (one distinct kernel, launched 12 times) gives the same
 results with graphs as with plain launches, call after call with new data; outputs at new
 addresses get a graph of their own, and the same addresses replay the graph already captured.
-Without a GPU, asking for graphs on the CPU is a clear error.
+Graphs replay on the caller's stream (PyTorch's current one for PyTorch tensors): an output
+zeroed, or an input written, by PyTorch after a long spin on that stream is zeroed or written
+before the replay (the replay used to go to the program's own stream, unordered with PyTorch's,
+which racecheck's slowdown exposed). Without a GPU, asking for graphs on the CPU is a clear error.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import pytest
 import mlc
 
 T = "tensor<64x64xf32>"
+SPIN_CYCLES = 50_000_000
+"""`torch.cuda._sleep` cycles (tens of milliseconds) before PyTorch touches a buffer on its stream."""
 
 
 def chain_source(length: int = 12) -> str:
@@ -46,19 +51,45 @@ def test_graph_replay_equals_plain_launches():
     assert len(graphed.program._graphs) == 1  # one capture, replayed
 
 
-@pytest.mark.gpu
-def test_graphs_follow_the_output_buffers():
+def _torch_plain_and_graphed():  # type: ignore[no-untyped-def]
+    """PyTorch, and the chain compiled without and with CUDA graphs."""
     torch = pytest.importorskip("torch")
     source = chain_source()
-    plain = mlc.compile(source, device="cuda")
-    graphed = mlc.compile(source, device="cuda", cuda_graph=True)
+    return torch, mlc.compile(source, device="cuda"), mlc.compile(source, device="cuda", cuda_graph=True)
+
+
+@pytest.mark.gpu
+def test_graphs_follow_the_output_buffers():
+    torch, plain, graphed = _torch_plain_and_graphed()
     x, w = (torch.randn(64, 64, device="cuda") * 0.2 for _ in range(2))
     outputs = [torch.empty(64, 64, device="cuda") for _ in range(3)]
     expected = torch.empty(64, 64, device="cuda")
     plain.run_on_device(x, w, outputs=[expected])
     for out in outputs + outputs:  # three addresses, each twice
+        torch.cuda._sleep(SPIN_CYCLES)  # the zeroing comes late on PyTorch's stream: the replay must wait
         out.zero_()
         graphed.run_on_device(x, w, outputs=[out])
         torch.cuda.synchronize()
         assert torch.equal(out, expected)
     assert len(graphed.program._graphs) == 3
+
+
+@pytest.mark.gpu
+def test_graphs_replay_on_the_callers_stream():
+    torch, plain, graphed = _torch_plain_and_graphed()
+    w = torch.randn(64, 64, device="cuda") * 0.2
+    side = torch.cuda.Stream()
+    for explicit in (False, True, False):
+        x, values = torch.zeros(64, 64, device="cuda"), torch.randn(64, 64, device="cuda") * 0.2
+        expected, out = torch.empty(64, 64, device="cuda"), torch.empty(64, 64, device="cuda")
+        plain.run_on_device(values, w, outputs=[expected])
+        torch.cuda.synchronize()
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(SPIN_CYCLES)
+            x.copy_(values)  # written late, on the side stream
+            if not explicit:
+                graphed.run_on_device(x, w, outputs=[out])  # PyTorch's current stream: the side stream
+        if explicit:
+            graphed.run_on_device(x, w, outputs=[out], stream=side)
+        side.synchronize()
+        assert torch.equal(out, expected)

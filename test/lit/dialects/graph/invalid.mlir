@@ -871,7 +871,7 @@ func.func @slice_result(%a: tensor<4xf32>) {
 // graph.fusion
 
 func.func @fusion_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'graph.fusion' op unknown kind 'injective'; expected one of elementwise, reduction, matmul, conv, opaque}}
+  // expected-error @+1 {{'graph.fusion' op unknown kind 'injective'; expected one of elementwise, reduction, matmul, conv, chain, opaque}}
   %0 = graph.fusion injective (%a = %x : tensor<4xf32>) -> tensor<4xf32> {
     graph.yield %a : tensor<4xf32>
   }

@@ -1,0 +1,375 @@
+"""GEMM chains: recognising attention in graph IR, and Chimera's data-movement model for it.
+
+Pattern (`match_attention`). Attention is `matmul(softmax(f(matmul(Q, Kt))), V)`:
+
+    S  = graph.matmul Q [..., M, D], Kt [..., D, N]       (Kt: K transposed, by whatever op)
+    T  = f(S, side inputs)      elementwise ops over S's shape: the 1/sqrt(d) scale (mul or div by
+                                a constant), an additive mask (padding, causal; broadcast), casts
+    P  = softmax(T) over the last axis: `graph.softmax`, or its decomposition as graph-decompose
+                                writes it (`e = exp(T - reduce_max T)`, `e * reciprocal(reduce_sum e)`
+                                or `e / reduce_sum e`), with f32 casts around it for f16
+    O  = graph.matmul P (or cast P), V [..., N, Dv]
+
+with Q, Kt, V and O of one batch shape (batch x heads, not broadcast), f32 or f16, head dims
+D, Dv <= `MAX_HEAD_DIM`, and every intermediate used only inside the chain (a score matrix needed
+elsewhere must be written to memory anyway). Side inputs must not depend on S.
+
+Data-movement model (`plan_attention`), after Chimera (Zheng et al., HPCA 2023): for the block
+order of the fused loop nest and each block size (BM query rows, BN keys, powers of two from 16
+to 128), count the bytes moved between global memory and on-chip memory (registers and shared
+memory) over the whole chain, assuming nothing is reused across programs (no cache):
+
+* rows outer (a program owns BM query rows and walks the keys in blocks, FlashAttention's order):
+  Q read once, K and V read once per row block, O written once, each mask block read once:
+      B*e*(M*D + ceil(M/BM)*N*(D + Dv) + M*Dv) + mask;
+* separate kernels (the alternative): the score and probability matrices make a round trip,
+  with mlc's 64x64 matmul blocks re-reading operands:
+      B*(e*(M*D*ceil(N/64) + D*N*ceil(M/64)) + 4*M*N*s + e*(M*N*ceil(Dv/64) + N*Dv*ceil(M/64) + M*Dv)) + mask,
+  s = 1 + 2 + 1 (the score matrix written, read twice by the softmax, the probabilities written).
+
+The other order, keys outer (a program owns BN keys and walks the query rows), reads K and V once
+but must write and re-read O's f32 accumulator and the running max and sum once per key block;
+it pays only for very short key sequences and is not lowered, so it is not a candidate.
+
+A choice must fit on chip: the f32 score tile (BM*BN), the f32 accumulator (BM*Dv) and running
+max and sum (2*BM), and the operand tiles (e*(BM*D + BN*D + BN*Dv)), head dims padded to powers of
+two, within `on_chip_bytes` (graph-fuse's option; the default is what one program of a GPU
+block may hold beside a second resident block). The cheapest fitting (BM, BN) wins, ties to the
+smaller footprint. No region is formed (the ops fall back to separate kernels) when no
+choice fits or when the fused chain would move at least as many bytes as separate kernels.
+
+Compute term (`ComputeModel`, graph-fuse's `compute-model`; the GPU pipeline names `gpu`). Bytes
+alone decide only where the fused kernel does its products as fast as separate kernels would.
+On the GPU it does not: the chain kernel (one thread per query row, f32 fused multiply-adds on
+CUDA cores) ran at 3.5 to 4.8 TFLOP/s on an H100 (bench/attention.py, BENCHMARKS.md), while the
+separate kernels' products run on tensor cores for f16/bf16 and in tiled CUDA-core kernels for
+f32. So each side is estimated as a roofline, `max(bytes / bandwidth, flops / products' rate)`
+with flops = 2*B*M*N*(D + Dv) and the model's measured rates, and the chain falls back when its
+estimate is not below the separate kernels' (the reason, with both estimates, in
+`mlc.chain_fallback`). With the H100 rates fusion pays only for tiny head dims (the separate
+kernels' score round trip, about 16 bytes per score, costs more than the chain's 2*(D + Dv)
+slow flops), so attention cores of real models take the three kernels there until the chain
+kernel uses tensor cores. `none` (the default, and the CPU's) counts bytes only.
+
+Limits. Only attention chains (not plain matmul -> matmul chains yet); the transpose of K is
+outside the chain (a separate kernel: the tile level has no transposed load); the compute term's
+rates are one GPU's measurements, not a model of occupancy or latency.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import Float16Type, Float32Type, TensorType
+from xdsl.ir import Operation, SSAValue
+
+from mlc.dialects.graph import ops as graph
+from mlc.dialects.graph.error_bounds import ONLINE_SOFTMAX_MIN_BLOCK
+from mlc.transforms.analysis.fusion_groups import is_splat_constant
+
+MAX_HEAD_DIM = 256
+BLOCK_CHOICES = tuple(ONLINE_SOFTMAX_MIN_BLOCK << shift for shift in range(4))
+"""16 to 128: at least the block error_bounds assumes for an online softmax."""
+SEPARATE_MATMUL_BLOCK = 64
+DEFAULT_ON_CHIP_BYTES = 96 * 1024
+SCORE_ELEMENTWISE = (*graph.ELEMENTWISE_OPS, graph.BroadcastOp)
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    assert isinstance(value.type, TensorType)
+    return value.type.get_shape()
+
+
+def _element(value: SSAValue):
+    assert isinstance(value.type, TensorType)
+    return value.type.element_type
+
+
+def _pow2(value: int) -> int:
+    return 1 << max(0, (value - 1).bit_length())
+
+
+@dataclass(frozen=True)
+class AttentionChain:
+    """The ops of one attention chain, in program order, and its roles."""
+
+    scores: graph.MatmulOp
+    output: graph.MatmulOp
+    score_ops: tuple[Operation, ...]
+    """The elementwise ops from S to the softmax's input (scale, mask, casts)."""
+    softmax_ops: tuple[Operation, ...]
+    side_inputs: tuple[SSAValue, ...]
+    """Values the score ops read besides S (masks, scales), in first-use order."""
+
+    @property
+    def ops(self) -> tuple[Operation, ...]:
+        members = {self.scores, self.output, *self.score_ops, *self.softmax_ops}
+        block = self.output.parent_block()
+        assert block is not None
+        return tuple(op for op in block.ops if op in members)
+
+    @property
+    def softmax_input(self) -> SSAValue:
+        return self.score_ops[-1].results[0] if self.score_ops else self.scores.result
+
+    @property
+    def dims(self) -> tuple[int, int, int, int, int]:
+        """(batch, M, N, D, Dv): batch the product of the batch dimensions."""
+        *batch, rows, depth = _shape(self.scores.a)
+        keys = _shape(self.scores.b)[-1]
+        return math.prod(batch), rows, keys, depth, _shape(self.output.b)[-1]
+
+
+def _single_use(value: SSAValue, members: set[Operation]) -> bool:
+    return bool(value.uses) and all(use.operation in members for use in value.uses)
+
+
+def _producer(value: SSAValue, kind: type[Operation] | tuple[type[Operation], ...]) -> Operation | None:
+    owner = value.owner
+    return owner if isinstance(owner, kind) else None
+
+
+def _last_axis_reduction(value: SSAValue, kind: type[graph.ReductionOp]) -> graph.ReductionOp | None:
+    op = _producer(value, kind)
+    if op is None:
+        return None
+    assert isinstance(op, graph.ReductionOp)
+    rank = len(_shape(op.x))
+    return op if op.keeps_dims() and tuple(op.normalized_axes()) == (rank - 1,) else None
+
+
+def _skip_casts(value: SSAValue, ops: list[Operation]) -> SSAValue:
+    while isinstance(value.owner, graph.CastOp):
+        ops.append(value.owner)
+        value = value.owner.x
+    return value
+
+
+def _softmax_of(probabilities: SSAValue) -> tuple[SSAValue, list[Operation]] | None:
+    """The input of the softmax computing `probabilities`, and the softmax's ops; None if none."""
+    ops: list[Operation] = []
+    value = _skip_casts(probabilities, ops)
+    softmax = _producer(value, graph.SoftmaxOp)
+    if softmax is not None:
+        assert isinstance(softmax, graph.SoftmaxOp)
+        if softmax.normalized_axis() != len(_shape(softmax.x)) - 1:
+            return None
+        ops.append(softmax)
+        return _skip_casts(softmax.x, ops), ops
+    quotient = value.owner
+    if isinstance(quotient, graph.DivOp):
+        exponentials, total = quotient.lhs, quotient.rhs
+        ops.append(quotient)
+    elif isinstance(quotient, graph.MulOp):
+        for exponentials, inverse in ((quotient.lhs, quotient.rhs), (quotient.rhs, quotient.lhs)):
+            reciprocal = _producer(inverse, graph.ReciprocalOp)
+            if reciprocal is not None:
+                break
+        else:
+            return None
+        total = reciprocal.x  # type: ignore[attr-defined]
+        ops += [quotient, reciprocal]
+    else:
+        return None
+    total_op = _last_axis_reduction(total, graph.ReduceSumOp)
+    exp = _producer(exponentials, graph.ExpOp)
+    if total_op is None or exp is None or total_op.x is not exponentials:
+        return None
+    shifted = _producer(exp.x, graph.SubOp)  # type: ignore[attr-defined]
+    if shifted is None:
+        return None
+    maximum = _last_axis_reduction(shifted.rhs, graph.ReduceMaxOp)  # type: ignore[attr-defined]
+    if maximum is None or maximum.x is not shifted.lhs:  # type: ignore[attr-defined]
+        return None
+    ops += [total_op, exp, shifted, maximum]
+    return _skip_casts(maximum.x, ops), ops
+
+
+def upstream_ops(op: Operation) -> set[Operation]:
+    """The ops `op` depends on, directly or not."""
+    found: set[Operation] = set()
+    worklist = [operand.owner for operand in op.operands]
+    while worklist:
+        producer = worklist.pop()
+        if isinstance(producer, Operation) and producer not in found:
+            found.add(producer)
+            worklist += [operand.owner for operand in producer.operands]
+    return found
+
+
+def _reaches_matmul(value: SSAValue) -> bool:
+    owner = value.owner
+    if isinstance(owner, graph.MatmulOp):
+        return True
+    return isinstance(owner, SCORE_ELEMENTWISE) and any(isinstance(op, graph.MatmulOp) for op in upstream_ops(owner))
+
+
+def _score_ops(scores: SSAValue) -> tuple[graph.MatmulOp, list[Operation], list[SSAValue]] | None:
+    """Walks back from the softmax's input through elementwise ops to the one matmul S."""
+    ops: list[Operation] = []
+    side: list[SSAValue] = []
+    value = scores
+    while not isinstance(value.owner, graph.MatmulOp):
+        op = value.owner
+        if not isinstance(op, SCORE_ELEMENTWISE) or len(op.results) != 1:
+            return None
+        ops.append(op)
+        candidates = [v for v in op.operands if _shape(v) == _shape(scores) and _reaches_matmul(v)]
+        if not candidates:
+            return None
+        value = candidates[0]
+        side += [v for v in op.operands if v is not value]
+    matmul = value.owner
+    assert isinstance(matmul, graph.MatmulOp)
+    if any(isinstance(v.owner, Operation) and matmul in (upstream_ops(v.owner) | {v.owner}) for v in side):
+        return None
+    return matmul, ops[::-1], list(dict.fromkeys(side))
+
+
+def match_attention(output: Operation) -> AttentionChain | None:
+    """The attention chain ending at the matmul `output` (see the module docstring), or None."""
+    if not isinstance(output, graph.MatmulOp):
+        return None
+    softmax = _softmax_of(output.a)
+    if softmax is None:
+        return None
+    softmax_input, softmax_ops = softmax
+    found = _score_ops(softmax_input)
+    if found is None:
+        return None
+    scores, score_ops, side = found
+    chain = AttentionChain(scores, output, tuple(score_ops), tuple(softmax_ops), tuple(side))
+    q, kt, v = scores.a, scores.b, output.b
+    ranks = {len(_shape(x)) for x in (q, kt, v, output.result)}
+    batch = {_shape(x)[:-2] for x in (q, kt, v, output.result)}
+    types = {type(_element(x)) for x in (q, kt, v)}
+    if len(ranks) != 1 or len(batch) != 1 or len(types) != 1 or not types <= {Float32Type, Float16Type}:
+        return None
+    if _shape(scores.result)[-1] != _shape(v)[-2] or max(_shape(q)[-1], _shape(v)[-1]) > MAX_HEAD_DIM:
+        return None
+    score_shape = _shape(scores.result)
+    if any(_shape(op.results[0]) != score_shape for op in score_ops):
+        return None
+    members = set(chain.ops)
+    internal = [scores.result, *(op.results[0] for op in (*score_ops, *softmax_ops))]
+    if not all(_single_use(value, members) for value in internal):
+        return None
+    return chain
+
+
+# -- Chimera's model ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ComputeModel:
+    """A target's measured rates for the compute term (see the module docstring)."""
+
+    bandwidth: float
+    """Bytes per second between global memory and the chip."""
+    fused_flops: float
+    """The chain kernel's products, FLOP/s."""
+    separate_flops: dict[str, float]
+    """Separate matmul kernels' products, FLOP/s, by operand type (`f16`, `bf16`, `f32`)."""
+
+
+COMPUTE_MODELS = {
+    "none": None,
+    # H100 (bench/attention.py, 2026-11-25): the device copy moves ~3.0 TB/s; the chain kernel ran
+    # 3.5-4.8 TFLOP/s; mlc's separate kernels ran the whole chain at 55-106 TFLOP/s in f16
+    # (tensor cores; products alone faster) and 23 in f32: conservative product rates below.
+    "gpu": ComputeModel(3.0e12, 4.0e12, {"f16": 100e12, "bf16": 100e12, "f32": 25e12}),
+}
+
+
+def _estimate_seconds(moved: int, flops: int, rate: float, model: ComputeModel) -> float:
+    return max(moved / model.bandwidth, flops / rate)
+
+
+def compute_verdict(chain: AttentionChain, fused: int, separate: int, model: ComputeModel) -> str | None:
+    """Why the fused chain does not pay under `model`'s rates (None when it does)."""
+    batch, rows, keys, depth, value_depth = chain.dims
+    flops = 2 * batch * rows * keys * (depth + value_depth)
+    element = str(_element(chain.scores.a))
+    fused_s = _estimate_seconds(fused, flops, model.fused_flops, model)
+    separate_s = _estimate_seconds(separate, flops, model.separate_flops.get(element, model.fused_flops), model)
+    if fused_s < separate_s:
+        return None
+    return (
+        f"the chain kernel's products on CUDA cores: about {fused_s * 1e6:.1f} us fused, {separate_s * 1e6:.1f} us "
+        f"as separate kernels ({flops} flops; {fused} / {separate} bytes): fusion does not pay"
+    )
+
+
+@dataclass(frozen=True)
+class ChainPlan:
+    """The model's choice for one chain, with its numbers (all recorded in the IR)."""
+
+    order: str
+    block_rows: int
+    block_keys: int
+    fused_bytes: int
+    separate_bytes: int
+    on_chip_bytes: int
+    """The chosen blocks' footprint on chip."""
+
+
+def on_chip_footprint(block_rows: int, block_keys: int, depth: int, value_depth: int, element_bytes: int) -> int:
+    depth, value_depth = _pow2(depth), _pow2(value_depth)
+    tiles = block_rows * depth + block_keys * depth + block_keys * value_depth
+    return 4 * (block_rows * block_keys + block_rows * value_depth + 2 * block_rows) + element_bytes * tiles
+
+
+def _mask_bytes(chain: AttentionChain, block_rows: int, block_keys: int) -> int:
+    batch, rows, keys, _, _ = chain.dims
+    total = 0
+    for value in chain.side_inputs:
+        if is_splat_constant(value):  # a scalar in the kernel's code, not memory traffic
+            continue
+        shape = (1, 1, *_shape(value))[-2:]
+        per_block = (block_rows if shape[0] != 1 else 1) * (block_keys if shape[1] != 1 else 1)
+        bytes_per = max(1, _element(value).bitwidth // 8)  # type: ignore[attr-defined]
+        total += batch * -(-rows // block_rows) * -(-keys // block_keys) * per_block * bytes_per
+    return total
+
+
+def fused_bytes(chain: AttentionChain, block_rows: int, block_keys: int) -> int:
+    """Bytes moved by the fused chain in the rows-outer order (see the module docstring)."""
+    batch, rows, keys, depth, value_depth = chain.dims
+    e = _element(chain.scores.a).bitwidth // 8  # type: ignore[attr-defined]
+    streamed = rows * depth + -(-rows // block_rows) * keys * (depth + value_depth) + rows * value_depth
+    return batch * e * streamed + _mask_bytes(chain, block_rows, block_keys)
+
+
+def separate_bytes(chain: AttentionChain) -> int:
+    batch, rows, keys, depth, value_depth = chain.dims
+    e = _element(chain.scores.a).bitwidth // 8  # type: ignore[attr-defined]
+    b = SEPARATE_MATMUL_BLOCK
+    first = e * (rows * depth * -(-keys // b) + depth * keys * -(-rows // b))
+    second = e * (rows * keys * -(-value_depth // b) + keys * value_depth * -(-rows // b) + rows * value_depth)
+    return batch * (first + 4 * rows * keys * 4 + second) + _mask_bytes(chain, b, b)
+
+
+def plan_attention(chain: AttentionChain, on_chip_bytes: int, compute: ComputeModel | None = None) -> ChainPlan | str:
+    """The cheapest fitting choice, or the reason to fall back to separate kernels."""
+    _, rows, keys, depth, value_depth = chain.dims
+    e = _element(chain.scores.a).bitwidth // 8  # type: ignore[attr-defined]
+    separate = separate_bytes(chain)
+    candidates = []
+    row_blocks = [b for b in BLOCK_CHOICES if b <= max(16, _pow2(rows))]
+    key_blocks = [b for b in BLOCK_CHOICES if b <= max(16, _pow2(keys))]
+    for bm, bn in itertools.product(row_blocks, key_blocks):
+        footprint = on_chip_footprint(bm, bn, depth, value_depth, e)
+        if footprint <= on_chip_bytes:
+            candidates.append((fused_bytes(chain, bm, bn), footprint, bm, bn))
+    if not candidates:
+        smallest = on_chip_footprint(16, 16, depth, value_depth, e)
+        return f"the smallest blocks (16x16) need {smallest} bytes on chip, more than {on_chip_bytes}"
+    moved, footprint, bm, bn = min(candidates)
+    if moved >= separate:
+        return f"fusion moves {moved} bytes, separate kernels {separate}: fusion does not pay"
+    verdict = None if compute is None else compute_verdict(chain, moved, separate, compute)
+    if verdict is not None:
+        return verdict
+    return ChainPlan("rows-outer", bm, bn, moved, separate, footprint)

@@ -1,0 +1,302 @@
+"""The tile kernel of an attention chain: one kernel, the keys walked in blocks, an online softmax.
+
+`convert-graph-to-tile` builds this kernel for a `graph.fusion` marked `mlc.chain = "attention"`
+(graph-fuse, `analysis/gemm_chain.py`), with the blocks of its `mlc.chain_plan` (BM query rows, BN
+keys; the rows-outer order, FlashAttention's). A program owns BM rows of one (batch, head):
+
+    %q = tile.load %Q[b, m, 0]                          [BM, D']      (D' = D padded to a power of 2)
+    %state = scf.for %n = 0 to N step BN iter_args(%max = -inf, %sum = 0, %acc = 0) {
+      %s  = tile.dot %q, tile.load %Kt[b, 0, %n], 0     [BM, BN]  f32
+      %t  = tile.map %s, masks...  { the chain's score ops (scale, mask); -inf past N }
+      %bm = tile.reduce max %t
+      %new, %safe, %alpha = tile.map %max, %bm { max; 0 where the max is still -inf; exp(max - safe) }
+      %p  = tile.map %t, %safe { exp(t - safe) }
+      %sum' = %sum * %alpha + tile.reduce add %p
+      %acc' = tile.dot (%p as the operands' type), tile.load %V[b, %n, 0], %acc * %alpha
+    }
+    tile.store %acc / %sum  -> %O[b, m, 0]
+
+The running max `%max`, running sum `%sum` and the accumulator are rescaled by `%alpha` whenever
+the max grows, so the result is `softmax(t) @ V` with the score tile never leaving the program
+(memory independent of N squared). A row whose every score is -inf (fully masked) gives 0/0 =
+NaN, as the unfused softmax does. Numerics: the products accumulate in f32; the probabilities
+are rounded to f16 before the second product when V is f16 (the unfused chain rounds the
+normalised ones; both are within one f16 rounding of the exact value); the rescalings add
+roundings that `error_bounds` (softmax) accounts for.
+
+Preconditions: the chain of `match_attention` (batch dimensions of Q, Kt, V and O equal; side
+inputs broadcast to the score shape), the rows-outer order. The kernel carries `mlc.chain` and
+`mlc.chain_plan` for convert-tile-to-loop (`chain_loop.py`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, scf
+from xdsl.dialects import math as math_dialect
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    FloatAttr,
+    IndexType,
+    MemRefType,
+    StringAttr,
+    f32,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from mlc.diagnostics import PassFailure
+from mlc.dialects import attributes
+from mlc.dialects.tile import ops as tile
+from mlc.transforms.analysis.fusion_groups import is_splat_constant, shape_of
+from mlc.transforms.analysis.gemm_chain import AttentionChain, match_attention
+from mlc.transforms.lowering.elementwise_expansion import (
+    ScalarBuilder,
+    expand_elementwise,
+    splat_constant_value,
+)
+from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dimensions
+
+
+def _pow2(value: int) -> int:
+    return 1 << max(0, (value - 1).bit_length())
+
+
+def _element(value: SSAValue) -> Attribute:
+    return value.type.element_type  # type: ignore[attr-defined]
+
+
+@dataclass(eq=False)
+class AttentionUnit:
+    """One attention kernel: the chain, its plan, and (for the launch order) its ops and inputs."""
+
+    chain: AttentionChain
+    plan: DictionaryAttr
+
+    @property
+    def ops(self) -> list[Operation]:
+        return list(self.chain.ops)
+
+    @property
+    def memory_inputs(self) -> list[SSAValue]:
+        """What the kernel reads: Q, Kt, V, then the side inputs that are not splat constants."""
+        sides = [v for v in self.chain.side_inputs if not is_splat_constant(v)]
+        return [self.chain.scores.a, self.chain.scores.b, self.chain.output.b, *sides]
+
+    @property
+    def inputs(self) -> list[tuple[SSAValue, tuple[int, ...]]]:
+        return [(value, shape_of(value)) for value in self.memory_inputs]
+
+    @property
+    def outputs(self) -> list[SSAValue]:
+        return [self.chain.output.result]
+
+    def block(self, key: str) -> int:
+        return self.plan.data[key].value.data  # type: ignore[attr-defined]
+
+
+def attention_unit(ops: Sequence[Operation], plan: DictionaryAttr) -> AttentionUnit:
+    """The unit of a chain region's (decomposed) ops; a `PassFailure` when they are not a chain."""
+    last = ops[-1]
+    chain = match_attention(last)
+    if chain is None or set(chain.ops) != set(ops):
+        raise PassFailure(last, "the chain region is not an attention chain (matmul, scale/mask, softmax, matmul)")
+    if plan.data["order"] != StringAttr("rows-outer"):  # type: ignore[comparison-overlap]
+        raise PassFailure(last, "only the rows-outer order of an attention chain is lowered")
+    return AttentionUnit(chain, plan)
+
+
+class AttentionKernelBuilder:
+    """Builds the tile kernel of one attention unit (see the module docstring)."""
+
+    def __init__(self, name: str, unit: AttentionUnit):
+        self.unit, self.chain = unit, unit.chain
+        _, self.rows, self.keys, depth, value_depth = self.chain.dims
+        self.block_rows, self.block_keys = unit.block("block_rows"), unit.block("block_keys")
+        self.depth, self.value_depth = _pow2(depth), _pow2(value_depth)
+        output_shape = shape_of(self.chain.output.result)
+        self.rank = len(output_shape)
+        participants = [self._aligned(shape_of(v))[:-2] for v in unit.memory_inputs]
+        self.collapse: DimensionCollapse = collapse_dimensions(output_shape[:-2], participants)
+        self.batch_shape = self.collapse.domain if self.collapse.groups else ()
+        blocks = -(-self.rows // self.block_rows)
+        grid = (math.prod(self.batch_shape), blocks) if self.batch_shape else (blocks,)
+        values = [*unit.memory_inputs, self.chain.output.result]
+        types = [MemRefType(_element(v), self._view(shape_of(v))) for v in values]
+        self.kernel = tile.KernelOp(name, types, grid, num_warps=max(1, self.block_rows // 32))
+        attributes.CHAIN.write(self.kernel, StringAttr("attention"))
+        attributes.CHAIN_PLAN.write(self.kernel, unit.plan)
+        self.parameters = dict(zip(values, self.kernel.body.block.args))
+        for value, parameter in self.parameters.items():
+            parameter.name_hint = value.name_hint
+        self.builder = Builder(InsertPoint.at_end(self.kernel.body.block))
+
+    def _aligned(self, shape: Sequence[int]) -> tuple[int, ...]:
+        return (1,) * (self.rank - len(shape)) + tuple(shape)
+
+    def _view(self, shape: Sequence[int]) -> tuple[int, ...]:
+        aligned = self._aligned(shape)
+        batch = self.collapse.shape(aligned[:-2]) if self.collapse.groups else ()
+        return (*batch, *aligned[-2:])
+
+    # -- small builders ---------------------------------------------------------------------------
+
+    def _insert(self, op: Operation, name: str | None = None) -> SSAValue:
+        self.builder.insert(op)
+        if name is not None:
+            op.results[0].name_hint = name
+        return op.results[0]
+
+    def _index(self, value: int) -> SSAValue:
+        return self._insert(arith.ConstantOp.from_int_and_width(value, IndexType()))
+
+    def _type(self, rows: int, columns: int, element: Attribute = f32) -> tile.TileType:
+        return tile.TileType((*(1,) * len(self.batch_shape), rows, columns), element)
+
+    def _splat(self, value: float, rows: int, columns: int, name: str) -> SSAValue:
+        scalar = self._insert(arith.ConstantOp(FloatAttr(value, f32)))
+        return self._insert(tile.SplatOp(scalar, self._type(rows, columns)), name)
+
+    def _load(self, value: SSAValue, rows: SSAValue, columns: SSAValue, shape: tuple[int, int], name: str) -> SSAValue:
+        view = self._view(shape_of(value))
+        origin = [*self.batch, rows, columns]
+        indices = [o if size != 1 else self.zero for o, size in zip(origin, view)]
+        tile_shape = tuple(1 if size == 1 else t for size, t in zip(view[-2:], shape))
+        loaded = self._insert(tile.LoadOp(self.parameters[value], indices, self._type(*tile_shape, _element(value))), name)
+        if tile_shape == shape:
+            return loaded
+        return self._insert(tile.BroadcastOp(loaded, self._type(*shape, _element(value))))
+
+    def _map(
+        self, inputs: Sequence[SSAValue], results: Sequence[Attribute], body: Callable[[ScalarBuilder, list[SSAValue]], list[SSAValue]],
+        names: Sequence[str],
+    ) -> list[SSAValue]:
+        shape = inputs[0].type.get_shape()  # type: ignore[attr-defined]
+        block = Block(arg_types=[_element(v) for v in inputs])
+        scalar = ScalarBuilder(Builder(InsertPoint.at_end(block)))
+        scalar.builder.insert(tile.YieldOp(body(scalar, list(block.args))))
+        op = tile.MapOp(inputs, [tile.TileType(shape, t) for t in results], Region(block))
+        self.builder.insert(op)
+        for output, name in zip(op.outputs, names):
+            output.name_hint = name
+        return list(op.outputs)
+
+    def _broadcast(self, value: SSAValue, columns: int) -> SSAValue:
+        return self._insert(tile.BroadcastOp(value, self._type(self.block_rows, columns)))
+
+    def _reduce(self, value: SSAValue, combiner: type[arith.FloatingPointLikeBinaryOperation], name: str) -> SSAValue:
+        block = Block(arg_types=[f32, f32])
+        combined = combiner(*block.args)
+        block.add_ops([combined, tile.YieldOp([combined.result])])
+        return self._insert(tile.ReduceOp(value, self.rank_of_tiles - 1, Region(block)), name)
+
+    # -- the kernel -------------------------------------------------------------------------------
+
+    def build(self) -> tile.KernelOp:
+        self.rank_of_tiles = len(self.batch_shape) + 2
+        self.zero = self._index(0)
+        self.batch = self._batch_coordinates()
+        program = self._insert(tile.ProgramIdOp(len(self.batch_shape) and 1), "prow")
+        self.row = self._insert(arith.MuliOp(program, self._index(self.block_rows)), "m")
+        q = self._load(self.chain.scores.a, self.row, self.zero, (self.block_rows, self.depth), "q")
+        initial = [
+            self._splat(-math.inf, self.block_rows, 1, "max0"),
+            self._splat(0.0, self.block_rows, 1, "sum0"),
+            self._splat(0.0, self.block_rows, self.value_depth, "acc0"),
+        ]
+        body = Block(arg_types=[IndexType(), *(v.type for v in initial)])
+        for argument, name in zip(body.args, ("n", "max", "sum", "acc")):
+            argument.name_hint = name
+        outer, self.builder = self.builder, Builder(InsertPoint.at_end(body))
+        self.builder.insert(scf.YieldOp(*self._key_block(q, *body.args)))
+        self.builder = outer
+        loop = scf.ForOp(self.zero, self._index(self.keys), self._index(self.block_keys), initial, Region(body))
+        self.builder.insert(loop)
+        _, total, accumulator = loop.results
+        output = self.chain.output.result
+        wide = self._broadcast(total, self.value_depth)
+
+        def normalise(b: ScalarBuilder, args: list[SSAValue]) -> list[SSAValue]:
+            quotient = b.emit(arith.DivfOp(args[0], args[1]))
+            return [quotient if _element(output) == f32 else b.emit(arith.TruncFOp(quotient, _element(output)))]
+
+        (result,) = self._map([accumulator, wide], [_element(output)], normalise, ["o"])
+        view = self._view(shape_of(output))
+        origin = [*self.batch, self.row, self.zero]
+        self._insert_store(result, self.parameters[output], [o if s != 1 else self.zero for o, s in zip(origin, view)])
+        self.builder.insert(tile.ReturnOp())
+        return self.kernel
+
+    def _insert_store(self, value: SSAValue, dest: SSAValue, indices: list[SSAValue]) -> None:
+        self.builder.insert(tile.StoreOp(value, dest, indices))
+
+    def _batch_coordinates(self) -> list[SSAValue]:
+        if not self.batch_shape:
+            return []
+        remaining = self._insert(tile.ProgramIdOp(0), "batch")
+        coordinates = [remaining] * len(self.batch_shape)
+        for dim in reversed(range(1, len(self.batch_shape))):
+            count = self._index(self.batch_shape[dim])
+            coordinates[dim] = self._insert(arith.RemUIOp(remaining, count))
+            remaining = self._insert(arith.DivUIOp(remaining, count))
+        coordinates[0] = remaining
+        return coordinates
+
+    def _key_block(self, q: SSAValue, n: SSAValue, running_max: SSAValue, running_sum: SSAValue, acc: SSAValue) -> list[SSAValue]:
+        chain, bm, bn = self.chain, self.block_rows, self.block_keys
+        kt = self._load(chain.scores.b, self.zero, n, (self.depth, bn), "kt")
+        scores = self._insert(tile.DotOp(q, kt, self._splat(0.0, bm, bn, "zeros")), "s")
+        sides = [v for v in chain.side_inputs if not is_splat_constant(v)]
+        side_tiles = [self._load(v, self.row, n, (bm, bn), "side") for v in sides]
+        origin = [*(self.zero for _ in self.batch_shape), self.zero, n]
+        inside = self._insert(tile.InBoundsOp(origin, [*(1 for _ in self.batch_shape), bm, self.keys], self._type(bm, bn).get_shape()))
+        (masked,) = self._map([scores, *side_tiles, inside], [f32], lambda b, args: [self._scores(b, args, sides)], ["t"])
+        block_max = self._reduce(masked, arith.MaximumfOp, "block_max")
+
+        def rescale(b: ScalarBuilder, args: list[SSAValue]) -> list[SSAValue]:
+            new = b.emit(arith.MaximumfOp(args[0], args[1]))
+            minus_infinity = b.constant(-math.inf, f32)
+            safe = b.emit(arith.SelectOp(b.emit(arith.CmpfOp(new, minus_infinity, "oeq")), b.constant(0.0, f32), new))
+            return [new, safe, b.emit(math_dialect.ExpOp(b.emit(arith.SubfOp(args[0], safe))))]
+
+        new_max, safe, alpha = self._map([running_max, block_max], [f32, f32, f32], rescale, ["new_max", "safe_max", "alpha"])
+        exp = lambda b, args: [b.emit(math_dialect.ExpOp(b.emit(arith.SubfOp(args[0], args[1]))))]
+        (probabilities,) = self._map([masked, self._broadcast(safe, bn)], [f32], exp, ["p"])
+        block_sum = self._reduce(probabilities, arith.AddfOp, "block_sum")
+        fma = lambda b, args: [b.emit(arith.AddfOp(b.emit(arith.MulfOp(args[0], args[1])), args[2]))]
+        (new_sum,) = self._map([running_sum, alpha, block_sum], [f32], fma, ["new_sum"])
+        scale = lambda b, args: [b.emit(arith.MulfOp(args[0], args[1]))]
+        (scaled,) = self._map([acc, self._broadcast(alpha, self.value_depth)], [f32], scale, ["scaled"])
+        value_type = _element(chain.output.b)
+        if value_type != f32:
+            (probabilities,) = self._map([probabilities], [value_type], lambda b, args: [b.emit(arith.TruncFOp(args[0], value_type))], ["p_narrow"])
+        v = self._load(chain.output.b, n, self.zero, (bn, self.value_depth), "v")
+        new_acc = self._insert(tile.DotOp(probabilities, v, scaled), "new_acc")
+        return [new_max, new_sum, new_acc]
+
+    def _scores(self, b: ScalarBuilder, args: list[SSAValue], sides: list[SSAValue]) -> SSAValue:
+        """The softmax's input from one product element: the score ops, in f32, -inf past N."""
+        chain = self.chain
+        product_type = _element(chain.scores.result)
+        product = args[0] if product_type == f32 else b.emit(arith.TruncFOp(args[0], product_type))
+        element: dict[SSAValue, SSAValue] = {chain.scores.result: product, **dict(zip(sides, args[1:-1]))}
+
+        def element_of(value: SSAValue) -> SSAValue:
+            if value not in element and is_splat_constant(value):
+                return b.constant(splat_constant_value(value.owner), _element(value))  # type: ignore[arg-type]
+            return element[value]
+
+        for op in chain.score_ops:
+            element[op.results[0]] = expand_elementwise(op, [element_of(v) for v in op.operands], b)
+        score = element_of(chain.softmax_input)
+        if _element(chain.softmax_input) != f32:
+            score = b.emit(arith.ExtFOp(score, f32))
+        return b.emit(arith.SelectOp(args[-1], score, b.constant(-math.inf, f32)))
+
+
+def build_attention_kernel(name: str, unit: AttentionUnit) -> tile.KernelOp:
+    return AttentionKernelBuilder(name, unit).build()

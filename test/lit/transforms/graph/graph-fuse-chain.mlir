@@ -1,0 +1,87 @@
+// GEMM chains in graph-fuse: attention (matmul, scale, mask, softmax, matmul) as one region,
+// Chimera's choice in mlc.chain_plan, the fallback when the blocks do not fit, and the one kernel
+// it becomes (convert-graph-to-tile) and its loops (convert-tile-to-loop).
+// RUN: mlc-opt %s -p graph-decompose,graph-fuse | filecheck %s
+// RUN: mlc-opt %s -p 'graph-decompose,graph-fuse{on-chip-bytes=4096}' | filecheck %s --check-prefix=FALLBACK
+// RUN: mlc-opt %s -p 'graph-decompose,graph-fuse{compute-model=gpu}' | filecheck %s --check-prefix=GPUMODEL
+// RUN: mlc-opt %s -p graph-decompose,graph-fuse,convert-graph-to-tile | filecheck %s --check-prefix=TILE
+// RUN: mlc-opt %s -p graph-decompose,graph-fuse,convert-graph-to-tile,convert-tile-to-loop | filecheck %s --check-prefix=LOOP
+
+// CHECK-LABEL: func.func @attention
+// CHECK-NEXT:    %[[C:[a-z0-9_]+]] = graph.constant dense<1.250000e-01>
+// CHECK-NEXT:    %[[O:[a-z0-9_]+]] = graph.fusion chain "attention_chain0_attention" (%{{.*}} = %q : tensor<2x4x40x64xf16>, %{{.*}} = %kt : tensor<2x4x64x50xf16>, %{{.*}} = %[[C]] : tensor<f16>, %{{.*}} = %mask : tensor<40x50xf16>, %{{.*}} = %v : tensor<2x4x50x64xf16>) -> tensor<2x4x40x64xf16>
+// CHECK-SAME:      attributes {mlc.chain = "attention", mlc.chain_plan = {order = "rows-outer", block_rows = 64 : i64, block_keys = 16 : i64, fused_bytes = {{[0-9]+}} : i64, separate_bytes = {{[0-9]+}} : i64, on_chip_bytes = {{[0-9]+}} : i64}} {
+// CHECK-NEXT:      graph.matmul
+// CHECK-NEXT:      graph.mul
+// CHECK-NEXT:      graph.add
+// CHECK-NEXT:      graph.cast
+// CHECK-NEXT:      graph.reduce_max
+// CHECK-NEXT:      graph.sub
+// CHECK-NEXT:      graph.exp
+// CHECK-NEXT:      graph.reduce_sum
+// CHECK-NEXT:      graph.reciprocal
+// CHECK-NEXT:      graph.mul
+// CHECK-NEXT:      graph.cast
+// CHECK-NEXT:      %[[R:[a-z0-9_]+]] = graph.matmul
+// CHECK-NEXT:      graph.yield %[[R]] : tensor<2x4x40x64xf16>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[O]]
+
+// The smallest blocks need more than 4096 bytes: three kernels, and the reason on the last matmul.
+// FALLBACK-NOT:  graph.fusion chain
+// FALLBACK:      graph.fusion matmul
+// FALLBACK:      graph.fusion reduction
+// FALLBACK:      graph.fusion matmul
+// FALLBACK-NEXT:   graph.matmul %{{.*}}, %{{.*}} {mlc.chain_fallback = "the smallest blocks (16x16) need {{[0-9]+}} bytes on chip, more than 4096"}
+
+// With the GPU's measured rates the chain kernel's CUDA-core products (D = 64) cost more than the
+// separate kernels' score round trip: three kernels, both estimates in the reason.
+// GPUMODEL-NOT:  graph.fusion chain
+// GPUMODEL:      graph.fusion matmul
+// GPUMODEL:      graph.fusion reduction
+// GPUMODEL:      graph.fusion matmul
+// GPUMODEL-NEXT:   graph.matmul %{{.*}}, %{{.*}} {mlc.chain_fallback = "the chain kernel's products on CUDA cores: about {{[0-9.]+}} us fused, {{[0-9.]+}} us as separate kernels ({{[0-9]+}} flops; {{[0-9]+}} / {{[0-9]+}} bytes): fusion does not pay"}
+
+// One kernel: a program per (batch x head, 64 query rows); the keys in blocks of 16, carrying the
+// running max, the running sum and the accumulator; two products; the quotient stored once.
+// TILE:         tile.kernel @attention_chain0_attention(%q: memref<8x40x64xf16>, %kt: memref<8x64x50xf16>, %v: memref<8x50x64xf16>, %mask: memref<1x40x50xf16>, %o: memref<8x40x64xf16>) grid [8, 1]
+// TILE-SAME:      mlc.chain = "attention"
+// TILE:           tile.load %q[{{.*}}] : memref<8x40x64xf16> -> !tile.tile<1x64x64xf16>
+// TILE:           scf.for %n = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%max = %max0, %sum = %sum0, %acc = %acc0) -> (!tile.tile<1x64x1xf32>, !tile.tile<1x64x1xf32>, !tile.tile<1x64x64xf32>)
+// TILE:             %s = tile.dot %{{.*}}, %kt_1, %zeros : !tile.tile<1x64x64xf16>, !tile.tile<1x64x16xf16> -> !tile.tile<1x64x16xf32>
+// TILE:             %block_max = tile.reduce %t axis 2
+// TILE:             %new_max, %safe_max, %alpha = tile.map %max, %block_max
+// TILE:             math.exp
+// TILE:             %block_sum = tile.reduce %p axis 2
+// TILE:             %new_sum = tile.map %sum, %alpha, %block_sum
+// TILE:             %scaled = tile.map %acc
+// TILE:             %new_acc = tile.dot %p_narrow, %v_1, %scaled : !tile.tile<1x64x16xf16>, !tile.tile<1x16x64xf16>
+// TILE-SAME:          -> !tile.tile<1x64x64xf32>
+// TILE:             scf.yield %new_max, %new_sum, %new_acc
+// TILE:           arith.divf
+// TILE:           tile.store %o_1, %o[
+// TILE-NOT:     tile.kernel
+// TILE:         func.func @attention
+// TILE-COUNT-1:   tile.launch
+// TILE-NEXT:      func.return
+
+// Loops: a thread per query row, its rows of the running state in private buffers.
+// LOOP:         loop.kernel @attention_chain0_attention
+// LOOP:           loop.parallel %row < 64 mapping thread.x {
+// LOOP:             %max = memref.alloca() : memref<1xf32, 5 : i64>
+// LOOP:             %sum = memref.alloca() : memref<1xf32, 5 : i64>
+// LOOP:             %acc = memref.alloca() : memref<64xf32, 5 : i64>
+// LOOP:             scf.for %n =
+// LOOP:               math.fma
+// LOOP:               math.exp
+// LOOP:               math.fma
+// LOOP-NOT:     loop.kernel
+func.func @attention(%q: tensor<2x4x40x64xf16>, %kt: tensor<2x4x64x50xf16>, %v: tensor<2x4x50x64xf16>, %mask: tensor<40x50xf16>) -> tensor<2x4x40x64xf16> {
+  %s = graph.matmul %q, %kt : (tensor<2x4x40x64xf16>, tensor<2x4x64x50xf16>) -> tensor<2x4x40x50xf16>
+  %c = graph.constant dense<0.125> : tensor<f16>
+  %scaled = graph.mul %s, %c : (tensor<2x4x40x50xf16>, tensor<f16>) -> tensor<2x4x40x50xf16>
+  %masked = graph.add %scaled, %mask : (tensor<2x4x40x50xf16>, tensor<40x50xf16>) -> tensor<2x4x40x50xf16>
+  %p = graph.softmax %masked axis -1 : tensor<2x4x40x50xf16>
+  %o = graph.matmul %p, %v : (tensor<2x4x40x50xf16>, tensor<2x4x50x64xf16>) -> tensor<2x4x40x64xf16>
+  func.return %o : tensor<2x4x40x64xf16>
+}

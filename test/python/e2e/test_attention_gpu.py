@@ -1,0 +1,92 @@
+"""Attention cores compiled for the GPU agree with PyTorch (issue 16), fused and as separate kernels.
+
+Each case is an attention core as PyTorch exports it (`programs.attention_program`: matmul(Q, Kt),
+the 1/sqrt(d) scale, an optional additive mask, softmax, matmul(P, V)), batch x heads 4 to 8,
+sequence lengths 256 to 1024 (some not a multiple of any block), head dims 64 and 128, f16 and
+f32, causal or not. Causal masking is the additive mask argument filled with 0 / -inf (upper
+triangle), as a model passes it; a constant [S, S] mask would be folded into the program text.
+
+The reference is PyTorch's `softmax(q @ kt / sqrt(d) + mask) @ v` in float64 on the GPU, rounded
+once to the result type; it and mlc's result must both be within the error bound
+`error_bounds.result_bounds` derives from the program and the data (`assert_compiled_matches`:
+the online softmax's rescalings are covered by the softmax bound), and a result moved by a few
+bounds is caught. The fused cases compile with bytes alone deciding (`graph-fuse` without the
+GPU's compute model, which would choose separate kernels for these head dims) and check that the
+program became one chain kernel; the `separate` cases force the fallback
+(`graph-fuse{on-chip-bytes=0}`: the blocks cannot fit) and check the three-kernel path against
+the same bound.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from programs import assert_compiled_matches, attention_program, random_inputs
+
+import mlc
+from mlc.transforms.pipelines import GPU_PIPELINE
+
+pytestmark = pytest.mark.gpu
+
+GPU_FUSE = "graph-fuse{compute-model=gpu}"
+assert GPU_FUSE in GPU_PIPELINE
+FUSED = GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse")
+"""The chain kernel on the GPU: bytes alone decide (with the GPU's measured rates the model falls
+back to separate kernels for these head dims: `test_attention_chain.py`)."""
+SEPARATE = GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse{on-chip-bytes=0}")
+
+CASES = [
+    # element, batch x heads, sequence, head dim, causal
+    pytest.param("f16", 8, 1024, 64, False, id="f16-bh8-s1024-d64"),
+    pytest.param("f16", 8, 1024, 64, True, id="f16-bh8-s1024-d64-causal"),
+    pytest.param("f16", 4, 1000, 128, False, id="f16-bh4-s1000-d128"),
+    pytest.param("f16", 4, 777, 128, True, id="f16-bh4-s777-d128-causal"),
+    pytest.param("f32", 4, 256, 64, True, id="f32-bh4-s256-d64-causal"),
+    pytest.param("f32", 6, 300, 128, False, id="f32-bh6-s300-d128"),
+    pytest.param("f32", 4, 513, 64, False, id="f32-bh4-s513-d64"),
+]
+
+
+def _case(element: str, heads: int, sequence: int, depth: int, causal: bool, seed: int):
+    program = attention_program(element, (heads,), sequence, sequence, depth, depth, "additive" if causal else "none", True)
+    inputs = random_inputs(program.text, seed)
+    if causal:  # the additive mask argument holds the causal pattern
+        above = np.arange(sequence)[None, :] > np.arange(sequence)[:, None]
+        inputs[3] = np.where(above, -np.inf, 0.0).astype(inputs[3].dtype)
+    elif len(inputs) > 3:
+        inputs = inputs[:3]
+    return program, inputs
+
+
+def _pytorch_reference(inputs: list[np.ndarray], depth: int) -> np.ndarray:
+    torch = pytest.importorskip("torch")
+    q, kt, v, *mask = (torch.from_numpy(np.asarray(x, np.float64)).cuda() for x in inputs)
+    scores = q @ kt / np.sqrt(depth)
+    if mask:
+        scores = scores + mask[0]
+    return (torch.softmax(scores, dim=-1) @ v).cpu().numpy()
+
+
+def _chain_kernels(compiled) -> int:
+    """The chain kernels (named `<function>_chain<i>_attention`) among the lowered module's functions."""
+    return len(re.findall(r"func @\w+_chain\d+_attention\(", str(compiled.lowered_module)))
+
+
+@pytest.mark.parametrize(("element", "heads", "sequence", "depth", "causal"), CASES)
+def test_fused_attention_against_pytorch(element: str, heads: int, sequence: int, depth: int, causal: bool):
+    program, inputs = _case(element, heads, sequence, depth, causal, seed=sequence + depth)
+    compiled = mlc.compile(program.text, device="cuda", pipeline=FUSED)
+    assert _chain_kernels(compiled) == 1
+    result = compiled(*inputs)
+    assert_compiled_matches(program.text, inputs, result, references=[_pytorch_reference(inputs, depth)])
+
+
+@pytest.mark.parametrize("element", ["f16", "f32"])
+def test_separate_kernels_against_pytorch(element: str):
+    program, inputs = _case(element, 4, 333, 64, True, seed=7)
+    compiled = mlc.compile(program.text, device="cuda", pipeline=SEPARATE)
+    assert _chain_kernels(compiled) == 0
+    result = compiled(*inputs)
+    assert_compiled_matches(program.text, inputs, result, references=[_pytorch_reference(inputs, 64)])

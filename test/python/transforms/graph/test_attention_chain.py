@@ -1,0 +1,187 @@
+"""Attention as one kernel (issue 16): graph-fuse's chain region, its kernel, and every later pass.
+
+Hypothesis draws attention cores as PyTorch exports them (`programs.attention_programs`: f32 or
+f16, 0 to 2 batch dimensions, query and key lengths that are not multiples of the blocks, head
+dimensions 1 to 256, no mask, an additive mask, a causal constant mask or a boolean padding mask
+through `graph.where`) and checks:
+
+* graph-fuse makes one `chain` region with `mlc.chain` and `mlc.chain_plan`, and the graph
+  interpreter's result is unchanged (the region means its body);
+* convert-graph-to-tile makes one `tile.kernel` for it, whose result (the online softmax: the
+  running max and sum rescale the accumulator) is within the error bound that
+  `error_bounds.result_bounds` derives from the source program, and a result moved by a few
+  bounds is caught;
+* after every later pass of the CPU and GPU pipelines, on one small program each (two key
+  blocks, so the accumulator is rescaled), the interpreter's result is within that bound (the GPU
+  passes are checked by the interpreters only);
+* compiled for the CPU, the result is within the bound and matches a float64 numpy reference;
+* with `on-chip-bytes` too small for the smallest blocks, graph-fuse leaves the chain to
+  separate kernels and says why (`mlc.chain_fallback`), and the result is still right.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from programs import (
+    AttentionProgram,
+    assert_compiled_matches,
+    assert_within_bounds,
+    attention_program,
+    attention_programs,
+    lower,
+    random_inputs,
+)
+
+import mlc
+from mlc.compiler import lower as lower_module
+from mlc.dialects.graph import ops as graph
+from mlc.dialects.tile import ops as tile
+from mlc.interpreter import run
+from mlc.transforms.pipelines import CPU_PIPELINE, GPU_PIPELINE
+
+GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse"
+SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+
+
+def _inputs(program: AttentionProgram, seed: int) -> list[np.ndarray]:
+    return random_inputs(program.text, seed)
+
+
+def _run(module, inputs: list[np.ndarray]):
+    return run(module, "main", [x.copy() for x in inputs])
+
+
+def _reference(program: AttentionProgram, inputs: list[np.ndarray]) -> np.ndarray:
+    """softmax(q kt / sqrt(d) + mask) v in float64."""
+    q, kt, v, *rest = (np.asarray(x, np.float64) if x.dtype != np.bool_ else x for x in inputs)
+    scores = q @ kt / np.sqrt(program.depth)
+    if program.mask == "additive":
+        scores = scores + rest[0]
+    elif program.mask == "causal":
+        scores = np.where(np.arange(program.keys)[None, :] > np.arange(program.rows)[:, None], -np.inf, scores)
+    elif program.mask == "padding":
+        scores = np.where(rest[0], scores, -np.inf)
+    with np.errstate(invalid="ignore"):
+        exponentials = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        return exponentials / exponentials.sum(axis=-1, keepdims=True) @ v
+
+
+def _chains(module) -> list[graph.FusionOp]:
+    return [op for op in module.walk() if isinstance(op, graph.FusionOp) and op.kind.data == "chain"]
+
+
+@settings(max_examples=25, **SETTINGS)
+@given(program=attention_programs(), seed=st.integers(0, 2**32 - 1))
+def test_chain_region_and_kernel(program: AttentionProgram, seed: int):
+    inputs = _inputs(program, seed)
+    fused = lower(program.text, GRAPH)
+    assert_within_bounds(program.text, inputs, _run(fused, inputs))
+    chains = _chains(fused)
+    if not chains:  # the model may find that fusion does not pay (very few keys): it says so
+        (reason,) = [op.attributes["mlc.chain_fallback"].data for op in fused.walk() if "mlc.chain_fallback" in op.attributes]
+        assert "does not pay" in reason
+        event("fell back: fusion does not pay")
+        return
+    (chain,) = chains
+    assert chain.attributes["mlc.chain"].data == "attention"
+    assert "mlc.chain_plan" in chain.attributes
+    tiled = lower(program.text, f"{GRAPH},graph-plan-memory,convert-graph-to-tile")
+    kernels = [op for op in tiled.walk() if isinstance(op, tile.KernelOp)]
+    assert len(kernels) == 1 and "mlc.chain" in kernels[0].attributes
+    assert_compiled_matches(program.text, inputs, _run(tiled, inputs))
+
+
+@settings(max_examples=12, **SETTINGS)
+@given(program=attention_programs(), seed=st.integers(0, 2**32 - 1))
+def test_cpu_end_to_end_against_numpy(program: AttentionProgram, seed: int):
+    inputs = _inputs(program, seed)
+    result = mlc.compile(program.text, device="cpu")(*inputs)
+    assert_compiled_matches(program.text, inputs, result, references=[_reference(program, inputs)])
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "program"),
+    [
+        (CPU_PIPELINE, attention_program("f16", (), 3, 18, 2, 1, "padding", True)),
+        (GPU_PIPELINE.replace("graph-fuse{compute-model=gpu}", "graph-fuse"), attention_program("f32", (2,), 5, 20, 3, 2, "causal", False)),
+    ],
+    ids=["cpu-f16-padding", "gpu-f32-causal"],
+)
+def test_every_pass_keeps_the_answer(pipeline: str, program: AttentionProgram):
+    """Interpreted after each pass from convert-graph-to-tile on (two key blocks: a rescaling)."""
+    inputs = _inputs(program, 0)
+    passes = pipeline.split(",")
+    first_after_graph = [name.split("{")[0] for name in passes].index("convert-graph-to-tile")
+    module = lower(program.text, ",".join(passes[:first_after_graph]))
+    for index in range(first_after_graph, len(passes)):
+        lower_module(module, passes[index])
+        assert_within_bounds(program.text, inputs, _run(module, inputs))
+
+
+def test_fallback_when_the_blocks_do_not_fit():
+    text = (
+        "func.func @main(%q: tensor<2x20x16xf32>, %kt: tensor<2x16x30xf32>, %v: tensor<2x30x8xf32>) -> tensor<2x20x8xf32> {\n"
+        "  %s = graph.matmul %q, %kt : (tensor<2x20x16xf32>, tensor<2x16x30xf32>) -> tensor<2x20x30xf32>\n"
+        "  %p = graph.softmax %s axis -1 : tensor<2x20x30xf32>\n"
+        "  %o = graph.matmul %p, %v : (tensor<2x20x30xf32>, tensor<2x30x8xf32>) -> tensor<2x20x8xf32>\n"
+        "  func.return %o : tensor<2x20x8xf32>\n}\n"
+    )
+    fused = lower(text, GRAPH.replace("graph-fuse", "graph-fuse{on-chip-bytes=4096}"))
+    assert not _chains(fused)
+    reasons = [op.attributes["mlc.chain_fallback"].data for op in fused.walk() if "mlc.chain_fallback" in op.attributes]
+    assert len(reasons) == 1 and "more than 4096" in reasons[0]
+    inputs = random_inputs(text, 0)
+    assert_within_bounds(text, inputs, _run(fused, inputs))
+    assert_within_bounds(text, inputs, mlc.compile(text, device="cpu")(*inputs))
+
+
+def test_pytorch_onnx_export_is_one_chain(tmp_path):
+    """PyTorch's export (Transpose of K, MatMul, Div, Add of the mask, Softmax, MatMul), after the
+    graph optimiser: one chain region, the transpose of K a (layout) kernel of its own before it."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from mlc.frontend.onnx import import_model
+
+    class Attention(torch.nn.Module):
+        def forward(self, q, k, v, mask):
+            scores = q @ k.transpose(-2, -1) / 4.0
+            return torch.softmax(scores + mask, dim=-1) @ v
+
+    path = tmp_path / "attention.onnx"
+    arguments = (torch.randn(2, 4, 32, 16), torch.randn(2, 4, 48, 16), torch.randn(2, 4, 48, 16), torch.zeros(32, 48))
+    torch.onnx.export(Attention(), arguments, str(path), opset_version=17, dynamo=False)
+    module = import_model(str(path))
+    lower_module(module, GRAPH)
+    (chain,) = _chains(module)
+    first, *_ = (op for op in chain.body.block.ops if isinstance(op, graph.MatmulOp))
+    transposed = chain.operands[first.b.index]
+    assert isinstance(transposed.owner, graph.FusionOp) and transposed.owner.kind.data == "elementwise"
+    assert [op.name for op in chain.body.block.ops][:3] == ["graph.matmul", "graph.div", "graph.add"]
+
+
+def _fallback_reasons(module) -> list[str]:
+    return [op.attributes["mlc.chain_fallback"].data for op in module.walk() if "mlc.chain_fallback" in op.attributes]
+
+
+@pytest.mark.parametrize(("depth", "fused"), [(64, False), (128, False), (2, True)])
+def test_gpu_compute_model(depth: int, fused: bool):
+    """With the GPU's measured rates (`compute-model=gpu`, the GPU pipeline's), an attention core
+    of a real head dim goes to separate kernels, the estimates in the reason; a tiny head dim,
+    where the score matrix's round trip outweighs the chain kernel's slow products, stays fused.
+    Bytes alone fuse all three (graph-level passes only: nothing is run)."""
+    program = attention_program("f16", (64,), 1024, 1024, depth, depth, "none", True)
+    module = lower(program.text, GRAPH.replace("graph-fuse", "graph-fuse{compute-model=gpu}"))
+    assert len(_chains(module)) == int(fused)
+    if not fused:
+        (reason,) = _fallback_reasons(module)
+        assert reason.startswith("the chain kernel's products on CUDA cores: about ") and reason.endswith("fusion does not pay")
+    assert len(_chains(lower(program.text, GRAPH))) == 1
+
+
+def test_unknown_compute_model_is_reported():
+    program = attention_program("f32", (), 4, 20, 8, 8, "none", False)
+    with pytest.raises(mlc.MlcError, match="unknown compute-model 'tpu'"):
+        lower(program.text, GRAPH.replace("graph-fuse", "graph-fuse{compute-model=tpu}"))
