@@ -1,0 +1,83 @@
+"""A workload: one entry function of a graph module, named by its canonical IR, on one target.
+
+The key of a workload (`Workload.key`) is a hash of its canonical text: the module printed with
+its SSA names and locations dropped (so renaming a value or reformatting the file keeps the
+key) and the entry's name. The target key (`target_key`) is what decides which configuration is
+fastest besides the program: 'cpu:<LLVM's name of the host CPU>' or 'cuda:<arch>'.
+
+`tuned_pipeline(module, entry, target)` is how `mlc.compile` consults the database: the pipeline
+of the best record for this workload, target and mlc version, or None. It opens the database only
+when the file exists, and never fails a compile: an unreadable database is a warning.
+"""
+
+from __future__ import annotations
+
+import warnings
+from contextlib import closing
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from mlc.tuning.database import (
+    TuningDatabase,
+    TuningDatabaseError,
+    default_path,
+    workload_key,
+)
+
+
+def canonical_text(module: ModuleOp) -> str:
+    copy = module.clone()
+    for op in copy.walk():
+        for result in op.results:
+            result.name_hint = None
+        for region in op.regions:
+            for block in region.blocks:
+                for argument in block.args:
+                    argument.name_hint = None
+    return str(copy)
+
+
+def target_key(target: str) -> str:
+    from mlc.caching import target_description
+
+    description = target_description(target)
+    return f"cuda:{description['arch']}" if target == "cuda" else f"cpu:{description['cpu']}"
+
+
+@dataclass
+class Workload:
+    module: ModuleOp
+    entry: str
+    name: str
+
+    @property
+    def key(self) -> str:
+        return workload_key(canonical_text(self.module), self.entry)
+
+    @property
+    def function(self) -> func.FuncOp:
+        from mlc.compiler import select_entry
+
+        return select_entry(self.module, self.entry)
+
+    def inputs(self, seed: int = 0) -> list[np.ndarray]:
+        from mlc.runtime.measurement import random_inputs
+
+        return random_inputs(self.function.function_type, seed)
+
+
+def tuned_pipeline(module: ModuleOp, entry: str, target: str) -> str | None:
+    """The best tuned pipeline for `entry` of `module` on `target`, or None (see the docstring)."""
+    path = default_path()
+    if not path.exists():
+        return None
+    try:
+        with closing(TuningDatabase(path)) as database:
+            best = database.best(workload_key(canonical_text(module), entry), target_key(target))
+    except TuningDatabaseError as error:
+        warnings.warn(f"the tuning database is not used: {error}", stacklevel=3)
+        return None
+    return None if best is None else best.pipeline
