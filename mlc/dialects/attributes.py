@@ -248,8 +248,17 @@ CPU_PROGRAMS = DeclaredAttribute(
     "the runtime (splits the programs over its worker threads)",
     _positive_integer,
 )
+TUNED = DeclaredAttribute(
+    "mlc.tuned",
+    'a string ("pass.option=value ...")',
+    "a module compiled with a configuration from the tuning database: the pass options it set",
+    "mlc.compile (from mlc-tune's database, `mlc/tuning/workload.py`)",
+    "people (the options themselves are in the compile's pipeline)",
+    _string,
+)
 
 ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
+    TUNED,
     ARG_ALIGNMENT,
     BUFFER,
     MEMORY_PLAN,

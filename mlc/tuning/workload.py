@@ -5,16 +5,18 @@ its SSA names and locations dropped (so renaming a value or reformatting the fil
 key) and the entry's name. The target key (`target_key`) is what decides which configuration is
 fastest besides the program: 'cpu:<LLVM's name of the host CPU>' or 'cuda:<arch>'.
 
-`tuned_pipeline(module, entry, target)` is how `mlc.compile` consults the database: the pipeline
-of the best record for this workload, target and mlc version, or None. It opens the database only
+`tuned_record(module, entry, target)` is how `mlc.compile` consults the database: the best record
+(its pipeline and configuration) for this workload, target and mlc version, or None. It opens the database only
 when the file exists, and never fails a compile: an unreadable database is a warning.
 """
 
 from __future__ import annotations
 
+import os
 import warnings
 from contextlib import closing
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from xdsl.dialects import func
@@ -69,8 +71,29 @@ class Workload:
         return random_inputs(self.function.function_type, seed)
 
 
-def tuned_pipeline(module: ModuleOp, entry: str, target: str) -> str | None:
-    """The best tuned pipeline for `entry` of `module` on `target`, or None (see the docstring)."""
+def load_workload(path: str | os.PathLike[str], entry: str | None = None) -> Workload:
+    """The workload of an `.onnx` model or an MLIR file (graph level); `MlcError`s for a missing
+    file, a file that does not parse or import, an unknown entry."""
+    from mlc.compiler import CompileError, _read_source, select_entry
+
+    file = Path(path)
+    if not file.is_file():
+        raise CompileError(f"{file}: no such file" if not file.exists() else f"{file} is not a file")
+    if file.suffix.lower() == ".onnx":
+        from mlc.frontend.onnx import import_model
+
+        module = import_model(file)
+    else:
+        from mlc.diagnostics import verify
+
+        module, name, source_map = _read_source(file)
+        verify(module, source_map, name)
+    function = select_entry(module, entry)
+    return Workload(module, function.sym_name.data, f"{file.stem}@{function.sym_name.data}")
+
+
+def tuned_record(module: ModuleOp, entry: str, target: str) -> Record | None:
+    """The best record for `entry` of `module` on `target`, or None (see the docstring)."""
     path = default_path()
     if not path.exists():
         return None
@@ -80,4 +103,4 @@ def tuned_pipeline(module: ModuleOp, entry: str, target: str) -> str | None:
     except TuningDatabaseError as error:
         warnings.warn(f"the tuning database is not used: {error}", stacklevel=3)
         return None
-    return None if best is None else best.pipeline
+    return best
