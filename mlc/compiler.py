@@ -378,7 +378,13 @@ def _run_passes(
     verify_each_pass: bool,
     timings: dict[str, float] | None,
 ) -> None:
-    from mlc.diagnostics import PassFailure, VerificationFailure, describe_op, run_pass, verify
+    from mlc.diagnostics import (
+        PassFailure,
+        VerificationFailure,
+        describe_op,
+        run_pass,
+        verify,
+    )
     from mlc.dialects import make_context
 
     context = make_context()
@@ -396,7 +402,7 @@ def _run_passes(
                 raise VerificationFailure(f"the IR after pass '{module_pass.name}' does not verify:\n{failure}") from None
 
 
-def compile(  # noqa: A001 - the public name the spec fixes
+def compile(
     source: str | os.PathLike[str] | ModuleOp,
     device: str = "auto",
     entry: str | None = None,
@@ -438,7 +444,6 @@ def compile(  # noqa: A001 - the public name the spec fixes
         from xdsl.dialects.builtin import StringAttr
 
         from mlc.dialects.attributes import TUNED
-
         from mlc.tuning.space import config_from_key, describe
 
         TUNED.write(module, StringAttr(describe(config_from_key(tuned.config))))

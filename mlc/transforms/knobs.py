@@ -112,6 +112,8 @@ def _with_default(default: Value, values: list[Value]) -> tuple[Value, ...]:
 
 SHARED_MEMORY_BYTES = 48 * 1024
 """Static shared memory a block may declare without opting in to more (every CUDA GPU)."""
+SHARED_ROW_PADDING = 16
+"""Bytes loop-promote-shared may add to each row of a shared tile (against bank conflicts), at most."""
 MAX_ACCUMULATORS = {"cuda": 128, "cpu": 64}
 """Accumulators per thread beyond which a matmul block spills: half of CUDA's 255 registers; on
 the CPU the 16 (AVX2) or 32 (AVX-512) vector registers of 4 to 16 lanes."""
@@ -146,7 +148,7 @@ def _prune_matmul_tile(value: Value, facts: WorkloadFacts, target: str) -> str |
     if bm * bn // threads > MAX_ACCUMULATORS[target]:
         return f"{bm * bn // threads} accumulators per thread (at most {MAX_ACCUMULATORS[target]} on {target})"
     widest = max((m.element_bytes for m in facts.matmuls), default=4)
-    shared = (bm * bk + bk * bn) * widest
+    shared = bm * (bk * widest + SHARED_ROW_PADDING) + bk * (bn * widest + SHARED_ROW_PADDING)
     if target == "cuda" and shared > SHARED_MEMORY_BYTES:
         return f"{shared} bytes of shared memory for the operand tiles (at most {SHARED_MEMORY_BYTES})"
     return None

@@ -84,7 +84,7 @@ def compile_candidate(task: MeasureTask) -> tuple[bytes | None, str | None, floa
         compiled = mlc.compile(task.source, device=task.target, entry=task.entry, pipeline=task.pipeline)
         artifact = encode(artifact_of(compiled, target_description(task.target)))
         return artifact, None, time.perf_counter() - start
-    except Exception as error:  # a candidate that does not compile is a measured failure
+    except Exception as error:  # noqa: BLE001 - a candidate that does not compile is a measured failure
         return None, _describe(error), time.perf_counter() - start
 
 
@@ -104,7 +104,7 @@ def run_candidate(task: MeasureTask, artifact: bytes, compile_seconds: float = 0
             return MeasureResult(None, f"wrong result: {comparison.failure}", compile_seconds)
         costs = time_calls(compiled, task.inputs, task.target, task.repeats, task.warmup)
         return MeasureResult(statistics.median(costs), None, compile_seconds, tuple(costs))
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - a candidate that fails to run is a measured failure
         return MeasureResult(None, _describe(error), compile_seconds)
 
 
@@ -174,7 +174,7 @@ class LocalMeasurer:
                 except multiprocessing.TimeoutError:
                     results[i] = MeasureResult(None, f"running took more than {self.timeout:.0f} s", compiled[i][2])
                     self._device_pools.pop(d).terminate()
-                except Exception as error:  # the worker died (a crash in the kernel)
+                except Exception as error:  # noqa: BLE001 - the worker died (a crash in the kernel)
                     results[i] = MeasureResult(None, f"the measuring process failed: {error}", compiled[i][2])
                     self._device_pools.pop(d).terminate()
         return [result for result in results if result is not None]

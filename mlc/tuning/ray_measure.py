@@ -68,7 +68,7 @@ class RayMeasurer:
 
     def measure(self, tasks: Sequence[MeasureTask]) -> list[MeasureResult]:
         references = [self._remote.remote(task) for task in tasks]
-        ready, pending = self.ray.wait(references, num_returns=len(references), timeout=self.timeout * max(1, len(tasks)))
+        _, pending = self.ray.wait(references, num_returns=len(references), timeout=self.timeout * max(1, len(tasks)))
         results = []
         for reference in references:
             if reference in pending:
@@ -77,7 +77,7 @@ class RayMeasurer:
                 continue
             try:
                 results.append(self.ray.get(reference))
-            except Exception as error:  # the task's worker died
+            except Exception as error:  # noqa: BLE001 - the task's worker died
                 results.append(MeasureResult(None, f"the Ray task failed: {error}"))
         return results
 

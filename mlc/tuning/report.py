@@ -84,7 +84,7 @@ def table(items: Sequence[Summary]) -> str:
 def plot(items: Sequence[Summary], path: str | os.PathLike[str]) -> None:
     matplotlib = require("matplotlib")
     matplotlib.use("Agg")
-    import matplotlib.pyplot as pyplot
+    from matplotlib import pyplot
 
     figure, axes = pyplot.subplots(figsize=(8, 5))
     for summary in items:

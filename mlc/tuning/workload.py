@@ -23,6 +23,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from mlc.tuning.database import (
+    Record,
     TuningDatabase,
     TuningDatabaseError,
     default_path,
