@@ -122,6 +122,7 @@ def _tune(args: argparse.Namespace) -> int:
     speedup = f" ({heuristic.cost / best.cost:.2f}x the heuristic)" if heuristic.cost else ""
     sys.stdout.write(f"  best:      {best.cost * 1e3:.4g} ms{speedup}: {describe(best.config)}\n")
     sys.stdout.write(f"  pipeline:  {best.pipeline}\n")
+    sys.stdout.write("  (mlc.compile uses it from now on; replay: mlc-opt FILE.mlir --pass-pipeline '<pipeline>')\n")
     return 0
 
 

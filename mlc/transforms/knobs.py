@@ -7,7 +7,7 @@ the targets it means something on, its legal values for a workload (`WorkloadFac
 from the graph after decomposition) and, where a value can be legal in form but impossible on a
 target (too much shared memory, too many accumulator registers), a `prune` rule that says why.
 The autotuner (`mlc/tuning/space.py`) reads this table; a tuned configuration is nothing but these
-options set on the device's pipeline, so `mlc-opt -p '<pipeline>'` replays it.
+options set on the device's pipeline, so `mlc-opt --pass-pipeline '<pipeline>'` replays it.
 
 The pass's default is always a legal value (the heuristic is a point of every search space),
 written first. Adding a knob is one `Knob(...)` line in the pass's entry (a test checks that

@@ -192,6 +192,9 @@ class LocalMeasurer:
 
 
 def _visible_gpus() -> list[str | None]:
+    """What each timing process's CUDA_VISIBLE_DEVICES names: one GPU of those this process sees."""
     from mlc.runtime.cuda import device_count
 
-    return [str(index) for index in range(device_count())] or [None]
+    inherited = [d.strip() for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    names = inherited or [str(index) for index in range(device_count())]
+    return list(names[: device_count()]) or [None]

@@ -9,7 +9,8 @@
    measured in the same tuning. That is what `TuneResult.best` promises.
 3. Each later batch is proposed by the strategy, from candidates that pass the knobs' pruning
    rules and whose loop-level program (`features.extract`'s fingerprint) has not been measured
-   yet: configurations that make the same program are measured once.
+   yet: configurations that make the same program are measured once. A configuration that does
+   not lower to the loop level is a failed trial (recorded, not measured).
    * 'random': uniform samples of the space.
    * 'evolutionary' (Ansor-like): a population of mutations (one knob changed) and crossovers
      (each knob from either of two parents) of the best measured configurations, plus random
@@ -29,7 +30,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -44,6 +45,8 @@ STRATEGIES = ("evolutionary", "random")
 POPULATION_PER_BATCH = 4
 PARENTS = 4
 PROPOSAL_ATTEMPTS = 200
+EXHAUSTIVE_SPACE = 1 << 14
+"""Spaces up to this size are enumerated once random draws stop finding unmeasured programs."""
 
 
 class Measurer(Protocol):
@@ -87,6 +90,8 @@ class Candidate:
     config: dict
     features: list[float]
     fingerprint: str
+    error: str | None = None
+    """Why the configuration does not lower to the loop level (then it is a failed trial, not measured)."""
 
 
 @dataclass
@@ -99,30 +104,39 @@ class Search:
     rng: random.Random
     model: CostModel
     result: TuneResult
-    seen: set[str] = field(default_factory=set)
-    failed_lowering: list[tuple[dict, str]] = field(default_factory=list)
+    measured: set[str] = field(default_factory=set)
+    """Configuration keys and program fingerprints measured (or failed) in this tuning."""
+    extracted: dict[str, Candidate] = field(default_factory=dict)
+    """Candidates by configuration key: features are extracted once per configuration."""
 
-    def candidate(self, config: dict) -> Candidate | None:
-        """`config`'s features, or None when it is pruned, already measured or does not lower."""
-        if self.space.invalid(config) is not None or config_key(config) in self.seen:
+    def candidate(self, config: dict, taken: Sequence[Candidate] = ()) -> Candidate | None:
+        """`config`'s features, or None when it is pruned, already measured or `taken` (this
+        batch) holds its program; a configuration that does not lower is a failed candidate."""
+        key = config_key(config)
+        if self.space.invalid(config) is not None or key in self.measured:
             return None
-        self.seen.add(config_key(config))
-        try:
-            features, fingerprint = extract(self.workload.module, self.space, config)
-        except Exception as error:  # noqa: BLE001 - a configuration that does not lower is a failed trial
-            self.failed_lowering.append((config, f"{type(error).__name__}: {error}"))
+        if key not in self.extracted:
+            try:
+                features, fingerprint = extract(self.workload.module, self.space, config)
+                self.extracted[key] = Candidate(config, features, fingerprint)
+            except Exception as error:  # noqa: BLE001 - a configuration that does not lower is a failed trial
+                self.extracted[key] = Candidate(config, [], f"failed:{key}", f"does not lower: {type(error).__name__}: {error}")
+        candidate = self.extracted[key]
+        if candidate.fingerprint in self.measured or any(c.fingerprint == candidate.fingerprint for c in taken):
             return None
-        if fingerprint in self.seen:
-            return None
-        self.seen.add(fingerprint)
-        return Candidate(config, features, fingerprint)
+        return candidate
+
+    def record(self, candidate: Candidate) -> None:
+        self.measured.update((config_key(candidate.config), candidate.fingerprint))
 
     def propose(self, count: int) -> list[Candidate]:
         if self.strategy == "random" or not self.model.trained:
-            return self._sample(lambda: self.space.random(self.rng), count)
-        population = self._sample(self._offspring, count * POPULATION_PER_BATCH)
-        if not population:
-            return []
+            return self._fill([], count)
+        offspring = self._fill(self._sample(self._offspring, count * POPULATION_PER_BATCH), count)
+        failed = [c for c in offspring if c.error is not None][:count]
+        population = [c for c in offspring if c.error is None]
+        if failed or not population:
+            return failed or []
         explore = self.rng.choice(population) if len(population) > count else None
         predictions = self.model.predict([c.features for c in population])
         ranked = [c for _, c in sorted(zip(predictions, population), key=lambda pair: pair[0]) if c is not explore]
@@ -140,12 +154,26 @@ class Search:
             return self.space.mutate(self.space.crossover(first, second, self.rng), self.rng)
         return self.space.mutate(self.rng.choice(parents), self.rng)
 
-    def _sample(self, make: Callable[[], dict], count: int) -> list[Candidate]:
+    def _fill(self, found: list[Candidate], count: int) -> list[Candidate]:
+        """`found` and random candidates up to `count`; when random draws keep hitting what was
+        seen, the unseen rest of a small space in order (so the search stops only when the space
+        is exhausted)."""
+        found = found + self._sample(lambda: self.space.random(self.rng), count - len(found), found)
+        if len(found) < count and self.space.size() <= EXHAUSTIVE_SPACE:
+            for config in self.space.valid_configs():
+                if len(found) == count:
+                    break
+                candidate = self.candidate(config, found)
+                if candidate is not None:
+                    found.append(candidate)
+        return found
+
+    def _sample(self, make: Callable[[], dict], count: int, taken: Sequence[Candidate] = ()) -> list[Candidate]:
         found: list[Candidate] = []
         for _ in range(PROPOSAL_ATTEMPTS):
             if len(found) == count:
                 break
-            candidate = self.candidate(make())
+            candidate = self.candidate(make(), [*taken, *found])
             if candidate is not None:
                 found.append(candidate)
         return found
@@ -180,19 +208,27 @@ def tune(
         tasks = [
             MeasureTask(source, workload.entry, target, space.pipeline(c.config), inputs, expected, bounds, repeats=repeats)
             for c in candidates
+            if c.error is None
         ]
-        for candidate, task, outcome in zip(candidates, tasks, measurer.measure(tasks)):
-            trial = Trial(len(result.trials), candidate.config, task.pipeline, outcome, candidate.features, candidate.fingerprint)
+        outcomes = iter(measurer.measure(tasks) if tasks else [])
+        for candidate in candidates:
+            search.record(candidate)
+            outcome = MeasureResult(None, candidate.error) if candidate.error is not None else next(outcomes)
+            trial = Trial(len(result.trials), candidate.config, space.pipeline(candidate.config), outcome, candidate.features, candidate.fingerprint)
             result.trials.append(trial)
-            _learn(search.model, result, trial)
+            if candidate.features:
+                _learn(search.model, result, trial)
             if database is not None:
                 database.add([_record(trial, keys, workload.name)])
             if on_trial is not None:
                 on_trial(trial, result)
 
     heuristic = search.candidate(space.heuristic())
-    if heuristic is None:
-        raise ValueError(f"the heuristic configuration does not lower: {search.failed_lowering[-1][1] if search.failed_lowering else '?'}")
+    assert heuristic is not None  # the first candidate is never pruned nor seen
+    if heuristic.error is not None:
+        from mlc.compiler import LoweringError
+
+        raise LoweringError(f"{workload.name}: the heuristic configuration {heuristic.error}")
     if database is not None:  # transfer: rows of the same knobs (the same feature layout) only
         history = _history(database, keys[1], workload.key)
         search.model.add_history([row for row in history if len(row[0]) == len(heuristic.features)])

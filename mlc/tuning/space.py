@@ -9,7 +9,7 @@ legal value is left out (there is nothing to choose).
 A configuration (`Config`) maps `pass-name.option` to a value; the heuristic configuration (every
 knob at its pass's default) is `space.heuristic()`. `space.pipeline(config)` spells the device's
 pipeline with those options set, in MLIR syntax: what `mlc.compile(pipeline=...)` and
-`mlc-opt -p` take, so a tuned configuration is replayable text. `space.invalid(config)` says why a
+`mlc-opt --pass-pipeline` take, so a tuned configuration is replayable text. `space.invalid(config)` says why a
 configuration cannot run (the knobs' prune rules), before anything is measured.
 
 `mutate` and `crossover` are the evolutionary search's moves (one knob to another legal value; each

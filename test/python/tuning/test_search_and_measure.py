@@ -9,7 +9,7 @@ import pytest
 
 from mlc.dialects.graph.error_bounds import result_bounds
 from mlc.tuning.database import TuningDatabase
-from mlc.tuning.measure import LocalMeasurer, MeasureTask
+from mlc.tuning.measure import LocalMeasurer, MeasureResult, MeasureTask
 from mlc.tuning.search import tune
 from mlc.tuning.space import SearchSpace
 
@@ -70,3 +70,43 @@ def test_measurement_through_a_local_ray_cluster(ray_measurer):
     results = ray_measurer.measure(_tasks(ADD, [*pipelines, "builtin.module(cse)"]))
     assert [r.cost is not None for r in results] == [True, True, False]
     assert ray_measurer.ray.cluster_resources().get("CPU") == 2
+
+
+class SyntheticMeasurer:
+    """Costs from a formula of the configuration (no compiling): the search's logic alone."""
+
+    def __init__(self):
+        self.measured: list[str] = []
+
+    def measure(self, tasks):
+        self.measured.extend(task.pipeline for task in tasks)
+        return [MeasureResult(1.0 + len(task.pipeline) % 7 / 10, None) for task in tasks]
+
+
+def test_lowering_failures_are_trials(monkeypatch):
+    from mlc.tuning import search
+
+    real_extract = search.extract
+
+    def extract(module, space, config):
+        if config.get("convert-tile-to-loop.vector-bytes") == 8:
+            raise ValueError("refused on purpose")
+        return real_extract(module, space, config)
+
+    monkeypatch.setattr(search, "extract", extract)
+    measurer = SyntheticMeasurer()
+    result = tune(workload(ADD), "cpu", 10, measurer, batch=3, seed=3)
+    failed = [t for t in result.trials if t.cost is None]
+    assert len(result.trials) == 10 and len(measurer.measured) == 10 - len(failed)
+    assert len({t.fingerprint for t in result.trials}) == 10
+    assert failed and all("does not lower: ValueError: refused on purpose" in t.result.error for t in failed)
+    assert all(t.config["convert-tile-to-loop.vector-bytes"] == 8 for t in failed)
+    assert result.best.cost == min(t.cost for t in result.trials if t.cost is not None) <= result.heuristic.cost
+
+
+def test_a_small_space_is_searched_exhaustively_then_the_search_stops():
+    result = tune(workload(ADD), "cpu", 1000, SyntheticMeasurer(), batch=8, seed=0)
+    programs = {t.fingerprint for t in result.trials}
+    assert len(programs) == len(result.trials) < 1000  # each program once, then no more to measure
+    space = result.space
+    assert len(result.trials) + sum(1 for _ in space.valid_configs()) >= 2 * len(programs)  # some configurations shared a program
