@@ -44,7 +44,9 @@ from mlc.tuning.workload import Workload, target_key
 STRATEGIES = ("evolutionary", "random")
 POPULATION_PER_BATCH = 4
 PARENTS = 4
-PROPOSAL_ATTEMPTS = 200
+ATTEMPTS_PER_CANDIDATE = 4
+"""Draws per wanted candidate before sampling gives up (each new configuration is lowered to the
+loop level for its features; knobs with nothing to act on make many draws repeat a program)."""
 EXHAUSTIVE_SPACE = 1 << 14
 """Spaces up to this size are enumerated once random draws stop finding unmeasured programs."""
 
@@ -170,7 +172,7 @@ class Search:
 
     def _sample(self, make: Callable[[], dict], count: int, taken: Sequence[Candidate] = ()) -> list[Candidate]:
         found: list[Candidate] = []
-        for _ in range(PROPOSAL_ATTEMPTS):
+        for _ in range(ATTEMPTS_PER_CANDIDATE * count):
             if len(found) == count:
                 break
             candidate = self.candidate(make(), [*taken, *found])
