@@ -69,3 +69,17 @@ def test_compile_uses_the_best_tuned_configuration(tmp_path, monkeypatch):
     assert mlc.compile(renamed, device="cpu").pipeline == "mlc-lower-to-cpu"
     monkeypatch.setenv("MLC_TUNING", "1")
     assert mlc.compile(renamed, device="cpu", precision="ieee").pipeline != space.pipeline(config)  # options given
+
+
+def test_import_mlc_and_compile_need_no_tuning_extra():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, mlc\n"
+        "assert not [m for m in sys.modules if m.startswith('mlc.tuning')]\n"
+        "mlc.compile('func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> { func.return %a : tensor<4xf32> }', device='cpu')\n"
+        "extras = [m for m in sys.modules if m.split('.')[0] in ('ray', 'xgboost', 'tqdm', 'matplotlib')]\n"
+        "assert not extras, extras\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -56,3 +56,12 @@ def test_cost_model_learns_a_ranking():
     model.fit()
     fast, slow = model.predict([[0.5, 3.0], [3.5, 0.5]])
     assert fast < slow
+
+
+def test_a_missing_optional_dependency_names_the_extra():
+    import pytest
+
+    from mlc.tuning.optional import MissingExtraError, require
+
+    with pytest.raises(MissingExtraError, match=r"not installed: it comes with mlc's 'tune' extra \(pip install 'mlc\[tune\]'\)"):
+        require("mlc_no_such_module")
