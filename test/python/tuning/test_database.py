@@ -83,3 +83,15 @@ def test_import_mlc_and_compile_need_no_tuning_extra():
         "assert not extras, extras\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_earlier_tunings_of_the_target_seed_the_cost_model(tmp_path):
+    from mlc.tuning.search import _history
+
+    with closing(TuningDatabase(tmp_path / "h.sqlite")) as database:
+        database.add([_record(0, 2.0, workload="old"), _record(1, 1.0, "old", '{"x": 1}'), _record(2, None, "old", '{"x": 2}')])
+        database.add([_record(0, 5.0, workload="current")])
+        rows = _history(database, "cpu:test", skip="current")
+    # Costs relative to each workload's heuristic (trial 0), failures as None; the workload being
+    # tuned is left out.
+    assert rows == [([1.0, 2.0], 1.0), ([1.0, 2.0], 0.5), ([1.0, 2.0], None)]
