@@ -7,8 +7,10 @@ loads and stores with vector widths and memory spaces. For each `loop.kernel` th
 thread loop are counted once per execution (times the trip counts of the `scf.for`s around them),
 then multiplied by threads and programs:
 
-* flops: float arithmetic per lane (`math.fma` 2, other `math` functions 4, arith 1);
-* bytes loaded and stored per memory level: global, shared (space 3), private (space 5);
+* flops: float arithmetic per lane (`math.fma` 2, other `math` functions 4, arith 1), a warp's
+  tensor-core `loop.mma_sync` (2*16*8*16) shared by its 32 threads;
+* bytes loaded and stored per memory level: global, shared (space 3), private (space 5), with
+  `loop.ldmatrix`'s 8x8 16-bit matrices;
 * reuse: flops per global byte; vector width: the widest access's lanes;
 * parallelism: programs, threads per program, and an occupancy estimate: the programs' balance
   over the target's workers (CPU cores; for CUDA, 132 multiprocessors of 2048 threads);
@@ -96,6 +98,12 @@ def _memory_level(memref_type: Attribute) -> str:
     return {loop.SHARED_MEMORY_SPACE: "shared", loop.PRIVATE_MEMORY_SPACE: "private"}.get(number, "global")
 
 
+MMA_FLOPS_PER_THREAD = 2 * 16 * 8 * 16 // 32
+"""A warp's `loop.mma_sync` (m16n8k16) shared by its 32 threads."""
+LDMATRIX_BYTES_PER_THREAD = 8 * 8 * 2 // 32
+"""One 8x8 matrix of 16-bit elements of a warp's `loop.ldmatrix`, per thread."""
+
+
 def _access(op: Operation) -> tuple[Attribute, Attribute, bool] | None:
     """(memref type, accessed value type, is a store) of a load or store."""
     if isinstance(op, memref.LoadOp | vector.LoadOp):
@@ -113,6 +121,11 @@ def _count(op: Operation, times: float, counts: KernelCounts) -> None:
         return
     if isinstance(op, scf.IfOp):
         counts.branches += times
+    if isinstance(op, loop.MmaSyncOp):
+        counts.flops += times * MMA_FLOPS_PER_THREAD
+    if isinstance(op, loop.LdMatrixOp):
+        level = _memory_level(op.buffer.type)
+        counts.bytes["global_load" if level == "global" else level] += times * op.matrices * LDMATRIX_BYTES_PER_THREAD
     access = _access(op)
     if access is not None:
         memref_type, value_type, store = access

@@ -65,3 +65,14 @@ def test_a_missing_optional_dependency_names_the_extra():
 
     with pytest.raises(MissingExtraError, match=r"not installed: it comes with mlc's 'tune' extra \(pip install 'mlc\[tune\]'\)"):
         require("mlc_no_such_module")
+
+
+def test_tensor_core_kernels_count_mma_and_ldmatrix():
+    """The cuda target's space and features need no GPU: its loop level is IR like the CPU's."""
+    text = MATMUL.replace("f32", "f16").replace("16x32", "32x32").replace("16x24", "32x24")
+    module = workload(text).module
+    space = SearchSpace.of(module, "cuda")
+    features = module_features(loop_level(module, space, space.heuristic())[0], "cuda")
+    # 32x24 outputs over K = 32 on m16n8k16 tensor-core steps (padded to whole blocks: at least).
+    assert features["flops"] >= 2 * 32 * 24 * 32
+    assert features["global_load_bytes"] >= (32 * 32 + 32 * 24) * 2  # ldmatrix fragments
