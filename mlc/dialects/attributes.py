@@ -248,6 +248,15 @@ CPU_PROGRAMS = DeclaredAttribute(
     "the runtime (splits the programs over its worker threads)",
     _positive_integer,
 )
+TUNED = DeclaredAttribute(
+    "mlc.tuned",
+    'a string ("pass.option=value ...")',
+    "a module compiled with a configuration from the tuning database: the pass options it set",
+    "mlc.compile (from mlc-tune's database, `mlc/tuning/workload.py`)",
+    "people (the options themselves are in the compile's pipeline)",
+    _string,
+)
+
 
 def _chain_plan(value: Attribute) -> bool:
     if not isinstance(value, DictionaryAttr) or set(value.data) != {"order", *_CHAIN_PLAN_NUMBERS}:
@@ -292,6 +301,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     CHAIN,
     CHAIN_PLAN,
     CHAIN_FALLBACK,
+    TUNED,
     ARG_ALIGNMENT,
     BUFFER,
     MEMORY_PLAN,
