@@ -840,7 +840,7 @@ class CpuExecutor(HostMemoryExecutor):
 
 
 class _CudaKernel(LoadedKernel):
-    __slots__ = ("arguments", "_enqueue", "_grid", "_block", "_stream")
+    __slots__ = ("arguments", "_enqueue", "_grid", "_block", "_stream", "_shared_bytes")
 
     def __init__(self, executor: CudaExecutor, launch: KernelLaunch):
         from mlc.runtime.cuda import KernelArguments
@@ -855,6 +855,9 @@ class _CudaKernel(LoadedKernel):
                 f"its block has {threads} threads and the compiled kernel allows at most {limit} "
                 f"(it uses {function.attribute('NUM_REGS')} registers per thread)"
             )
+        self._shared_bytes = launch.dynamic_shared_bytes
+        if self._shared_bytes:
+            function.allow_dynamic_shared_memory(self._shared_bytes)
         self.arguments = KernelArguments(len(launch.slots))
         self._enqueue = function.enqueue
         self._grid, self._block = launch.grid, launch.block
@@ -864,7 +867,7 @@ class _CudaKernel(LoadedKernel):
         self.arguments.set_pointer(parameter, pointer)
 
     def launch(self) -> None:
-        self._enqueue(self._grid, self._block, self.arguments, self._stream, 0)
+        self._enqueue(self._grid, self._block, self.arguments, self._stream, self._shared_bytes)
 
 
 class _CudaArgumentBinder:

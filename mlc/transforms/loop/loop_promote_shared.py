@@ -82,6 +82,7 @@ from mlc.transforms.analysis.affine_index import AffineForm
 from mlc.transforms.analysis.shared_memory_promotion import (
     COPY_BYTES,
     SHARED_MEMORY_BYTES,
+    STAGED_SHARED_MEMORY_BYTES,
     Promotion,
     ReadSite,
     ScopeAnalysis,
@@ -96,12 +97,8 @@ from mlc.transforms.analysis.shared_memory_promotion import (
     shared_bytes,
     thread_loops,
 )
-from mlc.transforms.lowering.chunk_access import (
-    ChunkAccesses,
-    Emitter,
-    emit_if,
-    zero_of,
-)
+from mlc.transforms.lowering.async_pipeline import StagedLoop, erase_block
+from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if, zero_of
 
 
 class PromotionRewriter:
@@ -112,32 +109,72 @@ class PromotionRewriter:
         self.promotion = promotion
         self.analysis = analysis
 
-    def apply(self, reason: str) -> None:
+    def apply(self, reason: str, stages: int = 1) -> None:
+        """Rewrites; `stages` >= 2 asks for an async-copy pipeline (`async_pipeline.py`) when the
+        scope and the copy allow one (`can_copy_async`), else each run copies through registers."""
         promotion = self.promotion
         extents = promotion.shared_extents
         shape = [*extents[:-1], extents[-1] + promotion.padding]
-        space = IntegerAttr(loop.SHARED_MEMORY_SPACE, i64)
-        allocation = memref.AllocaOp.get(element_type_of(promotion.source), COPY_BYTES, shape, memory_space=space)
-        allocation.memref.name_hint = f"{promotion.source.name_hint or 'buffer'}_shared"
-        attributes.PROMOTED.write(allocation, StringAttr(reason))
-        thread_loop = self.analysis.thread_loop
-        thread_loop.parent_block().insert_op_before(allocation, thread_loop)  # type: ignore[union-attr]
         scope = promotion.scope
         last = _last_iteration(scope) if isinstance(scope, scf.ForOp) else None
+        staged = stages >= 2 and last is not None and self.can_copy_async()
+        space = IntegerAttr(loop.SHARED_MEMORY_SPACE, i64)
+        allocation = memref.AllocaOp.get(element_type_of(promotion.source), COPY_BYTES, [stages, *shape] if staged else shape, memory_space=space)
+        allocation.memref.name_hint = f"{promotion.source.name_hint or 'buffer'}_shared"
+        attributes.PROMOTED.write(allocation, StringAttr(reason + (f"; {stages} stages of async copies" if staged else "")))
+        thread_loop = self.analysis.thread_loop
+        thread_loop.parent_block().insert_op_before(allocation, thread_loop)  # type: ignore[union-attr]
         staging = Emitter(Block())
         origins = self._origins(staging, None)
-        if last is None:
-            self._store_box(staging, allocation.memref, self._load_box(staging, origins))
-        else:
-            scope = self._prefetch(staging, allocation.memref, scope, last)
+        stage = None
         body = scope_body(scope)
-        _move(staging, body, body.first_op)
+        if staged:
+            assert isinstance(scope, scf.ForOp) and last is not None
+            pipeline = StagedLoop(scope, stages, constant_bounds(scope), last)  # type: ignore[arg-type]
+            pipeline.add_copies(lambda emitter, counter, slot: self._async_copies(emitter, allocation.memref, counter, slot))
+            stage = pipeline.current_stage()
+            _move(staging, body, pipeline.wait.next_op)
+        else:
+            if last is None:
+                self._store_box(staging, allocation.memref, self._load_box(staging, origins))
+            else:
+                scope = self._prefetch(staging, allocation.memref, scope, last)
+            body = scope_body(scope)
+            _move(staging, body, body.first_op)
         if promotion.groups:
             for group in promotion.groups:
                 self._redirect_group(group, allocation.memref, origins)
         else:
             for site in promotion.sites:
-                self._redirect(site, allocation.memref, origins)
+                self._redirect(site, allocation.memref, origins, stage)
+
+    def can_copy_async(self) -> bool:
+        """Whether every chunk of the copy can be one 16-byte async copy (a trial emission)."""
+        if self.promotion.transposed:
+            return False
+        scratch = Emitter(Block())
+        origins = self._origins(scratch, None)
+        chunk, _ = self._rounds(scratch)[0]
+        extents = tuple(self.promotion.box.extents)
+        accesses = ChunkAccesses(extents, self.promotion.copy_width, self._coordinates(scratch, chunk), self.analysis.facts, lambda *_: None)
+        placeholder = scratch.emit(memref.AllocaOp.get(element_type_of(self.promotion.source), 0, [1, *extents], memory_space=IntegerAttr(3, i64)))
+        possible = accesses.async_copy(scratch, self.promotion.source, [(o, o) for o in origins], extents, placeholder, [chunk] * (len(extents) + 1))
+        erase_block(scratch.builder.insertion_point.block)
+        return possible
+
+    def _async_copies(self, emitter: Emitter, shared: SSAValue, counter: SSAValue, stage: SSAValue) -> None:
+        """This thread's chunks of the box at `counter`, as async copies into `stage` of `shared`."""
+        origins, extents = self._origins(emitter, counter), tuple(self.promotion.box.extents)
+        for chunk, guarded in self._rounds(emitter):
+
+            def copy(inner: Emitter, chunk: SSAValue = chunk) -> list[SSAValue]:
+                coordinates = self._coordinates(inner, chunk)
+                accesses = ChunkAccesses(extents, self.promotion.copy_width, coordinates, self.analysis.facts, self._require_alignment)
+                copied = accesses.async_copy(inner, self.promotion.source, [(o, o) for o in origins], extents, shared, [stage, *coordinates])
+                assert copied, "can_copy_async said every chunk can"
+                return []
+
+            emit_if(emitter, self._guard(emitter, chunk), [], copy, None) if guarded else copy(emitter)
 
     def _prefetch(self, staging: Emitter, shared: SSAValue, scope: scf.ForOp, last: int) -> scf.ForOp:
         """Software pipelining of the copy: each run loads the next run's box into registers.
@@ -295,11 +332,11 @@ class PromotionRewriter:
         values[position] = max(values[position], alignment)
         attributes.ARG_ALIGNMENT.write(self.kernel, DenseArrayBase.from_list(i64, values))
 
-    def _redirect(self, site: ReadSite, shared: SSAValue, origins: list[SSAValue]) -> None:
+    def _redirect(self, site: ReadSite, shared: SSAValue, origins: list[SSAValue], stage: SSAValue | None) -> None:
         op = site.op
         block = op.parent_block()
         assert block is not None
-        local = []
+        local = [] if stage is None else [stage]
         for index, origin in zip(op.indices, origins):
             difference = arith.SubiOp(index, origin)
             block.insert_op_before(difference, op)
@@ -374,19 +411,28 @@ def _move(staging: Emitter, block: Block, before: Operation | None) -> None:
 # -- the pass ----------------------------------------------------------------------------------------
 
 
-def promote_kernel(kernel: loop.KernelOp) -> None:
+def promote_kernel(kernel: loop.KernelOp, stages: int = 0) -> None:
+    """Promotes what is worth it; `stages` 0 takes the kernel's `mlc.pipeline_stages` (else 1)."""
+    recorded = attributes.PIPELINE_STAGES.read(kernel)
+    stages = stages or (recorded.value.data if isinstance(recorded, IntegerAttr) else 1)
     for thread_loop in thread_loops(kernel):
         for source in kernel.body.block.args:
             if not isinstance(source.type, MemRefType) or not is_read_only(source):
                 continue
-            budget = SHARED_MEMORY_BYTES - shared_bytes(kernel)
-            planned = plan_promotion(source, thread_loop, budget)
+            limit = STAGED_SHARED_MEMORY_BYTES if stages >= 2 else SHARED_MEMORY_BYTES
+            planned = plan_promotion(source, thread_loop, limit - shared_bytes(kernel))
             if planned is None:
                 continue
             promotion, analysis = planned
             element_bytes = byte_width(element_type_of(source))
             promotion.padding, cost, unpadded = choose_padding(promotion, analysis, element_bytes)
-            PromotionRewriter(kernel, promotion, analysis).apply(describe_promotion(promotion, analysis, cost, unpadded))
+            extents = promotion.shared_extents
+            stage_bytes = math.prod([*extents[:-1], extents[-1] + promotion.padding]) * element_bytes
+            fitting = min(stages, (limit - shared_bytes(kernel)) // stage_bytes)
+            existing = StagedLoop.existing_stages(promotion.scope)
+            if existing is not None:  # one pipeline per loop: its stage count, or registers
+                fitting = existing if existing <= fitting else 1
+            PromotionRewriter(kernel, promotion, analysis).apply(describe_promotion(promotion, analysis, cost, unpadded), fitting)
 
 
 @dataclass(frozen=True)
@@ -395,6 +441,10 @@ class LoopPromoteShared(ModulePass):
 
     name = "loop-promote-shared"
 
+    stages: int = 0
+    """Buffers per copy in a loop: 2 or more pipeline async copies, 1 copies through registers;
+    0 (the default) takes each kernel's `mlc.pipeline_stages`, 1 where it has none."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, loop.KernelOp)]:
-            promote_kernel(kernel)
+            promote_kernel(kernel, self.stages)
