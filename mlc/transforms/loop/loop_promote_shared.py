@@ -45,6 +45,14 @@ rewrites (step 5).
    outside the buffer are copied as zeros and never read, since every read that could fall
    outside was guarded already. Each read of the box then reads the shared buffer at
    `index - origin`, its guards unchanged.
+6. Stages. With S >= 2 stages (the `stages` option, else the kernel's `mlc.pipeline_stages`),
+   a copy per iteration of an `scf.for` with constant bounds whose every chunk can be one 16-byte
+   `loop.async_copy` (aligned, all in or all out: `ChunkAccesses.async_copy`) gets S buffers and
+   is issued S - 1 iterations ahead (`async_pipeline.py`: prologue, `loop.async_wait S-2` per
+   iteration, one commit group per iteration shared by every buffer of the loop), reads going
+   to stage i mod S. The stages must fit `STAGED_SHARED_MEMORY_BYTES` (fewer are used where they
+   do not; a second buffer of the loop takes the first one's count, or registers); otherwise,
+   and for S = 1, the copy goes through registers as in step 5.
 
 Semantics. Within a thread loop, shared memory is block-synchronous at the loop level (see the loop
 dialect): each statement touching it completes in every thread before any thread goes on, as the
@@ -58,7 +66,8 @@ writes is not promoted, nor one read through anything but `memref.load`, `vector
 row a vector read); kernel parameters do not alias each other (mlc's host code passes distinct
 buffers to a kernel that writes one of them).
 Limits: the only transposition swaps the last two dimensions, only for grouped scalar reads (not
-ragged reads guarded one by one); no swizzling (padding only); one box per buffer and scope; reuse
+ragged reads guarded one by one); no swizzling (padding only); async copies only for 16-byte
+aligned chunks (an odd row length keeps the register copy); one box per buffer and scope; reuse
 counts reads, not distinct threads; unknown trip counts count as one.
 """
 
@@ -70,10 +79,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf, vector
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, MemRefType, ModuleOp, StringAttr, VectorType, i64
+from xdsl.dialects.builtin import (
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint
 
 from mlc.dialects import attributes
 from mlc.dialects.element_types import byte_width
@@ -98,7 +112,21 @@ from mlc.transforms.analysis.shared_memory_promotion import (
     thread_loops,
 )
 from mlc.transforms.lowering.async_pipeline import StagedLoop, erase_block
-from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if, zero_of
+from mlc.transforms.lowering.chunk_access import (
+    ChunkAccesses,
+    Emitter,
+    emit_if,
+    zero_of,
+)
+from mlc.transforms.lowering.shared_copy import (
+    chunk_coordinates,
+    last_iteration,
+    move_ops,
+    redirect_group,
+    require_parameter_alignment,
+    store_chunk,
+    store_transposed,
+)
 
 
 class PromotionRewriter:
@@ -116,7 +144,7 @@ class PromotionRewriter:
         extents = promotion.shared_extents
         shape = [*extents[:-1], extents[-1] + promotion.padding]
         scope = promotion.scope
-        last = _last_iteration(scope) if isinstance(scope, scf.ForOp) else None
+        last = last_iteration(scope) if isinstance(scope, scf.ForOp) else None
         staged = stages >= 2 and last is not None and self.can_copy_async()
         space = IntegerAttr(loop.SHARED_MEMORY_SPACE, i64)
         allocation = memref.AllocaOp.get(element_type_of(promotion.source), COPY_BYTES, [stages, *shape] if staged else shape, memory_space=space)
@@ -133,17 +161,17 @@ class PromotionRewriter:
             pipeline = StagedLoop(scope, stages, constant_bounds(scope), last)  # type: ignore[arg-type]
             pipeline.add_copies(lambda emitter, counter, slot: self._async_copies(emitter, allocation.memref, counter, slot))
             stage = pipeline.current_stage()
-            _move(staging, body, pipeline.wait.next_op)
+            move_ops(staging, body, pipeline.wait.next_op)
         else:
             if last is None:
                 self._store_box(staging, allocation.memref, self._load_box(staging, origins))
             else:
                 scope = self._prefetch(staging, allocation.memref, scope, last)
             body = scope_body(scope)
-            _move(staging, body, body.first_op)
+            move_ops(staging, body, body.first_op)
         if promotion.groups:
             for group in promotion.groups:
-                self._redirect_group(group, allocation.memref, origins)
+                redirect_group(group, allocation.memref, origins)
         else:
             for site in promotion.sites:
                 self._redirect(site, allocation.memref, origins, stage)
@@ -185,7 +213,7 @@ class PromotionRewriter:
         """
         before = Emitter(Block())
         first_box = self._load_box(before, self._origins(before, scope.lb))
-        _move(before, scope.parent_block(), scope)  # type: ignore[arg-type]
+        move_ops(before, scope.parent_block(), scope)  # type: ignore[arg-type]
         body = scope.body.block
         carried = [body.insert_arg(element.type, len(body.args)) for element in first_box]
         self._store_box(staging, shared, carried)
@@ -243,6 +271,12 @@ class PromotionRewriter:
             for start in range(0, chunks, threads)
         ]
 
+    def _coordinates(self, emitter: Emitter, chunk: SSAValue) -> list[SSAValue]:
+        return chunk_coordinates(emitter, chunk, self.promotion.box.extents, self.promotion.copy_width)
+
+    def _require_alignment(self, memref_value: SSAValue, alignment: int) -> None:
+        require_parameter_alignment(self.kernel, memref_value, alignment)
+
     def _guard(self, emitter: Emitter, chunk: SSAValue) -> SSAValue:
         return emitter.below(chunk, math.prod(self.promotion.box.extents) // self.promotion.copy_width)
 
@@ -259,7 +293,7 @@ class PromotionRewriter:
                 return accesses.load(inner, self.promotion.source, [(o, o) for o in origins], extents, None)
 
             if guarded:
-                zeros = lambda inner: [inner.emit(arith.ConstantOp(zero_of(element_type)))] * width  # noqa: E731
+                zeros = lambda inner: [inner.emit(arith.ConstantOp(zero_of(element_type)))] * width
                 loaded += emit_if(emitter, self._guard(emitter, chunk), [element_type] * width, load, zeros)
             else:
                 loaded += load(emitter)
@@ -274,63 +308,15 @@ class PromotionRewriter:
             def store(inner: Emitter, chunk: SSAValue = chunk, piece: list[SSAValue] = piece) -> list[SSAValue]:
                 coordinates = self._coordinates(inner, chunk)
                 if self.promotion.transposed:
-                    self._store_transposed(inner, shared, coordinates, piece)
+                    store_transposed(inner, shared, coordinates, piece)
                 else:
-                    self._store_chunk(inner, shared, coordinates, piece)
+                    store_chunk(inner, shared, coordinates, piece)
                 return []
 
             if guarded:
                 emit_if(emitter, self._guard(emitter, chunk), [], store, None)
             else:
                 store(emitter)
-
-    def _coordinates(self, emitter: Emitter, chunk: SSAValue) -> list[SSAValue]:
-        """The box position of a chunk: row-major over the box, `copy_width` elements each."""
-        extents, width = self.promotion.box.extents, self.promotion.copy_width
-        per_row = emitter.index(extents[-1] // width)
-        coordinates = [emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(chunk, per_row)), emitter.index(width)))]
-        rest = emitter.emit(arith.DivUIOp(chunk, per_row)) if len(extents) > 1 else chunk
-        for position, extent in enumerate(reversed(extents[:-1])):
-            outermost = position == len(extents) - 2
-            coordinates.append(rest if outermost else emitter.emit(arith.RemUIOp(rest, emitter.index(extent))))
-            if not outermost:
-                rest = emitter.emit(arith.DivUIOp(rest, emitter.index(extent)))
-        return coordinates[::-1]
-
-    @staticmethod
-    def _store_chunk(emitter: Emitter, shared: SSAValue, coordinates: list[SSAValue], elements: list[SSAValue]) -> None:
-        element_type = element_type_of(shared)
-        if len(elements) == 1:
-            emitter.builder.insert(memref.StoreOp.get(elements[0], shared, coordinates))
-            return
-        packed = emitter.emit(vector.BroadcastOp(elements[0], VectorType(element_type, [len(elements)])))
-        for position in range(1, len(elements)):
-            packed = emitter.emit(vector.InsertOp(elements[position], packed, [position]))
-        store = vector.StoreOp(packed, shared, coordinates)
-        store.attributes["alignment"] = IntegerAttr(len(elements) * byte_width(element_type), i64)
-        emitter.builder.insert(store)
-
-    @staticmethod
-    def _store_transposed(emitter: Emitter, shared: SSAValue, coordinates: list[SSAValue], elements: list[SSAValue]) -> None:
-        """A chunk along the box's last dimension, element by element down a column of the copy."""
-        *outer, row, column = coordinates
-        for position, element in enumerate(elements):
-            shifted = emitter.add(column, emitter.index(position)) if position else column
-            emitter.builder.insert(memref.StoreOp.get(element, shared, [*outer, shifted, row]))
-
-    def _require_alignment(self, memref_value: SSAValue, alignment: int) -> None:
-        """Raises the kernel's recorded alignment of the parameter the copy reads with vectors."""
-        recorded = attributes.ARG_ALIGNMENT.integers(self.kernel)
-        arguments = list(self.kernel.body.block.args)
-        if memref_value not in arguments:
-            return
-        if recorded is not None:
-            values = [int(v) for v in recorded]
-        else:
-            values = [byte_width(a.type.element_type) if isinstance(a.type, MemRefType) else 1 for a in arguments]
-        position = arguments.index(memref_value)
-        values[position] = max(values[position], alignment)
-        attributes.ARG_ALIGNMENT.write(self.kernel, DenseArrayBase.from_list(i64, values))
 
     def _redirect(self, site: ReadSite, shared: SSAValue, origins: list[SSAValue], stage: SSAValue | None) -> None:
         op = site.op
@@ -359,53 +345,9 @@ class PromotionRewriter:
             old.replace_all_uses_with(new)
         block.erase_op(op)
 
-    def _redirect_group(self, group: list[ReadSite], shared: SSAValue, origins: list[SSAValue]) -> None:
-        """Neighbouring scalar reads become one aligned vector read of the transposed copy.
-
-        The vector read goes where the group's earliest read was (the others' indices may not be
-        defined yet there) and starts at that read's index minus its distance from the first element.
-        """
-        block = group[0].op.parent_block()
-        assert block is not None
-        earliest = min(group, key=lambda site: block.get_operation_index(site.op))
-        emitter = Emitter(block)
-        emitter.builder.insertion_point = InsertPoint.before(earliest.op)
-        local = [emitter.emit(arith.SubiOp(index, origin)) for index, origin in zip(earliest.op.indices, origins)]
-        distance = group.index(earliest)
-        if distance:
-            local[-2] = emitter.emit(arith.SubiOp(local[-2], emitter.index(distance)))
-        element_type = element_type_of(shared)
-        read = vector.LoadOp(shared, [*local[:-2], local[-1], local[-2]], VectorType(element_type, [len(group)]))
-        read.attributes["alignment"] = IntegerAttr(len(group) * byte_width(element_type), i64)
-        for name, attribute in earliest.op.attributes.items():
-            if name != "alignment":
-                read.attributes[name] = attribute
-        emitter.builder.insert(read)
-        for position, site in enumerate(group):
-            element = emitter.emit(vector.ExtractOp(read.result, [position], element_type))
-            site.op.results[0].replace_all_uses_with(element)
-        for site in group:
-            block.erase_op(site.op)
-
     def _aligned(self, origin: SSAValue, width: int, shared: SSAValue) -> bool:
         row = shared.type.get_shape()[-1]  # type: ignore[attr-defined]
         return self.analysis.facts(origin).divisor % width == 0 and row % width == 0
-
-
-def _last_iteration(scope: scf.ForOp) -> int | None:
-    """The counter's value in the last run of a loop with constant bounds that runs at least twice."""
-    bounds = constant_bounds(scope)
-    if bounds is None or bounds[1] - bounds[0] <= bounds[2]:
-        return None
-    low, upper, step = bounds
-    return low + (upper - 1 - low) // step * step
-
-
-def _move(staging: Emitter, block: Block, before: Operation | None) -> None:
-    """Moves what `staging` emitted into `block`, before `before` (at the end when None)."""
-    for op in list(staging.builder.insertion_point.block.ops):
-        op.detach()
-        block.insert_op_before(op, before) if before is not None else block.add_op(op)
 
 
 # -- the pass ----------------------------------------------------------------------------------------
