@@ -24,41 +24,38 @@ def _ring(parse, **changes: str):
     return parse(RING.format(**pieces))
 
 
-def test_two_stage_ring_copies_every_row(parse, rng):
+def _run(parse, rng, **changes: str) -> tuple[np.ndarray, np.ndarray]:
     a = rng.standard_normal((64, 64)).astype(np.float16)
-    _, out = run_kernel(_ring(parse), "ring", [a, np.zeros_like(a)])
+    return a, run_kernel(_ring(parse, **changes), "ring", [a, np.zeros_like(a)])[1]
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        pytest.param({}, id="barriers-after-wait-and-reads"),
+        # One barrier per iteration, after the wait and before the copy (gpu-insert-barriers' choice):
+        # it orders the landed copies before the reads and the last reads before the new copy.
+        pytest.param({"barrier_after_read": ""}, id="one-barrier-after-wait"),
+    ],
+)
+def test_two_stage_ring_copies_every_row(parse, rng, changes):
+    a, out = _run(parse, rng, **changes)
     np.testing.assert_array_equal(out, a)
 
 
-def test_read_before_the_wait_is_reported(parse, rng):
-    a = rng.standard_normal((64, 64)).astype(np.float16)
-    with pytest.raises(DataRace, match="still in flight"):
-        run_kernel(_ring(parse, wait=""), "ring", [a, np.zeros_like(a)])
+EARLY_READ = "%early = vector.load %stages[%next_stage, %t, %c0] : memref<2x64x8xf16, 3 : i64>, vector<8xf16>"
 
 
-def test_read_of_the_stage_being_filled_is_reported(parse, rng):
-    a = rng.standard_normal((64, 64)).astype(np.float16)
-    early = "%early = vector.load %stages[%next_stage, %t, %c0] : memref<2x64x8xf16, 3 : i64>, vector<8xf16>"
-    with pytest.raises(DataRace, match="still in flight"):
-        run_kernel(_ring(parse, early_read=early), "ring", [a, np.zeros_like(a)])
-
-
-def test_missing_barrier_after_the_wait_is_a_raw_race(parse, rng):
-    a = rng.standard_normal((64, 64)).astype(np.float16)
-    with pytest.raises(DataRace, match="RAW|read"):
-        run_kernel(_ring(parse, barrier_after_wait=""), "ring", [a, np.zeros_like(a)])
-
-
-def test_copy_over_a_stage_still_being_read_is_a_war_race(parse, rng):
-    a = rng.standard_normal((64, 64)).astype(np.float16)
-    with pytest.raises(DataRace, match="WAR|write"):
-        run_kernel(_ring(parse, barrier_after_wait="", early_read=BARRIER, barrier_after_read=""), "ring", [a, np.zeros_like(a)])
-
-
-def test_barrier_after_the_copy_alone_orders_the_ring(parse, rng):
-    """With the barrier after the wait and the copy, but none after the reads, the copy of
-    iteration k + 1 overwrites the stage read in iteration k: fine only with the barrier after
-    the wait before the copy (the first test), so moving it past the copy is the WAR above."""
-    a = rng.standard_normal((64, 64)).astype(np.float16)
-    _, out = run_kernel(_ring(parse, barrier_after_read=""), "ring", [a, np.zeros_like(a)])
-    np.testing.assert_array_equal(out, a)
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        pytest.param({"wait": ""}, "still in flight", id="read-before-the-wait"),
+        pytest.param({"early_read": EARLY_READ}, "still in flight", id="read-of-the-stage-being-filled"),
+        pytest.param({"barrier_after_wait": ""}, "RAW", id="no-barrier-after-the-wait"),
+        # The barrier after the copy instead: the copy overwrites the stage read in the last iteration.
+        pytest.param({"barrier_after_wait": "", "early_read": BARRIER, "barrier_after_read": ""}, "WAR", id="copy-over-a-stage-being-read"),
+    ],
+)
+def test_broken_protocol_is_reported(parse, rng, changes, message):
+    with pytest.raises(DataRace, match=message):
+        _run(parse, rng, **changes)
