@@ -175,6 +175,15 @@ WARP_GRID = DeclaredAttribute(
     "people",
     _i64_array(2),
 )
+PIPELINE_STAGES = DeclaredAttribute(
+    "mlc.pipeline_stages",
+    "a positive i64",
+    "how many shared buffers each per-iteration copy of a loop kernel gets: 2 or more pipeline "
+    "async copies (cp.async) that many iterations deep, 1 copies through registers",
+    "convert-tile-to-loop{tensor-cores=true} (copied from the tile.kernel when set there, a tuner's knob)",
+    "loop-promote-shared (fewer where they do not fit in shared memory)",
+    _positive_integer,
+)
 OPERAND = DeclaredAttribute(
     "mlc.operand",
     'a string ("a" or "b")',
@@ -229,6 +238,15 @@ MIN_BLOCKS_PER_MULTIPROCESSOR = DeclaredAttribute(
     "how many blocks of the kernel should fit one multiprocessor at once (PTX .minnctapersm)",
     "loop-double-buffer",
     "convert-gpu-to-nvvm",
+    _positive_integer,
+)
+DYNAMIC_SHARED_BYTES = DeclaredAttribute(
+    "mlc.dynamic_shared_bytes",
+    "a positive i64",
+    "a GPU kernel whose shared memory (over 48 KiB) is dynamic: the bytes each block needs; also on "
+    "its external `[0 x i8]` shared global",
+    "convert-gpu-to-nvvm",
+    "the runtime (the launch's dynamic shared memory), the interpreter (the global's size)",
     _positive_integer,
 )
 KERNEL = DeclaredAttribute(
@@ -310,6 +328,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     WARP_TILE,
     MMA,
     WARP_GRID,
+    PIPELINE_STAGES,
     OPERAND,
     DOT,
     UNROLL,
@@ -317,6 +336,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     DOUBLE_BUFFERED,
     BLOCK_SYNCHRONOUS,
     MIN_BLOCKS_PER_MULTIPROCESSOR,
+    DYNAMIC_SHARED_BYTES,
     KERNEL,
     CPU_PROGRAMS,
 )
