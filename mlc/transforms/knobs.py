@@ -170,6 +170,9 @@ KNOBS: dict[str, tuple[Knob, ...]] = {
         Knob("vector-bytes", lambda facts: (16, 4, 8), "bytes of a thread's vector access", ("cuda",)),
         Knob("vector-bytes", lambda facts: (16, 4, 8, 32), "bytes of a thread's vector access", ("cpu",)),
     ),
+    "loop-promote-shared": (
+        Knob("stages", lambda facts: (0, 1, 2, 3, 4), "async-copy stages of promoted tiles (0: the kernel's mlc.pipeline_stages)", ("cuda",)),
+    ),
     "convert-loop-to-cpu": (
         Knob("min-parallel-elements", _min_parallel_elements, "smallest kernel split over threads", ("cpu",)),
     ),
