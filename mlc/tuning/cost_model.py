@@ -1,6 +1,6 @@
 """The learned cost model: gradient-boosted trees from features to relative cost.
 
-`CostModel` fits an XGBoost regressor (`xgboost`, the `tune` extra) on (feature vector, log of
+`CostModel` fits a LightGBM regressor (`lightgbm`, the `tune` extra) on (feature vector, log of
 cost / the workload's heuristic cost) pairs: relative costs are comparable across workloads, so
 records of earlier tunings on the same target (other shapes, other programs: `add_history`) train
 the model before the first measurement of this one (transfer). Failed candidates are taught as
@@ -9,6 +9,11 @@ twice the worst cost seen, so the search learns to avoid what does not compile o
 the search calls it after every batch. `predict` ranks candidates: lower is faster. Before
 `MIN_ROWS` rows the model is not trained and `predict` returns zeros (the search then explores at
 random).
+
+LightGBM rather than XGBoost: the same gradient-boosted trees, and a 3.5 MB wheel against 130 MB,
+which is what lets the tuner travel to a GPU machine that cannot download (and CI install faster).
+Its defaults are for large data sets (a leaf needs 20 rows); tuning has tens to hundreds of rows,
+so leaves and bins may hold one.
 """
 
 from __future__ import annotations
@@ -19,7 +24,17 @@ from dataclasses import dataclass, field
 
 MIN_ROWS = 4
 FAILURE_PENALTY = math.log(2.0)
-PARAMETERS = {"max_depth": 4, "eta": 0.2, "objective": "reg:squarederror", "nthread": 1, "verbosity": 0}
+PARAMETERS = {
+    "objective": "regression",
+    "max_depth": 4,
+    "num_leaves": 15,
+    "learning_rate": 0.2,
+    "min_data_in_leaf": 1,
+    "min_data_in_bin": 1,
+    "num_threads": 1,
+    "deterministic": True,
+    "verbosity": -1,
+}
 ROUNDS = 60
 
 
@@ -52,18 +67,15 @@ class CostModel:
             return
         from mlc.tuning.optional import require
 
-        xgboost = require("xgboost")
+        lightgbm = require("lightgbm")
         import numpy as np
 
-        data = xgboost.DMatrix(np.asarray(self.rows, dtype=np.float64), label=np.asarray(self.targets, dtype=np.float64))
-        self._booster = xgboost.train(PARAMETERS | {"seed": self.seed}, data, num_boost_round=ROUNDS)
+        data = lightgbm.Dataset(np.asarray(self.rows, dtype=np.float64), label=np.asarray(self.targets, dtype=np.float64), params={"verbosity": -1})
+        self._booster = lightgbm.train(PARAMETERS | {"seed": self.seed}, data, num_boost_round=ROUNDS)
 
     def predict(self, rows: Sequence[Sequence[float]]) -> list[float]:
         if self._booster is None or not rows:
             return [0.0] * len(rows)
         import numpy as np
 
-        from mlc.tuning.optional import require
-
-        data = require("xgboost").DMatrix(np.asarray(rows, dtype=np.float64))
-        return [float(v) for v in self._booster.predict(data)]  # type: ignore[attr-defined]
+        return [float(v) for v in self._booster.predict(np.asarray(rows, dtype=np.float64))]  # type: ignore[attr-defined]

@@ -1,4 +1,4 @@
-"""The tuner's optional dependencies (the `tune` extra: ray, xgboost, tqdm, matplotlib), imported
+"""The tuner's optional dependencies (the `tune` extra: ray, lightgbm, tqdm, matplotlib), imported
 only where used, so that `import mlc` and `mlc.compile` never need them."""
 
 from __future__ import annotations
