@@ -5,8 +5,8 @@
 Cases: C = A @ B for square 1024, 4096 and 8192, a non-square 8192x1024 by 4096 product, and the
 fused dense layer relu(A @ B + bias) at 4096 against PyTorch eager doing the three ops (a matmul,
 an add and a relu, each through memory). PyTorch runs with `allow_tf32 = False`, so both sides do
-fp32 fused multiply-adds on the CUDA cores. The `f16 ...` cases (square 1024, 4096, 8192 and the
-odd 4095x4097x1023) run on tensor cores, with the Triton kernel of `triton_matmul.py` as a third
+fp32 fused multiply-adds on the CUDA cores. The `f16 ...` and `bf16 ...` cases (square 1024, 4096,
+8192 and the odd 4095x4097x1023) run on tensor cores, with the Triton kernel of `triton_matmul.py` as a third
 column where Triton is installed. TFLOP/s count 2 * M * N * K per product.
 `--matmul-tile` passes a block tile to `convert-graph-to-tile` instead of its heuristic (tuning).
 """
@@ -50,6 +50,7 @@ HALF_SHAPES = {
     "f16 matmul 8192^3": (8192, 8192, 8192),
     "f16 matmul 4095x4097x1023": (4095, 4097, 1023),
 }
+HALF_SHAPES.update({name.replace("f16", "bf16", 1): shape for name, shape in HALF_SHAPES.items()})
 
 
 def half_cases() -> list[Case]:
@@ -61,16 +62,19 @@ def half_cases() -> list[Case]:
     except ImportError:
         triton_matmul = None
 
-    def operands(m: int, n: int, k: int):
+    def operands(m: int, n: int, k: int, dtype):
         def make(g):
-            return [torch.randn(m, k, device="cuda", generator=g).half(), torch.randn(k, n, device="cuda", generator=g).half()]
+            return [torch.randn(m, k, device="cuda", generator=g).to(dtype), torch.randn(k, n, device="cuda", generator=g).to(dtype)]
 
         return make
 
-    return [
-        Case(name, operands(m, n, k), torch.matmul, matmul_source(m, n, k, False, "f16"), 2 * (m * k + k * n + m * n), triton_matmul, tolerance=(1e-2, 1e-1))
-        for name, (m, n, k) in HALF_SHAPES.items()
-    ]
+    cases = []
+    for name, (m, n, k) in HALF_SHAPES.items():
+        element = name.split()[0]
+        dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[element]
+        source = matmul_source(m, n, k, False, element)
+        cases.append(Case(name, operands(m, n, k, dtype), torch.matmul, source, 2 * (m * k + k * n + m * n), triton_matmul, tolerance=(1e-2, 1e-1)))
+    return cases
 
 
 def cases() -> list[Case]:

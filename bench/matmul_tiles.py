@@ -1,8 +1,9 @@
 """Block tiles of an f16 tensor-core matmul, mlc alone: which (BM, BN, BK) is fastest for a shape.
 
-    python bench/matmul_tiles.py [--shape 4096,4096,4096] [--tiles 128,128,16 128,256,32 ...]
+    python bench/matmul_tiles.py [--shape 4096,4096,4096] [--tiles 128,128,16 128,256,32/3 ...]
 
-Each tile is compiled through the GPU pipeline with `convert-graph-to-tile{matmul-tile=...}`,
+Each tile is compiled through the GPU pipeline with `convert-graph-to-tile{matmul-tile=...}`
+(and `loop-promote-shared{stages=S}` for a tile written `BM,BN,BK/S`),
 checked against `torch.matmul` and timed with the harness (`time_gpu`); one line per tile is
 printed as soon as it is measured (median µs, TFLOP/s), so a run cut short keeps what it measured.
 The groundwork of a per-shape table (issue 14): it measures, it does not remember.
@@ -20,7 +21,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Case, _check, mlc_callable, time_gpu
 from matmul import matmul_source
 
-DEFAULT_TILES = ("128,128,16", "128,128,32", "128,256,32", "256,128,32", "64,128,32")
+DEFAULT_TILES = ("128,128,32/1", "128,128,32/2", "128,256,16/3", "128,256,32/1", "128,256,32/2", "256,128,32/2")
+
+
+def tile_pipeline(tile: str) -> str:
+    """The GPU pipeline with the block (and the stages after a `/`) of `tile`."""
+    from mlc.transforms.pipelines import GPU_PIPELINE
+
+    block, _, stages = tile.partition("/")
+    pipeline = GPU_PIPELINE.replace("convert-graph-to-tile", f"convert-graph-to-tile{{matmul-tile={block}}}", 1)
+    return pipeline.replace("loop-promote-shared", f"loop-promote-shared{{stages={stages}}}", 1) if stages else pipeline
 
 
 def main() -> None:
@@ -30,16 +40,13 @@ def main() -> None:
     args = parser.parse_args()
     import torch
 
-    from mlc.transforms.pipelines import GPU_PIPELINE
-
     m, n, k = (int(size) for size in args.shape.split(","))
     generator = torch.Generator(device="cuda").manual_seed(0)
     inputs = [torch.randn(m, k, device="cuda", generator=generator).half(), torch.randn(k, n, device="cuda", generator=generator).half()]
     expected = torch.matmul(*inputs)
     case = Case(f"f16 {m}x{n}x{k}", lambda g: inputs, torch.matmul, matmul_source(m, n, k, False, "f16"), 0, tolerance=(1e-2, 1e-1))
     for tile in args.tiles:
-        pipeline = GPU_PIPELINE.replace("convert-graph-to-tile", f"convert-graph-to-tile{{matmul-tile={tile}}}", 1)
-        call, output = mlc_callable(case, inputs, pipeline)
+        call, output = mlc_callable(case, inputs, tile_pipeline(tile))
         call()
         torch.cuda.synchronize()
         _check(f"{case.name} / {tile}", output, expected, case.tolerance)

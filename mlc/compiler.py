@@ -23,6 +23,12 @@ Arguments, checked before any work (`ArgumentTypeError` / `ArgumentError`, which
   positive integer); None: `MLC_NUM_THREADS`, else the cores the process may use. It decides
   nothing at compile time (the same code and cache entry serve every thread count).
 
+When the tuning database (`mlc-tune`, `mlc/tuning/database.py`; `MLC_TUNING_DB`, else
+`tuning.sqlite` in the cache directory) holds a tuned configuration for this program (its
+canonical IR and entry) on this target and mlc version, and neither `pipeline` nor `precision` is
+given, the default pipeline is replaced by the tuned one and the module carries `mlc.tuned` (the
+configuration) in its printed IR. `MLC_TUNING=0` turns this off.
+
 Compiled programs are cached on disk (`mlc/caching.py`, `mlc/runtime/artifact_cache.py`): when
 the cache holds this source, entry, pipeline and target, the function is loaded from it and
 none of the steps below runs.
@@ -378,7 +384,13 @@ def _run_passes(
     verify_each_pass: bool,
     timings: dict[str, float] | None,
 ) -> None:
-    from mlc.diagnostics import PassFailure, VerificationFailure, describe_op, run_pass, verify
+    from mlc.diagnostics import (
+        PassFailure,
+        VerificationFailure,
+        describe_op,
+        run_pass,
+        verify,
+    )
     from mlc.dialects import make_context
 
     context = make_context()
@@ -396,7 +408,7 @@ def _run_passes(
                 raise VerificationFailure(f"the IR after pass '{module_pass.name}' does not verify:\n{failure}") from None
 
 
-def compile(  # noqa: A001 - the public name the spec fixes
+def compile(
     source: str | os.PathLike[str] | ModuleOp,
     device: str = "auto",
     entry: str | None = None,
@@ -421,6 +433,8 @@ def compile(  # noqa: A001 - the public name the spec fixes
     default_pipeline = _default_pipeline(target)
     chosen = _chosen_pipeline(target, pipeline, precision)
     text = _source_text(source)
+    tuned = _tuned(source, text, entry, target) if not pipeline and precision is None else None
+    chosen = tuned.pipeline if tuned is not None else chosen
     from mlc import caching
 
     cached, lookup = caching.look_up(text[0], target, entry, chosen, cuda_graph, num_threads)
@@ -432,6 +446,13 @@ def compile(  # noqa: A001 - the public name the spec fixes
     verify(module, source_map, name)
     function_name = select_entry(module, entry).sym_name.data
     graph_module = module.clone()
+    if tuned is not None:
+        from xdsl.dialects.builtin import StringAttr
+
+        from mlc.dialects.attributes import TUNED
+        from mlc.tuning.space import config_from_key, describe
+
+        TUNED.write(module, StringAttr(describe(config_from_key(tuned.config))))
     _refuse_what_the_target_cannot_compute(module, target, pipeline, precision, source_map, name)
     lower(module, chosen, source_map, name)
     from mlc.runtime import HostProgramError
@@ -449,6 +470,26 @@ def compile(  # noqa: A001 - the public name the spec fixes
     if lookup is not None:
         caching.store(lookup, compiled)
     return compiled
+
+
+def _tuned(source: str | os.PathLike[str] | ModuleOp, text: tuple[str, str, bool], entry: str | None, target: str) -> Any:
+    """The tuning database's best record for this program on `target` (a `database.Record`), or
+    None: no database file, `MLC_TUNING=0`, no record, or a source that does not parse (compiling
+    reports that). The database is only opened, and the source only parsed here, when the file exists."""
+    if os.environ.get("MLC_TUNING", "1").strip().lower() in ("0", "false", "off", "no"):
+        return None
+    from mlc.tuning.database import default_path
+
+    if not default_path().exists():
+        return None
+    from mlc.tuning.workload import tuned_record
+
+    try:
+        module, _, _ = _read_source(source, text)
+        function_name = select_entry(module, entry).sym_name.data
+    except CompileError:
+        return None
+    return tuned_record(module, function_name, target)
 
 
 def lower_source(

@@ -191,6 +191,15 @@ WARP_GRID = DeclaredAttribute(
     "people",
     _i64_array(2),
 )
+PIPELINE_STAGES = DeclaredAttribute(
+    "mlc.pipeline_stages",
+    "a positive i64",
+    "how many shared buffers each per-iteration copy of a loop kernel gets: 2 or more pipeline "
+    "async copies (cp.async) that many iterations deep, 1 copies through registers",
+    "convert-tile-to-loop{tensor-cores=true} (copied from the tile.kernel when set there, a tuner's knob)",
+    "loop-promote-shared (fewer where they do not fit in shared memory)",
+    _positive_integer,
+)
 OPERAND = DeclaredAttribute(
     "mlc.operand",
     'a string ("a" or "b")',
@@ -247,6 +256,15 @@ MIN_BLOCKS_PER_MULTIPROCESSOR = DeclaredAttribute(
     "convert-gpu-to-nvvm",
     _positive_integer,
 )
+DYNAMIC_SHARED_BYTES = DeclaredAttribute(
+    "mlc.dynamic_shared_bytes",
+    "a positive i64",
+    "a GPU kernel whose shared memory (over 48 KiB) is dynamic: the bytes each block needs; also on "
+    "its external `[0 x i8]` shared global",
+    "convert-gpu-to-nvvm",
+    "the runtime (the launch's dynamic shared memory), the interpreter (the global's size)",
+    _positive_integer,
+)
 KERNEL = DeclaredAttribute(
     "mlc.kernel",
     "a unit attribute",
@@ -264,6 +282,15 @@ CPU_PROGRAMS = DeclaredAttribute(
     "the runtime (splits the programs over its worker threads)",
     _positive_integer,
 )
+TUNED = DeclaredAttribute(
+    "mlc.tuned",
+    'a string ("pass.option=value ...")',
+    "a module compiled with a configuration from the tuning database: the pass options it set",
+    "mlc.compile (from mlc-tune's database, `mlc/tuning/workload.py`)",
+    "people (the options themselves are in the compile's pipeline)",
+    _string,
+)
+
 
 def _chain_plan(value: Attribute) -> bool:
     if not isinstance(value, DictionaryAttr) or set(value.data) != {"order", *_CHAIN_PLAN_NUMBERS}:
@@ -308,6 +335,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     CHAIN,
     CHAIN_PLAN,
     CHAIN_FALLBACK,
+    TUNED,
     ARG_ALIGNMENT,
     BUFFER,
     MEMORY_PLAN,
@@ -318,6 +346,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     CPU_PACKED,
     MMA,
     WARP_GRID,
+    PIPELINE_STAGES,
     OPERAND,
     DOT,
     UNROLL,
@@ -325,6 +354,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     DOUBLE_BUFFERED,
     BLOCK_SYNCHRONOUS,
     MIN_BLOCKS_PER_MULTIPROCESSOR,
+    DYNAMIC_SHARED_BYTES,
     KERNEL,
     CPU_PROGRAMS,
 )

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from mlc.interpreter import gpu, intrinsics, llvm, loop, memory_ops, standard, tile, warp
+from mlc.interpreter import async_copy, gpu, intrinsics, llvm, loop, memory_ops, standard, tile, warp
 from mlc.interpreter.engine import Machine, OperationTable
 from mlc.interpreter.errors import (
     BarrierDivergence,
@@ -59,6 +59,7 @@ def operation_table() -> OperationTable:
         loop.table(),
         gpu.table(),
         warp.table(),
+        async_copy.table(),
     ):
         result = result.merged(part)
     return result

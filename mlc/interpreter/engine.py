@@ -30,6 +30,7 @@ and returns the results (or None), or runs regions with `execution.run_region`.
 from __future__ import annotations
 
 import math
+from typing import Any
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -103,6 +104,8 @@ class Level:
         self.shared_tracker: SharedMemoryTracker | None = None
         self.allocations: list[Buffer] = []
         self.launch_globals: dict[str, np.ndarray] = {}
+        self.async_copies: Any = None
+        """The launch's async copies in flight (`async_copy.AsyncCopies`), made at the first copy."""
 
     def allocation_scope(self, lanes: LaneSpace, memory_space: int) -> tuple[int, np.ndarray]:
         """How many copies an allocation has, and which copy each lane uses (default: one per lane)."""
@@ -117,6 +120,7 @@ class Level:
             memory.release(buffer)
         self.allocations.clear()
         self.launch_globals.clear()
+        self.async_copies = None
 
 
 PlannedOperation = tuple[Operation, Implementation, tuple[SSAValue, ...], tuple[SSAValue, ...]]
@@ -450,6 +454,8 @@ class Execution:
         memory = self.machine.memory
         shape, flat, selector = _flatten(addresses, access_mask)
         pieces = memory.locate(flat, dtype.itemsize)
+        if self.level.async_copies is not None and self.level.async_copies.in_flight:
+            self.level.async_copies.check(memory, flat, dtype.itemsize, op, False)
         if self.machine.check_races and any(self._tracked(p.buffer, False, op) for p in pieces):
             self._track(addresses, lanes_mask, dtype.itemsize, trailing_rank, False, op)
         if len(pieces) == 1 and isinstance(pieces[0].positions, slice):
@@ -492,6 +498,8 @@ class Execution:
         for piece in pieces:
             if piece.buffer.read_only:
                 raise InterpreterError(f"write to the constant {piece.buffer.describe()}", op)
+        if self.level.async_copies is not None and self.level.async_copies.in_flight:
+            self.level.async_copies.check(memory, flat, dtype.itemsize, op, True)
         if self.machine.check_races and any(self._tracked(p.buffer, True, op) for p in pieces):
             self._track(addresses_full, mask, dtype.itemsize, trailing_rank, True, op)
         for piece in pieces:
@@ -538,6 +546,17 @@ class Execution:
         result = np.zeros(shape, dtype=dtype)
         result[selector] = old
         return result
+
+    def lanes_rank(self) -> int:
+        return len(self.lanes.shape)
+
+    def track_write(self, addresses: np.ndarray, mask: Mask, size: int, trailing_rank: int, op: Operation) -> None:
+        """Tells the race checkers of a write without writing (an async copy as it is issued)."""
+        addresses = np.asarray(addresses, dtype=np.int64)
+        widened = _access_mask(mask, trailing_rank, None)
+        _, flat, _ = _flatten(addresses, widened)
+        if any(self._tracked(p.buffer, True, op) for p in self.machine.memory.locate(flat, size)):
+            self._track(addresses, widened, size, trailing_rank, True, op)
 
     def _tracked(self, buffer: Buffer, is_write: bool, op: Operation) -> bool:
         level = self.level

@@ -26,6 +26,7 @@ from xdsl.dialects import llvm
 from xdsl.ir import Operation
 
 from mlc.interpreter import scalar
+from mlc.interpreter.async_copy import CP_ASYNC_INTRINSICS
 from mlc.interpreter.engine import Execution, OperationTable
 from mlc.interpreter.errors import UnsupportedOperation
 from mlc.interpreter.llvm import ordered_reduce, scalar_layout, vector_addresses
@@ -301,6 +302,7 @@ INTRINSICS: dict[str, IntrinsicImplementation] = {
     **{f"llvm.nvvm.shfl.sync.{mode}": _shuffle(mode) for mode in ("up", "down", "bfly", "idx")},
     **{name: mma_intrinsic for name in MMA_INTRINSICS},
     **{name: ldmatrix_intrinsic for name in LDMATRIX_INTRINSICS},
+    **CP_ASYNC_INTRINSICS,
     "llvm.nvvm.fmax.f": _elementwise(np.fmax),
     "llvm.nvvm.fmin.f": _elementwise(np.fmin),
     "llvm.nvvm.ex2.approx.f": _elementwise(scalar.FLOAT_UNARY["exp2"]),

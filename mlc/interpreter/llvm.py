@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
-from mlc.dialects import llvm_extra
+from mlc.dialects import attributes, llvm_extra
 from mlc.interpreter import scalar
 from mlc.interpreter.engine import (
     Branch,
@@ -232,6 +232,9 @@ def global_address(execution: Execution, op: Operation, name: str) -> np.ndarray
     global_type = global_op.global_type
     dtype = _poison_dtype(global_type)
     size = type_size(global_type)
+    dynamic = attributes.DYNAMIC_SHARED_BYTES.read(global_op)
+    if isinstance(dynamic, IntegerAttr):  # the block's dynamic shared memory (convert-gpu-to-nvvm)
+        size = dynamic.value.data
     if per_launch:
         address = execution.allocate(name, size, space, dtype, (), str(global_type))
     else:

@@ -934,6 +934,13 @@ class CudaFunction:
                 f"querying {name} of kernel '{self.name}'",
             )
 
+    def allow_dynamic_shared_memory(self, size: int) -> None:
+        """Lets launches give each block `size` bytes of dynamic shared memory (above 48 KiB the
+        driver requires the kernel to opt in)."""
+        attribute = self._driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        with self.device.activated():
+            check(self._driver.cuFuncSetAttribute(self.handle, attribute, size), f"allowing kernel '{self.name}' {size} bytes of dynamic shared memory")
+
     @property
     def max_threads_per_block(self) -> int:
         return self.attribute("MAX_THREADS_PER_BLOCK")

@@ -861,7 +861,7 @@ class CpuExecutor(HostMemoryExecutor):
 
 
 class _CudaKernel(LoadedKernel):
-    __slots__ = ("arguments", "_enqueue", "_grid", "_block", "stream_handle")
+    __slots__ = ("arguments", "_enqueue", "_grid", "_block", "stream_handle", "_shared_bytes")
 
     def __init__(self, executor: CudaExecutor, launch: KernelLaunch):
         from mlc.runtime.cuda import KernelArguments
@@ -876,6 +876,9 @@ class _CudaKernel(LoadedKernel):
                 f"its block has {threads} threads and the compiled kernel allows at most {limit} "
                 f"(it uses {function.attribute('NUM_REGS')} registers per thread)"
             )
+        self._shared_bytes = launch.dynamic_shared_bytes
+        if self._shared_bytes:
+            function.allow_dynamic_shared_memory(self._shared_bytes)
         self.arguments = KernelArguments(len(launch.slots))
         self._enqueue = function.enqueue
         self._grid, self._block = launch.grid, launch.block
@@ -885,7 +888,7 @@ class _CudaKernel(LoadedKernel):
         self.arguments.set_pointer(parameter, pointer)
 
     def launch(self) -> None:
-        self._enqueue(self._grid, self._block, self.arguments, self.stream_handle, 0)
+        self._enqueue(self._grid, self._block, self.arguments, self.stream_handle, self._shared_bytes)
 
 
 class _CudaArgumentBinder:

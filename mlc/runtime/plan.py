@@ -169,6 +169,11 @@ def _cpu_programs(kernel: llvm.FuncOp) -> int | None:
     return value.value.data if isinstance(value, IntegerAttr) else None
 
 
+def _dynamic_shared_bytes(kernel: llvm.FuncOp) -> int:
+    value = attributes.DYNAMIC_SHARED_BYTES.read(kernel)
+    return value.value.data if isinstance(value, IntegerAttr) else 0
+
+
 def _parameter_alignments(kernel: llvm.FuncOp, parameter_count: int) -> tuple[int, ...]:
     attribute = kernel.attributes.get(ARGUMENT_ALIGNMENT_ATTRIBUTE)
     name = kernel.sym_name.data
@@ -448,6 +453,7 @@ class _PlanBuilder:
             block=tuple(op.block_shape()) if gpu else None,  # type: ignore[arg-type]
             parameter_alignments=alignments,
             programs=None if gpu else _cpu_programs(kernel),
+            dynamic_shared_bytes=_dynamic_shared_bytes(kernel) if gpu else 0,
         )
         for parameter, (slot, alignment) in enumerate(zip(slots, alignments)):
             if alignment > self.alignments[slot][0]:

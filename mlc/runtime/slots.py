@@ -93,6 +93,8 @@ class KernelLaunch:
     programs: int | None = None
     """CPU: the kernel's grid, when `<kernel>__programs` may run shares of it in parallel
     (`mlc.cpu_programs`); None: one call runs the whole kernel."""
+    dynamic_shared_bytes: int = 0
+    """GPU: the dynamic shared memory each block gets (`mlc.dynamic_shared_bytes`)."""
 
     def describe(self) -> str:
         if self.grid is None or self.block is None:

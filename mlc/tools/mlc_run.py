@@ -20,40 +20,13 @@ import argparse
 import os
 import statistics
 import sys
-import time
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from mlc.errors import MlcError
+from mlc.runtime.measurement import random_inputs, time_calls
 from mlc.tools.cli import STANDARD_STREAM, exit_code, read_input
-
-
-def random_array(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    if dtype == np.bool_:
-        return np.asarray(rng.random(size=shape) < 0.5)
-    if np.issubdtype(dtype, np.integer):
-        return np.asarray(rng.integers(-20, 20, size=shape).astype(dtype))
-    return np.asarray(rng.standard_normal(size=shape).astype(dtype))
-
-
-def random_inputs(function_type: object, seed: int) -> list[np.ndarray]:
-    """Seeded random arrays for each argument of a graph function's type; MlcError naming the
-    argument when the machine cannot hold one."""
-    from mlc.dialects.element_types import to_numpy_dtype
-
-    rng = np.random.default_rng(seed)
-    arrays = []
-    for index, argument_type in enumerate(function_type.inputs.data):
-        shape = tuple(argument_type.get_shape())
-        dtype = to_numpy_dtype(argument_type.element_type)
-        try:
-            arrays.append(random_array(rng, shape, dtype))
-        except (MemoryError, ValueError) as error:  # numpy: "Unable to allocate ...", "array is too big"
-            raise MlcError(f"cannot make a random input for argument #{index} ({argument_type}): {error}") from None
-    return arrays
 
 
 def describe(array: np.ndarray) -> str:
@@ -84,35 +57,6 @@ def compare(actual: np.ndarray, expected: np.ndarray, bound: np.ndarray) -> tupl
     if comparison.skipped:
         detail += f"; {comparison.skipped} of {expected.size} elements not compared (NaN, inf or undetermined)"
     return True, detail
-
-
-def time_calls(compiled: Any, arrays: Sequence[np.ndarray], device: str, runs: int, warmup: int) -> list[float]:
-    """Seconds per call of a CompiledFunction, one entry per timed run."""
-    if device == "cuda":
-        from mlc.runtime.cuda import DeviceBuffer, Event
-
-        inputs = [DeviceBuffer.from_numpy(np.ascontiguousarray(a)) for a in arrays]
-        outputs = list(compiled.run_on_device(*inputs))
-        for _ in range(warmup):
-            compiled.run_on_device(*inputs, outputs=outputs)
-        compiled.synchronize()
-        times = []
-        for _ in range(runs):
-            start, end = Event(), Event()
-            start.record()
-            compiled.run_on_device(*inputs, outputs=outputs)
-            end.record()
-            end.synchronize()
-            times.append(end.elapsed_milliseconds_since(start) / 1e3)
-        return times
-    for _ in range(warmup):
-        compiled(*arrays)
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        compiled(*arrays)
-        times.append(time.perf_counter() - start)
-    return times
 
 
 def _arguments() -> argparse.ArgumentParser:

@@ -551,3 +551,41 @@ def attention_program(
         + f"  func.return %o : {t(rows, value_depth)}\n}}\n"
     )
     return AttentionProgram(text, element, batch, rows, keys, depth, value_depth, mask)
+
+
+# A two-stage ring of async copies in an mlc_gpu kernel (test_async_copy.py, gpu-insert-barriers'
+# tests): {wait}, {barrier_after_wait}, {early_read} and {barrier_after_read} are pieces to fill.
+ASYNC_RING = """
+mlc_gpu.func @ring(%a: memref<64x64xf16>, %out: memref<64x64xf16>) grid [1, 1, 1] block [64, 1, 1] {{
+  %t = mlc_gpu.thread_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c63 = arith.constant 63 : index
+  %c64 = arith.constant 64 : index
+  %stages = memref.alloca() : memref<2x64x8xf16, 3 : i64>
+  %other = arith.subi %c63, %t : index
+  %true = arith.constant true
+  loop.async_copy %a[%t, %c0] to %stages[%c0, %t, %c0], 8 if %true : memref<64x64xf16> to memref<2x64x8xf16, 3 : i64>
+  loop.async_commit
+  scf.for %k = %c0 to %c8 step %c1 {{
+    %stage = arith.remui %k, %c2 : index
+    %next = arith.addi %k, %c1 : index
+    %next_stage = arith.remui %next, %c2 : index
+    %more = arith.cmpi ult, %next, %c8 : index
+    %column = arith.muli %next, %c8 : index
+    {wait}
+    {barrier_after_wait}
+    loop.async_copy %a[%t, %column] to %stages[%next_stage, %t, %c0], 8 if %more : memref<64x64xf16> to memref<2x64x8xf16, 3 : i64>
+    loop.async_commit
+    {early_read}
+    %row = vector.load %stages[%stage, %other, %c0] : memref<2x64x8xf16, 3 : i64>, vector<8xf16>
+    %here = arith.muli %k, %c8 : index
+    vector.store %row, %out[%other, %here] : memref<64x64xf16>, vector<8xf16>
+    {barrier_after_read}
+  }}
+  loop.async_wait 0
+  mlc_gpu.return
+}}
+"""

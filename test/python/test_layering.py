@@ -29,6 +29,8 @@ compile` imports the API. The rules:
    `mlc.transforms.analysis` and `mlc.transforms.lowering`, which import no pass either; only the
    registry and the named pipelines name passes), and no pass file is longer than
    `MAX_PASS_LINES`, the median at most `MAX_MEDIAN_PASS_LINES` (a pass a newcomer can read).
+6. The autotuner sits beside the API, above passes and runtime: only the API (inside its
+   functions: `import mlc` never loads it), the tools and the tuner itself import `mlc.tuning`.
 """
 
 from __future__ import annotations
@@ -286,6 +288,24 @@ def test_no_import_cycle_within(package: str, graph: list[Import]):
     cycles = cycles_within(package, graph)
     details = [str(i) for i in graph if any(i.importer in c and i.target in c for c in cycles)]
     assert cycles == [], "\n".join(details)
+
+
+def tuning_violations(imports: Iterable[Import]) -> list[str]:
+    """Rule 6."""
+    return [
+        str(i)
+        for i in imports
+        if within(i.target, "mlc.tuning")
+        and not within(i.importer, "mlc.tuning")
+        and not within(i.importer, "mlc.tools")
+        and not (is_api(i.importer) and i.lazy)
+    ]
+
+
+def test_only_the_api_and_the_tools_import_the_tuner(graph: list[Import]):
+    assert any(i.importer == "mlc.compiler" and within(i.target, "mlc.tuning") for i in graph)
+    assert tuning_violations(graph) == []
+    assert tuning_violations(_graph_of({"mlc.runtime.x": "from mlc.tuning import database"})) != []
 
 
 def test_nothing_imports_the_tools(graph: list[Import]):

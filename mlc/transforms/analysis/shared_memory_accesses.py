@@ -13,6 +13,8 @@ generic-space memref of unknown origin is assumed global or private).
 * `memref.load`/`store`/`atomic_rmw` and 1-d `vector.load`/`store`/`maskedload`/`maskedstore`
   (a mask may only narrow them) at their indices: `elements` holds the per-thread form of each index
   (`ThreadAnalysis.form`), `width` the vector's length along the last dimension;
+* `loop.async_copy`: a write of its destination like a vector store's, marked `is_async` (its
+  data lands at a later `loop.async_wait`; commits and waits access nothing themselves);
 * `loop.ldmatrix` (warp-collective: each lane gets elements that other lanes addressed): a read of
   some elements of its buffer (`elements` None);
 * `vector.transfer_read`/`transfer_write`, `memref.copy`, n-d vectors and accesses through views:
@@ -45,7 +47,7 @@ from xdsl.dialects.builtin import MemRefType, VectorType
 from xdsl.ir import Operation, SSAValue
 
 from mlc.dialects.gpu import ops as gpu
-from mlc.dialects.loop.ops import LdMatrixOp
+from mlc.dialects.loop.ops import AsyncCommitOp, AsyncCopyOp, AsyncWaitOp, LdMatrixOp
 from mlc.transforms.analysis.thread_analysis import (
     VIEW_OPS,
     ThreadAnalysis,
@@ -62,6 +64,7 @@ Allocation = SSAValue | str
 _NO_ACCESS = (
     *VIEW_OPS, memref.DimOp, memref.RankOp, memref.ExtractStridedMetaDataOp, memref.DeallocOp,
     scf.ForOp, scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp, gpu.ReturnOp, gpu.BarrierOp,
+    AsyncCommitOp, AsyncWaitOp,
 )  # fmt: skip
 """Ops that access no memory themselves (structured control flow passes memrefs along)."""
 _CALLS = (func.CallOp, llvm.CallOp)
@@ -80,6 +83,8 @@ class Access:
     width: int
     threads: np.ndarray
     """The threads that may run the access."""
+    is_async: bool = False
+    """A `loop.async_copy`'s write: issued here, landed only at a later `loop.async_wait`."""
 
 
 def allocation_of(value: SSAValue) -> Allocation | None:
@@ -151,6 +156,11 @@ class SharedMemoryAccesses:
         if isinstance(op, vector.TransferReadOp | vector.TransferWriteOp):
             allocation = allocation_of(op.source)
             return [] if allocation is None else [self._access(op, isinstance(op, vector.TransferWriteOp), allocation)]
+        if isinstance(op, AsyncCopyOp):
+            writes = self._indexed_access(op, op.destination, tuple(op.destination_indices), True, op.count)
+            for access in writes:
+                access.is_async = True
+            return writes
         if isinstance(op, LdMatrixOp):
             # Warp-collective: a lane receives elements other lanes addressed, so the read is not
             # one thread's; it reads some elements of its buffer and writes none.

@@ -33,6 +33,10 @@ MIN_REUSE = 4.0
 below that the L1 cache serves the repeats about as well as a copy and the barriers it needs."""
 SHARED_MEMORY_BYTES = 48 * 1024
 """Static shared memory a block may use on every NVIDIA GPU since Kepler."""
+STAGED_SHARED_MEMORY_BYTES = 96 * 1024
+"""What a kernel with pipelined (multi-stage) copies may use: dynamic shared memory beyond 48 KiB
+(convert-gpu-to-nvvm), within what sm_80 (163 KiB), sm_86/89 (99 KiB) and sm_90 (227 KiB) allow a
+block, and leaving an H100 room for two such blocks per multiprocessor."""
 COPY_BYTES = 16
 BANKS, BANK_BYTES, WAVEFRONT_BYTES, WARP = 32, 4, 128, 32
 

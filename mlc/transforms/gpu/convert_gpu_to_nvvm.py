@@ -11,9 +11,13 @@
   `llvm.nvvm.shfl.sync.{bfly,up,down,idx}` over the full warp; `loop.mma_sync` (left in the
   kernel by convert-loop-to-gpu) becomes `llvm.nvvm.mma.m16n8k16.row.col.*` (mma.sync, sm_80+),
   `loop.ldmatrix` `llvm.nvvm.ldmatrix.sync.aligned.m8n8.*` on its shared buffer (an error if the
-  buffer is not shared memory).
+  buffer is not shared memory); `loop.async_copy` / `async_commit` / `async_wait` become
+  `llvm.nvvm.cp.async.{cg,ca}.shared.global.N[.s]` (zero fill where its `if` is false, through
+  the source size), `cp.async.commit.group` and `cp.async.wait.group` (after the kernel becomes
+  an `llvm.func`, when its parameters are pointers: the copy reads a parameter's address).
 * shared memory (`memref.alloca` in space 3) becomes an addrspace(3) `llvm.mlir.global`, read with
-  `llvm.mlir.addressof`.
+  `llvm.mlir.addressof` (beyond 48 KiB a block, offsets in one dynamic shared global:
+  `shared_memory_to_globals`).
 
 Special registers are i32; they are zero-extended to i64 and cast to `index` with an unrealized
 cast, which `convert-arith-to-llvm` and `reconcile-unrealized-casts` resolve. The kernel's
@@ -22,6 +26,8 @@ standard ops are left for the `convert-*-to-llvm` passes; `mlc_gpu.launch` stays
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -31,6 +37,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
     UnitAttr,
@@ -41,13 +48,15 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
+from mlc.dialects.element_types import byte_width
 from mlc.dialects.gpu import ops as gpu
+from mlc.dialects.llvm_extra import AddrSpaceCastOp
 from mlc.dialects.loop import ops as loop
 from mlc.transforms.lowering.llvm_kernel import (
     SHARED_MEMORY_SPACE,
@@ -57,6 +66,7 @@ from mlc.transforms.lowering.llvm_kernel import (
 
 _REGISTERS = {gpu.ThreadIdOp: "tid", gpu.BlockIdOp: "ctaid"}
 BARRIER_INTRINSIC = "llvm.nvvm.barrier0"
+GLOBAL_MEMORY_SPACE = 1
 
 
 def _special_register(op: gpu.IndexQueryOp, register: str) -> list[Operation]:
@@ -124,20 +134,23 @@ def _mma(op: loop.MmaSyncOp) -> tuple[list[Operation], list[SSAValue]]:
     return [*ops, call, *fields], [field.res for field in fields]
 
 
-def _ldmatrix(op: loop.LdMatrixOp) -> tuple[list[Operation], list[SSAValue]]:
-    """`ldmatrix` from the shared global the buffer became: a GEP by the row-major linear index,
-    `llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16.p3`, and each i32 register bitcast
-    to the `vector<2xT>` that `loop.mma_sync` takes (LLVM folds the casts away)."""
-    cast = op.buffer.owner
-    base = cast.inputs[0] if isinstance(cast, UnrealizedConversionCastOp) and len(cast.inputs) == 1 else None
-    if base is None or not isinstance(base.owner, llvm.AddressOfOp):
-        raise PassFailure(op, "loop.ldmatrix reads only shared memory on the GPU: its buffer must be a shared allocation (run loop-promote-shared)")
-    memref_type = op.buffer.type
-    assert isinstance(memref_type, MemRefType)
+def _pointer_base(memref_value: SSAValue) -> SSAValue | None:
+    """The `!llvm.ptr` a memref was cast from (a shared global's address, a kernel parameter)."""
+    cast = memref_value.owner
+    return cast.inputs[0] if isinstance(cast, UnrealizedConversionCastOp) and len(cast.inputs) == 1 else None
+
+
+def _is_shared_pointer(value: SSAValue | None) -> bool:
+    """A pointer into the block's shared memory (a shared global's address, or an offset in it)."""
+    return value is not None and isinstance(value.owner, llvm.AddressOfOp | llvm.GEPOp) and isinstance(value.type, llvm.LLVMPointerType) and value.type.addr_space == IntAttr(SHARED_MEMORY_SPACE)
+
+
+def _element_address(base: SSAValue, memref_type: MemRefType, indices: Sequence[SSAValue]) -> tuple[list[Operation], SSAValue]:
+    """A GEP from `base` by the row-major linear index of `indices` in `memref_type`."""
     ops: list[Operation] = []
     offset: SSAValue | None = None
     stride = 1
-    for index, size in reversed(list(zip(op.indices, memref_type.get_shape()))):
+    for index, size in reversed(list(zip(indices, memref_type.get_shape()))):
         term = index
         if stride != 1:
             constant = arith.ConstantOp(IntegerAttr(stride, IndexType()))
@@ -152,11 +165,23 @@ def _ldmatrix(op: loop.LdMatrixOp) -> tuple[list[Operation], list[SSAValue]]:
     assert offset is not None
     wide = arith.IndexCastOp(offset, i64)
     address = llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], memref_type.element_type, ssa_indices=[wide.result], result_type=base.type, inbounds=True)
-    ops += [wide, address]
+    return [*ops, wide, address], address.result
+
+
+def _ldmatrix(op: loop.LdMatrixOp) -> tuple[list[Operation], list[SSAValue]]:
+    """`ldmatrix` from the shared global the buffer became: a GEP by the row-major linear index,
+    `llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16.p3`, and each i32 register bitcast
+    to the `vector<2xT>` that `loop.mma_sync` takes (LLVM folds the casts away)."""
+    base = _pointer_base(op.buffer)
+    if not _is_shared_pointer(base):
+        raise PassFailure(op, "loop.ldmatrix reads only shared memory on the GPU: its buffer must be a shared allocation (run loop-promote-shared)")
+    memref_type = op.buffer.type
+    assert isinstance(memref_type, MemRefType)
+    ops, address = _element_address(base, memref_type, op.indices)
     count = op.matrices
     name = f"llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{count}{'.trans' if op.transposed else ''}.b16.p3"
     result_type = i32 if count == 1 else llvm.LLVMStructType.from_type_list([i32] * count)
-    call = llvm.CallIntrinsicOp(name, [address.result], [result_type])
+    call = llvm.CallIntrinsicOp(name, [address], [result_type])
     ops.append(call)
     registers: list[SSAValue] = []
     for position, register in enumerate(op.registers):
@@ -169,6 +194,42 @@ def _ldmatrix(op: loop.LdMatrixOp) -> tuple[list[Operation], list[SSAValue]]:
         ops.append(as_pair)
         registers.append(as_pair.result)
     return ops, registers
+
+
+def _async_copy(op: loop.AsyncCopyOp) -> list[Operation]:
+    """`cp.async.cg.shared.global` (16 bytes; `.ca` below) from the parameter's global address to
+    the shared global's, with a source size of 0 bytes (zero fill) where `if` is false."""
+    source, destination = _pointer_base(op.source), _pointer_base(op.destination)
+    if not _is_shared_pointer(destination):
+        raise PassFailure(op, "loop.async_copy writes only shared memory: its destination must be a shared allocation")
+    if source is None or not isinstance(source.owner, Block):
+        raise PassFailure(op, "loop.async_copy reads a kernel parameter in global memory on the GPU")
+    source_ops, source_address = _element_address(source, op.source.type, op.source_indices)  # type: ignore[arg-type]
+    destination_ops, destination_address = _element_address(destination, op.destination.type, op.destination_indices)  # type: ignore[arg-type]
+    global_address = AddrSpaceCastOp(source_address, llvm.LLVMPointerType(IntAttr(GLOBAL_MEMORY_SPACE)))
+    ops = [*source_ops, *destination_ops, global_address]
+    size = op.byte_count()
+    name = f"llvm.nvvm.cp.async.{'cg' if size == 16 else 'ca'}.shared.global.{size}"
+    arguments = [destination_address, global_address.results[0]]
+    if op.inside is not None:
+        full, empty = arith.ConstantOp(IntegerAttr(size, i32)), arith.ConstantOp(IntegerAttr(0, i32))
+        source_size = arith.SelectOp(op.inside, full.result, empty.result)
+        ops += [full, empty, source_size]
+        arguments.append(source_size.result)
+        name += ".s"
+    return [*ops, llvm.CallIntrinsicOp(name, arguments, [])]
+
+
+def _lower_async_copies(function: llvm.FuncOp) -> None:
+    """Async copies, once the kernel's parameters are pointers (a copy needs its source's address)."""
+    for op in list(function.walk()):
+        if isinstance(op, loop.AsyncCopyOp):
+            _replace(op, _async_copy(op), None)
+        elif isinstance(op, loop.AsyncCommitOp):
+            _replace(op, [llvm.CallIntrinsicOp("llvm.nvvm.cp.async.commit.group", [], [])], None)
+        elif isinstance(op, loop.AsyncWaitOp):
+            pending = arith.ConstantOp(IntegerAttr(op.groups_in_flight, i32))
+            _replace(op, [pending, llvm.CallIntrinsicOp("llvm.nvvm.cp.async.wait.group", [pending.result], [])], None)
 
 
 SHUFFLE_CLAMP = {"xor": 0x1F, "up": 0, "down": 0x1F, "idx": 0x1F}
@@ -197,14 +258,21 @@ def lower_kernel_body(function: gpu.FuncOp) -> None:
             _replace(op, [llvm.CallIntrinsicOp(BARRIER_INTRINSIC, [], [])], None)
 
 
-def shared_memory_to_globals(kernel: gpu.FuncOp, module: ModuleOp) -> None:
-    """Each shared `memref.alloca` becomes an addrspace(3) global of the module.
+STATIC_SHARED_MEMORY_BYTES = 48 * 1024
+"""The most static shared memory a kernel may declare; beyond it the block's shared memory is dynamic."""
 
-    The kernel reads its address with `llvm.mlir.addressof` and casts it back to the memref, for
-    the memref conversion to consume. Globals are 16-byte aligned so that vector accesses are
-    legal, and named after the kernel.
+
+def shared_memory_to_globals(kernel: gpu.FuncOp, module: ModuleOp) -> None:
+    """Each shared `memref.alloca` becomes addrspace(3) memory the kernel reads with `llvm.mlir.addressof`.
+
+    Up to `STATIC_SHARED_MEMORY_BYTES` in all, each allocation is a global of its own, 16-byte
+    aligned, named after the kernel. Beyond that (a deep pipeline of copies), CUDA needs dynamic
+    shared memory: one external `[0 x i8]` global, each allocation at a 16-byte aligned offset in
+    it, and `mlc.dynamic_shared_bytes` on the kernel (and the global) tells the runtime (and the
+    interpreter) how many bytes to give each block.
     """
-    for index, allocation in enumerate([op for op in kernel.walk() if isinstance(op, memref.AllocaOp)]):
+    allocations = []
+    for allocation in [op for op in kernel.walk() if isinstance(op, memref.AllocaOp)]:
         memref_type = allocation.memref.type
         assert isinstance(memref_type, MemRefType)
         space = memref_type.memory_space
@@ -212,21 +280,34 @@ def shared_memory_to_globals(kernel: gpu.FuncOp, module: ModuleOp) -> None:
             continue
         if not memref_type.has_static_shape():
             raise PassFailure(allocation, "shared memory needs a static shape")
-        count = 1
-        for size in memref_type.get_shape():
-            count *= size
+        allocations.append((allocation, memref_type, math.prod(memref_type.get_shape())))
+    total = sum(-(-count * byte_width(memref_type.element_type) // 16) * 16 for _, memref_type, count in allocations)
+    if total > STATIC_SHARED_MEMORY_BYTES:
+        _dynamic_shared_memory(kernel, allocations, total)
+        return
+    for index, (allocation, memref_type, count) in enumerate(allocations):
         name = f"{kernel.sym_name.data}_shared_{index}"
-        global_op = llvm.GlobalOp(
-            llvm.LLVMArrayType(count, memref_type.element_type),
-            name,
-            "internal",
-            addr_space=SHARED_MEMORY_SPACE,
-            alignment=16,
-        )
+        global_op = llvm.GlobalOp(llvm.LLVMArrayType(count, memref_type.element_type), name, "internal", addr_space=SHARED_MEMORY_SPACE, alignment=16)
         Rewriter.insert_op(global_op, InsertPoint.before(kernel))
         address = llvm.AddressOfOp(name, llvm.LLVMPointerType(IntAttr(SHARED_MEMORY_SPACE)))
         as_memref = UnrealizedConversionCastOp.get([address.result], [memref_type])
         _replace(allocation, [address, as_memref], as_memref.results[0])
+
+
+def _dynamic_shared_memory(kernel: gpu.FuncOp, allocations: list[tuple[memref.AllocaOp, MemRefType, int]], total: int) -> None:
+    name = f"{kernel.sym_name.data}_dynamic_shared"
+    global_op = llvm.GlobalOp(llvm.LLVMArrayType(0, IntegerType(8)), name, "external", addr_space=SHARED_MEMORY_SPACE, alignment=16)
+    attributes.DYNAMIC_SHARED_BYTES.write(global_op, IntegerAttr(total, i64))
+    attributes.DYNAMIC_SHARED_BYTES.write(kernel, IntegerAttr(total, i64))
+    Rewriter.insert_op(global_op, InsertPoint.before(kernel))
+    offset = 0
+    pointer = llvm.LLVMPointerType(IntAttr(SHARED_MEMORY_SPACE))
+    for allocation, memref_type, count in allocations:
+        base = llvm.AddressOfOp(name, pointer)
+        address = llvm.GEPOp(base.result, [offset], IntegerType(8), result_type=pointer, inbounds=True)
+        as_memref = UnrealizedConversionCastOp.get([address.result], [memref_type])
+        _replace(allocation, [base, address, as_memref], as_memref.results[0])
+        offset += -(-count * byte_width(memref_type.element_type) // 16) * 16
 
 
 @dataclass(frozen=True)
@@ -252,6 +333,7 @@ class ConvertGpuToNvvm(ModulePass):
                 nvvm_attributes["nvvm.minctasm"] = IntegerAttr(blocks.value.data, i32)
             function = kernel_to_llvm_func(kernel, nvvm_attributes)
             replace_terminators(function, gpu.ReturnOp)
+            _lower_async_copies(function)
             Rewriter.insert_op(function, InsertPoint.before(kernel))
             kernel.detach()
             kernel.erase()

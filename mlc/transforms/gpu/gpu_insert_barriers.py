@@ -34,6 +34,14 @@ earlier access must precede (it is outside, or was in an earlier iteration of a 
 otherwise no barrier every thread reaches can order the two, and the pass reports an error naming
 both (move the accesses out of the branch, or split it between them).
 
+Async copies (`loop.async_copy`): issuing one is a write that must be ordered after what is
+pending (a copy over a stage other threads may still read needs a barrier before it); the copy
+then stays *in flight*: a barrier does not order its data, since it may land at any time until a
+`loop.async_wait` (which this pass treats as completing every copy in flight, the conservative
+choice for the hazards that follow). After the wait the copy is an ordinary pending write, so
+the reads of its data by other threads get a barrier after the wait. A read before the wait is
+not something a barrier can fix; the interpreter reports it (`mlc/interpreter/async_copy.py`).
+
 What the analysis models: shared memory only (memref space 3: allocations and globals). Not global
 memory: ordering it between the thread loops of a block is what convert-loop-to-gpu's barriers do,
 and between blocks no barrier can. Not `mlc_gpu.shuffle`: it exchanges registers within a warp,
@@ -60,6 +68,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.gpu import ops as gpu
+from mlc.dialects.loop import ops as loop
 from mlc.transforms.analysis.shared_memory_accesses import Access, SharedMemoryAccesses
 from mlc.transforms.analysis.thread_analysis import ThreadAnalysis
 
@@ -73,6 +82,10 @@ class Pending:
 
     access: Access
     crossed_loops: frozenset[Operation]
+    in_flight: bool = False
+    """An async copy not yet completed by a `loop.async_wait`: no barrier orders its write."""
+    landed: Operation | None = None
+    """For an async copy, the wait that completed it: where its write happens, for placement."""
 
 
 State = frozenset[Pending]
@@ -119,7 +132,9 @@ class HazardWalk:
 
     def operation(self, op: Operation, state: State) -> State:
         if op in self.barriers_before or isinstance(op, gpu.BarrierOp):
-            state = NOTHING_PENDING
+            state = frozenset(pending for pending in state if pending.in_flight)
+        if isinstance(op, loop.AsyncWaitOp):
+            state = frozenset(Pending(p.access, p.crossed_loops, False, op) if p.in_flight else p for p in state)
         state = self.access(op, state)
         return self.region_op(op, state) if op.regions else state
 
@@ -129,13 +144,14 @@ class HazardWalk:
             earlier = [
                 pending
                 for pending in state
-                if (pending.access.is_write or access.is_write)
+                if not pending.in_flight
+                and (pending.access.is_write or access.is_write)
                 and self.accesses.may_collide(pending.access, access, pending.crossed_loops)
             ]
             if earlier:
                 earlier.sort(key=lambda pending: (self.accesses.program_order(pending.access), len(pending.crossed_loops)))
                 raise _HazardFound(Hazard(access, tuple(earlier)))
-        return state | {Pending(access, frozenset()) for access in accesses}
+        return state | {Pending(access, frozenset(), access.is_async) for access in accesses}
 
     def region_op(self, op: Operation, state: State) -> State:
         if isinstance(op, scf.IfOp):
@@ -188,7 +204,7 @@ class HazardWalk:
 
 
 def _crossing(state: State, loop: Operation) -> State:
-    return frozenset(Pending(p.access, p.crossed_loops | {loop}) for p in state)
+    return frozenset(Pending(p.access, p.crossed_loops | {loop}, p.in_flight, p.landed) for p in state)
 
 
 def _ancestors(op: Operation) -> list[Operation]:
@@ -204,7 +220,7 @@ def _ancestors(op: Operation) -> list[Operation]:
 def _precedes(pending: Pending, op: Operation) -> bool:
     """Whether the pending access happened before the current run of `op` began: it is outside
     `op`, or it reached here around the back edge of a loop enclosing `op`."""
-    return not op.is_ancestor(pending.access.op) or any(
+    return not op.is_ancestor(pending.landed or pending.access.op) or any(
         loop is not op and loop.is_ancestor(op) for loop in pending.crossed_loops
     )
 

@@ -45,6 +45,14 @@ rewrites (step 5).
    outside the buffer are copied as zeros and never read, since every read that could fall
    outside was guarded already. Each read of the box then reads the shared buffer at
    `index - origin`, its guards unchanged.
+6. Stages. With S >= 2 stages (the `stages` option, else the kernel's `mlc.pipeline_stages`),
+   a copy per iteration of an `scf.for` with constant bounds whose every chunk can be one 16-byte
+   `loop.async_copy` (aligned, all in or all out: `ChunkAccesses.async_copy`) gets S buffers and
+   is issued S - 1 iterations ahead (`async_pipeline.py`: prologue, `loop.async_wait S-2` per
+   iteration, one commit group per iteration shared by every buffer of the loop), reads going
+   to stage i mod S. The stages must fit `STAGED_SHARED_MEMORY_BYTES` (fewer are used where they
+   do not; a second buffer of the loop takes the first one's count, or registers); otherwise,
+   and for S = 1, the copy goes through registers as in step 5.
 
 Semantics. Within a thread loop, shared memory is block-synchronous at the loop level (see the loop
 dialect): each statement touching it completes in every thread before any thread goes on, as the
@@ -58,7 +66,8 @@ writes is not promoted, nor one read through anything but `memref.load`, `vector
 row a vector read); kernel parameters do not alias each other (mlc's host code passes distinct
 buffers to a kernel that writes one of them).
 Limits: the only transposition swaps the last two dimensions, only for grouped scalar reads (not
-ragged reads guarded one by one); no swizzling (padding only); one box per buffer and scope; reuse
+ragged reads guarded one by one); no swizzling (padding only); async copies only for 16-byte
+aligned chunks (an odd row length keeps the register copy); one box per buffer and scope; reuse
 counts reads, not distinct threads; unknown trip counts count as one.
 """
 
@@ -70,10 +79,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf, vector
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, MemRefType, ModuleOp, StringAttr, VectorType, i64
+from xdsl.dialects.builtin import (
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint
 
 from mlc.dialects import attributes
 from mlc.dialects.element_types import byte_width
@@ -82,6 +96,7 @@ from mlc.transforms.analysis.affine_index import AffineForm
 from mlc.transforms.analysis.shared_memory_promotion import (
     COPY_BYTES,
     SHARED_MEMORY_BYTES,
+    STAGED_SHARED_MEMORY_BYTES,
     Promotion,
     ReadSite,
     ScopeAnalysis,
@@ -96,11 +111,21 @@ from mlc.transforms.analysis.shared_memory_promotion import (
     shared_bytes,
     thread_loops,
 )
+from mlc.transforms.lowering.async_pipeline import StagedLoop, erase_block
 from mlc.transforms.lowering.chunk_access import (
     ChunkAccesses,
     Emitter,
     emit_if,
     zero_of,
+)
+from mlc.transforms.lowering.shared_copy import (
+    chunk_coordinates,
+    last_iteration,
+    move_ops,
+    redirect_group,
+    require_parameter_alignment,
+    store_chunk,
+    store_transposed,
 )
 
 
@@ -112,32 +137,72 @@ class PromotionRewriter:
         self.promotion = promotion
         self.analysis = analysis
 
-    def apply(self, reason: str) -> None:
+    def apply(self, reason: str, stages: int = 1) -> None:
+        """Rewrites; `stages` >= 2 asks for an async-copy pipeline (`async_pipeline.py`) when the
+        scope and the copy allow one (`can_copy_async`), else each run copies through registers."""
         promotion = self.promotion
         extents = promotion.shared_extents
         shape = [*extents[:-1], extents[-1] + promotion.padding]
+        scope = promotion.scope
+        last = last_iteration(scope) if isinstance(scope, scf.ForOp) else None
+        staged = stages >= 2 and last is not None and self.can_copy_async()
         space = IntegerAttr(loop.SHARED_MEMORY_SPACE, i64)
-        allocation = memref.AllocaOp.get(element_type_of(promotion.source), COPY_BYTES, shape, memory_space=space)
+        allocation = memref.AllocaOp.get(element_type_of(promotion.source), COPY_BYTES, [stages, *shape] if staged else shape, memory_space=space)
         allocation.memref.name_hint = f"{promotion.source.name_hint or 'buffer'}_shared"
-        attributes.PROMOTED.write(allocation, StringAttr(reason))
+        attributes.PROMOTED.write(allocation, StringAttr(reason + (f"; {stages} stages of async copies" if staged else "")))
         thread_loop = self.analysis.thread_loop
         thread_loop.parent_block().insert_op_before(allocation, thread_loop)  # type: ignore[union-attr]
-        scope = promotion.scope
-        last = _last_iteration(scope) if isinstance(scope, scf.ForOp) else None
         staging = Emitter(Block())
         origins = self._origins(staging, None)
-        if last is None:
-            self._store_box(staging, allocation.memref, self._load_box(staging, origins))
-        else:
-            scope = self._prefetch(staging, allocation.memref, scope, last)
+        stage = None
         body = scope_body(scope)
-        _move(staging, body, body.first_op)
+        if staged:
+            assert isinstance(scope, scf.ForOp) and last is not None
+            pipeline = StagedLoop(scope, stages, constant_bounds(scope), last)  # type: ignore[arg-type]
+            pipeline.add_copies(lambda emitter, counter, slot: self._async_copies(emitter, allocation.memref, counter, slot))
+            stage = pipeline.current_stage()
+            move_ops(staging, body, pipeline.wait.next_op)
+        else:
+            if last is None:
+                self._store_box(staging, allocation.memref, self._load_box(staging, origins))
+            else:
+                scope = self._prefetch(staging, allocation.memref, scope, last)
+            body = scope_body(scope)
+            move_ops(staging, body, body.first_op)
         if promotion.groups:
             for group in promotion.groups:
-                self._redirect_group(group, allocation.memref, origins)
+                redirect_group(group, allocation.memref, origins)
         else:
             for site in promotion.sites:
-                self._redirect(site, allocation.memref, origins)
+                self._redirect(site, allocation.memref, origins, stage)
+
+    def can_copy_async(self) -> bool:
+        """Whether every chunk of the copy can be one 16-byte async copy (a trial emission)."""
+        if self.promotion.transposed:
+            return False
+        scratch = Emitter(Block())
+        origins = self._origins(scratch, None)
+        chunk, _ = self._rounds(scratch)[0]
+        extents = tuple(self.promotion.box.extents)
+        accesses = ChunkAccesses(extents, self.promotion.copy_width, self._coordinates(scratch, chunk), self.analysis.facts, lambda *_: None)
+        placeholder = scratch.emit(memref.AllocaOp.get(element_type_of(self.promotion.source), 0, [1, *extents], memory_space=IntegerAttr(3, i64)))
+        possible = accesses.async_copy(scratch, self.promotion.source, [(o, o) for o in origins], extents, placeholder, [chunk] * (len(extents) + 1))
+        erase_block(scratch.builder.insertion_point.block)
+        return possible
+
+    def _async_copies(self, emitter: Emitter, shared: SSAValue, counter: SSAValue, stage: SSAValue) -> None:
+        """This thread's chunks of the box at `counter`, as async copies into `stage` of `shared`."""
+        origins, extents = self._origins(emitter, counter), tuple(self.promotion.box.extents)
+        for chunk, guarded in self._rounds(emitter):
+
+            def copy(inner: Emitter, chunk: SSAValue = chunk) -> list[SSAValue]:
+                coordinates = self._coordinates(inner, chunk)
+                accesses = ChunkAccesses(extents, self.promotion.copy_width, coordinates, self.analysis.facts, self._require_alignment)
+                copied = accesses.async_copy(inner, self.promotion.source, [(o, o) for o in origins], extents, shared, [stage, *coordinates])
+                assert copied, "can_copy_async said every chunk can"
+                return []
+
+            emit_if(emitter, self._guard(emitter, chunk), [], copy, None) if guarded else copy(emitter)
 
     def _prefetch(self, staging: Emitter, shared: SSAValue, scope: scf.ForOp, last: int) -> scf.ForOp:
         """Software pipelining of the copy: each run loads the next run's box into registers.
@@ -148,7 +213,7 @@ class PromotionRewriter:
         """
         before = Emitter(Block())
         first_box = self._load_box(before, self._origins(before, scope.lb))
-        _move(before, scope.parent_block(), scope)  # type: ignore[arg-type]
+        move_ops(before, scope.parent_block(), scope)  # type: ignore[arg-type]
         body = scope.body.block
         carried = [body.insert_arg(element.type, len(body.args)) for element in first_box]
         self._store_box(staging, shared, carried)
@@ -206,6 +271,12 @@ class PromotionRewriter:
             for start in range(0, chunks, threads)
         ]
 
+    def _coordinates(self, emitter: Emitter, chunk: SSAValue) -> list[SSAValue]:
+        return chunk_coordinates(emitter, chunk, self.promotion.box.extents, self.promotion.copy_width)
+
+    def _require_alignment(self, memref_value: SSAValue, alignment: int) -> None:
+        require_parameter_alignment(self.kernel, memref_value, alignment)
+
     def _guard(self, emitter: Emitter, chunk: SSAValue) -> SSAValue:
         return emitter.below(chunk, math.prod(self.promotion.box.extents) // self.promotion.copy_width)
 
@@ -222,7 +293,7 @@ class PromotionRewriter:
                 return accesses.load(inner, self.promotion.source, [(o, o) for o in origins], extents, None)
 
             if guarded:
-                zeros = lambda inner: [inner.emit(arith.ConstantOp(zero_of(element_type)))] * width  # noqa: E731
+                zeros = lambda inner: [inner.emit(arith.ConstantOp(zero_of(element_type)))] * width
                 loaded += emit_if(emitter, self._guard(emitter, chunk), [element_type] * width, load, zeros)
             else:
                 loaded += load(emitter)
@@ -237,9 +308,9 @@ class PromotionRewriter:
             def store(inner: Emitter, chunk: SSAValue = chunk, piece: list[SSAValue] = piece) -> list[SSAValue]:
                 coordinates = self._coordinates(inner, chunk)
                 if self.promotion.transposed:
-                    self._store_transposed(inner, shared, coordinates, piece)
+                    store_transposed(inner, shared, coordinates, piece)
                 else:
-                    self._store_chunk(inner, shared, coordinates, piece)
+                    store_chunk(inner, shared, coordinates, piece)
                 return []
 
             if guarded:
@@ -247,59 +318,11 @@ class PromotionRewriter:
             else:
                 store(emitter)
 
-    def _coordinates(self, emitter: Emitter, chunk: SSAValue) -> list[SSAValue]:
-        """The box position of a chunk: row-major over the box, `copy_width` elements each."""
-        extents, width = self.promotion.box.extents, self.promotion.copy_width
-        per_row = emitter.index(extents[-1] // width)
-        coordinates = [emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(chunk, per_row)), emitter.index(width)))]
-        rest = emitter.emit(arith.DivUIOp(chunk, per_row)) if len(extents) > 1 else chunk
-        for position, extent in enumerate(reversed(extents[:-1])):
-            outermost = position == len(extents) - 2
-            coordinates.append(rest if outermost else emitter.emit(arith.RemUIOp(rest, emitter.index(extent))))
-            if not outermost:
-                rest = emitter.emit(arith.DivUIOp(rest, emitter.index(extent)))
-        return coordinates[::-1]
-
-    @staticmethod
-    def _store_chunk(emitter: Emitter, shared: SSAValue, coordinates: list[SSAValue], elements: list[SSAValue]) -> None:
-        element_type = element_type_of(shared)
-        if len(elements) == 1:
-            emitter.builder.insert(memref.StoreOp.get(elements[0], shared, coordinates))
-            return
-        packed = emitter.emit(vector.BroadcastOp(elements[0], VectorType(element_type, [len(elements)])))
-        for position in range(1, len(elements)):
-            packed = emitter.emit(vector.InsertOp(elements[position], packed, [position]))
-        store = vector.StoreOp(packed, shared, coordinates)
-        store.attributes["alignment"] = IntegerAttr(len(elements) * byte_width(element_type), i64)
-        emitter.builder.insert(store)
-
-    @staticmethod
-    def _store_transposed(emitter: Emitter, shared: SSAValue, coordinates: list[SSAValue], elements: list[SSAValue]) -> None:
-        """A chunk along the box's last dimension, element by element down a column of the copy."""
-        *outer, row, column = coordinates
-        for position, element in enumerate(elements):
-            shifted = emitter.add(column, emitter.index(position)) if position else column
-            emitter.builder.insert(memref.StoreOp.get(element, shared, [*outer, shifted, row]))
-
-    def _require_alignment(self, memref_value: SSAValue, alignment: int) -> None:
-        """Raises the kernel's recorded alignment of the parameter the copy reads with vectors."""
-        recorded = attributes.ARG_ALIGNMENT.integers(self.kernel)
-        arguments = list(self.kernel.body.block.args)
-        if memref_value not in arguments:
-            return
-        if recorded is not None:
-            values = [int(v) for v in recorded]
-        else:
-            values = [byte_width(a.type.element_type) if isinstance(a.type, MemRefType) else 1 for a in arguments]
-        position = arguments.index(memref_value)
-        values[position] = max(values[position], alignment)
-        attributes.ARG_ALIGNMENT.write(self.kernel, DenseArrayBase.from_list(i64, values))
-
-    def _redirect(self, site: ReadSite, shared: SSAValue, origins: list[SSAValue]) -> None:
+    def _redirect(self, site: ReadSite, shared: SSAValue, origins: list[SSAValue], stage: SSAValue | None) -> None:
         op = site.op
         block = op.parent_block()
         assert block is not None
-        local = []
+        local = [] if stage is None else [stage]
         for index, origin in zip(op.indices, origins):
             difference = arith.SubiOp(index, origin)
             block.insert_op_before(difference, op)
@@ -322,71 +345,36 @@ class PromotionRewriter:
             old.replace_all_uses_with(new)
         block.erase_op(op)
 
-    def _redirect_group(self, group: list[ReadSite], shared: SSAValue, origins: list[SSAValue]) -> None:
-        """Neighbouring scalar reads become one aligned vector read of the transposed copy.
-
-        The vector read goes where the group's earliest read was (the others' indices may not be
-        defined yet there) and starts at that read's index minus its distance from the first element.
-        """
-        block = group[0].op.parent_block()
-        assert block is not None
-        earliest = min(group, key=lambda site: block.get_operation_index(site.op))
-        emitter = Emitter(block)
-        emitter.builder.insertion_point = InsertPoint.before(earliest.op)
-        local = [emitter.emit(arith.SubiOp(index, origin)) for index, origin in zip(earliest.op.indices, origins)]
-        distance = group.index(earliest)
-        if distance:
-            local[-2] = emitter.emit(arith.SubiOp(local[-2], emitter.index(distance)))
-        element_type = element_type_of(shared)
-        read = vector.LoadOp(shared, [*local[:-2], local[-1], local[-2]], VectorType(element_type, [len(group)]))
-        read.attributes["alignment"] = IntegerAttr(len(group) * byte_width(element_type), i64)
-        for name, attribute in earliest.op.attributes.items():
-            if name != "alignment":
-                read.attributes[name] = attribute
-        emitter.builder.insert(read)
-        for position, site in enumerate(group):
-            element = emitter.emit(vector.ExtractOp(read.result, [position], element_type))
-            site.op.results[0].replace_all_uses_with(element)
-        for site in group:
-            block.erase_op(site.op)
-
     def _aligned(self, origin: SSAValue, width: int, shared: SSAValue) -> bool:
         row = shared.type.get_shape()[-1]  # type: ignore[attr-defined]
         return self.analysis.facts(origin).divisor % width == 0 and row % width == 0
 
 
-def _last_iteration(scope: scf.ForOp) -> int | None:
-    """The counter's value in the last run of a loop with constant bounds that runs at least twice."""
-    bounds = constant_bounds(scope)
-    if bounds is None or bounds[1] - bounds[0] <= bounds[2]:
-        return None
-    low, upper, step = bounds
-    return low + (upper - 1 - low) // step * step
-
-
-def _move(staging: Emitter, block: Block, before: Operation | None) -> None:
-    """Moves what `staging` emitted into `block`, before `before` (at the end when None)."""
-    for op in list(staging.builder.insertion_point.block.ops):
-        op.detach()
-        block.insert_op_before(op, before) if before is not None else block.add_op(op)
-
-
 # -- the pass ----------------------------------------------------------------------------------------
 
 
-def promote_kernel(kernel: loop.KernelOp) -> None:
+def promote_kernel(kernel: loop.KernelOp, stages: int = 0) -> None:
+    """Promotes what is worth it; `stages` 0 takes the kernel's `mlc.pipeline_stages` (else 1)."""
+    recorded = attributes.PIPELINE_STAGES.read(kernel)
+    stages = stages or (recorded.value.data if isinstance(recorded, IntegerAttr) else 1)
     for thread_loop in thread_loops(kernel):
         for source in kernel.body.block.args:
             if not isinstance(source.type, MemRefType) or not is_read_only(source):
                 continue
-            budget = SHARED_MEMORY_BYTES - shared_bytes(kernel)
-            planned = plan_promotion(source, thread_loop, budget)
+            limit = STAGED_SHARED_MEMORY_BYTES if stages >= 2 else SHARED_MEMORY_BYTES
+            planned = plan_promotion(source, thread_loop, limit - shared_bytes(kernel))
             if planned is None:
                 continue
             promotion, analysis = planned
             element_bytes = byte_width(element_type_of(source))
             promotion.padding, cost, unpadded = choose_padding(promotion, analysis, element_bytes)
-            PromotionRewriter(kernel, promotion, analysis).apply(describe_promotion(promotion, analysis, cost, unpadded))
+            extents = promotion.shared_extents
+            stage_bytes = math.prod([*extents[:-1], extents[-1] + promotion.padding]) * element_bytes
+            fitting = min(stages, (limit - shared_bytes(kernel)) // stage_bytes)
+            existing = StagedLoop.existing_stages(promotion.scope)
+            if existing is not None:  # one pipeline per loop: its stage count, or registers
+                fitting = existing if existing <= fitting else 1
+            PromotionRewriter(kernel, promotion, analysis).apply(describe_promotion(promotion, analysis, cost, unpadded), fitting)
 
 
 @dataclass(frozen=True)
@@ -395,6 +383,10 @@ class LoopPromoteShared(ModulePass):
 
     name = "loop-promote-shared"
 
+    stages: int = 0
+    """Buffers per copy in a loop: 2 or more pipeline async copies, 1 copies through registers;
+    0 (the default) takes each kernel's `mlc.pipeline_stages`, 1 where it has none."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, loop.KernelOp)]:
-            promote_kernel(kernel)
+            promote_kernel(kernel, self.stages)

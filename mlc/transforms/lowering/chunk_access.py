@@ -34,8 +34,13 @@ from xdsl.rewriter import InsertPoint
 
 from mlc.diagnostics import PassFailure
 from mlc.dialects.element_types import byte_width, is_float
+from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.index_analysis import IndexFacts
+
+
+ASYNC_COPY_BYTES = 16
+"""The size of the async copies chunks become (PTX `cp.async.cg`, which moves 16 bytes)."""
 
 
 class Emitter:
@@ -200,6 +205,30 @@ class ChunkAccesses:
             write_all(emitter)
         else:
             emit_if(emitter, condition, [], write_all, None)
+
+    def async_copy(
+        self,
+        emitter: Emitter,
+        memref_value: SSAValue,
+        origin: Sequence[tuple[SSAValue, SSAValue]],
+        tile_shape: tuple[int, ...],
+        destination: SSAValue,
+        destination_indices: Sequence[SSAValue],
+    ) -> bool:
+        """The chunk as one 16-byte `loop.async_copy` into `destination`, if it can be one.
+
+        It can when the chunk would be one aligned 16-byte vector load that is all in or all out
+        of the memref: a chunk outside is zero-filled (the copy's `if`). Returns False, having
+        emitted only index arithmetic, otherwise.
+        """
+        plan = self._plan(emitter, memref_value, memref_value.type.get_shape(), origin, tile_shape)  # type: ignore[attr-defined]
+        element_type = memref_value.type.element_type  # type: ignore[attr-defined]
+        if not plan.vectorized or plan.partial_last or plan.count * byte_width(element_type) != ASYNC_COPY_BYTES:
+            return False
+        self._vector_bytes(plan, element_type)
+        condition = self._conditions(emitter, plan)
+        emitter.builder.insert(loop.AsyncCopyOp(memref_value, plan.coordinates, destination, destination_indices, plan.count, condition))
+        return True
 
     def in_bounds(
         self,

@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     IndexType,
+    IntegerAttr,
     StringAttr,
     UnitAttr,
     VectorType,
@@ -93,6 +94,11 @@ def mma_applies(kernel: tile.KernelOp) -> bool:
             return False
     return True
 
+
+PIPELINE_STAGES = 3
+"""The default `mlc.pipeline_stages` of a tensor-core kernel: loop-promote-shared keeps two K steps'
+copies in flight while one is computed (fewer where the stages do not fit in shared memory). A
+tile.kernel's own `mlc.pipeline_stages` (a tuner's choice) wins."""
 
 LDMATRIX_PADDING = 8
 """The row padding (elements) assumed when checking that ldmatrix operands fit in shared memory;
@@ -191,6 +197,8 @@ class MmaKernelLowering(DotKernelLowering):
         layout = self.layout
         assert isinstance(layout, MmaLayout)
         attributes.WARP_GRID.write(result, DenseArrayBase.from_list(i64, [layout.warp_rows, layout.warp_columns]))
+        stages = attributes.PIPELINE_STAGES.read(self.kernel)
+        attributes.PIPELINE_STAGES.write(result, stages if stages is not None else IntegerAttr(PIPELINE_STAGES, i64))
         return result
 
     def _start_thread(self, emitter: Emitter, thread: SSAValue) -> None:

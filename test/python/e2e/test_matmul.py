@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import zlib
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -24,7 +25,7 @@ from mlc.transforms.pipelines import CPU_PIPELINE, GPU_PIPELINE
 from programs import assert_compiled_matches, lower
 
 GPU = pytest.mark.gpu
-NUMPY = {"f32": np.float32, "f16": np.float16}
+NUMPY = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
 
 
 def tensor(shape: tuple[int, ...], element: str = "f32") -> str:
@@ -92,6 +93,19 @@ def test_matmul_f16_accumulates_in_f32(device: str, a_shape, b_shape, rng: np.ra
     a, b = random(rng, a_shape, "f16"), random(rng, b_shape, "f16")
     text = matmul_program(a_shape, b_shape, "f16")
     assert_matmul_close(text, mlc.compile(text, device=device)(a, b), a, b, "f16")
+
+
+@GPU
+@pytest.mark.parametrize("element", ["f16", "bf16"])
+@pytest.mark.parametrize("depth", [512, 520])
+def test_pipelined_tensor_core_matmul(element: str, depth: int, rng: np.random.Generator):
+    """Large enough for the 128x256x32 block: both operands copied by cp.async three K steps deep
+    (81 KiB of dynamic shared memory); K = 520 ends in a partial step, whose copies zero-fill."""
+    a, b = random(rng, (2048, depth), element), random(rng, (depth, 2048), element)
+    text = matmul_program((2048, depth), (depth, 2048), element)
+    lowered = str(lower(text, GPU_PIPELINE))
+    assert "llvm.nvvm.cp.async.cg.shared.global.16" in lowered and "mlc.dynamic_shared_bytes" in lowered
+    assert_matmul_close(text, mlc.compile(text, device="cuda")(a, b), a, b, element)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -8,7 +8,7 @@ tile level; for bf16 the tile-level module is the f16 one with every f16 spelled
 level's bf16 matmuls are another branch's work; the tile level is where this path starts). The
 module after each pass from convert-tile-to-loop on is interpreted on the same random inputs and
 must give bit-identical results (operands loaded with `loop.ldmatrix`, then staged in shared
-memory, the loads becoming NVVM ldmatrix intrinsics): `loop.mma_sync` accumulates in K order with f32 fused multiply-adds, as
+memory, the loads becoming NVVM ldmatrix intrinsics; for deep K, copied by cp.async pipelines): `loop.mma_sync` accumulates in K order with f32 fused multiply-adds, as
 `tile.dot` does, and the later passes change no arithmetic. The LLVM-level steps (slower to
 interpret) run on one fixed ragged shape per type.
 """
@@ -47,7 +47,7 @@ def _tile_level(text: str, element: str) -> str:
     return tile_text.replace("f16", element) if element != "f16" else tile_text
 
 
-def _check_chain(text: str, element: str, steps: list[str], seed: int) -> None:
+def _check_chain(text: str, element: str, steps: list[str], seed: int, pipelined: bool = False) -> None:
     """Interprets the module after each of `steps` (from the tile level) and compares neighbours."""
     module = lower(_tile_level(text, element), "")
     dtype = to_numpy_dtype(_element_attribute(element))
@@ -65,8 +65,9 @@ def _check_chain(text: str, element: str, steps: list[str], seed: int) -> None:
         if step == "convert-tile-to-loop{tensor-cores=true}":
             assert "loop.mma_sync" in str(module), "the tensor-core path did not apply"
             assert "loop.ldmatrix" in str(module), "the operands are not loaded with ldmatrix"
-        if step == "loop-promote-shared":
+        if step.startswith("loop-promote-shared"):
             assert "read by ldmatrix" in str(module), "ldmatrix operands were not staged in shared memory"
+            assert not pipelined or "loop.async_copy" in str(module), "the copies were not pipelined"
 
 
 def _element_attribute(element: str):
@@ -91,6 +92,13 @@ LOOP_STEPS = PASSES[FIRST : PASSES.index("convert-gpu-to-nvvm") + 1]
 )
 def test_tensor_core_passes_are_exact(m: int, n: int, k: int, epilogue: bool, element: str, seed: int):
     _check_chain(program(m, n, k, epilogue), element, LOOP_STEPS, seed)
+
+
+def test_pipelined_copies_are_exact():
+    """K deep enough (808) that A's rows of a 64-row block do not fit in shared memory whole: each K
+    step's box is copied by `loop.async_copy` three steps ahead, the last (partial) step's copies
+    zero-filling; the chain goes down to the NVVM intrinsics (cp.async in the interpreter)."""
+    _check_chain(program(64, 16, 808, False), "bf16", LOOP_STEPS, 11, pipelined=True)
 
 
 @pytest.mark.parametrize("element", ["f16", "bf16"])

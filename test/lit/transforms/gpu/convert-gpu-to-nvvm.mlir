@@ -127,3 +127,52 @@ mlc_gpu.func @ldmatrix(%out: memref<64xf32>) grid [1, 1, 1] block [32, 1, 1] {
   %b:1 = loop.ldmatrix x1 %u[%t, %c0] : memref<32x8xbf16, 3> -> vector<2xbf16>
   mlc_gpu.return
 }
+
+// -----
+
+// Async copies: cp.async.cg (16 bytes) from the parameter's global address (an addrspacecast to
+// the global space) into the shared global, `.s` with a source size of 16 or 0 bytes (zero fill)
+// where the copy has an `if`; commit and wait become the cp.async group intrinsics.
+// CHECK-LABEL: llvm.func @copies
+// CHECK:         %[[SOURCE:.*]] = llvm.addrspacecast %{{.*}} : !llvm.ptr to !llvm.ptr<1>
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.cp.async.cg.shared.global.16"(%{{.*}}, %[[SOURCE]]) : (!llvm.ptr<3>, !llvm.ptr<1>) -> ()
+// CHECK:         %[[SIZE:.*]] = arith.select %inside, %{{.*}}, %{{.*}} : i32
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.cp.async.cg.shared.global.16.s"(%{{.*}}, %{{.*}}, %[[SIZE]]) : (!llvm.ptr<3>, !llvm.ptr<1>, i32) -> ()
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.cp.async.commit.group"() : () -> ()
+// CHECK:         %[[PENDING:.*]] = arith.constant 1 : i32
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.cp.async.wait.group"(%[[PENDING]]) : (i32) -> ()
+mlc_gpu.func @copies(%x: memref<64x64xf16>) grid [1, 1, 1] block [64, 1, 1] {
+  %t = mlc_gpu.thread_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c60 = arith.constant 60 : index
+  %s = memref.alloca() : memref<2x64x8xf16, 3 : i64>
+  loop.async_copy %x[%t, %c0] to %s[%c0, %t, %c0], 8 : memref<64x64xf16> to memref<2x64x8xf16, 3 : i64>
+  %inside = arith.cmpi ult, %t, %c60 : index
+  loop.async_copy %x[%t, %c0] to %s[%c1, %t, %c0], 8 if %inside : memref<64x64xf16> to memref<2x64x8xf16, 3 : i64>
+  loop.async_commit
+  loop.async_wait 1
+  mlc_gpu.return
+}
+
+// -----
+
+// Beyond 48 KiB of shared memory a block's allocations live in one dynamic shared global, at
+// 16-byte aligned offsets; the kernel and the global record how many bytes a launch must give.
+// CHECK:       llvm.mlir.global external @big_dynamic_shared() {addr_space = 3 : i32, alignment = 16 : i64, mlc.dynamic_shared_bytes = 65552 : i64} : !llvm.array<0 x i8>
+// CHECK-LABEL: llvm.func @big
+// CHECK-SAME:    mlc.dynamic_shared_bytes = 65552 : i64
+// CHECK:         %[[BASE:.*]] = llvm.mlir.addressof @big_dynamic_shared : !llvm.ptr<3>
+// CHECK-NEXT:    %[[FIRST:.*]] = llvm.getelementptr inbounds %[[BASE]][0] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// CHECK-NEXT:    builtin.unrealized_conversion_cast %[[FIRST]] : !llvm.ptr<3> to memref<8192xf32, 3 : i64>
+// CHECK:         %[[SECOND:.*]] = llvm.getelementptr inbounds %{{.*}}[32768] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// CHECK-NEXT:    builtin.unrealized_conversion_cast %[[SECOND]] : !llvm.ptr<3> to memref<8193xf32, 3 : i64>
+mlc_gpu.func @big(%x: memref<64xf32>) grid [1, 1, 1] block [64, 1, 1] {
+  %t = mlc_gpu.thread_id x
+  %a = memref.alloca() : memref<8192xf32, 3 : i64>
+  %b = memref.alloca() : memref<8193xf32, 3 : i64>
+  %v = memref.load %x[%t] : memref<64xf32>
+  memref.store %v, %a[%t] : memref<8192xf32, 3 : i64>
+  memref.store %v, %b[%t] : memref<8193xf32, 3 : i64>
+  mlc_gpu.return
+}

@@ -260,3 +260,74 @@ loop.kernel @ldmatrix_operand(%b: memref<64x64xf16>, %out: memref<32x8xf16>) {
   }
   loop.return
 }
+
+// -----
+
+// A pipeline of async copies (`stages=3`): a warp reads a 16x64 tile of %b per iteration of %k
+// with ldmatrix; the whole of %b (128 KiB) is too large to stage at once, so each iteration's
+// box is copied, three iterations deep. The buffer gets a leading stage dimension; the first two
+// iterations' copies are issued before the loop (one commit group each), each iteration waits
+// until only one group is in flight, issues the copies of iteration k + 2 (clamped to the last
+// one: no check needed) into stage (i + 2) mod 3, commits, and reads stage i mod 3. A wait for
+// everything follows the loop. The copies are 16-byte cp.async copies (`loop.async_copy`, 8 f16).
+// CHECK-LABEL: loop.kernel @pipelined
+// CHECK:         %b_shared = memref.alloca() {mlc.promoted = "%b: 16x64 elements {{.*}}; 3 stages of async copies"{{.*}} : memref<3x16x72xf16, 3 : i64>
+// CHECK:           loop.async_copy %b[{{.*}}] to %b_shared[{{.*}}], 8 : memref<1024x64xf16> to memref<3x16x72xf16, 3 : i64>
+// CHECK:           loop.async_commit
+// CHECK:           loop.async_copy %b[{{.*}}] to %b_shared[{{.*}}], 8 : memref<1024x64xf16> to memref<3x16x72xf16, 3 : i64>
+// CHECK:           loop.async_commit
+// CHECK:           scf.for %k
+// CHECK-NEXT:        loop.async_wait 1
+// CHECK:             %stage = arith.remui
+// CHECK:             %next = arith.minui %{{.*}}, %{{.*}} : index
+// CHECK:             loop.async_copy %b[{{.*}}] to %b_shared[%next_stage, {{.*}}], 8
+// CHECK:             loop.async_commit
+// CHECK:             loop.ldmatrix x4 trans %b_shared[%stage, {{.*}}]
+// CHECK:           loop.async_wait 0
+// On the GPU one barrier per iteration, after the wait and before the new copies: it orders the
+// landed copies before this iteration's reads and the last iteration's reads before the copies
+// that overwrite their stage. None goes between the copies and the reads (copies in flight are
+// ordered by the wait, not by barriers).
+// GPU-LABEL:   mlc_gpu.func @pipelined
+// GPU-NOT:       mlc_gpu.barrier
+// GPU:           scf.for %k
+// GPU-NEXT:        loop.async_wait 1
+// GPU:             mlc_gpu.barrier {inserted}
+// GPU-NOT:         mlc_gpu.barrier
+// GPU:             loop.async_copy
+// GPU-NOT:         mlc_gpu.barrier
+// GPU:             loop.ldmatrix
+// GPU-NOT:       mlc_gpu.barrier
+// GPU:           loop.async_wait 0
+loop.kernel @pipelined(%b: memref<1024x64xf16>, %out: memref<32x8xf16>) attributes {mlc.pipeline_stages = 3 : i64} {
+  loop.parallel %lane < 32 mapping thread.x {
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %c8 = arith.constant 8 : index
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %c1024 = arith.constant 1024 : index
+    %low = arith.remui %lane, %c8 : index
+    %eighth = arith.divui %lane, %c8 : index
+    %odd = arith.remui %eighth, %c2 : index
+    %high = arith.muli %odd, %c8 : index
+    %row = arith.addi %low, %high : index
+    %half = arith.divui %lane, %c16 : index
+    %column = arith.muli %half, %c8 : index
+    %zero = arith.constant 0.0 : f16
+    %init = vector.broadcast %zero : f16 to vector<2xf16>
+    %sum = scf.for %k = %c0 to %c1024 step %c16 iter_args(%acc = %init) -> (vector<2xf16>) {
+      %r = arith.addi %k, %row : index
+      %inner = scf.for %n = %c0 to %c64 step %c16 iter_args(%acc2 = %acc) -> (vector<2xf16>) {
+        %col = arith.addi %n, %column : index
+        %b0, %b1, %b2, %b3 = loop.ldmatrix x4 trans %b[%r, %col] : memref<1024x64xf16> -> vector<2xf16>
+        %s0 = arith.addf %acc2, %b0 : vector<2xf16>
+        %s1 = arith.addf %s0, %b3 : vector<2xf16>
+        scf.yield %s1 : vector<2xf16>
+      }
+      scf.yield %inner : vector<2xf16>
+    }
+    vector.store %sum, %out[%lane, %c0] : memref<32x8xf16>, vector<2xf16>
+  }
+  loop.return
+}

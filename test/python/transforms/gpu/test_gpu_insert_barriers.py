@@ -29,7 +29,7 @@ from mlc.dialects import make_context
 from mlc.dialects.gpu import ops as gpu
 from mlc.interpreter import DataRace, run, run_kernel
 from mlc.transforms.gpu.gpu_insert_barriers import INSERTED, GpuInsertBarriers
-from programs import assert_compiled_matches, lower
+from programs import ASYNC_RING, assert_compiled_matches, lower
 
 LOWER_TO_GPU_LEVEL = "graph-decompose,graph-fuse,convert-graph-to-tile,cse,canonicalize,convert-tile-to-loop,cse,canonicalize,convert-loop-to-gpu"
 
@@ -481,3 +481,26 @@ def test_inserted_barriers_remove_every_race(threads: int, grid: int, statements
     np.testing.assert_array_equal(got[1], expected[1])
     # A barrier after every access leaves nothing for the pass to do.
     assert not any(INSERTED in b.attributes for b in barriers(insert_barriers(reference)))
+
+
+def test_async_copy_ring_gets_one_barrier_per_iteration():
+    """The two-stage ring of `test_async_copy.py` with no barriers: the pass places one per
+    iteration, after the wait (the landed copies before the reads of other threads' rows) and
+    before the next copy (the previous iteration's reads before the copy over their stage), none
+    before the first copy (copies in flight are ordered by the wait, not by barriers), and the
+    interpreter's race checks then pass. Without the wait no barrier can help: the interpreter
+    reports the read of a stage whose copy is still in flight."""
+    text = ASYNC_RING.format(wait="loop.async_wait 0", barrier_after_wait="", early_read="", barrier_after_read="")
+    module = lower(text, "gpu-insert-barriers")
+    placed = barriers(module)
+    assert len(placed) == 1 and isinstance(placed[0].parent_op(), scf.ForOp)
+    following = placed[0].next_op
+    while following is not None and following.name != "loop.async_copy":
+        assert following.name not in ("vector.load", "loop.async_wait"), following.name
+        following = following.next_op
+    assert following is not None, "the barrier does not precede the copy"
+    a = RNG.standard_normal((64, 64)).astype(np.float16)
+    np.testing.assert_array_equal(run_kernel(module, "ring", [a, np.zeros_like(a)])[1], a)
+    missing_wait = lower(ASYNC_RING.format(wait="", barrier_after_wait="", early_read="", barrier_after_read=""), "gpu-insert-barriers")
+    with pytest.raises(DataRace, match="still in flight"):
+        run_kernel(missing_wait, "ring", [a, np.zeros_like(a)])

@@ -1,0 +1,73 @@
+"""Seeded random inputs for a graph function, and timing a compiled function's calls.
+
+What `mlc-run --time` and the autotuner's measurements share. `random_inputs` makes one array
+per argument of a function type (standard normal floats, integers in [-20, 20), booleans at
+even odds), never all zeros. `time_calls` times calls of a compiled function (anything with
+`__call__`, `run_on_device` and `synchronize`): on the GPU with CUDA events around launches on
+device buffers made once (no copies timed), on the CPU with `time.perf_counter` around whole
+calls; `warmup` untimed calls first.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mlc.errors import MlcError
+
+
+def random_array(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    if dtype == np.bool_:
+        return np.asarray(rng.random(size=shape) < 0.5)
+    if np.issubdtype(dtype, np.integer):
+        return np.asarray(rng.integers(-20, 20, size=shape).astype(dtype))
+    return np.asarray(rng.standard_normal(size=shape).astype(dtype))
+
+
+def random_inputs(function_type: object, seed: int) -> list[np.ndarray]:
+    """Seeded random arrays for each argument of a graph function's type; MlcError naming the
+    argument when the machine cannot hold one."""
+    from mlc.dialects.element_types import to_numpy_dtype
+
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for index, argument_type in enumerate(function_type.inputs.data):
+        shape = tuple(argument_type.get_shape())
+        dtype = to_numpy_dtype(argument_type.element_type)
+        try:
+            arrays.append(random_array(rng, shape, dtype))
+        except (MemoryError, ValueError) as error:  # numpy: "Unable to allocate ...", "array is too big"
+            raise MlcError(f"cannot make a random input for argument #{index} ({argument_type}): {error}") from None
+    return arrays
+
+
+def time_calls(compiled: Any, arrays: Sequence[np.ndarray], device: str, runs: int, warmup: int) -> list[float]:
+    """Seconds per call of a CompiledFunction, one entry per timed run."""
+    if device == "cuda":
+        from mlc.runtime.cuda import DeviceBuffer, Event
+
+        inputs = [DeviceBuffer.from_numpy(np.ascontiguousarray(a)) for a in arrays]
+        outputs = list(compiled.run_on_device(*inputs))
+        for _ in range(warmup):
+            compiled.run_on_device(*inputs, outputs=outputs)
+        compiled.synchronize()
+        times = []
+        for _ in range(runs):
+            start, end = Event(), Event()
+            start.record()
+            compiled.run_on_device(*inputs, outputs=outputs)
+            end.record()
+            end.synchronize()
+            times.append(end.elapsed_milliseconds_since(start) / 1e3)
+        return times
+    for _ in range(warmup):
+        compiled(*arrays)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        compiled(*arrays)
+        times.append(time.perf_counter() - start)
+    return times

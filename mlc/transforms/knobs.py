@@ -1,0 +1,180 @@
+"""The tunable decisions of mlc's passes ("knobs"), declared in one table, one line per knob.
+
+A knob is a pass option whose default is a heuristic: convert-graph-to-tile's elements per
+program and matmul block, convert-tile-to-loop's vector width, the CPU's threading threshold.
+`KNOBS` maps each pass's CLI name to its knobs; a knob names the option (as `mlc-opt` spells it),
+the targets it means something on, its legal values for a workload (`WorkloadFacts`: shapes read
+from the graph after decomposition) and, where a value can be legal in form but impossible on a
+target (too much shared memory, too many accumulator registers), a `prune` rule that says why.
+The autotuner (`mlc/tuning/space.py`) reads this table; a tuned configuration is nothing but these
+options set on the device's pipeline, so `mlc-opt --pass-pipeline '<pipeline>'` replays it.
+
+The pass's default is always a legal value (the heuristic is a point of every search space),
+written first. Adding a knob is one `Knob(...)` line in the pass's entry (a test checks that
+every option named here is a field of its pass).
+
+Limits: knobs are per pass, so a value applies to every kernel of the module (a per-kernel choice,
+`mlc.micro_tile` on one `tile.kernel`, is not a knob yet); the pruning rules are estimates from the
+block shape (`loop-promote-shared` may pad a shared tile by a few bytes more).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute
+
+from mlc.dialects.buffer_limits import element_bytes
+from mlc.dialects.graph import ops as graph
+
+TARGETS = ("cpu", "cuda")
+Value = int | tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class MatmulShape:
+    """One product of the workload: `batch` matrices of `rows x depth @ depth x columns`."""
+
+    batch: int
+    rows: int
+    columns: int
+    depth: int
+    element_bytes: int
+
+
+@dataclass(frozen=True)
+class WorkloadFacts:
+    """What legal values depend on: the largest tensor and the matmuls (after graph-decompose)."""
+
+    largest_elements: int
+    matmuls: tuple[MatmulShape, ...] = ()
+
+    @classmethod
+    def of(cls, module: ModuleOp) -> WorkloadFacts:
+        largest = 1
+        matmuls = []
+        for op in module.walk():
+            for result in op.results:
+                if isinstance(result.type, TensorType):
+                    largest = max(largest, math.prod(result.type.get_shape()))
+            if isinstance(op, graph.MatmulOp):
+                matmuls.append(_matmul_shape(op.operands[0].type, op.operands[1].type))
+        return cls(largest, tuple(matmuls))
+
+
+def _matmul_shape(lhs: Attribute, rhs: Attribute) -> MatmulShape:
+    assert isinstance(lhs, TensorType) and isinstance(rhs, TensorType)
+    a, b = lhs.get_shape(), rhs.get_shape()
+    batch = math.prod(max(x, y) for x, y in zip(a[:-2][::-1], b[:-2][::-1])) * math.prod(
+        (a[:-2] if len(a) > len(b) else b[:-2])[: abs(len(a) - len(b))]
+    )
+    return MatmulShape(batch, a[-2], b[-1], a[-1], element_bytes(lhs.element_type))
+
+
+Candidates = Callable[[WorkloadFacts], tuple[Value, ...]]
+Prune = Callable[[Value, WorkloadFacts, str], str | None]
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One tunable pass option: `option` as mlc-opt spells it, its legal values for a workload
+    (the pass's default first) and the targets where it matters."""
+
+    option: str
+    values: Candidates
+    meaning: str
+    targets: tuple[str, ...] = TARGETS
+    prune: Prune | None = None
+    """Why `value` cannot run on `target` for this workload, or None when it can."""
+
+    @property
+    def field(self) -> str:
+        """The pass dataclass's field the option sets."""
+        return self.option.replace("-", "_")
+
+
+def _next_power_of_two(value: int) -> int:
+    return 1 << max(0, (value - 1).bit_length())
+
+
+def powers_of_two(low: int, high: int) -> list[int]:
+    return [1 << bit for bit in range(low.bit_length() - 1, high.bit_length()) if low <= 1 << bit <= high]
+
+
+def _with_default(default: Value, values: list[Value]) -> tuple[Value, ...]:
+    return (default, *(value for value in values if value != default))
+
+
+# -- the knobs' legal values and pruning rules --------------------------------------------------------
+
+SHARED_MEMORY_BYTES = 48 * 1024
+"""Static shared memory a block may declare without opting in to more (every CUDA GPU)."""
+SHARED_ROW_PADDING = 16
+"""Bytes loop-promote-shared may add to each row of a shared tile (against bank conflicts), at most."""
+MAX_ACCUMULATORS = {"cuda": 128, "cpu": 64}
+"""Accumulators per thread beyond which a matmul block spills: half of CUDA's 255 registers; on
+the CPU the 16 (AVX2) or 32 (AVX-512) vector registers of 4 to 16 lanes."""
+
+
+def _elements_per_program(facts: WorkloadFacts) -> tuple[Value, ...]:
+    # Tiles beyond the largest tensor are that tensor's own tile: the same kernel again.
+    return _with_default(2048, list(powers_of_two(256, min(16384, _next_power_of_two(facts.largest_elements)))))
+
+
+def _matmul_tiles(facts: WorkloadFacts) -> tuple[Value, ...]:
+    if not facts.matmuls:
+        return ((),)
+    rows = _next_power_of_two(max(m.rows for m in facts.matmuls))
+    columns = _next_power_of_two(max(m.columns for m in facts.matmuls))
+    depth = _next_power_of_two(max(m.depth for m in facts.matmuls))
+    blocks: list[Value] = [
+        (bm, bn, bk)
+        for bm in powers_of_two(16, min(128, max(16, rows)))
+        for bn in powers_of_two(16, min(256, max(16, columns)))
+        for bk in powers_of_two(8, min(32, max(8, depth)))
+    ]
+    return _with_default((), blocks)  # (): matmul_kernel.choose_matmul_tile's heuristic
+
+
+def _prune_matmul_tile(value: Value, facts: WorkloadFacts, target: str) -> str | None:
+    if not value:
+        return None
+    assert isinstance(value, tuple)
+    bm, bn, bk = value
+    threads = 32 * min(8, max(1, bm * bn // 16 // 32))  # matmul_kernel.matmul_warps
+    if bm * bn // threads > MAX_ACCUMULATORS[target]:
+        return f"{bm * bn // threads} accumulators per thread (at most {MAX_ACCUMULATORS[target]} on {target})"
+    widest = max((m.element_bytes for m in facts.matmuls), default=4)
+    shared = bm * (bk * widest + SHARED_ROW_PADDING) + bk * (bn * widest + SHARED_ROW_PADDING)
+    if target == "cuda" and shared > SHARED_MEMORY_BYTES:
+        return f"{shared} bytes of shared memory for the operand tiles (at most {SHARED_MEMORY_BYTES})"
+    return None
+
+
+def _min_parallel_elements(facts: WorkloadFacts) -> tuple[Value, ...]:
+    # Thresholds above every buffer all mean "one thread": keep the first of them only.
+    cap = max(1 << 12, _next_power_of_two(facts.largest_elements))
+    return _with_default(1 << 16, list(powers_of_two(1 << 12, min(1 << 20, cap))))
+
+
+KNOBS: dict[str, tuple[Knob, ...]] = {
+    "convert-graph-to-tile": (
+        Knob("elements-per-program", _elements_per_program, "elements of a (non-matmul) kernel's tile"),
+        Knob("num-warps", lambda facts: (4, 1, 2, 8, 16), "warps of an elementwise kernel's block", ("cuda",)),
+        Knob("matmul-tile", _matmul_tiles, "(BM, BN, BK) block of every matmul", prune=_prune_matmul_tile),
+    ),
+    "convert-tile-to-loop": (
+        Knob("vector-bytes", lambda facts: (16, 4, 8), "bytes of a thread's vector access", ("cuda",)),
+        Knob("vector-bytes", lambda facts: (16, 4, 8, 32), "bytes of a thread's vector access", ("cpu",)),
+    ),
+    "loop-promote-shared": (
+        Knob("stages", lambda facts: (0, 1, 2, 3, 4), "async-copy stages of promoted tiles (0: the kernel's mlc.pipeline_stages)", ("cuda",)),
+    ),
+    "convert-loop-to-cpu": (
+        Knob("min-parallel-elements", _min_parallel_elements, "smallest kernel split over threads", ("cpu",)),
+    ),
+}
+"""Every pass's knobs, by the pass's CLI name (see the module docstring)."""

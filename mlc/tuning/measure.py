@@ -1,0 +1,200 @@
+"""Measuring candidates: compile in worker processes, check once, time on one device at a time.
+
+A `MeasureTask` is a workload (its graph text and entry), a target and a pipeline (a candidate
+configuration spelled out), seeded inputs and the reference results with their error bounds
+(`error_bounds.result_bounds`, computed once per workload by the search). Measuring it:
+
+1. `compile_candidate`: `mlc.compile(text, device, entry, pipeline)` in a worker process; the
+   result travels back as an artifact (`mlc.caching.artifact_of`, the bytes of a bundle);
+2. `run_candidate`: the artifact is loaded by the runtime in the device's worker, called once and
+   checked against the reference within the derived bounds (`check_results`), then timed:
+   `warmup` calls, then `repeats` timed calls (`mlc.runtime.measurement.time_calls`); the cost is
+   their median in seconds.
+
+Anything that goes wrong (a compile error, a wrong result, a crash, a timeout) is a result with
+`cost=None` and the error, never an exception: a failed candidate is a data point.
+
+Two measurers share these steps:
+
+* `LocalMeasurer` (the default): a pool of `workers` compile processes and one timing process
+  per device (the CPU; each visible GPU), so that candidates are compiled in parallel but timed
+  alone. A call past its timeout terminates its pool (a fresh one is started).
+* `RayMeasurer` (`mlc/tuning/ray_measure.py`): one Ray task per candidate, compiling and timing,
+  each holding a whole device (a GPU, or `cpus_per_task` cores) while it runs.
+
+Processes are started with 'spawn' (no fork of a process that holds threads, a CUDA context or a
+JIT), with the compile cache off (tuning candidates are not programs to keep).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import statistics
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from multiprocessing.pool import Pool
+
+import numpy as np
+
+COMPILE_TIMEOUT = 300.0
+RUN_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class MeasureTask:
+    source: str
+    entry: str
+    target: str
+    pipeline: str
+    inputs: Sequence[np.ndarray]
+    expected: Sequence[np.ndarray]
+    bounds: Sequence[np.ndarray]
+    warmup: int = 2
+    repeats: int = 5
+
+
+@dataclass(frozen=True)
+class MeasureResult:
+    cost: float | None
+    """Median seconds per call; None when the candidate failed."""
+    error: str | None = None
+    compile_seconds: float = 0.0
+    costs: tuple[float, ...] = field(default_factory=tuple)
+
+
+def _describe(error: BaseException) -> str:
+    from mlc.errors import MlcError
+
+    if isinstance(error, MlcError):
+        return f"{type(error).__name__}: {error}"
+    return f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=4)}"
+
+
+def compile_candidate(task: MeasureTask) -> tuple[bytes | None, str | None, float]:
+    """(artifact bytes, None, seconds) or (None, error, seconds): step 1 of the docstring."""
+    start = time.perf_counter()
+    try:
+        import mlc
+        from mlc.caching import artifact_of, target_description
+        from mlc.runtime.artifacts import encode
+
+        compiled = mlc.compile(task.source, device=task.target, entry=task.entry, pipeline=task.pipeline)
+        artifact = encode(artifact_of(compiled, target_description(task.target)))
+        return artifact, None, time.perf_counter() - start
+    except Exception as error:  # noqa: BLE001 - a candidate that does not compile is a measured failure
+        return None, _describe(error), time.perf_counter() - start
+
+
+def run_candidate(task: MeasureTask, artifact: bytes, compile_seconds: float = 0.0) -> MeasureResult:
+    """Step 2 of the docstring: load, check once, time."""
+    try:
+        from mlc.caching import function_from_artifact
+        from mlc.dialects.graph.error_bounds import check_results
+        from mlc.runtime.artifacts import decode
+        from mlc.runtime.measurement import time_calls
+
+        compiled = function_from_artifact(decode(artifact))
+        results = compiled(*task.inputs)
+        results = results if isinstance(results, tuple) else (results,)
+        comparison = check_results(results, task.expected, task.bounds)
+        if comparison.failure is not None:
+            return MeasureResult(None, f"wrong result: {comparison.failure}", compile_seconds)
+        costs = time_calls(compiled, task.inputs, task.target, task.repeats, task.warmup)
+        return MeasureResult(statistics.median(costs), None, compile_seconds, tuple(costs))
+    except Exception as error:  # noqa: BLE001 - a candidate that fails to run is a measured failure
+        return MeasureResult(None, _describe(error), compile_seconds)
+
+
+def compile_and_run(task: MeasureTask) -> MeasureResult:
+    artifact, error, seconds = compile_candidate(task)
+    if artifact is None:
+        return MeasureResult(None, error, seconds)
+    return run_candidate(task, artifact, seconds)
+
+
+def _worker_setup(visible_device: str | None) -> None:
+    os.environ["MLC_CACHE"] = "0"
+    os.environ["MLC_TUNING"] = "0"
+    if visible_device is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = visible_device
+
+
+def compile_and_run_in_worker(task: MeasureTask) -> MeasureResult:
+    """`compile_and_run` in a process of someone else's pool (a Ray worker): cache off first."""
+    _worker_setup(None)
+    return compile_and_run(task)
+
+
+class LocalMeasurer:
+    """Compile pool plus one timing process per device (see the module docstring)."""
+
+    def __init__(self, target: str, workers: int | None = None, timeout: float = RUN_TIMEOUT):
+        self.target = target
+        self.workers = workers or max(1, min(8, os.cpu_count() or 1))
+        self.timeout = timeout
+        self.devices = _visible_gpus() if target == "cuda" else [None]
+        self._context = multiprocessing.get_context("spawn")
+        self._compile_pool: Pool | None = None
+        self._device_pools: dict[int, Pool] = {}
+
+    def _compiler(self) -> Pool:
+        if self._compile_pool is None:
+            self._compile_pool = self._context.Pool(self.workers, _worker_setup, (None,))
+        return self._compile_pool
+
+    def _device(self, index: int) -> Pool:
+        if index not in self._device_pools:
+            self._device_pools[index] = self._context.Pool(1, _worker_setup, (self.devices[index],))
+        return self._device_pools[index]
+
+    def measure(self, tasks: Sequence[MeasureTask]) -> list[MeasureResult]:
+        compiling = [self._compiler().apply_async(compile_candidate, (task,)) for task in tasks]
+        compiled: list[tuple[bytes | None, str | None, float]] = []
+        for pending in compiling:
+            try:
+                compiled.append(pending.get(COMPILE_TIMEOUT))
+            except multiprocessing.TimeoutError:
+                compiled.append((None, f"compiling took more than {COMPILE_TIMEOUT:.0f} s", COMPILE_TIMEOUT))
+                self._restart_compiler()
+        results: list[MeasureResult | None] = [None] * len(tasks)
+        runnable = [i for i, (artifact, _, _) in enumerate(compiled) if artifact is not None]
+        for i, (artifact, error, seconds) in enumerate(compiled):
+            if artifact is None:
+                results[i] = MeasureResult(None, error, seconds)
+        # One candidate per device at a time: a batch per device, in turn within it.
+        for start in range(0, len(runnable), len(self.devices)):
+            batch = runnable[start : start + len(self.devices)]
+            pending = {i: self._device(d).apply_async(run_candidate, (tasks[i], compiled[i][0], compiled[i][2])) for d, i in enumerate(batch)}
+            for d, (i, job) in enumerate(pending.items()):
+                try:
+                    results[i] = job.get(self.timeout)
+                except multiprocessing.TimeoutError:
+                    results[i] = MeasureResult(None, f"running took more than {self.timeout:.0f} s", compiled[i][2])
+                    self._device_pools.pop(d).terminate()
+                except Exception as error:  # noqa: BLE001 - the worker died (a crash in the kernel)
+                    results[i] = MeasureResult(None, f"the measuring process failed: {error}", compiled[i][2])
+                    self._device_pools.pop(d).terminate()
+        return [result for result in results if result is not None]
+
+    def _restart_compiler(self) -> None:
+        if self._compile_pool is not None:
+            self._compile_pool.terminate()
+            self._compile_pool = None
+
+    def close(self) -> None:
+        self._restart_compiler()
+        for pool in self._device_pools.values():
+            pool.terminate()
+        self._device_pools.clear()
+
+
+def _visible_gpus() -> list[str | None]:
+    """What each timing process's CUDA_VISIBLE_DEVICES names: one GPU of those this process sees."""
+    from mlc.runtime.cuda import device_count
+
+    inherited = [d.strip() for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    names = inherited or [str(index) for index in range(device_count())]
+    return list(names[: device_count()]) or [None]

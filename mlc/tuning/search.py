@@ -1,0 +1,280 @@
+"""The search: which configurations to measure, in batches, until the trials are spent.
+
+`tune(workload, target, trials, measurer, ...)` runs one tuning:
+
+1. The space (`SearchSpace.of`) and the reference (the graph interpreter's results on seeded
+   inputs, with their derived error bounds) are made once.
+2. Trial 0 is always the heuristic configuration (every knob at its pass's default): the best
+   result is the cheapest successful measurement, so it is never worse than the heuristic as
+   measured in the same tuning. That is what `TuneResult.best` promises.
+3. Each later batch is proposed by the strategy, from candidates that pass the knobs' pruning
+   rules and whose loop-level program (`features.extract`'s fingerprint) has not been measured
+   yet: configurations that make the same program are measured once. A configuration that does
+   not lower to the loop level is a failed trial (recorded, not measured).
+   * 'random': uniform samples of the space.
+   * 'evolutionary' (Ansor-like): a population of mutations (one knob changed) and crossovers
+     (each knob from either of two parents) of the best measured configurations, plus random
+     samples; the cost model (`CostModel`, retrained after every batch, seeded with earlier
+     tunings of the target from the database) ranks them, and the batch takes the predicted
+     best, with one random member per batch to keep exploring. Until the model has data it
+     behaves as 'random'.
+4. Every measurement (failures too) goes to the database (when one is given) as it arrives, and
+   to `on_trial` (the progress bar).
+
+The search stops early when no unmeasured program is left (a small space measured exhaustively).
+Deterministic for a given `seed` (the measured costs aside).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from mlc.tuning.cost_model import CostModel
+from mlc.tuning.database import Record, TuningDatabase, current_version
+from mlc.tuning.features import extract
+from mlc.tuning.measure import MeasureResult, MeasureTask
+from mlc.tuning.space import Config, SearchSpace, config_key
+from mlc.tuning.workload import Workload, target_key
+
+STRATEGIES = ("evolutionary", "random")
+POPULATION_PER_BATCH = 4
+PARENTS = 4
+ATTEMPTS_PER_CANDIDATE = 4
+"""Draws per wanted candidate before sampling gives up (each new configuration is lowered to the
+loop level for its features; knobs with nothing to act on make many draws repeat a program)."""
+EXHAUSTIVE_SPACE = 1 << 14
+"""Spaces up to this size are enumerated once random draws stop finding unmeasured programs."""
+
+
+class Measurer(Protocol):
+    def measure(self, tasks: list[MeasureTask]) -> list[MeasureResult]: ...
+
+
+@dataclass
+class Trial:
+    index: int
+    config: Config
+    pipeline: str
+    result: MeasureResult
+    features: list[float]
+    fingerprint: str
+
+    @property
+    def cost(self) -> float | None:
+        return self.result.cost
+
+
+@dataclass
+class TuneResult:
+    workload: Workload
+    target: str
+    space: SearchSpace
+    trials: list[Trial] = field(default_factory=list)
+
+    @property
+    def heuristic(self) -> Trial:
+        return self.trials[0]
+
+    @property
+    def best(self) -> Trial | None:
+        """The cheapest successful trial (the heuristic's included, see the module docstring)."""
+        succeeded = [t for t in self.trials if t.cost is not None]
+        return min(succeeded, key=lambda t: t.cost) if succeeded else None  # type: ignore[arg-type, return-value]
+
+
+@dataclass
+class Candidate:
+    config: dict
+    features: list[float]
+    fingerprint: str
+    error: str | None = None
+    """Why the configuration does not lower to the loop level (then it is a failed trial, not measured)."""
+
+
+@dataclass
+class Search:
+    """The state of one tuning: what was measured, the model, the random source."""
+
+    workload: Workload
+    space: SearchSpace
+    strategy: str
+    rng: random.Random
+    model: CostModel
+    result: TuneResult
+    measured: set[str] = field(default_factory=set)
+    """Configuration keys and program fingerprints measured (or failed) in this tuning."""
+    extracted: dict[str, Candidate] = field(default_factory=dict)
+    """Candidates by configuration key: features are extracted once per configuration."""
+
+    def candidate(self, config: dict, taken: Sequence[Candidate] = ()) -> Candidate | None:
+        """`config`'s features, or None when it is pruned, already measured or `taken` (this
+        batch) holds its program; a configuration that does not lower is a failed candidate."""
+        key = config_key(config)
+        if self.space.invalid(config) is not None or key in self.measured:
+            return None
+        if key not in self.extracted:
+            try:
+                features, fingerprint = extract(self.workload.module, self.space, config)
+                self.extracted[key] = Candidate(config, features, fingerprint)
+            except Exception as error:  # noqa: BLE001 - a configuration that does not lower is a failed trial
+                self.extracted[key] = Candidate(config, [], f"failed:{key}", f"does not lower: {type(error).__name__}: {error}")
+        candidate = self.extracted[key]
+        if candidate.fingerprint in self.measured or any(c.fingerprint == candidate.fingerprint for c in taken):
+            return None
+        return candidate
+
+    def record(self, candidate: Candidate) -> None:
+        self.measured.update((config_key(candidate.config), candidate.fingerprint))
+
+    def propose(self, count: int) -> list[Candidate]:
+        if self.strategy == "random" or not self.model.trained:
+            return self._fill([], count)
+        offspring = self._fill(self._sample(self._offspring, count * POPULATION_PER_BATCH), count)
+        failed = [c for c in offspring if c.error is not None][:count]
+        population = [c for c in offspring if c.error is None]
+        if failed or not population:
+            return failed or []
+        explore = self.rng.choice(population) if len(population) > count else None
+        predictions = self.model.predict([c.features for c in population])
+        ranked = [c for _, c in sorted(zip(predictions, population), key=lambda pair: pair[0]) if c is not explore]
+        chosen = ranked[: count - 1 if explore is not None else count]
+        return [*chosen, explore] if explore is not None else chosen
+
+    def _offspring(self) -> dict:
+        measured = sorted((t for t in self.result.trials if t.cost is not None), key=lambda t: t.cost)  # type: ignore[arg-type, return-value]
+        parents = [t.config for t in measured[:PARENTS]] or [self.space.heuristic()]
+        roll = self.rng.random()
+        if roll < 0.2:
+            return self.space.random(self.rng)
+        if roll < 0.5 and len(parents) > 1:
+            first, second = self.rng.sample(parents, 2)
+            return self.space.mutate(self.space.crossover(first, second, self.rng), self.rng)
+        return self.space.mutate(self.rng.choice(parents), self.rng)
+
+    def _fill(self, found: list[Candidate], count: int) -> list[Candidate]:
+        """`found` and random candidates up to `count`; when random draws keep hitting what was
+        seen, the unseen rest of a small space in order (so the search stops only when the space
+        is exhausted)."""
+        found = found + self._sample(lambda: self.space.random(self.rng), count - len(found), found)
+        if len(found) < count and self.space.size() <= EXHAUSTIVE_SPACE:
+            for config in self.space.valid_configs():
+                if len(found) == count:
+                    break
+                candidate = self.candidate(config, found)
+                if candidate is not None:
+                    found.append(candidate)
+        return found
+
+    def _sample(self, make: Callable[[], dict], count: int, taken: Sequence[Candidate] = ()) -> list[Candidate]:
+        found: list[Candidate] = []
+        for _ in range(ATTEMPTS_PER_CANDIDATE * count):
+            if len(found) == count:
+                break
+            candidate = self.candidate(make(), [*taken, *found])
+            if candidate is not None:
+                found.append(candidate)
+        return found
+
+
+def tune(
+    workload: Workload,
+    target: str,
+    trials: int,
+    measurer: Measurer,
+    strategy: str = "evolutionary",
+    batch: int = 4,
+    seed: int = 0,
+    database: TuningDatabase | None = None,
+    on_trial: Callable[[Trial, TuneResult], None] | None = None,
+    repeats: int = 5,
+) -> TuneResult:
+    """Tunes `workload` on `target` with at most `trials` measurements (see the module docstring)."""
+    from mlc.dialects.graph.error_bounds import result_bounds
+
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown search strategy '{strategy}': use one of {', '.join(STRATEGIES)}")
+    space = SearchSpace.of(workload.module, target)
+    inputs = workload.inputs()
+    expected, bounds = result_bounds(workload.function, inputs)
+    source = str(workload.module)
+    result = TuneResult(workload, target, space)
+    search = Search(workload, space, strategy, random.Random(seed), CostModel(seed), result)
+    keys = (workload.key, target_key(target), current_version())
+
+    def measure(candidates: list[Candidate]) -> None:
+        tasks = [
+            MeasureTask(source, workload.entry, target, space.pipeline(c.config), inputs, expected, bounds, repeats=repeats)
+            for c in candidates
+            if c.error is None
+        ]
+        outcomes = iter(measurer.measure(tasks) if tasks else [])
+        for candidate in candidates:
+            search.record(candidate)
+            outcome = MeasureResult(None, candidate.error) if candidate.error is not None else next(outcomes)
+            trial = Trial(len(result.trials), candidate.config, space.pipeline(candidate.config), outcome, candidate.features, candidate.fingerprint)
+            result.trials.append(trial)
+            if candidate.features:
+                _learn(search.model, result, trial)
+            if database is not None:
+                database.add([_record(trial, keys, workload.name)])
+            if on_trial is not None:
+                on_trial(trial, result)
+
+    heuristic = search.candidate(space.heuristic())
+    assert heuristic is not None  # the first candidate is never pruned nor seen
+    if heuristic.error is not None:
+        from mlc.compiler import LoweringError
+
+        raise LoweringError(f"{workload.name}: the heuristic configuration {heuristic.error}")
+    if database is not None:  # transfer: rows of the same knobs (the same feature layout) only
+        history = _history(database, keys[1], workload.key)
+        search.model.add_history([row for row in history if len(row[0]) == len(heuristic.features)])
+    measure([heuristic])
+    while len(result.trials) < trials:
+        candidates = search.propose(min(batch, trials - len(result.trials)))
+        if not candidates:
+            break
+        measure(candidates)
+        search.model.fit()
+    return result
+
+
+def _learn(model: CostModel, result: TuneResult, trial: Trial) -> None:
+    base = result.heuristic.cost
+    relative = trial.cost / base if trial.cost is not None and base else None
+    model.add(trial.features, relative)
+
+
+def _record(trial: Trial, keys: tuple[str, str, str], name: str) -> Record:
+    return Record(
+        *keys,
+        config_key(trial.config),
+        trial.pipeline,
+        trial.cost,
+        trial.result.error,
+        trial.features,
+        trial.fingerprint,
+        trial.index,
+        name,
+        time.time(),
+    )
+
+
+def _history(database: TuningDatabase, target: str, skip: str) -> list[tuple[list[float], float | None]]:
+    """(features, cost relative to its workload's trial 0) of earlier tunings on `target`."""
+    rows = []
+    by_workload: dict[str, list[Record]] = {}
+    for record in database.records(target=target, version=current_version()):
+        if record.workload != skip:
+            by_workload.setdefault(record.workload, []).append(record)
+    for records in by_workload.values():
+        base = next((r.cost for r in records if r.trial == 0), None)
+        if base is None or not math.isfinite(base):
+            continue
+        rows.extend((r.features, r.cost / base if r.cost is not None else None) for r in records if r.features)
+    return rows

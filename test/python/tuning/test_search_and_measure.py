@@ -1,0 +1,112 @@
+"""A short search on the CPU target (mlc/tuning/search.py) measured by a local pool and by a local
+two-worker Ray cluster (mlc/tuning/measure.py, ray_measure.py); failures are data, not errors."""
+
+from __future__ import annotations
+
+from contextlib import closing
+
+import pytest
+
+from mlc.dialects.graph.error_bounds import result_bounds
+from mlc.tuning.database import TuningDatabase
+from mlc.tuning.measure import LocalMeasurer, MeasureResult, MeasureTask
+from mlc.tuning.search import tune
+from mlc.tuning.space import SearchSpace
+
+from .tuning_programs import ADD, MATMUL, workload
+
+
+@pytest.fixture(scope="module")
+def local_measurer():
+    measurer = LocalMeasurer("cpu", workers=2)
+    yield measurer
+    measurer.close()
+
+
+@pytest.fixture(scope="module")
+def ray_measurer():
+    ray = pytest.importorskip("ray")
+    from mlc.tuning.ray_measure import RayMeasurer
+
+    measurer = RayMeasurer("cpu", address=None, local_cpus=2)
+    yield measurer
+    ray.shutdown()
+
+
+def _tasks(text: str, pipelines: list[str], repeats: int = 2) -> list[MeasureTask]:
+    tuned = workload(text)
+    inputs = tuned.inputs()
+    expected, bounds = result_bounds(tuned.function, inputs)
+    return [MeasureTask(str(tuned.module), "main", "cpu", p, inputs, expected, bounds, warmup=1, repeats=repeats) for p in pipelines]
+
+
+def test_a_short_search_is_never_worse_than_the_heuristic(local_measurer, tmp_path):
+    tuned = workload(MATMUL, "matmul")
+    seen = []
+    with closing(TuningDatabase(tmp_path / "t.sqlite")) as database:
+        result = tune(tuned, "cpu", 6, local_measurer, batch=3, seed=1, database=database, on_trial=lambda t, r: seen.append(t.index), repeats=3)
+        records = database.records()
+    assert result.heuristic.config == result.space.heuristic() and result.heuristic.index == 0
+    assert len(result.trials) == 6 and seen == list(range(6)) and len(records) == 6
+    assert all(t.cost is not None for t in result.trials), [t.result.error for t in result.trials]  # checked correct
+    assert len({t.fingerprint for t in result.trials}) == 6  # no program measured twice
+    assert all(result.space.invalid(t.config) is None for t in result.trials)
+    assert result.best.cost <= result.heuristic.cost
+    assert min(r.cost for r in records) == result.best.cost
+
+
+def test_failures_are_recorded_not_raised(local_measurer):
+    good, broken = _tasks(ADD, ["mlc-lower-to-cpu", "builtin.module(convert-graph-to-tile)"])
+    wrong = MeasureTask(**{**good.__dict__, "expected": [good.expected[0] + 1.0]})
+    results = local_measurer.measure([good, broken, wrong])
+    assert results[0].cost is not None and results[0].cost > 0 and len(results[0].costs) == 2
+    assert results[1].cost is None and "the cpu runtime runs what 'mlc-lower-to-cpu' produces" in results[1].error
+    assert results[2].cost is None and results[2].error.startswith("wrong result")
+
+
+def test_measurement_through_a_local_ray_cluster(ray_measurer):
+    space = SearchSpace.of(workload(ADD).module, "cpu")
+    pipelines = [space.pipeline(space.heuristic()), space.pipeline({**space.heuristic(), "convert-tile-to-loop.vector-bytes": 4})]
+    results = ray_measurer.measure(_tasks(ADD, [*pipelines, "builtin.module(cse)"]))
+    assert [r.cost is not None for r in results] == [True, True, False]
+    assert ray_measurer.ray.cluster_resources().get("CPU") == 2
+
+
+class SyntheticMeasurer:
+    """Costs from a formula of the configuration (no compiling): the search's logic alone."""
+
+    def __init__(self):
+        self.measured: list[str] = []
+
+    def measure(self, tasks):
+        self.measured.extend(task.pipeline for task in tasks)
+        return [MeasureResult(1.0 + len(task.pipeline) % 7 / 10, None) for task in tasks]
+
+
+def test_lowering_failures_are_trials(monkeypatch):
+    from mlc.tuning import search
+
+    real_extract = search.extract
+
+    def extract(module, space, config):
+        if config.get("convert-tile-to-loop.vector-bytes") == 8:
+            raise ValueError("refused on purpose")
+        return real_extract(module, space, config)
+
+    monkeypatch.setattr(search, "extract", extract)
+    measurer = SyntheticMeasurer()
+    result = tune(workload(ADD), "cpu", 10, measurer, batch=3, seed=3)
+    failed = [t for t in result.trials if t.cost is None]
+    assert len(result.trials) == 10 and len(measurer.measured) == 10 - len(failed)
+    assert len({t.fingerprint for t in result.trials}) == 10
+    assert failed and all("does not lower: ValueError: refused on purpose" in t.result.error for t in failed)
+    assert all(t.config["convert-tile-to-loop.vector-bytes"] == 8 for t in failed)
+    assert result.best.cost == min(t.cost for t in result.trials if t.cost is not None) <= result.heuristic.cost
+
+
+def test_a_small_space_is_searched_exhaustively_then_the_search_stops():
+    result = tune(workload(ADD), "cpu", 1000, SyntheticMeasurer(), batch=8, seed=0)
+    programs = {t.fingerprint for t in result.trials}
+    assert len(programs) == len(result.trials) < 1000  # each program once, then no more to measure
+    space = result.space
+    assert len(result.trials) + sum(1 for _ in space.valid_configs()) >= 2 * len(programs)  # some configurations shared a program
