@@ -159,6 +159,22 @@ WARP_TILE = DeclaredAttribute(
     "people",
     _i64_array(2),
 )
+CPU_MICRO_KERNEL = DeclaredAttribute(
+    "mlc.cpu_micro_kernel",
+    "array<i64: MR, NR, W> of powers of two",
+    "a CPU matmul kernel's register micro-tile: MR x NR outputs held in vectors of W f32 lanes",
+    "convert-tile-dot-to-cpu (its option, the host's vector width; or a person, on the tile.kernel)",
+    "convert-tile-dot-to-cpu (an override on the tile.kernel), people",
+    _i64_array(3, powers_of_two=True),
+)
+CPU_PACKED = DeclaredAttribute(
+    "mlc.cpu_packed",
+    'an array of strings ("rhs")',
+    "the operands a CPU matmul kernel copies into contiguous panels before its micro-kernels",
+    "convert-tile-dot-to-cpu",
+    "people",
+    _strings,
+)
 MMA = DeclaredAttribute(
     "mlc.mma",
     "array<i64: M, N, K>",
@@ -326,6 +342,8 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     MATMUL_TILE,
     MICRO_TILE,
     WARP_TILE,
+    CPU_MICRO_KERNEL,
+    CPU_PACKED,
     MMA,
     WARP_GRID,
     PIPELINE_STAGES,

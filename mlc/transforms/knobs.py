@@ -145,12 +145,33 @@ def _prune_matmul_tile(value: Value, facts: WorkloadFacts, target: str) -> str |
     assert isinstance(value, tuple)
     bm, bn, bk = value
     threads = 32 * min(8, max(1, bm * bn // 16 // 32))  # matmul_kernel.matmul_warps
-    if bm * bn // threads > MAX_ACCUMULATORS[target]:
+    if target == "cuda" and bm * bn // threads > MAX_ACCUMULATORS[target]:  # the CPU's: micro-kernel
         return f"{bm * bn // threads} accumulators per thread (at most {MAX_ACCUMULATORS[target]} on {target})"
     widest = max((m.element_bytes for m in facts.matmuls), default=4)
     shared = bm * (bk * widest + SHARED_ROW_PADDING) + bk * (bn * widest + SHARED_ROW_PADDING)
     if target == "cuda" and shared > SHARED_MEMORY_BYTES:
         return f"{shared} bytes of shared memory for the operand tiles (at most {SHARED_MEMORY_BYTES})"
+    return None
+
+
+MAX_VECTOR_ACCUMULATORS = 28
+"""Vector accumulators of a CPU micro-kernel, at most: 32 registers (AVX-512) less the operands."""
+
+
+def _cpu_micro_kernels(facts: WorkloadFacts) -> tuple[Value, ...]:
+    if not facts.matmuls:
+        return ((),)
+    shapes: list[Value] = [(8, 32, 16), (4, 32, 16), (8, 16, 16), (16, 16, 16), (16, 32, 16), (8, 16, 8), (4, 16, 8), (8, 8, 8)]
+    return _with_default((), shapes)  # (): the host's 8 x 2W of W lanes (matmul_cpu.default_micro_kernel)
+
+
+def _prune_micro_kernel(value: Value, facts: WorkloadFacts, target: str) -> str | None:
+    if not value:
+        return None
+    assert isinstance(value, tuple)
+    rows, columns, width = value
+    if rows * columns // width > MAX_VECTOR_ACCUMULATORS:
+        return f"{rows * columns // width} vector accumulators (at most {MAX_VECTOR_ACCUMULATORS})"
     return None
 
 
@@ -172,6 +193,9 @@ KNOBS: dict[str, tuple[Knob, ...]] = {
     ),
     "loop-promote-shared": (
         Knob("stages", lambda facts: (0, 1, 2, 3, 4), "async-copy stages of promoted tiles (0: the kernel's mlc.pipeline_stages)", ("cuda",)),
+    ),
+    "convert-tile-dot-to-cpu": (
+        Knob("micro-kernel", _cpu_micro_kernels, "(MR, NR, W) register micro-tile of CPU matmuls", ("cpu",), prune=_prune_micro_kernel),
     ),
     "convert-loop-to-cpu": (
         Knob("min-parallel-elements", _min_parallel_elements, "smallest kernel split over threads", ("cpu",)),

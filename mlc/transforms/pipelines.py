@@ -32,18 +32,18 @@ from mlc.transforms.graph.convert_graph_to_tile import ConvertGraphToTile
 
 _GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse{chain_model},graph-plan-memory"
 _TO_TILE = (
-    f"{_GRAPH},convert-graph-to-tile,cse,canonicalize,tile-merge-identical-kernels,"
-    "convert-tile-to-loop{tensor_cores},cse,canonicalize"
+    f"{_GRAPH},convert-graph-to-tile{{graph_to_tile}},cse,canonicalize,tile-merge-identical-kernels,"
+    "{dot_lowering}convert-tile-to-loop{tensor_cores},cse,canonicalize"
 )
 _TO_LLVM = (
     "convert-scf-to-cf,convert-vector-to-llvm,convert-memref-to-llvm,convert-math-to-llvm{{library={library}}},"
     "convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,cse"
 )
 
-GPU_PIPELINE = f"{_TO_TILE.format(chain_model='{compute-model=gpu}', tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
+GPU_PIPELINE = f"{_TO_TILE.format(chain_model='{compute-model=gpu}', graph_to_tile='', dot_lowering='', tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
     library="libdevice"
 )
-CPU_PIPELINE = f"{_TO_TILE.format(chain_model='', tensor_cores='')},loop-unroll,convert-loop-to-cpu,expand-math-for-cpu," + _TO_LLVM.format(
+CPU_PIPELINE = f"{_TO_TILE.format(chain_model='', graph_to_tile='{target=cpu}', dot_lowering='convert-tile-dot-to-cpu,', tensor_cores='')},loop-unroll,convert-loop-to-cpu,expand-math-for-cpu," + _TO_LLVM.format(
     library="libm"
 )
 

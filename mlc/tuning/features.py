@@ -119,6 +119,8 @@ def _count(op: Operation, times: float, counts: KernelCounts) -> None:
         for inner in op.body.block.ops:
             _count(inner, times * _trip_count(op), counts)
         return
+    if isinstance(op, loop.ParallelOp) and op.mapping_name() is None:  # a plain loop (CPU micro-tiles)
+        times *= op.trip_count
     if isinstance(op, scf.IfOp):
         counts.branches += times
     if isinstance(op, loop.MmaSyncOp):
@@ -134,8 +136,8 @@ def _count(op: Operation, times: float, counts: KernelCounts) -> None:
         key = f"global_{'store' if store else 'load'}" if level == "global" else level
         counts.bytes[key] += times * _lanes(value_type) * element_bytes(memref_type.element_type)
         counts.vector_lanes = max(counts.vector_lanes, _lanes(value_type))
-    elif op.results and _is_float(op.results[0].type) and op.dialect_name() in ("arith", "math"):
-        weight = 2 if op.name == "math.fma" else 4 if op.dialect_name() == "math" else 1
+    elif op.results and _is_float(op.results[0].type) and (op.dialect_name() in ("arith", "math") or op.name == "vector.fma"):
+        weight = 2 if op.name in ("math.fma", "vector.fma") else 4 if op.dialect_name() == "math" else 1
         if not op.name.startswith(("arith.constant", "arith.select")):
             counts.flops += times * weight * _lanes(op.results[0].type)
     for region in op.regions:

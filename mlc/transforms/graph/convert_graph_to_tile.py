@@ -105,14 +105,8 @@ from mlc.transforms.lowering.host_arena import HostArena
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.lowering.group_kernel import KernelPlan, build_kernel, collapse_dimensions, keep_dimensions
 from mlc.transforms.lowering.attention_kernel import AttentionUnit, attention_unit, build_attention_kernel
-from mlc.transforms.lowering.matmul_kernel import (
-    LaunchUnit,
-    MatmulUnit,
-    build_matmul_kernel,
-    launch_order,
-    matmul_unit,
-    plan_matmul,
-)
+from mlc.transforms.lowering.matmul_kernel import LaunchUnit, MatmulUnit, build_matmul_kernel, check_matmul_options
+from mlc.transforms.lowering.matmul_kernel import launch_order, matmul_unit, plan_matmul
 
 HOST_BUFFER_ALIGNMENT = 256
 
@@ -298,7 +292,7 @@ class HostBuilder:
             return
         kinds = ["matmul", *(op.name.split(".")[1] for op in (unit.epilogue.ops if unit.epilogue else []))][:4]
         name = self._kernel_name(unit, f"{self.old.sym_name.data}_{index}_" + "_".join(kinds))
-        plan = plan_matmul(name, unit, self.options.matmul_tile or None, self.options.precision)
+        plan = plan_matmul(name, unit, self.options.matmul_tile or None, self.options.precision, self.options.target == "cpu")
         kernel = build_matmul_kernel(plan)
         self.kernels.append(kernel)
         arguments = [self._buffer_of(value) for value in unit.reads()] + outputs
@@ -377,14 +371,15 @@ class ConvertGraphToTile(ModulePass):
     """(BM, BN, BK) for every matmul instead of `matmul_kernel.choose_matmul_tile`'s choice."""
     precision: str = DEFAULT_PRECISION
     """The precision of f32 matmuls without a `precision` property of their own."""
+    target: str = "gpu"
+    """Whose heuristic picks matmul blocks: "gpu" or "cpu" (`matmul_kernel.choose_matmul_tile`)."""
 
     def __post_init__(self) -> None:
         if self.elements_per_program < 1:
             raise ValueError(f"elements-per-program must be positive, got {self.elements_per_program}")
         if not 1 <= self.num_warps <= 32:
             raise ValueError(f"num-warps must be in [1, 32], got {self.num_warps}")
-        if self.matmul_tile and (len(self.matmul_tile) != 3 or any(size < 1 or size & (size - 1) for size in self.matmul_tile)):
-            raise ValueError(f"matmul-tile must be three powers of two (BM,BN,BK), got {','.join(map(str, self.matmul_tile))}")
+        check_matmul_options(self.matmul_tile, self.target)
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision}")
 

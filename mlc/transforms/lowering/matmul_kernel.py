@@ -33,7 +33,7 @@ Block sizes (`choose_matmul_tile`): 128x128x16 when that still gives at least `L
 programs (128x256x32 for f16/bf16 products, whose 8 warps then own 64x64 tensor-core warp tiles),
 else at most 64x64x16; each dimension is cut to the smallest power of two that covers
 the matrix's (a 17x33x65 product gets 32x64x16). `convert-graph-to-tile{matmul-tile=BM,BN,BK}`
-overrides the choice. The dot carries the matmul's `precision` (its property, else
+overrides the choice; `convert-graph-to-tile{target=cpu}` (the CPU pipeline) takes `CPU_TILE` instead. The dot carries the matmul's `precision` (its property, else
 `convert-graph-to-tile{precision=...}` for f32 products) for the lowering of `tile.dot`. Warps: one thread per 16 outputs, 1 to 8 warps (`matmul_warps`). The
 kernel records its block as `mlc.matmul_tile = array<i64: BM, BN, BK>`; the tile types carry it
 too. How threads share the block is decided below, by `convert-tile-to-loop` (`matmul_loop.py`).
@@ -88,6 +88,11 @@ HALF_LARGE_TILE = (128, 256, 32)
 """The large block of f16/bf16 products: on an H100, 4096^3 f16 through mma.sync and ldmatrix ran at
 290 TFLOP/s with it against 176 with 128x128x16 and 177 with 128x128x32 (bench/matmul_tiles.py,
 BENCHMARKS.md): 64x64 warp tiles load fewer fragments per mma, BK = 32 halves the barriers."""
+CPU_TILE = (128, 128, 16)
+"""The CPU's block (`convert-graph-to-tile{target=cpu}`), whatever the number of programs (a few
+threads are kept busy by a few programs): one thread on a Xeon with AVX-512 ran 1024^3 f32 in
+14.1 ms with it against 18.9 ms with 64x64x16 (a 128-row block packs each rhs panel for twice the
+rows, `matmul_cpu.py`); 256x128x16 was within noise of it."""
 LARGE_TILE_PROGRAMS = 128
 """Large blocks only when at least this many of them keep the GPU's ~132 multiprocessors busy."""
 
@@ -99,14 +104,25 @@ def _next_power_of_two(value: int) -> int:
     return 1 << max(0, (value - 1).bit_length())
 
 
-def choose_matmul_tile(batch: int, rows: int, columns: int, depth: int, half: bool = False) -> tuple[int, int, int]:
+def choose_matmul_tile(
+    batch: int, rows: int, columns: int, depth: int, half: bool = False, cpu: bool = False
+) -> tuple[int, int, int]:
     """(BM, BN, BK) for a `batch` of `rows x depth @ depth x columns` products (see the docstring).
 
-    `half`: 16-bit (f16/bf16) operands, which take `HALF_LARGE_TILE` as their large block."""
+    `half`: 16-bit (f16/bf16) operands, which take `HALF_LARGE_TILE` as their large block on the
+    GPU; `cpu`: the CPU's block, `CPU_TILE`, cut to the matrix likewise."""
     large = HALF_LARGE_TILE if half else LARGE_TILE
     programs = batch * -(-rows // large[0]) * -(-columns // large[1])
-    limit = large if programs >= LARGE_TILE_PROGRAMS else DEFAULT_TILE
+    limit = CPU_TILE if cpu else large if programs >= LARGE_TILE_PROGRAMS else DEFAULT_TILE
     return tuple(min(cap, _next_power_of_two(size)) for cap, size in zip(limit, (rows, columns, depth)))  # type: ignore[return-value]
+
+
+def check_matmul_options(matmul_tile: Sequence[int], target: str) -> None:
+    """Raises ValueError for convert-graph-to-tile's `matmul-tile` or `target` of the wrong form."""
+    if matmul_tile and (len(matmul_tile) != 3 or any(size < 1 or size & (size - 1) for size in matmul_tile)):
+        raise ValueError(f"matmul-tile must be three powers of two (BM,BN,BK), got {','.join(map(str, matmul_tile))}")
+    if target not in ("gpu", "cpu"):
+        raise ValueError(f"target must be gpu or cpu, got {target}")
 
 
 def matmul_warps(block_rows: int, block_columns: int) -> int:
@@ -264,7 +280,9 @@ def matmul_precision(op: graph.MatmulOp, default: str) -> str:
     return default if _element_type(op.a) == f32 else DEFAULT_PRECISION
 
 
-def plan_matmul(name: str, unit: MatmulUnit, block: Sequence[int] | None, precision: str = DEFAULT_PRECISION) -> MatmulPlan:
+def plan_matmul(
+    name: str, unit: MatmulUnit, block: Sequence[int] | None, precision: str = DEFAULT_PRECISION, cpu: bool = False
+) -> MatmulPlan:
     op = unit.op
     element_type = op.result.type.element_type  # type: ignore[attr-defined]
     if not isinstance(element_type, tile.DOT_INPUT_TYPES):
@@ -275,7 +293,7 @@ def plan_matmul(name: str, unit: MatmulUnit, block: Sequence[int] | None, precis
     rows, columns = shape_of(op.result)[-2:]
     if block is None:
         half = element_type != f32
-        block = choose_matmul_tile(math.prod(batch), rows, columns, shape_of(op.a)[-1], half)
+        block = choose_matmul_tile(math.prod(batch), rows, columns, shape_of(op.a)[-1], half, cpu)
     return MatmulPlan(name, unit, tuple(block), collapse, matmul_precision(op, precision))  # type: ignore[arg-type]
 
 

@@ -10,7 +10,8 @@
 // RUN: filecheck %s --check-prefix=LOOP < %t.loop.mlir
 // RUN: filecheck %s --check-prefix=SHARED < %t.shared.mlir
 // RUN: filecheck %s --check-prefix=GPU < %t.gpu.mlir
-// The named pipelines give the same kernel, and the CPU one compiles for the host:
+// The named pipelines give the same kernel, and the CPU one (vector micro-kernels of the host's
+// width, convert-tile-dot-to-cpu) compiles for the host:
 // RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu)' | mlc-translate --mlir-to-ptx | filecheck %s --check-prefix=PTX
 // RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-cpu)' | mlc-translate --mlir-to-llvmir | filecheck %s --check-prefix=CPU
 
@@ -62,7 +63,7 @@
 // PTX:        fma.rn.f32
 // PTX:        st.global.v4
 // CPU:        define void @dense_0_matmul_add_relu__programs(
-// CPU:          call float @llvm.fma.f32(
+// CPU:          call <{{[0-9]+}} x float> @llvm.fma.v{{[0-9]+}}f32(
 func.func @dense(%x: tensor<256x128xf32>, %w: tensor<128x256xf32>, %b: tensor<256xf32>) -> tensor<256x256xf32> {
   %0 = graph.matmul %x, %w : (tensor<256x128xf32>, tensor<128x256xf32>) -> tensor<256x256xf32>
   %1 = graph.add %0, %b : (tensor<256x256xf32>, tensor<256xf32>) -> tensor<256x256xf32>

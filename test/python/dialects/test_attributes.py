@@ -49,7 +49,8 @@ def test_every_stage_writes_declared_attributes_in_their_form(pipeline: str):
         assert list(attributes.malformed(module)) == [], passes[end - 1]
         seen |= {name for op in module.walk() for name in op.attributes if name.startswith("mlc.")}
     assert seen <= set(attributes.BY_NAME), seen - set(attributes.BY_NAME)
-    assert {"mlc.arg_alignment", "mlc.matmul_tile", "mlc.micro_tile", "mlc.memory_plan"} <= seen
+    register_tile = "mlc.micro_tile" if pipeline == GPU_PIPELINE else "mlc.cpu_micro_kernel"
+    assert {"mlc.arg_alignment", "mlc.matmul_tile", register_tile, "mlc.memory_plan"} <= seen
 
 
 @pytest.mark.parametrize(
@@ -59,6 +60,7 @@ def test_every_stage_writes_declared_attributes_in_their_form(pipeline: str):
         (attributes.ARG_ALIGNMENT, DenseArrayBase.from_list(i32, [16])),
         (attributes.MATMUL_TILE, DenseArrayBase.from_list(i64, [64, 64])),
         (attributes.MICRO_TILE, StringAttr("4x4")),
+        (attributes.CPU_MICRO_KERNEL, DenseArrayBase.from_list(i64, [8, 24, 8])),
         (attributes.UNROLL, IntegerAttr(2, i64)),
         (attributes.MIN_BLOCKS_PER_MULTIPROCESSOR, IntegerAttr(0, i64)),
         (attributes.PROMOTED, UnitAttr()),

@@ -12,6 +12,7 @@ machine, add the large shapes.
 
 from __future__ import annotations
 
+import re
 import zlib
 
 import ml_dtypes
@@ -115,9 +116,31 @@ def test_block_sizes_from_the_pass_option(device: str, block: str, rng: np.rando
     option = "convert-graph-to-tile{matmul-tile=" + block + "}"
     kernel = next(op for op in lower(text, option).walk() if isinstance(op, tile.KernelOp))
     assert list(kernel.attributes["mlc.matmul_tile"].get_values()) == [int(s) for s in block.split(",")]
-    pipeline = (GPU_PIPELINE if device == "cuda" else CPU_PIPELINE).replace("convert-graph-to-tile", option)
+    pipeline = re.sub(r"convert-graph-to-tile(\{[^}]*\})?", option, GPU_PIPELINE if device == "cuda" else CPU_PIPELINE)
     a, b = random(rng, (17, 65)), random(rng, (65, 33))
     assert_matmul_close(text, mlc.compile(text, device=device, pipeline=pipeline)(a, b), a, b)
+
+
+CPU_MICRO_KERNEL_SHAPES = [
+    pytest.param((130, 70), (70, 129), id="130x129x70"),
+    pytest.param((2, 37, 50), (2, 50, 45), id="batch2-37x45x50"),
+    pytest.param((3, 4100), (4100, 40), id="3x40x4100-unpacked"),
+    pytest.param((128, 27), (27, 4), id="128x4x27-narrow"),
+]
+
+
+@pytest.mark.parametrize("micro_kernel", ["8,32,16", "4,16,8", "2,8,4", "1,4,4"])
+@pytest.mark.parametrize("a_shape, b_shape", CPU_MICRO_KERNEL_SHAPES)
+def test_cpu_micro_kernels(micro_kernel: str, a_shape, b_shape, rng: np.random.Generator):
+    """Every CPU micro-kernel (convert-tile-dot-to-cpu) computes the product, with rows, columns
+    and K that are multiples of no block size, in batches, with K too long for a packed rhs panel
+    (read in place), and with rows of the packed panel and the scratch accumulators narrower than
+    64 bytes (their vector accesses state the alignment they have: a 4-column product crashed
+    with aligned 16-byte accesses claiming 64)."""
+    text = matmul_program(a_shape, b_shape)
+    pipeline = CPU_PIPELINE.replace("convert-tile-dot-to-cpu", "convert-tile-dot-to-cpu{micro-kernel=" + micro_kernel + "}")
+    a, b = random(rng, a_shape), random(rng, b_shape)
+    assert_matmul_close(text, mlc.compile(text, device="cpu", pipeline=pipeline)(a, b), a, b)
 
 
 @pytest.mark.parametrize("device", DEVICES)

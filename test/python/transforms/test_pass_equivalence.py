@@ -52,7 +52,7 @@ def _steps(pipeline: str) -> list[tuple[str, str, str]]:
     both levels; its graph-level step is labelled `NAME@graph`.
     """
     passes = pipeline.split(",")
-    lowering = passes.index("convert-graph-to-tile")
+    lowering = [name.split("{")[0] for name in passes].index("convert-graph-to-tile")
     steps, seen = [], set()
     for index, name in enumerate(passes):
         base = name.split("{")[0]  # labelled without options: convert-tile-to-loop{tensor-cores=true}
