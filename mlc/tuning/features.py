@@ -221,7 +221,8 @@ def feature_vector(features: dict[str, float], config: Config) -> list[float]:
     numbers = [math.log2(1.0 + max(0.0, features[name])) for name in FEATURE_NAMES]
     for _, value in sorted(config.items()):
         parts = value if isinstance(value, tuple) else (value,)
-        numbers.extend(math.log2(part) for part in (parts or (0.5,) * 3))  # (): the heuristic
+        # log2(1 + v): a knob's value may be 0 ("the kernel's own choice"); (): the heuristic.
+        numbers.extend(math.log2(1.0 + part) for part in (parts or (0.5,) * 3))
     return numbers
 
 

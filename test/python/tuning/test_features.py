@@ -76,3 +76,22 @@ def test_tensor_core_kernels_count_mma_and_ldmatrix():
     # 32x24 outputs over K = 32 on m16n8k16 tensor-core steps (padded to whole blocks: at least).
     assert features["flops"] >= 2 * 32 * 24 * 32
     assert features["global_load_bytes"] >= (32 * 32 + 32 * 24) * 2  # ldmatrix fragments
+
+
+def test_every_value_of_every_knob_has_a_feature_vector():
+    # The heuristic lowers on both targets, and each knob value encodes as finite numbers: the
+    # async-copy stages knob's 0 ("the kernel's own choice") once broke the encoding on the GPU.
+    import math
+
+    from mlc.tuning.features import feature_vector
+
+    for text in (ADD, MATMUL.replace("f32", "f16")):
+        module = workload(text).module
+        for target in ("cpu", "cuda"):
+            space = SearchSpace.of(module, target)
+            heuristic = space.heuristic()
+            features = module_features(loop_level(module, space, heuristic)[0], target)
+            for dimension in space.dimensions:
+                for value in dimension.values:
+                    numbers = feature_vector(features, {**heuristic, dimension.name: value})
+                    assert all(math.isfinite(number) for number in numbers), (target, dimension.name, value)
