@@ -39,7 +39,7 @@ from mlc.dialects import attributes
 from mlc.dialects.gpu import ops as gpu
 from mlc.dialects.loop import ops as loop
 from mlc.transforms.analysis.thread_analysis import is_shared_memory_space
-from mlc.transforms.lowering.loop_fission import sequentialize
+from mlc.transforms.lowering.loop_fission import has_commutative_combiner, sequentialize
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 
@@ -66,20 +66,6 @@ def _subsets(mask: int) -> list[int]:
     for bit in _bits(mask):
         values += [value | bit for value in values]
     return sorted(values)
-
-
-COMMUTATIVE_COMBINERS = (
-    arith.AddfOp, arith.MulfOp, arith.MaximumfOp, arith.MinimumfOp, arith.AddiOp, arith.MuliOp,
-    arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp, arith.MinUIOp, arith.AndIOp, arith.OrIOp, arith.XOrIOp,
-)  # fmt: skip
-
-
-def _is_commutative(reduce: loop.AllReduceOp) -> bool:
-    """Whether the combiner is one commutative op of its two arguments (bitwise: IEEE add, max, ...)."""
-    ops = list(reduce.body.block.ops)
-    if len(ops) != 2 or not isinstance(ops[0], COMMUTATIVE_COMBINERS) or not isinstance(ops[1], loop.YieldOp):
-        return False
-    return set(ops[0].operands) == set(reduce.body.block.args) and ops[1].operands[0] is ops[0].results[0]
 
 
 def _is_thread_loop(op: Operation) -> bool:
@@ -234,7 +220,7 @@ class KernelMapping:
                 key = (thread_loop.parent_block(), value.type)
                 if key not in scratch:
                     scratch[key] = self._shared_buffer(thread_loop, value.type)
-                if _is_commutative(reduce):
+                if has_commutative_combiner(reduce):
                     value = self._gather_and_combine(scratch[key], thread, value, warp_mask, reduce)
                 else:
                     for bit in _bits(warp_mask):

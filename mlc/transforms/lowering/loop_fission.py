@@ -132,7 +132,7 @@ class Fission:
         source = self.buffer(collective.value)
         result = self.buffer(collective.result)
         mask = collective.mask.value.data
-        if _symmetric_combiner(collective) and mask & (mask + 1) == 0 and self.count % (mask + 1) == 0:
+        if has_commutative_combiner(collective) and mask & (mask + 1) == 0 and self.count % (mask + 1) == 0:
             self._emit_tree(collective, source, result, mask)
             collective.detach()
             return
@@ -202,17 +202,18 @@ class Fission:
         Rewriter.insert_op([*bounds, scf.ForOp(*(b.result for b in bounds), [], body)], InsertPoint.before(self.parallel))
 
 
-_SYMMETRIC_COMBINERS = (
+COMMUTATIVE_COMBINERS = (
     arith.AddfOp, arith.MulfOp, arith.MaximumfOp, arith.MinimumfOp, arith.AddiOp, arith.MuliOp,
     arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp, arith.MinUIOp, arith.AndIOp, arith.OrIOp, arith.XOrIOp,
 )  # fmt: skip
-"""Ops whose result does not depend on the order of their two operands, bit for bit."""
+"""Ops whose result does not depend on the order of their two operands, bit for bit (IEEE add, max, ...)."""
 
 
-def _symmetric_combiner(collective: loop.AllReduceOp) -> bool:
-    """Whether the combiner is one op of `_SYMMETRIC_COMBINERS` applied to its two arguments."""
+def has_commutative_combiner(collective: loop.AllReduceOp) -> bool:
+    """Whether the combiner is one op of `COMMUTATIVE_COMBINERS` applied to its two arguments (so
+    that a tree, or a hardware reduction, may combine in any order and still give the same bits)."""
     body = list(collective.body.block.ops)
-    if len(body) != 2 or not isinstance(body[0], _SYMMETRIC_COMBINERS):
+    if len(body) != 2 or not isinstance(body[0], COMMUTATIVE_COMBINERS):
         return False
     yielded = body[1].operands[0] if isinstance(body[1], loop.YieldOp) else None
     return yielded is body[0].results[0] and set(body[0].operands) == set(collective.body.block.args)

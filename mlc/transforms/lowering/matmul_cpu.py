@@ -83,6 +83,7 @@ from mlc.transforms.lowering.matmul_loop import (
     Fragment,
     _operand_load,
     _shape,
+    k_step_body,
     output_shape,
 )
 from mlc.transforms.lowering.tile_kernel_lowering import (
@@ -462,11 +463,7 @@ class CpuDotKernelLowering(DotKernelLowering):
         accumulator = [v for row in self._vectors(emitter, op.acc) for v in row]
         lhs, rhs = _operand_load(op, "lhs"), _operand_load(op, "rhs")
         depth = _shape(op.lhs)[-1]
-        body = Block(arg_types=[IndexType(), *(v.type for v in accumulator)])
-        body.args[0].name_hint = "kk"
-        for argument in body.args[1:]:
-            argument.name_hint = op.acc.name_hint
-        inner = Emitter(body)
+        body, inner = k_step_body(op, accumulator)
         values = self._vector_step(inner, op, lhs, rhs, body.args[0], list(body.args[1:]))
         # Straight-line steps (no masked loads) come STEPS_PER_ITERATION to an iteration.
         unrolled = STEPS_PER_ITERATION if depth % STEPS_PER_ITERATION == 0 and not any(isinstance(o, scf.IfOp) for o in body.walk()) else 1

@@ -399,11 +399,7 @@ class DotKernelLowering(TileKernelLowering):
         if depth == 1:
             result = self._dot_step(emitter, op, lhs, rhs, emitter.index(0), accumulator)
         else:
-            body = Block(arg_types=[IndexType(), *(v.type for v in accumulator)])
-            body.args[0].name_hint = "kk"
-            for argument in body.args[1:]:
-                argument.name_hint = op.acc.name_hint
-            inner = Emitter(body)
+            body, inner = k_step_body(op, accumulator)
             inner.builder.insert(scf.YieldOp(*self._dot_step(inner, op, lhs, rhs, body.args[0], list(body.args[1:]))))
             steps = scf.ForOp(emitter.index(0), emitter.index(depth), emitter.index(1), accumulator, Region(body))
             attributes.DOT.write(steps, DenseArrayBase.from_list(i64, [self.layout.rows, self.layout.columns]))
@@ -447,6 +443,16 @@ class DotKernelLowering(TileKernelLowering):
     def _widen(emitter: Emitter, elements: list[SSAValue]) -> list[SSAValue]:
         """Operand elements in f32 (f16 widens exactly)."""
         return [e if isinstance(e.type, Float32Type) else emitter.emit(arith.ExtFOp(e, f32)) for e in elements]
+
+
+def k_step_body(dot: tile.DotOp, accumulator: Sequence[SSAValue]) -> tuple[Block, Emitter]:
+    """The body of a loop over `dot`'s K steps that carries `accumulator`: block arguments (the
+    step `kk`, then the accumulator named after `dot`'s), and an emitter appending to it."""
+    body = Block(arg_types=[IndexType(), *(value.type for value in accumulator)])
+    body.args[0].name_hint = "kk"
+    for argument in body.args[1:]:
+        argument.name_hint = dot.acc.name_hint
+    return body, Emitter(body)
 
 
 def _element(fragment: Fragment, row: int, column: int) -> SSAValue:

@@ -44,14 +44,13 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     Float16Type,
     Float32Type,
-    IndexType,
     IntegerAttr,
     StringAttr,
     UnitAttr,
     VectorType,
     i64,
 )
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Region, SSAValue
 
 from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
@@ -63,6 +62,7 @@ from mlc.transforms.lowering.matmul_loop import (
     _operand_load,
     _shape,
     _tag_loads,
+    k_step_body,
     output_shape,
 )
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering
@@ -244,11 +244,7 @@ class MmaKernelLowering(DotKernelLowering):
         layout = self.layout
         accumulator = [element for row in self._full(self.materialize(emitter, op.acc)) for element in row]
         depth = _shape(op.lhs)[-1]
-        body = Block(arg_types=[IndexType(), *(v.type for v in accumulator)])
-        body.args[0].name_hint = "kk"
-        for argument in body.args[1:]:
-            argument.name_hint = op.acc.name_hint
-        inner = Emitter(body)
+        body, inner = k_step_body(op, accumulator)
         inner.builder.insert(scf.YieldOp(*self._mma_slice(inner, op, body.args[0], list(body.args[1:]))))
         step = INSTRUCTION[2]
         slices = scf.ForOp(emitter.index(0), emitter.index(depth), emitter.index(step), accumulator, Region(body))
