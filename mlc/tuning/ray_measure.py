@@ -64,7 +64,16 @@ class RayMeasurer:
             except (ConnectionError, RuntimeError, ValueError) as error:
                 raise RayUnavailableError(f"cannot start or join the Ray cluster ({address or 'local'}): {error}") from None
         resources = {"num_gpus": 1} if target == "cuda" else {"num_cpus": cpus_per_task}
+        self._per_task = resources
         self._remote = self.ray.remote(max_retries=0, **resources)(compile_and_run_in_worker)
+
+    @property
+    def slots(self) -> int:
+        """Candidates measured at once: the cluster's GPUs (or its CPUs over `cpus_per_task`)."""
+        available = self.ray.cluster_resources()
+        if self.target == "cuda":
+            return max(1, int(available.get("GPU", 0)))
+        return max(1, int(available.get("CPU", 1)) // self._per_task["num_cpus"])
 
     def measure(self, tasks: Sequence[MeasureTask]) -> list[MeasureResult]:
         references = [self._remote.remote(task) for task in tasks]

@@ -47,11 +47,16 @@ PARENTS = 4
 ATTEMPTS_PER_CANDIDATE = 4
 """Draws per wanted candidate before sampling gives up (each new configuration is lowered to the
 loop level for its features; knobs with nothing to act on make many draws repeat a program)."""
+BATCH_PER_SLOT = 4
+"""Candidates per round for each device the measurer times on at once (the default batch)."""
 EXHAUSTIVE_SPACE = 1 << 14
 """Spaces up to this size are enumerated once random draws stop finding unmeasured programs."""
 
 
 class Measurer(Protocol):
+    slots: int
+    """Candidates it measures at once (its devices)."""
+
     def measure(self, tasks: list[MeasureTask]) -> list[MeasureResult]: ...
 
 
@@ -187,13 +192,14 @@ def tune(
     trials: int,
     measurer: Measurer,
     strategy: str = "evolutionary",
-    batch: int = 4,
+    batch: int | None = None,
     seed: int = 0,
     database: TuningDatabase | None = None,
     on_trial: Callable[[Trial, TuneResult], None] | None = None,
     repeats: int = 5,
 ) -> TuneResult:
-    """Tunes `workload` on `target` with at most `trials` measurements (see the module docstring)."""
+    """Tunes `workload` on `target` with at most `trials` measurements (see the module docstring);
+    `batch` candidates per round, by default `BATCH_PER_SLOT` for each of the measurer's devices."""
     from mlc.dialects.graph.error_bounds import result_bounds
 
     if strategy not in STRATEGIES:
@@ -235,6 +241,7 @@ def tune(
         history = _history(database, keys[1], workload.key)
         search.model.add_history([row for row in history if len(row[0]) == len(heuristic.features)])
     measure([heuristic])
+    batch = batch or BATCH_PER_SLOT * measurer.slots
     while len(result.trials) < trials:
         candidates = search.propose(min(batch, trials - len(result.trials)))
         if not candidates:

@@ -75,11 +75,14 @@ def test_measurement_through_a_local_ray_cluster(ray_measurer):
 class SyntheticMeasurer:
     """Costs from a formula of the configuration (no compiling): the search's logic alone."""
 
-    def __init__(self):
+    def __init__(self, slots: int = 1):
+        self.slots = slots
         self.measured: list[str] = []
+        self.rounds: list[int] = []
 
     def measure(self, tasks):
         self.measured.extend(task.pipeline for task in tasks)
+        self.rounds.append(len(tasks))
         return [MeasureResult(1.0 + len(task.pipeline) % 7 / 10, None) for task in tasks]
 
 
@@ -110,3 +113,25 @@ def test_a_small_space_is_searched_exhaustively_then_the_search_stops():
     assert len(programs) == len(result.trials) < 1000  # each program once, then no more to measure
     space = result.space
     assert len(result.trials) + sum(1 for _ in space.valid_configs()) >= 2 * len(programs)  # some configurations shared a program
+
+
+def test_the_default_batch_grows_with_the_measurers_devices():
+    measurer = SyntheticMeasurer(slots=2)
+    tune(workload(ADD), "cpu", 17, measurer, seed=0)
+    assert measurer.rounds[0] == 1  # the heuristic alone
+    assert measurer.rounds[1:] == [8, 8]
+
+
+def test_results_keep_the_order_of_the_tasks_across_devices():
+    """Two timing processes (two 'devices' of the CPU target): results come back in task order,
+    failures included, whichever device timed them."""
+    measurer = LocalMeasurer("cpu", workers=2, devices=["first", "second"])
+    try:
+        assert measurer.slots == 2
+        good, broken = _tasks(ADD, ["mlc-lower-to-cpu", "builtin.module(convert-graph-to-tile)"])
+        wrong = MeasureTask(**{**good.__dict__, "expected": [good.expected[0] + 1.0]})
+        results = measurer.measure([good, broken, good, wrong, good])
+    finally:
+        measurer.close()
+    assert [r.cost is not None for r in results] == [True, False, True, False, True]
+    assert "wrong result" in results[3].error
