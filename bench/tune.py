@@ -141,7 +141,8 @@ def retime(workload: Workload, target: str, pipelines: dict[str, str], triton: C
     times = {}
     for label, pipeline in pipelines.items():
         compiled = mlc.compile(str(workload.module), device=target, entry=workload.entry, pipeline=pipeline)
-        times[label] = statistics.median(time_gpu(lambda c=compiled: c(*inputs)))
+        outputs = list(compiled.run_on_device(*inputs))  # on the device, as a kernel in a model runs
+        times[label] = statistics.median(time_gpu(lambda c=compiled, o=outputs: c.run_on_device(*inputs, outputs=o)))
     if triton is not None:
         times["triton"] = statistics.median(time_gpu(triton))
     return times
@@ -175,7 +176,7 @@ def compare(args: argparse.Namespace) -> None:
         for name, text in selected(args).items():
             module, _, _ = _read_source(text)
             workload = Workload(module, "main", name)
-            learned = tune(workload, args.target, args.trials, measurer, database=database)
+            learned = tune(workload, args.target, args.trials, measurer, batch=args.batch, database=database)
             if learned.best is None or learned.heuristic.cost is None:
                 print(f"| {name} | {learned.space.size()} | failed | | | {len(learned.trials)} |", flush=True)
                 continue
@@ -241,6 +242,7 @@ def main() -> None:
     parser.add_argument("--db", help="tuning database (default: a temporary file)")
     parser.add_argument("--ray-address")
     parser.add_argument("--workers", type=int)
+    parser.add_argument("--batch", type=int, help="candidates per round (default: 4 per device)")
     args = parser.parse_args()
     if args.scaling:
         scaling(args)

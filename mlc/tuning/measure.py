@@ -185,6 +185,15 @@ class LocalMeasurer:
             self._collect(device, job, results)
         return [result for result in results if result is not None]
 
+    def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
+        """`features.extract_from_text` of `configs`, spread over the compile processes."""
+        from mlc.tuning.features import extract_from_text
+
+        share = max(1, -(-len(configs) // self.workers))
+        chunks = [configs[start : start + share] for start in range(0, len(configs), share)]
+        jobs = [self._compiler().apply_async(extract_from_text, (source, self.target, chunk)) for chunk in chunks]
+        return [result for job in jobs for result in job.get(COMPILE_TIMEOUT)]
+
     def _compile(self, task: MeasureTask) -> AsyncResult:
         # The compile workers need the program, not the (possibly large) inputs and references.
         return self._compiler().apply_async(compile_candidate, (dataclasses.replace(task, inputs=(), expected=(), bounds=()),))

@@ -75,6 +75,16 @@ class RayMeasurer:
             return max(1, int(available.get("GPU", 0)))
         return max(1, int(available.get("CPU", 1)) // self._per_task["num_cpus"])
 
+    def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
+        """`features.extract_from_text` of `configs`, one Ray task per share of the cluster's CPUs."""
+        from mlc.tuning.features import extract_from_text
+
+        workers = max(1, int(self.ray.cluster_resources().get("CPU", 1)))
+        share = max(1, -(-len(configs) // workers))
+        remote = self.ray.remote(max_retries=0)(extract_from_text)
+        references = [remote.remote(source, self.target, configs[start : start + share]) for start in range(0, len(configs), share)]
+        return [result for chunk in self.ray.get(references) for result in chunk]
+
     def measure(self, tasks: Sequence[MeasureTask]) -> list[MeasureResult]:
         references = [self._remote.remote(task) for task in tasks]
         _, pending = self.ray.wait(references, num_returns=len(references), timeout=self.timeout * max(1, len(tasks)))

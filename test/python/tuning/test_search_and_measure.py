@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from contextlib import closing
 
+import random
+
 import pytest
 
 from mlc.dialects.graph.error_bounds import result_bounds
 from mlc.tuning.database import TuningDatabase
+from mlc.tuning import features
+from mlc.tuning.features import extract_from_text
 from mlc.tuning.measure import LocalMeasurer, MeasureResult, MeasureTask
 from mlc.tuning.search import tune
 from mlc.tuning.space import SearchSpace
@@ -80,6 +84,9 @@ class SyntheticMeasurer:
         self.measured: list[str] = []
         self.rounds: list[int] = []
 
+    def extract(self, source, configs):
+        return extract_from_text(source, "cpu", configs)
+
     def measure(self, tasks):
         self.measured.extend(task.pipeline for task in tasks)
         self.rounds.append(len(tasks))
@@ -87,16 +94,16 @@ class SyntheticMeasurer:
 
 
 def test_lowering_failures_are_trials(monkeypatch):
-    from mlc.tuning import search
+    from mlc.tuning import features
 
-    real_extract = search.extract
+    real_extract = features.extract
 
     def extract(module, space, config):
         if config.get("convert-tile-to-loop.vector-bytes") == 8:
             raise ValueError("refused on purpose")
         return real_extract(module, space, config)
 
-    monkeypatch.setattr(search, "extract", extract)
+    monkeypatch.setattr(features, "extract", extract)
     measurer = SyntheticMeasurer()
     result = tune(workload(ADD), "cpu", 10, measurer, batch=3, seed=3)
     failed = [t for t in result.trials if t.cost is None]
@@ -120,6 +127,18 @@ def test_the_default_batch_grows_with_the_measurers_devices():
     tune(workload(ADD), "cpu", 17, measurer, seed=0)
     assert measurer.rounds[0] == 1  # the heuristic alone
     assert measurer.rounds[1:] == [8, 8]
+
+
+def test_features_are_extracted_in_the_measurers_processes(local_measurer):
+    """The same features and fingerprints as extracting in this process, and the reason for a
+    configuration that does not lower."""
+    tuned = workload(MATMUL, "matmul")
+    space = SearchSpace.of(tuned.module, "cpu")
+    rng = random.Random(0)
+    configs = [space.heuristic(), *(space.random(rng) for _ in range(3)), {**space.heuristic(), "convert-graph-to-tile.matmul-tile": (7, 7, 7)}]
+    extracted = local_measurer.extract(str(tuned.module), configs)
+    assert extracted[:4] == [features.extract(tuned.module, space, c) for c in configs[:4]]
+    assert isinstance(extracted[4], str) and extracted[4].startswith("does not lower")
 
 
 def test_results_keep_the_order_of_the_tasks_across_devices():
