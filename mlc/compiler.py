@@ -628,8 +628,8 @@ def _load(
     from mlc.backend.cpu import compile_to_cpu_code
 
     code = compile_to_cpu_code(module, shared_library)
-    program = HostProgram.for_cpu(module, code.jit_object, entry=function_name, num_threads=num_threads)
-    return code.jit_object, program, code.shared_library
+    program = HostProgram.for_cpu(module, code.object_code, function_name, num_threads, code.shared_library)
+    return code.object_code, program, code.shared_library
 
 
 def interpret(source: str | os.PathLike[str] | ModuleOp, *arrays: object, entry: str | None = None) -> Any:

@@ -21,11 +21,14 @@ convention.
 LLVM aborts the whole process on intrinsics it cannot lower, so code generation rejects GPU
 intrinsics (`llvm.nvvm.*`, `llvm.amdgcn.*`) during translation, with a message naming the op.
 
-The shared library: the optimized module is emitted a second time as position-independent code
-(the small code model: `-fPIC`'s), and the system's C compiler driver (`$CC`, else `cc`, `gcc` or
+The shared library: the optimized module is emitted as position-independent code (the small
+code model: `-fPIC`'s) instead, and the system's C compiler driver (`$CC`, else `cc`, `gcc` or
 `clang`) links it with `-shared -lm`, resolving compiler-rt/libgcc helpers statically and refusing
-undefined symbols (`-z defs`). Where there is no such driver, or it fails, there is no shared
-library (None) and the object is what gets loaded: nothing requires a linker.
+undefined symbols (`-z defs`). The library is then what every process loads, the compiling one
+included (a dynamic loader's `dlopen`, faster than MCJIT's linking); the position-independent
+object stays beside it for MCJIT, should a loader refuse the library. Where there is no driver, or
+it fails, there is no shared library (None) and the object for MCJIT is emitted as without one:
+nothing requires a linker.
 
 Limits: the object is for this machine only (host CPU features), not for distribution.
 """
@@ -100,30 +103,35 @@ def translate_for_cpu(module: ModuleOp) -> ir.Module:
 
 @dataclass(frozen=True)
 class CpuCode:
-    """A module's CPU code: the object for MCJIT, and the shared library when one was asked for
-    and could be linked (see the module docstring)."""
+    """A module's CPU code: an object file, and the shared library linked from it when one was
+    asked for and could be linked (see the module docstring)."""
 
-    jit_object: bytes
+    object_code: bytes
     shared_library: bytes | None = None
 
 
 def compile_to_cpu_object(module: ModuleOp) -> bytes:
-    """A host object file with every `llvm.func` of `module`."""
-    return compile_to_cpu_code(module).jit_object
+    """A host object file with every `llvm.func` of `module`, for MCJIT."""
+    return compile_to_cpu_code(module).object_code
 
 
 def compile_to_cpu_code(module: ModuleOp, shared_library: bool = False) -> CpuCode:
-    """The object for MCJIT and, with `shared_library`, the same code as a shared library."""
+    """The object for MCJIT; with `shared_library`, the position-independent object and the
+    shared library linked from it when there is a linker (MCJIT loads that object too, should a
+    dynamic loader refuse the library), else the object for MCJIT alone."""
     machine = host_target_machine()
     llvm_module = parse_verified(translate_module(module, cpu_target(machine, for_code_generation=True)))
     optimize(llvm_module, machine)
     verify(llvm_module, "optimization")
     try:
-        jit_object = machine.emit_object(llvm_module)
-        library = link_shared_library(host_target_machine(position_independent=True).emit_object(llvm_module)) if shared_library else None
+        if shared_library and c_compiler_driver() is not None:
+            position_independent = host_target_machine(position_independent=True).emit_object(llvm_module)
+            library = link_shared_library(position_independent)
+            if library is not None:
+                return CpuCode(position_independent, library)
+        return CpuCode(machine.emit_object(llvm_module))
     except RuntimeError as error:
         raise BackendError(f"the {machine.triple} back end failed: {error}") from None
-    return CpuCode(jit_object, library)
 
 
 LINK_TIMEOUT_SECONDS = 60

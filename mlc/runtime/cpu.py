@@ -186,12 +186,18 @@ class CpuModule:
 
 class SharedLibrary:
     """A shared library of kernels loaded by the dynamic loader (see the module docstring); the
-    same interface as a CpuModule. OSError when the loader refuses it."""
+    same interface as a CpuModule. OSError when the loader refuses it.
+
+    The loader knows a library by its path and returns the one already loaded under a path it is
+    given again, so the in-memory file stays open (its `/proc/self/fd/N` unique) for as long as
+    the library is loaded: until `close()`, or until the SharedLibrary is garbage-collected (its
+    functions keep it alive while they may be called)."""
 
     def __init__(self, data: bytes, name: str = "<library>"):
         self.name = name
-        self._library = _dlopen_bytes(data, name)
+        self._library, descriptor = _dlopen_bytes(data, name)
         self._functions: dict[str, CpuFunction] = {}
+        self._finalizer = weakref.finalize(self, _unload, self._library._handle, descriptor)
 
     def address_of(self, name: str) -> int:
         try:
@@ -212,29 +218,37 @@ class SharedLibrary:
 
     def close(self) -> None:
         """Unloads the library; the module's functions must not be called afterwards."""
-        import _ctypes
-
         self._functions.clear()
-        _ctypes.dlclose(self._library._handle)
+        self._finalizer()
 
 
-def _dlopen_bytes(data: bytes, name: str) -> ctypes.CDLL:
-    """`data` (a shared library) loaded with RTLD_LOCAL, from an in-memory file where possible."""
+def _unload(handle: int, descriptor: int | None) -> None:
+    import _ctypes
+
+    _ctypes.dlclose(handle)
+    if descriptor is not None:
+        os.close(descriptor)
+
+
+def _dlopen_bytes(data: bytes, name: str) -> tuple[ctypes.CDLL, int | None]:
+    """`data` (a shared library) loaded with RTLD_LOCAL, and the descriptor of the in-memory file
+    it was loaded from (None: from a temporary file, already removed)."""
     mode = os.RTLD_NOW | os.RTLD_LOCAL
     if hasattr(os, "memfd_create"):
         descriptor = os.memfd_create(f"mlc-{name}", os.MFD_CLOEXEC)
         try:
             os.write(descriptor, data)
-            return ctypes.CDLL(f"/proc/self/fd/{descriptor}", mode=mode)
-        finally:
-            os.close(descriptor)  # the loader's mapping keeps the code
+            return ctypes.CDLL(f"/proc/self/fd/{descriptor}", mode=mode), descriptor
+        except BaseException:
+            os.close(descriptor)
+            raise
     import tempfile
 
     descriptor, path = tempfile.mkstemp(prefix="mlc-", suffix=".so")
     try:
         with os.fdopen(descriptor, "wb") as file:
             file.write(data)
-        return ctypes.CDLL(path, mode=mode)
+        return ctypes.CDLL(path, mode=mode), None
     finally:
         os.unlink(path)
 

@@ -426,12 +426,14 @@ class HostProgram:
         object_code: bytes,
         entry: str | func.FuncOp | None = None,
         num_threads: int | None = None,
+        shared_library: bytes | None = None,
     ) -> HostProgram:
-        """The program of `entry`, its kernels taken from `object_code` (the backend's output),
-        large kernels run on `num_threads` threads (default: `MLC_NUM_THREADS`, else all cores)."""
+        """The program of `entry`, its kernels taken from `shared_library` when given and loadable,
+        else from `object_code` (the backend's output), large kernels run on `num_threads` threads
+        (default: `MLC_NUM_THREADS`, else all cores)."""
         from mlc.runtime.plan import plan_host_function
 
-        return cls.for_cpu_plan(plan_host_function(module, entry), object_code, num_threads)
+        return cls.for_cpu_plan(plan_host_function(module, entry), object_code, num_threads, shared_library)
 
     @classmethod
     def for_cpu_plan(

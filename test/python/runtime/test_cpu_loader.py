@@ -10,6 +10,8 @@ with numpy exactly, except where a kernel calls libm's expf: there within the er
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 from ptx_kernels import parse
@@ -258,3 +260,21 @@ def test_a_library_the_loader_refuses_falls_back_to_the_object() -> None:
 def test_an_object_that_does_not_link_gives_no_library() -> None:
     assert link_shared_library(object_code(MISSING_SYMBOL_IR)) is None  # undefined symbol: -z defs
     assert link_shared_library(b"not an object") is None
+
+
+@needs_a_linker
+def test_libraries_loaded_one_after_another_stay_apart() -> None:
+    """The loader returns the library already loaded under a path given again: each library's
+    in-memory file stays open while it is loaded, so two never share a /proc/self/fd path."""
+    first = SharedLibrary(link_shared_library(object_code(KERNELS_IR)), name="first.so")  # type: ignore[arg-type]
+    for _ in range(3):
+        other = SharedLibrary(link_shared_library(object_code(HALF_IR)), name="half.so")  # type: ignore[arg-type]
+        other.function("widen_8", 2)
+        with pytest.raises(CpuLoadError, match="has no function 'add_1024'"):
+            other.function("add_1024", 3)
+        other.close()
+    first.function("add_1024", 3)
+    del first
+    gc.collect()  # unloaded, its file closed: a library loaded now may reuse the descriptor
+    again = SharedLibrary(link_shared_library(object_code(HALF_IR)), name="half.so")  # type: ignore[arg-type]
+    again.function("widen_8", 2)
