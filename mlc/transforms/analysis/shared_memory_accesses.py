@@ -129,6 +129,7 @@ class SharedMemoryAccesses:
         self.threads = threads
         self._accesses: dict[Operation, tuple[Access, ...]] = {}
         self._collisions: dict[tuple[Access, Access, frozenset[Operation]], bool] = {}
+        self._elements: dict[Access, tuple[np.ndarray, np.ndarray]] = {}
         self._order = {op: position for position, op in enumerate(threads.function.walk())}
 
     def program_order(self, access: Access) -> int:
@@ -220,7 +221,12 @@ class SharedMemoryAccesses:
                 return True
             if any(_defined_inside(symbol, loop) for symbol, _ in form_a.symbols for loop in changed_loops):
                 return True
-        return _two_threads_share_an_element(_elements(a), _elements(b))
+        return _two_threads_share_an_element(self._elements_of(a), self._elements_of(b))
+
+    def _elements_of(self, access: Access) -> tuple[np.ndarray, np.ndarray]:
+        if access not in self._elements:
+            self._elements[access] = _elements(access)
+        return self._elements[access]
 
 
 def _defined_inside(value: SSAValue, loop: Operation) -> bool:
