@@ -35,6 +35,7 @@ import os
 import struct
 import threading
 import weakref
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -108,7 +109,7 @@ def _load_helper_libraries(llvm: object) -> None:
 class CpuFunction:
     """A kernel of a CpuModule: `function(pointer, pointer, ...)` runs it to completion."""
 
-    def __init__(self, module: CpuModule | SharedLibrary, name: str, address: int, parameter_count: int):
+    def __init__(self, module: NativeCode, name: str, address: int, parameter_count: int):
         self.module = module  # keeps the engine or library, and so the code, alive
         self.name = name
         self.address = address
@@ -129,7 +130,30 @@ class CpuFunction:
         return self._call
 
 
-class CpuModule:
+class NativeCode(ABC):
+    """Loaded kernels, by name: what CpuModule (MCJIT) and SharedLibrary (the dynamic loader) share."""
+
+    name: str
+    _functions: dict[str, CpuFunction]
+
+    @abstractmethod
+    def address_of(self, name: str) -> int:
+        """The address of function `name`; CpuLoadError when there is none."""
+
+    def function(self, name: str, parameter_count: int) -> CpuFunction:
+        """The kernel `name`, called with `parameter_count` pointers."""
+        function = self._functions.get(name)
+        if function is None or function.parameter_count != parameter_count:
+            function = CpuFunction(self, name, self.address_of(name), parameter_count)
+            self._functions[name] = function
+        return function
+
+    @abstractmethod
+    def close(self) -> None:
+        """Releases the code; the functions must not be called afterwards."""
+
+
+class CpuModule(NativeCode):
     """A native object file loaded into its own MCJIT engine."""
 
     def __init__(self, object_code: bytes, name: str = "<object>"):
@@ -170,21 +194,13 @@ class CpuModule:
             raise CpuLoadError(f"object file {self.name} has no function '{name}'; it defines: {known}")
         return address
 
-    def function(self, name: str, parameter_count: int) -> CpuFunction:
-        """The kernel `name`, called with `parameter_count` pointers."""
-        function = self._functions.get(name)
-        if function is None or function.parameter_count != parameter_count:
-            function = CpuFunction(self, name, self.address_of(name), parameter_count)
-            self._functions[name] = function
-        return function
-
     def close(self) -> None:
         """Releases the engine and its code; the module's functions must not be called afterwards."""
         self._functions.clear()
         self._engine.close()
 
 
-class SharedLibrary:
+class SharedLibrary(NativeCode):
     """A shared library of kernels loaded by the dynamic loader (see the module docstring); the
     same interface as a CpuModule. OSError when the loader refuses it.
 
@@ -207,14 +223,6 @@ class SharedLibrary:
         address = ctypes.cast(symbol, ctypes.c_void_p).value
         assert address is not None
         return address
-
-    def function(self, name: str, parameter_count: int) -> CpuFunction:
-        """The kernel `name`, called with `parameter_count` pointers."""
-        function = self._functions.get(name)
-        if function is None or function.parameter_count != parameter_count:
-            function = CpuFunction(self, name, self.address_of(name), parameter_count)
-            self._functions[name] = function
-        return function
 
     def close(self) -> None:
         """Unloads the library; the module's functions must not be called afterwards."""
@@ -253,7 +261,7 @@ def _dlopen_bytes(data: bytes, name: str) -> tuple[ctypes.CDLL, int | None]:
         os.unlink(path)
 
 
-def load_cpu_code(object_code: bytes, shared_library: bytes | None, name: str) -> CpuModule | SharedLibrary:
+def load_cpu_code(object_code: bytes, shared_library: bytes | None, name: str) -> NativeCode:
     """The shared library when there is one and the dynamic loader takes it, else the object in
     MCJIT (a library built elsewhere may need what this system lacks: the object still loads)."""
     if shared_library:
@@ -354,7 +362,7 @@ def _stop_workers(task_queues: list[queue.SimpleQueue]) -> None:  # type: ignore
         tasks.put(None)
 
 
-def program_range_function(module: CpuModule | SharedLibrary, kernel: str, pointer_count: int) -> ctypes._CFuncPtr:  # type: ignore[name-defined]
+def program_range_function(module: NativeCode, kernel: str, pointer_count: int) -> ctypes._CFuncPtr:  # type: ignore[name-defined]
     """The ctypes function of `<kernel>__programs(pointers..., first, last)`."""
     prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * pointer_count), ctypes.c_int64, ctypes.c_int64)
     return prototype(module.address_of(kernel + PROGRAMS_SUFFIX))

@@ -95,7 +95,7 @@ if TYPE_CHECKING:
     from xdsl.dialects import func
     from xdsl.dialects.builtin import ModuleOp
 
-    from mlc.runtime.cpu import CpuModule, ProgramPool, SharedLibrary
+    from mlc.runtime.cpu import NativeCode, ProgramPool
     from mlc.runtime.cuda import CudaModule, Device, DeviceBuffer, Stream
     from mlc.runtime.foreign_arrays import DeviceArrayView
 
@@ -840,7 +840,7 @@ class CpuExecutor(HostMemoryExecutor):
 
     launch_op_name = CPU_LAUNCH
 
-    def __init__(self, module: CpuModule | SharedLibrary, num_threads: int | None = None):
+    def __init__(self, module: NativeCode, num_threads: int | None = None):
         from mlc.runtime.cpu import default_thread_count
 
         self.module = module
