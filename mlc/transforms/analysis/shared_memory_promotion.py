@@ -354,36 +354,61 @@ def _strides(extents: Sequence[int], padding: int) -> list[int]:
     return strides[::-1]
 
 
-def layout_cost(promotion: Promotion, analysis: ScopeAnalysis, padding: int, element_bytes: int) -> int:
-    """Wavefronts per run of the scope, summed over the first warp's reads and copy stores."""
+@dataclass(frozen=True)
+class WarpAccesses:
+    """The first warp's shared-memory accesses of a promotion, in box coordinates, whatever the
+    padding: what `layout_cost` prices for each candidate padding (computed once, as evaluating
+    every lane's indices costs far more than pricing a layout)."""
+
+    reads: list[tuple[int, int, list[list[int] | None]]]
+    """Per read (or vector group): its runs per scope run, its width, and each lane's coordinates
+    relative to the box's origin (None: unknown)."""
+    stores: list[tuple[int, list[list[int]]]]
+    """Per warp-wide copy store: its element count and each storing lane's coordinates."""
+
+
+def warp_accesses(promotion: Promotion, analysis: ScopeAnalysis) -> WarpAccesses:
     box = promotion.box
-    strides = _box_strides(promotion, padding)
     lanes = range(min(WARP, analysis.thread_loop.trip_count))
     accesses = [(group[0], len(group)) for group in promotion.groups] if promotion.groups else [(s, s.width) for s in promotion.sites]
-    total = 0
+    reads = []
     for site, width in accesses:
-        addresses: list[Sequence[int] | None] = []
+        coordinates: list[list[int] | None] = []
         for lane in lanes:
             local = [analysis.concrete(form, lane) for form in site.varying]
-            if any(value is None for value in local):
-                addresses.append(None)
-                continue
-            offset = sum((value - low) * stride for value, low, stride in zip(local, box.low, strides))  # type: ignore[operator]
-            addresses.append(_words(offset, width, element_bytes))
-        total += site.runs * wavefronts(addresses, width * element_bytes)
+            known = not any(value is None for value in local)
+            coordinates.append([value - low for value, low in zip(local, box.low)] if known else None)  # type: ignore[operator]
+        reads.append((site.runs, width, coordinates))
     width = promotion.copy_width
     # A transposed copy stores each element of a chunk on its own; a plain one stores the chunk.
     pieces = [(offset, 1) for offset in range(width)] if promotion.transposed else [(0, width)]
     chunks = math.prod(box.extents) // width
+    stores = []
     for round_start in range(0, chunks, analysis.thread_loop.trip_count):
         for offset, count in pieces:
-            stores = []
+            lane_coordinates = []
             for lane in lanes:
                 if round_start + lane < chunks:
                     coordinates = _chunk_coordinates(round_start + lane, box.extents, width)
                     coordinates[-1] += offset
-                    stores.append(_words(sum(c * s for c, s in zip(coordinates, strides)), count, element_bytes))
-            total += wavefronts(stores, count * element_bytes)
+                    lane_coordinates.append(coordinates)
+            stores.append((count, lane_coordinates))
+    return WarpAccesses(reads, stores)
+
+
+def layout_cost(promotion: Promotion, accesses: WarpAccesses, padding: int, element_bytes: int) -> int:
+    """Wavefronts per run of the scope, summed over the first warp's reads and copy stores."""
+    strides = _box_strides(promotion, padding)
+    total = 0
+    for runs, width, lanes in accesses.reads:
+        addresses = [
+            None if local is None else _words(sum(c * s for c, s in zip(local, strides)), width, element_bytes)
+            for local in lanes
+        ]
+        total += runs * wavefronts(addresses, width * element_bytes)
+    for count, lanes in accesses.stores:
+        stores = [_words(sum(c * s for c, s in zip(coordinates, strides)), count, element_bytes) for coordinates in lanes]
+        total += wavefronts(stores, count * element_bytes)
     return total
 
 
@@ -414,7 +439,8 @@ def choose_padding(promotion: Promotion, analysis: ScopeAnalysis, element_bytes:
     """(padding, its cost, the cost without padding): the cheapest of a bank's worth of paddings."""
     step = max(promotion.copy_width, len(promotion.groups[0]) if promotion.groups else 1)
     candidates = range(0, max(step, BANKS * BANK_BYTES // element_bytes), step)
-    costs = {padding: layout_cost(promotion, analysis, padding, element_bytes) for padding in candidates}
+    accesses = warp_accesses(promotion, analysis)
+    costs = {padding: layout_cost(promotion, accesses, padding, element_bytes) for padding in candidates}
     best = min(costs, key=lambda padding: (costs[padding], padding))
     return best, costs[best], costs[0]
 

@@ -140,6 +140,8 @@ class HazardWalk:
 
     def access(self, op: Operation, state: State) -> State:
         accesses = self.accesses.accesses_of(op)
+        if not accesses:
+            return state  # most ops: no copy of the pending set
         for access in accesses:
             earlier = [
                 pending
