@@ -89,6 +89,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
@@ -97,6 +98,8 @@ from mlc.transforms.analysis.shared_memory_promotion import (
     COPY_BYTES,
     SHARED_MEMORY_BYTES,
     STAGED_SHARED_MEMORY_BYTES,
+    SWIZZLE_BYTES,
+    WGMMA_SHARED_MEMORY_BYTES,
     Promotion,
     ReadSite,
     ScopeAnalysis,
@@ -106,6 +109,7 @@ from mlc.transforms.analysis.shared_memory_promotion import (
     element_type_of,
     is_inside,
     is_read_only,
+    needs_swizzle,
     plan_promotion,
     scope_body,
     shared_bytes,
@@ -146,10 +150,15 @@ class PromotionRewriter:
         scope = promotion.scope
         last = last_iteration(scope) if isinstance(scope, scf.ForOp) else None
         staged = stages >= 2 and last is not None and self.can_copy_async()
+        swizzled = needs_swizzle(promotion.sites)
+        if swizzled and not staged:
+            raise PassFailure(promotion.sites[0].op, "loop.wgmma needs its operands staged by 16-byte async copies in a loop (2 or more stages that fit in shared memory)")
         space = IntegerAttr(loop.SHARED_MEMORY_SPACE, i64)
         allocation = memref.AllocaOp.get(element_type_of(promotion.source), COPY_BYTES, [stages, *shape] if staged else shape, memory_space=space)
         allocation.memref.name_hint = f"{promotion.source.name_hint or 'buffer'}_shared"
         attributes.PROMOTED.write(allocation, StringAttr(reason + (f"; {stages} stages of async copies" if staged else "")))
+        if swizzled:
+            attributes.SWIZZLE.write(allocation, IntegerAttr(SWIZZLE_BYTES, i64))
         thread_loop = self.analysis.thread_loop
         thread_loop.parent_block().insert_op_before(allocation, thread_loop)  # type: ignore[union-attr]
         staging = Emitter(Block())
@@ -323,12 +332,15 @@ class PromotionRewriter:
         block = op.parent_block()
         assert block is not None
         local = [] if stage is None else [stage]
-        for index, origin in zip(op.indices, origins):
+        indices = op.read_region(site.role)[1] if isinstance(op, loop.WgmmaOp) and site.role is not None else op.indices
+        for index, origin in zip(indices, origins):
             difference = arith.SubiOp(index, origin)
             block.insert_op_before(difference, op)
             local.append(difference.result)
-        if isinstance(op, loop.LdMatrixOp):
-            replacement: Operation = loop.LdMatrixOp(shared, local, op.matrices, op.transposed, op.registers[0].type)
+        if isinstance(op, loop.WgmmaOp):
+            replacement: Operation = _redirect_wgmma(op, site.role == "lhs", shared, local)
+        elif isinstance(op, loop.LdMatrixOp):
+            replacement = loop.LdMatrixOp(shared, local, op.matrices, op.transposed, op.registers[0].type)
         elif isinstance(op, vector.LoadOp):
             replacement = vector.LoadOp(shared, local, op.result.type)
             alignment = op.attributes.get("alignment")
@@ -350,6 +362,12 @@ class PromotionRewriter:
         return self.analysis.facts(origin).divisor % width == 0 and row % width == 0
 
 
+def _redirect_wgmma(op: loop.WgmmaOp, lhs: bool, shared: SSAValue, local: list[SSAValue]) -> loop.WgmmaOp:
+    """`op` reading its A (`lhs`) or B operand from `shared` at `local`."""
+    operands = (shared, local, op.rhs, op.rhs_indices) if lhs else (op.lhs, op.lhs_indices, shared, local)
+    return loop.WgmmaOp(*operands, op.c, op.columns, op.depth)
+
+
 # -- the pass ----------------------------------------------------------------------------------------
 
 
@@ -362,12 +380,16 @@ def promote_kernel(kernel: loop.KernelOp, stages: int = 0) -> None:
             if not isinstance(source.type, MemRefType) or not is_read_only(source):
                 continue
             limit = STAGED_SHARED_MEMORY_BYTES if stages >= 2 else SHARED_MEMORY_BYTES
+            if attributes.WGMMA.read(kernel) is not None:
+                limit = WGMMA_SHARED_MEMORY_BYTES
             planned = plan_promotion(source, thread_loop, limit - shared_bytes(kernel))
             if planned is None:
                 continue
             promotion, analysis = planned
             element_bytes = byte_width(element_type_of(source))
-            promotion.padding, cost, unpadded = choose_padding(promotion, analysis, element_bytes)
+            cost = unpadded = 0
+            if not needs_swizzle(promotion.sites):
+                promotion.padding, cost, unpadded = choose_padding(promotion, analysis, element_bytes)
             extents = promotion.shared_extents
             stage_bytes = math.prod([*extents[:-1], extents[-1] + promotion.padding]) * element_bytes
             fitting = min(stages, (limit - shared_bytes(kernel)) // stage_bytes)
