@@ -17,7 +17,8 @@ lane's read), then hands the rows' elements to the lanes that the fragment layou
 
 `loop.wgmma` is collective over a warpgroup (128 consecutive threads, same grouping): its
 threads share the reads of the A and B blocks (the race checker sees each element read by one
-thread of the warpgroup); its wait is part of the op, so no read is outstanding after it. Its
+thread of the warpgroup), and the reads stay in flight until `loop.wgmma_wait` (`async_copy.py`
+reports a write of them before). Its
 NVVM form (inline `wgmma.mma_async` assembly with matrix descriptors) is not interpreted.
 
 Arithmetic: each element is accumulated in increasing k with f32 fused multiply-adds, as
@@ -32,6 +33,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from mlc.dialects.loop import ops as loop
+from mlc.interpreter.async_copy import issue_product
 from mlc.interpreter.engine import Execution, Level, OperationTable
 from mlc.interpreter.errors import InterpreterError
 from mlc.interpreter.loop import LoopNestLevel
@@ -198,7 +200,7 @@ def _wgmma_accumulator_positions(columns: int) -> tuple[np.ndarray, np.ndarray]:
     return 16 * warp + lane // 4 + 8 * half, 8 * block + 2 * (lane % 4) + element
 
 
-def _warpgroup_block(execution: Execution, op: loop.WgmmaOp, mask: Mask, view: _WarpView, role: str) -> np.ndarray:
+def _warpgroup_block(execution: Execution, op: loop.WgmmaOp, mask: Mask, view: _WarpView, role: str, reads: list[tuple[np.ndarray, int]]) -> np.ndarray:
     """The (rows x columns) block of `role` each warpgroup reads, as f32 of shape (..., groups, rows, columns).
 
     The warpgroup's threads share the reads: thread i reads elements i, i + 128, ... of the
@@ -227,16 +229,25 @@ def _warpgroup_block(execution: Execution, op: loop.WgmmaOp, mask: Mask, view: _
     values = execution.read(addresses, memref_value.dtype, mask, op, 1, inside)
     values = np.where(inside, np.asarray(values).astype(np.float32), np.float32(0))
     shared = view.gather(values, (count,))
+    reads.append((addresses[inside if mask is None else inside & _widened_mask(mask, inside)], memref_value.dtype.itemsize))
     return np.swapaxes(shared, -1, -2).reshape(shared.shape[:-2] + (rows, columns))
 
 
+def _widened_mask(mask: object, inside: np.ndarray) -> np.ndarray:
+    mask = np.asarray(mask, dtype=bool)
+    return np.broadcast_to(mask.reshape(mask.shape + (1,) * (inside.ndim - mask.ndim)), inside.shape)
+
+
 def wgmma(execution: Execution, op: Operation, mask: Mask) -> list[object]:
-    """`loop.wgmma`: each warpgroup's D = A B + C in increasing k (see the op)."""
+    """`loop.wgmma`: each warpgroup's D = A B + C in increasing k (see the op); its reads stay in
+    flight (a write of them is a race) until a `loop.wgmma_wait` completes its group."""
     assert isinstance(op, loop.WgmmaOp)
     view = _WarpView(execution, op, WARPGROUP_SIZE)
     _check_whole_warps(view, mask, op)
-    lhs = _warpgroup_block(execution, op, mask, view, "lhs")
-    rhs = _warpgroup_block(execution, op, mask, view, "rhs")
+    reads: list[tuple[np.ndarray, int]] = []
+    lhs = _warpgroup_block(execution, op, mask, view, "lhs", reads)
+    rhs = _warpgroup_block(execution, op, mask, view, "rhs", reads)
+    issue_product(execution, reads)
     c = np.stack([view.gather(as_array(execution.get(value), np.dtype(np.float32)), ()) for value in op.c], axis=-1)
     rows, columns = _wgmma_accumulator_positions(op.columns)
     result = np.zeros(c.shape[:-2] + (loop.WGMMA_ROWS, op.columns), dtype=np.float32)

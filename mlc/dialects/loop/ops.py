@@ -587,13 +587,14 @@ WGMMA_ROWS, WGMMA_DEPTH = 64, 16
 class WgmmaOp(IRDLOperation):
     """`%d:128 = loop.wgmma m64n256k64 %a[%i, %j], %b[%k, %l], (%c:128) : memref<..xf16>, memref<..xf16>`.
 
-    A warpgroup-collective tensor-core product (PTX `wgmma.mma_async` m64nNk16, issued K/16
-    times with `wgmma.fence` before and `commit_group` + `wait_group 0` after, so that the results
-    are complete when the op is): each group of 128 consecutive iterations (a warpgroup) of the
+    A warpgroup-collective tensor-core product, issued asynchronously (PTX `wgmma.fence`, K/16
+    `wgmma.mma_async` m64nNk16, `commit_group`: one group): each group of 128 consecutive iterations (a warpgroup) of the
     enclosing `thread.x` loop, or of the block in a GPU kernel, computes D = A B + C for the
     64 x K block of `a` at [i, j] (rows i..i+63, columns j..j+K-1 of the last two dimensions) and
     the K x N block of `b` at [k, l], both read from memory (zero outside the buffer, as a padded
-    tile load's), with an f32 C and D spread over the warpgroup's registers. Warp w of the
+    tile load's), with an f32 C and D spread over the warpgroup's registers. D may be used only
+    through a `loop.wgmma_wait` that completes the op's group, and the blocks it reads must not
+    be written before that wait (the read is in flight until then). Warp w of the
     warpgroup, lane l (g = l / 4, t = l % 4) holds, for each column block q < N / 8, registers
     4q .. 4q + 3 = D[16w + g, 8q + 2t], D[16w + g, 8q + 2t + 1], D[16w + g + 8, 8q + 2t],
     D[16w + g + 8, 8q + 2t + 1] (PTX's accumulator layout). The indices must be the same in every
@@ -722,6 +723,47 @@ class WgmmaOp(IRDLOperation):
         printer.print_attribute(self.lhs.type)
         printer.print_string(", ")
         printer.print_attribute(self.rhs.type)
+
+
+@irdl_op_definition
+class WgmmaWaitOp(IRDLOperation):
+    """`%d:N = loop.wgmma_wait 0 (%acc:N)`: waits until at most `pending` of the thread's groups
+    of `loop.wgmma` products are in flight (PTX `wgmma.wait_group N`), and gives the accumulators of
+    a completed product (`acc`, a `loop.wgmma`'s results) for use: the wait orders every read of
+    them after the product lands. The completed products' reads of shared memory are then done."""
+
+    name = "loop.wgmma_wait"
+    accumulators = var_operand_def()
+    d = var_result_def()
+    pending = prop_def(IntegerAttr[I64])
+
+    def __init__(self, pending: int, accumulators: Sequence[SSAValue]) -> None:
+        super().__init__(operands=[accumulators], result_types=[[value.type for value in accumulators]], properties={"pending": IntegerAttr(pending, i64)})
+
+    @property
+    def groups_in_flight(self) -> int:
+        return self.pending.value.data
+
+    def verify_(self) -> None:
+        if self.groups_in_flight < 0:
+            raise VerifyException(f"the number of groups left in flight must be non-negative, got {self.groups_in_flight}")
+        if any(value.type != f32 for value in self.accumulators):
+            raise VerifyException("wgmma accumulators are f32")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WgmmaWaitOp:
+        pending = parser.parse_integer()
+        accumulators = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_unresolved_operand)
+        attributes = parser.parse_optional_attr_dict()
+        op = cls(pending, parser.resolve_operands(accumulators, [f32] * len(accumulators), parser.pos))
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.groups_in_flight} (")
+        printer.print_list(self.accumulators, printer.print_operand)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
 
 
 ASYNC_COPY_BYTES = (4, 8, 16)
@@ -868,6 +910,6 @@ class AsyncWaitOp(IRDLOperation):
 
 Loop = Dialect(
     "loop",
-    [KernelOp, ReturnOp, ParallelOp, YieldOp, AllReduceOp, LaunchOp, MmaSyncOp, LdMatrixOp, WgmmaOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp],
+    [KernelOp, ReturnOp, ParallelOp, YieldOp, AllReduceOp, LaunchOp, MmaSyncOp, LdMatrixOp, WgmmaOp, WgmmaWaitOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp],
     [],
 )

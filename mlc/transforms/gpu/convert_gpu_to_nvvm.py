@@ -64,7 +64,7 @@ from mlc.transforms.lowering.llvm_kernel import (
     kernel_to_llvm_func,
     replace_terminators,
 )
-from mlc.transforms.lowering.wgmma_nvvm import SWIZZLE_ATOM_BYTES, fence_proxy_async, lower_wgmma, swizzle_of, swizzled_address
+from mlc.transforms.lowering.wgmma_nvvm import SWIZZLE_ATOM_BYTES, fence_proxy_async, lower_wgmma, lower_wgmma_wait, swizzle_of, swizzled_address
 
 _REGISTERS = {gpu.ThreadIdOp: "tid", gpu.BlockIdOp: "ctaid"}
 BARRIER_INTRINSIC = "llvm.nvvm.barrier0"
@@ -255,8 +255,8 @@ def lower_kernel_body(function: gpu.FuncOp) -> None:
         if isinstance(op, gpu.ShuffleOp):
             new_ops, result = _shuffle(op)
             _replace(op, new_ops, result)
-        elif isinstance(op, loop.WgmmaOp):
-            new_ops, results = _wgmma(op)
+        elif isinstance(op, loop.WgmmaOp | loop.WgmmaWaitOp):
+            new_ops, results = _wgmma(op) if isinstance(op, loop.WgmmaOp) else lower_wgmma_wait(op)
             for old, new in zip(op.results, results):
                 new.name_hint = old.name_hint
             Rewriter.replace_op(op, new_ops, results)

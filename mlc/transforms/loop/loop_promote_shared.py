@@ -37,6 +37,10 @@ rewrites (step 5).
    phases of 128 bytes; within a phase, distinct words in one bank are serialised) for the lanes
    of the first warp, for every rewritten read and the copy's stores, weighted by how often each
    runs; the least costly padding wins, the smallest on a tie. The attribute reports the counts.
+   A buffer `loop.wgmma` reads is swizzled instead (`mlc.swizzle` = 128, the layout wgmma's
+   descriptors name; convert-gpu-to-nvvm swizzles the copy's addresses), in a loop scope with
+   async-copy stages only (a register copy could not write it: a PassFailure otherwise), up to
+   `WGMMA_SHARED_MEMORY_BYTES`; each iteration's copies are then issued after its products.
 5. Copy. At the start of the scope's body the threads copy the box row by row in vectors of up to
    16 bytes, consecutive threads taking consecutive vectors (coalesced global reads), in as many
    rounds as needed (the last one guarded when the threads outnumber the vectors). Global reads
@@ -66,7 +70,7 @@ writes is not promoted, nor one read through anything but `memref.load`, `vector
 row a vector read); kernel parameters do not alias each other (mlc's host code passes distinct
 buffers to a kernel that writes one of them).
 Limits: the only transposition swaps the last two dimensions, only for grouped scalar reads (not
-ragged reads guarded one by one); no swizzling (padding only); async copies only for 16-byte
+ragged reads guarded one by one); swizzling only for wgmma operands; async copies only for 16-byte
 aligned chunks (an odd row length keeps the register copy); one box per buffer and scope; reuse
 counts reads, not distinct threads; unknown trip counts count as one.
 """
@@ -78,7 +82,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, memref, scf, vector
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
@@ -101,7 +105,6 @@ from mlc.transforms.analysis.shared_memory_promotion import (
     SWIZZLE_BYTES,
     WGMMA_SHARED_MEMORY_BYTES,
     Promotion,
-    ReadSite,
     ScopeAnalysis,
     choose_padding,
     constant_bounds,
@@ -115,7 +118,7 @@ from mlc.transforms.analysis.shared_memory_promotion import (
     shared_bytes,
     thread_loops,
 )
-from mlc.transforms.lowering.async_pipeline import StagedLoop, erase_block
+from mlc.transforms.lowering.async_pipeline import StagedLoop, erase_block, sink_copies_below_products
 from mlc.transforms.lowering.chunk_access import (
     ChunkAccesses,
     Emitter,
@@ -127,6 +130,7 @@ from mlc.transforms.lowering.shared_copy import (
     last_iteration,
     move_ops,
     redirect_group,
+    redirect_read,
     require_parameter_alignment,
     store_chunk,
     store_transposed,
@@ -183,7 +187,7 @@ class PromotionRewriter:
                 redirect_group(group, allocation.memref, origins)
         else:
             for site in promotion.sites:
-                self._redirect(site, allocation.memref, origins, stage)
+                redirect_read(site, allocation.memref, origins, stage, self._aligned)
 
     def can_copy_async(self) -> bool:
         """Whether every chunk of the copy can be one 16-byte async copy (a trial emission)."""
@@ -327,45 +331,9 @@ class PromotionRewriter:
             else:
                 store(emitter)
 
-    def _redirect(self, site: ReadSite, shared: SSAValue, origins: list[SSAValue], stage: SSAValue | None) -> None:
-        op = site.op
-        block = op.parent_block()
-        assert block is not None
-        local = [] if stage is None else [stage]
-        indices = op.read_region(site.role)[1] if isinstance(op, loop.WgmmaOp) and site.role is not None else op.indices
-        for index, origin in zip(indices, origins):
-            difference = arith.SubiOp(index, origin)
-            block.insert_op_before(difference, op)
-            local.append(difference.result)
-        if isinstance(op, loop.WgmmaOp):
-            replacement: Operation = _redirect_wgmma(op, site.role == "lhs", shared, local)
-        elif isinstance(op, loop.LdMatrixOp):
-            replacement = loop.LdMatrixOp(shared, local, op.matrices, op.transposed, op.registers[0].type)
-        elif isinstance(op, vector.LoadOp):
-            replacement = vector.LoadOp(shared, local, op.result.type)
-            alignment = op.attributes.get("alignment")
-            width_bytes = site.width * byte_width(element_type_of(shared))
-            if alignment is not None and self._aligned(origins[-1], site.width, shared):
-                replacement.attributes["alignment"] = IntegerAttr(width_bytes, i64)
-        else:
-            replacement = memref.LoadOp.get(shared, local)
-        for name, attribute in op.attributes.items():
-            if name != "alignment":
-                replacement.attributes[name] = attribute
-        block.insert_op_before(replacement, op)
-        for old, new in zip(op.results, replacement.results):
-            old.replace_all_uses_with(new)
-        block.erase_op(op)
-
     def _aligned(self, origin: SSAValue, width: int, shared: SSAValue) -> bool:
         row = shared.type.get_shape()[-1]  # type: ignore[attr-defined]
         return self.analysis.facts(origin).divisor % width == 0 and row % width == 0
-
-
-def _redirect_wgmma(op: loop.WgmmaOp, lhs: bool, shared: SSAValue, local: list[SSAValue]) -> loop.WgmmaOp:
-    """`op` reading its A (`lhs`) or B operand from `shared` at `local`."""
-    operands = (shared, local, op.rhs, op.rhs_indices) if lhs else (op.lhs, op.lhs_indices, shared, local)
-    return loop.WgmmaOp(*operands, op.c, op.columns, op.depth)
 
 
 # -- the pass ----------------------------------------------------------------------------------------
@@ -397,6 +365,8 @@ def promote_kernel(kernel: loop.KernelOp, stages: int = 0) -> None:
             if existing is not None:  # one pipeline per loop: its stage count, or registers
                 fitting = existing if existing <= fitting else 1
             PromotionRewriter(kernel, promotion, analysis).apply(describe_promotion(promotion, analysis, cost, unpadded), fitting)
+    for scope in [op for op in kernel.walk() if isinstance(op, scf.ForOp)]:
+        sink_copies_below_products(scope)
 
 
 @dataclass(frozen=True)

@@ -124,3 +124,33 @@ def erase_block(block: Block) -> None:
     for op in reversed(list(block.ops)):
         op.detach()
         op.erase()
+
+
+def sink_copies_below_products(scope: scf.ForOp) -> None:
+    """Issues an iteration's copies after its warpgroup products (`loop.wgmma`), before their wait.
+
+    The copies fill the stage the previous iteration read, the products read this iteration's:
+    issued after the products, the copies' address arithmetic and issue overlap the tensor cores'
+    work instead of delaying it. Moves the commit, the ops that contain copies and the ops whose
+    results only they use, in order, to right after the body's last `loop.wgmma`; nothing happens
+    unless the body has products after its copies' commit.
+    """
+    body = scope.body.block
+    ops = list(body.ops)
+    products = [op for op in ops if isinstance(op, loop.WgmmaOp)]
+    commits = [op for op in ops if isinstance(op, loop.AsyncCommitOp)]
+    waits = [op for op in ops if isinstance(op, loop.AsyncWaitOp)]
+    if not products or len(commits) != 1 or not waits or ops.index(commits[0]) > ops.index(products[-1]):
+        return
+    span = ops[ops.index(waits[0]) + 1 : ops.index(commits[0]) + 1]
+    moved: list[Operation] = []
+    for op in reversed(span):
+        copies = isinstance(op, loop.AsyncCommitOp) or any(isinstance(inner, loop.AsyncCopyOp) for inner in op.walk())
+        used_by_moved = all(any(m.is_ancestor(use.operation) for m in moved) for result in op.results for use in result.uses)
+        if (copies and not op.results) or (op.results and used_by_moved):
+            moved.append(op)
+    anchor: Operation = products[-1]
+    for op in reversed(moved):
+        op.detach()
+        body.insert_op_after(op, anchor)
+        anchor = op

@@ -9,7 +9,8 @@ t = l % 4) holds rows g and g + 8 and columns 8q + 2t, 8q + 2t + 1 of every 8-co
 the `MmaLayout` of a (BM / 16) x 1 warp grid, 16 x BN warp tiles (`mlc.warp_grid`, `mlc.warp_tile`),
 so the thread's micro-tile is 2 x BN / 4.
 
-The dot. Per K step (BK deep) each warpgroup issues one `loop.wgmma m64n{BN}k{BK}` that reads the
+The dot. Per K step (BK deep) each warpgroup issues one `loop.wgmma m64n{BN}k{BK}` (then `loop.wgmma_wait 0`,
+which loop-promote-shared moves the next stage's copies in front of) that reads the
 64 x BK block of A at its rows and the BK x BN block of B straight from the operand buffers, at the
 tile loads' origins: both must be `tile.load`s padded with zeros (wgmma reads zeros outside the
 buffer, as they do). The op's accumulator operands are the thread's micro-tile in PTX register
@@ -23,7 +24,7 @@ Preconditions (`wgmma_applies`): every dot is a tensor-core dot (`mma_applies`) 
 swizzle's 64-element column blocks) and a K step that is a multiple of 64 (one 128-byte swizzle
 row of A); both operands come from zero-padded tile loads of buffers whose rows are 16-byte
 multiples, inside the K loop (so that a pipeline of async copies can stage them: a register copy
-could not write the swizzled layout; a K that fits one step has no loop and takes mma.sync). Limits: no register A operand; the wait for the products is part of each op (no
+could not write the swizzled layout; a K that fits one step has no loop and takes mma.sync). Limits: no register A operand; each K step waits for its products (wait_group 0: no
 overlap of one K step's products with the next one's issue); no TMA.
 """
 
@@ -132,8 +133,9 @@ class WgmmaKernelLowering(MmaKernelLowering):
             _shape(op.lhs)[-1],
         )
         emitter.builder.insert(product)
+        landed = emitter.builder.insert(loop.WgmmaWaitOp(0, list(product.d)))
         result = list(accumulator)
-        for position, value in zip(order, product.d):
+        for position, value in zip(order, landed.d):
             value.name_hint = op.result.name_hint
             result[position] = value
         self.fragments[op.result] = [result[i : i + columns] for i in range(0, len(result), columns)]

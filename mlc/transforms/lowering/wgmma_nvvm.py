@@ -20,8 +20,8 @@ and 16 rows (2048 bytes) in an N-major B.
 
 Each `loop.wgmma m64nNkK` becomes `wgmma.fence`, K / 16 `wgmma.mma_async.sync.aligned.m64nNk16.f32.
 {f16,bf16}.{f16,bf16}` with the accumulators tied through (scale-d = 1, trans-b = 1), then
-`wgmma.commit_group` and `wgmma.wait_group 0` with the accumulators tied through the wait, so that
-nothing reads them before the products land. There is no LLVM intrinsic for mma_async; fence,
+`wgmma.commit_group`; `loop.wgmma_wait N` becomes `wgmma.wait_group N` with the accumulators tied
+through it, so that nothing reads them before the products land. There is no LLVM intrinsic for mma_async; fence,
 commit and wait are inline assembly too, since their intrinsics abort LLVM below sm_90a.
 Async copies into a wgmma kernel's shared memory are followed, after each `cp.async.wait_group`, by
 `fence.proxy.async.shared::cta`: the copies write through the generic proxy, wgmma reads through
@@ -157,8 +157,15 @@ def lower_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue) -> tup
         rhs_descriptor = _descriptor(builder, rhs_base, _linear_byte_offset(builder, rhs_type, rhs_at), *rhs_offsets(rhs_rows), 128)
         accumulators = _inline_asm(builder, text, _tied(count, "l,l,r"), [*accumulators, lhs_descriptor, rhs_descriptor, scale], count)
     _inline_asm(builder, "wgmma.commit_group.sync.aligned;", "", [], 0)
-    accumulators = _inline_asm(builder, "wgmma.wait_group.sync.aligned 0;", _tied(count, ""), accumulators, count)
     return builder.ops, accumulators
+
+
+def lower_wgmma_wait(op: loop.WgmmaWaitOp) -> tuple[list[Operation], list[SSAValue]]:
+    """`wgmma.wait_group N` with the accumulators tied through it (see the module docstring)."""
+    builder = _Builder()
+    count = len(op.accumulators)
+    results = _inline_asm(builder, f"wgmma.wait_group.sync.aligned {op.groups_in_flight};", _tied(count, ""), list(op.accumulators), count)
+    return builder.ops, results
 
 
 def fence_proxy_async() -> llvm.InlineAsmOp:
