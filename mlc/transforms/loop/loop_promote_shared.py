@@ -118,7 +118,7 @@ from mlc.transforms.analysis.shared_memory_promotion import (
     shared_bytes,
     thread_loops,
 )
-from mlc.transforms.lowering.async_pipeline import StagedLoop, erase_block, sink_copies_below_products
+from mlc.transforms.lowering.async_pipeline import StagedLoop, erase_block, overlap_products
 from mlc.transforms.lowering.chunk_access import (
     ChunkAccesses,
     Emitter,
@@ -366,7 +366,7 @@ def promote_kernel(kernel: loop.KernelOp, stages: int = 0) -> None:
                 fitting = existing if existing <= fitting else 1
             PromotionRewriter(kernel, promotion, analysis).apply(describe_promotion(promotion, analysis, cost, unpadded), fitting)
     for scope in [op for op in kernel.walk() if isinstance(op, scf.ForOp)]:
-        sink_copies_below_products(scope)
+        overlap_products(scope)
 
 
 @dataclass(frozen=True)

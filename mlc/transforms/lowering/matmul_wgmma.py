@@ -24,8 +24,11 @@ Preconditions (`wgmma_applies`): every dot is a tensor-core dot (`mma_applies`) 
 swizzle's 64-element column blocks) and a K step that is a multiple of 64 (one 128-byte swizzle
 row of A); both operands come from zero-padded tile loads of buffers whose rows are 16-byte
 multiples, inside the K loop (so that a pipeline of async copies can stage them: a register copy
-could not write the swizzled layout; a K that fits one step has no loop and takes mma.sync). Limits: no register A operand; each K step waits for its products (wait_group 0: no
-overlap of one K step's products with the next one's issue); no TMA.
+could not write the swizzled layout; a K that fits one step has no loop and takes mma.sync). loop-promote-shared then issues the next stage's copies after the products and, where the
+accumulators are only converted and stored after the loop, leaves each product in flight until
+the next K step's wait (`async_pipeline.overlap_products`).
+Limits: no register A operand; with a computing epilogue each K step waits for its products
+(ptxas serializes the deferred pipeline there); no TMA.
 """
 
 from __future__ import annotations
@@ -43,7 +46,6 @@ from mlc.transforms.lowering.chunk_access import Emitter
 from mlc.transforms.lowering.matmul_loop import DotKernelLowering, _shape, output_shape
 from mlc.transforms.lowering.matmul_mma import (
     INSTRUCTION,
-    PIPELINE_STAGES,
     MmaKernelLowering,
     MmaLayout,
     _zero_padded_load,
@@ -52,6 +54,10 @@ from mlc.transforms.lowering.matmul_mma import (
 )
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering
 
+WGMMA_PIPELINE_STAGES = 4
+"""The default `mlc.pipeline_stages` of a wgmma kernel: each product stays in flight one K step
+after its own (`async_pipeline.overlap_products`), so copies go 2 steps ahead of 4 stages (192 KiB
+for the 128x256x64 block)."""
 SWIZZLE_COLUMNS = 64
 """16-bit elements in one 128-byte swizzle row: B's column blocks and A's K step come in these."""
 ROW_ALIGNMENT = 8
@@ -102,7 +108,7 @@ class WgmmaKernelLowering(MmaKernelLowering):
         attributes.WGMMA.write(result, DenseArrayBase.from_list(i64, [loop.WGMMA_ROWS, layout.shape[-1], loop.WGMMA_DEPTH]))
         attributes.WARP_GRID.write(result, DenseArrayBase.from_list(i64, [layout.warp_rows, layout.warp_columns]))
         stages = attributes.PIPELINE_STAGES.read(self.kernel)
-        attributes.PIPELINE_STAGES.write(result, stages if stages is not None else IntegerAttr(PIPELINE_STAGES, i64))
+        attributes.PIPELINE_STAGES.write(result, stages if stages is not None else IntegerAttr(WGMMA_PIPELINE_STAGES, i64))
         return result
 
     def _start_thread(self, emitter: Emitter, thread: SSAValue) -> None:
