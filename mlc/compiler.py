@@ -529,16 +529,23 @@ def _check_names(entry: object, pipeline: object, precision: object = None) -> N
             raise ArgumentTypeError(f"{what} must be a string or None; got {type(value).__name__}")
 
 
-def _default_pipeline(target: str) -> str:
-    return "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
+def _default_pipeline(target: str, precision: str | None = None) -> str:
+    """`mlc-lower-to-cpu`, or `mlc-lower-to-gpu` with the device's `arch` where it changes the
+    lowering (sm_90: wgmma), and `precision` if given."""
+    options = [] if precision is None else [f"precision={precision}"]
+    if target == "cuda":
+        from mlc.runtime import get_device
+        from mlc.transforms.pipelines import WGMMA_ARCHS
+
+        arch = get_device().arch
+        options = options + [f"arch={arch}"] if arch in WGMMA_ARCHS else options
+    name = "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
+    return name + ("{" + " ".join(options) + "}" if options else "")
 
 
 def _chosen_pipeline(target: str, pipeline: str | None, precision: str | None) -> str:
     """The pipeline that lowers for `target`: `pipeline`, or the default one with `precision`."""
-    if pipeline:
-        return pipeline
-    default = _default_pipeline(target)
-    return default if precision is None else f"{default}{{precision={precision}}}"
+    return pipeline or _default_pipeline(target, precision)
 
 
 def _refuse_what_the_target_cannot_compute(

@@ -264,8 +264,35 @@ def refuse_bfloat16_before_sm80(llvm_module: binding.ModuleRef, arch: str) -> No
             )
 
 
+ARCH_SPECIFIC = {"sm_90a": "sm_90"}
+"""The architecture-specific targets a kernel may require (`mlc.required_arch`), and the GPUs' base
+architecture: wgmma and setmaxnreg exist only in sm_90a code, which runs only on sm_90 devices."""
+
+
+def target_for_module(module: ModuleOp, arch: str) -> str:
+    """`arch`, or the architecture-specific target its kernels require (sm_90a for an sm_90 `arch`);
+    a BackendError naming the kernel when `arch` is another GPU's."""
+    from xdsl.dialects import llvm
+
+    from mlc.dialects import attributes
+
+    for function in (op for op in module.walk() if isinstance(op, llvm.FuncOp)):
+        required = attributes.REQUIRED_ARCH.read(function)
+        if required is None or required.data == arch:  # type: ignore[attr-defined]
+            continue
+        if ARCH_SPECIFIC.get(required.data) != arch:  # type: ignore[attr-defined]
+            raise BackendError(
+                f"kernel '{function.sym_name.data}' uses wgmma, which needs {required.data} (an sm_90 GPU such as the "  # type: ignore[attr-defined]
+                f"H100); the target is {arch} (lower it without wgmma: mlc-lower-to-gpu without arch=sm_90)"
+            )
+        arch = required.data  # type: ignore[attr-defined]
+    return arch
+
+
 def compile_to_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH, *, ptx_version: int | None = None) -> str:
-    """PTX for every `llvm.func` of `module`; `nvvm.kernel` functions become `.entry`s."""
+    """PTX for every `llvm.func` of `module`; `nvvm.kernel` functions become `.entry`s (for sm_90a
+    when one requires it and `arch` is sm_90, `target_for_module`)."""
+    arch = target_for_module(module, arch)
     machine = target_machine(arch, ptx_version)
     llvm_module = parse_verified(translate_module(module, nvptx_target(for_code_generation=True)))
     refuse_bfloat16_before_sm80(llvm_module, arch)

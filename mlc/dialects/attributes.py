@@ -191,6 +191,32 @@ WARP_GRID = DeclaredAttribute(
     "people",
     _i64_array(2),
 )
+WGMMA = DeclaredAttribute(
+    "mlc.wgmma",
+    "array<i64: M, N, K>",
+    "a matmul kernel whose products run on Hopper tensor cores: the shape of one warpgroup's "
+    "wgmma.mma_async (its loop.wgmma ops issue K-step / K of them)",
+    "convert-tile-to-loop{wgmma=true}",
+    "people (the loop.wgmma ops carry the decision to the GPU lowering)",
+    _i64_array(3),
+)
+SWIZZLE = DeclaredAttribute(
+    "mlc.swizzle",
+    "a positive i64",
+    "a shared allocation stored in wgmma's swizzled layout: the swizzle span in bytes (128): columns "
+    "in blocks of 64 16-bit elements, each block row-major, 16-byte chunks of row r XORed with r mod 8",
+    "loop-promote-shared (for buffers loop.wgmma reads)",
+    "convert-gpu-to-nvvm (addresses of async copies, wgmma matrix descriptors, 1024-byte alignment)",
+    _positive_integer,
+)
+REQUIRED_ARCH = DeclaredAttribute(
+    "mlc.required_arch",
+    "a string",
+    "an NVVM kernel that needs a particular PTX target (\"sm_90a\": wgmma)",
+    "convert-gpu-to-nvvm",
+    "the NVPTX back end (builds sm_90a for an sm_90 device, refuses other targets)",
+    _string,
+)
 PIPELINE_STAGES = DeclaredAttribute(
     "mlc.pipeline_stages",
     "a positive i64",
@@ -346,15 +372,18 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     CPU_PACKED,
     MMA,
     WARP_GRID,
+    WGMMA,
     PIPELINE_STAGES,
     OPERAND,
     DOT,
     UNROLL,
     PROMOTED,
     DOUBLE_BUFFERED,
+    SWIZZLE,
     BLOCK_SYNCHRONOUS,
     MIN_BLOCKS_PER_MULTIPROCESSOR,
     DYNAMIC_SHARED_BYTES,
+    REQUIRED_ARCH,
     KERNEL,
     CPU_PROGRAMS,
 )

@@ -17,6 +17,8 @@ generic-space memref of unknown origin is assumed global or private).
   data lands at a later `loop.async_wait`; commits and waits access nothing themselves);
 * `loop.ldmatrix` (warp-collective: each lane gets elements that other lanes addressed): a read of
   some elements of its buffer (`elements` None);
+* `loop.wgmma` (warpgroup-collective): a read of some elements of each operand buffer, marked
+  `is_async` (the product reads them until a `loop.wgmma_wait`);
 * `vector.transfer_read`/`transfer_write`, `memref.copy`, n-d vectors and accesses through views:
   some elements of the allocation (`elements` None);
 * calls: a read and a write of every shared allocation (`ANY_SHARED`); any other op with a shared
@@ -47,7 +49,7 @@ from xdsl.dialects.builtin import MemRefType, VectorType
 from xdsl.ir import Operation, SSAValue
 
 from mlc.dialects.gpu import ops as gpu
-from mlc.dialects.loop.ops import AsyncCommitOp, AsyncCopyOp, AsyncWaitOp, LdMatrixOp
+from mlc.dialects.loop.ops import AsyncCommitOp, AsyncCopyOp, AsyncWaitOp, LdMatrixOp, WgmmaOp
 from mlc.transforms.analysis.thread_analysis import (
     VIEW_OPS,
     ThreadAnalysis,
@@ -162,6 +164,13 @@ class SharedMemoryAccesses:
             for access in writes:
                 access.is_async = True
             return writes
+        if isinstance(op, WgmmaOp):
+            # Warpgroup-collective and asynchronous: reads of both operand buffers that stay in
+            # flight until a loop.wgmma_wait completes them.
+            reads = [self._access(op, False, a) for a in dict.fromkeys((allocation_of(op.lhs), allocation_of(op.rhs))) if a is not None]
+            for access in reads:
+                access.is_async = True
+            return reads
         if isinstance(op, LdMatrixOp):
             # Warp-collective: a lane receives elements other lanes addressed, so the read is not
             # one thread's; it reads some elements of its buffer and writes none.

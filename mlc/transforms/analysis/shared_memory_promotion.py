@@ -40,9 +40,15 @@ block, and leaving an H100 room for two such blocks per multiprocessor."""
 COPY_BYTES = 16
 BANKS, BANK_BYTES, WAVEFRONT_BYTES, WARP = 32, 4, 128, 32
 
-Read = memref.LoadOp | vector.LoadOp | loop.LdMatrixOp
-"""The reads the pass stages; `loop.ldmatrix` reads only shared memory on the GPU, so a buffer it
-reads is promoted whatever its reuse (each lane's 8-element row counts as a vector read)."""
+Read = memref.LoadOp | vector.LoadOp | loop.LdMatrixOp | loop.WgmmaOp
+"""The reads the pass stages; `loop.ldmatrix` and `loop.wgmma` read only shared memory on the GPU,
+so a buffer they read is promoted whatever its reuse (each lane's 8-element row of an ldmatrix
+counts as a vector read, a wgmma's operand block as a block read by every thread)."""
+SWIZZLE_BYTES = 128
+"""The swizzle span of a buffer `loop.wgmma` reads (`mlc.swizzle`): rows of 64 16-bit elements."""
+WGMMA_SHARED_MEMORY_BYTES = 200 * 1024
+"""What a kernel of `loop.wgmma` products (sm_90a only, 227 KiB a block) may use for its stages:
+an H100's 128x256x64 f16 block takes 48 KiB a stage."""
 
 
 # -- what the threads read -------------------------------------------------------------------------
@@ -61,6 +67,10 @@ class ReadSite:
     """Elements along the last dimension (a vector read's length, else 1)."""
     runs: int
     """How often one thread executes it per run of the scope (inner loops' trip counts)."""
+    rows: int = 1
+    """Elements along the next-to-last dimension (a wgmma operand block's rows, else 1)."""
+    role: str | None = None
+    """Which operand of a `loop.wgmma` the buffer is ("lhs" or "rhs"); None for other reads."""
 
 
 @dataclass
@@ -221,20 +231,28 @@ def read_sites(source: SSAValue, scope: Operation, analysis: ScopeAnalysis) -> l
         op = use.operation
         if op is scope or not scope.is_ancestor(op):
             continue
-        if not isinstance(op, Read) or use.index != 0:
+        role = _read_role(op, use.index)
+        if role is None:
             return None
+        indices, (rows, width) = op.read_region(role)[1:] if isinstance(op, loop.WgmmaOp) else (op.indices, (1, _read_width(op)))
         uniform, varying = [], []
-        for index in op.indices:
+        for index in indices:
             shared, own = affine_form(index).split(analysis.is_uniform)
             facts = [analysis.facts(leaf) for leaf, _ in own.terms]
             if any(f.low < -(2**60) or f.high > 2**60 for f in facts):
                 return None
             uniform.append(shared)
             varying.append(own)
-        width = _read_width(op)
         runs = math.prod(_trip_count(f) for f in _enclosing_fors(op, scope, inclusive=False))
-        sites.append(ReadSite(op, uniform, varying, width, runs))
+        sites.append(ReadSite(op, uniform, varying, width, runs, rows, role if isinstance(op, loop.WgmmaOp) else None))
     return sites
+
+
+def _read_role(op: Operation, operand_index: int) -> str | None:
+    """"read" for a read of the buffer at operand 0, a wgmma's operand role, else None."""
+    if isinstance(op, loop.WgmmaOp):
+        return op.operand_role(operand_index)
+    return "read" if isinstance(op, Read) and operand_index == 0 else None
 
 
 def _read_width(op: Read) -> int:
@@ -246,8 +264,13 @@ def _read_width(op: Read) -> int:
 
 
 def needs_shared_memory(sites: Sequence[ReadSite]) -> bool:
-    """Whether a read can only read shared memory on the GPU (`loop.ldmatrix`)."""
-    return any(isinstance(site.op, loop.LdMatrixOp) for site in sites)
+    """Whether a read can only read shared memory on the GPU (`loop.ldmatrix`, `loop.wgmma`)."""
+    return any(isinstance(site.op, loop.LdMatrixOp | loop.WgmmaOp) for site in sites)
+
+
+def needs_swizzle(sites: Sequence[ReadSite]) -> bool:
+    """Whether a `loop.wgmma` reads the buffer: then its copy is swizzled (`SWIZZLE_BYTES`), not padded."""
+    return any(site.role is not None for site in sites)
 
 
 def _range(form: AffineForm, analysis: ScopeAnalysis) -> tuple[int, int]:
@@ -271,6 +294,8 @@ def bounding_box(sites: Sequence[ReadSite], analysis: ScopeAnalysis) -> Box | No
             site_low, site_high = _range(form, analysis)
             if dim == rank - 1:
                 site_high += site.width - 1
+            elif dim == rank - 2:
+                site_high += site.rows - 1
             low[dim], high[dim] = min(low[dim], site_low), max(high[dim], site_high)
     return Box(list(first.uniform), low, high)
 
@@ -453,7 +478,7 @@ def element_type_of(source: SSAValue):  # noqa: ANN202 - an xDSL attribute
 
 
 def is_read_only(source: SSAValue) -> bool:
-    return all(isinstance(use.operation, Read) and use.index == 0 for use in source.uses)
+    return all(_read_role(use.operation, use.index) is not None for use in source.uses)
 
 
 def plan_promotion(source: SSAValue, thread_loop: loop.ParallelOp, budget: int) -> tuple[Promotion, ScopeAnalysis] | None:
@@ -468,12 +493,14 @@ def plan_promotion(source: SSAValue, thread_loop: loop.ParallelOp, budget: int) 
         if box is None:
             continue
         volume = math.prod(box.extents)
-        reads = thread_loop.trip_count * sum(site.runs * site.width for site in sites)
+        reads = thread_loop.trip_count * sum(site.runs * site.width * site.rows for site in sites)
         required = needs_shared_memory(sites)
         if (reads < MIN_REUSE * volume and not required) or volume * element_bytes > budget:
             continue
         if required and box.extents[-1] % loop.LDMATRIX_ROW:
             continue  # ldmatrix rows must stay 16-byte aligned in the copy
+        if needs_swizzle(sites) and (not isinstance(scope, scf.ForOp) or box.extents[-1] * element_bytes % SWIZZLE_BYTES or box.extents[-2] % 8):
+            continue  # wgmma's swizzled layout comes in 8 rows of 128 bytes, staged per K step
         promotion = Promotion(source, scope, sites, box, reads, _copy_width(box, element_bytes))
         promotion.groups = vector_groups(sites, box, analysis, element_bytes)
         return promotion, analysis
@@ -491,6 +518,8 @@ def describe_promotion(promotion: Promotion, analysis: ScopeAnalysis, cost: int,
     )
     if promotion.groups:
         text += f"stored transposed, read {len(promotion.groups[0])} neighbours at a time; "
+    if needs_swizzle(promotion.sites):
+        return text + f"read by wgmma; swizzled ({SWIZZLE_BYTES}-byte rows of 8-row atoms, 16-byte chunks XOR row mod 8)"
     if needs_shared_memory(promotion.sites):
         text += "read by ldmatrix; "
     text += f"rows padded by {promotion.padding}"

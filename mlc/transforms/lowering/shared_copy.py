@@ -8,7 +8,7 @@ aligned vector (`store_chunk`) or, for a transposed copy, element by element dow
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import (
@@ -123,3 +123,39 @@ def redirect_group(group: list[ReadSite], shared: SSAValue, origins: list[SSAVal
         site.op.results[0].replace_all_uses_with(element)
     for site in group:
         block.erase_op(site.op)
+
+
+def redirect_read(
+    site: ReadSite, shared: SSAValue, origins: list[SSAValue], stage: SSAValue | None, aligned: Callable[[SSAValue, int, SSAValue], bool]
+) -> None:
+    """Replaces the read of `site` by the same read of `shared` at `index - origin` (in `stage`, if
+    staged); a vector read keeps its alignment where `aligned(origin, width, shared)` says so."""
+    op = site.op
+    block = op.parent_block()
+    assert block is not None
+    local = [] if stage is None else [stage]
+    indices = op.read_region(site.role)[1] if isinstance(op, loop.WgmmaOp) and site.role is not None else op.indices
+    for index, origin in zip(indices, origins):
+        difference = arith.SubiOp(index, origin)
+        block.insert_op_before(difference, op)
+        local.append(difference.result)
+    if isinstance(op, loop.WgmmaOp):
+        operands = (shared, local, op.rhs, op.rhs_indices) if site.role == "lhs" else (op.lhs, op.lhs_indices, shared, local)
+        replacement: Operation = loop.WgmmaOp(*operands, op.c, op.columns, op.depth)
+    elif isinstance(op, loop.LdMatrixOp):
+        replacement = loop.LdMatrixOp(shared, local, op.matrices, op.transposed, op.registers[0].type)
+    elif isinstance(op, vector.LoadOp):
+        replacement = vector.LoadOp(shared, local, op.result.type)
+        alignment = op.attributes.get("alignment")
+        width_bytes = site.width * byte_width(element_type_of(shared))
+        if alignment is not None and aligned(origins[-1], site.width, shared):
+            replacement.attributes["alignment"] = IntegerAttr(width_bytes, i64)
+    else:
+        replacement = memref.LoadOp.get(shared, local)
+    for name, attribute in op.attributes.items():
+        if name != "alignment":
+            replacement.attributes[name] = attribute
+    block.insert_op_before(replacement, op)
+    for old, new in zip(op.results, replacement.results):
+        old.replace_all_uses_with(new)
+    block.erase_op(op)

@@ -8,32 +8,31 @@ V contiguous elements along the last dimension (16 bytes of the widest element t
 going to thread `c mod T` in repetition `c div T`: each warp reads or writes one contiguous span per
 repetition (coalesced), each thread its V elements with one vector access (Triton's blocked layout).
 
-Per thread, one repetition is generated once inside an `scf.for` over the repetitions: uniform
-index code from the tile kernel is cloned before it; each tile value becomes V scalars
-(broadcast tiles a single scalar), `tile.map` bodies are cloned once per element.
+Per thread, one repetition is generated once inside an `scf.for` over the repetitions: uniform index
+code is cloned before it; each tile value becomes V scalars (broadcast tiles a single scalar),
+`tile.map` bodies are cloned once per element.
 
-Loops. An `scf.for` in the kernel (the chunk loops of rows longer than a tile, see
-`group_kernel.py`) stays a loop in each thread. A tile it carries becomes the thread's elements
-of it, V per repetition (a splat or a broadcast tile repeated), and tile values from outside that
-its body uses are materialized before it, so loads and reductions outside are not repeated per
-iteration. Its induction variable is seeded for the index analysis with its range and step, so
-chunk origins are known multiples of the chunk. Values made in its body stay in its body.
+Loops. An `scf.for` in the kernel (the chunk loops of rows longer than a tile, `group_kernel.py`)
+stays a loop in each thread. A tile it carries becomes the thread's elements of it, V per
+repetition (a splat or broadcast tile repeated); tile values from outside that its body uses are
+materialized before it (loads and reductions are not repeated per iteration). Its counter is
+seeded for the index analysis with its range and step (chunk origins are known multiples of the chunk).
 
 Masks and vectors. The loads and stores of a chunk are emitted by `chunk_access.py`: a range and
-divisibility analysis of the tile origins (`index_analysis.py`) proves most accesses in bounds
-(no mask) and aligned (one 16-byte vector access); the rest are guarded, and partial chunks fall
-back to scalar accesses. The kernel records in `mlc.arg_alignment` the alignment each parameter
-then needs (the runtime checks it).
+divisibility analysis of the tile origins (`index_analysis.py`) proves most accesses in bounds (no
+mask) and aligned (one 16-byte vector access); the rest are guarded, partial chunks scalar. The
+kernel records in `mlc.arg_alignment` the alignment each parameter needs (the runtime checks it).
 
 Kernels with `tile.dot` are lowered by `matmul_loop.py` instead: each thread computes a register
 micro-tile of the block's output, the dot's K in short vector steps, in IEEE f32: a dot whose
 `precision` asks for TF32 is refused (`dot_precision.py`). With `tensor-cores=true` (the GPU
 pipeline), those whose dots tensor cores can run (f16/bf16 operands, f32 accumulation) are lowered
-by `matmul_mma.py`: warps of `loop.mma_sync` steps; GEMM chains (`mlc.chain`) by `chain_loop.py`.
+by `matmul_mma.py`: warps of `loop.mma_sync` steps, or with `wgmma=true` too (sm_90a) by
+`matmul_wgmma.py` where they apply: warpgroups of `loop.wgmma`; GEMM chains by `chain_loop.py`.
 
-Limits: tiles of several shapes in a kernel (but broadcast operands and a dot's operands), tile
-ops other than load, store, broadcast, splat, map, reduce, in_bounds, range, gather (`chunk_access`)
-and dot, loops carrying scalars and `tile.reduce` inside a loop are reported as unsupported.
+Limits (reported as unsupported): tiles of several shapes in a kernel (but broadcast and dot
+operands), tile ops but load, store, broadcast, splat, map, reduce, in_bounds, range, gather, dot,
+loops carrying scalars and `tile.reduce` inside a loop.
 """
 
 from __future__ import annotations
@@ -58,7 +57,7 @@ from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if
 from mlc.transforms.lowering.chain_loop import is_chain_kernel, lower_chain_kernel
 from mlc.transforms.lowering.dot_precision import refuse_unhonoured_precisions
 from mlc.transforms.lowering.matmul_loop import contains_dot, lower_dot_kernel
-from mlc.transforms.lowering.matmul_mma import lower_mma_kernel, mma_applies
+from mlc.transforms.lowering.matmul_wgmma import lower_tensor_core_kernel
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering, is_power_of_two
 from mlc.transforms.lowering.tile_reductions import all_reduce, combine_tree, reduction_terms
 
@@ -378,6 +377,8 @@ class ConvertTileToLoop(ModulePass):
     vector_bytes: int = 16
     tensor_cores: bool = False
     """Lower the dots that tensor cores can run to warps of `loop.mma_sync` (`matmul_mma.py`)."""
+    wgmma: bool = False
+    """With tensor-cores: warpgroups of `loop.wgmma` (sm_90a, `matmul_wgmma.py`) where they apply."""
 
     def __post_init__(self) -> None:
         if self.vector_bytes < 1:
@@ -387,8 +388,8 @@ class ConvertTileToLoop(ModulePass):
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             if is_chain_kernel(kernel):
                 lowered = lower_chain_kernel(kernel, self.vector_bytes)
-            elif self.tensor_cores and mma_applies(kernel):
-                lowered = lower_mma_kernel(kernel, self.vector_bytes)
+            elif self.tensor_cores and (tensor_core := lower_tensor_core_kernel(kernel, self.vector_bytes, self.wgmma)):
+                lowered = tensor_core
             elif contains_dot(kernel):
                 refuse_unhonoured_precisions(kernel)
                 lowered = lower_dot_kernel(kernel, self.vector_bytes)
