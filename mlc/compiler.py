@@ -530,14 +530,22 @@ def _check_names(entry: object, pipeline: object, precision: object = None) -> N
 
 
 def _default_pipeline(target: str, precision: str | None = None) -> str:
-    """`mlc-lower-to-cpu`, or `mlc-lower-to-gpu` with the device's `arch` where it changes the
-    lowering (sm_90: wgmma), and `precision` if given."""
-    options = [] if precision is None else [f"precision={precision}"]
+    """`default_pipeline_for` the device that `target` compiles for."""
+    arch = ""
     if target == "cuda":
         from mlc.runtime import get_device
-        from mlc.transforms.pipelines import WGMMA_ARCHS
 
         arch = get_device().arch
+    return default_pipeline_for(target, arch, precision)
+
+
+def default_pipeline_for(target: str, arch: str = "", precision: str | None = None) -> str:
+    """`mlc-lower-to-cpu`, or `mlc-lower-to-gpu` with the GPU's `arch` where it changes the
+    lowering (sm_90: wgmma), and `precision` if given: what `mlc.compile` runs by default."""
+    options = [] if precision is None else [f"precision={precision}"]
+    if target == "cuda" and arch:
+        from mlc.transforms.pipelines import WGMMA_ARCHS
+
         options = options + [f"arch={arch}"] if arch in WGMMA_ARCHS else options
     name = "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
     return name + ("{" + " ".join(options) + "}" if options else "")
