@@ -62,7 +62,7 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import Float16Type, Float32Type, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from mlc.dialects.graph import ops as graph
@@ -269,9 +269,14 @@ class ComputeModel:
     bandwidth: float
     """Bytes per second between global memory and the chip."""
     fused_flops: float
-    """The chain kernel's products, FLOP/s."""
+    """The chain kernel's products on CUDA cores (one thread per query row), FLOP/s."""
     separate_flops: dict[str, float]
     """Separate matmul kernels' products, FLOP/s, by operand type (`f16`, `bf16`, `f32`)."""
+    tensor_core_flops: float | None = None
+    """The chain kernel on tensor cores (`chain_mma.py`), FLOP/s, for f16/bf16 chains whose head
+    dims pad to at least 16; None: the target has no such kernel."""
+    staged_bytes: int = 96 * 1024
+    """Shared memory the tensor-core kernel's staged K and V blocks may take."""
 
 
 COMPUTE_MODELS = {
@@ -279,12 +284,26 @@ COMPUTE_MODELS = {
     # H100 (bench/attention.py, 2026-11-25): the device copy moves ~3.0 TB/s; the chain kernel ran
     # 3.5-4.8 TFLOP/s; mlc's separate kernels ran the whole chain at 55-106 TFLOP/s in f16
     # (tensor cores; products alone faster) and 23 in f32: conservative product rates below.
-    "gpu": ComputeModel(3.0e12, 4.0e12, {"f16": 100e12, "bf16": 100e12, "f32": 25e12}),
+    "gpu": ComputeModel(3.0e12, 4.0e12, {"f16": 100e12, "bf16": 100e12, "f32": 25e12}, tensor_core_flops=150e12),
 }
+
+TENSOR_CORE_BLOCKS = (128, 64)
+"""BM, BN of the tensor-core chain kernel: 8 warps of 16 query rows, 64 keys per block (BN halved
+while two stages of the K and V blocks do not fit `staged_bytes`)."""
+TENSOR_CORE_MIN_DEPTH = 16
+TENSOR_CORE_STAGES = 2
 
 
 def _estimate_seconds(moved: int, flops: int, rate: float, model: ComputeModel) -> float:
     return max(moved / model.bandwidth, flops / rate)
+
+
+def uses_tensor_cores(chain: AttentionChain, model: ComputeModel | None) -> bool:
+    """Whether `model`'s target runs the chain kernel on tensor cores: f16/bf16 operands, head dims
+    padding to at least 16."""
+    _, _, _, depth, value_depth = chain.dims
+    narrow = isinstance(_element(chain.scores.a), Float16Type | BFloat16Type)
+    return model is not None and model.tensor_core_flops is not None and narrow and min(_pow2(depth), _pow2(value_depth)) >= TENSOR_CORE_MIN_DEPTH
 
 
 def compute_verdict(chain: AttentionChain, fused: int, separate: int, model: ComputeModel) -> str | None:
@@ -292,12 +311,15 @@ def compute_verdict(chain: AttentionChain, fused: int, separate: int, model: Com
     batch, rows, keys, depth, value_depth = chain.dims
     flops = 2 * batch * rows * keys * (depth + value_depth)
     element = str(_element(chain.scores.a))
-    fused_s = _estimate_seconds(fused, flops, model.fused_flops, model)
+    tensor_cores = uses_tensor_cores(chain, model)
+    fused_rate = model.tensor_core_flops if tensor_cores else model.fused_flops
+    fused_s = _estimate_seconds(fused, flops, fused_rate, model)  # type: ignore[arg-type]
     separate_s = _estimate_seconds(separate, flops, model.separate_flops.get(element, model.fused_flops), model)
     if fused_s < separate_s:
         return None
+    where = "tensor cores" if tensor_cores else "CUDA cores"
     return (
-        f"the chain kernel's products on CUDA cores: about {fused_s * 1e6:.1f} us fused, {separate_s * 1e6:.1f} us "
+        f"the chain kernel's products on {where}: about {fused_s * 1e6:.1f} us fused, {separate_s * 1e6:.1f} us "
         f"as separate kernels ({flops} flops; {fused} / {separate} bytes): fusion does not pay"
     )
 
@@ -356,6 +378,8 @@ def plan_attention(chain: AttentionChain, on_chip_bytes: int, compute: ComputeMo
     _, rows, keys, depth, value_depth = chain.dims
     e = _element(chain.scores.a).bitwidth // 8  # type: ignore[attr-defined]
     separate = separate_bytes(chain)
+    if uses_tensor_cores(chain, compute):
+        return _plan_tensor_cores(chain, on_chip_bytes, compute, separate)  # type: ignore[arg-type]
     candidates = []
     row_blocks = [b for b in BLOCK_CHOICES if b <= max(16, _pow2(rows))]
     key_blocks = [b for b in BLOCK_CHOICES if b <= max(16, _pow2(keys))]
@@ -373,3 +397,22 @@ def plan_attention(chain: AttentionChain, on_chip_bytes: int, compute: ComputeMo
     if verdict is not None:
         return verdict
     return ChainPlan("rows-outer", bm, bn, moved, separate, footprint)
+
+
+def _plan_tensor_cores(chain: AttentionChain, on_chip_bytes: int, compute: ComputeModel, separate: int) -> ChainPlan | str:
+    """The tensor-core kernel's blocks (`TENSOR_CORE_BLOCKS`, cut to the problem): its scores and
+    accumulator live in registers, so what must fit on chip is the staged K and V blocks."""
+    _, rows, keys, depth, value_depth = chain.dims
+    e = _element(chain.scores.a).bitwidth // 8  # type: ignore[attr-defined]
+    block_rows = min(TENSOR_CORE_BLOCKS[0], max(16, _pow2(rows)))
+    block_keys = min(TENSOR_CORE_BLOCKS[1], max(16, _pow2(keys)))
+    staged = lambda bn: TENSOR_CORE_STAGES * e * bn * (_pow2(depth) + _pow2(value_depth))
+    while block_keys > 16 and staged(block_keys) > min(on_chip_bytes, compute.staged_bytes):
+        block_keys //= 2
+    if staged(block_keys) > on_chip_bytes:
+        return f"the smallest blocks (16 keys) need {staged(block_keys)} bytes of staged K and V on chip, more than {on_chip_bytes}"
+    moved = fused_bytes(chain, block_rows, block_keys)
+    verdict = compute_verdict(chain, moved, separate, compute)
+    if verdict is not None:
+        return verdict
+    return ChainPlan("rows-outer", block_rows, block_keys, moved, separate, staged(block_keys))

@@ -29,7 +29,9 @@ Kernels with `tile.dot` are lowered by `matmul_loop.py` instead: each thread com
 micro-tile of the block's output, the dot's K in short vector steps, in IEEE f32: a dot whose
 `precision` asks for TF32 is refused (`dot_precision.py`). With `tensor-cores=true` (the GPU
 pipeline), those whose dots tensor cores can run (f16/bf16 operands, f32 accumulation) are lowered
-by `matmul_mma.py`: warps of `loop.mma_sync` steps; GEMM chains (`mlc.chain`) by `chain_loop.py`.
+by `matmul_mma.py`: warps of `loop.mma_sync` steps; GEMM chains (`mlc.chain`) by `chain_mma.py`
+(FlashAttention-2's warps of mma.sync, with tensor cores where the chain's products can use them)
+or else `chain_loop.py` (one thread per query row).
 
 Limits: tiles of several shapes in a kernel (but broadcast operands and a dot's operands), tile
 ops other than load, store, broadcast, splat, map, reduce, in_bounds, range, gather (`chunk_access`)
@@ -56,6 +58,7 @@ from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.thread_layout import ThreadLayout, iteration_shape, used_from_outside
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if, indexed_elements
 from mlc.transforms.lowering.chain_loop import is_chain_kernel, lower_chain_kernel
+from mlc.transforms.lowering.chain_mma import chain_mma_applies, lower_chain_mma_kernel
 from mlc.transforms.lowering.dot_precision import refuse_unhonoured_precisions
 from mlc.transforms.lowering.matmul_loop import contains_dot, lower_dot_kernel
 from mlc.transforms.lowering.matmul_mma import lower_mma_kernel, mma_applies
@@ -385,7 +388,9 @@ class ConvertTileToLoop(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
-            if is_chain_kernel(kernel):
+            if is_chain_kernel(kernel) and self.tensor_cores and chain_mma_applies(kernel):
+                lowered = lower_chain_mma_kernel(kernel, self.vector_bytes)
+            elif is_chain_kernel(kernel):
                 lowered = lower_chain_kernel(kernel, self.vector_bytes)
             elif self.tensor_cores and mma_applies(kernel):
                 lowered = lower_mma_kernel(kernel, self.vector_bytes)
