@@ -14,6 +14,11 @@ with Q, Kt, V and O of one batch shape (batch x heads, not broadcast), f32 or f1
 D, Dv <= `MAX_HEAD_DIM`, and every intermediate used only inside the chain (a score matrix needed
 elsewhere must be written to memory anyway). Side inputs must not depend on S.
 
+A side input that is a causal mask (`causal_mask.py`) is recorded in `AttentionChain.causal`, its
+ops (constants, the comparison) part of the chain; the kernel computes it from positions and
+skips the key blocks past the diagonal, and the model counts only the key blocks it visits
+(`visited_keys`: K and V bytes and the fused kernel's products).
+
 Data-movement model (`plan_attention`), after Chimera (Zheng et al., HPCA 2023): for the block
 order of the fused loop nest and each block size (BM query rows, BN keys, powers of two from 16
 to 128), count the bytes moved between global memory and on-chip memory (registers and shared
@@ -58,6 +63,7 @@ rates are one GPU's measurements, not a model of occupancy or latency.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
@@ -67,6 +73,7 @@ from xdsl.ir import Operation, SSAValue
 
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.graph.error_bounds import ONLINE_SOFTMAX_MIN_BLOCK
+from mlc.transforms.analysis.causal_mask import CausalMask, causal_mask
 from mlc.transforms.analysis.fusion_groups import is_splat_constant
 
 MAX_HEAD_DIM = 256
@@ -102,10 +109,13 @@ class AttentionChain:
     softmax_ops: tuple[Operation, ...]
     side_inputs: tuple[SSAValue, ...]
     """Values the score ops read besides S (masks, scales), in first-use order."""
+    causal: CausalMask | None = None
+    """A side input that is a causal mask (`causal_mask.py`): computed from positions in the
+    kernel, its ops part of the chain, the key blocks past the diagonal skipped."""
 
     @property
     def ops(self) -> tuple[Operation, ...]:
-        members = {self.scores, self.output, *self.score_ops, *self.softmax_ops}
+        members = {self.scores, self.output, *self.score_ops, *self.softmax_ops, *(self.causal.ops if self.causal else ())}
         block = self.output.parent_block()
         assert block is not None
         return tuple(op for op in block.ops if op in members)
@@ -256,7 +266,26 @@ def match_attention(output: Operation) -> AttentionChain | None:
     internal = [scores.result, *(op.results[0] for op in (*score_ops, *softmax_ops))]
     if not all(_single_use(value, members) for value in internal):
         return None
-    return chain
+    causal = _causal(chain)
+    return chain if causal is None else dataclasses.replace(chain, causal=causal)
+
+
+def _causal(chain: AttentionChain) -> CausalMask | None:
+    """The chain's causal mask, if a side input is one that only the chain uses and whose -inf
+    reaches the softmax (only casts after the op that applies it)."""
+    for position, op in enumerate(chain.score_ops):
+        if not all(isinstance(later, graph.CastOp) for later in chain.score_ops[position + 1 :]):
+            continue
+        for value in op.operands:
+            if value not in chain.side_inputs:
+                continue
+            mask = causal_mask(value, op)
+            if mask is None:
+                continue
+            members = {*chain.ops, *mask.ops}
+            if all(_single_use(result, members) for mask_op in mask.ops for result in mask_op.results):
+                return mask
+    return None
 
 
 # -- Chimera's model ----------------------------------------------------------------------------------
@@ -306,14 +335,16 @@ def uses_tensor_cores(chain: AttentionChain, model: ComputeModel | None) -> bool
     return model is not None and model.tensor_core_flops is not None and narrow and min(_pow2(depth), _pow2(value_depth)) >= TENSOR_CORE_MIN_DEPTH
 
 
-def compute_verdict(chain: AttentionChain, fused: int, separate: int, model: ComputeModel) -> str | None:
-    """Why the fused chain does not pay under `model`'s rates (None when it does)."""
+def compute_verdict(chain: AttentionChain, fused: int, separate: int, model: ComputeModel, blocks: tuple[int, int]) -> str | None:
+    """Why the fused chain does not pay under `model`'s rates (None when it does); `blocks` are
+    the fused kernel's (BM, BN), for the keys it visits."""
     batch, rows, keys, depth, value_depth = chain.dims
     flops = 2 * batch * rows * keys * (depth + value_depth)
+    fused_flops = flops * visited_keys(chain, *blocks) // max(1, -(-rows // blocks[0]) * keys)
     element = str(_element(chain.scores.a))
     tensor_cores = uses_tensor_cores(chain, model)
     fused_rate = model.tensor_core_flops if tensor_cores else model.fused_flops
-    fused_s = _estimate_seconds(fused, flops, fused_rate, model)  # type: ignore[arg-type]
+    fused_s = _estimate_seconds(fused, fused_flops, fused_rate, model)  # type: ignore[arg-type]
     separate_s = _estimate_seconds(separate, flops, model.separate_flops.get(element, model.fused_flops), model)
     if fused_s < separate_s:
         return None
@@ -356,11 +387,25 @@ def _mask_bytes(chain: AttentionChain, block_rows: int, block_keys: int) -> int:
     return total
 
 
+def visited_keys(chain: AttentionChain, block_rows: int, block_keys: int) -> int:
+    """Keys the fused kernel walks, summed over its row blocks: all N for each, or with a causal
+    mask the blocks up to the last key the block's last row sees."""
+    _, rows, keys, _, _ = chain.dims
+    blocks = -(-rows // block_rows)
+    if chain.causal is None:
+        return blocks * keys
+    total = 0
+    for block in range(blocks):
+        seen = max(0, min(keys, (block + 1) * block_rows + chain.causal.offset))
+        total += min(keys, -(-seen // block_keys) * block_keys)
+    return total
+
+
 def fused_bytes(chain: AttentionChain, block_rows: int, block_keys: int) -> int:
     """Bytes moved by the fused chain in the rows-outer order (see the module docstring)."""
-    batch, rows, keys, depth, value_depth = chain.dims
+    batch, rows, _, depth, value_depth = chain.dims
     e = _element(chain.scores.a).bitwidth // 8  # type: ignore[attr-defined]
-    streamed = rows * depth + -(-rows // block_rows) * keys * (depth + value_depth) + rows * value_depth
+    streamed = rows * depth + visited_keys(chain, block_rows, block_keys) * (depth + value_depth) + rows * value_depth
     return batch * e * streamed + _mask_bytes(chain, block_rows, block_keys)
 
 
@@ -393,7 +438,7 @@ def plan_attention(chain: AttentionChain, on_chip_bytes: int, compute: ComputeMo
     moved, footprint, bm, bn = min(candidates)
     if moved >= separate:
         return f"fusion moves {moved} bytes, separate kernels {separate}: fusion does not pay"
-    verdict = None if compute is None else compute_verdict(chain, moved, separate, compute)
+    verdict = None if compute is None else compute_verdict(chain, moved, separate, compute, (bm, bn))
     if verdict is not None:
         return verdict
     return ChainPlan("rows-outer", bm, bn, moved, separate, footprint)
@@ -412,7 +457,7 @@ def _plan_tensor_cores(chain: AttentionChain, on_chip_bytes: int, compute: Compu
     if staged(block_keys) > on_chip_bytes:
         return f"the smallest blocks (16 keys) need {staged(block_keys)} bytes of staged K and V on chip, more than {on_chip_bytes}"
     moved = fused_bytes(chain, block_rows, block_keys)
-    verdict = compute_verdict(chain, moved, separate, compute)
+    verdict = compute_verdict(chain, moved, separate, compute, (block_rows, block_keys))
     if verdict is not None:
         return verdict
     return ChainPlan("rows-outer", block_rows, block_keys, moved, separate, staged(block_keys))

@@ -39,7 +39,7 @@ from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.gpu import ops as gpu
 from mlc.dialects.loop import ops as loop
-from mlc.transforms.analysis.thread_analysis import is_shared_memory_space
+from mlc.transforms.analysis.thread_analysis import is_loop_uniform, is_shared_memory_space
 from mlc.transforms.lowering.loop_fission import has_commutative_combiner, sequentialize
 
 _AXES = {"x": 0, "y": 1, "z": 2}
@@ -58,25 +58,13 @@ def launch_shape(kernel: loop.KernelOp) -> tuple[list[int], list[int]]:
 
 def _uniformly_reached(op: Operation, thread_loop: loop.ParallelOp) -> bool:
     """Whether every thread of `thread_loop` reaches `op` equally often: `op` sits in its body or
-    in `scf.for`s there whose bounds are constants or come from outside the thread loop (a chain
-    kernel's key loop)."""
+    in `scf.for`s there whose bounds are the same in every thread (a chain kernel's key loop)."""
     parent = op.parent_op()
     while parent is not thread_loop:
-        bounds = (parent.lb, parent.ub, parent.step) if isinstance(parent, scf.ForOp) else ()
-        if not bounds or any(not isinstance(v.owner, arith.ConstantOp) and _defined_inside(v, thread_loop) for v in bounds):
+        if not isinstance(parent, scf.ForOp) or not all(is_loop_uniform(v, thread_loop) for v in (parent.lb, parent.ub, parent.step)):
             return False
         parent = parent.parent_op()
     return True
-
-
-def _defined_inside(value: SSAValue, region_op: Operation) -> bool:
-    owner = value.owner
-    op = owner if isinstance(owner, Operation) else owner.parent_op()
-    while op is not None:
-        if op is region_op:
-            return True
-        op = op.parent_op()
-    return False
 
 
 def _bits(mask: int) -> list[int]:

@@ -29,7 +29,8 @@ C / 4 scalars; a tile of one row or one column holds one scalar there). So:
   with `mlc.pipeline_stages` stages of cp.async copies (`async_pipeline.py`): the next blocks'
   K and V land while this one is computed;
 * loads of the other tiles (Q, masks) and the store of O move a thread's column pairs with
-  `chunk_access.py` (masked where the index analysis cannot prove them in bounds).
+  `chunk_access.py` (masked where the index analysis cannot prove them in bounds); `tile.range`
+  (a causal mask's positions) gives the thread's rows or columns.
 
 The products run slice by slice in increasing k with f32 fused multiply-adds (`loop.mma_sync`'s
 definition, `tile.dot`'s order), so the interpreters check this lowering exactly against the
@@ -197,7 +198,7 @@ class ChainMmaLowering(TileKernelLowering):
     # -- ops in order -------------------------------------------------------------------------------
 
     def _lower_block(self, emitter: Emitter, block: Block) -> None:
-        lazy = tile.LoadOp | tile.BroadcastOp | tile.SplatOp | tile.InBoundsOp | tile.ProgramIdOp
+        lazy = tile.LoadOp | tile.BroadcastOp | tile.SplatOp | tile.InBoundsOp | tile.RangeOp | tile.ProgramIdOp
         for op in block.ops:
             if isinstance(op, lazy | tile.ReturnOp | scf.YieldOp):
                 continue
@@ -304,10 +305,24 @@ class ChainMmaLowering(TileKernelLowering):
             result = self.materialize(emitter, owner.source)
         elif isinstance(owner, tile.SplatOp):
             result = [[self.values[owner.value]]]
+        elif isinstance(owner, tile.RangeOp):
+            result = self._positions(emitter, owner)
         else:
             raise PassFailure(owner if isinstance(owner, Operation) else self.kernel, "unsupported tile value in a tensor-core chain kernel")
         self.fragments[value] = result
         return result
+
+    def _positions(self, emitter: Emitter, op: tile.RangeOp) -> Fragment:
+        """`tile.range` along the rows (the thread's two rows) or the columns (its column pairs)."""
+        shape = _shape(op.result)
+        start = self.values[op.start]
+        axis = op.axis.value.data
+        if axis == len(shape) - 2 and shape[-2] != 1:
+            return [[emitter.add(start, row)] for row in self.rows]
+        if axis == len(shape) - 1 and shape[-1] != 1:
+            columns = [emitter.add(start, self._column(j)) for j in range(shape[-1] // 8)]
+            return [[element for first in columns for element in (first, emitter.add(first, emitter.index(1)))]]
+        return [[start]]
 
     def _map(self, emitter: Emitter, op: tile.MapOp) -> None:
         inputs = [self.materialize(emitter, value) for value in op.inputs]
