@@ -494,11 +494,11 @@ class AttentionProgram:
     mask: str
 
 
-MASKS = ("none", "additive", "causal", "padding")
+MASKS = ("none", "additive", "causal", "padding", "causal-where")
 """No mask; an additive f32/f16 mask argument [M, N]; a causal constant (0 / -inf, upper triangle);
-a boolean padding argument [batch..., 1, N] selecting -inf with `graph.where`. Not drawn, for
-`attention_program` only: "causal-where", PyTorch's `is_causal` as `graph.where` of a key <= query
-comparison of two index vectors (`graph.cmp ge` of [M, 1] and [1, N] constants)."""
+a boolean padding argument [batch..., 1, N] selecting -inf with `graph.where`; PyTorch's
+`is_causal` as `graph.where` of a key <= query comparison of two index vectors (`graph.cmp ge` of
+[M, 1] and [1, N] constants)."""
 
 
 @st.composite

@@ -437,14 +437,14 @@ def is_read_only(source: SSAValue) -> bool:
 
 
 def plan_promotion(
-    source: SSAValue, thread_loop: loop.ParallelOp, budget: int, pipelined: bool = False
+    source: SSAValue, thread_loop: loop.ParallelOp, budget: int, per_iteration: bool = False
 ) -> tuple[Promotion, ScopeAnalysis] | None:
     """The first scope where `source` is worth promoting and fits `budget` bytes, if any.
 
-    `pipelined` (the kernel asks for stages of async copies): a buffer that ldmatrix reads inside
-    a uniform loop is staged per iteration of a loop, never whole at the thread loop, so that the
-    operands of a loop (an attention kernel's K and V blocks) are all pipelined and none takes the
-    shared memory the others need."""
+    `per_iteration` (a chain kernel with stages of async copies): a buffer that ldmatrix reads
+    inside a uniform loop is staged per iteration of a loop, never whole at the thread loop, so that
+    the operands of the key loop (K and V blocks) are all pipelined and none takes the shared
+    memory the other needs."""
     element_bytes = byte_width(element_type_of(source))
     scopes = list(candidate_scopes(thread_loop))
     for scope in scopes:
@@ -460,7 +460,7 @@ def plan_promotion(
         required = needs_shared_memory(sites)
         if (reads < MIN_REUSE * volume and not required) or volume * element_bytes > budget:
             continue
-        if pipelined and required and scope is thread_loop and any(_holds_all(loop_scope, sites) for loop_scope in scopes[1:]):
+        if per_iteration and required and scope is thread_loop and any(_holds_all(loop_scope, sites) for loop_scope in scopes[1:]):
             continue
         if required and box.extents[-1] % loop.LDMATRIX_ROW:
             continue  # ldmatrix rows must stay 16-byte aligned in the copy

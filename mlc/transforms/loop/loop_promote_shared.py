@@ -11,10 +11,10 @@ parameter) that the kernel only reads:
 1. Scopes. The candidate scopes are the thread loop's body and each `scf.for` reached from it
    through `scf.for`s alone whose bounds are the same for every thread (defined outside the
    thread loop): the copy goes at the start of each run of the scope's body, where every thread
-   arrives together. Outermost first, the first scope that passes 2-4 is taken; with stages
-   (step 6), a buffer ldmatrix reads inside such a loop skips the thread loop's scope, so that
-   every operand of the loop is pipelined (an attention kernel's whole K would otherwise take
-   the shared memory its V needs).
+   arrives together. Outermost first, the first scope that passes 2-4 is taken; in a chain
+   kernel (`mlc.chain`) with stages (step 6), a buffer ldmatrix reads inside such a loop skips
+   the thread loop's scope, so that every operand of the key loop is pipelined (the whole K
+   would otherwise take the shared memory V needs).
 The analysis (steps 1-4) is `mlc/transforms/analysis/shared_memory_promotion.py`; this file
 rewrites (step 5).
 
@@ -366,7 +366,7 @@ def promote_kernel(kernel: loop.KernelOp, stages: int = 0) -> None:
             if not isinstance(source.type, MemRefType) or not is_read_only(source):
                 continue
             limit = STAGED_SHARED_MEMORY_BYTES if stages >= 2 else SHARED_MEMORY_BYTES
-            planned = plan_promotion(source, thread_loop, limit - shared_bytes(kernel), pipelined=stages >= 2)
+            planned = plan_promotion(source, thread_loop, limit - shared_bytes(kernel), per_iteration=stages >= 2 and attributes.CHAIN.read(kernel) is not None)
             if planned is None:
                 continue
             promotion, analysis = planned
