@@ -45,16 +45,18 @@ choice fits or when the fused chain would move at least as many bytes as separat
 
 Compute term (`ComputeModel`, graph-fuse's `compute-model`; the GPU pipeline names `gpu`). Bytes
 alone decide only where the fused kernel does its products as fast as separate kernels would.
-On the GPU it does not: the chain kernel (one thread per query row, f32 fused multiply-adds on
-CUDA cores) ran at 3.5 to 4.8 TFLOP/s on an H100 (bench/attention.py, BENCHMARKS.md), while the
-separate kernels' products run on tensor cores for f16/bf16 and in tiled CUDA-core kernels for
-f32. So each side is estimated as a roofline, `max(bytes / bandwidth, flops / products' rate)`
-with flops = 2*B*M*N*(D + Dv) and the model's measured rates, and the chain falls back when its
-estimate is not below the separate kernels' (the reason, with both estimates, in
-`mlc.chain_fallback`). With the H100 rates fusion pays only for tiny head dims (the separate
-kernels' score round trip, about 16 bytes per score, costs more than the chain's 2*(D + Dv)
-slow flops), so attention cores of real models take the three kernels there until the chain
-kernel uses tensor cores. `none` (the default, and the CPU's) counts bytes only.
+Each side is estimated as a roofline, `max(bytes / bandwidth, flops / products' rate)` with flops
+= 2*B*M*N*(D + Dv) (the fused side: the key blocks it visits) and the model's measured rates, and
+the chain falls back when its estimate is not below the separate kernels' (the reason, with both
+estimates, in `mlc.chain_fallback`). On an H100 (bench/attention.py, BENCHMARKS.md) the chain
+kernel on tensor cores (`chain_mma.py`: f16/bf16, head dims padding to 16 or more) ran its
+products at 154-185 TFLOP/s, faster than separate f16 kernels (55-106 TFLOP/s for the whole
+chain), so such chains fuse, with the tensor-core kernel's blocks (`_plan_tensor_cores`: BM 128,
+BN 64, halved while two stages of K and V blocks do not fit); the CUDA-core chain kernel (f32,
+tiny head dims: one thread per query row) ran at 3.5 to 4.8 TFLOP/s, so an f32 chain of a real
+head dim falls back, and only tiny head dims, where the score round trip (about 16 bytes per
+score) outweighs 2*(D + Dv) slow flops, stay fused on CUDA cores. `none` (the default, and the
+CPU's) counts bytes only.
 
 Limits. Only attention chains (not plain matmul -> matmul chains yet); the transpose of K is
 outside the chain (a separate kernel: the tile level has no transposed load); the compute term's
@@ -310,9 +312,10 @@ class ComputeModel:
 
 COMPUTE_MODELS = {
     "none": None,
-    # H100 (bench/attention.py, 2026-11-25): the device copy moves ~3.0 TB/s; the chain kernel ran
-    # 3.5-4.8 TFLOP/s; mlc's separate kernels ran the whole chain at 55-106 TFLOP/s in f16
-    # (tensor cores; products alone faster) and 23 in f32: conservative product rates below.
+    # H100 (bench/attention.py, 2026-11-25/26): the device copy moves ~3.0 TB/s; the CUDA-core chain
+    # kernel ran 3.5-4.8 TFLOP/s, the tensor-core one 154-185 (blocks visited); mlc's separate
+    # kernels ran the whole chain at 55-106 TFLOP/s in f16 (tensor cores; products alone faster)
+    # and 23 in f32: conservative product rates below.
     "gpu": ComputeModel(3.0e12, 4.0e12, {"f16": 100e12, "bf16": 100e12, "f32": 25e12}, tensor_core_flops=150e12),
 }
 

@@ -29,9 +29,7 @@ Kernels with `tile.dot` are lowered by `matmul_loop.py` instead: each thread com
 micro-tile of the block's output, the dot's K in short vector steps, in IEEE f32: a dot whose
 `precision` asks for TF32 is refused (`dot_precision.py`). With `tensor-cores=true` (the GPU
 pipeline), those whose dots tensor cores can run (f16/bf16 operands, f32 accumulation) are lowered
-by `matmul_mma.py`: warps of `loop.mma_sync` steps; GEMM chains (`mlc.chain`) by `chain_mma.py`
-(FlashAttention-2's warps of mma.sync, with tensor cores where the chain's products can use them)
-or else `chain_loop.py` (one thread per query row).
+by `matmul_mma.py`: warps of `loop.mma_sync` steps; GEMM chains by `chain_mma.py` or `chain_loop.py`.
 
 Limits: tiles of several shapes in a kernel (but broadcast operands and a dot's operands), tile
 ops other than load, store, broadcast, splat, map, reduce, in_bounds, range, gather (`chunk_access`)
@@ -388,10 +386,8 @@ class ConvertTileToLoop(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
-            if is_chain_kernel(kernel) and self.tensor_cores and chain_mma_applies(kernel):
-                lowered = lower_chain_mma_kernel(kernel, self.vector_bytes)
-            elif is_chain_kernel(kernel):
-                lowered = lower_chain_kernel(kernel, self.vector_bytes)
+            if is_chain_kernel(kernel):  # on tensor cores where its products can use them
+                lowered = (lower_chain_mma_kernel if self.tensor_cores and chain_mma_applies(kernel) else lower_chain_kernel)(kernel, self.vector_bytes)
             elif self.tensor_cores and mma_applies(kernel):
                 lowered = lower_mma_kernel(kernel, self.vector_bytes)
             elif contains_dot(kernel):
