@@ -178,7 +178,7 @@ CPU_PACKED = DeclaredAttribute(
 MMA = DeclaredAttribute(
     "mlc.mma",
     "array<i64: M, N, K>",
-    "a matmul kernel whose products run on tensor cores: the shape of one warp's loop.mma_sync step",
+    "a matmul or attention-chain kernel whose products run on tensor cores: the shape of one warp's loop.mma_sync step",
     "convert-tile-to-loop{tensor-cores=true}",
     "people (the loop.mma_sync ops carry the decision to the GPU lowering)",
     _i64_array(3),
@@ -186,7 +186,7 @@ MMA = DeclaredAttribute(
 WARP_GRID = DeclaredAttribute(
     "mlc.warp_grid",
     "array<i64: rows, columns>",
-    "how the warps of a tensor-core matmul kernel tile its block (each one a mlc.warp_tile)",
+    "how the warps of a tensor-core matmul kernel tile its block (each one a mlc.warp_tile); of a chain kernel, [BM / 16, 1]",
     "convert-tile-to-loop{tensor-cores=true}",
     "people",
     _i64_array(2),
@@ -335,8 +335,10 @@ CHAIN = DeclaredAttribute(
     "mlc.chain",
     '"attention"',
     "a GEMM chain fused into one kernel (matmul, scale/mask, softmax, matmul with an online softmax)",
-    "graph-fuse (on the graph.fusion), convert-graph-to-tile (on the tile.kernel)",
-    "convert-graph-to-tile (builds the chain's kernel), convert-tile-to-loop (lowers it)",
+    "graph-fuse (on the graph.fusion), convert-graph-to-tile (on the tile.kernel), convert-tile-to-loop "
+    "(on the loop.kernel of a tensor-core chain)",
+    "convert-graph-to-tile (builds the chain's kernel), convert-tile-to-loop (lowers it), loop-promote-shared "
+    "(stages the key loop's operands per iteration)",
     lambda value: isinstance(value, StringAttr) and value.data == "attention",
 )
 CHAIN_PLAN = DeclaredAttribute(

@@ -25,8 +25,14 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
-from mlc.transforms.analysis.affine_index import AffineForm, affine_form, constant_index, evaluate
+from mlc.transforms.analysis.affine_index import (
+    AffineForm,
+    affine_form,
+    constant_index,
+    evaluate,
+)
 from mlc.transforms.analysis.index_analysis import IndexFacts, facts_of
+from mlc.transforms.analysis.thread_analysis import is_loop_uniform
 
 MIN_REUSE = 4.0
 """Promote when each element of the box is read at least this many times per run of the scope;
@@ -202,7 +208,7 @@ def candidate_scopes(thread_loop: loop.ParallelOp) -> Iterator[Operation]:
     while pending:
         block = pending.pop(0)
         for op in block.ops:
-            uniform_bounds = all(constant_index(v) is not None or not is_inside(v, thread_loop) for v in (op.operands[:3]))
+            uniform_bounds = all(is_loop_uniform(v, thread_loop) for v in (op.operands[:3]))
             if isinstance(op, scf.ForOp) and uniform_bounds:
                 yield op
                 pending.append(op.body.block)
@@ -473,7 +479,7 @@ def choose_padding(promotion: Promotion, analysis: ScopeAnalysis, element_bytes:
 # -- deciding ----------------------------------------------------------------------------------------
 
 
-def element_type_of(source: SSAValue):  # noqa: ANN202 - an xDSL attribute
+def element_type_of(source: SSAValue):
     return source.type.element_type  # type: ignore[attr-defined]
 
 
@@ -481,10 +487,18 @@ def is_read_only(source: SSAValue) -> bool:
     return all(_read_role(use.operation, use.index) is not None for use in source.uses)
 
 
-def plan_promotion(source: SSAValue, thread_loop: loop.ParallelOp, budget: int) -> tuple[Promotion, ScopeAnalysis] | None:
-    """The first scope where `source` is worth promoting and fits `budget` bytes, if any."""
+def plan_promotion(
+    source: SSAValue, thread_loop: loop.ParallelOp, budget: int, per_iteration: bool = False
+) -> tuple[Promotion, ScopeAnalysis] | None:
+    """The first scope where `source` is worth promoting and fits `budget` bytes, if any.
+
+    `per_iteration` (a chain kernel with stages of async copies): a buffer that ldmatrix reads
+    inside a uniform loop is staged per iteration of a loop, never whole at the thread loop, so that
+    the operands of the key loop (K and V blocks) are all pipelined and none takes the shared
+    memory the other needs."""
     element_bytes = byte_width(element_type_of(source))
-    for scope in candidate_scopes(thread_loop):
+    scopes = list(candidate_scopes(thread_loop))
+    for scope in scopes:
         analysis = ScopeAnalysis(thread_loop, scope)
         sites = read_sites(source, scope, analysis)
         if not sites:
@@ -497,6 +511,8 @@ def plan_promotion(source: SSAValue, thread_loop: loop.ParallelOp, budget: int) 
         required = needs_shared_memory(sites)
         if (reads < MIN_REUSE * volume and not required) or volume * element_bytes > budget:
             continue
+        if per_iteration and required and scope is thread_loop and any(_holds_all(loop_scope, sites) for loop_scope in scopes[1:]):
+            continue
         if required and box.extents[-1] % loop.LDMATRIX_ROW:
             continue  # ldmatrix rows must stay 16-byte aligned in the copy
         if needs_swizzle(sites) and (not isinstance(scope, scf.ForOp) or box.extents[-1] * element_bytes % SWIZZLE_BYTES or box.extents[-2] % 8):
@@ -505,6 +521,10 @@ def plan_promotion(source: SSAValue, thread_loop: loop.ParallelOp, budget: int) 
         promotion.groups = vector_groups(sites, box, analysis, element_bytes)
         return promotion, analysis
     return None
+
+
+def _holds_all(scope: Operation, sites: Sequence[ReadSite]) -> bool:
+    return all(scope.is_ancestor(site.op) for site in sites)
 
 
 def describe_promotion(promotion: Promotion, analysis: ScopeAnalysis, cost: int, unpadded: int) -> str:

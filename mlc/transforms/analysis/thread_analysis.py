@@ -69,6 +69,18 @@ def is_shared_memory_space(value: SSAValue) -> bool:
     return isinstance(memory_space, IntegerAttr) and memory_space.value.data == SHARED_MEMORY_SPACE
 
 
+def is_loop_uniform(value: SSAValue, thread_loop: Operation) -> bool:
+    """At the loop level: whether every iteration of `thread_loop` (a `loop.parallel`) holds the
+    same `value`: defined outside it, or computed inside by `arith` ops from such values and
+    constants (a causal chain kernel's key-loop bound), never from its induction variable."""
+    owner = value.owner
+    if not isinstance(owner, Operation):
+        return not thread_loop.is_ancestor(owner.parent_op())  # type: ignore[arg-type]
+    if not thread_loop.is_ancestor(owner):
+        return True
+    return owner.dialect_name() == "arith" and not owner.regions and all(is_loop_uniform(v, thread_loop) for v in owner.operands)
+
+
 def is_thread_private(value: SSAValue) -> bool:
     """Whether a memref views an allocation of the kernel outside shared memory (one per thread)."""
     root = memref_root(value)

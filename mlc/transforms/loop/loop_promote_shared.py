@@ -11,7 +11,10 @@ parameter) that the kernel only reads:
 1. Scopes. The candidate scopes are the thread loop's body and each `scf.for` reached from it
    through `scf.for`s alone whose bounds are the same for every thread (defined outside the
    thread loop): the copy goes at the start of each run of the scope's body, where every thread
-   arrives together. Outermost first, the first scope that passes 2-4 is taken.
+   arrives together. Outermost first, the first scope that passes 2-4 is taken; in a chain
+   kernel (`mlc.chain`) with stages (step 6), a buffer ldmatrix reads inside such a loop skips
+   the thread loop's scope, so that every operand of the key loop is pipelined (the whole K
+   would otherwise take the shared memory V needs).
 The analysis (steps 1-4) is `mlc/transforms/analysis/shared_memory_promotion.py`; this file
 rewrites (step 5).
 
@@ -97,7 +100,7 @@ from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
-from mlc.transforms.analysis.affine_index import AffineForm
+from mlc.transforms.analysis.affine_index import AffineForm, constant_index
 from mlc.transforms.analysis.shared_memory_promotion import (
     COPY_BYTES,
     SHARED_MEMORY_BYTES,
@@ -107,7 +110,6 @@ from mlc.transforms.analysis.shared_memory_promotion import (
     Promotion,
     ScopeAnalysis,
     choose_padding,
-    constant_bounds,
     describe_promotion,
     element_type_of,
     is_inside,
@@ -126,7 +128,9 @@ from mlc.transforms.lowering.chunk_access import (
     zero_of,
 )
 from mlc.transforms.lowering.shared_copy import (
+    Counter,
     chunk_coordinates,
+    counter_value,
     last_iteration,
     move_ops,
     redirect_group,
@@ -171,7 +175,7 @@ class PromotionRewriter:
         body = scope_body(scope)
         if staged:
             assert isinstance(scope, scf.ForOp) and last is not None
-            pipeline = StagedLoop(scope, stages, constant_bounds(scope), last)  # type: ignore[arg-type]
+            pipeline = StagedLoop(scope, stages, (constant_index(scope.lb), constant_index(scope.step)), last)  # type: ignore[arg-type]
             pipeline.add_copies(lambda emitter, counter, slot: self._async_copies(emitter, allocation.memref, counter, slot))
             stage = pipeline.current_stage()
             move_ops(staging, body, pipeline.wait.next_op)
@@ -217,7 +221,7 @@ class PromotionRewriter:
 
             emit_if(emitter, self._guard(emitter, chunk), [], copy, None) if guarded else copy(emitter)
 
-    def _prefetch(self, staging: Emitter, shared: SSAValue, scope: scf.ForOp, last: int) -> scf.ForOp:
+    def _prefetch(self, staging: Emitter, shared: SSAValue, scope: scf.ForOp, last: Counter) -> scf.ForOp:
         """Software pipelining of the copy: each run loads the next run's box into registers.
 
         The first box is loaded before the loop; a run stores the box it was handed, then loads
@@ -231,7 +235,7 @@ class PromotionRewriter:
         carried = [body.insert_arg(element.type, len(body.args)) for element in first_box]
         self._store_box(staging, shared, carried)
         following = staging.emit(arith.AddiOp(body.args[0], scope.step))
-        next_counter = staging.emit(arith.MinUIOp(following, staging.index(last)))
+        next_counter = staging.emit(arith.MinUIOp(following, counter_value(staging, last)))
         next_box = self._load_box(staging, self._origins(staging, next_counter))
         terminator = body.last_op
         assert isinstance(terminator, scf.YieldOp)
@@ -350,7 +354,7 @@ def promote_kernel(kernel: loop.KernelOp, stages: int = 0) -> None:
             limit = STAGED_SHARED_MEMORY_BYTES if stages >= 2 else SHARED_MEMORY_BYTES
             if attributes.WGMMA.read(kernel) is not None:
                 limit = WGMMA_SHARED_MEMORY_BYTES
-            planned = plan_promotion(source, thread_loop, limit - shared_bytes(kernel))
+            planned = plan_promotion(source, thread_loop, limit - shared_bytes(kernel), per_iteration=stages >= 2 and attributes.CHAIN.read(kernel) is not None)
             if planned is None:
                 continue
             promotion, analysis = planned

@@ -1,7 +1,8 @@
 """A multi-stage pipeline of async copies around a loop: the skeleton `loop-promote-shared` fills.
 
 With S stages, each shared copy made per iteration of a loop `for k = lb to ub step s` (constant
-bounds, at least two iterations, last counter L) gets S buffers (a leading dimension of S), and
+bounds and at least two iterations, or a constant start and step and a computed end, as a causal
+chain kernel's key loop has; last counter L, a constant or computed before the loop) gets S buffers (a leading dimension of S), and
 iteration i reads stage i mod S while the copies of iterations i + 1 .. i + S - 1 are in flight:
 
     copies of k = lb            into stage 0;      loop.async_commit      } the prologue: S - 1
@@ -24,7 +25,7 @@ check against the loop's end (a redundant copy of at most S - 1 tiles per block)
 In a loop of warpgroup products (`loop.wgmma`), the copies are issued after the products
 (`sink_copies_below_products`) and go S - 2 iterations ahead, so that each product may stay in
 flight until the next iteration's `loop.wgmma_wait 1` (`overlap_products`).
-Preconditions: `stages` >= 2; the loop's bounds are constants (`constant_bounds`).
+Preconditions: `stages` >= 2; the loop's start and step are constants (its end may be computed).
 """
 
 from __future__ import annotations
@@ -62,11 +63,11 @@ class StagedLoop:
     In a loop of warpgroup products (`product_lag` 1) a stage is still read one iteration after
     its own, so copies go S - 2 iterations ahead (`loop.async_wait S-3`), not S - 1."""
 
-    def __init__(self, scope: scf.ForOp, stages: int, bounds: tuple[int, int, int], last: int):
+    def __init__(self, scope: scf.ForOp, stages: int, bounds: tuple[int, int], last: int | SSAValue):
         self.scope = scope
         self.stages = stages
         self.ahead = max(1, stages - 1 - product_lag(scope))
-        self.low, _, self.step = bounds
+        self.low, self.step = bounds
         self.last = last
         self.wait, self.commit, self.prologue = self._skeleton()
 
@@ -121,15 +122,23 @@ class StagedLoop:
         """Adds one buffer's copies to the prologue's groups and to each iteration's group."""
         for position, commit in enumerate(self.prologue):
             emitter = _emitter_before(commit)
-            counter = min(self.low + position * self.step, self.last)
-            copies(emitter, emitter.index(counter), emitter.index(position))
+            copies(emitter, self._clamped(emitter, emitter.index(self.low + position * self.step), self.low + position * self.step), emitter.index(position))
         emitter = _emitter_before(self.commit)
         ahead = self.ahead
         stage = emitter.emit(arith.RemUIOp(emitter.add(self._iteration(emitter), emitter.index(ahead)), emitter.index(self.stages)))
         following = emitter.add(self.scope.body.block.args[0], emitter.index(ahead * self.step))
-        counter = emitter.emit(arith.MinUIOp(following, emitter.index(self.last)))
+        counter = self._clamped(emitter, following, None)
         stage.name_hint, counter.name_hint = "next_stage", "next"
         copies(emitter, counter, stage)
+
+
+    def _clamped(self, emitter: Emitter, counter: SSAValue, known: int | None) -> SSAValue:
+        """min(counter, last counter), folded when both are constants."""
+        if isinstance(self.last, int):
+            if known is not None:
+                return emitter.index(min(known, self.last))
+            return emitter.emit(arith.MinUIOp(counter, emitter.index(self.last)))
+        return emitter.emit(arith.MinUIOp(counter, self.last))
 
 
 def erase_block(block: Block) -> None:

@@ -24,6 +24,7 @@ from xdsl.rewriter import InsertPoint
 from mlc.dialects import attributes
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
+from mlc.transforms.analysis.affine_index import constant_index
 from mlc.transforms.analysis.shared_memory_promotion import (
     ReadSite,
     constant_bounds,
@@ -80,13 +81,41 @@ def require_parameter_alignment(kernel: loop.KernelOp, memref_value: SSAValue, a
     attributes.ARG_ALIGNMENT.write(kernel, DenseArrayBase.from_list(i64, values))
 
 
-def last_iteration(scope: scf.ForOp) -> int | None:
-    """The counter's value in the last run of a loop with constant bounds that runs at least twice."""
+Counter = int | SSAValue
+"""A loop counter's value: a constant, or computed in the IR."""
+
+
+def last_iteration(scope: scf.ForOp) -> Counter | None:
+    """The counter's value in the last run of a loop with constant bounds that runs at least
+    twice; for a constant start and step and a computed end (a causal chain kernel's key loop),
+    `lb + ((max(ub, lb + 1) - 1 - lb) / step) * step` emitted right after the end is computed (lb
+    when the loop does not run, so that copies made for it stay at a real counter)."""
     bounds = constant_bounds(scope)
-    if bounds is None or bounds[1] - bounds[0] <= bounds[2]:
+    if bounds is not None:
+        low, upper, step = bounds
+        return None if upper - low <= step else low + (upper - 1 - low) // step * step
+    low, step = constant_index(scope.lb), constant_index(scope.step)
+    if low is None or step is None or step <= 0:
         return None
-    low, upper, step = bounds
-    return low + (upper - 1 - low) // step * step
+    owner = scope.ub.owner
+    block = owner if isinstance(owner, Block) else owner.parent_block()
+    emitter = Emitter(Block())
+    at_least_once = emitter.emit(arith.MaxSIOp(scope.ub, emitter.index(low + 1)))
+    runs = emitter.emit(arith.DivUIOp(emitter.emit(arith.SubiOp(at_least_once, emitter.index(low + 1))), emitter.index(step)))
+    last = emitter.add(emitter.emit(arith.MuliOp(runs, emitter.index(step))), emitter.index(low))
+    last.name_hint = "last"
+    for op in list(emitter.builder.insertion_point.block.ops):
+        op.detach()
+        if isinstance(owner, Block):
+            block.insert_op_before(op, block.first_op)  # type: ignore[union-attr, arg-type]
+        else:
+            block.insert_op_after(op, owner)  # type: ignore[union-attr]
+            owner = op
+    return last
+
+
+def counter_value(emitter: Emitter, counter: Counter) -> SSAValue:
+    return emitter.index(counter) if isinstance(counter, int) else counter
 
 
 def move_ops(staging: Emitter, block: Block, before: Operation | None) -> None:

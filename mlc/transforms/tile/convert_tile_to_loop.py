@@ -23,12 +23,11 @@ divisibility analysis of the tile origins (`index_analysis.py`) proves most acce
 mask) and aligned (one 16-byte vector access); the rest are guarded, partial chunks scalar. The
 kernel records in `mlc.arg_alignment` the alignment each parameter needs (the runtime checks it).
 
-Kernels with `tile.dot` are lowered by `matmul_loop.py` instead: each thread computes a register
-micro-tile of the block's output, the dot's K in short vector steps, in IEEE f32: a dot whose
-`precision` asks for TF32 is refused (`dot_precision.py`). With `tensor-cores=true` (the GPU
-pipeline), those whose dots tensor cores can run (f16/bf16 operands, f32 accumulation) are lowered
-by `matmul_mma.py`: warps of `loop.mma_sync` steps, or with `wgmma=true` too (sm_90a) by
-`matmul_wgmma.py` where they apply: warpgroups of `loop.wgmma`; GEMM chains by `chain_loop.py`.
+Kernels with `tile.dot` go to `matmul_loop.py`: a register micro-tile of the output per thread, K
+in short vector steps, IEEE f32 (TF32 is refused: `dot_precision.py`). With `tensor-cores=true`,
+dots tensor cores can run (f16/bf16 operands, f32 accumulation) go to `matmul_mma.py` (warps of
+`loop.mma_sync`) or with `wgmma=true` (sm_90a) to `matmul_wgmma.py` (warpgroups of `loop.wgmma`);
+GEMM chains to `chain_mma.py` (tensor cores) or `chain_loop.py`.
 
 Limits (reported as unsupported): tiles of several shapes in a kernel (but broadcast and dot
 operands), tile ops but load, store, broadcast, splat, map, reduce, in_bounds, range, gather, dot,
@@ -55,6 +54,7 @@ from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.thread_layout import ThreadLayout, iteration_shape, used_from_outside
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if, indexed_elements
 from mlc.transforms.lowering.chain_loop import is_chain_kernel, lower_chain_kernel
+from mlc.transforms.lowering.chain_mma import chain_mma_applies, lower_chain_mma_kernel
 from mlc.transforms.lowering.dot_precision import refuse_unhonoured_precisions
 from mlc.transforms.lowering.matmul_loop import contains_dot, lower_dot_kernel
 from mlc.transforms.lowering.matmul_wgmma import lower_tensor_core_kernel
@@ -386,8 +386,8 @@ class ConvertTileToLoop(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
-            if is_chain_kernel(kernel):
-                lowered = lower_chain_kernel(kernel, self.vector_bytes)
+            if is_chain_kernel(kernel):  # on tensor cores where its products can use them
+                lowered = (lower_chain_mma_kernel if self.tensor_cores and chain_mma_applies(kernel) else lower_chain_kernel)(kernel, self.vector_bytes)
             elif self.tensor_cores and (tensor_core := lower_tensor_core_kernel(kernel, self.vector_bytes, self.wgmma)):
                 lowered = tensor_core
             elif contains_dot(kernel):
