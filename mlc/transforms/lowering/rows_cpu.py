@@ -1,0 +1,403 @@
+"""Row-wise tile kernels (reductions, normalisations) lowered to loops of host-width CPU vectors.
+
+`convert-tile-rows-to-cpu` hands every *row kernel* (`row_kernel_refusal` is None) to
+`lower_cpu_row_kernel`. A row kernel computes on tiles of one 2-d shape [R, C] (and tiles that
+broadcast to it: [R, 1] per-row scalars, [1, C] rows shared by all rows, splats) with `tile.load`,
+`tile.map`, `tile.broadcast`, `tile.splat`, `tile.reduce` along the last axis and `tile.store`:
+softmax, layer norm, RMS norm, row sums and maxima with their epilogues.
+
+Layout. A program's R rows run one after another in an unmapped `loop.parallel` (a plain loop on
+the CPU); within a row, every tile value of C columns is computed W columns at a time
+(`vector<W x f32>`, W the host's vector width: 16 with AVX-512, 8 with AVX2, 4 otherwise), in
+*column loops* (`scf.for` over [0, C)), one per `tile.reduce` and one per `tile.store` of a wide
+value, in the tile program's order. A column loop evaluates the expression it needs on one chunk
+of W columns: loads through `chunk_access.py` (masked where the index analysis cannot prove them
+in bounds, one vector access where aligned), map bodies with their f32 ops on vectors (scalars
+from outside the chunk, constants and per-row values, broadcast to W lanes where an op mixes
+them). Per-row values ([R, 1]: reduction results and maps of them, such as a softmax's 1 / sum or
+a layer norm's rsqrt) are scalars computed between the column loops.
+
+Reductions. A reduction's column loop carries U vector accumulators (U = 4 by default, cut to
+C / W) starting at the combiner's identity (-0.0 for addf, -inf for maximumf, +inf for minimumf,
+1.0 for mulf: each leaves every value, -0.0 and NaN included, as it is), each iteration
+combining U chunks, one into each accumulator, so that U chains of the combiner's latency run at
+once; after the loop the accumulators are combined pairwise and the W lanes of the last one
+in a halving tree. The tile dialect leaves the order of a reduction open; a sum's order differs
+from the tile interpreter's halving tree, within the bound of any f32 summation order
+(gamma(n - 1) * sum|terms|, `error_bounds.py`); max and min are exact.
+
+Scratch rows. A wide map value with a `math` op in its body (an exp) that two column loops need is
+computed once: the first loop stores its chunks into a row of C f32 on the stack
+(`memref.alloca`, `SCRATCH_ALIGNMENT`-aligned, at most `MAX_SCRATCH_BYTES`), later loops load
+them (a softmax's exp: computed by the sum's loop, read by the normalising store's). Other values
+are recomputed from their loads, which the row's earlier loop left in L1/L2.
+
+Recorded on the loop kernel: `mlc.cpu_vector_width = W` and `mlc.cpu_accumulators = U`; the same
+attributes on the tile kernel override the pass's choice for it.
+
+Alignment: as `matmul_cpu.py` (vector accesses of parameters state at most 16 bytes).
+Limits (`row_kernel_refusal` names the first that applies; such kernels are left for
+convert-tile-to-loop): f32 tiles only; map bodies of f32 arithmetic (`VECTOR_OPS` on vectors;
+anything on per-row scalars); C a multiple of W (W is cut to C); no loops, no other tile ops;
+reductions with one of the four combiners above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, math, memref, scf, vector
+from xdsl.dialects.builtin import Float32Type, FloatAttr, IndexType, IntegerAttr, VectorType, f32, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from mlc.dialects import attributes
+from mlc.dialects.loop import ops as loop
+from mlc.dialects.tile import ops as tile
+from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter
+from mlc.transforms.lowering.matmul_cpu import (
+    ASSUMED_ALIGNMENT,
+    cap_vector_alignment,
+    pack_vector,
+    unmapped_loop,
+)
+from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering
+
+DEFAULT_ACCUMULATORS = 4
+"""Vector accumulators of a reduction's column loop (U): the add latency (4 cycles) over one
+vector a cycle would want 4-8; a softmax's exp per chunk already fills the pipeline."""
+MAX_SCRATCH_BYTES = 1 << 18
+"""The largest scratch row (a stack allocation of each worker thread); longer rows recompute."""
+SCRATCH_ALIGNMENT = 64
+
+VECTOR_OPS = (
+    arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp, arith.NegfOp,
+    math.ExpOp, math.SqrtOp, math.AbsFOp, math.FmaOp,
+)
+"""Map-body ops computed on vectors: elementwise f32 ops that the CPU pipeline lowers on vectors
+(math.exp by expand-math-for-cpu's vector polynomial, the others by LLVM intrinsics)."""
+
+IDENTITIES: dict[type[Operation], float] = {
+    arith.AddfOp: -0.0,
+    arith.MaximumfOp: float("-inf"),
+    arith.MinimumfOp: float("inf"),
+    arith.MulfOp: 1.0,
+}
+"""The combiners a reduction may use, with the identity its accumulators start from."""
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    return value.type.get_shape()  # type: ignore[attr-defined]
+
+
+def _combiner(reduce: tile.ReduceOp) -> type[Operation] | None:
+    """The combiner's op class when the region is `yield op(a, b)` of one of `IDENTITIES`."""
+    block = reduce.body.block
+    ops = list(block.ops)
+    if len(ops) != 2 or not isinstance(ops[1], tile.YieldOp) or type(ops[0]) not in IDENTITIES:
+        return None
+    if set(ops[0].operands) != set(block.args) or ops[1].operands[0] is not ops[0].results[0]:
+        return None
+    return type(ops[0])
+
+
+def row_shape(kernel: tile.KernelOp) -> tuple[int, int] | None:
+    """[R, C]: the shape of the kernel's reductions' operands, when they all have one 2-d shape."""
+    shapes = {_shape(op.source) for op in kernel.walk() if isinstance(op, tile.ReduceOp)}
+    if len(shapes) != 1:
+        return None
+    (shape,) = shapes
+    return shape if len(shape) == 2 else None  # type: ignore[return-value]
+
+
+def row_kernel_refusal(kernel: tile.KernelOp) -> str | None:
+    """Why `kernel` is not a row kernel this lowering takes (see the module docstring), or None."""
+    shape = row_shape(kernel)
+    if shape is None:
+        return "no reductions of one 2-d shape"
+    rows, columns = shape
+    if columns < 2:
+        return "rows of one column"
+    allowed = tile.LoadOp | tile.StoreOp | tile.MapOp | tile.ReduceOp | tile.BroadcastOp | tile.SplatOp | tile.ProgramIdOp | tile.ReturnOp
+    for op in kernel.body.block.ops:
+        tiles = [v for v in (*op.operands, *op.results) if isinstance(v.type, tile.TileType)]
+        if op.dialect_name() == "tile" and not isinstance(op, allowed):
+            return f"{op.name} is not a row op"
+        if not isinstance(op, tile.MapOp | tile.ReduceOp) and op.regions:
+            return f"{op.name} has regions"
+        for value in tiles:
+            value_shape, element = _shape(value), value.type.element_type  # type: ignore[attr-defined]
+            if not isinstance(element, Float32Type):
+                return "a tile that is not f32"
+            if len(value_shape) != 2 or value_shape[0] not in (1, rows) or value_shape[1] not in (1, columns):
+                return f"a tile of shape {value_shape} in a kernel of rows {rows}x{columns}"
+        if isinstance(op, tile.ReduceOp) and (op.axis.value.data != 1 or _combiner(op) is None):
+            return "a reduction that is not a plain addf/maximumf/minimumf/mulf along the rows"
+        if isinstance(op, tile.MapOp) and _is_wide(op.results[0], columns):
+            for body_op in op.body.block.ops:
+                if not isinstance(body_op, (*VECTOR_OPS, arith.ConstantOp, tile.YieldOp)):
+                    return f"{body_op.name} in a map over columns"
+        if isinstance(op, tile.StoreOp) and _shape(op.value)[0] != rows and rows != 1:
+            return "a store of a tile broadcast along rows"
+    return None
+
+
+def _is_wide(value: SSAValue, columns: int) -> bool:
+    """Whether a tile value varies along the columns (is computed a chunk at a time)."""
+    return _shape(value)[-1] == columns and columns > 1
+
+
+def _has_math(op: tile.MapOp) -> bool:
+    return any(inner.dialect_name() == "math" for inner in op.body.block.ops)
+
+
+@dataclass
+class ChunkScope:
+    """Where one chunk of W columns is computed: an emitter in a column loop, the chunk's first
+    column, and the chunk's values computed so far."""
+
+    emitter: Emitter
+    column: SSAValue
+    values: dict[SSAValue, SSAValue] = field(default_factory=dict)
+
+
+class RowKernelLowering(TileKernelLowering):
+    """Lowers one row kernel (see the module docstring)."""
+
+    def __init__(self, kernel: tile.KernelOp, width: int, accumulators: int):
+        super().__init__(kernel, width * 4)
+        rows, columns = row_shape(kernel)  # type: ignore[misc]
+        self.shape = (rows, columns)
+        override = attributes.CPU_VECTOR_WIDTH.read(kernel)
+        width = override.value.data if isinstance(override, IntegerAttr) else width
+        self.width = min(width, columns)
+        while columns % self.width:  # C need not be a power of two (a tile's rows are)
+            self.width //= 2
+        chunks = columns // self.width
+        override = attributes.CPU_ACCUMULATORS.read(kernel)
+        accumulators = override.value.data if isinstance(override, IntegerAttr) else accumulators
+        self.accumulators = max(u for u in (1, 2, 4, 8, 16) if u <= accumulators and chunks % u == 0)
+        self.vector_type = VectorType(f32, [self.width])
+        self.row_values: dict[SSAValue, SSAValue] = {}
+        self.scratch: dict[SSAValue, SSAValue] = {}
+        self.stored: set[SSAValue] = set()
+
+    def require_alignment(self, memref_value: SSAValue, alignment: int) -> None:
+        super().require_alignment(memref_value, min(alignment, ASSUMED_ALIGNMENT))
+
+    def lower(self) -> loop.KernelOp:
+        result = self.new_kernel()
+        bodies = self.grid_loops(result.body.block)
+        program = Emitter(bodies[-1])
+        for op in self.kernel.body.block.ops:  # uniform index code, shared by the rows
+            if op.dialect_name() != "tile" and not any(isinstance(v.type, tile.TileType) for v in (*op.operands, *op.results)):
+                clone = op.clone(value_mapper=self.values)
+                program.builder.insert(clone)
+                self.values.update(zip(op.results, clone.results))
+        self._allocate_scratch(program)
+        rows = unmapped_loop(self.shape[0], "row")
+        program.builder.insert(rows)
+        self.row, self.zero = rows.body.block.args[0], program.index(0)
+        self.row_emitter = Emitter(rows.body.block)
+        for op in self.kernel.body.block.ops:
+            if isinstance(op, tile.ReduceOp):
+                self._reduce(op)
+            elif isinstance(op, tile.StoreOp):
+                self._store(op)
+        self.finish_kernel(result, [rows.body.block, *bodies])
+        cap_vector_alignment(result)
+        attributes.CPU_VECTOR_WIDTH.write(result, IntegerAttr(self.width, i64))
+        attributes.CPU_ACCUMULATORS.write(result, IntegerAttr(self.accumulators, i64))
+        return result
+
+    # -- scratch rows -------------------------------------------------------------------------------
+
+    def _allocate_scratch(self, emitter: Emitter) -> None:
+        """A scratch row for each wide map value with a math op that two column loops need."""
+        columns = self.shape[1]
+        if columns * 4 > MAX_SCRATCH_BYTES:
+            return
+        needed_by: dict[SSAValue, int] = {}
+        for op in self.kernel.body.block.ops:
+            if isinstance(op, tile.ReduceOp | tile.StoreOp):
+                for value in self._wide_dependencies(op.operands[0]):
+                    needed_by[value] = needed_by.get(value, 0) + 1
+        for value, loops in needed_by.items():
+            owner = value.owner
+            if loops > 1 and isinstance(owner, tile.MapOp) and _has_math(owner):
+                buffer = emitter.emit(memref.AllocaOp.get(f32, SCRATCH_ALIGNMENT, [columns]))
+                buffer.name_hint = f"{value.name_hint or 'row'}_scratch"
+                self.scratch[value] = buffer
+
+    def _wide_dependencies(self, value: SSAValue) -> set[SSAValue]:
+        """The wide values a column loop computing `value` computes (itself included)."""
+        found: set[SSAValue] = set()
+        pending = [value]
+        while pending:
+            current = pending.pop()
+            if current in found or not isinstance(current.type, tile.TileType) or not _is_wide(current, self.shape[1]):
+                continue
+            found.add(current)
+            owner = current.owner
+            if isinstance(owner, tile.MapOp | tile.BroadcastOp):
+                pending.extend(owner.operands)
+        return found
+
+    # -- per-row scalars ----------------------------------------------------------------------------
+
+    def _row_scalar(self, value: SSAValue) -> SSAValue:
+        """The row's scalar of a tile value that does not vary along the columns (computed at the
+        row level, before the column loop that asks for it)."""
+        if not isinstance(value.type, tile.TileType):
+            return self.values[value]
+        if value in self.row_values:
+            return self.row_values[value]
+        owner, emitter = value.owner, self.row_emitter
+        if isinstance(owner, tile.LoadOp):
+            (result,) = self._accesses(1).load(emitter, self.values[owner.source], self.origin(owner.indices), _shape(value), owner.padding)
+        elif isinstance(owner, tile.BroadcastOp):
+            result = self._row_scalar(owner.source)
+        elif isinstance(owner, tile.SplatOp):
+            result = self.values[owner.operands[0]]
+        elif isinstance(owner, tile.MapOp):
+            scalars = self.clone_scalar_body(emitter, owner.body.block, [self._row_scalar(v) for v in owner.operands])
+            self.row_values.update(zip(owner.results, scalars))
+            return self.row_values[value]
+        else:  # a reduction: computed by its own column loop, in program order
+            raise AssertionError(f"{owner} used before it is computed")  # pragma: no cover - program order
+        self.row_values[value] = result
+        return result
+
+    def _accesses(self, width: int, column: SSAValue | None = None) -> ChunkAccesses:
+        return ChunkAccesses(self.shape, width, [self.row, column or self.zero], self.facts, self.require_alignment)
+
+    # -- chunks of wide values ----------------------------------------------------------------------
+
+    def _chunk(self, scope: ChunkScope, value: SSAValue) -> SSAValue:
+        """The chunk of W columns of a tile value at `scope.column`: a vector, or a scalar for all
+        lanes where the value does not vary along the columns."""
+        if not isinstance(value.type, tile.TileType) or not _is_wide(value, self.shape[1]):
+            return self._row_scalar(value)
+        if value in scope.values:
+            return scope.values[value]
+        emitter, owner = scope.emitter, value.owner
+        if value in self.scratch and value in self.stored:
+            load = vector.LoadOp(self.scratch[value], [scope.column], self.vector_type)
+            load.attributes["alignment"] = IntegerAttr(SCRATCH_ALIGNMENT, i64)
+            scope.values[value] = emitter.emit(load)
+            return scope.values[value]
+        if isinstance(owner, tile.LoadOp):
+            accesses = self._accesses(self.width, scope.column)
+            elements = accesses.load(emitter, self.values[owner.source], self.origin(owner.indices), _shape(value), owner.padding)
+            scope.values[value] = pack_vector(emitter, elements)
+        elif isinstance(owner, tile.BroadcastOp):
+            scope.values[value] = self._chunk(scope, owner.source)
+        else:
+            assert isinstance(owner, tile.MapOp)
+            operands = [self._chunk(scope, v) for v in owner.operands]
+            scope.values.update(zip(owner.results, self._vector_body(emitter, owner.body.block, operands)))
+            for result in owner.results:
+                if result in self.scratch:
+                    self._save(emitter, result, scope)
+        return scope.values[value]
+
+    def _save(self, emitter: Emitter, value: SSAValue, scope: ChunkScope) -> None:
+        chunk = self._as_vector(emitter, scope.values[value])
+        store = vector.StoreOp(chunk, self.scratch[value], [scope.column])
+        store.attributes["alignment"] = IntegerAttr(SCRATCH_ALIGNMENT, i64)
+        emitter.builder.insert(store)
+        self.saving.add(value)
+
+    def _as_vector(self, emitter: Emitter, value: SSAValue) -> SSAValue:
+        return value if isinstance(value.type, VectorType) else emitter.emit(vector.BroadcastOp(value, self.vector_type))
+
+    def _vector_body(self, emitter: Emitter, body: Block, arguments: Sequence[SSAValue]) -> list[SSAValue]:
+        """A map or combiner body on chunks: ops of vector operands on vectors (scalar operands
+        broadcast), ops of scalars only cloned as they are."""
+        mapping: dict[SSAValue, SSAValue] = dict(self.values)
+        mapping.update(zip(body.args, arguments))
+        for op in body.ops:
+            if isinstance(op, tile.YieldOp):
+                return [mapping[v] for v in op.operands]
+            operands = [mapping[v] for v in op.operands]
+            if not any(isinstance(v.type, VectorType) for v in operands):
+                clone = op.clone(value_mapper=mapping)
+                emitter.builder.insert(clone)
+                mapping.update(zip(op.results, clone.results))
+                continue
+            vectors = [self._as_vector(emitter, v) for v in operands]
+            wide = type(op).create(
+                operands=vectors,
+                result_types=[self.vector_type] * len(op.results),
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+            )
+            emitter.builder.insert(wide)
+            mapping.update(zip(op.results, wide.results))
+        raise AssertionError("a region without tile.yield")  # pragma: no cover - verified
+
+    # -- column loops -------------------------------------------------------------------------------
+
+    def _column_loop(self, step: int, carried: Sequence[SSAValue], body: Callable[[Emitter, SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+        """`scf.for %c = 0 to C step step` carrying `carried`, at the row level; `body` fills it."""
+        block = Block(arg_types=[IndexType(), *(v.type for v in carried)])
+        block.args[0].name_hint = "column"
+        emitter = Emitter(block)
+        self.saving: set[SSAValue] = set()
+        emitter.builder.insert(scf.YieldOp(*body(emitter, block.args[0], list(block.args[1:]))))
+        self.stored |= self.saving
+        row = self.row_emitter
+        for_op = scf.ForOp(row.index(0), row.index(self.shape[1]), row.index(step), list(carried), Region(block))
+        row.builder.insert(for_op)
+        return list(for_op.results)
+
+    def _reduce(self, op: tile.ReduceOp) -> None:
+        combiner = _combiner(op)
+        assert combiner is not None
+        identity = self.row_emitter.emit(arith.ConstantOp(FloatAttr(IDENTITIES[combiner], f32)))
+        start = self.row_emitter.emit(vector.BroadcastOp(identity, self.vector_type))
+        width, count = self.width, self.accumulators
+
+        def combine(emitter: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
+            return emitter.emit(combiner.create(operands=[a, b], result_types=[a.type]))
+
+        def body(emitter: Emitter, column: SSAValue, accumulators: list[SSAValue]) -> list[SSAValue]:
+            results = []
+            for u, accumulator in enumerate(accumulators):
+                offset = emitter.add(column, emitter.index(u * width)) if u else column
+                chunk = self._chunk(ChunkScope(emitter, offset), op.source)
+                results.append(combine(emitter, accumulator, self._as_vector(emitter, chunk)))
+            return results
+
+        vectors = self._column_loop(width * count, [start] * count, body)
+        row = self.row_emitter
+        while len(vectors) > 1:
+            half = len(vectors) // 2
+            vectors = [combine(row, vectors[i], vectors[i + half]) for i in range(half)]
+        lanes = [row.emit(vector.ExtractOp(vectors[0], [lane], f32)) for lane in range(width)]
+        while len(lanes) > 1:
+            half = len(lanes) // 2
+            lanes = [combine(row, lanes[i], lanes[i + half]) for i in range(half)]
+        lanes[0].name_hint = op.result.name_hint
+        self.row_values[op.result] = lanes[0]
+
+    def _store(self, op: tile.StoreOp) -> None:
+        origin, target = self.origin(op.indices), self.values[op.dest]
+        if not _is_wide(op.value, self.shape[1]):
+            self._accesses(1).store(self.row_emitter, [self._row_scalar(op.value)], target, origin, _shape(op.value))
+            return
+
+        def body(emitter: Emitter, column: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+            chunk = self._chunk(ChunkScope(emitter, column), op.value)
+            if isinstance(chunk.type, VectorType):
+                elements = [emitter.emit(vector.ExtractOp(chunk, [lane], f32)) for lane in range(self.width)]
+            else:
+                elements = [chunk]
+            self._accesses(self.width, column).store(emitter, elements, target, origin, _shape(op.value))
+            return []
+
+        self._column_loop(self.width, [], body)
+
+
+def lower_cpu_row_kernel(kernel: tile.KernelOp, width: int, accumulators: int = DEFAULT_ACCUMULATORS) -> loop.KernelOp:
+    return RowKernelLowering(kernel, width, accumulators).lower()
