@@ -48,7 +48,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, math, memref, scf, vector
-from xdsl.dialects.builtin import Float32Type, FloatAttr, IndexType, IntegerAttr, VectorType, f32, i64
+from xdsl.dialects.builtin import Float32Type, FloatAttr, IndexType, IntegerAttr, VectorType, f32, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from mlc.dialects import attributes
@@ -101,45 +101,70 @@ def _combiner(reduce: tile.ReduceOp) -> type[Operation] | None:
     return type(ops[0])
 
 
-def row_shape(kernel: tile.KernelOp) -> tuple[int, int] | None:
-    """[R, C]: the shape of the kernel's reductions' operands, when they all have one 2-d shape."""
+def row_shape(kernel: tile.KernelOp) -> tuple[int, ...] | None:
+    """[R, C] or [C] (one row): the shape of the kernel's reductions' operands, when they all have
+    one such shape."""
     shapes = {_shape(op.source) for op in kernel.walk() if isinstance(op, tile.ReduceOp)}
     if len(shapes) != 1:
         return None
     (shape,) = shapes
-    return shape if len(shape) == 2 else None  # type: ignore[return-value]
+    return shape if len(shape) in (1, 2) else None
 
 
 def row_kernel_refusal(kernel: tile.KernelOp) -> str | None:
     """Why `kernel` is not a row kernel this lowering takes (see the module docstring), or None."""
     shape = row_shape(kernel)
     if shape is None:
-        return "no reductions of one 2-d shape"
-    rows, columns = shape
+        return "no reductions of one 1-d or 2-d shape"
+    rows, columns = shape if len(shape) == 2 else (1, *shape)
     if columns < 2:
         return "rows of one column"
-    allowed = tile.LoadOp | tile.StoreOp | tile.MapOp | tile.ReduceOp | tile.BroadcastOp | tile.SplatOp | tile.ProgramIdOp | tile.ReturnOp
+    allowed = tile.LoadOp | tile.StoreOp | tile.MapOp | tile.ReduceOp | tile.BroadcastOp | tile.SplatOp | tile.InBoundsOp | tile.ProgramIdOp | tile.ReturnOp
+    broadcasts = {(rows, columns), (1, columns), (rows, 1), (1, 1)} if len(shape) == 2 else {(columns,), (1,)}
+    masks = set()
     for op in kernel.body.block.ops:
-        tiles = [v for v in (*op.operands, *op.results) if isinstance(v.type, tile.TileType)]
         if op.dialect_name() == "tile" and not isinstance(op, allowed):
             return f"{op.name} is not a row op"
         if not isinstance(op, tile.MapOp | tile.ReduceOp) and op.regions:
             return f"{op.name} has regions"
-        for value in tiles:
-            value_shape, element = _shape(value), value.type.element_type  # type: ignore[attr-defined]
-            if not isinstance(element, Float32Type):
-                return "a tile that is not f32"
-            if len(value_shape) != 2 or value_shape[0] not in (1, rows) or value_shape[1] not in (1, columns):
-                return f"a tile of shape {value_shape} in a kernel of rows {rows}x{columns}"
-        if isinstance(op, tile.ReduceOp) and (op.axis.value.data != 1 or _combiner(op) is None):
+        for value in (*op.operands, *op.results):
+            if not isinstance(value.type, tile.TileType):
+                continue
+            value_shape, element = _shape(value), value.type.element_type
+            if not isinstance(element, Float32Type) and not isinstance(value.owner, tile.InBoundsOp):
+                return "a tile that is neither f32 nor a tile.in_bounds mask"
+            if value_shape not in broadcasts:
+                return f"a tile of shape {value_shape} in a kernel of rows {shape}"
+        if isinstance(op, tile.InBoundsOp):
+            if not _is_wide(op.result, columns) or _constant(op.indices[-1]) is None:
+                return "a tile.in_bounds mask that is not of whole rows from a constant column"
+            masks.add((_constant(op.indices[-1]), op.bounds_shape()[-1]))
+        if isinstance(op, tile.ReduceOp) and (op.axis.value.data != len(shape) - 1 or _combiner(op) is None):
             return "a reduction that is not a plain addf/maximumf/minimumf/mulf along the rows"
         if isinstance(op, tile.MapOp) and _is_wide(op.results[0], columns):
             for body_op in op.body.block.ops:
-                if not isinstance(body_op, (*VECTOR_OPS, arith.ConstantOp, tile.YieldOp)):
+                if not isinstance(body_op, (*VECTOR_OPS, arith.ConstantOp, arith.SelectOp, tile.YieldOp)):
                     return f"{body_op.name} in a map over columns"
-        if isinstance(op, tile.StoreOp) and _shape(op.value)[0] != rows and rows != 1:
+                if isinstance(body_op, arith.SelectOp) and body_op.cond.owner is not op.body.block:
+                    return "a select in a map over columns on a condition other than a mask"
+        if isinstance(op, tile.StoreOp) and len(shape) == 2 and _shape(op.value)[0] != rows and rows != 1:
             return "a store of a tile broadcast along rows"
+    return "tile.in_bounds masks of different columns" if len(masks) > 1 else None
+
+
+def _constant(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
     return None
+
+
+def _column_mask(kernel: tile.KernelOp, columns: int) -> int:
+    """How many leading columns of a row the kernel's `tile.in_bounds` masks keep (all without)."""
+    for op in kernel.body.block.ops:
+        if isinstance(op, tile.InBoundsOp):
+            return max(0, min(columns, op.bounds_shape()[-1] - (_constant(op.indices[-1]) or 0)))
+    return columns
 
 
 def _is_wide(value: SSAValue, columns: int) -> bool:
@@ -151,13 +176,38 @@ def _has_math(op: tile.MapOp) -> bool:
     return any(inner.dialect_name() == "math" for inner in op.body.block.ops)
 
 
+@dataclass(frozen=True)
+class ColumnRange:
+    """Columns [start, stop) of a row, computed `width` at a time (1: scalars), where the kernel's
+    `tile.in_bounds` masks are all true (`inside`) or all false."""
+
+    start: int
+    stop: int
+    width: int
+    inside: bool
+
+
+def column_ranges(columns: int, kept: int, width: int) -> list[ColumnRange]:
+    """The row cut so that every chunk is all inside or all outside the first `kept` columns:
+    whole chunks of `width`, scalars for the chunk that the mask's edge cuts."""
+    inside_end, outside_start = kept // width * width, -(-kept // width) * width
+    candidates = [
+        ColumnRange(0, inside_end, width, True),
+        ColumnRange(inside_end, kept, 1, True),
+        ColumnRange(kept, min(outside_start, columns), 1, False),
+        ColumnRange(outside_start, columns, width, False),
+    ]
+    return [c for c in candidates if c.stop > c.start]
+
+
 @dataclass
 class ChunkScope:
-    """Where one chunk of W columns is computed: an emitter in a column loop, the chunk's first
-    column, and the chunk's values computed so far."""
+    """Where one chunk of columns is computed: an emitter in a column loop, the chunk's first
+    column, its range, and the chunk's values computed so far."""
 
     emitter: Emitter
     column: SSAValue
+    range: ColumnRange
     values: dict[SSAValue, SSAValue] = field(default_factory=dict)
 
 
@@ -166,7 +216,8 @@ class RowKernelLowering(TileKernelLowering):
 
     def __init__(self, kernel: tile.KernelOp, width: int, accumulators: int):
         super().__init__(kernel, width * 4)
-        rows, columns = row_shape(kernel)  # type: ignore[misc]
+        self.full_shape: tuple[int, ...] = row_shape(kernel)  # type: ignore[assignment]
+        rows, columns = self.full_shape if len(self.full_shape) == 2 else (1, *self.full_shape)
         self.shape = (rows, columns)
         override = attributes.CPU_VECTOR_WIDTH.read(kernel)
         width = override.value.data if isinstance(override, IntegerAttr) else width
@@ -176,11 +227,13 @@ class RowKernelLowering(TileKernelLowering):
         chunks = columns // self.width
         override = attributes.CPU_ACCUMULATORS.read(kernel)
         accumulators = override.value.data if isinstance(override, IntegerAttr) else accumulators
-        self.accumulators = max(u for u in (1, 2, 4, 8, 16) if u <= accumulators and chunks % u == 0)
+        self.accumulators = max(u for u in (1, 2, 4, 8, 16) if u <= accumulators and u <= chunks)
+        self.ranges = column_ranges(columns, _column_mask(kernel, columns), self.width)
         self.vector_type = VectorType(f32, [self.width])
         self.row_values: dict[SSAValue, SSAValue] = {}
         self.scratch: dict[SSAValue, SSAValue] = {}
         self.stored: set[SSAValue] = set()
+        self.saving: set[SSAValue] = set()
 
     def require_alignment(self, memref_value: SSAValue, alignment: int) -> None:
         super().require_alignment(memref_value, min(alignment, ASSUMED_ALIGNMENT))
@@ -243,6 +296,24 @@ class RowKernelLowering(TileKernelLowering):
                 pending.extend(owner.operands)
         return found
 
+    def _load_scratch(self, scope: ChunkScope, value: SSAValue) -> SSAValue:
+        buffer = self.scratch[value]
+        if scope.range.width == 1:
+            return scope.emitter.emit(memref.LoadOp.get(buffer, [scope.column]))
+        load = vector.LoadOp(buffer, [scope.column], self.vector_type)
+        load.attributes["alignment"] = IntegerAttr(SCRATCH_ALIGNMENT, i64)
+        return scope.emitter.emit(load)
+
+    def _save(self, scope: ChunkScope, value: SSAValue) -> None:
+        emitter, chunk = scope.emitter, scope.values[value]
+        if scope.range.width == 1:
+            emitter.builder.insert(memref.StoreOp.get(chunk, self.scratch[value], [scope.column]))
+        else:
+            store = vector.StoreOp(self._as_vector(emitter, chunk), self.scratch[value], [scope.column])
+            store.attributes["alignment"] = IntegerAttr(SCRATCH_ALIGNMENT, i64)
+            emitter.builder.insert(store)
+        self.saving.add(value)
+
     # -- per-row scalars ----------------------------------------------------------------------------
 
     def _row_scalar(self, value: SSAValue) -> SSAValue:
@@ -268,52 +339,61 @@ class RowKernelLowering(TileKernelLowering):
         self.row_values[value] = result
         return result
 
+    def _row_inside(self, mask: tile.InBoundsOp) -> SSAValue:
+        """Whether the row lies inside the mask's bounds (i1; the columns are decided per range)."""
+        if mask.result in self.row_values:
+            return self.row_values[mask.result]
+        if len(self.full_shape) == 1:
+            return self.row_emitter.emit(arith.ConstantOp(IntegerAttr(1, i1)))
+        emitter, origin = self.row_emitter, mask.indices[0]
+        facts, bound, rows = self.facts(origin), mask.bounds_shape()[0], _shape(mask.result)[0]
+        if facts.low >= 0 and facts.high + rows <= bound:
+            inside = emitter.emit(arith.ConstantOp(IntegerAttr(1, i1)))
+        else:
+            inside = emitter.below(emitter.add(self.values[origin], self.row) if rows > 1 else self.values[origin], bound)
+        self.row_values[mask.result] = inside
+        return inside
+
     def _accesses(self, width: int, column: SSAValue | None = None) -> ChunkAccesses:
-        return ChunkAccesses(self.shape, width, [self.row, column or self.zero], self.facts, self.require_alignment)
+        coordinates = [self.row, column or self.zero][-len(self.full_shape) :]
+        return ChunkAccesses(self.full_shape, width, coordinates, self.facts, self.require_alignment)
 
     # -- chunks of wide values ----------------------------------------------------------------------
 
     def _chunk(self, scope: ChunkScope, value: SSAValue) -> SSAValue:
-        """The chunk of W columns of a tile value at `scope.column`: a vector, or a scalar for all
-        lanes where the value does not vary along the columns."""
+        """The chunk at `scope.column` of a tile value: a vector (a scalar in a range of width 1),
+        or a scalar for all lanes where the value does not vary along the columns."""
         if not isinstance(value.type, tile.TileType) or not _is_wide(value, self.shape[1]):
             return self._row_scalar(value)
         if value in scope.values:
             return scope.values[value]
         emitter, owner = scope.emitter, value.owner
         if value in self.scratch and value in self.stored:
-            load = vector.LoadOp(self.scratch[value], [scope.column], self.vector_type)
-            load.attributes["alignment"] = IntegerAttr(SCRATCH_ALIGNMENT, i64)
-            scope.values[value] = emitter.emit(load)
-            return scope.values[value]
-        if isinstance(owner, tile.LoadOp):
-            accesses = self._accesses(self.width, scope.column)
+            scope.values[value] = self._load_scratch(scope, value)
+        elif isinstance(owner, tile.LoadOp):
+            accesses = self._accesses(scope.range.width, scope.column)
             elements = accesses.load(emitter, self.values[owner.source], self.origin(owner.indices), _shape(value), owner.padding)
-            scope.values[value] = pack_vector(emitter, elements)
+            scope.values[value] = pack_vector(emitter, elements) if len(elements) > 1 else elements[0]
         elif isinstance(owner, tile.BroadcastOp):
             scope.values[value] = self._chunk(scope, owner.source)
+        elif isinstance(owner, tile.InBoundsOp):
+            inside = self._row_inside(owner)
+            scope.values[value] = inside if scope.range.inside else emitter.emit(arith.ConstantOp(IntegerAttr(0, i1)))
         else:
             assert isinstance(owner, tile.MapOp)
             operands = [self._chunk(scope, v) for v in owner.operands]
             scope.values.update(zip(owner.results, self._vector_body(emitter, owner.body.block, operands)))
             for result in owner.results:
                 if result in self.scratch:
-                    self._save(emitter, result, scope)
+                    self._save(scope, result)
         return scope.values[value]
-
-    def _save(self, emitter: Emitter, value: SSAValue, scope: ChunkScope) -> None:
-        chunk = self._as_vector(emitter, scope.values[value])
-        store = vector.StoreOp(chunk, self.scratch[value], [scope.column])
-        store.attributes["alignment"] = IntegerAttr(SCRATCH_ALIGNMENT, i64)
-        emitter.builder.insert(store)
-        self.saving.add(value)
 
     def _as_vector(self, emitter: Emitter, value: SSAValue) -> SSAValue:
         return value if isinstance(value.type, VectorType) else emitter.emit(vector.BroadcastOp(value, self.vector_type))
 
     def _vector_body(self, emitter: Emitter, body: Block, arguments: Sequence[SSAValue]) -> list[SSAValue]:
         """A map or combiner body on chunks: ops of vector operands on vectors (scalar operands
-        broadcast), ops of scalars only cloned as they are."""
+        broadcast; a select's i1 condition, a mask, stays scalar), ops of scalars cloned as they are."""
         mapping: dict[SSAValue, SSAValue] = dict(self.values)
         mapping.update(zip(body.args, arguments))
         for op in body.ops:
@@ -325,7 +405,8 @@ class RowKernelLowering(TileKernelLowering):
                 emitter.builder.insert(clone)
                 mapping.update(zip(op.results, clone.results))
                 continue
-            vectors = [self._as_vector(emitter, v) for v in operands]
+            scalar_condition = operands[:1] if isinstance(op, arith.SelectOp) else []
+            vectors = scalar_condition + [self._as_vector(emitter, v) for v in operands[len(scalar_condition) :]]
             wide = type(op).create(
                 operands=vectors,
                 result_types=[self.vector_type] * len(op.results),
@@ -338,48 +419,65 @@ class RowKernelLowering(TileKernelLowering):
 
     # -- column loops -------------------------------------------------------------------------------
 
-    def _column_loop(self, step: int, carried: Sequence[SSAValue], body: Callable[[Emitter, SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
-        """`scf.for %c = 0 to C step step` carrying `carried`, at the row level; `body` fills it."""
+    def _column_loop(
+        self, start: int, stop: int, step: int, carried: Sequence[SSAValue], body: Callable[[Emitter, SSAValue, list[SSAValue]], list[SSAValue]]
+    ) -> list[SSAValue]:
+        """`scf.for %c = start to stop step step` carrying `carried`, at the row level; `body` fills it."""
         block = Block(arg_types=[IndexType(), *(v.type for v in carried)])
         block.args[0].name_hint = "column"
         emitter = Emitter(block)
-        self.saving: set[SSAValue] = set()
         emitter.builder.insert(scf.YieldOp(*body(emitter, block.args[0], list(block.args[1:]))))
-        self.stored |= self.saving
         row = self.row_emitter
-        for_op = scf.ForOp(row.index(0), row.index(self.shape[1]), row.index(step), list(carried), Region(block))
+        for_op = scf.ForOp(row.index(start), row.index(stop), row.index(step), list(carried), Region(block))
         row.builder.insert(for_op)
         return list(for_op.results)
 
     def _reduce(self, op: tile.ReduceOp) -> None:
+        """The reduction's column loops (see the module docstring): U vector accumulators over
+        ranges of whole chunks, one scalar over ranges of scalars; then the pairwise tree."""
         combiner = _combiner(op)
         assert combiner is not None
-        identity = self.row_emitter.emit(arith.ConstantOp(FloatAttr(IDENTITIES[combiner], f32)))
-        start = self.row_emitter.emit(vector.BroadcastOp(identity, self.vector_type))
-        width, count = self.width, self.accumulators
+        row = self.row_emitter
+        identity = row.emit(arith.ConstantOp(FloatAttr(IDENTITIES[combiner], f32)))
+        vectors = [row.emit(vector.BroadcastOp(identity, self.vector_type))] * self.accumulators
+        scalar = identity
 
         def combine(emitter: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
             return emitter.emit(combiner.create(operands=[a, b], result_types=[a.type]))
 
-        def body(emitter: Emitter, column: SSAValue, accumulators: list[SSAValue]) -> list[SSAValue]:
-            results = []
-            for u, accumulator in enumerate(accumulators):
-                offset = emitter.add(column, emitter.index(u * width)) if u else column
-                chunk = self._chunk(ChunkScope(emitter, offset), op.source)
-                results.append(combine(emitter, accumulator, self._as_vector(emitter, chunk)))
-            return results
+        def body_of(columns: ColumnRange) -> Callable[[Emitter, SSAValue, list[SSAValue]], list[SSAValue]]:
+            def body(emitter: Emitter, column: SSAValue, accumulators: list[SSAValue]) -> list[SSAValue]:
+                results = []
+                for u, accumulator in enumerate(accumulators):
+                    offset = emitter.add(column, emitter.index(u * columns.width)) if u else column
+                    chunk = self._chunk(ChunkScope(emitter, offset, columns), op.source)
+                    results.append(combine(emitter, accumulator, self._as_vector(emitter, chunk) if columns.width > 1 else chunk))
+                return results
 
-        vectors = self._column_loop(width * count, [start] * count, body)
-        row = self.row_emitter
+            return body
+
+        self.saving = set()
+        for columns in self.ranges:
+            if columns.width == 1:
+                (scalar,) = self._column_loop(columns.start, columns.stop, 1, [scalar], body_of(columns))
+                continue
+            step = self.width * self.accumulators
+            middle = columns.start + (columns.stop - columns.start) // step * step
+            if middle > columns.start:
+                vectors = self._column_loop(columns.start, middle, step, vectors, body_of(columns))
+            if middle < columns.stop:
+                vectors[:1] = self._column_loop(middle, columns.stop, self.width, vectors[:1], body_of(columns))
+        self.stored |= self.saving
         while len(vectors) > 1:
             half = len(vectors) // 2
             vectors = [combine(row, vectors[i], vectors[i + half]) for i in range(half)]
-        lanes = [row.emit(vector.ExtractOp(vectors[0], [lane], f32)) for lane in range(width)]
+        lanes = [row.emit(vector.ExtractOp(vectors[0], [lane], f32)) for lane in range(self.width)]
         while len(lanes) > 1:
             half = len(lanes) // 2
             lanes = [combine(row, lanes[i], lanes[i + half]) for i in range(half)]
-        lanes[0].name_hint = op.result.name_hint
-        self.row_values[op.result] = lanes[0]
+        result = combine(row, lanes[0], scalar) if any(c.width == 1 for c in self.ranges) else lanes[0]
+        result.name_hint = op.result.name_hint
+        self.row_values[op.result] = result
 
     def _store(self, op: tile.StoreOp) -> None:
         origin, target = self.origin(op.indices), self.values[op.dest]
@@ -387,16 +485,22 @@ class RowKernelLowering(TileKernelLowering):
             self._accesses(1).store(self.row_emitter, [self._row_scalar(op.value)], target, origin, _shape(op.value))
             return
 
-        def body(emitter: Emitter, column: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-            chunk = self._chunk(ChunkScope(emitter, column), op.value)
-            if isinstance(chunk.type, VectorType):
-                elements = [emitter.emit(vector.ExtractOp(chunk, [lane], f32)) for lane in range(self.width)]
-            else:
-                elements = [chunk]
-            self._accesses(self.width, column).store(emitter, elements, target, origin, _shape(op.value))
-            return []
+        def body_of(columns: ColumnRange) -> Callable[[Emitter, SSAValue, list[SSAValue]], list[SSAValue]]:
+            def body(emitter: Emitter, column: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+                chunk = self._chunk(ChunkScope(emitter, column, columns), op.value)
+                if isinstance(chunk.type, VectorType):
+                    elements = [emitter.emit(vector.ExtractOp(chunk, [lane], f32)) for lane in range(columns.width)]
+                else:
+                    elements = [chunk]
+                self._accesses(columns.width, column).store(emitter, elements, target, origin, _shape(op.value))
+                return []
 
-        self._column_loop(self.width, [], body)
+            return body
+
+        self.saving = set()
+        for columns in self.ranges:
+            self._column_loop(columns.start, columns.stop, columns.width, [], body_of(columns))
+        self.stored |= self.saving
 
 
 def lower_cpu_row_kernel(kernel: tile.KernelOp, width: int, accumulators: int = DEFAULT_ACCUMULATORS) -> loop.KernelOp:
