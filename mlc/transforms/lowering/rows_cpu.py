@@ -167,6 +167,12 @@ def _column_mask(kernel: tile.KernelOp, columns: int) -> int:
     return columns
 
 
+def _within(shape: tuple[int, ...], columns: ColumnRange) -> tuple[int, ...]:
+    """A wide tile's shape as far as the chunks of `columns` reach: what `chunk_access` needs to
+    prove their accesses in bounds (at least 2 wide, which it would take for a broadcast)."""
+    return (*shape[:-1], max(columns.stop, 2))
+
+
 def _is_wide(value: SSAValue, columns: int) -> bool:
     """Whether a tile value varies along the columns (is computed a chunk at a time)."""
     return _shape(value)[-1] == columns and columns > 1
@@ -372,7 +378,8 @@ class RowKernelLowering(TileKernelLowering):
             scope.values[value] = self._load_scratch(scope, value)
         elif isinstance(owner, tile.LoadOp):
             accesses = self._accesses(scope.range.width, scope.column)
-            elements = accesses.load(emitter, self.values[owner.source], self.origin(owner.indices), _shape(value), owner.padding)
+            shape = _within(_shape(value), scope.range)
+            elements = accesses.load(emitter, self.values[owner.source], self.origin(owner.indices), shape, owner.padding)
             scope.values[value] = pack_vector(emitter, elements) if len(elements) > 1 else elements[0]
         elif isinstance(owner, tile.BroadcastOp):
             scope.values[value] = self._chunk(scope, owner.source)
@@ -492,14 +499,17 @@ class RowKernelLowering(TileKernelLowering):
                     elements = [emitter.emit(vector.ExtractOp(chunk, [lane], f32)) for lane in range(columns.width)]
                 else:
                     elements = [chunk]
-                self._accesses(columns.width, column).store(emitter, elements, target, origin, _shape(op.value))
+                self._accesses(columns.width, column).store(emitter, elements, target, origin, _within(_shape(op.value), columns))
                 return []
 
             return body
 
         self.saving = set()
+        saves = any(v in self.scratch and v not in self.stored for v in self._wide_dependencies(op.value))
+        first_column, last_column = self.facts(op.indices[-1]).low, op.dest.type.get_shape()[-1]  # type: ignore[attr-defined]
         for columns in self.ranges:
-            self._column_loop(columns.start, columns.stop, columns.width, [], body_of(columns))
+            if first_column + columns.start < last_column or saves:  # else: all stores masked off
+                self._column_loop(columns.start, columns.stop, columns.width, [], body_of(columns))
         self.stored |= self.saving
 
 
