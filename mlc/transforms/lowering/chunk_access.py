@@ -111,6 +111,8 @@ class AccessPlan:
     row_conditions: list[SSAValue]
     last_condition: SSAValue | None
     partial_last: bool
+    aligned: bool = True
+    """Whether the vector access is proven aligned to its size (else it states element alignment)."""
 
     @property
     def last_bound(self) -> int:
@@ -129,6 +131,9 @@ class ChunkAccesses:
     """What is known about a tile-level index value."""
     require_alignment: Callable[[SSAValue, int], None]
     """Records that a memref (loop-level value) is accessed with this byte alignment."""
+    unaligned_vectors: bool = False
+    """Whether chunks not proven aligned may still move with one vector access (the CPU, where an
+    unaligned vector load costs little; GPUs need aligned ones)."""
 
     def load(
         self,
@@ -287,14 +292,14 @@ class ChunkAccesses:
                 last_condition = emitter.below(position, bounds[dim])
             else:
                 partial_last = True
+        aligned = self.facts(origin[-1][1]).divisor % count == 0 and (rank == 1 or bounds[-1] % count == 0)
         vectorized = (
             memref_value is not None
             and count > 1
             and self._vectorizable_element(memref_value)
-            and self.facts(origin[-1][1]).divisor % count == 0
-            and (rank == 1 or bounds[-1] % count == 0)
+            and (aligned or self.unaligned_vectors)
         )
-        return AccessPlan(memref_value, tuple(bounds), coordinates, count, vectorized, row_conditions, last_condition, partial_last)
+        return AccessPlan(memref_value, tuple(bounds), coordinates, count, vectorized, row_conditions, last_condition, partial_last, aligned)
 
     @staticmethod
     def _vectorizable_element(memref_value: SSAValue) -> bool:
@@ -303,7 +308,7 @@ class ChunkAccesses:
         return is_float(element_type) or (isinstance(element_type, IntegerType) and element_type.width.data >= 8)
 
     def _vector_bytes(self, plan: AccessPlan, element_type: Attribute) -> int:
-        width = plan.count * byte_width(element_type)
+        width = plan.count * byte_width(element_type) if plan.aligned else byte_width(element_type)
         self.require_alignment(plan.memref_value, width)
         return width
 

@@ -253,11 +253,11 @@ class RowKernelLowering(TileKernelLowering):
                 clone = op.clone(value_mapper=self.values)
                 program.builder.insert(clone)
                 self.values.update(zip(op.results, clone.results))
-        self._allocate_scratch(program)
         rows = unmapped_loop(self.shape[0], "row")
         program.builder.insert(rows)
         self.row, self.zero = rows.body.block.args[0], program.index(0)
         self.row_emitter = Emitter(rows.body.block)
+        self._allocate_scratch(self.row_emitter)  # one per row: the rows are independent
         for op in self.kernel.body.block.ops:
             if isinstance(op, tile.ReduceOp):
                 self._reduce(op)
@@ -272,31 +272,34 @@ class RowKernelLowering(TileKernelLowering):
     # -- scratch rows -------------------------------------------------------------------------------
 
     def _allocate_scratch(self, emitter: Emitter) -> None:
-        """A scratch row for each wide map value with a math op that two column loops need."""
+        """A scratch row for each result of a map with a math op that a column loop needs after
+        an earlier one computed the map (its first loop saves all of its scratch results)."""
         columns = self.shape[1]
         if columns * 4 > MAX_SCRATCH_BYTES:
             return
-        needed_by: dict[SSAValue, int] = {}
-        for op in self.kernel.body.block.ops:
-            if isinstance(op, tile.ReduceOp | tile.StoreOp):
-                for value in self._wide_dependencies(op.operands[0]):
-                    needed_by[value] = needed_by.get(value, 0) + 1
-        for value, loops in needed_by.items():
-            owner = value.owner
-            if loops > 1 and isinstance(owner, tile.MapOp) and _has_math(owner):
-                buffer = emitter.emit(memref.AllocaOp.get(f32, SCRATCH_ALIGNMENT, [columns]))
-                buffer.name_hint = f"{value.name_hint or 'row'}_scratch"
-                self.scratch[value] = buffer
+        loops = [self._wide_dependencies(op.operands[0]) for op in self.kernel.body.block.ops if isinstance(op, tile.ReduceOp | tile.StoreOp)]
+        first_loop: dict[Operation, int] = {}
+        for index, values in enumerate(loops):
+            for value in values:
+                first_loop.setdefault(value.owner, index)  # type: ignore[arg-type]
+        for index, values in enumerate(loops):
+            for value in values:
+                owner = value.owner
+                if isinstance(owner, tile.MapOp) and _has_math(owner) and first_loop[owner] < index and value not in self.scratch:
+                    buffer = emitter.emit(memref.AllocaOp.get(f32, SCRATCH_ALIGNMENT, [columns]))
+                    buffer.name_hint = f"{value.name_hint or 'row'}_scratch"
+                    self.scratch[value] = buffer
 
-    def _wide_dependencies(self, value: SSAValue) -> set[SSAValue]:
-        """The wide values a column loop computing `value` computes (itself included)."""
-        found: set[SSAValue] = set()
+    def _wide_dependencies(self, value: SSAValue) -> dict[SSAValue, None]:
+        """The wide values a column loop computing `value` computes (itself included), in a
+        deterministic order."""
+        found: dict[SSAValue, None] = {}
         pending = [value]
         while pending:
             current = pending.pop()
             if current in found or not isinstance(current.type, tile.TileType) or not _is_wide(current, self.shape[1]):
                 continue
-            found.add(current)
+            found[current] = None
             owner = current.owner
             if isinstance(owner, tile.MapOp | tile.BroadcastOp):
                 pending.extend(owner.operands)
@@ -362,7 +365,7 @@ class RowKernelLowering(TileKernelLowering):
 
     def _accesses(self, width: int, column: SSAValue | None = None) -> ChunkAccesses:
         coordinates = [self.row, column or self.zero][-len(self.full_shape) :]
-        return ChunkAccesses(self.full_shape, width, coordinates, self.facts, self.require_alignment)
+        return ChunkAccesses(self.full_shape, width, coordinates, self.facts, self.require_alignment, unaligned_vectors=True)
 
     # -- chunks of wide values ----------------------------------------------------------------------
 
