@@ -19,8 +19,11 @@ convert-math-to-llvm):
   n = roundeven(x * log2(e)); r = x - n*ln2 with ln2 split in two f32 parts (each product taken
   exactly by an fma), so |r| <= ln2/2; e^r = 1 + r + r^2 * P(r), P Cephes' degree-5 minimax
   polynomial (`expf.c`); the result is e^r * 2^n1 * 2^n2 with n1 = n >> 1, n2 = n - n1, two
-  scalings that are exact until the last, which rounds once into the subnormal range. The
-  integer n is read from the mantissa of n + 1.5 * 2^23 (xDSL's arith.fptosi takes no vectors).
+  scalings that are exact until the last, which rounds once into the subnormal range; with
+  `scaling=ldexp` (the default where the host has AVX-512, whose `vscalefps` computes it in one
+  instruction; elsewhere LLVM would call libm's ldexpf per element) it is `llvm.ldexp(e^r, n)`,
+  rounded once: the same value. The integer n is read from the mantissa of n + 1.5 * 2^23
+  (xDSL's arith.fptosi takes no vectors).
   The clamps propagate NaN, so a NaN operand gives NaN.
 * tanh(x): for |x| < 0.625, x + x * z * Q(z) with z = x^2 (Cephes' `tanhf.c` polynomial);
   otherwise 1 - 2 / (exp(2|x|) + 1) with the exp above (1 when exp(2|x|) overflows; NaN for
@@ -43,6 +46,7 @@ import math as pymath
 import struct
 from dataclasses import dataclass
 
+from llvmlite import binding
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm, math
 from xdsl.dialects.builtin import (
@@ -79,9 +83,10 @@ ROUNDING_SHIFT_BITS = 0x4B400000
 class _Emitter:
     """Appends ops to `block`, with constants splatted to the operand's shape."""
 
-    def __init__(self, block: Block, float_type: Attribute):
+    def __init__(self, block: Block, float_type: Attribute, ldexp: bool = False):
         self.block = block
         self.float_type = float_type
+        self.ldexp = ldexp
         shape = float_type.get_shape() if isinstance(float_type, VectorType) else None
         self.int_type = VectorType(i32, shape) if shape is not None else i32
 
@@ -139,6 +144,8 @@ class _Emitter:
         p = self.fma(p, self.emit(arith.MulfOp(r, r)), r)
         p = self.emit(arith.AddfOp(p, self.real(1.0)))
         exponent = self.integral_to_integer(n)
+        if self.ldexp:
+            return self.emit(llvm.CallIntrinsicOp(f"llvm.ldexp.{_suffix(self.float_type)}.{_suffix(self.int_type)}", [p, exponent], [self.float_type]))
         half = self.emit(arith.ShRSIOp(exponent, self.integer(1)))
         rest = self.emit(arith.SubiOp(exponent, half))
         scaled = self.emit(arith.MulfOp(p, self.power_of_two(half)))
@@ -156,6 +163,21 @@ class _Emitter:
         is_small = self.emit(arith.CmpfOp(magnitude, self.real(TANH_POLYNOMIAL_LIMIT), "olt"))
         # tanh is odd, of the sign of x: copysign gives both forms it (and tanh(-0) = -0).
         return self.emit(math.CopySignOp(self.emit(arith.SelectOp(is_small, small, large)), x))
+
+
+def _suffix(value_type: Attribute) -> str:
+    """LLVM's name of a scalar or vector type in an overloaded intrinsic's name (`v16f32`, `i32`)."""
+    if isinstance(value_type, VectorType):
+        return f"v{value_type.get_shape()[0]}{_suffix(value_type.element_type)}"
+    return "f32" if isinstance(value_type, Float32Type) else f"i{value_type.width.data}"  # type: ignore[attr-defined]
+
+
+def host_scaling() -> str:
+    """`ldexp` where the host has AVX-512 (one `vscalefps`), else `multiply`."""
+    try:
+        return "ldexp" if binding.get_host_cpu_features().get("avx512f") else "multiply"
+    except RuntimeError:  # LLVM cannot tell
+        return "multiply"
 
 
 def _is_f32(value_type: Attribute) -> bool:
@@ -179,12 +201,12 @@ def _function_name(op: math.ExpOp | math.TanhOp) -> str:
     return f"mlc.{op.name.removeprefix('math.')}.{lanes}f32"
 
 
-def _expansion_function(op: math.ExpOp | math.TanhOp) -> llvm.FuncOp:
+def _expansion_function(op: math.ExpOp | math.TanhOp, ldexp: bool) -> llvm.FuncOp:
     """`name(x) = op(x)` as arithmetic, with internal linkage so that LLVM inlines and then
     vectorizes it at every call."""
     value_type = op.result.type
     body = Block(arg_types=[value_type])
-    emitter = _Emitter(body, value_type)
+    emitter = _Emitter(body, value_type, ldexp)
     argument = body.args[0]
     result = emitter.exp(argument) if isinstance(op, math.ExpOp) else emitter.tanh(argument)
     body.add_op(llvm.ReturnOp(result))
@@ -203,13 +225,22 @@ class ExpandMathForCpu(ModulePass):
 
     name = "expand-math-for-cpu"
 
+    scaling: str = ""
+    """How exp scales by 2^n: `ldexp` (one llvm.ldexp) or `multiply` (two multiplications by
+    powers of two); by default the host's choice (`host_scaling`)."""
+
+    def __post_init__(self) -> None:
+        if self.scaling not in ("", "ldexp", "multiply"):
+            raise ValueError(f"scaling must be ldexp or multiply, got {self.scaling}")
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        ldexp = (self.scaling or host_scaling()) == "ldexp"
         functions: dict[str, llvm.FuncOp] = {}
         rewriter = Rewriter()
         for math_op in [inner for inner in op.walk() if _expandable(inner)]:
             name = _function_name(math_op)
             if name not in functions:
-                functions[name] = _expansion_function(math_op)
+                functions[name] = _expansion_function(math_op, ldexp)
             call = llvm.CallOp(name, math_op.operand, return_type=math_op.result.type)
             rewriter.replace_op(math_op, call)
         module_block, first = op.body.block, op.body.block.first_op

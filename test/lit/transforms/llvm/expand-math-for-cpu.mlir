@@ -1,5 +1,18 @@
-// RUN: mlc-opt %s --split-input-file -p expand-math-for-cpu | filecheck %s
-// RUN: mlc-opt %s --split-input-file -p expand-math-for-cpu | mlc-opt --split-input-file | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p 'expand-math-for-cpu{scaling=multiply}' | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p 'expand-math-for-cpu{scaling=multiply}' | mlc-opt --split-input-file | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p 'expand-math-for-cpu{scaling=ldexp}' | filecheck %s --check-prefix=LDEXP
+// RUN: not mlc-opt %s -p 'expand-math-for-cpu{scaling=twice}' 2>&1 | filecheck %s --check-prefix=OPTION
+
+// OPTION: scaling must be ldexp or multiply, got twice
+
+// With scaling=ldexp (the default on AVX-512 hosts) e^r is scaled by 2^n in one llvm.ldexp
+// (vscalefps), rounded once as the two multiplications round: the same value.
+// LDEXP-LABEL: llvm.func internal @mlc.exp.f32(%{{.*}}: f32) -> f32
+// LDEXP-NOT:     arith.shli
+// LDEXP:         %[[E:.*]] = llvm.call_intrinsic "llvm.ldexp.f32.i32"(%{{.*}}, %{{.*}}) : (f32, i32) -> f32
+// LDEXP-NEXT:    llvm.return %[[E]] : f32
+// LDEXP-LABEL: llvm.func internal @mlc.exp.v4f32(%{{.*}}: vector<4xf32>) -> vector<4xf32>
+// LDEXP:         llvm.call_intrinsic "llvm.ldexp.v4f32.v4i32"(%{{.*}}, %{{.*}}) : (vector<4xf32>, vector<4xi32>) -> vector<4xf32>
 
 // f32 exp: one internal function per module (LLVM inlines it at each call): clamp,
 // n = roundeven(x log2 e), r = x - n ln2 in two fmas, Cephes' polynomial by fmas, the two

@@ -26,6 +26,7 @@ from mlc.dialects import make_context
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.graph.error_bounds import ACCURACY
 from mlc.interpreter import run_kernel
+from mlc.transforms.pipelines import CPU_PIPELINE
 from mlc.transforms.llvm.expand_math_for_cpu import (
     RELATIVE_ERROR_BOUND,
     ExpandMathForCpu,
@@ -91,17 +92,18 @@ def assert_within_stated_bound(function: str, x: np.ndarray, got: np.ndarray) ->
 @given(
     function=st.sampled_from(sorted(EXACT)),
     vector=st.booleans(),
+    scaling=st.sampled_from(("ldexp", "multiply")),
     bits=st.lists(st.integers(0, 2**32 - 1), min_size=LANES, max_size=8 * LANES).map(
         lambda values: values[: len(values) // LANES * LANES]
     ),
 )
-def test_expansion_within_stated_bound_under_the_interpreter(function: str, vector: bool, bits: list[int]):
+def test_expansion_within_stated_bound_under_the_interpreter(function: str, vector: bool, scaling: str, bits: list[int]):
     x = np.array(bits, np.uint32).view(np.float32)
     vector = vector and function == "exp"  # the pass expands tanh of scalars only
     context = make_context()
     before, _ = parse_module(_kernel(function, vector, x.size), context)
     after = before.clone()
-    ExpandMathForCpu().apply(context, after)
+    ExpandMathForCpu(scaling=scaling).apply(context, after)
     after.verify()
     assert not any(op.name == f"math.{function}" for op in after.walk())
     expected = run_kernel(before, "k", [x.copy(), np.zeros_like(x)])[-1]
@@ -116,6 +118,7 @@ SPECIAL_VALUES = [0.0, -0.0, np.inf, -np.inf, np.nan, 88.72283, 88.7229, -87.336
 
 @pytest.mark.parametrize("function", sorted(EXACT))
 def test_whole_float_range_compiled(function: str):
+    """Both scalings of exp (`llvm.ldexp`, two multiplications) give the same bits."""
     count = 1 << 20
     bits = (np.arange(count, dtype=np.uint64) * ((1 << 32) // count) + 2027).astype(np.uint32)
     x = np.concatenate([bits.view(np.float32), np.array(SPECIAL_VALUES, np.float32), np.linspace(-20, 20, 4096, dtype=np.float32)])
@@ -123,7 +126,12 @@ def test_whole_float_range_compiled(function: str):
         f"func.func @f(%x: tensor<{x.size}xf32>) -> tensor<{x.size}xf32> {{\n"
         f"  %0 = graph.{function} %x : tensor<{x.size}xf32>\n  func.return %0 : tensor<{x.size}xf32>\n}}"
     )
-    assert_within_stated_bound(function, x, mlc.compile(source, device="cpu")(x))
+    results = {
+        scaling: mlc.compile(source, device="cpu", pipeline=CPU_PIPELINE.replace("expand-math-for-cpu", f"expand-math-for-cpu{{scaling={scaling}}}"))(x)
+        for scaling in ("ldexp", "multiply")
+    }
+    assert_within_stated_bound(function, x, results["ldexp"])
+    np.testing.assert_array_equal(results["multiply"], results["ldexp"])  # one rounding either way
 
 
 @pytest.mark.parametrize(("function", "op"), [("exp", graph.ExpOp), ("tanh", graph.TanhOp)])
