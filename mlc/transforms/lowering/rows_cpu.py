@@ -1,10 +1,11 @@
 """Row-wise tile kernels (reductions, normalisations) lowered to loops of host-width CPU vectors.
 
 `convert-tile-rows-to-cpu` hands every *row kernel* (`row_kernel_refusal` is None) to
-`lower_cpu_row_kernel`. A row kernel computes on tiles of one 2-d shape [R, C] (and tiles that
-broadcast to it: [R, 1] per-row scalars, [1, C] rows shared by all rows, splats) with `tile.load`,
-`tile.map`, `tile.broadcast`, `tile.splat`, `tile.reduce` along the last axis and `tile.store`:
-softmax, layer norm, RMS norm, row sums and maxima with their epilogues.
+`lower_cpu_row_kernel`. A row kernel computes on tiles of one shape [R, C] (or [C]: one row) and
+tiles that broadcast to it ([R, 1] per-row scalars, [1, C] rows shared by all rows, splats) with
+`tile.load`, `tile.map`, `tile.broadcast`, `tile.splat`, `tile.in_bounds`, `tile.reduce` along the
+last axis and `tile.store`: softmax, layer norm, RMS norm, row sums and maxima with their
+epilogues, ragged rows (masked with `tile.in_bounds`) included.
 
 Layout. A program's R rows run one after another in an unmapped `loop.parallel` (a plain loop on
 the CPU); within a row, every tile value of C columns is computed W columns at a time
@@ -12,10 +13,20 @@ the CPU); within a row, every tile value of C columns is computed W columns at a
 *column loops* (`scf.for` over [0, C)), one per `tile.reduce` and one per `tile.store` of a wide
 value, in the tile program's order. A column loop evaluates the expression it needs on one chunk
 of W columns: loads through `chunk_access.py` (masked where the index analysis cannot prove them
-in bounds, one vector access where aligned), map bodies with their f32 ops on vectors (scalars
+in bounds, one vector access, aligned or not: x86 reads unaligned vectors at little cost), map
+bodies with their f32 ops on vectors (scalars
 from outside the chunk, constants and per-row values, broadcast to W lanes where an op mixes
 them). Per-row values ([R, 1]: reduction results and maps of them, such as a softmax's 1 / sum or
 a layer norm's rsqrt) are scalars computed between the column loops.
+
+Masks. The kernel's `tile.in_bounds` masks (all of one column range: the first K columns of the
+row, from a constant column) cut each column loop into ranges (`column_ranges`): whole chunks
+inside the mask, scalars up to its edge, scalars to the next chunk boundary outside it, whole
+chunks outside. In each range the mask is one value for all lanes (the row's condition inside,
+false outside), so a map's `arith.select` on it stays a select of whole vectors. Accesses are
+analysed as far as the range reaches, so those of the chunks inside need no checks. A store's
+loop skips the ranges that lie beyond its destination's columns. Rows outside the memref (a
+last program's) keep their per-row condition.
 
 Reductions. A reduction's column loop carries U vector accumulators (U = 4 by default, cut to
 C / W) starting at the combiner's identity (-0.0 for addf, -inf for maximumf, +inf for minimumf,
@@ -26,11 +37,12 @@ in a halving tree. The tile dialect leaves the order of a reduction open; a sum'
 from the tile interpreter's halving tree, within the bound of any f32 summation order
 (gamma(n - 1) * sum|terms|, `error_bounds.py`); max and min are exact.
 
-Scratch rows. A wide map value with a `math` op in its body (an exp) that two column loops need is
-computed once: the first loop stores its chunks into a row of C f32 on the stack
-(`memref.alloca`, `SCRATCH_ALIGNMENT`-aligned, at most `MAX_SCRATCH_BYTES`), later loops load
-them (a softmax's exp: computed by the sum's loop, read by the normalising store's). Other values
-are recomputed from their loads, which the row's earlier loop left in L1/L2.
+Scratch rows. A map with a `math` op in its body (an exp) that two column loops compute is
+computed once: the first loop stores the results that later loops use into rows of C f32
+(`memref.alloca` in the row's body, which convert-memref-to-llvm hoists to one stack slot;
+`SCRATCH_ALIGNMENT`-aligned, `MAX_SCRATCH_BYTES` in all), later loops load them (a softmax's
+exp: computed by the sum's loop, read by the normalising store's). Other values are recomputed
+from their loads, which the row's earlier loop left in L1/L2.
 
 Recorded on the loop kernel: `mlc.cpu_vector_width = W` and `mlc.cpu_accumulators = U`; the same
 attributes on the tile kernel override the pass's choice for it.
@@ -38,8 +50,8 @@ attributes on the tile kernel override the pass's choice for it.
 Alignment: as `matmul_cpu.py` (vector accesses of parameters state at most 16 bytes).
 Limits (`row_kernel_refusal` names the first that applies; such kernels are left for
 convert-tile-to-loop): f32 tiles only; map bodies of f32 arithmetic (`VECTOR_OPS` on vectors;
-anything on per-row scalars); C a multiple of W (W is cut to C); no loops, no other tile ops;
-reductions with one of the four combiners above.
+anything on per-row scalars; selects only on a mask); W is halved until it divides C; masks of
+one column range; no loops, no other tile ops; reductions with one of the four combiners above.
 """
 
 from __future__ import annotations
@@ -67,7 +79,8 @@ DEFAULT_ACCUMULATORS = 4
 """Vector accumulators of a reduction's column loop (U): the add latency (4 cycles) over one
 vector a cycle would want 4-8; a softmax's exp per chunk already fills the pipeline."""
 MAX_SCRATCH_BYTES = 1 << 18
-"""The largest scratch row (a stack allocation of each worker thread); longer rows recompute."""
+"""The most bytes of scratch rows a kernel keeps (stack space of each worker thread); values
+beyond it are recomputed."""
 SCRATCH_ALIGNMENT = 64
 
 VECTOR_OPS = (
@@ -275,8 +288,6 @@ class RowKernelLowering(TileKernelLowering):
         """A scratch row for each result of a map with a math op that a column loop needs after
         an earlier one computed the map (its first loop saves all of its scratch results)."""
         columns = self.shape[1]
-        if columns * 4 > MAX_SCRATCH_BYTES:
-            return
         loops = [self._wide_dependencies(op.operands[0]) for op in self.kernel.body.block.ops if isinstance(op, tile.ReduceOp | tile.StoreOp)]
         first_loop: dict[Operation, int] = {}
         for index, values in enumerate(loops):
@@ -285,7 +296,8 @@ class RowKernelLowering(TileKernelLowering):
         for index, values in enumerate(loops):
             for value in values:
                 owner = value.owner
-                if isinstance(owner, tile.MapOp) and _has_math(owner) and first_loop[owner] < index and value not in self.scratch:
+                fits = (len(self.scratch) + 1) * columns * 4 <= MAX_SCRATCH_BYTES
+                if isinstance(owner, tile.MapOp) and _has_math(owner) and first_loop[owner] < index and value not in self.scratch and fits:
                     buffer = emitter.emit(memref.AllocaOp.get(f32, SCRATCH_ALIGNMENT, [columns]))
                     buffer.name_hint = f"{value.name_hint or 'row'}_scratch"
                     self.scratch[value] = buffer
