@@ -16,7 +16,9 @@ Per access:
 * the chunk moves with one vector access when the element type is at least a byte wide (LLVM
   packs vectors of i1) and the analysis proves it aligned: origin along the last dimension and
   row length multiples of V. The access records `alignment = V * element bytes` and the kernel
-  parameter is told to require it (`require_alignment`);
+  parameter is told to require it (`require_alignment`); with `unaligned_vectors` (the CPU's row
+  kernels) a chunk not proven aligned moves with one vector access too, stating the element's
+  alignment;
 * a tile broadcast along its last dimension (size 1 there) is one scalar for the whole chunk;
 * masked-off loads read the load's padding.
 """
