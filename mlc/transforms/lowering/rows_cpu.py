@@ -85,10 +85,10 @@ SCRATCH_ALIGNMENT = 64
 
 VECTOR_OPS = (
     arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp, arith.NegfOp,
-    math.ExpOp, math.SqrtOp, math.AbsFOp, math.FmaOp,
+    math.ExpOp, math.LogOp, math.SqrtOp, math.AbsFOp, math.FmaOp,
 )
 """Map-body ops computed on vectors: elementwise f32 ops that the CPU pipeline lowers on vectors
-(math.exp by expand-math-for-cpu's vector polynomial, the others by LLVM intrinsics)."""
+(math.exp and math.log by expand-math-for-cpu's vector polynomials, the others by LLVM intrinsics)."""
 
 IDENTITIES: dict[type[Operation], float] = {
     arith.AddfOp: -0.0,

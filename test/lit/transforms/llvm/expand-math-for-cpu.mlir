@@ -84,11 +84,35 @@ llvm.func @vectors_and_tanh(%p: !llvm.ptr, %s: f32) {
 // CHECK:         math.exp %{{.*}} : f64
 // CHECK:         math.tanh %{{.*}} : f16
 // CHECK:         math.tanh %{{.*}} : vector<4xf32>
-// CHECK:         math.log %{{.*}} : f32
+// CHECK:         math.erf %{{.*}} : f32
+// CHECK:         math.log %{{.*}} : f64
 llvm.func @untouched(%d: f64, %h: f16, %v: vector<4xf32>, %s: f32) {
   %0 = math.exp %d : f64
   %1 = math.tanh %h : f16
   %3 = math.tanh %v : vector<4xf32>
-  %2 = math.log %s : f32
+  %2 = math.erf %s : f32
+  %4 = math.log %d : f64
+  llvm.return
+}
+
+// -----
+
+// f32 log, scalars and vectors: the exponent and mantissa from the bits, Cephes' polynomial by
+// fmas, the special values chosen with integer lane masks (and/or of the bits), no arith.cmpf.
+// CHECK-LABEL: llvm.func internal @mlc.log.f32(%{{.*}}: f32) -> f32
+// CHECK-NOT:     arith.cmpf
+// CHECK:         arith.constant 8388607 : i32
+// CHECK:         arith.constant 1056964608 : i32
+// CHECK-COUNT-8: math.fma
+// CHECK:         arith.shrsi
+// CHECK:         arith.ori
+// CHECK-LABEL: llvm.func internal @mlc.log.v4f32(%{{.*}}: vector<4xf32>) -> vector<4xf32>
+// CHECK:         arith.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
+// CHECK-LABEL: llvm.func @logs
+// CHECK:         llvm.call @mlc.log.f32(%s) : (f32) -> f32
+// CHECK:         llvm.call @mlc.log.v4f32(%v) : (vector<4xf32>) -> vector<4xf32>
+llvm.func @logs(%s: f32, %v: vector<4xf32>) {
+  %0 = math.log %s : f32
+  %1 = math.log %v : vector<4xf32>
   llvm.return
 }
