@@ -5,7 +5,9 @@
 tiles that broadcast to it ([R, 1] per-row scalars, [1, C] rows shared by all rows, splats) with
 `tile.load`, `tile.map`, `tile.broadcast`, `tile.splat`, `tile.in_bounds`, `tile.reduce` along the
 last axis and `tile.store`: softmax, layer norm, RMS norm, row sums and maxima with their
-epilogues, ragged rows (masked with `tile.in_bounds`) included.
+epilogues, ragged rows (masked with `tile.in_bounds`) included; and elementwise kernels (no
+reduction: the shape of their stores) whose maps are of `VECTOR_OPS` (a tanh still goes to
+convert-tile-to-loop, whose scalar tanh LLVM's SLP vectorizer packs).
 
 Layout. A program's R rows run one after another in an unmapped `loop.parallel` (a plain loop on
 the CPU); within a row, every tile value of C columns is computed W columns at a time
@@ -115,9 +117,10 @@ def _combiner(reduce: tile.ReduceOp) -> type[Operation] | None:
 
 
 def row_shape(kernel: tile.KernelOp) -> tuple[int, ...] | None:
-    """[R, C] or [C] (one row): the shape of the kernel's reductions' operands, when they all have
-    one such shape."""
+    """[R, C] or [C] (one row): the shape of the kernel's reductions' operands, or of its stored
+    tiles where it has no reductions (an elementwise kernel), when they all have one such shape."""
     shapes = {_shape(op.source) for op in kernel.walk() if isinstance(op, tile.ReduceOp)}
+    shapes = shapes or {_shape(op.value) for op in kernel.walk() if isinstance(op, tile.StoreOp)}
     if len(shapes) != 1:
         return None
     (shape,) = shapes
@@ -128,7 +131,7 @@ def row_kernel_refusal(kernel: tile.KernelOp) -> str | None:
     """Why `kernel` is not a row kernel this lowering takes (see the module docstring), or None."""
     shape = row_shape(kernel)
     if shape is None:
-        return "no reductions of one 1-d or 2-d shape"
+        return "no reductions (or stores) of one 1-d or 2-d shape"
     rows, columns = shape if len(shape) == 2 else (1, *shape)
     if columns < 2:
         return "rows of one column"

@@ -6,6 +6,7 @@ and consumers, rows of 1 to 1000 elements), a vector width and an accumulator co
 lowered to the tile level for the CPU, the pass is applied, and the loop-level interpreter's
 results must lie within `error_bounds.result_bounds` of the graph interpreter's (the pass sums in
 another order than the tile interpreter, which the bounds allow for: any f32 summation order).
+Elementwise kernels (no reduction) are drawn too (`programs.elementwise_programs`).
 Maxima and minima do not depend on the order: there the loop kernel must give the tile
 interpreter's bits. Fixed cases check that the kernels of the benchmarks (softmax, layer norm,
 ragged rows whose chunks need masks) are the ones lowered.
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 
 from mlc.dialects.loop import ops as loop
 from mlc.interpreter import run
-from programs import assert_equivalent, assert_within_bounds, lower, random_inputs, reduction_programs
+from programs import assert_equivalent, assert_within_bounds, elementwise_programs, lower, random_inputs, reduction_programs
 
 TO_TILE = "graph-decompose,graph-fuse,graph-plan-memory,convert-graph-to-tile{target=cpu},canonicalize"
 ROWS = "convert-tile-rows-to-cpu{{vector-width={width} accumulators={accumulators}}}"
@@ -50,6 +51,16 @@ def _check(program: str, width: int, accumulators: int, seed: int) -> int:
 )
 def test_row_kernels_stay_within_the_error_bounds(program: str, width: int, accumulators: int, seed: int):
     _check(program, width, accumulators, seed)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(
+    program=elementwise_programs(max_ops=5).filter(lambda text: "f16" not in text and "i32" not in text),
+    width=WIDTHS,
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_elementwise_kernels_stay_within_the_error_bounds(program: str, width: int, seed: int):
+    _check(program, width, 1, seed)
 
 
 def _extremum(kind: str, rows: int, columns: int) -> str:
@@ -89,6 +100,12 @@ LAYER_NORM = """func.func @main(%x: tensor<6x256xf32>, %w: tensor<256xf32>, %b: 
   %0 = graph.layer_norm %x, %w, %b axis -1 epsilon 1.0e-05 : (tensor<6x256xf32>, tensor<256xf32>, tensor<256xf32>) -> tensor<6x256xf32>
   func.return %0 : tensor<6x256xf32>
 }"""
+LOG_BIAS = """func.func @main(%x: tensor<6x40xf32>, %b: tensor<40xf32>) -> tensor<6x40xf32> {
+  %0 = graph.abs %x : tensor<6x40xf32>
+  %1 = graph.log %0 : tensor<6x40xf32>
+  %2 = graph.add %1, %b : (tensor<6x40xf32>, tensor<40xf32>) -> tensor<6x40xf32>
+  func.return %2 : tensor<6x40xf32>
+}"""
 ROW_SUMS = """func.func @main(%x: tensor<5x33xf32>) -> (tensor<5xf32>, tensor<5x33xf32>) {
   %0 = graph.exp %x : tensor<5x33xf32>
   %1 = graph.reduce_sum %0 axes [1] keepdims false : tensor<5x33xf32> to tensor<5xf32>
@@ -98,7 +115,7 @@ ROW_SUMS = """func.func @main(%x: tensor<5x33xf32>) -> (tensor<5xf32>, tensor<5x
 }"""
 
 
-@pytest.mark.parametrize("program", [SOFTMAX, LAYER_NORM, ROW_SUMS], ids=["softmax-ragged", "layer-norm", "sums-and-stores"])
+@pytest.mark.parametrize("program", [SOFTMAX, LAYER_NORM, ROW_SUMS, LOG_BIAS], ids=["softmax-ragged", "layer-norm", "sums-and-stores", "elementwise-log"])
 @pytest.mark.parametrize(("width", "accumulators"), [(16, 4), (8, 2), (4, 1)])
 def test_benchmark_shapes_are_lowered_and_within_bounds(program: str, width: int, accumulators: int):
     assert _check(program, width, accumulators, seed=7) >= 1
