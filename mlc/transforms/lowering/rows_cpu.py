@@ -401,6 +401,8 @@ class RowKernelLowering(TileKernelLowering):
             scope.values[value] = pack_vector(emitter, elements) if len(elements) > 1 else elements[0]
         elif isinstance(owner, tile.BroadcastOp):
             scope.values[value] = self._chunk(scope, owner.source)
+        elif isinstance(owner, tile.SplatOp):
+            scope.values[value] = self.values[owner.operands[0]]
         elif isinstance(owner, tile.InBoundsOp):
             inside = self._row_inside(owner)
             scope.values[value] = inside if scope.range.inside else emitter.emit(arith.ConstantOp(IntegerAttr(0, i1)))

@@ -106,6 +106,10 @@ LOG_BIAS = """func.func @main(%x: tensor<6x40xf32>, %b: tensor<40xf32>) -> tenso
   %2 = graph.add %1, %b : (tensor<6x40xf32>, tensor<40xf32>) -> tensor<6x40xf32>
   func.return %2 : tensor<6x40xf32>
 }"""
+SPLAT = """func.func @main(%a: tensor<3x0xf32>, %b: tensor<0x4xf32>) -> tensor<3x4xf32> {
+  %0 = graph.matmul %a, %b : (tensor<3x0xf32>, tensor<0x4xf32>) -> tensor<3x4xf32>
+  func.return %0 : tensor<3x4xf32>
+}"""
 ROW_SUMS = """func.func @main(%x: tensor<5x33xf32>) -> (tensor<5xf32>, tensor<5x33xf32>) {
   %0 = graph.exp %x : tensor<5x33xf32>
   %1 = graph.reduce_sum %0 axes [1] keepdims false : tensor<5x33xf32> to tensor<5xf32>
@@ -115,7 +119,7 @@ ROW_SUMS = """func.func @main(%x: tensor<5x33xf32>) -> (tensor<5xf32>, tensor<5x
 }"""
 
 
-@pytest.mark.parametrize("program", [SOFTMAX, LAYER_NORM, ROW_SUMS, LOG_BIAS], ids=["softmax-ragged", "layer-norm", "sums-and-stores", "elementwise-log"])
+@pytest.mark.parametrize("program", [SOFTMAX, LAYER_NORM, ROW_SUMS, LOG_BIAS, SPLAT], ids=["softmax-ragged", "layer-norm", "sums-and-stores", "elementwise-log", "stored-splat"])
 @pytest.mark.parametrize(("width", "accumulators"), [(16, 4), (8, 2), (4, 1)])
 def test_benchmark_shapes_are_lowered_and_within_bounds(program: str, width: int, accumulators: int):
     assert _check(program, width, accumulators, seed=7) >= 1
