@@ -175,6 +175,22 @@ CPU_PACKED = DeclaredAttribute(
     "people",
     _strings,
 )
+CPU_VECTOR_WIDTH = DeclaredAttribute(
+    "mlc.cpu_vector_width",
+    "a positive i64 (a power of two)",
+    "the f32 lanes of the vectors a CPU row kernel (reductions, normalisations) computes its columns in",
+    "convert-tile-rows-to-cpu (its option, the host's vector width; or a person, on the tile.kernel)",
+    "convert-tile-rows-to-cpu (an override on the tile.kernel), people",
+    _positive_integer,
+)
+CPU_ACCUMULATORS = DeclaredAttribute(
+    "mlc.cpu_accumulators",
+    "a positive i64 (a power of two)",
+    "the vector accumulators each reduction of a CPU row kernel carries through its column loop",
+    "convert-tile-rows-to-cpu (its option; or a person, on the tile.kernel)",
+    "convert-tile-rows-to-cpu (an override on the tile.kernel), people",
+    _positive_integer,
+)
 MMA = DeclaredAttribute(
     "mlc.mma",
     "array<i64: M, N, K>",
@@ -372,6 +388,8 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     WARP_TILE,
     CPU_MICRO_KERNEL,
     CPU_PACKED,
+    CPU_VECTOR_WIDTH,
+    CPU_ACCUMULATORS,
     MMA,
     WARP_GRID,
     WGMMA,

@@ -246,6 +246,7 @@ INTRINSICS: dict[str, IntrinsicImplementation] = {
     "llvm.powi": _elementwise(scalar.powi),
     "llvm.atan2": _elementwise(scalar.FLOAT_BINARY["atan2"]),
     "llvm.copysign": _elementwise(np.copysign),
+    "llvm.ldexp": _elementwise(np.ldexp),
     "llvm.maxnum": _elementwise(np.fmax),
     "llvm.minnum": _elementwise(np.fmin),
     "llvm.maximum": _elementwise(scalar.maximumf),

@@ -33,6 +33,7 @@ MLC_PASSES: dict[str, str] = {
     "graph-simplify": "mlc.transforms.graph.graph_simplify:GraphSimplify",
     "view-op-graph": "mlc.transforms.graph.view_op_graph:ViewOpGraph",
     "convert-tile-dot-to-cpu": "mlc.transforms.tile.convert_tile_dot_to_cpu:ConvertTileDotToCpu",
+    "convert-tile-rows-to-cpu": "mlc.transforms.tile.convert_tile_rows_to_cpu:ConvertTileRowsToCpu",
     "convert-tile-to-loop": "mlc.transforms.tile.convert_tile_to_loop:ConvertTileToLoop",
     "tile-merge-identical-kernels": "mlc.transforms.tile.tile_merge_identical_kernels:TileMergeIdenticalKernels",
     "convert-loop-to-cpu": "mlc.transforms.loop.convert_loop_to_cpu:ConvertLoopToCpu",

@@ -51,7 +51,7 @@ _TO_LLVM = (
 GPU_PIPELINE = f"{_TO_TILE.format(chain_model='{compute-model=gpu}', graph_to_tile='', dot_lowering='', tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
     library="libdevice"
 )
-CPU_PIPELINE = f"{_TO_TILE.format(chain_model='', graph_to_tile='{target=cpu}', dot_lowering='convert-tile-dot-to-cpu,', tensor_cores='')},loop-unroll,convert-loop-to-cpu,expand-math-for-cpu," + _TO_LLVM.format(
+CPU_PIPELINE = f"{_TO_TILE.format(chain_model='', graph_to_tile='{target=cpu}', dot_lowering='convert-tile-dot-to-cpu,convert-tile-rows-to-cpu,', tensor_cores='')},loop-unroll,convert-loop-to-cpu,expand-math-for-cpu," + _TO_LLVM.format(
     library="libm"
 )
 

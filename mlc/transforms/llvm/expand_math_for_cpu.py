@@ -1,4 +1,4 @@
-"""expand-math-for-cpu: f32 `math.exp` and `math.tanh` become branch-free arithmetic.
+"""expand-math-for-cpu: f32 `math.exp`, `math.log` and `math.tanh` become branch-free arithmetic.
 
 On the CPU a libm call per element keeps every loop that contains one scalar: LLVM cannot
 vectorize across an opaque call. Written as `arith`/`math` arithmetic without branches (fma,
@@ -12,16 +12,25 @@ LLVM's inliner puts the body back at each call before vectorizing, while the pas
 see a few ops per call instead of ~30 per exp (unrolled loops hold many: expanding each in place
 doubled the compile time of softmax over long rows).
 
-Algorithms (exp: f32 scalars and vectors; tanh: f32 scalars; other types are left to
+Algorithms (exp and log: f32 scalars and vectors; tanh: f32 scalars; other types are left to
 convert-math-to-llvm):
 
 * exp(x): x is clamped to [-104, 89] (beyond it the result is 0 or +inf anyway);
   n = roundeven(x * log2(e)); r = x - n*ln2 with ln2 split in two f32 parts (each product taken
   exactly by an fma), so |r| <= ln2/2; e^r = 1 + r + r^2 * P(r), P Cephes' degree-5 minimax
   polynomial (`expf.c`); the result is e^r * 2^n1 * 2^n2 with n1 = n >> 1, n2 = n - n1, two
-  scalings that are exact until the last, which rounds once into the subnormal range. The
-  integer n is read from the mantissa of n + 1.5 * 2^23 (xDSL's arith.fptosi takes no vectors).
+  scalings that are exact until the last, which rounds once into the subnormal range; with
+  `scaling=ldexp` (the default where the host has AVX-512, whose `vscalefps` computes it in one
+  instruction; elsewhere LLVM would call libm's ldexpf per element) it is `llvm.ldexp(e^r, n)`,
+  rounded once: the same value. The integer n is read from the mantissa of n + 1.5 * 2^23
+  (xDSL's arith.fptosi takes no vectors).
   The clamps propagate NaN, so a NaN operand gives NaN.
+* log(x): x = m * 2^e with m in [0.5, 1) read from the bits (subnormals scaled by 2^23 first),
+  m < sqrt(1/2) taken as 2m with e - 1; with f = m - 1 (exact), log x = f - f^2 / 2 +
+  f^3 P(f) + e ln2, P Cephes' degree-8 polynomial (`logf.c`), ln2 in two parts (Cephes').
+  Choices between forms (subnormal or not, m below sqrt(1/2), the special values: NaN below 0
+  and for NaN, -inf at +-0, +inf at +inf) are integer lane masks (`x - bound >> 31`) and
+  and/or of the bits: xDSL 0.74 builds `arith.cmpf` for scalars only.
 * tanh(x): for |x| < 0.625, x + x * z * Q(z) with z = x^2 (Cephes' `tanhf.c` polynomial);
   otherwise 1 - 2 / (exp(2|x|) + 1) with the exp above (1 when exp(2|x|) overflows; NaN for
   NaN); the sign of x is copied onto either (so tanh(-0) = -0).
@@ -30,10 +39,11 @@ Accuracy (stated, and checked by test/python/transforms/llvm/test_expand_math_fo
 against numpy in float64 over the whole f32 range and the special values): relative error at most
 `RELATIVE_ERROR_BOUND` (in units of u = 2^-24) from the exact value, where the exact value is a
 normal f32, and at most 2^-149 (one subnormal step) absolute below. This is within the ACCURACY
-table of `mlc/dialects/graph/error_bounds.py` (exp and tanh: 1 + 4 u of correct rounding).
+table of `mlc/dialects/graph/error_bounds.py` (exp and tanh: 1 + 4 u of correct rounding; log:
+1 + 2 u; measured 1.32 u over 2^22 bit patterns).
 
 Preconditions: none beyond valid IR; ops on other element types (f16, bf16, f64) are untouched.
-Limits: only exp and tanh (log, erf and the rest still call libm); the CPU pipeline runs this
+Limits: only exp, log and tanh (erf and the rest still call libm); the CPU pipeline runs this
 pass, the GPU's keeps libdevice.
 """
 
@@ -43,6 +53,7 @@ import math as pymath
 import struct
 from dataclasses import dataclass
 
+from llvmlite import binding
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm, math
 from xdsl.dialects.builtin import (
@@ -59,7 +70,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-RELATIVE_ERROR_BOUND = {"exp": 3.0, "tanh": 4.0}
+RELATIVE_ERROR_BOUND = {"exp": 3.0, "log": 2.0, "tanh": 4.0}
 """The stated maximum relative error of each expansion from the exact value, in units of 2^-24."""
 
 LOG2_E = 1.4426950408889634
@@ -74,14 +85,24 @@ TANH_POLYNOMIAL_LIMIT = 0.625
 ROUNDING_SHIFT = 12582912.0
 """1.5 * 2^23: integers of magnitude below 2^22 added to it fill the low bits of its mantissa."""
 ROUNDING_SHIFT_BITS = 0x4B400000
+LOG_COEFFICIENTS = (
+    7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
+    -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1,
+)
+"""Cephes logf: log(1 + f) = f - f^2 / 2 + f^3 * P(f) for f in [sqrt(1/2) - 1, sqrt(2) - 1],
+highest degree first."""
+LN2_LOG_HIGH, LN2_LOG_LOW = 0.693359375, -2.12194440e-4
+"""ln 2 = HIGH + LOW, HIGH with few bits so that e * HIGH is exact (Cephes logf)."""
+SMALLEST_NORMAL_BITS, SQRT_HALF_BITS, INFINITY_BITS = 0x00800000, 0x3F3504F3, 0x7F800000
 
 
 class _Emitter:
     """Appends ops to `block`, with constants splatted to the operand's shape."""
 
-    def __init__(self, block: Block, float_type: Attribute):
+    def __init__(self, block: Block, float_type: Attribute, ldexp: bool = False):
         self.block = block
         self.float_type = float_type
+        self.ldexp = ldexp
         shape = float_type.get_shape() if isinstance(float_type, VectorType) else None
         self.int_type = VectorType(i32, shape) if shape is not None else i32
 
@@ -139,11 +160,55 @@ class _Emitter:
         p = self.fma(p, self.emit(arith.MulfOp(r, r)), r)
         p = self.emit(arith.AddfOp(p, self.real(1.0)))
         exponent = self.integral_to_integer(n)
+        if self.ldexp:
+            return self.emit(llvm.CallIntrinsicOp(f"llvm.ldexp.{_suffix(self.float_type)}.{_suffix(self.int_type)}", [p, exponent], [self.float_type]))
         half = self.emit(arith.ShRSIOp(exponent, self.integer(1)))
         rest = self.emit(arith.SubiOp(exponent, half))
         scaled = self.emit(arith.MulfOp(p, self.power_of_two(half)))
         return self.emit(arith.MulfOp(scaled, self.power_of_two(rest)))
 
+
+    def bits(self, value: SSAValue) -> SSAValue:
+        return self.emit(arith.BitcastOp(value, self.int_type))
+
+    def real_of(self, bits: SSAValue) -> SSAValue:
+        return self.emit(arith.BitcastOp(bits, self.float_type))
+
+    def below(self, bits: SSAValue, bound: int) -> SSAValue:
+        """All ones where the i32 `bits` < `bound` (signed), else zero: a lane mask without
+        arith.cmpf (which xDSL 0.74 builds for scalars only)."""
+        return self.emit(arith.ShRSIOp(self.emit(arith.SubiOp(bits, self.integer(bound))), self.integer(31)))
+
+    def pick(self, mask: SSAValue, chosen: SSAValue, other: SSAValue) -> SSAValue:
+        """`chosen` (f32) where the i32 mask is all ones, `other` where it is zero."""
+        inverse = self.emit(arith.XOrIOp(mask, self.integer(-1)))
+        kept = self.emit(arith.AndIOp(self.bits(chosen), mask))
+        return self.real_of(self.emit(arith.OrIOp(kept, self.emit(arith.AndIOp(self.bits(other), inverse)))))
+
+    def log(self, x: SSAValue) -> SSAValue:
+        """ln x (see the module docstring); NaN below 0 and for NaN, -inf at +-0, +inf at +inf."""
+        bits = self.bits(x)
+        subnormal = self.below(bits, SMALLEST_NORMAL_BITS)  # also 0 and negatives: fixed below
+        bits = self.bits(self.pick(subnormal, self.emit(arith.MulfOp(x, self.real(2.0**23))), x))
+        exponent = self.emit(arith.SubiOp(self.emit(arith.ShRSIOp(bits, self.integer(23))), self.integer(126)))
+        exponent = self.emit(arith.AddiOp(exponent, self.emit(arith.AndIOp(subnormal, self.integer(-23)))))
+        mantissa_bits = self.emit(arith.OrIOp(self.emit(arith.AndIOp(bits, self.integer(0x007FFFFF))), self.integer(0x3F000000)))
+        m = self.real_of(mantissa_bits)  # x = m * 2^exponent, m in [0.5, 1)
+        low = self.below(mantissa_bits, SQRT_HALF_BITS)  # m < sqrt(1/2): use 2m, exponent - 1
+        exponent = self.emit(arith.AddiOp(exponent, low))
+        one = self.real(1.0)
+        f = self.pick(low, self.emit(arith.SubfOp(self.emit(arith.AddfOp(m, m)), one)), self.emit(arith.SubfOp(m, one)))
+        e = self.emit(arith.SubfOp(self.real_of(self.emit(arith.AddiOp(exponent, self.integer(ROUNDING_SHIFT_BITS)))), self.real(ROUNDING_SHIFT)))
+        z = self.emit(arith.MulfOp(f, f))
+        y = self.emit(arith.MulfOp(self.emit(arith.MulfOp(self.horner(LOG_COEFFICIENTS, f), f)), z))
+        y = self.fma(e, self.real(LN2_LOG_LOW), y)
+        y = self.fma(z, self.real(-0.5), y)
+        result = self.fma(e, self.real(LN2_LOG_HIGH), self.emit(arith.AddfOp(f, y)))
+        original = self.bits(x)
+        result = self.pick(self.emit(arith.XOrIOp(self.below(original, INFINITY_BITS), self.integer(-1))), x, result)
+        result = self.pick(self.emit(arith.ShRSIOp(original, self.integer(31))), self.real(float("nan")), result)
+        magnitude = self.emit(arith.AndIOp(original, self.integer(0x7FFFFFFF)))
+        return self.pick(self.below(magnitude, 1), self.real(float("-inf")), result)
 
     def tanh(self, x: SSAValue) -> SSAValue:
         magnitude = self.emit(math.AbsFOp(x))
@@ -158,35 +223,51 @@ class _Emitter:
         return self.emit(math.CopySignOp(self.emit(arith.SelectOp(is_small, small, large)), x))
 
 
+def _suffix(value_type: Attribute) -> str:
+    """LLVM's name of a scalar or vector type in an overloaded intrinsic's name (`v16f32`, `i32`)."""
+    if isinstance(value_type, VectorType):
+        return f"v{value_type.get_shape()[0]}{_suffix(value_type.element_type)}"
+    return "f32" if isinstance(value_type, Float32Type) else f"i{value_type.width.data}"  # type: ignore[attr-defined]
+
+
+def host_scaling() -> str:
+    """`ldexp` where the host has AVX-512 (one `vscalefps`), else `multiply`."""
+    try:
+        return "ldexp" if binding.get_host_cpu_features().get("avx512f") else "multiply"
+    except RuntimeError:  # LLVM cannot tell
+        return "multiply"
+
+
 def _is_f32(value_type: Attribute) -> bool:
     element = value_type.element_type if isinstance(value_type, VectorType) else value_type
     return isinstance(element, Float32Type)
 
 
 def _expandable(op: Operation) -> bool:
-    """An f32 exp (scalar or vector) or a scalar f32 tanh.
+    """An f32 exp or log (scalar or vector) or a scalar f32 tanh.
 
     tanh takes scalars only: the choice between its two forms needs a vector arith.cmpf, which
     xDSL 0.74 cannot build (its result is always i1). The loop level computes tanh on scalars."""
-    if isinstance(op, math.ExpOp):
+    if isinstance(op, math.ExpOp | math.LogOp):
         return _is_f32(op.result.type)
     return isinstance(op, math.TanhOp) and isinstance(op.result.type, Float32Type)
 
 
-def _function_name(op: math.ExpOp | math.TanhOp) -> str:
+def _function_name(op: math.ExpOp | math.LogOp | math.TanhOp) -> str:
     value_type = op.result.type
     lanes = f"v{value_type.get_shape()[0]}" if isinstance(value_type, VectorType) else ""
     return f"mlc.{op.name.removeprefix('math.')}.{lanes}f32"
 
 
-def _expansion_function(op: math.ExpOp | math.TanhOp) -> llvm.FuncOp:
+def _expansion_function(op: math.ExpOp | math.LogOp | math.TanhOp, ldexp: bool) -> llvm.FuncOp:
     """`name(x) = op(x)` as arithmetic, with internal linkage so that LLVM inlines and then
     vectorizes it at every call."""
     value_type = op.result.type
     body = Block(arg_types=[value_type])
-    emitter = _Emitter(body, value_type)
+    emitter = _Emitter(body, value_type, ldexp)
     argument = body.args[0]
-    result = emitter.exp(argument) if isinstance(op, math.ExpOp) else emitter.tanh(argument)
+    expansions = {math.ExpOp: emitter.exp, math.LogOp: emitter.log, math.TanhOp: emitter.tanh}
+    result = expansions[type(op)](argument)
     body.add_op(llvm.ReturnOp(result))
     return llvm.FuncOp(
         _function_name(op),
@@ -203,13 +284,22 @@ class ExpandMathForCpu(ModulePass):
 
     name = "expand-math-for-cpu"
 
+    scaling: str = ""
+    """How exp scales by 2^n: `ldexp` (one llvm.ldexp) or `multiply` (two multiplications by
+    powers of two); by default the host's choice (`host_scaling`)."""
+
+    def __post_init__(self) -> None:
+        if self.scaling not in ("", "ldexp", "multiply"):
+            raise ValueError(f"scaling must be ldexp or multiply, got {self.scaling}")
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        ldexp = (self.scaling or host_scaling()) == "ldexp"
         functions: dict[str, llvm.FuncOp] = {}
         rewriter = Rewriter()
         for math_op in [inner for inner in op.walk() if _expandable(inner)]:
             name = _function_name(math_op)
             if name not in functions:
-                functions[name] = _expansion_function(math_op)
+                functions[name] = _expansion_function(math_op, ldexp)
             call = llvm.CallOp(name, math_op.operand, return_type=math_op.result.type)
             rewriter.replace_op(math_op, call)
         module_block, first = op.body.block, op.body.block.first_op

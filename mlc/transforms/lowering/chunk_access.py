@@ -16,7 +16,9 @@ Per access:
 * the chunk moves with one vector access when the element type is at least a byte wide (LLVM
   packs vectors of i1) and the analysis proves it aligned: origin along the last dimension and
   row length multiples of V. The access records `alignment = V * element bytes` and the kernel
-  parameter is told to require it (`require_alignment`);
+  parameter is told to require it (`require_alignment`); with `unaligned_vectors` (the CPU's row
+  kernels) a chunk not proven aligned moves with one vector access too, stating the element's
+  alignment;
 * a tile broadcast along its last dimension (size 1 there) is one scalar for the whole chunk;
 * masked-off loads read the load's padding.
 """
@@ -111,6 +113,8 @@ class AccessPlan:
     row_conditions: list[SSAValue]
     last_condition: SSAValue | None
     partial_last: bool
+    aligned: bool = True
+    """Whether the vector access is proven aligned to its size (else it states element alignment)."""
 
     @property
     def last_bound(self) -> int:
@@ -129,6 +133,9 @@ class ChunkAccesses:
     """What is known about a tile-level index value."""
     require_alignment: Callable[[SSAValue, int], None]
     """Records that a memref (loop-level value) is accessed with this byte alignment."""
+    unaligned_vectors: bool = False
+    """Whether chunks not proven aligned may still move with one vector access (the CPU, where an
+    unaligned vector load costs little; GPUs need aligned ones)."""
 
     def load(
         self,
@@ -287,14 +294,14 @@ class ChunkAccesses:
                 last_condition = emitter.below(position, bounds[dim])
             else:
                 partial_last = True
+        aligned = self.facts(origin[-1][1]).divisor % count == 0 and (rank == 1 or bounds[-1] % count == 0)
         vectorized = (
             memref_value is not None
             and count > 1
             and self._vectorizable_element(memref_value)
-            and self.facts(origin[-1][1]).divisor % count == 0
-            and (rank == 1 or bounds[-1] % count == 0)
+            and (aligned or self.unaligned_vectors)
         )
-        return AccessPlan(memref_value, tuple(bounds), coordinates, count, vectorized, row_conditions, last_condition, partial_last)
+        return AccessPlan(memref_value, tuple(bounds), coordinates, count, vectorized, row_conditions, last_condition, partial_last, aligned)
 
     @staticmethod
     def _vectorizable_element(memref_value: SSAValue) -> bool:
@@ -303,7 +310,7 @@ class ChunkAccesses:
         return is_float(element_type) or (isinstance(element_type, IntegerType) and element_type.width.data >= 8)
 
     def _vector_bytes(self, plan: AccessPlan, element_type: Attribute) -> int:
-        width = plan.count * byte_width(element_type)
+        width = plan.count * byte_width(element_type) if plan.aligned else byte_width(element_type)
         self.require_alignment(plan.memref_value, width)
         return width
 

@@ -208,19 +208,19 @@ class CpuDotKernelLowering(DotKernelLowering):
         result = self.new_kernel()
         bodies = self.grid_loops(result.body.block)
         layout = self.layout
-        panels = _unmapped_loop(layout.shape[-1] // layout.columns, "panel")
+        panels = unmapped_loop(layout.shape[-1] // layout.columns, "panel")
         bodies[-1].add_op(panels)
         panel_emitter = Emitter(panels.body.block)
         column = panel_emitter.emit(arith.MuliOp(panels.body.block.args[0], panel_emitter.index(layout.columns)))
         column.name_hint = "column"
         self.packed = self._pack_rhs(panel_emitter, column)
-        row_tiles = _unmapped_loop(layout.row_tiles, "row_tile")
+        row_tiles = unmapped_loop(layout.row_tiles, "row_tile")
         panel_emitter.builder.insert(row_tiles)
         emitter = Emitter(row_tiles.body.block)
         self._start_micro_tile(emitter, row_tiles.body.block.args[0], column)
         self._lower_block(emitter, self.kernel.body.block)
         self.finish_kernel(result, [row_tiles.body.block, panels.body.block, *bodies])
-        _cap_vector_alignment(result)
+        cap_vector_alignment(result)
         attributes.CPU_MICRO_KERNEL.write(result, DenseArrayBase.from_list(i64, [layout.rows, layout.columns, layout.chunk]))
         attributes.CPU_PACKED.write(result, ArrayAttr([StringAttr("rhs")] if self.packed is not None else []))
         return result
@@ -277,7 +277,7 @@ class CpuDotKernelLowering(DotKernelLowering):
             start = copy.add(column, copy.index(v * layout.chunk)) if v else column
             chunk = self._accesses(_shape(rhs.result), layout.chunk, [*batch, inner.args[0], start])
             loaded = self._widen(copy, chunk.load(copy, self.values[rhs.source], origin, _shape(rhs.result), rhs.padding))
-            store = vector.StoreOp(_pack(copy, loaded), buffer, [row, copy.index(v * layout.chunk)])
+            store = vector.StoreOp(pack_vector(copy, loaded), buffer, [row, copy.index(v * layout.chunk)])
             store.attributes["alignment"] = IntegerAttr(self.layout_alignment, i64)
             copy.builder.insert(store)
         copy.builder.insert(scf.YieldOp())
@@ -334,7 +334,7 @@ class CpuDotKernelLowering(DotKernelLowering):
         width = self.layout.chunk
         rows = VectorRows()
         for row in self._full(super().materialize(emitter, value)):
-            rows.append([_pack(emitter, row[start : start + width]) for start in range(0, len(row), width)])
+            rows.append([pack_vector(emitter, row[start : start + width]) for start in range(0, len(row), width)])
         return rows
 
     def _flatten(self, emitter: Emitter, values: Sequence[SSAValue]) -> list[SSAValue]:
@@ -498,7 +498,7 @@ class CpuDotKernelLowering(DotKernelLowering):
                 continue
             chunk = self._accesses(rhs_shape, layout.chunk, [*batch, offset, column])
             loaded = chunk.load(emitter, self.values[rhs.source], self.origin(rhs.indices), _shape(rhs.result), rhs.padding)
-            b.append(_pack(emitter, self._widen(emitter, loaded)))
+            b.append(pack_vector(emitter, self._widen(emitter, loaded)))
         result = list(accumulator)
         for i, row in enumerate(self.row_indices):
             chunk = self._accesses(lhs_shape, 1, [*batch, row, offset])
@@ -510,7 +510,7 @@ class CpuDotKernelLowering(DotKernelLowering):
         return result
 
 
-def _unmapped_loop(trip_count: int, name: str) -> loop.ParallelOp:
+def unmapped_loop(trip_count: int, name: str) -> loop.ParallelOp:
     parallel = loop.ParallelOp(trip_count, None, Region(Block(arg_types=[IndexType()])))
     parallel.body.block.args[0].name_hint = name
     return parallel
@@ -543,7 +543,7 @@ class PackedPanel:
     """The tile-level K loop counter: the packed row of a K step is its value plus the step."""
 
 
-def _pack(emitter: Emitter, elements: list[SSAValue]) -> SSAValue:
+def pack_vector(emitter: Emitter, elements: list[SSAValue]) -> SSAValue:
     """A vector of `elements`: the loaded vector itself when they are its lanes in order."""
     first = elements[0].owner
     if (
@@ -564,7 +564,7 @@ def _pack(emitter: Emitter, elements: list[SSAValue]) -> SSAValue:
     return packed
 
 
-def _cap_vector_alignment(kernel: loop.KernelOp) -> None:
+def cap_vector_alignment(kernel: loop.KernelOp) -> None:
     """States at most `ASSUMED_ALIGNMENT` on the vector accesses of the kernel's parameters."""
     parameters = set(kernel.body.block.args)
     for op in kernel.walk():

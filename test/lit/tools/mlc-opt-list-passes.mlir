@@ -9,6 +9,7 @@
 // CHECK:      {{ +}}convert-loop-to-cpu{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}convert-loop-to-gpu{{ +}}{{[A-Z].*\.}}
 // CHECK:      {{ +}}convert-tile-dot-to-cpu{{ +}}{{[A-Z].*\.}}
+// CHECK-NEXT: {{ +}}convert-tile-rows-to-cpu{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}convert-tile-to-loop{{ +}}{{[A-Z].*\.}}
 // CHECK:      {{ +}}cse{{ +}}Eliminate common subexpressions.
 // CHECK-NEXT: {{ +}}dce{{ +}}Remove operations whose results are unused and that have no side effects.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from mlc.transforms.lowering.matmul_cpu import host_vector_width
 from mlc.tuning.cost_model import CostModel
 from mlc.tuning.features import extract, loop_level, module_features
 from mlc.tuning.space import SearchSpace
@@ -16,10 +17,11 @@ def test_elementwise_add_counts():
     space = SearchSpace.of(module, "cpu")
     lowered, _ = loop_level(module, space, {**space.heuristic(), "convert-graph-to-tile.elements-per-program": 256})
     features = module_features(lowered, "cpu")
-    # 1024 additions in 4 programs of 256 elements, 64 threads of one 4-lane (16-byte) vector each.
+    # 1024 additions in 4 programs of 256 elements; on the CPU (convert-tile-rows-to-cpu) each
+    # program is one loop over vectors of the host's width.
     assert features["flops"] == 1024
     assert features["global_load_bytes"] == 2 * 1024 * 4 and features["global_store_bytes"] == 1024 * 4
-    assert (features["programs"], features["threads_per_program"], features["vector_lanes"]) == (4, 64, 4)
+    assert (features["programs"], features["threads_per_program"], features["vector_lanes"]) == (4, 1, host_vector_width())
     assert features["kernels"] == 1 and features["shared_bytes"] == 0
 
 

@@ -1,5 +1,18 @@
-// RUN: mlc-opt %s --split-input-file -p expand-math-for-cpu | filecheck %s
-// RUN: mlc-opt %s --split-input-file -p expand-math-for-cpu | mlc-opt --split-input-file | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p 'expand-math-for-cpu{scaling=multiply}' | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p 'expand-math-for-cpu{scaling=multiply}' | mlc-opt --split-input-file | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p 'expand-math-for-cpu{scaling=ldexp}' | filecheck %s --check-prefix=LDEXP
+// RUN: not mlc-opt %s -p 'expand-math-for-cpu{scaling=twice}' 2>&1 | filecheck %s --check-prefix=OPTION
+
+// OPTION: scaling must be ldexp or multiply, got twice
+
+// With scaling=ldexp (the default on AVX-512 hosts) e^r is scaled by 2^n in one llvm.ldexp
+// (vscalefps), rounded once as the two multiplications round: the same value.
+// LDEXP-LABEL: llvm.func internal @mlc.exp.f32(%{{.*}}: f32) -> f32
+// LDEXP-NOT:     arith.shli
+// LDEXP:         %[[E:.*]] = llvm.call_intrinsic "llvm.ldexp.f32.i32"(%{{.*}}, %{{.*}}) : (f32, i32) -> f32
+// LDEXP-NEXT:    llvm.return %[[E]] : f32
+// LDEXP-LABEL: llvm.func internal @mlc.exp.v4f32(%{{.*}}: vector<4xf32>) -> vector<4xf32>
+// LDEXP:         llvm.call_intrinsic "llvm.ldexp.v4f32.v4i32"(%{{.*}}, %{{.*}}) : (vector<4xf32>, vector<4xi32>) -> vector<4xf32>
 
 // f32 exp: one internal function per module (LLVM inlines it at each call): clamp,
 // n = roundeven(x log2 e), r = x - n ln2 in two fmas, Cephes' polynomial by fmas, the two
@@ -71,11 +84,35 @@ llvm.func @vectors_and_tanh(%p: !llvm.ptr, %s: f32) {
 // CHECK:         math.exp %{{.*}} : f64
 // CHECK:         math.tanh %{{.*}} : f16
 // CHECK:         math.tanh %{{.*}} : vector<4xf32>
-// CHECK:         math.log %{{.*}} : f32
+// CHECK:         math.erf %{{.*}} : f32
+// CHECK:         math.log %{{.*}} : f64
 llvm.func @untouched(%d: f64, %h: f16, %v: vector<4xf32>, %s: f32) {
   %0 = math.exp %d : f64
   %1 = math.tanh %h : f16
   %3 = math.tanh %v : vector<4xf32>
-  %2 = math.log %s : f32
+  %2 = math.erf %s : f32
+  %4 = math.log %d : f64
+  llvm.return
+}
+
+// -----
+
+// f32 log, scalars and vectors: the exponent and mantissa from the bits, Cephes' polynomial by
+// fmas, the special values chosen with integer lane masks (and/or of the bits), no arith.cmpf.
+// CHECK-LABEL: llvm.func internal @mlc.log.f32(%{{.*}}: f32) -> f32
+// CHECK-NOT:     arith.cmpf
+// CHECK:         arith.constant 8388607 : i32
+// CHECK:         arith.constant 1056964608 : i32
+// CHECK-COUNT-8: math.fma
+// CHECK:         arith.shrsi
+// CHECK:         arith.ori
+// CHECK-LABEL: llvm.func internal @mlc.log.v4f32(%{{.*}}: vector<4xf32>) -> vector<4xf32>
+// CHECK:         arith.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
+// CHECK-LABEL: llvm.func @logs
+// CHECK:         llvm.call @mlc.log.f32(%s) : (f32) -> f32
+// CHECK:         llvm.call @mlc.log.v4f32(%v) : (vector<4xf32>) -> vector<4xf32>
+llvm.func @logs(%s: f32, %v: vector<4xf32>) {
+  %0 = math.log %s : f32
+  %1 = math.log %v : vector<4xf32>
   llvm.return
 }

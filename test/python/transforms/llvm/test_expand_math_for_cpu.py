@@ -1,6 +1,6 @@
 """expand-math-for-cpu: equivalence under the interpreter, and the stated accuracy.
 
-Hypothesis: a kernel applying f32 `math.exp` (scalars and vectors of 4) or `math.tanh` to drawn
+Hypothesis: a kernel applying f32 `math.exp` or `math.log` (scalars and vectors of 4) or `math.tanh` to drawn
 f32 values (any bit pattern, so NaNs, infinities, signed zeros and subnormals too) runs in the
 reference interpreter before and after the pass; the expansion must be within the pass's stated
 bound (`RELATIVE_ERROR_BOUND` units of 2^-24 of the exact value, computed in float64; one
@@ -26,6 +26,7 @@ from mlc.dialects import make_context
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.graph.error_bounds import ACCURACY
 from mlc.interpreter import run_kernel
+from mlc.transforms.pipelines import CPU_PIPELINE
 from mlc.transforms.llvm.expand_math_for_cpu import (
     RELATIVE_ERROR_BOUND,
     ExpandMathForCpu,
@@ -35,7 +36,7 @@ U = 2.0**-24
 SMALLEST_NORMAL = 2.0**-126
 SUBNORMAL_STEP = 2.0**-149
 LARGEST = float(np.finfo(np.float32).max)
-EXACT = {"exp": np.exp, "tanh": np.tanh}
+EXACT = {"exp": np.exp, "log": np.log, "tanh": np.tanh}
 LANES = 4
 
 KERNEL = """
@@ -77,6 +78,8 @@ def assert_within_stated_bound(function: str, x: np.ndarray, got: np.ndarray) ->
     np.testing.assert_array_equal(np.signbit(got[finite & (exact != 0)]), np.signbit(exact[finite & (exact != 0)]))
     zero = finite & (x == 0)
     np.testing.assert_array_equal(np.signbit(got[zero & (function == "tanh")]), np.signbit(x[zero & (function == "tanh")]))
+    if not np.any(finite):  # all NaN or infinite (log of zeros): compared above
+        return
     error = np.abs(got[finite].astype(np.float64) - exact[finite])
     magnitude = np.abs(exact[finite])
     allowed = np.where(magnitude >= SMALLEST_NORMAL, RELATIVE_ERROR_BOUND[function] * U * magnitude, SUBNORMAL_STEP)
@@ -91,17 +94,18 @@ def assert_within_stated_bound(function: str, x: np.ndarray, got: np.ndarray) ->
 @given(
     function=st.sampled_from(sorted(EXACT)),
     vector=st.booleans(),
+    scaling=st.sampled_from(("ldexp", "multiply")),
     bits=st.lists(st.integers(0, 2**32 - 1), min_size=LANES, max_size=8 * LANES).map(
         lambda values: values[: len(values) // LANES * LANES]
     ),
 )
-def test_expansion_within_stated_bound_under_the_interpreter(function: str, vector: bool, bits: list[int]):
+def test_expansion_within_stated_bound_under_the_interpreter(function: str, vector: bool, scaling: str, bits: list[int]):
     x = np.array(bits, np.uint32).view(np.float32)
-    vector = vector and function == "exp"  # the pass expands tanh of scalars only
+    vector = vector and function != "tanh"  # the pass expands tanh of scalars only
     context = make_context()
     before, _ = parse_module(_kernel(function, vector, x.size), context)
     after = before.clone()
-    ExpandMathForCpu().apply(context, after)
+    ExpandMathForCpu(scaling=scaling).apply(context, after)
     after.verify()
     assert not any(op.name == f"math.{function}" for op in after.walk())
     expected = run_kernel(before, "k", [x.copy(), np.zeros_like(x)])[-1]
@@ -116,6 +120,7 @@ SPECIAL_VALUES = [0.0, -0.0, np.inf, -np.inf, np.nan, 88.72283, 88.7229, -87.336
 
 @pytest.mark.parametrize("function", sorted(EXACT))
 def test_whole_float_range_compiled(function: str):
+    """Both scalings of exp (`llvm.ldexp`, two multiplications) give the same bits."""
     count = 1 << 20
     bits = (np.arange(count, dtype=np.uint64) * ((1 << 32) // count) + 2027).astype(np.uint32)
     x = np.concatenate([bits.view(np.float32), np.array(SPECIAL_VALUES, np.float32), np.linspace(-20, 20, 4096, dtype=np.float32)])
@@ -123,10 +128,15 @@ def test_whole_float_range_compiled(function: str):
         f"func.func @f(%x: tensor<{x.size}xf32>) -> tensor<{x.size}xf32> {{\n"
         f"  %0 = graph.{function} %x : tensor<{x.size}xf32>\n  func.return %0 : tensor<{x.size}xf32>\n}}"
     )
-    assert_within_stated_bound(function, x, mlc.compile(source, device="cpu")(x))
+    results = {
+        scaling: mlc.compile(source, device="cpu", pipeline=CPU_PIPELINE.replace("expand-math-for-cpu", f"expand-math-for-cpu{{scaling={scaling}}}"))(x)
+        for scaling in ("ldexp", "multiply")
+    }
+    assert_within_stated_bound(function, x, results["ldexp"])
+    np.testing.assert_array_equal(results["multiply"], results["ldexp"])  # one rounding either way
 
 
-@pytest.mark.parametrize(("function", "op"), [("exp", graph.ExpOp), ("tanh", graph.TanhOp)])
+@pytest.mark.parametrize(("function", "op"), [("exp", graph.ExpOp), ("log", graph.LogOp), ("tanh", graph.TanhOp)])
 def test_stated_bound_within_error_bounds_accuracy(function: str, op: type):
     # error_bounds allows (1 + ACCURACY) u relative beyond the interpreter's own rounding.
     assert RELATIVE_ERROR_BOUND[function] <= 1 + ACCURACY[op]

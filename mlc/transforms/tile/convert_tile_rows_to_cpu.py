@@ -1,0 +1,61 @@
+"""convert-tile-rows-to-cpu: row-wise tile kernels become loops of host-width vectors on the CPU.
+
+The CPU pipeline runs this pass just before `convert-tile-to-loop`, whose GPU-shaped layout (a
+block of threads, 4-element chunks each, reductions across threads) leaves LLVM 4-wide code and
+trees of scalars on the CPU. Every *row kernel* (`rows_cpu.row_kernel_refusal`: tiles of one
+2-d shape [R, C] and its broadcasts, maps of f32 arithmetic, reductions along the rows with
+addf/maximumf/minimumf/mulf, loads and stores: softmax, layer norm, RMS norm) becomes a
+`loop.kernel` that runs a program's rows one after another, each as column loops over chunks of
+W f32 lanes, reductions carrying U vector accumulators, and its `tile.launch`es `loop.launch`es
+(`rows_cpu.py` has the layout). Other kernels are left for `convert-tile-to-loop`.
+
+Options: `vector-width=W` (a power of two; by default the host's: 16 with AVX-512, 8 with
+AVX/AVX2, 4 otherwise, from llvmlite's host CPU features) and `accumulators=U` (a power of two,
+default 4). The loop kernel records them as `mlc.cpu_vector_width` / `mlc.cpu_accumulators`
+(cut to the row); the same attributes on a tile kernel override the options for it.
+
+Exactness: loads, maps and stores compute what the tile interpreter computes, element by element;
+a reduction combines the same elements in another order (the dialect leaves it open), which for a
+sum is within the bound of any f32 summation order (`error_bounds.py`); max, min are exact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from mlc.dialects.loop import ops as loop
+from mlc.dialects.tile import ops as tile
+from mlc.transforms.lowering.matmul_cpu import host_vector_width
+from mlc.transforms.lowering.rows_cpu import DEFAULT_ACCUMULATORS, lower_cpu_row_kernel, row_kernel_refusal
+from mlc.transforms.lowering.tile_kernel_lowering import is_power_of_two
+
+
+@dataclass(frozen=True)
+class ConvertTileRowsToCpu(ModulePass):
+    """Lower row-wise tile kernels (reductions, normalisations) to CPU loops of host vectors."""
+
+    name = "convert-tile-rows-to-cpu"
+
+    vector_width: int = 0
+    """f32 lanes per vector (0: the host's)."""
+    accumulators: int = DEFAULT_ACCUMULATORS
+    """Vector accumulators per reduction."""
+
+    def __post_init__(self) -> None:
+        for option, value in (("vector-width", self.vector_width or 1), ("accumulators", self.accumulators)):
+            if not is_power_of_two(value):
+                raise ValueError(f"{option} must be a power of two, got {value}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        width = self.vector_width or host_vector_width()
+        lowered: set[str] = set()
+        for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp) and row_kernel_refusal(k) is None]:
+            Rewriter.replace_op(kernel, lower_cpu_row_kernel(kernel, width, self.accumulators), safe_erase=False)
+            lowered.add(kernel.sym_name.data)
+        for launch in [l for l in op.walk() if isinstance(l, tile.LaunchOp) and l.kernel.root_reference.data in lowered]:
+            Rewriter.replace_op(launch, loop.LaunchOp(launch.kernel, launch.arguments))

@@ -1,0 +1,153 @@
+// RUN: mlc-opt %s --split-input-file -p 'convert-tile-rows-to-cpu{vector-width=8 accumulators=2},canonicalize,cse' | filecheck %s
+// RUN: not mlc-opt %s -p 'convert-tile-rows-to-cpu{accumulators=3}' 2>&1 | filecheck %s --check-prefix=OPTION
+
+// OPTION: accumulators must be a power of two, got 3
+
+// A softmax of 4 rows of 64: the rows run one after another; the max and the sum each run a
+// column loop of two 8-lane accumulators (16 columns an iteration), combined pairwise and then
+// lane by lane; the exp, needed again by the normalising store, is saved to a scratch row by
+// the sum's loop, which the store's loop reads.
+// CHECK-LABEL: loop.kernel @softmax
+// CHECK-SAME:    mlc.cpu_vector_width = 8 : i64, mlc.cpu_accumulators = 2 : i64
+// CHECK:         loop.parallel %program < 1 mapping block.x {
+// CHECK:           loop.parallel %row < 4 {
+// CHECK:             %exp_scratch = memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+// CHECK:             %[[LOWEST:.*]] = arith.constant 0xff800000 : f32
+// CHECK:             %[[START:.*]] = vector.broadcast %[[LOWEST]] : f32 to vector<8xf32>
+// CHECK:             %[[M0:.*]], %[[M1:.*]] = scf.for %column = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A0:.*]] = %[[START]], %[[A1:.*]] = %[[START]]) -> (vector<8xf32>, vector<8xf32>) {
+// CHECK:               %[[X0:.*]] = vector.load %x[%row, %column] {alignment = 16 : i64} : memref<4x64xf32>, vector<8xf32>
+// CHECK:               arith.maximumf %[[A0]], %[[X0]] : vector<8xf32>
+// CHECK:               vector.load %x[%row, %{{.*}}] {alignment = 16 : i64} : memref<4x64xf32>, vector<8xf32>
+// CHECK:               arith.maximumf %[[A1]], %{{.*}} : vector<8xf32>
+// CHECK:             %[[BOTH:.*]] = arith.maximumf %[[M0]], %[[M1]] : vector<8xf32>
+// CHECK-COUNT-8:     vector.extract %[[BOTH]][{{.*}}] : f32 from vector<8xf32>
+// CHECK:             %max = arith.maximumf
+// CHECK:             scf.for %{{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>) {
+// CHECK:               %[[WIDE_MAX:.*]] = vector.broadcast %max : f32 to vector<8xf32>
+// CHECK:               %[[D:.*]] = arith.subf %{{.*}}, %[[WIDE_MAX]] : vector<8xf32>
+// CHECK:               %[[E:.*]] = math.exp %[[D]] : vector<8xf32>
+// CHECK:               vector.store %[[E]], %exp_scratch[%{{.*}}] {alignment = 64 : i64} : memref<64xf32>, vector<8xf32>
+// CHECK:               arith.addf %{{.*}}, %[[E]] : vector<8xf32>
+// CHECK:             %sum = arith.addf
+// CHECK:             %[[INVERSE:.*]] = arith.divf %{{.*}}, %sum : f32
+// CHECK:             scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:               %[[SAVED:.*]] = vector.load %exp_scratch[%[[C]]] {alignment = 64 : i64} : memref<64xf32>, vector<8xf32>
+// CHECK-NOT:           math.exp
+// CHECK:               arith.mulf %[[SAVED]], %{{.*}} : vector<8xf32>
+// CHECK:               vector.store %{{.*}}, %output0[%row, %[[C]]] {alignment = 16 : i64} : memref<4x64xf32>, vector<8xf32>
+// CHECK:         loop.launch @softmax(%x, %0)
+builtin.module {
+  tile.kernel @softmax(%x: memref<4x64xf32>, %output0: memref<4x64xf32>) grid [1] num_warps 1 {
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %c0] : memref<4x64xf32> -> !tile.tile<4x64xf32>
+    %max = tile.reduce %t axis 1 : !tile.tile<4x64xf32> -> !tile.tile<4x1xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.maximumf %a, %b : f32
+      tile.yield %m : f32
+    }
+    %wide_max = tile.broadcast %max : !tile.tile<4x1xf32> -> !tile.tile<4x64xf32>
+    %exp = tile.map %t, %wide_max : !tile.tile<4x64xf32>, !tile.tile<4x64xf32> -> !tile.tile<4x64xf32> {
+    ^bb0(%e: f32, %m: f32):
+      %d = arith.subf %e, %m : f32
+      %y = math.exp %d : f32
+      tile.yield %y : f32
+    }
+    %sum = tile.reduce %exp axis 1 : !tile.tile<4x64xf32> -> !tile.tile<4x1xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      tile.yield %s : f32
+    }
+    %inverse = tile.map %sum : !tile.tile<4x1xf32> -> !tile.tile<4x1xf32> {
+    ^bb0(%s: f32):
+      %one = arith.constant 1.0 : f32
+      %r = arith.divf %one, %s : f32
+      tile.yield %r : f32
+    }
+    %wide_inverse = tile.broadcast %inverse : !tile.tile<4x1xf32> -> !tile.tile<4x64xf32>
+    %out = tile.map %exp, %wide_inverse : !tile.tile<4x64xf32>, !tile.tile<4x64xf32> -> !tile.tile<4x64xf32> {
+    ^bb0(%e: f32, %r: f32):
+      %y = arith.mulf %e, %r : f32
+      tile.yield %y : f32
+    }
+    tile.store %out, %output0[%c0, %c0] : !tile.tile<4x64xf32>, memref<4x64xf32>
+    tile.return
+  }
+  func.func @f(%x: memref<4x64xf32>) -> memref<4x64xf32> {
+    %0 = memref.alloc() : memref<4x64xf32>
+    tile.launch @softmax(%x, %0) : memref<4x64xf32>, memref<4x64xf32>
+    func.return %0 : memref<4x64xf32>
+  }
+}
+
+// -----
+
+// Row sums of 3 rows of 21 columns in a 4x32 tile, masked with tile.in_bounds: the row is cut
+// where the mask changes, so that no chunk needs a per-lane mask: columns [0, 16) in 8-lane
+// chunks inside the mask (one iteration of two chunks, unrolled by canonicalize; the select
+// keeps only the row's condition), [16, 21) one at a time inside, [21, 24) one at a time
+// outside (the select gives 0 there), [24, 32) in chunks outside. Vector loads need not be
+// aligned (a row of 21). The row outside the memref (row 3) is masked by a condition per row.
+// CHECK-LABEL: loop.kernel @row_sums
+// CHECK-SAME:    mlc.arg_alignment = array<i64: 4, 4>, mlc.cpu_vector_width = 8 : i64, mlc.cpu_accumulators = 2 : i64
+// CHECK:         loop.parallel %row < 4 {
+// CHECK:           %[[INSIDE:.*]] = arith.cmpi ult, %row, %{{.*}} : index
+// CHECK:           scf.if %[[INSIDE]] -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK:             vector.load %x[%row, %c0] {alignment = 4 : i64} : memref<3x21xf32>, vector<8xf32>
+// CHECK:           arith.select %[[INSIDE]], %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK:           %[[SCALARS:.*]] = scf.for %column = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f32) {
+// CHECK:             memref.load %x[%row, %column] : memref<3x21xf32>
+// CHECK:           %[[OUTSIDE:.*]] = scf.for %{{.*}} iter_args(%{{.*}} = %[[SCALARS]]) -> (f32) {
+// CHECK-NEXT:        arith.addf %{{.*}}, %zero : f32
+// CHECK:           %sum = arith.addf %{{.*}}, %[[OUTSIDE]] : f32
+// CHECK:           scf.if %[[INSIDE]] {
+// CHECK-NEXT:        memref.store %sum, %output0[%row, %c0] : memref<3x1xf32>
+builtin.module {
+  tile.kernel @row_sums(%x: memref<3x21xf32>, %output0: memref<3x1xf32>) grid [1] num_warps 1 {
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %c0] : memref<3x21xf32> -> !tile.tile<4x32xf32>
+    %inside = tile.in_bounds [%c0, %c0] within [3, 21] : !tile.tile<4x32xi1>
+    %masked = tile.map %t, %inside : !tile.tile<4x32xf32>, !tile.tile<4x32xi1> -> !tile.tile<4x32xf32> {
+    ^bb0(%e: f32, %in: i1):
+      %zero = arith.constant 0.0 : f32
+      %s = arith.select %in, %e, %zero : f32
+      tile.yield %s : f32
+    }
+    %sum = tile.reduce %masked axis 1 : !tile.tile<4x32xf32> -> !tile.tile<4x1xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      tile.yield %s : f32
+    }
+    tile.store %sum, %output0[%c0, %c0] : !tile.tile<4x1xf32>, memref<3x1xf32>
+    tile.return
+  }
+  func.func @f(%x: memref<3x21xf32>) -> memref<3x1xf32> {
+    %0 = memref.alloc() : memref<3x1xf32>
+    tile.launch @row_sums(%x, %0) : memref<3x21xf32>, memref<3x1xf32>
+    func.return %0 : memref<3x1xf32>
+  }
+}
+
+// -----
+
+// A reduction along the columns is not a row kernel: left for convert-tile-to-loop.
+// CHECK-LABEL: tile.kernel @column_sums
+// CHECK:         tile.reduce %{{.*}} axis 0
+// CHECK:         tile.launch @column_sums
+builtin.module {
+  tile.kernel @column_sums(%x: memref<64x32xf32>, %output0: memref<1x32xf32>) grid [1] num_warps 4 {
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %c0] : memref<64x32xf32> -> !tile.tile<64x32xf32>
+    %sum = tile.reduce %t axis 0 : !tile.tile<64x32xf32> -> !tile.tile<1x32xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      tile.yield %s : f32
+    }
+    tile.store %sum, %output0[%c0, %c0] : !tile.tile<1x32xf32>, memref<1x32xf32>
+    tile.return
+  }
+  func.func @f(%x: memref<64x32xf32>) -> memref<1x32xf32> {
+    %0 = memref.alloc() : memref<1x32xf32>
+    tile.launch @column_sums(%x, %0) : memref<64x32xf32>, memref<1x32xf32>
+    func.return %0 : memref<1x32xf32>
+  }
+}

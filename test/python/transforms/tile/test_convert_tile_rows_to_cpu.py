@@ -1,0 +1,125 @@
+"""convert-tile-rows-to-cpu keeps what row kernels compute: within the error bounds, exactly for max/min.
+
+Hypothesis draws graph functions around a reduction or normalisation (`programs.reduction_programs`,
+f32: softmax, layer norm, sums, means, maxima and minima along any axis, with elementwise producers
+and consumers, rows of 1 to 1000 elements), a vector width and an accumulator count; the module is
+lowered to the tile level for the CPU, the pass is applied, and the loop-level interpreter's
+results must lie within `error_bounds.result_bounds` of the graph interpreter's (the pass sums in
+another order than the tile interpreter, which the bounds allow for: any f32 summation order).
+Elementwise kernels (no reduction) are drawn too (`programs.elementwise_programs`).
+Maxima and minima do not depend on the order: there the loop kernel must give the tile
+interpreter's bits. Fixed cases check that the kernels of the benchmarks (softmax, layer norm,
+ragged rows whose chunks need masks) are the ones lowered.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mlc.dialects.loop import ops as loop
+from mlc.interpreter import run
+from programs import assert_equivalent, assert_within_bounds, elementwise_programs, lower, random_inputs, reduction_programs
+
+TO_TILE = "graph-decompose,graph-fuse,graph-plan-memory,convert-graph-to-tile{target=cpu},canonicalize"
+ROWS = "convert-tile-rows-to-cpu{{vector-width={width} accumulators={accumulators}}}"
+WIDTHS = st.sampled_from((4, 8, 16))
+ACCUMULATORS = st.sampled_from((1, 2, 4))
+
+
+def _lowered_row_kernels(module) -> int:
+    return sum(1 for op in module.walk() if isinstance(op, loop.KernelOp) and "mlc.cpu_vector_width" in op.attributes)
+
+
+def _check(program: str, width: int, accumulators: int, seed: int) -> int:
+    """Runs the pass on `program`'s tile kernels and checks the results; returns how many kernels
+    it lowered."""
+    after = lower(program, f"{TO_TILE},{ROWS.format(width=width, accumulators=accumulators)}")
+    inputs = random_inputs(program, seed)
+    assert_within_bounds(program, inputs, run(after, "main", [x.copy() for x in inputs]))
+    return _lowered_row_kernels(after)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(
+    program=reduction_programs(row_lengths=(1, 2, 7, 33, 64, 1000)).filter(lambda text: "f16" not in text and "i32" not in text),
+    width=WIDTHS,
+    accumulators=ACCUMULATORS,
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_row_kernels_stay_within_the_error_bounds(program: str, width: int, accumulators: int, seed: int):
+    _check(program, width, accumulators, seed)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(
+    program=elementwise_programs(max_ops=5).filter(lambda text: "f16" not in text and "i32" not in text),
+    width=WIDTHS,
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_elementwise_kernels_stay_within_the_error_bounds(program: str, width: int, seed: int):
+    _check(program, width, 1, seed)
+
+
+def _extremum(kind: str, rows: int, columns: int) -> str:
+    t, r = f"tensor<{rows}x{columns}xf32>", f"tensor<{rows}x1xf32>"
+    return f"""func.func @main(%x: {t}) -> ({r}, {t}) {{
+  %m = graph.{kind} %x axes [1] keepdims true : {t} to {r}
+  %d = graph.sub %x, %m : ({t}, {r}) -> {t}
+  func.return %m, %d : {r}, {t}
+}}"""
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from(("reduce_max", "reduce_min")),
+    rows=st.integers(1, 5),
+    columns=st.sampled_from((2, 5, 16, 48, 100, 257)),
+    width=WIDTHS,
+    accumulators=ACCUMULATORS,
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_maxima_and_minima_are_exact(kind: str, rows: int, columns: int, width: int, accumulators: int, seed: int):
+    program = _extremum(kind, rows, columns)
+    before = lower(program, TO_TILE)
+    after = lower(program, f"{TO_TILE},{ROWS.format(width=width, accumulators=accumulators)}")
+    assert _lowered_row_kernels(after) == 1
+    inputs = random_inputs(program, seed)
+    inputs[0][0, columns // 2] = -0.0 if kind == "reduce_max" else 0.0  # signed zeros and a NaN row
+    inputs[0][-1, -1] = np.nan
+    assert_equivalent(before, after, inputs)
+
+
+SOFTMAX = """func.func @main(%x: tensor<3x1000xf32>) -> tensor<3x1000xf32> {
+  %0 = graph.softmax %x axis -1 : tensor<3x1000xf32>
+  func.return %0 : tensor<3x1000xf32>
+}"""
+LAYER_NORM = """func.func @main(%x: tensor<6x256xf32>, %w: tensor<256xf32>, %b: tensor<256xf32>) -> tensor<6x256xf32> {
+  %0 = graph.layer_norm %x, %w, %b axis -1 epsilon 1.0e-05 : (tensor<6x256xf32>, tensor<256xf32>, tensor<256xf32>) -> tensor<6x256xf32>
+  func.return %0 : tensor<6x256xf32>
+}"""
+LOG_BIAS = """func.func @main(%x: tensor<6x40xf32>, %b: tensor<40xf32>) -> tensor<6x40xf32> {
+  %0 = graph.abs %x : tensor<6x40xf32>
+  %1 = graph.log %0 : tensor<6x40xf32>
+  %2 = graph.add %1, %b : (tensor<6x40xf32>, tensor<40xf32>) -> tensor<6x40xf32>
+  func.return %2 : tensor<6x40xf32>
+}"""
+SPLAT = """func.func @main(%a: tensor<3x0xf32>, %b: tensor<0x4xf32>) -> tensor<3x4xf32> {
+  %0 = graph.matmul %a, %b : (tensor<3x0xf32>, tensor<0x4xf32>) -> tensor<3x4xf32>
+  func.return %0 : tensor<3x4xf32>
+}"""
+ROW_SUMS = """func.func @main(%x: tensor<5x33xf32>) -> (tensor<5xf32>, tensor<5x33xf32>) {
+  %0 = graph.exp %x : tensor<5x33xf32>
+  %1 = graph.reduce_sum %0 axes [1] keepdims false : tensor<5x33xf32> to tensor<5xf32>
+  %2 = graph.reduce_mean %0 axes [1] keepdims true : tensor<5x33xf32> to tensor<5x1xf32>
+  %3 = graph.div %0, %2 : (tensor<5x33xf32>, tensor<5x1xf32>) -> tensor<5x33xf32>
+  func.return %1, %3 : tensor<5xf32>, tensor<5x33xf32>
+}"""
+
+
+@pytest.mark.parametrize("program", [SOFTMAX, LAYER_NORM, ROW_SUMS, LOG_BIAS, SPLAT], ids=["softmax-ragged", "layer-norm", "sums-and-stores", "elementwise-log", "stored-splat"])
+@pytest.mark.parametrize(("width", "accumulators"), [(16, 4), (8, 2), (4, 1)])
+def test_benchmark_shapes_are_lowered_and_within_bounds(program: str, width: int, accumulators: int):
+    assert _check(program, width, accumulators, seed=7) >= 1
