@@ -211,8 +211,8 @@ KNOBS: dict[str, tuple[Knob, ...]] = {
         Knob("micro-kernel", _cpu_micro_kernels, "(MR, NR, W) register micro-tile of CPU matmuls", ("cpu",), prune=_prune_micro_kernel),
     ),
     "convert-tile-rows-to-cpu": (
-        Knob("vector-width", lambda facts: (0, 16, 8, 4), "f32 lanes of CPU row kernels' vectors (0: the host's)", ("cpu",)),
-        Knob("accumulators", lambda facts: (4, 1, 2, 8), "vector accumulators of each CPU row reduction", ("cpu",)),
+        Knob("vector-width", lambda facts: (0, 16, 8, 4) if facts.other_kernels else (0,), "f32 lanes of CPU row kernels' vectors (0: the host's)", ("cpu",)),
+        Knob("accumulators", lambda facts: (4, 1, 2, 8) if facts.other_kernels else (4,), "vector accumulators of each CPU row reduction", ("cpu",)),
     ),
     "convert-loop-to-cpu": (
         Knob("min-parallel-elements", _min_parallel_elements, "smallest kernel split over threads", ("cpu",)),

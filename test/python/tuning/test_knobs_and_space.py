@@ -66,6 +66,8 @@ def test_knobs_without_a_kernel_to_act_on_leave_the_space():
     names = {d.name for d in SearchSpace.of(bare.module, "cuda").dimensions}
     assert "convert-graph-to-tile.matmul-tile" in names and "loop-promote-shared.stages" in names
     assert "convert-graph-to-tile.elements-per-program" not in names and "convert-graph-to-tile.num-warps" not in names
+    on_cpu = {d.name for d in SearchSpace.of(bare.module, "cpu").dimensions}
+    assert not any(name.startswith("convert-tile-rows-to-cpu") for name in on_cpu)
     add = {d.name for d in SearchSpace.of(workload(ADD).module, "cuda").dimensions}
     assert "convert-graph-to-tile.num-warps" in add and "loop-promote-shared.stages" not in add
 
