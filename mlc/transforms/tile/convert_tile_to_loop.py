@@ -25,11 +25,11 @@ divisibility analysis of the tile origins (`index_analysis.py`) proves most acce
 back to scalar accesses. The kernel records in `mlc.arg_alignment` the alignment each parameter
 then needs (the runtime checks it).
 
-Kernels with `tile.dot` are lowered by `matmul_loop.py` instead: each thread computes a register
-micro-tile of the block's output, the dot's K in short vector steps, in IEEE f32: a dot whose
-`precision` asks for TF32 is refused (`dot_precision.py`). With `tensor-cores=true` (the GPU
-pipeline), those whose dots tensor cores can run (f16/bf16 operands, f32 accumulation) are lowered
-by `matmul_mma.py`: warps of `loop.mma_sync` steps; GEMM chains (`mlc.chain`) by `chain_loop.py`.
+Kernels with `tile.transpose` go to `transpose_loop.py` (shared-memory transposes), with `tile.dot`
+to `matmul_loop.py`: a register micro-tile of the output per thread, the dot's K in short vector
+steps, in IEEE f32 (a `precision` asking for TF32 is refused: `dot_precision.py`). With
+`tensor-cores=true` (the GPU pipeline), dots that tensor cores can run (f16/bf16 operands, f32
+accumulation) go to `matmul_mma.py` (`loop.mma_sync` warps); GEMM chains to `chain_loop.py`.
 
 Limits: tiles of several shapes in a kernel (but broadcast operands and a dot's operands), tile
 ops other than load, store, broadcast, splat, map, reduce, in_bounds, range, gather (`chunk_access`)
@@ -61,11 +61,11 @@ from mlc.transforms.lowering.matmul_loop import contains_dot, lower_dot_kernel
 from mlc.transforms.lowering.matmul_mma import lower_mma_kernel, mma_applies
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering, is_power_of_two
 from mlc.transforms.lowering.tile_reductions import all_reduce, combine_tree, reduction_terms
+from mlc.transforms.lowering.transpose_loop import contains_transpose, lower_transpose_kernel
 
 MAX_UNROLLED_REPETITIONS = 64
-"""Kernels with reductions keep every repetition's values in registers; beyond this many
-repetitions per thread, a tile does not fit and is reported (convert-graph-to-tile loops over
-chunks of longer rows instead)."""
+"""Kernels with reductions keep every repetition's values in registers; beyond this many per thread,
+a tile does not fit and is reported (convert-graph-to-tile loops over chunks of longer rows)."""
 
 
 @dataclass
@@ -385,8 +385,8 @@ class ConvertTileToLoop(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
-            if is_chain_kernel(kernel):
-                lowered = lower_chain_kernel(kernel, self.vector_bytes)
+            if is_chain_kernel(kernel) or contains_transpose(kernel):  # GEMM chains; shared-memory transposes
+                lowered = (lower_chain_kernel if is_chain_kernel(kernel) else lower_transpose_kernel)(kernel, self.vector_bytes)
             elif self.tensor_cores and mma_applies(kernel):
                 lowered = lower_mma_kernel(kernel, self.vector_bytes)
             elif contains_dot(kernel):

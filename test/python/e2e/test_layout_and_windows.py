@@ -61,6 +61,19 @@ def test_transpose_any_permutation_fuses_into_its_consumer(device: str, perm: tu
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(("shape", "element"), [((2, 70, 130), "f32"), ((129, 257), "f16"), ((5, 3), "i32")])
+def test_lone_transpose_of_the_last_two_dimensions(device: str, shape: tuple[int, ...], element: str):
+    """One kernel: on the GPU the shared-memory transpose (`transpose_kernel.py`), on the CPU a gather."""
+    result = (*shape[:-2], shape[-1], shape[-2])
+    perm = [*range(len(shape) - 2), len(shape) - 1, len(shape) - 2]
+    text = f"""func.func @main(%x: {tensor(shape, element)}) -> {tensor(result, element)} {{
+      %t = graph.transpose %x perm {perm} : {tensor(shape, element)} to {tensor(result, element)}
+      func.return %t : {tensor(result, element)}
+    }}"""
+    check(text, device, launches=1)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_slices_with_negative_steps_and_concat_chain(device: str):
     text = f"""func.func @main(%x: {tensor((4, 9, 6))}, %y: {tensor((4, 2, 6))}) -> {tensor((6, 3, 4))} {{
       %s = graph.slice %x starts [-1, 100, 0] ends [-100, -100, 6] steps [-1, -4, 1] : {tensor((4, 9, 6))} to {tensor((4, 3, 6))}
