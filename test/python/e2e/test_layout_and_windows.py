@@ -20,6 +20,7 @@ from mlc.diagnostics import parse_module
 from mlc.dialects import make_context
 from mlc.dialects.element_types import to_numpy_dtype
 from mlc.dialects.graph.error_bounds import check_results, result_bounds
+from programs import lower
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
@@ -160,6 +161,27 @@ def test_conv2d_with_bias_and_activation(device: str, element: str, case):
       func.return %r : {y}
     }}"""
     check(text, device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(("element", "case"), [("f16", CONVOLUTIONS[0]), ("bf16", CONVOLUTIONS[1]), ("f16", (2, 64, 10, 10, 32, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1))])
+def test_half_precision_conv2d_without_bias_stays_half(device: str, element: str, case):
+    """No bias: the product is the result, rounded once by the f16/bf16 matmul (no f32 copies)."""
+    from mlc.dialects.graph.nn_ops import windowed_size
+
+    batch, channels, height, width, outputs, kernel, strides, pads, dilations, group = case
+    out = (
+        windowed_size(height, kernel[0], strides[0], pads[0], pads[2], dilations[0]),
+        windowed_size(width, kernel[1], strides[1], pads[1], pads[3], dilations[1]),
+    )
+    x, w = tensor((batch, channels, height, width), element), tensor((outputs, channels // group, *kernel), element)
+    y = tensor((batch, outputs, *out), element)
+    text = f"""func.func @main(%x: {x}, %w: {w}) -> {y} {{
+      %c = graph.conv2d %x, %w strides {list(strides)} pads {list(pads)} dilations {list(dilations)} group {group} : ({x}, {w}) -> {y}
+      func.return %c : {y}
+    }}"""
+    check(text, device)
+    assert "f32" not in str(lower(text, "graph-decompose"))
 
 
 def test_bad_windows_are_located_errors():
