@@ -2,7 +2,8 @@
 constants.
 
 **Resize.** Every interpolation ONNX defines (nearest, linear, cubic, with or without antialias,
-every coordinate transformation but `tf_crop_and_resize`) is separable and linear: along each
+every coordinate transformation) is separable and linear (up to `tf_crop_and_resize`'s
+extrapolated positions, below): along each
 resized axis, output position y is a fixed weighted sum of input positions. So along axis a the
 resize is a product with a constant (out_a x in_a) matrix M_a, and the whole resize is one such
 product per resized axis:
@@ -17,9 +18,13 @@ The products run on the matmul kernel (f32 accumulation). Nearest resizing is ex
 data (one product by 1 plus zeros per output); an inf or NaN poisons the outputs that read its
 row or column (0 * inf), as Gather's one-hot lookup does.
 
-Limits: float inputs only; scales and sizes (and roi) must be constants; `tf_crop_and_resize`
-(its extrapolated positions are a constant, not a weighted sum) is refused. The reference's
-helper is private to onnx: an onnx without it gets a clear error.
+`tf_crop_and_resize` reads the region of interest (a constant) into each axis's matrix; its
+positions outside the input are no weighted sum but `extrapolation_value`: a `graph.where` with
+a constant mask of the positions outside along any axis (the reference's axis-by-axis passes give
+that value there too, as the weights of a row sum to 1).
+
+Limits: float inputs only; scales, sizes and roi must be constants. The reference's helper is
+private to onnx: an onnx without it gets a clear error.
 
 **Range** with constant start, limit and delta is `np.arange` at import time (a constant), the
 number of elements being ONNX's `max(ceil((limit - start) / delta), 0)`.
@@ -32,6 +37,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 
 import numpy as np
+from xdsl.dialects.builtin import i1
 from xdsl.ir import SSAValue
 
 from mlc.dialects.element_types import is_float
@@ -40,7 +46,9 @@ from mlc.frontend.onnx.node import Node
 from mlc.frontend.onnx.registry import HandlerResult, maps
 
 MODES = ("nearest", "linear", "cubic")
-TRANSFORMATIONS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric")
+TRANSFORMATIONS = (
+    "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize"
+)
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 ASPECT_POLICIES = ("stretch", "not_larger", "not_smaller")
 
@@ -71,12 +79,30 @@ def resize(node: Node) -> HandlerResult:
     scales, sizes = _scales_and_sizes(node)
     factors, outputs = _output_sizes(node, shape, axes, scales, sizes)
     coefficients = _coefficients(node, mode)
+    regions = _regions(node, len(shape), axes) if transformation == "tf_crop_and_resize" else None
+    extrapolated = np.zeros([1] * len(shape), dtype=bool)
     for axis in axes:
-        if math.isclose(factors[axis], 1.0) and outputs[axis] == shape[axis]:
+        region = None if regions is None else regions[axis]
+        if math.isclose(factors[axis], 1.0) and outputs[axis] == shape[axis] and region in (None, (0.0, 1.0)):
             continue  # the reference skips identity axes too
-        matrix = _axis_matrix(node, shape[axis], factors[axis], outputs[axis], coefficients, transformation)
-        x = _along_axis(node, x, axis, matrix)
-    return [x]
+        interpolate = _axis_interpolation(node, shape[axis], factors[axis], outputs[axis], coefficients, transformation, region)
+        x = _along_axis(node, x, axis, interpolate(np.eye(shape[axis]), 0.0))
+        outside = interpolate(np.zeros((shape[axis], 1)), 1.0).reshape(-1) != 0
+        extrapolated = extrapolated | outside.reshape([-1 if d == axis else 1 for d in range(len(shape))])
+    if not extrapolated.any():
+        return [x]
+    # Positions outside the crop read extrapolation_value, whichever axis they are outside along.
+    value = node.builder.scalar(float(node.attribute("extrapolation_value", 0.0)), element_type_of(x))
+    return [node.builder.where(node.builder.constant(extrapolated, i1), value, x)]
+
+
+def _regions(node: Node, rank: int, axes: list[int]) -> dict[int, tuple[float, float]]:
+    """tf_crop_and_resize's region of interest per axis: (start, end) as fractions of the input."""
+    roi = node.constant(1, "roi")
+    values = [] if roi is None else [float(v) for v in np.asarray(roi).reshape(-1)]
+    if len(values) != 2 * len(axes):
+        raise node.error(f"roi has {len(values)} entries, tf_crop_and_resize needs 2 per resized axis ({2 * len(axes)})")
+    return {axis: (values[index], values[len(axes) + index]) for index, axis in enumerate(axes)}
 
 
 def _choice(node: Node, name: str, default: str, allowed: Sequence[str]) -> str:
@@ -145,22 +171,34 @@ def _coefficients(node: Node, mode: str) -> Callable[[float, float], np.ndarray]
     return lambda ratio, scale: cubic(ratio, scale, A=a)
 
 
-def _axis_matrix(
-    node: Node, extent: int, factor: float, output: int, coefficients: Callable[[float, float], np.ndarray], transformation: str
-) -> np.ndarray:
-    """M (output x extent): the reference's 1-d resize of each unit vector, as columns."""
-    return np.asarray(
-        _reference()._interpolate_1d_along_axis(  # noqa: SLF001
-            np.eye(extent, dtype=np.float64),
+def _axis_interpolation(
+    node: Node,
+    extent: int,
+    factor: float,
+    output: int,
+    coefficients: Callable[[float, float], np.ndarray],
+    transformation: str,
+    region: tuple[float, float] | None,
+) -> Callable[[np.ndarray, float], np.ndarray]:
+    """The reference's 1-d resize along axis 0 of (extent, k) data, with an extrapolation value:
+    of the identity, M (output x extent) whose columns are the resized unit vectors; of zeros with
+    extrapolation value 1, where the crop extrapolates."""
+
+    def interpolate(data: np.ndarray, extrapolation: float) -> np.ndarray:
+        resized = _reference()._interpolate_1d_along_axis(  # noqa: SLF001
+            np.asarray(data, dtype=np.float64),
             0,
             factor,
             output,
             coefficients,
+            roi=None if region is None else list(region),
+            extrapolation_value=extrapolation,
             coordinate_transformation_mode=transformation,
             exclude_outside=bool(node.attribute("exclude_outside", 0)),
-        ),
-        dtype=np.float64,
-    ).reshape(output, extent)
+        )
+        return np.asarray(resized, dtype=np.float64).reshape(output, data.shape[1])
+
+    return interpolate
 
 
 def _along_axis(node: Node, x: SSAValue, axis: int, matrix: np.ndarray) -> SSAValue:

@@ -76,7 +76,6 @@ MODEL_TESTED_OPS = ("Sin", "Cos", "Resize", "Range")
 """Ops of issue 15 (`MODEL_OPS`) whose node tests run here too, on the interpreter and the CPU."""
 
 MODEL_UNSUPPORTED: tuple[tuple[str, str], ...] = (
-    (r"^test_resize_tf_crop_and_resize", "tf_crop_and_resize (extrapolated positions are no weighted sum)"),
     (r"^test_range_\w*_expanded_", "Range's function body (a Loop) with run-time bounds"),
 )
 
