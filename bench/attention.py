@@ -1,24 +1,27 @@
-"""Attention core on the GPU (issue 16): mlc's fused chain against its three kernels and PyTorch.
+"""Attention core on the GPU (issue 16): mlc's tensor-core chain kernel against its three kernels and PyTorch.
 
-Case: `softmax(q @ kt / sqrt(d) [+ causal mask]) @ v` in f16, batch x heads 64, head dims 64 and
-128, sequence 1024 and 4096, causal or not; and one f32 case (S 1024, D 64: products without
-tensor cores on both mlc paths; PyTorch's f32 matmuls may use TF32 only if allowed, which is off
-by default). Implementations, in one process on the same random
-inputs (`harness.time_gpu`, medians):
+Case: `softmax(q @ kt / sqrt(d) [causal]) @ v` in f16, batch x heads 64, head dims 64 and 128,
+sequence 1024, 4096 and 16384, causal or not; and one f32 case (S 1024, D 64: no tensor cores on
+the chain; the GPU's compute model keeps three kernels there). Implementations, in one process on
+the same random inputs (`harness.time_gpu`, medians):
 
-* `mlc-fused`: the GPU pipeline with bytes alone deciding (`graph-fuse`): the attention chain
-  region becomes one kernel (online softmax; the score matrix never leaves the program);
+* `mlc`: the default GPU pipeline (`graph-fuse{compute-model=gpu}`): for f16 the attention chain
+  becomes one kernel on tensor cores (`chain_mma.py`: FlashAttention-2's warps of mma.sync, the
+  online softmax on the accumulator fragments, K and V staged by cp.async), causal ones visiting
+  only the key blocks at or below the diagonal;
 * `mlc-3k`: the chain fallback forced (`graph-fuse{on-chip-bytes=0}`): two matmul kernels
-  (tensor cores for f16) and a softmax kernel, the scores through global memory. The default GPU
-  pipeline (`graph-fuse{compute-model=gpu}`) chooses this path for every case here;
+  (tensor cores for f16) and a softmax kernel, the scores through global memory;
 * `torch`: PyTorch eager, unfused (`torch.softmax(q @ kt / sqrt(d) + mask) @ v`);
 * `sdpa`: `torch.nn.functional.scaled_dot_product_attention` (flash backend; `is_causal`).
 
 mlc takes K already transposed (`kt`, [BH, D, S]), as a model's graph holds it after its
 transpose; PyTorch takes the same tensors (SDPA: K = kt transposed, made contiguous once,
-untimed). Causal masking reaches mlc and eager PyTorch as an additive [S, S] mask argument
-(0 / -inf), as an exported model passes it (mlc has no iota-based causal mask yet): the fused kernel reads it in
-blocks and does not skip the masked blocks, while SDPA skips them (`is_causal`).
+untimed). Causal masking reaches mlc as the graph PyTorch's importer writes for `is_causal`, a
+`graph.where` of a key <= query comparison, built here from two index vectors
+(`graph.cmp ge` of [S, 1] and [1, S] constants, which graph-fold-constants folds into one [S, S]
+constant up to S = 1024): the chain recognises it as causal; eager PyTorch adds an [S, S] 0/-inf
+mask; SDPA takes `is_causal`. At S = 16384 the [S, S] intermediates of eager PyTorch (32 GiB each
+in f16) and of mlc's three kernels (64 GiB of f32 scores) do not fit the GPU: those rows say so.
 
 Memory: `peak MiB` is the device memory an implementation takes beyond its inputs and output
 (mlc: the free-memory drop from building the program and its first call, its result written into
@@ -26,8 +29,8 @@ a preallocated tensor; PyTorch: `max_memory_allocated` over one call, less input
 The fused chain keeps no [S, S] buffer, so its figure does not grow with S squared.
 
 Compilation is done first in worker processes (the compile cache, `MLC_CACHE_DIR`), then every
-case is checked against eager PyTorch before it is timed.
-Usage: python bench/attention.py [--json PATH] [--quick]
+case is checked against SDPA (eager PyTorch where SDPA has no kernel) before it is timed.
+Usage: python bench/attention.py [--json PATH] [--quick] [--sequences 1024,4096]
 """
 
 from __future__ import annotations
@@ -49,20 +52,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness
 
 HEADS = 64
-IMPLEMENTATIONS = ("torch", "sdpa", "mlc-3k", "mlc-fused")
+IMPLEMENTATIONS = ("torch", "sdpa", "mlc-3k", "mlc")
 GPU_FUSE = "graph-fuse{compute-model=gpu}"
 
 
 def pipelines() -> dict[str, str]:
-    """mlc's two paths: the chain kernel (bytes alone decide: the GPU's compute model would pick
-    separate kernels) and the three kernels (the blocks made not to fit)."""
+    """mlc's two paths: the default GPU pipeline (the tensor-core chain kernel for f16) and the
+    three kernels (the blocks made not to fit)."""
     from mlc.transforms.pipelines import GPU_PIPELINE
 
     assert GPU_FUSE in GPU_PIPELINE
-    return {
-        "mlc-fused": GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse"),
-        "mlc-3k": GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse{on-chip-bytes=0}"),
-    }
+    return {"mlc": GPU_PIPELINE, "mlc-3k": GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse{on-chip-bytes=0}")}
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,6 @@ class Shape:
     def source(self) -> str:
         s, d, e = self.sequence, self.depth, self.element
         t = lambda *shape: "tensor<" + "".join(f"{n}x" for n in (HEADS, *shape)) + f"{e}>"
-        mask = f", %mask: tensor<{s}x{s}x{e}>" if self.causal else ""
         masked = "%scaled"
         lines = [
             f"%s = graph.matmul %q, %kt : ({t(s, d)}, {t(d, s)}) -> {t(s, s)}",
@@ -87,26 +86,35 @@ class Shape:
             f"%scaled = graph.div %s, %scale : ({t(s, s)}, tensor<{e}>) -> {t(s, s)}",
         ]
         if self.causal:
-            lines.append(f"%masked = graph.add %scaled, %mask : ({t(s, s)}, tensor<{s}x{s}x{e}>) -> {t(s, s)}")
+            positions = ", ".join(map(str, range(s)))
+            lines += [
+                f"%queries = graph.constant dense<[{', '.join(f'[{p}]' for p in range(s))}]> : tensor<{s}x1xi32>",
+                f"%keys = graph.constant dense<[[{positions}]]> : tensor<1x{s}xi32>",
+                f"%allowed = graph.cmp ge, %queries, %keys : (tensor<{s}x1xi32>, tensor<1x{s}xi32>) -> tensor<{s}x{s}xi1>",
+                f"%minus_infinity = graph.constant dense<{'0xFC00' if e == 'f16' else '0xFF800000'}> : tensor<{e}>",
+                f"%masked = graph.where %allowed, %scaled, %minus_infinity : (tensor<{s}x{s}xi1>, {t(s, s)}, tensor<{e}>) -> {t(s, s)}",
+            ]
             masked = "%masked"
         lines += [
             f"%p = graph.softmax {masked} axis -1 : {t(s, s)}",
             f"%o = graph.matmul %p, %v : ({t(s, s)}, {t(s, d)}) -> {t(s, d)}",
         ]
         body = "".join(f"  {line}\n" for line in lines)
-        return f"func.func @main(%q: {t(s, d)}, %kt: {t(d, s)}, %v: {t(s, d)}{mask}) -> {t(s, d)} {{\n{body}  func.return %o : {t(s, d)}\n}}\n"
+        return f"func.func @main(%q: {t(s, d)}, %kt: {t(d, s)}, %v: {t(s, d)}) -> {t(s, d)} {{\n{body}  func.return %o : {t(s, d)}\n}}\n"
 
 
-def shapes(quick: bool) -> list[Shape]:
-    sequences = (1024,) if quick else (1024, 4096)
+def shapes(sequences: tuple[int, ...]) -> list[Shape]:
     f16 = [Shape(s, d, causal) for s in sequences for d in (64, 128) for causal in (False, True)]
-    return [*f16, Shape(1024, 64, False, "f32")]  # f32: whether the chain pays without tensor cores
+    return [*f16, Shape(1024, 64, False, "f32")]  # f32: the chain has no tensor cores
 
 
 def _compile(source: str, pipeline: str) -> None:
     import mlc
 
-    mlc.compile(source, device="cuda", pipeline=pipeline)
+    try:
+        mlc.compile(source, device="cuda", pipeline=pipeline)
+    except mlc.OutOfMemoryError:
+        pass  # reported when the case runs
 
 
 def precompile(work: list[tuple[str, str]]) -> None:
@@ -122,22 +130,23 @@ def _inputs(shape: Shape, generator: Any) -> list[Any]:
     s, d = shape.sequence, shape.depth
     dtype = torch.float16 if shape.element == "f16" else torch.float32
     make = lambda *size: torch.randn(*size, device="cuda", dtype=dtype, generator=generator)
-    q, kt, v = make(HEADS, s, d), make(HEADS, d, s), make(HEADS, s, d)
-    if not shape.causal:
-        return [q, kt, v]
-    above = torch.ones(s, s, device="cuda", dtype=torch.bool).triu(1)
-    return [q, kt, v, torch.zeros(s, s, device="cuda", dtype=dtype).masked_fill(above, -math.inf)]
+    return [make(HEADS, s, d), make(HEADS, d, s), make(HEADS, s, d)]
 
 
 def _torch_eager(shape: Shape) -> Callable[..., Any]:
     import torch
 
     scale = math.sqrt(shape.depth)
+    mask = None
+    if shape.causal:
+        above = torch.ones(shape.sequence, shape.sequence, device="cuda", dtype=torch.bool).triu(1)
+        mask = torch.zeros(shape.sequence, shape.sequence, device="cuda", dtype=torch.float16 if shape.element == "f16" else torch.float32)
+        mask = mask.masked_fill(above, -math.inf)
 
-    def attention(q: Any, kt: Any, v: Any, *mask: Any) -> Any:
+    def attention(q: Any, kt: Any, v: Any) -> Any:
         scores = q @ kt / scale
-        if mask:
-            scores = scores + mask[0]
+        if mask is not None:
+            scores = scores + mask
         return torch.softmax(scores, dim=-1) @ v
 
     return attention
@@ -152,7 +161,7 @@ def _sdpa(shape: Shape, kt: Any) -> Callable[..., Any]:
     k = kt.transpose(-2, -1).contiguous()[None]
     backends = [SDPBackend.FLASH_ATTENTION] if shape.element == "f16" else [SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 
-    def attention(q: Any, kt: Any, v: Any, *mask: Any) -> Any:
+    def attention(q: Any, kt: Any, v: Any) -> Any:
         with sdpa_kernel(backends):
             return torch.nn.functional.scaled_dot_product_attention(q[None], k, v[None], is_causal=shape.causal)[0]
 
@@ -186,41 +195,64 @@ def _torch_peak(function: Callable[[], Any], resident: int) -> int:
 
 
 def _check(name: str, got: Any, want: Any) -> None:
-    """Sanity check against eager PyTorch (f16 results of f32-accumulated products; the tests
-    compare with derived bounds)."""
+    """Sanity check against PyTorch (f16 results of f32-accumulated products; the tests compare
+    with derived bounds)."""
     error = (got.float() - want.float()).abs().max().item()
     if not error <= 2e-2:
-        raise AssertionError(f"{name}: differs from PyTorch eager by {error:.3g}")
+        raise AssertionError(f"{name}: differs from PyTorch by {error:.3g}")
 
 
-def run(quick: bool) -> list[tuple[harness.Row, float, float]]:
+def _prepare(shape: Shape, inputs: list[Any], expected: Any, resident: int, paths: dict[str, str]) -> dict[str, Any]:
+    """Each implementation's call, memory and output; a string where it cannot run (out of memory)."""
     import torch
 
-    cases = shapes(quick)
+    import mlc
+
+    calls: dict[str, Any] = {}
+    functions = {"torch": _torch_eager(shape), "sdpa": _sdpa(shape, inputs[1])}
+    for name, function in functions.items():
+        try:
+            calls[name] = ((lambda f=function, x=inputs: f(*x)), _torch_peak(lambda f=function, x=inputs: f(*x), resident), None)
+        except torch.OutOfMemoryError:
+            calls[name] = "out of memory"
+            torch.cuda.empty_cache()
+    for name, pipeline in paths.items():
+        output = torch.empty_like(expected)
+        try:
+            call, taken = _mlc(shape.source(), pipeline, inputs, output)
+        except mlc.OutOfMemoryError as error:
+            calls[name] = f"refused: {str(error).splitlines()[0][:80]}"
+            continue
+        calls[name] = (call, taken, output)
+    return calls
+
+
+def run(sequences: tuple[int, ...]) -> list[tuple[harness.Row, float, float]]:
+    import torch
+
+    cases = shapes(sequences)
     paths = pipelines()
     precompile([(shape.source(), pipeline) for shape in cases for pipeline in paths.values()])
     generator = torch.Generator(device="cuda").manual_seed(0)
     results: list[tuple[harness.Row, float, float]] = []
     for shape in cases:
         inputs = _inputs(shape, generator)
-        eager = _torch_eager(shape)
-        expected = eager(*inputs)
+        with torch.no_grad():
+            reference = _sdpa(shape, inputs[1]) if shape.element == "f16" else _torch_eager(shape)
+            expected = reference(*inputs)
         resident = torch.cuda.memory_allocated()
-        source = shape.source()
-        calls: dict[str, tuple[Callable[[], Any], int, Any]] = {}
-        for name, function in (("torch", eager), ("sdpa", _sdpa(shape, inputs[1]))):
-            calls[name] = ((lambda f=function, x=inputs: f(*x)), _torch_peak(lambda f=function, x=inputs: f(*x), resident), None)
-        for name, pipeline in paths.items():
-            output = torch.empty_like(expected)
-            call, taken = _mlc(source, pipeline, inputs, output)
-            calls[name] = (call, taken, output)
-        _check(f"{shape.name} sdpa", calls["sdpa"][0](), expected)
-        for name in ("mlc-3k", "mlc-fused"):
-            _check(f"{shape.name} {name}", calls[name][2], expected)
+        calls = _prepare(shape, inputs, expected, resident, paths)
+        for name in ("torch", "mlc-3k", "mlc"):
+            if not isinstance(calls[name], str):
+                got = calls[name][0]() if name == "torch" else calls[name][2]
+                _check(f"{shape.name} {name}", got, expected)
         flops = 4 * HEADS * shape.sequence * shape.sequence * shape.depth
         moved = sum(x.numel() * x.element_size() for x in (*inputs, expected))
-        torch_median = None
+        torch_median = math.nan
         for name in IMPLEMENTATIONS:
+            if isinstance(calls[name], str):
+                print(f"{shape.name:<26} {name:<10} {calls[name]}")
+                continue
             call, taken, _ = calls[name]
             samples = harness.time_gpu(call, warmup=3, batches=11, batch_ms=20.0)
             median = statistics.median(samples)
@@ -242,16 +274,17 @@ def print_table(results: list[tuple[harness.Row, float, float]], header: bool = 
             f"{row.speedup_vs_torch:>8.2f}x {peak:>9.1f}"
         )
     if header:
-        print("TFLOP/s counts 4*BH*S*S*D (both products, causal ones too)")
+        print("TFLOP/s counts 4*BH*S*S*D (both products, causal ones too; a causal kernel that skips blocks does about half)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="write the rows here")
     parser.add_argument("--quick", action="store_true", help="sequence 1024 only")
+    parser.add_argument("--sequences", default="1024,4096,16384", help="comma-separated sequence lengths")
     args = parser.parse_args()
     os.environ.setdefault("MLC_CACHE_DIR", tempfile.mkdtemp(prefix="mlc-bench-attention-"))
-    results = run(args.quick)
+    results = run((1024,) if args.quick else tuple(int(s) for s in args.sequences.split(",")))
     print_table(results)
     if args.json:
         rows = [row for row, _, _ in results]

@@ -1,6 +1,6 @@
 """Block tiles of an f16 tensor-core matmul, mlc alone: which (BM, BN, BK) is fastest for a shape.
 
-    python bench/matmul_tiles.py [--shape 4096,4096,4096] [--tiles 128,128,16 128,256,32/3 ...]
+    python bench/matmul_tiles.py [--shape 4096,4096,4096] [--tiles 128,128,16 128,256,32/3 ...] [--wgmma]
 
 Each tile is compiled through the GPU pipeline with `convert-graph-to-tile{matmul-tile=...}`
 (and `loop-promote-shared{stages=S}` for a tile written `BM,BN,BK/S`),
@@ -24,12 +24,14 @@ from matmul import matmul_source
 DEFAULT_TILES = ("128,128,32/1", "128,128,32/2", "128,256,16/3", "128,256,32/1", "128,256,32/2", "256,128,32/2")
 
 
-def tile_pipeline(tile: str) -> str:
-    """The GPU pipeline with the block (and the stages after a `/`) of `tile`."""
+def tile_pipeline(tile: str, wgmma: bool = False) -> str:
+    """The GPU pipeline with the block (and the stages after a `/`) of `tile`; `wgmma`: Hopper's path."""
     from mlc.transforms.pipelines import GPU_PIPELINE
 
     block, _, stages = tile.partition("/")
     pipeline = GPU_PIPELINE.replace("convert-graph-to-tile", f"convert-graph-to-tile{{matmul-tile={block}}}", 1)
+    if wgmma:
+        pipeline = pipeline.replace("{tensor-cores=true}", "{tensor-cores=true wgmma=true}", 1)
     return pipeline.replace("loop-promote-shared", f"loop-promote-shared{{stages={stages}}}", 1) if stages else pipeline
 
 
@@ -37,6 +39,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shape", default="4096,4096,4096", help="M,N,K")
     parser.add_argument("--tiles", nargs="+", default=list(DEFAULT_TILES), help="BM,BN,BK each")
+    parser.add_argument("--wgmma", action="store_true", help="the sm_90a path (convert-tile-to-loop{wgmma=true})")
     args = parser.parse_args()
     import torch
 
@@ -46,7 +49,7 @@ def main() -> None:
     expected = torch.matmul(*inputs)
     case = Case(f"f16 {m}x{n}x{k}", lambda g: inputs, torch.matmul, matmul_source(m, n, k, False, "f16"), 0, tolerance=(1e-2, 1e-1))
     for tile in args.tiles:
-        call, output = mlc_callable(case, inputs, tile_pipeline(tile))
+        call, output = mlc_callable(case, inputs, tile_pipeline(tile, args.wgmma))
         call()
         torch.cuda.synchronize()
         _check(f"{case.name} / {tile}", output, expected, case.tolerance)

@@ -65,7 +65,8 @@ def row_sum_source(rows: int, columns: int) -> str:
 
 
 def triton_kernels() -> dict[str, object]:
-    """Triton softmax, fused softmax, layer norm and row sum, or {} when Triton is missing."""
+    """Triton softmax, fused softmax, layer norm and row sum, or {} when Triton is missing (softmax
+    and row sum take `num_warps=` to override the warps chosen from the block size)."""
     try:
         import torch
         import triton
@@ -108,11 +109,11 @@ def triton_kernels() -> dict[str, object]:
     def warps(block: int) -> int:
         return 4 if block < 2048 else 8 if block < 4096 else 16
 
-    def softmax(x, fused: bool = False):
+    def softmax(x, fused: bool = False, num_warps: int | None = None):
         rows, columns = x.shape
         block = triton.next_power_of_2(columns)
         out = torch.empty_like(x)
-        softmax_kernel[(rows,)](x, out, columns, FUSED=fused, BLOCK=block, num_warps=warps(block))
+        softmax_kernel[(rows,)](x, out, columns, FUSED=fused, BLOCK=block, num_warps=num_warps or warps(block))
         return out
 
     def layer_norm(x, w, b):
@@ -122,11 +123,11 @@ def triton_kernels() -> dict[str, object]:
         layer_norm_kernel[(rows,)](x, w, b, out, columns, 1e-5, BLOCK=block, num_warps=warps(block))
         return out
 
-    def row_sum(x):
+    def row_sum(x, num_warps: int | None = None):
         rows, columns = x.shape
         block = triton.next_power_of_2(columns)
         out = torch.empty(rows, device=x.device, dtype=x.dtype)
-        row_sum_kernel[(rows,)](x, out, columns, BLOCK=block, num_warps=warps(block))
+        row_sum_kernel[(rows,)](x, out, columns, BLOCK=block, num_warps=num_warps or warps(block))
         return out
 
     return {

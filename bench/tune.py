@@ -1,31 +1,39 @@
 """Autotuning benchmark: tuned configurations against the heuristic, and the learned search against
 an exhaustive one (issue 20's targets).
 
-    python bench/tune.py --target cuda --trials 64 [--exhaustive] [--quick] [--db PATH] [--ray-address A]
+    python bench/tune.py --target cuda --trials 64 [--exhaustive] [--quick] [--only TEXT] [--db PATH] [--ray-address A]
+    python bench/tune.py --target cuda --scaling [--scaling-shapes 4] --trials 32
 
 For each shape (square and skinny matmuls in f32 and f16, a conv2d, row reductions, a softmax) the
 evolutionary search (`mlc.tuning.search.tune`) measures up to `--trials` configurations, the
-heuristic first; the table gives the heuristic's and the best time and their ratio, and the geometric
-mean of the ratios. With `--exhaustive`, every distinct program of the space is measured as well
-(the random strategy until the space is exhausted), and the table adds the exhaustive best and the
-number of learned-search trials needed to come within 95% of it (as a share of the exhaustive
-search's trials). Results go to the tuning database (`--db`, default a temporary file so that the
-benchmark leaves `mlc.compile` alone). Times are medians of the measurer's repeats on this machine:
-compare only within one run.
+heuristic first. On the GPU the heuristic's and the tuned program are then timed again in this
+process by the benchmarks' harness, beside Triton's kernel of the same kind under its usual
+autotuning (matmuls: `@triton.autotune` over the tutorial's configurations; softmax and row sums:
+the best warp count), so the table's ratios do not rest on the tuner's own measurements; on the
+CPU the tuner's medians are shown. With `--exhaustive`, every distinct program of each space of at
+most `--exhaustive-limit` configurations is measured as well (the random strategy until the space
+is exhausted), and the table adds the exhaustive best and the number of learned-search trials
+needed to come within 95% of it (as a share of the exhaustive search's trials). `--scaling` tunes
+the first `--scaling-shapes` shapes measuring on one GPU, then on every visible GPU, and prints
+both wall times. Results go to the tuning database (`--db`, default a temporary file so that the
+benchmark leaves `mlc.compile` alone). Compare only within one run.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import tempfile
+import time
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
 from mlc.compiler import _read_source
 from mlc.tuning.database import TuningDatabase
 from mlc.tuning.measure import LocalMeasurer
-from mlc.tuning.search import TuneResult, tune
+from mlc.tuning.search import Measurer, TuneResult, tune
 from mlc.tuning.workload import Workload
 
 
@@ -77,6 +85,10 @@ def shapes(target: str, quick: bool) -> dict[str, str]:
     }
 
 
+def selected(args: argparse.Namespace) -> dict[str, str]:
+    return {name: text for name, text in shapes(args.target, args.quick).items() if args.only is None or args.only in name}
+
+
 def _within(result: TuneResult, goal: float) -> int | None:
     """The first trial (1-based) whose best so far is within `goal` seconds."""
     best = math.inf
@@ -88,46 +100,154 @@ def _within(result: TuneResult, goal: float) -> int | None:
     return None
 
 
+def _torch_inputs(workload: Workload) -> list:
+    import torch
+
+    return [torch.from_numpy(array).cuda() for array in workload.inputs()]
+
+
+def triton_autotuned(name: str, workload: Workload) -> Callable[[], object] | None:
+    """Triton's kernel for this shape under its usual autotuning choices, or None (no Triton, or no
+    Triton kernel of this kind: the conv2d). Matmuls: `@triton.autotune` over the tutorial's
+    configurations; softmax and row sums (one program per row, the block a row): the best of the
+    warp counts autotuning would try, timed the same way."""
+    try:
+        import triton  # noqa: F401
+        from reductions import triton_kernels
+        from triton_matmul import autotuned_matmul
+    except ImportError:
+        return None
+    from harness import time_gpu
+
+    inputs = _torch_inputs(workload)
+    if name.startswith("matmul"):
+        return lambda: autotuned_matmul(*inputs)
+    kernel = triton_kernels().get("softmax" if name.startswith("softmax") else "row_sum" if name.startswith("row sum") else "")
+    if kernel is None:
+        return None
+    timed = {warps: min(time_gpu(lambda w=warps: kernel(*inputs, num_warps=w), batches=5)) for warps in (1, 2, 4, 8, 16)}
+    best = min(timed, key=timed.__getitem__)
+    return lambda: kernel(*inputs, num_warps=best)
+
+
+def retime(workload: Workload, target: str, pipelines: dict[str, str], triton: Callable[[], object] | None) -> dict[str, float]:
+    """Microseconds per call of each pipeline's program (and Triton's), all timed in this process by
+    the benchmarks' harness (the GPU: back-to-back calls between CUDA events), so that the
+    comparison does not rest on the tuner's own measurements."""
+    import mlc
+    from harness import time_gpu
+
+    inputs = _torch_inputs(workload)
+    times = {}
+    for label, pipeline in pipelines.items():
+        compiled = mlc.compile(str(workload.module), device=target, entry=workload.entry, pipeline=pipeline)
+        outputs = list(compiled.run_on_device(*inputs))  # on the device, as a kernel in a model runs
+        times[label] = statistics.median(time_gpu(lambda c=compiled, o=outputs: c.run_on_device(*inputs, outputs=o)))
+    if triton is not None:
+        times["triton"] = statistics.median(time_gpu(triton))
+    return times
+
+
+def measurer_for(args: argparse.Namespace, devices: list[str] | None = None) -> Measurer:
+    if args.ray_address:
+        from mlc.tuning.ray_measure import RayMeasurer
+
+        return RayMeasurer(args.target, address=args.ray_address)
+    return LocalMeasurer(args.target, workers=args.workers, devices=devices)
+
+
+def _geometric_mean(values: list[float]) -> float:
+    return math.exp(sum(map(math.log, values)) / len(values))
+
+
+def compare(args: argparse.Namespace) -> None:
+    """The table of tuned against heuristic (and Triton), and the learned search against an
+    exhaustive one on the spaces small enough to enumerate."""
+    measurer = measurer_for(args)
+    db_path = args.db or str(Path(tempfile.mkdtemp(prefix="mlc-bench-tune-")) / "tuning.sqlite")
+    speedups, against_triton = [], []
+    gpu = args.target == "cuda"
+    header = "| shape | configs | heuristic us | tuned us | speedup | trials |"
+    header += " Triton autotuned us | tuned vs Triton |" if gpu else ""
+    header += " exhaustive: programs, best us | learned trials to 95% |" if args.exhaustive else ""
+    print(header)
+    print("|" + " --- |" * (header.count("|") - 1))
+    with closing(TuningDatabase(db_path)) as database:
+        for name, text in selected(args).items():
+            module, _, _ = _read_source(text)
+            workload = Workload(module, "main", name)
+            learned = tune(workload, args.target, args.trials, measurer, batch=args.batch, database=database)
+            if learned.best is None or learned.heuristic.cost is None:
+                print(f"| {name} | {learned.space.size()} | failed | | | {len(learned.trials)} |", flush=True)
+                continue
+            if gpu:
+                pipelines = {"heuristic": learned.heuristic.pipeline, "tuned": learned.best.pipeline}
+                times = retime(workload, args.target, pipelines, triton_autotuned(name, workload))
+            else:
+                times = {"heuristic": learned.heuristic.cost * 1e6, "tuned": learned.best.cost * 1e6}
+            speedups.append(times["heuristic"] / times["tuned"])
+            row = f"| {name} | {learned.space.size()} | {times['heuristic']:.1f} | {times['tuned']:.1f} | {speedups[-1]:.2f}x | {len(learned.trials)} |"
+            if gpu:
+                if "triton" in times:
+                    against_triton.append(times["triton"] / times["tuned"])
+                    row += f" {times['triton']:.1f} | {against_triton[-1]:.2f}x |"
+                else:
+                    row += " — | — |"
+            if args.exhaustive and learned.space.size() <= args.exhaustive_limit:
+                every = tune(workload, args.target, 1 << 30, measurer, strategy="random", seed=1)
+                goal = every.best.cost / 0.95 if every.best else math.inf
+                reached = _within(learned, goal)
+                share = f"{reached} ({reached / len(every.trials):.0%} of {len(every.trials)})" if reached else f"not in {len(learned.trials)}"
+                row += f" {len(every.trials)}, {every.best.cost * 1e6:.1f} | {share} |" if every.best else " failed | |"
+            elif args.exhaustive:
+                row += " (space too large) | |"
+            print(row, flush=True)
+    measurer.close()
+    if speedups:
+        print(f"\ngeometric mean speedup over the heuristic: {_geometric_mean(speedups):.3f}x ({len(speedups)} shapes)")
+    if against_triton:
+        print(f"geometric mean of tuned against Triton autotuned: {_geometric_mean(against_triton):.3f}x ({len(against_triton)} shapes)")
+
+
+def scaling(args: argparse.Namespace) -> None:
+    """Wall time of the same tunings measured on one GPU, then on every visible GPU."""
+    from mlc.runtime.cuda import device_count
+
+    every = [str(index) for index in range(device_count())]
+    chosen = dict(list(selected(args).items())[: args.scaling_shapes])
+    walls = {}
+    for devices in (every[:1], every):
+        measurer = measurer_for(args, devices)
+        start = time.perf_counter()
+        for name, text in chosen.items():
+            module, _, _ = _read_source(text)
+            tune(Workload(module, "main", name), args.target, args.trials, measurer)
+        walls[len(devices)] = time.perf_counter() - start
+        measurer.close()
+        print(f"{len(devices)} GPU(s): {len(chosen)} shapes x {args.trials} trials in {walls[len(devices)]:.1f} s", flush=True)
+    if len(every) > 1:
+        print(f"scaling from 1 to {len(every)} GPUs: {walls[1] / walls[len(every)]:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--target", choices=("cpu", "cuda"), default="cuda")
     parser.add_argument("--trials", type=int, default=64)
     parser.add_argument("--exhaustive", action="store_true")
+    parser.add_argument("--exhaustive-limit", type=int, default=600, help="enumerate spaces of at most this many configurations")
     parser.add_argument("--quick", action="store_true", help="three small shapes")
+    parser.add_argument("--only", help="shapes whose name contains this text")
+    parser.add_argument("--scaling", action="store_true", help="tuning wall time on one GPU against every GPU")
+    parser.add_argument("--scaling-shapes", type=int, default=4)
     parser.add_argument("--db", help="tuning database (default: a temporary file)")
     parser.add_argument("--ray-address")
     parser.add_argument("--workers", type=int)
+    parser.add_argument("--batch", type=int, help="candidates per round (default: 4 per device)")
     args = parser.parse_args()
-    if args.ray_address:
-        from mlc.tuning.ray_measure import RayMeasurer
-
-        measurer = RayMeasurer(args.target, address=args.ray_address)
+    if args.scaling:
+        scaling(args)
     else:
-        measurer = LocalMeasurer(args.target, workers=args.workers)
-    db_path = args.db or str(Path(tempfile.mkdtemp(prefix="mlc-bench-tune-")) / "tuning.sqlite")
-    ratios = []
-    print(f"| shape | heuristic ms | tuned ms | speedup | trials |{' exhaustive ms | trials to 95% |' if args.exhaustive else ''}")
-    print(f"| --- | --- | --- | --- | --- |{' --- | --- |' if args.exhaustive else ''}")
-    with closing(TuningDatabase(db_path)) as database:
-        for name, text in shapes(args.target, args.quick).items():
-            module, _, _ = _read_source(text)
-            workload = Workload(module, "main", name)
-            learned = tune(workload, args.target, args.trials, measurer, database=database)
-            heuristic, best = learned.heuristic.cost, learned.best.cost if learned.best else None
-            ratio = heuristic / best if heuristic and best else None
-            if ratio:
-                ratios.append(ratio)
-            row = f"| {name} | {heuristic * 1e3:.4g} | {best * 1e3:.4g} | {ratio:.2f}x | {len(learned.trials)} |" if ratio else f"| {name} | failed | | | |"
-            if args.exhaustive:
-                every = tune(workload, args.target, 1 << 30, measurer, strategy="random", seed=1)
-                goal = every.best.cost / 0.95 if every.best else math.inf
-                reached = _within(learned, goal)
-                share = f"{reached} ({reached / len(every.trials):.0%} of {len(every.trials)})" if reached else f"not in {len(learned.trials)}"
-                row += f" {every.best.cost * 1e3:.4g} | {share} |" if every.best else " failed | |"
-            print(row, flush=True)
-    measurer.close()
-    if ratios:
-        print(f"\ngeometric mean speedup over the heuristic: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}x ({len(ratios)} shapes)")
+        compare(args)
 
 
 if __name__ == "__main__":

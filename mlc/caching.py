@@ -14,7 +14,12 @@ with the same mlc version; anything else is a `BundleError` saying what differs.
 
 The target (`target_description`) is what decides the code besides the source and pipeline:
 for the GPU, the architecture and the CUDA driver's version (which JIT-compiles the PTX); for
-the CPU, the triple, the CPU's name and features (the object uses all of them). mlc's build
+the CPU, the triple, the CPU's name and features (the object uses all of them). Asking LLVM for
+the CPU's name and features means loading llvmlite (40 ms), more than the rest of a cache hit, so
+the cache key names the CPU by what Linux reports of it instead (`host_cpu_fingerprint`: the
+vendor, family, model, stepping and feature flags of /proc/cpuinfo, from which LLVM's answer
+follows for a given LLVM, whose version is in the key too); without /proc/cpuinfo it asks LLVM.
+A CPU hit then loads the kernels' shared library (`artifacts.py`), and never imports llvmlite. mlc's build
 (`mlc_build`) is its version plus a fingerprint of its source files' names, sizes and
 modification times, so that editing mlc (a pass, the backend) never serves stale code; xDSL's
 and llvmlite's versions are part of the key as well.
@@ -73,16 +78,22 @@ def _versions() -> dict[str, str]:
 
 def mlc_build() -> str:
     """mlc's version and a fingerprint of its source files (see the module docstring)."""
-    root = Path(__file__).parent
     digest = hashlib.sha256()
-    for directory, subdirectories, files in os.walk(root):
-        subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                stat = os.stat(os.path.join(directory, name))
-                relative = os.path.relpath(os.path.join(directory, name), root)
-                digest.update(f"{relative}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+    _fingerprint_sources(str(Path(__file__).parent), "", digest)
     return f"{_versions()['mlc']}+{digest.hexdigest()[:16]}"
+
+
+def _fingerprint_sources(directory: str, relative: str, digest: Any) -> None:
+    """Adds `relative/name:size:mtime;` of every .py file under `directory` to `digest`, in
+    sorted order (one scandir per directory: this runs before every cache lookup)."""
+    entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+    for entry in entries:
+        if entry.name.endswith(".py") and entry.is_file():
+            stat = entry.stat()
+            digest.update(f"{relative}{entry.name}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+    for entry in entries:
+        if entry.is_dir() and entry.name != "__pycache__":
+            _fingerprint_sources(entry.path, f"{relative}{entry.name}/", digest)
 
 
 def target_description(device: str) -> dict[str, str]:
@@ -111,6 +122,52 @@ def target_description(device: str) -> dict[str, str]:
     return description
 
 
+CPU_FINGERPRINT_FIELDS = frozenset(
+    ("vendor_id", "cpu family", "model", "model name", "stepping", "flags", "features", "cpu implementer",
+     "cpu architecture", "cpu variant", "cpu part", "cpu revision", "cpu", "isa", "uarch")
+)  # fmt: skip
+"""The /proc/cpuinfo fields (lowercase) that say which CPU this is and what it can do: x86's,
+Arm's, POWER's and RISC-V's; not the clock, the core's number or the cache size."""
+
+
+def host_cpu_fingerprint(cpuinfo: str = "/proc/cpuinfo") -> str | None:
+    """A digest of the first processor's identifying fields in `cpuinfo`, None where there is no
+    such file or it names none of them (see the module docstring)."""
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as file:
+            lines = []
+            for line in file:  # the first processor's block: all a key needs, and cheap on many cores
+                if not line.strip():
+                    if lines:
+                        break
+                    continue
+                lines.append(line)
+    except OSError:
+        return None
+    fields = sorted(
+        f"{name.strip().lower()}={value.strip()}"
+        for name, _, value in (line.partition(":") for line in lines)
+        if name.strip().lower() in CPU_FINGERPRINT_FIELDS
+    )
+    return hashlib.sha256("\n".join(fields).encode()).hexdigest() if fields else None
+
+
+def cache_target(device: str) -> dict[str, str]:
+    """What a cache key holds of the target: `target_description(device)`, except that a CPU is
+    named by `host_cpu_fingerprint` where there is one (no LLVM needed; see the module docstring)."""
+    if device == "cpu":
+        fingerprint = host_cpu_fingerprint()
+        if fingerprint is not None:
+            return {
+                "device": device,
+                "mlc": mlc_build(),
+                "mlc_version": _versions()["mlc"],
+                "machine": os.uname().machine,
+                "cpu_fingerprint": fingerprint,
+            }
+    return target_description(device)
+
+
 def dependency_versions() -> str:
     versions = _versions()
     return ";".join(f"{name}={versions[name]}" for name in ("xdsl", "llvmlite"))
@@ -137,7 +194,7 @@ def look_up(
     cache = ArtifactCache.from_environment()
     if cache is None:
         return None, None
-    target = target_description(device)
+    target = cache_target(device)
     fields = [KEY_SCHEMA, text, entry or "", pipeline, dependency_versions()]
     key = cache_key(*fields, *(f"{name}={value}" for name, value in sorted(target.items())))
     lookup = Lookup(cache, key, target)
@@ -161,6 +218,7 @@ def artifact_of(compiled: CompiledFunction, target: dict[str, str], key: str = "
         graph_source=compiled.graph_source,
         target=target,
         key=key,
+        shared_library=compiled.shared_library,
     )
 
 
@@ -178,9 +236,15 @@ def function_from_artifact(
         program = HostProgram.for_cuda_plan(artifact.plan, artifact.kernels, get_device(), cuda_graph=cuda_graph)
     else:
         assert isinstance(artifact.kernels, bytes)
-        program = HostProgram.for_cpu_plan(artifact.plan, artifact.kernels, num_threads)
+        program = HostProgram.for_cpu_plan(artifact.plan, artifact.kernels, num_threads, artifact.shared_library)
     return CompiledFunction(
-        artifact.function_name, artifact.device, program, artifact.kernels, artifact.pipeline, artifact.graph_source
+        artifact.function_name,
+        artifact.device,
+        program,
+        artifact.kernels,
+        artifact.pipeline,
+        artifact.graph_source,
+        shared_library=artifact.shared_library,
     )
 
 

@@ -270,6 +270,7 @@ class CompiledFunction:
         graph_source: str,
         graph_module: ModuleOp | None = None,
         lowered_module: ModuleOp | None = None,
+        shared_library: bytes | None = None,
     ):
         self.name = name
         self.device = device
@@ -281,6 +282,9 @@ class CompiledFunction:
         """The graph-level module as MLIR text (what the cache and bundles keep)."""
         self._graph_module = graph_module
         self._lowered_module = lowered_module
+        self.shared_library = shared_library
+        """CPU: the kernels linked as a shared library, when they were (what the cache and bundles
+        keep, so that loading them needs no LLVM); None otherwise."""
 
     @property
     def graph_module(self) -> ModuleOp:
@@ -458,7 +462,8 @@ def compile(
     from mlc.runtime import HostProgramError
 
     try:
-        kernels, program = _load(module, target, function_name, cuda_graph, num_threads)
+        # A shared library is linked for the cache only: it is what a later process loads.
+        kernels, program, library = _load(module, target, function_name, cuda_graph, num_threads, lookup is not None)
     except HostProgramError as error:
         if not pipeline:
             raise
@@ -466,7 +471,7 @@ def compile(
             f"{error}\nnote: the module was lowered with '{chosen}'; the {target} runtime runs what "
             f"'{default_pipeline}' produces"
         ) from None
-    compiled = CompiledFunction(function_name, target, program, kernels, chosen, text[0], graph_module, module)
+    compiled = CompiledFunction(function_name, target, program, kernels, chosen, text[0], graph_module, module, library)
     if lookup is not None:
         caching.store(lookup, compiled)
     return compiled
@@ -478,7 +483,7 @@ def _tuned(source: str | os.PathLike[str] | ModuleOp, text: tuple[str, str, bool
     reports that). The database is only opened, and the source only parsed here, when the file exists."""
     if os.environ.get("MLC_TUNING", "1").strip().lower() in ("0", "false", "off", "no"):
         return None
-    from mlc.tuning.database import default_path
+    from mlc.tuning import default_path
 
     if not default_path().exists():
         return None
@@ -524,16 +529,31 @@ def _check_names(entry: object, pipeline: object, precision: object = None) -> N
             raise ArgumentTypeError(f"{what} must be a string or None; got {type(value).__name__}")
 
 
-def _default_pipeline(target: str) -> str:
-    return "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
+def _default_pipeline(target: str, precision: str | None = None) -> str:
+    """`default_pipeline_for` the device that `target` compiles for."""
+    arch = ""
+    if target == "cuda":
+        from mlc.runtime import get_device
+
+        arch = get_device().arch
+    return default_pipeline_for(target, arch, precision)
+
+
+def default_pipeline_for(target: str, arch: str = "", precision: str | None = None) -> str:
+    """`mlc-lower-to-cpu`, or `mlc-lower-to-gpu` with the GPU's `arch` where it changes the
+    lowering (sm_90: wgmma), and `precision` if given: what `mlc.compile` runs by default."""
+    options = [] if precision is None else [f"precision={precision}"]
+    if target == "cuda" and arch:
+        from mlc.transforms.pipelines import WGMMA_ARCHS
+
+        options = options + [f"arch={arch}"] if arch in WGMMA_ARCHS else options
+    name = "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
+    return name + ("{" + " ".join(options) + "}" if options else "")
 
 
 def _chosen_pipeline(target: str, pipeline: str | None, precision: str | None) -> str:
     """The pipeline that lowers for `target`: `pipeline`, or the default one with `precision`."""
-    if pipeline:
-        return pipeline
-    default = _default_pipeline(target)
-    return default if precision is None else f"{default}{{precision={precision}}}"
+    return pipeline or _default_pipeline(target, precision)
 
 
 def _refuse_what_the_target_cannot_compute(
@@ -550,10 +570,10 @@ def _refuse_what_the_target_cannot_compute(
 
 
 def _check_precision_argument(precision: str | None, pipeline: str | None) -> None:
+    if precision is None:
+        return  # before importing the dialects (xDSL): a cache hit never loads them
     from mlc.dialects.precision import PRECISIONS
 
-    if precision is None:
-        return
     if precision not in PRECISIONS:
         close = difflib.get_close_matches(precision.lower(), PRECISIONS, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
@@ -607,9 +627,10 @@ def _refuse_bfloat16_without_support(module: ModuleOp, source_map: Any, name: st
 
 
 def _load(
-    module: ModuleOp, target: str, function_name: str, cuda_graph: bool, num_threads: int | None
-) -> tuple[str | bytes, Any]:
-    """The backend's artifact for `module` and the runtime's program of `function_name`."""
+    module: ModuleOp, target: str, function_name: str, cuda_graph: bool, num_threads: int | None, shared_library: bool
+) -> tuple[str | bytes, Any, bytes | None]:
+    """The backend's artifact for `module`, the runtime's program of `function_name`, and (CPU,
+    when `shared_library` is asked for and a linker is there) the kernels as a shared library."""
     from mlc import backend
     from mlc.runtime import HostProgram
 
@@ -618,9 +639,12 @@ def _load(
 
         gpu = get_device()
         ptx = backend.compile_to_ptx(module, arch=gpu.arch)
-        return ptx, HostProgram.for_cuda(module, ptx, entry=function_name, device=gpu, cuda_graph=cuda_graph)
-    object_code = backend.compile_to_cpu_object(module)
-    return object_code, HostProgram.for_cpu(module, object_code, entry=function_name, num_threads=num_threads)
+        return ptx, HostProgram.for_cuda(module, ptx, entry=function_name, device=gpu, cuda_graph=cuda_graph), None
+    from mlc.backend.cpu import compile_to_cpu_code
+
+    code = compile_to_cpu_code(module, shared_library)
+    program = HostProgram.for_cpu(module, code.object_code, function_name, num_threads, code.shared_library)
+    return code.object_code, program, code.shared_library
 
 
 def interpret(source: str | os.PathLike[str] | ModuleOp, *arrays: object, entry: str | None = None) -> Any:

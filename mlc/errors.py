@@ -3,7 +3,9 @@
 `ArgumentError` and `ArgumentTypeError` are what `mlc.compile` and compiled functions raise for a
 bad argument: they are `MlcError`s (tools print them as messages) and also `ValueError` /
 `TypeError`, which is what Python code expects to catch for a wrong value or a wrong kind of value.
-`OutOfMemoryError` says which buffer did not fit; it is also a `MemoryError`. `PassFailure` is how a
+`OutOfMemoryError` says which buffer did not fit; it is also a `MemoryError`. `CudaError` is a
+failed CUDA driver call (`mlc/runtime/cuda.py` raises it; it lives here so that code that only
+catches it, like the host runtime, need not import the CUDA layer). `PassFailure` is how a
 pass (or a reader of an `mlc.*` attribute) reports the op it cannot handle; `mlc.diagnostics` turns
 it into a located message. `format_bytes` writes the sizes these messages give.
 
@@ -37,6 +39,14 @@ class ArgumentTypeError(MlcError, TypeError):
 
 class OutOfMemoryError(MlcError, MemoryError):
     """A buffer cannot be allocated; the message names it, its size and what was available."""
+
+
+class CudaError(MlcError):
+    """A CUDA driver call failed, or CUDA cannot be used; the message says what was being done."""
+
+    def __init__(self, message: str, error_name: str | None = None):
+        super().__init__(message)
+        self.error_name = error_name
 
 
 class PassFailure(MlcError):

@@ -4,8 +4,11 @@
 `llvm.initialize()` raises, so it is never called). `parse_verified()` hands the translated
 module to LLVM: it parses the text (LLVM upgrades old intrinsic spellings and NVVM annotations
 while parsing), and runs the IR verifier. `optimize()` runs LLVM's default O3 module pipeline
-through the new pass manager, with loop and SLP vectorization on as in `clang -O3`. Failures
-become `BackendError`s whose message carries LLVM's.
+through the new pass manager, with loop and SLP vectorization on as in `clang -O3`.
+`drop_unused_definitions()` runs GlobalDCE alone: after linking a library (libdevice's 575
+functions, of which a kernel calls a handful) it leaves only what is reachable, so that
+verification and O3 do not work through the rest (the output is the same: O3 drops them anyway).
+Failures become `BackendError`s whose message carries LLVM's.
 """
 
 from __future__ import annotations
@@ -49,3 +52,10 @@ def optimize(module: binding.ModuleRef, target_machine: binding.TargetMachine) -
     options.slp_vectorization = True
     builder = binding.create_pass_builder(target_machine, options)
     builder.getModulePassManager().run(module, builder)
+
+
+def drop_unused_definitions(module: binding.ModuleRef, target_machine: binding.TargetMachine) -> None:
+    """Removes the internal functions and globals nothing reachable uses (GlobalDCE)."""
+    passes = binding.create_new_module_pass_manager()
+    passes.add_global_dead_code_eliminate_pass()
+    passes.run(module, binding.create_pass_builder(target_machine, binding.create_pipeline_tuning_options(speed_level=0)))

@@ -10,7 +10,8 @@ Algorithm:
 2. Parse and verify with LLVM.
 3. If the module declares `__nv_*` functions, link libdevice: parse `libdevice.10.bc`, give it our
    triple and data layout (it says `nvptx64-nvidia-gpulibs`), link it in, and internalize every
-   function that came from it, so that O3 inlines what is called and drops the rest. libdevice
+   function that came from it, and drop at once what nothing calls (GlobalDCE: O3 would drop it
+   too, after verifying and analysing all of it, ~50 ms per compile). libdevice
    asks `__nvvm_reflect("__CUDA_FTZ")` whether to flush denormals; the NVVMReflect pass, which
    the NVPTX target adds to the pipeline, answers from the module flag `nvvm-reflect-ftz` that
    the translation sets to 0.
@@ -51,7 +52,7 @@ from llvmlite import binding, ir
 from xdsl.dialects.builtin import ModuleOp
 
 from mlc.backend.errors import BackendError
-from mlc.backend.llvm_codegen import initialize_llvm, optimize, parse_verified, verify
+from mlc.backend.llvm_codegen import drop_unused_definitions, initialize_llvm, optimize, parse_verified, verify
 from mlc.backend.llvm_translate import TargetDescription, translate_module
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -263,13 +264,41 @@ def refuse_bfloat16_before_sm80(llvm_module: binding.ModuleRef, arch: str) -> No
             )
 
 
+ARCH_SPECIFIC = {"sm_90a": "sm_90"}
+"""The architecture-specific targets a kernel may require (`mlc.required_arch`), and the GPUs' base
+architecture: wgmma and setmaxnreg exist only in sm_90a code, which runs only on sm_90 devices."""
+
+
+def target_for_module(module: ModuleOp, arch: str) -> str:
+    """`arch`, or the architecture-specific target its kernels require (sm_90a for an sm_90 `arch`);
+    a BackendError naming the kernel when `arch` is another GPU's."""
+    from xdsl.dialects import llvm
+
+    from mlc.dialects import attributes
+
+    for function in (op for op in module.walk() if isinstance(op, llvm.FuncOp)):
+        required = attributes.REQUIRED_ARCH.read(function)
+        if required is None or required.data == arch:  # type: ignore[attr-defined]
+            continue
+        if ARCH_SPECIFIC.get(required.data) != arch:  # type: ignore[attr-defined]
+            raise BackendError(
+                f"kernel '{function.sym_name.data}' uses wgmma, which needs {required.data} (an sm_90 GPU such as the "  # type: ignore[attr-defined]
+                f"H100); the target is {arch} (lower it without wgmma: mlc-lower-to-gpu without arch=sm_90)"
+            )
+        arch = required.data  # type: ignore[attr-defined]
+    return arch
+
+
 def compile_to_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH, *, ptx_version: int | None = None) -> str:
-    """PTX for every `llvm.func` of `module`; `nvvm.kernel` functions become `.entry`s."""
+    """PTX for every `llvm.func` of `module`; `nvvm.kernel` functions become `.entry`s (for sm_90a
+    when one requires it and `arch` is sm_90, `target_for_module`)."""
+    arch = target_for_module(module, arch)
     machine = target_machine(arch, ptx_version)
     llvm_module = parse_verified(translate_module(module, nvptx_target(for_code_generation=True)))
     refuse_bfloat16_before_sm80(llvm_module, arch)
     if calls_libdevice(llvm_module):
         link_libdevice(llvm_module)
+        drop_unused_definitions(llvm_module, machine)
         verify(llvm_module, "linking libdevice")
     optimize(llvm_module, machine)
     verify(llvm_module, "optimization")

@@ -186,7 +186,7 @@ CPU_PACKED = DeclaredAttribute(
 MMA = DeclaredAttribute(
     "mlc.mma",
     "array<i64: M, N, K>",
-    "a matmul kernel whose products run on tensor cores: the shape of one warp's loop.mma_sync step",
+    "a matmul or attention-chain kernel whose products run on tensor cores: the shape of one warp's loop.mma_sync step",
     "convert-tile-to-loop{tensor-cores=true}",
     "people (the loop.mma_sync ops carry the decision to the GPU lowering)",
     _i64_array(3),
@@ -194,10 +194,36 @@ MMA = DeclaredAttribute(
 WARP_GRID = DeclaredAttribute(
     "mlc.warp_grid",
     "array<i64: rows, columns>",
-    "how the warps of a tensor-core matmul kernel tile its block (each one a mlc.warp_tile)",
+    "how the warps of a tensor-core matmul kernel tile its block (each one a mlc.warp_tile); of a chain kernel, [BM / 16, 1]",
     "convert-tile-to-loop{tensor-cores=true}",
     "people",
     _i64_array(2),
+)
+WGMMA = DeclaredAttribute(
+    "mlc.wgmma",
+    "array<i64: M, N, K>",
+    "a matmul kernel whose products run on Hopper tensor cores: the shape of one warpgroup's "
+    "wgmma.mma_async (its loop.wgmma ops issue K-step / K of them)",
+    "convert-tile-to-loop{wgmma=true}",
+    "people (the loop.wgmma ops carry the decision to the GPU lowering)",
+    _i64_array(3),
+)
+SWIZZLE = DeclaredAttribute(
+    "mlc.swizzle",
+    "a positive i64",
+    "a shared allocation stored in wgmma's swizzled layout: the swizzle span in bytes (128): columns "
+    "in blocks of 64 16-bit elements, each block row-major, 16-byte chunks of row r XORed with r mod 8",
+    "loop-promote-shared (for buffers loop.wgmma reads)",
+    "convert-gpu-to-nvvm (addresses of async copies, wgmma matrix descriptors, 1024-byte alignment)",
+    _positive_integer,
+)
+REQUIRED_ARCH = DeclaredAttribute(
+    "mlc.required_arch",
+    "a string",
+    "an NVVM kernel that needs a particular PTX target (\"sm_90a\": wgmma)",
+    "convert-gpu-to-nvvm",
+    "the NVPTX back end (builds sm_90a for an sm_90 device, refuses other targets)",
+    _string,
 )
 PIPELINE_STAGES = DeclaredAttribute(
     "mlc.pipeline_stages",
@@ -317,8 +343,10 @@ CHAIN = DeclaredAttribute(
     "mlc.chain",
     '"attention"',
     "a GEMM chain fused into one kernel (matmul, scale/mask, softmax, matmul with an online softmax)",
-    "graph-fuse (on the graph.fusion), convert-graph-to-tile (on the tile.kernel)",
-    "convert-graph-to-tile (builds the chain's kernel), convert-tile-to-loop (lowers it)",
+    "graph-fuse (on the graph.fusion), convert-graph-to-tile (on the tile.kernel), convert-tile-to-loop "
+    "(on the loop.kernel of a tensor-core chain)",
+    "convert-graph-to-tile (builds the chain's kernel), convert-tile-to-loop (lowers it), loop-promote-shared "
+    "(stages the key loop's operands per iteration)",
     lambda value: isinstance(value, StringAttr) and value.data == "attention",
 )
 CHAIN_PLAN = DeclaredAttribute(
@@ -355,15 +383,18 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     CPU_PACKED,
     MMA,
     WARP_GRID,
+    WGMMA,
     PIPELINE_STAGES,
     OPERAND,
     DOT,
     UNROLL,
     PROMOTED,
     DOUBLE_BUFFERED,
+    SWIZZLE,
     BLOCK_SYNCHRONOUS,
     MIN_BLOCKS_PER_MULTIPROCESSOR,
     DYNAMIC_SHARED_BYTES,
+    REQUIRED_ARCH,
     KERNEL,
     CPU_PROGRAMS,
 )

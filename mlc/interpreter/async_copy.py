@@ -54,22 +54,55 @@ class AsyncCopies:
     committed: deque[list[PendingCopy]] = field(default_factory=deque)
     in_flight: dict[Buffer, np.ndarray] = field(default_factory=dict)
     """Per buffer, how many copies in flight write each byte."""
+    products: deque[list[tuple[np.ndarray, int]]] = field(default_factory=deque)
+    """The `loop.wgmma` groups in flight, oldest first: the (addresses, itemsize) they read."""
+    reads_in_flight: dict[Buffer, np.ndarray] = field(default_factory=dict)
+    """Per buffer, how many products in flight read each byte (a write of one is a race)."""
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.in_flight or self.reads_in_flight)
+
+    def count(self, table: dict[Buffer, np.ndarray], memory: Memory, addresses: np.ndarray, itemsize: int, delta: int) -> None:
+        for piece in memory.locate(np.asarray(addresses, dtype=np.int64).reshape(-1), itemsize):
+            counts = table.setdefault(piece.buffer, np.zeros(piece.buffer.size, dtype=np.int32))
+            for byte in range(itemsize):
+                np.add.at(counts, piece.offsets + byte, delta)
+            if delta < 0 and not counts.any():
+                del table[piece.buffer]
+
+    def issue_product(self, memory: Memory, reads: list[tuple[np.ndarray, int]]) -> None:
+        """A `loop.wgmma`: one group, whose reads stay in flight until a wait completes it."""
+        for addresses, itemsize in reads:
+            self.count(self.reads_in_flight, memory, addresses, itemsize, 1)
+        self.products.append(reads)
+
+    def wait_products(self, memory: Memory, pending: int) -> None:
+        while len(self.products) > pending:
+            for addresses, itemsize in self.products.popleft():
+                self.count(self.reads_in_flight, memory, addresses, itemsize, -1)
 
     def mark(self, memory: Memory, copy: PendingCopy, delta: int) -> None:
         addresses = np.asarray(copy.addresses)
         itemsize = copy.values.dtype.itemsize
         selected = addresses if copy.mask is None else addresses[_widened(copy.mask, addresses)]
-        flat = selected.reshape(-1)
-        for piece in memory.locate(flat, itemsize):
-            counts = self.in_flight.setdefault(piece.buffer, np.zeros(piece.buffer.size, dtype=np.int32))
-            for byte in range(itemsize):
-                np.add.at(counts, piece.offsets + byte, delta)
-            if delta < 0 and not counts.any():
-                del self.in_flight[piece.buffer]
+        self.count(self.in_flight, memory, selected, itemsize, delta)
 
     def check(self, memory: Memory, addresses: np.ndarray, itemsize: int, op: Operation, is_write: bool) -> None:
-        """Reports an access of bytes that a copy still in flight writes."""
+        """Reports an access of bytes that a copy still in flight writes, a write of bytes that a
+        product in flight reads."""
         for piece in memory.locate(np.asarray(addresses, dtype=np.int64).reshape(-1), itemsize):
+            read = self.reads_in_flight.get(piece.buffer) if is_write else None
+            if read is not None and (hit := np.nonzero(read[piece.offsets] > 0)[0]).size:
+                element = piece.buffer.element_index(int(piece.offsets[hit[0]]) // piece.buffer.granularity)
+                raise DataRace(
+                    "WAR",
+                    piece.buffer.describe(),
+                    element,
+                    ("a loop.wgmma", "this access"),
+                    "written while a warpgroup product still reads it (no loop.wgmma_wait completes it first)",
+                    op,
+                )
             counts = self.in_flight.get(piece.buffer)
             if counts is None:
                 continue
@@ -129,6 +162,17 @@ def wait(execution: Execution, pending: int) -> None:
             execution.write(copy.addresses, copy.values, copy.values.dtype, copy.mask, copy.op, trailing)
 
 
+def issue_product(execution: Execution, reads: list[tuple[np.ndarray, int]]) -> None:
+    """Starts a `loop.wgmma` group reading (addresses, itemsize) until a `loop.wgmma_wait`."""
+    _state(execution).issue_product(execution.machine.memory, reads)
+
+
+def _wgmma_wait(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    assert isinstance(op, loop.WgmmaWaitOp)
+    _state(execution).wait_products(execution.machine.memory, op.groups_in_flight)
+    return [execution.get(value) for value in op.accumulators]
+
+
 def _async_copy(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     assert isinstance(op, loop.AsyncCopyOp)
     operands = execution.operands(op)
@@ -161,7 +205,7 @@ def _async_wait(execution: Execution, op: Operation, mask: Mask) -> list[object]
 
 def table() -> OperationTable:
     return OperationTable(
-        MappingProxyType({loop.AsyncCopyOp: _async_copy, loop.AsyncCommitOp: _async_commit, loop.AsyncWaitOp: _async_wait}),
+        MappingProxyType({loop.AsyncCopyOp: _async_copy, loop.AsyncCommitOp: _async_commit, loop.AsyncWaitOp: _async_wait, loop.WgmmaWaitOp: _wgmma_wait}),
         MappingProxyType({}),
     )
 

@@ -498,7 +498,7 @@ class Execution:
         for piece in pieces:
             if piece.buffer.read_only:
                 raise InterpreterError(f"write to the constant {piece.buffer.describe()}", op)
-        if self.level.async_copies is not None and self.level.async_copies.in_flight:
+        if self.level.async_copies is not None and self.level.async_copies.busy:
             self.level.async_copies.check(memory, flat, dtype.itemsize, op, True)
         if self.machine.check_races and any(self._tracked(p.buffer, True, op) for p in pieces):
             self._track(addresses_full, mask, dtype.itemsize, trailing_rank, True, op)

@@ -1,4 +1,5 @@
-"""Warp-collective tensor-core ops: `loop.mma_sync` and `loop.ldmatrix` in loop and GPU kernels.
+"""Warp-collective tensor-core ops: `loop.mma_sync`, `loop.ldmatrix` and the warpgroup's `loop.wgmma`
+in loop and GPU kernels.
 
 The engine runs every thread of a launch at once as lanes (see `engine.py`), so a warp-collective
 op sees the registers of all 32 lanes of each warp: the implementation gathers them into whole
@@ -14,6 +15,12 @@ error, as `mma.sync.aligned` is undefined then.
 reads each lane's 8-element row as an ordinary load does (so the race checker sees it as that
 lane's read), then hands the rows' elements to the lanes that the fragment layout names.
 
+`loop.wgmma` is collective over a warpgroup (128 consecutive threads, same grouping): its
+threads share the reads of the A and B blocks (the race checker sees each element read by one
+thread of the warpgroup), and the reads stay in flight until `loop.wgmma_wait` (`async_copy.py`
+reports a write of them before). Its
+NVVM form (inline `wgmma.mma_async` assembly with matrix descriptors) is not interpreted.
+
 Arithmetic: each element is accumulated in increasing k with f32 fused multiply-adds, as
 `tile.dot` is, so a lowering that keeps the K order is exact against the tile level.
 """
@@ -26,6 +33,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from mlc.dialects.loop import ops as loop
+from mlc.interpreter.async_copy import issue_product
 from mlc.interpreter.engine import Execution, Level, OperationTable
 from mlc.interpreter.errors import InterpreterError
 from mlc.interpreter.loop import LoopNestLevel
@@ -37,6 +45,8 @@ from mlc.interpreter.values import Mask, MemRefValue, as_array, dtype_of
 WARP_SIZE = loop.WARP_SIZE
 _LANE = np.arange(WARP_SIZE)
 _GROUP, _THREAD_IN_GROUP = _LANE // 4, _LANE % 4
+WARPGROUP_SIZE = loop.WARPGROUP_SIZE
+_UNIT = {WARP_SIZE: "warp", WARPGROUP_SIZE: "warpgroup"}
 
 
 def _a_position(register: int, element: int) -> tuple[np.ndarray, np.ndarray]:
@@ -73,15 +83,15 @@ def mma_m16n8k16(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
 class _WarpView:
     """Reshapes lane arrays of the running code into (..., warps, 32) + trailing, and back."""
 
-    def __init__(self, execution: Execution, op: Operation):
+    def __init__(self, execution: Execution, op: Operation, size: int = WARP_SIZE):
         level: Level = execution.level
         self.lanes = execution.lanes.shape
         if isinstance(level, GridLevel):
             self.axis = len(self.lanes) - 1
             threads = level.threads_per_block
-            self.grouped = (level.block_count, threads // WARP_SIZE, WARP_SIZE)
-            if threads % WARP_SIZE:
-                raise InterpreterError(f"'{op.name}' needs whole warps; the block has {threads} threads", op)
+            self.grouped = (level.block_count, threads // size, size)
+            if threads % size:
+                raise InterpreterError(f"'{op.name}' needs whole {_UNIT[size]}s; the block has {threads} threads", op)
         elif isinstance(level, LoopNestLevel):
             parallel = op.parent_op()
             while parallel is not None and not (isinstance(parallel, loop.ParallelOp) and parallel.mapping_name() == "thread.x"):
@@ -90,12 +100,13 @@ class _WarpView:
                 raise InterpreterError(f"'{op.name}' must be inside a thread.x loop", op)
             self.axis = level.depths[parallel]
             trip_count = parallel.trip_count
-            if trip_count % WARP_SIZE:
-                raise InterpreterError(f"'{op.name}' needs whole warps; its thread loop has {trip_count} iterations", op)
+            if trip_count % size:
+                raise InterpreterError(f"'{op.name}' needs whole {_UNIT[size]}s; its thread loop has {trip_count} iterations", op)
             outer = self.lanes[: self.axis] + self.lanes[self.axis + 1 :]
-            self.grouped = (*outer, trip_count // WARP_SIZE, WARP_SIZE)
+            self.grouped = (*outer, trip_count // size, size)
         else:
             raise InterpreterError(f"'{op.name}' can only run in a loop kernel or a GPU kernel", op)
+        self.size = size
         self.moved = self.lanes[: self.axis] + self.lanes[self.axis + 1 :] + (self.lanes[self.axis],)
 
     def gather(self, value: np.ndarray, trailing: tuple[int, ...]) -> np.ndarray:
@@ -112,8 +123,9 @@ def _check_whole_warps(view: _WarpView, mask: Mask, op: Operation) -> None:
         return
     active = view.gather(np.asarray(mask, dtype=bool), ())
     counts = active.sum(axis=-1)
-    if np.any((counts > 0) & (counts < WARP_SIZE)):
-        raise InterpreterError(f"'{op.name}' reached by only part of a warp ({int(counts[(counts > 0) & (counts < WARP_SIZE)].flat[0])} of {WARP_SIZE} lanes)", op)
+    size = view.size
+    if np.any((counts > 0) & (counts < size)):
+        raise InterpreterError(f"'{op.name}' reached by only part of a {_UNIT[size]} ({int(counts[(counts > 0) & (counts < size)].flat[0])} of {size} lanes)", op)
 
 
 def _warp_mma(execution: Execution, op: Operation, mask: Mask, a: list[np.ndarray], b: list[np.ndarray], c: list[np.ndarray]) -> list[np.ndarray]:
@@ -178,6 +190,74 @@ def _distribute_rows(execution: Execution, op: Operation, mask: Mask, rows: np.n
     return registers
 
 
+def _wgmma_accumulator_positions(columns: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, columns) of the 64 x N accumulator that each register holds, per warpgroup thread:
+    arrays of shape (128, N / 2), register 4q + 2h + e at D[16w + g + 8h, 8q + 2t + e]."""
+    thread = np.arange(WARPGROUP_SIZE)[:, None]
+    register = np.arange(columns // 2)[None, :]
+    lane, warp = thread % WARP_SIZE, thread // WARP_SIZE
+    block, half, element = register // 4, (register // 2) % 2, register % 2
+    return 16 * warp + lane // 4 + 8 * half, 8 * block + 2 * (lane % 4) + element
+
+
+def _warpgroup_block(execution: Execution, op: loop.WgmmaOp, mask: Mask, view: _WarpView, role: str, reads: list[tuple[np.ndarray, int]]) -> np.ndarray:
+    """The (rows x columns) block of `role` each warpgroup reads, as f32 of shape (..., groups, rows, columns).
+
+    The warpgroup's threads share the reads: thread i reads elements i, i + 128, ... of the
+    block in row-major order (so the race checker sees reads, spread over the warpgroup); elements
+    outside the buffer read as zero.
+    """
+    buffer, index_values, (rows, columns) = op.read_region(role)
+    memref_value = execution.get(buffer)
+    assert isinstance(memref_value, MemRefValue)
+    indices = [np.asarray(execution.get(value), dtype=np.int64) for value in index_values]
+    for index in indices:
+        grouped = view.gather(index, ())
+        if np.any(grouped != grouped[..., :1]):
+            raise InterpreterError(f"'{op.name}': the {role} indices differ between the threads of a warpgroup", op)
+    count = rows * columns // WARPGROUP_SIZE
+    thread = view.scatter(np.ascontiguousarray(np.broadcast_to(np.arange(WARPGROUP_SIZE), view.grouped)))
+    position = thread[..., None] + WARPGROUP_SIZE * np.arange(count)
+    row, column = position // columns, position % columns
+    lanes = execution.lanes.shape
+    inside = np.ones(lanes + (count,), dtype=bool)
+    element_indices = [*(index[..., None] for index in indices[:-2]), indices[-2][..., None] + row, indices[-1][..., None] + column]
+    for index, size in zip(element_indices, memref_value.shape):
+        inside = inside & (index >= 0) & (index < size)
+    offsets = row * memref_value.strides[-2] + column * memref_value.strides[-1]
+    addresses = np.asarray(memref_value.address(indices), dtype=np.int64)[..., None] + offsets * memref_value.dtype.itemsize
+    values = execution.read(addresses, memref_value.dtype, mask, op, 1, inside)
+    values = np.where(inside, np.asarray(values).astype(np.float32), np.float32(0))
+    shared = view.gather(values, (count,))
+    reads.append((addresses[inside if mask is None else inside & _widened_mask(mask, inside)], memref_value.dtype.itemsize))
+    return np.swapaxes(shared, -1, -2).reshape(shared.shape[:-2] + (rows, columns))
+
+
+def _widened_mask(mask: object, inside: np.ndarray) -> np.ndarray:
+    mask = np.asarray(mask, dtype=bool)
+    return np.broadcast_to(mask.reshape(mask.shape + (1,) * (inside.ndim - mask.ndim)), inside.shape)
+
+
+def wgmma(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    """`loop.wgmma`: each warpgroup's D = A B + C in increasing k (see the op); its reads stay in
+    flight (a write of them is a race) until a `loop.wgmma_wait` completes its group."""
+    assert isinstance(op, loop.WgmmaOp)
+    view = _WarpView(execution, op, WARPGROUP_SIZE)
+    _check_whole_warps(view, mask, op)
+    reads: list[tuple[np.ndarray, int]] = []
+    lhs = _warpgroup_block(execution, op, mask, view, "lhs", reads)
+    rhs = _warpgroup_block(execution, op, mask, view, "rhs", reads)
+    issue_product(execution, reads)
+    c = np.stack([view.gather(as_array(execution.get(value), np.dtype(np.float32)), ()) for value in op.c], axis=-1)
+    rows, columns = _wgmma_accumulator_positions(op.columns)
+    result = np.zeros(c.shape[:-2] + (loop.WGMMA_ROWS, op.columns), dtype=np.float32)
+    result[..., rows, columns] = c
+    for k in range(op.depth):
+        result = fma(lhs[..., :, k : k + 1], rhs[..., k : k + 1, :], result)
+    d = result[..., rows, columns]
+    return [view.scatter(np.ascontiguousarray(d[..., register])) for register in range(op.columns // 2)]
+
+
 def ldmatrix(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     """`loop.ldmatrix`: elements outside the buffer read as zero (see the op)."""
     assert isinstance(op, loop.LdMatrixOp)
@@ -218,4 +298,4 @@ def ldmatrix_intrinsic(execution: Execution, op: Operation, arguments: list[obje
 
 
 def table() -> OperationTable:
-    return OperationTable(MappingProxyType({loop.MmaSyncOp: mma_sync, loop.LdMatrixOp: ldmatrix}), MappingProxyType({}))
+    return OperationTable(MappingProxyType({loop.MmaSyncOp: mma_sync, loop.LdMatrixOp: ldmatrix, loop.WgmmaOp: wgmma}), MappingProxyType({}))

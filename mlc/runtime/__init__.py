@@ -12,12 +12,14 @@
 
 Importing this package needs neither a GPU nor cuda-python; they are needed on first GPU use.
 Nor does it import xDSL: `plan_host_function` (which reads IR) loads on first use, so that a
-program loaded from the cache or a bundle runs without the compiler's modules.
+program loaded from the cache or a bundle runs without the compiler's modules. The CUDA layer's
+names (`get_device`, `CudaModule`, ...) load `cuda.py` on first use too, so that a CPU program
+loaded from the cache does not pay for it.
 """
 
 from typing import Any
 
-from mlc.runtime.cuda import CudaError, CudaModule, DeviceBuffer, Stream, get_device, is_available
+from mlc.errors import CudaError
 from mlc.runtime.host import (
     CpuExecutor,
     CudaExecutor,
@@ -47,7 +49,14 @@ __all__ = [
 ]
 
 
+_CUDA_NAMES = ("CudaModule", "DeviceBuffer", "Stream", "get_device", "is_available")
+
+
 def __getattr__(name: str) -> Any:
+    if name in _CUDA_NAMES:
+        from mlc.runtime import cuda
+
+        return getattr(cuda, name)
     if name == "plan_host_function":
         from mlc.runtime.plan import plan_host_function
 

@@ -35,7 +35,6 @@ import functools
 import hashlib
 import os
 import sys
-import tempfile
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -79,6 +78,8 @@ def cache_key(*parts: str) -> str:
 
 @dataclass(frozen=True)
 class CacheInfo:
+    """What `mlc-cache info` reports: where the cache is, its entries and their size, the limit."""
+
     directory: Path
     entries: int
     total_bytes: int
@@ -158,6 +159,8 @@ class ArtifactCache:
         """Stores `artifact` under `key` atomically, then evicts down to the size limit."""
         if not self._check_usable():
             return
+        import tempfile  # here: a process that only reads the cache never needs it
+
         path = self.path_of(key)
         data = encode(artifact)
         try:

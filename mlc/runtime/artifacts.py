@@ -5,7 +5,9 @@ kernels (PTX text or a native object), the host plan (`slots.HostPlan`, constant
 entry's name, and what it was built for (`target`: the device and its architecture or CPU
 features, mlc's build, the versions of the dependencies that shaped the code). It also keeps the
 graph-level source as text, for `CompiledFunction.reference()` and for lowering again when
-someone asks for the lowered IR.
+someone asks for the lowered IR, and, for the CPU, the kernels linked as a shared library when the
+compiler could link one (`shared_library`: loading it needs no LLVM; absent in files written
+before it existed, which read as None).
 
 File layout (all integers little-endian):
 
@@ -13,7 +15,8 @@ File layout (all integers little-endian):
     checksum    32 bytes   SHA-256 of everything after it
     header size  8 bytes
     header       JSON (UTF-8): the fields, the plan as tagged JSON, the blob table
-    blobs        raw bytes: the kernels and each constant's values, at the offsets the table gives
+    blobs        raw bytes: the kernels, the shared library if any, and each constant's values,
+                           at the offsets the table gives
 
 Nothing is pickled: decoding builds only the plan's own classes, numpy arrays and plain values,
 so reading a file never runs code it holds (a bundle from elsewhere is data, not a program).
@@ -77,6 +80,8 @@ class Artifact:
     """What the code was built for and by: device, arch or CPU features, mlc's build, versions."""
     key: str = ""
     """The cache key it is stored under ('' in a bundle): an entry under another key is foreign."""
+    shared_library: bytes | None = None
+    """CPU: the kernels as a shared library, beside the object (see the module docstring)."""
 
 
 def encode(artifact: Artifact) -> bytes:
@@ -84,6 +89,8 @@ def encode(artifact: Artifact) -> bytes:
     blobs: list[bytes] = []
     kernels = artifact.kernels.encode() if isinstance(artifact.kernels, str) else bytes(artifact.kernels)
     blobs.append(kernels)
+    if artifact.shared_library is not None:
+        blobs.append(bytes(artifact.shared_library))
     header = {
         "format": FORMAT_VERSION,
         "device": artifact.device,
@@ -93,6 +100,7 @@ def encode(artifact: Artifact) -> bytes:
         "graph_source": artifact.graph_source,
         "target": artifact.target,
         "key": artifact.key,
+        "shared_library": 1 if artifact.shared_library is not None else None,
         "plan": _encode_value(artifact.plan, blobs),
     }
     table, offset = [], 0
@@ -137,6 +145,7 @@ def decode(data: bytes) -> Artifact:
             graph_source=header["graph_source"],
             target=dict(header["target"]),
             key=header["key"],
+            shared_library=blobs[header["shared_library"]] if header.get("shared_library") is not None else None,
         )
     except ArtifactError:
         raise

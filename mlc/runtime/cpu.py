@@ -1,10 +1,16 @@
-"""Loading native object code with llvmlite's MCJIT and calling its kernels through ctypes.
+"""Loading native CPU code, with llvmlite's MCJIT or the dynamic loader, and calling its kernels
+through ctypes.
 
 The backend turns a module's CPU kernels into one object file for the host
 (`compile_to_cpu_object`); `CpuModule(object_code)` loads it into a fresh MCJIT execution engine
 and `CpuModule.function(name, parameter_count)` returns a callable for a kernel: a plain C-ABI
 function taking one `void*` per buffer and running the whole loop nest before it returns. ctypes
-releases the GIL during the call.
+releases the GIL during the call. `SharedLibrary(data)` does the same for the backend's shared
+library (`compile_to_cpu_code(..., shared_library=True)`): it hands the bytes to the dynamic
+loader (through an in-memory file, `memfd_create`, where Linux has it; else a temporary file
+removed once loaded), which takes a millisecond and needs neither llvmlite nor LLVM: that is how a
+program comes back from the on-disk cache. `load_cpu_code` takes the library when there is one
+and the loader accepts it, and the object otherwise.
 
 Symbols. The object's undefined symbols (libm's `expf`, compiler-rt's half-precision helpers such
 as `__extendhfsf2`) are resolved from the process, as MCJIT does. Before loading, the ELF symbol
@@ -19,21 +25,24 @@ The thread count is `MLC_NUM_THREADS`, else the cores the process may use (`defa
 
 Limits: the object must target this host (same triple and ABI); the symbol check reads ELF only
 (other formats load unchecked); each CpuModule owns its engine, so loading many modules costs
-memory until they are closed.
+memory until they are closed; a SharedLibrary stays mapped until it is closed (dlclose).
 """
 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
-import queue
 import struct
 import threading
 import weakref
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from mlc.errors import MlcError
+
+if TYPE_CHECKING:
+    import queue
 
 _ELF_MAGIC = b"\x7fELF"
 _SECTION_UNDEFINED = 0
@@ -86,6 +95,8 @@ def _missing_symbols(llvm: object, names: Iterable[str]) -> list[str]:
 
 
 def _load_helper_libraries(llvm: object) -> None:
+    import ctypes.util  # only here: it imports subprocess, which a cached CPU program never needs
+
     for library in _HELPER_LIBRARIES:
         path = ctypes.util.find_library(library)
         if path is not None:
@@ -98,8 +109,8 @@ def _load_helper_libraries(llvm: object) -> None:
 class CpuFunction:
     """A kernel of a CpuModule: `function(pointer, pointer, ...)` runs it to completion."""
 
-    def __init__(self, module: CpuModule, name: str, address: int, parameter_count: int):
-        self.module = module  # keeps the engine, and so the code, alive
+    def __init__(self, module: NativeCode, name: str, address: int, parameter_count: int):
+        self.module = module  # keeps the engine or library, and so the code, alive
         self.name = name
         self.address = address
         self.parameter_count = parameter_count
@@ -119,7 +130,30 @@ class CpuFunction:
         return self._call
 
 
-class CpuModule:
+class NativeCode(ABC):
+    """Loaded kernels, by name: what CpuModule (MCJIT) and SharedLibrary (the dynamic loader) share."""
+
+    name: str
+    _functions: dict[str, CpuFunction]
+
+    @abstractmethod
+    def address_of(self, name: str) -> int:
+        """The address of function `name`; CpuLoadError when there is none."""
+
+    def function(self, name: str, parameter_count: int) -> CpuFunction:
+        """The kernel `name`, called with `parameter_count` pointers."""
+        function = self._functions.get(name)
+        if function is None or function.parameter_count != parameter_count:
+            function = CpuFunction(self, name, self.address_of(name), parameter_count)
+            self._functions[name] = function
+        return function
+
+    @abstractmethod
+    def close(self) -> None:
+        """Releases the code; the functions must not be called afterwards."""
+
+
+class CpuModule(NativeCode):
     """A native object file loaded into its own MCJIT engine."""
 
     def __init__(self, object_code: bytes, name: str = "<object>"):
@@ -160,18 +194,82 @@ class CpuModule:
             raise CpuLoadError(f"object file {self.name} has no function '{name}'; it defines: {known}")
         return address
 
-    def function(self, name: str, parameter_count: int) -> CpuFunction:
-        """The kernel `name`, called with `parameter_count` pointers."""
-        function = self._functions.get(name)
-        if function is None or function.parameter_count != parameter_count:
-            function = CpuFunction(self, name, self.address_of(name), parameter_count)
-            self._functions[name] = function
-        return function
-
     def close(self) -> None:
         """Releases the engine and its code; the module's functions must not be called afterwards."""
         self._functions.clear()
         self._engine.close()
+
+
+class SharedLibrary(NativeCode):
+    """A shared library of kernels loaded by the dynamic loader (see the module docstring); the
+    same interface as a CpuModule. OSError when the loader refuses it.
+
+    The loader knows a library by its path and returns the one already loaded under a path it is
+    given again, so the in-memory file stays open (its `/proc/self/fd/N` unique) for as long as
+    the library is loaded: until `close()`, or until the SharedLibrary is garbage-collected (its
+    functions keep it alive while they may be called)."""
+
+    def __init__(self, data: bytes, name: str = "<library>"):
+        self.name = name
+        self._library, descriptor = _dlopen_bytes(data, name)
+        self._functions: dict[str, CpuFunction] = {}
+        self._finalizer = weakref.finalize(self, _unload, self._library._handle, descriptor)
+
+    def address_of(self, name: str) -> int:
+        try:
+            symbol = self._library[name]
+        except AttributeError:
+            raise CpuLoadError(f"shared library {self.name} has no function '{name}'") from None
+        address = ctypes.cast(symbol, ctypes.c_void_p).value
+        assert address is not None
+        return address
+
+    def close(self) -> None:
+        """Unloads the library; the module's functions must not be called afterwards."""
+        self._functions.clear()
+        self._finalizer()
+
+
+def _unload(handle: int, descriptor: int | None) -> None:
+    import _ctypes
+
+    _ctypes.dlclose(handle)
+    if descriptor is not None:
+        os.close(descriptor)
+
+
+def _dlopen_bytes(data: bytes, name: str) -> tuple[ctypes.CDLL, int | None]:
+    """`data` (a shared library) loaded with RTLD_LOCAL, and the descriptor of the in-memory file
+    it was loaded from (None: from a temporary file, already removed)."""
+    mode = os.RTLD_NOW | os.RTLD_LOCAL
+    if hasattr(os, "memfd_create"):
+        descriptor = os.memfd_create(f"mlc-{name}", os.MFD_CLOEXEC)
+        try:
+            os.write(descriptor, data)
+            return ctypes.CDLL(f"/proc/self/fd/{descriptor}", mode=mode), descriptor
+        except BaseException:
+            os.close(descriptor)
+            raise
+    import tempfile
+
+    descriptor, path = tempfile.mkstemp(prefix="mlc-", suffix=".so")
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        return ctypes.CDLL(path, mode=mode), None
+    finally:
+        os.unlink(path)
+
+
+def load_cpu_code(object_code: bytes, shared_library: bytes | None, name: str) -> NativeCode:
+    """The shared library when there is one and the dynamic loader takes it, else the object in
+    MCJIT (a library built elsewhere may need what this system lacks: the object still loads)."""
+    if shared_library:
+        try:
+            return SharedLibrary(shared_library, name)
+        except OSError:
+            pass
+    return CpuModule(object_code, name)
 
 
 NUM_THREADS_VARIABLE = "MLC_NUM_THREADS"
@@ -222,19 +320,29 @@ class ProgramPool:
     `run(call, pointers, programs)` splits [0, programs) into one contiguous share per thread
     (`program_shares`), hands all but the first to the workers, runs the first itself and returns
     when every share is done. Kernels are ctypes functions, which release the GIL while they run,
-    so the shares run in parallel. The workers wait on their own queues; they end when the pool is
-    garbage-collected (or `close`d). One caller at a time (a HostProgram serializes its calls).
+    so the shares run in parallel. The workers start with the first `run` (loading a program,
+    from the cache for instance, starts no thread), wait on their own queues, and end when the
+    pool is garbage-collected (or `close`d). One caller at a time (a HostProgram serializes its
+    calls).
     """
 
     def __init__(self, threads: int):
+        import queue  # here: a program without parallel kernels never needs it
+
         self.threads = threads
         self._tasks: list[queue.SimpleQueue] = [queue.SimpleQueue() for _ in range(threads - 1)]  # type: ignore[type-arg]
         self._done: queue.SimpleQueue = queue.SimpleQueue()  # type: ignore[type-arg]
-        for tasks in self._tasks:
-            threading.Thread(target=_worker, args=(tasks, self._done), name="mlc-cpu-worker", daemon=True).start()
+        self._started = False
         self._finalizer = weakref.finalize(self, _stop_workers, self._tasks)
 
+    def _start_workers(self) -> None:
+        for tasks in self._tasks:
+            threading.Thread(target=_worker, args=(tasks, self._done), name="mlc-cpu-worker", daemon=True).start()
+        self._started = True
+
     def run(self, call: Callable[..., None], pointers: Sequence[int], programs: int) -> None:
+        if not self._started:
+            self._start_workers()
         shares = program_shares(programs, self.threads)
         for tasks, (first, last) in zip(self._tasks, shares[1:]):
             tasks.put((call, (*pointers, first, last)))
@@ -254,7 +362,7 @@ def _stop_workers(task_queues: list[queue.SimpleQueue]) -> None:  # type: ignore
         tasks.put(None)
 
 
-def program_range_function(module: CpuModule, kernel: str, pointer_count: int) -> ctypes._CFuncPtr:  # type: ignore[name-defined]
+def program_range_function(module: NativeCode, kernel: str, pointer_count: int) -> ctypes._CFuncPtr:  # type: ignore[name-defined]
     """The ctypes function of `<kernel>__programs(pointers..., first, last)`."""
     prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * pointer_count), ctypes.c_int64, ctypes.c_int64)
     return prototype(module.address_of(kernel + PROGRAMS_SUFFIX))

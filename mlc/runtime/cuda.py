@@ -7,7 +7,10 @@ PTX modules (`CudaModule`), kernel launches
 
 Design.
 * cuda-python is imported lazily, on the first use of a device: importing mlc never needs a GPU
-  or even cuda-python.
+  or even cuda-python. On Linux, a machine with no NVIDIA driver device node (`/dev/nvidiactl`,
+  WSL's `/dev/dxg`, Jetson's `/dev/nvhost-ctrl-gpu` or `/dev/nvgpu/igpu0/ctrl`) has no usable
+  device, and says so without importing cuda-python and failing to load libcuda (about 100 ms:
+  what `device="auto"` would otherwise cost every compile, cached ones included, on a CPU machine).
 * Every driver call goes through `check`, which raises `CudaError` with the driver's error name
   and string (`cuGetErrorName`, `cuGetErrorString`) and says what was being done: a failed launch
   names the kernel, its grid, block and shared memory, and adds what the kernel and device allow.
@@ -45,7 +48,9 @@ Preconditions and limits.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -55,15 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from mlc.errors import MlcError
-
-
-class CudaError(MlcError):
-    """A CUDA driver call failed, or CUDA cannot be used; the message says what was being done."""
-
-    def __init__(self, message: str, error_name: str | None = None):
-        super().__init__(message)
-        self.error_name = error_name
+from mlc.errors import CudaError, MlcError  # noqa: F401 - both were defined or imported here before
 
 
 # --------------------------------------------------------------------------------------------
@@ -71,8 +68,20 @@ class CudaError(MlcError):
 # --------------------------------------------------------------------------------------------
 
 
+DRIVER_DEVICE_NODES = ("/dev/nvidiactl", "/dev/dxg", "/dev/nvhost-ctrl-gpu", "/dev/nvgpu/igpu0/ctrl")
+"""The device nodes of NVIDIA's Linux drivers (desktop and data center, WSL 2, Jetson): one exists
+wherever CUDA can run on Linux."""
+
+
 def driver_module() -> ModuleType:
-    """`cuda.bindings.driver`, imported on first use; CudaError when cuda-python is missing."""
+    """`cuda.bindings.driver`, imported on first use; CudaError when cuda-python is missing or,
+    on Linux, when no NVIDIA driver is there (see the module docstring)."""
+    if (
+        sys.platform == "linux"
+        and "cuda.bindings.driver" not in sys.modules
+        and not any(os.path.exists(node) for node in DRIVER_DEVICE_NODES)
+    ):
+        raise CudaError(f"there is no NVIDIA GPU driver on this machine (none of {', '.join(DRIVER_DEVICE_NODES)} exists)")
     try:
         from cuda.bindings import driver
     except ImportError:

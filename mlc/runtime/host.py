@@ -76,8 +76,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
 
-from mlc.errors import ArgumentError, ArgumentTypeError, OutOfMemoryError, format_bytes
-from mlc.runtime.cuda import CudaError
+from mlc.errors import ArgumentError, ArgumentTypeError, CudaError, OutOfMemoryError, format_bytes
 from mlc.runtime.slots import (
     CPU_LAUNCH,
     DEFAULT_ALIGNMENT,
@@ -96,7 +95,7 @@ if TYPE_CHECKING:
     from xdsl.dialects import func
     from xdsl.dialects.builtin import ModuleOp
 
-    from mlc.runtime.cpu import CpuModule, ProgramPool
+    from mlc.runtime.cpu import NativeCode, ProgramPool
     from mlc.runtime.cuda import CudaModule, Device, DeviceBuffer, Stream
     from mlc.runtime.foreign_arrays import DeviceArrayView
 
@@ -427,19 +426,24 @@ class HostProgram:
         object_code: bytes,
         entry: str | func.FuncOp | None = None,
         num_threads: int | None = None,
+        shared_library: bytes | None = None,
     ) -> HostProgram:
-        """The program of `entry`, its kernels taken from `object_code` (the backend's output),
-        large kernels run on `num_threads` threads (default: `MLC_NUM_THREADS`, else all cores)."""
+        """The program of `entry`, its kernels taken from `shared_library` when given and loadable,
+        else from `object_code` (the backend's output), large kernels run on `num_threads` threads
+        (default: `MLC_NUM_THREADS`, else all cores)."""
         from mlc.runtime.plan import plan_host_function
 
-        return cls.for_cpu_plan(plan_host_function(module, entry), object_code, num_threads)
+        return cls.for_cpu_plan(plan_host_function(module, entry), object_code, num_threads, shared_library)
 
     @classmethod
-    def for_cpu_plan(cls, plan: HostPlan, object_code: bytes, num_threads: int | None = None) -> HostProgram:
-        """The program of a plan read before (from the cache or a bundle), its kernels from `object_code`."""
-        from mlc.runtime.cpu import CpuModule
+    def for_cpu_plan(
+        cls, plan: HostPlan, object_code: bytes, num_threads: int | None = None, shared_library: bytes | None = None
+    ) -> HostProgram:
+        """The program of a plan read before (from the cache or a bundle), its kernels from
+        `shared_library` when given and loadable (no LLVM needed), else from `object_code`."""
+        from mlc.runtime.cpu import load_cpu_code
 
-        module = CpuModule(object_code, name=f"for @{plan.function_name}")
+        module = load_cpu_code(object_code, shared_library, name=f"for @{plan.function_name}")
         return cls(plan, CpuExecutor(module, num_threads))
 
     def _build_fast_checks(self) -> list[tuple[PointerCheck, int]] | None:
@@ -836,7 +840,7 @@ class CpuExecutor(HostMemoryExecutor):
 
     launch_op_name = CPU_LAUNCH
 
-    def __init__(self, module: CpuModule, num_threads: int | None = None):
+    def __init__(self, module: NativeCode, num_threads: int | None = None):
         from mlc.runtime.cpu import default_thread_count
 
         self.module = module

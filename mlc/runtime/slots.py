@@ -46,6 +46,8 @@ class BufferSpec:
 
 @dataclass(frozen=True)
 class ArgumentSlot:
+    """An argument of the host function: which slot it fills and what it must be."""
+
     index: int
     description: str  # "argument #0 (%x) of @main"
     spec: BufferSpec
@@ -56,6 +58,8 @@ class ArgumentSlot:
 
 @dataclass(frozen=True)
 class ConstantSlot:
+    """A constant of the host function (its values are part of the plan)."""
+
     slot: int
     name: str
     spec: BufferSpec
@@ -65,6 +69,8 @@ class ConstantSlot:
 
 @dataclass(frozen=True)
 class AllocationSlot:
+    """A buffer the host function allocates: a result or an intermediate."""
+
     slot: int
     spec: BufferSpec
     alignment: int
@@ -74,6 +80,8 @@ class AllocationSlot:
 
 @dataclass(frozen=True)
 class ViewSlot:
+    """A buffer that is bytes of another slot's allocation (an arena's intermediate, a reshape)."""
+
     slot: int
     root: int  # the allocation slot whose bytes the view holds
     byte_offset: int
@@ -83,6 +91,8 @@ class ViewSlot:
 
 @dataclass(frozen=True)
 class KernelLaunch:
+    """One kernel launch: the kernel, the slots it takes and, on the GPU, its grid and block."""
+
     kernel: str
     op_name: str  # GPU_LAUNCH or CPU_LAUNCH
     slots: tuple[int, ...]  # one per kernel parameter
@@ -106,6 +116,8 @@ class KernelLaunch:
 
 @dataclass(frozen=True)
 class ResultSlot:
+    """A result of the host function and the slot it comes from."""
+
     index: int
     slot: int
     spec: BufferSpec
@@ -114,6 +126,8 @@ class ResultSlot:
 
 @dataclass(frozen=True)
 class HostPlan:
+    """The host function as data: its slots and launches, read once from the IR (`plan.py`)."""
+
     function_name: str
     arguments: tuple[ArgumentSlot, ...]
     constants: tuple[ConstantSlot, ...]

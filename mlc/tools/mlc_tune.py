@@ -51,8 +51,8 @@ def _tune_arguments() -> argparse.ArgumentParser:
     parser.add_argument("--target", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--entry", help="the function to tune (default: the only or first public one)")
     parser.add_argument("--search", choices=("evolutionary", "random"), default="evolutionary")
-    parser.add_argument("--batch", type=int, default=4, help="candidates measured per round (default 4)")
-    parser.add_argument("--workers", type=int, help="local compile processes (default: the cores, at most 8)")
+    parser.add_argument("--batch", type=int, help="candidates measured per round (default 4 per device)")
+    parser.add_argument("--workers", type=int, help="local compile processes (default: the cores, at most 32)")
     parser.add_argument("--repeats", type=int, default=5, help="timed calls per candidate (default 5)")
     parser.add_argument("--seed", type=int, default=0)
     ray = parser.add_mutually_exclusive_group()
@@ -91,7 +91,8 @@ def _tune(args: argparse.Namespace) -> int:
     from mlc.tuning.workload import load_workload
 
     for value, name in ((args.trials, "--trials"), (args.batch, "--batch"), (args.repeats, "--repeats")):
-        _positive(value, name)
+        if value is not None:
+            _positive(value, name)
     workload = load_workload(args.input, args.entry)
     target = resolve_device(args.target)
     if args.ray_address or args.ray:

@@ -47,22 +47,33 @@ class MatmulShape:
 
 @dataclass(frozen=True)
 class WorkloadFacts:
-    """What legal values depend on: the largest tensor and the matmuls (after graph-decompose)."""
+    """What legal values depend on: the largest tensor, the matmuls and whether any other op makes
+    a kernel of its own (after graph-decompose)."""
 
     largest_elements: int
     matmuls: tuple[MatmulShape, ...] = ()
+    other_kernels: bool = True
+    """Ops besides matmuls that lower to kernels: without them the knobs of elementwise and
+    reduction kernels have nothing to act on, and every value would make the same program."""
 
     @classmethod
     def of(cls, module: ModuleOp) -> WorkloadFacts:
         largest = 1
         matmuls = []
+        other_kernels = False
         for op in module.walk():
+            other_kernels |= op.name.startswith("graph.") and op.name not in KERNEL_FREE_OPS
             for result in op.results:
                 if isinstance(result.type, TensorType):
                     largest = max(largest, math.prod(result.type.get_shape()))
             if isinstance(op, graph.MatmulOp):
                 matmuls.append(_matmul_shape(op.operands[0].type, op.operands[1].type))
-        return cls(largest, tuple(matmuls))
+        return cls(largest, tuple(matmuls), other_kernels)
+
+
+KERNEL_FREE_OPS = ("graph.matmul", "graph.constant", "graph.reshape")
+"""Graph ops that make no kernel besides a matmul's (a matmul is the matmul knobs' business; a
+constant is data; a reshape is a view)."""
 
 
 def _matmul_shape(lhs: Attribute, rhs: Attribute) -> MatmulShape:
@@ -120,6 +131,8 @@ the CPU the 16 (AVX2) or 32 (AVX-512) vector registers of 4 to 16 lanes."""
 
 
 def _elements_per_program(facts: WorkloadFacts) -> tuple[Value, ...]:
+    if not facts.other_kernels:
+        return (2048,)
     # Tiles beyond the largest tensor are that tensor's own tile: the same kernel again.
     return _with_default(2048, list(powers_of_two(256, min(16384, _next_power_of_two(facts.largest_elements)))))
 
@@ -184,7 +197,7 @@ def _min_parallel_elements(facts: WorkloadFacts) -> tuple[Value, ...]:
 KNOBS: dict[str, tuple[Knob, ...]] = {
     "convert-graph-to-tile": (
         Knob("elements-per-program", _elements_per_program, "elements of a (non-matmul) kernel's tile"),
-        Knob("num-warps", lambda facts: (4, 1, 2, 8, 16), "warps of an elementwise kernel's block", ("cuda",)),
+        Knob("num-warps", lambda facts: (4, 1, 2, 8, 16) if facts.other_kernels else (4,), "warps of an elementwise kernel's block", ("cuda",)),
         Knob("matmul-tile", _matmul_tiles, "(BM, BN, BK) block of every matmul", prune=_prune_matmul_tile),
     ),
     "convert-tile-to-loop": (
@@ -192,7 +205,7 @@ KNOBS: dict[str, tuple[Knob, ...]] = {
         Knob("vector-bytes", lambda facts: (16, 4, 8, 32), "bytes of a thread's vector access", ("cpu",)),
     ),
     "loop-promote-shared": (
-        Knob("stages", lambda facts: (0, 1, 2, 3, 4), "async-copy stages of promoted tiles (0: the kernel's mlc.pipeline_stages)", ("cuda",)),
+        Knob("stages", lambda facts: (0, 1, 2, 3, 4) if facts.matmuls else (0,), "async-copy stages of promoted tiles (0: the kernel's mlc.pipeline_stages)", ("cuda",)),
     ),
     "convert-tile-dot-to-cpu": (
         Knob("micro-kernel", _cpu_micro_kernels, "(MR, NR, W) register micro-tile of CPU matmuls", ("cpu",), prune=_prune_micro_kernel),

@@ -16,6 +16,10 @@ repeated layer), so that everything after it lowers and compiles each distinct k
 Each is a pass (usable inside `--pass-pipeline`) that expands into plain passes;
 `mlc-opt --dump-pass-pipeline` prints the expansion. Option: `precision` (`mlc-lower-to-cpu{precision=tf32}`),
 passed to convert-graph-to-tile: the precision of f32 matmuls that do not state their own.
+`mlc-lower-to-gpu{arch=sm_90}` (what `mlc.compile` asks for on an sm_90 GPU; "" by default, any
+GPU) lowers f16/bf16 matmuls for Hopper: convert-graph-to-tile{wgmma=true} picks wgmma blocks and
+convert-tile-to-loop{tensor-cores=true wgmma=true} warpgroup products (sm_90a code, which the
+back end then builds for an sm_90 target); other architectures keep mma.sync.
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ from mlc.dialects.precision import DEFAULT_PRECISION
 from mlc.passes import NamedPipeline, build_pipeline
 from mlc.transforms import all_passes
 from mlc.transforms.graph.convert_graph_to_tile import ConvertGraphToTile
+from mlc.transforms.tile.convert_tile_to_loop import ConvertTileToLoop
+
+WGMMA_ARCHS = ("sm_90", "sm_90a")
+"""The targets whose f16/bf16 matmuls `mlc-lower-to-gpu{arch=...}` lowers to wgmma."""
 
 _GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse{chain_model},graph-plan-memory"
 _TO_TILE = (
@@ -56,6 +64,14 @@ def _with_precision(passes: list[ModulePass], precision: str) -> list[ModulePass
     ]
 
 
+def _with_wgmma(passes: list[ModulePass]) -> list[ModulePass]:
+    """`passes` with convert-graph-to-tile's and convert-tile-to-loop's `wgmma` option set."""
+    return [
+        dataclasses.replace(module_pass, wgmma=True) if isinstance(module_pass, ConvertGraphToTile | ConvertTileToLoop) else module_pass
+        for module_pass in passes
+    ]
+
+
 @dataclass(frozen=True)
 class LowerToGpu(NamedPipeline):
     """Lower graph functions to NVVM-flavoured LLVM kernels and host launches."""
@@ -64,12 +80,17 @@ class LowerToGpu(NamedPipeline):
 
     precision: str = DEFAULT_PRECISION
     """convert-graph-to-tile's: the precision of f32 matmuls without a `precision` of their own."""
+    arch: str = ""
+    """The GPU's architecture (`sm_90`, ...); sm_90 and sm_90a take the wgmma lowering; "" any GPU."""
 
     def __post_init__(self) -> None:
         ConvertGraphToTile(precision=self.precision)  # checks the value
+        if self.arch and not (self.arch.startswith("sm_") and self.arch[3:].rstrip("a").isdigit()):
+            raise ValueError(f"arch must be a GPU architecture such as sm_80 or sm_90, got {self.arch}")
 
     def passes(self) -> list[ModulePass]:
-        return _with_precision(build_pipeline(GPU_PIPELINE, all_passes(), mlir_syntax=False), self.precision)
+        passes = _with_precision(build_pipeline(GPU_PIPELINE, all_passes(), mlir_syntax=False), self.precision)
+        return _with_wgmma(passes) if self.arch in WGMMA_ARCHS else passes
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from mlc.errors import MlcError
+from mlc.tuning import default_path
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -66,15 +67,6 @@ class Record:
 
 
 COLUMNS = tuple(Record.__dataclass_fields__)
-
-
-def default_path() -> Path:
-    if os.environ.get("MLC_TUNING_DB"):
-        return Path(os.environ["MLC_TUNING_DB"])
-    from mlc.runtime.artifact_cache import default_directory
-
-    directory = Path(os.environ["MLC_CACHE_DIR"]) if os.environ.get("MLC_CACHE_DIR") else default_directory()
-    return directory / "tuning.sqlite"
 
 
 def workload_key(canonical_ir: str, entry: str) -> str:

@@ -230,3 +230,20 @@ def extract(module: ModuleOp, space: SearchSpace, config: Config) -> tuple[list[
     """The feature vector of `config` on `module` and the fingerprint of its loop-level program."""
     lowered, rest = loop_level(module, space, config)
     return feature_vector(module_features(lowered, space.target), config), fingerprint(lowered, rest)
+
+
+def extract_from_text(source: str, target: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
+    """`extract` of each configuration on the module spelled by `source`, for a worker process
+    (text travels, IR does not): the features and fingerprint, or the reason it does not lower."""
+    from mlc.compiler import _read_source
+    from mlc.tuning.space import SearchSpace
+
+    module, _, _ = _read_source(source)
+    space = SearchSpace.of(module, target)
+    results: list[tuple[list[float], str] | str] = []
+    for config in configs:
+        try:
+            results.append(extract(module, space, config))
+        except Exception as error:  # noqa: BLE001 - a configuration that does not lower is a failed trial
+            results.append(f"does not lower: {type(error).__name__}: {error}")
+    return results

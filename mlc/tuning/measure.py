@@ -28,6 +28,7 @@ JIT), with the compile cache off (tuning candidates are not programs to keep).
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import statistics
@@ -35,12 +36,14 @@ import time
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from multiprocessing.pool import Pool
+from multiprocessing.pool import AsyncResult, Pool
 
 import numpy as np
 
 COMPILE_TIMEOUT = 300.0
 RUN_TIMEOUT = 120.0
+MAX_WORKERS = 32
+"""Compile processes at most (each holds an interpreter with mlc and xDSL imported)."""
 
 
 @dataclass(frozen=True)
@@ -129,16 +132,25 @@ def compile_and_run_in_worker(task: MeasureTask) -> MeasureResult:
 
 
 class LocalMeasurer:
-    """Compile pool plus one timing process per device (see the module docstring)."""
+    """Compile pool plus one timing process per device (see the module docstring).
 
-    def __init__(self, target: str, workers: int | None = None, timeout: float = RUN_TIMEOUT):
+    `devices` names the GPUs to time on (as CUDA_VISIBLE_DEVICES spells them; default: every GPU
+    this process sees). A candidate goes to a free device as soon as it has compiled, so the
+    devices time while later candidates still compile."""
+
+    def __init__(self, target: str, workers: int | None = None, timeout: float = RUN_TIMEOUT, devices: Sequence[str] | None = None):
         self.target = target
-        self.workers = workers or max(1, min(8, os.cpu_count() or 1))
+        self.workers = workers or max(1, min(MAX_WORKERS, os.cpu_count() or 1))
         self.timeout = timeout
-        self.devices = _visible_gpus() if target == "cuda" else [None]
+        self.devices: list[str | None] = (list(devices) or [None]) if devices is not None else _visible_gpus() if target == "cuda" else [None]
         self._context = multiprocessing.get_context("spawn")
         self._compile_pool: Pool | None = None
         self._device_pools: dict[int, Pool] = {}
+
+    @property
+    def slots(self) -> int:
+        """Candidates timed at once: one per device."""
+        return len(self.devices)
 
     def _compiler(self) -> Pool:
         if self._compile_pool is None:
@@ -151,33 +163,53 @@ class LocalMeasurer:
         return self._device_pools[index]
 
     def measure(self, tasks: Sequence[MeasureTask]) -> list[MeasureResult]:
-        compiling = [self._compiler().apply_async(compile_candidate, (task,)) for task in tasks]
-        compiled: list[tuple[bytes | None, str | None, float]] = []
-        for pending in compiling:
-            try:
-                compiled.append(pending.get(COMPILE_TIMEOUT))
-            except multiprocessing.TimeoutError:
-                compiled.append((None, f"compiling took more than {COMPILE_TIMEOUT:.0f} s", COMPILE_TIMEOUT))
-                self._restart_compiler()
+        compiling = [self._compile(task) for task in tasks]
         results: list[MeasureResult | None] = [None] * len(tasks)
-        runnable = [i for i, (artifact, _, _) in enumerate(compiled) if artifact is not None]
-        for i, (artifact, error, seconds) in enumerate(compiled):
+        timing: dict[int, tuple[int, AsyncResult]] = {}  # device -> (task, its timing job)
+        for i, pending in enumerate(compiling):
+            try:
+                artifact, error, seconds = pending.get(COMPILE_TIMEOUT)
+            except multiprocessing.TimeoutError:
+                artifact, error, seconds = None, f"compiling took more than {COMPILE_TIMEOUT:.0f} s", COMPILE_TIMEOUT
+                self._restart_compiler()
+                compiling[i + 1 :] = [self._compile(task) for task in tasks[i + 1 :]]
             if artifact is None:
                 results[i] = MeasureResult(None, error, seconds)
-        # One candidate per device at a time: a batch per device, in turn within it.
-        for start in range(0, len(runnable), len(self.devices)):
-            batch = runnable[start : start + len(self.devices)]
-            pending = {i: self._device(d).apply_async(run_candidate, (tasks[i], compiled[i][0], compiled[i][2])) for d, i in enumerate(batch)}
-            for d, (i, job) in enumerate(pending.items()):
-                try:
-                    results[i] = job.get(self.timeout)
-                except multiprocessing.TimeoutError:
-                    results[i] = MeasureResult(None, f"running took more than {self.timeout:.0f} s", compiled[i][2])
-                    self._device_pools.pop(d).terminate()
-                except Exception as error:  # noqa: BLE001 - the worker died (a crash in the kernel)
-                    results[i] = MeasureResult(None, f"the measuring process failed: {error}", compiled[i][2])
-                    self._device_pools.pop(d).terminate()
+                continue
+            device = next((d for d in range(len(self.devices)) if d not in timing), None)
+            if device is None:  # every device busy: wait for the one that started first
+                device = next(iter(timing))
+                self._collect(device, timing.pop(device), results)
+            timing[device] = (i, self._device(device).apply_async(run_candidate, (tasks[i], artifact, seconds)))
+        for device, job in list(timing.items()):
+            self._collect(device, job, results)
         return [result for result in results if result is not None]
+
+    def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
+        """`features.extract_from_text` of `configs`, spread over the compile processes."""
+        from mlc.tuning.features import extract_from_text
+
+        share = max(1, -(-len(configs) // self.workers))
+        chunks = [configs[start : start + share] for start in range(0, len(configs), share)]
+        jobs = [self._compiler().apply_async(extract_from_text, (source, self.target, chunk)) for chunk in chunks]
+        return [result for job in jobs for result in job.get(COMPILE_TIMEOUT)]
+
+    def _compile(self, task: MeasureTask) -> AsyncResult:
+        # The compile workers need the program, not the (possibly large) inputs and references.
+        return self._compiler().apply_async(compile_candidate, (dataclasses.replace(task, inputs=(), expected=(), bounds=()),))
+
+    def _collect(self, device: int, job: tuple[int, AsyncResult], results: list[MeasureResult | None]) -> None:
+        """Waits for one timing job and stores its result; a device that hangs or dies gets a
+        fresh process."""
+        index, pending = job
+        try:
+            results[index] = pending.get(self.timeout)
+        except multiprocessing.TimeoutError:
+            results[index] = MeasureResult(None, f"running took more than {self.timeout:.0f} s")
+            self._device_pools.pop(device).terminate()
+        except Exception as error:  # noqa: BLE001 - the worker died (a crash in the kernel)
+            results[index] = MeasureResult(None, f"the measuring process failed: {error}")
+            self._device_pools.pop(device).terminate()
 
     def _restart_compiler(self) -> None:
         if self._compile_pool is not None:

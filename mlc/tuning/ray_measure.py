@@ -64,7 +64,26 @@ class RayMeasurer:
             except (ConnectionError, RuntimeError, ValueError) as error:
                 raise RayUnavailableError(f"cannot start or join the Ray cluster ({address or 'local'}): {error}") from None
         resources = {"num_gpus": 1} if target == "cuda" else {"num_cpus": cpus_per_task}
+        self._per_task = resources
         self._remote = self.ray.remote(max_retries=0, **resources)(compile_and_run_in_worker)
+
+    @property
+    def slots(self) -> int:
+        """Candidates measured at once: the cluster's GPUs (or its CPUs over `cpus_per_task`)."""
+        available = self.ray.cluster_resources()
+        if self.target == "cuda":
+            return max(1, int(available.get("GPU", 0)))
+        return max(1, int(available.get("CPU", 1)) // self._per_task["num_cpus"])
+
+    def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
+        """`features.extract_from_text` of `configs`, one Ray task per share of the cluster's CPUs."""
+        from mlc.tuning.features import extract_from_text
+
+        workers = max(1, int(self.ray.cluster_resources().get("CPU", 1)))
+        share = max(1, -(-len(configs) // workers))
+        remote = self.ray.remote(max_retries=0)(extract_from_text)
+        references = [remote.remote(source, self.target, configs[start : start + share]) for start in range(0, len(configs), share)]
+        return [result for chunk in self.ray.get(references) for result in chunk]
 
     def measure(self, tasks: Sequence[MeasureTask]) -> list[MeasureResult]:
         references = [self._remote.remote(task) for task in tasks]

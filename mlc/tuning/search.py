@@ -27,6 +27,7 @@ Deterministic for a given `seed` (the measured costs aside).
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import time
@@ -36,7 +37,6 @@ from typing import Protocol
 
 from mlc.tuning.cost_model import CostModel
 from mlc.tuning.database import Record, TuningDatabase, current_version
-from mlc.tuning.features import extract
 from mlc.tuning.measure import MeasureResult, MeasureTask
 from mlc.tuning.space import Config, SearchSpace, config_key
 from mlc.tuning.workload import Workload, target_key
@@ -47,12 +47,23 @@ PARENTS = 4
 ATTEMPTS_PER_CANDIDATE = 4
 """Draws per wanted candidate before sampling gives up (each new configuration is lowered to the
 loop level for its features; knobs with nothing to act on make many draws repeat a program)."""
+BATCH_PER_SLOT = 4
+"""Candidates per round for each device the measurer times on at once (the default batch)."""
+EXHAUSTIVE_CHUNK = 64
+"""Configurations of a small space extracted together while enumerating it."""
 EXHAUSTIVE_SPACE = 1 << 14
 """Spaces up to this size are enumerated once random draws stop finding unmeasured programs."""
 
 
 class Measurer(Protocol):
+    slots: int
+    """Candidates it measures at once (its devices)."""
+
     def measure(self, tasks: list[MeasureTask]) -> list[MeasureResult]: ...
+
+    def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
+        """`features.extract_from_text`, in the measurer's worker processes."""
+        ...
 
 
 @dataclass
@@ -106,6 +117,8 @@ class Search:
     rng: random.Random
     model: CostModel
     result: TuneResult
+    extract_many: Callable[[list[dict]], list[tuple[list[float], str] | str]]
+    """Features and fingerprints of configurations (or why each does not lower), in parallel."""
     measured: set[str] = field(default_factory=set)
     """Configuration keys and program fingerprints measured (or failed) in this tuning."""
     extracted: dict[str, Candidate] = field(default_factory=dict)
@@ -117,16 +130,20 @@ class Search:
         key = config_key(config)
         if self.space.invalid(config) is not None or key in self.measured:
             return None
-        if key not in self.extracted:
-            try:
-                features, fingerprint = extract(self.workload.module, self.space, config)
-                self.extracted[key] = Candidate(config, features, fingerprint)
-            except Exception as error:  # noqa: BLE001 - a configuration that does not lower is a failed trial
-                self.extracted[key] = Candidate(config, [], f"failed:{key}", f"does not lower: {type(error).__name__}: {error}")
+        self.prepare([config])
         candidate = self.extracted[key]
         if candidate.fingerprint in self.measured or any(c.fingerprint == candidate.fingerprint for c in taken):
             return None
         return candidate
+
+    def prepare(self, configs: Sequence[dict]) -> None:
+        """Extracts the features of the valid, new ones of `configs` at once (in parallel)."""
+        new = {config_key(c): c for c in configs if self.space.invalid(c) is None and config_key(c) not in self.extracted}
+        for (key, config), outcome in zip(new.items(), self.extract_many(list(new.values())) if new else []):
+            if isinstance(outcome, str):
+                self.extracted[key] = Candidate(config, [], f"failed:{key}", outcome)
+            else:
+                self.extracted[key] = Candidate(config, *outcome)
 
     def record(self, candidate: Candidate) -> None:
         self.measured.update((config_key(candidate.config), candidate.fingerprint))
@@ -162,22 +179,28 @@ class Search:
         is exhausted)."""
         found = found + self._sample(lambda: self.space.random(self.rng), count - len(found), found)
         if len(found) < count and self.space.size() <= EXHAUSTIVE_SPACE:
-            for config in self.space.valid_configs():
-                if len(found) == count:
-                    break
-                candidate = self.candidate(config, found)
-                if candidate is not None:
-                    found.append(candidate)
+            configs = iter(self.space.valid_configs())
+            while len(found) < count and (chunk := list(itertools.islice(configs, EXHAUSTIVE_CHUNK))):
+                self.prepare(chunk)
+                for config in chunk:
+                    candidate = self.candidate(config, found) if len(found) < count else None
+                    if candidate is not None:
+                        found.append(candidate)
         return found
 
     def _sample(self, make: Callable[[], dict], count: int, taken: Sequence[Candidate] = ()) -> list[Candidate]:
+        """Up to `count` unmeasured candidates from at most ATTEMPTS_PER_CANDIDATE * count draws;
+        the draws of a round are extracted together (in parallel), then taken in order."""
         found: list[Candidate] = []
-        for _ in range(ATTEMPTS_PER_CANDIDATE * count):
-            if len(found) == count:
-                break
-            candidate = self.candidate(make(), [*taken, *found])
-            if candidate is not None:
-                found.append(candidate)
+        draws = 0
+        while len(found) < count and draws < ATTEMPTS_PER_CANDIDATE * count:
+            configs = [make() for _ in range(min(count - len(found), ATTEMPTS_PER_CANDIDATE * count - draws))]
+            draws += len(configs)
+            self.prepare(configs)
+            for config in configs:
+                candidate = self.candidate(config, [*taken, *found]) if len(found) < count else None
+                if candidate is not None:
+                    found.append(candidate)
         return found
 
 
@@ -187,13 +210,14 @@ def tune(
     trials: int,
     measurer: Measurer,
     strategy: str = "evolutionary",
-    batch: int = 4,
+    batch: int | None = None,
     seed: int = 0,
     database: TuningDatabase | None = None,
     on_trial: Callable[[Trial, TuneResult], None] | None = None,
     repeats: int = 5,
 ) -> TuneResult:
-    """Tunes `workload` on `target` with at most `trials` measurements (see the module docstring)."""
+    """Tunes `workload` on `target` with at most `trials` measurements (see the module docstring);
+    `batch` candidates per round, by default `BATCH_PER_SLOT` for each of the measurer's devices."""
     from mlc.dialects.graph.error_bounds import result_bounds
 
     if strategy not in STRATEGIES:
@@ -203,7 +227,7 @@ def tune(
     expected, bounds = result_bounds(workload.function, inputs)
     source = str(workload.module)
     result = TuneResult(workload, target, space)
-    search = Search(workload, space, strategy, random.Random(seed), CostModel(seed), result)
+    search = Search(workload, space, strategy, random.Random(seed), CostModel(seed), result, lambda configs: measurer.extract(source, configs))
     keys = (workload.key, target_key(target), current_version())
 
     def measure(candidates: list[Candidate]) -> None:
@@ -235,6 +259,7 @@ def tune(
         history = _history(database, keys[1], workload.key)
         search.model.add_history([row for row in history if len(row[0]) == len(heuristic.features)])
     measure([heuristic])
+    batch = batch or BATCH_PER_SLOT * measurer.slots
     while len(result.trials) < trials:
         candidates = search.propose(min(batch, trials - len(result.trials)))
         if not candidates:

@@ -33,8 +33,24 @@ GRAPH_PREFIX = "graph-simplify,graph-fold-constants,cse,graph-decompose"
 """The exact graph passes run before reading the workload's facts (the pipeline's own start)."""
 
 
-def default_pipeline(target: str) -> str:
-    return "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
+def default_pipeline(target: str, precision: str | None = None) -> str:
+    """The pipeline `mlc.compile` runs for `target` on this machine (on an sm_90 GPU, the wgmma
+    lowering); without a GPU, the generic GPU pipeline (what such a machine can lower)."""
+    from mlc.compiler import default_pipeline_for
+
+    return default_pipeline_for(target, _device_arch(target), precision)
+
+
+def _device_arch(target: str) -> str:
+    if target != "cuda":
+        return ""
+    from mlc.errors import CudaError
+    from mlc.runtime import get_device
+
+    try:
+        return get_device().arch
+    except CudaError:
+        return ""
 
 
 def config_key(config: Config) -> str:
@@ -150,7 +166,7 @@ def _pipeline_passes(target: str, precision: str | None = None) -> list:
     from mlc.passes import build_pipeline
     from mlc.transforms import all_passes
 
-    spelled = default_pipeline(target) + (f"{{precision={precision}}}" if precision else "")
+    spelled = default_pipeline(target, precision)
     return build_pipeline(spelled, all_passes(), mlir_syntax=False)
 
 

@@ -494,9 +494,11 @@ class AttentionProgram:
     mask: str
 
 
-MASKS = ("none", "additive", "causal", "padding")
+MASKS = ("none", "additive", "causal", "padding", "causal-where")
 """No mask; an additive f32/f16 mask argument [M, N]; a causal constant (0 / -inf, upper triangle);
-a boolean padding argument [batch..., 1, N] selecting -inf with `graph.where`."""
+a boolean padding argument [batch..., 1, N] selecting -inf with `graph.where`; PyTorch's
+`is_causal` as `graph.where` of a key <= query comparison of two index vectors (`graph.cmp ge` of
+[M, 1] and [1, N] constants)."""
 
 
 @st.composite
@@ -536,6 +538,14 @@ def attention_program(
             body = body.replace("0xFF800000", "0xFC00")
         lines.append(f"%causal = graph.constant dense<[{body}]> : {tensor_type((rows, keys), element)}")
         lines.append(f"%masked = graph.add %scaled, %causal : ({scores}, {tensor_type((rows, keys), element)}) -> {scores}")
+        masked = "%masked"
+    elif mask == "causal-where":
+        lines.append(f"%queries = graph.constant dense<[{', '.join(f'[{r}]' for r in range(rows))}]> : tensor<{rows}x1xi32>")
+        lines.append(f"%keys = graph.constant dense<[[{', '.join(map(str, range(keys)))}]]> : tensor<1x{keys}xi32>")
+        allowed = tensor_type((rows, keys), "i1")
+        lines.append(f"%allowed = graph.cmp ge, %queries, %keys : (tensor<{rows}x1xi32>, tensor<1x{keys}xi32>) -> {allowed}")
+        lines.append(f"%minus_infinity = graph.constant dense<{'0xFC00' if element == 'f16' else '0xFF800000'}> : tensor<{element}>")
+        lines.append(f"%masked = graph.where %allowed, %scaled, %minus_infinity : ({allowed}, {scores}, tensor<{element}>) -> {scores}")
         masked = "%masked"
     elif mask == "padding":
         keep = tensor_type((*batch, 1, keys), "i1")

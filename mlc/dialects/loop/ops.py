@@ -40,6 +40,7 @@ lowering runs threads one after another and so does not accept shared buffers.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from xdsl.dialects import llvm
@@ -576,6 +577,195 @@ class LdMatrixOp(IRDLOperation):
         printer.print_attribute(VectorType(self.buffer.type.element_type, [2]))  # type: ignore[attr-defined]
 
 
+WARPGROUP_SIZE = 128
+"""Threads of a warpgroup: 4 consecutive warps, the unit that issues `loop.wgmma`."""
+WGMMA_ROWS, WGMMA_DEPTH = 64, 16
+"""M and K of one PTX `wgmma.mma_async` (m64nNk16 for f16/bf16 operands)."""
+
+
+@irdl_op_definition
+class WgmmaOp(IRDLOperation):
+    """`%d:128 = loop.wgmma m64n256k64 %a[%i, %j], %b[%k, %l], (%c:128) : memref<..xf16>, memref<..xf16>`.
+
+    A warpgroup-collective tensor-core product, issued asynchronously (PTX `wgmma.fence`, K/16
+    `wgmma.mma_async` m64nNk16, `commit_group`: one group): each group of 128 consecutive iterations (a warpgroup) of the
+    enclosing `thread.x` loop, or of the block in a GPU kernel, computes D = A B + C for the
+    64 x K block of `a` at [i, j] (rows i..i+63, columns j..j+K-1 of the last two dimensions) and
+    the K x N block of `b` at [k, l], both read from memory (zero outside the buffer, as a padded
+    tile load's), with an f32 C and D spread over the warpgroup's registers. D may be used only
+    through a `loop.wgmma_wait` that completes the op's group, and the blocks it reads must not
+    be written before that wait (the read is in flight until then). Warp w of the
+    warpgroup, lane l (g = l / 4, t = l % 4) holds, for each column block q < N / 8, registers
+    4q .. 4q + 3 = D[16w + g, 8q + 2t], D[16w + g, 8q + 2t + 1], D[16w + g + 8, 8q + 2t],
+    D[16w + g + 8, 8q + 2t + 1] (PTX's accumulator layout). The indices must be the same in every
+    thread of a warpgroup.
+
+    On the GPU both operands must be in shared memory in the layout `mlc.swizzle` names on their
+    allocation (loop-promote-shared stages them; convert-gpu-to-nvvm builds the matrix
+    descriptors): A K-major, B N-major (row-major K x N, PTX's transposed B). The definition sums
+    each element in increasing k with f32 fused multiply-adds, as `loop.mma_sync`; the hardware
+    agrees within the dot's error bound. Every thread of a warpgroup must execute it, with no
+    control flow that depends on the thread.
+    """
+
+    name = "loop.wgmma"
+    lhs = operand_def(MemRefType)
+    lhs_indices = var_operand_def(IndexType)
+    rhs = operand_def(MemRefType)
+    rhs_indices = var_operand_def(IndexType)
+    c = var_operand_def()
+    d = var_result_def()
+    n = prop_def(IntegerAttr[I64])
+    k = prop_def(IntegerAttr[I64])
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        lhs: SSAValue,
+        lhs_indices: Sequence[SSAValue],
+        rhs: SSAValue,
+        rhs_indices: Sequence[SSAValue],
+        c: Sequence[SSAValue],
+        columns: int,
+        depth: int,
+    ):
+        super().__init__(
+            operands=[lhs, lhs_indices, rhs, rhs_indices, c],
+            result_types=[[value.type for value in c]],
+            properties={"n": IntegerAttr(columns, i64), "k": IntegerAttr(depth, i64)},
+        )
+
+    @property
+    def columns(self) -> int:
+        return self.n.value.data
+
+    @property
+    def depth(self) -> int:
+        return self.k.value.data
+
+    def operand_role(self, operand_index: int) -> str | None:
+        """"lhs" or "rhs" for the operand position of a buffer this op reads, else None."""
+        if operand_index == 0:
+            return "lhs"
+        if operand_index == 1 + len(self.lhs_indices):
+            return "rhs"
+        return None
+
+    def read_region(self, role: str) -> tuple[SSAValue, Sequence[SSAValue], tuple[int, int]]:
+        """The buffer, indices and (rows, columns) block that `role` ("lhs" or "rhs") reads."""
+        if role == "lhs":
+            return self.lhs, self.lhs_indices, (WGMMA_ROWS, self.depth)
+        return self.rhs, self.rhs_indices, (self.depth, self.columns)
+
+    def verify_(self) -> None:
+        columns, depth = self.columns, self.depth
+        if columns % 8 or not 8 <= columns <= 256 or depth % WGMMA_DEPTH or depth <= 0:
+            raise VerifyException(f"wgmma needs N a multiple of 8 in [8, 256] and K a positive multiple of 16, got n{columns}k{depth}")
+        if len(self.c) != columns // 2 or len(self.d) != columns // 2:
+            raise VerifyException(f"an m64n{columns} product takes and gives {columns // 2} accumulators per thread")
+        if any(value.type != f32 for value in (*self.c, *self.d)):
+            raise VerifyException("accumulators and results must be f32")
+        lhs_type, rhs_type = self.lhs.type, self.rhs.type
+        assert isinstance(lhs_type, MemRefType) and isinstance(rhs_type, MemRefType)
+        if str(lhs_type.element_type) not in MMA_OPERAND_TYPES or lhs_type.element_type != rhs_type.element_type:
+            raise VerifyException(f"wgmma reads f16 or bf16 operands of one type, got {lhs_type.element_type} and {rhs_type.element_type}")
+        for name, memref_type, indices in (("lhs", lhs_type, self.lhs_indices), ("rhs", rhs_type, self.rhs_indices)):
+            if memref_type.get_num_dims() < 2 or len(indices) != memref_type.get_num_dims():
+                raise VerifyException(f"expected {memref_type.get_num_dims()} {name} indices (at least 2), got {len(indices)}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WgmmaOp:
+        shape = parser.parse_identifier()
+        match = re.fullmatch(r"m64n(\d+)k(\d+)", shape)
+        if match is None:
+            parser.raise_error(f"expected m64nNkK, got {shape}")
+        columns, depth = int(match.group(1)), int(match.group(2))
+        buffers = []
+        for position in range(2):
+            if position:
+                parser.parse_punctuation(",")
+            buffer = parser.parse_unresolved_operand()
+            indices = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+            buffers.append((buffer, indices))
+        parser.parse_punctuation(",")
+        accumulators = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_unresolved_operand)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        lhs_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        rhs_type = parser.parse_type()
+        (lhs, lhs_indices), (rhs, rhs_indices) = buffers
+        op = cls(
+            parser.resolve_operand(lhs, lhs_type),
+            parser.resolve_operands(lhs_indices, [IndexType()] * len(lhs_indices), parser.pos),
+            parser.resolve_operand(rhs, rhs_type),
+            parser.resolve_operands(rhs_indices, [IndexType()] * len(rhs_indices), parser.pos),
+            parser.resolve_operands(accumulators, [f32] * len(accumulators), parser.pos),
+            columns,
+            depth,
+        )
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" m{WGMMA_ROWS}n{self.columns}k{self.depth} ")
+        for position, (buffer, indices) in enumerate(((self.lhs, self.lhs_indices), (self.rhs, self.rhs_indices))):
+            printer.print_string(", " if position else "")
+            printer.print_operand(buffer)
+            printer.print_string("[")
+            printer.print_list(indices, printer.print_operand)
+            printer.print_string("]")
+        printer.print_string(", (")
+        printer.print_list(self.c, printer.print_operand)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.lhs.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.rhs.type)
+
+
+@irdl_op_definition
+class WgmmaWaitOp(IRDLOperation):
+    """`%d:N = loop.wgmma_wait 0 (%acc:N)`: waits until at most `pending` of the thread's groups
+    of `loop.wgmma` products are in flight (PTX `wgmma.wait_group N`), and gives the accumulators of
+    a completed product (`acc`, a `loop.wgmma`'s results) for use: the wait orders every read of
+    them after the product lands. The completed products' reads of shared memory are then done."""
+
+    name = "loop.wgmma_wait"
+    accumulators = var_operand_def()
+    d = var_result_def()
+    pending = prop_def(IntegerAttr[I64])
+
+    def __init__(self, pending: int, accumulators: Sequence[SSAValue]) -> None:
+        super().__init__(operands=[accumulators], result_types=[[value.type for value in accumulators]], properties={"pending": IntegerAttr(pending, i64)})
+
+    @property
+    def groups_in_flight(self) -> int:
+        return self.pending.value.data
+
+    def verify_(self) -> None:
+        if self.groups_in_flight < 0:
+            raise VerifyException(f"the number of groups left in flight must be non-negative, got {self.groups_in_flight}")
+        if any(value.type != f32 for value in self.accumulators):
+            raise VerifyException("wgmma accumulators are f32")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WgmmaWaitOp:
+        pending = parser.parse_integer()
+        accumulators = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_unresolved_operand)
+        attributes = parser.parse_optional_attr_dict()
+        op = cls(pending, parser.resolve_operands(accumulators, [f32] * len(accumulators), parser.pos))
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.groups_in_flight} (")
+        printer.print_list(self.accumulators, printer.print_operand)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+
+
 ASYNC_COPY_BYTES = (4, 8, 16)
 """The sizes one `loop.async_copy` may move (PTX `cp.async` moves 4, 8 or 16 bytes)."""
 
@@ -720,6 +910,6 @@ class AsyncWaitOp(IRDLOperation):
 
 Loop = Dialect(
     "loop",
-    [KernelOp, ReturnOp, ParallelOp, YieldOp, AllReduceOp, LaunchOp, MmaSyncOp, LdMatrixOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp],
+    [KernelOp, ReturnOp, ParallelOp, YieldOp, AllReduceOp, LaunchOp, MmaSyncOp, LdMatrixOp, WgmmaOp, WgmmaWaitOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp],
     [],
 )

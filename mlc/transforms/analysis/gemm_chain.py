@@ -14,6 +14,11 @@ with Q, Kt, V and O of one batch shape (batch x heads, not broadcast), f32 or f1
 D, Dv <= `MAX_HEAD_DIM`, and every intermediate used only inside the chain (a score matrix needed
 elsewhere must be written to memory anyway). Side inputs must not depend on S.
 
+A side input that is a causal mask (`causal_mask.py`) is recorded in `AttentionChain.causal`, its
+ops (constants, the comparison) part of the chain; the kernel computes it from positions and
+skips the key blocks past the diagonal, and the model counts only the key blocks it visits
+(`visited_keys`: K and V bytes and the fused kernel's products).
+
 Data-movement model (`plan_attention`), after Chimera (Zheng et al., HPCA 2023): for the block
 order of the fused loop nest and each block size (BM query rows, BN keys, powers of two from 16
 to 128), count the bytes moved between global memory and on-chip memory (registers and shared
@@ -40,16 +45,18 @@ choice fits or when the fused chain would move at least as many bytes as separat
 
 Compute term (`ComputeModel`, graph-fuse's `compute-model`; the GPU pipeline names `gpu`). Bytes
 alone decide only where the fused kernel does its products as fast as separate kernels would.
-On the GPU it does not: the chain kernel (one thread per query row, f32 fused multiply-adds on
-CUDA cores) ran at 3.5 to 4.8 TFLOP/s on an H100 (bench/attention.py, BENCHMARKS.md), while the
-separate kernels' products run on tensor cores for f16/bf16 and in tiled CUDA-core kernels for
-f32. So each side is estimated as a roofline, `max(bytes / bandwidth, flops / products' rate)`
-with flops = 2*B*M*N*(D + Dv) and the model's measured rates, and the chain falls back when its
-estimate is not below the separate kernels' (the reason, with both estimates, in
-`mlc.chain_fallback`). With the H100 rates fusion pays only for tiny head dims (the separate
-kernels' score round trip, about 16 bytes per score, costs more than the chain's 2*(D + Dv)
-slow flops), so attention cores of real models take the three kernels there until the chain
-kernel uses tensor cores. `none` (the default, and the CPU's) counts bytes only.
+Each side is estimated as a roofline, `max(bytes / bandwidth, flops / products' rate)` with flops
+= 2*B*M*N*(D + Dv) (the fused side: the key blocks it visits) and the model's measured rates, and
+the chain falls back when its estimate is not below the separate kernels' (the reason, with both
+estimates, in `mlc.chain_fallback`). On an H100 (bench/attention.py, BENCHMARKS.md) the chain
+kernel on tensor cores (`chain_mma.py`: f16/bf16, head dims padding to 16 or more) ran its
+products at 154-185 TFLOP/s, faster than separate f16 kernels (55-106 TFLOP/s for the whole
+chain), so such chains fuse, with the tensor-core kernel's blocks (`_plan_tensor_cores`: BM 128,
+BN 64, halved while two stages of K and V blocks do not fit); the CUDA-core chain kernel (f32,
+tiny head dims: one thread per query row) ran at 3.5 to 4.8 TFLOP/s, so an f32 chain of a real
+head dim falls back, and only tiny head dims, where the score round trip (about 16 bytes per
+score) outweighs 2*(D + Dv) slow flops, stay fused on CUDA cores. `none` (the default, and the
+CPU's) counts bytes only.
 
 Limits. Only attention chains (not plain matmul -> matmul chains yet); the transpose of K is
 outside the chain (a separate kernel: the tile level has no transposed load); the compute term's
@@ -58,15 +65,17 @@ rates are one GPU's measurements, not a model of occupancy or latency.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import Float16Type, Float32Type, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.graph.error_bounds import ONLINE_SOFTMAX_MIN_BLOCK
+from mlc.transforms.analysis.causal_mask import CausalMask, causal_mask
 from mlc.transforms.analysis.fusion_groups import is_splat_constant
 
 MAX_HEAD_DIM = 256
@@ -102,10 +111,13 @@ class AttentionChain:
     softmax_ops: tuple[Operation, ...]
     side_inputs: tuple[SSAValue, ...]
     """Values the score ops read besides S (masks, scales), in first-use order."""
+    causal: CausalMask | None = None
+    """A side input that is a causal mask (`causal_mask.py`): computed from positions in the
+    kernel, its ops part of the chain, the key blocks past the diagonal skipped."""
 
     @property
     def ops(self) -> tuple[Operation, ...]:
-        members = {self.scores, self.output, *self.score_ops, *self.softmax_ops}
+        members = {self.scores, self.output, *self.score_ops, *self.softmax_ops, *(self.causal.ops if self.causal else ())}
         block = self.output.parent_block()
         assert block is not None
         return tuple(op for op in block.ops if op in members)
@@ -256,7 +268,26 @@ def match_attention(output: Operation) -> AttentionChain | None:
     internal = [scores.result, *(op.results[0] for op in (*score_ops, *softmax_ops))]
     if not all(_single_use(value, members) for value in internal):
         return None
-    return chain
+    causal = _causal(chain)
+    return chain if causal is None else dataclasses.replace(chain, causal=causal)
+
+
+def _causal(chain: AttentionChain) -> CausalMask | None:
+    """The chain's causal mask, if a side input is one that only the chain uses and whose -inf
+    reaches the softmax (only casts after the op that applies it)."""
+    for position, op in enumerate(chain.score_ops):
+        if not all(isinstance(later, graph.CastOp) for later in chain.score_ops[position + 1 :]):
+            continue
+        for value in op.operands:
+            if value not in chain.side_inputs:
+                continue
+            mask = causal_mask(value, op)
+            if mask is None:
+                continue
+            members = {*chain.ops, *mask.ops}
+            if all(_single_use(result, members) for mask_op in mask.ops for result in mask_op.results):
+                return mask
+    return None
 
 
 # -- Chimera's model ----------------------------------------------------------------------------------
@@ -269,35 +300,60 @@ class ComputeModel:
     bandwidth: float
     """Bytes per second between global memory and the chip."""
     fused_flops: float
-    """The chain kernel's products, FLOP/s."""
+    """The chain kernel's products on CUDA cores (one thread per query row), FLOP/s."""
     separate_flops: dict[str, float]
     """Separate matmul kernels' products, FLOP/s, by operand type (`f16`, `bf16`, `f32`)."""
+    tensor_core_flops: float | None = None
+    """The chain kernel on tensor cores (`chain_mma.py`), FLOP/s, for f16/bf16 chains whose head
+    dims pad to at least 16; None: the target has no such kernel."""
+    staged_bytes: int = 96 * 1024
+    """Shared memory the tensor-core kernel's staged K and V blocks may take."""
 
 
 COMPUTE_MODELS = {
     "none": None,
-    # H100 (bench/attention.py, 2026-11-25): the device copy moves ~3.0 TB/s; the chain kernel ran
-    # 3.5-4.8 TFLOP/s; mlc's separate kernels ran the whole chain at 55-106 TFLOP/s in f16
-    # (tensor cores; products alone faster) and 23 in f32: conservative product rates below.
-    "gpu": ComputeModel(3.0e12, 4.0e12, {"f16": 100e12, "bf16": 100e12, "f32": 25e12}),
+    # H100 (bench/attention.py, 2026-11-25/26): the device copy moves ~3.0 TB/s; the CUDA-core chain
+    # kernel ran 3.5-4.8 TFLOP/s, the tensor-core one 154-185 (blocks visited); mlc's separate
+    # kernels ran the whole chain at 55-106 TFLOP/s in f16 (tensor cores; products alone faster)
+    # and 23 in f32: conservative product rates below.
+    "gpu": ComputeModel(3.0e12, 4.0e12, {"f16": 100e12, "bf16": 100e12, "f32": 25e12}, tensor_core_flops=150e12),
 }
+
+TENSOR_CORE_BLOCKS = (128, 64)
+"""BM, BN of the tensor-core chain kernel: 8 warps of 16 query rows, 64 keys per block (BN halved
+while two stages of the K and V blocks do not fit `staged_bytes`)."""
+TENSOR_CORE_MIN_DEPTH = 16
+TENSOR_CORE_STAGES = 2
 
 
 def _estimate_seconds(moved: int, flops: int, rate: float, model: ComputeModel) -> float:
     return max(moved / model.bandwidth, flops / rate)
 
 
-def compute_verdict(chain: AttentionChain, fused: int, separate: int, model: ComputeModel) -> str | None:
-    """Why the fused chain does not pay under `model`'s rates (None when it does)."""
+def uses_tensor_cores(chain: AttentionChain, model: ComputeModel | None) -> bool:
+    """Whether `model`'s target runs the chain kernel on tensor cores: f16/bf16 operands, head dims
+    padding to at least 16."""
+    _, _, _, depth, value_depth = chain.dims
+    narrow = isinstance(_element(chain.scores.a), Float16Type | BFloat16Type)
+    return model is not None and model.tensor_core_flops is not None and narrow and min(_pow2(depth), _pow2(value_depth)) >= TENSOR_CORE_MIN_DEPTH
+
+
+def compute_verdict(chain: AttentionChain, fused: int, separate: int, model: ComputeModel, blocks: tuple[int, int]) -> str | None:
+    """Why the fused chain does not pay under `model`'s rates (None when it does); `blocks` are
+    the fused kernel's (BM, BN), for the keys it visits."""
     batch, rows, keys, depth, value_depth = chain.dims
     flops = 2 * batch * rows * keys * (depth + value_depth)
+    fused_flops = flops * visited_keys(chain, *blocks) // max(1, -(-rows // blocks[0]) * keys)
     element = str(_element(chain.scores.a))
-    fused_s = _estimate_seconds(fused, flops, model.fused_flops, model)
+    tensor_cores = uses_tensor_cores(chain, model)
+    fused_rate = model.tensor_core_flops if tensor_cores else model.fused_flops
+    fused_s = _estimate_seconds(fused, fused_flops, fused_rate, model)  # type: ignore[arg-type]
     separate_s = _estimate_seconds(separate, flops, model.separate_flops.get(element, model.fused_flops), model)
     if fused_s < separate_s:
         return None
+    where = "tensor cores" if tensor_cores else "CUDA cores"
     return (
-        f"the chain kernel's products on CUDA cores: about {fused_s * 1e6:.1f} us fused, {separate_s * 1e6:.1f} us "
+        f"the chain kernel's products on {where}: about {fused_s * 1e6:.1f} us fused, {separate_s * 1e6:.1f} us "
         f"as separate kernels ({flops} flops; {fused} / {separate} bytes): fusion does not pay"
     )
 
@@ -334,11 +390,25 @@ def _mask_bytes(chain: AttentionChain, block_rows: int, block_keys: int) -> int:
     return total
 
 
+def visited_keys(chain: AttentionChain, block_rows: int, block_keys: int) -> int:
+    """Keys the fused kernel walks, summed over its row blocks: all N for each, or with a causal
+    mask the blocks up to the last key the block's last row sees."""
+    _, rows, keys, _, _ = chain.dims
+    blocks = -(-rows // block_rows)
+    if chain.causal is None:
+        return blocks * keys
+    total = 0
+    for block in range(blocks):
+        seen = max(0, min(keys, (block + 1) * block_rows + chain.causal.offset))
+        total += min(keys, -(-seen // block_keys) * block_keys)
+    return total
+
+
 def fused_bytes(chain: AttentionChain, block_rows: int, block_keys: int) -> int:
     """Bytes moved by the fused chain in the rows-outer order (see the module docstring)."""
-    batch, rows, keys, depth, value_depth = chain.dims
+    batch, rows, _, depth, value_depth = chain.dims
     e = _element(chain.scores.a).bitwidth // 8  # type: ignore[attr-defined]
-    streamed = rows * depth + -(-rows // block_rows) * keys * (depth + value_depth) + rows * value_depth
+    streamed = rows * depth + visited_keys(chain, block_rows, block_keys) * (depth + value_depth) + rows * value_depth
     return batch * e * streamed + _mask_bytes(chain, block_rows, block_keys)
 
 
@@ -356,6 +426,8 @@ def plan_attention(chain: AttentionChain, on_chip_bytes: int, compute: ComputeMo
     _, rows, keys, depth, value_depth = chain.dims
     e = _element(chain.scores.a).bitwidth // 8  # type: ignore[attr-defined]
     separate = separate_bytes(chain)
+    if uses_tensor_cores(chain, compute):
+        return _plan_tensor_cores(chain, on_chip_bytes, compute, separate)  # type: ignore[arg-type]
     candidates = []
     row_blocks = [b for b in BLOCK_CHOICES if b <= max(16, _pow2(rows))]
     key_blocks = [b for b in BLOCK_CHOICES if b <= max(16, _pow2(keys))]
@@ -369,7 +441,26 @@ def plan_attention(chain: AttentionChain, on_chip_bytes: int, compute: ComputeMo
     moved, footprint, bm, bn = min(candidates)
     if moved >= separate:
         return f"fusion moves {moved} bytes, separate kernels {separate}: fusion does not pay"
-    verdict = None if compute is None else compute_verdict(chain, moved, separate, compute)
+    verdict = None if compute is None else compute_verdict(chain, moved, separate, compute, (bm, bn))
     if verdict is not None:
         return verdict
     return ChainPlan("rows-outer", bm, bn, moved, separate, footprint)
+
+
+def _plan_tensor_cores(chain: AttentionChain, on_chip_bytes: int, compute: ComputeModel, separate: int) -> ChainPlan | str:
+    """The tensor-core kernel's blocks (`TENSOR_CORE_BLOCKS`, cut to the problem): its scores and
+    accumulator live in registers, so what must fit on chip is the staged K and V blocks."""
+    _, rows, keys, depth, value_depth = chain.dims
+    e = _element(chain.scores.a).bitwidth // 8  # type: ignore[attr-defined]
+    block_rows = min(TENSOR_CORE_BLOCKS[0], max(16, _pow2(rows)))
+    block_keys = min(TENSOR_CORE_BLOCKS[1], max(16, _pow2(keys)))
+    staged = lambda bn: TENSOR_CORE_STAGES * e * bn * (_pow2(depth) + _pow2(value_depth))
+    while block_keys > 16 and staged(block_keys) > min(on_chip_bytes, compute.staged_bytes):
+        block_keys //= 2
+    if staged(block_keys) > on_chip_bytes:
+        return f"the smallest blocks (16 keys) need {staged(block_keys)} bytes of staged K and V on chip, more than {on_chip_bytes}"
+    moved = fused_bytes(chain, block_rows, block_keys)
+    verdict = compute_verdict(chain, moved, separate, compute, (block_rows, block_keys))
+    if verdict is not None:
+        return verdict
+    return ChainPlan("rows-outer", block_rows, block_keys, moved, separate, staged(block_keys))

@@ -17,6 +17,8 @@ generic-space memref of unknown origin is assumed global or private).
   data lands at a later `loop.async_wait`; commits and waits access nothing themselves);
 * `loop.ldmatrix` (warp-collective: each lane gets elements that other lanes addressed): a read of
   some elements of its buffer (`elements` None);
+* `loop.wgmma` (warpgroup-collective): a read of some elements of each operand buffer, marked
+  `is_async` (the product reads them until a `loop.wgmma_wait`);
 * `vector.transfer_read`/`transfer_write`, `memref.copy`, n-d vectors and accesses through views:
   some elements of the allocation (`elements` None);
 * calls: a read and a write of every shared allocation (`ANY_SHARED`); any other op with a shared
@@ -47,7 +49,7 @@ from xdsl.dialects.builtin import MemRefType, VectorType
 from xdsl.ir import Operation, SSAValue
 
 from mlc.dialects.gpu import ops as gpu
-from mlc.dialects.loop.ops import AsyncCommitOp, AsyncCopyOp, AsyncWaitOp, LdMatrixOp
+from mlc.dialects.loop.ops import AsyncCommitOp, AsyncCopyOp, AsyncWaitOp, LdMatrixOp, WgmmaOp
 from mlc.transforms.analysis.thread_analysis import (
     VIEW_OPS,
     ThreadAnalysis,
@@ -129,6 +131,7 @@ class SharedMemoryAccesses:
         self.threads = threads
         self._accesses: dict[Operation, tuple[Access, ...]] = {}
         self._collisions: dict[tuple[Access, Access, frozenset[Operation]], bool] = {}
+        self._elements: dict[Access, tuple[np.ndarray, np.ndarray]] = {}
         self._order = {op: position for position, op in enumerate(threads.function.walk())}
 
     def program_order(self, access: Access) -> int:
@@ -161,6 +164,13 @@ class SharedMemoryAccesses:
             for access in writes:
                 access.is_async = True
             return writes
+        if isinstance(op, WgmmaOp):
+            # Warpgroup-collective and asynchronous: reads of both operand buffers that stay in
+            # flight until a loop.wgmma_wait completes them.
+            reads = [self._access(op, False, a) for a in dict.fromkeys((allocation_of(op.lhs), allocation_of(op.rhs))) if a is not None]
+            for access in reads:
+                access.is_async = True
+            return reads
         if isinstance(op, LdMatrixOp):
             # Warp-collective: a lane receives elements other lanes addressed, so the read is not
             # one thread's; it reads some elements of its buffer and writes none.
@@ -220,7 +230,12 @@ class SharedMemoryAccesses:
                 return True
             if any(_defined_inside(symbol, loop) for symbol, _ in form_a.symbols for loop in changed_loops):
                 return True
-        return _two_threads_share_an_element(_elements(a), _elements(b))
+        return _two_threads_share_an_element(self._elements_of(a), self._elements_of(b))
+
+    def _elements_of(self, access: Access) -> tuple[np.ndarray, np.ndarray]:
+        if access not in self._elements:
+            self._elements[access] = _elements(access)
+        return self._elements[access]
 
 
 def _defined_inside(value: SSAValue, loop: Operation) -> bool:
@@ -245,12 +260,31 @@ def _elements(access: Access) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(rows), np.tile(threads, access.width)
 
 
+def _element_ids(elements: np.ndarray) -> np.ndarray:
+    """Dense ids (0, 1, ...) of the rows of `elements`, equal rows equal ids: the rows' row-major
+    positions in their bounding box, renumbered when the box is much larger than the rows.
+
+    Sorting rows as wholes (`np.unique(axis=0)`) was most of the pass's time; one int64 per row
+    sorts (or indexes) an order of magnitude faster. A box past int64 keeps the row sort."""
+    low = elements.min(axis=0)
+    spans = (elements.max(axis=0) - low + 1).tolist()
+    size = 1
+    for span in spans:
+        size *= span
+    if size >= 2**62:
+        return np.unique(elements, axis=0, return_inverse=True)[1].reshape(-1)
+    strides = np.cumprod([1, *spans[:0:-1]], dtype=np.int64)[::-1]
+    ids = (elements - low) @ strides
+    if size > 4 * ids.size:
+        ids = np.unique(ids, return_inverse=True)[1].reshape(-1)
+    return ids
+
+
 def _two_threads_share_an_element(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> bool:
     (elements_a, threads_a), (elements_b, threads_b) = a, b
     if threads_a.size == 0 or threads_b.size == 0:
         return False
-    _, element_ids = np.unique(np.concatenate([elements_a, elements_b]), axis=0, return_inverse=True)
-    element_ids = element_ids.reshape(-1)
+    element_ids = _element_ids(np.concatenate([elements_a, elements_b]))
     count = int(element_ids.max()) + 1
     ids_a, ids_b = element_ids[: threads_a.size], element_ids[threads_a.size :]
     in_both = np.zeros(count, dtype=bool)

@@ -25,8 +25,14 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
-from mlc.transforms.analysis.affine_index import AffineForm, affine_form, constant_index, evaluate
+from mlc.transforms.analysis.affine_index import (
+    AffineForm,
+    affine_form,
+    constant_index,
+    evaluate,
+)
 from mlc.transforms.analysis.index_analysis import IndexFacts, facts_of
+from mlc.transforms.analysis.thread_analysis import is_loop_uniform
 
 MIN_REUSE = 4.0
 """Promote when each element of the box is read at least this many times per run of the scope;
@@ -40,9 +46,15 @@ block, and leaving an H100 room for two such blocks per multiprocessor."""
 COPY_BYTES = 16
 BANKS, BANK_BYTES, WAVEFRONT_BYTES, WARP = 32, 4, 128, 32
 
-Read = memref.LoadOp | vector.LoadOp | loop.LdMatrixOp
-"""The reads the pass stages; `loop.ldmatrix` reads only shared memory on the GPU, so a buffer it
-reads is promoted whatever its reuse (each lane's 8-element row counts as a vector read)."""
+Read = memref.LoadOp | vector.LoadOp | loop.LdMatrixOp | loop.WgmmaOp
+"""The reads the pass stages; `loop.ldmatrix` and `loop.wgmma` read only shared memory on the GPU,
+so a buffer they read is promoted whatever its reuse (each lane's 8-element row of an ldmatrix
+counts as a vector read, a wgmma's operand block as a block read by every thread)."""
+SWIZZLE_BYTES = 128
+"""The swizzle span of a buffer `loop.wgmma` reads (`mlc.swizzle`): rows of 64 16-bit elements."""
+WGMMA_SHARED_MEMORY_BYTES = 200 * 1024
+"""What a kernel of `loop.wgmma` products (sm_90a only, 227 KiB a block) may use for its stages:
+an H100's 128x256x64 f16 block takes 48 KiB a stage."""
 
 
 # -- what the threads read -------------------------------------------------------------------------
@@ -61,6 +73,10 @@ class ReadSite:
     """Elements along the last dimension (a vector read's length, else 1)."""
     runs: int
     """How often one thread executes it per run of the scope (inner loops' trip counts)."""
+    rows: int = 1
+    """Elements along the next-to-last dimension (a wgmma operand block's rows, else 1)."""
+    role: str | None = None
+    """Which operand of a `loop.wgmma` the buffer is ("lhs" or "rhs"); None for other reads."""
 
 
 @dataclass
@@ -192,7 +208,7 @@ def candidate_scopes(thread_loop: loop.ParallelOp) -> Iterator[Operation]:
     while pending:
         block = pending.pop(0)
         for op in block.ops:
-            uniform_bounds = all(constant_index(v) is not None or not is_inside(v, thread_loop) for v in (op.operands[:3]))
+            uniform_bounds = all(is_loop_uniform(v, thread_loop) for v in (op.operands[:3]))
             if isinstance(op, scf.ForOp) and uniform_bounds:
                 yield op
                 pending.append(op.body.block)
@@ -221,20 +237,28 @@ def read_sites(source: SSAValue, scope: Operation, analysis: ScopeAnalysis) -> l
         op = use.operation
         if op is scope or not scope.is_ancestor(op):
             continue
-        if not isinstance(op, Read) or use.index != 0:
+        role = _read_role(op, use.index)
+        if role is None:
             return None
+        indices, (rows, width) = op.read_region(role)[1:] if isinstance(op, loop.WgmmaOp) else (op.indices, (1, _read_width(op)))
         uniform, varying = [], []
-        for index in op.indices:
+        for index in indices:
             shared, own = affine_form(index).split(analysis.is_uniform)
             facts = [analysis.facts(leaf) for leaf, _ in own.terms]
             if any(f.low < -(2**60) or f.high > 2**60 for f in facts):
                 return None
             uniform.append(shared)
             varying.append(own)
-        width = _read_width(op)
         runs = math.prod(_trip_count(f) for f in _enclosing_fors(op, scope, inclusive=False))
-        sites.append(ReadSite(op, uniform, varying, width, runs))
+        sites.append(ReadSite(op, uniform, varying, width, runs, rows, role if isinstance(op, loop.WgmmaOp) else None))
     return sites
+
+
+def _read_role(op: Operation, operand_index: int) -> str | None:
+    """"read" for a read of the buffer at operand 0, a wgmma's operand role, else None."""
+    if isinstance(op, loop.WgmmaOp):
+        return op.operand_role(operand_index)
+    return "read" if isinstance(op, Read) and operand_index == 0 else None
 
 
 def _read_width(op: Read) -> int:
@@ -246,8 +270,13 @@ def _read_width(op: Read) -> int:
 
 
 def needs_shared_memory(sites: Sequence[ReadSite]) -> bool:
-    """Whether a read can only read shared memory on the GPU (`loop.ldmatrix`)."""
-    return any(isinstance(site.op, loop.LdMatrixOp) for site in sites)
+    """Whether a read can only read shared memory on the GPU (`loop.ldmatrix`, `loop.wgmma`)."""
+    return any(isinstance(site.op, loop.LdMatrixOp | loop.WgmmaOp) for site in sites)
+
+
+def needs_swizzle(sites: Sequence[ReadSite]) -> bool:
+    """Whether a `loop.wgmma` reads the buffer: then its copy is swizzled (`SWIZZLE_BYTES`), not padded."""
+    return any(site.role is not None for site in sites)
 
 
 def _range(form: AffineForm, analysis: ScopeAnalysis) -> tuple[int, int]:
@@ -271,6 +300,8 @@ def bounding_box(sites: Sequence[ReadSite], analysis: ScopeAnalysis) -> Box | No
             site_low, site_high = _range(form, analysis)
             if dim == rank - 1:
                 site_high += site.width - 1
+            elif dim == rank - 2:
+                site_high += site.rows - 1
             low[dim], high[dim] = min(low[dim], site_low), max(high[dim], site_high)
     return Box(list(first.uniform), low, high)
 
@@ -354,36 +385,61 @@ def _strides(extents: Sequence[int], padding: int) -> list[int]:
     return strides[::-1]
 
 
-def layout_cost(promotion: Promotion, analysis: ScopeAnalysis, padding: int, element_bytes: int) -> int:
-    """Wavefronts per run of the scope, summed over the first warp's reads and copy stores."""
+@dataclass(frozen=True)
+class WarpAccesses:
+    """The first warp's shared-memory accesses of a promotion, in box coordinates, whatever the
+    padding: what `layout_cost` prices for each candidate padding (computed once, as evaluating
+    every lane's indices costs far more than pricing a layout)."""
+
+    reads: list[tuple[int, int, list[list[int] | None]]]
+    """Per read (or vector group): its runs per scope run, its width, and each lane's coordinates
+    relative to the box's origin (None: unknown)."""
+    stores: list[tuple[int, list[list[int]]]]
+    """Per warp-wide copy store: its element count and each storing lane's coordinates."""
+
+
+def warp_accesses(promotion: Promotion, analysis: ScopeAnalysis) -> WarpAccesses:
     box = promotion.box
-    strides = _box_strides(promotion, padding)
     lanes = range(min(WARP, analysis.thread_loop.trip_count))
     accesses = [(group[0], len(group)) for group in promotion.groups] if promotion.groups else [(s, s.width) for s in promotion.sites]
-    total = 0
+    reads = []
     for site, width in accesses:
-        addresses: list[Sequence[int] | None] = []
+        coordinates: list[list[int] | None] = []
         for lane in lanes:
             local = [analysis.concrete(form, lane) for form in site.varying]
-            if any(value is None for value in local):
-                addresses.append(None)
-                continue
-            offset = sum((value - low) * stride for value, low, stride in zip(local, box.low, strides))  # type: ignore[operator]
-            addresses.append(_words(offset, width, element_bytes))
-        total += site.runs * wavefronts(addresses, width * element_bytes)
+            known = not any(value is None for value in local)
+            coordinates.append([value - low for value, low in zip(local, box.low)] if known else None)  # type: ignore[operator]
+        reads.append((site.runs, width, coordinates))
     width = promotion.copy_width
     # A transposed copy stores each element of a chunk on its own; a plain one stores the chunk.
     pieces = [(offset, 1) for offset in range(width)] if promotion.transposed else [(0, width)]
     chunks = math.prod(box.extents) // width
+    stores = []
     for round_start in range(0, chunks, analysis.thread_loop.trip_count):
         for offset, count in pieces:
-            stores = []
+            lane_coordinates = []
             for lane in lanes:
                 if round_start + lane < chunks:
                     coordinates = _chunk_coordinates(round_start + lane, box.extents, width)
                     coordinates[-1] += offset
-                    stores.append(_words(sum(c * s for c, s in zip(coordinates, strides)), count, element_bytes))
-            total += wavefronts(stores, count * element_bytes)
+                    lane_coordinates.append(coordinates)
+            stores.append((count, lane_coordinates))
+    return WarpAccesses(reads, stores)
+
+
+def layout_cost(promotion: Promotion, accesses: WarpAccesses, padding: int, element_bytes: int) -> int:
+    """Wavefronts per run of the scope, summed over the first warp's reads and copy stores."""
+    strides = _box_strides(promotion, padding)
+    total = 0
+    for runs, width, lanes in accesses.reads:
+        addresses = [
+            None if local is None else _words(sum(c * s for c, s in zip(local, strides)), width, element_bytes)
+            for local in lanes
+        ]
+        total += runs * wavefronts(addresses, width * element_bytes)
+    for count, lanes in accesses.stores:
+        stores = [_words(sum(c * s for c, s in zip(coordinates, strides)), count, element_bytes) for coordinates in lanes]
+        total += wavefronts(stores, count * element_bytes)
     return total
 
 
@@ -414,7 +470,8 @@ def choose_padding(promotion: Promotion, analysis: ScopeAnalysis, element_bytes:
     """(padding, its cost, the cost without padding): the cheapest of a bank's worth of paddings."""
     step = max(promotion.copy_width, len(promotion.groups[0]) if promotion.groups else 1)
     candidates = range(0, max(step, BANKS * BANK_BYTES // element_bytes), step)
-    costs = {padding: layout_cost(promotion, analysis, padding, element_bytes) for padding in candidates}
+    accesses = warp_accesses(promotion, analysis)
+    costs = {padding: layout_cost(promotion, accesses, padding, element_bytes) for padding in candidates}
     best = min(costs, key=lambda padding: (costs[padding], padding))
     return best, costs[best], costs[0]
 
@@ -422,18 +479,26 @@ def choose_padding(promotion: Promotion, analysis: ScopeAnalysis, element_bytes:
 # -- deciding ----------------------------------------------------------------------------------------
 
 
-def element_type_of(source: SSAValue):  # noqa: ANN202 - an xDSL attribute
+def element_type_of(source: SSAValue):
     return source.type.element_type  # type: ignore[attr-defined]
 
 
 def is_read_only(source: SSAValue) -> bool:
-    return all(isinstance(use.operation, Read) and use.index == 0 for use in source.uses)
+    return all(_read_role(use.operation, use.index) is not None for use in source.uses)
 
 
-def plan_promotion(source: SSAValue, thread_loop: loop.ParallelOp, budget: int) -> tuple[Promotion, ScopeAnalysis] | None:
-    """The first scope where `source` is worth promoting and fits `budget` bytes, if any."""
+def plan_promotion(
+    source: SSAValue, thread_loop: loop.ParallelOp, budget: int, per_iteration: bool = False
+) -> tuple[Promotion, ScopeAnalysis] | None:
+    """The first scope where `source` is worth promoting and fits `budget` bytes, if any.
+
+    `per_iteration` (a chain kernel with stages of async copies): a buffer that ldmatrix reads
+    inside a uniform loop is staged per iteration of a loop, never whole at the thread loop, so that
+    the operands of the key loop (K and V blocks) are all pipelined and none takes the shared
+    memory the other needs."""
     element_bytes = byte_width(element_type_of(source))
-    for scope in candidate_scopes(thread_loop):
+    scopes = list(candidate_scopes(thread_loop))
+    for scope in scopes:
         analysis = ScopeAnalysis(thread_loop, scope)
         sites = read_sites(source, scope, analysis)
         if not sites:
@@ -442,16 +507,24 @@ def plan_promotion(source: SSAValue, thread_loop: loop.ParallelOp, budget: int) 
         if box is None:
             continue
         volume = math.prod(box.extents)
-        reads = thread_loop.trip_count * sum(site.runs * site.width for site in sites)
+        reads = thread_loop.trip_count * sum(site.runs * site.width * site.rows for site in sites)
         required = needs_shared_memory(sites)
         if (reads < MIN_REUSE * volume and not required) or volume * element_bytes > budget:
             continue
+        if per_iteration and required and scope is thread_loop and any(_holds_all(loop_scope, sites) for loop_scope in scopes[1:]):
+            continue
         if required and box.extents[-1] % loop.LDMATRIX_ROW:
             continue  # ldmatrix rows must stay 16-byte aligned in the copy
+        if needs_swizzle(sites) and (not isinstance(scope, scf.ForOp) or box.extents[-1] * element_bytes % SWIZZLE_BYTES or box.extents[-2] % 8):
+            continue  # wgmma's swizzled layout comes in 8 rows of 128 bytes, staged per K step
         promotion = Promotion(source, scope, sites, box, reads, _copy_width(box, element_bytes))
         promotion.groups = vector_groups(sites, box, analysis, element_bytes)
         return promotion, analysis
     return None
+
+
+def _holds_all(scope: Operation, sites: Sequence[ReadSite]) -> bool:
+    return all(scope.is_ancestor(site.op) for site in sites)
 
 
 def describe_promotion(promotion: Promotion, analysis: ScopeAnalysis, cost: int, unpadded: int) -> str:
@@ -465,6 +538,8 @@ def describe_promotion(promotion: Promotion, analysis: ScopeAnalysis, cost: int,
     )
     if promotion.groups:
         text += f"stored transposed, read {len(promotion.groups[0])} neighbours at a time; "
+    if needs_swizzle(promotion.sites):
+        return text + f"read by wgmma; swizzled ({SWIZZLE_BYTES}-byte rows of 8-row atoms, 16-byte chunks XOR row mod 8)"
     if needs_shared_memory(promotion.sites):
         text += "read by ldmatrix; "
     text += f"rows padded by {promotion.padding}"

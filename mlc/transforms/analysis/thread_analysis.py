@@ -69,6 +69,18 @@ def is_shared_memory_space(value: SSAValue) -> bool:
     return isinstance(memory_space, IntegerAttr) and memory_space.value.data == SHARED_MEMORY_SPACE
 
 
+def is_loop_uniform(value: SSAValue, thread_loop: Operation) -> bool:
+    """At the loop level: whether every iteration of `thread_loop` (a `loop.parallel`) holds the
+    same `value`: defined outside it, or computed inside by `arith` ops from such values and
+    constants (a causal chain kernel's key-loop bound), never from its induction variable."""
+    owner = value.owner
+    if not isinstance(owner, Operation):
+        return not thread_loop.is_ancestor(owner.parent_op())  # type: ignore[arg-type]
+    if not thread_loop.is_ancestor(owner):
+        return True
+    return owner.dialect_name() == "arith" and not owner.regions and all(is_loop_uniform(v, thread_loop) for v in owner.operands)
+
+
 def is_thread_private(value: SSAValue) -> bool:
     """Whether a memref views an allocation of the kernel outside shared memory (one per thread)."""
     root = memref_root(value)
@@ -293,16 +305,20 @@ class ThreadAnalysis:
 
 def _divergent_values(function: gpu.FuncOp) -> set[SSAValue]:
     divergent: set[SSAValue] = set()
+    ops = list(function.body.walk())
+    diverges_alone: dict[Operation, bool] = {}  # what never changes between the rounds
     while True:
         count = len(divergent)
-        for op in function.body.walk():
-            divergent.update(_divergent_outputs(op, divergent))
+        for op in ops:
+            divergent.update(_divergent_outputs(op, divergent, diverges_alone))
         if len(divergent) == count:
             return divergent
 
 
-def _divergent_outputs(op: Operation, divergent: set[SSAValue]) -> list[SSAValue]:
-    """The results and block arguments of `op` that are divergent, given what is known so far."""
+def _divergent_outputs(op: Operation, divergent: set[SSAValue], diverges_alone: dict[Operation, bool]) -> list[SSAValue]:
+    """The results and block arguments of `op` that are divergent, given what is known so far
+    (`diverges_alone` remembers, per op without regions, whether its results diverge whatever its
+    operands: asking the op's memory effects again in every round was most of the analysis)."""
     if isinstance(op, gpu.ThreadIdOp | gpu.ShuffleOp):
         return list(op.results)
     if isinstance(op, scf.ForOp):
@@ -320,13 +336,23 @@ def _divergent_outputs(op: Operation, divergent: set[SSAValue]) -> list[SSAValue
         if any(v in divergent for v in op.operands) or any(v in divergent for v in _terminator_operands(op)):
             return list(op.results) + [a for region in op.regions for block in region.blocks for a in block.args]
         return []
-    effects = get_effects(op)
-    if effects is None or any(v in divergent for v in op.operands):
-        return list(op.results)
-    reads = any(effect.kind == MemoryEffectKind.READ for effect in effects)
-    if reads and any(isinstance(v.type, MemRefType) and is_thread_private(v) for v in op.operands):
+    if not op.results:
+        return []
+    if op not in diverges_alone:
+        diverges_alone[op] = _diverges_alone(op)
+    if diverges_alone[op] or any(v in divergent for v in op.operands):
         return list(op.results)
     return []
+
+
+def _diverges_alone(op: Operation) -> bool:
+    """Whether the results of `op` (no regions) may differ between threads whatever its operands:
+    unknown effects, or a read of thread-private memory."""
+    effects = get_effects(op)
+    if effects is None:
+        return True
+    reads = any(effect.kind == MemoryEffectKind.READ for effect in effects)
+    return reads and any(isinstance(v.type, MemRefType) and is_thread_private(v) for v in op.operands)
 
 
 def _divergent_loop_values(op: scf.ForOp, divergent: set[SSAValue]) -> list[SSAValue]:

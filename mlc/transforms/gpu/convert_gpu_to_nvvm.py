@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
     UnitAttr,
     UnrealizedConversionCastOp,
     VectorType,
@@ -63,6 +64,7 @@ from mlc.transforms.lowering.llvm_kernel import (
     kernel_to_llvm_func,
     replace_terminators,
 )
+from mlc.transforms.lowering.wgmma_nvvm import SWIZZLE_ATOM_BYTES, fence_proxy_async, lower_wgmma, lower_wgmma_wait, swizzle_of, swizzled_address
 
 _REGISTERS = {gpu.ThreadIdOp: "tid", gpu.BlockIdOp: "ctaid"}
 BARRIER_INTRINSIC = "llvm.nvvm.barrier0"
@@ -196,6 +198,14 @@ def _ldmatrix(op: loop.LdMatrixOp) -> tuple[list[Operation], list[SSAValue]]:
     return ops, registers
 
 
+def _wgmma(op: loop.WgmmaOp) -> tuple[list[Operation], list[SSAValue]]:
+    """`wgmma.mma_async` steps on the swizzled shared buffers (`wgmma_nvvm.py`)."""
+    bases = [_pointer_base(buffer) for buffer in (op.lhs, op.rhs)]
+    if not all(_is_shared_pointer(base) and swizzle_of(buffer) for base, buffer in zip(bases, (op.lhs, op.rhs))):
+        raise PassFailure(op, "loop.wgmma reads only swizzled shared memory on the GPU: its buffers must be shared allocations with mlc.swizzle (run loop-promote-shared)")
+    return lower_wgmma(op, *bases)  # type: ignore[arg-type]
+
+
 def _async_copy(op: loop.AsyncCopyOp) -> list[Operation]:
     """`cp.async.cg.shared.global` (16 bytes; `.ca` below) from the parameter's global address to
     the shared global's, with a source size of 0 bytes (zero fill) where `if` is false."""
@@ -205,7 +215,8 @@ def _async_copy(op: loop.AsyncCopyOp) -> list[Operation]:
     if source is None or not isinstance(source.owner, Block):
         raise PassFailure(op, "loop.async_copy reads a kernel parameter in global memory on the GPU")
     source_ops, source_address = _element_address(source, op.source.type, op.source_indices)  # type: ignore[arg-type]
-    destination_ops, destination_address = _element_address(destination, op.destination.type, op.destination_indices)  # type: ignore[arg-type]
+    address = swizzled_address if swizzle_of(op.destination) else _element_address
+    destination_ops, destination_address = address(destination, op.destination.type, op.destination_indices)  # type: ignore[arg-type]
     global_address = AddrSpaceCastOp(source_address, llvm.LLVMPointerType(IntAttr(GLOBAL_MEMORY_SPACE)))
     ops = [*source_ops, *destination_ops, global_address]
     size = op.byte_count()
@@ -220,8 +231,9 @@ def _async_copy(op: loop.AsyncCopyOp) -> list[Operation]:
     return [*ops, llvm.CallIntrinsicOp(name, arguments, [])]
 
 
-def _lower_async_copies(function: llvm.FuncOp) -> None:
-    """Async copies, once the kernel's parameters are pointers (a copy needs its source's address)."""
+def _lower_async_copies(function: llvm.FuncOp, proxy_fence: bool) -> None:
+    """Async copies, once the kernel's parameters are pointers (a copy needs its source's address);
+    with `proxy_fence` (wgmma reads the copies) each wait is followed by `fence.proxy.async`."""
     for op in list(function.walk()):
         if isinstance(op, loop.AsyncCopyOp):
             _replace(op, _async_copy(op), None)
@@ -229,7 +241,8 @@ def _lower_async_copies(function: llvm.FuncOp) -> None:
             _replace(op, [llvm.CallIntrinsicOp("llvm.nvvm.cp.async.commit.group", [], [])], None)
         elif isinstance(op, loop.AsyncWaitOp):
             pending = arith.ConstantOp(IntegerAttr(op.groups_in_flight, i32))
-            _replace(op, [pending, llvm.CallIntrinsicOp("llvm.nvvm.cp.async.wait.group", [pending.result], [])], None)
+            fence = [fence_proxy_async()] if proxy_fence else []
+            _replace(op, [pending, llvm.CallIntrinsicOp("llvm.nvvm.cp.async.wait.group", [pending.result], []), *fence], None)
 
 
 SHUFFLE_CLAMP = {"xor": 0x1F, "up": 0, "down": 0x1F, "idx": 0x1F}
@@ -242,6 +255,11 @@ def lower_kernel_body(function: gpu.FuncOp) -> None:
         if isinstance(op, gpu.ShuffleOp):
             new_ops, result = _shuffle(op)
             _replace(op, new_ops, result)
+        elif isinstance(op, loop.WgmmaOp | loop.WgmmaWaitOp):
+            new_ops, results = _wgmma(op) if isinstance(op, loop.WgmmaOp) else lower_wgmma_wait(op)
+            for old, new in zip(op.results, results):
+                new.name_hint = old.name_hint
+            Rewriter.replace_op(op, new_ops, results)
         elif isinstance(op, loop.MmaSyncOp | loop.LdMatrixOp):
             new_ops, results = _mma(op) if isinstance(op, loop.MmaSyncOp) else _ldmatrix(op)
             for old, new in zip(op.results, results):
@@ -281,33 +299,53 @@ def shared_memory_to_globals(kernel: gpu.FuncOp, module: ModuleOp) -> None:
         if not memref_type.has_static_shape():
             raise PassFailure(allocation, "shared memory needs a static shape")
         allocations.append((allocation, memref_type, math.prod(memref_type.get_shape())))
-    total = sum(-(-count * byte_width(memref_type.element_type) // 16) * 16 for _, memref_type, count in allocations)
+    total = 0
+    for allocation, memref_type, count in allocations:
+        total = -(-total // _alignment(allocation)) * _alignment(allocation) + count * byte_width(memref_type.element_type)
+    total = -(-total // 16) * 16
     if total > STATIC_SHARED_MEMORY_BYTES:
         _dynamic_shared_memory(kernel, allocations, total)
         return
     for index, (allocation, memref_type, count) in enumerate(allocations):
         name = f"{kernel.sym_name.data}_shared_{index}"
-        global_op = llvm.GlobalOp(llvm.LLVMArrayType(count, memref_type.element_type), name, "internal", addr_space=SHARED_MEMORY_SPACE, alignment=16)
+        alignment = _alignment(allocation)
+        global_op = llvm.GlobalOp(llvm.LLVMArrayType(count, memref_type.element_type), name, "internal", addr_space=SHARED_MEMORY_SPACE, alignment=alignment)
         Rewriter.insert_op(global_op, InsertPoint.before(kernel))
         address = llvm.AddressOfOp(name, llvm.LLVMPointerType(IntAttr(SHARED_MEMORY_SPACE)))
-        as_memref = UnrealizedConversionCastOp.get([address.result], [memref_type])
+        as_memref = _as_memref(allocation, address.result, memref_type)
         _replace(allocation, [address, as_memref], as_memref.results[0])
+
+
+def _alignment(allocation: memref.AllocaOp) -> int:
+    """16 bytes (vector copies), 1024 for a swizzled buffer (the swizzle pattern's period)."""
+    return SWIZZLE_ATOM_BYTES if attributes.SWIZZLE.read(allocation) is not None else 16
+
+
+def _as_memref(allocation: memref.AllocaOp, address: SSAValue, memref_type: MemRefType) -> UnrealizedConversionCastOp:
+    """The memref view of the allocation's shared address; it keeps `mlc.swizzle` for its accesses."""
+    as_memref = UnrealizedConversionCastOp.get([address], [memref_type])
+    swizzle = attributes.SWIZZLE.read(allocation)
+    if swizzle is not None:
+        attributes.SWIZZLE.write(as_memref, swizzle)
+    return as_memref
 
 
 def _dynamic_shared_memory(kernel: gpu.FuncOp, allocations: list[tuple[memref.AllocaOp, MemRefType, int]], total: int) -> None:
     name = f"{kernel.sym_name.data}_dynamic_shared"
-    global_op = llvm.GlobalOp(llvm.LLVMArrayType(0, IntegerType(8)), name, "external", addr_space=SHARED_MEMORY_SPACE, alignment=16)
+    alignment = max(_alignment(allocation) for allocation, _, _ in allocations)
+    global_op = llvm.GlobalOp(llvm.LLVMArrayType(0, IntegerType(8)), name, "external", addr_space=SHARED_MEMORY_SPACE, alignment=alignment)
     attributes.DYNAMIC_SHARED_BYTES.write(global_op, IntegerAttr(total, i64))
     attributes.DYNAMIC_SHARED_BYTES.write(kernel, IntegerAttr(total, i64))
     Rewriter.insert_op(global_op, InsertPoint.before(kernel))
     offset = 0
     pointer = llvm.LLVMPointerType(IntAttr(SHARED_MEMORY_SPACE))
     for allocation, memref_type, count in allocations:
+        offset = -(-offset // _alignment(allocation)) * _alignment(allocation)
         base = llvm.AddressOfOp(name, pointer)
         address = llvm.GEPOp(base.result, [offset], IntegerType(8), result_type=pointer, inbounds=True)
-        as_memref = UnrealizedConversionCastOp.get([address.result], [memref_type])
+        as_memref = _as_memref(allocation, address.result, memref_type)
         _replace(allocation, [base, address, as_memref], as_memref.results[0])
-        offset += -(-count * byte_width(memref_type.element_type) // 16) * 16
+        offset += count * byte_width(memref_type.element_type)
 
 
 @dataclass(frozen=True)
@@ -322,6 +360,7 @@ class ConvertGpuToNvvm(ModulePass):
                 raise PassFailure(
                     kernel, "its shared memory is ordered only as at the loop level; run gpu-insert-barriers before convert-gpu-to-nvvm"
                 )
+            uses_wgmma = any(isinstance(inner, loop.WgmmaOp) for inner in kernel.walk())
             shared_memory_to_globals(kernel, op)
             lower_kernel_body(kernel)
             nvvm_attributes = {
@@ -333,7 +372,9 @@ class ConvertGpuToNvvm(ModulePass):
                 nvvm_attributes["nvvm.minctasm"] = IntegerAttr(blocks.value.data, i32)
             function = kernel_to_llvm_func(kernel, nvvm_attributes)
             replace_terminators(function, gpu.ReturnOp)
-            _lower_async_copies(function)
+            _lower_async_copies(function, uses_wgmma)
+            if uses_wgmma:
+                attributes.REQUIRED_ARCH.write(function, StringAttr("sm_90a"))
             Rewriter.insert_op(function, InsertPoint.before(kernel))
             kernel.detach()
             kernel.erase()

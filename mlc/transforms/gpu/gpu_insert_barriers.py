@@ -41,6 +41,8 @@ then stays *in flight*: a barrier does not order its data, since it may land at 
 choice for the hazards that follow). After the wait the copy is an ordinary pending write, so
 the reads of its data by other threads get a barrier after the wait. A read before the wait is
 not something a barrier can fix; the interpreter reports it (`mlc/interpreter/async_copy.py`).
+Warpgroup products (`loop.wgmma`) are reads in flight likewise, until a `loop.wgmma_wait`; then
+the writes that follow (the next copies into their stage) get a barrier after it.
 
 What the analysis models: shared memory only (memref space 3: allocations and globals). Not global
 memory: ordering it between the thread loops of a block is what convert-loop-to-gpu's barriers do,
@@ -133,13 +135,16 @@ class HazardWalk:
     def operation(self, op: Operation, state: State) -> State:
         if op in self.barriers_before or isinstance(op, gpu.BarrierOp):
             state = frozenset(pending for pending in state if pending.in_flight)
-        if isinstance(op, loop.AsyncWaitOp):
-            state = frozenset(Pending(p.access, p.crossed_loops, False, op) if p.in_flight else p for p in state)
+        if isinstance(op, loop.AsyncWaitOp | loop.WgmmaWaitOp):
+            kind = loop.AsyncCopyOp if isinstance(op, loop.AsyncWaitOp) else loop.WgmmaOp
+            state = frozenset(Pending(p.access, p.crossed_loops, False, op) if p.in_flight and isinstance(p.access.op, kind) else p for p in state)
         state = self.access(op, state)
         return self.region_op(op, state) if op.regions else state
 
     def access(self, op: Operation, state: State) -> State:
         accesses = self.accesses.accesses_of(op)
+        if not accesses:
+            return state  # most ops: no copy of the pending set
         for access in accesses:
             earlier = [
                 pending

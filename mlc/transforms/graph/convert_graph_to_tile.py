@@ -292,7 +292,8 @@ class HostBuilder:
             return
         kinds = ["matmul", *(op.name.split(".")[1] for op in (unit.epilogue.ops if unit.epilogue else []))][:4]
         name = self._kernel_name(unit, f"{self.old.sym_name.data}_{index}_" + "_".join(kinds))
-        plan = plan_matmul(name, unit, self.options.matmul_tile or None, self.options.precision, self.options.target == "cpu")
+        options = self.options
+        plan = plan_matmul(name, unit, options.matmul_tile or None, options.precision, options.target == "cpu", options.wgmma)
         kernel = build_matmul_kernel(plan)
         self.kernels.append(kernel)
         arguments = [self._buffer_of(value) for value in unit.reads()] + outputs
@@ -373,6 +374,8 @@ class ConvertGraphToTile(ModulePass):
     """The precision of f32 matmuls without a `precision` property of their own."""
     target: str = "gpu"
     """Whose heuristic picks matmul blocks: "gpu" or "cpu" (`matmul_kernel.choose_matmul_tile`)."""
+    wgmma: bool = False
+    """On the GPU, f16/bf16 matmuls whose rows allow it take wgmma blocks (`choose_matmul_tile`)."""
 
     def __post_init__(self) -> None:
         if self.elements_per_program < 1:

@@ -391,4 +391,5 @@ class ConvertArithToLLVM(ModulePass):
                 RoundingDivisionLowering(),
                 ExtendedArithmeticLowering(),
             ],
+            dialect="arith",
         )

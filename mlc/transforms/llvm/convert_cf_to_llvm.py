@@ -169,4 +169,5 @@ class ConvertCfToLLVM(ModulePass):
                     "cf", self.name, {"cf.assert": "cannot lower cf.assert: kernels have no way to abort yet"}
                 ),
             ],
+            dialect="cf",
         )

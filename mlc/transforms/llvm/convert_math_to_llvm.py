@@ -311,5 +311,6 @@ class ConvertMathToLLVM(ModulePass):
                 AbsILowering(),
                 RejectRemainingOps("math", self.name, _REASONS),
             ],
+            dialect="math",
         )
 

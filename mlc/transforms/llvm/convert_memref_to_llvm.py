@@ -149,4 +149,5 @@ class ConvertMemRefToLLVM(ModulePass):
                 AllocaLowering(),
                 RejectRemainingOps("memref", self.name, _REASONS),
             ],
+            dialect="memref",
         )

@@ -278,5 +278,6 @@ class ConvertVectorToLLVM(ModulePass):
                 ReductionLowering(),
                 RejectRemainingOps("vector", self.name),
             ],
+            dialect="vector",
         )
 

@@ -8,7 +8,8 @@ dimension the largest trip count of the `thread.*` loops. Then:
   is inlined; a thread loop shorter than the block runs under `scf.if thread_id < trip count`;
 * an unmapped `loop.parallel` becomes a sequential `scf.for` inside the thread;
 * `loop.all_reduce` becomes its butterfly: `mlc_gpu.shuffle xor` within a warp, a shared-memory
-  exchange between barriers across warps (see `lower_all_reduces`);
+  exchange between barriers across warps (see `lower_all_reduces`); it may sit in `scf.for`s whose
+  bounds every thread shares (a chain kernel's key loop), which all threads run alike;
 * code outside thread loops runs in every thread: pure ops and reads redundantly, writes only in
   thread 0 (`scf.if` on all thread ids being zero); buffers allocated there belong to the block
   and must be in shared memory;
@@ -38,7 +39,7 @@ from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.gpu import ops as gpu
 from mlc.dialects.loop import ops as loop
-from mlc.transforms.analysis.thread_analysis import is_shared_memory_space
+from mlc.transforms.analysis.thread_analysis import is_loop_uniform, is_shared_memory_space
 from mlc.transforms.lowering.loop_fission import has_commutative_combiner, sequentialize
 
 _AXES = {"x": 0, "y": 1, "z": 2}
@@ -53,6 +54,17 @@ def launch_shape(kernel: loop.KernelOp) -> tuple[list[int], list[int]]:
             sizes = grid if level == "block" else block
             sizes[_AXES[axis]] = max(sizes[_AXES[axis]], op.trip_count)
     return grid, block
+
+
+def _uniformly_reached(op: Operation, thread_loop: loop.ParallelOp) -> bool:
+    """Whether every thread of `thread_loop` reaches `op` equally often: `op` sits in its body or
+    in `scf.for`s there whose bounds are the same in every thread (a chain kernel's key loop)."""
+    parent = op.parent_op()
+    while parent is not thread_loop:
+        if not isinstance(parent, scf.ForOp) or not all(is_loop_uniform(v, thread_loop) for v in (parent.lb, parent.ub, parent.step)):
+            return False
+        parent = parent.parent_op()
+    return True
 
 
 def _bits(mask: int) -> list[int]:
@@ -208,8 +220,8 @@ class KernelMapping:
             assert thread_loop is not None
             if thread_loop.mapping_name() != "thread.x" or thread_loop.trip_count != self.block[0] or self.block[1:] != [1, 1]:
                 raise PassFailure(reduce, "all_reduce is lowered for thread.x loops that span a one-dimensional block")
-            if reduce.parent_block() is not thread_loop.body.block:
-                raise PassFailure(reduce, "all_reduce must be at the top level of its thread loop (not under control flow)")
+            if not _uniformly_reached(reduce, thread_loop):
+                raise PassFailure(reduce, "all_reduce must be at the top level of its thread loop, or in scf.for loops with the same bounds for every thread (not under other control flow)")
             thread = thread_loop.induction_variable
             value = reduce.value
             mask = reduce.mask.value.data

@@ -11,7 +11,10 @@ parameter) that the kernel only reads:
 1. Scopes. The candidate scopes are the thread loop's body and each `scf.for` reached from it
    through `scf.for`s alone whose bounds are the same for every thread (defined outside the
    thread loop): the copy goes at the start of each run of the scope's body, where every thread
-   arrives together. Outermost first, the first scope that passes 2-4 is taken.
+   arrives together. Outermost first, the first scope that passes 2-4 is taken; in a chain
+   kernel (`mlc.chain`) with stages (step 6), a buffer ldmatrix reads inside such a loop skips
+   the thread loop's scope, so that every operand of the key loop is pipelined (the whole K
+   would otherwise take the shared memory V needs).
 The analysis (steps 1-4) is `mlc/transforms/analysis/shared_memory_promotion.py`; this file
 rewrites (step 5).
 
@@ -37,6 +40,10 @@ rewrites (step 5).
    phases of 128 bytes; within a phase, distinct words in one bank are serialised) for the lanes
    of the first warp, for every rewritten read and the copy's stores, weighted by how often each
    runs; the least costly padding wins, the smallest on a tie. The attribute reports the counts.
+   A buffer `loop.wgmma` reads is swizzled instead (`mlc.swizzle` = 128, the layout wgmma's
+   descriptors name; convert-gpu-to-nvvm swizzles the copy's addresses), in a loop scope with
+   async-copy stages only (a register copy could not write it: a PassFailure otherwise), up to
+   `WGMMA_SHARED_MEMORY_BYTES`; each iteration's copies are then issued after its products.
 5. Copy. At the start of the scope's body the threads copy the box row by row in vectors of up to
    16 bytes, consecutive threads taking consecutive vectors (coalesced global reads), in as many
    rounds as needed (the last one guarded when the threads outnumber the vectors). Global reads
@@ -66,7 +73,7 @@ writes is not promoted, nor one read through anything but `memref.load`, `vector
 row a vector read); kernel parameters do not alias each other (mlc's host code passes distinct
 buffers to a kernel that writes one of them).
 Limits: the only transposition swaps the last two dimensions, only for grouped scalar reads (not
-ragged reads guarded one by one); no swizzling (padding only); async copies only for 16-byte
+ragged reads guarded one by one); swizzling only for wgmma operands; async copies only for 16-byte
 aligned chunks (an odd row length keeps the register copy); one box per buffer and scope; reuse
 counts reads, not distinct threads; unknown trip counts count as one.
 """
@@ -78,7 +85,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, memref, scf, vector
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
@@ -89,29 +96,31 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
-from mlc.transforms.analysis.affine_index import AffineForm
+from mlc.transforms.analysis.affine_index import AffineForm, constant_index
 from mlc.transforms.analysis.shared_memory_promotion import (
     COPY_BYTES,
     SHARED_MEMORY_BYTES,
     STAGED_SHARED_MEMORY_BYTES,
+    SWIZZLE_BYTES,
+    WGMMA_SHARED_MEMORY_BYTES,
     Promotion,
-    ReadSite,
     ScopeAnalysis,
     choose_padding,
-    constant_bounds,
     describe_promotion,
     element_type_of,
     is_inside,
     is_read_only,
+    needs_swizzle,
     plan_promotion,
     scope_body,
     shared_bytes,
     thread_loops,
 )
-from mlc.transforms.lowering.async_pipeline import StagedLoop, erase_block
+from mlc.transforms.lowering.async_pipeline import StagedLoop, erase_block, overlap_products
 from mlc.transforms.lowering.chunk_access import (
     ChunkAccesses,
     Emitter,
@@ -119,10 +128,13 @@ from mlc.transforms.lowering.chunk_access import (
     zero_of,
 )
 from mlc.transforms.lowering.shared_copy import (
+    Counter,
     chunk_coordinates,
+    counter_value,
     last_iteration,
     move_ops,
     redirect_group,
+    redirect_read,
     require_parameter_alignment,
     store_chunk,
     store_transposed,
@@ -146,10 +158,15 @@ class PromotionRewriter:
         scope = promotion.scope
         last = last_iteration(scope) if isinstance(scope, scf.ForOp) else None
         staged = stages >= 2 and last is not None and self.can_copy_async()
+        swizzled = needs_swizzle(promotion.sites)
+        if swizzled and not staged:
+            raise PassFailure(promotion.sites[0].op, "loop.wgmma needs its operands staged by 16-byte async copies in a loop (2 or more stages that fit in shared memory)")
         space = IntegerAttr(loop.SHARED_MEMORY_SPACE, i64)
         allocation = memref.AllocaOp.get(element_type_of(promotion.source), COPY_BYTES, [stages, *shape] if staged else shape, memory_space=space)
         allocation.memref.name_hint = f"{promotion.source.name_hint or 'buffer'}_shared"
         attributes.PROMOTED.write(allocation, StringAttr(reason + (f"; {stages} stages of async copies" if staged else "")))
+        if swizzled:
+            attributes.SWIZZLE.write(allocation, IntegerAttr(SWIZZLE_BYTES, i64))
         thread_loop = self.analysis.thread_loop
         thread_loop.parent_block().insert_op_before(allocation, thread_loop)  # type: ignore[union-attr]
         staging = Emitter(Block())
@@ -158,7 +175,7 @@ class PromotionRewriter:
         body = scope_body(scope)
         if staged:
             assert isinstance(scope, scf.ForOp) and last is not None
-            pipeline = StagedLoop(scope, stages, constant_bounds(scope), last)  # type: ignore[arg-type]
+            pipeline = StagedLoop(scope, stages, (constant_index(scope.lb), constant_index(scope.step)), last)  # type: ignore[arg-type]
             pipeline.add_copies(lambda emitter, counter, slot: self._async_copies(emitter, allocation.memref, counter, slot))
             stage = pipeline.current_stage()
             move_ops(staging, body, pipeline.wait.next_op)
@@ -174,7 +191,7 @@ class PromotionRewriter:
                 redirect_group(group, allocation.memref, origins)
         else:
             for site in promotion.sites:
-                self._redirect(site, allocation.memref, origins, stage)
+                redirect_read(site, allocation.memref, origins, stage, self._aligned)
 
     def can_copy_async(self) -> bool:
         """Whether every chunk of the copy can be one 16-byte async copy (a trial emission)."""
@@ -204,7 +221,7 @@ class PromotionRewriter:
 
             emit_if(emitter, self._guard(emitter, chunk), [], copy, None) if guarded else copy(emitter)
 
-    def _prefetch(self, staging: Emitter, shared: SSAValue, scope: scf.ForOp, last: int) -> scf.ForOp:
+    def _prefetch(self, staging: Emitter, shared: SSAValue, scope: scf.ForOp, last: Counter) -> scf.ForOp:
         """Software pipelining of the copy: each run loads the next run's box into registers.
 
         The first box is loaded before the loop; a run stores the box it was handed, then loads
@@ -218,7 +235,7 @@ class PromotionRewriter:
         carried = [body.insert_arg(element.type, len(body.args)) for element in first_box]
         self._store_box(staging, shared, carried)
         following = staging.emit(arith.AddiOp(body.args[0], scope.step))
-        next_counter = staging.emit(arith.MinUIOp(following, staging.index(last)))
+        next_counter = staging.emit(arith.MinUIOp(following, counter_value(staging, last)))
         next_box = self._load_box(staging, self._origins(staging, next_counter))
         terminator = body.last_op
         assert isinstance(terminator, scf.YieldOp)
@@ -318,33 +335,6 @@ class PromotionRewriter:
             else:
                 store(emitter)
 
-    def _redirect(self, site: ReadSite, shared: SSAValue, origins: list[SSAValue], stage: SSAValue | None) -> None:
-        op = site.op
-        block = op.parent_block()
-        assert block is not None
-        local = [] if stage is None else [stage]
-        for index, origin in zip(op.indices, origins):
-            difference = arith.SubiOp(index, origin)
-            block.insert_op_before(difference, op)
-            local.append(difference.result)
-        if isinstance(op, loop.LdMatrixOp):
-            replacement: Operation = loop.LdMatrixOp(shared, local, op.matrices, op.transposed, op.registers[0].type)
-        elif isinstance(op, vector.LoadOp):
-            replacement = vector.LoadOp(shared, local, op.result.type)
-            alignment = op.attributes.get("alignment")
-            width_bytes = site.width * byte_width(element_type_of(shared))
-            if alignment is not None and self._aligned(origins[-1], site.width, shared):
-                replacement.attributes["alignment"] = IntegerAttr(width_bytes, i64)
-        else:
-            replacement = memref.LoadOp.get(shared, local)
-        for name, attribute in op.attributes.items():
-            if name != "alignment":
-                replacement.attributes[name] = attribute
-        block.insert_op_before(replacement, op)
-        for old, new in zip(op.results, replacement.results):
-            old.replace_all_uses_with(new)
-        block.erase_op(op)
-
     def _aligned(self, origin: SSAValue, width: int, shared: SSAValue) -> bool:
         row = shared.type.get_shape()[-1]  # type: ignore[attr-defined]
         return self.analysis.facts(origin).divisor % width == 0 and row % width == 0
@@ -362,12 +352,16 @@ def promote_kernel(kernel: loop.KernelOp, stages: int = 0) -> None:
             if not isinstance(source.type, MemRefType) or not is_read_only(source):
                 continue
             limit = STAGED_SHARED_MEMORY_BYTES if stages >= 2 else SHARED_MEMORY_BYTES
-            planned = plan_promotion(source, thread_loop, limit - shared_bytes(kernel))
+            if attributes.WGMMA.read(kernel) is not None:
+                limit = WGMMA_SHARED_MEMORY_BYTES
+            planned = plan_promotion(source, thread_loop, limit - shared_bytes(kernel), per_iteration=stages >= 2 and attributes.CHAIN.read(kernel) is not None)
             if planned is None:
                 continue
             promotion, analysis = planned
             element_bytes = byte_width(element_type_of(source))
-            promotion.padding, cost, unpadded = choose_padding(promotion, analysis, element_bytes)
+            cost = unpadded = 0
+            if not needs_swizzle(promotion.sites):
+                promotion.padding, cost, unpadded = choose_padding(promotion, analysis, element_bytes)
             extents = promotion.shared_extents
             stage_bytes = math.prod([*extents[:-1], extents[-1] + promotion.padding]) * element_bytes
             fitting = min(stages, (limit - shared_bytes(kernel)) // stage_bytes)
@@ -375,6 +369,8 @@ def promote_kernel(kernel: loop.KernelOp, stages: int = 0) -> None:
             if existing is not None:  # one pipeline per loop: its stage count, or registers
                 fitting = existing if existing <= fitting else 1
             PromotionRewriter(kernel, promotion, analysis).apply(describe_promotion(promotion, analysis, cost, unpadded), fitting)
+    for scope in [op for op in kernel.walk() if isinstance(op, scf.ForOp)]:
+        overlap_products(scope)
 
 
 @dataclass(frozen=True)

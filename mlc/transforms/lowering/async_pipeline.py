@@ -1,7 +1,8 @@
 """A multi-stage pipeline of async copies around a loop: the skeleton `loop-promote-shared` fills.
 
 With S stages, each shared copy made per iteration of a loop `for k = lb to ub step s` (constant
-bounds, at least two iterations, last counter L) gets S buffers (a leading dimension of S), and
+bounds and at least two iterations, or a constant start and step and a computed end, as a causal
+chain kernel's key loop has; last counter L, a constant or computed before the loop) gets S buffers (a leading dimension of S), and
 iteration i reads stage i mod S while the copies of iterations i + 1 .. i + S - 1 are in flight:
 
     copies of k = lb            into stage 0;      loop.async_commit      } the prologue: S - 1
@@ -21,14 +22,17 @@ iteration's reads, the previous reads before the new copies): `gpu-insert-barrie
 there. Counters past L copy the last tile again into a stage nobody reads, so no copy needs a
 check against the loop's end (a redundant copy of at most S - 1 tiles per block).
 
-Preconditions: `stages` >= 2; the loop's bounds are constants (`constant_bounds`).
+In a loop of warpgroup products (`loop.wgmma`), the copies are issued after the products
+(`sink_copies_below_products`) and go S - 2 iterations ahead, so that each product may stay in
+flight until the next iteration's `loop.wgmma_wait 1` (`overlap_products`).
+Preconditions: `stages` >= 2; the loop's start and step are constants (its end may be computed).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, memref, scf, vector
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -47,13 +51,23 @@ def _emitter_before(op: Operation) -> Emitter:
     return emitter
 
 
-class StagedLoop:
-    """The pipeline skeleton around `scope` (made on first use, shared by later buffers)."""
+def product_lag(scope: scf.ForOp) -> int:
+    """Iterations a stage stays read after its own: 1 in a loop of warpgroup products (`loop.wgmma`,
+    each kept in flight until the next iteration's wait, `overlap_products`), else 0."""
+    return 1 if any(isinstance(op, loop.WgmmaOp) for op in scope.body.block.ops) else 0
 
-    def __init__(self, scope: scf.ForOp, stages: int, bounds: tuple[int, int, int], last: int):
+
+class StagedLoop:
+    """The pipeline skeleton around `scope` (made on first use, shared by later buffers).
+
+    In a loop of warpgroup products (`product_lag` 1) a stage is still read one iteration after
+    its own, so copies go S - 2 iterations ahead (`loop.async_wait S-3`), not S - 1."""
+
+    def __init__(self, scope: scf.ForOp, stages: int, bounds: tuple[int, int], last: int | SSAValue):
         self.scope = scope
         self.stages = stages
-        self.low, _, self.step = bounds
+        self.ahead = max(1, stages - 1 - product_lag(scope))
+        self.low, self.step = bounds
         self.last = last
         self.wait, self.commit, self.prologue = self._skeleton()
 
@@ -63,7 +77,7 @@ class StagedLoop:
         if not isinstance(scope, scf.ForOp):
             return None
         waits = [op for op in scope.body.block.ops if isinstance(op, loop.AsyncWaitOp)]
-        return waits[0].groups_in_flight + 2 if waits else None
+        return waits[0].groups_in_flight + 2 + product_lag(scope) if waits else None
 
     def _skeleton(self) -> tuple[loop.AsyncWaitOp, loop.AsyncCommitOp, list[loop.AsyncCommitOp]]:
         body = self.scope.body.block
@@ -78,12 +92,12 @@ class StagedLoop:
                     break
                 if isinstance(op, loop.AsyncCommitOp):
                     before.append(op)
-            return waits[0], commit, before[-(self.stages - 1) :]
-        wait = loop.AsyncWaitOp(self.stages - 2)
+            return waits[0], commit, before[-self.ahead :]
+        wait = loop.AsyncWaitOp(self.ahead - 1)
         commit = loop.AsyncCommitOp()
         body.insert_op_before(wait, body.first_op)  # type: ignore[arg-type]
         body.insert_op_after(commit, wait)
-        prologue = [loop.AsyncCommitOp() for _ in range(self.stages - 1)]
+        prologue = [loop.AsyncCommitOp() for _ in range(self.ahead)]
         parent = self.scope.parent_block()
         assert parent is not None
         for op in prologue:
@@ -108,15 +122,23 @@ class StagedLoop:
         """Adds one buffer's copies to the prologue's groups and to each iteration's group."""
         for position, commit in enumerate(self.prologue):
             emitter = _emitter_before(commit)
-            counter = min(self.low + position * self.step, self.last)
-            copies(emitter, emitter.index(counter), emitter.index(position))
+            copies(emitter, self._clamped(emitter, emitter.index(self.low + position * self.step), self.low + position * self.step), emitter.index(position))
         emitter = _emitter_before(self.commit)
-        ahead = self.stages - 1
+        ahead = self.ahead
         stage = emitter.emit(arith.RemUIOp(emitter.add(self._iteration(emitter), emitter.index(ahead)), emitter.index(self.stages)))
         following = emitter.add(self.scope.body.block.args[0], emitter.index(ahead * self.step))
-        counter = emitter.emit(arith.MinUIOp(following, emitter.index(self.last)))
+        counter = self._clamped(emitter, following, None)
         stage.name_hint, counter.name_hint = "next_stage", "next"
         copies(emitter, counter, stage)
+
+
+    def _clamped(self, emitter: Emitter, counter: SSAValue, known: int | None) -> SSAValue:
+        """min(counter, last counter), folded when both are constants."""
+        if isinstance(self.last, int):
+            if known is not None:
+                return emitter.index(min(known, self.last))
+            return emitter.emit(arith.MinUIOp(counter, emitter.index(self.last)))
+        return emitter.emit(arith.MinUIOp(counter, self.last))
 
 
 def erase_block(block: Block) -> None:
@@ -124,3 +146,97 @@ def erase_block(block: Block) -> None:
     for op in reversed(list(block.ops)):
         op.detach()
         op.erase()
+
+
+def overlap_products(scope: scf.ForOp) -> None:
+    """Overlaps a pipelined loop's warpgroup products (`loop.wgmma`) with its copies and with the
+    next iteration: `sink_copies_below_products`, then each product stays in flight until the next
+    iteration's `loop.wgmma_wait 1` (the next product chains on its accumulators; the tensor cores
+    do not drain at the barrier), and a `loop.wgmma_wait 0` after the loop completes the last one.
+    The copies go S - 2 iterations ahead for this (`StagedLoop`), so that the stage they fill was
+    read two products ago, a product every warpgroup has waited for before the iteration's barrier.
+    """
+    if not product_lag(scope) or not sink_copies_below_products(scope):
+        return
+    body = scope.body.block
+    copy_wait = next(op for op in body.ops if isinstance(op, loop.AsyncWaitOp))
+    first = next(op for op in body.ops if isinstance(op, loop.WgmmaOp))
+    if copy_wait.groups_in_flight + 3 != first.lhs.type.get_shape()[0]:  # type: ignore[attr-defined]
+        return  # fewer than 3 stages: the copies go one step ahead, over the last product's stage
+    terminator = body.last_op
+    assert isinstance(terminator, scf.YieldOp)
+    waits = [op for op in body.ops if isinstance(op, loop.WgmmaWaitOp) and op.groups_in_flight == 0]
+    positions = [p for p, value in enumerate(terminator.arguments) if any(value.owner is wait for wait in waits)]
+    if not waits or len(positions) != sum(len(wait.d) for wait in waits):
+        return  # an accumulator is used in the body after its wait: keep waiting for it there
+    if not all(_only_stored(scope.results[p]) for p in positions):
+        return
+    for wait in waits:
+        relaxed = loop.WgmmaWaitOp(1, list(wait.accumulators))
+        body.insert_op_before(relaxed, wait)
+        for old, new in zip(wait.d, relaxed.d):
+            old.replace_all_uses_with(new)
+        body.erase_op(wait)
+    parent = scope.parent_block()
+    assert parent is not None
+    landed = loop.WgmmaWaitOp(0, [scope.results[p] for p in positions])
+    parent.insert_op_after(landed, scope)
+    for position, value in zip(positions, landed.d):
+        for use in list(scope.results[position].uses):
+            if use.operation is not landed:
+                use.operation.operands[use.index] = value
+
+
+STORING_OPS = (arith.TruncFOp, vector.BroadcastOp, vector.InsertOp, vector.StoreOp, memref.StoreOp, scf.IfOp, scf.YieldOp)
+"""What may use a kernel's accumulators after the K loop for `overlap_products` to defer their wait:
+conversions, vector packing and (masked) stores. With arithmetic in the epilogue (relu, exp, bias
++ gelu were seen), ptxas serializes the deferred wgmma pipeline (C7514: "wgmma.mma_async
+instructions are serialized due to non wgmma instructions reading accumulator registers"), which is
+slower than waiting in each K step; plain stores were never seen to (1024^3 to 8192^3, f16, bf16)."""
+
+
+def _only_stored(value: SSAValue) -> bool:
+    """Whether `value` reaches only conversions, packing and stores (`STORING_OPS`)."""
+    pending, seen = [value], set()
+    while pending:
+        current = pending.pop()
+        for use in current.uses:
+            op = use.operation
+            if not isinstance(op, STORING_OPS):
+                return False
+            if op not in seen and not isinstance(op, scf.YieldOp | scf.IfOp):
+                seen.add(op)
+                pending.extend(op.results)
+    return True
+
+
+def sink_copies_below_products(scope: scf.ForOp) -> bool:
+    """Issues an iteration's copies after its warpgroup products (`loop.wgmma`), before their wait;
+    whether it did.
+
+    The copies fill a stage no product of the iteration reads: issued after the products, the
+    copies' address arithmetic and issue overlap the tensor cores' work instead of delaying it.
+    Moves the commit, the ops that contain copies and the ops whose results only they use, in
+    order, to right after the body's last `loop.wgmma`; nothing happens unless the body has
+    products after its copies' commit.
+    """
+    body = scope.body.block
+    ops = list(body.ops)
+    products = [op for op in ops if isinstance(op, loop.WgmmaOp)]
+    commits = [op for op in ops if isinstance(op, loop.AsyncCommitOp)]
+    waits = [op for op in ops if isinstance(op, loop.AsyncWaitOp)]
+    if not products or len(commits) != 1 or not waits or ops.index(commits[0]) > ops.index(products[-1]):
+        return False
+    span = ops[ops.index(waits[0]) + 1 : ops.index(commits[0]) + 1]
+    moved: list[Operation] = []
+    for op in reversed(span):
+        copies = isinstance(op, loop.AsyncCommitOp) or any(isinstance(inner, loop.AsyncCopyOp) for inner in op.walk())
+        used_by_moved = all(any(m.is_ancestor(use.operation) for m in moved) for result in op.results for use in result.uses)
+        if (copies and not op.results) or (op.results and used_by_moved):
+            moved.append(op)
+    anchor: Operation = products[-1]
+    for op in reversed(moved):
+        op.detach()
+        body.insert_op_after(op, anchor)
+        anchor = op
+    return True

@@ -24,6 +24,11 @@ are rounded to f16 before the second product when V is f16 (the unfused chain ro
 normalised ones; both are within one f16 rounding of the exact value); the rescalings add
 roundings that `error_bounds` (softmax) accounts for.
 
+A causal mask (`AttentionChain.causal`: row r sees keys k <= r + offset) is computed in the score
+map from `tile.range` positions instead of being loaded, and the key loop ends at
+min(N, m + BM + offset): the key blocks past the diagonal of the row block are never visited
+(FlashAttention's causal block skipping); the diagonal blocks are masked element by element.
+
 Preconditions: the chain of `match_attention` (batch dimensions of Q, Kt, V and O equal; side
 inputs broadcast to the score shape), the rows-outer order. The kernel carries `mlc.chain` and
 `mlc.chain_plan` for convert-tile-to-loop (`chain_loop.py`).
@@ -51,6 +56,7 @@ from xdsl.rewriter import InsertPoint
 
 from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
+from mlc.dialects.graph import ops as graph
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.fusion_groups import is_splat_constant, shape_of
 from mlc.transforms.analysis.gemm_chain import AttentionChain, match_attention
@@ -83,9 +89,9 @@ class AttentionUnit:
 
     @property
     def memory_inputs(self) -> list[SSAValue]:
-        """What the kernel reads: Q, Kt, V, then the side inputs that are not splat constants."""
-        sides = [v for v in self.chain.side_inputs if not is_splat_constant(v)]
-        return [self.chain.scores.a, self.chain.scores.b, self.chain.output.b, *sides]
+        """What the kernel reads: Q, Kt, V, then the side inputs that are not splat constants (a
+        causal mask is computed from positions instead)."""
+        return [self.chain.scores.a, self.chain.scores.b, self.chain.output.b, *loaded_sides(self.chain)]
 
     @property
     def inputs(self) -> list[tuple[SSAValue, tuple[int, ...]]]:
@@ -99,11 +105,18 @@ class AttentionUnit:
         return self.plan.data[key].value.data  # type: ignore[attr-defined]
 
 
+def loaded_sides(chain: AttentionChain) -> list[SSAValue]:
+    """The side inputs the kernel reads from memory."""
+    causal = chain.causal.value if chain.causal is not None else None
+    return [v for v in chain.side_inputs if not is_splat_constant(v) and v is not causal]
+
+
 def attention_unit(ops: Sequence[Operation], plan: DictionaryAttr) -> AttentionUnit:
     """The unit of a chain region's (decomposed) ops; a `PassFailure` when they are not a chain."""
     last = ops[-1]
     chain = match_attention(last)
-    if chain is None or set(chain.ops) != set(ops):
+    computed = {op for op in chain.ops if not isinstance(op, graph.ConstantOp)} if chain is not None else set()
+    if chain is None or computed != {op for op in ops if not isinstance(op, graph.ConstantOp)}:
         raise PassFailure(last, "the chain region is not an attention chain (matmul, scale/mask, softmax, matmul)")
     if plan.data["order"] != StringAttr("rows-outer"):  # type: ignore[comparison-overlap]
         raise PassFailure(last, "only the rows-outer order of an attention chain is lowered")
@@ -214,7 +227,7 @@ class AttentionKernelBuilder:
         outer, self.builder = self.builder, Builder(InsertPoint.at_end(body))
         self.builder.insert(scf.YieldOp(*self._key_block(q, *body.args)))
         self.builder = outer
-        loop = scf.ForOp(self.zero, self._index(self.keys), self._index(self.block_keys), initial, Region(body))
+        loop = scf.ForOp(self.zero, self._keys_visited(), self._index(self.block_keys), initial, Region(body))
         self.builder.insert(loop)
         _, total, accumulator = loop.results
         output = self.chain.output.result
@@ -230,6 +243,17 @@ class AttentionKernelBuilder:
         self._insert_store(result, self.parameters[output], [o if s != 1 else self.zero for o, s in zip(origin, view)])
         self.builder.insert(tile.ReturnOp())
         return self.kernel
+
+    def _keys_visited(self) -> SSAValue:
+        """The key loop's end: N, or with a causal mask min(N, max(0, m + BM + offset)), the keys
+        past the last one the block's last row sees being skipped (whole blocks of them)."""
+        keys = self._index(self.keys)
+        causal = self.chain.causal
+        if causal is None:
+            return keys
+        last_seen = self._insert(arith.AddiOp(self.row, self._index(self.block_rows + causal.offset)))
+        seen = self._insert(arith.MaxSIOp(last_seen, self.zero))
+        return self._insert(arith.MinSIOp(seen, keys), "keys_visited")
 
     def _insert_store(self, value: SSAValue, dest: SSAValue, indices: list[SSAValue]) -> None:
         self.builder.insert(tile.StoreOp(value, dest, indices))
@@ -250,8 +274,15 @@ class AttentionKernelBuilder:
         chain, bm, bn = self.chain, self.block_rows, self.block_keys
         kt = self._load(chain.scores.b, self.zero, n, (self.depth, bn), "kt")
         scores = self._insert(tile.DotOp(q, kt, self._splat(0.0, bm, bn, "zeros")), "s")
-        sides = [v for v in chain.side_inputs if not is_splat_constant(v)]
+        sides = loaded_sides(chain)
         side_tiles = [self._load(v, self.row, n, (bm, bn), "side") for v in sides]
+        if chain.causal is not None:  # the query and key positions, for the mask
+            rank = self.rank_of_tiles
+            positions = [
+                self._insert(tile.RangeOp(self.row, rank - 2, self._type(bm, 1).get_shape()), "query"),
+                self._insert(tile.RangeOp(n, rank - 1, self._type(1, bn).get_shape()), "key"),
+            ]
+            side_tiles += [self._insert(tile.BroadcastOp(p, tile.TileType(self._type(bm, bn).get_shape(), IndexType()))) for p in positions]
         origin = [*(self.zero for _ in self.batch_shape), self.zero, n]
         inside = self._insert(tile.InBoundsOp(origin, [*(1 for _ in self.batch_shape), bm, self.keys], self._type(bm, bn).get_shape()))
         (masked,) = self._map([scores, *side_tiles, inside], [f32], lambda b, args: [self._scores(b, args, sides)], ["t"])
@@ -283,7 +314,14 @@ class AttentionKernelBuilder:
         chain = self.chain
         product_type = _element(chain.scores.result)
         product = args[0] if product_type == f32 else b.emit(arith.TruncFOp(args[0], product_type))
-        element: dict[SSAValue, SSAValue] = {chain.scores.result: product, **dict(zip(sides, args[1:-1]))}
+        element: dict[SSAValue, SSAValue] = {chain.scores.result: product, **dict(zip(sides, args[1 : 1 + len(sides)]))}
+        causal = chain.causal
+        if causal is not None:  # key <= query + offset: the mask's allowed value, else its masked one
+            query, key = args[1 + len(sides) : 3 + len(sides)]
+            limit = b.emit(arith.AddiOp(query, b.emit(arith.ConstantOp.from_int_and_width(causal.offset, IndexType()))))
+            seen = b.emit(arith.CmpiOp(key, limit, "sle"))
+            mask_type = _element(causal.value)
+            element[causal.value] = b.emit(arith.SelectOp(seen, b.constant(causal.allowed, mask_type), b.constant(causal.masked, mask_type)))
 
         def element_of(value: SSAValue) -> SSAValue:
             if value not in element and is_splat_constant(value):

@@ -13,7 +13,8 @@ lowering). Each tile op becomes a loop over the thread's C elements:
   (an `scf.if` per element); a load read only as a dot's right-hand operand is not copied: the dot
   reads it in place, with the same bounds check.
 * `tile.map`: the body cloned once per element (an `scf.for` over c); `tile.broadcast` and
-  `tile.splat` are read in place (element 0, the scalar); `tile.in_bounds` is computed per element.
+  `tile.splat` are read in place (element 0, the scalar); `tile.in_bounds` and `tile.range` (a
+  causal mask's positions) are computed per element.
 * `tile.reduce` along the last axis: a sequential combination in increasing c, the partial result
   carried by the loop (a register), stored once;
 * `tile.dot`: for each output column j, the K products added in increasing k with one `math.fma`
@@ -163,6 +164,8 @@ class ChainKernelLowering(TileKernelLowering):
             self._broadcast(op)
         elif isinstance(op, tile.InBoundsOp):
             self.elements[op.result] = lambda e, c: self._in_bounds(e, op, c)
+        elif isinstance(op, tile.RangeOp):
+            self.elements[op.result] = lambda e, c: self._position(e, op, c)
         elif isinstance(op, tile.MapOp):
             self._map(emitter, op)
         elif isinstance(op, tile.ReduceOp):
@@ -214,6 +217,16 @@ class ChainKernelLowering(TileKernelLowering):
         indices = self._indices(emitter, op.indices, self._row(op.result), column)
         bounds = op.bounds_shape()
         return emitter.all_of([emitter.below(index, bound) for index, bound in zip(indices, bounds)])
+
+    def _position(self, emitter: Emitter, op: tile.RangeOp, column: SSAValue) -> SSAValue:
+        """`tile.range` along the rows (the thread's row) or the columns (the element's column)."""
+        rank = len(_shape(op.result))
+        axis = op.axis.value.data
+        start = self.values[op.start]
+        if axis == rank - 1:
+            return emitter.add(start, column)
+        row = self._row(op.result) if axis == rank - 2 else None
+        return start if row is None else emitter.add(start, row)
 
     def _map(self, emitter: Emitter, op: tile.MapOp) -> None:
         buffers = [self._allocate(output) for output in op.outputs]

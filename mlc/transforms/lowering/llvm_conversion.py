@@ -22,8 +22,9 @@ that they can run in any order:
   (`func.func`) allocate buffers and launch kernels for the runtime and stay untouched, and
   so do ops at module level (`memref.global`, ...), which are declarations, not kernel code.
 * **Failures.** A pattern that cannot lower an op raises `PassFailure`, before it changes the IR
-  where it can. xDSL's rewrite driver would catch the exception and print the whole module into
-  it, so `convert_kernel_ops` catches it first, stops rewriting and re-raises it after the walk.
+  where it can; `convert_kernel_ops` stops there and the pass reports it. (It applies the
+  patterns itself rather than through xDSL's rewrite driver, which would catch the exception and
+  print the whole module into it.)
 """
 
 from __future__ import annotations
@@ -50,11 +51,10 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
 )
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -197,31 +197,26 @@ def is_in_kernel(op: Operation) -> bool:
     return True
 
 
-@dataclass
-class _KernelScope(RewritePattern):
-    """Applies `pattern` to kernel ops only, and keeps the first failure for the pass to raise."""
+def convert_kernel_ops(module: ModuleOp, patterns: Sequence[RewritePattern], dialect: str | None = None) -> None:
+    """Applies `patterns` once to every op inside a kernel (of `dialect`, when given: the ops the
+    patterns convert); raises the first `PassFailure`.
 
-    pattern: RewritePattern
-    failure: PassFailure | None = field(default=None)
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if self.failure is not None or not is_in_kernel(op):
-            return
-        try:
-            self.pattern.match_and_rewrite(op, rewriter)
-        except PassFailure as failure:
-            self.failure = failure
-
-
-def convert_kernel_ops(module: ModuleOp, patterns: Sequence[RewritePattern]) -> None:
-    """Applies `patterns` once to every op inside a kernel; raises the first `PassFailure`."""
+    The patterns produce llvm ops only, which no pattern matches: one walk over the ops there are
+    at the start suffices. Offering each pattern only the ops of the pass's dialect, and deciding
+    once per block whether it is kernel code, is what keeps this fast: xDSL's rewrite walker
+    offered every op of the module to every pattern, after walking up from it to its function."""
     # No DCE: an unused op is converted like any other, never silently dropped.
     applier = GreedyRewritePatternApplier(list(patterns), dce_enabled=False)
-    scope = _KernelScope(applier)
-    # The patterns produce llvm ops only, which no pattern matches: one walk suffices.
-    PatternRewriteWalker(scope, apply_recursively=False).rewrite_module(module)
-    if scope.failure is not None:
-        raise scope.failure
+    in_kernel: dict[Block, bool] = {}
+    candidates = [op for op in module.walk() if dialect is None or op.dialect_name() == dialect]
+    for op in candidates:
+        block = op.parent
+        if block is None:
+            continue  # erased by an earlier rewrite
+        if block not in in_kernel:
+            in_kernel[block] = is_in_kernel(op)
+        if in_kernel[block]:
+            applier.match_and_rewrite(op, PatternRewriter(op))
     remove_redundant_casts(module)
 
 

@@ -107,7 +107,9 @@ class Fission:
             for operand in inner.operands
             if defined_in.get(operand, index) < index
         }
-        for value in sorted(needed, key=lambda v: (defined_in[v], id(v))):
+        # Program order (`defined_in` was filled in it), never `id()`: the same IR in every process.
+        position = {value: place for place, value in enumerate(defined_in)}
+        for value in sorted(needed, key=lambda v: (defined_in[v], position[v])):
             load = memref.LoadOp.get(self.buffer(value), [iteration])
             block.add_op(load)
             value.replace_uses_with_if(load.res, lambda use: _inside(use.operation, roots))

@@ -88,6 +88,14 @@ HALF_LARGE_TILE = (128, 256, 32)
 """The large block of f16/bf16 products: on an H100, 4096^3 f16 through mma.sync and ldmatrix ran at
 290 TFLOP/s with it against 176 with 128x128x16 and 177 with 128x128x32 (bench/matmul_tiles.py,
 BENCHMARKS.md): 64x64 warp tiles load fewer fragments per mma, BK = 32 halves the barriers."""
+WGMMA_TILES = ((128, 256, 64), (128, 128, 64), (64, 128, 64))
+"""The blocks of f16/bf16 products on Hopper (wgmma, `matmul_wgmma.py`), largest first: the first
+that makes `LARGE_TILE_PROGRAMS` blocks, else the last, cut to the matrix. 128x256x64 is Triton's
+and cuBLAS's H100 block (two warpgroups of m64n256k16, 48 KiB of operands a K step); 64 is one
+128-byte swizzle row of K."""
+WGMMA_ALIGNMENT = 8
+"""Elements (16 bytes) the rows of both operands must be a multiple of for the wgmma blocks: their
+copies are 16-byte async copies."""
 CPU_TILE = (128, 128, 16)
 """The CPU's block (`convert-graph-to-tile{target=cpu}`), whatever the number of programs (a few
 threads are kept busy by a few programs): one thread on a Xeon with AVX-512 ran 1024^3 f32 in
@@ -105,12 +113,16 @@ def _next_power_of_two(value: int) -> int:
 
 
 def choose_matmul_tile(
-    batch: int, rows: int, columns: int, depth: int, half: bool = False, cpu: bool = False
+    batch: int, rows: int, columns: int, depth: int, half: bool = False, cpu: bool = False, wgmma: bool = False
 ) -> tuple[int, int, int]:
     """(BM, BN, BK) for a `batch` of `rows x depth @ depth x columns` products (see the docstring).
 
     `half`: 16-bit (f16/bf16) operands, which take `HALF_LARGE_TILE` as their large block on the
-    GPU; `cpu`: the CPU's block, `CPU_TILE`, cut to the matrix likewise."""
+    GPU, or with `wgmma` one of `WGMMA_TILES` where the K loop has two steps or more and the rows are
+    16-byte multiples; `cpu`: the CPU's block, `CPU_TILE`, cut to the matrix likewise."""
+    if half and wgmma and not cpu and depth > WGMMA_TILES[0][2] and depth % WGMMA_ALIGNMENT == 0 and columns % WGMMA_ALIGNMENT == 0:
+        tile = next((t for t in WGMMA_TILES if batch * -(-rows // t[0]) * -(-columns // t[1]) >= LARGE_TILE_PROGRAMS), WGMMA_TILES[-1])
+        return min(tile[0], max(64, _next_power_of_two(rows))), min(tile[1], max(64, _next_power_of_two(columns))), tile[2]
     large = HALF_LARGE_TILE if half else LARGE_TILE
     programs = batch * -(-rows // large[0]) * -(-columns // large[1])
     limit = CPU_TILE if cpu else large if programs >= LARGE_TILE_PROGRAMS else DEFAULT_TILE
@@ -281,7 +293,7 @@ def matmul_precision(op: graph.MatmulOp, default: str) -> str:
 
 
 def plan_matmul(
-    name: str, unit: MatmulUnit, block: Sequence[int] | None, precision: str = DEFAULT_PRECISION, cpu: bool = False
+    name: str, unit: MatmulUnit, block: Sequence[int] | None, precision: str = DEFAULT_PRECISION, cpu: bool = False, wgmma: bool = False
 ) -> MatmulPlan:
     op = unit.op
     element_type = op.result.type.element_type  # type: ignore[attr-defined]
@@ -293,7 +305,7 @@ def plan_matmul(
     rows, columns = shape_of(op.result)[-2:]
     if block is None:
         half = element_type != f32
-        block = choose_matmul_tile(math.prod(batch), rows, columns, shape_of(op.a)[-1], half, cpu)
+        block = choose_matmul_tile(math.prod(batch), rows, columns, shape_of(op.a)[-1], half, cpu, wgmma)
     return MatmulPlan(name, unit, tuple(block), collapse, matmul_precision(op, precision))  # type: ignore[arg-type]
 
 

@@ -8,7 +8,7 @@ aligned vector (`store_chunk`) or, for a transposed copy, element by element dow
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import (
@@ -24,6 +24,7 @@ from xdsl.rewriter import InsertPoint
 from mlc.dialects import attributes
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
+from mlc.transforms.analysis.affine_index import constant_index
 from mlc.transforms.analysis.shared_memory_promotion import (
     ReadSite,
     constant_bounds,
@@ -80,13 +81,41 @@ def require_parameter_alignment(kernel: loop.KernelOp, memref_value: SSAValue, a
     attributes.ARG_ALIGNMENT.write(kernel, DenseArrayBase.from_list(i64, values))
 
 
-def last_iteration(scope: scf.ForOp) -> int | None:
-    """The counter's value in the last run of a loop with constant bounds that runs at least twice."""
+Counter = int | SSAValue
+"""A loop counter's value: a constant, or computed in the IR."""
+
+
+def last_iteration(scope: scf.ForOp) -> Counter | None:
+    """The counter's value in the last run of a loop with constant bounds that runs at least
+    twice; for a constant start and step and a computed end (a causal chain kernel's key loop),
+    `lb + ((max(ub, lb + 1) - 1 - lb) / step) * step` emitted right after the end is computed (lb
+    when the loop does not run, so that copies made for it stay at a real counter)."""
     bounds = constant_bounds(scope)
-    if bounds is None or bounds[1] - bounds[0] <= bounds[2]:
+    if bounds is not None:
+        low, upper, step = bounds
+        return None if upper - low <= step else low + (upper - 1 - low) // step * step
+    low, step = constant_index(scope.lb), constant_index(scope.step)
+    if low is None or step is None or step <= 0:
         return None
-    low, upper, step = bounds
-    return low + (upper - 1 - low) // step * step
+    owner = scope.ub.owner
+    block = owner if isinstance(owner, Block) else owner.parent_block()
+    emitter = Emitter(Block())
+    at_least_once = emitter.emit(arith.MaxSIOp(scope.ub, emitter.index(low + 1)))
+    runs = emitter.emit(arith.DivUIOp(emitter.emit(arith.SubiOp(at_least_once, emitter.index(low + 1))), emitter.index(step)))
+    last = emitter.add(emitter.emit(arith.MuliOp(runs, emitter.index(step))), emitter.index(low))
+    last.name_hint = "last"
+    for op in list(emitter.builder.insertion_point.block.ops):
+        op.detach()
+        if isinstance(owner, Block):
+            block.insert_op_before(op, block.first_op)  # type: ignore[union-attr, arg-type]
+        else:
+            block.insert_op_after(op, owner)  # type: ignore[union-attr]
+            owner = op
+    return last
+
+
+def counter_value(emitter: Emitter, counter: Counter) -> SSAValue:
+    return emitter.index(counter) if isinstance(counter, int) else counter
 
 
 def move_ops(staging: Emitter, block: Block, before: Operation | None) -> None:
@@ -123,3 +152,39 @@ def redirect_group(group: list[ReadSite], shared: SSAValue, origins: list[SSAVal
         site.op.results[0].replace_all_uses_with(element)
     for site in group:
         block.erase_op(site.op)
+
+
+def redirect_read(
+    site: ReadSite, shared: SSAValue, origins: list[SSAValue], stage: SSAValue | None, aligned: Callable[[SSAValue, int, SSAValue], bool]
+) -> None:
+    """Replaces the read of `site` by the same read of `shared` at `index - origin` (in `stage`, if
+    staged); a vector read keeps its alignment where `aligned(origin, width, shared)` says so."""
+    op = site.op
+    block = op.parent_block()
+    assert block is not None
+    local = [] if stage is None else [stage]
+    indices = op.read_region(site.role)[1] if isinstance(op, loop.WgmmaOp) and site.role is not None else op.indices
+    for index, origin in zip(indices, origins):
+        difference = arith.SubiOp(index, origin)
+        block.insert_op_before(difference, op)
+        local.append(difference.result)
+    if isinstance(op, loop.WgmmaOp):
+        operands = (shared, local, op.rhs, op.rhs_indices) if site.role == "lhs" else (op.lhs, op.lhs_indices, shared, local)
+        replacement: Operation = loop.WgmmaOp(*operands, op.c, op.columns, op.depth)
+    elif isinstance(op, loop.LdMatrixOp):
+        replacement = loop.LdMatrixOp(shared, local, op.matrices, op.transposed, op.registers[0].type)
+    elif isinstance(op, vector.LoadOp):
+        replacement = vector.LoadOp(shared, local, op.result.type)
+        alignment = op.attributes.get("alignment")
+        width_bytes = site.width * byte_width(element_type_of(shared))
+        if alignment is not None and aligned(origins[-1], site.width, shared):
+            replacement.attributes["alignment"] = IntegerAttr(width_bytes, i64)
+    else:
+        replacement = memref.LoadOp.get(shared, local)
+    for name, attribute in op.attributes.items():
+        if name != "alignment":
+            replacement.attributes[name] = attribute
+    block.insert_op_before(replacement, op)
+    for old, new in zip(op.results, replacement.results):
+        old.replace_all_uses_with(new)
+    block.erase_op(op)

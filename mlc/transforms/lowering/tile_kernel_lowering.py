@@ -87,10 +87,11 @@ class TileKernelLowering:
 
     def seed_induction_variable(self, op: scf.ForOp) -> None:
         """Tells the index analysis the range and divisor of a loop's induction variable, when the
-        bounds are known constants (the last value reached, and the gcd of start and step)."""
+        start and step are constants and the end is bounded (a causal chain's key loop ends at a
+        computed bound): the last value reached at most, and the gcd of start and step."""
         bounds = [self.facts(v) for v in (op.lb, op.ub, op.step)]
-        if all(f.low == f.high for f in bounds) and bounds[2].low > 0:
-            low, high, step = bounds[0].low, bounds[1].low - 1, bounds[2].low
+        if bounds[0].low == bounds[0].high and bounds[2].low == bounds[2].high and bounds[2].low > 0 and bounds[1].high < IndexFacts.unknown().high:
+            low, high, step = bounds[0].low, bounds[1].high - 1, bounds[2].low
             last = low + (high - low) // step * step if high >= low else low
             self.seeds[op.body.block.args[0]] = IndexFacts(low, last, gcd(low, step) or step)
 

@@ -8,32 +8,28 @@ V contiguous elements along the last dimension (16 bytes of the widest element t
 going to thread `c mod T` in repetition `c div T`: each warp reads or writes one contiguous span per
 repetition (coalesced), each thread its V elements with one vector access (Triton's blocked layout).
 
-Per thread, one repetition is generated once inside an `scf.for` over the repetitions: uniform
-index code from the tile kernel is cloned before it; each tile value becomes V scalars
-(broadcast tiles a single scalar), `tile.map` bodies are cloned once per element.
+Per thread, one repetition is generated once inside an `scf.for` over the repetitions: uniform index
+code is cloned before it; each tile value becomes V scalars (broadcast tiles a single scalar),
+`tile.map` bodies are cloned once per element.
 
-Loops. An `scf.for` in the kernel (the chunk loops of rows longer than a tile, see
-`group_kernel.py`) stays a loop in each thread. A tile it carries becomes the thread's elements
-of it, V per repetition (a splat or a broadcast tile repeated), and tile values from outside that
-its body uses are materialized before it, so loads and reductions outside are not repeated per
-iteration. Its induction variable is seeded for the index analysis with its range and step, so
-chunk origins are known multiples of the chunk. Values made in its body stay in its body.
+Loops. An `scf.for` in the kernel (chunk loops over long rows, `group_kernel.py`) stays a loop in
+each thread, carrying its tiles as the thread's elements (V per repetition); tile values from
+outside that its body uses are materialized before it (not repeated per iteration); its counter
+is seeded for the index analysis with its range and step (chunk origins: multiples of the chunk).
 
 Masks and vectors. The loads and stores of a chunk are emitted by `chunk_access.py`: a range and
-divisibility analysis of the tile origins (`index_analysis.py`) proves most accesses in bounds
-(no mask) and aligned (one 16-byte vector access); the rest are guarded, and partial chunks fall
-back to scalar accesses. The kernel records in `mlc.arg_alignment` the alignment each parameter
-then needs (the runtime checks it).
+divisibility analysis of the tile origins (`index_analysis.py`) proves most accesses in bounds (no
+mask) and aligned (one 16-byte vector access); the rest are guarded, partial chunks scalar. The
+kernel records in `mlc.arg_alignment` the alignment each parameter needs (the runtime checks it).
 
-Kernels with `tile.transpose` go to `transpose_loop.py` (shared-memory transposes), with `tile.dot`
-to `matmul_loop.py`: a register micro-tile of the output per thread, the dot's K in short vector
-steps, in IEEE f32 (a `precision` asking for TF32 is refused: `dot_precision.py`). With
-`tensor-cores=true` (the GPU pipeline), dots that tensor cores can run (f16/bf16 operands, f32
-accumulation) go to `matmul_mma.py` (`loop.mma_sync` warps); GEMM chains to `chain_loop.py`.
-
-Limits: tiles of several shapes in a kernel (but broadcast operands and a dot's operands), tile
-ops other than load, store, broadcast, splat, map, reduce, in_bounds, range, gather (`chunk_access`)
-and dot, loops carrying scalars and `tile.reduce` inside a loop are reported as unsupported.
+Kernels with `tile.dot` go to `matmul_loop.py`: a register micro-tile of the output per thread, K
+in short vector steps, IEEE f32 (TF32 is refused: `dot_precision.py`). With `tensor-cores=true`,
+dots tensor cores can run (f16/bf16 operands, f32 accumulation) go to `matmul_mma.py` (warps of
+`loop.mma_sync`) or with `wgmma=true` (sm_90a) to `matmul_wgmma.py` (warpgroups of `loop.wgmma`);
+GEMM chains to `chain_mma.py` or `chain_loop.py`; `tile.transpose` kernels to `transpose_loop.py`.
+Limits (reported as unsupported): tiles of several shapes in a kernel (but broadcast and dot
+operands), tile ops but load, store, broadcast, splat, map, reduce, in_bounds, range, gather, dot,
+loops carrying scalars and `tile.reduce` inside a loop.
 """
 
 from __future__ import annotations
@@ -56,9 +52,10 @@ from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.thread_layout import ThreadLayout, iteration_shape, used_from_outside
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if, indexed_elements
 from mlc.transforms.lowering.chain_loop import is_chain_kernel, lower_chain_kernel
+from mlc.transforms.lowering.chain_mma import chain_mma_applies, lower_chain_mma_kernel
 from mlc.transforms.lowering.dot_precision import refuse_unhonoured_precisions
 from mlc.transforms.lowering.matmul_loop import contains_dot, lower_dot_kernel
-from mlc.transforms.lowering.matmul_mma import lower_mma_kernel, mma_applies
+from mlc.transforms.lowering.matmul_wgmma import lower_tensor_core_kernel
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering, is_power_of_two
 from mlc.transforms.lowering.tile_reductions import all_reduce, combine_tree, reduction_terms
 from mlc.transforms.lowering.transpose_loop import contains_transpose, lower_transpose_kernel
@@ -378,6 +375,8 @@ class ConvertTileToLoop(ModulePass):
     vector_bytes: int = 16
     tensor_cores: bool = False
     """Lower the dots that tensor cores can run to warps of `loop.mma_sync` (`matmul_mma.py`)."""
+    wgmma: bool = False
+    """With tensor-cores: warpgroups of `loop.wgmma` (sm_90a, `matmul_wgmma.py`) where they apply."""
 
     def __post_init__(self) -> None:
         if self.vector_bytes < 1:
@@ -385,10 +384,12 @@ class ConvertTileToLoop(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
-            if is_chain_kernel(kernel) or contains_transpose(kernel):  # GEMM chains; shared-memory transposes
-                lowered = (lower_chain_kernel if is_chain_kernel(kernel) else lower_transpose_kernel)(kernel, self.vector_bytes)
-            elif self.tensor_cores and mma_applies(kernel):
-                lowered = lower_mma_kernel(kernel, self.vector_bytes)
+            if is_chain_kernel(kernel):  # on tensor cores where its products can use them
+                lowered = (lower_chain_mma_kernel if self.tensor_cores and chain_mma_applies(kernel) else lower_chain_kernel)(kernel, self.vector_bytes)
+            elif contains_transpose(kernel):
+                lowered = lower_transpose_kernel(kernel, self.vector_bytes)
+            elif self.tensor_cores and (tensor_core := lower_tensor_core_kernel(kernel, self.vector_bytes, self.wgmma)):
+                lowered = tensor_core
             elif contains_dot(kernel):
                 refuse_unhonoured_precisions(kernel)
                 lowered = lower_dot_kernel(kernel, self.vector_bytes)

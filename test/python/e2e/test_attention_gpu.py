@@ -14,7 +14,9 @@ bounds is caught. The fused cases compile with bytes alone deciding (`graph-fuse
 GPU's compute model, which would choose separate kernels for these head dims) and check that the
 program became one chain kernel; the `separate` cases force the fallback
 (`graph-fuse{on-chip-bytes=0}`: the blocks cannot fit) and check the three-kernel path against
-the same bound.
+the same bound. The `tensor_core` cases compile with the default GPU pipeline, whose compute
+model fuses f16 chains onto the tensor-core chain kernel (`chain_mma.py`), causal ones as the
+importer writes `is_causal` (`graph.where` of a key <= query comparison).
 """
 
 from __future__ import annotations
@@ -90,3 +92,28 @@ def test_separate_kernels_against_pytorch(element: str):
     assert _chain_kernels(compiled) == 0
     result = compiled(*inputs)
     assert_compiled_matches(program.text, inputs, result, references=[_pytorch_reference(inputs, 64)])
+
+
+TENSOR_CORE_CASES = [
+    # batch x heads, sequence, head dim, mask
+    pytest.param(4, 1000, 64, "none", id="bh4-s1000-d64"),
+    pytest.param(4, 777, 128, "causal-where", id="bh4-s777-d128-causal"),
+    pytest.param(2, 300, 128, "additive", id="bh2-s300-d128-additive"),
+    pytest.param(3, 130, 33, "causal-where", id="bh3-s130-d33-causal"),
+]
+
+
+@pytest.mark.parametrize(("heads", "sequence", "depth", "mask"), TENSOR_CORE_CASES)
+def test_tensor_core_chain_against_pytorch(heads: int, sequence: int, depth: int, mask: str):
+    """f16 chains on the default GPU pipeline: one chain kernel, on mma.sync, within the bound."""
+    program = attention_program("f16", (heads,), sequence, sequence, depth, depth, mask, True)
+    inputs = random_inputs(program.text, seed=sequence)
+    compiled = mlc.compile(program.text, device="cuda")
+    assert _chain_kernels(compiled) == 1
+    assert "llvm.nvvm.mma.m16n8k16" in str(compiled.lowered_module)
+    result = compiled(*inputs)
+    reference_inputs = list(inputs)
+    if mask == "causal-where":
+        above = np.arange(sequence)[None, :] > np.arange(sequence)[:, None]
+        reference_inputs.append(np.where(above, -np.inf, 0.0))
+    assert_compiled_matches(program.text, inputs, result, references=[_pytorch_reference(reference_inputs, depth)])

@@ -1,7 +1,10 @@
 """mlc.compile with the on-disk cache, and saved bundles, end to end on the CPU.
 
-Pass executions are counted (never time): a cached compile, in this process or a fresh one, runs
-no pass and does not even import the passes. Several processes compiling the same program at
+Pass executions and imported modules are counted (never time): a cached compile, in this process
+or a fresh one, runs no pass and does not even import the passes; in a fresh process it imports
+neither xDSL nor (given /proc/cpuinfo and a C compiler to link the kernels) llvmlite, and loads
+the kernels' shared library. The key's CPU fingerprint ignores what changes from one reading of
+/proc/cpuinfo to the next and follows what identifies the CPU. Several processes compiling the same program at
 once all succeed and leave one valid entry. A corrupted entry is reported and compiled again.
 Bundles round-trip, run without the passes, and refuse a machine or mlc they were not made for.
 """
@@ -42,6 +45,21 @@ x = np.ones((4, 8), np.float32)
 print(json.dumps({"passes": len(runs), "transforms_imported": any(m.startswith("mlc.transforms") for m in sys.modules),
                   "result": compiled(x, x).tolist()}))
 """
+
+
+IMPORTS_CHILD = """
+import json, sys
+import numpy as np
+import mlc
+before = set(sys.modules)
+compiled = mlc.compile(sys.stdin.read(), device="cpu")
+x = np.ones((4, 8), np.float32)
+print(json.dumps({"imported": sorted(set(sys.modules) - before), "result": compiled(x, x).tolist(),
+                  "loader": type(compiled.program.executor.module).__name__}))
+"""
+
+COMPILER_MODULES = ("xdsl", "mlc.transforms", "mlc.passes", "mlc.dialects", "mlc.diagnostics", "mlc.backend", "mlc.interpreter")
+"""What a cache hit never needs: xDSL and mlc's modules that parse, lower or generate code."""
 
 
 @pytest.fixture
@@ -116,6 +134,44 @@ def test_a_fresh_process_loads_the_cached_program_without_the_passes(cache_dir: 
     assert first["passes"] > 10 and first["transforms_imported"]
     assert second["passes"] == 0 and not second["transforms_imported"]
     assert second["result"] == first["result"]
+
+
+def test_a_fresh_process_hit_imports_no_compiler_and_loads_the_shared_library(cache_dir: Path):
+    from mlc.backend.cpu import c_compiler_driver
+    from mlc.caching import host_cpu_fingerprint
+
+    def child() -> dict:
+        done = subprocess.run([sys.executable, "-c", IMPORTS_CHILD], input=PROGRAM, capture_output=True, text=True, check=True)
+        return json.loads(done.stdout)
+
+    def loaded(report: dict, *packages: str) -> list[str]:
+        return [name for name in report["imported"] if any(name == p or name.startswith(p + ".") for p in packages)]
+
+    first, second = child(), child()
+    assert loaded(first, "xdsl", "mlc.transforms") and second["result"] == first["result"]
+    assert not loaded(second, *COMPILER_MODULES, "mlc.tuning.database", "mlc.runtime.cuda", "cuda")
+    if host_cpu_fingerprint() is not None and c_compiler_driver() is not None:
+        assert second["loader"] == "SharedLibrary" and not loaded(second, "llvmlite")
+
+
+def test_the_cpu_fingerprint_follows_the_cpu_not_the_clock(tmp_path: Path):
+    from mlc.caching import host_cpu_fingerprint
+
+    block = "processor\t: {n}\nvendor_id\t: GenuineIntel\nmodel\t\t: 143\ncpu MHz\t\t: {mhz}\nflags\t\t: {flags}\n"
+    cpuinfo = tmp_path / "cpuinfo"
+
+    def fingerprint(mhz: str, flags: str, second_flags: str = "sse2 avx2") -> str | None:
+        cpuinfo.write_text(block.format(n=0, mhz=mhz, flags=flags) + "\n" + block.format(n=1, mhz=mhz, flags=second_flags))
+        return host_cpu_fingerprint(str(cpuinfo))
+
+    reference = fingerprint("2600.0", "sse2 avx2")
+    assert reference is not None
+    assert fingerprint("3400.5", "sse2 avx2") == reference  # the clock is not the CPU
+    assert fingerprint("2600.0", "sse2 avx2", "sse2") == reference  # only the first block is read
+    assert fingerprint("2600.0", "sse2 avx2 avx512f") != reference  # another feature set
+    assert host_cpu_fingerprint(str(tmp_path / "missing")) is None
+    cpuinfo.write_text("processor\t: 0\ncpu MHz\t\t: 2600\n")
+    assert host_cpu_fingerprint(str(cpuinfo)) is None  # nothing that names the CPU: ask LLVM
 
 
 def test_processes_compiling_the_same_program_at_once_all_succeed(cache_dir: Path):

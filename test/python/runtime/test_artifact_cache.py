@@ -58,6 +58,28 @@ def test_the_format_round_trips_plans_text_and_bytes():
         assert (again.graph_source, again.target, again.key) == (artifact.graph_source, artifact.target, "k1")
 
 
+def test_a_shared_library_travels_with_the_object_and_old_files_have_none():
+    import dataclasses
+    import hashlib
+    import json
+    import struct
+
+    library = b"\x7fELF shared library" * 50
+    again = decode(encode(dataclasses.replace(_artifact("k1"), shared_library=library)))
+    assert again.shared_library == library and again.kernels == b"\x7fELF object"
+    np.testing.assert_array_equal(again.plan.constants[0].values, np.arange(4, dtype=np.float32))
+    # A file written before the field existed (no "shared_library" in its header) reads as None.
+    data = encode(_artifact("k1"))
+    (size,) = struct.unpack_from("<Q", data, len(MAGIC) + 32)
+    start = len(MAGIC) + 40
+    header = json.loads(data[start : start + size])
+    del header["shared_library"]
+    header_bytes = json.dumps(header, separators=(",", ":")).encode()
+    payload = struct.pack("<Q", len(header_bytes)) + header_bytes + data[start + size :]
+    old = decode(MAGIC + hashlib.sha256(payload).digest() + payload)
+    assert old.shared_library is None and old.kernels == b"\x7fELF object"
+
+
 def test_keys_separate_their_parts():
     assert cache_key("ab", "c") != cache_key("a", "bc")
     assert cache_key("x") == cache_key("x") and len(cache_key("x")) == 64

@@ -1,4 +1,5 @@
-"""Loading object files with MCJIT (mlc/runtime/cpu.py), and HostProgram on the CPU executor.
+"""Loading object files with MCJIT and shared libraries with the dynamic loader
+(mlc/runtime/cpu.py), and HostProgram on the CPU executor.
 
 The object files are built here from hand-written LLVM IR with llvmlite (host triple,
 `TargetMachine.emit_object`), so these tests do not depend on mlc's backend. Results are compared
@@ -9,11 +10,14 @@ with numpy exactly, except where a kernel calls libm's expf: there within the er
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 from ptx_kernels import parse
 
-from mlc.runtime.cpu import CpuLoadError, CpuModule, elf_symbols
+from mlc.backend.cpu import c_compiler_driver, link_shared_library
+from mlc.runtime.cpu import CpuLoadError, CpuModule, SharedLibrary, elf_symbols, load_cpu_code
 from mlc.runtime.host import CpuExecutor, HostProgram
 from programs import assert_compiled_matches
 
@@ -222,3 +226,55 @@ def test_a_kernel_missing_from_the_object_fails_at_build() -> None:
     text = HOST_MODULE.replace("@exp_1024", "@log_1024")
     with pytest.raises(CpuLoadError, match="has no function 'log_1024'"):
         HostProgram.for_cpu(parse(text), object_code(KERNELS_IR))
+
+
+needs_a_linker = pytest.mark.skipif(c_compiler_driver() is None, reason="no C compiler driver to link a shared library")
+
+
+@needs_a_linker
+def test_a_shared_library_runs_what_the_object_runs(kernels: CpuModule) -> None:
+    library_bytes = link_shared_library(object_code(KERNELS_IR))
+    assert library_bytes is not None
+    library = load_cpu_code(object_code(KERNELS_IR), library_bytes, name="kernels.so")
+    assert isinstance(library, SharedLibrary)
+    a = np.linspace(-5, 5, 1024, dtype=np.float32)
+    for name, arguments in (("add_1024", (a, a[::-1].copy())), ("exp_1024", (a,))):
+        expected, out = np.empty(1024, np.float32), np.empty(1024, np.float32)
+        kernels.function(name, len(arguments) + 1)(*(x.ctypes.data for x in arguments), expected.ctypes.data)
+        library.function(name, len(arguments) + 1)(*(x.ctypes.data for x in arguments), out.ctypes.data)
+        np.testing.assert_array_equal(out, expected)  # libm's expf resolved by the loader: the same
+    with pytest.raises(CpuLoadError, match="kernels.so has no function 'mul_1024'"):
+        library.function("mul_1024", 3)
+    library.close()
+
+
+def test_a_library_the_loader_refuses_falls_back_to_the_object() -> None:
+    module = load_cpu_code(object_code(KERNELS_IR), b"\x7fELF not really a library", name="broken.so")
+    assert isinstance(module, CpuModule)
+    a = np.ones(1024, np.float32)
+    out = np.empty(1024, np.float32)
+    module.function("add_1024", 3)(a.ctypes.data, a.ctypes.data, out.ctypes.data)
+    np.testing.assert_array_equal(out, 2 * a)
+
+
+def test_an_object_that_does_not_link_gives_no_library() -> None:
+    assert link_shared_library(object_code(MISSING_SYMBOL_IR)) is None  # undefined symbol: -z defs
+    assert link_shared_library(b"not an object") is None
+
+
+@needs_a_linker
+def test_libraries_loaded_one_after_another_stay_apart() -> None:
+    """The loader returns the library already loaded under a path given again: each library's
+    in-memory file stays open while it is loaded, so two never share a /proc/self/fd path."""
+    first = SharedLibrary(link_shared_library(object_code(KERNELS_IR)), name="first.so")  # type: ignore[arg-type]
+    for _ in range(3):
+        other = SharedLibrary(link_shared_library(object_code(HALF_IR)), name="half.so")  # type: ignore[arg-type]
+        other.function("widen_8", 2)
+        with pytest.raises(CpuLoadError, match="has no function 'add_1024'"):
+            other.function("add_1024", 3)
+        other.close()
+    first.function("add_1024", 3)
+    del first
+    gc.collect()  # unloaded, its file closed: a library loaded now may reuse the descriptor
+    again = SharedLibrary(link_shared_library(object_code(HALF_IR)), name="half.so")  # type: ignore[arg-type]
+    again.function("widen_8", 2)

@@ -7,9 +7,13 @@ in numpy. The same scenarios run for real in test_cuda_gpu.py on a GPU.
 
 from __future__ import annotations
 
+import collections
 import gc
+import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -311,3 +315,67 @@ def test_host_program_views_of_an_arena(fake: fake_cuda_driver.FakeState) -> Non
     results = program.run_on_device(np.ones(1024, np.float32), np.ones(1024, np.float32))
     assert all(result.pointer not in (arena, arena + 4096) for result in results)  # the caller's own buffers
     np.testing.assert_array_equal(results[1].to_numpy(), np.full(1024, 2.5, np.float32))
+
+
+ADD_GRAPH = """func.func @f(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = graph.add %x, %y : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %0 : tensor<4x8xf32>
+}"""
+
+
+def test_a_cached_gpu_program_costs_the_driver_only_its_loading(
+    fake: fake_cuda_driver.FakeState, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A cache hit (its device retained afresh, as in a new process) makes the driver calls that
+    loading the program needs, exactly those of the compile that stored it: initialisation, the
+    primary context, one module load; no copy, synchronisation or launch."""
+    import mlc
+
+    monkeypatch.setenv("MLC_CACHE", "1")
+    monkeypatch.setenv("MLC_CACHE_DIR", str(tmp_path))
+    driver = cuda.driver_module()
+    calls: collections.Counter[str] = collections.Counter()
+
+    def counted(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*arguments: Any) -> Any:
+            calls[name] += 1
+            if name == "cuModuleLoadDataEx":  # the compiled kernels, known to the fake (never run here)
+                for kernel in re.findall(r"\.entry\s+(\w+)\s*\(", arguments[0][:-1].decode()):
+                    monkeypatch.setitem(fake_cuda_driver.KERNELS, kernel, fake_cuda_driver.Kernel((), lambda *_: None))
+            return function(*arguments)
+
+        return call
+
+    for name in [name for name in vars(driver) if name.startswith("cu")]:
+        monkeypatch.setattr(driver, name, counted(name, getattr(driver, name)))
+    import mlc.diagnostics
+
+    passes: list[str] = []
+    run_pass = mlc.diagnostics.run_pass
+    monkeypatch.setattr(mlc.diagnostics, "run_pass", lambda p, *rest: (passes.append(p.name), run_pass(p, *rest))[1])
+    first = mlc.compile(ADD_GRAPH, device="cuda")
+    compiled, compiled_passes = dict(calls), len(passes)
+    calls.clear()
+    monkeypatch.setattr(cuda, "_DEVICES", {})
+    second = mlc.compile(ADD_GRAPH, device="cuda")
+    assert second is not first
+    assert compiled_passes > 10 and len(passes) == compiled_passes  # the second compile was a hit
+    assert dict(calls) == compiled
+    assert calls["cuModuleLoadDataEx"] == 1 and calls["cuDevicePrimaryCtxRetain"] == 1
+    assert not [name for name in calls if name.startswith(("cuMemcpy", "cuLaunch", "cuCtxSynchronize", "cuStream"))]
+
+
+def test_without_a_driver_device_node_cuda_is_unavailable_before_cuda_python_loads(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import sys
+
+    monkeypatch.setattr(cuda, "DRIVER_DEVICE_NODES", (str(tmp_path / "nvidiactl"),))
+    monkeypatch.delitem(sys.modules, "cuda.bindings.driver")
+    monkeypatch.setattr(cuda, "_DEVICES", {})
+    monkeypatch.setattr(sys, "platform", "linux")
+    with pytest.raises(CudaError, match="there is no NVIDIA GPU driver on this machine"):
+        cuda.driver_module()
+    assert not cuda.is_available() and "cuda.bindings.driver" not in sys.modules
+    (tmp_path / "nvidiactl").touch()  # a node: cuda-python decides
+    assert cuda.driver_module().cuInit is not None

@@ -42,14 +42,17 @@ def program(m: int, n: int, k: int, epilogue: bool) -> str:
     return f"func.func @main({parameters}) -> {c} {{\n  {body}  func.return {result} : {c}\n}}\n"
 
 
-def _tile_level(text: str, element: str) -> str:
-    tile_text = str(lower(text, TILE_LEVEL))
+def _tile_level(text: str, element: str, tile_level: str = TILE_LEVEL) -> str:
+    tile_text = str(lower(text, tile_level))
     return tile_text.replace("f16", element) if element != "f16" else tile_text
 
 
-def _check_chain(text: str, element: str, steps: list[str], seed: int, pipelined: bool = False) -> None:
-    """Interprets the module after each of `steps` (from the tile level) and compares neighbours."""
-    module = lower(_tile_level(text, element), "")
+def _check_chain(
+    text: str, element: str, steps: list[str], seed: int, pipelined: bool = False, tile_level: str = TILE_LEVEL, path: str = "loop.mma_sync"
+) -> None:
+    """Interprets the module after each of `steps` (from the tile level) and compares neighbours;
+    `path` is the tensor-core op convert-tile-to-loop must have used."""
+    module = lower(_tile_level(text, element, tile_level), "")
     dtype = to_numpy_dtype(_element_attribute(element))
     inputs = [x.astype(dtype) for x in random_inputs(text, seed)]
     expected = run(module, "main", [x.copy() for x in inputs])
@@ -62,11 +65,13 @@ def _check_chain(text: str, element: str, steps: list[str], seed: int, pipelined
         for want, got in zip(expected, actual):
             assert got.dtype == want.dtype and got.shape == want.shape, step
             np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16), err_msg=step)
-        if step == "convert-tile-to-loop{tensor-cores=true}":
-            assert "loop.mma_sync" in str(module), "the tensor-core path did not apply"
-            assert "loop.ldmatrix" in str(module), "the operands are not loaded with ldmatrix"
+        if step.startswith("convert-tile-to-loop{tensor-cores=true"):
+            assert path in str(module), "the tensor-core path did not apply"
+            assert path != "loop.mma_sync" or "loop.ldmatrix" in str(module), "the operands are not loaded with ldmatrix"
         if step.startswith("loop-promote-shared"):
-            assert "read by ldmatrix" in str(module), "ldmatrix operands were not staged in shared memory"
+            staged = "read by ldmatrix" if path == "loop.mma_sync" else "read by wgmma"
+            assert staged in str(module), "tensor-core operands were not staged in shared memory"
+            assert path == "loop.mma_sync" or "loop.async_copy" in str(module), "wgmma operands were not copied asynchronously"
             assert not pipelined or "loop.async_copy" in str(module), "the copies were not pipelined"
 
 

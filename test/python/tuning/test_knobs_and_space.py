@@ -59,6 +59,29 @@ def test_the_space_follows_the_workload_and_the_target():
     assert "convert-graph-to-tile.num-warps" in {d.name for d in matmul.dimensions}
 
 
+def test_knobs_without_a_kernel_to_act_on_leave_the_space():
+    """A lone matmul has no elementwise kernel (its block size and warps would all make the same
+    program); a workload without a matmul promotes no tiles (no stages to choose)."""
+    bare = workload(MATMUL.replace("%r = graph.relu %p : tensor<16x24xf32>", "").replace("return %r", "return %p"))
+    names = {d.name for d in SearchSpace.of(bare.module, "cuda").dimensions}
+    assert "convert-graph-to-tile.matmul-tile" in names and "loop-promote-shared.stages" in names
+    assert "convert-graph-to-tile.elements-per-program" not in names and "convert-graph-to-tile.num-warps" not in names
+    add = {d.name for d in SearchSpace.of(workload(ADD).module, "cuda").dimensions}
+    assert "convert-graph-to-tile.num-warps" in add and "loop-promote-shared.stages" not in add
+
+
+def test_the_space_tunes_the_pipeline_mlc_compile_runs_on_the_device(monkeypatch):
+    """On an sm_90 GPU mlc.compile lowers f16 matmuls with wgmma: so does every configuration."""
+    from mlc.tuning import space as space_module
+
+    monkeypatch.setattr(space_module, "_device_arch", lambda target: "sm_90" if target == "cuda" else "")
+    hopper = SearchSpace.of(workload(MATMUL).module, "cuda")
+    assert "wgmma=true" in hopper.pipeline(hopper.heuristic())
+    monkeypatch.setattr(space_module, "_device_arch", lambda target: "")
+    generic = SearchSpace.of(workload(MATMUL).module, "cuda")
+    assert "wgmma" not in generic.pipeline(generic.heuristic())
+
+
 def test_a_configuration_is_a_replayable_pipeline():
     space = SearchSpace.of(workload(MATMUL).module, "cpu")
     assert space.pipeline(space.heuristic()) == space.pipeline({})  # the heuristic sets nothing

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from contextlib import closing
 
+import random
+
 import pytest
 
 from mlc.dialects.graph.error_bounds import result_bounds
 from mlc.tuning.database import TuningDatabase
+from mlc.tuning import features
+from mlc.tuning.features import extract_from_text
 from mlc.tuning.measure import LocalMeasurer, MeasureResult, MeasureTask
 from mlc.tuning.search import tune
 from mlc.tuning.space import SearchSpace
@@ -75,25 +79,31 @@ def test_measurement_through_a_local_ray_cluster(ray_measurer):
 class SyntheticMeasurer:
     """Costs from a formula of the configuration (no compiling): the search's logic alone."""
 
-    def __init__(self):
+    def __init__(self, slots: int = 1):
+        self.slots = slots
         self.measured: list[str] = []
+        self.rounds: list[int] = []
+
+    def extract(self, source, configs):
+        return extract_from_text(source, "cpu", configs)
 
     def measure(self, tasks):
         self.measured.extend(task.pipeline for task in tasks)
+        self.rounds.append(len(tasks))
         return [MeasureResult(1.0 + len(task.pipeline) % 7 / 10, None) for task in tasks]
 
 
 def test_lowering_failures_are_trials(monkeypatch):
-    from mlc.tuning import search
+    from mlc.tuning import features
 
-    real_extract = search.extract
+    real_extract = features.extract
 
     def extract(module, space, config):
         if config.get("convert-tile-to-loop.vector-bytes") == 8:
             raise ValueError("refused on purpose")
         return real_extract(module, space, config)
 
-    monkeypatch.setattr(search, "extract", extract)
+    monkeypatch.setattr(features, "extract", extract)
     measurer = SyntheticMeasurer()
     result = tune(workload(ADD), "cpu", 10, measurer, batch=3, seed=3)
     failed = [t for t in result.trials if t.cost is None]
@@ -110,3 +120,37 @@ def test_a_small_space_is_searched_exhaustively_then_the_search_stops():
     assert len(programs) == len(result.trials) < 1000  # each program once, then no more to measure
     space = result.space
     assert len(result.trials) + sum(1 for _ in space.valid_configs()) >= 2 * len(programs)  # some configurations shared a program
+
+
+def test_the_default_batch_grows_with_the_measurers_devices():
+    measurer = SyntheticMeasurer(slots=2)
+    tune(workload(ADD), "cpu", 17, measurer, seed=0)
+    assert measurer.rounds[0] == 1  # the heuristic alone
+    assert measurer.rounds[1:] == [8, 8]
+
+
+def test_features_are_extracted_in_the_measurers_processes(local_measurer):
+    """The same features and fingerprints as extracting in this process, and the reason for a
+    configuration that does not lower."""
+    tuned = workload(MATMUL, "matmul")
+    space = SearchSpace.of(tuned.module, "cpu")
+    rng = random.Random(0)
+    configs = [space.heuristic(), *(space.random(rng) for _ in range(3)), {**space.heuristic(), "convert-graph-to-tile.matmul-tile": (7, 7, 7)}]
+    extracted = local_measurer.extract(str(tuned.module), configs)
+    assert extracted[:4] == [features.extract(tuned.module, space, c) for c in configs[:4]]
+    assert isinstance(extracted[4], str) and extracted[4].startswith("does not lower")
+
+
+def test_results_keep_the_order_of_the_tasks_across_devices():
+    """Two timing processes (two 'devices' of the CPU target): results come back in task order,
+    failures included, whichever device timed them."""
+    measurer = LocalMeasurer("cpu", workers=2, devices=["first", "second"])
+    try:
+        assert measurer.slots == 2
+        good, broken = _tasks(ADD, ["mlc-lower-to-cpu", "builtin.module(convert-graph-to-tile)"])
+        wrong = MeasureTask(**{**good.__dict__, "expected": [good.expected[0] + 1.0]})
+        results = measurer.measure([good, broken, good, wrong, good])
+    finally:
+        measurer.close()
+    assert [r.cost is not None for r in results] == [True, False, True, False, True]
+    assert "wrong result" in results[3].error

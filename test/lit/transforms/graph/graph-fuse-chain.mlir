@@ -6,6 +6,7 @@
 // RUN: mlc-opt %s -p 'graph-decompose,graph-fuse{compute-model=gpu}' | filecheck %s --check-prefix=GPUMODEL
 // RUN: mlc-opt %s -p graph-decompose,graph-fuse,convert-graph-to-tile | filecheck %s --check-prefix=TILE
 // RUN: mlc-opt %s -p graph-decompose,graph-fuse,convert-graph-to-tile,convert-tile-to-loop | filecheck %s --check-prefix=LOOP
+// RUN: mlc-opt %s -p 'graph-decompose,graph-fuse{compute-model=gpu},convert-graph-to-tile,convert-tile-to-loop{tensor-cores=true}' | filecheck %s --check-prefix=TENSOR
 
 // CHECK-LABEL: func.func @attention
 // CHECK-NEXT:    %[[C:[a-z0-9_]+]] = graph.constant dense<1.250000e-01>
@@ -34,13 +35,11 @@
 // FALLBACK:      graph.fusion matmul
 // FALLBACK-NEXT:   graph.matmul %{{.*}}, %{{.*}} {mlc.chain_fallback = "the smallest blocks (16x16) need {{[0-9]+}} bytes on chip, more than 4096"}
 
-// With the GPU's measured rates the chain kernel's CUDA-core products (D = 64) cost more than the
-// separate kernels' score round trip: three kernels, both estimates in the reason.
-// GPUMODEL-NOT:  graph.fusion chain
-// GPUMODEL:      graph.fusion matmul
-// GPUMODEL:      graph.fusion reduction
-// GPUMODEL:      graph.fusion matmul
-// GPUMODEL-NEXT:   graph.matmul %{{.*}}, %{{.*}} {mlc.chain_fallback = "the chain kernel's products on CUDA cores: about {{[0-9.]+}} us fused, {{[0-9.]+}} us as separate kernels ({{[0-9]+}} flops; {{[0-9]+}} / {{[0-9]+}} bytes): fusion does not pay"}
+// With the GPU's measured rates the chain runs on tensor cores (f16, D = 64): fused, with the
+// tensor-core kernel's blocks (BM 64 here: 40 rows; BN 64).
+// GPUMODEL:      graph.fusion chain "attention_chain0_attention"
+// GPUMODEL-SAME:   mlc.chain_plan = {order = "rows-outer", block_rows = 64 : i64, block_keys = 64 : i64,
+// GPUMODEL-NOT:  mlc.chain_fallback
 
 // One kernel: a program per (batch x head, 64 query rows); the keys in blocks of 16, carrying the
 // running max, the running sum and the accumulator; two products; the quotient stored once.
@@ -76,6 +75,30 @@
 // LOOP:               math.exp
 // LOOP:               math.fma
 // LOOP-NOT:     loop.kernel
+// On tensor cores (chain_mma.py): 4 warps of 16 query rows; Q loaded once into registers; per key
+// block S = Q Kt as mma.sync (Kt by ldmatrix.trans), the block max and sum across each quad
+// (all_reduce over thread bits 0-1), P reused as the A operand of O += P V (V by ldmatrix.trans).
+// TENSOR:        loop.kernel @attention_chain0_attention
+// TENSOR-SAME:     mlc.mma = array<i64: 16, 8, 16>, mlc.warp_grid = array<i64: 4, 1>, mlc.pipeline_stages = 3 : i64
+// TENSOR:          loop.parallel %thread < 128 mapping thread.x {
+// TENSOR:            vector.load %q
+// TENSOR:            scf.for %n =
+// TENSOR-NOT:          vector.load %q
+// TENSOR:              loop.ldmatrix x4 trans %kt[
+// TENSOR:              loop.mma_sync m16n8k16
+// TENSOR:              loop.all_reduce %{{.*}} mask 3
+// TENSOR:              arith.maximumf
+// TENSOR:              math.exp
+// TENSOR:              loop.all_reduce %{{.*}} mask 3
+// TENSOR:              arith.addf
+// TENSOR:              arith.truncf %{{.*}} : f32 to f16
+// TENSOR:              vector.broadcast %{{.*}} : f16 to vector<2xf16>
+// TENSOR:              loop.ldmatrix x4 trans %v[
+// TENSOR:              loop.mma_sync m16n8k16
+// TENSOR:              scf.yield
+// TENSOR:            arith.divf
+// TENSOR:            vector.store %{{.*}}, %o[
+// TENSOR-NOT:    loop.kernel
 func.func @attention(%q: tensor<2x4x40x64xf16>, %kt: tensor<2x4x64x50xf16>, %v: tensor<2x4x50x64xf16>, %mask: tensor<40x50xf16>) -> tensor<2x4x40x64xf16> {
   %s = graph.matmul %q, %kt : (tensor<2x4x40x64xf16>, tensor<2x4x64x50xf16>) -> tensor<2x4x40x50xf16>
   %c = graph.constant dense<0.125> : tensor<f16>

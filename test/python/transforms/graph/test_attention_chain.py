@@ -64,6 +64,8 @@ def _reference(program: AttentionProgram, inputs: list[np.ndarray]) -> np.ndarra
         scores = np.where(np.arange(program.keys)[None, :] > np.arange(program.rows)[:, None], -np.inf, scores)
     elif program.mask == "padding":
         scores = np.where(rest[0], scores, -np.inf)
+    elif program.mask == "causal-where":
+        scores = np.where(np.arange(program.keys)[None, :] > np.arange(program.rows)[:, None], -np.inf, scores)
     with np.errstate(invalid="ignore"):
         exponentials = np.exp(scores - scores.max(axis=-1, keepdims=True))
         return exponentials / exponentials.sum(axis=-1, keepdims=True) @ v
@@ -121,6 +123,29 @@ def test_every_pass_keeps_the_answer(pipeline: str, program: AttentionProgram):
         assert_within_bounds(program.text, inputs, _run(module, inputs))
 
 
+TENSOR_CORE_PASSES = GPU_PIPELINE.split(",")
+TENSOR_CORE_PREFIX = ",".join(TENSOR_CORE_PASSES[: [name.split("{")[0] for name in TENSOR_CORE_PASSES].index("gpu-insert-barriers") + 1])
+"""The GPU pipeline (with its compute model) up to gpu-insert-barriers: the tensor-core chain kernel
+as the GPU interpreter runs it, barriers and all."""
+
+
+@settings(max_examples=6, **SETTINGS)
+@given(
+    program=attention_programs(max_rows=40, max_keys=90, depths=(16, 33, 64, 128)).filter(lambda p: p.element == "f16"),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_tensor_core_chain_kernel(program: AttentionProgram, seed: int):
+    """f16 chains on the GPU pipeline: the chain kernel on tensor cores (loop.mma_sync, ldmatrix,
+    quad all_reduce; causal ones skipping key blocks), interpreted with its barriers and async
+    copies, within the softmax's error bound (the race checker watching shared memory)."""
+    inputs = _inputs(program, seed)
+    module = lower(program.text, TENSOR_CORE_PREFIX)
+    text = str(module)
+    assert "mlc_gpu.func @main_chain0_attention" in text and "mma" in text
+    assert ("keys_visited" in text) == (program.mask in ("causal", "causal-where"))
+    assert_compiled_matches(program.text, inputs, _run(module, inputs), references=[_reference(program, inputs)])
+
+
 def test_fallback_when_the_blocks_do_not_fit():
     text = (
         "func.func @main(%q: tensor<2x20x16xf32>, %kt: tensor<2x16x30xf32>, %v: tensor<2x30x8xf32>) -> tensor<2x20x8xf32> {\n"
@@ -166,18 +191,27 @@ def _fallback_reasons(module) -> list[str]:
     return [op.attributes["mlc.chain_fallback"].data for op in module.walk() if "mlc.chain_fallback" in op.attributes]
 
 
-@pytest.mark.parametrize(("depth", "fused"), [(64, False), (128, False), (2, True)])
-def test_gpu_compute_model(depth: int, fused: bool):
-    """With the GPU's measured rates (`compute-model=gpu`, the GPU pipeline's), an attention core
-    of a real head dim goes to separate kernels, the estimates in the reason; a tiny head dim,
-    where the score matrix's round trip outweighs the chain kernel's slow products, stays fused.
-    Bytes alone fuse all three (graph-level passes only: nothing is run)."""
-    program = attention_program("f16", (64,), 1024, 1024, depth, depth, "none", True)
+@pytest.mark.parametrize(
+    ("element", "depth", "blocks"),
+    [("f16", 64, (128, 64)), ("f16", 128, (128, 64)), ("f16", 2, None), ("f32", 64, None)],
+)
+def test_gpu_compute_model(element: str, depth: int, blocks: tuple[int, int] | None):
+    """With the GPU's measured rates (`compute-model=gpu`, the GPU pipeline's): an f16 attention
+    core of a real head dim fuses onto the tensor-core chain kernel with its blocks (BM 128, BN
+    64); a tiny head dim (no tensor cores) stays fused on CUDA cores, where the score matrix's round
+    trip outweighs the slow products; f32 (CUDA cores) goes to separate kernels, the estimates in
+    the reason. Bytes alone fuse all of them (graph-level passes only: nothing is run)."""
+    program = attention_program(element, (64,), 1024, 1024, depth, depth, "none", True)
     module = lower(program.text, GRAPH.replace("graph-fuse", "graph-fuse{compute-model=gpu}"))
-    assert len(_chains(module)) == int(fused)
-    if not fused:
+    if element == "f32":
+        assert not _chains(module)
         (reason,) = _fallback_reasons(module)
         assert reason.startswith("the chain kernel's products on CUDA cores: about ") and reason.endswith("fusion does not pay")
+    else:
+        (chain,) = _chains(module)
+        plan = chain.attributes["mlc.chain_plan"]
+        if blocks is not None:
+            assert (plan.data["block_rows"].value.data, plan.data["block_keys"].value.data) == blocks
     assert len(_chains(lower(program.text, GRAPH))) == 1
 
 

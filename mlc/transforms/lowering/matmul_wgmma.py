@@ -1,0 +1,161 @@
+"""Tile kernels with `tile.dot`, lowered for Hopper tensor cores: warpgroups of `loop.wgmma` products.
+
+`convert-tile-to-loop{wgmma=true}` hands a kernel here (before `matmul_mma.py`) when its dots can
+run as warpgroup products (`wgmma_applies`). Everything but the dot is `MmaKernelLowering`'s:
+the grid, the K loop, the epilogue's maps, masked loads and stores, because wgmma's accumulator
+layout is mma.sync's, stacked. A warpgroup (4 consecutive warps, 128 threads) owns 64 rows of the
+block and all its BN columns; warp w of it owns rows 16w..16w+15, and a lane (g = l / 4,
+t = l % 4) holds rows g and g + 8 and columns 8q + 2t, 8q + 2t + 1 of every 8-column block q:
+the `MmaLayout` of a (BM / 16) x 1 warp grid, 16 x BN warp tiles (`mlc.warp_grid`, `mlc.warp_tile`),
+so the thread's micro-tile is 2 x BN / 4.
+
+The dot. Per K step (BK deep) each warpgroup issues one `loop.wgmma m64n{BN}k{BK}` (then `loop.wgmma_wait 0`,
+which loop-promote-shared moves the next stage's copies in front of) that reads the
+64 x BK block of A at its rows and the BK x BN block of B straight from the operand buffers, at the
+tile loads' origins: both must be `tile.load`s padded with zeros (wgmma reads zeros outside the
+buffer, as they do). The op's accumulator operands are the thread's micro-tile in PTX register
+order (register 4q + 2h + e = row h, column 2q + e of the micro-tile). `loop-promote-shared` then
+stages both operands in shared memory in the swizzled layout wgmma reads (`mlc.swizzle`), with its
+async-copy pipeline, and convert-gpu-to-nvvm builds the matrix descriptors. The kernel carries
+`mlc.wgmma` = the instruction shape [64, BN, 16].
+
+Preconditions (`wgmma_applies`): every dot is a tensor-core dot (`mma_applies`) whose block has
+64 to 256 rows in whole warpgroups (a multiple of 64), 64 to 256 columns in multiples of 64 (the
+swizzle's 64-element column blocks) and a K step that is a multiple of 64 (one 128-byte swizzle
+row of A); both operands come from zero-padded tile loads of buffers whose rows are 16-byte
+multiples, inside the K loop (so that a pipeline of async copies can stage them: a register copy
+could not write the swizzled layout; a K that fits one step has no loop and takes mma.sync). loop-promote-shared then issues the next stage's copies after the products and, where the
+accumulators are only converted and stored after the loop, leaves each product in flight until
+the next K step's wait (`async_pipeline.overlap_products`).
+Limits: no register A operand; with a computing epilogue each K step waits for its products
+(ptxas serializes the deferred pipeline there); no TMA.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
+from xdsl.ir import SSAValue
+
+from mlc.dialects import attributes
+from mlc.dialects.loop import ops as loop
+from mlc.dialects.tile import ops as tile
+from mlc.transforms.lowering.chunk_access import Emitter
+from mlc.transforms.lowering.matmul_loop import DotKernelLowering, _shape, output_shape
+from mlc.transforms.lowering.matmul_mma import (
+    INSTRUCTION,
+    MmaKernelLowering,
+    MmaLayout,
+    _zero_padded_load,
+    lower_mma_kernel,
+    mma_applies,
+)
+from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering
+
+WGMMA_PIPELINE_STAGES = 4
+"""The default `mlc.pipeline_stages` of a wgmma kernel: each product stays in flight one K step
+after its own (`async_pipeline.overlap_products`), so copies go 2 steps ahead of 4 stages (192 KiB
+for the 128x256x64 block)."""
+SWIZZLE_COLUMNS = 64
+"""16-bit elements in one 128-byte swizzle row: B's column blocks and A's K step come in these."""
+ROW_ALIGNMENT = 8
+"""Elements (16 bytes of f16/bf16) an operand's rows must be a multiple of, for async copies."""
+MAX_ROWS = 256
+MAX_COLUMNS = 256
+
+
+def _operand_rows_aligned(load: tile.LoadOp) -> bool:
+    source_shape = load.source.type.get_shape()  # type: ignore[attr-defined]
+    return len(source_shape) >= 2 and source_shape[-1] % ROW_ALIGNMENT == 0
+
+
+def wgmma_applies(kernel: tile.KernelOp) -> bool:
+    """Whether every dot of `kernel` can run as warpgroup products (see the module docstring)."""
+    if not mma_applies(kernel):
+        return False
+    for dot in (op for op in kernel.walk() if isinstance(op, tile.DotOp)):
+        lhs, rhs = _zero_padded_load(dot, "lhs"), _zero_padded_load(dot, "rhs")
+        if lhs is None or rhs is None or not (_operand_rows_aligned(lhs) and _operand_rows_aligned(rhs)):
+            return False
+        if not isinstance(dot.parent_op(), scf.ForOp):
+            return False  # one K step: no loop for the async copies to pipeline
+        rows, columns = _shape(dot.acc)[-2:]
+        depth = _shape(dot.lhs)[-1]
+        if rows % loop.WGMMA_ROWS or rows > MAX_ROWS or columns % SWIZZLE_COLUMNS or columns > MAX_COLUMNS or depth % SWIZZLE_COLUMNS:
+            return False
+    return True
+
+
+def wgmma_layout(shape: tuple[int, ...]) -> MmaLayout:
+    """A (BM / 16) x 1 warp grid: warpgroup i owns rows 64i..64i+63 (see the module docstring)."""
+    return MmaLayout(shape, shape[-2] // INSTRUCTION[0], 1)
+
+
+@dataclass
+class WgmmaKernelLowering(MmaKernelLowering):
+    """Lowers one tile kernel whose dots run as warpgroup products (see the module docstring)."""
+
+    def __post_init__(self) -> None:
+        TileKernelLowering.__post_init__(self)
+        self.layout = wgmma_layout(output_shape(self.kernel))  # type: ignore[assignment]
+
+    def lower(self) -> loop.KernelOp:
+        result = DotKernelLowering.lower(self)
+        layout = self.layout
+        assert isinstance(layout, MmaLayout)
+        attributes.WGMMA.write(result, DenseArrayBase.from_list(i64, [loop.WGMMA_ROWS, layout.shape[-1], loop.WGMMA_DEPTH]))
+        attributes.WARP_GRID.write(result, DenseArrayBase.from_list(i64, [layout.warp_rows, layout.warp_columns]))
+        stages = attributes.PIPELINE_STAGES.read(self.kernel)
+        attributes.PIPELINE_STAGES.write(result, stages if stages is not None else IntegerAttr(WGMMA_PIPELINE_STAGES, i64))
+        return result
+
+    def _start_thread(self, emitter: Emitter, thread: SSAValue) -> None:
+        super()._start_thread(emitter, thread)
+        warpgroup = emitter.emit(arith.DivUIOp(thread, emitter.index(loop.WARPGROUP_SIZE)))
+        warpgroup.name_hint = "warpgroup"
+        self.warpgroup_row = emitter.emit(arith.MuliOp(warpgroup, emitter.index(loop.WGMMA_ROWS)))
+
+    def _dot(self, emitter: Emitter, op: tile.DotOp) -> None:
+        """acc += lhs @ rhs as one `loop.wgmma` per warpgroup over the whole K step."""
+        layout = self.layout
+        assert isinstance(layout, MmaLayout)
+        accumulator = [element for row in self._full(self.materialize(emitter, op.acc)) for element in row]
+        block_columns, columns = layout.shape[-1], layout.columns
+        order = [half * columns + 2 * block + element for block in range(block_columns // 8) for half in range(2) for element in range(2)]
+        lhs, rhs = _zero_padded_load(op, "lhs"), _zero_padded_load(op, "rhs")
+        assert lhs is not None and rhs is not None
+        *batch, row_origin, column_origin = (self.values[index] for index in lhs.indices)
+        lhs_indices = [*batch, emitter.add(row_origin, self.warpgroup_row), column_origin]
+        rhs_indices = [self.values[index] for index in rhs.indices]
+        product = loop.WgmmaOp(
+            self.values[lhs.source],
+            lhs_indices,
+            self.values[rhs.source],
+            rhs_indices,
+            [accumulator[position] for position in order],
+            block_columns,
+            _shape(op.lhs)[-1],
+        )
+        emitter.builder.insert(product)
+        landed = emitter.builder.insert(loop.WgmmaWaitOp(0, list(product.d)))
+        result = list(accumulator)
+        for position, value in zip(order, landed.d):
+            value.name_hint = op.result.name_hint
+            result[position] = value
+        self.fragments[op.result] = [result[i : i + columns] for i in range(0, len(result), columns)]
+
+
+def lower_wgmma_kernel(kernel: tile.KernelOp, vector_bytes: int) -> loop.KernelOp:
+    return WgmmaKernelLowering(kernel, vector_bytes).lower()
+
+
+def lower_tensor_core_kernel(kernel: tile.KernelOp, vector_bytes: int, wgmma: bool) -> loop.KernelOp | None:
+    """`kernel` on tensor cores: warpgroup products if `wgmma` and they apply, else mma.sync steps
+    if they apply; None if neither does."""
+    if wgmma and wgmma_applies(kernel):
+        return lower_wgmma_kernel(kernel, vector_bytes)
+    if mma_applies(kernel):
+        return lower_mma_kernel(kernel, vector_bytes)
+    return None

@@ -1,0 +1,173 @@
+"""`loop.wgmma` and swizzled shared memory in NVVM terms: matrix descriptors and inline PTX (sm_90a).
+
+Layout of a swizzled buffer (`mlc.swizzle` = 128 on its allocation, a memref [..., R, C] of 16-bit
+elements, C a multiple of 64, R of 8): each leading index selects an R x C matrix; its columns
+come in blocks of 64 elements (128 bytes), block after block; within a block, row-major rows of
+128 bytes. That linear byte offset `b` is then swizzled as the hardware reads it (CUTLASS's
+Swizzle<3,4,3>): `b ^ (((b >> 7) & 7) << 4)`, the 16-byte chunks of row r XORed with r mod 8.
+The buffer must start on a 1024-byte boundary (8 rows of 128 bytes, the pattern's period);
+convert-gpu-to-nvvm aligns it.
+
+Matrix descriptors (PTX ISA, "matrix descriptor"; CUTLASS `GmmaDescriptor`): a 64-bit value with the
+start address >> 4 in bits 0-13, the leading-dimension byte offset >> 4 in bits 16-29, the stride
+byte offset >> 4 in bits 32-45, base offset 0 (the atoms are 1024-byte aligned) and the swizzle
+mode in bits 62-63 (1 = 128 bytes). The start address is the *unswizzled* address of the block's
+first element (the hardware applies the XOR), so stepping K by 16 adds 32 bytes in a K-major A,
+and 16 rows (2048 bytes) in an N-major B.
+- A (K-major, 64 rows x 16): SBO = 1024 (from one 8-row group to the next); LBO unused (1).
+- B (N-major, PTX's transposed B, 16 x N): LBO = R * 128, the stride between 64-column blocks,
+  SBO = 1024, between groups of 8 rows of K (`rhs_offsets`).
+
+Each `loop.wgmma m64nNkK` becomes `wgmma.fence`, K / 16 `wgmma.mma_async.sync.aligned.m64nNk16.f32.
+{f16,bf16}.{f16,bf16}` with the accumulators tied through (scale-d = 1, trans-b = 1), then
+`wgmma.commit_group`; `loop.wgmma_wait N` becomes `wgmma.wait_group N` with the accumulators tied
+through it, so that nothing reads them before the products land. There is no LLVM intrinsic for mma_async; fence,
+commit and wait are inline assembly too, since their intrinsics abort LLVM below sm_90a.
+Async copies into a wgmma kernel's shared memory are followed, after each `cp.async.wait_group`, by
+`fence.proxy.async.shared::cta`: the copies write through the generic proxy, wgmma reads through
+the async proxy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, llvm
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, IntegerType, MemRefType, UnrealizedConversionCastOp, f32, i32, i64
+from xdsl.ir import Operation, SSAValue
+
+from mlc.dialects import attributes
+from mlc.dialects.loop import ops as loop
+
+SWIZZLE_ROW_BYTES = 128
+SWIZZLE_ATOM_BYTES = 1024
+"""8 rows of 128 bytes: the swizzle pattern's period, and the alignment a swizzled buffer needs."""
+SWIZZLE_MODE = {128: 1}
+"""The descriptor's layout code per swizzle span (64 and 32 bytes are 2 and 3; not used)."""
+LHS_OFFSETS = (16, SWIZZLE_ATOM_BYTES)
+"""(LBO, SBO) in bytes of a K-major A: LBO is unused with a swizzle (CUTLASS writes 1 << 4)."""
+
+
+def rhs_offsets(rows: int) -> tuple[int, int]:
+    """(LBO, SBO) in bytes of an N-major B of `rows` rows: LBO is the stride between 64-column
+    blocks (R * 128 bytes), SBO the one between groups of 8 rows."""
+    return rows * SWIZZLE_ROW_BYTES, SWIZZLE_ATOM_BYTES
+
+FENCE_PROXY_ASYNC = "fence.proxy.async.shared::cta;"
+
+
+def swizzle_of(memref_value: SSAValue) -> int | None:
+    """The swizzle span of the shared buffer `memref_value` was cast from, if it is swizzled."""
+    cast = memref_value.owner
+    if isinstance(cast, UnrealizedConversionCastOp):
+        swizzle = attributes.SWIZZLE.read(cast)
+        if isinstance(swizzle, IntegerAttr):
+            return swizzle.value.data
+    return None
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.ops: list[Operation] = []
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.ops.append(op)
+        return op.results[0]
+
+    def constant(self, value: int, value_type: object = None) -> SSAValue:
+        return self.emit(arith.ConstantOp(IntegerAttr(value, value_type or IndexType())))
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(arith.AddiOp(a, b))
+
+    def mul(self, a: SSAValue, factor: int) -> SSAValue:
+        return self.emit(arith.MuliOp(a, self.constant(factor)))
+
+
+def _linear_byte_offset(builder: _Builder, memref_type: MemRefType, indices: Sequence[SSAValue]) -> SSAValue:
+    """The unswizzled byte offset of element `indices` of a swizzled buffer (see the module docstring)."""
+    shape = memref_type.get_shape()
+    rows, columns = shape[-2], shape[-1]
+    *outer, row, column = indices
+    matrix: SSAValue | None = None
+    for index, size in zip(outer, shape[:-2]):
+        matrix = index if matrix is None else builder.add(builder.mul(matrix, size), index)
+    block_elements = SWIZZLE_ROW_BYTES // 2
+    block = builder.emit(arith.DivUIOp(column, builder.constant(block_elements)))
+    within = builder.emit(arith.RemUIOp(column, builder.constant(block_elements)))
+    elements = builder.add(builder.add(builder.mul(block, rows * block_elements), builder.mul(row, block_elements)), within)
+    if matrix is not None:
+        elements = builder.add(builder.mul(matrix, rows * columns), elements)
+    return builder.mul(elements, 2)
+
+
+def swizzled_address(base: SSAValue, memref_type: MemRefType, indices: Sequence[SSAValue]) -> tuple[list[Operation], SSAValue]:
+    """A GEP from `base` (an addrspace(3) pointer) to element `indices` of a swizzled buffer."""
+    builder = _Builder()
+    offset = builder.emit(arith.IndexCastOp(_linear_byte_offset(builder, memref_type, indices), i64))
+    line = builder.emit(arith.ShRUIOp(offset, builder.constant(7, i64)))
+    chunk = builder.emit(arith.ShLIOp(builder.emit(arith.AndIOp(line, builder.constant(7, i64))), builder.constant(4, i64)))
+    swizzled = builder.emit(arith.XOrIOp(offset, chunk))
+    address = builder.emit(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], IntegerType(8), ssa_indices=[swizzled], result_type=base.type, inbounds=True))
+    return builder.ops, address
+
+
+def _descriptor(builder: _Builder, base: SSAValue, offset: SSAValue, leading: int, stride: int, swizzle: int) -> SSAValue:
+    """The 64-bit matrix descriptor of the matrix at `base` + `offset` bytes (see the module docstring)."""
+    shared_address = builder.emit(llvm.PtrToIntOp(base, i64))
+    address = builder.emit(arith.AddiOp(shared_address, builder.emit(arith.IndexCastOp(offset, i64))))
+    start = builder.emit(arith.ShRUIOp(builder.emit(arith.AndIOp(address, builder.constant(0x3FFFF, i64))), builder.constant(4, i64)))
+    fields = ((leading >> 4) << 16) | ((stride >> 4) << 32) | (SWIZZLE_MODE[swizzle] << 62)
+    return builder.emit(arith.OrIOp(start, builder.constant(fields, i64)))
+
+
+def _inline_asm(builder: _Builder, text: str, constraints: str, operands: Sequence[SSAValue], results: int) -> list[SSAValue]:
+    result_types = [] if not results else [f32 if results == 1 else llvm.LLVMStructType.from_type_list([f32] * results)]
+    call = llvm.InlineAsmOp(text, constraints, list(operands), result_types, has_side_effects=True)
+    builder.ops.append(call)
+    if results <= 1:
+        return list(call.results)
+    return [builder.emit(llvm.ExtractValueOp(DenseArrayBase.from_list(i64, [index]), call.results[0], f32)) for index in range(results)]
+
+
+def _tied(count: int, extra: str) -> str:
+    return ",".join(["=f"] * count + [str(i) for i in range(count)] + ([extra] if extra else []))
+
+
+def lower_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue) -> tuple[list[Operation], list[SSAValue]]:
+    """`op` as fence, K / 16 mma_async, commit and wait (see the module docstring)."""
+    builder = _Builder()
+    lhs_type, rhs_type = op.lhs.type, op.rhs.type
+    assert isinstance(lhs_type, MemRefType) and isinstance(rhs_type, MemRefType)
+    element = str(lhs_type.element_type)
+    count = op.columns // 2
+    rhs_rows = rhs_type.get_shape()[-2]
+    accumulators = list(op.c)
+    _inline_asm(builder, "wgmma.fence.sync.aligned;", "", [], 0)
+    scale = builder.constant(1, i32)
+    registers = ",".join(f"${i}" for i in range(count))
+    instruction = f"wgmma.mma_async.sync.aligned.m64n{op.columns}k16.f32.{element}.{element}"
+    text = f"{{ .reg .pred p; setp.ne.b32 p, ${2 * count + 2}, 0; {instruction} {{{registers}}}, ${2 * count}, ${2 * count + 1}, p, 1, 1, 0, 1; }}"
+    for step in range(op.depth // loop.WGMMA_DEPTH):
+        *lhs_outer, lhs_row, lhs_column = op.lhs_indices
+        *rhs_outer, rhs_row, rhs_column = op.rhs_indices
+        lhs_at = [*lhs_outer, lhs_row, builder.add(lhs_column, builder.constant(step * loop.WGMMA_DEPTH))]
+        rhs_at = [*rhs_outer, builder.add(rhs_row, builder.constant(step * loop.WGMMA_DEPTH)), rhs_column]
+        lhs_descriptor = _descriptor(builder, lhs_base, _linear_byte_offset(builder, lhs_type, lhs_at), *LHS_OFFSETS, 128)
+        rhs_descriptor = _descriptor(builder, rhs_base, _linear_byte_offset(builder, rhs_type, rhs_at), *rhs_offsets(rhs_rows), 128)
+        accumulators = _inline_asm(builder, text, _tied(count, "l,l,r"), [*accumulators, lhs_descriptor, rhs_descriptor, scale], count)
+    _inline_asm(builder, "wgmma.commit_group.sync.aligned;", "", [], 0)
+    return builder.ops, accumulators
+
+
+def lower_wgmma_wait(op: loop.WgmmaWaitOp) -> tuple[list[Operation], list[SSAValue]]:
+    """`wgmma.wait_group N` with the accumulators tied through it (see the module docstring)."""
+    builder = _Builder()
+    count = len(op.accumulators)
+    results = _inline_asm(builder, f"wgmma.wait_group.sync.aligned {op.groups_in_flight};", _tied(count, ""), list(op.accumulators), count)
+    return builder.ops, results
+
+
+def fence_proxy_async() -> llvm.InlineAsmOp:
+    """Orders this thread's completed generic-proxy writes of shared memory before async-proxy reads."""
+    return llvm.InlineAsmOp(FENCE_PROXY_ASYNC, "", [], [], has_side_effects=True)

@@ -1,0 +1,109 @@
+"""f16/bf16 matmuls through the Hopper path (wgmma, `mlc-lower-to-gpu{arch=sm_90}`) agree with numpy.
+
+On the GPU machine (an H100, sm_90) every case is compiled with the wgmma lowering, asserted to
+be on it (warpgroup `wgmma.mma_async` in the kernel), run, and compared within the bound
+`error_bounds.result_bounds` derives (`programs.assert_compiled_matches`): ragged shapes (masked
+stores, zero-filled copies), a batch, several wgmma blocks (64x128x64, 128x128x64, 128x256x64)
+and fused epilogues (bias + relu, a residual add) on wgmma's accumulator layout. Without a GPU,
+the backend's refusal of wgmma kernels for other architectures is checked.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import mlc
+from mlc.backend import compile_to_ptx
+from mlc.backend.errors import BackendError
+from programs import assert_compiled_matches, lower
+
+GPU = pytest.mark.gpu
+WGMMA = "mlc-lower-to-gpu{arch=sm_90}"
+NUMPY = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
+
+
+def tensor(shape: tuple[int, ...], element: str) -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
+
+
+def program(a_shape: tuple[int, ...], b_shape: tuple[int, ...], element: str, epilogue: str = "") -> str:
+    out = (*a_shape[:-2], a_shape[-2], b_shape[-1])
+    a, b, c, bias = tensor(a_shape, element), tensor(b_shape, element), tensor(out, element), tensor(out[-1:], element)
+    if epilogue == "bias-relu":
+        return f"""func.func @main(%a: {a}, %b: {b}, %bias: {bias}) -> {c} {{
+      %0 = graph.matmul %a, %b : ({a}, {b}) -> {c}
+      %1 = graph.add %0, %bias : ({c}, {bias}) -> {c}
+      %2 = graph.relu %1 : {c}
+      func.return %2 : {c}
+    }}"""
+    if epilogue == "residual":
+        return f"""func.func @main(%a: {a}, %b: {b}, %r: {c}) -> {c} {{
+      %0 = graph.matmul %a, %b : ({a}, {b}) -> {c}
+      %1 = graph.add %0, %r : ({c}, {c}) -> {c}
+      func.return %1 : {c}
+    }}"""
+    return f"""func.func @main(%a: {a}, %b: {b}) -> {c} {{
+      %0 = graph.matmul %a, %b : ({a}, {b}) -> {c}
+      func.return %0 : {c}
+    }}"""
+
+
+def inputs(text_id: str, shapes: list[tuple[int, ...]], element: str) -> list[np.ndarray]:
+    rng = np.random.default_rng(zlib.crc32(text_id.encode()))
+    return [rng.standard_normal(shape).astype(NUMPY[element]) for shape in shapes]
+
+
+CASES = [
+    pytest.param((1000, 1000), (1000, 1000), "", id="1000x1000x1000"),
+    pytest.param((4096, 4096), (4096, 4096), "", id="4096x4096x4096"),
+    pytest.param((2048, 520), (520, 2048), "", id="2048x2048x520"),
+    pytest.param((77, 136), (136, 200), "", id="77x200x136"),
+    pytest.param((4, 128, 96), (96, 200), "", id="batch4-128x200x96"),
+    pytest.param((1024, 1024), (1024, 1024), "bias-relu", id="1024-bias-relu"),
+    pytest.param((300, 512), (512, 264), "residual", id="300x264x512-residual"),
+]
+
+
+@GPU
+@pytest.mark.parametrize("element", ["f16", "bf16"])
+@pytest.mark.parametrize("a_shape, b_shape, epilogue", CASES)
+def test_wgmma_matmul(a_shape, b_shape, epilogue: str, element: str, request: pytest.FixtureRequest):
+    text = program(a_shape, b_shape, element, epilogue)
+    out = (*a_shape[:-2], a_shape[-2], b_shape[-1])
+    extra = {"": [], "bias-relu": [out[-1:]], "residual": [out]}[epilogue]
+    arrays = inputs(request.node.nodeid, [a_shape, b_shape, *extra], element)
+    assert "wgmma.mma_async" in str(lower(text, WGMMA)), "the wgmma path did not apply"
+    got = mlc.compile(text, device="cuda", pipeline=WGMMA)(*arrays)
+    a, b = (x.astype(np.float64) for x in arrays[:2])
+    product = a @ b
+    if epilogue == "bias-relu":
+        expected = np.maximum(product + arrays[2].astype(np.float64), 0)
+    elif epilogue == "residual":
+        expected = product + arrays[2].astype(np.float64)
+    else:
+        expected = product
+    assert_compiled_matches(text, arrays, got, [expected])
+
+
+@GPU
+def test_default_pipeline_takes_wgmma_on_sm90():
+    """mlc.compile's default pipeline on an sm_90 device names its arch, so f16 matmuls take wgmma."""
+    from mlc.runtime import get_device
+
+    if get_device().arch != "sm_90":
+        pytest.skip("not an sm_90 GPU")
+    text = program((256, 256), (256, 256), "f16")
+    compiled = mlc.compile(text, device="cuda")
+    assert "arch=sm_90" in compiled.pipeline
+
+
+def test_wgmma_kernels_are_refused_for_other_architectures():
+    """A module lowered for sm_90 (wgmma) compiled for sm_80 is a BackendError naming the kernel."""
+    module = lower(program((256, 256), (256, 256), "f16"), WGMMA)
+    with pytest.raises(BackendError, match=r"kernel 'main_0_matmul' uses wgmma, which needs sm_90a .* the target is sm_80"):
+        compile_to_ptx(module, "sm_80")
+    assert ".target sm_90a" in compile_to_ptx(module, "sm_90")

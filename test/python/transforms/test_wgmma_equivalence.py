@@ -1,0 +1,50 @@
+"""The Hopper tensor-core path (`convert-tile-to-loop{tensor-cores=true wgmma=true}` and the GPU
+passes after it, down to the kernel convert-gpu-to-nvvm takes) preserves what f16 and bf16
+matmuls compute.
+
+Hypothesis draws M (any), N and K (multiples of 8: wgmma's operands are staged by 16-byte async
+copies, so their rows must be 16-byte multiples; ragged against the 64-wide blocks, so loads and
+stores are masked and copies zero-filled; K over one block, so that there is a K loop), an epilogue (none, or a bias add and a relu) and the
+operand type, at the wgmma block 64x64x64 (one warpgroup) or 128x64x64 (two). The module after
+each pass is interpreted on the same random inputs and must give bit-identical results:
+`loop.wgmma` accumulates in K order with f32 fused multiply-adds, as `tile.dot` does. The NVVM
+level (inline wgmma assembly with matrix descriptors) is not interpreted; the GPU tests run it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_tensor_core_equivalence import _check_chain, program
+
+from mlc.transforms.pipelines import GPU_PIPELINE
+
+PASSES = GPU_PIPELINE.split(",")
+FIRST = PASSES.index("convert-tile-to-loop{tensor-cores=true}")
+STEPS = ["convert-tile-to-loop{tensor-cores=true wgmma=true}", *PASSES[FIRST + 1 : PASSES.index("convert-gpu-to-nvvm")]]
+
+
+def _tile_level(rows: int) -> str:
+    graph = ",".join(PASSES[: PASSES.index("convert-graph-to-tile")])
+    return f"{graph},convert-graph-to-tile{{matmul-tile={rows},64,64}}," + ",".join(PASSES[PASSES.index("convert-graph-to-tile") + 1 : FIRST])
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(
+    m=st.integers(1, 140),
+    n=st.integers(1, 17).map(lambda blocks: 8 * blocks),
+    k=st.integers(9, 25).map(lambda blocks: 8 * blocks),
+    rows=st.sampled_from([64, 128]),
+    epilogue=st.booleans(),
+    element=st.sampled_from(["f16", "bf16"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_wgmma_passes_are_exact(m: int, n: int, k: int, rows: int, epilogue: bool, element: str, seed: int):
+    _check_chain(program(m, n, k, epilogue), element, STEPS, seed, tile_level=_tile_level(rows), path="loop.wgmma")
+
+
+@pytest.mark.parametrize("element", ["f16", "bf16"])
+def test_wgmma_pipeline_is_exact(element: str):
+    """Several K steps (200 = 3 full steps and a ragged one) through a 3-stage async-copy pipeline."""
+    _check_chain(program(70, 72, 200, True), element, STEPS, 3, tile_level=_tile_level(64), path="loop.wgmma")
