@@ -4,9 +4,10 @@
 
 Cases: the transpose of an 8192x8192 f32 matrix (bandwidth: 2 x 4 x 8192^2 bytes; PyTorch's
 `a.t().contiguous()`), judged against the device copy ceiling; a 3x3 max pool with padding over
-a 32x64x112x112 f32 activation (PyTorch's `max_pool2d`); a 3x3 ResNet convolution, N=8, 64->64
-channels, 56x56, f32 (cuDNN through PyTorch, TF32 off): compute-bound, so its GB/s column means
-little; its time and speed relative to PyTorch are the figures.
+a 32x64x112x112 f32 activation (PyTorch's `max_pool2d`); 3x3 ResNet convolutions, N=8, 64->64
+channels, 56x56, f32, and issue 15's layer N=32, 256->256 channels, 56x56, in f32 and f16 (cuDNN
+through PyTorch, TF32 off; NCHW): compute-bound, so their GB/s column means little; their time
+and speed relative to PyTorch are the figures.
 """
 
 from __future__ import annotations
@@ -41,12 +42,32 @@ def pool_source(shape: tuple[int, int, int, int]) -> str:
 }}"""
 
 
-def conv_source(n: int, c: int, size: int) -> str:
-    x, w = tensor((n, c, size, size)), tensor((c, c, 3, 3))
+def conv_source(n: int, c: int, size: int, element: str = "f32") -> str:
+    x, w = tensor((n, c, size, size), element), tensor((c, c, 3, 3), element)
     return f"""func.func @conv(%x: {x}, %w: {w}) -> {x} {{
   %0 = graph.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : ({x}, {w}) -> {x}
   func.return %0 : {x}
 }}"""
+
+
+def conv_case(n: int, c: int, hw: int, element: str) -> Case:
+    import torch
+
+    dtype = torch.float32 if element == "f32" else torch.float16
+
+    def make_inputs(g: object) -> list[object]:
+        x = torch.randn(n, c, hw, hw, device="cuda", generator=g)
+        w = torch.randn(c, c, 3, 3, device="cuda", generator=g) / (3 * c**0.5)
+        return [x.to(dtype), w.to(dtype)]
+
+    return Case(
+        f"conv 3x3 {n}x{c}x{hw}^2 {element}",
+        make_inputs,
+        lambda x, w: torch.nn.functional.conv2d(x, w, padding=1),
+        conv_source(n, c, hw, element),
+        bytes_moved=(4 if element == "f32" else 2) * (2 * n * c * hw * hw + c * c * 9),
+        tolerance=(1e-3, 1e-3) if element == "f32" else (2e-2, 2e-2),
+    )
 
 
 def cases() -> list[Case]:
@@ -80,6 +101,8 @@ def cases() -> list[Case]:
             bytes_moved=4 * (2 * n * c * hw * hw + c * c * 9),
             tolerance=(1e-3, 1e-3),
         ),
+        conv_case(32, 256, 56, "f32"),
+        conv_case(32, 256, 56, "f16"),
     ]
 
 

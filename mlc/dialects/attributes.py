@@ -143,6 +143,14 @@ MATMUL_TILE = DeclaredAttribute(
     "people (the tile types carry the same block to convert-tile-to-loop)",
     _i64_array(3, powers_of_two=True),
 )
+TRANSPOSE_BLOCK = DeclaredAttribute(
+    "mlc.transpose_block",
+    "a positive i64 (a power of two)",
+    "the side T of the square block a shared-memory transpose kernel moves per program",
+    "convert-graph-to-tile (GPU target, a lone transpose of the last two dimensions)",
+    "convert-tile-to-loop (the staging buffer and the threads' share of the block)",
+    lambda value: _positive_integer(value) and value.value.data & (value.value.data - 1) == 0,  # type: ignore[attr-defined]
+)
 MICRO_TILE = DeclaredAttribute(
     "mlc.micro_tile",
     "array<i64: rows, columns>",
@@ -384,6 +392,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     BUFFER,
     MEMORY_PLAN,
     MATMUL_TILE,
+    TRANSPOSE_BLOCK,
     MICRO_TILE,
     WARP_TILE,
     CPU_MICRO_KERNEL,

@@ -164,6 +164,11 @@ def _broadcast(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     return [np.broadcast_to(execution.get(op.source), result_type.get_shape())]
 
 
+def _transpose(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    assert isinstance(op, tile.TransposeOp)
+    return [np.swapaxes(np.asarray(execution.get(op.source)), -1, -2)]
+
+
 def _splat(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     assert isinstance(op, tile.SplatOp)
     result_type = op.result.type
@@ -289,6 +294,7 @@ def table() -> OperationTable:
                 tile.LoadOp: _load,
                 tile.StoreOp: _store,
                 tile.BroadcastOp: _broadcast,
+                tile.TransposeOp: _transpose,
                 tile.SplatOp: _splat,
                 tile.MapOp: _map,
                 tile.ReduceOp: _reduce,

@@ -1,7 +1,7 @@
 """The graph dialect's constants and elementwise ops.
 
 `constant`, the binary ops (`add sub mul div max min pow`, with numpy broadcasting), `cmp`,
-`where`, the unary ops (`neg abs relu exp log sqrt rsqrt tanh sigmoid erf reciprocal`), `gelu` and
+`where`, the unary ops (`neg abs relu exp log sqrt rsqrt tanh sigmoid erf sin cos reciprocal`), `gelu` and
 `cast`: the ops whose every result element depends only on the operand elements at the same
 (broadcast) position, which a fused elementwise kernel may contain. Semantics are those of
 `interpret.py`; names and properties are fixed by `spec/graph-dialect.md`.
@@ -357,6 +357,16 @@ class SigmoidOp(UnaryOp):
 @irdl_op_definition
 class ErfOp(UnaryOp):
     name = "graph.erf"
+
+
+@irdl_op_definition
+class SinOp(UnaryOp):
+    name = "graph.sin"
+
+
+@irdl_op_definition
+class CosOp(UnaryOp):
+    name = "graph.cos"
 
 
 @irdl_op_definition

@@ -68,6 +68,8 @@ ACCURACY: dict[type[Operation], float] = {
     graph.LogOp: 2.0,
     graph.TanhOp: 4.0,
     graph.ErfOp: 4.0,
+    graph.SinOp: 4.0,
+    graph.CosOp: 4.0,
     graph.SigmoidOp: 8.0,
     graph.RsqrtOp: 4.0,
     graph.PowOp: 8.0,
@@ -75,7 +77,8 @@ ACCURACY: dict[type[Operation], float] = {
 }
 """Error of the implementation of each transcendental op beyond correct rounding, in units of
 U32 relative to the result (gelu: to |x|). Twice the maximum ulp errors that CUDA's libdevice
-documents for the f32 functions (expf 2 ulp, logf 1, tanhf 2, erff 2, rsqrtf 2, powf 4), which
+documents for the f32 functions (expf 2 ulp, logf 1, tanhf 2, erff 2, rsqrtf 2, powf 4, sinf
+and cosf 2 over their whole range), which
 bound glibc's too; sigmoid and gelu are composed of these and a few rounded operations. The CPU
 pipeline's own f32 exp and tanh (expand-math-for-cpu) state 3 u and 4 u from the exact
 value (`RELATIVE_ERROR_BOUND` there), within the 1 + 4 u these entries allow. Ops not listed
@@ -196,6 +199,8 @@ def _unary(op: Operation, x: _Operand) -> tuple[np.ndarray, np.ndarray]:
         return x.bound, np.abs(result)
     if isinstance(op, graph.GeluOp):
         return _GELU_LIPSCHITZ * x.bound, np.abs(x.value) + np.abs(result)
+    if isinstance(op, graph.SinOp | graph.CosOp):  # Lipschitz 1; not monotone, so no corners
+        return x.bound, np.abs(result)
     if isinstance(op, graph.ReciprocalOp):
         margin = np.abs(x.value) - x.bound
         with np.errstate(all="ignore"):

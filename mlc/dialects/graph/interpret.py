@@ -97,6 +97,24 @@ def _integer_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(b == 0, 0, quotient).astype(np.result_type(a, b))
 
 
+def _integer_power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Integer `a ** b` wrapping on overflow, as repeated multiplication in the type does; for
+    b < 0 the truncated `1 / a ** -b`: 1 for a = 1, +-1 for a = -1, else 0 (also for a = 0, as
+    integer division by 0 gives 0). numpy refuses negative integer exponents; this total
+    definition is what the compiled square-and-multiply computes."""
+    a, b = np.broadcast_arrays(*np.asarray(np.broadcast_arrays(a, b)).astype(np.result_type(a, b)))
+    result = np.ones_like(a)
+    base = a.copy()
+    exponent = np.where(b < 0, 0, b)
+    while np.any(exponent):
+        result = np.where(exponent & 1, result * base, result)
+        base = base * base
+        exponent = exponent >> 1
+    odd = (b & 1) != 0
+    negative_power = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype)
+    return np.where(b < 0, negative_power, result)
+
+
 _FLOAT_BINARY: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     graph.AddOp: np.add,
     graph.SubOp: np.subtract,
@@ -114,7 +132,7 @@ _INTEGER_BINARY: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.nda
     graph.DivOp: _integer_divide,
     graph.MaxOp: np.maximum,
     graph.MinOp: np.minimum,
-    graph.PowOp: np.power,
+    graph.PowOp: _integer_power,
 }
 
 _COMPARISONS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
@@ -137,6 +155,8 @@ _FLOAT_UNARY: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
     graph.TanhOp: np.tanh,
     graph.SigmoidOp: lambda x: 1.0 / (1.0 + np.exp(-x)),
     graph.ErfOp: _erf,
+    graph.SinOp: np.sin,
+    graph.CosOp: np.cos,
     graph.ReciprocalOp: lambda x: 1.0 / x,
 }
 

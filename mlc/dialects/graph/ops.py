@@ -7,7 +7,7 @@ passes dispatch on; import the dialect from here (`from mlc.dialects.graph impor
 
 | module | ops |
 | --- | --- |
-| `elementwise.py` | constant, add sub mul div max min pow, cmp, where, neg abs relu exp log sqrt rsqrt tanh sigmoid erf reciprocal, gelu, cast |
+| `elementwise.py` | constant, add sub mul div max min pow, cmp, where, neg abs relu exp log sqrt rsqrt tanh sigmoid erf sin cos reciprocal, gelu, cast |
 | `shape_ops.py` | broadcast, reshape, transpose, concat, slice |
 | `reduction_ops.py` | reduce_sum reduce_max reduce_min reduce_mean, softmax, layer_norm |
 | `nn_ops.py` | matmul, conv2d, max_pool2d, avg_pool2d |
@@ -67,6 +67,7 @@ from mlc.dialects.graph.elementwise import (
     CmpOp,
     ConstantOp,
     DivOp,
+    CosOp,
     ErfOp,
     ExpOp,
     GeluOp,
@@ -81,6 +82,7 @@ from mlc.dialects.graph.elementwise import (
     RsqrtOp,
     ShapeChangingOp,
     SigmoidOp,
+    SinOp,
     SqrtOp,
     SubOp,
     TanhOp,
@@ -135,6 +137,8 @@ UNARY_OPS = (
     TanhOp,
     SigmoidOp,
     ErfOp,
+    SinOp,
+    CosOp,
     ReciprocalOp,
     GeluOp,
 )
@@ -190,6 +194,7 @@ __all__ = [
     "Conv2dOp",
     "DivOp",
     "ELEMENTWISE_OPS",
+    "CosOp",
     "ErfOp",
     "ExpOp",
     "FUSION_KINDS",
@@ -222,6 +227,7 @@ __all__ = [
     "RsqrtOp",
     "ShapeChangingOp",
     "SigmoidOp",
+    "SinOp",
     "SliceOp",
     "SoftmaxOp",
     "SqrtOp",

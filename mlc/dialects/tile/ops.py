@@ -387,6 +387,40 @@ class BroadcastOp(IRDLOperation):
 
 
 @irdl_op_definition
+class TransposeOp(IRDLOperation):
+    """Swaps the last two dimensions of a tile (`np.swapaxes(t, -1, -2)`).
+
+    On the GPU it is the block-wide exchange of a shared-memory transpose: the source is loaded
+    coalesced along its rows, the result stored coalesced along its own (`transpose_loop.py`)."""
+
+    name = "tile.transpose"
+    source = operand_def(TileType)
+    result = result_def(TileType)
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue):
+        source_type = source.type
+        assert isinstance(source_type, TileType)
+        shape = list(source_type.get_shape())
+        shape[-2:] = shape[-1], shape[-2]
+        super().__init__(operands=[source], result_types=[TileType(shape, source_type.element_type)])
+
+    def verify_(self) -> None:
+        source_type, result_type = self.source.type, self.result.type
+        assert isinstance(source_type, TileType) and isinstance(result_type, TileType)
+        shape = list(source_type.get_shape())
+        if len(shape) < 2:
+            raise VerifyException(f"source tile of rank {len(shape)} has no two dimensions to swap")
+        shape[-2:] = shape[-1], shape[-2]
+        if result_type.element_type != source_type.element_type or tuple(result_type.get_shape()) != tuple(shape):
+            raise VerifyException(
+                f"result type {result_type} must be the source's with its last two dimensions swapped "
+                f"({TileType(shape, source_type.element_type)})"
+            )
+
+
+@irdl_op_definition
 class SplatOp(IRDLOperation):
     """A tile whose every element is the scalar `value`."""
 
@@ -845,6 +879,7 @@ Tile = Dialect(
         LoadOp,
         StoreOp,
         BroadcastOp,
+        TransposeOp,
         SplatOp,
         MapOp,
         ReduceOp,

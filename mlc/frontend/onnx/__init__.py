@@ -22,7 +22,7 @@ How ONNX ops map (each handler module's docstring has the details):
 | --- | --- |
 | Add Sub Mul Div Pow | graph.add sub mul div pow (Pow's exponent cast to the base's type if they differ) |
 | Max Min Sum (n inputs), Mean | chains of graph.max / min / add; Mean divides by n |
-| Neg Abs Exp Log Sqrt Reciprocal Tanh Sigmoid Relu Erf | the graph op of the same name |
+| Neg Abs Exp Log Sqrt Reciprocal Tanh Sigmoid Relu Erf Sin Cos | the graph op of the same name |
 | Gelu (opset 20) | graph.gelu {approximate} |
 | Clip, LeakyRelu, PRelu, Elu, HardSigmoid, HardSwish | graph.max / min / where / cmp compositions |
 | Equal Less Greater LessOrEqual GreaterOrEqual | graph.cmp eq / lt / gt / le / ge |
@@ -49,7 +49,8 @@ How ONNX ops map (each handler module's docstring has the details):
 | MaxPool AveragePool (dilated, N-D) | strided graph.slice combined by graph.max / add (average: graph.div by a constant) |
 | MaxPool's Indices | strided graph.slice, graph.cmp gt and graph.where (first maximum in kernel order) |
 | Identity, Dropout (inference, or training with ratio 0) | the input |
-| Constant, Shape, ConstantOfShape | a constant |
+| Constant, Shape, ConstantOfShape; Range (constant bounds) | a constant |
+| Resize (nearest, linear, cubic; constant scales/sizes) | graph.matmul by a constant interpolation matrix per resized axis, graph.transpose around it (`resize.py`) |
 
 Opsets: each op's schema version at the model's opset is looked up and must be one its handler
 implements, with each version's own attributes and inputs (e.g. ReduceMean's axes attribute up

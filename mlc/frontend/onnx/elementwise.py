@@ -47,6 +47,8 @@ UNARY_OPS = {
     "Sigmoid": ("graph.sigmoid", (6, 13)),
     "Relu": ("graph.relu", (6, 13, 14)),
     "Erf": ("graph.erf", (9, 13)),
+    "Sin": ("graph.sin", (7, 22)),
+    "Cos": ("graph.cos", (7, 22)),
 }
 
 COMPARISONS = {

@@ -16,9 +16,10 @@
                            to (batch, M, K) / (batch, K, N), multiplied, and the product reshaped
                            and transposed to the output's labels
 
-Range, Shape, ConstantOfShape and Expand's shape are computed at import time for static shapes
-(the importer evaluates nodes whose inputs are known). Not mapped: Sin, Cos (no graph op yet),
-Resize, Einsum with one or three operands, ellipses or diagonals.
+Shape, ConstantOfShape and Expand's shape are computed at import time for static shapes
+(the importer evaluates nodes whose inputs are known); Range and Resize are in `resize.py`, Sin
+and Cos with the other unary ops. Not mapped: Einsum with one or three operands, ellipses or
+diagonals.
 """
 
 from __future__ import annotations

@@ -64,6 +64,6 @@ def mappings() -> dict[str, OpMapping]:
     """Every mapped op of the default ONNX domain, by op type."""
     # The handler modules register on import; they are imported here, not at the top, because
     # they import `maps` from this module.
-    from mlc.frontend.onnx import elementwise, model_ops, neural, pooling, tensor_ops  # noqa: F401
+    from mlc.frontend.onnx import elementwise, model_ops, neural, pooling, resize, tensor_ops  # noqa: F401
 
     return _MAPPINGS

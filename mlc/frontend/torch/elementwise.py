@@ -31,6 +31,8 @@ UNARY = {
     "sigmoid": "graph.sigmoid",
     "relu": "graph.relu",
     "erf": "graph.erf",
+    "sin": "graph.sin",
+    "cos": "graph.cos",
     "reciprocal": "graph.reciprocal",
 }
 BINARY = {"add": "graph.add", "sub": "graph.sub", "mul": "graph.mul", "div": "graph.div", "pow": "graph.pow",

@@ -16,7 +16,10 @@ check:
 * Casts from or to bf16 go through f32 (the only type LLVM converts bf16 to and from on every
   target), which is what PyTorch and ml_dtypes compute: an integer rounds to f32, then to bf16.
 
-Limits: integer `pow` is not supported (a clear diagnostic).
+* Integer `pow` is square-and-multiply over the exponent's bits, wrapping; a negative exponent
+  gives the truncated reciprocal (the interpreter's total definition, `_integer_power` there).
+
+Limits: integer `pow` costs about four ops per bit of the type (63 steps for i64), unrolled.
 """
 
 from __future__ import annotations
@@ -118,11 +121,37 @@ def _integer_divide(b: ScalarBuilder, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
     return b.emit(arith.SelectOp(divisor_is_zero, zero, quotient))
 
 
+def _integer_power(b: ScalarBuilder, base: SSAValue, exponent: SSAValue) -> SSAValue:
+    """`base ** exponent` by square-and-multiply over every bit of the exponent (branch-free,
+    wrapping as the interpreter does); a negative exponent gives the truncated reciprocal: 1 for
+    base 1, +-1 for base -1 (by the exponent's parity), else 0."""
+    element_type = base.type
+    assert isinstance(element_type, IntegerType)
+    zero, one = b.constant(0, element_type), b.constant(1, element_type)
+    result, square = one, base
+    for bit in range(element_type.width.data - 1):
+        mask = b.constant(1 << bit, element_type)
+        is_set = b.emit(arith.CmpiOp(b.emit(arith.AndIOp(exponent, mask)), zero, "ne"))
+        result = b.emit(arith.SelectOp(is_set, b.emit(arith.MuliOp(result, square)), result))
+        square = b.emit(arith.MuliOp(square, square))
+    odd = b.emit(arith.CmpiOp(b.emit(arith.AndIOp(exponent, one)), zero, "ne"))
+    minus_one = b.constant(-1, element_type)
+    sign = b.emit(arith.SelectOp(odd, minus_one, one))
+    reciprocal = b.emit(
+        arith.SelectOp(
+            b.emit(arith.CmpiOp(base, one, "eq")),
+            one,
+            b.emit(arith.SelectOp(b.emit(arith.CmpiOp(base, minus_one, "eq")), sign, zero)),
+        )
+    )
+    return b.emit(arith.SelectOp(b.emit(arith.CmpiOp(exponent, zero, "slt")), reciprocal, result))
+
+
 def _integer_binary(op: Operation, b: ScalarBuilder, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
     if isinstance(op, graph.DivOp):
         return _integer_divide(b, lhs, rhs)
     if isinstance(op, graph.PowOp):
-        raise PassFailure(op, "integer pow is not supported by the elementwise lowering")
+        return _integer_power(b, lhs, rhs)
     builders: dict[type[Operation], Callable[[SSAValue, SSAValue], Operation]] = {
         graph.AddOp: arith.AddiOp,
         graph.SubOp: arith.SubiOp,
@@ -164,6 +193,8 @@ def _float_unary(op: Operation, b: ScalarBuilder, x: SSAValue) -> SSAValue:
         graph.RsqrtOp: math.RsqrtOp,
         graph.TanhOp: math.TanhOp,
         graph.ErfOp: math.ErfOp,
+        graph.SinOp: math.SinOp,
+        graph.CosOp: math.CosOp,
     }
     if type(op) in simple:
         return b.emit(simple[type(op)](x))

@@ -26,9 +26,12 @@ matrix, viewed as (G, N·OH·OW, Cg·kh·kw) (one matrix without groups). The we
 (G, N, OH, OW, Og) with groups, is transposed back to NCHW, where the bias is added: that
 transpose, the bias and any elementwise consumer are one kernel.
 
-An f16 convolution is computed in f32 (columns, weights and bias widened in the kernels that
-read them) and rounded once at the end, as the interpreter does: the f16 matmul kernel would
-round its product before the bias is added.
+An f16 (bf16) convolution with a bias is computed in f32 (columns, weights and bias widened in the
+kernels that read them) and rounded once at the end, as the interpreter does: the f16 matmul
+kernel would round its product before the bias is added. Without a bias (a ResNet convolution
+before its batch norm) the product is the result, which the f16 matmul kernel accumulates in f32
+and rounds once: the columns and weights stay f16 (half the bytes of the column matrix) and the
+product runs on the matmul's f16 path (tensor cores on the GPU).
 
 Limits: the column matrix is materialised (kh·kw times the input: an implicit GEMM that gathers
 inside the matmul's K loop would not); depthwise convolutions go through the same path (a
@@ -178,9 +181,11 @@ def decompose_conv2d(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
         insert, padded, (4, 5), (kernel_height, kernel_width), strides, dilations, (out_height, out_width)
     )
     columns = slices[0] if len(slices) == 1 else insert(graph.ConcatOp(slices, axis=3))
-    columns = _widened(insert, insert(graph.TransposeOp(columns, perm=(1, 0, 4, 5, 2, 3))))
+    # With a bias the f16 product is widened to be rounded once, after the bias (module docstring).
+    widen: Callable[[Insert, SSAValue], SSAValue] = _widened if op.bias is not None else lambda _, x: x
+    columns = widen(insert, insert(graph.TransposeOp(columns, perm=(1, 0, 4, 5, 2, 3))))
     depth, rows = group_channels * window, batch * out_height * out_width
-    weights = _widened(insert, _reshape(insert, op.w, (groups, group_outputs, depth)))
+    weights = widen(insert, _reshape(insert, op.w, (groups, group_outputs, depth)))
     if groups == 1:
         matrix = _reshape(insert, columns, (rows, depth))
         weights = insert(graph.TransposeOp(_reshape(insert, weights, (outputs, depth)), perm=(1, 0)))

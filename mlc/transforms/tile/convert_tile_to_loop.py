@@ -12,11 +12,10 @@ Per thread, one repetition is generated once inside an `scf.for` over the repeti
 code is cloned before it; each tile value becomes V scalars (broadcast tiles a single scalar),
 `tile.map` bodies are cloned once per element.
 
-Loops. An `scf.for` in the kernel (the chunk loops of rows longer than a tile, `group_kernel.py`)
-stays a loop in each thread. A tile it carries becomes the thread's elements of it, V per
-repetition (a splat or broadcast tile repeated); tile values from outside that its body uses are
-materialized before it (loads and reductions are not repeated per iteration). Its counter is
-seeded for the index analysis with its range and step (chunk origins are known multiples of the chunk).
+Loops. An `scf.for` in the kernel (chunk loops over long rows, `group_kernel.py`) stays a loop in
+each thread, carrying its tiles as the thread's elements (V per repetition); tile values from
+outside that its body uses are materialized before it (not repeated per iteration); its counter
+is seeded for the index analysis with its range and step (chunk origins: multiples of the chunk).
 
 Masks and vectors. The loads and stores of a chunk are emitted by `chunk_access.py`: a range and
 divisibility analysis of the tile origins (`index_analysis.py`) proves most accesses in bounds (no
@@ -27,8 +26,7 @@ Kernels with `tile.dot` go to `matmul_loop.py`: a register micro-tile of the out
 in short vector steps, IEEE f32 (TF32 is refused: `dot_precision.py`). With `tensor-cores=true`,
 dots tensor cores can run (f16/bf16 operands, f32 accumulation) go to `matmul_mma.py` (warps of
 `loop.mma_sync`) or with `wgmma=true` (sm_90a) to `matmul_wgmma.py` (warpgroups of `loop.wgmma`);
-GEMM chains to `chain_mma.py` (tensor cores) or `chain_loop.py`.
-
+GEMM chains to `chain_mma.py` or `chain_loop.py`; `tile.transpose` kernels to `transpose_loop.py`.
 Limits (reported as unsupported): tiles of several shapes in a kernel (but broadcast and dot
 operands), tile ops but load, store, broadcast, splat, map, reduce, in_bounds, range, gather, dot,
 loops carrying scalars and `tile.reduce` inside a loop.
@@ -60,11 +58,11 @@ from mlc.transforms.lowering.matmul_loop import contains_dot, lower_dot_kernel
 from mlc.transforms.lowering.matmul_wgmma import lower_tensor_core_kernel
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering, is_power_of_two
 from mlc.transforms.lowering.tile_reductions import all_reduce, combine_tree, reduction_terms
+from mlc.transforms.lowering.transpose_loop import contains_transpose, lower_transpose_kernel
 
 MAX_UNROLLED_REPETITIONS = 64
-"""Kernels with reductions keep every repetition's values in registers; beyond this many
-repetitions per thread, a tile does not fit and is reported (convert-graph-to-tile loops over
-chunks of longer rows instead)."""
+"""Kernels with reductions keep every repetition's values in registers; beyond this many per thread,
+a tile does not fit and is reported (convert-graph-to-tile loops over chunks of longer rows)."""
 
 
 @dataclass
@@ -388,6 +386,8 @@ class ConvertTileToLoop(ModulePass):
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             if is_chain_kernel(kernel):  # on tensor cores where its products can use them
                 lowered = (lower_chain_mma_kernel if self.tensor_cores and chain_mma_applies(kernel) else lower_chain_kernel)(kernel, self.vector_bytes)
+            elif contains_transpose(kernel):
+                lowered = lower_transpose_kernel(kernel, self.vector_bytes)
             elif self.tensor_cores and (tensor_core := lower_tensor_core_kernel(kernel, self.vector_bytes, self.wgmma)):
                 lowered = tensor_core
             elif contains_dot(kernel):

@@ -40,7 +40,7 @@
 // FIXED: func.func @main(%x: tensor<3x2x3xf32>) -> tensor<3x4xf32> {
 
 // UNMAPPED-NOT: Traceback
-// UNMAPPED:     mlc-import-onnx: error: {{.*}}.unsupported.onnx: node #0 'sine' (Sin): op Sin is not supported by mlc's ONNX importer (opset {{[0-9]+}})
+// UNMAPPED:     mlc-import-onnx: error: {{.*}}.unsupported.onnx: node #0 'tangent' (Tan): op Tan is not supported by mlc's ONNX importer (opset {{[0-9]+}})
 // UNMAPPED-NOT: Traceback
 
 // MISSING: mlc-import-onnx: error: cannot read {{.*}}.missing.onnx: no such file

@@ -168,3 +168,43 @@ def test_wrong_arguments_raise_value_error_naming_them(device: str):
         f(np.ones(4, np.float64))
     with pytest.raises(ValueError):
         f()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("element", ["f32", "f16"])
+def test_sine_and_cosine(device: str, element: str, rng: np.random.Generator):
+    t = tensor((257,), element)
+    text = f"""func.func @main(%x: {t}) -> ({t}, {t}) {{
+      %s = graph.sin %x : {t}
+      %c = graph.cos %x : {t}
+      func.return %s, %c : {t}, {t}
+    }}"""
+    # Arguments up to 1e4 exercise the argument reduction, not only the first period.
+    x = (rng.standard_normal(257) * np.where(rng.random(257) < 0.8, 3.0, 1e4)).astype(element.replace("f", "float"))
+    sine, cosine = compile_and_run(text, device, x)
+    x64 = x.astype(np.float64)
+    assert_compiled_matches(text, [x], (sine, cosine), [np.sin(x64), np.cos(x64)])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("element", ["i32", "i64"])
+def test_integer_power_wraps_and_truncates_negative_exponents(device: str, element: str, rng: np.random.Generator):
+    t = tensor((400,), element)
+    text = f"""func.func @main(%a: {t}, %b: {t}) -> {t} {{
+      %p = graph.pow %a, %b : ({t}, {t}) -> {t}
+      func.return %p : {t}
+    }}"""
+    dtype = np.int32 if element == "i32" else np.int64
+    a = rng.integers(-5, 6, 400).astype(dtype)
+    b = rng.integers(-3, 70, 400).astype(dtype)  # exponents past the type's width wrap
+    power = compile_and_run(text, device, a, b)
+    expected = np.array([_wrapped_power(int(x), int(y), np.dtype(dtype).itemsize * 8) for x, y in zip(a, b)], dtype=dtype)
+    np.testing.assert_array_equal(power, expected)
+
+
+def _wrapped_power(base: int, exponent: int, bits: int) -> int:
+    """Python's exact power reduced to a signed `bits`-bit integer; a negative exponent truncates."""
+    if exponent < 0:
+        return 1 if base == 1 else (-1) ** exponent if base == -1 else 0
+    value = pow(base, exponent, 1 << bits)
+    return value - (1 << bits) if value >= 1 << (bits - 1) else value

@@ -20,6 +20,7 @@ from mlc.diagnostics import parse_module
 from mlc.dialects import make_context
 from mlc.dialects.element_types import to_numpy_dtype
 from mlc.dialects.graph.error_bounds import check_results, result_bounds
+from programs import lower
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
@@ -56,6 +57,19 @@ def test_transpose_any_permutation_fuses_into_its_consumer(device: str, perm: tu
       %t = graph.transpose %x perm {list(perm)} : {tensor(shape)} to {tensor(result)}
       %s = graph.add %t, %y : ({tensor(result)}, {tensor(result)}) -> {tensor(result)}
       func.return %s : {tensor(result)}
+    }}"""
+    check(text, device, launches=1)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(("shape", "element"), [((2, 70, 130), "f32"), ((129, 257), "f16"), ((5, 3), "i32")])
+def test_lone_transpose_of_the_last_two_dimensions(device: str, shape: tuple[int, ...], element: str):
+    """One kernel: on the GPU the shared-memory transpose (`transpose_kernel.py`), on the CPU a gather."""
+    result = (*shape[:-2], shape[-1], shape[-2])
+    perm = [*range(len(shape) - 2), len(shape) - 1, len(shape) - 2]
+    text = f"""func.func @main(%x: {tensor(shape, element)}) -> {tensor(result, element)} {{
+      %t = graph.transpose %x perm {perm} : {tensor(shape, element)} to {tensor(result, element)}
+      func.return %t : {tensor(result, element)}
     }}"""
     check(text, device, launches=1)
 
@@ -147,6 +161,27 @@ def test_conv2d_with_bias_and_activation(device: str, element: str, case):
       func.return %r : {y}
     }}"""
     check(text, device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(("element", "case"), [("f16", CONVOLUTIONS[0]), ("bf16", CONVOLUTIONS[1]), ("f16", (2, 64, 10, 10, 32, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1))])
+def test_half_precision_conv2d_without_bias_stays_half(device: str, element: str, case):
+    """No bias: the product is the result, rounded once by the f16/bf16 matmul (no f32 copies)."""
+    from mlc.dialects.graph.nn_ops import windowed_size
+
+    batch, channels, height, width, outputs, kernel, strides, pads, dilations, group = case
+    out = (
+        windowed_size(height, kernel[0], strides[0], pads[0], pads[2], dilations[0]),
+        windowed_size(width, kernel[1], strides[1], pads[1], pads[3], dilations[1]),
+    )
+    x, w = tensor((batch, channels, height, width), element), tensor((outputs, channels // group, *kernel), element)
+    y = tensor((batch, outputs, *out), element)
+    text = f"""func.func @main(%x: {x}, %w: {w}) -> {y} {{
+      %c = graph.conv2d %x, %w strides {list(strides)} pads {list(pads)} dilations {list(dilations)} group {group} : ({x}, {w}) -> {y}
+      func.return %c : {y}
+    }}"""
+    check(text, device)
+    assert "f32" not in str(lower(text, "graph-decompose"))
 
 
 def test_bad_windows_are_located_errors():

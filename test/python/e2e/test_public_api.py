@@ -21,12 +21,12 @@ TWO_RESULTS = """func.func @main(%x: tensor<2x3xf32>, %b: tensor<3xf32>) -> (ten
 }
 """
 
-INTEGER_POW = """func.func @helper(%x: tensor<4xi32>) -> tensor<4xi32> {
-  func.return %x : tensor<4xi32>
+INTEGER_MATMUL = """func.func @helper(%x: tensor<2x2xi32>) -> tensor<2x2xi32> {
+  func.return %x : tensor<2x2xi32>
 }
-func.func @main(%x: tensor<4xi32>, %y: tensor<4xi32>) -> tensor<4xi32> {
-  %0 = graph.pow %x, %y : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-  func.return %0 : tensor<4xi32>
+func.func @main(%x: tensor<2x2xi32>, %y: tensor<2x2xi32>) -> tensor<2x2xi32> {
+  %0 = graph.matmul %x, %y : (tensor<2x2xi32>, tensor<2x2xi32>) -> tensor<2x2xi32>
+  func.return %0 : tensor<2x2xi32>
 }
 """
 
@@ -43,12 +43,12 @@ def test_interpret_returns_what_a_compiled_function_returns():
 
 
 def test_interpret_runs_what_the_lowering_refuses():
-    x, y = np.array([1, 2, 3, 4], np.int32), np.array([3, 2, 1, 0], np.int32)
-    result = mlc.interpret(INTEGER_POW, x, y, entry="@main")
+    x, y = np.array([[1, 2], [3, 4]], np.int32), np.array([[3, 2], [1, 0]], np.int32)
+    result = mlc.interpret(INTEGER_MATMUL, x, y, entry="@main")
     assert isinstance(result, np.ndarray)
-    np.testing.assert_array_equal(result, x**y)
-    with pytest.raises(mlc.LoweringError, match="'graph.pow' op integer pow") as raised:
-        mlc.compile(INTEGER_POW, device="cpu", entry="main")
+    np.testing.assert_array_equal(result, x @ y)
+    with pytest.raises(mlc.LoweringError, match="'graph.matmul' op matmul of i32 is not lowered yet") as raised:
+        mlc.compile(INTEGER_MATMUL, device="cpu", entry="main")
     assert isinstance(raised.value, mlc.CompileError)
 
 
@@ -57,9 +57,9 @@ def test_errors_in_the_source_are_not_lowering_errors():
         mlc.compile("func.func @main() {", device="cpu")
     assert not isinstance(raised.value, mlc.LoweringError)
     with pytest.raises(mlc.CompileError, match="no function @mian .* did you mean @main"):
-        mlc.interpret(INTEGER_POW, entry="mian")
+        mlc.interpret(INTEGER_MATMUL, entry="mian")
     with pytest.raises(mlc.ArgumentTypeError, match="entry must be a string"):
-        mlc.interpret(INTEGER_POW, entry=0)
+        mlc.interpret(INTEGER_MATMUL, entry=0)
 
 
 def test_available_devices_are_what_auto_chooses_from():

@@ -1,4 +1,4 @@
-"""ONNX's node tests of the ops of issue 3, run through mlc's ONNX backend (`MlcBackend`).
+"""ONNX's node tests of the ops of issue 3 (and of Sin, Cos, Resize, Range), run through mlc's ONNX backend (`MlcBackend`).
 
 `onnx.backend.test.BackendTest` turns each of ONNX's node tests into a unittest method per device.
 This module keeps the node tests of `CONFORMANCE_OPS` (`mlc.frontend.onnx.conformance`: each op's
@@ -67,13 +67,20 @@ CPU_OPS = tuple(
 """Ops whose node tests run compiled for the CPU (elementwise compositions, reshapes, reductions,
 layout ops, convolutions)."""
 
-# Node tests of `CPU_OPS` whose graph ops the lowering refuses (a PassFailure in mlc.compile).
-CPU_UNSUPPORTED: tuple[tuple[str, str], ...] = (
-    (r"^test_pow_types_int(32_int32|64_int64)_", "integer pow is not lowered"),
-)
+# Node tests of `CPU_OPS` whose graph ops the lowering refuses (a PassFailure in mlc.compile):
+# none since integer pow is lowered.
+CPU_UNSUPPORTED: tuple[tuple[str, str], ...] = ()
 """(pattern, reason): node tests of `CPU_OPS` whose ops are refused by the CPU lowering."""
 
+MODEL_TESTED_OPS = ("Sin", "Cos", "Resize", "Range")
+"""Ops of issue 15 (`MODEL_OPS`) whose node tests run here too, on the interpreter and the CPU."""
+
+MODEL_UNSUPPORTED: tuple[tuple[str, str], ...] = (
+    (r"^test_range_\w*_expanded_", "Range's function body (a Loop) with run-time bounds"),
+)
+
 ALL_TESTS = op_by_test_name()
+MODEL_TESTS = op_by_test_name(MODEL_TESTED_OPS)
 
 
 def _runner_name(test_name: str) -> str:
@@ -86,10 +93,12 @@ def _reason(test_name: str, table: tuple[tuple[str, str], ...]) -> str | None:
     return next((reason for pattern, reason in table if re.search(pattern, _runner_name(test_name))), None)
 
 
-def _node_test_class(class_name: str, device: str, ops: tuple[str, ...], excluded: tuple[tuple[str, str], ...]) -> type:
+def _node_test_class(
+    class_name: str, device: str, ops: tuple[str, ...], excluded: tuple[tuple[str, str], ...], tests: dict[str, str] = ALL_TESTS
+) -> type:
     """A unittest class with ONNX's runner's node tests of `ops` on `device` (the excluded ones
     skipped, the others left out)."""
-    names = [name for name, op in ALL_TESTS.items() if op in ops]
+    names = [name for name, op in tests.items() if op in ops]
     backend_test = onnx.backend.test.BackendTest(MlcBackend.pinned(device), __name__)
     backend_test.include(rf"^({'|'.join(map(re.escape, names))})_cpu$")
     for pattern, _ in excluded:
@@ -101,6 +110,10 @@ def _node_test_class(class_name: str, device: str, ops: tuple[str, ...], exclude
 
 OnnxBackendNodeInterpTest = _node_test_class("OnnxBackendNodeInterpTest", "interp", CONFORMANCE_OPS, UNSUPPORTED)
 OnnxBackendNodeCpuTest = _node_test_class("OnnxBackendNodeCpuTest", "cpu", CPU_OPS, UNSUPPORTED + CPU_UNSUPPORTED)
+OnnxBackendModelOpsInterpTest = _node_test_class(
+    "OnnxBackendModelOpsInterpTest", "interp", MODEL_TESTED_OPS, MODEL_UNSUPPORTED, MODEL_TESTS
+)
+OnnxBackendModelOpsCpuTest = _node_test_class("OnnxBackendModelOpsCpuTest", "cpu", MODEL_TESTED_OPS, MODEL_UNSUPPORTED, MODEL_TESTS)
 
 
 def test_every_conformance_op_has_node_tests():
@@ -109,14 +122,15 @@ def test_every_conformance_op_has_node_tests():
 
 def test_each_unsupported_pattern_matches_a_test():
     """A pattern that matches no test is stale (onnx renamed or dropped the test)."""
-    names = [_runner_name(name) for name in ALL_TESTS]
-    for pattern, reason in UNSUPPORTED + CPU_UNSUPPORTED:
+    names = [_runner_name(name) for name in (*ALL_TESTS, *MODEL_TESTS)]
+    for pattern, reason in UNSUPPORTED + CPU_UNSUPPORTED + MODEL_UNSUPPORTED:
         assert any(re.search(pattern, name) for name in names), f"{pattern} ({reason}) matches no test"
 
 
 REFUSED = [
     *((name, "interp", "import") for name in ALL_TESTS if _reason(name, UNSUPPORTED)),
     *((name, "cpu", "compile") for name in ALL_TESTS if ALL_TESTS[name] in CPU_OPS and _reason(name, CPU_UNSUPPORTED)),
+    *((name, "interp", "import") for name in MODEL_TESTS if _reason(name, MODEL_UNSUPPORTED)),
 ]
 
 
@@ -124,7 +138,8 @@ REFUSED = [
 def test_unsupported_node_test_is_refused_cleanly(name: str, device: str, stage: str):
     """An `UnsupportedModelError` at the expected stage, never a crash. When mlc comes to support
     the test, this fails: take its pattern out of `UNSUPPORTED` / `CPU_UNSUPPORTED`."""
-    case = next(test for test in node_tests()[ALL_TESTS[name]] if test.name == name)
+    op = ALL_TESTS.get(name) or MODEL_TESTS[name]
+    case = next(test for test in node_tests((op,))[op] if test.name == name)
     with pytest.raises(UnsupportedModelError) as raised:
         representation = MlcBackend.prepare(case.model, device)
         inputs, _ = case.data_sets[0]

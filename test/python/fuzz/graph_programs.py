@@ -49,8 +49,8 @@ LARGE_DIMENSIONS = (100, 257, 1000, 2049, 4097, 70001)
 LARGE_MAX_ELEMENTS = 160_000
 
 FLOAT_BINARY = ("add", "sub", "mul", "div", "max", "min", "pow")
-INTEGER_BINARY = ("add", "sub", "mul", "div", "max", "min")
-FLOAT_UNARY = ("neg", "abs", "relu", "exp", "tanh", "sigmoid", "sqrt", "rsqrt", "log", "erf", "reciprocal", "gelu")
+INTEGER_BINARY = ("add", "sub", "mul", "div", "max", "min", "pow")
+FLOAT_UNARY = ("neg", "abs", "relu", "exp", "tanh", "sigmoid", "sqrt", "rsqrt", "log", "erf", "sin", "cos", "reciprocal", "gelu")
 INTEGER_UNARY = ("neg", "abs", "relu")
 PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
 REDUCTIONS = ("sum", "max", "min", "mean")
@@ -253,17 +253,22 @@ def _step_binary(program: _Program) -> None:
     rhs = _squash(program, _broadcast_partner(program, lhs))
     if op == "div" and floats:
         rhs = _positive(program, rhs, 0.5)
-    if op == "pow":
+    if op == "pow" and floats:
         lhs = _positive(program, lhs, 0.25)
         exponent = draw(st.sampled_from((2.0, 0.5, 3.0, -1.0, 1.5)))
         rhs = program.add(program.builder.scalar(exponent, ELEMENT_TYPES[lhs.element]), Interval(exponent, exponent))
+    elif op == "pow":  # small exponents, a negative one included (the truncated reciprocal)
+        exponent = draw(st.sampled_from((0, 1, 2, 3, -1)))
+        rhs = program.add(program.builder.scalar(exponent, ELEMENT_TYPES[lhs.element]), Interval(exponent, exponent))
     if op in ("mul", "pow") and lhs.interval.magnitude * max(rhs.interval.magnitude, 1) > SAFE_MAGNITUDE[lhs.element]:
+        op = "add"
+    if op == "pow" and not floats and max(lhs.interval.magnitude, 1.0) ** 3 > SAFE_MAGNITUDE[lhs.element]:
         op = "add"
     result = program.builder.binary(f"graph.{op}", lhs.ssa, rhs.ssa)
     interval = _binary_interval(op, lhs.interval, rhs.interval)
     if op == "pow":
         magnitude = max(lhs.interval.magnitude, 4.0) ** 3
-        interval = Interval(0.0, magnitude)
+        interval = Interval(0.0 if floats else -magnitude, magnitude)
     program.add(result, interval)
 
 
@@ -285,6 +290,8 @@ def _unary_interval(op: str, x: Interval) -> Interval:
         return Interval(math.log(x.low), math.log(x.high))
     if op == "reciprocal":
         return Interval(1 / x.high, 1 / x.low)
+    if op in ("sin", "cos"):
+        return Interval(-1.0, 1.0)
     raise AssertionError(op)
 
 

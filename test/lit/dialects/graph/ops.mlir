@@ -151,6 +151,8 @@ func.func @where(%c: tensor<3x1xi1>, %a: tensor<4xf32>, %b: tensor<3x4xf32>, %s:
 // CHECK-NEXT:    %12 = graph.sigmoid %h : tensor<f16>
 // CHECK-NEXT:    %13 = graph.tanh %b : tensor<2x3x4xbf16>
 // CHECK-NEXT:    %14 = graph.erf %b : tensor<2x3x4xbf16>
+// CHECK-NEXT:    %15 = graph.sin %a : tensor<4xf32>
+// CHECK-NEXT:    %16 = graph.cos %h : tensor<f16>
 // CHECK-NEXT:    func.return
 // CHECK-NEXT:  }
 // GENERIC-LABEL: "func.func"() <{sym_name = "unary_float"
@@ -171,6 +173,8 @@ func.func @where(%c: tensor<3x1xi1>, %a: tensor<4xf32>, %b: tensor<3x4xf32>, %s:
 // GENERIC-NEXT:    %12 = "graph.sigmoid"(%h) : (tensor<f16>) -> tensor<f16>
 // GENERIC-NEXT:    %13 = "graph.tanh"(%b) : (tensor<2x3x4xbf16>) -> tensor<2x3x4xbf16>
 // GENERIC-NEXT:    %14 = "graph.erf"(%b) : (tensor<2x3x4xbf16>) -> tensor<2x3x4xbf16>
+// GENERIC-NEXT:    %15 = "graph.sin"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+// GENERIC-NEXT:    %16 = "graph.cos"(%h) : (tensor<f16>) -> tensor<f16>
 // GENERIC-NEXT:    "func.return"() : () -> ()
 // GENERIC-NEXT:  }) : () -> ()
 func.func @unary_float(%a: tensor<4xf32>, %h: tensor<f16>, %b: tensor<2x3x4xbf16>) {
@@ -189,6 +193,8 @@ func.func @unary_float(%a: tensor<4xf32>, %h: tensor<f16>, %b: tensor<2x3x4xbf16
   %12 = graph.sigmoid %h : tensor<f16>
   %13 = graph.tanh %b : tensor<2x3x4xbf16>
   %14 = graph.erf %b : tensor<2x3x4xbf16>
+  %15 = graph.sin %a : tensor<4xf32>
+  %16 = graph.cos %h : tensor<f16>
   func.return
 }
 

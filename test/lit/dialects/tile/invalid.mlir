@@ -213,6 +213,26 @@ tile.kernel @broadcast_shape(%x: memref<8xf32>) grid [1] {
 
 // -----
 
+tile.kernel @transpose_shape(%x: memref<8x4xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<8x4xf32> -> !tile.tile<8x4xf32>
+  // expected-error @+1 {{'tile.transpose' op result type !tile.tile<8x4xf32> must be the source's with its last two dimensions swapped (!tile.tile<4x8xf32>)}}
+  %b = tile.transpose %t : !tile.tile<8x4xf32> -> !tile.tile<8x4xf32>
+  tile.return
+}
+
+// -----
+
+tile.kernel @transpose_rank(%x: memref<8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0] : memref<8xf32> -> !tile.tile<8xf32>
+  // expected-error @+1 {{'tile.transpose' op source tile of rank 1 has no two dimensions to swap}}
+  %b = tile.transpose %t : !tile.tile<8xf32> -> !tile.tile<8xf32>
+  tile.return
+}
+
+// -----
+
 tile.kernel @splat_type(%x: memref<8xf32>) grid [1] {
   %one = arith.constant 1.0 : f16
   // expected-error @+1 {{'tile.splat' op splat value of type f16 must have the tile's element type f32}}

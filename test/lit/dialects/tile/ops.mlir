@@ -319,3 +319,18 @@ func.func @host(%x: memref<1000xf32>, %y: memref<1000xf32>, %out: memref<1000xf3
   tile.launch @empty()
   func.return
 }
+
+// tile.transpose swaps the last two dimensions (the shared-memory exchange on the GPU).
+// CHECK-LABEL: tile.kernel @swap_last_dims(%x: memref<2x8x4xf16>, %y: memref<2x4x8xf16>) grid [2] {
+// CHECK:         %t = tile.load %x[%b, %c0, %c0] : memref<2x8x4xf16> -> !tile.tile<1x8x4xf16>
+// CHECK-NEXT:    %u = tile.transpose %t : !tile.tile<1x8x4xf16> -> !tile.tile<1x4x8xf16>
+// CHECK-NEXT:    tile.store %u, %y[%b, %c0, %c0] : !tile.tile<1x4x8xf16>, memref<2x4x8xf16>
+// GENERIC:       %u = "tile.transpose"(%t) : (!tile.tile<1x8x4xf16>) -> !tile.tile<1x4x8xf16>
+tile.kernel @swap_last_dims(%x: memref<2x8x4xf16>, %y: memref<2x4x8xf16>) grid [2] {
+  %b = tile.program_id 0
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%b, %c0, %c0] : memref<2x8x4xf16> -> !tile.tile<1x8x4xf16>
+  %u = tile.transpose %t : !tile.tile<1x8x4xf16> -> !tile.tile<1x4x8xf16>
+  tile.store %u, %y[%b, %c0, %c0] : !tile.tile<1x4x8xf16>, memref<2x4x8xf16>
+  tile.return
+}

@@ -1,7 +1,7 @@
 """Writes a small ONNX model for the mlc-import-onnx lit test: `make_onnx_model.py OUT KIND`.
 
 KIND `mlp` (the default): Flatten -> MatMul -> Add -> Relu -> Softmax at opset 17, with a dynamic
-batch dimension named `batch` when KIND is `dynamic`; `unsupported`: a Sin node named `sine`;
+batch dimension named `batch` when KIND is `dynamic`; `unsupported`: a Tan node named `tangent`;
 `pooling`: a dilated 1-D AveragePool (opset 19), which mlc decomposes into strided slices.
 """
 
@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper, save
 def main(path: str, kind: str) -> None:
     opset = 17
     if kind == "unsupported":
-        nodes = [helper.make_node("Sin", ["x"], ["y"], name="sine")]
+        nodes = [helper.make_node("Tan", ["x"], ["y"], name="tangent")]
         inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])]
         initializers = []
     elif kind == "pooling":

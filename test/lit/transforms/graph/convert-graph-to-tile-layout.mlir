@@ -98,3 +98,22 @@ func.func @conv(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %b: tensor<3xf
   %c = graph.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>) -> tensor<1x3x5x5xf32>
   func.return %c : tensor<1x3x5x5xf32>
 }
+
+// -----
+
+// On the GPU a lone transpose of the last two dimensions is a shared-memory transpose: the block
+// of the source (rows of x: coalesced) is loaded, swapped by tile.transpose, stored (rows of the
+// result: coalesced). Leading dimensions collapse into one grid axis; T = 64 for f32, cut to the
+// matrix (here 32). On the CPU (target=cpu) it stays a gather.
+// CHECK-LABEL: tile.kernel @matrix_transpose_0_transpose(%x: memref<6x20x30xf32>, %output0: memref<6x30x20xf32>) grid [6, 1, 1] num_warps 8 attributes {mlc.transpose_block = 32 : i64} {
+// CHECK:         %[[T:.*]] = arith.constant 32 : index
+// CHECK:         %[[B:.*]] = tile.program_id 0
+// CHECK:         %[[I:.*]] = arith.muli %{{.*}}, %[[T]] : index
+// CHECK:         %[[J:.*]] = arith.muli %{{.*}}, %[[T]] : index
+// CHECK:         %[[TILE:.*]] = tile.load %x[%[[B]], %[[J]], %[[I]]] : memref<6x20x30xf32> -> !tile.tile<1x32x32xf32>
+// CHECK-NEXT:    %[[SWAPPED:.*]] = tile.transpose %[[TILE]] : !tile.tile<1x32x32xf32> -> !tile.tile<1x32x32xf32>
+// CHECK-NEXT:    tile.store %[[SWAPPED]], %output0[%[[B]], %[[I]], %[[J]]] : !tile.tile<1x32x32xf32>, memref<6x30x20xf32>
+func.func @matrix_transpose(%x: tensor<2x3x20x30xf32>) -> tensor<2x3x30x20xf32> {
+  %t = graph.transpose %x perm [0, 1, 3, 2] : tensor<2x3x20x30xf32> to tensor<2x3x30x20xf32>
+  func.return %t : tensor<2x3x30x20xf32>
+}

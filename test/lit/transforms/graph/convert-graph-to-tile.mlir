@@ -487,3 +487,17 @@ func.func @choices(%a: tensor<8x16xf32>, %b: tensor<16x32xf32>, %c: tensor<8x16x
   %2 = graph.matmul %c, %d : (tensor<8x16xbf16>, tensor<16x32xbf16>) -> tensor<8x32xbf16>
   func.return %0, %1, %2 : tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xbf16>
 }
+
+// -----
+
+// Integer pow: square-and-multiply over the exponent's bits (31 steps for i32, each a select of
+// the product by the running square), then the truncated reciprocal for negative exponents.
+// CHECK-LABEL: tile.kernel @integer_pow_0_pow
+// CHECK:         tile.map
+// CHECK-COUNT-31:  arith.select %{{.*}}, %{{.*}}, %{{.*}} : i32
+// CHECK:           %[[NEGATIVE:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT:      arith.select %[[NEGATIVE]], %{{.*}}, %{{.*}} : i32
+func.func @integer_pow(%x: tensor<4xi32>, %y: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = graph.pow %x, %y : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return %0 : tensor<4xi32>
+}

@@ -451,3 +451,46 @@ tile.kernel @gather_transpose(%x: memref<5x3xf32>, %out: memref<3x5xf32>) grid [
   tile.store %t, %out[%c0, %c0] : !tile.tile<4x8xf32>, memref<3x5xf32>
   tile.return
 }
+
+// -----
+
+// A transpose kernel: per program, a 32x33 shared tile (one column of padding: the transposed
+// reads of a warp hit 32 different banks); thread t takes column t mod 32 of rows t div 32 + 8 s
+// (s < 4, unrolled): it reads rows of the source block into the tile (coalesced; guarded only
+// along the dimension that 32 does not divide: x has 40 rows), then writes rows of the result
+// block from columns of the tile (coalesced; the result's 40 columns guarded).
+// CHECK-LABEL: loop.kernel @swap(%x: memref<40x64xf32>, %y: memref<64x40xf32>) attributes {mlc.arg_alignment = array<i64: 4, 4>, mlc.transpose_block = 32 : i64} {
+// CHECK:         loop.parallel %program0 < 2 mapping block.x {
+// CHECK-NEXT:      loop.parallel %program1 < 2 mapping block.y {
+// CHECK:             %[[STAGE:.*]] = memref.alloca() {alignment = 16 : i64} : memref<32x33xf32, 3 : i64>
+// CHECK-NEXT:        loop.parallel %thread < 256 mapping thread.x {
+// CHECK:               %[[ROW:.*]] = arith.divui %thread, %{{.*}} : index
+// CHECK-NEXT:          %[[COLUMN:.*]] = arith.remui %thread, %{{.*}} : index
+// CHECK:               %[[SOURCE_ROW:.*]] = arith.addi %j, %[[ROW]] : index
+// CHECK-NEXT:          %[[SOURCE_COLUMN:.*]] = arith.addi %i, %[[COLUMN]] : index
+// CHECK:               %[[INSIDE:.*]] = arith.cmpi ult, %[[SOURCE_ROW]], %{{.*}} : index
+// CHECK-NEXT:          %[[VALUE:.*]] = scf.if %[[INSIDE]] -> (f32) {
+// CHECK-NEXT:            %[[LOADED:.*]] = memref.load %x[%[[SOURCE_ROW]], %[[SOURCE_COLUMN]]] : memref<40x64xf32>
+// CHECK-NEXT:            scf.yield %[[LOADED]] : f32
+// CHECK-NEXT:          } else {
+// CHECK:               memref.store %[[VALUE]], %[[STAGE]][%[[ROW]], %[[COLUMN]]] : memref<32x33xf32, 3 : i64>
+// CHECK-COUNT-3:       memref.store %{{.*}}, %[[STAGE]]
+// CHECK:               %[[RESULT_ROW:.*]] = arith.addi %i, %[[ROW]] : index
+// CHECK-NEXT:          %[[RESULT_COLUMN:.*]] = arith.addi %j, %[[COLUMN]] : index
+// CHECK-NEXT:          %[[KEEP:.*]] = arith.cmpi ult, %[[RESULT_COLUMN]], %{{.*}} : index
+// CHECK-NEXT:          scf.if %[[KEEP]] {
+// CHECK-NEXT:            %[[MOVED:.*]] = memref.load %[[STAGE]][%[[COLUMN]], %[[ROW]]] : memref<32x33xf32, 3 : i64>
+// CHECK-NEXT:            memref.store %[[MOVED]], %y[%[[RESULT_ROW]], %[[RESULT_COLUMN]]] : memref<64x40xf32>
+// CHECK-NEXT:          }
+// CHECK-COUNT-3:       memref.load %[[STAGE]]
+tile.kernel @swap(%x: memref<40x64xf32>, %y: memref<64x40xf32>) grid [2, 2] num_warps 8 attributes {mlc.transpose_block = 32 : i64} {
+  %c32 = arith.constant 32 : index
+  %p0 = tile.program_id 0
+  %p1 = tile.program_id 1
+  %i = arith.muli %p0, %c32 : index
+  %j = arith.muli %p1, %c32 : index
+  %t = tile.load %x[%j, %i] : memref<40x64xf32> -> !tile.tile<32x32xf32>
+  %u = tile.transpose %t : !tile.tile<32x32xf32> -> !tile.tile<32x32xf32>
+  tile.store %u, %y[%i, %j] : !tile.tile<32x32xf32>, memref<64x40xf32>
+  tile.return
+}
