@@ -50,7 +50,6 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
-    BFloat16Type,
     DenseArrayBase,
     BFloat16Type,
     Float16Type,
