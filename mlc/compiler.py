@@ -544,7 +544,7 @@ def default_pipeline_for(target: str, arch: str = "", precision: str | None = No
     lowering (sm_90: wgmma), and `precision` if given: what `mlc.compile` runs by default."""
     options = [] if precision is None else [f"precision={precision}"]
     if target == "cuda" and arch:
-        from mlc.transforms.pipelines import WGMMA_ARCHS
+        from mlc.targets import WGMMA_ARCHS
 
         options = options + [f"arch={arch}"] if arch in WGMMA_ARCHS else options
     name = "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"

@@ -31,12 +31,10 @@ from xdsl.passes import ModulePass
 
 from mlc.dialects.precision import DEFAULT_PRECISION
 from mlc.passes import NamedPipeline, build_pipeline
+from mlc.targets import WGMMA_ARCHS
 from mlc.transforms import all_passes
 from mlc.transforms.graph.convert_graph_to_tile import ConvertGraphToTile
 from mlc.transforms.tile.convert_tile_to_loop import ConvertTileToLoop
-
-WGMMA_ARCHS = ("sm_90", "sm_90a")
-"""The targets whose f16/bf16 matmuls `mlc-lower-to-gpu{arch=...}` lowers to wgmma."""
 
 _GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse{chain_model},graph-plan-memory"
 _TO_TILE = (

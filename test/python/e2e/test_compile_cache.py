@@ -269,3 +269,14 @@ def test_the_command_line_tools(tmp_path: Path, cache_dir: Path):
     cleared = subprocess.run([tools / "mlc-cache", "clear"], check=True, capture_output=True, text=True).stdout
     assert cleared.startswith("removed 1 entry from")
     assert ArtifactCache(cache_dir).info().entries == 0
+
+
+def test_spelling_a_hopper_gpus_pipeline_loads_no_passes():
+    """The default pipeline is part of the cache key, so a GPU hit spells it (on sm_90 with its
+    `arch`) before it knows whether anything must compile: that must not load xDSL or the passes."""
+    code = (
+        "import sys\nfrom mlc.compiler import default_pipeline_for\n"
+        "print(default_pipeline_for('cuda', 'sm_90'), any(m.split('.')[0] == 'xdsl' or m.startswith('mlc.transforms') for m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["mlc-lower-to-gpu{arch=sm_90}", "False"]
