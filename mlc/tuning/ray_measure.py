@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mlc.errors import MlcError
+from mlc.tuning.features import extract_from_text
 from mlc.tuning.measure import (
     RUN_TIMEOUT,
     MeasureResult,
@@ -66,6 +67,7 @@ class RayMeasurer:
         resources = {"num_gpus": 1} if target == "cuda" else {"num_cpus": cpus_per_task}
         self._per_task = resources
         self._remote = self.ray.remote(max_retries=0, **resources)(compile_and_run_in_worker)
+        self._remote_extract = self.ray.remote(max_retries=0)(extract_from_text)
 
     @property
     def slots(self) -> int:
@@ -77,12 +79,9 @@ class RayMeasurer:
 
     def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
         """`features.extract_from_text` of `configs`, one Ray task per share of the cluster's CPUs."""
-        from mlc.tuning.features import extract_from_text
-
         workers = max(1, int(self.ray.cluster_resources().get("CPU", 1)))
         share = max(1, -(-len(configs) // workers))
-        remote = self.ray.remote(max_retries=0)(extract_from_text)
-        references = [remote.remote(source, self.target, configs[start : start + share]) for start in range(0, len(configs), share)]
+        references = [self._remote_extract.remote(source, self.target, configs[start : start + share]) for start in range(0, len(configs), share)]
         return [result for chunk in self.ray.get(references) for result in chunk]
 
     def measure(self, tasks: Sequence[MeasureTask]) -> list[MeasureResult]:

@@ -48,7 +48,7 @@ from collections import ChainMap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import arith, scf, vector
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseArrayBase,
@@ -69,7 +69,7 @@ from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.shared_memory_promotion import STAGED_SHARED_MEMORY_BYTES
 from mlc.transforms.analysis.thread_layout import used_from_outside
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter
-from mlc.transforms.lowering.matmul_mma import INSTRUCTION, LDMATRIX_PADDING
+from mlc.transforms.lowering.matmul_mma import INSTRUCTION, LDMATRIX_PADDING, pack_pair
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering
 from mlc.transforms.lowering.tile_reductions import all_reduce, combine_tree
 
@@ -378,7 +378,7 @@ class ChainMmaLowering(TileKernelLowering):
         *batch, row_origin, column_origin = (self.values[index] for index in rhs.indices)
         for slice_index in range(_shape(op.lhs)[-1] // INSTRUCTION[2]):
             first = 4 * slice_index
-            a = [self._pack(emitter, lhs[row][first + half : first + half + 2]) for half in (0, 2) for row in (0, 1)]
+            a = [pack_pair(emitter, lhs[row][first + half : first + half + 2]) for half in (0, 2) for row in (0, 1)]
             rows = emitter.add(row_origin, emitter.add(emitter.index(INSTRUCTION[2] * slice_index), self.ldmatrix_row))
             b: list[list[SSAValue]] = []
             for n in range(0, tiles_n, 2):
@@ -401,13 +401,6 @@ class ChainMmaLowering(TileKernelLowering):
         step = emitter.builder.insert(loop.LdMatrixOp(self.values[rhs.source], indices, count, True, register_type))
         attributes.OPERAND.write(step, StringAttr("rhs"))
         return list(step.results)
-
-    @staticmethod
-    def _pack(emitter: Emitter, elements: Sequence[SSAValue]) -> SSAValue:
-        """Two scalars as one `vector<2xT>` register (A's pair of k-neighbours)."""
-        first, second = elements
-        pair = emitter.emit(vector.BroadcastOp(first, VectorType(first.type, [2])))
-        return emitter.emit(vector.InsertOp(second, pair, [1]))
 
 
 def lower_chain_mma_kernel(kernel: tile.KernelOp, vector_bytes: int) -> loop.KernelOp:

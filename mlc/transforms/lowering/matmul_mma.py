@@ -36,6 +36,7 @@ Limits: no f16 accumulation, no TF32; the block must give every warp at least on
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, scf, vector
@@ -278,7 +279,7 @@ class MmaKernelLowering(DotKernelLowering):
             for k in depths:
                 for row in self.row_indices[2 * m : 2 * m + 2]:
                     chunk = self._accesses(lhs_shape, 2, [*batch, row, k])
-                    registers.append(self._pack(emitter, chunk.load(emitter, self.values[lhs.source], self.origin(lhs.indices), _shape(lhs.result), lhs.padding)))
+                    registers.append(pack_pair(emitter, chunk.load(emitter, self.values[lhs.source], self.origin(lhs.indices), _shape(lhs.result), lhs.padding)))
             a_registers.append(registers)
         _tag_loads(block, first.next_op if first is not None else block.first_op, "lhs")
         first = block.last_op
@@ -290,7 +291,7 @@ class MmaKernelLowering(DotKernelLowering):
                 for k in pair:
                     chunk = self._accesses(rhs_shape, 1, [*batch, k, column])
                     elements += chunk.load(emitter, self.values[rhs.source], self.origin(rhs.indices), _shape(rhs.result), rhs.padding)
-                registers.append(self._pack(emitter, elements))
+                registers.append(pack_pair(emitter, elements))
             b_registers.append(registers)
         _tag_loads(block, first.next_op if first is not None else block.first_op, "rhs")
         return self._steps(emitter, a_registers, b_registers, accumulator)
@@ -341,12 +342,13 @@ class MmaKernelLowering(DotKernelLowering):
                     result[position] = value
         return result
 
-    @staticmethod
-    def _pack(emitter: Emitter, elements: list[SSAValue]) -> SSAValue:
-        """Two scalars as one `vector<2xT>` register."""
-        first, second = elements
-        pair = emitter.emit(vector.BroadcastOp(first, VectorType(first.type, [2])))
-        return emitter.emit(vector.InsertOp(second, pair, [1]))
+
+
+def pack_pair(emitter: Emitter, elements: Sequence[SSAValue]) -> SSAValue:
+    """Two scalars as one `vector<2xT>` register (an mma operand's pair of k-neighbours)."""
+    first, second = elements
+    pair = emitter.emit(vector.BroadcastOp(first, VectorType(first.type, [2])))
+    return emitter.emit(vector.InsertOp(second, pair, [1]))
 
 
 def lower_mma_kernel(kernel: tile.KernelOp, vector_bytes: int) -> loop.KernelOp:
