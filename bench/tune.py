@@ -39,6 +39,7 @@ from mlc.compiler import _read_source
 from mlc.tuning.database import TuningDatabase
 from mlc.tuning.measure import LocalMeasurer
 from mlc.tuning.search import Measurer, TuneResult, make_reference, tune
+from mlc.tuning.space import describe
 from mlc.tuning.workload import Workload
 
 EXHAUSTIVE_BATCH = 32
@@ -179,6 +180,7 @@ def compare(args: argparse.Namespace) -> None:
     measurer = measurer_for(args)
     db_path = args.db or str(Path(tempfile.mkdtemp(prefix="mlc-bench-tune-")) / "tuning.sqlite")
     speedups, against_triton = [], []
+    chosen: list[str] = []
     gpu = args.target == "cuda"
     header = "| shape | configs | heuristic us | tuned us | speedup | trials |"
     header += " Triton autotuned us | tuned vs Triton |" if gpu else ""
@@ -200,6 +202,7 @@ def compare(args: argparse.Namespace) -> None:
             else:
                 times = {"heuristic": learned.heuristic.cost * 1e6, "tuned": learned.best.cost * 1e6}
             speedups.append(times["heuristic"] / times["tuned"])
+            chosen.append(f"{name}: {describe(learned.best.config)}")
             row = f"| {name} | {learned.space.size()} | {times['heuristic']:.1f} | {times['tuned']:.1f} | {speedups[-1]:.2f}x | {len(learned.trials)} |"
             if gpu:
                 if "triton" in times:
@@ -220,6 +223,7 @@ def compare(args: argparse.Namespace) -> None:
                 row += " (not enumerated) | |"
             print(row, flush=True)
     measurer.close()
+    print("\ntuned configurations:\n" + "\n".join(chosen))
     if speedups:
         print(f"\ngeometric mean speedup over the heuristic: {_geometric_mean(speedups):.3f}x ({len(speedups)} shapes)")
     if against_triton:
