@@ -199,6 +199,15 @@ def _wgmma_tiles(facts: WorkloadFacts) -> list[Value]:
     ]
 
 
+def _takes_wgmma(block: tuple[int, ...], matmul: MatmulShape, facts: WorkloadFacts) -> bool:
+    """Whether convert-tile-to-loop{wgmma=true} lowers `matmul` with `block` to warpgroup
+    products (matmul_wgmma.wgmma_applies, for the power-of-two blocks `matmul-tile` takes)."""
+    bm, bn, bk = block
+    aligned = matmul.depth % WGMMA_ROW_ALIGNMENT == 0 and matmul.columns % WGMMA_ROW_ALIGNMENT == 0
+    shaped = bm % 64 == 0 and bn % 64 == 0 and bk % 64 == 0 and max(bm, bn) <= max(WGMMA_BLOCK_SIZES)
+    return facts.arch in WGMMA_ARCHS and matmul.element_bytes == 2 and aligned and shaped and bk < matmul.depth
+
+
 def _wgmma_stage_bytes(block: tuple[int, ...]) -> int:
     """Shared memory of one stage of a wgmma block's f16/bf16 operand tiles (swizzled, unpadded)."""
     bm, bn, bk = block
@@ -210,7 +219,7 @@ def _prune_matmul_tile(value: Value, facts: WorkloadFacts, target: str) -> str |
         return None
     assert isinstance(value, tuple)
     bm, bn, bk = value
-    if target == "cuda" and value in _wgmma_tiles(facts):
+    if target == "cuda" and any(_takes_wgmma(value, m, facts) for m in facts.matmuls):
         # Warpgroup products: BM / 16 warps hold BN / 2 accumulators each; the operands are staged
         # in at least MIN_WGMMA_STAGES buffers (swizzled: a register copy cannot write that layout).
         staged = MIN_WGMMA_STAGES * _wgmma_stage_bytes(value)
@@ -251,7 +260,7 @@ def _wgmma_stages_fit(config: Mapping[str, Value], facts: WorkloadFacts, target:
     chosen = config.get("convert-graph-to-tile.matmul-tile", ())
     for m in facts.matmuls:
         block = chosen or choose_matmul_tile(m.batch, m.rows, m.columns, m.depth, half=m.element_bytes == 2, wgmma=True)
-        if tuple(block) not in _wgmma_tiles(facts):
+        if not _takes_wgmma(tuple(block), m, facts):
             continue
         if stages < MIN_WGMMA_STAGES:
             return f"{stages} stages: a wgmma kernel needs at least {MIN_WGMMA_STAGES}"
