@@ -6,7 +6,9 @@ stages, the CPU's threading threshold.
 `KNOBS` maps each pass's CLI name to its knobs; a knob names the option (as `mlc-opt` spells it),
 the targets it means something on, its legal values for a workload (`WorkloadFacts`: shapes read
 from the graph after decomposition) and, where a value can be legal in form but impossible on a
-target (too much shared memory, too many accumulator registers), a `prune` rule that says why.
+target (too much shared memory, too many accumulator registers), a `prune` rule that says why;
+`RULES` say why a combination of several knobs cannot run (a wgmma block with too few stages, or
+more than its shared memory holds).
 The autotuner (`mlc/tuning/space.py`) reads this table; a tuned configuration is nothing but these
 options set on the device's pipeline, so `mlc-opt --pass-pipeline '<pipeline>'` replays it.
 
@@ -33,6 +35,7 @@ from mlc.dialects.graph import ops as graph
 from mlc.targets import WGMMA_ARCHS
 from mlc.transforms.analysis.shared_memory_promotion import WGMMA_SHARED_MEMORY_BYTES
 from mlc.transforms.lowering.matmul_kernel import choose_matmul_tile
+from mlc.transforms.lowering.matmul_wgmma import WGMMA_PIPELINE_STAGES
 
 TARGETS = ("cpu", "cuda")
 Value = int | tuple[int, ...]
@@ -246,8 +249,6 @@ def _stages(facts: WorkloadFacts) -> tuple[Value, ...]:
 MIN_WGMMA_STAGES = 3
 """Stages a wgmma kernel lowers with, at least: each product stays in flight one K step after its
 own (`async_pipeline.overlap_products`), so its copies run two steps ahead; fewer fail to lower."""
-WGMMA_DEFAULT_STAGES = 4
-"""`matmul_wgmma.WGMMA_PIPELINE_STAGES`: what `stages=0` means for a wgmma kernel."""
 
 
 def _wgmma_stages_fit(config: Mapping[str, Value], facts: WorkloadFacts, target: str) -> str | None:
@@ -256,7 +257,7 @@ def _wgmma_stages_fit(config: Mapping[str, Value], facts: WorkloadFacts, target:
     count or none, and a wgmma operand without stages does not lower."""
     if target != "cuda" or not facts.wgmma:
         return None
-    stages = config.get("loop-promote-shared.stages", 0) or WGMMA_DEFAULT_STAGES
+    stages = config.get("loop-promote-shared.stages", 0) or WGMMA_PIPELINE_STAGES  # 0: the kernel's
     chosen = config.get("convert-graph-to-tile.matmul-tile", ())
     for m in facts.matmuls:
         block = chosen or choose_matmul_tile(m.batch, m.rows, m.columns, m.depth, half=m.element_bytes == 2, wgmma=True)

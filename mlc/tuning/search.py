@@ -221,7 +221,7 @@ def tune(
 ) -> TuneResult:
     """Tunes `workload` on `target` with at most `trials` measurements (see the module docstring);
     `batch` candidates per round, by default `BATCH_PER_SLOT` for each of the measurer's devices.
-    `reference`: the workload's `reference(workload)` when the caller has it already (a second
+    `reference`: the workload's `make_reference(workload)` when the caller has it already (a second
     tuning of the same workload need not interpret it again)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown search strategy '{strategy}': use one of {', '.join(STRATEGIES)}")
