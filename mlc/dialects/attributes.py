@@ -343,7 +343,9 @@ TUNED = DeclaredAttribute(
 
 
 def _chain_plan(value: Attribute) -> bool:
-    if not isinstance(value, DictionaryAttr) or set(value.data) != {"order", *_CHAIN_PLAN_NUMBERS}:
+    if not isinstance(value, DictionaryAttr) or set(value.data) - {"fast_math"} != {"order", *_CHAIN_PLAN_NUMBERS}:
+        return False
+    if "fast_math" in value.data and not isinstance(value.data["fast_math"], UnitAttr):
         return False
     order = value.data["order"]
     numbers = [value.data[key] for key in _CHAIN_PLAN_NUMBERS]
@@ -367,9 +369,11 @@ CHAIN = DeclaredAttribute(
 )
 CHAIN_PLAN = DeclaredAttribute(
     "mlc.chain_plan",
-    '{order = "rows-outer"|"keys-outer", block_rows, block_keys, fused_bytes, separate_bytes, on_chip_bytes} (i64)',
+    '{order = "rows-outer"|"keys-outer", block_rows, block_keys, fused_bytes, separate_bytes, on_chip_bytes} (i64)'
+    ", optional fast_math (unit)",
     "the data-movement model's choice for a chain: block order and sizes, bytes moved fused and as "
-    "separate kernels, the blocks' on-chip footprint",
+    "separate kernels, the blocks' on-chip footprint; fast_math: the kernel may skip the graph's per-op "
+    "roundings of the scores and use exp2 (graph-fuse's opt-in fast-math)",
     "graph-fuse (analysis/gemm_chain.py), copied by convert-graph-to-tile onto the kernel",
     "convert-graph-to-tile (the block sizes), people",
     _chain_plan,

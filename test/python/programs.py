@@ -501,11 +501,19 @@ a boolean padding argument [batch..., 1, N] selecting -inf with `graph.where`; P
 [M, 1] and [1, N] constants)."""
 
 
+MINUS_INFINITY = {"f32": "0xFF800000", "f16": "0xFC00", "bf16": "0xFF80"}
+"""-inf as a dense literal of each float type."""
+
+
 @st.composite
 def attention_programs(
-    draw: st.DrawFn, max_rows: int = 40, max_keys: int = 70, depths: tuple[int, ...] = (1, 3, 8, 16, 33, 64, 128, 256)
+    draw: st.DrawFn,
+    max_rows: int = 40,
+    max_keys: int = 70,
+    depths: tuple[int, ...] = (1, 3, 8, 16, 33, 64, 128, 256),
+    elements: tuple[str, ...] = ("f32", "f16"),
 ) -> AttentionProgram:
-    element = draw(st.sampled_from(("f32", "f16")))
+    element = draw(st.sampled_from(elements))
     batch = tuple(draw(st.lists(st.integers(1, 3), max_size=2)))
     rows, keys = draw(st.integers(1, max_rows)), draw(st.integers(2, max_keys))  # softmax of one key is 1
     depth, value_depth = draw(st.sampled_from(depths)), draw(st.sampled_from(depths))
@@ -533,9 +541,7 @@ def attention_program(
         masked = "%masked"
     elif mask == "causal":
         causal = np.where(np.arange(keys)[None, :] > np.arange(rows)[:, None], -np.inf, 0.0)
-        body = ", ".join("[" + ", ".join("0xFF800000" if c else "0.0" for c in row) + "]" for row in causal)
-        if element == "f16":
-            body = body.replace("0xFF800000", "0xFC00")
+        body = ", ".join("[" + ", ".join(MINUS_INFINITY[element] if c else "0.0" for c in row) + "]" for row in causal)
         lines.append(f"%causal = graph.constant dense<[{body}]> : {tensor_type((rows, keys), element)}")
         lines.append(f"%masked = graph.add %scaled, %causal : ({scores}, {tensor_type((rows, keys), element)}) -> {scores}")
         masked = "%masked"
@@ -544,13 +550,13 @@ def attention_program(
         lines.append(f"%keys = graph.constant dense<[[{', '.join(map(str, range(keys)))}]]> : tensor<1x{keys}xi32>")
         allowed = tensor_type((rows, keys), "i1")
         lines.append(f"%allowed = graph.cmp ge, %queries, %keys : (tensor<{rows}x1xi32>, tensor<1x{keys}xi32>) -> {allowed}")
-        lines.append(f"%minus_infinity = graph.constant dense<{'0xFC00' if element == 'f16' else '0xFF800000'}> : tensor<{element}>")
+        lines.append(f"%minus_infinity = graph.constant dense<{MINUS_INFINITY[element]}> : tensor<{element}>")
         lines.append(f"%masked = graph.where %allowed, %scaled, %minus_infinity : ({allowed}, {scores}, tensor<{element}>) -> {scores}")
         masked = "%masked"
     elif mask == "padding":
         keep = tensor_type((*batch, 1, keys), "i1")
         arguments.append(f"%keep: {keep}")
-        lines.append(f"%minus_infinity = graph.constant dense<{'0xFC00' if element == 'f16' else '0xFF800000'}> : tensor<{element}>")
+        lines.append(f"%minus_infinity = graph.constant dense<{MINUS_INFINITY[element]}> : tensor<{element}>")
         lines.append(f"%masked = graph.where %keep, %scaled, %minus_infinity : ({keep}, {scores}, tensor<{element}>) -> {scores}")
         masked = "%masked"
     lines.append(f"%p = graph.softmax {masked} axis -1 : {scores}")

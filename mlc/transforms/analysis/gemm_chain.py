@@ -10,7 +10,7 @@ Pattern (`match_attention`). Attention is `matmul(softmax(f(matmul(Q, Kt))), V)`
                                 or `e / reduce_sum e`), with f32 casts around it for f16
     O  = graph.matmul P (or cast P), V [..., N, Dv]
 
-with Q, Kt, V and O of one batch shape (batch x heads, not broadcast), f32 or f16, head dims
+with Q, Kt, V and O of one batch shape (batch x heads, not broadcast), f32, f16 or bf16, head dims
 D, Dv <= `MAX_HEAD_DIM`, and every intermediate used only inside the chain (a score matrix needed
 elsewhere must be written to memory anyway). Side inputs must not depend on S.
 
@@ -79,6 +79,9 @@ from mlc.transforms.analysis.causal_mask import CausalMask, causal_mask
 from mlc.transforms.analysis.fusion_groups import is_splat_constant
 
 MAX_HEAD_DIM = 256
+FAST_MATH_KEY = "fast_math"
+"""The chain plan's optional entry (a unit attribute, graph-fuse's `fast-math`): the chain's kernel
+may compute its scores in f32 without the graph's per-op roundings and use `exp2`."""
 BLOCK_CHOICES = tuple(ONLINE_SOFTMAX_MIN_BLOCK << shift for shift in range(4))
 """16 to 128: at least the block error_bounds assumes for an online softmax."""
 SEPARATE_MATMUL_BLOCK = 64
@@ -257,7 +260,7 @@ def match_attention(output: Operation) -> AttentionChain | None:
     ranks = {len(_shape(x)) for x in (q, kt, v, output.result)}
     batch = {_shape(x)[:-2] for x in (q, kt, v, output.result)}
     types = {type(_element(x)) for x in (q, kt, v)}
-    if len(ranks) != 1 or len(batch) != 1 or len(types) != 1 or not types <= {Float32Type, Float16Type}:
+    if len(ranks) != 1 or len(batch) != 1 or len(types) != 1 or not types <= {Float32Type, Float16Type, BFloat16Type}:
         return None
     if _shape(scores.result)[-1] != _shape(v)[-2] or max(_shape(q)[-1], _shape(v)[-1]) > MAX_HEAD_DIM:
         return None

@@ -24,6 +24,19 @@ are rounded to f16 before the second product when V is f16 (the unfused chain ro
 normalised ones; both are within one f16 rounding of the exact value); the rescalings add
 roundings that `error_bounds` (softmax) accounts for.
 
+Fast math (`fast_math` in the chain plan: graph-fuse's `fast-math` option, opt-in). The graph
+rounds every op's result to its type, so by default the score ops run as the graph says (the
+product rounded to f16, the scale applied and rounded in f16: an IEEE division per score when
+1/sqrt(d) is not a power of two) and `exp` is libdevice's `expf`. With fast math, as
+FlashAttention does: the score ops are evaluated in f32 without the narrow roundings (a division
+by a constant becomes a product with its f32 reciprocal), and every exponential is
+`exp2(fma(t, log2 e, -max * log2 e))` (libdevice's `exp2f`, 2 ulp: PTX's `ex2.approx`), the
+running max scaled once per row; the result is the accumulator times the reciprocal of the sum
+(one division per row, not per element). Error: the f16 roundings it skips are within the bound
+the interpreter's own roundings give (`error_bounds`: an implementation may round less); the
+rounded constant log2(e) moves each exponent by at most u |t - max|, and the reciprocal adds one
+f32 rounding, which `error_bounds`' softmax bound counts (`FAST_SOFTMAX_EXTRA_ROUNDINGS`).
+
 A causal mask (`AttentionChain.causal`: row r sees keys k <= r + offset) is computed in the score
 map from `tile.range` positions instead of being loaded, and the key loop ends at
 min(N, m + BM + offset): the key blocks past the diagonal of the row block are never visited
@@ -44,7 +57,9 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, scf
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     DictionaryAttr,
+    Float16Type,
     FloatAttr,
     IndexType,
     MemRefType,
@@ -59,7 +74,7 @@ from mlc.dialects import attributes
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.fusion_groups import is_splat_constant, shape_of
-from mlc.transforms.analysis.gemm_chain import AttentionChain, match_attention
+from mlc.transforms.analysis.gemm_chain import FAST_MATH_KEY, AttentionChain, match_attention
 from mlc.transforms.lowering.elementwise_expansion import (
     ScalarBuilder,
     expand_elementwise,
@@ -103,6 +118,11 @@ class AttentionUnit:
 
     def block(self, key: str) -> int:
         return self.plan.data[key].value.data  # type: ignore[attr-defined]
+
+    @property
+    def fast_math(self) -> bool:
+        """Whether the plan asks for fast math (see the module docstring)."""
+        return FAST_MATH_KEY in self.plan.data
 
 
 def loaded_sides(chain: AttentionChain) -> list[SSAValue]:
@@ -231,10 +251,16 @@ class AttentionKernelBuilder:
         self.builder.insert(loop)
         _, total, accumulator = loop.results
         output = self.chain.output.result
-        wide = self._broadcast(total, self.value_depth)
+
+        if self.unit.fast_math:  # one reciprocal per row, a product per element
+            one_over = lambda b, args: [b.emit(arith.DivfOp(b.constant(1.0, f32), args[0]))]
+            (inverse,) = self._map([total], [f32], one_over, ["inverse_sum"])
+            wide, combine = self._broadcast(inverse, self.value_depth), arith.MulfOp
+        else:
+            wide, combine = self._broadcast(total, self.value_depth), arith.DivfOp
 
         def normalise(b: ScalarBuilder, args: list[SSAValue]) -> list[SSAValue]:
-            quotient = b.emit(arith.DivfOp(args[0], args[1]))
+            quotient = b.emit(combine(args[0], args[1]))
             return [quotient if _element(output) == f32 else b.emit(arith.TruncFOp(quotient, _element(output)))]
 
         (result,) = self._map([accumulator, wide], [_element(output)], normalise, ["o"])
@@ -288,14 +314,27 @@ class AttentionKernelBuilder:
         (masked,) = self._map([scores, *side_tiles, inside], [f32], lambda b, args: [self._scores(b, args, sides)], ["t"])
         block_max = self._reduce(masked, arith.MaximumfOp, "block_max")
 
+        fast = self.unit.fast_math
+
         def rescale(b: ScalarBuilder, args: list[SSAValue]) -> list[SSAValue]:
             new = b.emit(arith.MaximumfOp(args[0], args[1]))
             minus_infinity = b.constant(-math.inf, f32)
             safe = b.emit(arith.SelectOp(b.emit(arith.CmpfOp(new, minus_infinity, "oeq")), b.constant(0.0, f32), new))
-            return [new, safe, b.emit(math_dialect.ExpOp(b.emit(arith.SubfOp(args[0], safe))))]
+            if not fast:
+                return [new, safe, b.emit(math_dialect.ExpOp(b.emit(arith.SubfOp(args[0], safe))))]
+            # The shifts -max log2 e are rounded: alpha moves the old block's terms from the old
+            # shift to the new one exactly as rounded (old max times log2 e, recomputed: the same
+            # rounding), so that the products of the alphas telescope; a -inf old max gives 0.
+            log2_e = b.constant(LOG2_E, f32)
+            shift = b.emit(arith.NegfOp(b.emit(arith.MulfOp(safe, log2_e))))
+            old_scaled = b.emit(arith.MulfOp(args[0], log2_e))
+            return [new, shift, b.emit(math_dialect.Exp2Op(b.emit(arith.AddfOp(old_scaled, shift))))]
 
-        new_max, safe, alpha = self._map([running_max, block_max], [f32, f32, f32], rescale, ["new_max", "safe_max", "alpha"])
-        exp = lambda b, args: [b.emit(math_dialect.ExpOp(b.emit(arith.SubfOp(args[0], args[1]))))]
+        new_max, safe, alpha = self._map([running_max, block_max], [f32, f32, f32], rescale, ["new_max", "shift" if fast else "safe_max", "alpha"])
+        if fast:  # exp(t - max) = exp2(t log2 e - max log2 e): one fma and ex2 per score
+            exp = lambda b, args: [_exp2_shifted(b, args[0], args[1])]
+        else:
+            exp = lambda b, args: [b.emit(math_dialect.ExpOp(b.emit(arith.SubfOp(args[0], args[1]))))]
         (probabilities,) = self._map([masked, self._broadcast(safe, bn)], [f32], exp, ["p"])
         block_sum = self._reduce(probabilities, arith.AddfOp, "block_sum")
         fma = lambda b, args: [b.emit(arith.AddfOp(b.emit(arith.MulfOp(args[0], args[1])), args[2]))]
@@ -310,30 +349,56 @@ class AttentionKernelBuilder:
         return [new_max, new_sum, new_acc]
 
     def _scores(self, b: ScalarBuilder, args: list[SSAValue], sides: list[SSAValue]) -> SSAValue:
-        """The softmax's input from one product element: the score ops, in f32, -inf past N."""
-        chain = self.chain
+        """The softmax's input from one product element: the score ops, in f32, -inf past N (with
+        fast math, narrow floats carried in f32 throughout: see the module docstring)."""
+        chain, fast = self.chain, self.unit.fast_math
         product_type = _element(chain.scores.result)
-        product = args[0] if product_type == f32 else b.emit(arith.TruncFOp(args[0], product_type))
-        element: dict[SSAValue, SSAValue] = {chain.scores.result: product, **dict(zip(sides, args[1 : 1 + len(sides)]))}
+        product = args[0] if product_type == f32 or fast else b.emit(arith.TruncFOp(args[0], product_type))
+        side_values = [_widened(b, value) if fast else value for value in args[1 : 1 + len(sides)]]
+        element: dict[SSAValue, SSAValue] = {chain.scores.result: product, **dict(zip(sides, side_values))}
         causal = chain.causal
         if causal is not None:  # key <= query + offset: the mask's allowed value, else its masked one
             query, key = args[1 + len(sides) : 3 + len(sides)]
             limit = b.emit(arith.AddiOp(query, b.emit(arith.ConstantOp.from_int_and_width(causal.offset, IndexType()))))
             seen = b.emit(arith.CmpiOp(key, limit, "sle"))
-            mask_type = _element(causal.value)
+            mask_type = _carried(_element(causal.value), fast)
             element[causal.value] = b.emit(arith.SelectOp(seen, b.constant(causal.allowed, mask_type), b.constant(causal.masked, mask_type)))
 
         def element_of(value: SSAValue) -> SSAValue:
             if value not in element and is_splat_constant(value):
-                return b.constant(splat_constant_value(value.owner), _element(value))  # type: ignore[arg-type]
+                return b.constant(splat_constant_value(value.owner), _carried(_element(value), fast))  # type: ignore[arg-type]
             return element[value]
 
         for op in chain.score_ops:
-            element[op.results[0]] = expand_elementwise(op, [element_of(v) for v in op.operands], b)
+            divisor = op.rhs if isinstance(op, graph.DivOp) and is_splat_constant(op.rhs) and fast else None
+            if divisor is not None:  # fast math: a product with the f32 reciprocal
+                reciprocal = b.constant(1.0 / splat_constant_value(divisor.owner), f32)  # type: ignore[arg-type, operator]
+                element[op.results[0]] = b.emit(arith.MulfOp(element_of(op.lhs), reciprocal))
+                continue
+            element[op.results[0]] = expand_elementwise(op, [element_of(v) for v in op.operands], b, keep_f32=fast)
         score = element_of(chain.softmax_input)
-        if _element(chain.softmax_input) != f32:
+        if score.type != f32:
             score = b.emit(arith.ExtFOp(score, f32))
         return b.emit(arith.SelectOp(args[-1], score, b.constant(-math.inf, f32)))
+
+
+def _carried(element_type: Attribute, fast: bool) -> Attribute:
+    """The type a value of `element_type` is computed in: f32 for narrow floats with fast math."""
+    narrow = isinstance(element_type, Float16Type | BFloat16Type)
+    return f32 if fast and narrow else element_type
+
+
+def _widened(b: ScalarBuilder, value: SSAValue) -> SSAValue:
+    """A narrow float loaded from memory, extended to f32 (exactly) for fast math."""
+    return b.emit(arith.ExtFOp(value, f32)) if isinstance(value.type, Float16Type | BFloat16Type) else value
+
+
+LOG2_E = math.log2(math.e)
+
+
+def _exp2_shifted(b: ScalarBuilder, value: SSAValue, shift: SSAValue) -> SSAValue:
+    """exp2(value * log2 e + shift): with shift = -max * log2 e, exp(value - max)."""
+    return b.emit(math_dialect.Exp2Op(b.emit(math_dialect.FmaOp(value, b.constant(LOG2_E, f32), shift))))
 
 
 def build_attention_kernel(name: str, unit: AttentionUnit) -> tile.KernelOp:
