@@ -359,13 +359,14 @@ _CHAIN_PLAN_NUMBERS = ("block_rows", "block_keys", "fused_bytes", "separate_byte
 
 CHAIN = DeclaredAttribute(
     "mlc.chain",
-    '"attention"',
-    "a GEMM chain fused into one kernel (matmul, scale/mask, softmax, matmul with an online softmax)",
+    '"attention" or "matmul"',
+    "a GEMM chain fused into one kernel (attention: matmul, scale/mask, softmax, matmul with an online "
+    "softmax; matmul: matmul, elementwise, matmul, graph-fuse's opt-in matmul-chains)",
     "graph-fuse (on the graph.fusion), convert-graph-to-tile (on the tile.kernel), convert-tile-to-loop "
     "(on the loop.kernel of a tensor-core chain)",
     "convert-graph-to-tile (builds the chain's kernel), convert-tile-to-loop (lowers it), loop-promote-shared "
     "(stages the key loop's operands per iteration)",
-    lambda value: isinstance(value, StringAttr) and value.data == "attention",
+    lambda value: isinstance(value, StringAttr) and value.data in ("attention", "matmul"),
 )
 CHAIN_PLAN = DeclaredAttribute(
     "mlc.chain_plan",

@@ -501,6 +501,36 @@ a boolean padding argument [batch..., 1, N] selecting -inf with `graph.where`; P
 [M, 1] and [1, N] constants)."""
 
 
+def matmul_chain_program(element: str, batch: tuple[int, ...], rows: int, inner: int, hidden: int, columns: int, activation: str, bias: bool) -> str:
+    """`matmul(activation(matmul(a, b) [+ bias]), c)`: a plain two-matmul chain (a two-layer MLP
+    when `batch` is empty); `activation` a unary graph op (`relu`, `gelu`, ...) or `none`."""
+    t = lambda *shape: tensor_type((*batch, *shape), element)  # noqa: E731
+    arguments = [f"%a: {t(rows, inner)}", f"%b: {t(inner, hidden)}", f"%c: {t(hidden, columns)}"]
+    lines = [f"%h = graph.matmul %a, %b : ({t(rows, inner)}, {t(inner, hidden)}) -> {t(rows, hidden)}"]
+    value = "%h"
+    if bias:
+        arguments.append(f"%bias: tensor<{hidden}x{element}>")
+        lines.append(f"%biased = graph.add %h, %bias : ({t(rows, hidden)}, tensor<{hidden}x{element}>) -> {t(rows, hidden)}")
+        value = "%biased"
+    if activation != "none":
+        lines.append(f"%active = graph.{activation} {value} : {t(rows, hidden)}")
+        value = "%active"
+    lines.append(f"%o = graph.matmul {value}, %c : ({t(rows, hidden)}, {t(hidden, columns)}) -> {t(rows, columns)}")
+    body = "".join(f"  {line}\n" for line in lines)
+    return f"func.func @main({', '.join(arguments)}) -> {t(rows, columns)} {{\n{body}  func.return %o : {t(rows, columns)}\n}}\n"
+
+
+@st.composite
+def matmul_chain_programs(draw: st.DrawFn, elements: tuple[str, ...] = ("f32", "f16", "bf16")) -> str:
+    """Plain two-matmul chains of random shapes (not multiples of the blocks), activations and bias."""
+    element = draw(st.sampled_from(elements))
+    batch = tuple(draw(st.lists(st.integers(1, 3), max_size=1)))
+    rows, hidden = draw(st.integers(1, 40)), draw(st.integers(1, 90))
+    inner, columns = draw(st.sampled_from((8, 16, 33, 64))), draw(st.sampled_from((8, 16, 24, 64)))
+    activation = draw(st.sampled_from(("none", "relu", "gelu", "tanh")))
+    return matmul_chain_program(element, batch, rows, inner, hidden, columns, activation, draw(st.booleans()))
+
+
 MINUS_INFINITY = {"f32": "0xFF800000", "f16": "0xFC00", "bf16": "0xFF80"}
 """-inf as a dense literal of each float type."""
 

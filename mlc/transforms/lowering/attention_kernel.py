@@ -74,7 +74,7 @@ from mlc.dialects import attributes
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.fusion_groups import is_splat_constant, shape_of
-from mlc.transforms.analysis.gemm_chain import FAST_MATH_KEY, AttentionChain, match_attention
+from mlc.transforms.analysis.gemm_chain import FAST_MATH_KEY, AttentionChain, match_chain
 from mlc.transforms.lowering.elementwise_expansion import (
     ScalarBuilder,
     expand_elementwise,
@@ -134,10 +134,10 @@ def loaded_sides(chain: AttentionChain) -> list[SSAValue]:
 def attention_unit(ops: Sequence[Operation], plan: DictionaryAttr) -> AttentionUnit:
     """The unit of a chain region's (decomposed) ops; a `PassFailure` when they are not a chain."""
     last = ops[-1]
-    chain = match_attention(last)
+    chain = match_chain(last)
     computed = {op for op in chain.ops if not isinstance(op, graph.ConstantOp)} if chain is not None else set()
     if chain is None or computed != {op for op in ops if not isinstance(op, graph.ConstantOp)}:
-        raise PassFailure(last, "the chain region is not an attention chain (matmul, scale/mask, softmax, matmul)")
+        raise PassFailure(last, "the chain region is not a GEMM chain (matmul, scale/mask, softmax, matmul; or matmul, elementwise, matmul)")
     if plan.data["order"] != StringAttr("rows-outer"):  # type: ignore[comparison-overlap]
         raise PassFailure(last, "only the rows-outer order of an attention chain is lowered")
     return AttentionUnit(chain, plan)
@@ -161,7 +161,7 @@ class AttentionKernelBuilder:
         values = [*unit.memory_inputs, self.chain.output.result]
         types = [MemRefType(_element(v), self._view(shape_of(v))) for v in values]
         self.kernel = tile.KernelOp(name, types, grid, num_warps=max(1, self.block_rows // 32))
-        attributes.CHAIN.write(self.kernel, StringAttr("attention"))
+        attributes.CHAIN.write(self.kernel, StringAttr(self.chain.kind))
         attributes.CHAIN_PLAN.write(self.kernel, unit.plan)
         self.parameters = dict(zip(values, self.kernel.body.block.args))
         for value, parameter in self.parameters.items():
@@ -236,22 +236,38 @@ class AttentionKernelBuilder:
         program = self._insert(tile.ProgramIdOp(len(self.batch_shape) and 1), "prow")
         self.row = self._insert(arith.MuliOp(program, self._index(self.block_rows)), "m")
         q = self._load(self.chain.scores.a, self.row, self.zero, (self.block_rows, self.depth), "q")
+        plain = self.chain.kind == "matmul"
         initial = [
-            self._splat(-math.inf, self.block_rows, 1, "max0"),
-            self._splat(0.0, self.block_rows, 1, "sum0"),
+            *([] if plain else [self._splat(-math.inf, self.block_rows, 1, "max0"), self._splat(0.0, self.block_rows, 1, "sum0")]),
             self._splat(0.0, self.block_rows, self.value_depth, "acc0"),
         ]
         body = Block(arg_types=[IndexType(), *(v.type for v in initial)])
-        for argument, name in zip(body.args, ("n", "max", "sum", "acc")):
+        for argument, name in zip(body.args, ("n", "acc") if plain else ("n", "max", "sum", "acc")):
             argument.name_hint = name
         outer, self.builder = self.builder, Builder(InsertPoint.at_end(body))
-        self.builder.insert(scf.YieldOp(*self._key_block(q, *body.args)))
+        self.builder.insert(scf.YieldOp(*(self._plain_block(q, *body.args) if plain else self._key_block(q, *body.args))))
         self.builder = outer
         loop = scf.ForOp(self.zero, self._keys_visited(), self._index(self.block_keys), initial, Region(body))
         self.builder.insert(loop)
-        _, total, accumulator = loop.results
         output = self.chain.output.result
+        if plain:
+            result = self._narrowed(loop.results[0], _element(output), "o")
+        else:
+            result = self._normalised(loop.results[1], loop.results[2], _element(output))
+        view = self._view(shape_of(output))
+        origin = [*self.batch, self.row, self.zero]
+        self._insert_store(result, self.parameters[output], [o if s != 1 else self.zero for o, s in zip(origin, view)])
+        self.builder.insert(tile.ReturnOp())
+        return self.kernel
 
+    def _narrowed(self, value: SSAValue, element: Attribute, name: str) -> SSAValue:
+        if element == f32:
+            return value
+        (narrow,) = self._map([value], [element], lambda b, args: [b.emit(arith.TruncFOp(args[0], element))], [name])
+        return narrow
+
+    def _normalised(self, total: SSAValue, accumulator: SSAValue, element: Attribute) -> SSAValue:
+        """The accumulator divided by the running sum (with fast math: times its reciprocal)."""
         if self.unit.fast_math:  # one reciprocal per row, a product per element
             one_over = lambda b, args: [b.emit(arith.DivfOp(b.constant(1.0, f32), args[0]))]
             (inverse,) = self._map([total], [f32], one_over, ["inverse_sum"])
@@ -261,14 +277,10 @@ class AttentionKernelBuilder:
 
         def normalise(b: ScalarBuilder, args: list[SSAValue]) -> list[SSAValue]:
             quotient = b.emit(combine(args[0], args[1]))
-            return [quotient if _element(output) == f32 else b.emit(arith.TruncFOp(quotient, _element(output)))]
+            return [quotient if element == f32 else b.emit(arith.TruncFOp(quotient, element))]
 
-        (result,) = self._map([accumulator, wide], [_element(output)], normalise, ["o"])
-        view = self._view(shape_of(output))
-        origin = [*self.batch, self.row, self.zero]
-        self._insert_store(result, self.parameters[output], [o if s != 1 else self.zero for o, s in zip(origin, view)])
-        self.builder.insert(tile.ReturnOp())
-        return self.kernel
+        (result,) = self._map([accumulator, wide], [element], normalise, ["o"])
+        return result
 
     def _keys_visited(self) -> SSAValue:
         """The key loop's end: N, or with a causal mask min(N, max(0, m + BM + offset)), the keys
@@ -296,7 +308,16 @@ class AttentionKernelBuilder:
         coordinates[0] = remaining
         return coordinates
 
-    def _key_block(self, q: SSAValue, n: SSAValue, running_max: SSAValue, running_sum: SSAValue, acc: SSAValue) -> list[SSAValue]:
+    def _plain_block(self, q: SSAValue, n: SSAValue, acc: SSAValue) -> list[SSAValue]:
+        """A plain chain's block: acc += f(q @ B[:, n]) @ C[n, :] (f's result 0 past N)."""
+        intermediate = self._score_tile(q, n)
+        value_type = _element(self.chain.output.b)
+        narrow = self._narrowed(intermediate, value_type, "t_narrow")
+        v = self._load(self.chain.output.b, n, self.zero, (self.block_keys, self.value_depth), "v")
+        return [self._insert(tile.DotOp(narrow, v, acc), "new_acc")]
+
+    def _score_tile(self, q: SSAValue, n: SSAValue) -> SSAValue:
+        """The score ops of one block, in f32: -inf past N (0 for a plain chain)."""
         chain, bm, bn = self.chain, self.block_rows, self.block_keys
         kt = self._load(chain.scores.b, self.zero, n, (self.depth, bn), "kt")
         scores = self._insert(tile.DotOp(q, kt, self._splat(0.0, bm, bn, "zeros")), "s")
@@ -312,6 +333,11 @@ class AttentionKernelBuilder:
         origin = [*(self.zero for _ in self.batch_shape), self.zero, n]
         inside = self._insert(tile.InBoundsOp(origin, [*(1 for _ in self.batch_shape), bm, self.keys], self._type(bm, bn).get_shape()))
         (masked,) = self._map([scores, *side_tiles, inside], [f32], lambda b, args: [self._scores(b, args, sides)], ["t"])
+        return masked
+
+    def _key_block(self, q: SSAValue, n: SSAValue, running_max: SSAValue, running_sum: SSAValue, acc: SSAValue) -> list[SSAValue]:
+        chain, bn = self.chain, self.block_keys
+        masked = self._score_tile(q, n)
         block_max = self._reduce(masked, arith.MaximumfOp, "block_max")
 
         fast = self.unit.fast_math
@@ -379,7 +405,8 @@ class AttentionKernelBuilder:
         score = element_of(chain.softmax_input)
         if score.type != f32:
             score = b.emit(arith.ExtFOp(score, f32))
-        return b.emit(arith.SelectOp(args[-1], score, b.constant(-math.inf, f32)))
+        outside = 0.0 if chain.kind == "matmul" else -math.inf
+        return b.emit(arith.SelectOp(args[-1], score, b.constant(outside, f32)))
 
 
 def _carried(element_type: Attribute, fast: bool) -> Attribute:
