@@ -41,6 +41,8 @@ A causal mask (`AttentionChain.causal`: row r sees keys k <= r + offset) is comp
 map from `tile.range` positions instead of being loaded, and the key loop ends at
 min(N, m + BM + offset): the key blocks past the diagonal of the row block are never visited
 (FlashAttention's causal block skipping); the diagonal blocks are masked element by element.
+The programs take the row blocks in reverse (the last, which visit the most keys, start first),
+so that the short ones fill the tail of the launch.
 
 Preconditions: the chain of `match_attention` (batch dimensions of Q, Kt, V and O equal; side
 inputs broadcast to the score shape), the rows-outer order. The kernel carries `mlc.chain` and
@@ -234,6 +236,9 @@ class AttentionKernelBuilder:
         self.zero = self._index(0)
         self.batch = self._batch_coordinates()
         program = self._insert(tile.ProgramIdOp(len(self.batch_shape) and 1), "prow")
+        if self.chain.causal is not None:  # the row blocks that visit the most keys start first
+            last = self._index(-(-self.rows // self.block_rows) - 1)
+            program = self._insert(arith.SubiOp(last, program), "row_block")
         self.row = self._insert(arith.MuliOp(program, self._index(self.block_rows)), "m")
         q = self._load(self.chain.scores.a, self.row, self.zero, (self.block_rows, self.depth), "q")
         plain = self.chain.kind == "matmul"
