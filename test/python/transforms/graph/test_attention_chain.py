@@ -98,7 +98,7 @@ def test_chain_region_and_kernel(program: AttentionProgram, seed: int):
     assert_compiled_matches(program.text, inputs, _run(tiled, inputs))
 
 
-@settings(max_examples=12, **SETTINGS)
+@settings(max_examples=6, **SETTINGS)
 @given(program=attention_programs(), seed=st.integers(0, 2**32 - 1))
 def test_cpu_end_to_end_against_numpy(program: AttentionProgram, seed: int):
     inputs = _inputs(program, seed)
