@@ -577,11 +577,49 @@ a boolean padding argument [batch..., 1, N] selecting -inf with `graph.where`; P
 [M, 1] and [1, N] constants)."""
 
 
+def matmul_chain_program(element: str, batch: tuple[int, ...], rows: int, inner: int, hidden: int, columns: int, activation: str, bias: bool) -> str:
+    """`matmul(activation(matmul(a, b) [+ bias]), c)`: a plain two-matmul chain (a two-layer MLP
+    when `batch` is empty); `activation` a unary graph op (`relu`, `gelu`, ...) or `none`."""
+    t = lambda *shape: tensor_type((*batch, *shape), element)  # noqa: E731
+    arguments = [f"%a: {t(rows, inner)}", f"%b: {t(inner, hidden)}", f"%c: {t(hidden, columns)}"]
+    lines = [f"%h = graph.matmul %a, %b : ({t(rows, inner)}, {t(inner, hidden)}) -> {t(rows, hidden)}"]
+    value = "%h"
+    if bias:
+        arguments.append(f"%bias: tensor<{hidden}x{element}>")
+        lines.append(f"%biased = graph.add %h, %bias : ({t(rows, hidden)}, tensor<{hidden}x{element}>) -> {t(rows, hidden)}")
+        value = "%biased"
+    if activation != "none":
+        lines.append(f"%active = graph.{activation} {value} : {t(rows, hidden)}")
+        value = "%active"
+    lines.append(f"%o = graph.matmul {value}, %c : ({t(rows, hidden)}, {t(hidden, columns)}) -> {t(rows, columns)}")
+    body = "".join(f"  {line}\n" for line in lines)
+    return f"func.func @main({', '.join(arguments)}) -> {t(rows, columns)} {{\n{body}  func.return %o : {t(rows, columns)}\n}}\n"
+
+
+@st.composite
+def matmul_chain_programs(draw: st.DrawFn, elements: tuple[str, ...] = ("f32", "f16", "bf16")) -> str:
+    """Plain two-matmul chains of random shapes (not multiples of the blocks), activations and bias."""
+    element = draw(st.sampled_from(elements))
+    batch = tuple(draw(st.lists(st.integers(1, 3), max_size=1)))
+    rows, hidden = draw(st.integers(1, 40)), draw(st.integers(1, 90))
+    inner, columns = draw(st.sampled_from((8, 16, 33, 64))), draw(st.sampled_from((8, 16, 24, 64)))
+    activation = draw(st.sampled_from(("none", "relu", "gelu", "tanh")))
+    return matmul_chain_program(element, batch, rows, inner, hidden, columns, activation, draw(st.booleans()))
+
+
+MINUS_INFINITY = {"f32": "0xFF800000", "f16": "0xFC00", "bf16": "0xFF80"}
+"""-inf as a dense literal of each float type."""
+
+
 @st.composite
 def attention_programs(
-    draw: st.DrawFn, max_rows: int = 40, max_keys: int = 70, depths: tuple[int, ...] = (1, 3, 8, 16, 33, 64, 128, 256)
+    draw: st.DrawFn,
+    max_rows: int = 40,
+    max_keys: int = 70,
+    depths: tuple[int, ...] = (1, 3, 8, 16, 33, 64, 128, 256),
+    elements: tuple[str, ...] = ("f32", "f16"),
 ) -> AttentionProgram:
-    element = draw(st.sampled_from(("f32", "f16")))
+    element = draw(st.sampled_from(elements))
     batch = tuple(draw(st.lists(st.integers(1, 3), max_size=2)))
     rows, keys = draw(st.integers(1, max_rows)), draw(st.integers(2, max_keys))  # softmax of one key is 1
     depth, value_depth = draw(st.sampled_from(depths)), draw(st.sampled_from(depths))
@@ -609,9 +647,7 @@ def attention_program(
         masked = "%masked"
     elif mask == "causal":
         causal = np.where(np.arange(keys)[None, :] > np.arange(rows)[:, None], -np.inf, 0.0)
-        body = ", ".join("[" + ", ".join("0xFF800000" if c else "0.0" for c in row) + "]" for row in causal)
-        if element == "f16":
-            body = body.replace("0xFF800000", "0xFC00")
+        body = ", ".join("[" + ", ".join(MINUS_INFINITY[element] if c else "0.0" for c in row) + "]" for row in causal)
         lines.append(f"%causal = graph.constant dense<[{body}]> : {tensor_type((rows, keys), element)}")
         lines.append(f"%masked = graph.add %scaled, %causal : ({scores}, {tensor_type((rows, keys), element)}) -> {scores}")
         masked = "%masked"
@@ -620,13 +656,13 @@ def attention_program(
         lines.append(f"%keys = graph.constant dense<[[{', '.join(map(str, range(keys)))}]]> : tensor<1x{keys}xi32>")
         allowed = tensor_type((rows, keys), "i1")
         lines.append(f"%allowed = graph.cmp ge, %queries, %keys : (tensor<{rows}x1xi32>, tensor<1x{keys}xi32>) -> {allowed}")
-        lines.append(f"%minus_infinity = graph.constant dense<{'0xFC00' if element == 'f16' else '0xFF800000'}> : tensor<{element}>")
+        lines.append(f"%minus_infinity = graph.constant dense<{MINUS_INFINITY[element]}> : tensor<{element}>")
         lines.append(f"%masked = graph.where %allowed, %scaled, %minus_infinity : ({allowed}, {scores}, tensor<{element}>) -> {scores}")
         masked = "%masked"
     elif mask == "padding":
         keep = tensor_type((*batch, 1, keys), "i1")
         arguments.append(f"%keep: {keep}")
-        lines.append(f"%minus_infinity = graph.constant dense<{'0xFC00' if element == 'f16' else '0xFF800000'}> : tensor<{element}>")
+        lines.append(f"%minus_infinity = graph.constant dense<{MINUS_INFINITY[element]}> : tensor<{element}>")
         lines.append(f"%masked = graph.where %keep, %scaled, %minus_infinity : ({keep}, {scores}, tensor<{element}>) -> {scores}")
         masked = "%masked"
     lines.append(f"%p = graph.softmax {masked} axis -1 : {scores}")
