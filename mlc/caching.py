@@ -187,7 +187,7 @@ def look_up(
     device: str,
     entry: str | None,
     pipeline: str,
-    cuda_graph: bool = False,
+    cuda_graph: bool | None = None,
     num_threads: int | None = None,
 ) -> tuple[CompiledFunction | None, Lookup | None]:
     """The cached function for this compile, if any, and the lookup (None when the cache is off)."""
@@ -223,7 +223,7 @@ def artifact_of(compiled: CompiledFunction, target: dict[str, str], key: str = "
 
 
 def function_from_artifact(
-    artifact: Artifact, cuda_graph: bool = False, num_threads: int | None = None
+    artifact: Artifact, cuda_graph: bool | None = None, num_threads: int | None = None
 ) -> CompiledFunction:
     """A callable function from `artifact`, loaded by the runtime (no compiling)."""
     from mlc.compiler import CompiledFunction
