@@ -219,6 +219,7 @@ def artifact_of(compiled: CompiledFunction, target: dict[str, str], key: str = "
         target=target,
         key=key,
         shared_library=compiled.shared_library,
+        cubin=getattr(getattr(compiled.program.executor, "module", None), "cubin", None),
     )
 
 
@@ -233,7 +234,9 @@ def function_from_artifact(
         from mlc.runtime import get_device
 
         assert isinstance(artifact.kernels, str)
-        program = HostProgram.for_cuda_plan(artifact.plan, artifact.kernels, get_device(), cuda_graph=cuda_graph)
+        program = HostProgram.for_cuda_plan(
+            artifact.plan, artifact.kernels, get_device(), cuda_graph=cuda_graph, cubin=artifact.cubin
+        )
     else:
         assert isinstance(artifact.kernels, bytes)
         program = HostProgram.for_cpu_plan(artifact.plan, artifact.kernels, num_threads, artifact.shared_library)

@@ -631,7 +631,8 @@ def _load(
     module: ModuleOp, target: str, function_name: str, cuda_graph: bool | None, num_threads: int | None, shared_library: bool
 ) -> tuple[str | bytes, Any, bytes | None]:
     """The backend's artifact for `module`, the runtime's program of `function_name`, and (CPU,
-    when `shared_library` is asked for and a linker is there) the kernels as a shared library."""
+    when `shared_library` is asked for and a linker is there) the kernels as a shared library;
+    on the GPU, `shared_library` keeps the driver's compiled image (cubin) with the program."""
     from mlc import backend
     from mlc.runtime import HostProgram
 
@@ -640,7 +641,12 @@ def _load(
 
         gpu = get_device()
         ptx = backend.compile_to_ptx(module, arch=gpu.arch)
-        return ptx, HostProgram.for_cuda(module, ptx, entry=function_name, device=gpu, cuda_graph=cuda_graph), None
+        # For the cache (`shared_library`: a later process loads what this one compiled), the
+        # driver's compiled image is kept too: a hit then loads it without the PTX JIT.
+        program = HostProgram.for_cuda(
+            module, ptx, entry=function_name, device=gpu, cuda_graph=cuda_graph, keep_cubin=shared_library
+        )
+        return ptx, program, None
     from mlc.backend.cpu import compile_to_cpu_code
 
     code = compile_to_cpu_code(module, shared_library)

@@ -395,11 +395,14 @@ class HostProgram:
         device: Device | None = None,
         stream: Stream | None = None,
         cuda_graph: bool | None = False,
+        keep_cubin: bool = False,
     ) -> HostProgram:
-        """The program of `entry`, its kernels taken from `ptx` (the backend's output for `module`)."""
+        """The program of `entry`, its kernels taken from `ptx` (the backend's output for `module`;
+        `keep_cubin`: see `for_cuda_plan`)."""
         from mlc.runtime.plan import plan_host_function
 
-        return cls.for_cuda_plan(plan_host_function(module, entry), ptx, device, stream, cuda_graph)
+        plan = plan_host_function(module, entry)
+        return cls.for_cuda_plan(plan, ptx, device, stream, cuda_graph, keep_cubin=keep_cubin)
 
     @classmethod
     def for_cuda_plan(
@@ -409,15 +412,20 @@ class HostProgram:
         device: Device | None = None,
         stream: Stream | None = None,
         cuda_graph: bool | None = False,
+        cubin: bytes | None = None,
+        keep_cubin: bool = False,
     ) -> HostProgram:
         """The program of a plan read before (from the cache or a bundle), its kernels from `ptx`.
 
         With `cuda_graph`, the launches are captured into CUDA graphs and replayed; they need a
         stream of their own (the legacy default stream cannot be captured): one is created when
-        `stream` is None. `cuda_graph=None` chooses (`graph_choice.graph_pays`)."""
+        `stream` is None. `cuda_graph=None` chooses (`graph_choice.graph_pays`). `cubin`: the
+        PTX compiled before, loaded without the driver's JIT; `keep_cubin`: keep the compiled
+        image (`CudaModule`), for the cache."""
         from mlc.runtime.cuda import CudaModule, Stream
 
-        module = CudaModule(ptx, device, name=f"for @{plan.function_name}")
+        name = f"for @{plan.function_name}"
+        module = CudaModule(ptx, device, name=name, cubin=cubin, keep_cubin=keep_cubin)
         automatic = cuda_graph is None
         if automatic:
             cuda_graph = graph_pays(plan.launches, module.device.properties.multiprocessor_count)
