@@ -9,7 +9,9 @@ Models (eval mode, no autograd, CUDA): the fp16 MLP block of a transformer (x + 
 conv3x3-batchnorm-relu-maxpool stages 3 -> 32 -> 64 -> 128 channels on 32x3x128x128, global
 average pooling, a linear head) in f16 and f32. All backends run in this one process on the same
 inputs: eager, Inductor (`torch.compile` with its default backend) and mlc (`torch.compile` with
-mlc's backend callable: the GPU machine runs mlc from a source tree, without its entry point).
+mlc's backend callable: the GPU machine runs mlc from a source tree, without its entry point);
+for the transformer also `mlc-attention`, mlc with the backend option `attention="mlc"` (PyTorch's
+fused SDPA kernel compiled by mlc as attention instead of left to PyTorch).
 
 Per model and backend: the compile time (dynamo's reset, then the first call, synchronized:
 tracing, AOT autograd, the backend's compile), the result's distance from eager's (max abs
@@ -78,6 +80,7 @@ class Model:
     make: Callable[[], torch.nn.Module]
     input_shape: tuple[int, ...]
     dtype: torch.dtype
+    has_attention: bool = False
 
 
 def models(small: bool) -> dict[str, Model]:
@@ -90,7 +93,7 @@ def models(small: bool) -> dict[str, Model]:
 
     return {
         "mlp": Model("fp16 MLP block", lambda: MlpBlock(width, hidden), (tokens, width), torch.float16),
-        "transformer": Model("TransformerEncoderLayer f16", transformer, (batch, length, width), torch.float16),
+        "transformer": Model("TransformerEncoderLayer f16", transformer, (batch, length, width), torch.float16, True),
         "cnn16": Model("CNN conv-bn-relu-pool x3 f16", SmallCnn, (images, 3, side, side), torch.float16),
         "cnn32": Model("CNN conv-bn-relu-pool x3 f32", SmallCnn, (images, 3, side, side), torch.float32),
     }
@@ -110,14 +113,14 @@ class Result:
     top_kernels: list[tuple[str, float, int]] = field(default_factory=list)
 
 
-def mlc_compiled(model: torch.nn.Module) -> tuple[Callable[..., Any], Any]:
+def mlc_compiled(model: torch.nn.Module, attention: str = "pytorch") -> tuple[Callable[..., Any], Any]:
     """The model compiled with mlc's backend, and the Explanation it fills while compiling."""
     from mlc.frontend.torch.backend import Explanation, mlc_backend
 
     explanation = Explanation()
 
     def recording_backend(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
-        return mlc_backend(gm, example_inputs, explanation=explanation)
+        return mlc_backend(gm, example_inputs, explanation=explanation, attention=attention)
 
     return torch.compile(model, backend=recording_backend, dynamic=False), explanation
 
@@ -127,7 +130,7 @@ def compiled_by(backend: str, model: torch.nn.Module) -> tuple[Callable[..., Any
         return model, None
     if backend == "inductor":
         return torch.compile(model, dynamic=False), None
-    return mlc_compiled(model)
+    return mlc_compiled(model, "mlc" if backend == "mlc-attention" else "pytorch")
 
 
 def top_kernels(function: Callable[[], Any], count: int = 8) -> list[tuple[str, float, int]]:
@@ -160,6 +163,8 @@ def bench_model(model_spec: Model, backends: list[str], device: str, profile: bo
     with torch.no_grad():
         expected = model(x)
         for backend in backends:
+            if backend == "mlc-attention" and not model_spec.has_attention:
+                continue
             torch._dynamo.reset()
             function, explanation = compiled_by(backend, model)
             synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
@@ -190,7 +195,7 @@ def print_result(result: Result, flush: bool = False) -> None:
         f"  max|err| {result.max_abs_error:.2e}  rel {result.relative_l2_error:.1e}",
         flush=flush,
     )
-    if result.backend == "mlc":
+    if result.backend.startswith("mlc"):
         where = ", ".join(f"{op} x{count}" for op, count in sorted(result.in_pytorch.items())) or "none"
         print(f"    {result.nodes_in_mlc} ATen node(s) in mlc; in PyTorch: {where}")
     for name, device_us, launches in result.top_kernels:
@@ -206,7 +211,7 @@ def print_table(results: list[Result]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="mlp,transformer,cnn16,cnn32")
-    parser.add_argument("--backends", default="eager,inductor,mlc")
+    parser.add_argument("--backends", default="eager,inductor,mlc,mlc-attention")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--small", action="store_true")

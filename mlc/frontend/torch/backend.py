@@ -15,7 +15,10 @@ For each FX graph dynamo hands over:
    logged once (logger `mlc.frontend.torch`, level WARNING: `node 'permute' (aten.permute.default)
    runs in PyTorch: ...`).
    A view whose users all run in PyTorch runs there too, where it copies nothing
-   (`graph_rewrites.layout_ops_for_pytorch`).
+   (`graph_rewrites.layout_ops_for_pytorch`). On CUDA, PyTorch's fused SDPA kernels (the
+   dispatcher's choice for `scaled_dot_product_attention`: cuDNN, flash, memory-efficient) stay
+   in PyTorch, being faster than mlc's chain kernel today (`bench/torch_models.py`); the backend
+   option `attention="mlc"` imports them as attention instead (mask and `is_causal` included).
 3. **Partition.** `CapabilityBasedPartitioner` groups the supported nodes into maximal
    partitions; each becomes one function (`FxImporter`, parameters as arguments) compiled with
    `mlc.compile` for the device and called through `MlcPartition`: on the CPU through numpy views
@@ -144,10 +147,18 @@ def graph_device(example_inputs: Sequence[Any]) -> str | None:
     return device if device in DEVICES else None
 
 
+ATTENTION_CHOICES = ("pytorch", "mlc")
+PYTORCH_ATTENTION_REASON = (
+    "PyTorch's fused attention kernel, faster than mlc's chain kernel on CUDA today "
+    "(bench/torch_models.py; the backend option attention='mlc' compiles it)"
+)
+
+
 def compile_graph(
-    gm: torch.fx.GraphModule, device: str, explanation: Explanation | None = None
+    gm: torch.fx.GraphModule, device: str, explanation: Explanation | None = None, attention: str = "pytorch"
 ) -> torch.fx.GraphModule:
-    """`gm` (an ATen graph with `meta["val"]`) with its mlc-compilable partitions compiled."""
+    """`gm` (an ATen graph with `meta["val"]`) with its mlc-compilable partitions compiled;
+    `attention`: who runs PyTorch's fused SDPA kernels on CUDA (see the module docstring)."""
     import mlc
 
     graph_index = explanation.graphs if explanation is not None else 0
@@ -160,6 +171,8 @@ def compile_graph(
     for node in gm.graph.nodes:
         if node.op == "call_function":
             ask.is_node_supported({}, node)
+            if device == "cuda" and attention == "pytorch" and _is_fused_attention(node):
+                reasons[node] = PYTORCH_ATTENTION_REASON
     layout_ops_for_pytorch(gm, reasons)
     partitioner = CapabilityBasedPartitioner(gm, ask, allows_single_node_partition=True)
     partitions = partitioner.propose_partitions()
@@ -191,6 +204,12 @@ def compile_graph(
     return fused
 
 
+def _is_fused_attention(node: torch.fx.Node) -> bool:
+    from mlc.frontend.torch.neural import FUSED_ATTENTION_OPS
+
+    return any(target_name(node).startswith(f"aten.{name}.") for name in FUSED_ATTENTION_OPS)
+
+
 def _has_symbolic_sizes(example_inputs: Sequence[Any]) -> bool:
     for x in example_inputs:
         if isinstance(x, torch.SymInt | torch.SymFloat):
@@ -204,6 +223,7 @@ def _aot_compile(
     gm: torch.fx.GraphModule,
     example_inputs: Sequence[Any],
     explanation: Explanation | None,
+    attention: str = "pytorch",
 ) -> Callable[..., Any]:
     from torch._dynamo.backends.common import aot_autograd
 
@@ -219,7 +239,7 @@ def _aot_compile(
 
     def forward_compiler(forward: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
         hoisted = hoist_parameter_work(forward, static) if _same_inputs(forward, example_inputs) else None
-        compiled = compile_graph(forward, device, explanation)
+        compiled = compile_graph(forward, device, explanation, attention)
         if hoisted is None:
             return compiled
         if explanation is not None:
@@ -260,14 +280,14 @@ def _same_inputs(forward: torch.fx.GraphModule, example_inputs: Sequence[Any]) -
 class PerShapeGraph:
     """A graph with dynamic sizes, compiled again for each concrete shape it is called with."""
 
-    def __init__(self, gm: torch.fx.GraphModule, explanation: Explanation | None):
-        self.gm, self.explanation = gm, explanation
+    def __init__(self, gm: torch.fx.GraphModule, explanation: Explanation | None, attention: str = "pytorch"):
+        self.gm, self.explanation, self.attention = gm, explanation, attention
         self.compiled: dict[tuple[Any, ...], Callable[..., Any]] = {}
 
     def __call__(self, *args: Any) -> Any:
         key = tuple((tuple(a.shape), a.dtype, a.device) if isinstance(a, torch.Tensor) else a for a in args)
         if key not in self.compiled:
-            self.compiled[key] = _aot_compile(self.gm, args, self.explanation)
+            self.compiled[key] = _aot_compile(self.gm, args, self.explanation, self.attention)
         return self.compiled[key](*args)
 
 
@@ -276,19 +296,24 @@ def mlc_backend(
     example_inputs: Sequence[Any],
     *,
     explanation: Explanation | None = None,
+    attention: str = "pytorch",
 ) -> Callable[..., Any]:
     """The torch.compile backend (see the module docstring)."""
+    if attention not in ATTENTION_CHOICES:
+        import mlc
+
+        raise mlc.ArgumentError(f"attention={attention!r}: expected one of {', '.join(map(repr, ATTENTION_CHOICES))}")
     if _has_symbolic_sizes(example_inputs):
-        return PerShapeGraph(gm, explanation)
-    return _aot_compile(gm, example_inputs, explanation)
+        return PerShapeGraph(gm, explanation, attention)
+    return _aot_compile(gm, example_inputs, explanation, attention)
 
 
-def explain(model: Callable[..., Any], inputs: Sequence[Any]) -> Explanation:
+def explain(model: Callable[..., Any], inputs: Sequence[Any], attention: str = "pytorch") -> Explanation:
     """Compiles `model` with the mlc backend, calls it on `inputs` and returns what ran where."""
     explanation = Explanation()
 
     def recording_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
-        return mlc_backend(gm, example_inputs, explanation=explanation)
+        return mlc_backend(gm, example_inputs, explanation=explanation, attention=attention)
 
     explanation.outputs = torch.compile(model, backend=recording_backend, dynamic=False)(*inputs)
     return explanation

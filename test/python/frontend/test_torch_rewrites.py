@@ -97,3 +97,12 @@ def test_views_feeding_pytorch_move_to_pytorch():
     assert layout_ops_for_pytorch(gm, reasons) == 2  # the unsqueeze, then the transpose before it
     moved = {n.target for n, reason in reasons.items() if reason == PYTORCH_VIEW_REASON}
     assert aten.relu.default not in moved and aten.t.default in moved
+
+
+def test_the_backends_attention_option_is_checked():
+    import mlc
+    from mlc.frontend.torch.backend import mlc_backend
+
+    gm = make_fx(torch.relu, tracing_mode="fake")(_randn(2))
+    with pytest.raises(mlc.ArgumentError, match="attention='flash': expected one of 'pytorch', 'mlc'"):
+        mlc_backend(gm, [_randn(2)], attention="flash")
