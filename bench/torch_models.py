@@ -1,7 +1,7 @@
 """PyTorch modules through `torch.compile(backend="mlc")` against eager PyTorch and Inductor (issue 18).
 
     python bench/torch_models.py [--models mlp,transformer,cnn16,cnn32] [--backends eager,inductor,mlc]
-                                 [--profile] [--small] [--json FILE]
+                                 [--profile [N]] [--small] [--json FILE]
 
 Models (eval mode, no autograd, CUDA): the fp16 MLP block of a transformer (x + W2 gelu_tanh(W1 x
 + b1) + b2, 4096 tokens, 1024 -> 4096 -> 1024), `torch.nn.TransformerEncoderLayer` in f16 (batch
@@ -17,8 +17,8 @@ Per model and backend: the compile time (dynamo's reset, then the first call, sy
 tracing, AOT autograd, the backend's compile), the result's distance from eager's (max abs
 error, relative L2 error), then the steady time per call (`harness.time_gpu`: warm-up, batches
 of back-to-back calls between CUDA events, median) and the speed against eager. For mlc, which
-ATen nodes ran in PyTorch (the backend's `Explanation`), grouped by op. `--profile` adds each
-backend's most expensive CUDA kernels (torch.profiler over a few calls; mlc's kernels are
+ATen nodes ran in PyTorch (the backend's `Explanation`), grouped by op. `--profile [N]` adds each
+backend's N (8) most expensive CUDA kernels (torch.profiler over a few calls; mlc's kernels are
 launched through the driver API and show under their PTX names). `--small` shrinks every shape
 (a smoke run, also on the CPU with `--device cpu`).
 """
@@ -146,7 +146,7 @@ def top_kernels(function: Callable[[], Any], count: int = 8) -> list[tuple[str, 
     for event in profiler.key_averages():
         device_us = getattr(event, "device_time_total", None) or getattr(event, "cuda_time_total", 0.0)
         if device_us > 0:
-            rows.append((event.key[:90], device_us / calls, event.count // calls))
+            rows.append((event.key[:140], device_us / calls, event.count // calls))
     return sorted(rows, key=lambda row: -row[1])[:count]
 
 
@@ -155,7 +155,7 @@ def errors(got: torch.Tensor, want: torch.Tensor) -> tuple[float, float]:
     return float((got - want).abs().max()), float((got - want).norm() / want.norm().clamp_min(1e-30))
 
 
-def bench_model(model_spec: Model, backends: list[str], device: str, profile: bool) -> list[Result]:
+def bench_model(model_spec: Model, backends: list[str], device: str, profile: int) -> list[Result]:
     torch.manual_seed(0)
     model = model_spec.make().to(device=device, dtype=model_spec.dtype).eval()
     x = torch.randn(model_spec.input_shape, device=device).to(model_spec.dtype)
@@ -180,7 +180,7 @@ def bench_model(model_spec: Model, backends: list[str], device: str, profile: bo
             if device == "cuda":
                 result.median_us = statistics.median(time_gpu(lambda: function(x), warmup=10, batches=11, batch_ms=20.0))
                 if profile:
-                    result.top_kernels = top_kernels(lambda: function(x))
+                    result.top_kernels = top_kernels(lambda: function(x), profile)
             results.append(result)
             print_result(result, flush=True)
     eager = next((r.median_us for r in results if r.backend == "eager"), 0.0)
@@ -213,7 +213,7 @@ def main() -> None:
     parser.add_argument("--models", default="mlp,transformer,cnn16,cnn32")
     parser.add_argument("--backends", default="eager,inductor,mlc,mlc-attention")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
-    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--profile", type=int, nargs="?", const=8, default=0, help="list the N costliest kernels (8)")
     parser.add_argument("--small", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
