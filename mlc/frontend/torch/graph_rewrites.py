@@ -22,6 +22,7 @@ binary op would need its other operand viewed too).
 from __future__ import annotations
 
 import operator
+from contextlib import nullcontext
 
 import torch
 
@@ -98,7 +99,7 @@ def sink_views_below_elementwise(gm: torch.fx.GraphModule) -> int:
             continue
         with gm.graph.inserting_before(view):
             applied = gm.graph.call_function(node.target, (source, *node.args[1:]), dict(node.kwargs))
-        with source_value.fake_mode if hasattr(source_value, "fake_mode") else _no_mode():
+        with getattr(source_value, "fake_mode", None) or nullcontext():
             applied.meta["val"] = node.target(source_value, *node.args[1:], **node.kwargs)
         # The view now reads the elementwise result: same shape and type as `node`'s.
         view.replace_input_with(source, applied)
@@ -110,14 +111,6 @@ def sink_views_below_elementwise(gm: torch.fx.GraphModule) -> int:
         gm.graph.lint()
         gm.recompile()
     return sunk
-
-
-class _no_mode:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exception: object) -> None:
-        return None
 
 
 def _is_view(node: torch.fx.Node) -> bool:
