@@ -40,14 +40,16 @@ def _matmul_kernel(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
     tl.store(c_pointers, accumulator.to(c.dtype.element_ty), mask=(rows[:, None] < M) & (columns[None, :] < N))
 
 
-def triton_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+def triton_matmul(a: torch.Tensor, b: torch.Tensor, precision: str | None = None) -> torch.Tensor:
+    """`a @ b` by the fixed-configuration kernel; `precision` is `tl.dot`'s input_precision for f32
+    ("tf32", "tf32x3"; default IEEE, as mlc's default)."""
     M, K = a.shape
     _, N = b.shape
     c = torch.empty((M, N), device=a.device, dtype=a.dtype)
     block_m, block_n, block_k = 128, 256, 64
     grid = (triton.cdiv(M, block_m) * triton.cdiv(N, block_n),)
     _matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=8, PRECISION=_precision(a),
+                         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=8, PRECISION=precision or _precision(a),
                          num_stages=3, num_warps=8)
     return c
 

@@ -35,7 +35,7 @@ none of the steps below runs.
 * `precision`: 'ieee' (the default), 'tf32' or '3xtf32', the precision of f32 matmuls that state
   none (`mlc/dialects/precision.py`; the default pipeline's option). A matmul whose precision the
   target's lowering cannot compute is a `LoweringError` naming the op and the target, before
-  anything is lowered (today both targets compute 'ieee' only: TF32 needs tensor cores).
+  anything is lowered (the GPU computes all three, TF32 on tensor cores; the CPU 'ieee' only).
 
 bf16 programs compile for the CPU and for GPUs of compute capability 8.0 or newer; on an older GPU
 the first op over bf16 is a `LoweringError` naming it and the GPU.

@@ -255,7 +255,7 @@ OPERAND = DeclaredAttribute(
     'a string ("a" or "b")',
     "which matmul operand a load reads",
     "convert-tile-to-loop",
-    "people (loop-promote-shared finds reuse from the indices, not from this mark)",
+    "loop-promote-shared (stages the marked reads of an mlc.mma kernel whatever their reuse; elsewhere it finds reuse from the indices)",
     _string,
 )
 DOT = DeclaredAttribute(
