@@ -202,7 +202,7 @@ CPU_ACCUMULATORS = DeclaredAttribute(
 MMA = DeclaredAttribute(
     "mlc.mma",
     "array<i64: M, N, K>",
-    "a matmul or attention-chain kernel whose products run on tensor cores: the shape of one warp's loop.mma_sync step",
+    "a matmul or attention-chain kernel whose products run on tensor cores: the shape of one warp's loop.mma_sync step (16, 8, 16; 16, 8, 8 for TF32)",
     "convert-tile-to-loop{tensor-cores=true}",
     "people (the loop.mma_sync ops carry the decision to the GPU lowering)",
     _i64_array(3),
