@@ -593,7 +593,7 @@ def _refuse_unhonoured_precisions(module: ModuleOp, precision: str, target: str,
     from mlc.transforms.lowering.dot_precision import honoured_precisions
     from mlc.transforms.lowering.matmul_kernel import matmul_precision
 
-    honoured = honoured_precisions(target)
+    honoured = honoured_precisions(target, target != "cuda" or _has_tensor_cores())
     for op in module.walk():
         if isinstance(op, graph.MatmulOp) and (wanted := matmul_precision(op, precision)) not in honoured:
             message = (
@@ -601,6 +601,15 @@ def _refuse_unhonoured_precisions(module: ModuleOp, precision: str, target: str,
                 f"(precisions computed there: {', '.join(sorted(honoured.precisions))})"
             )
             raise LoweringError(describe_op(op, message, source_map, name))
+
+
+def _has_tensor_cores() -> bool:
+    """Whether the GPU runs TF32 tensor-core products (mma.sync m16n8k8 .tf32: sm_80+)."""
+    from mlc.backend.nvptx import BFLOAT16_MINIMUM_ARCH, arch_number
+    from mlc.runtime import get_device
+
+    number = arch_number(get_device().arch)
+    return number is None or number >= BFLOAT16_MINIMUM_ARCH
 
 
 def _refuse_bfloat16_without_support(module: ModuleOp, source_map: Any, name: str) -> None:

@@ -44,9 +44,10 @@ class HonouredPrecisions:
         return precision in self.precisions
 
 
-def honoured_precisions(target: str) -> HonouredPrecisions:
-    """The matmul precisions that the lowering for `target` ('cpu' or 'cuda') computes."""
-    if target == "cuda":
+def honoured_precisions(target: str, tensor_cores: bool = True) -> HonouredPrecisions:
+    """The matmul precisions that the lowering for `target` ('cpu' or 'cuda') computes;
+    `tensor_cores`: whether the GPU has TF32 tensor cores (sm_80+)."""
+    if target == "cuda" and tensor_cores:
         return HonouredPrecisions(TENSOR_CORE_PRECISIONS, TENSOR_CORE_REASON)
     return HonouredPrecisions(FMA_PRECISIONS, FMA_REASON)
 

@@ -44,9 +44,8 @@ def rng(request: pytest.FixtureRequest) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
-@pytest.mark.parametrize("precision", PRECISIONS)
-def test_the_gpu_pipeline_lowers_tf32_to_tensor_cores(precision: str):
-    lowered = str(lower(program((40, 20), (20, 24), precision), GPU_PIPELINE))
+def test_the_gpu_pipeline_lowers_tf32_to_tensor_cores():
+    lowered = str(lower(program((40, 20), (20, 24), "tf32"), GPU_PIPELINE))
     assert "llvm.nvvm.mma.m16n8k8.row.col.tf32" in lowered
     assert lowered.count("llvm.nvvm.f2tf32.rna") > 0
     assert "llvm.nvvm.mma.m16n8k16" not in lowered
@@ -83,3 +82,17 @@ def test_tf32_matmul_with_epilogue_and_the_compile_option(precision: str, rng: n
     assert_compiled_matches(stated, [a, b, bias], got, [expected])
     if precision == "tf32":  # TF32 is measurably coarser than f32: the bound is not IEEE's
         assert np.max(np.abs(got - expected)) > 1e-4 * np.max(np.abs(expected))
+
+
+def test_tf32_on_a_gpu_without_tensor_cores_is_refused(monkeypatch: pytest.MonkeyPatch):
+    """Before sm_80 there is no TF32 mma: the matmul is a LoweringError naming it and the target."""
+    import mlc.runtime
+    from mlc.compiler import compile as compile_source
+
+    class Turing:
+        name, arch = "Tesla T4", "sm_75"
+
+    monkeypatch.setattr(mlc.runtime, "get_device", lambda: Turing())
+    monkeypatch.setattr("mlc.compiler.resolve_device", lambda device: "cuda")
+    with pytest.raises(mlc.LoweringError, match=r"'graph.matmul' op precision 'tf32' cannot be honoured on target 'cuda'.*TF32 needs tensor cores"):
+        compile_source(program((40, 20), (20, 24), "tf32"), device="cuda")

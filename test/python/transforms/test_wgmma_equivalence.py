@@ -44,7 +44,8 @@ def test_wgmma_passes_are_exact(m: int, n: int, k: int, rows: int, epilogue: boo
     _check_chain(program(m, n, k, epilogue), element, STEPS, seed, tile_level=_tile_level(rows), path="loop.wgmma")
 
 
-@pytest.mark.parametrize("element", ["f16", "bf16"])
+@pytest.mark.parametrize("element", ["bf16"])
 def test_wgmma_pipeline_is_exact(element: str):
-    """Several K steps (200 = 3 full steps and a ragged one) through a 3-stage async-copy pipeline."""
+    """Several K steps (200 = 3 full steps and a ragged one) through a 3-stage async-copy pipeline
+    (bf16 only: f16 takes the same path, which the drawn examples above and the GPU tests cover)."""
     _check_chain(program(70, 72, 200, True), element, STEPS, 3, tile_level=_tile_level(64), path="loop.wgmma")
