@@ -20,7 +20,9 @@ columns of B give only the columns the slice drops. Inputs with infinities or Na
 results (they never meet a padded zero).
 
 Preconditions/limits: only matmuls of f16/bf16 operands whose padded K gives the wgmma K loop at
-least two steps (K' > 64, as `choose_matmul_tile` requires); rows M are never padded (wgmma
+least two steps (K' > 64, as `choose_matmul_tile` requires), and not the two products of an
+attention chain (`gemm_chain.match_attention`: graph-fuse makes one tensor-core kernel of the
+chain, which masks ragged keys itself); rows M are never padded (wgmma
 masks them); the epilogue after a padded matmul reads the slice, so it is its own kernel rather
 than the matmul's epilogue. Without `wgmma` the pass changes nothing.
 """
@@ -37,6 +39,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.graph.constants import splat_dense
+from mlc.transforms.analysis.gemm_chain import match_attention
 from mlc.transforms.lowering.matmul_kernel import WGMMA_ALIGNMENT, WGMMA_TILES
 
 
@@ -113,5 +116,8 @@ class GraphPadMatmulOperands(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.wgmma:
             return
-        for matmul in [inner for inner in op.walk() if isinstance(inner, graph.MatmulOp) and needs_padding(inner)]:
-            pad_matmul(matmul)
+        matmuls = [inner for inner in op.walk() if isinstance(inner, graph.MatmulOp)]
+        in_chains = {member for matmul in matmuls if (chain := match_attention(matmul)) for member in (chain.scores, chain.output)}
+        for matmul in matmuls:
+            if matmul not in in_chains and needs_padding(matmul):
+                pad_matmul(matmul)

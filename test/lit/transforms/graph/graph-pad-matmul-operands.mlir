@@ -48,3 +48,17 @@ func.func @untouched(%a: tensor<9x130xf32>, %b: tensor<130x9xf32>, %c: tensor<9x
   %2 = graph.matmul %e, %f : (tensor<9x60xf16>, tensor<60x9xf16>) -> tensor<9x9xf16>
   func.return %0, %1, %2 : tensor<9x9xf32>, tensor<9x16xf16>, tensor<9x9xf16>
 }
+
+// -----
+
+// The products of an attention chain (ragged keys: 777) stay as they are: graph-fuse makes one
+// tensor-core kernel of the chain, which masks them itself.
+// CHECK-LABEL: func.func @attention
+// CHECK-NOT:     graph.concat
+// CHECK:         graph.matmul %p, %v : (tensor<2x64x777xf16>, tensor<2x777x72xf16>) -> tensor<2x64x72xf16>
+func.func @attention(%q: tensor<2x64x72xf16>, %kt: tensor<2x72x777xf16>, %v: tensor<2x777x72xf16>) -> tensor<2x64x72xf16> {
+  %s = graph.matmul %q, %kt : (tensor<2x64x72xf16>, tensor<2x72x777xf16>) -> tensor<2x64x777xf16>
+  %p = graph.softmax %s axis -1 : tensor<2x64x777xf16>
+  %o = graph.matmul %p, %v : (tensor<2x64x777xf16>, tensor<2x777x72xf16>) -> tensor<2x64x72xf16>
+  func.return %o : tensor<2x64x72xf16>
+}
