@@ -30,7 +30,7 @@ def _tile_level(rows: int) -> str:
     return f"{graph},convert-graph-to-tile{{matmul-tile={rows},64,64}}," + ",".join(PASSES[PASSES.index("convert-graph-to-tile") + 1 : FIRST])
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
     m=st.integers(1, 140),
     n=st.integers(1, 17).map(lambda blocks: 8 * blocks),
