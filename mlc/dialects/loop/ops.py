@@ -478,7 +478,7 @@ class MmaSyncOp(IRDLOperation):
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         operand_type = parser.parse_type()
-        if mma_shape(operand_type) != shape:
+        if mma_shape(operand_type) not in (None, shape):  # an invalid type: the verifier says so
             parser.raise_error(f"shape '{shape}' does not take {operand_type} registers (m16n8k16: vector<2xf16|bf16>, m16n8k8: f32)")
         parser.parse_punctuation("->")
         accumulator_type = parser.parse_type()
