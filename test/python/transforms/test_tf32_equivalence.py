@@ -68,11 +68,11 @@ def _check_chain(text: str, precision: str, steps: list[str], seed: int) -> str:
     return str(module)
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
-    m=st.integers(1, 50),
+    m=st.integers(1, 40),
     n=st.integers(1, 24),
-    k=st.integers(1, 40),
+    k=st.integers(1, 32),
     epilogue=st.booleans(),
     precision=st.sampled_from(["tf32", "3xtf32"]),
     seed=st.integers(0, 2**32 - 1),
