@@ -36,7 +36,7 @@ none of the steps below runs.
 * `precision`: 'ieee' (the default), 'tf32' or '3xtf32', the precision of f32 matmuls that state
   none (`mlc/dialects/precision.py`; the default pipeline's option). A matmul whose precision the
   target's lowering cannot compute is a `LoweringError` naming the op and the target, before
-  anything is lowered (today both targets compute 'ieee' only: TF32 needs tensor cores).
+  anything is lowered (the GPU computes all three, TF32 on tensor cores; the CPU 'ieee' only).
 
 bf16 programs compile for the CPU and for GPUs of compute capability 8.0 or newer; on an older GPU
 the first op over bf16 is a `LoweringError` naming it and the GPU.
@@ -594,7 +594,7 @@ def _refuse_unhonoured_precisions(module: ModuleOp, precision: str, target: str,
     from mlc.transforms.lowering.dot_precision import honoured_precisions
     from mlc.transforms.lowering.matmul_kernel import matmul_precision
 
-    honoured = honoured_precisions(target)
+    honoured = honoured_precisions(target, target != "cuda" or _has_tensor_cores())
     for op in module.walk():
         if isinstance(op, graph.MatmulOp) and (wanted := matmul_precision(op, precision)) not in honoured:
             message = (
@@ -602,6 +602,15 @@ def _refuse_unhonoured_precisions(module: ModuleOp, precision: str, target: str,
                 f"(precisions computed there: {', '.join(sorted(honoured.precisions))})"
             )
             raise LoweringError(describe_op(op, message, source_map, name))
+
+
+def _has_tensor_cores() -> bool:
+    """Whether the GPU runs TF32 tensor-core products (mma.sync m16n8k8 .tf32: sm_80+)."""
+    from mlc.backend.nvptx import BFLOAT16_MINIMUM_ARCH, arch_number
+    from mlc.runtime import get_device
+
+    number = arch_number(get_device().arch)
+    return number is None or number >= BFLOAT16_MINIMUM_ARCH
 
 
 def _refuse_bfloat16_without_support(module: ModuleOp, source_map: Any, name: str) -> None:

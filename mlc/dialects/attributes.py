@@ -202,7 +202,7 @@ CPU_ACCUMULATORS = DeclaredAttribute(
 MMA = DeclaredAttribute(
     "mlc.mma",
     "array<i64: M, N, K>",
-    "a matmul or attention-chain kernel whose products run on tensor cores: the shape of one warp's loop.mma_sync step",
+    "a matmul or attention-chain kernel whose products run on tensor cores: the shape of one warp's loop.mma_sync step (16, 8, 16; 16, 8, 8 for TF32)",
     "convert-tile-to-loop{tensor-cores=true}",
     "people (the loop.mma_sync ops carry the decision to the GPU lowering)",
     _i64_array(3),
@@ -255,7 +255,7 @@ OPERAND = DeclaredAttribute(
     'a string ("a" or "b")',
     "which matmul operand a load reads",
     "convert-tile-to-loop",
-    "people (loop-promote-shared finds reuse from the indices, not from this mark)",
+    "loop-promote-shared (stages the marked reads of an mlc.mma kernel whatever their reuse; elsewhere it finds reuse from the indices)",
     _string,
 )
 DOT = DeclaredAttribute(

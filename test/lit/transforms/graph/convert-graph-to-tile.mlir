@@ -470,9 +470,10 @@ func.func @host_only(%arg0: memref<4xf32>) -> memref<4xf32> {
 
 // A matmul's precision is written on its tile.dot; convert-graph-to-tile{precision=...} gives one
 // to the f32 matmuls that state none, never to bf16 ones (their products are exact in f32). A bf16
-// matmul loads bf16 tiles, accumulates in f32 and rounds each output to bf16 once.
+// matmul loads bf16 tiles, accumulates in f32 and rounds each output to bf16 once. A TF32 dot's
+// block has at least 16 rows (one m16n8k8 tensor-core step), even for a matrix of 8.
 // CHECK-LABEL: tile.kernel @choices_0_matmul
-// CHECK:         tile.dot %a_tile, %b_tile, %partial {precision = "3xtf32"} : !tile.tile<8x16xf32>, !tile.tile<16x32xf32> -> !tile.tile<8x32xf32>
+// CHECK:         tile.dot %a_tile, %b_tile, %partial {precision = "3xtf32"} : !tile.tile<16x16xf32>, !tile.tile<16x32xf32> -> !tile.tile<16x32xf32>
 // CHECK-LABEL: tile.kernel @choices_1_matmul
 // CHECK:         tile.dot %a_tile, %b_tile, %partial : !tile.tile<8x16xf32>, !tile.tile<16x32xf32> -> !tile.tile<8x32xf32>
 // CHECK-LABEL: tile.kernel @choices_2_matmul(%c: memref<8x16xbf16>, %d: memref<16x32xbf16>, %output0: memref<8x32xbf16>)
