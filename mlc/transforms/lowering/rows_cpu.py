@@ -6,8 +6,8 @@ tiles that broadcast to it ([R, 1] per-row scalars, [1, C] rows shared by all ro
 `tile.load`, `tile.map`, `tile.broadcast`, `tile.splat`, `tile.in_bounds`, `tile.reduce` along the
 last axis and `tile.store`: softmax, layer norm, RMS norm, row sums and maxima with their
 epilogues, ragged rows (masked with `tile.in_bounds`) included; and elementwise kernels (no
-reduction: the shape of their stores) whose maps are of `VECTOR_OPS` (a tanh still goes to
-convert-tile-to-loop, whose scalar tanh LLVM's SLP vectorizer packs).
+reduction: the shape of their stores) whose maps are of `VECTOR_OPS` (tanh, erf, sigmoid and
+GELU included).
 
 Layout. A program's R rows run one after another in an unmapped `loop.parallel` (a plain loop on
 the CPU); within a row, every tile value of C columns is computed W columns at a time
@@ -87,10 +87,11 @@ SCRATCH_ALIGNMENT = 64
 
 VECTOR_OPS = (
     arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp, arith.NegfOp,
-    math.ExpOp, math.LogOp, math.SqrtOp, math.AbsFOp, math.FmaOp,
+    math.ExpOp, math.LogOp, math.TanhOp, math.ErfOp, math.SqrtOp, math.AbsFOp, math.FmaOp,
 )
 """Map-body ops computed on vectors: elementwise f32 ops that the CPU pipeline lowers on vectors
-(math.exp and math.log by expand-math-for-cpu's vector polynomials, the others by LLVM intrinsics)."""
+(exp, log, tanh, erf by expand-math-for-cpu's vector polynomials, the others by LLVM intrinsics).
+A sigmoid is 1 / (1 + exp(-x)) and a GELU x/2 (1 + erf(x / sqrt 2)) or its tanh form by then."""
 
 IDENTITIES: dict[type[Operation], float] = {
     arith.AddfOp: -0.0,

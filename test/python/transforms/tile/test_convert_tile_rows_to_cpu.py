@@ -110,6 +110,12 @@ SPLAT = """func.func @main(%a: tensor<3x0xf32>, %b: tensor<0x4xf32>) -> tensor<3
   %0 = graph.matmul %a, %b : (tensor<3x0xf32>, tensor<0x4xf32>) -> tensor<3x4xf32>
   func.return %0 : tensor<3x4xf32>
 }"""
+ACTIVATIONS = """func.func @main(%x: tensor<4x50xf32>) -> (tensor<4x50xf32>, tensor<4x50xf32>, tensor<4x50xf32>) {
+  %0 = graph.gelu %x {approximate = "none"} : tensor<4x50xf32>
+  %1 = graph.tanh %x : tensor<4x50xf32>
+  %2 = graph.sigmoid %1 : tensor<4x50xf32>
+  func.return %0, %1, %2 : tensor<4x50xf32>, tensor<4x50xf32>, tensor<4x50xf32>
+}"""
 ROW_SUMS = """func.func @main(%x: tensor<5x33xf32>) -> (tensor<5xf32>, tensor<5x33xf32>) {
   %0 = graph.exp %x : tensor<5x33xf32>
   %1 = graph.reduce_sum %0 axes [1] keepdims false : tensor<5x33xf32> to tensor<5xf32>
@@ -119,7 +125,11 @@ ROW_SUMS = """func.func @main(%x: tensor<5x33xf32>) -> (tensor<5xf32>, tensor<5x
 }"""
 
 
-@pytest.mark.parametrize("program", [SOFTMAX, LAYER_NORM, ROW_SUMS, LOG_BIAS, SPLAT], ids=["softmax-ragged", "layer-norm", "sums-and-stores", "elementwise-log", "stored-splat"])
+@pytest.mark.parametrize(
+    "program",
+    [SOFTMAX, LAYER_NORM, ROW_SUMS, LOG_BIAS, ACTIVATIONS, SPLAT],
+    ids=["softmax-ragged", "layer-norm", "sums-and-stores", "elementwise-log", "gelu-tanh-sigmoid", "stored-splat"],
+)
 @pytest.mark.parametrize(("width", "accumulators"), [(16, 4), (8, 2), (4, 1)])
 def test_benchmark_shapes_are_lowered_and_within_bounds(program: str, width: int, accumulators: int):
     assert _check(program, width, accumulators, seed=7) >= 1
