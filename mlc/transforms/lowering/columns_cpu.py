@@ -32,8 +32,8 @@ Exactness: loads, maps and stores compute what the tile interpreter computes ele
 a reduction combines the same elements in another order (the dialect leaves it open): for a sum
 within the bound of any f32 summation order (`error_bounds.py`), max and min exact.
 
-Recorded on the loop kernel: `mlc.cpu_vector_width = W` and `mlc.cpu_accumulators = U` (the
-same attributes on the tile kernel override W and the accumulator vectors per row loop, G x U).
+Recorded on the loop kernel: `mlc.cpu_vector_width = W` and `mlc.cpu_accumulators = U`, the rows
+in flight (the same attributes on the tile kernel override them).
 
 Limits (`column_kernel_refusal` names the first that applies; such kernels are left for
 convert-tile-to-loop): f32 tiles (and i1 masks) only; one reduced axis, the same for every
@@ -144,8 +144,8 @@ class ColumnKernelLowering(CpuVectorLowering):
         chunks = columns // self.width
         self.block_chunks = max(g for g in range(1, MAX_BLOCK_CHUNKS + 1) if chunks % g == 0)
         override = attributes.CPU_ACCUMULATORS.read(kernel)
-        vectors = override.value.data if isinstance(override, IntegerAttr) else ACCUMULATOR_VECTORS
-        self.rows_in_flight = max(u for u in (1, 2, 4, 8, 16) if u <= max(1, vectors // self.block_chunks) and rows % u == 0)
+        in_flight = override.value.data if isinstance(override, IntegerAttr) else ACCUMULATOR_VECTORS // self.block_chunks
+        self.rows_in_flight = max(u for u in (1, 2, 4, 8, 16) if u <= max(1, in_flight) and rows % u == 0)
         self.vector_type = VectorType(f32, [self.width])
         self.column_values: dict[tuple[SSAValue, int], SSAValue] = {}
 
