@@ -37,7 +37,7 @@ in flight (the same attributes on the tile kernel override them).
 
 Limits (`column_kernel_refusal` names the first that applies; such kernels are left for
 convert-tile-to-loop): f32 tiles (and i1 masks) only; one reduced axis, the same for every
-reduction; an even number of columns; maps of `rows_cpu.VECTOR_OPS`; combiners addf, maximumf,
+reduction; an even number of columns; maps of `vector_maps.VECTOR_OPS`; combiners addf, maximumf,
 minimumf, mulf; stores of per-column values only (a kernel that also stores wide values, such as
 x minus its column means, is left as it was); masks whose columns are not provably inside.
 """
@@ -56,15 +56,8 @@ from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.index_analysis import IndexFacts, facts_of
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter
 from mlc.transforms.lowering.matmul_cpu import pack_vector, unmapped_loop
-from mlc.transforms.lowering.rows_cpu import (
-    IDENTITIES,
-    CpuVectorLowering,
-    as_vector,
-    combiner,
-    vector_body,
-    vector_kernel_op_refusal,
-    vector_map_refusal,
-)
+from mlc.transforms.lowering.rows_cpu import IDENTITIES, CpuVectorLowering, combiner, vector_kernel_op_refusal
+from mlc.transforms.lowering.vector_maps import as_vector, vector_body, vector_map_refusal
 
 ACCUMULATOR_VECTORS = 8
 """Accumulator vectors a row loop carries (G chunks x U rows in flight): the add latency (4

@@ -78,6 +78,7 @@ from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.chunk_access import Emitter
+from mlc.transforms.lowering.vector_maps import vector_body, vector_map_refusal
 from mlc.transforms.lowering.matmul_loop import (
     DotKernelLowering,
     Fragment,
@@ -445,7 +446,7 @@ class CpuDotKernelLowering(DotKernelLowering):
         deferred, self.epilogue_after = self.deferred, None
         for op in deferred:
             if isinstance(op, tile.MapOp):
-                super()._map(inner, op)
+                self._epilogue_map(inner, op)
             else:
                 assert isinstance(op, tile.StoreOp)
                 super()._store(inner, op)
@@ -455,6 +456,29 @@ class CpuDotKernelLowering(DotKernelLowering):
         columns.builder.insert(scf.ForOp(columns.index(0), columns.index(layout.columns), columns.index(layout.chunk), [], Region(column_body)))
         columns.builder.insert(scf.YieldOp())
         emitter.builder.insert(scf.ForOp(emitter.index(0), emitter.index(layout.rows), emitter.index(1), [], Region(row_body)))
+
+    def _epilogue_map(self, emitter: Emitter, op: tile.MapOp) -> None:
+        """A map of the looped epilogue on the chunk's vector of W outputs (`vector_maps.py`: a
+        GELU's erf or tanh as vector polynomials) when its body is of vector ops and every operand
+        is f32 or one value for the whole chunk (a mask of the chunk's row); else element by element."""
+        operands = [self._chunk_operand(emitter, value) for value in op.inputs] if vector_map_refusal(op) is None else [None]
+        if any(operand is None for operand in operands) or not all(_is_f32_tile(result) for result in op.outputs):
+            super()._map(emitter, op)
+            return
+        vector_type = VectorType(f32, [self.layout.chunk])
+        for output, value in zip(op.outputs, vector_body(emitter, op.body.block, operands, vector_type, self.values)):  # type: ignore[arg-type]
+            self.fragments[output] = VectorRows([[value]])
+
+    def _chunk_operand(self, emitter: Emitter, value: SSAValue) -> SSAValue | None:
+        """A map operand in the looped epilogue's chunk: its vector, or its one value for the whole
+        chunk (broadcast along the columns); None for W values that are not f32 (a mask's lanes)."""
+        held = self.fragments.get(value)
+        if isinstance(held, VectorRows):
+            return held[0][0]
+        (row,) = self.materialize(emitter, value)[:1]
+        if len(row) == 1:
+            return row[0]
+        return pack_vector(emitter, row) if _is_f32_tile(value) else None
 
     # -- tile.dot -----------------------------------------------------------------------------------
 
@@ -514,6 +538,10 @@ def unmapped_loop(trip_count: int, name: str) -> loop.ParallelOp:
     parallel = loop.ParallelOp(trip_count, None, Region(Block(arg_types=[IndexType()])))
     parallel.body.block.args[0].name_hint = name
     return parallel
+
+
+def _is_f32_tile(value: SSAValue) -> bool:
+    return isinstance(value.type, tile.TileType) and value.type.element_type == f32
 
 
 def _is_uniform_scalar(op: Operation) -> bool:

@@ -6,7 +6,7 @@ tiles that broadcast to it ([R, 1] per-row scalars, [1, C] rows shared by all ro
 `tile.load`, `tile.map`, `tile.broadcast`, `tile.splat`, `tile.in_bounds`, `tile.reduce` along the
 last axis and `tile.store`: softmax, layer norm, RMS norm, row sums and maxima with their
 epilogues, ragged rows (masked with `tile.in_bounds`) included; and elementwise kernels (no
-reduction: the shape of their stores) whose maps are of `VECTOR_OPS` (tanh, erf, sigmoid and
+reduction: the shape of their stores) whose maps are of `vector_maps.VECTOR_OPS` (tanh, erf, sigmoid and
 GELU included).
 
 Layout. A program's R rows run one after another in an unmapped `loop.parallel` (a plain loop on
@@ -51,7 +51,7 @@ attributes on the tile kernel override the pass's choice for it.
 
 Alignment: as `matmul_cpu.py` (vector accesses of parameters state at most 16 bytes).
 Limits (`row_kernel_refusal` names the first that applies; such kernels are left for
-convert-tile-to-loop): f32 tiles only; map bodies of f32 arithmetic (`VECTOR_OPS` on vectors;
+convert-tile-to-loop): f32 tiles only; map bodies of f32 arithmetic (`vector_maps.VECTOR_OPS` on vectors;
 anything on per-row scalars; selects only on a mask); W is halved until it divides C; masks of
 one column range; no loops, no other tile ops; reductions with one of the four combiners above.
 """
@@ -61,7 +61,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import arith, math, memref, scf, vector
+from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import Float32Type, FloatAttr, IndexType, IntegerAttr, VectorType, f32, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
@@ -76,6 +76,7 @@ from mlc.transforms.lowering.matmul_cpu import (
     unmapped_loop,
 )
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering
+from mlc.transforms.lowering.vector_maps import as_vector, vector_body, vector_map_refusal
 
 DEFAULT_ACCUMULATORS = 4
 """Vector accumulators of a reduction's column loop (U): the add latency (4 cycles) over one
@@ -84,14 +85,6 @@ MAX_SCRATCH_BYTES = 1 << 18
 """The most bytes of scratch rows a kernel keeps (stack space of each worker thread); values
 beyond it are recomputed."""
 SCRATCH_ALIGNMENT = 64
-
-VECTOR_OPS = (
-    arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp, arith.NegfOp,
-    math.ExpOp, math.LogOp, math.TanhOp, math.ErfOp, math.SqrtOp, math.AbsFOp, math.FmaOp,
-)
-"""Map-body ops computed on vectors: elementwise f32 ops that the CPU pipeline lowers on vectors
-(exp, log, tanh, erf by expand-math-for-cpu's vector polynomials, the others by LLVM intrinsics).
-A sigmoid is 1 / (1 + exp(-x)) and a GELU x/2 (1 + erf(x / sqrt 2)) or its tanh form by then."""
 
 IDENTITIES: dict[type[Operation], float] = {
     arith.AddfOp: -0.0,
@@ -176,51 +169,6 @@ def vector_kernel_op_refusal(op: Operation, shapes: set[tuple[int, ...]], kind: 
         if _shape(value) not in shapes:
             return f"a tile of shape {_shape(value)} in a kernel of {kind} of tiles {sorted(shapes)}"
     return None
-
-
-def vector_map_refusal(op: tile.MapOp) -> str | None:
-    """Why a map's body cannot be computed on vectors (`vector_body`), or None."""
-    for body_op in op.body.block.ops:
-        if not isinstance(body_op, (*VECTOR_OPS, arith.ConstantOp, arith.SelectOp, tile.YieldOp)):
-            return f"{body_op.name} in a map over columns"
-        if isinstance(body_op, arith.SelectOp) and body_op.cond.owner is not op.body.block:
-            return "a select in a map over columns on a condition other than a mask"
-    return None
-
-
-def as_vector(emitter: Emitter, value: SSAValue, vector_type: VectorType) -> SSAValue:
-    """`value`, broadcast to `vector_type` unless it is a vector already."""
-    return value if isinstance(value.type, VectorType) else emitter.emit(vector.BroadcastOp(value, vector_type))
-
-
-def vector_body(
-    emitter: Emitter, body: Block, arguments: Sequence[SSAValue], vector_type: VectorType, outer: dict[SSAValue, SSAValue]
-) -> list[SSAValue]:
-    """A map or combiner body on chunks: ops of vector operands on vectors (scalar operands
-    broadcast; a select's i1 condition, a mask, stays scalar), ops of scalars cloned as they are.
-    `outer` maps the values the body uses from outside it."""
-    mapping: dict[SSAValue, SSAValue] = dict(outer)
-    mapping.update(zip(body.args, arguments))
-    for op in body.ops:
-        if isinstance(op, tile.YieldOp):
-            return [mapping[v] for v in op.operands]
-        operands = [mapping[v] for v in op.operands]
-        if not any(isinstance(v.type, VectorType) for v in operands):
-            clone = op.clone(value_mapper=mapping)
-            emitter.builder.insert(clone)
-            mapping.update(zip(op.results, clone.results))
-            continue
-        scalar_condition = operands[:1] if isinstance(op, arith.SelectOp) else []
-        vectors = scalar_condition + [as_vector(emitter, v, vector_type) for v in operands[len(scalar_condition) :]]
-        wide = type(op).create(
-            operands=vectors,
-            result_types=[vector_type] * len(op.results),
-            properties=dict(op.properties),
-            attributes=dict(op.attributes),
-        )
-        emitter.builder.insert(wide)
-        mapping.update(zip(op.results, wide.results))
-    raise AssertionError("a region without tile.yield")  # pragma: no cover - verified
 
 
 def _constant(value: SSAValue) -> int | None:
