@@ -34,8 +34,11 @@ The epilogue (bias, activation, residual, the stores). When everything after the
 and stores of its results and of loads (the kernels `matmul_kernel.py` builds), the accumulators
 are stored to a scratch buffer and the epilogue runs in a loop over the micro-tile's rows and
 vectors of W columns, lowered once for a 1 x W chunk by `matmul_loop.py`'s `DotKernelLowering`
-(which this lowering extends): scalars per element, loads and stores through `chunk_access.py`
-(bounds checks where the index analysis cannot prove them, W-lane vector accesses where aligned).
+(which this lowering extends): a map of vector ops on the chunk's vector (`vector_maps.py`: bias,
+ReLU, a GELU's erf or tanh polynomial as one vector op each: a 1024^3 MLP block's exact GELU
+went from ~3.5 ms to ~0.5 ms of its time on one Xeon thread), other maps on scalars per element,
+loads and stores through `chunk_access.py` (bounds checks where the index analysis cannot prove
+them, W-lane vector accesses where aligned).
 So the epilogue's code is that of W outputs, not MR x NR (a GELU's expanded tanh over 8 x 32
 outputs took a 1024^3 MLP block 48 s to compile). Otherwise the epilogue is unrolled over the
 micro-tile's scalars. A tile value carried in vectors is extracted to scalars the first time a
