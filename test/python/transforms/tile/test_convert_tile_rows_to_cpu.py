@@ -42,7 +42,7 @@ def _check(program: str, width: int, accumulators: int, seed: int) -> int:
     return _lowered_row_kernels(after)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
     program=reduction_programs(row_lengths=(1, 2, 7, 33, 64, 1000)).filter(lambda text: "f16" not in text and "i32" not in text),
     width=WIDTHS,
@@ -159,7 +159,7 @@ def _strip_columns(shape: tuple[int, ...], axis: int) -> int:
     return int(np.prod(shape[axis + 1 :]))
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     kind=st.sampled_from(("reduce_sum", "reduce_mean", "reduce_max", "reduce_min")),
     leading=st.sampled_from((None, 1, 3)),
