@@ -106,10 +106,16 @@ def choose_cpu_column_tile(domain: Sequence[int], reduced_axes: Sequence[int], g
 
 
 def _streams_columns(group: FusionGroup) -> bool:
-    """f32 values only, and only reduced outputs (no value of every row stored)."""
+    """f32 values only, only reduced outputs (no value of every row stored), inputs of the whole
+    domain, of one value per column or one value (none per row)."""
     reduced = math.prod(group.reduced_domain)
     if any(math.prod(shape_of(output)) != reduced for output in group.outputs):
         return False
+    rank = len(group.domain)
+    for _, shape in group.inputs:
+        aligned = (1,) * (rank - len(shape)) + tuple(shape)
+        if aligned not in (group.domain, group.reduced_domain, (1,) * rank):
+            return False
     return all(isinstance(getattr(r.type, "element_type", None), Float32Type) for op in group.ops for r in op.results)
 
 

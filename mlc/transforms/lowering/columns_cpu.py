@@ -4,7 +4,8 @@
 `lower_cpu_column_kernel`. A column kernel reduces tiles of one shape S along one axis a that is
 not the last (every other dimension but the last of size 1: [R, C], [1, R, C], ...): sums, maxima,
 minima and means over axis 0 of a matrix, over axis 1 of a batch of matrices, with elementwise
-producers (f32 maps, masks of rows) and per-column epilogues (a mean's division), stored as
+producers (f32 maps: of `vector_maps.VECTOR_OPS` on vectors, others such as a sine or an rsqrt
+once per lane; masks of rows) and per-column epilogues (a mean's division), stored as
 [1, C] tiles. The tile level gives each program a strip of C columns and all R rows (the programs
 are independent: the runtime splits them over its worker threads, so the columns are threaded).
 
@@ -37,7 +38,7 @@ in flight (the same attributes on the tile kernel override them).
 
 Limits (`column_kernel_refusal` names the first that applies; such kernels are left for
 convert-tile-to-loop): f32 tiles (and i1 masks) only; one reduced axis, the same for every
-reduction; an even number of columns; maps of `vector_maps.VECTOR_OPS`; combiners addf, maximumf,
+reduction; an even number of columns; combiners addf, maximumf,
 minimumf, mulf; stores of per-column values only (a kernel that also stores wide values, such as
 x minus its column means, is left as it was); masks whose columns are not provably inside.
 """
@@ -106,8 +107,6 @@ def column_kernel_refusal(kernel: tile.KernelOp) -> str | None:
                 return "a tile.in_bounds mask that is not of whole rows inside the columns"
         if isinstance(op, tile.ReduceOp) and combiner(op) is None:
             return "a reduction that is not a plain addf/maximumf/minimumf/mulf"
-        if isinstance(op, tile.MapOp) and _shape(op.results[0]) != (1,) * len(shape) and (refusal := vector_map_refusal(op)):
-            return refusal
         if isinstance(op, tile.StoreOp) and _shape(op.value) != per_column:
             return "a store of a tile that is not one value per column"
     return None
@@ -189,7 +188,7 @@ class ColumnKernelLowering(CpuVectorLowering):
             result = self.values[owner.operands[0]]
         elif isinstance(owner, tile.MapOp):
             operands = [self._column_chunk(v, chunk) for v in owner.operands]
-            results = vector_body(self.block, owner.body.block, operands, self.vector_type, self.values)
+            results = self._map_chunk(self.block, owner, operands)
             self.column_values.update(((r, chunk), v) for r, v in zip(owner.results, results))
             return self.column_values[key]
         else:  # a reduction: computed by its row loop, in program order
@@ -219,11 +218,23 @@ class ColumnKernelLowering(CpuVectorLowering):
         else:
             assert isinstance(owner, tile.MapOp)
             operands = [self._wide_chunk(scope, v, chunk) for v in owner.operands]
-            results = vector_body(emitter, owner.body.block, operands, self.vector_type, self.values)
+            results = self._map_chunk(emitter, owner, operands)
             scope.values.update(((r, chunk), v) for r, v in zip(owner.results, results))
             return scope.values[key]
         scope.values[key] = result
         return result
+
+    def _map_chunk(self, emitter: Emitter, op: tile.MapOp, operands: list[SSAValue]) -> list[SSAValue]:
+        """A map on a chunk: vector ops where its body allows (`vector_maps.py`), else its scalar
+        body once per lane (a sine, an rsqrt: libm or LLVM's own code per element) and the lanes
+        packed back into vectors."""
+        if vector_map_refusal(op) is None or not any(isinstance(v.type, VectorType) for v in operands):
+            return vector_body(emitter, op.body.block, operands, self.vector_type, self.values)
+        lanes = []
+        for lane in range(self.width):
+            arguments = [emitter.emit(vector.ExtractOp(v, [lane], f32)) if isinstance(v.type, VectorType) else v for v in operands]
+            lanes.append(self.clone_scalar_body(emitter, op.body.block, arguments))
+        return [pack_vector(emitter, [results[index] for results in lanes]) for index in range(len(op.results))]
 
     def _row_inside(self, scope: RowScope, mask: tile.InBoundsOp) -> SSAValue:
         """Whether the row lies inside the mask's bounds (i1; its columns are, by the refusal)."""
