@@ -83,11 +83,11 @@ CPU_MAX_COLUMN_TILE = 1 << 22
 holds none of them), beyond which the reduced dimensions are looped over as on the GPU."""
 
 
-def choose_cpu_column_tile(domain: Sequence[int], reduced_axes: Sequence[int], group: FusionGroup) -> tuple[int, ...] | None:
+def choose_cpu_column_tile(domain: Sequence[int], reduced_axes: Sequence[int], group: FusionGroup, target: str = "cpu") -> tuple[int, ...] | None:
     """On the CPU, a reduction over one axis that is not the last: all of it, a span of columns
     (the largest power of two up to `CPU_COLUMN_SPAN` that divides them, at least 2, so that no
     program's strip needs a column mask), one element of every other axis: what `columns_cpu.py`
-    lowers. None otherwise, or beyond `CPU_MAX_COLUMN_TILE` elements.
+    lowers. None otherwise (and for any `target` but "cpu"), or beyond `CPU_MAX_COLUMN_TILE` elements.
 
     The GPU's tile (`choose_reduction_tile`) holds at most `MAX_REDUCTION_TILE` elements, so a long
     column leaves a program 1 to 16 columns: one scalar or one vector per row, each row on another
@@ -96,7 +96,7 @@ def choose_cpu_column_tile(domain: Sequence[int], reduced_axes: Sequence[int], g
     layout could not hold such tiles.
     """
     last = len(domain) - 1
-    if len(reduced_axes) != 1 or last in reduced_axes or not _streams_columns(group):
+    if target != "cpu" or len(reduced_axes) != 1 or last in reduced_axes or not _streams_columns(group):
         return None
     (axis,) = reduced_axes
     span = math.gcd(CPU_COLUMN_SPAN, domain[last])

@@ -318,8 +318,7 @@ class HostBuilder:
             tile_shape = choose_tile_shape(domain, self.options.elements_per_program)
             return KernelPlan(name, group, collapse, tile_shape, self.options.num_warps)
         reduced_axes = collapse.axes(group.reduced_axes)
-        cpu_columns = choose_cpu_column_tile(domain, reduced_axes, group) if self.options.target == "cpu" else None
-        reduction_tile = cpu_columns or choose_reduction_tile(domain, reduced_axes, self.options.elements_per_program)
+        reduction_tile = choose_cpu_column_tile(domain, reduced_axes, group, self.options.target) or choose_reduction_tile(domain, reduced_axes, self.options.elements_per_program)
         return KernelPlan(name, group, collapse, reduction_tile, reduction_warps(reduction_tile))
 
     def _kernel_name(self, unit: LaunchUnit, generated: str) -> str:
