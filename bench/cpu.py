@@ -98,15 +98,17 @@ def _gelu_erf(x):  # type: ignore[no-untyped-def]
     return 0.5 * x * (1 + _ERF(x * 0.7071067811865476).astype(x.dtype))
 
 
-def softmax_case(rows: int, columns: int) -> Case:
+def _one_operand(name: str, op: str, rows: int, columns: int, result: str = "", **fields: object) -> Case:
+    """A case of one [rows, columns] f32 operand and one graph op: `op` is its text up to the
+    types, which follow as ` : T` (a result of the operand's type) or ` : T to R` (`result`)."""
     t = tensor(rows, columns)
-    return Case(
-        f"softmax {rows}x{columns}",
-        f"func.func @f(%x: {t}) -> {t} {{\n  %0 = graph.softmax %x axis -1 : {t}\n  func.return %0 : {t}\n}}",
-        [(rows, columns)],
-        _softmax,
-        lambda torch, x: torch.softmax(x, -1),
-    )
+    signature = f"{t} to {result}" if result else t
+    text = f"func.func @f(%x: {t}) -> {result or t} {{\n  %0 = graph.{op} : {signature}\n  func.return %0 : {result or t}\n}}"
+    return Case(f"{name} {rows}x{columns}", text, [(rows, columns)], **fields)  # type: ignore[arg-type]
+
+
+def softmax_case(rows: int, columns: int) -> Case:
+    return _one_operand("softmax", "softmax %x axis -1", rows, columns, reference=_softmax, torch_function=lambda torch, x: torch.softmax(x, -1))
 
 
 def tanh_chain_case(rows: int, columns: int) -> Case:
@@ -173,26 +175,16 @@ def mlp_case(rows: int, inner: int, outer: int, approximate: str = "tanh") -> Ca
 
 
 def gelu_erf_case(rows: int, columns: int) -> Case:
-    t = tensor(rows, columns)
-    return Case(
-        f"gelu-erf {rows}x{columns}",
-        f"func.func @f(%x: {t}) -> {t} {{\n  %0 = graph.gelu %x {{approximate = \"none\"}} : {t}\n  func.return %0 : {t}\n}}",
-        [(rows, columns)],
-        _gelu_erf,
-        lambda torch, x: torch.nn.functional.gelu(x),
-        time_numpy=False,
+    return _one_operand(
+        "gelu-erf", 'gelu %x {approximate = "none"}', rows, columns,
+        reference=_gelu_erf, torch_function=lambda torch, x: torch.nn.functional.gelu(x), time_numpy=False,
     )
 
 
 def column_sum_case(rows: int, columns: int) -> Case:
-    t, o = tensor(rows, columns), tensor(columns)
-    return Case(
-        f"column sum {rows}x{columns}",
-        f"func.func @f(%x: {t}) -> {o} {{\n  %0 = graph.reduce_sum %x axes [0] keepdims false : {t} to {o}\n  func.return %0 : {o}\n}}",
-        [(rows, columns)],
-        lambda x: x.sum(axis=0),
-        lambda torch, x: torch.sum(x, 0),
-        tolerance=1e-4,
+    return _one_operand(
+        "column sum", "reduce_sum %x axes [0] keepdims false", rows, columns, result=tensor(columns),
+        reference=lambda x: x.sum(axis=0), torch_function=lambda torch, x: torch.sum(x, 0), tolerance=1e-4,
     )
 
 

@@ -47,14 +47,7 @@ def pool_overhead() -> None:
 
 
 def best_ms(function: Callable[[], object], repeats: int = 5) -> float:
-    function()
-    function()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        best = min(best, time.perf_counter() - start)
-    return best * 1e3
+    return bench.best_seconds(function, repeats) * 1e3
 
 
 def one_against_two_threads() -> None:
