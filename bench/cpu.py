@@ -1,10 +1,11 @@
 """CPU benchmarks: mlc's CPU path against numpy and PyTorch CPU, same threads, one process.
 
-    python bench/cpu.py [--threads N] [--repeats 20] [--only softmax] [--json out.json]
+    python bench/cpu.py [--threads N | --threads 1,2,8,16] [--repeats 20] [--only softmax] [--json out.json]
 
-Cases (f32): softmax of 1024x1024 and of long rows (64x65536), tanh(x*y + x) on 4096x1024, layer
-norm of 4096x1024 with scale and bias, matmul 512^3, 1024^3 and 2048^3, and a fused MLP block
-gelu(x @ w + b) of 1024x1024 by 1024x1024. Every implementation runs on the same random inputs
+Cases (f32): softmax of 1024x1024 and of long rows (64x65536), tanh(x*y + x) on 4096x1024, exact
+(erf) GELU of 4096x1024, layer norm of 4096x1024 with scale and bias, a column sum (axis 0) of
+4096x1024, matmul 512^3, 1024^3 and 2048^3, and fused MLP blocks gelu(x @ w + b) of 1024x1024 by
+1024x1024 (tanh and erf GELU). Every implementation runs on the same random inputs
 (never zeros), is checked against numpy's float64 result first, then timed with
 `time.perf_counter`: warm-up calls, then the best of `--repeats` calls (the steady cost on a
 machine shared with other work, where the median mostly measures the neighbours).
@@ -14,13 +15,21 @@ through `OPENBLAS_NUM_THREADS` / `OMP_NUM_THREADS` / `MKL_NUM_THREADS`, set befo
 imported (numpy's elementwise code is single-threaded anyway). PyTorch is optional: without it
 the table has mlc and numpy only. mlc's compile time of each case is printed too (compile once,
 outside the timing).
+
+Several thread counts (`--threads 1,2,8,16`): each runs in a process of its own (numpy's BLAS
+reads its thread count when numpy is imported), one after another; then one table has every
+case and thread count, with the CPU model (`lscpu`'s model name) and the logical CPUs.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
+import subprocess
 import platform
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -30,17 +39,18 @@ from pathlib import Path
 
 def _parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--threads", default=str(os.cpu_count() or 1), help="a count, or counts separated by commas")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--only", default=None, help="run the cases whose name contains this")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--references", type=Path, default=None, help="a folder keeping the float64 references between runs")
     return parser.parse_args()
 
 
 ARGUMENTS = _parse() if __name__ == "__main__" else None
-if ARGUMENTS is not None:  # before numpy is imported, so that its BLAS reads them
+if ARGUMENTS is not None and "," not in ARGUMENTS.threads:  # before numpy is imported, so that its BLAS reads them
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[variable] = str(ARGUMENTS.threads)
+        os.environ[variable] = ARGUMENTS.threads
 
 import numpy as np
 
@@ -60,6 +70,8 @@ class Case:
     reference: Callable[..., np.ndarray]  # numpy (also the float64 reference)
     torch_function: Callable[..., object]
     tolerance: float = 2e-5
+    time_numpy: bool = True
+    """False where numpy has no vector code for the case (erf: the reference is a Python loop)."""
 
 
 def _softmax(x, xp=np):  # type: ignore[no-untyped-def]
@@ -77,15 +89,26 @@ def _gelu(x):  # type: ignore[no-untyped-def]
     return 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x**3)))
 
 
-def softmax_case(rows: int, columns: int) -> Case:
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def _gelu_erf(x):  # type: ignore[no-untyped-def]
+    """numpy has no erf: the standard library's, element by element (slow: numpy's time for the
+    exact GELU cases measures this loop, not numpy's vector code)."""
+    return 0.5 * x * (1 + _ERF(x * 0.7071067811865476).astype(x.dtype))
+
+
+def _one_operand(name: str, op: str, rows: int, columns: int, result: str = "", **fields: object) -> Case:
+    """A case of one [rows, columns] f32 operand and one graph op: `op` is its text up to the
+    types, which follow as ` : T` (a result of the operand's type) or ` : T to R` (`result`)."""
     t = tensor(rows, columns)
-    return Case(
-        f"softmax {rows}x{columns}",
-        f"func.func @f(%x: {t}) -> {t} {{\n  %0 = graph.softmax %x axis -1 : {t}\n  func.return %0 : {t}\n}}",
-        [(rows, columns)],
-        _softmax,
-        lambda torch, x: torch.softmax(x, -1),
-    )
+    signature = f"{t} to {result}" if result else t
+    text = f"func.func @f(%x: {t}) -> {result or t} {{\n  %0 = graph.{op} : {signature}\n  func.return %0 : {result or t}\n}}"
+    return Case(f"{name} {rows}x{columns}", text, [(rows, columns)], **fields)  # type: ignore[arg-type]
+
+
+def softmax_case(rows: int, columns: int) -> Case:
+    return _one_operand("softmax", "softmax %x axis -1", rows, columns, reference=_softmax, torch_function=lambda torch, x: torch.softmax(x, -1))
 
 
 def tanh_chain_case(rows: int, columns: int) -> Case:
@@ -131,20 +154,37 @@ def matmul_case(n: int) -> Case:
     )
 
 
-def mlp_case(rows: int, inner: int, outer: int) -> Case:
+def mlp_case(rows: int, inner: int, outer: int, approximate: str = "tanh") -> Case:
     x, w, b, y = tensor(rows, inner), tensor(inner, outer), tensor(outer), tensor(rows, outer)
+    gelu = _gelu if approximate == "tanh" else _gelu_erf
+    label = "gelu" if approximate == "tanh" else "gelu-erf"
     return Case(
-        f"mlp gelu(x@w+b) {rows}x{inner}x{outer}",
+        f"mlp {label}(x@w+b) {rows}x{inner}x{outer}",
         f"""func.func @f(%x: {x}, %w: {w}, %b: {b}) -> {y} {{
   %0 = graph.matmul %x, %w : ({x}, {w}) -> {y}
   %1 = graph.add %0, %b : ({y}, {b}) -> {y}
-  %2 = graph.gelu %1 {{approximate = "tanh"}} : {y}
+  %2 = graph.gelu %1 {{approximate = "{approximate}"}} : {y}
   func.return %2 : {y}
 }}""",
         [(rows, inner), (inner, outer), (outer,)],
-        lambda x, w, b: _gelu(x @ w + b),
-        lambda torch, x, w, b: torch.nn.functional.gelu(x @ w + b, approximate="tanh"),
+        lambda x, w, b: gelu(x @ w + b),
+        lambda torch, x, w, b: torch.nn.functional.gelu(x @ w + b, approximate=approximate),
         tolerance=1e-4,
+        time_numpy=approximate == "tanh",
+    )
+
+
+def gelu_erf_case(rows: int, columns: int) -> Case:
+    return _one_operand(
+        "gelu-erf", 'gelu %x {approximate = "none"}', rows, columns,
+        reference=_gelu_erf, torch_function=lambda torch, x: torch.nn.functional.gelu(x), time_numpy=False,
+    )
+
+
+def column_sum_case(rows: int, columns: int) -> Case:
+    return _one_operand(
+        "column sum", "reduce_sum %x axes [0] keepdims false", rows, columns, result=tensor(columns),
+        reference=lambda x: x.sum(axis=0), torch_function=lambda torch, x: torch.sum(x, 0), tolerance=1e-4,
     )
 
 
@@ -152,11 +192,14 @@ CASES = [
     softmax_case(1024, 1024),
     softmax_case(64, 65536),
     tanh_chain_case(4096, 1024),
+    gelu_erf_case(4096, 1024),
     layer_norm_case(4096, 1024),
+    column_sum_case(4096, 1024),
     matmul_case(512),
     matmul_case(1024),
     matmul_case(2048),
     mlp_case(1024, 1024, 1024),
+    mlp_case(1024, 1024, 1024, "none"),
 ]
 
 
@@ -188,18 +231,28 @@ def _check(name: str, implementation: str, got: object, want: np.ndarray, tolera
         raise SystemExit(f"{name}: {implementation} differs from numpy float64 by {error:.3g} (scale {scale:.3g})")
 
 
-def run_case(case: Case, threads: int, repeats: int, torch: object | None) -> list[tuple[str, str, float]]:
+def _reference(case: Case, inputs: list[np.ndarray], folder: Path | None) -> np.ndarray:
+    """numpy's float64 result (kept in `folder` when given: the thread counts share it)."""
+    saved = folder / (re.sub(r"[^A-Za-z0-9]+", "_", case.name) + ".npy") if folder is not None else None
+    if saved is not None and saved.exists():
+        return np.load(saved)
+    want = np.asarray(case.reference(*[x.astype(np.float64) for x in inputs]))
+    if saved is not None:
+        np.save(saved, want)
+    return want
+
+
+def run_case(case: Case, threads: int, repeats: int, torch: object | None, references: Path | None = None) -> list[tuple[str, str, float]]:
     generator = np.random.default_rng(0)
     inputs = [generator.standard_normal(shape).astype(np.float32) for shape in case.shapes]
-    want = np.asarray(case.reference(*[x.astype(np.float64) for x in inputs]))
+    want = _reference(case, inputs, references)
     start = time.perf_counter()
     compiled = mlc.compile(case.source, device="cpu", num_threads=threads)
     compile_seconds = time.perf_counter() - start
     rows = []
-    implementations: list[tuple[str, Callable[[], object]]] = [
-        ("mlc", lambda: compiled(*inputs)),
-        ("numpy", lambda: case.reference(*inputs)),
-    ]
+    implementations: list[tuple[str, Callable[[], object]]] = [("mlc", lambda: compiled(*inputs))]
+    if case.time_numpy:
+        implementations.append(("numpy", lambda: case.reference(*inputs)))
     if torch is not None:
         tensors = [torch.from_numpy(x) for x in inputs]  # type: ignore[attr-defined]
         implementations.append(("PyTorch", lambda: case.torch_function(torch, *tensors)))
@@ -213,34 +266,63 @@ def run_case(case: Case, threads: int, repeats: int, torch: object | None) -> li
 
 
 def main(arguments: argparse.Namespace) -> None:
+    if "," in arguments.threads:
+        several_thread_counts(arguments)
+        return
+    threads = int(arguments.threads)
     try:
         import torch
 
-        torch.set_num_threads(arguments.threads)
+        torch.set_num_threads(threads)
         torch_version = torch.__version__
     except ImportError:
         torch, torch_version = None, "absent"
-    print(f"CPU: {cpu_model()}, {os.cpu_count()} logical CPUs; threads: {arguments.threads}; "
+    print(f"CPU: {cpu_model()}, {os.cpu_count()} logical CPUs; threads: {threads}; "
           f"numpy {np.__version__}; PyTorch {torch_version}")
     print("| case | impl | best ms | vs PyTorch |\n| --- | --- | ---: | ---: |")
     results = []
     for case in CASES:
         if arguments.only and arguments.only not in case.name:
             continue
-        rows = run_case(case, arguments.threads, arguments.repeats, torch)
+        rows = run_case(case, threads, arguments.repeats, torch, arguments.references)
         reference = next((seconds for _, impl, seconds in rows if impl == "PyTorch"), None)
         for name, implementation, seconds in rows:
             ratio = f"{reference / seconds:.2f}x" if reference else "-"
             print(f"| {name} | {implementation} | {seconds * 1e3:.3f} | {ratio} |", flush=True)
         results.extend(rows)
     if arguments.json is not None:
-        import json
-
         arguments.json.write_text(json.dumps(
-            {"cpu": cpu_model(), "threads": arguments.threads, "command": " ".join(sys.argv),
+            {"cpu": cpu_model(), "threads": threads, "numpy": np.__version__, "torch": torch_version, "command": " ".join(sys.argv),
              "rows": [{"case": c, "implementation": i, "best_ms": s * 1e3} for c, i, s in results]},
             indent=1,
         ))
+
+
+def several_thread_counts(arguments: argparse.Namespace) -> None:
+    """One process per thread count (see the module docstring), then one table of them all."""
+    import tempfile
+
+    runs = []
+    with tempfile.TemporaryDirectory() as folder:
+        for threads in arguments.threads.split(","):
+            output = Path(folder) / f"{threads}.json"
+            command = [sys.executable, __file__, "--threads", threads, "--repeats", str(arguments.repeats), "--json", str(output), "--references", folder]
+            subprocess.run(command + (["--only", arguments.only] if arguments.only else []), check=True, stdout=subprocess.DEVNULL)
+            runs.append(json.loads(output.read_text()))
+    print(f"CPU: {cpu_model()}, {os.cpu_count()} logical CPUs; numpy {runs[0]['numpy']}; PyTorch {runs[0]['torch']}; "
+          f"best of {arguments.repeats}, wall clock")
+    print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | mlc vs numpy |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    cases = list(dict.fromkeys(row["case"] for row in runs[0]["rows"]))
+    for case in cases:
+        for run in runs:
+            times = {row["implementation"]: row["best_ms"] for row in run["rows"] if row["case"] == case}
+            mlc_ms, numpy_ms, torch_ms = times.get("mlc"), times.get("numpy"), times.get("PyTorch")
+            cells = [f"{v:.3f}" if v else "-" for v in (mlc_ms, numpy_ms, torch_ms)]
+            ratios = [f"{other / mlc_ms:.2f}x" if other and mlc_ms else "-" for other in (torch_ms, numpy_ms)]
+            print(f"| {case} | {run['threads']} | " + " | ".join(cells + ratios) + " |", flush=True)
+    if arguments.json is not None:
+        arguments.json.write_text(json.dumps({"cpu": cpu_model(), "runs": runs}, indent=1))
 
 
 if __name__ == "__main__":

@@ -186,7 +186,7 @@ CPU_PACKED = DeclaredAttribute(
 CPU_VECTOR_WIDTH = DeclaredAttribute(
     "mlc.cpu_vector_width",
     "a positive i64 (a power of two)",
-    "the f32 lanes of the vectors a CPU row kernel (reductions, normalisations) computes its columns in",
+    "the f32 lanes of the vectors a CPU row or column kernel (reductions, normalisations, elementwise chains) computes its columns in",
     "convert-tile-rows-to-cpu (its option, the host's vector width; or a person, on the tile.kernel)",
     "convert-tile-rows-to-cpu (an override on the tile.kernel), people",
     _positive_integer,
@@ -194,7 +194,7 @@ CPU_VECTOR_WIDTH = DeclaredAttribute(
 CPU_ACCUMULATORS = DeclaredAttribute(
     "mlc.cpu_accumulators",
     "a positive i64 (a power of two)",
-    "the vector accumulators each reduction of a CPU row kernel carries through its column loop",
+    "the vector accumulators each reduction of a CPU row kernel carries through its column loop; in a column kernel, the rows each iteration of its row loops reads (one accumulator vector per row and chunk of columns)",
     "convert-tile-rows-to-cpu (its option; or a person, on the tile.kernel)",
     "convert-tile-rows-to-cpu (an override on the tile.kernel), people",
     _positive_integer,

@@ -13,6 +13,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from xdsl.dialects.builtin import Float32Type
+
+from mlc.transforms.analysis.fusion_groups import FusionGroup, shape_of
+
 
 def _product(values: Sequence[int]) -> int:
     return math.prod(values)
@@ -65,6 +69,54 @@ def choose_reduction_tile(domain: Sequence[int], reduced_axes: Sequence[int], el
     return tuple(
         _next_power_of_two(size) if axis in reduced_axes else next(kept_tile) for axis, size in enumerate(domain)
     )
+
+
+CPU_COLUMN_SPAN = 128
+"""Columns a program of a CPU column reduction covers: eight 16-lane vectors (512 bytes, eight
+cache lines) per row, read together (`columns_cpu.py`); 1024 columns still make 8 programs to
+spread over the worker threads. A sum over the 4096 rows of 4096x1024 f32 on one Xeon thread
+(thread CPU time): 16 columns per program (the GPU's tile) 2.1 ms, 64 1.2 ms, 128 1.0 ms, 256
+0.91 ms (4 programs), PyTorch 0.97 ms."""
+
+CPU_MAX_COLUMN_TILE = 1 << 22
+"""The most elements of a CPU column reduction's tile (the CPU lowering streams its rows; it
+holds none of them), beyond which the reduced dimensions are looped over as on the GPU."""
+
+
+def choose_cpu_column_tile(domain: Sequence[int], reduced_axes: Sequence[int], group: FusionGroup, target: str = "cpu") -> tuple[int, ...] | None:
+    """On the CPU, a reduction over one axis that is not the last: all of it, a span of columns
+    (the largest power of two up to `CPU_COLUMN_SPAN` that divides them, at least 2, so that no
+    program's strip needs a column mask), one element of every other axis: what `columns_cpu.py`
+    lowers. None otherwise (and for any `target` but "cpu"), or beyond `CPU_MAX_COLUMN_TILE` elements.
+
+    The GPU's tile (`choose_reduction_tile`) holds at most `MAX_REDUCTION_TILE` elements, so a long
+    column leaves a program 1 to 16 columns: one scalar or one vector per row, each row on another
+    page. Here a program reads a whole strip of contiguous columns of every row. Only for groups
+    that the CPU lowering takes as far as the graph tells (`_streams_columns`): convert-tile-to-loop's
+    layout could not hold such tiles.
+    """
+    last = len(domain) - 1
+    if target != "cpu" or len(reduced_axes) != 1 or last in reduced_axes or not _streams_columns(group):
+        return None
+    (axis,) = reduced_axes
+    span = math.gcd(CPU_COLUMN_SPAN, domain[last])
+    if span < 2 or _next_power_of_two(domain[axis]) * span > CPU_MAX_COLUMN_TILE:
+        return None
+    return tuple(_next_power_of_two(size) if d == axis else (span if d == last else 1) for d, size in enumerate(domain))
+
+
+def _streams_columns(group: FusionGroup) -> bool:
+    """f32 values only, only reduced outputs (no value of every row stored), inputs of the whole
+    domain, of one value per column or one value (none per row)."""
+    reduced = math.prod(group.reduced_domain)
+    if any(math.prod(shape_of(output)) != reduced for output in group.outputs):
+        return False
+    rank = len(group.domain)
+    for _, shape in group.inputs:
+        aligned = (1,) * (rank - len(shape)) + tuple(shape)
+        if aligned not in (group.domain, group.reduced_domain, (1,) * rank):
+            return False
+    return all(isinstance(getattr(r.type, "element_type", None), Float32Type) for op in group.ops for r in op.results)
 
 
 def choose_looped_reduction_tile(domain: Sequence[int], reduced_axes: Sequence[int]) -> tuple[int, ...]:

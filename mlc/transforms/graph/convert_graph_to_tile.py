@@ -99,7 +99,7 @@ from mlc.transforms.analysis.fusion_groups import (
     shape_of,
 )
 from mlc.transforms.lowering.graph_decomposition import decompose_function
-from mlc.transforms.analysis.tile_sizes import choose_reduction_tile, choose_tile_shape, reduction_warps
+from mlc.transforms.analysis.tile_sizes import choose_cpu_column_tile, choose_reduction_tile, choose_tile_shape, reduction_warps
 from mlc.transforms.analysis.memory_plan import PLAN_ATTR, read_recorded_plan
 from mlc.transforms.lowering.fusion_inlining import inline_fusions
 from mlc.transforms.lowering.host_arena import HostArena
@@ -318,7 +318,7 @@ class HostBuilder:
             tile_shape = choose_tile_shape(domain, self.options.elements_per_program)
             return KernelPlan(name, group, collapse, tile_shape, self.options.num_warps)
         reduced_axes = collapse.axes(group.reduced_axes)
-        reduction_tile = choose_reduction_tile(domain, reduced_axes, self.options.elements_per_program)
+        reduction_tile = choose_cpu_column_tile(domain, reduced_axes, group, self.options.target) or choose_reduction_tile(domain, reduced_axes, self.options.elements_per_program)
         return KernelPlan(name, group, collapse, reduction_tile, self.options.reduction_warps or reduction_warps(reduction_tile))
 
     def _kernel_name(self, unit: LaunchUnit, generated: str) -> str:

@@ -1,4 +1,4 @@
-"""expand-math-for-cpu: f32 `math.exp`, `math.log` and `math.tanh` become branch-free arithmetic.
+"""expand-math-for-cpu: f32 `math.exp`, `log`, `tanh` and `erf` become branch-free arithmetic.
 
 On the CPU a libm call per element keeps every loop that contains one scalar: LLVM cannot
 vectorize across an opaque call. Written as `arith`/`math` arithmetic without branches (fma,
@@ -7,13 +7,12 @@ around them (LLVM's SLP and loop vectorizers, at the host's vector width), and c
 instructions per element instead of a call.
 
 Each (function, type) pair is expanded once per module, as an internal `llvm.func`
-(`@mlc.exp.f32`, `@mlc.exp.v4f32`, `@mlc.tanh.f32`), and every op becomes an `llvm.call` of it:
+(`@mlc.exp.f32`, `@mlc.exp.v4f32`, `@mlc.tanh.v16f32`), and every op becomes an `llvm.call` of it:
 LLVM's inliner puts the body back at each call before vectorizing, while the passes after this one
 see a few ops per call instead of ~30 per exp (unrolled loops hold many: expanding each in place
 doubled the compile time of softmax over long rows).
 
-Algorithms (exp and log: f32 scalars and vectors; tanh: f32 scalars; other types are left to
-convert-math-to-llvm):
+Algorithms (f32 scalars and vectors; other types are left to convert-math-to-llvm):
 
 * exp(x): x is clamped to [-104, 89] (beyond it the result is 0 or +inf anyway);
   n = roundeven(x * log2(e)); r = x - n*ln2 with ln2 split in two f32 parts (each product taken
@@ -33,18 +32,28 @@ convert-math-to-llvm):
   and/or of the bits: xDSL 0.74 builds `arith.cmpf` for scalars only.
 * tanh(x): for |x| < 0.625, x + x * z * Q(z) with z = x^2 (Cephes' `tanhf.c` polynomial);
   otherwise 1 - 2 / (exp(2|x|) + 1) with the exp above (1 when exp(2|x|) overflows; NaN for
-  NaN); the sign of x is copied onto either (so tanh(-0) = -0).
+  NaN), chosen by a lane mask of |x|'s bits; the sign of x is copied onto either (so
+  tanh(-0) = -0).
+* erf(x): for |x| < 1, x + x * Q(x^2) (Q a degree-6 polynomial fitted for this pass: the
+  leading 2/sqrt(pi) - 1 carries an eighth of the rounding error that 2/sqrt(pi) would);
+  otherwise, with a = min(|x|, 4) (erf rounds to 1 beyond), 1 - e^(-a^2) R(1/a) rounded once by
+  an fma, R a degree-8 polynomial in 1/a fitted for this pass (erfc(a) e^(a^2) ~ 1 / (a sqrt(pi))
+  is smooth in 1/a), e^(-a^2) by the exp above (its error, and a^2's rounding, scaled by erfc(a)
+  <= 0.16, count for less than 1 u of erf); the sign of x copied onto it. The two forms are
+  chosen by a lane mask of |x|'s bits (NaN takes the second, which keeps it). The polynomials:
+  Lawson's iteratively reweighted least squares toward the relative minimax in float64,
+  coefficients rounded to f32 (`ERF_SMALL_COEFFICIENTS`, `ERF_LARGE_COEFFICIENTS`).
 
 Accuracy (stated, and checked by test/python/transforms/llvm/test_expand_math_for_cpu.py
 against numpy in float64 over the whole f32 range and the special values): relative error at most
 `RELATIVE_ERROR_BOUND` (in units of u = 2^-24) from the exact value, where the exact value is a
 normal f32, and at most 2^-149 (one subnormal step) absolute below. This is within the ACCURACY
-table of `mlc/dialects/graph/error_bounds.py` (exp and tanh: 1 + 4 u of correct rounding; log:
-1 + 2 u; measured 1.32 u over 2^22 bit patterns).
+table of `mlc/dialects/graph/error_bounds.py` (exp, tanh and erf: 1 + 4 u of correct rounding;
+log: 1 + 2 u; measured 1.32 u over 2^22 bit patterns; erf: stated 3 u, measured 1.30 u over 2^23 values: 2^22 bit patterns and 2^22 points of [-4.5, 4.5]).
 
 Preconditions: none beyond valid IR; ops on other element types (f16, bf16, f64) are untouched.
-Limits: only exp, log and tanh (erf and the rest still call libm); the CPU pipeline runs this
-pass, the GPU's keeps libdevice.
+Limits: only exp, log, tanh and erf (sin, cos, pow and the rest still call libm); the CPU
+pipeline runs this pass, the GPU's keeps libdevice.
 """
 
 from __future__ import annotations
@@ -70,7 +79,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-RELATIVE_ERROR_BOUND = {"exp": 3.0, "log": 2.0, "tanh": 4.0}
+RELATIVE_ERROR_BOUND = {"exp": 3.0, "log": 2.0, "tanh": 4.0, "erf": 3.0}
 """The stated maximum relative error of each expansion from the exact value, in units of 2^-24."""
 
 LOG2_E = 1.4426950408889634
@@ -91,9 +100,26 @@ LOG_COEFFICIENTS = (
 )
 """Cephes logf: log(1 + f) = f - f^2 / 2 + f^3 * P(f) for f in [sqrt(1/2) - 1, sqrt(2) - 1],
 highest degree first."""
+ERF_SMALL_COEFFICIENTS = (
+    7.85400188760832e-05, -8.010239689610898e-04, 5.188333801925182e-03, -2.6853814721107483e-02,
+    1.128358542919159e-01, -3.761262595653534e-01, 1.2837916612625122e-01,
+)
+"""erf(x) = x + x * Q(x^2) for |x| < 1 (Q = erf(x) / x - 1, a degree-6 fit in x^2 of this
+project: Lawson's weighted minimax, relative), highest degree first."""
+ERF_LARGE_COEFFICIENTS = (
+    -1.1374641209840775e-02, 3.7999145686626434e-02, 4.028272349387407e-03, -2.1907082200050354e-01,
+    4.8094043135643005e-01, -4.6466749906539917e-01, 4.015978053212166e-02, 5.593158006668091e-01,
+    2.5309488410130143e-04,
+)
+"""erfc(a) = e^(-a^2) * R(1/a) for a in [1, 4] (R a degree-8 fit in 1/a of this project, as
+above), highest degree first."""
+ERF_POLYNOMIAL_LIMIT, ERF_HIGHEST = 1.0, 4.0
+"""Below 1 the odd polynomial; beyond 4 erf rounds to +-1 in f32 (erfc(3.9) < 2^-25)."""
 LN2_LOG_HIGH, LN2_LOG_LOW = 0.693359375, -2.12194440e-4
 """ln 2 = HIGH + LOW, HIGH with few bits so that e * HIGH is exact (Cephes logf)."""
 SMALLEST_NORMAL_BITS, SQRT_HALF_BITS, INFINITY_BITS = 0x00800000, 0x3F3504F3, 0x7F800000
+EXPANDED = (math.ExpOp, math.LogOp, math.TanhOp, math.ErfOp)
+"""The math ops this pass expands (on f32 scalars and vectors)."""
 
 
 class _Emitter:
@@ -211,16 +237,36 @@ class _Emitter:
         return self.pick(self.below(magnitude, 1), self.real(float("-inf")), result)
 
     def tanh(self, x: SSAValue) -> SSAValue:
+        """tanh x (see the module docstring); NaN for NaN, the sign of x (tanh(-0) = -0)."""
         magnitude = self.emit(math.AbsFOp(x))
-        z = self.emit(arith.MulfOp(x, x))
+        z = self.emit(arith.MulfOp(magnitude, magnitude))
         q = self.emit(arith.MulfOp(self.horner(TANH_COEFFICIENTS, z), z))
-        small = self.fma(q, x, x)
+        small = self.fma(q, magnitude, magnitude)
         e = self.exp(self.emit(arith.AddfOp(magnitude, magnitude)))
         fraction = self.emit(arith.DivfOp(self.real(2.0), self.emit(arith.AddfOp(e, self.real(1.0)))))
         large = self.emit(arith.SubfOp(self.real(1.0), fraction))
-        is_small = self.emit(arith.CmpfOp(magnitude, self.real(TANH_POLYNOMIAL_LIMIT), "olt"))
-        # tanh is odd, of the sign of x: copysign gives both forms it (and tanh(-0) = -0).
-        return self.emit(math.CopySignOp(self.emit(arith.SelectOp(is_small, small, large)), x))
+        # |x| < 0.625 as a lane mask of the bits (a NaN's bits are above: the exp form, NaN).
+        is_small = self.below(self.bits(magnitude), _f32_bits(TANH_POLYNOMIAL_LIMIT))
+        # Both forms are >= 0 for |x|: tanh is odd, copysign gives the sign of x (and -0).
+        return self.emit(math.CopySignOp(self.pick(is_small, small, large), x))
+
+    def erf(self, x: SSAValue) -> SSAValue:
+        """erf x (see the module docstring); NaN for NaN, +-1 at +-inf, the sign of x (-0 too)."""
+        magnitude = self.emit(math.AbsFOp(x))
+        z = self.emit(arith.MulfOp(x, x))
+        small = self.fma(x, self.horner(ERF_SMALL_COEFFICIENTS, z), x)
+        clamped = self.emit(arith.MinimumfOp(magnitude, self.real(ERF_HIGHEST)))  # keeps a NaN
+        inverse = self.emit(arith.DivfOp(self.real(1.0), clamped))
+        square = self.emit(arith.MulfOp(clamped, clamped))
+        gaussian = self.exp(self.emit(arith.NegfOp(square)))
+        # erfc(a) = e^(-a^2) R(1/a); 1 - erfc(a) rounded once.
+        large = self.fma(self.emit(arith.NegfOp(gaussian)), self.horner(ERF_LARGE_COEFFICIENTS, inverse), self.real(1.0))
+        is_small = self.below(self.bits(magnitude), _f32_bits(ERF_POLYNOMIAL_LIMIT))
+        return self.pick(is_small, small, self.emit(math.CopySignOp(large, x)))
+
+
+def _f32_bits(value: float) -> int:
+    return struct.unpack("<i", struct.pack("<f", value))[0]
 
 
 def _suffix(value_type: Attribute) -> str:
@@ -244,29 +290,24 @@ def _is_f32(value_type: Attribute) -> bool:
 
 
 def _expandable(op: Operation) -> bool:
-    """An f32 exp or log (scalar or vector) or a scalar f32 tanh.
-
-    tanh takes scalars only: the choice between its two forms needs a vector arith.cmpf, which
-    xDSL 0.74 cannot build (its result is always i1). The loop level computes tanh on scalars."""
-    if isinstance(op, math.ExpOp | math.LogOp):
-        return _is_f32(op.result.type)
-    return isinstance(op, math.TanhOp) and isinstance(op.result.type, Float32Type)
+    """An f32 exp, log, tanh or erf, scalar or vector."""
+    return isinstance(op, EXPANDED) and _is_f32(op.result.type)
 
 
-def _function_name(op: math.ExpOp | math.LogOp | math.TanhOp) -> str:
+def _function_name(op: math.ExpOp | math.LogOp | math.TanhOp | math.ErfOp) -> str:
     value_type = op.result.type
     lanes = f"v{value_type.get_shape()[0]}" if isinstance(value_type, VectorType) else ""
     return f"mlc.{op.name.removeprefix('math.')}.{lanes}f32"
 
 
-def _expansion_function(op: math.ExpOp | math.LogOp | math.TanhOp, ldexp: bool) -> llvm.FuncOp:
+def _expansion_function(op: math.ExpOp | math.LogOp | math.TanhOp | math.ErfOp, ldexp: bool) -> llvm.FuncOp:
     """`name(x) = op(x)` as arithmetic, with internal linkage so that LLVM inlines and then
     vectorizes it at every call."""
     value_type = op.result.type
     body = Block(arg_types=[value_type])
     emitter = _Emitter(body, value_type, ldexp)
     argument = body.args[0]
-    expansions = {math.ExpOp: emitter.exp, math.LogOp: emitter.log, math.TanhOp: emitter.tanh}
+    expansions = {math.ExpOp: emitter.exp, math.LogOp: emitter.log, math.TanhOp: emitter.tanh, math.ErfOp: emitter.erf}
     result = expansions[type(op)](argument)
     body.add_op(llvm.ReturnOp(result))
     return llvm.FuncOp(
@@ -279,8 +320,8 @@ def _expansion_function(op: math.ExpOp | math.LogOp | math.TanhOp, ldexp: bool) 
 
 @dataclass(frozen=True)
 class ExpandMathForCpu(ModulePass):
-    """Rewrite f32 math.exp and math.tanh as calls of one branch-free arithmetic function each,
-    which LLVM inlines and vectorizes."""
+    """Rewrite f32 math.exp, math.log, math.tanh and math.erf as calls of one branch-free
+    arithmetic function each, which LLVM inlines and vectorizes."""
 
     name = "expand-math-for-cpu"
 

@@ -6,8 +6,8 @@ tiles that broadcast to it ([R, 1] per-row scalars, [1, C] rows shared by all ro
 `tile.load`, `tile.map`, `tile.broadcast`, `tile.splat`, `tile.in_bounds`, `tile.reduce` along the
 last axis and `tile.store`: softmax, layer norm, RMS norm, row sums and maxima with their
 epilogues, ragged rows (masked with `tile.in_bounds`) included; and elementwise kernels (no
-reduction: the shape of their stores) whose maps are of `VECTOR_OPS` (a tanh still goes to
-convert-tile-to-loop, whose scalar tanh LLVM's SLP vectorizer packs).
+reduction: the shape of their stores) whose maps are of `vector_maps.VECTOR_OPS` (tanh, erf, sigmoid and
+GELU included).
 
 Layout. A program's R rows run one after another in an unmapped `loop.parallel` (a plain loop on
 the CPU); within a row, every tile value of C columns is computed W columns at a time
@@ -51,7 +51,7 @@ attributes on the tile kernel override the pass's choice for it.
 
 Alignment: as `matmul_cpu.py` (vector accesses of parameters state at most 16 bytes).
 Limits (`row_kernel_refusal` names the first that applies; such kernels are left for
-convert-tile-to-loop): f32 tiles only; map bodies of f32 arithmetic (`VECTOR_OPS` on vectors;
+convert-tile-to-loop): f32 tiles only; map bodies of f32 arithmetic (`vector_maps.VECTOR_OPS` on vectors;
 anything on per-row scalars; selects only on a mask); W is halved until it divides C; masks of
 one column range; no loops, no other tile ops; reductions with one of the four combiners above.
 """
@@ -61,7 +61,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import arith, math, memref, scf, vector
+from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import Float32Type, FloatAttr, IndexType, IntegerAttr, VectorType, f32, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
@@ -76,6 +76,7 @@ from mlc.transforms.lowering.matmul_cpu import (
     unmapped_loop,
 )
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering
+from mlc.transforms.lowering.vector_maps import as_vector, vector_body, vector_map_refusal
 
 DEFAULT_ACCUMULATORS = 4
 """Vector accumulators of a reduction's column loop (U): the add latency (4 cycles) over one
@@ -84,13 +85,6 @@ MAX_SCRATCH_BYTES = 1 << 18
 """The most bytes of scratch rows a kernel keeps (stack space of each worker thread); values
 beyond it are recomputed."""
 SCRATCH_ALIGNMENT = 64
-
-VECTOR_OPS = (
-    arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp, arith.NegfOp,
-    math.ExpOp, math.LogOp, math.SqrtOp, math.AbsFOp, math.FmaOp,
-)
-"""Map-body ops computed on vectors: elementwise f32 ops that the CPU pipeline lowers on vectors
-(math.exp and math.log by expand-math-for-cpu's vector polynomials, the others by LLVM intrinsics)."""
 
 IDENTITIES: dict[type[Operation], float] = {
     arith.AddfOp: -0.0,
@@ -105,7 +99,7 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
     return value.type.get_shape()  # type: ignore[attr-defined]
 
 
-def _combiner(reduce: tile.ReduceOp) -> type[Operation] | None:
+def combiner(reduce: tile.ReduceOp) -> type[Operation] | None:
     """The combiner's op class when the region is `yield op(a, b)` of one of `IDENTITIES`."""
     block = reduce.body.block
     ops = list(block.ops)
@@ -135,37 +129,46 @@ def row_kernel_refusal(kernel: tile.KernelOp) -> str | None:
     rows, columns = shape if len(shape) == 2 else (1, *shape)
     if columns < 2:
         return "rows of one column"
-    allowed = tile.LoadOp | tile.StoreOp | tile.MapOp | tile.ReduceOp | tile.BroadcastOp | tile.SplatOp | tile.InBoundsOp | tile.ProgramIdOp | tile.ReturnOp
     broadcasts = {(rows, columns), (1, columns), (rows, 1), (1, 1)} if len(shape) == 2 else {(columns,), (1,)}
     masks = set()
     for op in kernel.body.block.ops:
-        if op.dialect_name() == "tile" and not isinstance(op, allowed):
-            return f"{op.name} is not a row op"
-        if not isinstance(op, tile.MapOp | tile.ReduceOp) and op.regions:
-            return f"{op.name} has regions"
-        for value in (*op.operands, *op.results):
-            if not isinstance(value.type, tile.TileType):
-                continue
-            value_shape, element = _shape(value), value.type.element_type
-            if not isinstance(element, Float32Type) and not isinstance(value.owner, tile.InBoundsOp):
-                return "a tile that is neither f32 nor a tile.in_bounds mask"
-            if value_shape not in broadcasts:
-                return f"a tile of shape {value_shape} in a kernel of rows {shape}"
+        if refusal := vector_kernel_op_refusal(op, broadcasts, "rows"):
+            return refusal
         if isinstance(op, tile.InBoundsOp):
             if not _is_wide(op.result, columns) or _constant(op.indices[-1]) is None:
                 return "a tile.in_bounds mask that is not of whole rows from a constant column"
             masks.add((_constant(op.indices[-1]), op.bounds_shape()[-1]))
-        if isinstance(op, tile.ReduceOp) and (op.axis.value.data != len(shape) - 1 or _combiner(op) is None):
+        if isinstance(op, tile.ReduceOp) and (op.axis.value.data != len(shape) - 1 or combiner(op) is None):
             return "a reduction that is not a plain addf/maximumf/minimumf/mulf along the rows"
-        if isinstance(op, tile.MapOp) and _is_wide(op.results[0], columns):
-            for body_op in op.body.block.ops:
-                if not isinstance(body_op, (*VECTOR_OPS, arith.ConstantOp, arith.SelectOp, tile.YieldOp)):
-                    return f"{body_op.name} in a map over columns"
-                if isinstance(body_op, arith.SelectOp) and body_op.cond.owner is not op.body.block:
-                    return "a select in a map over columns on a condition other than a mask"
+        if isinstance(op, tile.MapOp) and _is_wide(op.results[0], columns) and (refusal := vector_map_refusal(op)):
+            return refusal
         if isinstance(op, tile.StoreOp) and len(shape) == 2 and _shape(op.value)[0] != rows and rows != 1:
             return "a store of a tile broadcast along rows"
     return "tile.in_bounds masks of different columns" if len(masks) > 1 else None
+
+
+VECTOR_KERNEL_OPS = (
+    tile.LoadOp, tile.StoreOp, tile.MapOp, tile.ReduceOp, tile.BroadcastOp, tile.SplatOp, tile.InBoundsOp, tile.ProgramIdOp, tile.ReturnOp,
+)
+"""The tile ops of the kernels the CPU's row and column lowerings take."""
+
+
+def vector_kernel_op_refusal(op: Operation, shapes: set[tuple[int, ...]], kind: str) -> str | None:
+    """Why one op stops the row or column lowering (`kind`: "rows", "columns"): a tile op of
+    another kind, regions other than a map's or reduction's, a tile neither f32 nor a mask, or of
+    none of the kernel's `shapes`; None if it does not."""
+    if op.dialect_name() == "tile" and not isinstance(op, VECTOR_KERNEL_OPS):
+        return f"{op.name} is not an op of {kind}"
+    if not isinstance(op, tile.MapOp | tile.ReduceOp) and op.regions:
+        return f"{op.name} has regions"
+    for value in (*op.operands, *op.results):
+        if not isinstance(value.type, tile.TileType):
+            continue
+        if not isinstance(value.type.element_type, Float32Type) and not isinstance(value.owner, tile.InBoundsOp):
+            return "a tile that is neither f32 nor a tile.in_bounds mask"
+        if _shape(value) not in shapes:
+            return f"a tile of shape {_shape(value)} in a kernel of {kind} of tiles {sorted(shapes)}"
+    return None
 
 
 def _constant(value: SSAValue) -> int | None:
@@ -233,7 +236,45 @@ class ChunkScope:
     values: dict[SSAValue, SSAValue] = field(default_factory=dict)
 
 
-class RowKernelLowering(TileKernelLowering):
+class CpuVectorLowering(TileKernelLowering):
+    """What the CPU's row and column lowerings (`columns_cpu.py`) share: the uniform index code,
+    the reductions and stores in program order (`_reduce`, `_store`), the recorded choices."""
+
+    width: int
+
+    def require_alignment(self, memref_value: SSAValue, alignment: int) -> None:
+        super().require_alignment(memref_value, min(alignment, ASSUMED_ALIGNMENT))
+
+    def clone_uniform_code(self, program: Emitter) -> None:
+        """The kernel's scalar code outside tiles (index arithmetic), once per program."""
+        for op in self.kernel.body.block.ops:
+            if op.dialect_name() != "tile" and not any(isinstance(v.type, tile.TileType) for v in (*op.operands, *op.results)):
+                clone = op.clone(value_mapper=self.values)
+                program.builder.insert(clone)
+                self.values.update(zip(op.results, clone.results))
+
+    def lower_in_program_order(self) -> None:
+        for op in self.kernel.body.block.ops:
+            if isinstance(op, tile.ReduceOp):
+                self._reduce(op)
+            elif isinstance(op, tile.StoreOp):
+                self._store(op)
+
+    def _reduce(self, op: tile.ReduceOp) -> None:
+        raise NotImplementedError
+
+    def _store(self, op: tile.StoreOp) -> None:
+        raise NotImplementedError
+
+    def finish_vector_kernel(self, result: loop.KernelOp, bodies: Sequence[Block], accumulators: int) -> loop.KernelOp:
+        self.finish_kernel(result, bodies)
+        cap_vector_alignment(result)
+        attributes.CPU_VECTOR_WIDTH.write(result, IntegerAttr(self.width, i64))
+        attributes.CPU_ACCUMULATORS.write(result, IntegerAttr(accumulators, i64))
+        return result
+
+
+class RowKernelLowering(CpuVectorLowering):
     """Lowers one row kernel (see the module docstring)."""
 
     def __init__(self, kernel: tile.KernelOp, width: int, accumulators: int):
@@ -257,33 +298,18 @@ class RowKernelLowering(TileKernelLowering):
         self.stored: set[SSAValue] = set()
         self.saving: set[SSAValue] = set()
 
-    def require_alignment(self, memref_value: SSAValue, alignment: int) -> None:
-        super().require_alignment(memref_value, min(alignment, ASSUMED_ALIGNMENT))
-
     def lower(self) -> loop.KernelOp:
         result = self.new_kernel()
         bodies = self.grid_loops(result.body.block)
         program = Emitter(bodies[-1])
-        for op in self.kernel.body.block.ops:  # uniform index code, shared by the rows
-            if op.dialect_name() != "tile" and not any(isinstance(v.type, tile.TileType) for v in (*op.operands, *op.results)):
-                clone = op.clone(value_mapper=self.values)
-                program.builder.insert(clone)
-                self.values.update(zip(op.results, clone.results))
+        self.clone_uniform_code(program)  # shared by the rows
         rows = unmapped_loop(self.shape[0], "row")
         program.builder.insert(rows)
         self.row, self.zero = rows.body.block.args[0], program.index(0)
         self.row_emitter = Emitter(rows.body.block)
         self._allocate_scratch(self.row_emitter)  # one per row: the rows are independent
-        for op in self.kernel.body.block.ops:
-            if isinstance(op, tile.ReduceOp):
-                self._reduce(op)
-            elif isinstance(op, tile.StoreOp):
-                self._store(op)
-        self.finish_kernel(result, [rows.body.block, *bodies])
-        cap_vector_alignment(result)
-        attributes.CPU_VECTOR_WIDTH.write(result, IntegerAttr(self.width, i64))
-        attributes.CPU_ACCUMULATORS.write(result, IntegerAttr(self.accumulators, i64))
-        return result
+        self.lower_in_program_order()
+        return self.finish_vector_kernel(result, [rows.body.block, *bodies], self.accumulators)
 
     # -- scratch rows -------------------------------------------------------------------------------
 
@@ -416,33 +442,10 @@ class RowKernelLowering(TileKernelLowering):
         return scope.values[value]
 
     def _as_vector(self, emitter: Emitter, value: SSAValue) -> SSAValue:
-        return value if isinstance(value.type, VectorType) else emitter.emit(vector.BroadcastOp(value, self.vector_type))
+        return as_vector(emitter, value, self.vector_type)
 
     def _vector_body(self, emitter: Emitter, body: Block, arguments: Sequence[SSAValue]) -> list[SSAValue]:
-        """A map or combiner body on chunks: ops of vector operands on vectors (scalar operands
-        broadcast; a select's i1 condition, a mask, stays scalar), ops of scalars cloned as they are."""
-        mapping: dict[SSAValue, SSAValue] = dict(self.values)
-        mapping.update(zip(body.args, arguments))
-        for op in body.ops:
-            if isinstance(op, tile.YieldOp):
-                return [mapping[v] for v in op.operands]
-            operands = [mapping[v] for v in op.operands]
-            if not any(isinstance(v.type, VectorType) for v in operands):
-                clone = op.clone(value_mapper=mapping)
-                emitter.builder.insert(clone)
-                mapping.update(zip(op.results, clone.results))
-                continue
-            scalar_condition = operands[:1] if isinstance(op, arith.SelectOp) else []
-            vectors = scalar_condition + [self._as_vector(emitter, v) for v in operands[len(scalar_condition) :]]
-            wide = type(op).create(
-                operands=vectors,
-                result_types=[self.vector_type] * len(op.results),
-                properties=dict(op.properties),
-                attributes=dict(op.attributes),
-            )
-            emitter.builder.insert(wide)
-            mapping.update(zip(op.results, wide.results))
-        raise AssertionError("a region without tile.yield")  # pragma: no cover - verified
+        return vector_body(emitter, body, arguments, self.vector_type, self.values)
 
     # -- column loops -------------------------------------------------------------------------------
 
@@ -462,15 +465,15 @@ class RowKernelLowering(TileKernelLowering):
     def _reduce(self, op: tile.ReduceOp) -> None:
         """The reduction's column loops (see the module docstring): U vector accumulators over
         ranges of whole chunks, one scalar over ranges of scalars; then the pairwise tree."""
-        combiner = _combiner(op)
-        assert combiner is not None
+        combiner_class = combiner(op)
+        assert combiner_class is not None
         row = self.row_emitter
-        identity = row.emit(arith.ConstantOp(FloatAttr(IDENTITIES[combiner], f32)))
+        identity = row.emit(arith.ConstantOp(FloatAttr(IDENTITIES[combiner_class], f32)))
         vectors = [row.emit(vector.BroadcastOp(identity, self.vector_type))] * self.accumulators
         scalar = identity
 
         def combine(emitter: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
-            return emitter.emit(combiner.create(operands=[a, b], result_types=[a.type]))
+            return emitter.emit(combiner_class.create(operands=[a, b], result_types=[a.type]))
 
         def body_of(columns: ColumnRange) -> Callable[[Emitter, SSAValue, list[SSAValue]], list[SSAValue]]:
             def body(emitter: Emitter, column: SSAValue, accumulators: list[SSAValue]) -> list[SSAValue]:

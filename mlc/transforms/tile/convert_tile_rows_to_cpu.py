@@ -1,18 +1,24 @@
-"""convert-tile-rows-to-cpu: row-wise tile kernels become loops of host-width vectors on the CPU.
+"""convert-tile-rows-to-cpu: row-wise and column-wise tile kernels become loops of host-width vectors on the CPU.
 
 The CPU pipeline runs this pass just before `convert-tile-to-loop`, whose GPU-shaped layout (a
 block of threads, 4-element chunks each, reductions across threads) leaves LLVM 4-wide code and
 trees of scalars on the CPU. Every *row kernel* (`rows_cpu.row_kernel_refusal`: tiles of one
 2-d shape [R, C] and its broadcasts, maps of f32 arithmetic, reductions along the rows with
-addf/maximumf/minimumf/mulf, loads and stores: softmax, layer norm, RMS norm) becomes a
-`loop.kernel` that runs a program's rows one after another, each as column loops over chunks of
-W f32 lanes, reductions carrying U vector accumulators, and its `tile.launch`es `loop.launch`es
-(`rows_cpu.py` has the layout). Other kernels are left for `convert-tile-to-loop`.
+addf/maximumf/minimumf/mulf, loads and stores: softmax, layer norm, RMS norm, elementwise chains)
+becomes a `loop.kernel` that runs a program's rows one after another, each as column loops over
+chunks of W f32 lanes, reductions carrying U vector accumulators (`rows_cpu.py` has the layout).
+Every *column kernel* (`columns_cpu.column_kernel_refusal`: the same ops, reductions over one
+axis that is not the last: sums, maxima, means over axis 0) becomes row loops over the program's
+strip of columns, one accumulator vector per chunk of W columns and row in flight, whose results
+are the column results themselves (`columns_cpu.py`). Their `tile.launch`es become
+`loop.launch`es. Other kernels are left for `convert-tile-to-loop`.
 
 Options: `vector-width=W` (a power of two; by default the host's: 16 with AVX-512, 8 with
 AVX/AVX2, 4 otherwise, from llvmlite's host CPU features) and `accumulators=U` (a power of two,
-default 4). The loop kernel records them as `mlc.cpu_vector_width` / `mlc.cpu_accumulators`
-(cut to the row); the same attributes on a tile kernel override the options for it.
+default 4: a row kernel's accumulators per reduction; a column kernel carries
+`columns_cpu.ACCUMULATOR_VECTORS` in all). The loop kernel records W and U as
+`mlc.cpu_vector_width` / `mlc.cpu_accumulators` (cut to the row; a column kernel's U is its rows
+in flight); the same attributes on a tile kernel override the options for it.
 
 Exactness: loads, maps and stores compute what the tile interpreter computes, element by element;
 a reduction combines the same elements in another order (the dialect leaves it open), which for a
@@ -30,6 +36,7 @@ from xdsl.rewriter import Rewriter
 
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
+from mlc.transforms.lowering.columns_cpu import column_kernel_refusal, lower_cpu_column_kernel
 from mlc.transforms.lowering.matmul_cpu import host_vector_width
 from mlc.transforms.lowering.rows_cpu import DEFAULT_ACCUMULATORS, lower_cpu_row_kernel, row_kernel_refusal
 from mlc.transforms.lowering.tile_kernel_lowering import is_power_of_two
@@ -37,7 +44,8 @@ from mlc.transforms.lowering.tile_kernel_lowering import is_power_of_two
 
 @dataclass(frozen=True)
 class ConvertTileRowsToCpu(ModulePass):
-    """Lower row-wise tile kernels (reductions, normalisations) to CPU loops of host vectors."""
+    """Lower row-wise and column-wise tile kernels (reductions, normalisations, elementwise
+    chains) to CPU loops of host vectors."""
 
     name = "convert-tile-rows-to-cpu"
 
@@ -54,8 +62,14 @@ class ConvertTileRowsToCpu(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         width = self.vector_width or host_vector_width()
         lowered: set[str] = set()
-        for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp) and row_kernel_refusal(k) is None]:
-            Rewriter.replace_op(kernel, lower_cpu_row_kernel(kernel, width, self.accumulators), safe_erase=False)
+        for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
+            if row_kernel_refusal(kernel) is None:
+                replacement = lower_cpu_row_kernel(kernel, width, self.accumulators)
+            elif column_kernel_refusal(kernel) is None:
+                replacement = lower_cpu_column_kernel(kernel, width)
+            else:
+                continue
+            Rewriter.replace_op(kernel, replacement, safe_erase=False)
             lowered.add(kernel.sym_name.data)
         for launch in [l for l in op.walk() if isinstance(l, tile.LaunchOp) and l.kernel.root_reference.data in lowered]:
             Rewriter.replace_op(launch, loop.LaunchOp(launch.kernel, launch.arguments))

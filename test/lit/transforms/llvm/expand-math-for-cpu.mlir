@@ -47,23 +47,29 @@ llvm.func @exp_f32(%p: !llvm.ptr) {
 
 // -----
 
-// Vectors of f32 too (exp), constants splatted: a function per type. tanh picks the odd
-// polynomial below 0.625 and 1 - 2 / (exp(2|x|) + 1) above, then takes the sign of x.
+// Vectors of f32 too (exp), constants splatted: a function per type. tanh computes the odd
+// polynomial below 0.625 and 1 - 2 / (exp(2|x|) + 1) above, picks one by an integer lane mask of
+// |x|'s bits (no arith.cmpf, so vectors too), then takes the sign of x.
 // CHECK-LABEL: llvm.func internal @mlc.exp.v4f32(%{{.*}}: vector<4xf32>) -> vector<4xf32>
 // CHECK:         arith.maximumf %{{.*}}, %{{.*}} : vector<4xf32>
 // CHECK:         arith.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
 // CHECK-LABEL: llvm.func internal @mlc.tanh.f32(
 // CHECK-SAME:    %[[S:[^:]*]]: f32) -> f32
+// CHECK-NOT:     arith.cmpf
 // CHECK:         math.absf %[[S]] : f32
 // CHECK:         arith.constant -0.00570498873 : f32
 // CHECK:         arith.divf
-// CHECK:         %[[SMALL:.*]] = arith.cmpf olt, %{{.*}}, %{{.*}} : f32
-// CHECK-NEXT:    %[[PICKED:.*]] = arith.select %[[SMALL]], %{{.*}}, %{{.*}} : f32
+// CHECK:         arith.constant 1059061760 : i32
+// CHECK:         %[[MASK:.*]] = arith.shrsi
+// CHECK:         %[[PICKED:.*]] = arith.bitcast %{{.*}} : i32 to f32
 // CHECK-NEXT:    %[[T:.*]] = math.copysign %[[PICKED]], %[[S]] : f32
 // CHECK-NEXT:    llvm.return %[[T]] : f32
+// CHECK-LABEL: llvm.func internal @mlc.tanh.v4f32(%{{.*}}: vector<4xf32>) -> vector<4xf32>
+// CHECK:         math.copysign %{{.*}}, %{{.*}} : vector<4xf32>
 // CHECK-LABEL: llvm.func @vectors_and_tanh
 // CHECK:         %e = llvm.call @mlc.exp.v4f32(%x) : (vector<4xf32>) -> vector<4xf32>
 // CHECK:         %t = llvm.call @mlc.tanh.f32(%s) : (f32) -> f32
+// CHECK:         %tv = llvm.call @mlc.tanh.v4f32(%x) : (vector<4xf32>) -> vector<4xf32>
 // CHECK-NOT:     math.tanh
 llvm.func @vectors_and_tanh(%p: !llvm.ptr, %s: f32) {
   %m = builtin.unrealized_conversion_cast %p : !llvm.ptr to memref<4xf32>
@@ -73,24 +79,58 @@ llvm.func @vectors_and_tanh(%p: !llvm.ptr, %s: f32) {
   vector.store %e, %m[%c0] : memref<4xf32>, vector<4xf32>
   %t = math.tanh %s : f32
   memref.store %t, %m[%c0] : memref<4xf32>
+  %tv = math.tanh %x : vector<4xf32>
   llvm.return
 }
 
 // -----
 
-// Other float types, tanh of vectors and other functions are left to convert-math-to-llvm (libm).
+// erf: x + x Q(x^2) below 1 (the fma), 1 - e^(-a^2) R(1/a) from 1 (a = min(|x|, 4), the exp of
+// this pass inline, the subtraction rounded once by an fma), the sign of x copied onto the
+// second, one picked by a lane mask of |x|'s bits (1.0 is 1065353216).
+// CHECK-LABEL: llvm.func internal @mlc.erf.v4f32(
+// CHECK-SAME:    %[[X:[^:]*]]: vector<4xf32>) -> vector<4xf32>
+// CHECK-NOT:     arith.cmpf
+// CHECK:         %[[A:.*]] = math.absf %[[X]] : vector<4xf32>
+// CHECK:         %[[Z:.*]] = arith.mulf %[[X]], %[[X]] : vector<4xf32>
+// CHECK-COUNT-6: math.fma %{{.*}}, %[[Z]], %{{.*}} : vector<4xf32>
+// CHECK:         %[[SMALL:.*]] = math.fma %[[X]], %{{.*}}, %[[X]] : vector<4xf32>
+// CHECK:         arith.minimumf %[[A]], %{{.*}} : vector<4xf32>
+// CHECK:         arith.divf
+// CHECK:         math.roundeven
+// CHECK:         arith.constant dense<-0.0113746412> : vector<4xf32>
+// CHECK:         arith.constant dense<1.000000e+00> : vector<4xf32>
+// CHECK-NEXT:    math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK:         arith.constant dense<1065353216> : vector<4xi32>
+// CHECK:         arith.shrsi
+// CHECK:         math.copysign %{{.*}}, %[[X]] : vector<4xf32>
+// CHECK:         %[[E:.*]] = arith.bitcast %{{.*}} : vector<4xi32> to vector<4xf32>
+// CHECK-NEXT:    llvm.return %[[E]] : vector<4xf32>
+// CHECK-LABEL: llvm.func internal @mlc.erf.f32(%{{.*}}: f32) -> f32
+// CHECK-LABEL: llvm.func @erfs
+// CHECK:         llvm.call @mlc.erf.v4f32(%v) : (vector<4xf32>) -> vector<4xf32>
+// CHECK:         llvm.call @mlc.erf.f32(%s) : (f32) -> f32
+llvm.func @erfs(%s: f32, %v: vector<4xf32>) {
+  %0 = math.erf %v : vector<4xf32>
+  %1 = math.erf %s : f32
+  llvm.return
+}
+
+// -----
+
+// Other float types and other functions are left to convert-math-to-llvm (libm).
 // CHECK-NOT:   llvm.func internal
 // CHECK-LABEL: llvm.func @untouched
 // CHECK:         math.exp %{{.*}} : f64
 // CHECK:         math.tanh %{{.*}} : f16
-// CHECK:         math.tanh %{{.*}} : vector<4xf32>
-// CHECK:         math.erf %{{.*}} : f32
+// CHECK:         math.erf %{{.*}} : f64
+// CHECK:         math.sin %{{.*}} : f32
 // CHECK:         math.log %{{.*}} : f64
 llvm.func @untouched(%d: f64, %h: f16, %v: vector<4xf32>, %s: f32) {
   %0 = math.exp %d : f64
   %1 = math.tanh %h : f16
-  %3 = math.tanh %v : vector<4xf32>
-  %2 = math.erf %s : f32
+  %3 = math.erf %d : f64
+  %2 = math.sin %s : f32
   %4 = math.log %d : f64
   llvm.return
 }

@@ -33,15 +33,16 @@
 // CHECK:                   vector.fma %[[A]], %[[B1]], %{{.*}} : vector<16xf32>
 // CHECK:                 } {mlc.dot = array<i64: 8, 32>}
 // The epilogue runs in a loop over the micro-tile's rows and vectors of 16 columns, the
-// accumulators passed through a scratch buffer, so that its code is that of one vector of outputs.
+// accumulators passed through a scratch buffer, so that its code is that of one vector of outputs;
+// its maps (bias, relu) are vector ops on that vector (the bias's elements packed into one).
 // CHECK:               %accumulators = memref.alloca() {alignment = 64 : i64} : memref<8x32xf32>
 // CHECK-COUNT-16:      vector.store %{{.*}}, %accumulators
 // CHECK:               scf.for %r = %c0 to %{{.*}} step %{{.*}} {
 // CHECK:                 scf.for %c = %c0 to %{{.*}} step %c16 {
-// CHECK:                   vector.load %accumulators[%r, %c] {alignment = 64 : i64} : memref<8x32xf32>, vector<16xf32>
+// CHECK:                   %[[ACC:.*]] = vector.load %accumulators[%r, %c] {alignment = 64 : i64} : memref<8x32xf32>, vector<16xf32>
 // CHECK:                   memref.load %b
-// CHECK:                   arith.addf
-// CHECK:                   arith.maximumf
+// CHECK:                   %[[BIASED:.*]] = arith.addf %[[ACC]], %{{.*}} : vector<16xf32>
+// CHECK:                   arith.maximumf %[[BIASED]], %{{.*}} : vector<16xf32>
 // CHECK:                   memref.store {{.*}}, %output0
 builtin.module {
   tile.kernel @dense_0_matmul_add_relu(%x: memref<100x50xf32>, %w: memref<50x70xf32>, %b: memref<1x70xf32>, %output0: memref<100x70xf32>) grid [1, 1] num_warps 8 attributes {mlc.matmul_tile = array<i64: 128, 128, 16>} {

@@ -129,12 +129,14 @@ builtin.module {
 
 // -----
 
-// A reduction along the columns is not a row kernel: left for convert-tile-to-loop.
+// A reduction along the columns that also stores a value of every row is neither a row kernel
+// nor a column kernel (columns_cpu.py stores per-column values only): left for
+// convert-tile-to-loop.
 // CHECK-LABEL: tile.kernel @column_sums
 // CHECK:         tile.reduce %{{.*}} axis 0
 // CHECK:         tile.launch @column_sums
 builtin.module {
-  tile.kernel @column_sums(%x: memref<64x32xf32>, %output0: memref<1x32xf32>) grid [1] num_warps 4 {
+  tile.kernel @column_sums(%x: memref<64x32xf32>, %output0: memref<1x32xf32>, %output1: memref<64x32xf32>) grid [1] num_warps 4 {
     %c0 = arith.constant 0 : index
     %t = tile.load %x[%c0, %c0] : memref<64x32xf32> -> !tile.tile<64x32xf32>
     %sum = tile.reduce %t axis 0 : !tile.tile<64x32xf32> -> !tile.tile<1x32xf32> {
@@ -143,11 +145,113 @@ builtin.module {
       tile.yield %s : f32
     }
     tile.store %sum, %output0[%c0, %c0] : !tile.tile<1x32xf32>, memref<1x32xf32>
+    tile.store %t, %output1[%c0, %c0] : !tile.tile<64x32xf32>, memref<64x32xf32>
     tile.return
   }
   func.func @f(%x: memref<64x32xf32>) -> memref<1x32xf32> {
     %0 = memref.alloc() : memref<1x32xf32>
-    tile.launch @column_sums(%x, %0) : memref<64x32xf32>, memref<1x32xf32>
+    %1 = memref.alloc() : memref<64x32xf32>
+    tile.launch @column_sums(%x, %0, %1) : memref<64x32xf32>, memref<1x32xf32>, memref<64x32xf32>
     func.return %0 : memref<1x32xf32>
+  }
+}
+
+// -----
+
+// A column kernel (a mean over axis 0, 6 rows of a tile of 8, masked; the program's 32 columns):
+// one block of 32 / 8 = 4 chunks of 8 lanes; the row loop reads rows two at a time (8 accumulator
+// vectors: 4 chunks x 2 rows in flight), each row with one vector load per chunk (rows past the
+// 6th read the padding), the mask one i1 per row selecting whole vectors; after the loop each
+// chunk's two accumulators are added: the chunk's 8 column sums, no reduction across lanes; the
+// mean's division and the store run on those vectors.
+// CHECK-LABEL: loop.kernel @column_mean
+// CHECK-SAME:    mlc.cpu_vector_width = 8 : i64, mlc.cpu_accumulators = 2 : i64
+// CHECK:         loop.parallel %program < 2 mapping block.x {
+// CHECK:           loop.parallel %column_block < 1 {
+// CHECK:             %[[START:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK:             %[[S0:.*]], %[[S1:.*]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = scf.for %row = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A0:.*]] = %[[START]], %{{.*}} = %[[START]], %{{.*}} = %[[START]], %{{.*}} = %[[START]], %{{.*}} = %[[START]], %{{.*}} = %[[START]], %{{.*}} = %[[START]], %{{.*}} = %[[START]]) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK:               %[[INSIDE:.*]] = arith.cmpi ult, %row, %{{.*}} : index
+// CHECK:               vector.load %x[%row, %{{.*}}] {alignment = 16 : i64} : memref<6x64xf32>, vector<8xf32>
+// CHECK:               %[[ABS:.*]] = math.absf %{{.*}} : vector<8xf32>
+// CHECK:               %[[KEPT:.*]] = arith.select %[[INSIDE]], %[[ABS]], %{{.*}} : vector<8xf32>
+// CHECK:               arith.addf %[[A0]], %[[KEPT]] : vector<8xf32>
+// CHECK-COUNT-3:       arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK:               arith.addi %row, %{{.*}} : index
+// CHECK-COUNT-4:       arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK:               scf.yield
+// CHECK:             %sum = arith.addf %[[S0]], %[[S1]] : vector<8xf32>
+// CHECK-NOT:         vector.extract %sum
+// CHECK:             %[[MEAN:.*]] = arith.divf %sum, %{{.*}} : vector<8xf32>
+// CHECK:             vector.store %{{.*}}, %output0[%c0, %{{.*}}] {alignment = 16 : i64} : memref<1x64xf32>, vector<8xf32>
+// CHECK-COUNT-3:     vector.store %{{.*}}, %output0
+// CHECK:         loop.launch @column_mean(%x, %0)
+builtin.module {
+  tile.kernel @column_mean(%x: memref<6x64xf32>, %output0: memref<1x64xf32>) grid [2] num_warps 1 {
+    %program = tile.program_id 0
+    %c32 = arith.constant 32 : index
+    %column = arith.muli %program, %c32 : index
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %column] : memref<6x64xf32> -> !tile.tile<8x32xf32>
+    %mask = tile.in_bounds [%c0, %column] within [6, 64] : !tile.tile<8x32xi1>
+    %kept = tile.map %t, %mask : !tile.tile<8x32xf32>, !tile.tile<8x32xi1> -> !tile.tile<8x32xf32> {
+    ^bb0(%v: f32, %inside: i1):
+      %zero = arith.constant 0.0 : f32
+      %a = math.absf %v : f32
+      %s = arith.select %inside, %a, %zero : f32
+      tile.yield %s : f32
+    }
+    %sum = tile.reduce %kept axis 0 : !tile.tile<8x32xf32> -> !tile.tile<1x32xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      tile.yield %s : f32
+    }
+    %mean = tile.map %sum : !tile.tile<1x32xf32> -> !tile.tile<1x32xf32> {
+    ^bb0(%s: f32):
+      %n = arith.constant 6.0 : f32
+      %m = arith.divf %s, %n : f32
+      tile.yield %m : f32
+    }
+    tile.store %mean, %output0[%c0, %column] : !tile.tile<1x32xf32>, memref<1x64xf32>
+    tile.return
+  }
+  func.func @f(%x: memref<6x64xf32>) -> memref<1x64xf32> {
+    %0 = memref.alloc() : memref<1x64xf32>
+    tile.launch @column_mean(%x, %0) : memref<6x64xf32>, memref<1x64xf32>
+    func.return %0 : memref<1x64xf32>
+  }
+}
+
+// -----
+
+// A map that has no vector form (a sine: libm per element) in a column kernel runs once per lane
+// of the chunk, on the lanes extracted from the loaded vector, and its results are packed back
+// into the vector that the accumulator adds.
+// CHECK-LABEL: loop.kernel @column_sines
+// CHECK:         scf.for %row = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK:           %[[X:.*]] = vector.load %x[%row, %{{.*}}] {alignment = 16 : i64} : memref<16x8xf32>, vector<8xf32>
+// CHECK-COUNT-8:   math.sin %{{.*}} : f32
+// CHECK:           %[[PACKED:.*]] = vector.insert %{{.*}}, %{{.*}} [7] : f32 into vector<8xf32>
+// CHECK-NEXT:      arith.addf %{{.*}}, %[[PACKED]] : vector<8xf32>
+builtin.module {
+  tile.kernel @column_sines(%x: memref<16x8xf32>, %output0: memref<1x8xf32>) grid [1] num_warps 1 {
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %c0] : memref<16x8xf32> -> !tile.tile<16x8xf32>
+    %s = tile.map %t : !tile.tile<16x8xf32> -> !tile.tile<16x8xf32> {
+    ^bb0(%v: f32):
+      %y = math.sin %v : f32
+      tile.yield %y : f32
+    }
+    %sum = tile.reduce %s axis 0 : !tile.tile<16x8xf32> -> !tile.tile<1x8xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %r = arith.addf %a, %b : f32
+      tile.yield %r : f32
+    }
+    tile.store %sum, %output0[%c0, %c0] : !tile.tile<1x8xf32>, memref<1x8xf32>
+    tile.return
+  }
+  func.func @f(%x: memref<16x8xf32>) -> memref<1x8xf32> {
+    %0 = memref.alloc() : memref<1x8xf32>
+    tile.launch @column_sines(%x, %0) : memref<16x8xf32>, memref<1x8xf32>
+    func.return %0 : memref<1x8xf32>
   }
 }

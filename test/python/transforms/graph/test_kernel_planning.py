@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from mlc.diagnostics import parse_module
 from mlc.dialects import make_context
-from mlc.transforms.analysis.tile_sizes import choose_reduction_tile, choose_tile_shape, reduction_warps
+from mlc.transforms.analysis.tile_sizes import choose_cpu_column_tile, choose_reduction_tile, choose_tile_shape, reduction_warps
 from mlc.transforms.lowering.group_kernel import KernelPlan, collapse_dimensions
 from mlc.transforms.tile.convert_tile_to_loop import ThreadLayout
 from mlc.transforms.analysis.fusion_groups import FusionGroup, partition, reduced_shape, shape_of
@@ -117,6 +117,38 @@ def _groups(text: str):
     module, _ = parse_module(text, make_context())
     function = next(iter(module.body.block.ops))
     return partition(function)
+
+
+def _column_sum_group(element: str, rows: int, columns: int, wide_output: bool = False, per_row: bool = False):
+    t, o = f"tensor<{rows}x{columns}x{element}>", f"tensor<{columns}x{element}>"
+    returned = f"%0, %1 : {t}, {o}" if wide_output else f"%1 : {o}"
+    r = f"tensor<{rows}x1x{element}>"
+    producer = f"graph.mul %x, %r : ({t}, {r}) -> {t}" if per_row else f"graph.abs %x : {t}"
+    (group,) = _groups(
+        f"""
+        func.func @f(%x: {t}, %r: {r}) -> ({t if wide_output else o}{', ' + o if wide_output else ''}) {{
+          %0 = {producer}
+          %1 = graph.reduce_sum %0 axes [0] keepdims false : {t} to {o}
+          func.return {returned}
+        }}"""
+    )
+    return group
+
+
+def test_cpu_column_reductions_stream_whole_columns_of_a_strip():
+    """On the CPU an f32 column reduction gets all its rows and a strip of columns dividing them
+    (no column masks); other element types, groups that store values of every row or read values
+    of every row broadcast along the columns, and reductions along the last axis keep the GPU's
+    tile."""
+    assert choose_cpu_column_tile((65536, 64), (0,), _column_sum_group("f32", 65536, 64)) == (65536, 64)
+    assert choose_cpu_column_tile((4096, 1024), (0,), _column_sum_group("f32", 4096, 1024)) == (4096, 128)
+    assert choose_cpu_column_tile((1000, 1500), (0,), _column_sum_group("f32", 1000, 1500)) == (1024, 4)
+    assert choose_cpu_column_tile((1000, 37), (0,), _column_sum_group("f32", 1000, 37)) is None  # odd: masks
+    assert choose_cpu_column_tile((1 << 20, 64), (0,), _column_sum_group("f32", 1 << 20, 64)) is None  # too large
+    assert choose_cpu_column_tile((4096, 1024), (0,), _column_sum_group("i32", 4096, 1024)) is None
+    assert choose_cpu_column_tile((4096, 1024), (0,), _column_sum_group("f32", 4096, 1024, wide_output=True)) is None
+    assert choose_cpu_column_tile((4096, 1024), (1,), _column_sum_group("f32", 4096, 1024)) is None
+    assert choose_cpu_column_tile((4096, 1024), (0,), _column_sum_group("f32", 4096, 1024, per_row=True)) is None
 
 
 def test_partition_fuses_a_chain_and_cuts_at_reshapes():

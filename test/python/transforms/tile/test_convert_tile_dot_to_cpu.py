@@ -22,7 +22,7 @@ BLOCKS = ("16,32,8", "32,64,16", "64,32,4")
 MICRO_KERNELS = ("8,32,16", "4,16,8", "2,8,4", "1,4,4")
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
     program=matmul_programs(),
     block=st.sampled_from(BLOCKS),

@@ -42,7 +42,7 @@ def _check(program: str, width: int, accumulators: int, seed: int) -> int:
     return _lowered_row_kernels(after)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
     program=reduction_programs(row_lengths=(1, 2, 7, 33, 64, 1000)).filter(lambda text: "f16" not in text and "i32" not in text),
     width=WIDTHS,
@@ -110,6 +110,12 @@ SPLAT = """func.func @main(%a: tensor<3x0xf32>, %b: tensor<0x4xf32>) -> tensor<3
   %0 = graph.matmul %a, %b : (tensor<3x0xf32>, tensor<0x4xf32>) -> tensor<3x4xf32>
   func.return %0 : tensor<3x4xf32>
 }"""
+ACTIVATIONS = """func.func @main(%x: tensor<4x50xf32>) -> (tensor<4x50xf32>, tensor<4x50xf32>, tensor<4x50xf32>) {
+  %0 = graph.gelu %x {approximate = "none"} : tensor<4x50xf32>
+  %1 = graph.tanh %x : tensor<4x50xf32>
+  %2 = graph.sigmoid %1 : tensor<4x50xf32>
+  func.return %0, %1, %2 : tensor<4x50xf32>, tensor<4x50xf32>, tensor<4x50xf32>
+}"""
 ROW_SUMS = """func.func @main(%x: tensor<5x33xf32>) -> (tensor<5xf32>, tensor<5x33xf32>) {
   %0 = graph.exp %x : tensor<5x33xf32>
   %1 = graph.reduce_sum %0 axes [1] keepdims false : tensor<5x33xf32> to tensor<5xf32>
@@ -119,7 +125,91 @@ ROW_SUMS = """func.func @main(%x: tensor<5x33xf32>) -> (tensor<5xf32>, tensor<5x
 }"""
 
 
-@pytest.mark.parametrize("program", [SOFTMAX, LAYER_NORM, ROW_SUMS, LOG_BIAS, SPLAT], ids=["softmax-ragged", "layer-norm", "sums-and-stores", "elementwise-log", "stored-splat"])
+@pytest.mark.parametrize(
+    "program",
+    [SOFTMAX, LAYER_NORM, ROW_SUMS, LOG_BIAS, ACTIVATIONS, SPLAT],
+    ids=["softmax-ragged", "layer-norm", "sums-and-stores", "elementwise-log", "gelu-tanh-sigmoid", "stored-splat"],
+)
 @pytest.mark.parametrize(("width", "accumulators"), [(16, 4), (8, 2), (4, 1)])
 def test_benchmark_shapes_are_lowered_and_within_bounds(program: str, width: int, accumulators: int):
     assert _check(program, width, accumulators, seed=7) >= 1
+
+
+# -- column kernels (reductions over a non-last axis: columns_cpu.py) ---------------------------------
+
+
+def _column_program(kind: str, shape: tuple[int, ...], axis: int, producer: str | None, consumer: str | None) -> str:
+    t = "tensor<" + "x".join(map(str, shape)) + "xf32>"
+    o = "tensor<" + "x".join(str(size) for d, size in enumerate(shape) if d != axis) + "xf32>"
+    lines, source = [], "%x"
+    if producer:
+        lines.append(f"%p = graph.{producer} %x : {t}")
+        source = "%p"
+    lines.append(f"%r = graph.{kind} {source} axes [{axis}] keepdims false : {t} to {o}")
+    result = "%r"
+    if consumer:
+        lines.append(f"%c = graph.{consumer} %r : {o}")
+        result = "%c"
+    body = "\n  ".join(lines)
+    return f"func.func @main(%x: {t}) -> {o} {{\n  {body}\n  func.return {result} : {o}\n}}"
+
+
+def _strip_columns(shape: tuple[int, ...], axis: int) -> int:
+    """The contiguous columns after collapsing: the product of the dimensions after `axis`."""
+    return int(np.prod(shape[axis + 1 :]))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from(("reduce_sum", "reduce_mean", "reduce_max", "reduce_min")),
+    leading=st.sampled_from((None, 1, 3)),
+    rows=st.sampled_from((1, 3, 8, 33, 100)),
+    columns=st.sampled_from((2, 5, 6, 16, 40, 130)),
+    producer=st.sampled_from((None, "abs", "exp", "tanh", "sin")),
+    consumer=st.sampled_from((None, "neg", "sqrt", "rsqrt")),
+    width=WIDTHS,
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_column_kernels_stay_within_the_error_bounds(kind, leading, rows, columns, producer, consumer, width, seed):
+    """Column reductions (over axis 0 of a matrix, over axis 0 or 1 of a batch) with producers and
+    consumers (sin and rsqrt: maps computed once per lane): within the bounds, bit for bit for
+    max/min; lowered as column kernels where the columns are even (the CPU tile's strip needs no
+    column mask)."""
+    shape, axis = ((rows, columns), 0) if leading is None else ((leading, rows, columns), seed % 2)
+    program = _column_program(kind, shape, axis, producer, consumer)
+    lowered = _check(program, width, 1, seed)
+    if shape[axis] > 1 and _strip_columns(shape, axis) % 2 == 0:
+        assert lowered >= 1
+    if kind in ("reduce_max", "reduce_min") and producer not in ("exp", "sin") and consumer is None:
+        inputs = random_inputs(program, seed)
+        inputs[0].flat[0] = np.nan  # a NaN column: max/min keep it
+        assert_equivalent(lower(program, TO_TILE), lower(program, f"{TO_TILE},{ROWS.format(width=width, accumulators=1)}"), inputs)
+
+
+COLUMN_CASES = [("reduce_sum", (4096, 64), 0), ("reduce_mean", (300, 256), 0), ("reduce_max", (6, 200, 48), 1)]
+
+
+@pytest.fixture(scope="module")
+def compiled_column_reductions():
+    """`COLUMN_CASES` compiled for the CPU (two worker threads), once for the tests."""
+    import mlc
+
+    return {case: mlc.compile(_column_program(*case, None, None), device="cpu", num_threads=2) for case in COLUMN_CASES}
+
+
+@pytest.mark.parametrize(("kind", "shape", "axis"), COLUMN_CASES)
+def test_column_reductions_end_to_end_against_numpy(compiled_column_reductions, kind: str, shape: tuple[int, ...], axis: int):
+    """Compiled end to end for the CPU (two threads), against numpy in float64: sums and means
+    within gamma(n) sum|x| (any f32 summation order, error_bounds.py), plus the mean's division;
+    maxima exact."""
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    got = compiled_column_reductions[(kind, shape, axis)](x).astype(np.float64)
+    exact = {"reduce_sum": np.sum, "reduce_mean": np.mean, "reduce_max": np.max}[kind](x.astype(np.float64), axis=axis)
+    if kind == "reduce_max":
+        np.testing.assert_array_equal(got, exact)
+        return
+    n, u = shape[axis], 2.0**-24
+    bound = n * u / (1 - n * u) * np.sum(np.abs(x.astype(np.float64)), axis=axis)
+    if kind == "reduce_mean":
+        bound = bound / n + u * np.abs(exact)  # the division's rounding
+    assert np.all(np.abs(got - exact) <= bound)

@@ -1,0 +1,72 @@
+"""Map bodies computed on vectors of f32 lanes: what the CPU's row, column and matmul lowerings share.
+
+A `tile.map` whose body is of `VECTOR_OPS` (elementwise f32 arithmetic and the math functions the
+CPU pipeline lowers on vectors), constants and selects on a mask computes a chunk of W elements
+as one op per body op on `vector<W x f32>` (`vector_body`): operands that are scalars for the
+whole chunk (per-row or per-column values, constants) are broadcast, a select's i1 condition (a
+row's mask) stays scalar. Each lane computes what the tile interpreter computes for its element.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, math, vector
+from xdsl.dialects.builtin import VectorType
+from xdsl.ir import Block, SSAValue
+
+from mlc.dialects.tile import ops as tile
+from mlc.transforms.lowering.chunk_access import Emitter
+
+VECTOR_OPS = (
+    arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp, arith.NegfOp,
+    math.ExpOp, math.LogOp, math.TanhOp, math.ErfOp, math.SqrtOp, math.AbsFOp, math.FmaOp,
+)
+"""Map-body ops computed on vectors: elementwise f32 ops that the CPU pipeline lowers on vectors
+(exp, log, tanh, erf by expand-math-for-cpu's vector polynomials, the others by LLVM intrinsics).
+A sigmoid is 1 / (1 + exp(-x)) and a GELU x/2 (1 + erf(x / sqrt 2)) or its tanh form by then."""
+
+
+def vector_map_refusal(op: tile.MapOp) -> str | None:
+    """Why a map's body cannot be computed on vectors (`vector_body`), or None."""
+    for body_op in op.body.block.ops:
+        if not isinstance(body_op, (*VECTOR_OPS, arith.ConstantOp, arith.SelectOp, tile.YieldOp)):
+            return f"{body_op.name} in a map over columns"
+        if isinstance(body_op, arith.SelectOp) and body_op.cond.owner is not op.body.block:
+            return "a select in a map over columns on a condition other than a mask"
+    return None
+
+
+def as_vector(emitter: Emitter, value: SSAValue, vector_type: VectorType) -> SSAValue:
+    """`value`, broadcast to `vector_type` unless it is a vector already."""
+    return value if isinstance(value.type, VectorType) else emitter.emit(vector.BroadcastOp(value, vector_type))
+
+
+def vector_body(
+    emitter: Emitter, body: Block, arguments: Sequence[SSAValue], vector_type: VectorType, outer: dict[SSAValue, SSAValue]
+) -> list[SSAValue]:
+    """A map or combiner body on chunks: ops of vector operands on vectors (scalar operands
+    broadcast; a select's i1 condition, a mask, stays scalar), ops of scalars cloned as they are.
+    `outer` maps the values the body uses from outside it."""
+    mapping: dict[SSAValue, SSAValue] = dict(outer)
+    mapping.update(zip(body.args, arguments))
+    for op in body.ops:
+        if isinstance(op, tile.YieldOp):
+            return [mapping[v] for v in op.operands]
+        operands = [mapping[v] for v in op.operands]
+        if not any(isinstance(v.type, VectorType) for v in operands):
+            clone = op.clone(value_mapper=mapping)
+            emitter.builder.insert(clone)
+            mapping.update(zip(op.results, clone.results))
+            continue
+        scalar_condition = operands[:1] if isinstance(op, arith.SelectOp) else []
+        vectors = scalar_condition + [as_vector(emitter, v, vector_type) for v in operands[len(scalar_condition) :]]
+        wide = type(op).create(
+            operands=vectors,
+            result_types=[vector_type] * len(op.results),
+            properties=dict(op.properties),
+            attributes=dict(op.attributes),
+        )
+        emitter.builder.insert(wide)
+        mapping.update(zip(op.results, wide.results))
+    raise AssertionError("a region without tile.yield")  # pragma: no cover - verified
