@@ -11,6 +11,8 @@ checked too: a layout op that reads its operand from memory costs no kernel of i
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -138,12 +140,14 @@ CONVOLUTIONS = [
     (1, 4, 9, 7, 6, (3, 2), (2, 1), (0, 1, 2, 0), (2, 1), 2),
     (2, 6, 7, 7, 6, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 6),  # depthwise
     (3, 5, 6, 5, 7, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # 1x1
+    (2, 16, 7, 5, 6, (3, 2), (1, 1), (0, 1, 2, 0), (2, 1), 1),  # implicit GEMM (channels a multiple of 8, stride 1)
 ]
 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize(
-    "element,case", [("f32", CONVOLUTIONS[0]), ("f32", CONVOLUTIONS[1]), ("f16", CONVOLUTIONS[2]), ("f32", CONVOLUTIONS[3])]
+    "element,case",
+    [("f32", CONVOLUTIONS[0]), ("f32", CONVOLUTIONS[1]), ("f16", CONVOLUTIONS[2]), ("f32", CONVOLUTIONS[3]), ("f32", CONVOLUTIONS[4]), ("f16", CONVOLUTIONS[4])],
 )
 def test_conv2d_with_bias_and_activation(device: str, element: str, case):
     from mlc.dialects.graph.nn_ops import windowed_size
@@ -182,6 +186,25 @@ def test_half_precision_conv2d_without_bias_stays_half(device: str, element: str
     }}"""
     check(text, device)
     assert "f32" not in str(lower(text, "graph-decompose"))
+
+
+def test_conv2d_is_an_implicit_gemm():
+    """A stride-1 convolution's column matrix never reaches memory: the matmul kernel reads the
+    padded NHWC input at row-shifted origins (`mlc.implicit_gemm`), and no kernel writes kh*kw
+    times the input."""
+    x, w, y = tensor((2, 16, 6, 5), "f16"), tensor((8, 16, 3, 3), "f16"), tensor((2, 8, 6, 5), "f16")
+    text = f"""func.func @main(%x: {x}, %w: {w}) -> {y} {{
+      %c = graph.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : ({x}, {w}) -> {y}
+      func.return %c : {y}
+    }}"""
+    module = lower(text, "graph-decompose,cse,graph-fuse,convert-graph-to-tile")
+    kernels = {op.sym_name.data: op for op in module.walk() if op.name == "tile.kernel"}
+    (matmul,) = [kernel for kernel in kernels.values() if "mlc.implicit_gemm" in kernel.attributes]
+    padded_pixels = 2 * 8 * 7
+    assert [t.get_shape() for t in matmul.function_type.inputs.data][0] == (padded_pixels, 16)
+    assert list(matmul.attributes["mlc.implicit_gemm"].get_values()) == [0, 1, 2, 7, 8, 9, 14, 15, 16]
+    largest = max(math.prod(t.get_shape()) for kernel in kernels.values() for t in kernel.function_type.inputs.data)
+    assert largest < 9 * 2 * 16 * 6 * 5
 
 
 def test_bad_windows_are_located_errors():

@@ -101,6 +101,36 @@ func.func @conv(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %b: tensor<3xf
 
 // -----
 
+// A stride-1 convolution with 16 channels is an implicit GEMM: the matmul kernel reads the padded
+// NHWC input, flattened to (N*Hp*Wp, C) = 112x16, at the row of its block plus the shift of the K
+// step's kernel offset (piece = k / C, (piece / 3) * Wp + piece % 3 with Wp = 7) and the channel
+// k % C: no kernel writes the 112x144 column matrix. Rows past the input read zeros (the tile
+// load's bounds).
+// CHECK-LABEL: tile.kernel @implicit_0_implicit_gemm_matmul(%input0: memref<112x16xf32>, %input1: memref<144x8xf32>, %output0: memref<112x8xf32>)
+// CHECK-SAME:    mlc.implicit_gemm = array<i64: 0, 1, 2, 7, 8, 9, 14, 15, 16>
+// CHECK-DAG:     %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG:     %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG:     %[[C7:.*]] = arith.constant 7 : index
+// CHECK:         scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %[[C16]]
+// CHECK-NEXT:      %[[PIECE:.*]] = arith.divui %[[K]], %[[C16]] : index
+// CHECK-NEXT:      %[[CHANNEL:.*]] = arith.remui %[[K]], %[[C16]] : index
+// CHECK-NEXT:      %[[KH:.*]] = arith.divui %[[PIECE]], %[[C3]] : index
+// CHECK-NEXT:      %[[KW:.*]] = arith.remui %[[PIECE]], %[[C3]] : index
+// CHECK-NEXT:      %[[DOWN:.*]] = arith.muli %[[KH]], %[[C7]] : index
+// CHECK-NEXT:      %[[ROW:.*]] = arith.addi %[[M:.*]], %[[DOWN]] : index
+// CHECK-NEXT:      %[[SHIFTED:.*]] = arith.addi %[[ROW]], %[[KW]] : index
+// CHECK-NEXT:      tile.load %input0[%[[SHIFTED]], %[[CHANNEL]]] : memref<112x16xf32> -> !tile.tile<64x16xf32>
+// CHECK-NEXT:      tile.load %input1[%[[K]], %{{.*}}] : memref<144x8xf32> -> !tile.tile<16x8xf32>
+// CHECK-NEXT:      tile.dot
+// CHECK-LABEL: func.func @implicit
+// CHECK-COUNT-4: tile.launch
+func.func @implicit(%x: tensor<2x16x6x5xf32>, %w: tensor<8x16x3x3xf32>) -> tensor<2x8x6x5xf32> {
+  %c = graph.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : (tensor<2x16x6x5xf32>, tensor<8x16x3x3xf32>) -> tensor<2x8x6x5xf32>
+  func.return %c : tensor<2x8x6x5xf32>
+}
+
+// -----
+
 // On the GPU a lone transpose of the last two dimensions is a shared-memory transpose: the block
 // of the source (rows of x: coalesced) is loaded, swapped by tile.transpose, stored (rows of the
 // result: coalesced). Leading dimensions collapse into one grid axis; T = 64 for f32, cut to the

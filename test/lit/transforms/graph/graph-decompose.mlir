@@ -141,3 +141,37 @@ func.func @avg(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
   %p = graph.avg_pool2d %x kernel [2, 2] strides [2, 2] pads [1, 1, 0, 0] : tensor<1x1x4x4xf32> to tensor<1x1x2x2xf32>
   func.return %p : tensor<1x1x2x2xf32>
 }
+
+// -----
+
+// conv2d with stride 1, one group and channels a multiple of 8: the implicit GEMM over shifted
+// rows. The input goes NHWC and is padded to (N, Hp, Wp, C), flattened to (N*Hp*Wp, C) rows of
+// pixels and continued by kh*dh*Wp + kw*dw = 16 zero rows; kernel offset (kh, kw) is the slice of
+// those rows starting kh*7 + kw further down (Wp = 7), the slices side by side are the lhs of one
+// matmul with the weights as (kh*kw*C, O); the product, on the padded grid, is sliced to the
+// output's pixels and transposed back to NCHW.
+// CHECK-LABEL: func.func @conv_implicit
+// CHECK:         %[[T:.*]] = graph.transpose %x perm [0, 2, 3, 1] : tensor<2x16x6x5xf32> to tensor<2x6x5x16xf32>
+// CHECK:         %[[H:.*]] = graph.concat %{{.*}}, %[[T]], %{{.*}} axis 1
+// CHECK:         %[[P:.*]] = graph.concat %{{.*}}, %[[H]], %{{.*}} axis 2 : {{.*}} -> tensor<2x8x7x16xf32>
+// CHECK:         %[[FLAT:.*]] = graph.reshape %[[P]] : tensor<2x8x7x16xf32> to tensor<112x16xf32>
+// CHECK:         %[[ROWS:.*]] = graph.concat %[[FLAT]], %{{.*}} axis 0 : (tensor<112x16xf32>, tensor<16x16xf32>) -> tensor<128x16xf32>
+// CHECK:         graph.slice %[[ROWS]] starts [0, 0] ends [112, 16] steps [1, 1]
+// CHECK:         graph.slice %[[ROWS]] starts [1, 0] ends [113, 16] steps [1, 1]
+// CHECK:         graph.slice %[[ROWS]] starts [2, 0] ends [114, 16] steps [1, 1]
+// CHECK:         graph.slice %[[ROWS]] starts [7, 0] ends [119, 16] steps [1, 1]
+// CHECK-COUNT-4: graph.slice %[[ROWS]]
+// CHECK:         %[[LAST:.*]] = graph.slice %[[ROWS]] starts [16, 0] ends [128, 16] steps [1, 1]
+// CHECK:         %[[A:.*]] = graph.concat {{.*}}, %[[LAST]] axis 1 : {{.*}} -> tensor<112x144xf32>
+// CHECK:         %[[WT:.*]] = graph.transpose %w perm [2, 3, 1, 0] : tensor<8x16x3x3xf32> to tensor<3x3x16x8xf32>
+// CHECK:         %[[B:.*]] = graph.reshape %[[WT]] : tensor<3x3x16x8xf32> to tensor<144x8xf32>
+// CHECK:         %[[M:.*]] = graph.matmul %[[A]], %[[B]] : (tensor<112x144xf32>, tensor<144x8xf32>) -> tensor<112x8xf32>
+// CHECK:         %[[GRID:.*]] = graph.reshape %[[M]] : tensor<112x8xf32> to tensor<2x8x7x8xf32>
+// CHECK:         %[[S:.*]] = graph.slice %[[GRID]] starts [0, 0, 0, 0] ends [2, 6, 5, 8] steps [1, 1, 1, 1]
+// CHECK:         %[[Y:.*]] = graph.transpose %[[S]] perm [0, 3, 1, 2] : tensor<2x6x5x8xf32> to tensor<2x8x6x5xf32>
+// CHECK:         graph.add %[[Y]], %{{.*}}
+// CHECK-NOT:     graph.conv2d
+func.func @conv_implicit(%x: tensor<2x16x6x5xf32>, %w: tensor<8x16x3x3xf32>, %b: tensor<8xf32>) -> tensor<2x8x6x5xf32> {
+  %c = graph.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : (tensor<2x16x6x5xf32>, tensor<8x16x3x3xf32>, tensor<8xf32>) -> tensor<2x8x6x5xf32>
+  func.return %c : tensor<2x8x6x5xf32>
+}
