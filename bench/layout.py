@@ -8,7 +8,9 @@ a 32x64x112x112 f32 activation (PyTorch's `max_pool2d`); 3x3 ResNet convolutions
 channels, 56x56, f32, and issue 15's layer N=32, 256->256 channels, 56x56, in f32 and f16 (cuDNN
 through PyTorch, TF32 off; NCHW), and in f16 NHWC (PyTorch channels-last): compute-bound, so
 their GB/s column means little; their time and speed relative to PyTorch are the figures.
-`--only TEXT` runs the cases whose name contains TEXT.
+Depthwise 3x3 convolutions (32x256x56x56, f32 and f16; cuDNN through PyTorch with groups=C) are
+bandwidth-bound: their GB/s against the copy ceiling is the figure. `--only TEXT` runs the cases
+whose name contains TEXT.
 """
 
 from __future__ import annotations
@@ -105,6 +107,34 @@ def conv_nhwc_case(n: int, c: int, hw: int, element: str) -> Case:
     return _conv_case(f"conv 3x3 NHWC {n}x{c}x{hw}^2 {element}", source, reference, n, c, hw, element, nhwc=True)
 
 
+def depthwise_source(n: int, c: int, size: int, element: str) -> str:
+    x, w = tensor((n, c, size, size), element), tensor((c, 1, 3, 3), element)
+    return f"""func.func @depthwise(%x: {x}, %w: {w}) -> {x} {{
+  %0 = graph.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group {c} : ({x}, {w}) -> {x}
+  func.return %0 : {x}
+}}"""
+
+
+def depthwise_case(n: int, c: int, hw: int, element: str) -> Case:
+    """A 3x3 depthwise convolution (MobileNet's): bandwidth-bound, judged against the copy ceiling."""
+    import torch
+
+    dtype = torch.float32 if element == "f32" else torch.float16
+
+    def make_inputs(g: object) -> list[object]:
+        x = torch.randn(n, c, hw, hw, device="cuda", generator=g)
+        return [x.to(dtype), (torch.randn(c, 1, 3, 3, device="cuda", generator=g) / 3).to(dtype)]
+
+    return Case(
+        f"depthwise 3x3 {n}x{c}x{hw}^2 {element}",
+        make_inputs,
+        lambda x, w: torch.nn.functional.conv2d(x, w, padding=1, groups=c),
+        depthwise_source(n, c, hw, element),
+        bytes_moved=(4 if element == "f32" else 2) * (2 * n * c * hw * hw + 9 * c),
+        tolerance=(1e-4, 1e-4) if element == "f32" else (1e-2, 1e-2),
+    )
+
+
 def cases() -> list[Case]:
     import torch
 
@@ -139,6 +169,8 @@ def cases() -> list[Case]:
         conv_case(32, 256, 56, "f32"),
         conv_case(32, 256, 56, "f16"),
         conv_nhwc_case(32, 256, 56, "f16"),
+        depthwise_case(32, 256, 56, "f32"),
+        depthwise_case(32, 256, 56, "f16"),
     ]
 
 

@@ -67,6 +67,7 @@ from mlc.dialects.graph.constants import numpy_to_dense
 
 SINGLE_PASS_WINDOW = 16
 """The largest pool window (elements) reduced in one kernel; larger ones are reduced separably."""
+NHWC_FROM_NCHW, NCHW_FROM_NHWC = (0, 2, 3, 1), (0, 3, 1, 2)
 IMPLICIT_GEMM_CHANNELS = 8
 """Input channels must be a multiple of this for the implicit GEMM: a K step of the matmul stays
 inside one kernel offset, and a row of 8 f16 channels is one 16-byte async copy."""
@@ -202,7 +203,13 @@ def _decompose_shifted_rows(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
     _, _, out_height, out_width = _shape(op.result)
     pads, dilations = op.pads.get_values(), op.dilations.get_values()
     widen: Callable[[Insert, SSAValue], SSAValue] = _widened if op.bias is not None else lambda _, x: x
-    padded = pad(insert, insert(graph.TransposeOp(widen(insert, op.x), perm=(0, 2, 3, 1))), {1: (pads[0], pads[2]), 2: (pads[1], pads[3])}, 0.0)
+    x = widen(insert, op.x)
+    if _transposed_from(op.x, NCHW_FROM_NHWC):  # composes with its producer: NHWC read in place
+        x = insert(graph.TransposeOp(x, perm=NHWC_FROM_NCHW))
+    else:  # a swap of the last two dimensions: the GPU's coalesced shared-memory transpose
+        x = insert(graph.TransposeOp(_reshape(insert, x, (batch, channels, height * width)), perm=(0, 2, 1)))
+        x = _reshape(insert, x, (batch, height, width, channels))
+    padded = pad(insert, x, {1: (pads[0], pads[2]), 2: (pads[1], pads[3])}, 0.0)
     padded_height, padded_width = _shape(padded)[1:3]
     pixels = batch * padded_height * padded_width
     flat = _reshape(insert, padded, (pixels, channels))
@@ -215,10 +222,20 @@ def _decompose_shifted_rows(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
     matrix = pieces[0] if len(pieces) == 1 else insert(graph.ConcatOp(pieces, axis=1))
     weights = insert(graph.TransposeOp(widen(insert, op.w), perm=(2, 3, 1, 0)))
     weights = _reshape(insert, weights, (len(shifts) * channels, outputs))
-    product = _reshape(insert, insert(graph.MatmulOp(matrix, weights)), (batch, padded_height, padded_width, outputs))
-    if (out_height, out_width) != (padded_height, padded_width):
-        product = insert(graph.SliceOp(product, starts=[0, 0, 0, 0], ends=[batch, out_height, out_width, outputs], steps=[1, 1, 1, 1]))
-    result = insert(graph.TransposeOp(product, perm=(0, 3, 1, 2)))
+    product = insert(graph.MatmulOp(matrix, weights))
+    window = [0, 0, 0, 0], [batch, out_height, out_width, outputs]
+    consumers = [use.operation for use in op.result.uses]
+    if consumers and all(isinstance(c, graph.TransposeOp) and _transposed_from(c.result, NHWC_FROM_NCHW) for c in consumers):
+        # NHWC consumers: the slice and the transposes compose into one read of the product.
+        product = _reshape(insert, product, (batch, padded_height, padded_width, outputs))
+        product = insert(graph.SliceOp(product, starts=window[0], ends=window[1], steps=[1, 1, 1, 1]))
+        result = insert(graph.TransposeOp(product, perm=(0, 3, 1, 2)))
+    else:  # NCHW: a shared-memory transpose of each image's grid, then the slice (rows of it)
+        product = insert(graph.TransposeOp(_reshape(insert, product, (batch, padded_height * padded_width, outputs)), perm=(0, 2, 1)))
+        product = _reshape(insert, product, (batch, outputs, padded_height, padded_width))
+        order = (0, 3, 1, 2)
+        starts, ends = [window[0][a] for a in order], [window[1][a] for a in order]
+        result = product if ends == list(_shape(product)) else insert(graph.SliceOp(product, starts=starts, ends=ends, steps=[1, 1, 1, 1]))
     if op.bias is not None:
         result = insert(graph.AddOp(result, _widened(insert, _reshape(insert, op.bias, (outputs, 1, 1)))))
     if _element_type(result) != _element_type(op.result):
@@ -226,7 +243,54 @@ def _decompose_shifted_rows(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
     return result
 
 
+def is_depthwise(op: graph.Conv2dOp) -> bool:
+    """One input channel per group (each output channel reads one input channel)."""
+    return _shape(op.w)[1] == 1 and op.group.value.data == _shape(op.x)[1] and math.prod(_shape(op.result)) > 0
+
+
+def _decompose_depthwise(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
+    """The direct depthwise convolution: per kernel offset, the window's slice times that
+    offset's weight per channel, summed (in f32 for narrower floats), one elementwise kernel."""
+    batch, channels, height, width = _shape(op.x)
+    outputs, _, kernel_height, kernel_width = _shape(op.w)
+    _, _, out_height, out_width = _shape(op.result)
+    multiplier = outputs // channels
+    pads = op.pads.get_values()
+    element_type = _element_type(op.x)
+    wide = f32 if is_float(element_type) and element_type != f32 else element_type
+    # Channels as (C, multiplier) when each has several outputs (a reshape at the kernel's exit),
+    # else NCHW as it is, so that elementwise consumers join the kernel.
+    grouping = (channels, multiplier) if multiplier > 1 else (channels,)
+    axes = (len(grouping) + 1, len(grouping) + 2)
+    x = _reshape(insert, op.x, (batch, *grouping[:1], *(1,) * (len(grouping) - 1), height, width))
+    padded = pad(insert, x, {axes[0]: (pads[0], pads[2]), axes[1]: (pads[1], pads[3])}, 0.0)
+    slices = window_slices(
+        insert, padded, axes, (kernel_height, kernel_width), op.strides.get_values(), op.dilations.get_values(), (out_height, out_width)
+    )
+    weights = _reshape(insert, op.w, (1, *grouping, kernel_height, kernel_width))
+    result: SSAValue | None = None
+    for (kh, kw), window in zip(np.ndindex(kernel_height, kernel_width), slices):
+        starts, ends = [0, *(0 for _ in grouping), kh, kw], [1, *grouping, kh + 1, kw + 1]
+        tap = insert(graph.SliceOp(weights, starts=starts, ends=ends, steps=[1] * len(starts)))
+        if wide != element_type:
+            window = insert(graph.CastOp(window, TensorType(wide, _shape(window))))
+            tap = insert(graph.CastOp(tap, TensorType(wide, _shape(tap))))
+        term = insert(graph.MulOp(window, tap))
+        result = term if result is None else insert(graph.AddOp(result, term))
+    assert result is not None
+    if op.bias is not None:
+        bias = _reshape(insert, op.bias, (1, *grouping, 1, 1))
+        if wide != element_type:
+            bias = insert(graph.CastOp(bias, TensorType(wide, _shape(bias))))
+        result = insert(graph.AddOp(result, bias))
+    if wide != element_type:
+        result = insert(graph.CastOp(result, TensorType(element_type, _shape(result))))
+    return _reshape(insert, result, _shape(op.result))
+
+
 def decompose_conv2d(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
+    if is_depthwise(op):
+        return _decompose_depthwise(op, insert)
     if shifted_rows_apply(op):
         return _decompose_shifted_rows(op, insert)
     batch, _, height, width = _shape(op.x)
@@ -265,6 +329,12 @@ def decompose_conv2d(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
     if _element_type(result) != _element_type(op.result):
         result = insert(graph.CastOp(result, TensorType(_element_type(op.result), _shape(result))))
     return _reshape(insert, result, _shape(op.result))
+
+
+def _transposed_from(value: SSAValue, perm: tuple[int, ...]) -> bool:
+    """Whether `value` is a `graph.transpose` with permutation `perm`."""
+    owner = value.owner
+    return isinstance(owner, graph.TransposeOp) and owner.normalized_perm() == perm
 
 
 def _widened(insert: Insert, x: SSAValue) -> SSAValue:

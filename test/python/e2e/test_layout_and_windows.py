@@ -3,7 +3,8 @@
 Transposes of every permutation, slices with negative and out-of-range bounds, concatenations
 along every axis, chains of them feeding elementwise ops and reductions, max and average pools
 (strides, padding, windows reduced in one kernel and separably), and conv2d (padding, strides,
-dilations, groups, depthwise, 1x1, bias and an activation, f16). Each case runs on the CPU (CI)
+dilations, groups, depthwise (a direct kernel), 1x1, the implicit GEMM, bias and an activation,
+f16). Each case runs on the CPU (CI)
 and the GPU (`gpu`), compared element by element within the error bound derived from the program
 (`mlc.dialects.graph.error_bounds`). Where fusion is the point, the number of kernel launches is
 checked too: a layout op that reads its operand from memory costs no kernel of its own.
@@ -141,13 +142,14 @@ CONVOLUTIONS = [
     (2, 6, 7, 7, 6, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 6),  # depthwise
     (3, 5, 6, 5, 7, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # 1x1
     (2, 16, 7, 5, 6, (3, 2), (1, 1), (0, 1, 2, 0), (2, 1), 1),  # implicit GEMM (channels a multiple of 8, stride 1)
+    (1, 4, 9, 8, 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4),  # depthwise, two outputs per channel
 ]
 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize(
     "element,case",
-    [("f32", CONVOLUTIONS[0]), ("f32", CONVOLUTIONS[1]), ("f16", CONVOLUTIONS[2]), ("f32", CONVOLUTIONS[3]), ("f32", CONVOLUTIONS[4]), ("f16", CONVOLUTIONS[4])],
+    [("f32", CONVOLUTIONS[0]), ("f32", CONVOLUTIONS[1]), ("f16", CONVOLUTIONS[2]), ("f32", CONVOLUTIONS[3]), ("f32", CONVOLUTIONS[4]), ("f16", CONVOLUTIONS[4]), ("f32", CONVOLUTIONS[5])],
 )
 def test_conv2d_with_bias_and_activation(device: str, element: str, case):
     from mlc.dialects.graph.nn_ops import windowed_size
@@ -205,6 +207,18 @@ def test_conv2d_is_an_implicit_gemm():
     assert list(matmul.attributes["mlc.implicit_gemm"].get_values()) == [0, 1, 2, 7, 8, 9, 14, 15, 16]
     largest = max(math.prod(t.get_shape()) for kernel in kernels.values() for t in kernel.function_type.inputs.data)
     assert largest < 9 * 2 * 16 * 6 * 5
+
+
+def test_depthwise_conv2d_is_one_kernel():
+    """A depthwise convolution reads its windows in one elementwise kernel (no column matrix, no
+    matmul)."""
+    x, w, y = tensor((2, 6, 7, 7)), tensor((6, 1, 3, 3)), tensor((2, 6, 4, 4))
+    text = f"""func.func @main(%x: {x}, %w: {w}) -> {y} {{
+      %c = graph.conv2d %x, %w strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] group 6 : ({x}, {w}) -> {y}
+      %r = graph.relu %c : {y}
+      func.return %r : {y}
+    }}"""
+    check(text, "cpu", launches=1)
 
 
 def test_bad_windows_are_located_errors():
