@@ -143,7 +143,8 @@ def _decompose_integer_matmul(op: graph.MatmulOp, emit: _Emitter) -> SSAValue | 
     In i32 (i64 for 64-bit operands), wrapping: sums and products modulo 2^32 are the interpreter's
     int64 result modulo 2^32, so truncated to the element type they agree exactly. One reduction
     kernel; the (M, K, N) products are never stored. Not a GEMM kernel: integer tensor cores and
-    the blocked kernel's reuse are not used."""
+    the blocked kernel's reuse are not used. On the GPU an i64 product does not compile yet: its
+    row reduction would shuffle i64 values, which `mlc_gpu.shuffle` does not move."""
     result_type = _tensor(op.result)
     element_type = result_type.element_type
     if is_float(element_type):
