@@ -9,6 +9,9 @@ the same random inputs (`harness.time_gpu`, medians):
   becomes one kernel on tensor cores (`chain_mma.py`: FlashAttention-2's warps of mma.sync, the
   online softmax on the accumulator fragments, K and V staged by cp.async), causal ones visiting
   only the key blocks at or below the diagonal;
+* `mlc-fast`: the default GPU pipeline with graph-fuse's opt-in `fast-math` (the scores in f32
+  without the graph's per-op f16 roundings, `exp2` with log2(e) folded into an fma, one
+  reciprocal of the sum per row; `attention_kernel.py`);
 * `mlc-3k`: the chain fallback forced (`graph-fuse{on-chip-bytes=0}`): two matmul kernels
   (tensor cores for f16) and a softmax kernel, the scores through global memory;
 * `torch`: PyTorch eager, unfused (`torch.softmax(q @ kt / sqrt(d) + mask) @ v`);
@@ -30,7 +33,8 @@ The fused chain keeps no [S, S] buffer, so its figure does not grow with S squar
 
 Compilation is done first in worker processes (the compile cache, `MLC_CACHE_DIR`), then every
 case is checked against SDPA (eager PyTorch where SDPA has no kernel) before it is timed.
-Usage: python bench/attention.py [--json PATH] [--quick] [--sequences 1024,4096]
+Usage: python bench/attention.py [--json PATH] [--quick] [--sequences 1024,4096] [--depths 64,128]
+       [--implementations torch,sdpa,mlc-3k,mlc,mlc-fast] [--no-f32]
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness
 
 HEADS = 64
-IMPLEMENTATIONS = ("torch", "sdpa", "mlc-3k", "mlc")
+IMPLEMENTATIONS = ("torch", "sdpa", "mlc-3k", "mlc", "mlc-fast")
 GPU_FUSE = "graph-fuse{compute-model=gpu}"
 
 
@@ -62,7 +66,11 @@ def pipelines() -> dict[str, str]:
     from mlc.transforms.pipelines import GPU_PIPELINE
 
     assert GPU_FUSE in GPU_PIPELINE
-    return {"mlc": GPU_PIPELINE, "mlc-3k": GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse{on-chip-bytes=0}")}
+    return {
+        "mlc": GPU_PIPELINE,
+        "mlc-fast": GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse{compute-model=gpu fast-math=true}"),
+        "mlc-3k": GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse{on-chip-bytes=0}"),
+    }
 
 
 @dataclass(frozen=True)
@@ -103,9 +111,9 @@ class Shape:
         return f"func.func @main(%q: {t(s, d)}, %kt: {t(d, s)}, %v: {t(s, d)}) -> {t(s, d)} {{\n{body}  func.return %o : {t(s, d)}\n}}\n"
 
 
-def shapes(sequences: tuple[int, ...]) -> list[Shape]:
-    f16 = [Shape(s, d, causal) for s in sequences for d in (64, 128) for causal in (False, True)]
-    return [*f16, Shape(1024, 64, False, "f32")]  # f32: the chain has no tensor cores
+def shapes(sequences: tuple[int, ...], depths: tuple[int, ...] = (64, 128), f32: bool = True) -> list[Shape]:
+    f16 = [Shape(s, d, causal) for s in sequences for d in depths for causal in (False, True)]
+    return [*f16, *([Shape(1024, 64, False, "f32")] if f32 else [])]  # f32: the chain has no tensor cores
 
 
 def _compile(source: str, pipeline: str) -> None:
@@ -202,7 +210,7 @@ def _check(name: str, got: Any, want: Any) -> None:
         raise AssertionError(f"{name}: differs from PyTorch by {error:.3g}")
 
 
-def _prepare(shape: Shape, inputs: list[Any], expected: Any, resident: int, paths: dict[str, str]) -> dict[str, Any]:
+def _prepare(shape: Shape, inputs: list[Any], expected: Any, resident: int, paths: dict[str, str], chosen: tuple[str, ...]) -> dict[str, Any]:
     """Each implementation's call, memory and output; a string where it cannot run (out of memory)."""
     import torch
 
@@ -211,6 +219,8 @@ def _prepare(shape: Shape, inputs: list[Any], expected: Any, resident: int, path
     calls: dict[str, Any] = {}
     functions = {"torch": _torch_eager(shape), "sdpa": _sdpa(shape, inputs[1])}
     for name, function in functions.items():
+        if name not in chosen:
+            continue
         try:
             calls[name] = ((lambda f=function, x=inputs: f(*x)), _torch_peak(lambda f=function, x=inputs: f(*x), resident), None)
         except torch.OutOfMemoryError:
@@ -227,11 +237,13 @@ def _prepare(shape: Shape, inputs: list[Any], expected: Any, resident: int, path
     return calls
 
 
-def run(sequences: tuple[int, ...]) -> list[tuple[harness.Row, float, float]]:
+def run(
+    sequences: tuple[int, ...], depths: tuple[int, ...] = (64, 128), chosen: tuple[str, ...] = IMPLEMENTATIONS, f32: bool = True
+) -> list[tuple[harness.Row, float, float]]:
     import torch
 
-    cases = shapes(sequences)
-    paths = pipelines()
+    cases = shapes(sequences, depths, f32)
+    paths = {name: pipeline for name, pipeline in pipelines().items() if name in chosen}
     precompile([(shape.source(), pipeline) for shape in cases for pipeline in paths.values()])
     generator = torch.Generator(device="cuda").manual_seed(0)
     results: list[tuple[harness.Row, float, float]] = []
@@ -241,15 +253,15 @@ def run(sequences: tuple[int, ...]) -> list[tuple[harness.Row, float, float]]:
             reference = _sdpa(shape, inputs[1]) if shape.element == "f16" else _torch_eager(shape)
             expected = reference(*inputs)
         resident = torch.cuda.memory_allocated()
-        calls = _prepare(shape, inputs, expected, resident, paths)
-        for name in ("torch", "mlc-3k", "mlc"):
-            if not isinstance(calls[name], str):
+        calls = _prepare(shape, inputs, expected, resident, paths, chosen)
+        for name in ("torch", "mlc-3k", "mlc", "mlc-fast"):
+            if name in calls and not isinstance(calls[name], str):
                 got = calls[name][0]() if name == "torch" else calls[name][2]
                 _check(f"{shape.name} {name}", got, expected)
         flops = 4 * HEADS * shape.sequence * shape.sequence * shape.depth
         moved = sum(x.numel() * x.element_size() for x in (*inputs, expected))
         torch_median = math.nan
-        for name in IMPLEMENTATIONS:
+        for name in (n for n in IMPLEMENTATIONS if n in calls):
             if isinstance(calls[name], str):
                 print(f"{shape.name:<26} {name:<10} {calls[name]}")
                 continue
@@ -260,6 +272,9 @@ def run(sequences: tuple[int, ...]) -> list[tuple[harness.Row, float, float]]:
             row = harness.Row(shape.name, name, median, moved / (median * 1e-6) / 1e9, torch_median / median, samples)
             results.append((row, flops / (median * 1e-6) / 1e12, taken / 2**20))
             print_table(results[-1:], header=False)
+        medians = {row.implementation: row.median_us for row, _, _ in results if row.case == shape.name}
+        if "sdpa" in medians:
+            print(f"{shape.name:<26} vs SDPA: " + ", ".join(f"{name} {medians['sdpa'] / us:.2f}x" for name, us in medians.items() if name.startswith("mlc")))
         del calls
         torch.cuda.empty_cache()
     return results
@@ -282,9 +297,14 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the rows here")
     parser.add_argument("--quick", action="store_true", help="sequence 1024 only")
     parser.add_argument("--sequences", default="1024,4096,16384", help="comma-separated sequence lengths")
+    parser.add_argument("--depths", default="64,128", help="comma-separated head dims")
+    parser.add_argument("--implementations", default=",".join(IMPLEMENTATIONS), help="comma-separated, of " + ", ".join(IMPLEMENTATIONS))
+    parser.add_argument("--no-f32", action="store_true", help="leave out the f32 case")
     args = parser.parse_args()
     os.environ.setdefault("MLC_CACHE_DIR", tempfile.mkdtemp(prefix="mlc-bench-attention-"))
-    results = run((1024,) if args.quick else tuple(int(s) for s in args.sequences.split(",")))
+    sequences = (1024,) if args.quick else tuple(int(s) for s in args.sequences.split(","))
+    chosen = tuple(args.implementations.split(","))
+    results = run(sequences, tuple(int(d) for d in args.depths.split(",")), chosen, not args.no_f32)
     print_table(results)
     if args.json:
         rows = [row for row, _, _ in results]

@@ -1,6 +1,7 @@
 """Where compile time goes, and what the on-disk cache saves (issue 17).
 
-    python bench/compile_time.py [--device cpu|cuda] [--repeat 3] [--json FILE]
+    python bench/compile_time.py [--device cpu|cuda] [--repeat 3] [--json FILE] [--after-only]
+                                 [--programs "fp16 MLP,attention"] [--profile-hit]
 
 Four programs: a small fused softmax chain (64x1024 f32), a 512^3 f32 matmul, an fp16 MLP block
 (256x512 -> 2048 -> 512 with bias, tanh-GELU and a residual) and an attention core (8 heads,
@@ -10,9 +11,16 @@ timed one by one: parse and verify the input, every pass of the device's pipelin
 the backend (LLVM to PTX or an object file) and the runtime's load (the host plan, the driver's
 PTX load or MCJIT). Two configurations, interleaved and medians of `--repeat`: "before" verifies
 after every pass and runs the pipeline without tile-merge-identical-kernels, as mlc.compile did
-before issue 17; "after" is mlc.compile's pipeline as it is. Then `mlc.compile` itself, cold
+before issue 17; "after" is mlc.compile's default pipeline for the device as it is (on an sm_90
+GPU `mlc-lower-to-gpu{arch=sm_90}`, the wgmma lowering); `--after-only` skips "before". The
+"load" step is the driver's JIT of the PTX: set CUDA_CACHE_DISABLE=1 to measure it, else the
+driver's own compute cache answers repeated loads of one PTX. Then `mlc.compile` itself, cold
 (cache off), and the cached compile in a fresh process (`python -c`, timed inside it after
-`import mlc, numpy`), with the cache in a temporary directory.
+`import mlc, numpy`), with the cache in a temporary directory; on the GPU the fresh process first
+opens the device (`mlc.runtime.get_device()`: importing cuda-python, cuInit, the primary
+context), timed on its own, which any first GPU use in a process pays (PyTorch's too), so the
+hit's own cost is the rest. `--profile-hit` runs one more such process under cProfile and
+prints where its hit goes.
 """
 
 from __future__ import annotations
@@ -79,7 +87,7 @@ PROGRAMS = {"softmax chain": SOFTMAX_CHAIN, "matmul 512^3": MATMUL, "fp16 MLP": 
 def compile_in_steps(source: str, device: str, before: bool) -> dict[str, float]:
     """Seconds per step of one compile (see the module docstring)."""
     from mlc import backend
-    from mlc.compiler import lower, select_entry
+    from mlc.compiler import default_pipeline_for, lower, select_entry
     from mlc.diagnostics import parse_module, verify
     from mlc.dialects import make_context
     from mlc.runtime import HostProgram, get_device
@@ -99,6 +107,8 @@ def compile_in_steps(source: str, device: str, before: bool) -> dict[str, float]
     pipeline = GPU_PIPELINE if device == "cuda" else CPU_PIPELINE
     if before:
         pipeline = pipeline.replace("tile-merge-identical-kernels,", "")
+    elif device == "cuda":
+        pipeline = default_pipeline_for("cuda", get_device().arch)
     passes: dict[str, float] = {}
     lower(module, pipeline, source_map, "<bench>", verify_each_pass=before, timings=passes)
     steps["verify"] += passes.pop("verify")
@@ -121,21 +131,38 @@ import sys, time
 import numpy
 import mlc
 start, cpu = time.perf_counter(), time.process_time()
+if sys.argv[1] == "cuda":
+    from mlc.runtime import get_device
+    get_device()
+opened = time.perf_counter()
+profile = None
+if sys.argv[2] == "profile":
+    import cProfile
+    profile = cProfile.Profile()
+    profile.enable()
 mlc.compile(sys.stdin.read(), device=sys.argv[1])
-print(time.perf_counter() - start, time.process_time() - cpu)
+end = time.perf_counter()
+if profile is not None:
+    import pstats
+    profile.disable()
+    pstats.Stats(profile, stream=sys.stderr).sort_stats("cumulative").print_stats(25)
+print(end - start, time.process_time() - cpu, opened - start)
 """
 
 
-def fresh_process_compile(source: str, device: str, cache_dir: str) -> float:
-    """Wall seconds of `mlc.compile` in a new process (its CPU seconds go to stderr: on a shared
-    machine they are the figure to compare)."""
+def fresh_process_compile(source: str, device: str, cache_dir: str, profile: bool = False) -> tuple[float, float]:
+    """(wall seconds of opening the device and `mlc.compile` in a new process, of which opening
+    the device); the CPU seconds go to stderr (on a shared machine they are the figure to compare)."""
     environment = dict(os.environ, MLC_CACHE_DIR=cache_dir, MLC_CACHE="1")
     done = subprocess.run(
-        [sys.executable, "-c", FRESH_PROCESS, device], input=source, capture_output=True, text=True, env=environment, check=True
-    )
-    wall, cpu = map(float, done.stdout.split())
-    print(f"  fresh process: {wall * 1e3:.1f} ms wall, {cpu * 1e3:.1f} ms CPU", file=sys.stderr)
-    return wall
+        [sys.executable, "-c", FRESH_PROCESS, device, "profile" if profile else "-"],
+        input=source, capture_output=True, text=True, env=environment, check=True,
+    )  # fmt: skip
+    if profile:
+        print(done.stderr, file=sys.stderr)
+    wall, cpu, opening = map(float, done.stdout.split())
+    print(f"  fresh process: {wall * 1e3:.1f} ms wall ({opening * 1e3:.1f} opening the device), {cpu * 1e3:.1f} ms CPU", file=sys.stderr)
+    return wall, opening
 
 
 def main() -> None:
@@ -143,14 +170,18 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--after-only", action="store_true", help="skip the 'before' configuration")
+    parser.add_argument("--programs", default=",".join(PROGRAMS), help="comma-separated names")
+    parser.add_argument("--profile-hit", action="store_true", help="cProfile one fresh-process hit")
     args = parser.parse_args()
     os.environ["MLC_CACHE"] = "0"
     import mlc
 
     mlc.compile(PROGRAMS["matmul 512^3"], device=args.device)  # imports everything once
     rows = []
-    for name, source in PROGRAMS.items():
-        runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
+    for name in args.programs.split(","):
+        source = PROGRAMS[name]
+        runs: dict[str, list[dict[str, float]]] = {"after": []} if args.after_only else {"before": [], "after": []}
         for _ in range(args.repeat):
             for configuration in runs:
                 runs[configuration].append(compile_in_steps(source, args.device, configuration == "before"))
@@ -161,18 +192,24 @@ def main() -> None:
             mlc.compile(source, device=args.device)
             cold.append(time.perf_counter() - start)
         with tempfile.TemporaryDirectory() as cache_dir:
-            first = fresh_process_compile(source, args.device, cache_dir)
-            cached = statistics.median(fresh_process_compile(source, args.device, cache_dir) for _ in range(args.repeat))
-        rows.append({"program": name, "steps": medians, "compile": statistics.median(cold), "fresh_first": first, "fresh_cached": cached})
+            first, _ = fresh_process_compile(source, args.device, cache_dir)
+            hits = [fresh_process_compile(source, args.device, cache_dir) for _ in range(args.repeat)]
+            if args.profile_hit:
+                fresh_process_compile(source, args.device, cache_dir, profile=True)
+        cached, opening = statistics.median(h[0] for h in hits), statistics.median(h[1] for h in hits)
+        rows.append({"program": name, "steps": medians, "compile": statistics.median(cold), "fresh_first": first,
+                     "fresh_cached": cached, "fresh_opening_device": opening})  # fmt: skip
         print_row(rows[-1])
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 
 
 def print_row(row: dict) -> None:
-    before, after = row["steps"]["before"], row["steps"]["after"]
+    after = row["steps"]["after"]
+    before = row["steps"].get("before", {})
     print(f"\n{row['program']}: mlc.compile {row['compile'] * 1e3:.0f} ms (cache off); fresh process "
-          f"{row['fresh_first'] * 1e3:.0f} ms first, {row['fresh_cached'] * 1e3:.1f} ms cached")
+          f"{row['fresh_first'] * 1e3:.0f} ms first, {row['fresh_cached'] * 1e3:.1f} ms cached, of which "
+          f"{row['fresh_opening_device'] * 1e3:.1f} ms opening the device")
     print(f"  {'step':34} {'before ms':>10} {'after ms':>10}")
     order = ["parse", "verify", "passes", "backend", "load", "total"]
     slowest = sorted((k for k in after if k.startswith("pass ")), key=lambda k: -after[k])[:6]

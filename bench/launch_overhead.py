@@ -8,10 +8,12 @@ layer, and `run_on_device` with torch tensors; then profiles `run_on_device` wit
 prints the functions that take the most time.
 
 CUDA graphs (issue 17): a chain of 12 kernels (64x64 matmul + tanh, twelve times) called through
-`run_on_device` with PyTorch tensors, plain launches against `cuda_graph=True` (one graph replay
-per call), in the same run: time per call over back-to-back calls (host and device together),
-and the results compared. The graphed program runs on a stream of its own; PyTorch's current
-stream is set to it around its calls so both sides take the same fast argument path.
+`run_on_device` with PyTorch tensors, plain launches (`cuda_graph=False`) against `cuda_graph=True`
+(one graph replay per call), in the same run: time per call over back-to-back calls (host and
+device together), and the results compared. The graphed program runs on a stream of its own;
+PyTorch's current stream is set to it around its calls so both sides take the same fast argument
+path. Then the automatic choice (`cuda_graph` left out) on the same chain and on PyTorch's default
+stream, as a `torch.compile` partition calls it, with the rule's decision printed.
 """
 
 from __future__ import annotations
@@ -72,8 +74,9 @@ def chain_of_kernels(length: int = 12) -> str:
 
 def cuda_graph_comparison() -> None:
     source = chain_of_kernels()
-    plain = mlc.compile(source, device="cuda")
+    plain = mlc.compile(source, device="cuda", cuda_graph=False)
     graphed = mlc.compile(source, device="cuda", cuda_graph=True)
+    automatic = mlc.compile(source, device="cuda")
     x, w = (torch.randn(64, 64, device="cuda") * 0.2 for _ in range(2))
     out_plain, out_graph = torch.empty(64, 64, device="cuda"), torch.empty(64, 64, device="cuda")
     graph_stream = torch.cuda.ExternalStream(int(graphed.program.executor.stream.handle))
@@ -90,13 +93,20 @@ def cuda_graph_comparison() -> None:
     same = torch.equal(out_plain, out_graph)
     print(f"12-kernel chain, plain launches : {plain_us:8.2f} us/call")
     print(f"12-kernel chain, CUDA graph     : {graph_us:8.2f} us/call  ({plain_us / graph_us:.2f}x; results equal: {same})")
+    out_auto = torch.empty(64, 64, device="cuda")
+    rounds = [(per_call_us(lambda: plain.run_on_device(x, w, outputs=[out_plain])),
+               per_call_us(lambda: automatic.run_on_device(x, w, outputs=[out_auto]))) for _ in range(3)]  # fmt: skip
+    plain_us, auto_us = sorted(r[0] for r in rounds)[1], sorted(r[1] for r in rounds)[1]
+    torch.cuda.synchronize()
+    print(f"12-kernel chain, default (automatic: graphs {automatic.program.uses_cuda_graphs}), PyTorch's default stream: "
+          f"{auto_us:8.2f} us/call against {plain_us:8.2f} plain ({plain_us / auto_us:.2f}x; equal: {torch.equal(out_plain, out_auto)})")
 
 
 def main() -> None:
     cuda_graph_comparison()
     x = torch.randn(64, 1024, device="cuda")
     out = torch.empty_like(x)
-    compiled = mlc.compile(chain_source((64, 1024)), device="cuda")
+    compiled = mlc.compile(chain_source((64, 1024)), device="cuda", cuda_graph=False)
     kernel = compiled.program._kernels[0]
     print(f"pytorch eager 4 ops : {per_call_us(lambda: torch.sigmoid(torch.relu(x * 2 + 1))):8.2f} us/call")
     print(f"run_on_device       : {per_call_us(lambda: compiled.run_on_device(x, outputs=[out])):8.2f} us/call")

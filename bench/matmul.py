@@ -7,7 +7,10 @@ fused dense layer relu(A @ B + bias) at 4096 against PyTorch eager doing the thr
 an add and a relu, each through memory). PyTorch runs with `allow_tf32 = False`, so both sides do
 fp32 fused multiply-adds on the CUDA cores. The `f16 ...` and `bf16 ...` cases (square 1024, 4096,
 8192 and the odd 4095x4097x1023) run on tensor cores, with the Triton kernel of `triton_matmul.py` as a third
-column where Triton is installed. TFLOP/s count 2 * M * N * K per product.
+column where Triton is installed. The `tf32 ...` cases are f32 products of precision "tf32" (mlc: mma.sync
+m16n8k8) against cuBLAS with TF32 allowed (`allow_tf32 = True` around its call) and Triton's
+`input_precision="tf32"`; `3xtf32 ...` against cuBLAS in IEEE fp32 and Triton's "tf32x3".
+TFLOP/s count 2 * M * N * K per product.
 `--matmul-tile` passes a block tile to `convert-graph-to-tile` instead of its heuristic (tuning).
 """
 
@@ -22,11 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Case, Row, run, write_json  # noqa: E402
 
 
-def matmul_source(m: int, n: int, k: int, epilogue: bool, element: str = "f32") -> str:
+def matmul_source(m: int, n: int, k: int, epilogue: bool, element: str = "f32", precision: str = "ieee") -> str:
     a, b, c, bias = (f"tensor<{shape}x{element}>" for shape in (f"{m}x{k}", f"{k}x{n}", f"{m}x{n}", f"{n}"))
+    stated = "" if precision == "ieee" else f' {{precision = "{precision}"}}'
     if not epilogue:
         return f"""func.func @matmul(%a: {a}, %b: {b}) -> {c} {{
-  %0 = graph.matmul %a, %b : ({a}, {b}) -> {c}
+  %0 = graph.matmul %a, %b{stated} : ({a}, {b}) -> {c}
   func.return %0 : {c}
 }}"""
     return f"""func.func @dense(%a: {a}, %b: {b}, %bias: {bias}) -> {c} {{
@@ -51,6 +55,41 @@ HALF_SHAPES = {
     "f16 matmul 4095x4097x1023": (4095, 4097, 1023),
 }
 HALF_SHAPES.update({name.replace("f16", "bf16", 1): shape for name, shape in HALF_SHAPES.items()})
+TF32_SHAPES = {name.replace("f16", "tf32", 1): shape for name, shape in HALF_SHAPES.items() if name.startswith("f16")}
+TF32_SHAPES["3xtf32 matmul 4096^3"] = (4096, 4096, 4096)
+
+
+def tf32_cases() -> list[Case]:
+    """f32 products at precision tf32 / 3xtf32 (tensor cores in mlc) against cuBLAS and Triton."""
+    import functools
+
+    import torch
+
+    try:
+        from triton_matmul import triton_matmul
+    except ImportError:
+        triton_matmul = None
+
+    def cublas_tf32(a, b):
+        torch.backends.cuda.matmul.allow_tf32 = True
+        try:
+            return torch.matmul(a, b)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = False
+
+    def operands(m: int, n: int, k: int):
+        return lambda g: [torch.randn(m, k, device="cuda", generator=g), torch.randn(k, n, device="cuda", generator=g)]
+
+    cases = []
+    for name, (m, n, k) in TF32_SHAPES.items():
+        precision = name.split()[0]
+        triton = functools.partial(triton_matmul, precision="tf32x3" if precision == "3xtf32" else "tf32") if triton_matmul else None
+        reference = torch.matmul if precision == "3xtf32" else cublas_tf32
+        # Two TF32 implementations (rounding or truncating the operands) differ by up to ~0.3 at K = 4096.
+        tolerance = (1e-3, 1e-2) if precision == "3xtf32" else (1e-2, 1.0)
+        source = matmul_source(m, n, k, False, "f32", precision)
+        cases.append(Case(name, operands(m, n, k), reference, source, 4 * (m * k + k * n + m * n), triton, tolerance=tolerance))
+    return cases
 
 
 def half_cases() -> list[Case]:
@@ -105,7 +144,7 @@ def cases() -> list[Case]:
 
 
 def flops(case_name: str) -> int:
-    m, n, k = dict([*SHAPES.items(), *HALF_SHAPES.items(), FUSED])[case_name]
+    m, n, k = dict([*SHAPES.items(), *HALF_SHAPES.items(), *TF32_SHAPES.items(), FUSED])[case_name]
     return 2 * m * n * k
 
 
@@ -126,7 +165,7 @@ def main() -> None:
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    selected = [case for case in (cases() + half_cases()) if args.only is None or args.only in case.name]
+    selected = [case for case in (cases() + half_cases() + tf32_cases()) if args.only is None or args.only in case.name]
     pipeline = None
     if args.matmul_tile:
         from mlc.transforms.pipelines import GPU_PIPELINE

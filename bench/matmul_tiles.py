@@ -1,6 +1,7 @@
 """Block tiles of an f16 tensor-core matmul, mlc alone: which (BM, BN, BK) is fastest for a shape.
 
     python bench/matmul_tiles.py [--shape 4096,4096,4096] [--tiles 128,128,16 128,256,32/3 ...] [--wgmma]
+        [--precision tf32|3xtf32]   (f32 operands at that precision instead of f16)
 
 Each tile is compiled through the GPU pipeline with `convert-graph-to-tile{matmul-tile=...}`
 (and `loop-promote-shared{stages=S}` for a tile written `BM,BN,BK/S`),
@@ -40,14 +41,20 @@ def main() -> None:
     parser.add_argument("--shape", default="4096,4096,4096", help="M,N,K")
     parser.add_argument("--tiles", nargs="+", default=list(DEFAULT_TILES), help="BM,BN,BK each")
     parser.add_argument("--wgmma", action="store_true", help="the sm_90a path (convert-tile-to-loop{wgmma=true})")
+    parser.add_argument("--precision", help="f32 operands at this precision (tf32, 3xtf32) instead of f16")
     args = parser.parse_args()
     import torch
 
     m, n, k = (int(size) for size in args.shape.split(","))
     generator = torch.Generator(device="cuda").manual_seed(0)
-    inputs = [torch.randn(m, k, device="cuda", generator=generator).half(), torch.randn(k, n, device="cuda", generator=generator).half()]
+    inputs = [torch.randn(m, k, device="cuda", generator=generator), torch.randn(k, n, device="cuda", generator=generator)]
+    if args.precision:
+        source, name = matmul_source(m, n, k, False, "f32", args.precision), f"{args.precision} {m}x{n}x{k}"
+    else:
+        inputs = [x.half() for x in inputs]
+        source, name = matmul_source(m, n, k, False, "f16"), f"f16 {m}x{n}x{k}"
     expected = torch.matmul(*inputs)
-    case = Case(f"f16 {m}x{n}x{k}", lambda g: inputs, torch.matmul, matmul_source(m, n, k, False, "f16"), 0, tolerance=(1e-2, 1e-1))
+    case = Case(name, lambda g: inputs, torch.matmul, source, 0, tolerance=(1e-2, 1e-1))
     for tile in args.tiles:
         call, output = mlc_callable(case, inputs, tile_pipeline(tile, args.wgmma))
         call()

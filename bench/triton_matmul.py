@@ -1,6 +1,6 @@
 """A Triton matmul for the benchmarks: the classic blocked kernel (grouped program order, a K loop
 of `tl.dot` on `BLOCK_K` slices, f32 accumulation, masked edges), one fixed configuration per
-call (128x256x64 blocks, 3 stages, 8 warps: Triton's tutorial choice for fp16 on H100), so that
+call (128x256x64 blocks, 3 stages, 8 warps: Triton's tutorial choice for fp16 on H100; 128x128x32 for f32), so that
 its time is not an autotuning artefact; `autotuned_matmul` is the same kernel under
 `@triton.autotune` over the tutorial's configurations (bench/tune.py compares with it). Imported only
 where Triton is installed."""
@@ -40,14 +40,17 @@ def _matmul_kernel(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
     tl.store(c_pointers, accumulator.to(c.dtype.element_ty), mask=(rows[:, None] < M) & (columns[None, :] < N))
 
 
-def triton_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+def triton_matmul(a: torch.Tensor, b: torch.Tensor, precision: str | None = None) -> torch.Tensor:
+    """`a @ b` by the fixed-configuration kernel; `precision` is `tl.dot`'s input_precision for f32
+    ("tf32", "tf32x3"; default IEEE, as mlc's default)."""
     M, K = a.shape
     _, N = b.shape
     c = torch.empty((M, N), device=a.device, dtype=a.dtype)
-    block_m, block_n, block_k = 128, 256, 64
+    # f32 operands take twice the shared memory: 128x256x64 in 3 stages would need 288 KiB.
+    block_m, block_n, block_k = (128, 128, 32) if a.dtype == torch.float32 else (128, 256, 64)
     grid = (triton.cdiv(M, block_m) * triton.cdiv(N, block_n),)
     _matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=8, PRECISION=_precision(a),
+                         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=8, PRECISION=precision or _precision(a),
                          num_stages=3, num_warps=8)
     return c
 

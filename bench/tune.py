@@ -1,8 +1,8 @@
 """Autotuning benchmark: tuned configurations against the heuristic, and the learned search against
 an exhaustive one (issue 20's targets).
 
-    python bench/tune.py --target cuda --trials 64 [--exhaustive] [--quick] [--only TEXT] [--db PATH] [--ray-address A]
-    python bench/tune.py --target cuda --scaling [--scaling-shapes 4] --trials 32
+    python bench/tune.py --target cuda --trials 64 [--exhaustive [--exhaustive-only TEXT]] [--quick] [--only TEXT] [--skip TEXT] [--db PATH] [--ray-address A]
+    python bench/tune.py --target cuda --scaling [--scaling-shapes 4] --trials 32 [--batch N]
 
 For each shape (square and skinny matmuls in f32 and f16, a conv2d, row reductions, a softmax) the
 evolutionary search (`mlc.tuning.search.tune`) measures up to `--trials` configurations, the
@@ -12,11 +12,16 @@ autotuning (matmuls: `@triton.autotune` over the tutorial's configurations; soft
 the best warp count), so the table's ratios do not rest on the tuner's own measurements; on the
 CPU the tuner's medians are shown. With `--exhaustive`, every distinct program of each space of at
 most `--exhaustive-limit` configurations is measured as well (the random strategy until the space
-is exhausted), and the table adds the exhaustive best and the number of learned-search trials
-needed to come within 95% of it (as a share of the exhaustive search's trials). `--scaling` tunes
-the first `--scaling-shapes` shapes measuring on one GPU, then on every visible GPU, and prints
-both wall times. Results go to the tuning database (`--db`, default a temporary file so that the
-benchmark leaves `mlc.compile` alone). Compare only within one run.
+is exhausted, `EXHAUSTIVE_BATCH` candidates a round), and the table adds the exhaustive best and
+the number of learned-search trials needed to come within 95% of it (as a share of the exhaustive
+search's trials; both count distinct programs, failures included). The learned search tunes the
+shapes in order with one database, so from the second shape on its cost model starts from the
+earlier shapes' records (the issue's transfer). The reference results (the interpreter's, with
+their error bounds) are computed once per shape for both searches. `--scaling` tunes the first
+`--scaling-shapes` shapes measuring on one GPU, then on every visible GPU, and prints both wall
+times (each from a fresh measurer: its processes' start counts; `--batch` fixes the candidates per
+round, else 4 per device). Results go to the tuning database (`--db`, default a temporary file so
+that the benchmark leaves `mlc.compile` alone). Compare only within one run.
 """
 
 from __future__ import annotations
@@ -33,8 +38,13 @@ from pathlib import Path
 from mlc.compiler import _read_source
 from mlc.tuning.database import TuningDatabase
 from mlc.tuning.measure import LocalMeasurer
-from mlc.tuning.search import Measurer, TuneResult, tune
+from mlc.tuning.search import Measurer, TuneResult, make_reference, tune
+from mlc.tuning.space import describe
 from mlc.tuning.workload import Workload
+
+EXHAUSTIVE_BATCH = 32
+"""Candidates a round of the exhaustive search: its order does not matter, so as many compile at
+once as the machine's cores allow."""
 
 
 def matmul(m: int, n: int, k: int, element: str = "f32") -> str:
@@ -71,6 +81,10 @@ def shapes(target: str, quick: bool) -> dict[str, str]:
     if quick or target == "cpu":
         return {"matmul 128^3": matmul(128, 128, 128), "matmul 16x512x256": matmul(16, 512, 256), "row sum 256x1024": row_sum(256, 1024)}
     return {
+        "row sum 65536x256": row_sum(65536, 256),
+        "softmax 16384x512": softmax(16384, 512),
+        "row sum 8192x4096": row_sum(8192, 4096),
+        "softmax 4096x4096": softmax(4096, 4096),
         "matmul 1024^3 f32": matmul(1024, 1024, 1024),
         "matmul 4096^3 f16": matmul(4096, 4096, 4096, "f16"),
         "matmul 2048^3 f16": matmul(2048, 2048, 2048, "f16"),
@@ -78,15 +92,15 @@ def shapes(target: str, quick: bool) -> dict[str, str]:
         "matmul 4096x64x4096 f32 (skinny)": matmul(4096, 64, 4096),
         "matmul 8192x8192x128 f16": matmul(8192, 8192, 128, "f16"),
         "conv2d 3x3 32x64x56x56 -> 64": conv2d(32, 64, 56, 64),
-        "row sum 8192x4096": row_sum(8192, 4096),
-        "row sum 65536x256": row_sum(65536, 256),
-        "softmax 4096x4096": softmax(4096, 4096),
-        "softmax 16384x512": softmax(16384, 512),
     }
 
 
 def selected(args: argparse.Namespace) -> dict[str, str]:
-    return {name: text for name, text in shapes(args.target, args.quick).items() if args.only is None or args.only in name}
+    return {
+        name: text
+        for name, text in shapes(args.target, args.quick).items()
+        if (args.only is None or args.only in name) and not any(skip in name for skip in args.skip or ())
+    }
 
 
 def _within(result: TuneResult, goal: float) -> int | None:
@@ -166,6 +180,7 @@ def compare(args: argparse.Namespace) -> None:
     measurer = measurer_for(args)
     db_path = args.db or str(Path(tempfile.mkdtemp(prefix="mlc-bench-tune-")) / "tuning.sqlite")
     speedups, against_triton = [], []
+    chosen: list[str] = []
     gpu = args.target == "cuda"
     header = "| shape | configs | heuristic us | tuned us | speedup | trials |"
     header += " Triton autotuned us | tuned vs Triton |" if gpu else ""
@@ -176,7 +191,8 @@ def compare(args: argparse.Namespace) -> None:
         for name, text in selected(args).items():
             module, _, _ = _read_source(text)
             workload = Workload(module, "main", name)
-            learned = tune(workload, args.target, args.trials, measurer, batch=args.batch, database=database)
+            reference = make_reference(workload)
+            learned = tune(workload, args.target, args.trials, measurer, batch=args.batch, database=database, reference=reference)
             if learned.best is None or learned.heuristic.cost is None:
                 print(f"| {name} | {learned.space.size()} | failed | | | {len(learned.trials)} |", flush=True)
                 continue
@@ -186,6 +202,7 @@ def compare(args: argparse.Namespace) -> None:
             else:
                 times = {"heuristic": learned.heuristic.cost * 1e6, "tuned": learned.best.cost * 1e6}
             speedups.append(times["heuristic"] / times["tuned"])
+            chosen.append(f"{name}: {describe(learned.best.config)}")
             row = f"| {name} | {learned.space.size()} | {times['heuristic']:.1f} | {times['tuned']:.1f} | {speedups[-1]:.2f}x | {len(learned.trials)} |"
             if gpu:
                 if "triton" in times:
@@ -193,16 +210,20 @@ def compare(args: argparse.Namespace) -> None:
                     row += f" {times['triton']:.1f} | {against_triton[-1]:.2f}x |"
                 else:
                     row += " — | — |"
-            if args.exhaustive and learned.space.size() <= args.exhaustive_limit:
-                every = tune(workload, args.target, 1 << 30, measurer, strategy="random", seed=1)
+            enumerated = args.exhaustive and (args.exhaustive_only is None or any(part in name for part in args.exhaustive_only))
+            if enumerated and learned.space.size() <= args.exhaustive_limit:
+                every = tune(workload, args.target, 1 << 30, measurer, strategy="random", batch=EXHAUSTIVE_BATCH, seed=1, reference=reference)
                 goal = every.best.cost / 0.95 if every.best else math.inf
                 reached = _within(learned, goal)
                 share = f"{reached} ({reached / len(every.trials):.0%} of {len(every.trials)})" if reached else f"not in {len(learned.trials)}"
                 row += f" {len(every.trials)}, {every.best.cost * 1e6:.1f} | {share} |" if every.best else " failed | |"
-            elif args.exhaustive:
+            elif enumerated:
                 row += " (space too large) | |"
+            elif args.exhaustive:
+                row += " (not enumerated) | |"
             print(row, flush=True)
     measurer.close()
+    print("\ntuned configurations:\n" + "\n".join(chosen))
     if speedups:
         print(f"\ngeometric mean speedup over the heuristic: {_geometric_mean(speedups):.3f}x ({len(speedups)} shapes)")
     if against_triton:
@@ -219,12 +240,14 @@ def scaling(args: argparse.Namespace) -> None:
     for devices in (every[:1], every):
         measurer = measurer_for(args, devices)
         start = time.perf_counter()
+        bests = []
         for name, text in chosen.items():
             module, _, _ = _read_source(text)
-            tune(Workload(module, "main", name), args.target, args.trials, measurer)
+            result = tune(Workload(module, "main", name), args.target, args.trials, measurer, batch=args.batch)
+            bests.append(f"{name} {result.best.cost * 1e6:.1f} us" if result.best else f"{name} failed")
         walls[len(devices)] = time.perf_counter() - start
         measurer.close()
-        print(f"{len(devices)} GPU(s): {len(chosen)} shapes x {args.trials} trials in {walls[len(devices)]:.1f} s", flush=True)
+        print(f"{len(devices)} GPU(s): {len(chosen)} shapes x {args.trials} trials in {walls[len(devices)]:.1f} s (best: {'; '.join(bests)})", flush=True)
     if len(every) > 1:
         print(f"scaling from 1 to {len(every)} GPUs: {walls[1] / walls[len(every)]:.2f}x")
 
@@ -235,8 +258,10 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=64)
     parser.add_argument("--exhaustive", action="store_true")
     parser.add_argument("--exhaustive-limit", type=int, default=600, help="enumerate spaces of at most this many configurations")
+    parser.add_argument("--exhaustive-only", action="append", help="enumerate only shapes whose name contains this text (repeatable)")
     parser.add_argument("--quick", action="store_true", help="three small shapes")
     parser.add_argument("--only", help="shapes whose name contains this text")
+    parser.add_argument("--skip", action="append", help="leave out shapes whose name contains this text (repeatable)")
     parser.add_argument("--scaling", action="store_true", help="tuning wall time on one GPU against every GPU")
     parser.add_argument("--scaling-shapes", type=int, default=4)
     parser.add_argument("--db", help="tuning database (default: a temporary file)")

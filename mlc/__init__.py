@@ -61,14 +61,15 @@ def compile(  # noqa: A001
     entry: str | None = None,
     pipeline: str | None = None,
     precision: str | None = None,
-    cuda_graph: bool = False,
+    cuda_graph: bool | None = None,
     num_threads: int | None = None,
 ) -> CompiledFunction:
     """Compiles the entry function of `source` for `device` ('auto', 'cuda' or 'cpu').
 
     `source` is a ModuleOp, a path or MLIR text (mlc/compiler.py says how a str is told apart);
     `precision` ('ieee', 'tf32' or '3xtf32') is that of f32 matmuls that state none;
-    `cuda_graph=True` replays the launches of a call as one CUDA graph (GPU only);
+    `cuda_graph=True` replays the launches of a call as one CUDA graph (GPU only), `False` never
+    does, and None (the default) does where it pays (mlc/runtime/graph_choice.py);
     `num_threads` is the CPU's thread count (default: `MLC_NUM_THREADS`, else every core).
     """
     from mlc.compiler import compile as compile_source

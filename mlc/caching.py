@@ -187,7 +187,7 @@ def look_up(
     device: str,
     entry: str | None,
     pipeline: str,
-    cuda_graph: bool = False,
+    cuda_graph: bool | None = None,
     num_threads: int | None = None,
 ) -> tuple[CompiledFunction | None, Lookup | None]:
     """The cached function for this compile, if any, and the lookup (None when the cache is off)."""
@@ -219,11 +219,12 @@ def artifact_of(compiled: CompiledFunction, target: dict[str, str], key: str = "
         target=target,
         key=key,
         shared_library=compiled.shared_library,
+        cubin=getattr(getattr(compiled.program.executor, "module", None), "cubin", None),
     )
 
 
 def function_from_artifact(
-    artifact: Artifact, cuda_graph: bool = False, num_threads: int | None = None
+    artifact: Artifact, cuda_graph: bool | None = None, num_threads: int | None = None
 ) -> CompiledFunction:
     """A callable function from `artifact`, loaded by the runtime (no compiling)."""
     from mlc.compiler import CompiledFunction
@@ -233,7 +234,9 @@ def function_from_artifact(
         from mlc.runtime import get_device
 
         assert isinstance(artifact.kernels, str)
-        program = HostProgram.for_cuda_plan(artifact.plan, artifact.kernels, get_device(), cuda_graph=cuda_graph)
+        program = HostProgram.for_cuda_plan(
+            artifact.plan, artifact.kernels, get_device(), cuda_graph=cuda_graph, cubin=artifact.cubin
+        )
     else:
         assert isinstance(artifact.kernels, bytes)
         program = HostProgram.for_cpu_plan(artifact.plan, artifact.kernels, num_threads, artifact.shared_library)

@@ -18,7 +18,8 @@ Arguments, checked before any work (`ArgumentTypeError` / `ArgumentError`, which
   to what the device's runtime runs is a `CompileError` saying so.
 * `cuda_graph`: record the launches of a call into a CUDA graph once and replay it on later calls
   (one driver call instead of one per kernel; `HostProgram._replay_graph` says when a graph is
-  recorded again). GPU only.
+  recorded again). True: always (GPU only); False: never; None (the default): on the GPU when it
+  pays, a rule from the launch count and the kernels' sizes (`mlc/runtime/graph_choice.py`).
 * `num_threads`: the worker threads a CPU program splits its large kernels' grids over (a
   positive integer); None: `MLC_NUM_THREADS`, else the cores the process may use. It decides
   nothing at compile time (the same code and cache entry serve every thread count).
@@ -35,7 +36,7 @@ none of the steps below runs.
 * `precision`: 'ieee' (the default), 'tf32' or '3xtf32', the precision of f32 matmuls that state
   none (`mlc/dialects/precision.py`; the default pipeline's option). A matmul whose precision the
   target's lowering cannot compute is a `LoweringError` naming the op and the target, before
-  anything is lowered (today both targets compute 'ieee' only: TF32 needs tensor cores).
+  anything is lowered (the GPU computes all three, TF32 on tensor cores; the CPU 'ieee' only).
 
 bf16 programs compile for the CPU and for GPUs of compute capability 8.0 or newer; on an older GPU
 the first op over bf16 is a `LoweringError` naming it and the GPU.
@@ -418,14 +419,14 @@ def compile(
     entry: str | None = None,
     pipeline: str | None = None,
     precision: str | None = None,
-    cuda_graph: bool = False,
+    cuda_graph: bool | None = None,
     num_threads: int | None = None,
 ) -> CompiledFunction:
     """Compiles the entry function of `source` for `device` (see the module docstring)."""
     _check_names(entry, pipeline, precision)
     _check_precision_argument(precision, pipeline)
-    if not isinstance(cuda_graph, bool):
-        raise ArgumentTypeError(f"cuda_graph must be True or False; got {type(cuda_graph).__name__}")
+    if cuda_graph is not None and not isinstance(cuda_graph, bool):
+        raise ArgumentTypeError(f"cuda_graph must be True, False or None (automatic); got {type(cuda_graph).__name__}")
     if num_threads is not None and (
         isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1
     ):
@@ -593,7 +594,7 @@ def _refuse_unhonoured_precisions(module: ModuleOp, precision: str, target: str,
     from mlc.transforms.lowering.dot_precision import honoured_precisions
     from mlc.transforms.lowering.matmul_kernel import matmul_precision
 
-    honoured = honoured_precisions(target)
+    honoured = honoured_precisions(target, target != "cuda" or _has_tensor_cores())
     for op in module.walk():
         if isinstance(op, graph.MatmulOp) and (wanted := matmul_precision(op, precision)) not in honoured:
             message = (
@@ -601,6 +602,15 @@ def _refuse_unhonoured_precisions(module: ModuleOp, precision: str, target: str,
                 f"(precisions computed there: {', '.join(sorted(honoured.precisions))})"
             )
             raise LoweringError(describe_op(op, message, source_map, name))
+
+
+def _has_tensor_cores() -> bool:
+    """Whether the GPU runs TF32 tensor-core products (mma.sync m16n8k8 .tf32: sm_80+)."""
+    from mlc.backend.nvptx import BFLOAT16_MINIMUM_ARCH, arch_number
+    from mlc.runtime import get_device
+
+    number = arch_number(get_device().arch)
+    return number is None or number >= BFLOAT16_MINIMUM_ARCH
 
 
 def _refuse_bfloat16_without_support(module: ModuleOp, source_map: Any, name: str) -> None:
@@ -627,10 +637,11 @@ def _refuse_bfloat16_without_support(module: ModuleOp, source_map: Any, name: st
 
 
 def _load(
-    module: ModuleOp, target: str, function_name: str, cuda_graph: bool, num_threads: int | None, shared_library: bool
+    module: ModuleOp, target: str, function_name: str, cuda_graph: bool | None, num_threads: int | None, shared_library: bool
 ) -> tuple[str | bytes, Any, bytes | None]:
     """The backend's artifact for `module`, the runtime's program of `function_name`, and (CPU,
-    when `shared_library` is asked for and a linker is there) the kernels as a shared library."""
+    when `shared_library` is asked for and a linker is there) the kernels as a shared library;
+    on the GPU, `shared_library` keeps the driver's compiled image (cubin) with the program."""
     from mlc import backend
     from mlc.runtime import HostProgram
 
@@ -639,7 +650,12 @@ def _load(
 
         gpu = get_device()
         ptx = backend.compile_to_ptx(module, arch=gpu.arch)
-        return ptx, HostProgram.for_cuda(module, ptx, entry=function_name, device=gpu, cuda_graph=cuda_graph), None
+        # For the cache (`shared_library`: a later process loads what this one compiled), the
+        # driver's compiled image is kept too: a hit then loads it without the PTX JIT.
+        program = HostProgram.for_cuda(
+            module, ptx, entry=function_name, device=gpu, cuda_graph=cuda_graph, keep_cubin=shared_library
+        )
+        return ptx, program, None
     from mlc.backend.cpu import compile_to_cpu_code
 
     code = compile_to_cpu_code(module, shared_library)

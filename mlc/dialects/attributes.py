@@ -220,7 +220,7 @@ CPU_ACCUMULATORS = DeclaredAttribute(
 MMA = DeclaredAttribute(
     "mlc.mma",
     "array<i64: M, N, K>",
-    "a matmul or attention-chain kernel whose products run on tensor cores: the shape of one warp's loop.mma_sync step",
+    "a matmul or attention-chain kernel whose products run on tensor cores: the shape of one warp's loop.mma_sync step (16, 8, 16; 16, 8, 8 for TF32)",
     "convert-tile-to-loop{tensor-cores=true}",
     "people (the loop.mma_sync ops carry the decision to the GPU lowering)",
     _i64_array(3),
@@ -273,7 +273,7 @@ OPERAND = DeclaredAttribute(
     'a string ("a" or "b")',
     "which matmul operand a load reads",
     "convert-tile-to-loop",
-    "people (loop-promote-shared finds reuse from the indices, not from this mark)",
+    "loop-promote-shared (stages the marked reads of an mlc.mma kernel whatever their reuse; elsewhere it finds reuse from the indices)",
     _string,
 )
 DOT = DeclaredAttribute(
@@ -361,7 +361,9 @@ TUNED = DeclaredAttribute(
 
 
 def _chain_plan(value: Attribute) -> bool:
-    if not isinstance(value, DictionaryAttr) or set(value.data) != {"order", *_CHAIN_PLAN_NUMBERS}:
+    if not isinstance(value, DictionaryAttr) or set(value.data) - {"fast_math"} != {"order", *_CHAIN_PLAN_NUMBERS}:
+        return False
+    if "fast_math" in value.data and not isinstance(value.data["fast_math"], UnitAttr):
         return False
     order = value.data["order"]
     numbers = [value.data[key] for key in _CHAIN_PLAN_NUMBERS]
@@ -375,19 +377,22 @@ _CHAIN_PLAN_NUMBERS = ("block_rows", "block_keys", "fused_bytes", "separate_byte
 
 CHAIN = DeclaredAttribute(
     "mlc.chain",
-    '"attention"',
-    "a GEMM chain fused into one kernel (matmul, scale/mask, softmax, matmul with an online softmax)",
+    '"attention" or "matmul"',
+    "a GEMM chain fused into one kernel (attention: matmul, scale/mask, softmax, matmul with an online "
+    "softmax; matmul: matmul, elementwise, matmul, graph-fuse's opt-in matmul-chains)",
     "graph-fuse (on the graph.fusion), convert-graph-to-tile (on the tile.kernel), convert-tile-to-loop "
     "(on the loop.kernel of a tensor-core chain)",
     "convert-graph-to-tile (builds the chain's kernel), convert-tile-to-loop (lowers it), loop-promote-shared "
     "(stages the key loop's operands per iteration)",
-    lambda value: isinstance(value, StringAttr) and value.data == "attention",
+    lambda value: isinstance(value, StringAttr) and value.data in ("attention", "matmul"),
 )
 CHAIN_PLAN = DeclaredAttribute(
     "mlc.chain_plan",
-    '{order = "rows-outer"|"keys-outer", block_rows, block_keys, fused_bytes, separate_bytes, on_chip_bytes} (i64)',
+    '{order = "rows-outer"|"keys-outer", block_rows, block_keys, fused_bytes, separate_bytes, on_chip_bytes} (i64)'
+    ", optional fast_math (unit)",
     "the data-movement model's choice for a chain: block order and sizes, bytes moved fused and as "
-    "separate kernels, the blocks' on-chip footprint",
+    "separate kernels, the blocks' on-chip footprint; fast_math: the kernel may skip the graph's per-op "
+    "roundings of the scores and use exp2 (graph-fuse's opt-in fast-math)",
     "graph-fuse (analysis/gemm_chain.py), copied by convert-graph-to-tile onto the kernel",
     "convert-graph-to-tile (the block sizes), people",
     _chain_plan,

@@ -33,7 +33,7 @@ from mlc.interpreter.llvm import ordered_reduce, scalar_layout, vector_addresses
 from mlc.interpreter.operations import call_function, static_int
 from mlc.interpreter.simt import grid_level
 from mlc.interpreter.values import Mask, as_array, dtype_of
-from mlc.interpreter.warp import LDMATRIX_INTRINSICS, MMA_INTRINSICS, ldmatrix_intrinsic, mma_intrinsic
+from mlc.interpreter.warp import LDMATRIX_INTRINSICS, MMA_INTRINSICS, TF32_INTRINSIC, ldmatrix_intrinsic, mma_intrinsic, tf32_intrinsic
 
 
 # Library functions ------------------------------------------------------------------------------------------
@@ -302,6 +302,7 @@ INTRINSICS: dict[str, IntrinsicImplementation] = {
     },
     **{f"llvm.nvvm.shfl.sync.{mode}": _shuffle(mode) for mode in ("up", "down", "bfly", "idx")},
     **{name: mma_intrinsic for name in MMA_INTRINSICS},
+    TF32_INTRINSIC: tf32_intrinsic,
     **{name: ldmatrix_intrinsic for name in LDMATRIX_INTRINSICS},
     **CP_ASYNC_INTRINSICS,
     "llvm.nvvm.fmax.f": _elementwise(np.fmax),

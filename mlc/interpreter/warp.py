@@ -1,5 +1,5 @@
 """Warp-collective tensor-core ops: `loop.mma_sync`, `loop.ldmatrix` and the warpgroup's `loop.wgmma`
-in loop and GPU kernels.
+in loop and GPU kernels, and the rounding of TF32 operands (`loop.round_tf32`).
 
 The engine runs every thread of a launch at once as lanes (see `engine.py`), so a warp-collective
 op sees the registers of all 32 lanes of each warp: the implementation gathers them into whole
@@ -22,7 +22,9 @@ reports a write of them before). Its
 NVVM form (inline `wgmma.mma_async` assembly with matrix descriptors) is not interpreted.
 
 Arithmetic: each element is accumulated in increasing k with f32 fused multiply-adds, as
-`tile.dot` is, so a lowering that keeps the K order is exact against the tile level.
+`tile.dot` is, so a lowering that keeps the K order is exact against the tile level. A TF32
+`loop.mma_sync` (m16n8k8, f32 registers) first truncates its operands to TF32, as the tensor core
+reads them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from mlc.dialects.loop import ops as loop
+from mlc.dialects.precision import round_to_tf32
 from mlc.interpreter.async_copy import issue_product
 from mlc.interpreter.engine import Execution, Level, OperationTable
 from mlc.interpreter.errors import InterpreterError
@@ -62,20 +65,46 @@ def _c_position(register: int) -> tuple[np.ndarray, np.ndarray]:
     return _GROUP + 8 * (register // 2), 2 * _THREAD_IN_GROUP + register % 2
 
 
+def _tf32_a_position(register: int) -> tuple[np.ndarray, np.ndarray]:
+    """m16n8k8 (TF32): rows and columns of A that register `register` holds, per lane."""
+    return _GROUP + 8 * (register % 2), _THREAD_IN_GROUP + 4 * (register // 2)
+
+
+def _tf32_b_position(register: int) -> tuple[np.ndarray, np.ndarray]:
+    return _THREAD_IN_GROUP + 4 * register, _GROUP
+
+
+def as_tf32(values: np.ndarray) -> np.ndarray:
+    """f32 values as a TF32 tensor core reads them: the low 13 mantissa bits cleared (truncation)."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    keep = np.uint32((0xFFFFFFFF << loop.TF32_IGNORED_BITS) & 0xFFFFFFFF)
+    return (bits & keep).view(np.float32)
+
+
 def mma_m16n8k16(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """D = A B + C per warp. a: (..., 32, 4, 2), b: (..., 32, 2, 2), c: (..., 32, 4) -> like c."""
+    """D = A B + C per warp. a: (..., 32, 4, 2), b: (..., 32, 2, 2), c: (..., 32, 4) -> like c.
+
+    With one element a register (a: (..., 32, 4, 1), b: (..., 32, 2, 1)) it is the TF32 m16n8k8."""
     batch = c.shape[:-2]
-    lhs = np.zeros((*batch, 16, 16), dtype=np.float32)
-    rhs = np.zeros((*batch, 16, 8), dtype=np.float32)
+    tf32 = a.shape[-1] == 1
+    depth = 8 if tf32 else 16
+    lhs = np.zeros((*batch, 16, depth), dtype=np.float32)
+    rhs = np.zeros((*batch, depth, 8), dtype=np.float32)
     result = np.zeros((*batch, 16, 8), dtype=np.float32)
     for register in range(4):
-        for element in range(2):
-            lhs[(..., *_a_position(register, element))] = a[..., register, element]
+        if tf32:
+            lhs[(..., *_tf32_a_position(register))] = as_tf32(a[..., register, 0])
+        else:
+            for element in range(2):
+                lhs[(..., *_a_position(register, element))] = a[..., register, element]
         result[(..., *_c_position(register))] = c[..., register]
     for register in range(2):
-        for element in range(2):
-            rhs[(..., *_b_position(register, element))] = b[..., register, element]
-    for k in range(16):
+        if tf32:
+            rhs[(..., *_tf32_b_position(register))] = as_tf32(b[..., register, 0])
+        else:
+            for element in range(2):
+                rhs[(..., *_b_position(register, element))] = b[..., register, element]
+    for k in range(depth):
         result = fma(lhs[..., :, k : k + 1], rhs[..., k : k + 1, :], result)
     return np.stack([result[(..., *_c_position(register))] for register in range(4)], axis=-1)
 
@@ -128,32 +157,40 @@ def _check_whole_warps(view: _WarpView, mask: Mask, op: Operation) -> None:
         raise InterpreterError(f"'{op.name}' reached by only part of a {_UNIT[size]} ({int(counts[(counts > 0) & (counts < size)].flat[0])} of {size} lanes)", op)
 
 
-def _warp_mma(execution: Execution, op: Operation, mask: Mask, a: list[np.ndarray], b: list[np.ndarray], c: list[np.ndarray]) -> list[np.ndarray]:
-    """The lanes' D registers from their A, B (lane arrays of pairs) and C registers."""
+def _warp_mma(
+    execution: Execution, op: Operation, mask: Mask, a: list[np.ndarray], b: list[np.ndarray], c: list[np.ndarray], tf32: bool = False
+) -> list[np.ndarray]:
+    """The lanes' D registers from their A, B (lane arrays of pairs, or of f32 scalars with `tf32`)
+    and C registers."""
     view = _WarpView(execution, op)
     _check_whole_warps(view, mask, op)
 
     def registers(values: list[np.ndarray], trailing: tuple[int, ...]) -> np.ndarray:
         return np.stack([view.gather(value, trailing) for value in values], axis=-1 - len(trailing)).astype(np.float32)
 
-    d = mma_m16n8k16(registers(a, (2,)), registers(b, (2,)), registers(c, ()))
+    if tf32:  # one element a register: a trailing axis of 1
+        a, b = ([np.asarray(value)[..., None] for value in group] for group in (a, b))
+    width = 1 if tf32 else 2
+    d = mma_m16n8k16(registers(a, (width,)), registers(b, (width,)), registers(c, ()))
     return [view.scatter(np.ascontiguousarray(d[..., register])) for register in range(4)]
 
 
 def mma_sync(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     assert isinstance(op, loop.MmaSyncOp)
-    operand_dtype = dtype_of(op.operand_type())
+    tf32 = loop.mma_shape(op.operand_type()) == loop.TF32_MMA_SHAPE
+    operand_dtype = np.dtype(np.float32) if tf32 else dtype_of(op.operand_type())
     a, b = ([as_array(execution.get(value), operand_dtype) for value in group] for group in (op.a, op.b))
     c = [as_array(execution.get(value), np.dtype(np.float32)) for value in op.c]
-    return list(_warp_mma(execution, op, mask, a, b, c))
+    return list(_warp_mma(execution, op, mask, a, b, c, tf32))
 
 
 MMA_INTRINSICS = {
-    "llvm.nvvm.mma.m16n8k16.row.col.f32.f32": np.dtype(np.float16),
-    "llvm.nvvm.mma.m16n8k16.row.col.bf16": None,
+    "llvm.nvvm.mma.m16n8k16.row.col.f32.f32": "f16",
+    "llvm.nvvm.mma.m16n8k16.row.col.bf16": "bf16",
+    "llvm.nvvm.mma.m16n8k8.row.col.tf32": "tf32",
 }
-"""The NVVM intrinsics `loop.mma_sync` lowers to, with their operand type: f16 pairs as
-`<2 x half>`, bf16 pairs packed in an i32 (element 0 in the low half), None."""
+"""The NVVM intrinsics `loop.mma_sync` lowers to, with their operands: f16 pairs as `<2 x half>`,
+bf16 pairs packed in an i32 (element 0 in the low half), TF32 as the f32's bits in an i32."""
 
 
 def _unpack_bf16(value: object) -> np.ndarray:
@@ -164,11 +201,16 @@ def _unpack_bf16(value: object) -> np.ndarray:
 
 
 def mma_intrinsic(execution: Execution, op: Operation, arguments: list[object], mask: Mask) -> list[object]:
-    """`llvm.nvvm.mma.m16n8k16.row.col.*`: 4 A, 2 B registers, 4 f32 accumulators -> a struct of 4."""
-    packed = MMA_INTRINSICS[op.intrin.data] is None  # type: ignore[attr-defined]
-    registers = [_unpack_bf16(value) if packed else np.asarray(value, dtype=np.float32) for value in arguments[:6]]
+    """`llvm.nvvm.mma.m16n8k{16,8}.row.col.*`: 4 A, 2 B registers, 4 f32 accumulators -> a struct of 4."""
+    operands = MMA_INTRINSICS[op.intrin.data]  # type: ignore[attr-defined]
+    if operands == "bf16":
+        registers = [_unpack_bf16(value) for value in arguments[:6]]
+    elif operands == "tf32":
+        registers = [np.asarray(value).astype(np.int32).view(np.float32) for value in arguments[:6]]
+    else:
+        registers = [np.asarray(value, dtype=np.float32) for value in arguments[:6]]
     c = [np.asarray(value, dtype=np.float32) for value in arguments[6:]]
-    return [tuple(_warp_mma(execution, op, mask, registers[:4], registers[4:6], c))]
+    return [tuple(_warp_mma(execution, op, mask, registers[:4], registers[4:6], c, operands == "tf32"))]
 
 
 def _distribute_rows(execution: Execution, op: Operation, mask: Mask, rows: np.ndarray, matrices: int, trans: bool) -> list[np.ndarray]:
@@ -297,5 +339,21 @@ def ldmatrix_intrinsic(execution: Execution, op: Operation, arguments: list[obje
     return [registers[0] if count == 1 else tuple(registers)]
 
 
+def round_tf32(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    """`loop.round_tf32`: to nearest, ties away from zero (`precision.round_to_tf32`)."""
+    (value,) = execution.operands(op)
+    return [round_to_tf32(as_array(value, np.dtype(np.float32)))]
+
+
+TF32_INTRINSIC = "llvm.nvvm.f2tf32.rna"
+"""`cvt.rna.tf32.f32`: `loop.round_tf32`'s NVVM form, the rounded f32's bits as an i32."""
+
+
+def tf32_intrinsic(execution: Execution, op: Operation, arguments: list[object], mask: Mask) -> list[object]:
+    return [np.ascontiguousarray(round_to_tf32(np.asarray(arguments[0], dtype=np.float32))).view(np.int32)]
+
+
 def table() -> OperationTable:
-    return OperationTable(MappingProxyType({loop.MmaSyncOp: mma_sync, loop.LdMatrixOp: ldmatrix, loop.WgmmaOp: wgmma}), MappingProxyType({}))
+    return OperationTable(
+        MappingProxyType({loop.MmaSyncOp: mma_sync, loop.RoundTf32Op: round_tf32, loop.LdMatrixOp: ldmatrix, loop.WgmmaOp: wgmma}), MappingProxyType({})
+    )

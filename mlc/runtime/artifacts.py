@@ -7,7 +7,8 @@ features, mlc's build, the versions of the dependencies that shaped the code). I
 graph-level source as text, for `CompiledFunction.reference()` and for lowering again when
 someone asks for the lowered IR, and, for the CPU, the kernels linked as a shared library when the
 compiler could link one (`shared_library`: loading it needs no LLVM; absent in files written
-before it existed, which read as None).
+before it existed, which read as None), and for the GPU the PTX as the driver compiled it
+(`cubin`: loading it needs no JIT; None likewise when absent, and the PTX is loaded instead).
 
 File layout (all integers little-endian):
 
@@ -15,7 +16,7 @@ File layout (all integers little-endian):
     checksum    32 bytes   SHA-256 of everything after it
     header size  8 bytes
     header       JSON (UTF-8): the fields, the plan as tagged JSON, the blob table
-    blobs        raw bytes: the kernels, the shared library if any, and each constant's values,
+    blobs        raw bytes: the kernels, the shared library and the cubin if any, and each constant's values,
                            at the offsets the table gives
 
 Nothing is pickled: decoding builds only the plan's own classes, numpy arrays and plain values,
@@ -82,6 +83,8 @@ class Artifact:
     """The cache key it is stored under ('' in a bundle): an entry under another key is foreign."""
     shared_library: bytes | None = None
     """CPU: the kernels as a shared library, beside the object (see the module docstring)."""
+    cubin: bytes | None = None
+    """GPU: the PTX compiled by the driver for the target's GPU (see the module docstring)."""
 
 
 def encode(artifact: Artifact) -> bytes:
@@ -91,6 +94,10 @@ def encode(artifact: Artifact) -> bytes:
     blobs.append(kernels)
     if artifact.shared_library is not None:
         blobs.append(bytes(artifact.shared_library))
+    cubin_blob = None
+    if artifact.cubin is not None:
+        cubin_blob = len(blobs)
+        blobs.append(bytes(artifact.cubin))
     header = {
         "format": FORMAT_VERSION,
         "device": artifact.device,
@@ -101,6 +108,7 @@ def encode(artifact: Artifact) -> bytes:
         "target": artifact.target,
         "key": artifact.key,
         "shared_library": 1 if artifact.shared_library is not None else None,
+        "cubin": cubin_blob,
         "plan": _encode_value(artifact.plan, blobs),
     }
     table, offset = [], 0
@@ -146,6 +154,7 @@ def decode(data: bytes) -> Artifact:
             target=dict(header["target"]),
             key=header["key"],
             shared_library=blobs[header["shared_library"]] if header.get("shared_library") is not None else None,
+            cubin=blobs[header["cubin"]] if header.get("cubin") is not None else None,
         )
     except ArtifactError:
         raise

@@ -784,15 +784,31 @@ class CudaModule:
     A load failure raises CudaError with the JIT's error log and, when the PTX targets a newer
     architecture or ISA than the device and driver take, says so. `info_log` keeps the JIT's
     informational output of a successful load.
+
+    Compiled code (the compile cache's use): with `keep_cubin`, the PTX is JIT-compiled through
+    the driver's linker (`cuLinkCreate`, `cuLinkAddData`, `cuLinkComplete`) and the resulting
+    cubin kept as `cubin` and loaded; given `cubin`, that image is loaded (`cuModuleLoadData`: no
+    JIT, which takes 30-200 ms for mlc's larger kernels when the driver's own compute cache does
+    not have them). Either falls back to loading the PTX when the driver refuses (a cubin for
+    another GPU or from a newer driver; no linker in the driver), so the PTX stays the truth.
     """
 
-    def __init__(self, ptx: str | bytes, device: Device | None = None, name: str = "<ptx>"):
+    def __init__(
+        self,
+        ptx: str | bytes,
+        device: Device | None = None,
+        name: str = "<ptx>",
+        cubin: bytes | None = None,
+        keep_cubin: bool = False,
+    ):
         self.device = device or get_device()
         self.name = name
         self.ptx = ptx.decode() if isinstance(ptx, bytes) else ptx
         self._driver = driver_module()
         self._functions: dict[str, CudaFunction] = {}
-        self.handle, self.info_log = self._load()
+        self.cubin: bytes | None = None
+        """The compiled image the module was loaded from, when it was (see the class docstring)."""
+        self.handle, self.info_log = self._load_compiled(cubin, keep_cubin) or self._load()
         self._finalizer = weakref.finalize(
             self, _unload_module, self._driver, self.device.context, self.handle
         )
@@ -815,6 +831,44 @@ class CudaModule:
         if error:
             raise error_from_result(error, self._describe_load(), self._load_hint(_decode_log(error_log)))
         return handle, _decode_log(info_log)
+
+    def _load_compiled(self, cubin: bytes | None, keep_cubin: bool) -> tuple[Any, str] | None:
+        """The module loaded from `cubin`, or from a cubin linked now (`keep_cubin`); None when
+        there is none or the driver refuses it, and the PTX is to be loaded instead."""
+        if cubin is None and not keep_cubin:
+            return None
+        with self.device.activated():
+            image = cubin if cubin is not None else self._link_cubin()
+            if image is None:
+                return None
+            error, handle = self._driver.cuModuleLoadData(image)
+        if error:
+            return None
+        self.cubin = image
+        return handle, ""
+
+    def _link_cubin(self) -> bytes | None:
+        """The PTX compiled by the driver's JIT linker for the current context's device, or None."""
+        import ctypes
+
+        driver = self._driver
+        if not hasattr(driver, "cuLinkCreate"):
+            return None
+        image = self.ptx.encode() + b"\0"
+        error, state = driver.cuLinkCreate(0, [], [])
+        if error:
+            return None
+        try:
+            (error,) = driver.cuLinkAddData(
+                state, driver.CUjitInputType.CU_JIT_INPUT_PTX, image, len(image), self.name.encode(), 0, [], []
+            )
+            if error:
+                return None
+            error, address, size = driver.cuLinkComplete(state)
+            # The image belongs to the link state: copied before it is destroyed.
+            return None if error else ctypes.string_at(int(address), size)
+        finally:
+            driver.cuLinkDestroy(state)
 
     def _describe_load(self) -> str:
         target = _ptx_directive(self.ptx, "target") or "no .target"

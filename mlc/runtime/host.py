@@ -77,6 +77,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 import numpy as np
 
 from mlc.errors import ArgumentError, ArgumentTypeError, CudaError, OutOfMemoryError, format_bytes
+from mlc.runtime.graph_choice import CaptureGuard, graph_pays
 from mlc.runtime.slots import (
     CPU_LAUNCH,
     DEFAULT_ALIGNMENT,
@@ -329,13 +330,15 @@ class Executor(ABC):
 class HostProgram:
     """A host function ready to run many times on one executor (see the module docstring)."""
 
-    def __init__(self, plan: HostPlan, executor: Executor, cuda_graph: bool = False):
+    def __init__(self, plan: HostPlan, executor: Executor, cuda_graph: bool = False, automatic_graphs: bool = False):
         self.plan = plan
         self.executor = executor
         if cuda_graph and not isinstance(executor, CudaExecutor):
             raise HostProgramError(f"@{plan.function_name}: CUDA graphs need the GPU; {type(executor).__name__} has none")
         # With CUDA graphs: one captured graph per set of kernel pointers, most recently used last.
         self._graphs: dict[tuple[int | None, ...], object] | None = {} if cuda_graph else None
+        # Chosen automatically (graph_choice.py): given up when the buffers move too often.
+        self._capture_guard = CaptureGuard() if cuda_graph and automatic_graphs else None
         foreign = plan.launch_kinds - {executor.launch_op_name}
         if foreign:
             raise HostProgramError(
@@ -391,12 +394,15 @@ class HostProgram:
         entry: str | func.FuncOp | None = None,
         device: Device | None = None,
         stream: Stream | None = None,
-        cuda_graph: bool = False,
+        cuda_graph: bool | None = False,
+        keep_cubin: bool = False,
     ) -> HostProgram:
-        """The program of `entry`, its kernels taken from `ptx` (the backend's output for `module`)."""
+        """The program of `entry`, its kernels taken from `ptx` (the backend's output for `module`;
+        `keep_cubin`: see `for_cuda_plan`)."""
         from mlc.runtime.plan import plan_host_function
 
-        return cls.for_cuda_plan(plan_host_function(module, entry), ptx, device, stream, cuda_graph)
+        plan = plan_host_function(module, entry)
+        return cls.for_cuda_plan(plan, ptx, device, stream, cuda_graph, keep_cubin=keep_cubin)
 
     @classmethod
     def for_cuda_plan(
@@ -405,19 +411,27 @@ class HostProgram:
         ptx: str,
         device: Device | None = None,
         stream: Stream | None = None,
-        cuda_graph: bool = False,
+        cuda_graph: bool | None = False,
+        cubin: bytes | None = None,
+        keep_cubin: bool = False,
     ) -> HostProgram:
         """The program of a plan read before (from the cache or a bundle), its kernels from `ptx`.
 
         With `cuda_graph`, the launches are captured into CUDA graphs and replayed; they need a
         stream of their own (the legacy default stream cannot be captured): one is created when
-        `stream` is None."""
+        `stream` is None. `cuda_graph=None` chooses (`graph_choice.graph_pays`). `cubin`: the
+        PTX compiled before, loaded without the driver's JIT; `keep_cubin`: keep the compiled
+        image (`CudaModule`), for the cache."""
         from mlc.runtime.cuda import CudaModule, Stream
 
-        module = CudaModule(ptx, device, name=f"for @{plan.function_name}")
+        name = f"for @{plan.function_name}"
+        module = CudaModule(ptx, device, name=name, cubin=cubin, keep_cubin=keep_cubin)
+        automatic = cuda_graph is None
+        if automatic:
+            cuda_graph = graph_pays(plan.launches, module.device.properties.multiprocessor_count)
         if cuda_graph and stream is None:
             stream = Stream.create(module.device)
-        return cls(plan, CudaExecutor(module, stream), cuda_graph)
+        return cls(plan, CudaExecutor(module, stream), bool(cuda_graph), automatic)
 
     @classmethod
     def for_cpu(
@@ -651,31 +665,40 @@ class HostProgram:
     def _buffer(self, bound: dict[int, Buffer], slot: int) -> Buffer:
         return bound[slot] if slot in bound else self._kept[slot]
 
+    @property
+    def uses_cuda_graphs(self) -> bool:
+        """Whether calls replay CUDA graphs (asked for, or chosen and not given up)."""
+        return self._graphs is not None
+
     def _launch_all(self) -> None:
         self._last_launches = self._launches_description
-        if self._graphs is not None:
-            self._replay_graph()
+        if self._graphs is not None and self._replay_graph():
             return
         for kernel in self._kernels:
             kernel.launch()
 
-    def _replay_graph(self) -> None:
+    def _replay_graph(self) -> bool:
         """Replays the graph captured for the current pointers, capturing it on first use.
 
         The buffers of the memory plan (constants, the arena, intermediates, staging buffers of
         numpy arguments, `run`'s kept results) never move, so a program called the same way
         replays one graph; outputs or CUDA arrays at new addresses get a graph of their own (the
         `MAX_CUDA_GRAPHS` most recently used are kept). Graphs are captured on the program's own
-        stream and replayed on the call's (`call_streams.py`)."""
+        stream and replayed on the call's (`call_streams.py`). False, having launched nothing,
+        when graphs chosen automatically are given up (`graph_choice.CaptureGuard`)."""
         assert self._graphs is not None and isinstance(self.executor, CudaExecutor)
         key = tuple(self._pointers)
         graph = self._graphs.pop(key, None)
+        if self._capture_guard is not None and not self._capture_guard.keep_graphs(capturing=graph is None):
+            self._graphs = None  # chosen automatically, and the buffers move too often: plain launches
+            return False
         if graph is None:
             graph = self.executor.capture(lambda: [kernel.launch() for kernel in self._kernels])
             if len(self._graphs) >= MAX_CUDA_GRAPHS:
                 del self._graphs[next(iter(self._graphs))]
         self._graphs[key] = graph
         graph.launch(self.executor.stream)  # type: ignore[attr-defined]
+        return True
 
     def _describing_failures(self) -> AbstractContextManager[None]:
         return _AppendLaunches(self)

@@ -5,11 +5,16 @@ per argument of a function type (standard normal floats, integers in [-20, 20), 
 even odds), never all zeros. `time_calls` times calls of a compiled function (anything with
 `__call__`, `run_on_device` and `synchronize`): on the GPU with CUDA events around launches on
 device buffers made once (no copies timed), on the CPU with `time.perf_counter` around whole
-calls; `warmup` untimed calls first.
+calls; `warmup` untimed calls first. With `min_sample_seconds`, a GPU sample is a run of
+back-to-back calls lasting about that long, divided by their number: events around one call time
+the host's launch path too, which for a kernel of tens of microseconds is most of what they see
+(the GPU waits for the launch), while calls in a model's stream overlap their launches with the
+kernels before them.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -44,8 +49,14 @@ def random_inputs(function_type: object, seed: int) -> list[np.ndarray]:
     return arrays
 
 
-def time_calls(compiled: Any, arrays: Sequence[np.ndarray], device: str, runs: int, warmup: int) -> list[float]:
-    """Seconds per call of a CompiledFunction, one entry per timed run."""
+MAX_CALLS_PER_SAMPLE = 1000
+
+
+def time_calls(
+    compiled: Any, arrays: Sequence[np.ndarray], device: str, runs: int, warmup: int, min_sample_seconds: float = 0.0
+) -> list[float]:
+    """Seconds per call of a CompiledFunction, one entry per timed run (a sample of back-to-back
+    calls on the GPU with `min_sample_seconds`, see the module docstring)."""
     if device == "cuda":
         from mlc.runtime.cuda import DeviceBuffer, Event
 
@@ -54,15 +65,20 @@ def time_calls(compiled: Any, arrays: Sequence[np.ndarray], device: str, runs: i
         for _ in range(warmup):
             compiled.run_on_device(*inputs, outputs=outputs)
         compiled.synchronize()
-        times = []
-        for _ in range(runs):
+
+        def sample(calls: int) -> float:
             start, end = Event(), Event()
             start.record()
-            compiled.run_on_device(*inputs, outputs=outputs)
+            for _ in range(calls):
+                compiled.run_on_device(*inputs, outputs=outputs)
             end.record()
             end.synchronize()
-            times.append(end.elapsed_milliseconds_since(start) / 1e3)
-        return times
+            return end.elapsed_milliseconds_since(start) / 1e3 / calls
+
+        calls = 1
+        if min_sample_seconds > 0:  # one call's time (launch included) sizes the samples
+            calls = max(1, min(MAX_CALLS_PER_SAMPLE, math.ceil(min_sample_seconds / max(sample(1), 1e-7))))
+        return [sample(calls) for _ in range(runs)]
     for _ in range(warmup):
         compiled(*arrays)
     times = []

@@ -1,11 +1,14 @@
 """The tunable decisions of mlc's passes ("knobs"), declared in one table, one line per knob.
 
 A knob is a pass option whose default is a heuristic: convert-graph-to-tile's elements per
-program and matmul block, convert-tile-to-loop's vector width, the CPU's threading threshold.
+program, matmul block and reduction warps, convert-tile-to-loop's vector width, loop-promote-shared's
+stages, the CPU's threading threshold.
 `KNOBS` maps each pass's CLI name to its knobs; a knob names the option (as `mlc-opt` spells it),
 the targets it means something on, its legal values for a workload (`WorkloadFacts`: shapes read
 from the graph after decomposition) and, where a value can be legal in form but impossible on a
-target (too much shared memory, too many accumulator registers), a `prune` rule that says why.
+target (too much shared memory, too many accumulator registers), a `prune` rule that says why;
+`RULES` say why a combination of several knobs cannot run (a wgmma block with too few stages, or
+more than its shared memory holds).
 The autotuner (`mlc/tuning/space.py`) reads this table; a tuned configuration is nothing but these
 options set on the device's pipeline, so `mlc-opt --pass-pipeline '<pipeline>'` replays it.
 
@@ -21,7 +24,7 @@ block shape (`loop-promote-shared` may pad a shared tile by a few bytes more).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -29,6 +32,10 @@ from xdsl.ir import Attribute
 
 from mlc.dialects.buffer_limits import element_bytes
 from mlc.dialects.graph import ops as graph
+from mlc.targets import WGMMA_ARCHS
+from mlc.transforms.analysis.shared_memory_promotion import WGMMA_SHARED_MEMORY_BYTES
+from mlc.transforms.lowering.matmul_kernel import choose_matmul_tile
+from mlc.transforms.lowering.matmul_wgmma import WGMMA_PIPELINE_STAGES
 
 TARGETS = ("cpu", "cuda")
 Value = int | tuple[int, ...]
@@ -55,20 +62,35 @@ class WorkloadFacts:
     other_kernels: bool = True
     """Ops besides matmuls that lower to kernels: without them the knobs of elementwise and
     reduction kernels have nothing to act on, and every value would make the same program."""
+    reductions: bool = False
+    """Reductions, whose kernels take `reduction-warps` (not `num-warps`)."""
+    elementwise: bool = True
+    """Ops besides matmuls and reductions that make kernels (the only ones `num-warps` sizes)."""
+    arch: str = ""
+    """The GPU architecture the pipeline lowers for ("" any GPU, or the CPU): on sm_90 f16/bf16
+    matmuls may take wgmma blocks."""
 
     @classmethod
-    def of(cls, module: ModuleOp) -> WorkloadFacts:
+    def of(cls, module: ModuleOp, arch: str = "") -> WorkloadFacts:
         largest = 1
         matmuls = []
-        other_kernels = False
+        other_kernels = reductions = elementwise = False
         for op in module.walk():
-            other_kernels |= op.name.startswith("graph.") and op.name not in KERNEL_FREE_OPS
+            makes_kernel = op.name.startswith("graph.") and op.name not in KERNEL_FREE_OPS
+            other_kernels |= makes_kernel
+            reductions |= isinstance(op, graph.REDUCTION_OPS)
+            elementwise |= makes_kernel and not isinstance(op, graph.REDUCTION_OPS)
             for result in op.results:
                 if isinstance(result.type, TensorType):
                     largest = max(largest, math.prod(result.type.get_shape()))
             if isinstance(op, graph.MatmulOp):
                 matmuls.append(_matmul_shape(op.operands[0].type, op.operands[1].type))
-        return cls(largest, tuple(matmuls), other_kernels)
+        return cls(largest, tuple(matmuls), other_kernels, reductions, elementwise, arch)
+
+    @property
+    def wgmma(self) -> bool:
+        """Whether f16/bf16 matmuls may run as warpgroup products (matmul_wgmma.py)."""
+        return self.arch in WGMMA_ARCHS and any(m.element_bytes == 2 for m in self.matmuls)
 
 
 KERNEL_FREE_OPS = ("graph.matmul", "graph.constant", "graph.reshape")
@@ -149,7 +171,50 @@ def _matmul_tiles(facts: WorkloadFacts) -> tuple[Value, ...]:
         for bn in powers_of_two(16, min(256, max(16, columns)))
         for bk in powers_of_two(8, min(32, max(8, depth)))
     ]
-    return _with_default((), blocks)  # (): matmul_kernel.choose_matmul_tile's heuristic
+    return _with_default((), blocks + _wgmma_tiles(facts))  # (): matmul_kernel.choose_matmul_tile's heuristic
+
+
+WGMMA_BLOCK_SIZES = (64, 128, 256)
+"""Rows and columns of a wgmma block (whole warpgroups of 64 rows, 64-column swizzle blocks, at
+most 256: matmul_wgmma.wgmma_applies)."""
+WGMMA_DEPTHS = (64, 128)
+"""K steps of a wgmma block: whole 128-byte swizzle rows of A."""
+WGMMA_ROW_ALIGNMENT = 8
+"""Elements (16 bytes) the operands' rows must be a multiple of for wgmma's async copies."""
+
+
+def _wgmma_tiles(facts: WorkloadFacts) -> list[Value]:
+    """The blocks that take warpgroup products on an sm_90 pipeline (f16/bf16 products whose rows
+    allow it): mma.sync's blocks stop at a K step of 32, wgmma's start at 64. A block no deeper
+    than K has no K loop to pipeline (then mma.sync runs it), so K must exceed the step."""
+    halves = [m for m in facts.matmuls if m.element_bytes == 2]
+    if not facts.wgmma or not halves or any(m.depth % WGMMA_ROW_ALIGNMENT or m.columns % WGMMA_ROW_ALIGNMENT for m in halves):
+        return []
+    rows = max(64, _next_power_of_two(max(m.rows for m in halves)))
+    columns = max(64, _next_power_of_two(max(m.columns for m in halves)))
+    depth = min(m.depth for m in halves)
+    return [
+        (bm, bn, bk)
+        for bm in WGMMA_BLOCK_SIZES
+        for bn in WGMMA_BLOCK_SIZES
+        for bk in WGMMA_DEPTHS
+        if bm <= rows and bn <= columns and bk < depth
+    ]
+
+
+def _takes_wgmma(block: tuple[int, ...], matmul: MatmulShape, facts: WorkloadFacts) -> bool:
+    """Whether convert-tile-to-loop{wgmma=true} lowers `matmul` with `block` to warpgroup
+    products (matmul_wgmma.wgmma_applies, for the power-of-two blocks `matmul-tile` takes)."""
+    bm, bn, bk = block
+    aligned = matmul.depth % WGMMA_ROW_ALIGNMENT == 0 and matmul.columns % WGMMA_ROW_ALIGNMENT == 0
+    shaped = bm % 64 == 0 and bn % 64 == 0 and bk % 64 == 0 and max(bm, bn) <= max(WGMMA_BLOCK_SIZES)
+    return facts.arch in WGMMA_ARCHS and matmul.element_bytes == 2 and aligned and shaped and bk < matmul.depth
+
+
+def _wgmma_stage_bytes(block: tuple[int, ...]) -> int:
+    """Shared memory of one stage of a wgmma block's f16/bf16 operand tiles (swizzled, unpadded)."""
+    bm, bn, bk = block
+    return (bm * bk + bk * bn) * 2
 
 
 def _prune_matmul_tile(value: Value, facts: WorkloadFacts, target: str) -> str | None:
@@ -157,6 +222,13 @@ def _prune_matmul_tile(value: Value, facts: WorkloadFacts, target: str) -> str |
         return None
     assert isinstance(value, tuple)
     bm, bn, bk = value
+    if target == "cuda" and any(_takes_wgmma(value, m, facts) for m in facts.matmuls):
+        # Warpgroup products: BM / 16 warps hold BN / 2 accumulators each; the operands are staged
+        # in at least MIN_WGMMA_STAGES buffers (swizzled: a register copy cannot write that layout).
+        staged = MIN_WGMMA_STAGES * _wgmma_stage_bytes(value)
+        if staged > WGMMA_SHARED_MEMORY_BYTES:
+            return f"{MIN_WGMMA_STAGES} stages of the operand tiles take {staged} bytes of shared memory (at most {WGMMA_SHARED_MEMORY_BYTES})"
+        return None
     threads = 32 * min(8, max(1, bm * bn // 16 // 32))  # matmul_kernel.matmul_warps
     if target == "cuda" and bm * bn // threads > MAX_ACCUMULATORS[target]:  # the CPU's: micro-kernel
         return f"{bm * bn // threads} accumulators per thread (at most {MAX_ACCUMULATORS[target]} on {target})"
@@ -165,6 +237,42 @@ def _prune_matmul_tile(value: Value, facts: WorkloadFacts, target: str) -> str |
     if target == "cuda" and shared > SHARED_MEMORY_BYTES:
         return f"{shared} bytes of shared memory for the operand tiles (at most {SHARED_MEMORY_BYTES})"
     return None
+
+
+def _stages(facts: WorkloadFacts) -> tuple[Value, ...]:
+    if not facts.matmuls:
+        return (0,)
+    # wgmma's smaller blocks have room for more stages in their 200 KiB (see _wgmma_stages_fit).
+    return (0, 1, 2, 3, 4, 5, 6) if facts.wgmma else (0, 1, 2, 3, 4)
+
+
+MIN_WGMMA_STAGES = 3
+"""Stages a wgmma kernel lowers with, at least: each product stays in flight one K step after its
+own (`async_pipeline.overlap_products`), so its copies run two steps ahead; fewer fail to lower."""
+
+
+def _wgmma_stages_fit(config: Mapping[str, Value], facts: WorkloadFacts, target: str) -> str | None:
+    """Every wgmma kernel's stages (the `stages` knob, 0: its default) within MIN_WGMMA_STAGES and
+    the shared memory loop-promote-shared gives them: it gives a second operand the first one's
+    count or none, and a wgmma operand without stages does not lower."""
+    if target != "cuda" or not facts.wgmma:
+        return None
+    stages = config.get("loop-promote-shared.stages", 0) or WGMMA_PIPELINE_STAGES  # 0: the kernel's
+    chosen = config.get("convert-graph-to-tile.matmul-tile", ())
+    for m in facts.matmuls:
+        block = chosen or choose_matmul_tile(m.batch, m.rows, m.columns, m.depth, half=m.element_bytes == 2, wgmma=True)
+        if not _takes_wgmma(tuple(block), m, facts):
+            continue
+        if stages < MIN_WGMMA_STAGES:
+            return f"{stages} stages: a wgmma kernel needs at least {MIN_WGMMA_STAGES}"
+        if stages * _wgmma_stage_bytes(tuple(block)) > WGMMA_SHARED_MEMORY_BYTES:
+            return f"{stages} stages of {tuple(block)} take {stages * _wgmma_stage_bytes(tuple(block))} bytes of shared memory (at most {WGMMA_SHARED_MEMORY_BYTES})"
+    return None
+
+
+RULES: tuple[Callable[[Mapping[str, Value], WorkloadFacts, str], str | None], ...] = (_wgmma_stages_fit,)
+"""Prune rules over several knobs of a configuration (`SearchSpace.invalid` runs them after each
+knob's own rule): why the configuration cannot run, or None."""
 
 
 MAX_VECTOR_ACCUMULATORS = 28
@@ -197,7 +305,8 @@ def _min_parallel_elements(facts: WorkloadFacts) -> tuple[Value, ...]:
 KNOBS: dict[str, tuple[Knob, ...]] = {
     "convert-graph-to-tile": (
         Knob("elements-per-program", _elements_per_program, "elements of a (non-matmul) kernel's tile"),
-        Knob("num-warps", lambda facts: (4, 1, 2, 8, 16) if facts.other_kernels else (4,), "warps of an elementwise kernel's block", ("cuda",)),
+        Knob("num-warps", lambda facts: (4, 1, 2, 8, 16) if facts.other_kernels and facts.elementwise else (4,), "warps of an elementwise kernel's block", ("cuda",)),
+        Knob("reduction-warps", lambda facts: (0, 1, 2, 4, 8, 16, 32) if facts.reductions else (0,), "warps of a reduction kernel's block (0: the heuristic's)", ("cuda",)),
         Knob("matmul-tile", _matmul_tiles, "(BM, BN, BK) block of every matmul", prune=_prune_matmul_tile),
     ),
     "convert-tile-to-loop": (
@@ -205,7 +314,7 @@ KNOBS: dict[str, tuple[Knob, ...]] = {
         Knob("vector-bytes", lambda facts: (16, 4, 8, 32), "bytes of a thread's vector access", ("cpu",)),
     ),
     "loop-promote-shared": (
-        Knob("stages", lambda facts: (0, 1, 2, 3, 4) if facts.matmuls else (0,), "async-copy stages of promoted tiles (0: the kernel's mlc.pipeline_stages)", ("cuda",)),
+        Knob("stages", _stages, "async-copy stages of promoted tiles (0: the kernel's mlc.pipeline_stages)", ("cuda",)),
     ),
     "convert-tile-dot-to-cpu": (
         Knob("micro-kernel", _cpu_micro_kernels, "(MR, NR, W) register micro-tile of CPU matmuls", ("cpu",), prune=_prune_micro_kernel),

@@ -17,7 +17,8 @@ Each is a pass (usable inside `--pass-pipeline`) that expands into plain passes;
 `mlc-opt --dump-pass-pipeline` prints the expansion. Option: `precision` (`mlc-lower-to-cpu{precision=tf32}`),
 passed to convert-graph-to-tile: the precision of f32 matmuls that do not state their own.
 `mlc-lower-to-gpu{arch=sm_90}` (what `mlc.compile` asks for on an sm_90 GPU; "" by default, any
-GPU) lowers f16/bf16 matmuls for Hopper: convert-graph-to-tile{wgmma=true} picks wgmma blocks and
+GPU) lowers f16/bf16 matmuls for Hopper: graph-pad-matmul-operands{wgmma=true} pads ragged operand
+rows to 16-byte multiples, convert-graph-to-tile{wgmma=true} picks wgmma blocks and
 convert-tile-to-loop{tensor-cores=true wgmma=true} warpgroup products (sm_90a code, which the
 back end then builds for an sm_90 target); other architectures keep mma.sync.
 """
@@ -34,9 +35,10 @@ from mlc.passes import NamedPipeline, build_pipeline
 from mlc.targets import WGMMA_ARCHS
 from mlc.transforms import all_passes
 from mlc.transforms.graph.convert_graph_to_tile import ConvertGraphToTile
+from mlc.transforms.graph.graph_pad_matmul_operands import GraphPadMatmulOperands
 from mlc.transforms.tile.convert_tile_to_loop import ConvertTileToLoop
 
-_GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse{chain_model},graph-plan-memory"
+_GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,{pad}graph-fuse{chain_model},graph-plan-memory"
 _TO_TILE = (
     f"{_GRAPH},convert-graph-to-tile{{graph_to_tile}},cse,canonicalize,tile-merge-identical-kernels,"
     "{dot_lowering}convert-tile-to-loop{tensor_cores},cse,canonicalize"
@@ -46,10 +48,10 @@ _TO_LLVM = (
     "convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,cse"
 )
 
-GPU_PIPELINE = f"{_TO_TILE.format(chain_model='{compute-model=gpu}', graph_to_tile='', dot_lowering='', tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
+GPU_PIPELINE = f"{_TO_TILE.format(pad='graph-pad-matmul-operands,', chain_model='{compute-model=gpu}', graph_to_tile='', dot_lowering='', tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
     library="libdevice"
 )
-CPU_PIPELINE = f"{_TO_TILE.format(chain_model='', graph_to_tile='{target=cpu}', dot_lowering='convert-tile-dot-to-cpu,convert-tile-rows-to-cpu,', tensor_cores='')},loop-unroll,convert-loop-to-cpu,expand-math-for-cpu," + _TO_LLVM.format(
+CPU_PIPELINE = f"{_TO_TILE.format(pad='', chain_model='', graph_to_tile='{target=cpu}', dot_lowering='convert-tile-dot-to-cpu,convert-tile-rows-to-cpu,', tensor_cores='')},loop-unroll,convert-loop-to-cpu,expand-math-for-cpu," + _TO_LLVM.format(
     library="libm"
 )
 
@@ -63,9 +65,11 @@ def _with_precision(passes: list[ModulePass], precision: str) -> list[ModulePass
 
 
 def _with_wgmma(passes: list[ModulePass]) -> list[ModulePass]:
-    """`passes` with convert-graph-to-tile's and convert-tile-to-loop's `wgmma` option set."""
+    """`passes` with graph-pad-matmul-operands', convert-graph-to-tile's and convert-tile-to-loop's
+    `wgmma` option set."""
+    wgmma_passes = ConvertGraphToTile | ConvertTileToLoop | GraphPadMatmulOperands
     return [
-        dataclasses.replace(module_pass, wgmma=True) if isinstance(module_pass, ConvertGraphToTile | ConvertTileToLoop) else module_pass
+        dataclasses.replace(module_pass, wgmma=True) if isinstance(module_pass, wgmma_passes) else module_pass
         for module_pass in passes
     ]
 

@@ -8,9 +8,10 @@ thread loop are counted once per execution (times the trip counts of the `scf.fo
 then multiplied by threads and programs:
 
 * flops: float arithmetic per lane (`math.fma` 2, other `math` functions 4, arith 1), a warp's
-  tensor-core `loop.mma_sync` (2*16*8*16) shared by its 32 threads;
+  tensor-core `loop.mma_sync` (2*16*8*16) shared by its 32 threads, a warpgroup's `loop.wgmma`
+  (2*64*N*K) shared by its 128;
 * bytes loaded and stored per memory level: global, shared (space 3), private (space 5), with
-  `loop.ldmatrix`'s 8x8 16-bit matrices;
+  `loop.ldmatrix`'s 8x8 16-bit matrices and the blocks a `loop.wgmma` reads;
 * reuse: flops per global byte; vector width: the widest access's lanes;
 * parallelism: programs, threads per program, and an occupancy estimate: the programs' balance
   over the target's workers (CPU cores; for CUDA, 132 multiprocessors of 2048 threads);
@@ -125,6 +126,12 @@ def _count(op: Operation, times: float, counts: KernelCounts) -> None:
         counts.branches += times
     if isinstance(op, loop.MmaSyncOp):
         counts.flops += times * MMA_FLOPS_PER_THREAD
+    if isinstance(op, loop.WgmmaOp):  # a warpgroup's 64 x N x K product of blocks read from memory
+        n, k = op.n.value.data, op.k.value.data
+        counts.flops += times * 2 * loop.WGMMA_ROWS * n * k / loop.WARPGROUP_SIZE
+        level = _memory_level(op.lhs.type)
+        read = (loop.WGMMA_ROWS * k + k * n) * element_bytes(op.lhs.type.element_type)  # type: ignore[attr-defined]
+        counts.bytes["global_load" if level == "global" else level] += times * read / loop.WARPGROUP_SIZE
     if isinstance(op, loop.LdMatrixOp):
         level = _memory_level(op.buffer.type)
         counts.bytes["global_load" if level == "global" else level] += times * op.matrices * LDMATRIX_BYTES_PER_THREAD

@@ -8,8 +8,9 @@ configuration spelled out), seeded inputs and the reference results with their e
    result travels back as an artifact (`mlc.caching.artifact_of`, the bytes of a bundle);
 2. `run_candidate`: the artifact is loaded by the runtime in the device's worker, called once and
    checked against the reference within the derived bounds (`check_results`), then timed:
-   `warmup` calls, then `repeats` timed calls (`mlc.runtime.measurement.time_calls`); the cost is
-   their median in seconds.
+   `warmup` calls, then `repeats` timed samples (`mlc.runtime.measurement.time_calls`; on the GPU
+   each sample is back-to-back calls lasting at least `SAMPLE_SECONDS`); the cost is their median
+   in seconds per call.
 
 Anything that goes wrong (a compile error, a wrong result, a crash, a timeout) is a result with
 `cost=None` and the error, never an exception: a failed candidate is a data point.
@@ -40,6 +41,11 @@ from multiprocessing.pool import AsyncResult, Pool
 
 import numpy as np
 
+SAMPLE_SECONDS = 1e-3
+"""The least a timed sample lasts on the GPU (back-to-back calls, `time_calls`): a candidate's cost
+is its kernels' time in a stream, as a model runs them, not its launch path's (the first GPU runs
+timed each call alone: every row-reduction candidate cost ~43 us, its launch, whether its kernels
+took 25 or 40)."""
 COMPILE_TIMEOUT = 300.0
 RUN_TIMEOUT = 120.0
 MAX_WORKERS = 32
@@ -105,7 +111,7 @@ def run_candidate(task: MeasureTask, artifact: bytes, compile_seconds: float = 0
         comparison = check_results(results, task.expected, task.bounds)
         if comparison.failure is not None:
             return MeasureResult(None, f"wrong result: {comparison.failure}", compile_seconds)
-        costs = time_calls(compiled, task.inputs, task.target, task.repeats, task.warmup)
+        costs = time_calls(compiled, task.inputs, task.target, task.repeats, task.warmup, SAMPLE_SECONDS)
         return MeasureResult(statistics.median(costs), None, compile_seconds, tuple(costs))
     except Exception as error:  # noqa: BLE001 - a candidate that fails to run is a measured failure
         return MeasureResult(None, _describe(error), compile_seconds)

@@ -16,8 +16,8 @@
      (each knob from either of two parents) of the best measured configurations, plus random
      samples; the cost model (`CostModel`, retrained after every batch, seeded with earlier
      tunings of the target from the database) ranks them, and the batch takes the predicted
-     best, with one random member per batch to keep exploring. Until the model has data it
-     behaves as 'random'.
+     best, with one random member per batch to keep exploring. Until the model has data (the
+     heuristic's measurement and earlier tunings' records count) it behaves as 'random'.
 4. Every measurement (failures too) goes to the database (when one is given) as it arrives, and
    to `on_trial` (the progress bar).
 
@@ -34,6 +34,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
+
+import numpy as np
 
 from mlc.tuning.cost_model import CostModel
 from mlc.tuning.database import Record, TuningDatabase, current_version
@@ -215,16 +217,16 @@ def tune(
     database: TuningDatabase | None = None,
     on_trial: Callable[[Trial, TuneResult], None] | None = None,
     repeats: int = 5,
+    reference: Reference | None = None,
 ) -> TuneResult:
     """Tunes `workload` on `target` with at most `trials` measurements (see the module docstring);
-    `batch` candidates per round, by default `BATCH_PER_SLOT` for each of the measurer's devices."""
-    from mlc.dialects.graph.error_bounds import result_bounds
-
+    `batch` candidates per round, by default `BATCH_PER_SLOT` for each of the measurer's devices.
+    `reference`: the workload's `make_reference(workload)` when the caller has it already (a second
+    tuning of the same workload need not interpret it again)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown search strategy '{strategy}': use one of {', '.join(STRATEGIES)}")
     space = SearchSpace.of(workload.module, target)
-    inputs = workload.inputs()
-    expected, bounds = result_bounds(workload.function, inputs)
+    inputs, expected, bounds = reference or make_reference(workload)
     source = str(workload.module)
     result = TuneResult(workload, target, space)
     search = Search(workload, space, strategy, random.Random(seed), CostModel(seed), result, lambda configs: measurer.extract(source, configs))
@@ -259,6 +261,7 @@ def tune(
         history = _history(database, keys[1], workload.key)
         search.model.add_history([row for row in history if len(row[0]) == len(heuristic.features)])
     measure([heuristic])
+    search.model.fit()  # with earlier tunings' records, the first batch is already ranked
     batch = batch or BATCH_PER_SLOT * measurer.slots
     while len(result.trials) < trials:
         candidates = search.propose(min(batch, trials - len(result.trials)))
@@ -267,6 +270,19 @@ def tune(
         measure(candidates)
         search.model.fit()
     return result
+
+
+Reference = tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]
+"""A workload's seeded inputs, the interpreter's results on them and their error bounds."""
+
+
+def make_reference(workload: Workload) -> Reference:
+    """What every candidate's results are checked against (`error_bounds.result_bounds`)."""
+    from mlc.dialects.graph.error_bounds import result_bounds
+
+    inputs = workload.inputs()
+    expected, bounds = result_bounds(workload.function, inputs)
+    return inputs, list(expected), list(bounds)
 
 
 def _learn(model: CostModel, result: TuneResult, trial: Trial) -> None:

@@ -10,7 +10,8 @@ A configuration (`Config`) maps `pass-name.option` to a value; the heuristic con
 knob at its pass's default) is `space.heuristic()`. `space.pipeline(config)` spells the device's
 pipeline with those options set, in MLIR syntax: what `mlc.compile(pipeline=...)` and
 `mlc-opt --pass-pipeline` take, so a tuned configuration is replayable text. `space.invalid(config)` says why a
-configuration cannot run (the knobs' prune rules), before anything is measured.
+configuration cannot run (each knob's prune rule, then `knobs.RULES` over several knobs: a wgmma
+block's stages), before anything is measured.
 
 `mutate` and `crossover` are the evolutionary search's moves (one knob to another legal value; each
 knob from either parent); `random` samples uniformly per knob. All take a `random.Random`.
@@ -26,19 +27,20 @@ from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp
 
-from mlc.transforms.knobs import KNOBS, Knob, Value, WorkloadFacts
+from mlc.transforms.knobs import KNOBS, RULES, Knob, Value, WorkloadFacts
 
 Config = Mapping[str, Value]
 GRAPH_PREFIX = "graph-simplify,graph-fold-constants,cse,graph-decompose"
 """The exact graph passes run before reading the workload's facts (the pipeline's own start)."""
 
 
-def default_pipeline(target: str, precision: str | None = None) -> str:
-    """The pipeline `mlc.compile` runs for `target` on this machine (on an sm_90 GPU, the wgmma
-    lowering); without a GPU, the generic GPU pipeline (what such a machine can lower)."""
+def default_pipeline(target: str, precision: str | None = None, arch: str | None = None) -> str:
+    """The pipeline `mlc.compile` runs for `target` on a GPU of `arch` (None: this machine's; on
+    an sm_90 GPU, the wgmma lowering); without a GPU, the generic GPU pipeline (what such a
+    machine can lower)."""
     from mlc.compiler import default_pipeline_for
 
-    return default_pipeline_for(target, _device_arch(target), precision)
+    return default_pipeline_for(target, _device_arch(target) if arch is None else arch, precision)
 
 
 def _device_arch(target: str) -> str:
@@ -92,14 +94,16 @@ class SearchSpace:
     dimensions: tuple[Dimension, ...]
 
     @classmethod
-    def of(cls, module: ModuleOp, target: str) -> SearchSpace:
-        facts = WorkloadFacts.of(_decomposed(module))
+    def of(cls, module: ModuleOp, target: str, arch: str | None = None) -> SearchSpace:
+        """The space of `module` on `target`, for a GPU of `arch` (None: this machine's GPU)."""
+        arch = _device_arch(target) if arch is None else arch
+        facts = WorkloadFacts.of(_decomposed(module), arch)
         return cls.from_facts(facts, target)
 
     @classmethod
     def from_facts(cls, facts: WorkloadFacts, target: str) -> SearchSpace:
         dimensions = []
-        for module_pass in _pipeline_passes(target):
+        for module_pass in _pipeline_passes(target, arch=facts.arch):
             for knob in KNOBS.get(module_pass.name, ()):
                 values = knob.values(facts) if target in knob.targets else ()
                 if len(values) > 1:
@@ -123,7 +127,7 @@ class SearchSpace:
                 return f"{dimension.name}={value} is not a legal value"
             if dimension.knob.prune is not None and (reason := dimension.knob.prune(value, self.facts, self.target)):
                 return f"{dimension.name}: {reason}"
-        return None
+        return next((reason for rule in RULES if (reason := rule(config, self.facts, self.target))), None)
 
     def random(self, rng: random.Random) -> dict[str, Value]:
         return {dimension.name: rng.choice(dimension.values) for dimension in self.dimensions}
@@ -157,16 +161,17 @@ class SearchSpace:
             pass_name, _, option = name.partition(".")
             options.setdefault(pass_name, {})[option.replace("-", "_")] = value
         passes = [
-            dataclasses.replace(p, **options[p.name]) if p.name in options else p for p in _pipeline_passes(self.target, precision)
+            dataclasses.replace(p, **options[p.name]) if p.name in options else p
+            for p in _pipeline_passes(self.target, precision, self.facts.arch)
         ]
         return format_pipeline(passes)
 
 
-def _pipeline_passes(target: str, precision: str | None = None) -> list:
+def _pipeline_passes(target: str, precision: str | None = None, arch: str = "") -> list:
     from mlc.passes import build_pipeline
     from mlc.transforms import all_passes
 
-    spelled = default_pipeline(target, precision)
+    spelled = default_pipeline(target, precision, arch)
     return build_pipeline(spelled, all_passes(), mlir_syntax=False)
 
 

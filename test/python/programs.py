@@ -25,10 +25,13 @@ op as a graph function and use the same helpers.
 
 from __future__ import annotations
 
+import functools
+import weakref
 from dataclasses import dataclass, field
 
 import ml_dtypes
 import numpy as np
+from hypothesis import seed, settings
 from hypothesis import strategies as st
 
 from mlc.dialects import make_context
@@ -360,13 +363,55 @@ def random_inputs(module_text: str, seed: int) -> list[np.ndarray]:
 
 
 def lower(module_text: str, pipeline: str):
-    """The module of `module_text` after the passes of `pipeline` (xDSL spelling), verified."""
-    module, _ = parse_module(module_text, make_context())
-    module.verify()
-    context = make_context()
-    for module_pass in build_pipeline(pipeline, all_passes(), mlir_syntax=False) if pipeline else []:
-        module_pass.apply(context, module)
+    """The module of `module_text` after the passes of `pipeline` (xDSL spelling), verified.
+
+    A fresh copy each call (callers may change it). The equivalence tests lower the same program
+    through every prefix of a pipeline, one pass further each step; `_lowered` remembers the
+    recent prefixes, so each step applies one pass instead of the whole prefix again."""
+    passes = tuple(split_pipeline(pipeline))
+    module = _lowered(module_text, passes).clone()
+    _LOWERED_FROM[module] = (module_text, passes)
+    return module
+
+
+_LOWERED_FROM: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Which (program, passes) each module `lower` handed out came from, so that `assert_equivalent`
+can reuse the interpretation of a stage the previous step already ran (a test that changes the
+module after `lower` must not compare it with `assert_equivalent`: see `_interpret`)."""
+
+
+def same_draws_for_every_step(test):
+    """Under a derandomized profile (CI), every parametrization of the Hypothesis `test` draws the
+    same examples (a fixed seed: Hypothesis otherwise seeds each parametrization apart), so the
+    steps of a pipeline check the same programs and share their lowerings (`lower` remembers them);
+    exploring profiles keep drawing new examples for each step."""
+    return seed(20261126)(test) if settings.default.derandomize else test
+
+
+def split_pipeline(pipeline: str) -> list[str]:
+    """The passes of an xDSL-spelled pipeline, commas inside a pass's `{options}` kept."""
+    passes, depth, start = [], 0, 0
+    for index, character in enumerate(pipeline):
+        depth += {"{": 1, "}": -1}.get(character, 0)
+        if character == "," and depth == 0:
+            passes.append(pipeline[start:index].strip())
+            start = index + 1
+    passes.append(pipeline[start:].strip())
+    return [name for name in passes if name]
+
+
+@functools.lru_cache(maxsize=192)
+def _lowered(module_text: str, passes: tuple[str, ...]):
+    """`module_text` after `passes`, built from the (remembered) module one pass shorter. Treated as
+    read-only: `lower` hands out clones."""
+    if not passes:
+        module, _ = parse_module(module_text, make_context())
         module.verify()
+        return module
+    module = _lowered(module_text, passes[:-1]).clone()
+    for module_pass in build_pipeline(passes[-1], all_passes(), mlir_syntax=False):
+        module_pass.apply(make_context(), module)
+    module.verify()
     return module
 
 
@@ -468,16 +513,47 @@ def comparison_event(comparison) -> str:
 
 def assert_equivalent(before, after, inputs: list[np.ndarray]) -> None:
     """Both modules' `@main` in `mlc.interpreter.run` give the same results, bit for bit."""
-    from mlc.interpreter import run
-
-    expected = run(before, "main", [x.copy() for x in inputs])
-    actual = run(after, "main", [x.copy() for x in inputs])
+    expected = _interpret(before, inputs)
+    actual = _interpret(after, inputs)
     assert len(expected) == len(actual)
     for index, (want, got) in enumerate(zip(expected, actual)):
         assert want.shape == got.shape and want.dtype == got.dtype, f"result #{index}: {got.dtype}{got.shape} != {want.dtype}{want.shape}"
         if want.dtype == ml_dtypes.bfloat16:  # not a numpy floating type: compare its (exact) f32 values, NaN == NaN
             want, got = want.astype(np.float32), got.astype(np.float32)
         np.testing.assert_array_equal(got, want, err_msg=f"result #{index}")
+
+
+class _Inputs:
+    """Input arrays that hash and compare by value (a key of `_interpreted_stage`)."""
+
+    def __init__(self, arrays: list[np.ndarray]):
+        self.arrays = [np.array(x, copy=True) for x in arrays]
+        self._key = tuple((str(x.dtype), x.shape, x.tobytes()) for x in self.arrays)
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Inputs) and self._key == other._key
+
+
+def _interpret(module, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """`@main` of `module` on `inputs`; remembered for modules fresh from `lower` (a step's "before"
+    is the previous step's "after"). A module changed since `lower` made it would need `run` itself:
+    the equivalence tests pass `lower`'s modules unchanged."""
+    from mlc.interpreter import run
+
+    origin = _LOWERED_FROM.get(module)
+    if origin is None:
+        return run(module, "main", [x.copy() for x in inputs])
+    return [x.copy() for x in _interpreted_stage(*origin, _Inputs(inputs))]
+
+
+@functools.lru_cache(maxsize=64)
+def _interpreted_stage(module_text: str, passes: tuple[str, ...], inputs: _Inputs) -> list[np.ndarray]:
+    from mlc.interpreter import run
+
+    return run(_lowered(module_text, passes).clone(), "main", [x.copy() for x in inputs.arrays])
 
 
 @dataclass(frozen=True)
@@ -501,11 +577,49 @@ a boolean padding argument [batch..., 1, N] selecting -inf with `graph.where`; P
 [M, 1] and [1, N] constants)."""
 
 
+def matmul_chain_program(element: str, batch: tuple[int, ...], rows: int, inner: int, hidden: int, columns: int, activation: str, bias: bool) -> str:
+    """`matmul(activation(matmul(a, b) [+ bias]), c)`: a plain two-matmul chain (a two-layer MLP
+    when `batch` is empty); `activation` a unary graph op (`relu`, `gelu`, ...) or `none`."""
+    t = lambda *shape: tensor_type((*batch, *shape), element)  # noqa: E731
+    arguments = [f"%a: {t(rows, inner)}", f"%b: {t(inner, hidden)}", f"%c: {t(hidden, columns)}"]
+    lines = [f"%h = graph.matmul %a, %b : ({t(rows, inner)}, {t(inner, hidden)}) -> {t(rows, hidden)}"]
+    value = "%h"
+    if bias:
+        arguments.append(f"%bias: tensor<{hidden}x{element}>")
+        lines.append(f"%biased = graph.add %h, %bias : ({t(rows, hidden)}, tensor<{hidden}x{element}>) -> {t(rows, hidden)}")
+        value = "%biased"
+    if activation != "none":
+        lines.append(f"%active = graph.{activation} {value} : {t(rows, hidden)}")
+        value = "%active"
+    lines.append(f"%o = graph.matmul {value}, %c : ({t(rows, hidden)}, {t(hidden, columns)}) -> {t(rows, columns)}")
+    body = "".join(f"  {line}\n" for line in lines)
+    return f"func.func @main({', '.join(arguments)}) -> {t(rows, columns)} {{\n{body}  func.return %o : {t(rows, columns)}\n}}\n"
+
+
+@st.composite
+def matmul_chain_programs(draw: st.DrawFn, elements: tuple[str, ...] = ("f32", "f16", "bf16")) -> str:
+    """Plain two-matmul chains of random shapes (not multiples of the blocks), activations and bias."""
+    element = draw(st.sampled_from(elements))
+    batch = tuple(draw(st.lists(st.integers(1, 3), max_size=1)))
+    rows, hidden = draw(st.integers(1, 40)), draw(st.integers(1, 90))
+    inner, columns = draw(st.sampled_from((8, 16, 33, 64))), draw(st.sampled_from((8, 16, 24, 64)))
+    activation = draw(st.sampled_from(("none", "relu", "gelu", "tanh")))
+    return matmul_chain_program(element, batch, rows, inner, hidden, columns, activation, draw(st.booleans()))
+
+
+MINUS_INFINITY = {"f32": "0xFF800000", "f16": "0xFC00", "bf16": "0xFF80"}
+"""-inf as a dense literal of each float type."""
+
+
 @st.composite
 def attention_programs(
-    draw: st.DrawFn, max_rows: int = 40, max_keys: int = 70, depths: tuple[int, ...] = (1, 3, 8, 16, 33, 64, 128, 256)
+    draw: st.DrawFn,
+    max_rows: int = 40,
+    max_keys: int = 70,
+    depths: tuple[int, ...] = (1, 3, 8, 16, 33, 64, 128, 256),
+    elements: tuple[str, ...] = ("f32", "f16"),
 ) -> AttentionProgram:
-    element = draw(st.sampled_from(("f32", "f16")))
+    element = draw(st.sampled_from(elements))
     batch = tuple(draw(st.lists(st.integers(1, 3), max_size=2)))
     rows, keys = draw(st.integers(1, max_rows)), draw(st.integers(2, max_keys))  # softmax of one key is 1
     depth, value_depth = draw(st.sampled_from(depths)), draw(st.sampled_from(depths))
@@ -533,9 +647,7 @@ def attention_program(
         masked = "%masked"
     elif mask == "causal":
         causal = np.where(np.arange(keys)[None, :] > np.arange(rows)[:, None], -np.inf, 0.0)
-        body = ", ".join("[" + ", ".join("0xFF800000" if c else "0.0" for c in row) + "]" for row in causal)
-        if element == "f16":
-            body = body.replace("0xFF800000", "0xFC00")
+        body = ", ".join("[" + ", ".join(MINUS_INFINITY[element] if c else "0.0" for c in row) + "]" for row in causal)
         lines.append(f"%causal = graph.constant dense<[{body}]> : {tensor_type((rows, keys), element)}")
         lines.append(f"%masked = graph.add %scaled, %causal : ({scores}, {tensor_type((rows, keys), element)}) -> {scores}")
         masked = "%masked"
@@ -544,13 +656,13 @@ def attention_program(
         lines.append(f"%keys = graph.constant dense<[[{', '.join(map(str, range(keys)))}]]> : tensor<1x{keys}xi32>")
         allowed = tensor_type((rows, keys), "i1")
         lines.append(f"%allowed = graph.cmp ge, %queries, %keys : (tensor<{rows}x1xi32>, tensor<1x{keys}xi32>) -> {allowed}")
-        lines.append(f"%minus_infinity = graph.constant dense<{'0xFC00' if element == 'f16' else '0xFF800000'}> : tensor<{element}>")
+        lines.append(f"%minus_infinity = graph.constant dense<{MINUS_INFINITY[element]}> : tensor<{element}>")
         lines.append(f"%masked = graph.where %allowed, %scaled, %minus_infinity : ({allowed}, {scores}, tensor<{element}>) -> {scores}")
         masked = "%masked"
     elif mask == "padding":
         keep = tensor_type((*batch, 1, keys), "i1")
         arguments.append(f"%keep: {keep}")
-        lines.append(f"%minus_infinity = graph.constant dense<{'0xFC00' if element == 'f16' else '0xFF800000'}> : tensor<{element}>")
+        lines.append(f"%minus_infinity = graph.constant dense<{MINUS_INFINITY[element]}> : tensor<{element}>")
         lines.append(f"%masked = graph.where %keep, %scaled, %minus_infinity : ({keep}, {scores}, tensor<{element}>) -> {scores}")
         masked = "%masked"
     lines.append(f"%p = graph.softmax {masked} axis -1 : {scores}")

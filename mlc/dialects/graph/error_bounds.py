@@ -25,7 +25,8 @@ the terms for composite functions such as gelu, where cancellation makes a relat
   error, for the interpreter's model and the implementation's.
 * softmax: a perturbation d of a row multiplies each output by a factor within exp(+-2 max|d|).
   An online softmax (fused attention) rescales its partial sums: counted as a perturbation of
-  the input (`online_rescale_error`).
+  the input (`online_rescale_error`); a fast-math chain kernel's exp2 with a rounded log2(e) and
+  its reciprocal of the sum are counted too (`FAST_MATH_SOFTMAX_ROUNDINGS`).
 * layer_norm is bounded through its definition (mean, centring, variance, rsqrt, scale, bias).
 * Comparisons whose operands are closer than their errors are *uncertain* (bound 1 on the i1
   result), unless both operands are one value (x against x, like x - x, is exact); `where` on an uncertain condition may give either value; a float-to-int cast may
@@ -256,6 +257,20 @@ def _reduction(op: graph.ReductionOp, x: _Operand, result: np.ndarray) -> np.nda
     return propagated + accumulation + _local_error(op, result, np.abs(result))
 
 
+FAST_MATH_SOFTMAX_ROUNDINGS = 1.0
+"""The roundings a fast-math attention kernel (`attention_kernel.py`, graph-fuse's `fast-math`)
+adds to a softmax, in units of the two terms above they add to. It computes e_i as
+exp2(fma(x_i, L, -fl(max L))), L = log2(e) rounded to f32 (relative error <= u), with libdevice's
+`exp2f` (2 ulp, as `expf`: `ACCURACY[exp]` covers it). Exactly, that is 2^((x_i - max) L (1 +
+d_L) - max L d_m): the second term is the same for a whole row (and, through the alphas, which
+move earlier blocks by the same rounded shifts, for every block), so it cancels in the quotient;
+the first moves each exponent by at most u |x_i - max| (one more rounding of the subtraction's
+kind: 2^(y L) has relative error ln 2 L |y| d = |y| d); the fma rounds once, as the subtraction
+did. The quotient becomes a reciprocal of the sum and a product: one more rounding. The f16/bf16
+roundings of the scores that fast math skips are inside the bound already (each op's bound counts
+the interpreter's rounding, which an implementation need not repeat)."""
+
+
 def online_rescale_error(count: int, spread: np.ndarray) -> np.ndarray:
     """The error of an online softmax's rescalings, as an equivalent perturbation of its input.
 
@@ -278,9 +293,11 @@ def _softmax(op: graph.SoftmaxOp, x: _Operand, result: np.ndarray) -> np.ndarray
         largest_error = np.max(x.bound, axis=axis, keepdims=True, initial=0.0) + online_rescale_error(count, spread)
         propagated = result * np.expm1(2.0 * largest_error)
     # Computed: e_i = exp(x_i - max) with the subtraction rounded (u |x_i - max|) and exp's own
-    # error; the sum of the e_i adds gamma(n); the quotient rounds once.
-    exponential_error = U32 * np.abs(spread) + (1.0 + ACCURACY[graph.ExpOp]) * U32
-    relative = 2.0 * exponential_error + gamma(max(count - 1, 0)) + U32
+    # error; the sum of the e_i adds gamma(n); the quotient rounds once. A fast-math chain kernel
+    # adds FAST_MATH_SOFTMAX_ROUNDINGS of each (see there).
+    extra = 1.0 + FAST_MATH_SOFTMAX_ROUNDINGS
+    exponential_error = extra * U32 * np.abs(spread) + (1.0 + ACCURACY[graph.ExpOp]) * U32
+    relative = 2.0 * exponential_error + gamma(max(count - 1, 0)) + extra * U32
     return _finite(propagated + relative * result + _local_error(op, result, result))
 
 

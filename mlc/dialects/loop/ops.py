@@ -392,8 +392,22 @@ class LaunchOp(IRDLOperation):
 
 MMA_SHAPE = "m16n8k16"
 MMA_OPERAND_TYPES = ("f16", "bf16")
-"""The operand element types of `loop.mma_sync` (two per 32-bit register)."""
+"""The operand element types of `loop.mma_sync` m16n8k16 (two per 32-bit register)."""
+TF32_MMA_SHAPE = "m16n8k8"
+"""The shape of a `loop.mma_sync` on f32 registers (TF32 products)."""
+TF32_IGNORED_BITS = 13
+"""The low f32 mantissa bits a TF32 tensor core ignores (it reads sign, exponent and 10 bits)."""
 WARP_SIZE = 32
+
+
+def mma_shape(operand_type: Attribute) -> str | None:
+    """The instruction shape of a `loop.mma_sync` whose A and B registers are `operand_type`, or
+    None if no shape takes them: pairs of f16/bf16 are m16n8k16, f32 (TF32) is m16n8k8."""
+    if operand_type == f32:
+        return TF32_MMA_SHAPE
+    if isinstance(operand_type, VectorType) and operand_type.get_shape() == (2,) and str(operand_type.element_type) in MMA_OPERAND_TYPES:
+        return MMA_SHAPE
+    return None
 
 
 @irdl_op_definition
@@ -410,10 +424,20 @@ class MmaSyncOp(IRDLOperation):
         b0 = B[2t:2t+2, g]    b1 = B[2t+8:2t+10, g]
         c0, c1 = C[g, 2t:2t+2]                         c2, c3 = C[g+8, 2t:2t+2]     (D likewise)
 
-    Operands are `vector<2xf16>` or `vector<2xbf16>` (one register each), accumulators f32. The
-    definition sums each element in increasing k with f32 fused multiply-adds (products of f16 or
-    bf16 are exact in f32); the hardware's order is unspecified and agrees within the dot's error
-    bound. Every lane of a warp must execute it, with no control flow that depends on the lane.
+    Operands are `vector<2xf16>` or `vector<2xbf16>` (one register each), accumulators f32.
+
+    `%d:4 = loop.mma_sync m16n8k8 (%a:4) * (%b:2) + (%c:4) : f32 -> f32` is the TF32 step (PTX
+    `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`): a 16x8 A, an 8x8 B, one f32 element a
+    register, lane (g, t) holding
+
+        a0 = A[g, t]   a1 = A[g+8, t]   a2 = A[g, t+4]   a3 = A[g+8, t+4]   b0 = B[t, g]   b1 = B[t+4, g]
+
+    and C/D as above. The tensor core reads each f32 operand as TF32, its low 13 mantissa bits
+    ignored (truncated toward zero); a lowering that wants another rounding rounds first.
+
+    The definition sums each element in increasing k with f32 fused multiply-adds (products of f16,
+    bf16 or TF32 are exact in f32); the hardware's order is unspecified and agrees within the dot's
+    error bound. Every lane of a warp must execute it, with no control flow that depends on the lane.
     """
 
     name = "loop.mma_sync"
@@ -432,14 +456,10 @@ class MmaSyncOp(IRDLOperation):
 
     def verify_(self) -> None:
         if (len(self.a), len(self.b), len(self.c), len(self.d)) != (4, 2, 4, 4):
-            raise VerifyException("an m16n8k16 step takes 4 A registers, 2 B registers and 4 accumulators, and gives 4")
+            raise VerifyException("an mma_sync step takes 4 A registers, 2 B registers and 4 accumulators, and gives 4")
         operand_type = self.operand_type()
-        if not (
-            isinstance(operand_type, VectorType)
-            and operand_type.get_shape() == (2,)
-            and str(operand_type.element_type) in MMA_OPERAND_TYPES
-        ):
-            raise VerifyException(f"A and B registers must be vector<2xf16> or vector<2xbf16>, got {operand_type}")
+        if mma_shape(operand_type) is None:
+            raise VerifyException(f"A and B registers must be vector<2xf16>, vector<2xbf16> (m16n8k16) or f32 (TF32, m16n8k8), got {operand_type}")
         if any(value.type != operand_type for value in (*self.a, *self.b)):
             raise VerifyException(f"every A and B register must be {operand_type}")
         if any(value.type != f32 for value in (*self.c, *self.d)):
@@ -447,7 +467,7 @@ class MmaSyncOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> MmaSyncOp:
-        parser.parse_keyword(MMA_SHAPE)
+        shape = parser.parse_identifier()
         groups = []
         for separator in ("", "*", "+"):
             if separator:
@@ -458,6 +478,8 @@ class MmaSyncOp(IRDLOperation):
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         operand_type = parser.parse_type()
+        if mma_shape(operand_type) not in (None, shape):  # an invalid type: the verifier says so
+            parser.raise_error(f"shape '{shape}' does not take {operand_type} registers (m16n8k16: vector<2xf16|bf16>, m16n8k8: f32)")
         parser.parse_punctuation("->")
         accumulator_type = parser.parse_type()
         a, b, c = (
@@ -469,7 +491,7 @@ class MmaSyncOp(IRDLOperation):
         return op
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {MMA_SHAPE} ")
+        printer.print_string(f" {mma_shape(self.operand_type())} ")
         for separator, group in (("", self.a), (" * ", self.b), (" + ", self.c)):
             printer.print_string(separator + "(")
             printer.print_list(group, printer.print_operand)
@@ -479,6 +501,23 @@ class MmaSyncOp(IRDLOperation):
         printer.print_attribute(self.operand_type())
         printer.print_string(" -> ")
         printer.print_attribute(f32)
+
+
+@irdl_op_definition
+class RoundTf32Op(IRDLOperation):
+    """`%r = loop.round_tf32 %x : f32`: `x` rounded to TF32 (10 mantissa bits), to nearest with ties
+    away from zero, as an f32 (PTX `cvt.rna.tf32.f32`; `mlc/dialects/precision.py` defines the
+    rounding). Infinities and NaN pass unchanged. What a TF32 `loop.mma_sync` operand is rounded
+    with, so that the tensor core's truncation of the low bits changes nothing."""
+
+    name = "loop.round_tf32"
+    value = operand_def(f32)
+    result = result_def(f32)
+    traits = traits_def(Pure())
+    assembly_format = "$value attr-dict `:` type($value)"
+
+    def __init__(self, value: SSAValue) -> None:
+        super().__init__(operands=[value], result_types=[f32])
 
 
 LDMATRIX_ROW = 8
@@ -910,6 +949,6 @@ class AsyncWaitOp(IRDLOperation):
 
 Loop = Dialect(
     "loop",
-    [KernelOp, ReturnOp, ParallelOp, YieldOp, AllReduceOp, LaunchOp, MmaSyncOp, LdMatrixOp, WgmmaOp, WgmmaWaitOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp],
+    [KernelOp, ReturnOp, ParallelOp, YieldOp, AllReduceOp, LaunchOp, MmaSyncOp, RoundTf32Op, LdMatrixOp, WgmmaOp, WgmmaWaitOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp],
     [],
 )

@@ -27,6 +27,7 @@ How ONNX ops map (each handler module's docstring has the details):
 | Clip, LeakyRelu, PRelu, Elu, HardSigmoid, HardSwish | graph.max / min / where / cmp compositions |
 | Equal Less Greater LessOrEqual GreaterOrEqual | graph.cmp eq / lt / gt / le / ge |
 | Where; Not And Or Xor | graph.where; graph.cmp / graph.where on i1 |
+| IsNaN; IsInf | graph.cmp ne of x with itself; graph.cmp eq with ±inf (joined by graph.where) |
 | Cast | graph.cast (nothing when the type is unchanged) |
 | CastLike | graph.cast to the second input's element type (only its type is read) |
 | MatMul | graph.matmul (1-D operands through graph.reshape) |

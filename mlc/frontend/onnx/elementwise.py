@@ -243,6 +243,31 @@ def logical_xor(node: Node) -> HandlerResult:
     return [node.builder.compare("ne", node.input(0), node.input(1))]
 
 
+@maps("IsNaN", (9, 13, 20))
+def is_nan(node: Node) -> HandlerResult:
+    x = node.input(0)
+    if not is_float(element_type_of(x)):
+        raise node.error(f"IsNaN takes a float tensor, got {element_type_of(x)}")
+    return [node.builder.compare("ne", x, x)]  # only NaN differs from itself
+
+
+@maps("IsInf", (10, 20))
+def is_inf(node: Node) -> HandlerResult:
+    x = node.input(0)
+    if not is_float(element_type_of(x)):
+        raise node.error(f"IsInf takes a float tensor, got {element_type_of(x)}")
+    tests = [
+        node.builder.compare("eq", x, _scalar_like(node, sign * float("inf"), x))
+        for sign, attribute in ((1, "detect_positive"), (-1, "detect_negative"))
+        if node.attribute(attribute, 1)
+    ]
+    if not tests:
+        return [node.builder.compare("lt", x, x)]  # false everywhere, NaN included
+    if len(tests) == 1:
+        return tests
+    return [node.builder.where(tests[0], node.builder.scalar(True, i1), tests[1])]
+
+
 @maps("Cast", (6, 9, 13, 19, 21, 23, 24, 25, 28))
 def cast(node: Node) -> HandlerResult:
     target = node.attribute("to")

@@ -6,10 +6,19 @@ For each FX graph dynamo hands over:
 1. **Core ATen.** AOT autograd traces it with `decompositions.decompositions()` into a functional
    ATen graph (parameters become inputs, so they are arguments of the compiled functions, never
    copied into them). Backward graphs, when autograd needs them, run in PyTorch.
+   Work on the module's parameters and buffers alone (a linear layer's transposed weight) is
+   hoisted out of the graph and done once in PyTorch, again only when one of them changes
+   (`parameters.py`); an elementwise op after a view is moved before it, so that it can fuse with
+   its producer (`graph_rewrites.py`).
 2. **Ask mlc.** For the inputs' device ('cpu' or 'cuda'), `SupportOracle` answers per node whether
    mlc compiles it (the node imported alone and lowered by `mlc.lower`). Each unsupported node is
    logged once (logger `mlc.frontend.torch`, level WARNING: `node 'permute' (aten.permute.default)
    runs in PyTorch: ...`).
+   A view whose users all run in PyTorch runs there too, where it copies nothing
+   (`graph_rewrites.layout_ops_for_pytorch`). On CUDA, PyTorch's fused SDPA kernels (the
+   dispatcher's choice for `scaled_dot_product_attention`: cuDNN, flash, memory-efficient) stay
+   in PyTorch, being faster than mlc's chain kernel today (`bench/torch_models.py`); the backend
+   option `attention="mlc"` imports them as attention instead (mask and `is_causal` included).
 3. **Partition.** `CapabilityBasedPartitioner` groups the supported nodes into maximal
    partitions; each becomes one function (`FxImporter`, parameters as arguments) compiled with
    `mlc.compile` for the device and called through `MlcPartition`: on the CPU through numpy views
@@ -47,7 +56,9 @@ from torch.fx.passes.operator_support import OperatorSupport
 from mlc.frontend.torch.decompositions import decompositions
 from mlc.frontend.torch.emitter import describe_node, fake_value, target_name
 from mlc.frontend.torch.errors import TorchImportError
+from mlc.frontend.torch.graph_rewrites import layout_ops_for_pytorch, sink_views_below_elementwise
 from mlc.frontend.torch.importer import FxImporter
+from mlc.frontend.torch.parameters import ParameterWork, hoist_parameter_work, static_positions
 from mlc.frontend.torch.support import SupportOracle
 
 log = logging.getLogger("mlc.frontend.torch")
@@ -136,18 +147,34 @@ def graph_device(example_inputs: Sequence[Any]) -> str | None:
     return device if device in DEVICES else None
 
 
+ATTENTION_CHOICES = ("pytorch", "mlc")
+PYTORCH_ATTENTION_REASON = (
+    "PyTorch's fused attention kernel, faster than mlc's chain kernel on CUDA today "
+    "(bench/torch_models.py; the backend option attention='mlc' compiles it)"
+)
+
+
 def compile_graph(
-    gm: torch.fx.GraphModule, device: str, explanation: Explanation | None = None
+    gm: torch.fx.GraphModule, device: str, explanation: Explanation | None = None, attention: str = "pytorch"
 ) -> torch.fx.GraphModule:
-    """`gm` (an ATen graph with `meta["val"]`) with its mlc-compilable partitions compiled."""
+    """`gm` (an ATen graph with `meta["val"]`) with its mlc-compilable partitions compiled;
+    `attention`: who runs PyTorch's fused SDPA kernels on CUDA (see the module docstring)."""
     import mlc
 
     graph_index = explanation.graphs if explanation is not None else 0
     if explanation is not None:
         explanation.graphs += 1
+    sink_views_below_elementwise(gm)
     reasons: dict[torch.fx.Node, str | None] = {}
     oracle = SupportOracle(device, lambda module, target: mlc.lower(module, device=target))
-    partitioner = CapabilityBasedPartitioner(gm, _AskMlc(oracle, reasons), allows_single_node_partition=True)
+    ask = _AskMlc(oracle, reasons)
+    for node in gm.graph.nodes:
+        if node.op == "call_function":
+            ask.is_node_supported({}, node)
+            if device == "cuda" and attention == "pytorch" and _is_fused_attention(node):
+                reasons[node] = PYTORCH_ATTENTION_REASON
+    layout_ops_for_pytorch(gm, reasons)
+    partitioner = CapabilityBasedPartitioner(gm, ask, allows_single_node_partition=True)
     partitions = partitioner.propose_partitions()
     # fuse_partitions rewrites gm in place: read the nodes and their partitions first.
     nodes = [(node, reasons.get(node)) for node in gm.graph.nodes if node.op == "call_function"]
@@ -177,6 +204,12 @@ def compile_graph(
     return fused
 
 
+def _is_fused_attention(node: torch.fx.Node) -> bool:
+    from mlc.frontend.torch.neural import FUSED_ATTENTION_OPS
+
+    return any(target_name(node).startswith(f"aten.{name}.") for name in FUSED_ATTENTION_OPS)
+
+
 def _has_symbolic_sizes(example_inputs: Sequence[Any]) -> bool:
     for x in example_inputs:
         if isinstance(x, torch.SymInt | torch.SymFloat):
@@ -190,6 +223,7 @@ def _aot_compile(
     gm: torch.fx.GraphModule,
     example_inputs: Sequence[Any],
     explanation: Explanation | None,
+    attention: str = "pytorch",
 ) -> Callable[..., Any]:
     from torch._dynamo.backends.common import aot_autograd
 
@@ -201,8 +235,19 @@ def _aot_compile(
         )
         return gm.forward
 
+    static = static_positions(gm, example_inputs)
+
     def forward_compiler(forward: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
-        return compile_graph(forward, device, explanation)
+        hoisted = hoist_parameter_work(forward, static) if _same_inputs(forward, example_inputs) else None
+        compiled = compile_graph(forward, device, explanation, attention)
+        if hoisted is None:
+            return compiled
+        if explanation is not None:
+            reason = "computed from parameters and buffers alone: once, again when one changes"
+            for node in hoisted.derived:
+                record = NodeRecord(explanation.graphs - 1, node.name, target_name(node), "pytorch", reason)
+                explanation.records.append(record)
+        return ParameterWork(hoisted.prefix, compiled, sorted(static))
 
     def backward_in_pytorch(backward: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
         from torch._functorch.aot_autograd import make_boxed_func
@@ -217,17 +262,32 @@ def _aot_compile(
     return backend(gm, list(example_inputs))
 
 
+def _same_inputs(forward: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> bool:
+    """Whether AOT autograd's forward graph takes dynamo's inputs one for one (it may drop
+    duplicates or add inputs), so that dynamo's positions of parameters hold in it."""
+    placeholders = [node for node in forward.graph.nodes if node.op == "placeholder"]
+    if len(placeholders) != len(example_inputs):
+        return False
+    for node, value in zip(placeholders, example_inputs):
+        fake = fake_value(node)
+        if isinstance(value, torch.Tensor) != isinstance(fake, torch.Tensor):
+            return False
+        if isinstance(value, torch.Tensor) and (tuple(fake.shape) != tuple(value.shape) or fake.dtype != value.dtype):
+            return False
+    return True
+
+
 class PerShapeGraph:
     """A graph with dynamic sizes, compiled again for each concrete shape it is called with."""
 
-    def __init__(self, gm: torch.fx.GraphModule, explanation: Explanation | None):
-        self.gm, self.explanation = gm, explanation
+    def __init__(self, gm: torch.fx.GraphModule, explanation: Explanation | None, attention: str = "pytorch"):
+        self.gm, self.explanation, self.attention = gm, explanation, attention
         self.compiled: dict[tuple[Any, ...], Callable[..., Any]] = {}
 
     def __call__(self, *args: Any) -> Any:
         key = tuple((tuple(a.shape), a.dtype, a.device) if isinstance(a, torch.Tensor) else a for a in args)
         if key not in self.compiled:
-            self.compiled[key] = _aot_compile(self.gm, args, self.explanation)
+            self.compiled[key] = _aot_compile(self.gm, args, self.explanation, self.attention)
         return self.compiled[key](*args)
 
 
@@ -236,19 +296,24 @@ def mlc_backend(
     example_inputs: Sequence[Any],
     *,
     explanation: Explanation | None = None,
+    attention: str = "pytorch",
 ) -> Callable[..., Any]:
     """The torch.compile backend (see the module docstring)."""
+    if attention not in ATTENTION_CHOICES:
+        import mlc
+
+        raise mlc.ArgumentError(f"attention={attention!r}: expected one of {', '.join(map(repr, ATTENTION_CHOICES))}")
     if _has_symbolic_sizes(example_inputs):
-        return PerShapeGraph(gm, explanation)
-    return _aot_compile(gm, example_inputs, explanation)
+        return PerShapeGraph(gm, explanation, attention)
+    return _aot_compile(gm, example_inputs, explanation, attention)
 
 
-def explain(model: Callable[..., Any], inputs: Sequence[Any]) -> Explanation:
+def explain(model: Callable[..., Any], inputs: Sequence[Any], attention: str = "pytorch") -> Explanation:
     """Compiles `model` with the mlc backend, calls it on `inputs` and returns what ran where."""
     explanation = Explanation()
 
     def recording_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
-        return mlc_backend(gm, example_inputs, explanation=explanation)
+        return mlc_backend(gm, example_inputs, explanation=explanation, attention=attention)
 
     explanation.outputs = torch.compile(model, backend=recording_backend, dynamic=False)(*inputs)
     return explanation

@@ -15,6 +15,7 @@
 | sum, mean, amax, amin, max/min (values), var | graph.reduce_* (var: mean of squared deviations, times n/(n - correction)) |
 | embedding | one-hot rows (graph.cmp of the indices with 0..V-1, graph.cast) times the weight (graph.matmul): exact for finite weights |
 | scaled_dot_product_attention | softmax(q k^T * scale + mask) v (causal masks as constants; no dropout) |
+| _scaled_dot_product_{cudnn,flash,efficient}_attention, ..._flash_attention_for_cpu | the same, their output only (the backend leaves them to PyTorch on CUDA unless asked: `attention="mlc"`) |
 """
 
 from __future__ import annotations
@@ -317,11 +318,23 @@ def _embedding(emit: Emitter, args: dict[str, Any]) -> SSAValue:
 
 
 def _attention(emit: Emitter, args: dict[str, Any]) -> SSAValue:
+    return _attention_of(emit, args, emit.result_element(), args.get("attn_mask"))
+
+
+def _fused_attention(emit: Emitter, args: dict[str, Any]) -> tuple[SSAValue | None, ...]:
+    """PyTorch's fused SDPA ops (what the dispatcher turns `scaled_dot_product_attention` into
+    on CUDA, and on the CPU): their output; the log-sum-exp and RNG results are not imported."""
+    if emit.used_outputs() - {0}:
+        raise emit.unsupported("only the attention's output is imported (not its log-sum-exp or RNG state)")
+    output = _attention_of(emit, args, emit.result_element(0), args.get("attn_bias", args.get("attn_mask")))
+    return (output, *[None] * (len(emit.node.meta["val"]) - 1))
+
+
+def _attention_of(emit: Emitter, args: dict[str, Any], element: Any, mask: Any) -> SSAValue:
     if args.get("dropout_p"):
         raise emit.unsupported("attention dropout draws random numbers; mlc compiles inference")
     if args.get("enable_gqa"):
         raise emit.unsupported("grouped-query attention is not imported")
-    element = emit.result_element()
     q, k, v = (emit.operand(args[name], element) for name in ("query", "key", "value"))
     rank = len(shape_of(q))
     scale = args.get("scale") or 1.0 / math.sqrt(shape_of(q)[-1])
@@ -335,7 +348,6 @@ def _attention(emit: Emitter, args: dict[str, Any]) -> SSAValue:
             scores,
             emit.builder.scalar(-math.inf, element),
         )
-    mask = args.get("attn_mask")
     if mask is not None:
         mask_value = emit.value(mask)
         if element_type_of(mask_value) == i1:
@@ -344,6 +356,14 @@ def _attention(emit: Emitter, args: dict[str, Any]) -> SSAValue:
             scores = emit.builder.binary("graph.add", scores, emit.cast(mask_value, element))
     return emit.builder.matmul(emit.builder.softmax(scores, len(shape_of(scores)) - 1), v)
 
+
+FUSED_ATTENTION_OPS = (
+    "_scaled_dot_product_cudnn_attention",
+    "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_flash_attention_for_cpu",
+)
+"""PyTorch's fused SDPA kernels, as ATen names them."""
 
 HANDLERS: dict[str, Handler] = {
     "aten::mm": _mm,
@@ -377,5 +397,6 @@ HANDLERS: dict[str, Handler] = {
     "aten::var": _var,
     "aten::embedding": _embedding,
     "aten::scaled_dot_product_attention": _attention,
+    **{f"aten::{name}": _fused_attention for name in FUSED_ATTENTION_OPS},
 }
 """ATen op name (schema name, any overload) -> handler."""

@@ -10,7 +10,7 @@ Pattern (`match_attention`). Attention is `matmul(softmax(f(matmul(Q, Kt))), V)`
                                 or `e / reduce_sum e`), with f32 casts around it for f16
     O  = graph.matmul P (or cast P), V [..., N, Dv]
 
-with Q, Kt, V and O of one batch shape (batch x heads, not broadcast), f32 or f16, head dims
+with Q, Kt, V and O of one batch shape (batch x heads, not broadcast), f32, f16 or bf16, head dims
 D, Dv <= `MAX_HEAD_DIM`, and every intermediate used only inside the chain (a score matrix needed
 elsewhere must be written to memory anyway). Side inputs must not depend on S.
 
@@ -79,6 +79,9 @@ from mlc.transforms.analysis.causal_mask import CausalMask, causal_mask
 from mlc.transforms.analysis.fusion_groups import is_splat_constant
 
 MAX_HEAD_DIM = 256
+FAST_MATH_KEY = "fast_math"
+"""The chain plan's optional entry (a unit attribute, graph-fuse's `fast-math`): the chain's kernel
+may compute its scores in f32 without the graph's per-op roundings and use `exp2`."""
 BLOCK_CHOICES = tuple(ONLINE_SOFTMAX_MIN_BLOCK << shift for shift in range(4))
 """16 to 128: at least the block error_bounds assumes for an online softmax."""
 SEPARATE_MATMUL_BLOCK = 64
@@ -114,6 +117,9 @@ class AttentionChain:
     causal: CausalMask | None = None
     """A side input that is a causal mask (`causal_mask.py`): computed from positions in the
     kernel, its ops part of the chain, the key blocks past the diagonal skipped."""
+    kind: str = "attention"
+    """`attention`, or `matmul` for a plain chain `matmul(f(matmul(A, B)), C)` (no softmax:
+    `softmax_ops` empty, `score_ops` the elementwise f; `match_matmul_chain`)."""
 
     @property
     def ops(self) -> tuple[Operation, ...]:
@@ -253,23 +259,49 @@ def match_attention(output: Operation) -> AttentionChain | None:
         return None
     scores, score_ops, side = found
     chain = AttentionChain(scores, output, tuple(score_ops), tuple(softmax_ops), tuple(side))
+    if not _supported(chain):
+        return None
+    causal = _causal(chain)
+    return chain if causal is None else dataclasses.replace(chain, causal=causal)
+
+
+def match_matmul_chain(output: Operation) -> AttentionChain | None:
+    """The plain chain `matmul(f(matmul(A, B)), C)` ending at the matmul `output`, f elementwise
+    ops over the intermediate's shape (bias, activation, casts; no softmax), with the shapes,
+    types and single uses of an attention chain; None where there is none or it is attention."""
+    if not isinstance(output, graph.MatmulOp) or match_attention(output) is not None:
+        return None
+    found = _score_ops(output.a)
+    if found is None:
+        return None
+    scores, score_ops, side = found
+    chain = AttentionChain(scores, output, tuple(score_ops), (), tuple(side), kind="matmul")
+    return chain if _supported(chain) else None
+
+
+def match_chain(output: Operation) -> AttentionChain | None:
+    """An attention chain ending at `output`, else a plain matmul chain."""
+    return match_attention(output) or match_matmul_chain(output)
+
+
+def _supported(chain: AttentionChain) -> bool:
+    """Q, Kt, V and O of one rank and batch shape and one float type, the head dims within
+    `MAX_HEAD_DIM`, every intermediate of the score's shape and used only inside the chain."""
+    scores, output = chain.scores, chain.output
     q, kt, v = scores.a, scores.b, output.b
     ranks = {len(_shape(x)) for x in (q, kt, v, output.result)}
     batch = {_shape(x)[:-2] for x in (q, kt, v, output.result)}
     types = {type(_element(x)) for x in (q, kt, v)}
-    if len(ranks) != 1 or len(batch) != 1 or len(types) != 1 or not types <= {Float32Type, Float16Type}:
-        return None
+    if len(ranks) != 1 or len(batch) != 1 or len(types) != 1 or not types <= {Float32Type, Float16Type, BFloat16Type}:
+        return False
     if _shape(scores.result)[-1] != _shape(v)[-2] or max(_shape(q)[-1], _shape(v)[-1]) > MAX_HEAD_DIM:
-        return None
+        return False
     score_shape = _shape(scores.result)
-    if any(_shape(op.results[0]) != score_shape for op in score_ops):
-        return None
+    if any(_shape(op.results[0]) != score_shape for op in chain.score_ops):
+        return False
     members = set(chain.ops)
-    internal = [scores.result, *(op.results[0] for op in (*score_ops, *softmax_ops))]
-    if not all(_single_use(value, members) for value in internal):
-        return None
-    causal = _causal(chain)
-    return chain if causal is None else dataclasses.replace(chain, causal=causal)
+    internal = [scores.result, *(op.results[0] for op in (*chain.score_ops, *chain.softmax_ops))]
+    return all(_single_use(value, members) for value in internal)
 
 
 def _causal(chain: AttentionChain) -> CausalMask | None:
@@ -418,7 +450,11 @@ def separate_bytes(chain: AttentionChain) -> int:
     b = SEPARATE_MATMUL_BLOCK
     first = e * (rows * depth * -(-keys // b) + depth * keys * -(-rows // b))
     second = e * (rows * keys * -(-value_depth // b) + keys * value_depth * -(-rows // b) + rows * value_depth)
-    return batch * (first + 4 * rows * keys * 4 + second) + _mask_bytes(chain, b, b)
+    if chain.kind == "attention":  # f32 scores written, read twice by the softmax, P written
+        intermediate = 4 * rows * keys * 4
+    else:  # f(S) written by the first kernel (its epilogue), read by the second
+        intermediate = 2 * rows * keys * (_element(chain.output.a).bitwidth // 8)  # type: ignore[attr-defined]
+    return batch * (first + intermediate + second) + _mask_bytes(chain, b, b)
 
 
 def plan_attention(chain: AttentionChain, on_chip_bytes: int, compute: ComputeModel | None = None) -> ChainPlan | str:

@@ -23,6 +23,7 @@ from xdsl.dialects import memref, scf, vector
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
+from mlc.dialects import attributes
 from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
 from mlc.transforms.analysis.affine_index import (
@@ -274,6 +275,18 @@ def needs_shared_memory(sites: Sequence[ReadSite]) -> bool:
     return any(isinstance(site.op, loop.LdMatrixOp | loop.WgmmaOp) for site in sites)
 
 
+def feeds_tensor_cores(sites: Sequence[ReadSite], thread_loop: loop.ParallelOp) -> bool:
+    """Whether the reads load mma operand registers (`mlc.operand`) in a tensor-core kernel
+    (`mlc.mma`): staged whatever their reuse, since a warp's scattered fragment reads served by
+    L1 cost more than the copy (TF32 operands, which ldmatrix cannot load, read this way)."""
+    kernel = thread_loop.parent_op()
+    while kernel is not None and not isinstance(kernel, loop.KernelOp):
+        kernel = kernel.parent_op()
+    if kernel is None or attributes.MMA.read(kernel) is None:
+        return False
+    return any(attributes.OPERAND.read(site.op) is not None for site in sites)
+
+
 def needs_swizzle(sites: Sequence[ReadSite]) -> bool:
     """Whether a `loop.wgmma` reads the buffer: then its copy is swizzled (`SWIZZLE_BYTES`), not padded."""
     return any(site.role is not None for site in sites)
@@ -509,7 +522,7 @@ def plan_promotion(
         volume = math.prod(box.extents)
         reads = thread_loop.trip_count * sum(site.runs * site.width * site.rows for site in sites)
         required = needs_shared_memory(sites)
-        if (reads < MIN_REUSE * volume and not required) or volume * element_bytes > budget:
+        if (reads < MIN_REUSE * volume and not (required or feeds_tensor_cores(sites, thread_loop))) or volume * element_bytes > budget:
             continue
         if per_iteration and required and scope is thread_loop and any(_holds_all(loop_scope, sites) for loop_scope in scopes[1:]):
             continue

@@ -9,7 +9,8 @@
   static launch shape (which also lets LLVM fold the index arithmetic).
 * `mlc_gpu.barrier` becomes `llvm.nvvm.barrier0` (bar.sync 0); `mlc_gpu.shuffle` becomes
   `llvm.nvvm.shfl.sync.{bfly,up,down,idx}` over the full warp; `loop.mma_sync` (left in the
-  kernel by convert-loop-to-gpu) becomes `llvm.nvvm.mma.m16n8k16.row.col.*` (mma.sync, sm_80+),
+  kernel by convert-loop-to-gpu) becomes `llvm.nvvm.mma.m16n8k16.row.col.*` (mma.sync, sm_80+;
+  `llvm.nvvm.mma.m16n8k8.row.col.tf32` for f32 registers, `loop.round_tf32` `llvm.nvvm.f2tf32.rna`),
   `loop.ldmatrix` `llvm.nvvm.ldmatrix.sync.aligned.m8n8.*` on its shared buffer (an error if the
   buffer is not shared memory); `loop.async_copy` / `async_commit` / `async_wait` become
   `llvm.nvvm.cp.async.{cg,ca}.shared.global.N[.s]` (zero fill where its `if` is false, through
@@ -114,19 +115,24 @@ def _shuffle(op: gpu.ShuffleOp) -> tuple[list[Operation], SSAValue]:
     return ops, result
 
 
-MMA_INTRINSIC = {"f16": "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", "bf16": "llvm.nvvm.mma.m16n8k16.row.col.bf16"}
-"""`mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32` in LLVM 22's spelling."""
+MMA_INTRINSIC = {
+    "f16": "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
+    "bf16": "llvm.nvvm.mma.m16n8k16.row.col.bf16",
+    "f32": "llvm.nvvm.mma.m16n8k8.row.col.tf32",
+}
+"""`mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32` and
+`mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` in LLVM 22's spelling."""
 
 
 def _mma(op: loop.MmaSyncOp) -> tuple[list[Operation], list[SSAValue]]:
-    """`mma.sync` m16n8k16: f16 pairs go as `<2 x half>`, bf16 pairs bitcast to i32 (LLVM's operands)."""
+    """`mma.sync`: f16 pairs go as `<2 x half>`, bf16 pairs and TF32 (f32) registers bitcast to
+    i32 (LLVM's operands)."""
     operand_type = op.operand_type()
-    assert isinstance(operand_type, VectorType)
-    element = str(operand_type.element_type)
+    element = str(operand_type.element_type) if isinstance(operand_type, VectorType) else str(operand_type)
     ops: list[Operation] = []
     registers: list[SSAValue] = []
     for value in (*op.a, *op.b):
-        if element == "bf16":
+        if element in ("bf16", "f32"):
             packed = llvm.BitcastOp(value, i32)
             ops.append(packed)
             value = packed.result
@@ -134,6 +140,13 @@ def _mma(op: loop.MmaSyncOp) -> tuple[list[Operation], list[SSAValue]]:
     call = llvm.CallIntrinsicOp(MMA_INTRINSIC[element], [*registers, *op.c], [llvm.LLVMStructType.from_type_list([f32] * 4)])
     fields = [llvm.ExtractValueOp(DenseArrayBase.from_list(i64, [index]), call.results[0], f32) for index in range(4)]
     return [*ops, call, *fields], [field.res for field in fields]
+
+
+def _round_tf32(op: loop.RoundTf32Op) -> tuple[list[Operation], list[SSAValue]]:
+    """`cvt.rna.tf32.f32` (`llvm.nvvm.f2tf32.rna`, an i32 result) bitcast back to f32."""
+    call = llvm.CallIntrinsicOp("llvm.nvvm.f2tf32.rna", [op.value], [i32])
+    as_float = llvm.BitcastOp(call.results[0], f32)
+    return [call, as_float], [as_float.result]
 
 
 def _pointer_base(memref_value: SSAValue) -> SSAValue | None:
@@ -260,8 +273,8 @@ def lower_kernel_body(function: gpu.FuncOp) -> None:
             for old, new in zip(op.results, results):
                 new.name_hint = old.name_hint
             Rewriter.replace_op(op, new_ops, results)
-        elif isinstance(op, loop.MmaSyncOp | loop.LdMatrixOp):
-            new_ops, results = _mma(op) if isinstance(op, loop.MmaSyncOp) else _ldmatrix(op)
+        elif isinstance(op, loop.MmaSyncOp | loop.LdMatrixOp | loop.RoundTf32Op):
+            new_ops, results = _mma(op) if isinstance(op, loop.MmaSyncOp) else _ldmatrix(op) if isinstance(op, loop.LdMatrixOp) else _round_tf32(op)
             for old, new in zip(op.results, results):
                 new.name_hint = old.name_hint
             Rewriter.replace_op(op, new_ops, results)

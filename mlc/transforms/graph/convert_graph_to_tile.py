@@ -53,8 +53,8 @@ elementwise chain, a reduction or a pool window costs no copy; such groups keep 
 two dimensions is a shared-memory transpose instead (`transpose_kernel.py`). Pools and conv2d
 reach this pass decomposed (graph-decompose, or the decomposition at its start).
 
-Options: `elements-per-program` (default 2048) and `num-warps` (default 4) are recorded in the IR
-(tile shapes, `num_warps`) for the next levels; `precision` (`ieee`, the default, `tf32` or
+Options: `elements-per-program` (default 2048), `num-warps` (default 4) and `reduction-warps` (0,
+`reduction_warps`' choice) are recorded in the IR (tile shapes, `num_warps`); `precision` (`ieee`, `tf32` or
 `3xtf32`) is the precision of the f32 matmuls that have no `precision` property, written on their
 `tile.dot`s. Preconditions: static shapes; graph ops of the elementwise, reduction, layout and
 matmul subset after decomposition (others are reported with a diagnostic naming the op). bf16
@@ -319,7 +319,7 @@ class HostBuilder:
             return KernelPlan(name, group, collapse, tile_shape, self.options.num_warps)
         reduced_axes = collapse.axes(group.reduced_axes)
         reduction_tile = choose_reduction_tile(domain, reduced_axes, self.options.elements_per_program)
-        return KernelPlan(name, group, collapse, reduction_tile, reduction_warps(reduction_tile))
+        return KernelPlan(name, group, collapse, reduction_tile, self.options.reduction_warps or reduction_warps(reduction_tile))
 
     def _kernel_name(self, unit: LaunchUnit, generated: str) -> str:
         """The name of the unit's `graph.fusion` (as a symbol, unique in the module), else `generated`."""
@@ -368,6 +368,8 @@ class ConvertGraphToTile(ModulePass):
 
     elements_per_program: int = 2048
     num_warps: int = 4
+    reduction_warps: int = 0
+    """Warps of reduction kernels instead of `tile_sizes.reduction_warps`' choice (0: its choice)."""
     matmul_tile: tuple[int, ...] = ()
     """(BM, BN, BK) for every matmul instead of `matmul_kernel.choose_matmul_tile`'s choice."""
     precision: str = DEFAULT_PRECISION
@@ -380,8 +382,8 @@ class ConvertGraphToTile(ModulePass):
     def __post_init__(self) -> None:
         if self.elements_per_program < 1:
             raise ValueError(f"elements-per-program must be positive, got {self.elements_per_program}")
-        if not 1 <= self.num_warps <= 32:
-            raise ValueError(f"num-warps must be in [1, 32], got {self.num_warps}")
+        if not 1 <= self.num_warps <= 32 or not 0 <= self.reduction_warps <= 32:
+            raise ValueError(f"num-warps must be in [1, 32] and reduction-warps in [0, 32], got {self.num_warps}, {self.reduction_warps}")
         check_matmul_options(self.matmul_tile, self.target)
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision}")

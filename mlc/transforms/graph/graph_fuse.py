@@ -33,11 +33,16 @@ mask, softmax, matmul) for which Chimera's data-movement model finds blocks that
 `on-chip-bytes` and pay (bytes moved; with `compute-model=gpu`, as the GPU pipeline sets, also
 the products' measured speed: a roofline estimate of each side) becomes a region of kind `chain`
 with `mlc.chain = "attention"` and the model's choice and numbers in `mlc.chain_plan`; a chain it rejects is left to the rules below, its
-last matmul marked with `mlc.chain_fallback` (the reason). Implicit GEMMs come next: a matmul whose lhs is row-shifted slices of one 2-D value side by side
-(`analysis/operand_maps.py`; a stride-1 convolution after graph-decompose) becomes a region of
-kind `matmul` holding those layout ops and the matmul, marked `mlc.implicit_gemm` (the shifts):
-its kernel reads the value in place, so the column matrix is never written (unless a layout op of
-the chain is read elsewhere too). The rules then partition the rest.
+last matmul marked with `mlc.chain_fallback` (the reason). Implicit GEMMs come next: a matmul
+whose lhs is row-shifted slices of one 2-D value side by side (`analysis/operand_maps.py`; a
+stride-1 convolution after graph-decompose) becomes a region of kind `matmul` holding those layout
+ops and the matmul, marked `mlc.implicit_gemm` (the shifts): its kernel reads the value in place,
+so the column matrix is never written (unless a layout op of the chain is read elsewhere too).
+The rules then partition the rest.
+Option `matmul-chains` (opt-in) also fuses plain chains `matmul(f(matmul(A, B)), C)` (f
+elementwise: a two-layer MLP's bias and activation), the same kernel without the softmax
+(`mlc.chain = "matmul"`), where the same model says it pays. Option `fast-math` (opt-in) adds `fast_math` to every chain's plan: its kernel may compute the
+scores in f32 without the graph's per-op roundings and use `exp2` (`attention_kernel.py`).
 
 Kinds: `matmul`/`conv` for groups with a contraction, `reduction` for groups with a reduction,
 `elementwise` otherwise, `opaque` for the single ops above. Names are
@@ -77,7 +82,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
 from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -89,9 +94,11 @@ from mlc.transforms.analysis.fusion_groups import FusionGroup, FusionRules, part
 from mlc.transforms.analysis.gemm_chain import (
     COMPUTE_MODELS,
     DEFAULT_ON_CHIP_BYTES,
+    FAST_MATH_KEY,
     ChainPlan,
     ComputeModel,
     match_attention,
+    match_chain,
     plan_attention,
 )
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
@@ -256,11 +263,23 @@ def make_fusion(group: PlannedGroup, name: str) -> graph.FusionOp:
     return fusion
 
 
-def fuse_chains(function: func.FuncOp, on_chip_bytes: int, compute: ComputeModel | None = None) -> list[graph.FusionOp]:
-    """Makes a `chain` region of every attention chain the model accepts (see the docstring)."""
+@dataclass(frozen=True)
+class ChainOptions:
+    """graph-fuse's options for GEMM chains (see `GraphFuse`)."""
+
+    on_chip_bytes: int = DEFAULT_ON_CHIP_BYTES
+    compute: ComputeModel | None = None
+    fast_math: bool = False
+    matmul_chains: bool = False
+
+
+def fuse_chains(function: func.FuncOp, options: ChainOptions) -> list[graph.FusionOp]:
+    """Makes a `chain` region of every attention chain (and, with `matmul_chains`, plain matmul
+    chain) the model accepts (see the docstring)."""
     fusions = []
+    on_chip_bytes, compute, fast_math = options.on_chip_bytes, options.compute, options.fast_math
     for op in list(function.body.block.ops):
-        chain = match_attention(op)
+        chain = match_chain(op) if options.matmul_chains else match_attention(op)
         if chain is None:
             continue
         plan = plan_attention(chain, on_chip_bytes, compute)
@@ -269,11 +288,12 @@ def fuse_chains(function: func.FuncOp, on_chip_bytes: int, compute: ComputeModel
             continue
         following = op.next_op
         assert following is not None
-        name = f"{function.sym_name.data}_chain{len(fusions)}_attention"
+        name = f"{function.sym_name.data}_chain{len(fusions)}_{chain.kind}"
         fusion = make_fusion(PlannedGroup("chain", chain.ops), name)
-        attributes.CHAIN.write(fusion, StringAttr("attention"))
+        attributes.CHAIN.write(fusion, StringAttr(chain.kind))
         numbers = {key: IntegerAttr(getattr(plan, key), i64) for key in ("block_rows", "block_keys", "fused_bytes", "separate_bytes", "on_chip_bytes")}
-        attributes.CHAIN_PLAN.write(fusion, DictionaryAttr({"order": StringAttr(plan.order), **numbers}))
+        fast = {FAST_MATH_KEY: UnitAttr()} if fast_math else {}
+        attributes.CHAIN_PLAN.write(fusion, DictionaryAttr({"order": StringAttr(plan.order), **numbers, **fast}))
         function.body.block.insert_op_before(fusion, following)
         fusions.append(fusion)
     return fusions
@@ -302,14 +322,12 @@ def fuse_implicit_gemms(function: func.FuncOp, first_index: int) -> list[graph.F
     return fusions
 
 
-def fuse_function(
-    function: func.FuncOp, on_chip_bytes: int = DEFAULT_ON_CHIP_BYTES, compute: ComputeModel | None = None
-) -> list[graph.FusionOp]:
+def fuse_function(function: func.FuncOp, options: ChainOptions | None = None) -> list[graph.FusionOp]:
     """Rewrites `function` (see `is_fusible_function`) into fusion groups; returns the new ones."""
     body = function.body.block
     if erase_dead_ops(body):
         forget_memory_plan(function)
-    chains = fuse_chains(function, on_chip_bytes, compute)
+    chains = fuse_chains(function, options or ChainOptions())
     chains += fuse_implicit_gemms(function, len(chains))
     groups = plan_groups(function)
     if not groups:
@@ -338,6 +356,11 @@ class GraphFuse(ModulePass):
     compute_model: str = "none"
     """GEMM chains' compute term: `none` (bytes only) or `gpu` (the measured rates of
     `analysis/gemm_chain.COMPUTE_MODELS`)."""
+    fast_math: bool = False
+    """Attention chains' kernels may skip the graph's per-op f16 roundings of the scores and use
+    `exp2` with log2(e) folded in (`fast_math` in `mlc.chain_plan`; `attention_kernel.py`)."""
+    matmul_chains: bool = False
+    """Also fuse plain chains `matmul(f(matmul(A, B)), C)` (opt-in: `mlc.chain = "matmul"`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.compute_model not in COMPUTE_MODELS:
@@ -345,4 +368,5 @@ class GraphFuse(ModulePass):
             raise PassFailure(op, f"graph-fuse: unknown compute-model '{self.compute_model}' (known: {known})")
         for function in [f for f in op.walk() if is_fusible_function(f)]:
             assert isinstance(function, func.FuncOp)
-            fuse_function(function, self.on_chip_bytes, COMPUTE_MODELS[self.compute_model])
+            options = ChainOptions(self.on_chip_bytes, COMPUTE_MODELS[self.compute_model], self.fast_math, self.matmul_chains)
+            fuse_function(function, options)

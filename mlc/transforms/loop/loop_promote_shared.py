@@ -26,7 +26,8 @@ rewrites (step 5).
    `origin + [low, high]` per dimension.
 3. Reuse. Reads per run = threads x (trip counts of the loops between the scope and each read)
    x elements per read (an `scf.if` around a read counts as taken); reuse = reads / box elements.
-   Promote when reuse >= `MIN_REUSE` and the boxes of the block fit `SHARED_MEMORY_BYTES`; else
+   Promote when reuse >= `MIN_REUSE` (or the reads load mma operand registers, `mlc.operand` in
+   an `mlc.mma` kernel) and the boxes of the block fit `SHARED_MEMORY_BYTES`; else
    try the next scope (an inner loop's box can be reused more than the whole range's).
    The allocation records why: `mlc.promoted = "..."` names the buffer, the box, the scope, the
    reads and the reuse.

@@ -24,10 +24,25 @@ are rounded to f16 before the second product when V is f16 (the unfused chain ro
 normalised ones; both are within one f16 rounding of the exact value); the rescalings add
 roundings that `error_bounds` (softmax) accounts for.
 
+Fast math (`fast_math` in the chain plan: graph-fuse's `fast-math` option, opt-in). The graph
+rounds every op's result to its type, so by default the score ops run as the graph says (the
+product rounded to f16, the scale applied and rounded in f16: an IEEE division per score when
+1/sqrt(d) is not a power of two) and `exp` is libdevice's `expf`. With fast math, as
+FlashAttention does: the score ops are evaluated in f32 without the narrow roundings (a division
+by a constant becomes a product with its f32 reciprocal), and every exponential is
+`exp2(fma(t, log2 e, -max * log2 e))` (libdevice's `exp2f`, 2 ulp: PTX's `ex2.approx`), the
+running max scaled once per row; the result is the accumulator times the reciprocal of the sum
+(one division per row, not per element). Error: the f16 roundings it skips are within the bound
+the interpreter's own roundings give (`error_bounds`: an implementation may round less); the
+rounded constant log2(e) moves each exponent by at most u |t - max|, and the reciprocal adds one
+f32 rounding, which `error_bounds`' softmax bound counts (`FAST_SOFTMAX_EXTRA_ROUNDINGS`).
+
 A causal mask (`AttentionChain.causal`: row r sees keys k <= r + offset) is computed in the score
 map from `tile.range` positions instead of being loaded, and the key loop ends at
 min(N, m + BM + offset): the key blocks past the diagonal of the row block are never visited
 (FlashAttention's causal block skipping); the diagonal blocks are masked element by element.
+The programs take the row blocks in reverse (the last, which visit the most keys, start first),
+so that the short ones fill the tail of the launch.
 
 Preconditions: the chain of `match_attention` (batch dimensions of Q, Kt, V and O equal; side
 inputs broadcast to the score shape), the rows-outer order. The kernel carries `mlc.chain` and
@@ -44,7 +59,9 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, scf
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     DictionaryAttr,
+    Float16Type,
     FloatAttr,
     IndexType,
     MemRefType,
@@ -59,7 +76,7 @@ from mlc.dialects import attributes
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.fusion_groups import is_splat_constant, shape_of
-from mlc.transforms.analysis.gemm_chain import AttentionChain, match_attention
+from mlc.transforms.analysis.gemm_chain import FAST_MATH_KEY, AttentionChain, match_chain
 from mlc.transforms.lowering.elementwise_expansion import (
     ScalarBuilder,
     expand_elementwise,
@@ -104,6 +121,11 @@ class AttentionUnit:
     def block(self, key: str) -> int:
         return self.plan.data[key].value.data  # type: ignore[attr-defined]
 
+    @property
+    def fast_math(self) -> bool:
+        """Whether the plan asks for fast math (see the module docstring)."""
+        return FAST_MATH_KEY in self.plan.data
+
 
 def loaded_sides(chain: AttentionChain) -> list[SSAValue]:
     """The side inputs the kernel reads from memory."""
@@ -114,10 +136,10 @@ def loaded_sides(chain: AttentionChain) -> list[SSAValue]:
 def attention_unit(ops: Sequence[Operation], plan: DictionaryAttr) -> AttentionUnit:
     """The unit of a chain region's (decomposed) ops; a `PassFailure` when they are not a chain."""
     last = ops[-1]
-    chain = match_attention(last)
+    chain = match_chain(last)
     computed = {op for op in chain.ops if not isinstance(op, graph.ConstantOp)} if chain is not None else set()
     if chain is None or computed != {op for op in ops if not isinstance(op, graph.ConstantOp)}:
-        raise PassFailure(last, "the chain region is not an attention chain (matmul, scale/mask, softmax, matmul)")
+        raise PassFailure(last, "the chain region is not a GEMM chain (matmul, scale/mask, softmax, matmul; or matmul, elementwise, matmul)")
     if plan.data["order"] != StringAttr("rows-outer"):  # type: ignore[comparison-overlap]
         raise PassFailure(last, "only the rows-outer order of an attention chain is lowered")
     return AttentionUnit(chain, plan)
@@ -141,7 +163,7 @@ class AttentionKernelBuilder:
         values = [*unit.memory_inputs, self.chain.output.result]
         types = [MemRefType(_element(v), self._view(shape_of(v))) for v in values]
         self.kernel = tile.KernelOp(name, types, grid, num_warps=max(1, self.block_rows // 32))
-        attributes.CHAIN.write(self.kernel, StringAttr("attention"))
+        attributes.CHAIN.write(self.kernel, StringAttr(self.chain.kind))
         attributes.CHAIN_PLAN.write(self.kernel, unit.plan)
         self.parameters = dict(zip(values, self.kernel.body.block.args))
         for value, parameter in self.parameters.items():
@@ -214,35 +236,56 @@ class AttentionKernelBuilder:
         self.zero = self._index(0)
         self.batch = self._batch_coordinates()
         program = self._insert(tile.ProgramIdOp(len(self.batch_shape) and 1), "prow")
+        if self.chain.causal is not None:  # the row blocks that visit the most keys start first
+            last = self._index(-(-self.rows // self.block_rows) - 1)
+            program = self._insert(arith.SubiOp(last, program), "row_block")
         self.row = self._insert(arith.MuliOp(program, self._index(self.block_rows)), "m")
         q = self._load(self.chain.scores.a, self.row, self.zero, (self.block_rows, self.depth), "q")
+        plain = self.chain.kind == "matmul"
         initial = [
-            self._splat(-math.inf, self.block_rows, 1, "max0"),
-            self._splat(0.0, self.block_rows, 1, "sum0"),
+            *([] if plain else [self._splat(-math.inf, self.block_rows, 1, "max0"), self._splat(0.0, self.block_rows, 1, "sum0")]),
             self._splat(0.0, self.block_rows, self.value_depth, "acc0"),
         ]
         body = Block(arg_types=[IndexType(), *(v.type for v in initial)])
-        for argument, name in zip(body.args, ("n", "max", "sum", "acc")):
+        for argument, name in zip(body.args, ("n", "acc") if plain else ("n", "max", "sum", "acc")):
             argument.name_hint = name
         outer, self.builder = self.builder, Builder(InsertPoint.at_end(body))
-        self.builder.insert(scf.YieldOp(*self._key_block(q, *body.args)))
+        self.builder.insert(scf.YieldOp(*(self._plain_block(q, *body.args) if plain else self._key_block(q, *body.args))))
         self.builder = outer
         loop = scf.ForOp(self.zero, self._keys_visited(), self._index(self.block_keys), initial, Region(body))
         self.builder.insert(loop)
-        _, total, accumulator = loop.results
         output = self.chain.output.result
-        wide = self._broadcast(total, self.value_depth)
-
-        def normalise(b: ScalarBuilder, args: list[SSAValue]) -> list[SSAValue]:
-            quotient = b.emit(arith.DivfOp(args[0], args[1]))
-            return [quotient if _element(output) == f32 else b.emit(arith.TruncFOp(quotient, _element(output)))]
-
-        (result,) = self._map([accumulator, wide], [_element(output)], normalise, ["o"])
+        if plain:
+            result = self._narrowed(loop.results[0], _element(output), "o")
+        else:
+            result = self._normalised(loop.results[1], loop.results[2], _element(output))
         view = self._view(shape_of(output))
         origin = [*self.batch, self.row, self.zero]
         self._insert_store(result, self.parameters[output], [o if s != 1 else self.zero for o, s in zip(origin, view)])
         self.builder.insert(tile.ReturnOp())
         return self.kernel
+
+    def _narrowed(self, value: SSAValue, element: Attribute, name: str) -> SSAValue:
+        if element == f32:
+            return value
+        (narrow,) = self._map([value], [element], lambda b, args: [b.emit(arith.TruncFOp(args[0], element))], [name])
+        return narrow
+
+    def _normalised(self, total: SSAValue, accumulator: SSAValue, element: Attribute) -> SSAValue:
+        """The accumulator divided by the running sum (with fast math: times its reciprocal)."""
+        if self.unit.fast_math:  # one reciprocal per row, a product per element
+            one_over = lambda b, args: [b.emit(arith.DivfOp(b.constant(1.0, f32), args[0]))]
+            (inverse,) = self._map([total], [f32], one_over, ["inverse_sum"])
+            wide, combine = self._broadcast(inverse, self.value_depth), arith.MulfOp
+        else:
+            wide, combine = self._broadcast(total, self.value_depth), arith.DivfOp
+
+        def normalise(b: ScalarBuilder, args: list[SSAValue]) -> list[SSAValue]:
+            quotient = b.emit(combine(args[0], args[1]))
+            return [quotient if element == f32 else b.emit(arith.TruncFOp(quotient, element))]
+
+        (result,) = self._map([accumulator, wide], [element], normalise, ["o"])
+        return result
 
     def _keys_visited(self) -> SSAValue:
         """The key loop's end: N, or with a causal mask min(N, max(0, m + BM + offset)), the keys
@@ -270,7 +313,16 @@ class AttentionKernelBuilder:
         coordinates[0] = remaining
         return coordinates
 
-    def _key_block(self, q: SSAValue, n: SSAValue, running_max: SSAValue, running_sum: SSAValue, acc: SSAValue) -> list[SSAValue]:
+    def _plain_block(self, q: SSAValue, n: SSAValue, acc: SSAValue) -> list[SSAValue]:
+        """A plain chain's block: acc += f(q @ B[:, n]) @ C[n, :] (f's result 0 past N)."""
+        intermediate = self._score_tile(q, n)
+        value_type = _element(self.chain.output.b)
+        narrow = self._narrowed(intermediate, value_type, "t_narrow")
+        v = self._load(self.chain.output.b, n, self.zero, (self.block_keys, self.value_depth), "v")
+        return [self._insert(tile.DotOp(narrow, v, acc), "new_acc")]
+
+    def _score_tile(self, q: SSAValue, n: SSAValue) -> SSAValue:
+        """The score ops of one block, in f32: -inf past N (0 for a plain chain)."""
         chain, bm, bn = self.chain, self.block_rows, self.block_keys
         kt = self._load(chain.scores.b, self.zero, n, (self.depth, bn), "kt")
         scores = self._insert(tile.DotOp(q, kt, self._splat(0.0, bm, bn, "zeros")), "s")
@@ -286,16 +338,34 @@ class AttentionKernelBuilder:
         origin = [*(self.zero for _ in self.batch_shape), self.zero, n]
         inside = self._insert(tile.InBoundsOp(origin, [*(1 for _ in self.batch_shape), bm, self.keys], self._type(bm, bn).get_shape()))
         (masked,) = self._map([scores, *side_tiles, inside], [f32], lambda b, args: [self._scores(b, args, sides)], ["t"])
+        return masked
+
+    def _key_block(self, q: SSAValue, n: SSAValue, running_max: SSAValue, running_sum: SSAValue, acc: SSAValue) -> list[SSAValue]:
+        chain, bn = self.chain, self.block_keys
+        masked = self._score_tile(q, n)
         block_max = self._reduce(masked, arith.MaximumfOp, "block_max")
+
+        fast = self.unit.fast_math
 
         def rescale(b: ScalarBuilder, args: list[SSAValue]) -> list[SSAValue]:
             new = b.emit(arith.MaximumfOp(args[0], args[1]))
             minus_infinity = b.constant(-math.inf, f32)
             safe = b.emit(arith.SelectOp(b.emit(arith.CmpfOp(new, minus_infinity, "oeq")), b.constant(0.0, f32), new))
-            return [new, safe, b.emit(math_dialect.ExpOp(b.emit(arith.SubfOp(args[0], safe))))]
+            if not fast:
+                return [new, safe, b.emit(math_dialect.ExpOp(b.emit(arith.SubfOp(args[0], safe))))]
+            # The shifts -max log2 e are rounded: alpha moves the old block's terms from the old
+            # shift to the new one exactly as rounded (old max times log2 e, recomputed: the same
+            # rounding), so that the products of the alphas telescope; a -inf old max gives 0.
+            log2_e = b.constant(LOG2_E, f32)
+            shift = b.emit(arith.NegfOp(b.emit(arith.MulfOp(safe, log2_e))))
+            old_scaled = b.emit(arith.MulfOp(args[0], log2_e))
+            return [new, shift, b.emit(math_dialect.Exp2Op(b.emit(arith.AddfOp(old_scaled, shift))))]
 
-        new_max, safe, alpha = self._map([running_max, block_max], [f32, f32, f32], rescale, ["new_max", "safe_max", "alpha"])
-        exp = lambda b, args: [b.emit(math_dialect.ExpOp(b.emit(arith.SubfOp(args[0], args[1]))))]
+        new_max, safe, alpha = self._map([running_max, block_max], [f32, f32, f32], rescale, ["new_max", "shift" if fast else "safe_max", "alpha"])
+        if fast:  # exp(t - max) = exp2(t log2 e - max log2 e): one fma and ex2 per score
+            exp = lambda b, args: [_exp2_shifted(b, args[0], args[1])]
+        else:
+            exp = lambda b, args: [b.emit(math_dialect.ExpOp(b.emit(arith.SubfOp(args[0], args[1]))))]
         (probabilities,) = self._map([masked, self._broadcast(safe, bn)], [f32], exp, ["p"])
         block_sum = self._reduce(probabilities, arith.AddfOp, "block_sum")
         fma = lambda b, args: [b.emit(arith.AddfOp(b.emit(arith.MulfOp(args[0], args[1])), args[2]))]
@@ -310,30 +380,57 @@ class AttentionKernelBuilder:
         return [new_max, new_sum, new_acc]
 
     def _scores(self, b: ScalarBuilder, args: list[SSAValue], sides: list[SSAValue]) -> SSAValue:
-        """The softmax's input from one product element: the score ops, in f32, -inf past N."""
-        chain = self.chain
+        """The softmax's input from one product element: the score ops, in f32, -inf past N (with
+        fast math, narrow floats carried in f32 throughout: see the module docstring)."""
+        chain, fast = self.chain, self.unit.fast_math
         product_type = _element(chain.scores.result)
-        product = args[0] if product_type == f32 else b.emit(arith.TruncFOp(args[0], product_type))
-        element: dict[SSAValue, SSAValue] = {chain.scores.result: product, **dict(zip(sides, args[1 : 1 + len(sides)]))}
+        product = args[0] if product_type == f32 or fast else b.emit(arith.TruncFOp(args[0], product_type))
+        side_values = [_widened(b, value) if fast else value for value in args[1 : 1 + len(sides)]]
+        element: dict[SSAValue, SSAValue] = {chain.scores.result: product, **dict(zip(sides, side_values))}
         causal = chain.causal
         if causal is not None:  # key <= query + offset: the mask's allowed value, else its masked one
             query, key = args[1 + len(sides) : 3 + len(sides)]
             limit = b.emit(arith.AddiOp(query, b.emit(arith.ConstantOp.from_int_and_width(causal.offset, IndexType()))))
             seen = b.emit(arith.CmpiOp(key, limit, "sle"))
-            mask_type = _element(causal.value)
+            mask_type = _carried(_element(causal.value), fast)
             element[causal.value] = b.emit(arith.SelectOp(seen, b.constant(causal.allowed, mask_type), b.constant(causal.masked, mask_type)))
 
         def element_of(value: SSAValue) -> SSAValue:
             if value not in element and is_splat_constant(value):
-                return b.constant(splat_constant_value(value.owner), _element(value))  # type: ignore[arg-type]
+                return b.constant(splat_constant_value(value.owner), _carried(_element(value), fast))  # type: ignore[arg-type]
             return element[value]
 
         for op in chain.score_ops:
-            element[op.results[0]] = expand_elementwise(op, [element_of(v) for v in op.operands], b)
+            divisor = op.rhs if isinstance(op, graph.DivOp) and is_splat_constant(op.rhs) and fast else None
+            if divisor is not None:  # fast math: a product with the f32 reciprocal
+                reciprocal = b.constant(1.0 / splat_constant_value(divisor.owner), f32)  # type: ignore[arg-type, operator]
+                element[op.results[0]] = b.emit(arith.MulfOp(element_of(op.lhs), reciprocal))
+                continue
+            element[op.results[0]] = expand_elementwise(op, [element_of(v) for v in op.operands], b, keep_f32=fast)
         score = element_of(chain.softmax_input)
-        if _element(chain.softmax_input) != f32:
+        if score.type != f32:
             score = b.emit(arith.ExtFOp(score, f32))
-        return b.emit(arith.SelectOp(args[-1], score, b.constant(-math.inf, f32)))
+        outside = 0.0 if chain.kind == "matmul" else -math.inf
+        return b.emit(arith.SelectOp(args[-1], score, b.constant(outside, f32)))
+
+
+def _carried(element_type: Attribute, fast: bool) -> Attribute:
+    """The type a value of `element_type` is computed in: f32 for narrow floats with fast math."""
+    narrow = isinstance(element_type, Float16Type | BFloat16Type)
+    return f32 if fast and narrow else element_type
+
+
+def _widened(b: ScalarBuilder, value: SSAValue) -> SSAValue:
+    """A narrow float loaded from memory, extended to f32 (exactly) for fast math."""
+    return b.emit(arith.ExtFOp(value, f32)) if isinstance(value.type, Float16Type | BFloat16Type) else value
+
+
+LOG2_E = math.log2(math.e)
+
+
+def _exp2_shifted(b: ScalarBuilder, value: SSAValue, shift: SSAValue) -> SSAValue:
+    """exp2(value * log2 e + shift): with shift = -max * log2 e, exp(value - max)."""
+    return b.emit(math_dialect.Exp2Op(b.emit(math_dialect.FmaOp(value, b.constant(LOG2_E, f32), shift))))
 
 
 def build_attention_kernel(name: str, unit: AttentionUnit) -> tile.KernelOp:

@@ -159,7 +159,7 @@ class ChainMmaLowering(TileKernelLowering):
         self._start_thread(emitter, thread_loop.body.block.args[0])
         self._lower_block(emitter, self.kernel.body.block)
         self.finish_kernel(result, [thread_loop.body.block, *bodies])
-        attributes.CHAIN.write(result, StringAttr("attention"))
+        attributes.CHAIN.write(result, attributes.CHAIN.read(self.kernel) or StringAttr("attention"))
         attributes.MMA.write(result, DenseArrayBase.from_list(i64, list(INSTRUCTION)))
         attributes.WARP_GRID.write(result, DenseArrayBase.from_list(i64, [warps, 1]))
         stages = attributes.PIPELINE_STAGES.read(self.kernel)

@@ -1,11 +1,13 @@
-"""Which `tile.dot` precisions the loop lowering can honour, and the refusal of the others.
+"""Which `tile.dot` precisions each target's lowering can honour, and the refusal of the others.
 
-`convert-tile-to-loop` lowers a `tile.dot` to f32 fused multiply-adds (`matmul_loop.py`): CUDA
-cores on the GPU, scalar or vector code on the CPU. Those compute every product in IEEE f32, so
-they honour `precision = "ieee"` only; a dot asking for "tf32" or "3xtf32" (whose products TF32
-tensor cores compute) is refused with a diagnostic naming the op, the precision and the targets,
-rather than silently computed at another precision. (Computing TF32's rounding in software would
-be slower than IEEE on both targets and so give the caller nothing they asked for.)
+On the GPU, `convert-tile-to-loop{tensor-cores=true}` runs f32 dots of precision "tf32" and
+"3xtf32" on tensor cores (`matmul_mma.py`: mma.sync m16n8k8 on TF32 registers), and every other
+f32 dot as f32 fused multiply-adds (`matmul_loop.py`, CUDA cores): the GPU honours all three
+precisions. The CPU lowering (`convert-tile-dot-to-cpu`) and convert-tile-to-loop without tensor
+cores compute every product in IEEE f32, so they honour `precision = "ieee"` only; a dot asking
+for "tf32" or "3xtf32" there is refused with a diagnostic naming the op, the precision and the
+targets, rather than silently computed at another precision. (Computing TF32's rounding in
+software would be slower than IEEE and so give the caller nothing they asked for.)
 """
 
 from __future__ import annotations
@@ -15,16 +17,20 @@ from dataclasses import dataclass
 from xdsl.ir import Operation
 
 from mlc.diagnostics import PassFailure
-from mlc.dialects.precision import DEFAULT_PRECISION
+from mlc.dialects.precision import DEFAULT_PRECISION, PRECISIONS
 from mlc.dialects.tile import ops as tile
 
 FMA_PRECISIONS = frozenset({DEFAULT_PRECISION})
 """The precisions that the fused-multiply-add lowering of `tile.dot` computes."""
 
 FMA_REASON = (
-    "tile.dot is lowered to f32 fused multiply-adds (CUDA cores on the GPU, the CPU), which compute "
-    "'ieee' only; TF32 needs tensor cores, which mlc does not use yet"
+    "tile.dot is lowered to f32 fused multiply-adds (the CPU, or CUDA cores without the tensor-core "
+    "lowering), which compute 'ieee' only; TF32 needs tensor cores (convert-tile-to-loop{tensor-cores=true}, "
+    "the GPU pipeline)"
 )
+TENSOR_CORE_PRECISIONS = frozenset(PRECISIONS)
+"""The precisions the GPU computes: ieee on CUDA cores, tf32 and 3xtf32 on tensor cores."""
+TENSOR_CORE_REASON = "f32 products of precision 'tf32' and '3xtf32' run on tensor cores (mma.sync, sm_80+)"
 
 
 @dataclass(frozen=True)
@@ -38,8 +44,11 @@ class HonouredPrecisions:
         return precision in self.precisions
 
 
-def honoured_precisions(target: str) -> HonouredPrecisions:
-    """The matmul precisions that the lowering for `target` ('cpu' or 'cuda') computes."""
+def honoured_precisions(target: str, tensor_cores: bool = True) -> HonouredPrecisions:
+    """The matmul precisions that the lowering for `target` ('cpu' or 'cuda') computes;
+    `tensor_cores`: whether the GPU has TF32 tensor cores (sm_80+)."""
+    if target == "cuda" and tensor_cores:
+        return HonouredPrecisions(TENSOR_CORE_PRECISIONS, TENSOR_CORE_REASON)
     return HonouredPrecisions(FMA_PRECISIONS, FMA_REASON)
 
 

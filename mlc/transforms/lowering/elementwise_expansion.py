@@ -19,6 +19,10 @@ check:
 * Integer `pow` is square-and-multiply over the exponent's bits, wrapping; a negative exponent
   gives the truncated reciprocal (the interpreter's total definition, `_integer_power` there).
 
+`expand_elementwise(..., keep_f32=True)` (fast math: the attention chain's score ops under
+`fast_math`, `attention_kernel.py`) takes the float operands of narrow float ops already in f32
+and leaves the result in f32: the per-op rounding to f16/bf16 is skipped.
+
 Limits: integer `pow` costs about four ops per bit of the type (63 steps for i64), unrolled.
 """
 
@@ -282,8 +286,11 @@ def _cast(b: ScalarBuilder, x: SSAValue, target: Attribute) -> SSAValue:
     return b.emit(arith.TruncIOp(x, target))
 
 
-def expand_elementwise(op: Operation, operands: Sequence[SSAValue], b: ScalarBuilder) -> SSAValue:
-    """Emits the scalar computation of one element of `op` from its operands' elements."""
+def expand_elementwise(op: Operation, operands: Sequence[SSAValue], b: ScalarBuilder, *, keep_f32: bool = False) -> SSAValue:
+    """Emits the scalar computation of one element of `op` from its operands' elements; with
+    `keep_f32`, narrow floats are f32 values on both sides (see the module docstring)."""
+    if keep_f32 and _narrow_float(op):
+        return _in_wide_f32(op, operands, b)
     if isinstance(op, graph.CmpOp):
         return _compare(op, b, operands[0], operands[1])
     if isinstance(op, graph.WhereOp):
@@ -303,6 +310,27 @@ def expand_elementwise(op: Operation, operands: Sequence[SSAValue], b: ScalarBui
         if is_float(element_type):
             return _in_f32(b, element_type, operands, lambda xs: _float_unary(op, b, xs[0]))
         return _integer_unary(op, b, operands[0])
+    raise PassFailure(op, "is not an elementwise op")
+
+
+def _narrow_float(op: Operation) -> bool:
+    types = [element_type_of(v) for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)]
+    return any(is_float(t) and t.bitwidth < 32 for t in types)  # type: ignore[attr-defined]
+
+
+def _in_wide_f32(op: Operation, operands: Sequence[SSAValue], b: ScalarBuilder) -> SSAValue:
+    """`op` on f32 stand-ins of its narrow float operands, its float result left in f32."""
+    if isinstance(op, graph.CastOp):
+        target = element_type_of(op.result)
+        return _cast(b, operands[0], f32 if is_float(target) and target.bitwidth < 32 else target)  # type: ignore[attr-defined]
+    if isinstance(op, graph.CmpOp) and is_float(operands[0].type):
+        return b.emit(arith.CmpfOp(operands[0], operands[1], _FLOAT_PREDICATES[op.predicate.data]))
+    if isinstance(op, graph.WhereOp | graph.BroadcastOp | graph.ReshapeOp):
+        return expand_elementwise(op, operands, b)
+    if isinstance(op, graph.BINARY_OPS):
+        return _float_binary(op, b, operands[0], operands[1])
+    if isinstance(op, graph.UNARY_OPS):
+        return _float_unary(op, b, operands[0])
     raise PassFailure(op, "is not an elementwise op")
 
 

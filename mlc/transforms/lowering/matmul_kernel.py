@@ -40,7 +40,9 @@ their own K step). The kernel records `mlc.implicit_gemm` too.
 Block sizes (`choose_matmul_tile`): 128x128x16 when that still gives at least `LARGE_TILE_PROGRAMS`
 programs (128x256x32 for f16/bf16 products, whose 8 warps then own 64x64 tensor-core warp tiles),
 else at most 64x64x16; each dimension is cut to the smallest power of two that covers
-the matrix's (a 17x33x65 product gets 32x64x16). `convert-graph-to-tile{matmul-tile=BM,BN,BK}`
+the matrix's (a 17x33x65 product gets 32x64x16). f32 products of precision tf32/3xtf32 on the GPU
+(tensor cores, `matmul_mma.py`) take `TF32_LARGE_TILE` as their large block and at least
+`TF32_MINIMUM_TILE` (one m16n8k8 step), so that the tensor-core lowering always applies. `convert-graph-to-tile{matmul-tile=BM,BN,BK}`
 overrides the choice; `convert-graph-to-tile{target=cpu}` (the CPU pipeline) takes `CPU_TILE` instead. The dot carries the matmul's `precision` (its property, else
 `convert-graph-to-tile{precision=...}` for f32 products) for the lowering of `tile.dot`. Warps: one thread per 16 outputs, 1 to 8 warps (`matmul_warps`). The
 kernel records its block as `mlc.matmul_tile = array<i64: BM, BN, BK>`; the tile types carry it
@@ -106,6 +108,12 @@ and cuBLAS's H100 block (two warpgroups of m64n256k16, 48 KiB of operands a K st
 WGMMA_ALIGNMENT = 8
 """Elements (16 bytes) the rows of both operands must be a multiple of for the wgmma blocks: their
 copies are 16-byte async copies."""
+TF32_LARGE_TILE = (128, 256, 16)
+"""The large block of f32 products at a TF32 precision (mma.sync m16n8k8): 8 warps of 64x64 warp
+tiles (80 shared loads per 64 mma.sync a K step, against 96 with 64x32), 27 KiB of f32 operands a
+K step, so that 3 stages of async copies fit."""
+TF32_MINIMUM_TILE = (16, 8, 8)
+"""The smallest block a TF32 dot takes (one m16n8k8 instruction): TF32 has no CUDA-core lowering."""
 CPU_TILE = (128, 128, 16)
 """The CPU's block (`convert-graph-to-tile{target=cpu}`), whatever the number of programs (a few
 threads are kept busy by a few programs): one thread on a Xeon with AVX-512 ran 1024^3 f32 in
@@ -123,13 +131,19 @@ def _next_power_of_two(value: int) -> int:
 
 
 def choose_matmul_tile(
-    batch: int, rows: int, columns: int, depth: int, half: bool = False, cpu: bool = False, wgmma: bool = False
+    batch: int, rows: int, columns: int, depth: int, half: bool = False, cpu: bool = False, wgmma: bool = False, tf32: bool = False
 ) -> tuple[int, int, int]:
     """(BM, BN, BK) for a `batch` of `rows x depth @ depth x columns` products (see the docstring).
 
     `half`: 16-bit (f16/bf16) operands, which take `HALF_LARGE_TILE` as their large block on the
     GPU, or with `wgmma` one of `WGMMA_TILES` where the K loop has two steps or more and the rows are
-    16-byte multiples; `cpu`: the CPU's block, `CPU_TILE`, cut to the matrix likewise."""
+    16-byte multiples; `tf32`: f32 operands at a TF32 precision (`TF32_LARGE_TILE`, at least
+    `TF32_MINIMUM_TILE` on the GPU); `cpu`: the CPU's block, `CPU_TILE`, cut to the matrix likewise."""
+    if tf32 and not cpu:
+        programs = batch * -(-rows // TF32_LARGE_TILE[0]) * -(-columns // TF32_LARGE_TILE[1])
+        limit = TF32_LARGE_TILE if programs >= LARGE_TILE_PROGRAMS else DEFAULT_TILE
+        sizes = zip(limit, TF32_MINIMUM_TILE, (rows, columns, depth))
+        return tuple(min(cap, max(least, _next_power_of_two(size))) for cap, least, size in sizes)  # type: ignore[return-value]
     if half and wgmma and not cpu and depth > WGMMA_TILES[0][2] and depth % WGMMA_ALIGNMENT == 0 and columns % WGMMA_ALIGNMENT == 0:
         tile = next((t for t in WGMMA_TILES if batch * -(-rows // t[0]) * -(-columns // t[1]) >= LARGE_TILE_PROGRAMS), WGMMA_TILES[-1])
         return min(tile[0], max(64, _next_power_of_two(rows))), min(tile[1], max(64, _next_power_of_two(columns))), tile[2]
@@ -325,10 +339,11 @@ def plan_matmul(
     rows, columns = shape_of(op.result)[-2:]
     if block is None:
         half = element_type != f32
-        block = choose_matmul_tile(math.prod(batch), rows, columns, shape_of(op.a)[-1], half, cpu, wgmma)
-        if unit.lhs_rows is not None:  # a K step inside one piece of the shifted rows
-            piece = unit.lhs_rows.piece_columns
-            block = (block[0], block[1], math.gcd(block[2], piece & -piece))
+        tf32 = matmul_precision(op, precision) != DEFAULT_PRECISION
+        block = choose_matmul_tile(math.prod(batch), rows, columns, shape_of(op.a)[-1], half, cpu, wgmma, tf32)
+    if unit.lhs_rows is not None:  # a K step inside one piece of the shifted rows, whoever chose it
+        piece = unit.lhs_rows.piece_columns
+        block = (block[0], block[1], math.gcd(block[2], piece & -piece))
     return MatmulPlan(name, unit, tuple(block), collapse, matmul_precision(op, precision))  # type: ignore[arg-type]
 
 

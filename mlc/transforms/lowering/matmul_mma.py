@@ -1,9 +1,10 @@
 """Tile kernels with `tile.dot`, lowered to loops for tensor cores: warps of `loop.mma_sync` steps.
 
 `convert-tile-to-loop{tensor-cores=true}` hands a kernel here instead of to `matmul_loop.py` when
-its dots can run on tensor cores (`mma_applies`): f16 or bf16 operands (both alike), f32
+its dots can run on tensor cores (`mma_applies`): f16 or bf16 operands (both alike), or f32
+operands of a dot whose precision is "tf32" or "3xtf32" (`mlc/dialects/precision.py`), f32
 accumulation, a block of rows and columns that are multiples of 16 and 8 and a K step that is a
-multiple of 16. Everything else about the kernel (its grid, K loop, epilogue maps, masked loads
+multiple of the instruction's depth (16; 8 for TF32). Everything else about the kernel (its grid, K loop, epilogue maps, masked loads
 and stores) is lowered as `DotKernelLowering` does; only the thread layout and the dot differ.
 
 Layout (`MmaLayout.choose`). The kernel's warps form a WM x WN grid over the BM x BN block (the
@@ -30,8 +31,19 @@ prove them in bounds (padding adds zeros). Either way the loads index the operan
 `loop.mma_sync` accumulates in increasing K with f32 fused multiply-adds, the order of
 `tile.dot`, so the interpreter checks this lowering exactly.
 
-Limits: no f16 accumulation, no TF32; the block must give every warp at least one 16 x 8 tile
-(fewer warps are used otherwise).
+TF32 (f32 operands). The dot runs in 8-deep slices of `loop.mma_sync m16n8k8` on f32 registers,
+one element each: lane (g, t) loads A at rows g, g + 8 and depths t, t + 4 of its instruction
+row and B at depths t, t + 4 and column g of its instruction column, with scalar loads as above
+(ldmatrix moves 16-bit elements). Each register is rounded to TF32 to nearest, ties away from
+zero, as the tile level defines it (`loop.round_tf32`, PTX `cvt.rna.tf32.f32`), so the tensor core's truncation of the low bits changes nothing and the
+interpreter checks tf32 exactly. "3xtf32" splits each register into that high part and the
+rounded remainder and issues three steps per instruction tile, small products first
+(lo x hi, hi x lo, hi x hi); `tile.dot` adds the three products of each k in turn, the slice
+adds each product over 8 k, so the two agree within the error bound of three products per term
+(`error_bounds`), not bit for bit.
+
+Limits: no f16 accumulation; TF32 operands are not loaded with ldmatrix; the block must give
+every warp at least one 16 x 8 tile (fewer warps are used otherwise).
 """
 
 from __future__ import annotations
@@ -70,6 +82,10 @@ from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering
 
 INSTRUCTION = (16, 8, 16)
 """M, N, K of one `loop.mma_sync` (PTX mma.sync m16n8k16)."""
+TF32_INSTRUCTION = (16, 8, 8)
+"""M, N, K of one `loop.mma_sync` on TF32 registers (PTX mma.sync m16n8k8 .tf32)."""
+TF32_PRECISIONS = ("tf32", "3xtf32")
+"""The precisions of f32 dots that tensor cores compute."""
 
 
 def _element_type(value: SSAValue) -> object:
@@ -78,15 +94,25 @@ def _element_type(value: SSAValue) -> object:
     return value_type.element_type
 
 
+def is_tf32_dot(dot: tile.DotOp) -> bool:
+    """Whether `dot` multiplies f32 operands at a TF32 precision (see the module docstring)."""
+    return isinstance(_element_type(dot.lhs), Float32Type) and dot.precision.data in TF32_PRECISIONS
+
+
+def instruction(dot: tile.DotOp) -> tuple[int, int, int]:
+    """M, N, K of the `loop.mma_sync` steps that run `dot`."""
+    return TF32_INSTRUCTION if is_tf32_dot(dot) else INSTRUCTION
+
+
 def mma_applies(kernel: tile.KernelOp) -> bool:
     """Whether every dot of `kernel` can run on tensor cores (see the module docstring)."""
     dots = [op for op in kernel.walk() if isinstance(op, tile.DotOp)]
     if not dots:
         return False
-    rows, columns, depth = INSTRUCTION
     for dot in dots:
+        rows, columns, depth = instruction(dot)
         lhs, rhs = _element_type(dot.lhs), _element_type(dot.rhs)
-        if not isinstance(lhs, Float16Type | BFloat16Type) or lhs != rhs or not isinstance(_element_type(dot.acc), Float32Type):
+        if not (isinstance(lhs, Float16Type | BFloat16Type) or is_tf32_dot(dot)) or lhs != rhs or not isinstance(_element_type(dot.acc), Float32Type):
             return False
         lhs_shape, acc_shape = _shape(dot.lhs), _shape(dot.acc)
         if acc_shape[-2] % rows or acc_shape[-1] % columns or lhs_shape[-1] % depth:
@@ -123,7 +149,7 @@ def ldmatrix_applies(dot: tile.DotOp) -> bool:
     They must come straight from zero-padded tile loads, and a K step of both operand tiles must
     fit in shared memory with their rows padded.
     """
-    if _zero_padded_load(dot, "lhs") is None or _zero_padded_load(dot, "rhs") is None:
+    if is_tf32_dot(dot) or _zero_padded_load(dot, "lhs") is None or _zero_padded_load(dot, "rhs") is None:
         return False
     *_, rows, depth = _shape(dot.lhs)
     columns = _shape(dot.rhs)[-1]
@@ -194,7 +220,8 @@ class MmaKernelLowering(DotKernelLowering):
 
     def lower(self) -> loop.KernelOp:
         result = super().lower()
-        attributes.MMA.write(result, DenseArrayBase.from_list(i64, list(INSTRUCTION)))
+        dot = next(op for op in self.kernel.walk() if isinstance(op, tile.DotOp))
+        attributes.MMA.write(result, DenseArrayBase.from_list(i64, list(instruction(dot))))
         layout = self.layout
         assert isinstance(layout, MmaLayout)
         attributes.WARP_GRID.write(result, DenseArrayBase.from_list(i64, [layout.warp_rows, layout.warp_columns]))
@@ -211,8 +238,10 @@ class MmaKernelLowering(DotKernelLowering):
         warp = emitter.emit(arith.DivUIOp(thread, emitter.index(loop.WARP_SIZE)))
         lane = emitter.emit(arith.RemUIOp(thread, emitter.index(loop.WARP_SIZE)))
         group = emitter.emit(arith.DivUIOp(lane, emitter.index(4)))
-        pair = emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(lane, emitter.index(4))), emitter.index(2)))
+        quad = emitter.emit(arith.RemUIOp(lane, emitter.index(4)))
+        pair = emitter.emit(arith.MuliOp(quad, emitter.index(2)))
         warp.name_hint, lane.name_hint, group.name_hint, pair.name_hint = "warp", "lane", "group", "pair"
+        self.quad = quad
         warp_columns_value = emitter.index(layout.warp_columns)
         first_row = emitter.emit(arith.MuliOp(emitter.emit(arith.DivUIOp(warp, warp_columns_value)), emitter.index(warp_rows)))
         first_column = emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(warp, warp_columns_value)), emitter.index(warp_columns)))
@@ -247,7 +276,7 @@ class MmaKernelLowering(DotKernelLowering):
         depth = _shape(op.lhs)[-1]
         body, inner = k_step_body(op, accumulator)
         inner.builder.insert(scf.YieldOp(*self._mma_slice(inner, op, body.args[0], list(body.args[1:]))))
-        step = INSTRUCTION[2]
+        step = instruction(op)[2]
         slices = scf.ForOp(emitter.index(0), emitter.index(depth), emitter.index(step), accumulator, Region(body))
         attributes.DOT.write(slices, DenseArrayBase.from_list(i64, [layout.rows, layout.columns]))
         attributes.UNROLL.write(slices, UnitAttr())
@@ -266,11 +295,14 @@ class MmaKernelLowering(DotKernelLowering):
         if ldmatrix_applies(op):
             a_registers, b_registers = self._ldmatrix_registers(emitter, op, offset)
             return self._steps(emitter, a_registers, b_registers, accumulator)
+        tf32 = is_tf32_dot(op)
+        # A register holds a pair of k-neighbours (f16/bf16) or one f32 (TF32); the second half of
+        # the slice starts 8 (4) deeper.
+        width, half_depth, lane_depth = (1, 4, self.quad) if tf32 else (2, 8, self.pair)
         lhs, rhs = _operand_load(op, "lhs"), _operand_load(op, "rhs")
         lhs_shape, rhs_shape = _shape(op.lhs), _shape(op.rhs)
         batch = [self.zero] * (len(lhs_shape) - 2)
-        depths = [emitter.add(offset, self.pair), emitter.add(offset, emitter.add(self.pair, emitter.index(8)))]
-        next_depths = [emitter.add(depth, emitter.index(1)) for depth in depths]
+        depths = [emitter.add(offset, lane_depth), emitter.add(offset, emitter.add(lane_depth, emitter.index(half_depth)))]
         block = emitter.builder.insertion_point.block
         first = block.last_op
         a_registers = []
@@ -278,23 +310,36 @@ class MmaKernelLowering(DotKernelLowering):
             registers = []
             for k in depths:
                 for row in self.row_indices[2 * m : 2 * m + 2]:
-                    chunk = self._accesses(lhs_shape, 2, [*batch, row, k])
-                    registers.append(pack_pair(emitter, chunk.load(emitter, self.values[lhs.source], self.origin(lhs.indices), _shape(lhs.result), lhs.padding)))
+                    chunk = self._accesses(lhs_shape, width, [*batch, row, k])
+                    registers.append(self._register(emitter, chunk.load(emitter, self.values[lhs.source], self.origin(lhs.indices), _shape(lhs.result), lhs.padding)))
             a_registers.append(registers)
         _tag_loads(block, first.next_op if first is not None else block.first_op, "lhs")
         first = block.last_op
         b_registers = []
         for column in self.b_columns:
             registers = []
-            for pair in zip(depths, next_depths):
+            for depth in depths:
                 elements = []
-                for k in pair:
+                for k in [depth, emitter.add(depth, emitter.index(1))][:width]:
                     chunk = self._accesses(rhs_shape, 1, [*batch, k, column])
                     elements += chunk.load(emitter, self.values[rhs.source], self.origin(rhs.indices), _shape(rhs.result), rhs.padding)
-                registers.append(pack_pair(emitter, elements))
+                registers.append(self._register(emitter, elements))
             b_registers.append(registers)
         _tag_loads(block, first.next_op if first is not None else block.first_op, "rhs")
-        return self._steps(emitter, a_registers, b_registers, accumulator)
+        if not tf32:
+            return self._steps(emitter, a_registers, b_registers, accumulator)
+        split = op.precision.data == "3xtf32"
+        a_high, a_low = _split_registers(emitter, a_registers, split)
+        b_high, b_low = _split_registers(emitter, b_registers, split)
+        if split:
+            accumulator = self._steps(emitter, a_low, b_high, accumulator)
+            accumulator = self._steps(emitter, a_high, b_low, accumulator)
+        return self._steps(emitter, a_high, b_high, accumulator)
+
+    @staticmethod
+    def _register(emitter: Emitter, elements: Sequence[SSAValue]) -> SSAValue:
+        """One mma operand register: a `vector<2xT>` pair, or the f32 itself (TF32)."""
+        return elements[0] if len(elements) == 1 else pack_pair(emitter, elements)
 
     def _ldmatrix_registers(self, emitter: Emitter, op: tile.DotOp, offset: SSAValue) -> tuple[list[list[SSAValue]], list[list[SSAValue]]]:
         """A and B registers of one 16-deep slice, loaded with `loop.ldmatrix` (see the module docstring)."""
@@ -342,6 +387,16 @@ class MmaKernelLowering(DotKernelLowering):
                     result[position] = value
         return result
 
+
+
+def _split_registers(emitter: Emitter, registers: list[list[SSAValue]], split: bool) -> tuple[list[list[SSAValue]], list[list[SSAValue]]]:
+    """Each f32 register's TF32 high part and, if `split` (3xtf32), the TF32 rounding of its
+    remainder (else no low parts)."""
+    high = [[emitter.emit(loop.RoundTf32Op(value)) for value in group] for group in registers]
+    if not split:
+        return high, []
+    low = [[emitter.emit(loop.RoundTf32Op(emitter.emit(arith.SubfOp(value, hi)))) for value, hi in zip(group, his)] for group, his in zip(registers, high)]
+    return high, low
 
 
 def pack_pair(emitter: Emitter, elements: Sequence[SSAValue]) -> SSAValue:

@@ -27,7 +27,7 @@ multiples, inside the K loop (so that a pipeline of async copies can stage them:
 could not write the swizzled layout; a K that fits one step has no loop and takes mma.sync). loop-promote-shared then issues the next stage's copies after the products and, where the
 accumulators are only converted and stored after the loop, leaves each product in flight until
 the next K step's wait (`async_pipeline.overlap_products`).
-Limits: no register A operand; with a computing epilogue each K step waits for its products
+Limits: f16/bf16 only (TF32 dots take mma.sync); no register A operand; with a computing epilogue each K step waits for its products
 (ptxas serializes the deferred pipeline there); no TMA.
 """
 
@@ -49,6 +49,7 @@ from mlc.transforms.lowering.matmul_mma import (
     MmaKernelLowering,
     MmaLayout,
     _zero_padded_load,
+    is_tf32_dot,
     lower_mma_kernel,
     mma_applies,
 )
@@ -76,6 +77,8 @@ def wgmma_applies(kernel: tile.KernelOp) -> bool:
     if not mma_applies(kernel):
         return False
     for dot in (op for op in kernel.walk() if isinstance(op, tile.DotOp)):
+        if is_tf32_dot(dot):
+            return False  # TF32 wgmma reads B K-major only: B's rows would need a transposed staging
         lhs, rhs = _zero_padded_load(dot, "lhs"), _zero_padded_load(dot, "rhs")
         if lhs is None or rhs is None or not (_operand_rows_aligned(lhs) and _operand_rows_aligned(rhs)):
             return False

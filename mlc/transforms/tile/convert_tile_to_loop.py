@@ -23,8 +23,8 @@ mask) and aligned (one 16-byte vector access); the rest are guarded, partial chu
 kernel records in `mlc.arg_alignment` the alignment each parameter needs (the runtime checks it).
 
 Kernels with `tile.dot` go to `matmul_loop.py`: a register micro-tile of the output per thread, K
-in short vector steps, IEEE f32 (TF32 is refused: `dot_precision.py`). With `tensor-cores=true`,
-dots tensor cores can run (f16/bf16 operands, f32 accumulation) go to `matmul_mma.py` (warps of
+in short vector steps, IEEE f32 (TF32 is refused there: `dot_precision.py`). With `tensor-cores=true`,
+dots tensor cores can run (f16/bf16 operands, or f32 at precision tf32/3xtf32; f32 accumulation) go to `matmul_mma.py` (warps of
 `loop.mma_sync`) or with `wgmma=true` (sm_90a) to `matmul_wgmma.py` (warpgroups of `loop.wgmma`);
 GEMM chains to `chain_mma.py` or `chain_loop.py`; `tile.transpose` kernels to `transpose_loop.py`.
 Limits (reported as unsupported): tiles of several shapes in a kernel (but broadcast and dot

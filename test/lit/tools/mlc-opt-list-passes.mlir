@@ -19,6 +19,7 @@
 // CHECK-NEXT: {{ +}}graph-fold-constants{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}graph-fuse{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}graph-inline-fusion{{ +}}{{[A-Z].*\.}}
+// CHECK-NEXT: {{ +}}graph-pad-matmul-operands{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}graph-plan-memory{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}graph-simplify{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}licm{{ +}}Move loop-invariant operations without side effects out of loops.

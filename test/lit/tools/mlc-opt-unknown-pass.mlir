@@ -20,7 +20,7 @@ func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
 // ANCHORED:     mlc-opt: error: unknown pass 'cs' (did you mean 'cse'{{.*}}?)
 // ANCHORED-NOT: builtin.module
 
-// OPTION:     mlc-opt: error: pass 'convert-graph-to-tile' has no option 'num-wraps' (did you mean 'num-warps'?); its options are: elements-per-program, num-warps
+// OPTION:     mlc-opt: error: pass 'convert-graph-to-tile' has no option 'num-wraps' (did you mean 'num-warps' or 'reduction-warps'?); its options are: elements-per-program, num-warps, reduction-warps
 // OPTION-NOT: builtin.module
 
 // NO-OPTIONS: mlc-opt: error: pass 'cse' has no option 'max-depth'; its options are: none

@@ -15,8 +15,9 @@ GPU's compute model, which would choose separate kernels for these head dims) an
 program became one chain kernel; the `separate` cases force the fallback
 (`graph-fuse{on-chip-bytes=0}`: the blocks cannot fit) and check the three-kernel path against
 the same bound. The `tensor_core` cases compile with the default GPU pipeline, whose compute
-model fuses f16 chains onto the tensor-core chain kernel (`chain_mma.py`), causal ones as the
-importer writes `is_causal` (`graph.where` of a key <= query comparison).
+model fuses f16 and bf16 chains onto the tensor-core chain kernel (`chain_mma.py`), causal ones as
+the importer writes `is_causal` (`graph.where` of a key <= query comparison), boolean padding
+masks through `graph.where`; some with graph-fuse's opt-in fast math.
 """
 
 from __future__ import annotations
@@ -94,26 +95,38 @@ def test_separate_kernels_against_pytorch(element: str):
     assert_compiled_matches(program.text, inputs, result, references=[_pytorch_reference(inputs, 64)])
 
 
+FAST_MATH = GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse{compute-model=gpu fast-math=true}")
+"""The default GPU pipeline with graph-fuse's opt-in fast math (f32 scores, exp2)."""
+
 TENSOR_CORE_CASES = [
-    # batch x heads, sequence, head dim, mask
-    pytest.param(4, 1000, 64, "none", id="bh4-s1000-d64"),
-    pytest.param(4, 777, 128, "causal-where", id="bh4-s777-d128-causal"),
-    pytest.param(2, 300, 128, "additive", id="bh2-s300-d128-additive"),
-    pytest.param(3, 130, 33, "causal-where", id="bh3-s130-d33-causal"),
+    # element, batch x heads, sequence, head dim, mask, fast math
+    pytest.param("f16", 4, 1000, 64, "none", False, id="bh4-s1000-d64"),
+    pytest.param("f16", 4, 777, 128, "causal-where", False, id="bh4-s777-d128-causal"),
+    pytest.param("f16", 2, 300, 128, "additive", False, id="bh2-s300-d128-additive"),
+    pytest.param("f16", 3, 130, 33, "causal-where", False, id="bh3-s130-d33-causal"),
+    pytest.param("f16", 4, 1000, 128, "none", True, id="bh4-s1000-d128-fast"),
+    pytest.param("f16", 3, 517, 64, "padding", True, id="bh3-s517-d64-padding-fast"),
+    pytest.param("bf16", 4, 777, 128, "causal-where", True, id="bf16-bh4-s777-d128-causal-fast"),
+    pytest.param("bf16", 2, 300, 64, "additive", False, id="bf16-bh2-s300-d64-additive"),
 ]
 
 
-@pytest.mark.parametrize(("heads", "sequence", "depth", "mask"), TENSOR_CORE_CASES)
-def test_tensor_core_chain_against_pytorch(heads: int, sequence: int, depth: int, mask: str):
-    """f16 chains on the default GPU pipeline: one chain kernel, on mma.sync, within the bound."""
-    program = attention_program("f16", (heads,), sequence, sequence, depth, depth, mask, True)
+@pytest.mark.parametrize(("element", "heads", "sequence", "depth", "mask", "fast_math"), TENSOR_CORE_CASES)
+def test_tensor_core_chain_against_pytorch(element: str, heads: int, sequence: int, depth: int, mask: str, fast_math: bool):
+    """f16 and bf16 chains on the default GPU pipeline (or with fast math): one chain kernel, on
+    mma.sync, within the bound."""
+    program = attention_program(element, (heads,), sequence, sequence, depth, depth, mask, True)
     inputs = random_inputs(program.text, seed=sequence)
-    compiled = mlc.compile(program.text, device="cuda")
+    compiled = mlc.compile(program.text, device="cuda", pipeline=FAST_MATH if fast_math else None)
     assert _chain_kernels(compiled) == 1
-    assert "llvm.nvvm.mma.m16n8k16" in str(compiled.lowered_module)
+    lowered = str(compiled.lowered_module)
+    assert "llvm.nvvm.mma.m16n8k16" in lowered
+    assert ("exp2" in lowered) == fast_math
     result = compiled(*inputs)
     reference_inputs = list(inputs)
     if mask == "causal-where":
         above = np.arange(sequence)[None, :] > np.arange(sequence)[:, None]
         reference_inputs.append(np.where(above, -np.inf, 0.0))
+    elif mask == "padding":  # the boolean keep mask as an additive one
+        reference_inputs[3] = np.where(inputs[3], 0.0, -np.inf)
     assert_compiled_matches(program.text, inputs, result, references=[_pytorch_reference(reference_inputs, depth)])

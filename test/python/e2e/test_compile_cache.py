@@ -280,3 +280,20 @@ def test_spelling_a_hopper_gpus_pipeline_loads_no_passes():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["mlc-lower-to-gpu{arch=sm_90}", "False"]
+
+
+@pytest.mark.gpu
+def test_a_gpu_hit_loads_the_compiled_image_without_the_jit(cache_dir: Path, monkeypatch: pytest.MonkeyPatch):
+    """On a GPU, the entry keeps the driver's compiled image (cubin) beside the PTX; a hit loads
+    that image, computing what the compile's program computed."""
+    if "cuda" not in mlc.available_devices():
+        pytest.skip("needs a CUDA device")
+    runs = _count_passes(monkeypatch)
+    first = mlc.compile(PROGRAM, device="cuda")
+    compiled_passes = len(runs)
+    second = mlc.compile(PROGRAM, device="cuda")
+    assert len(runs) == compiled_passes  # a hit
+    image = second.program.executor.module.cubin
+    assert image is not None and image == first.program.executor.module.cubin
+    assert image[:4] == b"\x7fELF"  # a cubin, not PTX
+    np.testing.assert_array_equal(second(*INPUTS), first(*INPUTS))

@@ -4,12 +4,15 @@ On the GPU machine (an H100, sm_90) every case is compiled with the wgmma loweri
 be on it (warpgroup `wgmma.mma_async` in the kernel), run, and compared within the bound
 `error_bounds.result_bounds` derives (`programs.assert_compiled_matches`): ragged shapes (masked
 stores, zero-filled copies), a batch, several wgmma blocks (64x128x64, 128x128x64, 128x256x64)
-and fused epilogues (bias + relu, a residual add) on wgmma's accumulator layout. Without a GPU,
-the backend's refusal of wgmma kernels for other architectures is checked.
+and fused epilogues (bias + relu, a residual add) on wgmma's accumulator layout, and operands
+whose rows are not 16-byte multiples (padded by graph-pad-matmul-operands). Without a GPU, the
+backend's refusal of wgmma kernels for other architectures is checked, and that ragged rows take
+wgmma once padded.
 """
 
 from __future__ import annotations
 
+import re
 import zlib
 
 import ml_dtypes
@@ -23,6 +26,11 @@ from programs import assert_compiled_matches, lower
 
 GPU = pytest.mark.gpu
 WGMMA = "mlc-lower-to-gpu{arch=sm_90}"
+TO_WGMMA_LOOPS = (
+    "graph-decompose,graph-pad-matmul-operands{wgmma=true},graph-fuse{compute-model=gpu},graph-plan-memory,"
+    "convert-graph-to-tile{wgmma=true},convert-tile-to-loop{tensor-cores=true wgmma=true}"
+)
+"""WGMMA's passes down to the loop level (the kernels and their products, without the slow rest)."""
 NUMPY = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
 
 
@@ -65,6 +73,9 @@ CASES = [
     pytest.param((4, 128, 96), (96, 200), "", id="batch4-128x200x96"),
     pytest.param((1024, 1024), (1024, 1024), "bias-relu", id="1024-bias-relu"),
     pytest.param((300, 512), (512, 264), "residual", id="300x264x512-residual"),
+    # Ragged rows (K = 131, N = 203): graph-pad-matmul-operands pads them to 16-byte multiples.
+    pytest.param((300, 131), (131, 203), "", id="300x203x131-padded"),
+    pytest.param((2, 64, 1023), (1023, 97), "bias-relu", id="batch2-64x97x1023-padded-bias-relu"),
 ]
 
 
@@ -99,6 +110,13 @@ def test_default_pipeline_takes_wgmma_on_sm90():
     text = program((256, 256), (256, 256), "f16")
     compiled = mlc.compile(text, device="cuda")
     assert "arch=sm_90" in compiled.pipeline
+
+
+def test_ragged_rows_take_wgmma_once_padded():
+    """The odd shape of the benchmarks (here 95 rows): a copy kernel per operand, wgmma, a slice."""
+    lowered = str(lower(program((95, 1023), (1023, 4097), "f16"), TO_WGMMA_LOOPS))
+    assert "loop.wgmma" in lowered and "loop.mma_sync" not in lowered
+    assert {"@main_0_concat", "@main_1_concat_concat", "@main_2_matmul", "@main_3_slice"} <= set(re.findall(r"@main_\w+", lowered))
 
 
 def test_wgmma_kernels_are_refused_for_other_architectures():

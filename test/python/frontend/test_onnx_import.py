@@ -29,6 +29,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from mlc.diagnostics import parse_module, verify  # noqa: E402
 from mlc.dialects import make_context  # noqa: E402
 from mlc.errors import MlcError  # noqa: E402
+from mlc.frontend.onnx.errors import OnnxImportError  # noqa: E402
 from mlc.interpreter import run  # noqa: E402
 from mlc.frontend.onnx import OnnxImportError, import_model  # noqa: E402
 from mlc.frontend.onnx.registry import mappings  # noqa: E402
@@ -192,6 +193,29 @@ def test_where(opset: int, rng: np.random.Generator):
 def test_logic(op_type: str, rng: np.random.Generator):
     p, q = rng.random((2, 3)) < 0.5, rng.random((3,)) < 0.5
     check_import(one_node(op_type, {"p": p, "q": q}), {"p": p, "q": q})
+
+
+def _with_special_values(x: np.ndarray) -> np.ndarray:
+    x = x.copy()
+    x.flat[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    return x
+
+
+@pytest.mark.parametrize("element", [np.float32, np.float16])
+def test_is_nan(element: type, rng: np.random.Generator):
+    x = _with_special_values(normal(rng, 3, 4).astype(element))
+    check_import(one_node("IsNaN", {"x": x}), {"x": x})
+
+
+@pytest.mark.parametrize("positive, negative", [(1, 1), (1, 0), (0, 1), (0, 0)])
+def test_is_inf(positive: int, negative: int, rng: np.random.Generator):
+    x = _with_special_values(normal(rng, 3, 4))
+    check_import(one_node("IsInf", {"x": x}, detect_positive=positive, detect_negative=negative), {"x": x})
+
+
+def test_is_nan_refuses_integers():
+    with pytest.raises(OnnxImportError, match="IsNaN takes a float tensor, got i32"):
+        check_import(one_node("IsNaN", {"x": np.arange(4, dtype=np.int32)}), {"x": np.arange(4, dtype=np.int32)})
 
 
 def test_not(rng: np.random.Generator):

@@ -92,6 +92,20 @@ def test_op_matches_eager_pytorch_within_the_error_bound(name: str):
     assert_within_bounds(module, inputs, [expected])
 
 
+@pytest.mark.parametrize("op", ["_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention"])
+def test_pytorchs_fused_attention_ops_import_as_attention(op: str):
+    """What the dispatcher makes of SDPA on CUDA (traced here with fake tensors, as the backend
+    sees it), with an additive mask and `is_causal`: the output, against the math on the CPU."""
+    q, k, v = (_randn(1, 2, 5, 4, seed=seed) for seed in range(3))
+    bias = _randn(1, 2, 5, 5, seed=3)
+    fused = getattr(torch.ops.aten, op).default
+    gm = make_fx(lambda q, k, v, b: fused(q, k, v, b, False, 0.0, True)[0], tracing_mode="fake")(q, k, v, bias)
+    module = import_graph(gm, [q, k, v, bias])
+    causal = torch.ones(5, 5, dtype=torch.bool).tril()
+    scores = (q @ k.transpose(-1, -2) / 2.0 + bias).masked_fill(~causal, float("-inf"))
+    assert_within_bounds(module, [q, k, v, bias], [torch.softmax(scores, -1) @ v])
+
+
 def test_parameters_are_constants_or_arguments():
     model = torch.nn.Linear(4, 3)
     gm = make_fx(model)(X)  # the module's weight and bias are get_attr nodes

@@ -102,6 +102,8 @@ class FakeState:
     launches: list[tuple[str, tuple[int, int, int], tuple[int, int, int], tuple[object, ...]]] = field(
         default_factory=list
     )
+    links: dict[int, list[bytes]] = field(default_factory=dict)  # link state -> PTX added
+    link_images: dict[int, Any] = field(default_factory=dict)  # link state -> its image (a ctypes buffer)
     sticky_error: Any = None
     next_handle: int = 0x1000
     local: threading.local = field(default_factory=threading.local)
@@ -121,6 +123,10 @@ class FakeState:
             for start, (_, size) in self.allocations.items()
         )
 
+
+FAKE_CUBIN = b"FAKE-CUBIN\n"
+"""How the fake's compiled images begin (then the PTX they were linked from); `cuModuleLoadData`
+refuses any other image, as the driver refuses a cubin for another GPU."""
 
 PRIMARY_CONTEXT = 0xC0
 DEVICE_ATTRIBUTES = {
@@ -261,6 +267,44 @@ def make_driver(state: FakeState) -> SimpleNamespace:
             return real.CUresult.CUDA_ERROR_INVALID_PTX, None
         handle = state.handle()
         state.modules[handle] = re.findall(r"\.entry\s+(\w+)\s*\(", text)
+        return SUCCESS, real.CUmodule(handle)
+
+    def cuLinkCreate(count: int, options: list[Any], values: list[Any]) -> tuple[Any, Any]:
+        error = needs_context()
+        if error:
+            return error, None
+        handle = state.handle()
+        state.links[handle] = []
+        return SUCCESS, real.CUlinkState(handle)
+
+    def cuLinkAddData(
+        link: Any, kind: Any, data: bytes, size: int, name: bytes, count: int, options: list[Any], values: list[Any]
+    ) -> tuple[Any]:
+        assert kind == real.CUjitInputType.CU_JIT_INPUT_PTX and data.endswith(b"\0") and size == len(data)
+        if b"not_an_instruction" in data:
+            return (real.CUresult.CUDA_ERROR_INVALID_PTX,)
+        state.links[int(link)].append(data[:-1])
+        return (SUCCESS,)
+
+    def cuLinkComplete(link: Any) -> tuple[Any, int, int]:
+        image = FAKE_CUBIN + b"".join(state.links[int(link)])
+        buffer = ctypes.create_string_buffer(image, len(image))
+        state.link_images[int(link)] = buffer  # owned by the link state, as the driver's is
+        return SUCCESS, ctypes.addressof(buffer), len(image)
+
+    def cuLinkDestroy(link: Any) -> tuple[Any]:
+        state.links.pop(int(link))
+        state.link_images.pop(int(link), None)
+        return (SUCCESS,)
+
+    def cuModuleLoadData(image: bytes) -> tuple[Any, Any]:
+        error = needs_context()
+        if error:
+            return error, None
+        if not image.startswith(FAKE_CUBIN):
+            return real.CUresult.CUDA_ERROR_INVALID_IMAGE, None
+        handle = state.handle()
+        state.modules[handle] = re.findall(r"\.entry\s+(\w+)\s*\(", image[len(FAKE_CUBIN) :].decode())
         return SUCCESS, real.CUmodule(handle)
 
     def cuModuleUnload(module: Any) -> tuple[Any]:
@@ -425,6 +469,8 @@ def make_driver(state: FakeState) -> SimpleNamespace:
             "CUdevice_attribute",
             "CUfunction_attribute",
             "CUjit_option",
+            "CUjitInputType",
+            "CUlinkState",
             "CUevent_flags",
             "CUstream_flags",
             "CUpointer_attribute",

@@ -327,8 +327,9 @@ def test_a_cached_gpu_program_costs_the_driver_only_its_loading(
     fake: fake_cuda_driver.FakeState, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """A cache hit (its device retained afresh, as in a new process) makes the driver calls that
-    loading the program needs, exactly those of the compile that stored it: initialisation, the
-    primary context, one module load; no copy, synchronisation or launch."""
+    loading the program needs: initialisation, the primary context, one module load, of the image
+    the compile's JIT linker made (no JIT: no PTX load, no link); no copy, synchronisation or
+    launch. The compile made the same calls, plus the link."""
     import mlc
 
     monkeypatch.setenv("MLC_CACHE", "1")
@@ -339,8 +340,9 @@ def test_a_cached_gpu_program_costs_the_driver_only_its_loading(
     def counted(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
         def call(*arguments: Any) -> Any:
             calls[name] += 1
-            if name == "cuModuleLoadDataEx":  # the compiled kernels, known to the fake (never run here)
-                for kernel in re.findall(r"\.entry\s+(\w+)\s*\(", arguments[0][:-1].decode()):
+            if name in ("cuModuleLoadDataEx", "cuLinkAddData"):  # the compiled kernels, known to the fake
+                ptx = arguments[0] if name == "cuModuleLoadDataEx" else arguments[2]
+                for kernel in re.findall(r"\.entry\s+(\w+)\s*\(", ptx[:-1].decode()):
                     monkeypatch.setitem(fake_cuda_driver.KERNELS, kernel, fake_cuda_driver.Kernel((), lambda *_: None))
             return function(*arguments)
 
@@ -360,8 +362,11 @@ def test_a_cached_gpu_program_costs_the_driver_only_its_loading(
     second = mlc.compile(ADD_GRAPH, device="cuda")
     assert second is not first
     assert compiled_passes > 10 and len(passes) == compiled_passes  # the second compile was a hit
-    assert dict(calls) == compiled
-    assert calls["cuModuleLoadDataEx"] == 1 and calls["cuDevicePrimaryCtxRetain"] == 1
+    link = {"cuLinkCreate", "cuLinkAddData", "cuLinkComplete", "cuLinkDestroy"}
+    assert dict(calls) == {name: count for name, count in compiled.items() if name not in link}
+    assert all(compiled[name] == 1 for name in link)
+    assert calls["cuModuleLoadData"] == 1 and calls["cuDevicePrimaryCtxRetain"] == 1
+    assert "cuModuleLoadDataEx" not in calls
     assert not [name for name in calls if name.startswith(("cuMemcpy", "cuLaunch", "cuCtxSynchronize", "cuStream"))]
 
 
@@ -379,3 +384,13 @@ def test_without_a_driver_device_node_cuda_is_unavailable_before_cuda_python_loa
     assert not cuda.is_available() and "cuda.bindings.driver" not in sys.modules
     (tmp_path / "nvidiactl").touch()  # a node: cuda-python decides
     assert cuda.driver_module().cuInit is not None
+
+
+def test_a_compiled_image_the_driver_refuses_falls_back_to_the_ptx(fake: fake_cuda_driver.FakeState) -> None:
+    """A cubin from elsewhere (another GPU, a newer driver: here, bytes the fake refuses) is not
+    an error: the PTX is loaded instead, and the module keeps no image; a good one loads as is."""
+    refused = CudaModule(POINTER_KERNELS_PTX, cubin=b"\x7fELF from another GPU")
+    assert refused.cubin is None and refused.function("add3") is not None
+    linked = CudaModule(POINTER_KERNELS_PTX, keep_cubin=True)
+    assert linked.cubin is not None and linked.cubin.startswith(fake_cuda_driver.FAKE_CUBIN)
+    assert CudaModule(POINTER_KERNELS_PTX, cubin=linked.cubin).cubin == linked.cubin

@@ -34,15 +34,16 @@ def chain_source(length: int = 12) -> str:
 def test_cuda_graphs_need_the_gpu():
     with pytest.raises(mlc.ArgumentError, match="cuda_graph=True .* needs device='cuda'"):
         mlc.compile(chain_source(2), device="cpu", cuda_graph=True)
-    with pytest.raises(mlc.ArgumentTypeError, match="cuda_graph must be True or False"):
+    with pytest.raises(mlc.ArgumentTypeError, match="cuda_graph must be True, False or None"):
         mlc.compile(chain_source(2), device="cpu", cuda_graph="yes")
 
 
 @pytest.mark.gpu
 def test_graph_replay_equals_plain_launches():
     source = chain_source()
-    plain = mlc.compile(source, device="cuda")
+    plain = mlc.compile(source, device="cuda", cuda_graph=False)
     graphed = mlc.compile(source, device="cuda", cuda_graph=True)
+    assert not plain.program.uses_cuda_graphs
     assert len(graphed.program.plan.launches) == 12
     rng = np.random.default_rng(0)
     for _ in range(3):  # new data each call: the staging buffers are fixed, their contents change
@@ -55,7 +56,7 @@ def _torch_plain_and_graphed():  # type: ignore[no-untyped-def]
     """PyTorch, and the chain compiled without and with CUDA graphs."""
     torch = pytest.importorskip("torch")
     source = chain_source()
-    return torch, mlc.compile(source, device="cuda"), mlc.compile(source, device="cuda", cuda_graph=True)
+    return torch, mlc.compile(source, device="cuda", cuda_graph=False), mlc.compile(source, device="cuda", cuda_graph=True)
 
 
 @pytest.mark.gpu
@@ -93,3 +94,30 @@ def test_graphs_replay_on_the_callers_stream():
             graphed.run_on_device(x, w, outputs=[out], stream=side)
         side.synchronize()
         assert torch.equal(out, expected)
+
+
+@pytest.mark.gpu
+def test_the_default_graphs_small_launches_and_follows_pytorchs_stream():
+    """`cuda_graph` left out: the 12 small kernels replay from a graph (graph_choice.py), equal to
+    plain launches call after call, with the inputs rewritten in place between calls and the
+    call made on a side stream that PyTorch writes the input on late; a large matmul does not."""
+    torch, plain, _ = _torch_plain_and_graphed()
+    automatic = mlc.compile(chain_source(), device="cuda")
+    assert automatic.program.uses_cuda_graphs
+    x, w = torch.empty(64, 64, device="cuda"), torch.randn(64, 64, device="cuda") * 0.2
+    expected, out = torch.empty(64, 64, device="cuda"), torch.empty(64, 64, device="cuda")
+    side = torch.cuda.Stream()
+    for seed in range(3):
+        values = torch.randn(64, 64, device="cuda", generator=torch.Generator("cuda").manual_seed(seed)) * 0.2
+        plain.run_on_device(values, w, outputs=[expected])
+        torch.cuda.synchronize()
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(SPIN_CYCLES)
+            x.copy_(values)  # the same address, new contents, written late on the side stream
+            automatic.run_on_device(x, w, outputs=[out])
+        side.synchronize()
+        assert torch.equal(out, expected)
+    assert len(automatic.program._graphs) == 1
+    large = "tensor<2048x2048xf32>"
+    matmul = f"func.func @mm(%a: {large}, %b: {large}) -> {large} {{\n  %0 = graph.matmul %a, %b : ({large}, {large}) -> {large}\n  func.return %0 : {large}\n}}"
+    assert not mlc.compile(matmul, device="cuda").program.uses_cuda_graphs

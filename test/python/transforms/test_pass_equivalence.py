@@ -42,6 +42,7 @@ from programs import (
     lower,
     random_inputs,
     reduction_programs,
+    same_draws_for_every_step,
 )
 
 
@@ -68,7 +69,8 @@ STEPS = {f"gpu:{label}": (before, name) for label, before, name in _steps(GPU_PI
 STEPS |= {f"cpu:{label}": (before, name) for label, before, name in _steps(CPU_PIPELINE) if f"gpu:{label}" not in STEPS}
 
 
-@pytest.mark.parametrize("step", sorted(STEPS))
+@pytest.mark.parametrize("step", list(STEPS))  # pipeline order: each step reuses the last one's lowering
+@same_draws_for_every_step
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(program=elementwise_programs(max_ops=5), seed=st.integers(0, 2**32 - 1))
 def test_pass_preserves_semantics(step: str, program: str, seed: int):
@@ -98,7 +100,8 @@ def _check(program: str, name: str, before, after, inputs: list[np.ndarray], bou
         assert_equivalent(before, after, inputs)
 
 
-@pytest.mark.parametrize("step", sorted(STEPS))
+@pytest.mark.parametrize("step", list(STEPS))  # pipeline order: each step reuses the last one's lowering
+@same_draws_for_every_step
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 @given(program=reduction_programs(), seed=st.integers(0, 2**32 - 1))
 def test_pass_preserves_reductions(step: str, program: str, seed: int):

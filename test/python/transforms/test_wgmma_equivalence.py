@@ -30,7 +30,7 @@ def _tile_level(rows: int) -> str:
     return f"{graph},convert-graph-to-tile{{matmul-tile={rows},64,64}}," + ",".join(PASSES[PASSES.index("convert-graph-to-tile") + 1 : FIRST])
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
     m=st.integers(1, 140),
     n=st.integers(1, 17).map(lambda blocks: 8 * blocks),
@@ -44,7 +44,8 @@ def test_wgmma_passes_are_exact(m: int, n: int, k: int, rows: int, epilogue: boo
     _check_chain(program(m, n, k, epilogue), element, STEPS, seed, tile_level=_tile_level(rows), path="loop.wgmma")
 
 
-@pytest.mark.parametrize("element", ["f16", "bf16"])
+@pytest.mark.parametrize("element", ["bf16"])
 def test_wgmma_pipeline_is_exact(element: str):
-    """Several K steps (200 = 3 full steps and a ragged one) through a 3-stage async-copy pipeline."""
+    """Several K steps (200 = 3 full steps and a ragged one) through a 3-stage async-copy pipeline
+    (bf16 only: f16 takes the same path, which the drawn examples above and the GPU tests cover)."""
     _check_chain(program(70, 72, 200, True), element, STEPS, 3, tile_level=_tile_level(64), path="loop.wgmma")

@@ -97,3 +97,15 @@ def test_every_value_of_every_knob_has_a_feature_vector():
                 for value in dimension.values:
                     numbers = feature_vector(features, {**heuristic, dimension.name: value})
                     assert all(math.isfinite(number) for number in numbers), (target, dimension.name, value)
+
+
+def test_wgmma_kernels_count_their_warpgroup_products():
+    """On sm_90 an f16 matmul's wgmma kernel has the same flops as its mma.sync one, and reads its
+    operand blocks from global memory (before loop-promote-shared stages them)."""
+    text = MATMUL.replace("f32", "f16").replace("16x32", "128x256").replace("32x24", "256x128").replace("16x24", "128x128")
+    module = workload(text).module
+    hopper = SearchSpace.of(module, "cuda", arch="sm_90")
+    wgmma = module_features(loop_level(module, hopper, {**hopper.heuristic(), "convert-graph-to-tile.matmul-tile": (64, 128, 64)})[0], "cuda")
+    mma = module_features(loop_level(module, hopper, {**hopper.heuristic(), "convert-graph-to-tile.matmul-tile": (64, 128, 32)})[0], "cuda")
+    assert wgmma["flops"] >= 2 * 128 * 128 * 256 and wgmma["flops"] == mma["flops"]
+    assert wgmma["global_load_bytes"] >= (128 * 256 + 256 * 128) * 2

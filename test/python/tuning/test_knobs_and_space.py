@@ -104,3 +104,61 @@ def test_moves_stay_in_the_space():
         assert all(config[d.name] in d.values for d in space.dimensions)
     mutated = space.mutate(first, rng)
     assert sum(mutated[name] != first[name] for name in first) == 1
+
+
+HOPPER_F16 = WorkloadFacts(2048 * 2048, (MatmulShape(1, 2048, 2048, 2048, 2),), other_kernels=False, arch="sm_90")
+WGMMA_TILE = "convert-graph-to-tile.matmul-tile"
+STAGES = "loop-promote-shared.stages"
+
+
+def test_on_hopper_f16_matmuls_search_wgmma_blocks_and_their_stages():
+    """The wgmma lowering's blocks (K steps of 64 and 128, whole warpgroups) join mma.sync's; the
+    prune rules keep the stages it can lower: at least 3, all of them within its shared memory."""
+    hopper = SearchSpace.from_facts(HOPPER_F16, "cuda")
+    blocks = next(d.values for d in hopper.dimensions if d.name == WGMMA_TILE)
+    assert (128, 256, 64) in blocks and (256, 256, 64) in blocks and (64, 64, 128) in blocks and (128, 128, 32) in blocks
+    generic = SearchSpace.from_facts(dataclasses.replace(HOPPER_F16, arch=""), "cuda")
+    assert all(b[2] <= 32 for b in next(d.values for d in generic.dimensions if d.name == WGMMA_TILE)[1:])
+    valid = lambda **knobs: hopper.invalid({**hopper.heuristic(), **knobs})  # noqa: E731
+    assert valid(**{WGMMA_TILE: (256, 256, 64), STAGES: 3}) is None
+    assert "262144 bytes of shared memory" in valid(**{WGMMA_TILE: (256, 256, 64), STAGES: 4})
+    assert "262144 bytes of shared memory" in valid(**{WGMMA_TILE: (256, 256, 64)})  # 0: the kernel's 4
+    assert "at least 3" in valid(**{STAGES: 2})  # the heuristic's block is a wgmma block
+    assert valid(**{WGMMA_TILE: (128, 128, 32), STAGES: 2}) is None  # mma.sync's: 2 stages lower
+    assert "3 stages of the operand tiles" in valid(**{WGMMA_TILE: (256, 256, 128)})
+    # A K that one wgmma step covers has no K loop to pipeline: no wgmma block is offered.
+    shallow = dataclasses.replace(HOPPER_F16, matmuls=(MatmulShape(1, 2048, 2048, 64, 2),))
+    assert all(b[2] < 64 for b in next(d.values for d in SearchSpace.from_facts(shallow, "cuda").dimensions if d.name == WGMMA_TILE)[1:])
+
+
+def test_a_wgmma_configuration_at_the_shared_memory_limit_lowers():
+    block, stages = (256, 256, 64), 3  # 192 KiB of stages
+    from mlc.compiler import lower
+
+    tuned = workload(MATMUL.replace("16x32", "256x512").replace("32x24", "512x256").replace("16x24", "256x256").replace("f32", "f16"))
+    space = SearchSpace.of(tuned.module, "cuda", arch="sm_90")
+    config = {**space.heuristic(), WGMMA_TILE: block, STAGES: stages}
+    assert space.invalid(config) is None
+    lowered = tuned.module.clone()
+    lower(lowered, space.pipeline(config))
+    assert "wgmma" in str(lowered)
+
+
+def test_reductions_are_tuned_through_their_own_warps():
+    """A reduction kernel's warps are `reduction-warps` (num-warps sizes elementwise kernels only:
+    a lone row sum has none), and the option reaches the kernel."""
+    from mlc.compiler import lower
+
+    row_sum = workload(
+        'func.func @main(%x: tensor<64x256xf32>) -> tensor<64xf32> {\n'
+        '  %s = "graph.reduce_sum"(%x) <{axes = array<i64: 1>, keepdims = false}> : (tensor<64x256xf32>) -> tensor<64xf32>\n'
+        "  func.return %s : tensor<64xf32>\n}\n"
+    )
+    space = SearchSpace.of(row_sum.module, "cuda")
+    names = {d.name for d in space.dimensions}
+    assert "convert-graph-to-tile.reduction-warps" in names and "convert-graph-to-tile.num-warps" not in names
+    assert "convert-graph-to-tile.reduction-warps" not in {d.name for d in SearchSpace.of(workload(ADD).module, "cuda").dimensions}
+    for warps in (1, 2):
+        lowered = row_sum.module.clone()
+        lower(lowered, "builtin.module(graph-decompose,convert-graph-to-tile{reduction-warps=%d elements-per-program=256})" % warps)
+        assert f"num_warps {warps} {{" in str(lowered)

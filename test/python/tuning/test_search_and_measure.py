@@ -48,12 +48,12 @@ def test_a_short_search_is_never_worse_than_the_heuristic(local_measurer, tmp_pa
     tuned = workload(MATMUL, "matmul")
     seen = []
     with closing(TuningDatabase(tmp_path / "t.sqlite")) as database:
-        result = tune(tuned, "cpu", 6, local_measurer, batch=3, seed=1, database=database, on_trial=lambda t, r: seen.append(t.index), repeats=3)
+        result = tune(tuned, "cpu", 4, local_measurer, batch=3, seed=1, database=database, on_trial=lambda t, r: seen.append(t.index), repeats=3)
         records = database.records()
     assert result.heuristic.config == result.space.heuristic() and result.heuristic.index == 0
-    assert len(result.trials) == 6 and seen == list(range(6)) and len(records) == 6
+    assert len(result.trials) == 4 and seen == list(range(4)) and len(records) == 4
     assert all(t.cost is not None for t in result.trials), [t.result.error for t in result.trials]  # checked correct
-    assert len({t.fingerprint for t in result.trials}) == 6  # no program measured twice
+    assert len({t.fingerprint for t in result.trials}) == 4  # no program measured twice
     assert all(result.space.invalid(t.config) is None for t in result.trials)
     assert result.best.cost <= result.heuristic.cost
     assert min(r.cost for r in records) == result.best.cost
@@ -154,3 +154,35 @@ def test_results_keep_the_order_of_the_tasks_across_devices():
         measurer.close()
     assert [r.cost is not None for r in results] == [True, False, True, False, True]
     assert "wrong result" in results[3].error
+
+
+def test_earlier_tunings_rank_the_first_batch_and_a_given_reference_is_used(monkeypatch, tmp_path):
+    """Transfer: with another workload's records of the same knobs in the database, the cost model
+    is trained once the heuristic is measured, so the first batch is already ranked by it. A
+    reference passed in spares interpreting the workload again."""
+    from mlc.tuning import search
+    from mlc.tuning.cost_model import CostModel
+
+    with closing(TuningDatabase(tmp_path / "t.sqlite")) as database:
+        tune(workload(ADD.replace("1024", "2048")), "cpu", 5, SyntheticMeasurer(), batch=4, seed=0, database=database)
+        ranked_rounds = []
+        real_predict = CostModel.predict
+        monkeypatch.setattr(CostModel, "predict", lambda self, rows: ranked_rounds.append(len(rows)) or real_predict(self, rows))
+        reference = search.make_reference(workload(ADD))
+        monkeypatch.setattr("mlc.dialects.graph.error_bounds.result_bounds", lambda *_: pytest.fail("interpreted again"))
+        measurer = SyntheticMeasurer()
+        tune(workload(ADD), "cpu", 5, measurer, batch=4, seed=0, database=database, reference=reference)
+    assert measurer.rounds == [1, 4] and ranked_rounds  # the one batch after the heuristic was ranked
+
+
+@pytest.mark.gpu
+def test_gpu_samples_time_back_to_back_calls():
+    """On the GPU a sample of at least `min_sample_seconds` is many calls (a short kernel's single
+    call would time its launch path); each entry is still seconds per call."""
+    import mlc
+    from mlc.runtime.measurement import time_calls
+
+    tuned = workload(ADD)
+    compiled = mlc.compile(str(tuned.module), device="cuda")
+    samples = time_calls(compiled, tuned.inputs(), "cuda", runs=3, warmup=1, min_sample_seconds=1e-3)
+    assert len(samples) == 3 and all(s > 0 for s in samples)

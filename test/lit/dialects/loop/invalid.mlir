@@ -295,7 +295,7 @@ loop.kernel @mma_operand_type(%x: memref<64xf32>) {
   loop.parallel %t < 32 mapping thread.x {
     %a = vector.load %x[%t] : memref<64xf32>, vector<2xf32>
     %z = arith.constant 0.0 : f32
-    // expected-error @+1 {{A and B registers must be vector<2xf16> or vector<2xbf16>, got vector<2xf32>}}
+    // expected-error @+1 {{A and B registers must be vector<2xf16>, vector<2xbf16> (m16n8k16) or f32 (TF32, m16n8k8), got vector<2xf32>}}
     %d:4 = loop.mma_sync m16n8k16 (%a, %a, %a, %a) * (%a, %a) + (%z, %z, %z, %z) : vector<2xf32> -> f32
   }
   loop.return
@@ -307,8 +307,21 @@ loop.kernel @mma_register_count(%x: memref<64xf16>) {
   loop.parallel %t < 32 mapping thread.x {
     %a = vector.load %x[%t] : memref<64xf16>, vector<2xf16>
     %z = arith.constant 0.0 : f32
-    // expected-error @+1 {{an m16n8k16 step takes 4 A registers, 2 B registers and 4 accumulators, and gives 4}}
+    // expected-error @+1 {{an mma_sync step takes 4 A registers, 2 B registers and 4 accumulators, and gives 4}}
     %d:4 = loop.mma_sync m16n8k16 (%a, %a) * (%a, %a) + (%z, %z, %z, %z) : vector<2xf16> -> f32
+  }
+  loop.return
+}
+
+// -----
+
+// The shape names the operand type: m16n8k8 is the TF32 step, on f32 registers.
+loop.kernel @mma_shape_and_type(%x: memref<64xf16>) {
+  loop.parallel %t < 32 mapping thread.x {
+    %a = vector.load %x[%t] : memref<64xf16>, vector<2xf16>
+    %z = arith.constant 0.0 : f32
+    // expected-error @+1 {{shape 'm16n8k8' does not take vector<2xf16> registers (m16n8k16: vector<2xf16|bf16>, m16n8k8: f32)}}
+    %d:4 = loop.mma_sync m16n8k8 (%a, %a, %a, %a) * (%a, %a) + (%z, %z, %z, %z) : vector<2xf16> -> f32
   }
   loop.return
 }

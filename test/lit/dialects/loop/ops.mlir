@@ -299,15 +299,21 @@ loop.kernel @group_sum(%x: memref<64xf32>, %out: memref<64xf32>) {
   loop.return
 }
 
-// A tensor-core step of a warp: 4 A and 2 B registers (pairs of f16 or bf16), 4 f32 accumulators.
+// A tensor-core step of a warp: 4 A and 2 B registers (pairs of f16 or bf16), 4 f32 accumulators;
+// the TF32 step m16n8k8 takes f32 registers, which loop.round_tf32 rounds.
 // CHECK-LABEL: loop.kernel @mma
 // CHECK:         %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = loop.mma_sync m16n8k16 (%a, %a, %a, %a) * (%b, %b) + (%z, %z, %z, %z) : vector<2xbf16> -> f32
-loop.kernel @mma(%x: memref<64xbf16>) {
+// CHECK:         %r = loop.round_tf32 %f : f32
+// CHECK:         %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = loop.mma_sync m16n8k8 (%r, %r, %r, %r) * (%r, %r) + (%z, %z, %z, %z) : f32 -> f32
+loop.kernel @mma(%x: memref<64xbf16>, %y: memref<64xf32>) {
   loop.parallel %t < 64 mapping thread.x {
     %a = vector.load %x[%t] : memref<64xbf16>, vector<2xbf16>
     %b = vector.load %x[%t] : memref<64xbf16>, vector<2xbf16>
     %z = arith.constant 0.0 : f32
     %d:4 = loop.mma_sync m16n8k16 (%a, %a, %a, %a) * (%b, %b) + (%z, %z, %z, %z) : vector<2xbf16> -> f32
+    %f = memref.load %y[%t] : memref<64xf32>
+    %r = loop.round_tf32 %f : f32
+    %e:4 = loop.mma_sync m16n8k8 (%r, %r, %r, %r) * (%r, %r) + (%z, %z, %z, %z) : f32 -> f32
   }
   loop.return
 }

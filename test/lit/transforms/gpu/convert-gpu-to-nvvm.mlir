@@ -92,14 +92,23 @@ mlc_gpu.func @occupancy(%x: memref<256xf32>) grid [1, 1, 1] block [256, 1, 1] at
 // CHECK:         %{{.*}} = llvm.extractvalue %[[H]][3] : !llvm.struct<(f32, f32, f32, f32)>
 // CHECK:         %[[P:.*]] = llvm.bitcast %g : vector<2xbf16> to i32
 // CHECK:         llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"(%[[P]], {{.*}}) : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
-mlc_gpu.func @mma(%x: memref<64xf16>, %y: memref<64xbf16>, %out: memref<64xf32>) grid [1, 1, 1] block [32, 1, 1] {
+// The TF32 step: loop.round_tf32 is cvt.rna.tf32.f32 (an i32 result, bitcast back to f32), and
+// mma.sync m16n8k8 .tf32 takes each f32 register's bits as an i32.
+// CHECK:         %[[BITS:.*]] = llvm.call_intrinsic "llvm.nvvm.f2tf32.rna"(%f) : (f32) -> i32
+// CHECK:         %[[R:.*]] = llvm.bitcast %[[BITS]] : i32 to f32
+// CHECK:         %[[RI:.*]] = llvm.bitcast %[[R]] : f32 to i32
+// CHECK:         llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"(%[[RI]], {{.*}}) : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+mlc_gpu.func @mma(%x: memref<64xf16>, %y: memref<64xbf16>, %w: memref<64xf32>, %out: memref<64xf32>) grid [1, 1, 1] block [32, 1, 1] {
   %t = mlc_gpu.thread_id x
   %h = vector.load %x[%t] : memref<64xf16>, vector<2xf16>
   %g = vector.load %y[%t] : memref<64xbf16>, vector<2xbf16>
   %z = arith.constant 0.0 : f32
   %d:4 = loop.mma_sync m16n8k16 (%h, %h, %h, %h) * (%h, %h) + (%z, %z, %z, %z) : vector<2xf16> -> f32
   %e:4 = loop.mma_sync m16n8k16 (%g, %g, %g, %g) * (%g, %g) + (%d#0, %d#1, %d#2, %d#3) : vector<2xbf16> -> f32
-  memref.store %e#0, %out[%t] : memref<64xf32>
+  %f = memref.load %w[%t] : memref<64xf32>
+  %r = loop.round_tf32 %f : f32
+  %s:4 = loop.mma_sync m16n8k8 (%r, %r, %r, %r) * (%r, %r) + (%e#0, %e#1, %e#2, %e#3) : f32 -> f32
+  memref.store %s#0, %out[%t] : memref<64xf32>
   mlc_gpu.return
 }
 

@@ -1,5 +1,5 @@
 // RUN: mlc-opt %s --split-input-file -p graph-decompose,graph-fuse,convert-graph-to-tile | filecheck %s
-// RUN: mlc-opt %s --split-input-file -p 'graph-decompose,graph-fuse,convert-graph-to-tile{elements-per-program=256 num-warps=8}' | filecheck %s --check-prefix=OPTIONS
+// RUN: mlc-opt %s --split-input-file -p 'graph-decompose,graph-fuse,convert-graph-to-tile{elements-per-program=256 num-warps=8 reduction-warps=2}' | filecheck %s --check-prefix=OPTIONS
 // RUN: mlc-opt %s --split-input-file -p graph-decompose,graph-fuse,convert-graph-to-tile | mlc-opt --split-input-file | filecheck %s
 // RUN: mlc-opt %s --split-input-file -p 'graph-decompose,graph-fuse,convert-graph-to-tile{matmul-tile=16,16,8}' | filecheck %s --check-prefix=BLOCK
 // RUN: mlc-opt %s --split-input-file -p 'graph-decompose,graph-fuse,convert-graph-to-tile{precision=tf32}' | filecheck %s --check-prefix=PRECISION
@@ -216,6 +216,10 @@ func.func @softmax(%x: tensor<64x1000xf32>) -> tensor<64x1000xf32> {
 
 // layer_norm in one kernel, two passes over rows held in registers (512 is a power of two: no
 // mask). Values per row (mean, rsqrt of the variance) are computed in 4x1 maps, once per row.
+// With options: a row a program (elements-per-program=256 < 512), the reduction kernel's warps
+// from reduction-warps (num-warps sizes elementwise kernels).
+// OPTIONS-LABEL: tile.kernel @layer_norm_0_reduce_sum_div_sub_mul
+// OPTIONS-SAME:    grid [8] num_warps 2 {
 // CHECK-LABEL: tile.kernel @layer_norm_0_reduce_sum_div_sub_mul
 // CHECK-SAME:    (%x: memref<8x512xf32>, %scale: memref<1x512xf32>, %bias: memref<1x512xf32>, %output0: memref<8x512xf32>) grid [2]
 // CHECK-NOT:     tile.in_bounds
@@ -466,9 +470,10 @@ func.func @host_only(%arg0: memref<4xf32>) -> memref<4xf32> {
 
 // A matmul's precision is written on its tile.dot; convert-graph-to-tile{precision=...} gives one
 // to the f32 matmuls that state none, never to bf16 ones (their products are exact in f32). A bf16
-// matmul loads bf16 tiles, accumulates in f32 and rounds each output to bf16 once.
+// matmul loads bf16 tiles, accumulates in f32 and rounds each output to bf16 once. A TF32 dot's
+// block has at least 16 rows (one m16n8k8 tensor-core step), even for a matrix of 8.
 // CHECK-LABEL: tile.kernel @choices_0_matmul
-// CHECK:         tile.dot %a_tile, %b_tile, %partial {precision = "3xtf32"} : !tile.tile<8x16xf32>, !tile.tile<16x32xf32> -> !tile.tile<8x32xf32>
+// CHECK:         tile.dot %a_tile, %b_tile, %partial {precision = "3xtf32"} : !tile.tile<16x16xf32>, !tile.tile<16x32xf32> -> !tile.tile<16x32xf32>
 // CHECK-LABEL: tile.kernel @choices_1_matmul
 // CHECK:         tile.dot %a_tile, %b_tile, %partial : !tile.tile<8x16xf32>, !tile.tile<16x32xf32> -> !tile.tile<8x32xf32>
 // CHECK-LABEL: tile.kernel @choices_2_matmul(%c: memref<8x16xbf16>, %d: memref<16x32xbf16>, %output0: memref<8x32xbf16>)

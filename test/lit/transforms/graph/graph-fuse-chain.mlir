@@ -7,6 +7,7 @@
 // RUN: mlc-opt %s -p graph-decompose,graph-fuse,convert-graph-to-tile | filecheck %s --check-prefix=TILE
 // RUN: mlc-opt %s -p graph-decompose,graph-fuse,convert-graph-to-tile,convert-tile-to-loop | filecheck %s --check-prefix=LOOP
 // RUN: mlc-opt %s -p 'graph-decompose,graph-fuse{compute-model=gpu},convert-graph-to-tile,convert-tile-to-loop{tensor-cores=true}' | filecheck %s --check-prefix=TENSOR
+// RUN: mlc-opt %s -p 'graph-decompose,graph-fuse{fast-math=true},convert-graph-to-tile' | filecheck %s --check-prefix=FAST
 
 // CHECK-LABEL: func.func @attention
 // CHECK-NEXT:    %[[C:[a-z0-9_]+]] = graph.constant dense<1.250000e-01>
@@ -99,6 +100,33 @@
 // TENSOR:            arith.divf
 // TENSOR:            vector.store %{{.*}}, %o[
 // TENSOR-NOT:    loop.kernel
+
+// Fast math (opt-in): the plan says so; the scores stay f32 (the f16 mask extended, no rounding to
+// f16), the shift -max log2(e) is made once per row, each probability is one fma and one exp2,
+// and the result is the accumulator times the sum's reciprocal.
+// FAST:          tile.kernel @attention_chain0_attention
+// FAST-SAME:       fast_math}
+// FAST:            %t = tile.map %s, %side
+// FAST-NOT:          arith.truncf
+// FAST:              arith.extf %{{.*}} : f16 to f32
+// FAST:              arith.mulf
+// FAST-NOT:          arith.truncf
+// FAST:              tile.yield
+// FAST:            %new_max, %shift, %alpha = tile.map %max, %block_max
+// FAST:              arith.negf
+// FAST:              math.exp2
+// FAST:            %p = tile.map %t
+// FAST-NEXT:         ^{{.*}}(%[[T:.*]]: f32, %[[SHIFT:.*]]: f32):
+// FAST-NEXT:           %[[L:.*]] = arith.constant 1.4426950
+// FAST-NEXT:           %[[E:.*]] = math.fma %[[T]], %[[L]], %[[SHIFT]] : f32
+// FAST-NEXT:           math.exp2 %[[E]] : f32
+// FAST:            %inverse_sum = tile.map
+// FAST:              arith.divf
+// FAST:            tile.map %{{.*}}, %{{.*}} : !tile.tile<1x64x64xf32>, !tile.tile<1x64x64xf32> -> !tile.tile<1x64x64xf16>
+// FAST-NOT:          arith.divf
+// FAST:              arith.mulf
+// FAST:              arith.truncf %{{.*}} : f32 to f16
+// FAST:            tile.store
 func.func @attention(%q: tensor<2x4x40x64xf16>, %kt: tensor<2x4x64x50xf16>, %v: tensor<2x4x50x64xf16>, %mask: tensor<40x50xf16>) -> tensor<2x4x40x64xf16> {
   %s = graph.matmul %q, %kt : (tensor<2x4x40x64xf16>, tensor<2x4x64x50xf16>) -> tensor<2x4x40x50xf16>
   %c = graph.constant dense<0.125> : tensor<f16>

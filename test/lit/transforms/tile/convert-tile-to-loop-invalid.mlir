@@ -143,14 +143,14 @@ tile.kernel @reduce_in_a_loop(%x: memref<4x64xf32>, %out: memref<4x1xf32>) grid 
 
 // -----
 
-// The f32 FMA lowering computes IEEE products only: a dot asking for TF32 is refused, not
-// computed at another precision.
+// The f32 FMA lowering (no tensor cores) computes IEEE products only: a dot asking for TF32 is
+// refused, not computed at another precision.
 tile.kernel @tf32_dot(%x: memref<16x16xf32>, %out: memref<16x16xf32>) grid [1] {
   %c0 = arith.constant 0 : index
   %a = tile.load %x[%c0, %c0] : memref<16x16xf32> -> !tile.tile<16x16xf32>
   %zero = arith.constant 0.0 : f32
   %acc = tile.splat %zero : f32 -> !tile.tile<16x16xf32>
-  // expected-error @+1 {{precision 'tf32' cannot be honoured by convert-tile-to-loop: tile.dot is lowered to f32 fused multiply-adds (CUDA cores on the GPU, the CPU), which compute 'ieee' only; TF32 needs tensor cores, which mlc does not use yet (ask for precision 'ieee')}}
+  // expected-error @+1 {{precision 'tf32' cannot be honoured by convert-tile-to-loop: tile.dot is lowered to f32 fused multiply-adds (the CPU, or CUDA cores without the tensor-core lowering), which compute 'ieee' only; TF32 needs tensor cores (convert-tile-to-loop{tensor-cores=true}, the GPU pipeline) (ask for precision 'ieee')}}
   %d = tile.dot %a, %a, %acc {precision = "tf32"} : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
   tile.store %d, %out[%c0, %c0] : !tile.tile<16x16xf32>, memref<16x16xf32>
   tile.return

@@ -1,7 +1,7 @@
 """Attention as one kernel (issue 16): graph-fuse's chain region, its kernel, and every later pass.
 
 Hypothesis draws attention cores as PyTorch exports them (`programs.attention_programs`: f32 or
-f16, 0 to 2 batch dimensions, query and key lengths that are not multiples of the blocks, head
+f16, bf16 for the tensor-core kernel, 0 to 2 batch dimensions, query and key lengths that are not multiples of the blocks, head
 dimensions 1 to 256, no mask, an additive mask, a causal constant mask or a boolean padding mask
 through `graph.where`) and checks:
 
@@ -11,6 +11,8 @@ through `graph.where`) and checks:
   running max and sum rescale the accumulator) is within the error bound that
   `error_bounds.result_bounds` derives from the source program, and a result moved by a few
   bounds is caught;
+* with graph-fuse's opt-in `fast-math` (f32 scores, exp2, a reciprocal of the sum), the
+  tensor-core kernel and the CPU's chain kernel stay within the same bound;
 * after every later pass of the CPU and GPU pipelines, on one small program each (two key
   blocks, so the accumulator is rescaled), the interpreter's result is within that bound (the GPU
   passes are checked by the interpreters only);
@@ -96,7 +98,7 @@ def test_chain_region_and_kernel(program: AttentionProgram, seed: int):
     assert_compiled_matches(program.text, inputs, _run(tiled, inputs))
 
 
-@settings(max_examples=12, **SETTINGS)
+@settings(max_examples=6, **SETTINGS)
 @given(program=attention_programs(), seed=st.integers(0, 2**32 - 1))
 def test_cpu_end_to_end_against_numpy(program: AttentionProgram, seed: int):
     inputs = _inputs(program, seed)
@@ -131,19 +133,35 @@ as the GPU interpreter runs it, barriers and all."""
 
 @settings(max_examples=6, **SETTINGS)
 @given(
-    program=attention_programs(max_rows=40, max_keys=90, depths=(16, 33, 64, 128)).filter(lambda p: p.element == "f16"),
+    program=attention_programs(max_rows=40, max_keys=90, depths=(16, 33, 64, 128), elements=("f16", "bf16")),
+    fast_math=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
 )
-def test_tensor_core_chain_kernel(program: AttentionProgram, seed: int):
-    """f16 chains on the GPU pipeline: the chain kernel on tensor cores (loop.mma_sync, ldmatrix,
-    quad all_reduce; causal ones skipping key blocks), interpreted with its barriers and async
-    copies, within the softmax's error bound (the race checker watching shared memory)."""
+def test_tensor_core_chain_kernel(program: AttentionProgram, fast_math: bool, seed: int):
+    """f16 and bf16 chains on the GPU pipeline: the chain kernel on tensor cores (loop.mma_sync,
+    ldmatrix, quad all_reduce; causal ones skipping key blocks), interpreted with its barriers and
+    async copies, within the softmax's error bound (the race checker watching shared memory); with
+    graph-fuse's fast math, exp2 and the f32 scores, within the same bound."""
     inputs = _inputs(program, seed)
-    module = lower(program.text, TENSOR_CORE_PREFIX)
+    prefix = TENSOR_CORE_PREFIX.replace("graph-fuse{compute-model=gpu}", "graph-fuse{compute-model=gpu fast-math=true}") if fast_math else TENSOR_CORE_PREFIX
+    module = lower(program.text, prefix)
     text = str(module)
     assert "mlc_gpu.func @main_chain0_attention" in text and "mma" in text
     assert ("keys_visited" in text) == (program.mask in ("causal", "causal-where"))
+    assert ("math.exp2" in text) == fast_math
+    event(f"{program.element}{' fast math' if fast_math else ''}")
     assert_compiled_matches(program.text, inputs, _run(module, inputs), references=[_reference(program, inputs)])
+
+
+@pytest.mark.parametrize(("element", "mask"), [("bf16", "causal-where"), ("f32", "additive")])
+def test_fast_math_on_the_cpu(element: str, mask: str):
+    """Fast math on the CPU pipeline's chain kernel (libm's exp2f): within the bound, against numpy."""
+    program = attention_program(element, (2,), 21, 40, 16, 8, mask, True)
+    inputs = _inputs(program, 3)
+    pipeline = CPU_PIPELINE.replace("graph-fuse", "graph-fuse{fast-math=true}", 1)
+    compiled = mlc.compile(program.text, device="cpu", pipeline=pipeline)
+    assert "exp2" in str(compiled.lowered_module)
+    assert_compiled_matches(program.text, inputs, compiled(*inputs), references=[_reference(program, inputs)])
 
 
 def test_fallback_when_the_blocks_do_not_fit():
@@ -185,6 +203,47 @@ def test_pytorch_onnx_export_is_one_chain(tmp_path):
     transposed = chain.operands[first.b.index]
     assert isinstance(transposed.owner, graph.FusionOp) and transposed.owner.kind.data == "elementwise"
     assert [op.name for op in chain.body.block.ops][:3] == ["graph.matmul", "graph.div", "graph.add"]
+
+
+def test_pytorch_onnx_export_of_sdpa_with_a_float_mask_is_one_chain(tmp_path):
+    """`F.scaled_dot_product_attention` with a float `attn_mask`, exported to ONNX (opset 17: Q and
+    K each scaled by sqrt(scale), MatMul, Add of the mask, Softmax, MatMul): one chain region."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from mlc.frontend.onnx import import_model
+
+    class Attention(torch.nn.Module):
+        def forward(self, q, k, v, mask):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    path = tmp_path / "sdpa.onnx"
+    arguments = (torch.randn(2, 4, 32, 16), torch.randn(2, 4, 48, 16), torch.randn(2, 4, 48, 16), torch.randn(32, 48))
+    torch.onnx.export(Attention(), arguments, str(path), opset_version=17, dynamo=False)
+    module = import_model(str(path))
+    lower_module(module, GRAPH)
+    (chain,) = _chains(module)
+    assert [op.name for op in chain.body.block.ops][:2] == ["graph.matmul", "graph.add"]
+
+
+@pytest.mark.parametrize("mask", ["float", "bool", "causal"])
+def test_pytorch_sdpa_masks_reach_the_tensor_core_chain(mask: str):
+    """torch's scaled_dot_product_attention as the torch frontend imports it (`torch.export`, the
+    op kept: transpose of K, matmul, scale, an additive float mask, a boolean mask through
+    `graph.where`, or `is_causal`), f16 and bf16: one chain region on the GPU's compute model."""
+    torch = pytest.importorskip("torch")
+    from mlc.frontend.torch import import_exported
+
+    class Attention(torch.nn.Module):
+        def forward(self, q, k, v, *masks):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=masks[0] if masks else None, is_causal=not masks)
+
+    for dtype in (torch.float16, torch.bfloat16):
+        q, k, v = (torch.randn(2, 4, 64, 32, dtype=dtype) for _ in range(3))
+        masks = {"float": (torch.randn(64, 64, dtype=dtype),), "bool": (torch.rand(2, 1, 64, 64) > 0.3,), "causal": ()}[mask]
+        module = import_exported(torch.export.export(Attention(), (q, k, v, *masks)), decompose=False)
+        lower_module(module, GRAPH.replace("graph-fuse", "graph-fuse{compute-model=gpu}"))
+        (chain,) = _chains(module)
+        assert chain.attributes["mlc.chain_plan"].data["block_rows"].value.data == 64
 
 
 def _fallback_reasons(module) -> list[str]:

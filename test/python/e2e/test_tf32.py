@@ -1,0 +1,90 @@
+"""f32 matmuls of precision tf32 and 3xtf32 run on tensor cores on the GPU and agree with numpy
+within the bound their precision allows (`error_bounds`: each operand within one TF32 ulp, three
+products per term for 3xtf32; `test_tf32_equivalence.py` checks the lowering without a GPU). The
+`gpu` cases cover ragged shapes (masked loads, stores and copies), the large pipelined block, a
+batch and a fused epilogue; a GPU without TF32 tensor cores refuses them.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+import mlc
+from programs import assert_compiled_matches
+
+GPU = pytest.mark.gpu
+PRECISIONS = ["tf32", "3xtf32"]
+
+
+def tensor(shape: tuple[int, ...]) -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+
+
+def program(a_shape: tuple[int, ...], b_shape: tuple[int, ...], precision: str, epilogue: bool = False) -> str:
+    out = (*np.broadcast_shapes(a_shape[:-2], b_shape[:-2]), a_shape[-2], b_shape[-1])
+    a, b, c, bias = tensor(a_shape), tensor(b_shape), tensor(out), tensor(out[-1:])
+    body = f'%0 = graph.matmul %a, %b {{precision = "{precision}"}} : ({a}, {b}) -> {c}'
+    result = "%0"
+    if epilogue:
+        body += f"\n      %1 = graph.add %0, %bias : ({c}, {bias}) -> {c}\n      %2 = graph.relu %1 : {c}"
+        result = "%2"
+    parameters = f"%a: {a}, %b: {b}" + (f", %bias: {bias}" if epilogue else "")
+    return f"""func.func @main({parameters}) -> {c} {{
+      {body}
+      func.return {result} : {c}
+    }}"""
+
+
+@pytest.fixture
+def rng(request: pytest.FixtureRequest) -> np.random.Generator:
+    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
+
+
+SHAPES = [
+    pytest.param((1, 1), (1, 1), id="1x1x1"),
+    pytest.param((17, 65), (65, 33), id="17x33x65"),
+    pytest.param((1000, 1000), (1000, 1000), id="1000x1000x1000"),
+    pytest.param((2048, 520), (520, 2048), id="2048x2048x520"),
+    pytest.param((4, 128, 96), (4, 96, 200), id="batch4-128x200x96"),
+]
+
+
+@GPU
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("a_shape, b_shape", SHAPES)
+def test_tf32_matmul_on_the_gpu(precision: str, a_shape, b_shape, rng: np.random.Generator):
+    a, b = (rng.standard_normal(shape).astype(np.float32) for shape in (a_shape, b_shape))
+    text = program(a_shape, b_shape, precision)
+    got = mlc.compile(text, device="cuda")(a, b)
+    assert_compiled_matches(text, [a, b], got, [np.matmul(a.astype(np.float64), b.astype(np.float64))])
+
+
+@GPU
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_tf32_matmul_with_epilogue_and_the_compile_option(precision: str, rng: np.random.Generator):
+    """`mlc.compile(precision=...)` reaches a matmul that states none; bias and relu stay fused."""
+    a, b, bias = (rng.standard_normal(shape).astype(np.float32) for shape in ((300, 130), (130, 260), (260,)))
+    stated = program((300, 130), (130, 260), precision, epilogue=True)
+    unstated = stated.replace(f' {{precision = "{precision}"}}', "")
+    got = mlc.compile(unstated, device="cuda", precision=precision)(a, b, bias)
+    expected = np.maximum(np.matmul(a.astype(np.float64), b.astype(np.float64)) + bias, 0)
+    assert_compiled_matches(stated, [a, b, bias], got, [expected])
+    if precision == "tf32":  # TF32 is measurably coarser than f32: the bound is not IEEE's
+        assert np.max(np.abs(got - expected)) > 1e-4 * np.max(np.abs(expected))
+
+
+def test_tf32_on_a_gpu_without_tensor_cores_is_refused(monkeypatch: pytest.MonkeyPatch):
+    """Before sm_80 there is no TF32 mma: the matmul is a LoweringError naming it and the target."""
+    import mlc.runtime
+    from mlc.compiler import compile as compile_source
+
+    class Turing:
+        name, arch = "Tesla T4", "sm_75"
+
+    monkeypatch.setattr(mlc.runtime, "get_device", lambda: Turing())
+    monkeypatch.setattr("mlc.compiler.resolve_device", lambda device: "cuda")
+    with pytest.raises(mlc.LoweringError, match=r"'graph.matmul' op precision 'tf32' cannot be honoured on target 'cuda'.*TF32 needs tensor cores"):
+        compile_source(program((40, 20), (20, 24), "tf32"), device="cuda")

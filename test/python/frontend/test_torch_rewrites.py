@@ -1,0 +1,108 @@
+"""The PyTorch backend's graph rewrites, on small ATen graphs traced with fake tensors (no mlc
+compile): work on parameters hoisted and redone only when a parameter changes, elementwise ops
+sunk below views, views whose users run in PyTorch moved there."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torch.fx.experimental.proxy_tensor import make_fx  # noqa: E402
+
+from mlc.frontend.torch.graph_rewrites import (  # noqa: E402
+    PYTORCH_VIEW_REASON,
+    layout_ops_for_pytorch,
+    sink_views_below_elementwise,
+)
+from mlc.frontend.torch.parameters import ParameterWork, hoist_parameter_work  # noqa: E402
+
+aten = torch.ops.aten
+
+
+def _randn(*shape: int, seed: int = 0) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def _targets(gm: torch.fx.GraphModule) -> list[object]:
+    return [node.target for node in gm.graph.nodes if node.op == "call_function"]
+
+
+def linear_relu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.relu(torch.addmm(b, x, w.t()))
+
+
+def test_parameter_work_is_hoisted_and_redone_only_when_a_parameter_changes():
+    x, w, b = _randn(3, 4), _randn(5, 4, seed=1), _randn(5, seed=2)
+    gm = make_fx(linear_relu, tracing_mode="fake")(x, w, b)
+    hoisted = hoist_parameter_work(gm, {1, 2})
+    assert hoisted is not None and [n.target for n in hoisted.derived] == [aten.t.default]
+    assert aten.t.default not in _targets(gm)  # the transpose left the graph
+    work = ParameterWork(hoisted.prefix, gm, [1, 2])
+    for seed in (3, 4):
+        x = _randn(3, 4, seed=seed)
+        torch.testing.assert_close(work(x, w, b), linear_relu(x, w, b))
+    assert work.computations == 1
+    with torch.no_grad():
+        w.mul_(2)  # an in-place write bumps the version counter
+    torch.testing.assert_close(work(x, w, b), linear_relu(x, w, b))
+    other = w.clone()  # another tensor with the same values and version
+    torch.testing.assert_close(work(x, other, b), linear_relu(x, other, b))
+    assert work.computations == 3
+
+
+def test_nothing_is_hoisted_from_a_graph_without_parameter_work():
+    x, w = _randn(3, 4), _randn(4, 5, seed=1)
+    gm = make_fx(lambda x, w: torch.relu(x @ w), tracing_mode="fake")(x, w)
+    before = _targets(gm)
+    assert hoist_parameter_work(gm, {1}) is None and _targets(gm) == before
+    # A result computed from parameters alone is not cached (the caller could write it).
+    gm = make_fx(lambda x, w: (x + 1, w.t()), tracing_mode="fake")(x, w)
+    assert hoist_parameter_work(gm, {1}) is None
+
+
+def test_broadcasts_of_parameters_stay_in_the_graph():
+    x, w = _randn(2, 3, 4), _randn(5, 4, seed=1)
+    gm = make_fx(lambda x, w: torch.bmm(x, w.t().expand(2, 4, 5)), tracing_mode="fake")(x, w)
+    hoisted = hoist_parameter_work(gm, {1})
+    assert hoisted is not None and [n.target for n in hoisted.derived] == [aten.t.default]
+    assert aten.expand.default in _targets(gm)
+
+
+def test_an_elementwise_op_is_sunk_below_a_view():
+    x, w = _randn(6, 4), _randn(4, 5, seed=1)
+
+    def f(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return torch.relu((x @ w).view(2, 3, 5)) * 2.0
+
+    gm = make_fx(f, tracing_mode="fake")(x, w)
+    assert sink_views_below_elementwise(gm) == 2
+    users = [n for n in gm.graph.nodes if n.target == aten.mm.default][0].users
+    assert [u.target for u in users] == [aten.relu.default]  # relu now reads the product
+    torch.testing.assert_close(gm(x, w), f(x, w), rtol=0, atol=0)
+    view = next(n for n in gm.graph.nodes if n.target == aten.view.default)
+    assert tuple(view.meta["val"].shape) == (2, 3, 5)
+
+
+def test_views_feeding_pytorch_move_to_pytorch():
+    x = _randn(4, 6)
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.cumsum(torch.relu(x).t().unsqueeze(0), 1)
+
+    gm = make_fx(f, tracing_mode="fake")(x)
+    reasons = {n: None for n in gm.graph.nodes if n.op == "call_function"}
+    cumsum = next(n for n in reasons if n.target == aten.cumsum.default)
+    reasons[cumsum] = "no mapping"
+    assert layout_ops_for_pytorch(gm, reasons) == 2  # the unsqueeze, then the transpose before it
+    moved = {n.target for n, reason in reasons.items() if reason == PYTORCH_VIEW_REASON}
+    assert aten.relu.default not in moved and aten.t.default in moved
+
+
+def test_the_backends_attention_option_is_checked():
+    import mlc
+    from mlc.frontend.torch.backend import mlc_backend
+
+    gm = make_fx(torch.relu, tracing_mode="fake")(_randn(2))
+    with pytest.raises(mlc.ArgumentError, match="attention='flash': expected one of 'pytorch', 'mlc'"):
+        mlc_backend(gm, [_randn(2)], attention="flash")

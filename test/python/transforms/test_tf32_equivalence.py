@@ -1,0 +1,105 @@
+"""The TF32 tensor-core path (`convert-tile-to-loop{tensor-cores=true}` on f32 dots of precision
+tf32 or 3xtf32, and every GPU pass after it) computes what the graph asks for.
+
+Hypothesis draws M, N, K (any: convert-graph-to-tile gives TF32 dots a block of at least one
+m16n8k8 step, so loads and stores are masked where the matrix is ragged), an epilogue (none, or
+a bias add and a relu) and the precision. The module after each pass from convert-tile-to-loop on
+is interpreted on the same random inputs:
+- tf32: every step bit-identical to the tile level (the lowering rounds each register to TF32 as
+  `tile.dot` rounds its operands, then `loop.mma_sync m16n8k8` accumulates in K order with f32
+  fused multiply-adds);
+- 3xtf32: convert-tile-to-loop's result within the graph's error bound (its three products per
+  8-deep slice are summed in another order than `tile.dot`'s three per k), every later step
+  bit-identical to it.
+The LLVM-level steps (slower to interpret) run on one fixed ragged shape at tf32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from programs import assert_perturbation_caught, assert_within_bounds, lower, make_context, random_inputs
+
+from mlc.interpreter import run
+from mlc.passes import build_pipeline
+from mlc.transforms import all_passes
+from mlc.transforms.pipelines import GPU_PIPELINE
+
+PASSES = GPU_PIPELINE.split(",")
+FIRST = PASSES.index("convert-tile-to-loop{tensor-cores=true}")
+TILE_LEVEL = ",".join(PASSES[:FIRST])
+LOOP_STEPS = PASSES[FIRST : PASSES.index("convert-gpu-to-nvvm") + 1]
+
+
+def program(m: int, n: int, k: int, epilogue: bool, precision: str) -> str:
+    a, b, c, bias = (f"tensor<{shape}xf32>" for shape in (f"{m}x{k}", f"{k}x{n}", f"{m}x{n}", f"{n}"))
+    body = f'%0 = graph.matmul %a, %b {{precision = "{precision}"}} : ({a}, {b}) -> {c}\n'
+    result = "%0"
+    if epilogue:
+        body += f"  %1 = graph.add %0, %bias : ({c}, {bias}) -> {c}\n  %2 = graph.relu %1 : {c}\n"
+        result = "%2"
+    parameters = f"%a: {a}, %b: {b}" + (f", %bias: {bias}" if epilogue else "")
+    return f"func.func @main({parameters}) -> {c} {{\n  {body}  func.return {result} : {c}\n}}\n"
+
+
+def _check_chain(text: str, precision: str, steps: list[str], seed: int) -> str:
+    """Interprets the module after each of `steps` (from the tile level), as the docstring says;
+    returns the last module's text."""
+    module = lower(text, TILE_LEVEL)
+    inputs = random_inputs(text, seed)
+    expected = run(module, "main", [x.copy() for x in inputs])
+    context = make_context()
+    for step in steps:
+        for module_pass in build_pipeline(step, all_passes(), mlir_syntax=False):
+            module_pass.apply(context, module)
+        module.verify()
+        actual = run(module, "main", [x.copy() for x in inputs])
+        if step == steps[0]:
+            assert "loop.mma_sync m16n8k8" in str(module), "the TF32 dot did not take the tensor-core path"
+            if precision == "3xtf32":
+                for result in actual:
+                    assert_within_bounds(text, inputs, [result])
+                expected = actual
+                continue
+        for want, got in zip(expected, actual):
+            np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32), err_msg=step)
+    return str(module)
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(
+    m=st.integers(1, 40),
+    n=st.integers(1, 24),
+    k=st.integers(1, 32),
+    epilogue=st.booleans(),
+    precision=st.sampled_from(["tf32", "3xtf32"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_tf32_tensor_core_passes(m: int, n: int, k: int, epilogue: bool, precision: str, seed: int):
+    _check_chain(program(m, n, k, epilogue, precision), precision, LOOP_STEPS, seed)
+
+
+def test_tf32_path_through_llvm():
+    """One ragged block (20x9x12: masked rows, columns and K) down to LLVM, each step checked, to
+    the NVVM intrinsics: `mma.sync m16n8k8 .tf32` on `cvt.rna.tf32.f32`-rounded operands (3xtf32
+    adds only arith and more steps, checked through convert-gpu-to-nvvm above)."""
+    lowered = _check_chain(program(20, 9, 12, True, "tf32"), "tf32", PASSES[FIRST:], 5)
+    assert "llvm.nvvm.mma.m16n8k8.row.col.tf32" in lowered and "llvm.nvvm.f2tf32.rna" in lowered
+    assert "llvm.nvvm.mma.m16n8k16" not in lowered
+
+
+@pytest.mark.parametrize("precision", ["tf32", "3xtf32"])
+def test_tf32_results_are_held_to_their_bound(precision: str):
+    """The loop-level result is within the graph's bound for its precision, which is tight enough to
+    catch a result moved by a few bounds; tf32 is measurably off IEEE f32, 3xtf32 close to it."""
+    text = program(33, 17, 300, False, precision)
+    module = lower(text, ",".join(PASSES[: FIRST + 1]))
+    inputs = random_inputs(text, 3)
+    (result,) = run(module, "main", [x.copy() for x in inputs])
+    assert_within_bounds(text, inputs, [result])
+    assert_perturbation_caught(text, inputs, [result])
+    a, b = (x.astype(np.float64) for x in inputs)
+    relative = np.max(np.abs(result - a @ b)) / np.max(np.abs(a @ b))
+    assert (relative > 1e-5) if precision == "tf32" else (relative < 1e-5)
