@@ -76,6 +76,14 @@ def _i64_array(length: int | None = None, powers_of_two: bool = False) -> Check:
     return check
 
 
+def _shifts(value: Attribute) -> bool:
+    """An `array<i64>` of non-negative values, the first 0."""
+    if not isinstance(value, DenseArrayBase) or value.elt_type != i64:
+        return False
+    values = value.get_values()
+    return bool(values) and values[0] == 0 and all(v >= 0 for v in values)
+
+
 def _unit(value: Attribute) -> bool:
     return isinstance(value, UnitAttr)
 
@@ -142,6 +150,16 @@ MATMUL_TILE = DeclaredAttribute(
     "convert-graph-to-tile (its heuristic or matmul-tile=...)",
     "people (the tile types carry the same block to convert-tile-to-loop)",
     _i64_array(3, powers_of_two=True),
+)
+IMPLICIT_GEMM = DeclaredAttribute(
+    "mlc.implicit_gemm",
+    "array<i64: s_0, ..., s_T-1> (s_0 = 0, none negative)",
+    "a matmul whose lhs is read in place as row-shifted blocks of one 2-D value (a convolution's "
+    "implicit GEMM): K piece t of the lhs is the value's rows shifted down by s_t",
+    "graph-fuse (on the graph.fusion holding the layout ops and the matmul), convert-graph-to-tile "
+    "(on the tile.kernel)",
+    "people (convert-graph-to-tile reads the fusion's layout ops themselves)",
+    _shifts,
 )
 TRANSPOSE_BLOCK = DeclaredAttribute(
     "mlc.transpose_block",
@@ -397,6 +415,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     BUFFER,
     MEMORY_PLAN,
     MATMUL_TILE,
+    IMPLICIT_GEMM,
     TRANSPOSE_BLOCK,
     MICRO_TILE,
     WARP_TILE,

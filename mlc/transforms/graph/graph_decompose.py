@@ -1,7 +1,7 @@
 """graph-decompose: composite graph ops rewritten into the primitives the code generator lowers.
 
-After this pass a graph function holds no `softmax`, `layer_norm`, `reduce_mean`, pool or
-`conv2d`, and every
+After this pass a graph function holds no `softmax`, `layer_norm`, `reduce_mean`, pool,
+`conv2d` or integer `matmul`, and every
 remaining `reduce_sum`/`reduce_max`/`reduce_min` keeps its reduced dimensions, is computed in f32
 when its input is a narrow float, and reduces more than one element. `convert-graph-to-tile` then
 needs to know only one kind of reduction, with a keepdims shape that broadcasts against its input.
@@ -26,9 +26,16 @@ Rewrites (x of element type T, f32 for the arithmetic when T is f16 or bf16):
 * `max_pool2d` / `avg_pool2d` -> strided slices of the input padded by concatenation (-inf / 0),
   combined by `graph.max` / `graph.add` (then divided by a constant of per-window counts); larger
   windows separably (`lowering/window_decomposition.py`).
-* `conv2d` -> an im2col column matrix (padding, strided slices, concat, transpose), the weights
-  transposed, `graph.matmul` (in f32 for f16 convolutions), the product transposed back to NCHW and
-  the bias added (`lowering/window_decomposition.py`).
+* `conv2d` with stride 1, one group and channels a multiple of 8 -> the implicit GEMM: the input
+  NHWC and padded, flattened to rows of pixels, its row-shifted slices (one per kernel offset)
+  side by side as the lhs of one `graph.matmul` (graph-fuse then reads them in place), the product
+  back to NCHW and sliced to the output pixels; a depthwise `conv2d` -> the sum over kernel
+  offsets of the window's strided slice times the offset's weights (one elementwise kernel);
+  any other `conv2d` -> an im2col column matrix (padding, strided slices, concat, transpose), the
+  weights transposed, `graph.matmul`, the product transposed back to NCHW (f32 for f16
+  convolutions with a bias), the bias added (`lowering/window_decomposition.py`).
+* An integer `matmul` -> `reduce_sum` over K of the broadcast products of (..., M, K, 1) and
+  (..., 1, K, N) in i32 (i64 for i64), wrapping like the interpreter's result truncated.
 
 Numerics: every op of a decomposition rounds to f32 where the interpreter's composite evaluates in
 float64 and rounds once, so results differ by a few f32 ulps relative to the row's scale; the

@@ -33,7 +33,12 @@ mask, softmax, matmul) for which Chimera's data-movement model finds blocks that
 `on-chip-bytes` and pay (bytes moved; with `compute-model=gpu`, as the GPU pipeline sets, also
 the products' measured speed: a roofline estimate of each side) becomes a region of kind `chain`
 with `mlc.chain = "attention"` and the model's choice and numbers in `mlc.chain_plan`; a chain it rejects is left to the rules below, its
-last matmul marked with `mlc.chain_fallback` (the reason). The rules then partition the rest.
+last matmul marked with `mlc.chain_fallback` (the reason). Implicit GEMMs come next: a matmul
+whose lhs is row-shifted slices of one 2-D value side by side (`analysis/operand_maps.py`; a
+stride-1 convolution after graph-decompose) becomes a region of kind `matmul` holding those layout
+ops and the matmul, marked `mlc.implicit_gemm` (the shifts): its kernel reads the value in place,
+so the column matrix is never written (unless a layout op of the chain is read elsewhere too).
+The rules then partition the rest.
 Option `matmul-chains` (opt-in) also fuses plain chains `matmul(f(matmul(A, B)), C)` (f
 elementwise: a two-layer MLP's bias and activation), the same kernel without the softmax
 (`mlc.chain = "matmul"`), where the same model says it pays. Option `fast-math` (opt-in) adds `fast_math` to every chain's plan: its kernel may compute the
@@ -77,7 +82,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
 from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -98,6 +103,7 @@ from mlc.transforms.analysis.gemm_chain import (
 )
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.analysis.memory_plan import forget_memory_plan
+from mlc.transforms.analysis.operand_maps import match_shifted_rows
 from mlc.transforms.lowering.graph_rewriting import is_graph_op
 
 GRAPH_REDUCTIONS = (*graph.REDUCTION_OPS, *graph.NORMALIZATION_OPS)
@@ -293,12 +299,36 @@ def fuse_chains(function: func.FuncOp, options: ChainOptions) -> list[graph.Fusi
     return fusions
 
 
+def fuse_implicit_gemms(function: func.FuncOp, first_index: int) -> list[graph.FusionOp]:
+    """Makes a `matmul` region of every matmul whose lhs it can read in place through its layout
+    ops (`analysis/operand_maps.py`): the layout ops join the matmul's kernel (see the docstring)."""
+    fusions = []
+    for op in list(function.body.block.ops):
+        if not isinstance(op, graph.MatmulOp) or op.parent_op() is not function:
+            continue
+        shifted = match_shifted_rows(op.a)
+        if shifted is None:
+            continue
+        members = {*shifted.ops, op}
+        if any(use.operation not in members for chain_op in shifted.ops for result in chain_op.results for use in result.uses):
+            continue  # a layout op read elsewhere too: its kernel materialises it anyway
+        following = op.next_op
+        assert following is not None
+        name = f"{function.sym_name.data}_{first_index + len(fusions)}_implicit_gemm_matmul"
+        fusion = make_fusion(PlannedGroup("matmul", (*shifted.ops, op)), name)
+        attributes.IMPLICIT_GEMM.write(fusion, DenseArrayBase.from_list(i64, shifted.shifts))
+        function.body.block.insert_op_before(fusion, following)
+        fusions.append(fusion)
+    return fusions
+
+
 def fuse_function(function: func.FuncOp, options: ChainOptions | None = None) -> list[graph.FusionOp]:
     """Rewrites `function` (see `is_fusible_function`) into fusion groups; returns the new ones."""
     body = function.body.block
     if erase_dead_ops(body):
         forget_memory_plan(function)
     chains = fuse_chains(function, options or ChainOptions())
+    chains += fuse_implicit_gemms(function, len(chains))
     groups = plan_groups(function)
     if not groups:
         return chains

@@ -1,7 +1,7 @@
 """The rewrites of graph-decompose: composite graph ops as the primitives the code generator lowers.
 
-`decompose_op(op)` replaces one softmax, layer_norm, reduction, pool or conv2d (the last two in
-`window_decomposition.py`) by its decomposition (the rewrites,
+`decompose_op(op)` replaces one softmax, layer_norm, reduction, pool, conv2d (those two in
+`window_decomposition.py`) or integer matmul by its decomposition (the rewrites,
 their numerics and limits are in graph-decompose's docstring, `mlc/transforms/graph/graph_decompose.py`);
 `decompose_function(function)` rewrites every op of a function.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.builder import Builder
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32, i32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -137,6 +137,33 @@ def _decompose_reduction(op: graph.ReductionOp, emit: _Emitter) -> SSAValue | No
     return reduced
 
 
+def _decompose_integer_matmul(op: graph.MatmulOp, emit: _Emitter) -> SSAValue | None:
+    """An integer matmul as the product of (..., M, K, 1) and (..., 1, K, N) summed over K.
+
+    In i32 (i64 for 64-bit operands), wrapping: sums and products modulo 2^32 are the interpreter's
+    int64 result modulo 2^32, so truncated to the element type they agree exactly. One reduction
+    kernel; the (M, K, N) products are never stored. Not a GEMM kernel: integer tensor cores and
+    the blocked kernel's reuse are not used. On the GPU an i64 product does not compile yet: its
+    row reduction would shuffle i64 values, which `mlc_gpu.shuffle` does not move."""
+    result_type = _tensor(op.result)
+    element_type = result_type.element_type
+    if is_float(element_type):
+        return None
+    wide = i64 if element_type.bitwidth > 32 else i32  # type: ignore[attr-defined]
+    *a_batch, rows, depth = _tensor(op.a).get_shape()
+    *b_batch, _, columns = _tensor(op.b).get_shape()
+    a = emit.insert(graph.ReshapeOp(emit.cast(op.a, wide), TensorType(wide, (*a_batch, rows, depth, 1))))
+    b = emit.insert(graph.ReshapeOp(emit.cast(op.b, wide), TensorType(wide, (*b_batch, 1, depth, columns))))
+    products = emit.insert(graph.MulOp(a, b), "products")
+    rank = _tensor(products).get_num_dims()
+    if depth == 0:
+        total = emit.insert(graph.ConstantOp(numpy_to_dense(np.zeros(result_type.get_shape()), TensorType(wide, result_type.get_shape()))))
+    else:
+        total = emit.reduce(graph.ReduceSumOp, products, (rank - 2,), "sums")
+        total = emit.insert(graph.ReshapeOp(total, TensorType(wide, result_type.get_shape())))
+    return emit.cast(total, element_type)
+
+
 def decompose_op(op: Operation) -> bool:
     """Replaces `op` by its decomposition when it has one; returns whether it did."""
     emit = _Emitter(Builder(InsertPoint.before(op)))
@@ -150,6 +177,8 @@ def decompose_op(op: Operation) -> bool:
         replacement = decompose_conv2d(op, emit.insert)
     elif isinstance(op, graph.Pool2dOp):
         replacement = decompose_pool(op, emit.insert)
+    elif isinstance(op, graph.MatmulOp):
+        replacement = _decompose_integer_matmul(op, emit)
     else:
         return False
     if replacement is None:

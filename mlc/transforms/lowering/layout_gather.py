@@ -11,7 +11,11 @@ splat constants. No copy of any intermediate is made; the tile is read straight 
     %p_j = tile.gather %input_j[%i...]      one per piece read from memory
     %v = tile.map %p_0, ..., %c0, %c1 { select(in piece 0, p_0, select(in piece 1, p_1, ... )) }
 
-A single piece without ranges (a transpose, a slice) is its gather. Splat constants are pieces
+A single piece without ranges (a transpose, a slice) is its gather, or, when each of its indices
+is its own coordinate plus a constant (a slice of unit steps, a zero padding of a convolution's
+input), one `tile.load` at the shifted origin: a block read whose accesses are coalesced and
+vectorised where aligned, elements outside the leaf (a negative origin too) its padding; not
+when the last index is shifted (the lowering's chunks along it assume an aligned start). Splat constants are pieces
 without a read (the padding of a pool or a convolution, concatenated). When every read piece
 reads the same input and the other pieces are one splat constant (a padded window, the slices
 of a convolution's column matrix), the index map selects the applicable piece's indices and one
@@ -19,7 +23,7 @@ gather reads them, its padding the constant (index -1 where only the constant ap
 whose map is constant are folded while building. Indices past the leaf's rank (the kernel's
 memrefs are left-padded to the domain's rank) are 0.
 
-Limits: every element is one scalar read (no vector access), and a transpose reads one side of
+Limits: every gathered element is one scalar read (no vector access), and a transpose reads one side of
 each tile strided; on the GPU no shared-memory staging is done yet.
 """
 
@@ -77,6 +81,10 @@ class LayoutTiles:
                 found.append(Piece(piece.leaf, piece.indices, ranges, piece.padding))
         read = [p for p in found if self.source_of(p.leaf) is not None]
         skipped = len(tile_shape) - _rank(value)
+        if len(found) == 1 and read and not read[0].ranges:
+            block = self._translated_load(read[0], skipped, tile_shape, origin, _element_type(value))
+            if block is not None:
+                return block
         dims = sorted({m.dim for p in found for m in (*p.indices, *(r[0] for r in p.ranges)) if m.dim is not None})
         coordinates = {d: self._insert(tile.RangeOp(origin[skipped + d], skipped + d, tile_shape)) for d in dims}
         merged = self._merged_gather(value, found, read, coordinates, tile_shape)
@@ -86,6 +94,42 @@ class LayoutTiles:
         if len(found) == 1 and read and not found[0].ranges:
             return gathered[0]
         return self._select(value, found, gathered, coordinates, tile_shape)
+
+    def _translated_load(
+        self, piece: Piece, skipped: int, tile_shape: tuple[int, ...], origin: Sequence[SSAValue], element_type: Attribute
+    ) -> SSAValue | None:
+        """One `tile.load` when every index of the piece is its own coordinate plus a constant (a
+        slice of unit steps, a zero padding): the block at the shifted origin, whose accesses
+        lower to coalesced (vector where aligned) reads, the padding outside the leaf (a negative
+        origin included). Not shifted along the last dimension: the lowering takes a chunk there
+        as all in or all out when the dimension is a multiple of its width, which a shifted origin
+        breaks. None for any other map."""
+        source = self.source_of(piece.leaf)
+        assert source is not None
+        rank = source.type.get_num_dims()  # type: ignore[attr-defined]
+        if rank != len(tile_shape):
+            return None
+        maps = [AxisMap(None, 0, 0)] * (rank - len(piece.indices)) + list(piece.indices)
+        if maps[-1].offset != 0:  # chunks along the last dimension stay aligned as the lowering assumes
+            return None
+        indices: list[SSAValue] = []
+        for dim, axis_map in enumerate(maps):
+            if axis_map.dim is None and axis_map.offset == 0 and tile_shape[dim] == 1:
+                indices.append(self._index_constant(0))
+            elif axis_map.dim is not None and axis_map.dim + skipped == dim and axis_map.stride == 1:
+                shifted = origin[dim]
+                if axis_map.offset:
+                    shifted = self.builder.insert(arith.AddiOp(shifted, self._index_constant(axis_map.offset))).result
+                indices.append(shifted)
+            else:
+                return None
+        load = tile.LoadOp(source, indices, tile.TileType(tile_shape, element_type))
+        if piece.padding is not None:
+            load.properties["padding"] = _scalar_attribute(piece.padding, element_type)
+        return self.builder.insert(load).result
+
+    def _index_constant(self, value: int) -> SSAValue:
+        return self.builder.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
 
     def _merged_gather(
         self, value: SSAValue, found: list[Piece], read: list[Piece], coordinates: dict[int, SSAValue], tile_shape: tuple[int, ...]

@@ -29,6 +29,14 @@ dimensions where they broadcast), its ops expanded into the map after the K loop
 (`elementwise_expansion.py`), and its outputs stored instead of the product, which never reaches
 memory. A matmul outside any fusion stores its product for the kernels that read it.
 
+Implicit GEMMs. A group whose matmul's lhs is row-shifted slices of one value (`mlc.implicit_gemm`
+on its `graph.fusion`, `analysis/operand_maps.py`) reads that value instead of the lhs: K step k
+loads the block at `(m + shift(k / C), k % C)`, the shift computed from the digits of the piece
+number (`_lhs_indices`); BK is cut to divide C so that a step stays in one piece; rows past the
+value read zeros (the load's bounds), as the chain's zero rows do. The tensor-core and CPU
+lowerings see an ordinary tile load at a computed origin (the pipelined copies recompute it for
+their own K step). The kernel records `mlc.implicit_gemm` too.
+
 Block sizes (`choose_matmul_tile`): 128x128x16 when that still gives at least `LARGE_TILE_PROGRAMS`
 programs (128x256x32 for f16/bf16 products, whose 8 warps then own 64x64 tensor-core warp tiles),
 else at most 64x64x16; each dimension is cut to the smallest power of two that covers
@@ -40,7 +48,8 @@ overrides the choice; `convert-graph-to-tile{target=cpu}` (the CPU pipeline) tak
 kernel records its block as `mlc.matmul_tile = array<i64: BM, BN, BK>`; the tile types carry it
 too. How threads share the block is decided below, by `convert-tile-to-loop` (`matmul_loop.py`).
 
-Limits: f32, f16 and bf16 operands (the graph verifier admits integer matmuls; they are reported).
+Limits: f32, f16 and bf16 operands (the graph verifier admits integer matmuls; they are reported);
+an in-place lhs only for the shifted rows of a 2-D matmul.
 """
 
 from __future__ import annotations
@@ -77,6 +86,7 @@ from mlc.transforms.analysis.fusion_groups import (
     shape_of,
 )
 from mlc.transforms.analysis.gemm_chain import upstream_ops
+from mlc.transforms.analysis.operand_maps import ShiftedRows, match_shifted_rows
 from mlc.transforms.lowering.elementwise_expansion import (
     ScalarBuilder,
     expand_elementwise,
@@ -166,6 +176,13 @@ class MatmulUnit:
 
     op: graph.MatmulOp
     epilogue: FusionGroup | None = None
+    lhs_rows: ShiftedRows | None = None
+    """The lhs read in place as row-shifted blocks of one value (an implicit GEMM), if it is."""
+
+    @property
+    def lhs_source(self) -> SSAValue:
+        """The value the kernel reads for the lhs: the shifted rows' leaf, else the lhs itself."""
+        return self.lhs_rows.leaf if self.lhs_rows is not None else self.op.a
 
     @property
     def outputs(self) -> list[SSAValue]:
@@ -179,7 +196,7 @@ class MatmulUnit:
         return [(value, seen) for value, seen in self.epilogue.inputs if value is not self.op.result]
 
     def reads(self) -> list[SSAValue]:
-        return [self.op.a, self.op.b, *(value for value, _ in self.epilogue_inputs)]
+        return [self.lhs_source, self.op.b, *(value for value, _ in self.epilogue_inputs)]
 
 
 LaunchUnit = FusionGroup | MatmulUnit
@@ -207,14 +224,17 @@ def matmul_unit(ops: list[Operation], live: set[Operation]) -> MatmulUnit:
     if len(matmuls) != 1:
         raise GroupProblem(matmuls[1], "one kernel computes one matmul")
     (op,) = matmuls
-    rest = [member for member in ops if member is not op]
+    lhs_rows = match_shifted_rows(op.a) if op.a.owner in ops else None
+    if lhs_rows is not None and not set(lhs_rows.ops) <= set(ops):
+        lhs_rows = None
+    rest = [member for member in ops if member is not op and (lhs_rows is None or member not in lhs_rows.ops)]
     if not rest:
-        return MatmulUnit(op)
+        return MatmulUnit(op, lhs_rows=lhs_rows)
     epilogue = group_from_ops(rest, live)
     if not _absorbable(op, epilogue):
         reason = "its elementwise epilogue must read the product, have the product's shape and hold no reduction"
         raise GroupProblem(op, reason)
-    return MatmulUnit(op, epilogue)
+    return MatmulUnit(op, epilogue, lhs_rows)
 
 
 def launch_order(units: list[LaunchUnit]) -> list[LaunchUnit]:
@@ -321,6 +341,9 @@ def plan_matmul(
         half = element_type != f32
         tf32 = matmul_precision(op, precision) != DEFAULT_PRECISION
         block = choose_matmul_tile(math.prod(batch), rows, columns, shape_of(op.a)[-1], half, cpu, wgmma, tf32)
+    if unit.lhs_rows is not None:  # a K step inside one piece of the shifted rows, whoever chose it
+        piece = unit.lhs_rows.piece_columns
+        block = (block[0], block[1], math.gcd(block[2], piece & -piece))
     return MatmulPlan(name, unit, tuple(block), collapse, matmul_precision(op, precision))  # type: ignore[arg-type]
 
 
@@ -340,12 +363,15 @@ class MatmulKernelBuilder:
     def build(self) -> tile.KernelOp:
         plan, unit = self.plan, self.plan.unit
         op = plan.op
-        inputs = [(op.a, shape_of(op.a)), (op.b, shape_of(op.b)), *unit.epilogue_inputs]
+        lhs = unit.lhs_source
+        inputs = [(lhs, shape_of(lhs)), (op.b, shape_of(op.b)), *unit.epilogue_inputs]
         parameter_types = [MemRefType(_element_type(value), plan.view(seen)) for value, seen in inputs]
         parameter_types += [MemRefType(_element_type(value), plan.view(shape_of(value))) for value in unit.outputs]
         block_rows, block_columns, _ = plan.block
         kernel = tile.KernelOp(plan.name, parameter_types, plan.grid, num_warps=matmul_warps(block_rows, block_columns))
         attributes.MATMUL_TILE.write(kernel, DenseArrayBase.from_list(i64, plan.block))
+        if unit.lhs_rows is not None:
+            attributes.IMPLICIT_GEMM.write(kernel, DenseArrayBase.from_list(i64, unit.lhs_rows.shifts))
         arguments = kernel.body.block.args
         for index, ((value, _), parameter) in enumerate(zip(inputs, arguments)):
             parameter.name_hint = value.name_hint or f"input{index}"
@@ -429,7 +455,9 @@ class MatmulKernelBuilder:
         k.name_hint, partial.name_hint = "k", "partial"
         outer, self.builder = self.builder, Builder(InsertPoint.at_end(body))
         lhs_type, rhs_type = self._tile_type(block_rows, block_depth, element_type), self._tile_type(block_depth, block_columns, element_type)
-        a_tile = self.builder.insert(tile.LoadOp(self.parameters[op.a], self._indices(shape_of(op.a), columns=k), lhs_type)).result
+        lhs = plan.unit.lhs_source
+        # Rows past a shifted-rows leaf read as zeros: the zero rows its layout ops append.
+        a_tile = self.builder.insert(tile.LoadOp(self.parameters[lhs], self._lhs_indices(k), lhs_type)).result
         b_tile = self.builder.insert(tile.LoadOp(self.parameters[op.b], self._indices(shape_of(op.b), rows=k), rhs_type)).result
         a_tile.name_hint, b_tile.name_hint = "a_tile", "b_tile"
         product = self.builder.insert(tile.DotOp(a_tile, b_tile, partial, plan.precision)).result
@@ -440,6 +468,25 @@ class MatmulKernelBuilder:
         result = self.builder.insert(loop).results[0]
         result.name_hint = "acc"
         return result
+
+    def _lhs_indices(self, k: SSAValue) -> list[SSAValue]:
+        """The origin of the lhs block at K counter `k`: `(m, k)`, or for shifted rows (module
+        docstring of `operand_maps.py`) `(m + shift(t), k - t * C)` with `t = k / C`."""
+        shifted = self.plan.unit.lhs_rows
+        if shifted is None:
+            return self._indices(shape_of(self.plan.op.a), columns=k)
+        emit = self.builder.insert
+        piece_columns = self._index(shifted.piece_columns)
+        piece = emit(arith.DivUIOp(k, piece_columns)).result
+        column = emit(arith.RemUIOp(k, piece_columns)).result
+        q, a, b = shifted.digits
+        row = self.rows_origin
+        for digit, scale in ((emit(arith.DivUIOp(piece, self._index(q))).result, a), (emit(arith.RemUIOp(piece, self._index(q))).result, b)):
+            if scale:
+                term = digit if scale == 1 else emit(arith.MuliOp(digit, self._index(scale))).result
+                row = emit(arith.AddiOp(row, term)).result
+        piece.name_hint, column.name_hint, row.name_hint = "piece", "channel", "shifted"
+        return self._indices(shape_of(shifted.leaf), rows=row, columns=column)
 
     # -- the epilogue -----------------------------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """The GPU's tile kernel of a lone transpose of the last two dimensions: load, `tile.transpose`, store.
 
 `convert-graph-to-tile` (GPU target) hands a fusion group to `build_transpose_kernel` when the
-group is one `graph.transpose` of a value read from memory whose permutation swaps the last two
-dimensions and keeps the leading ones (`is_matrix_transpose`). A layout op feeding or consuming
+group is one `graph.transpose` of a value read from memory (possibly through a reshape at the
+group's entrance, as a convolution's NCHW <-> NHWC swaps of (N, C, H*W) are) whose permutation
+swaps the last two dimensions and keeps the leading ones (`is_matrix_transpose`). A layout op feeding or consuming
 other ops stays an index map of their kernel (`layout_gather.py`): there each element is a
 gather, one side strided. Alone, the transpose of an X of shape (B..., N, M) into Y (B..., M, N)
 is the classic shared-memory exchange, written at the tile level as
@@ -56,15 +57,22 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
 
 
 def is_matrix_transpose(group: FusionGroup) -> graph.TransposeOp | None:
-    """The group's transpose when the group is one transpose of the last two dimensions of an input."""
-    if len(group.ops) != 1 or not isinstance(group.ops[0], graph.TransposeOp):
+    """The group's transpose when the group is one transpose of the last two dimensions of an input
+    (or of a reshape of one at the group's entrance: the kernel reads the buffer in that shape)."""
+    if not 1 <= len(group.ops) <= 2 or not isinstance(group.ops[-1], graph.TransposeOp):
         return None
-    op = group.ops[0]
+    op = group.ops[-1]
+    source = op.x
+    if len(group.ops) == 2:
+        reshape = group.ops[0]
+        if not isinstance(reshape, graph.ReshapeOp) or reshape.result is not op.x:
+            return None
+        source = reshape.x
     rank = len(_shape(op.x))
     permutation = tuple(op.perm.get_values())
     swapped = (*range(rank - 2), rank - 1, rank - 2)
     inputs = [value for value, _ in group.inputs]
-    if rank < 2 or permutation != swapped or inputs != [op.x] or group.outputs != [op.result]:
+    if rank < 2 or permutation != swapped or inputs != [source] or group.outputs != [op.result]:
         return None
     return op if math.prod(_shape(op.x)) else None
 

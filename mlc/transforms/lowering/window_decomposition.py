@@ -17,8 +17,21 @@ counted). A window of at most `SINGLE_PASS_WINDOW` elements is one kernel (each 
 whole window); a larger one is reduced along the width first, then along the height (two
 kernels, kh + kw reads per output instead of kh·kw).
 
-**conv2d** is an explicit im2col followed by the tile-level matmul (so it inherits the matmul
-kernel's tiling and, later, tensor cores). With G groups of Cg = C/G channels and Og = O/G
+**conv2d, stride 1** (one group, input channels a multiple of `IMPLICIT_GEMM_CHANNELS`) is an
+implicit GEMM over shifted rows: x goes NHWC and is padded to (N, Hp, Wp, C) (one layout kernel),
+viewed as P = (N·Hp·Wp, C) rows of pixels. Output pixel (n, oh, ow), computed at row
+r = n·Hp·Wp + oh·Wp + ow of the padded grid, sees through kernel offset (kh, kw) the pixel at row
+r + s with s = kh·dh·Wp + kw·dw. So the column matrix is, side by side along K, the kh·kw slices
+of P (continued by s_max zero rows) starting s rows down, multiplied by the weights as
+(kh·kw·C, O): graph-fuse puts those slices into the matmul's kernel, which reads P at shifted
+origins (`analysis/operand_maps.py`), so the column matrix is never materialised. The product,
+on the padded grid (Hp·Wp / (OH·OW) more rows: 7% for a 56² layer with padding 1), is sliced to
+the output pixels and transposed back to NCHW, where the bias and any elementwise consumer are
+added (one kernel). An NHWC graph (transposes around the convolution) reads its input and writes
+its result through the composed transposes in those two layout kernels.
+
+**conv2d, otherwise** is an explicit im2col followed by the tile-level matmul (so it inherits the
+matmul kernel's tiling and tensor cores). With G groups of Cg = C/G channels and Og = O/G
 outputs, x is viewed as (N, G, Cg, 1, H, W), padded, its kh·kw slices concatenated along the
 size-1 axis and transposed to (G, N, OH, OW, Cg, kh·kw): one gather kernel writes this column
 matrix, viewed as (G, N·OH·OW, Cg·kh·kw) (one matrix without groups). The weights, viewed as
@@ -33,9 +46,10 @@ before its batch norm) the product is the result, which the f16 matmul kernel ac
 and rounds once: the columns and weights stay f16 (half the bytes of the column matrix) and the
 product runs on the matmul's f16 path (tensor cores on the GPU).
 
-Limits: the column matrix is materialised (kh·kw times the input: an implicit GEMM that gathers
-inside the matmul's K loop would not); depthwise convolutions go through the same path (a
-batch of G products of Og columns, not a direct kernel).
+Limits: strided and grouped convolutions materialise their column matrix (kh·kw / (sh·sw) times
+the input), and so does a stride-1 one with few channels (the first layer of a CNN); the implicit
+GEMM computes the padded grid's extra pixels; depthwise convolutions go through the im2col path
+(a batch of G products of Og columns, not a direct kernel).
 """
 
 from __future__ import annotations
@@ -53,6 +67,10 @@ from mlc.dialects.graph.constants import numpy_to_dense
 
 SINGLE_PASS_WINDOW = 16
 """The largest pool window (elements) reduced in one kernel; larger ones are reduced separably."""
+NHWC_FROM_NCHW, NCHW_FROM_NHWC = (0, 2, 3, 1), (0, 3, 1, 2)
+IMPLICIT_GEMM_CHANNELS = 8
+"""Input channels must be a multiple of this for the implicit GEMM: a K step of the matmul stays
+inside one kernel offset, and a row of 8 f16 channels is one 16-byte async copy."""
 
 Insert = Callable[[Operation], SSAValue]
 
@@ -167,7 +185,114 @@ def decompose_pool(op: graph.Pool2dOp, insert: Insert) -> SSAValue:
     return result
 
 
+def shifted_rows_apply(op: graph.Conv2dOp) -> bool:
+    """Whether `op` decomposes as an implicit GEMM over shifted rows (see the module docstring)."""
+    channels = _shape(op.x)[1]
+    return (
+        op.group.value.data == 1
+        and tuple(op.strides.get_values()) == (1, 1)
+        and channels % IMPLICIT_GEMM_CHANNELS == 0
+        and math.prod(_shape(op.result)) > 0
+    )
+
+
+def _decompose_shifted_rows(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
+    """The implicit GEMM: one matmul over row-shifted views of the padded NHWC input."""
+    batch, channels, height, width = _shape(op.x)
+    outputs, _, kernel_height, kernel_width = _shape(op.w)
+    _, _, out_height, out_width = _shape(op.result)
+    pads, dilations = op.pads.get_values(), op.dilations.get_values()
+    widen: Callable[[Insert, SSAValue], SSAValue] = _widened if op.bias is not None else lambda _, x: x
+    x = widen(insert, op.x)
+    if _transposed_from(op.x, NCHW_FROM_NHWC):  # composes with its producer: NHWC read in place
+        x = insert(graph.TransposeOp(x, perm=NHWC_FROM_NCHW))
+    else:  # a swap of the last two dimensions: the GPU's coalesced shared-memory transpose
+        x = insert(graph.TransposeOp(_reshape(insert, x, (batch, channels, height * width)), perm=(0, 2, 1)))
+        x = _reshape(insert, x, (batch, height, width, channels))
+    padded = pad(insert, x, {1: (pads[0], pads[2]), 2: (pads[1], pads[3])}, 0.0)
+    padded_height, padded_width = _shape(padded)[1:3]
+    pixels = batch * padded_height * padded_width
+    flat = _reshape(insert, padded, (pixels, channels))
+    shifts = [kh * dilations[0] * padded_width + kw * dilations[1] for kh in range(kernel_height) for kw in range(kernel_width)]
+    rows = pad(insert, flat, {0: (0, shifts[-1])}, 0.0)
+    pieces = [
+        rows if rows is flat else insert(graph.SliceOp(rows, starts=[shift, 0], ends=[shift + pixels, channels], steps=[1, 1]))
+        for shift in shifts
+    ]
+    matrix = pieces[0] if len(pieces) == 1 else insert(graph.ConcatOp(pieces, axis=1))
+    weights = insert(graph.TransposeOp(widen(insert, op.w), perm=(2, 3, 1, 0)))
+    weights = _reshape(insert, weights, (len(shifts) * channels, outputs))
+    product = insert(graph.MatmulOp(matrix, weights))
+    window = [0, 0, 0, 0], [batch, out_height, out_width, outputs]
+    consumers = [use.operation for use in op.result.uses]
+    if consumers and all(isinstance(c, graph.TransposeOp) and _transposed_from(c.result, NHWC_FROM_NCHW) for c in consumers):
+        # NHWC consumers: the slice and the transposes compose into one read of the product.
+        product = _reshape(insert, product, (batch, padded_height, padded_width, outputs))
+        product = insert(graph.SliceOp(product, starts=window[0], ends=window[1], steps=[1, 1, 1, 1]))
+        result = insert(graph.TransposeOp(product, perm=(0, 3, 1, 2)))
+    else:  # NCHW: a shared-memory transpose of each image's grid, then the slice (rows of it)
+        product = insert(graph.TransposeOp(_reshape(insert, product, (batch, padded_height * padded_width, outputs)), perm=(0, 2, 1)))
+        product = _reshape(insert, product, (batch, outputs, padded_height, padded_width))
+        order = (0, 3, 1, 2)
+        starts, ends = [window[0][a] for a in order], [window[1][a] for a in order]
+        result = product if ends == list(_shape(product)) else insert(graph.SliceOp(product, starts=starts, ends=ends, steps=[1, 1, 1, 1]))
+    if op.bias is not None:
+        result = insert(graph.AddOp(result, _widened(insert, _reshape(insert, op.bias, (outputs, 1, 1)))))
+    if _element_type(result) != _element_type(op.result):
+        result = insert(graph.CastOp(result, op.result.type))
+    return result
+
+
+def is_depthwise(op: graph.Conv2dOp) -> bool:
+    """One input channel per group (each output channel reads one input channel)."""
+    return _shape(op.w)[1] == 1 and op.group.value.data == _shape(op.x)[1] and math.prod(_shape(op.result)) > 0
+
+
+def _decompose_depthwise(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
+    """The direct depthwise convolution: per kernel offset, the window's slice times that
+    offset's weight per channel, summed (in f32 for narrower floats), one elementwise kernel."""
+    batch, channels, height, width = _shape(op.x)
+    outputs, _, kernel_height, kernel_width = _shape(op.w)
+    _, _, out_height, out_width = _shape(op.result)
+    multiplier = outputs // channels
+    pads = op.pads.get_values()
+    element_type = _element_type(op.x)
+    wide = f32 if is_float(element_type) and element_type != f32 else element_type
+    # Channels as (C, multiplier) when each has several outputs (a reshape at the kernel's exit),
+    # else NCHW as it is, so that elementwise consumers join the kernel.
+    grouping = (channels, multiplier) if multiplier > 1 else (channels,)
+    axes = (len(grouping) + 1, len(grouping) + 2)
+    x = _reshape(insert, op.x, (batch, *grouping[:1], *(1,) * (len(grouping) - 1), height, width))
+    padded = pad(insert, x, {axes[0]: (pads[0], pads[2]), axes[1]: (pads[1], pads[3])}, 0.0)
+    slices = window_slices(
+        insert, padded, axes, (kernel_height, kernel_width), op.strides.get_values(), op.dilations.get_values(), (out_height, out_width)
+    )
+    weights = _reshape(insert, op.w, (1, *grouping, kernel_height, kernel_width))
+    result: SSAValue | None = None
+    for (kh, kw), window in zip(np.ndindex(kernel_height, kernel_width), slices):
+        starts, ends = [0, *(0 for _ in grouping), kh, kw], [1, *grouping, kh + 1, kw + 1]
+        tap = insert(graph.SliceOp(weights, starts=starts, ends=ends, steps=[1] * len(starts)))
+        if wide != element_type:
+            window = insert(graph.CastOp(window, TensorType(wide, _shape(window))))
+            tap = insert(graph.CastOp(tap, TensorType(wide, _shape(tap))))
+        term = insert(graph.MulOp(window, tap))
+        result = term if result is None else insert(graph.AddOp(result, term))
+    assert result is not None
+    if op.bias is not None:
+        bias = _reshape(insert, op.bias, (1, *grouping, 1, 1))
+        if wide != element_type:
+            bias = insert(graph.CastOp(bias, TensorType(wide, _shape(bias))))
+        result = insert(graph.AddOp(result, bias))
+    if wide != element_type:
+        result = insert(graph.CastOp(result, TensorType(element_type, _shape(result))))
+    return _reshape(insert, result, _shape(op.result))
+
+
 def decompose_conv2d(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
+    if is_depthwise(op):
+        return _decompose_depthwise(op, insert)
+    if shifted_rows_apply(op):
+        return _decompose_shifted_rows(op, insert)
     batch, _, height, width = _shape(op.x)
     outputs, group_channels, kernel_height, kernel_width = _shape(op.w)
     _, _, out_height, out_width = _shape(op.result)
@@ -204,6 +329,12 @@ def decompose_conv2d(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
     if _element_type(result) != _element_type(op.result):
         result = insert(graph.CastOp(result, TensorType(_element_type(op.result), _shape(result))))
     return _reshape(insert, result, _shape(op.result))
+
+
+def _transposed_from(value: SSAValue, perm: tuple[int, ...]) -> bool:
+    """Whether `value` is a `graph.transpose` with permutation `perm`."""
+    owner = value.owner
+    return isinstance(owner, graph.TransposeOp) and owner.normalized_perm() == perm
 
 
 def _widened(insert: Insert, x: SSAValue) -> SSAValue:

@@ -3,13 +3,16 @@
 Transposes of every permutation, slices with negative and out-of-range bounds, concatenations
 along every axis, chains of them feeding elementwise ops and reductions, max and average pools
 (strides, padding, windows reduced in one kernel and separably), and conv2d (padding, strides,
-dilations, groups, depthwise, 1x1, bias and an activation, f16). Each case runs on the CPU (CI)
+dilations, groups, depthwise (a direct kernel), 1x1, the implicit GEMM, bias and an activation,
+f16). Each case runs on the CPU (CI)
 and the GPU (`gpu`), compared element by element within the error bound derived from the program
 (`mlc.dialects.graph.error_bounds`). Where fusion is the point, the number of kernel launches is
 checked too: a layout op that reads its operand from memory costs no kernel of its own.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -138,12 +141,15 @@ CONVOLUTIONS = [
     (1, 4, 9, 7, 6, (3, 2), (2, 1), (0, 1, 2, 0), (2, 1), 2),
     (2, 6, 7, 7, 6, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 6),  # depthwise
     (3, 5, 6, 5, 7, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # 1x1
+    (2, 16, 7, 5, 6, (3, 2), (1, 1), (0, 1, 2, 0), (2, 1), 1),  # implicit GEMM (channels a multiple of 8, stride 1)
+    (1, 4, 9, 8, 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4),  # depthwise, two outputs per channel
 ]
 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize(
-    "element,case", [("f32", CONVOLUTIONS[0]), ("f32", CONVOLUTIONS[1]), ("f16", CONVOLUTIONS[2]), ("f32", CONVOLUTIONS[3])]
+    "element,case",
+    [("f32", CONVOLUTIONS[0]), ("f32", CONVOLUTIONS[1]), ("f16", CONVOLUTIONS[2]), ("f32", CONVOLUTIONS[3]), ("f32", CONVOLUTIONS[4]), ("f32", CONVOLUTIONS[5])],
 )
 def test_conv2d_with_bias_and_activation(device: str, element: str, case):
     from mlc.dialects.graph.nn_ops import windowed_size
@@ -182,6 +188,37 @@ def test_half_precision_conv2d_without_bias_stays_half(device: str, element: str
     }}"""
     check(text, device)
     assert "f32" not in str(lower(text, "graph-decompose"))
+
+
+def test_conv2d_is_an_implicit_gemm():
+    """A stride-1 convolution's column matrix never reaches memory: the matmul kernel reads the
+    padded NHWC input at row-shifted origins (`mlc.implicit_gemm`), and no kernel writes kh*kw
+    times the input."""
+    x, w, y = tensor((2, 16, 6, 5), "f16"), tensor((8, 16, 3, 3), "f16"), tensor((2, 8, 6, 5), "f16")
+    text = f"""func.func @main(%x: {x}, %w: {w}) -> {y} {{
+      %c = graph.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : ({x}, {w}) -> {y}
+      func.return %c : {y}
+    }}"""
+    module = lower(text, "graph-decompose,cse,graph-fuse,convert-graph-to-tile")
+    kernels = {op.sym_name.data: op for op in module.walk() if op.name == "tile.kernel"}
+    (matmul,) = [kernel for kernel in kernels.values() if "mlc.implicit_gemm" in kernel.attributes]
+    padded_pixels = 2 * 8 * 7
+    assert [t.get_shape() for t in matmul.function_type.inputs.data][0] == (padded_pixels, 16)
+    assert list(matmul.attributes["mlc.implicit_gemm"].get_values()) == [0, 1, 2, 7, 8, 9, 14, 15, 16]
+    largest = max(math.prod(t.get_shape()) for kernel in kernels.values() for t in kernel.function_type.inputs.data)
+    assert largest < 9 * 2 * 16 * 6 * 5
+
+
+def test_depthwise_conv2d_is_one_kernel():
+    """A depthwise convolution reads its windows in one elementwise kernel (no column matrix, no
+    matmul)."""
+    x, w, y = tensor((2, 6, 7, 7)), tensor((6, 1, 3, 3)), tensor((2, 6, 4, 4))
+    text = f"""func.func @main(%x: {x}, %w: {w}) -> {y} {{
+      %c = graph.conv2d %x, %w strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] group 6 : ({x}, {w}) -> {y}
+      %r = graph.relu %c : {y}
+      func.return %r : {y}
+    }}"""
+    check(text, "cpu", launches=1)
 
 
 def test_bad_windows_are_located_errors():

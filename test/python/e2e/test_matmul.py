@@ -204,3 +204,31 @@ def test_empty_inner_dimension_gives_zeros(device: str):
     text = matmul_program((3, 0), (0, 4))
     result = mlc.compile(text, device=device)(np.empty((3, 0), np.float32), np.empty((0, 4), np.float32))
     np.testing.assert_array_equal(result, np.zeros((3, 4), np.float32))
+
+
+I64_ON_GPU = pytest.mark.xfail(
+    strict=True, reason="the GPU's row reductions shuffle f32, i32 or f16 only (mlc_gpu.shuffle): an i64 sum does not verify"
+)
+
+
+@pytest.mark.parametrize(
+    "device, element, a_shape, b_shape",
+    [
+        *(("cpu", "i32", a, b) for a, b in (((2, 17, 33), (33, 9)), ((3, 0), (0, 4)))),
+        *(pytest.param("cuda", "i32", a, b, marks=GPU) for a, b in (((2, 17, 33), (33, 9)), ((3, 0), (0, 4)))),
+        ("cpu", "i64", (5, 7), (7, 3)),
+        pytest.param("cuda", "i64", (5, 7), (7, 3), marks=[GPU, I64_ON_GPU]),
+    ],
+)
+def test_integer_matmul_is_exact_and_wraps(device: str, element: str, a_shape, b_shape, rng: np.random.Generator):
+    """Integer products (graph-decompose: one reduction over the broadcast products) equal numpy's,
+    wrapping at the element type (i8-range operands for MatMulInteger-style use, then any)."""
+    text = matmul_program(a_shape, b_shape, element)
+    dtype = np.int32 if element == "i32" else np.int64
+    compiled = mlc.compile(text, device=device)
+    for limit in (128, np.iinfo(dtype).max):
+        a = rng.integers(-limit, limit, a_shape, dtype=dtype)
+        b = rng.integers(-limit, limit, b_shape, dtype=dtype)
+        with np.errstate(over="ignore"):
+            expected = np.matmul(a.astype(np.int64), b.astype(np.int64)).astype(dtype)
+        np.testing.assert_array_equal(compiled(a, b), expected)

@@ -42,13 +42,23 @@ def test_interpret_returns_what_a_compiled_function_returns():
     np.testing.assert_array_equal(interpreted[1], np.maximum(x + b, 0))
 
 
+TF32_MATMUL = """func.func @main(%x: tensor<2x2xf32>, %y: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %0 = graph.matmul %x, %y {precision = "tf32"} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  func.return %0 : tensor<2x2xf32>
+}
+"""
+
+
 def test_interpret_runs_what_the_lowering_refuses():
     x, y = np.array([[1, 2], [3, 4]], np.int32), np.array([[3, 2], [1, 0]], np.int32)
     result = mlc.interpret(INTEGER_MATMUL, x, y, entry="@main")
     assert isinstance(result, np.ndarray)
     np.testing.assert_array_equal(result, x @ y)
-    with pytest.raises(mlc.LoweringError, match="'graph.matmul' op matmul of i32 is not lowered yet") as raised:
-        mlc.compile(INTEGER_MATMUL, device="cpu", entry="main")
+    np.testing.assert_array_equal(mlc.compile(INTEGER_MATMUL, device="cpu", entry="main")(x, y), x @ y)
+    a = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    assert mlc.interpret(TF32_MATMUL, a, a).shape == (2, 2)
+    with pytest.raises(mlc.LoweringError, match="precision 'tf32' cannot be honoured on target 'cpu'") as raised:
+        mlc.compile(TF32_MATMUL, device="cpu")
     assert isinstance(raised.value, mlc.CompileError)
 
 

@@ -46,7 +46,6 @@ NOT_YET_COMPILED: dict[str, str] = {
 """Ops that the lowering reports as not lowered yet, and the issue that lowers them."""
 
 EXPECTED_COMPILE_ERRORS: dict[str, str] = {
-    r"matmul of i32 is not lowered yet": "issue 14 (matmul element types)",
 }
 """Other messages of not-yet-compiled programs (pattern -> the issue that removes it)."""
 

@@ -2,8 +2,9 @@
 
 Hypothesis draws one of: a transpose (any permutation), a slice (random, negative and
 out-of-range bounds and steps), a concatenation, a max or average pool (kernel, strides, padding)
-or a conv2d (channels, groups including depthwise, kernel, strides, padding, dilations), often
-followed by an elementwise consumer, on small random shapes. The module is interpreted before
+or a conv2d (channels, groups including depthwise, kernel, strides, padding, dilations; a second
+test draws only those that become implicit GEMMs), often followed by an elementwise consumer, on
+small random shapes. The module is interpreted before
 and after each pass of the CPU and GPU pipelines from graph-decompose to convert-tile-to-loop.
 Passes that reassociate (graph-decompose's sums, convert-graph-to-tile's kernels) are compared
 with the graph interpreter within the bound derived from the program (`error_bounds`); the others
@@ -49,9 +50,16 @@ def tensor(shape) -> str:
     return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
 
 
+KINDS = ("transpose", "slice", "concat", "max_pool2d", "avg_pool2d", "conv2d")
+
+
 @st.composite
-def layout_programs(draw) -> str:
-    kind = draw(st.sampled_from(["transpose", "slice", "concat", "max_pool2d", "avg_pool2d", "conv2d"]))
+def layout_programs(draw, kinds: tuple[str, ...] = KINDS) -> str:
+    """A program of one layout op, pool or convolution (`implicit_conv2d`: one whose channels,
+    group and strides make it an implicit GEMM), often followed by an elementwise consumer."""
+    kind = draw(st.sampled_from(kinds))
+    implicit = kind == "implicit_conv2d"
+    kind = "conv2d" if implicit else kind
     arguments, lines = [], []
     if kind in ("transpose", "slice", "concat"):
         shape = tuple(draw(st.lists(st.integers(1, 6), min_size=1, max_size=4)))
@@ -74,10 +82,10 @@ def layout_programs(draw) -> str:
             lines.append(f"%r = graph.concat %x, %y, %x axis {axis} : ({tensor(shape)}, {tensor(other)}, {tensor(shape)}) -> {tensor(out)}")
     else:
         batch, height, width = draw(st.integers(1, 2)), draw(st.integers(1, 7)), draw(st.integers(1, 7))
-        group = draw(st.sampled_from([1, 1, 2, 3]))
-        channels = group * draw(st.integers(1, 2))
+        group = 1 if implicit else draw(st.sampled_from([1, 1, 2, 3]))
+        channels = 8 if implicit else group * draw(st.integers(1, 2))
         kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
-        strides = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+        strides = (1, 1) if implicit else (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
         dilations = (draw(st.integers(1, 2)), draw(st.integers(1, 2))) if kind == "conv2d" else (1, 1)
         limit = (lambda axis: kernel[axis % 2] - 1) if kind != "conv2d" else (lambda axis: 2)
         pads = [draw(st.integers(0, limit(axis))) for axis in range(4)]
@@ -129,3 +137,12 @@ def test_pass_preserves_layout_and_windows(step: tuple[str, str], program: str, 
         expected = run(before, "main", [x.copy() for x in inputs])
         for want, got in zip(expected, actual):
             np.testing.assert_array_equal(got, want, err_msg=program)
+
+
+@pytest.mark.parametrize("step", STEPS, ids=lambda step: step[1] if isinstance(step, tuple) else step)
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(program=layout_programs(("implicit_conv2d",)), seed=st.integers(0, 2**32 - 1))
+def test_pass_preserves_implicit_gemm(step: tuple[str, str], program: str, seed: int):
+    """Convolutions that graph-decompose makes implicit GEMMs (eight channels, one group, stride 1),
+    through the same passes: the shifted rows, their fusion and the matmul kernel reading them."""
+    test_pass_preserves_layout_and_windows.hypothesis.inner_test(step, program, seed)

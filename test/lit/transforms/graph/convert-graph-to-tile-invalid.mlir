@@ -1,13 +1,5 @@
 // RUN: mlc-opt %s --split-input-file --verify-diagnostics -p convert-graph-to-tile
 
-func.func @integer_matmul(%a: tensor<4x4xi32>, %b: tensor<4x4xi32>) -> tensor<4x4xi32> {
-  // expected-error @+1 {{matmul of i32 is not lowered yet (f32, f16 and bf16 are)}}
-  %0 = graph.matmul %a, %b : (tensor<4x4xi32>, tensor<4x4xi32>) -> tensor<4x4xi32>
-  func.return %0 : tensor<4x4xi32>
-}
-
-// -----
-
 // A fusion group written by hand (or edited) must be one kernel; each reason is named.
 func.func @two_matmuls(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %r = graph.fusion matmul "both" (%a = %x : tensor<8x8xf32>) -> tensor<8x8xf32> {

@@ -86,7 +86,7 @@ func.func @max_pool(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
 // CHECK:         tile.gather %x[{{.*}}] padding 0.000000e+00 : f32
 // CHECK-NOT:     tile.gather
 // CHECK:         tile.store
-// CHECK:       tile.kernel @conv_1_reshape_transpose(%input0: memref<3x18xf32>, %output0: memref<18x3xf32>)
+// CHECK:       tile.kernel @conv_1_reshape_transpose(%x: memref<3x18xf32>, %output0: memref<18x3xf32>) {{.*}} attributes {mlc.transpose_block = 32 : i64}
 // CHECK:       tile.kernel @conv_2_matmul(%input0: memref<25x18xf32>, %input1: memref<18x3xf32>, %output0: memref<25x3xf32>)
 // CHECK:         tile.dot
 // CHECK:       tile.kernel @conv_3_reshape_transpose_reshape_add(%input0: memref<1x5x5x3xf32>, %b: memref<1x3x1x1xf32>, %output0: memref<1x3x5x5xf32>)
@@ -97,6 +97,46 @@ func.func @max_pool(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
 func.func @conv(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %b: tensor<3xf32>) -> tensor<1x3x5x5xf32> {
   %c = graph.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>) -> tensor<1x3x5x5xf32>
   func.return %c : tensor<1x3x5x5xf32>
+}
+
+// -----
+
+// A stride-1 convolution with 16 channels is an implicit GEMM. x goes NHWC by a shared-memory
+// transpose of (N, C, H*W) and is padded by one block load at origin -1 (rows outside read the
+// padding); the matmul kernel reads the padded input, flattened to (N*Hp*Wp, C) = 112x16, at the
+// row of its block plus the shift of the K step's kernel offset (piece = k / C,
+// (piece / 3) * Wp + piece % 3 with Wp = 7) and the channel k % C: no kernel writes the 112x144
+// column matrix, and rows past the input read zeros (the tile load's bounds). The product goes
+// back to NCHW by a shared-memory transpose of each image's grid and a block load of its pixels.
+// CHECK-LABEL: tile.kernel @implicit_1_reshape_transpose(%x: memref<2x16x30xf32>, %output0: memref<2x30x16xf32>)
+// CHECK:       tile.kernel @implicit_2_reshape_broadcast_broadcast_concat(%input0: memref<2x6x5x16xf32>, %output0: memref<2x8x7x16xf32>)
+// CHECK:         %[[MINUS:.*]] = arith.constant -1 : index
+// CHECK:         tile.load %input0[%{{.*}}, %[[MINUS]], %[[MINUS]], %{{.*}}] padding 0.000000e+00 : f32 : memref<2x6x5x16xf32> -> !tile.tile<2x8x8x16xf32>
+// CHECK:       tile.kernel @implicit_0_implicit_gemm_matmul(%input0: memref<112x16xf32>, %input1: memref<144x8xf32>, %output0: memref<112x8xf32>)
+// CHECK-SAME:    mlc.implicit_gemm = array<i64: 0, 1, 2, 7, 8, 9, 14, 15, 16>
+// CHECK-DAG:     %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG:     %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG:     %[[C7:.*]] = arith.constant 7 : index
+// CHECK:         scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %[[C16]]
+// CHECK-NEXT:      %[[PIECE:.*]] = arith.divui %[[K]], %[[C16]] : index
+// CHECK-NEXT:      %[[CHANNEL:.*]] = arith.remui %[[K]], %[[C16]] : index
+// CHECK-NEXT:      %[[KH:.*]] = arith.divui %[[PIECE]], %[[C3]] : index
+// CHECK-NEXT:      %[[KW:.*]] = arith.remui %[[PIECE]], %[[C3]] : index
+// CHECK-NEXT:      %[[DOWN:.*]] = arith.muli %[[KH]], %[[C7]] : index
+// CHECK-NEXT:      %[[ROW:.*]] = arith.addi %[[M:.*]], %[[DOWN]] : index
+// CHECK-NEXT:      %[[SHIFTED:.*]] = arith.addi %[[ROW]], %[[KW]] : index
+// CHECK-NEXT:      tile.load %input0[%[[SHIFTED]], %[[CHANNEL]]] : memref<112x16xf32> -> !tile.tile<64x16xf32>
+// CHECK-NEXT:      tile.load %input1[%[[K]], %{{.*}}] : memref<144x8xf32> -> !tile.tile<16x8xf32>
+// CHECK-NEXT:      tile.dot
+// CHECK:       tile.kernel @implicit_4_reshape_transpose(%x: memref<2x56x8xf32>, %output0: memref<2x8x56xf32>)
+// CHECK:       tile.kernel @implicit_5_reshape_slice(%input0: memref<2x8x8x7xf32>, %output0: memref<2x8x6x5xf32>)
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    tile.load %input0[%[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]]] : memref<2x8x8x7xf32> -> !tile.tile<2x8x8x8xf32>
+// CHECK-LABEL: func.func @implicit
+// CHECK-COUNT-6: tile.launch
+func.func @implicit(%x: tensor<2x16x6x5xf32>, %w: tensor<8x16x3x3xf32>) -> tensor<2x8x6x5xf32> {
+  %c = graph.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : (tensor<2x16x6x5xf32>, tensor<8x16x3x3xf32>) -> tensor<2x8x6x5xf32>
+  func.return %c : tensor<2x8x6x5xf32>
 }
 
 // -----

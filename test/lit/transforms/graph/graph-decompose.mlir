@@ -141,3 +141,97 @@ func.func @avg(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
   %p = graph.avg_pool2d %x kernel [2, 2] strides [2, 2] pads [1, 1, 0, 0] : tensor<1x1x4x4xf32> to tensor<1x1x2x2xf32>
   func.return %p : tensor<1x1x2x2xf32>
 }
+
+// -----
+
+// conv2d with stride 1, one group and channels a multiple of 8: the implicit GEMM over shifted
+// rows. The input goes NHWC (a swap of the last two dimensions of (N, C, H*W)) and is padded to
+// (N, Hp, Wp, C), flattened to (N*Hp*Wp, C) rows of pixels and continued by kh*dh*Wp + kw*dw = 16
+// zero rows; kernel offset (kh, kw) is the slice of those rows starting kh*7 + kw further down
+// (Wp = 7), the slices side by side are the lhs of one matmul with the weights as (kh*kw*C, O);
+// the product, on the padded grid, goes back to NCHW (a swap of (N, Hp*Wp, O)) and is sliced to
+// the output's pixels. An NHWC input or result (a transpose around the convolution) is
+// transposed in one step instead, which composes with it (@conv_nhwc).
+// CHECK-LABEL: func.func @conv_implicit
+// CHECK:         %[[X:.*]] = graph.reshape %x : tensor<2x16x6x5xf32> to tensor<2x16x30xf32>
+// CHECK:         %[[XT:.*]] = graph.transpose %[[X]] perm [0, 2, 1] : tensor<2x16x30xf32> to tensor<2x30x16xf32>
+// CHECK:         %[[T:.*]] = graph.reshape %[[XT]] : tensor<2x30x16xf32> to tensor<2x6x5x16xf32>
+// CHECK:         %[[H:.*]] = graph.concat %{{.*}}, %[[T]], %{{.*}} axis 1
+// CHECK:         %[[P:.*]] = graph.concat %{{.*}}, %[[H]], %{{.*}} axis 2 : {{.*}} -> tensor<2x8x7x16xf32>
+// CHECK:         %[[FLAT:.*]] = graph.reshape %[[P]] : tensor<2x8x7x16xf32> to tensor<112x16xf32>
+// CHECK:         %[[ROWS:.*]] = graph.concat %[[FLAT]], %{{.*}} axis 0 : (tensor<112x16xf32>, tensor<16x16xf32>) -> tensor<128x16xf32>
+// CHECK:         graph.slice %[[ROWS]] starts [0, 0] ends [112, 16] steps [1, 1]
+// CHECK:         graph.slice %[[ROWS]] starts [1, 0] ends [113, 16] steps [1, 1]
+// CHECK:         graph.slice %[[ROWS]] starts [2, 0] ends [114, 16] steps [1, 1]
+// CHECK:         graph.slice %[[ROWS]] starts [7, 0] ends [119, 16] steps [1, 1]
+// CHECK-COUNT-4: graph.slice %[[ROWS]]
+// CHECK:         %[[LAST:.*]] = graph.slice %[[ROWS]] starts [16, 0] ends [128, 16] steps [1, 1]
+// CHECK:         %[[A:.*]] = graph.concat {{.*}}, %[[LAST]] axis 1 : {{.*}} -> tensor<112x144xf32>
+// CHECK:         %[[WT:.*]] = graph.transpose %w perm [2, 3, 1, 0] : tensor<8x16x3x3xf32> to tensor<3x3x16x8xf32>
+// CHECK:         %[[B:.*]] = graph.reshape %[[WT]] : tensor<3x3x16x8xf32> to tensor<144x8xf32>
+// CHECK:         %[[M:.*]] = graph.matmul %[[A]], %[[B]] : (tensor<112x144xf32>, tensor<144x8xf32>) -> tensor<112x8xf32>
+// CHECK:         %[[GRID:.*]] = graph.reshape %[[M]] : tensor<112x8xf32> to tensor<2x56x8xf32>
+// CHECK:         %[[MT:.*]] = graph.transpose %[[GRID]] perm [0, 2, 1] : tensor<2x56x8xf32> to tensor<2x8x56xf32>
+// CHECK:         %[[P:.*]] = graph.reshape %[[MT]] : tensor<2x8x56xf32> to tensor<2x8x8x7xf32>
+// CHECK:         %[[Y:.*]] = graph.slice %[[P]] starts [0, 0, 0, 0] ends [2, 8, 6, 5] steps [1, 1, 1, 1]
+// CHECK:         graph.add %[[Y]], %{{.*}}
+// CHECK-NOT:     graph.conv2d
+func.func @conv_implicit(%x: tensor<2x16x6x5xf32>, %w: tensor<8x16x3x3xf32>, %b: tensor<8xf32>) -> tensor<2x8x6x5xf32> {
+  %c = graph.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : (tensor<2x16x6x5xf32>, tensor<8x16x3x3xf32>, tensor<8xf32>) -> tensor<2x8x6x5xf32>
+  func.return %c : tensor<2x8x6x5xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @conv_nhwc
+// CHECK:         %[[T:.*]] = graph.transpose %{{.*}} perm [0, 2, 3, 1] : tensor<1x8x4x4xf32> to tensor<1x4x4x8xf32>
+// CHECK:         graph.concat %{{.*}}, %[[T]], %{{.*}} axis 1
+// CHECK:         %[[M:.*]] = graph.matmul
+// CHECK:         %[[GRID:.*]] = graph.reshape %[[M]] : tensor<36x8xf32> to tensor<1x6x6x8xf32>
+// CHECK:         %[[S:.*]] = graph.slice %[[GRID]] starts [0, 0, 0, 0] ends [1, 4, 4, 8] steps [1, 1, 1, 1]
+// CHECK:         %[[Y:.*]] = graph.transpose %[[S]] perm [0, 3, 1, 2] : tensor<1x4x4x8xf32> to tensor<1x8x4x4xf32>
+// CHECK:         graph.transpose %[[Y]] perm [0, 2, 3, 1]
+func.func @conv_nhwc(%x: tensor<1x4x4x8xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x4x4x8xf32> {
+  %t = graph.transpose %x perm [0, 3, 1, 2] : tensor<1x4x4x8xf32> to tensor<1x8x4x4xf32>
+  %c = graph.conv2d %t, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : (tensor<1x8x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x4x4xf32>
+  %r = graph.transpose %c perm [0, 2, 3, 1] : tensor<1x8x4x4xf32> to tensor<1x4x4x8xf32>
+  func.return %r : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// A depthwise conv2d (one input channel per group; two outputs each here) is direct: x viewed as
+// (N, C, 1, H, W) and padded, one strided window slice per kernel offset times that offset's
+// weights viewed as (1, C, multiplier, 1, 1), summed (one elementwise kernel, no column matrix).
+// CHECK-LABEL: func.func @depthwise
+// CHECK:         %[[X:.*]] = graph.reshape %x : tensor<2x6x7x7xf32> to tensor<2x6x1x7x7xf32>
+// CHECK:         %[[P:.*]] = graph.concat %{{.*}}, %{{.*}}, %{{.*}} axis 4 : {{.*}} -> tensor<2x6x1x9x9xf32>
+// CHECK-COUNT-9: graph.slice %[[P]]
+// CHECK:         %[[W:.*]] = graph.reshape %w : tensor<12x1x3x3xf32> to tensor<1x6x2x3x3xf32>
+// CHECK:         %[[W0:.*]] = graph.slice %[[W]] starts [0, 0, 0, 0, 0] ends [1, 6, 2, 1, 1] steps [1, 1, 1, 1, 1]
+// CHECK:         graph.mul %{{.*}}, %[[W0]] : (tensor<2x6x1x4x4xf32>, tensor<1x6x2x1x1xf32>) -> tensor<2x6x2x4x4xf32>
+// CHECK-COUNT-8: graph.add
+// CHECK:         %[[B:.*]] = graph.reshape %b : tensor<12xf32> to tensor<1x6x2x1x1xf32>
+// CHECK:         %[[Y:.*]] = graph.add %{{.*}}, %[[B]]
+// CHECK:         graph.reshape %[[Y]] : tensor<2x6x2x4x4xf32> to tensor<2x12x4x4xf32>
+// CHECK-NOT:     graph.conv2d
+func.func @depthwise(%x: tensor<2x6x7x7xf32>, %w: tensor<12x1x3x3xf32>, %b: tensor<12xf32>) -> tensor<2x12x4x4xf32> {
+  %c = graph.conv2d %x, %w, %b strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] group 6 : (tensor<2x6x7x7xf32>, tensor<12x1x3x3xf32>, tensor<12xf32>) -> tensor<2x12x4x4xf32>
+  func.return %c : tensor<2x12x4x4xf32>
+}
+
+// -----
+
+// An integer matmul: the products of (..., M, K, 1) and (..., 1, K, N) in i32, summed over K
+// (wrapping, as the interpreter's result truncated), one reduction kernel.
+// CHECK-LABEL: func.func @integer_matmul
+// CHECK:         %[[A:.*]] = graph.reshape %a : tensor<2x3x5xi32> to tensor<2x3x5x1xi32>
+// CHECK:         %[[B:.*]] = graph.reshape %b : tensor<5x4xi32> to tensor<1x5x4xi32>
+// CHECK:         %[[P:.*]] = graph.mul %[[A]], %[[B]] : (tensor<2x3x5x1xi32>, tensor<1x5x4xi32>) -> tensor<2x3x5x4xi32>
+// CHECK:         %[[S:.*]] = graph.reduce_sum %[[P]] axes [2] keepdims true : tensor<2x3x5x4xi32> to tensor<2x3x1x4xi32>
+// CHECK:         graph.reshape %[[S]] : tensor<2x3x1x4xi32> to tensor<2x3x4xi32>
+// CHECK-NOT:     graph.matmul
+func.func @integer_matmul(%a: tensor<2x3x5xi32>, %b: tensor<5x4xi32>) -> tensor<2x3x4xi32> {
+  %m = graph.matmul %a, %b : (tensor<2x3x5xi32>, tensor<5x4xi32>) -> tensor<2x3x4xi32>
+  func.return %m : tensor<2x3x4xi32>
+}

@@ -239,3 +239,48 @@ func.func private @declaration(tensor<4xf32>) -> tensor<4xf32>
 func.func @host(%a: memref<4xf32>) -> memref<4xf32> {
   func.return %a : memref<4xf32>
 }
+
+// -----
+
+// An implicit GEMM: a matmul whose lhs is row-shifted slices of one 2-D value (continued by zero
+// rows), side by side along K, takes those layout ops into its own region (its kernel reads the
+// value at shifted origins), marked with the shifts; a layout op read elsewhere too would not.
+// CHECK-LABEL: func.func @shifted
+// CHECK:         graph.fusion matmul "shifted_0_implicit_gemm_matmul" ({{.*}}) -> tensor<12x4xf32> attributes {mlc.implicit_gemm = array<i64: 0, 1, 3, 4>} {
+// CHECK:           graph.concat %{{.*}}, %{{.*}} axis 0
+// CHECK-COUNT-4:   graph.slice
+// CHECK:           graph.concat {{.*}} axis 1
+// CHECK:           graph.matmul
+// CHECK:         graph.fusion elementwise "shifted_1_relu"
+func.func @shifted(%x: tensor<12x8xf32>, %w: tensor<32x4xf32>) -> tensor<12x4xf32> {
+  %zero = graph.constant dense<0.0> : tensor<f32>
+  %zeros = graph.broadcast %zero : tensor<f32> to tensor<4x8xf32>
+  %rows = graph.concat %x, %zeros axis 0 : (tensor<12x8xf32>, tensor<4x8xf32>) -> tensor<16x8xf32>
+  %s0 = graph.slice %rows starts [0, 0] ends [12, 8] steps [1, 1] : tensor<16x8xf32> to tensor<12x8xf32>
+  %s1 = graph.slice %rows starts [1, 0] ends [13, 8] steps [1, 1] : tensor<16x8xf32> to tensor<12x8xf32>
+  %s2 = graph.slice %rows starts [3, 0] ends [15, 8] steps [1, 1] : tensor<16x8xf32> to tensor<12x8xf32>
+  %s3 = graph.slice %rows starts [4, 0] ends [16, 8] steps [1, 1] : tensor<16x8xf32> to tensor<12x8xf32>
+  %a = graph.concat %s0, %s1, %s2, %s3 axis 1 : (tensor<12x8xf32>, tensor<12x8xf32>, tensor<12x8xf32>, tensor<12x8xf32>) -> tensor<12x32xf32>
+  %m = graph.matmul %a, %w : (tensor<12x32xf32>, tensor<32x4xf32>) -> tensor<12x4xf32>
+  %r = graph.relu %m : tensor<12x4xf32>
+  func.return %r : tensor<12x4xf32>
+}
+
+// -----
+
+// Shifts that are not two digits of the piece number (0, 1, 5 over three pieces) are no implicit
+// GEMM: the lhs is its own kernel.
+// CHECK-LABEL: func.func @irregular
+// CHECK:         graph.fusion elementwise "irregular_0_broadcast_concat_slice_slice"
+// CHECK:         graph.fusion matmul "irregular_1_matmul"
+func.func @irregular(%x: tensor<12x8xf32>, %w: tensor<24x4xf32>) -> tensor<12x4xf32> {
+  %zero = graph.constant dense<0.0> : tensor<f32>
+  %zeros = graph.broadcast %zero : tensor<f32> to tensor<5x8xf32>
+  %rows = graph.concat %x, %zeros axis 0 : (tensor<12x8xf32>, tensor<5x8xf32>) -> tensor<17x8xf32>
+  %s0 = graph.slice %rows starts [0, 0] ends [12, 8] steps [1, 1] : tensor<17x8xf32> to tensor<12x8xf32>
+  %s1 = graph.slice %rows starts [1, 0] ends [13, 8] steps [1, 1] : tensor<17x8xf32> to tensor<12x8xf32>
+  %s2 = graph.slice %rows starts [5, 0] ends [17, 8] steps [1, 1] : tensor<17x8xf32> to tensor<12x8xf32>
+  %a = graph.concat %s0, %s1, %s2 axis 1 : (tensor<12x8xf32>, tensor<12x8xf32>, tensor<12x8xf32>) -> tensor<12x24xf32>
+  %m = graph.matmul %a, %w : (tensor<12x24xf32>, tensor<24x4xf32>) -> tensor<12x4xf32>
+  func.return %m : tensor<12x4xf32>
+}

@@ -1,0 +1,138 @@
+"""Matmul operands read in place through layout ops: the row-shifted lhs of an implicit GEMM.
+
+A matmul's lhs `A` (M x K) built by layout ops from one 2-D value `L` (R x C) as
+
+    A = concat([slice(Lz, rows s_t : s_t + M) for t in 0..T-1], axis=1)      (K = T * C)
+    Lz = concat([L, broadcast(0)], axis=0)     (optional: L continued by zero rows)
+
+has, for every block of A whose K columns stay inside one piece t (a K step that divides C), the
+block of L at origin `(m + s_t, k - t * C)`, zero past L's last row: a plain tile load of L
+at a shifted origin, which the matmul kernel does instead of reading a materialised A
+(`matmul_kernel.py`). This is the convolution's implicit GEMM (`window_decomposition.py`):
+L is the zero-padded NHWC input flattened to (N * Hp * Wp, C) rows of pixels, piece t is the
+kernel offset (kh, kw) and s_t = kh * dh * Wp + kw * dw is how far that offset moves along the
+flattened pixels; the column matrix (kh * kw times the input) never reaches memory.
+
+Algorithm: `layout_maps.pieces` composes the chain's index maps; the lhs matches when every piece
+reads the same 2-D leaf with row index `c0 + s_t`, column index `c1 - t * C`, applies where
+`t * C <= c1 < (t + 1) * C` (the pieces in order, all C wide) and reads zeros (or nothing, for
+slices inside L) outside the leaf. The shifts are then written as digits of t,
+`s_t = (t / q) * a + (t % q) * b` (q = kw, a = dh * Wp, b = dw for a convolution), so that the
+kernel computes them with index arithmetic the index analysis understands.
+
+Limits: one leaf, 2-D operands (no batch), row shifts of that two-digit form only; the rhs
+keeps its own buffer (a transposed rhs is not read in place yet).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+
+from mlc.dialects.graph import ops as graph
+from mlc.transforms.analysis.layout_maps import LAYOUT_OPS, AxisMap, pieces
+from mlc.transforms.lowering.elementwise_expansion import splat_constant_value
+
+CHAIN_OPS = (*LAYOUT_OPS, graph.BroadcastOp)
+"""The ops an in-place operand may be built with."""
+
+
+@dataclass(frozen=True)
+class ShiftedRows:
+    """A matmul's lhs read as row-shifted blocks of `leaf` (see the module docstring)."""
+
+    leaf: SSAValue
+    """The 2-D value (R x C) the kernel reads."""
+    piece_columns: int
+    """C: the width of each piece, the K extent one shift applies to."""
+    digits: tuple[int, int, int]
+    """(q, a, b): piece t starts `(t / q) * a + (t % q) * b` rows down the leaf."""
+    pieces: int
+    """T: the number of pieces (K = T * C)."""
+    ops: tuple[Operation, ...]
+    """The layout ops between the leaf and the lhs, in program order."""
+
+    def shift(self, piece: int) -> int:
+        q, a, b = self.digits
+        return (piece // q) * a + (piece % q) * b
+
+    @property
+    def shifts(self) -> tuple[int, ...]:
+        return tuple(self.shift(t) for t in range(self.pieces))
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    value_type = value.type
+    assert isinstance(value_type, TensorType)
+    return value_type.get_shape()
+
+
+def _splat_of(value: SSAValue) -> float | int | None:
+    """The value of a splat constant, seen through broadcasts; None for any other value."""
+    while isinstance(value.owner, graph.BroadcastOp):
+        value = value.owner.x
+    constant = value.owner
+    return splat_constant_value(constant) if isinstance(constant, graph.ConstantOp) else None
+
+
+def _chain_ops(value: SSAValue) -> list[Operation]:
+    """The layout ops and broadcasts from `value` down to the first other values."""
+    found: list[Operation] = []
+    stack = [value]
+    while stack:
+        owner = stack.pop().owner
+        if isinstance(owner, CHAIN_OPS) and owner not in found:
+            found.append(owner)
+            stack.extend(owner.operands)
+    return found
+
+
+def fit_digits(shifts: tuple[int, ...]) -> tuple[int, int, int] | None:
+    """(q, a, b) with `shifts[t] == (t / q) * a + (t % q) * b` for every t, or None."""
+    count = len(shifts)
+    for q in range(1, count + 1):
+        if count % q:
+            continue
+        b = shifts[1] - shifts[0] if q > 1 else 0
+        a = shifts[q] - shifts[0] if q < count else 0
+        if shifts[0] == 0 and all(s == (t // q) * a + (t % q) * b for t, s in enumerate(shifts)):
+            return q, a, b
+    return None
+
+
+def match_shifted_rows(lhs: SSAValue) -> ShiftedRows | None:
+    """`lhs` as row-shifted blocks of one leaf, or None when it is not built that way."""
+    if not isinstance(lhs.owner, LAYOUT_OPS) or len(_shape(lhs)) != 2:
+        return None
+    chain = _chain_ops(lhs)
+    members = {result for op in chain for result in op.results}
+    try:
+        found = pieces(lhs, lambda v: v not in members, _splat_of)
+    except ValueError:
+        return None
+    leaves = {piece.leaf for piece in found}
+    if len(leaves) != 1:
+        return None
+    (leaf,) = leaves
+    if len(_shape(leaf)) != 2 or _splat_of(leaf) is not None or min(_shape(leaf)) < 2:
+        return None
+    columns = _shape(leaf)[1]
+    if _shape(lhs)[1] != columns * len(found):
+        return None
+    shifts = []
+    for t, piece in enumerate(found):
+        rows, cols = piece.indices
+        if piece.padding not in (None, 0, 0.0) or rows.dim != 0 or rows.stride != 1 or cols != AxisMap(1, -t * columns, 1):
+            return None
+        expected = ((AxisMap(1, 0, 1), t * columns, (t + 1) * columns),) if len(found) > 1 else ()
+        if piece.ranges != expected:
+            return None
+        shifts.append(rows.offset)
+    digits = fit_digits(tuple(shifts))
+    if digits is None:
+        return None
+    order = {op: index for index, op in enumerate(lhs.owner.parent_block().ops)} if lhs.owner.parent_block() else {}  # type: ignore[union-attr]
+    ordered = tuple(sorted(chain, key=lambda op: order.get(op, 0)))
+    return ShiftedRows(leaf, columns, digits, len(found), ordered)
