@@ -406,7 +406,7 @@ PIPELINE_CASES = [
     ),
     Case(
         "unknown-option",
-        r"mlc-opt: error: pass 'convert-graph-to-tile' has no option 'num-wraps' \(did you mean 'num-warps'\?\)",
+        r"mlc-opt: error: pass 'convert-graph-to-tile' has no option 'num-wraps' \(did you mean 'num-warps' or 'reduction-warps'\?\)",
         text=RELU,
         arguments=("--pass-pipeline=builtin.module(convert-graph-to-tile{num-wraps=8})",),
     ),
