@@ -39,7 +39,7 @@ from mlc.transforms.pipelines import CPU_PIPELINE
 ALWAYS_SPLIT = CPU_PIPELINE.replace("convert-loop-to-cpu", "convert-loop-to-cpu{min-parallel-elements=1}")
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     program=st.one_of(elementwise_programs(max_ops=4), reduction_programs()),
     seed=st.integers(0, 2**32 - 1),
@@ -220,3 +220,12 @@ def test_a_forked_child_runs_parallel_kernels_with_its_own_workers(
 def test_the_pool_can_be_turned_off_by_the_environment(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv(POOL_VARIABLE, "python")
     assert native_pool_library() is None
+
+
+@needs_native_pool
+def test_a_native_pool_that_cannot_start_is_an_error_at_its_first_run():
+    library = native_pool_library()
+    assert library is not None
+    pool = NativeProgramPool(library, 0)  # mlc_pool_create refuses it, as it would a failed pthread_create
+    with pytest.raises(CpuLoadError, match="the native CPU pool could not start -1 worker threads"):
+        pool.run(0, (ctypes.c_void_p * 0)(), 4)
