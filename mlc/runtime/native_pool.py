@@ -381,7 +381,7 @@ class NativeProgramPool:
         if not handle:
             from mlc.runtime.cpu import CpuLoadError
 
-            raise CpuLoadError(f"the native CPU pool could not start {self.threads - 1} worker threads")
+            raise CpuLoadError(f"the native CPU pool of {self.threads} threads could not start its workers")
         self._handle, self._pid = handle, os.getpid()
         self._finalizer = weakref.finalize(self, _destroy, self._library, handle, self._pid)
         return handle

@@ -227,5 +227,5 @@ def test_a_native_pool_that_cannot_start_is_an_error_at_its_first_run():
     library = native_pool_library()
     assert library is not None
     pool = NativeProgramPool(library, 0)  # mlc_pool_create refuses it, as it would a failed pthread_create
-    with pytest.raises(CpuLoadError, match="the native CPU pool could not start -1 worker threads"):
+    with pytest.raises(CpuLoadError, match="the native CPU pool of 0 threads could not start its workers"):
         pool.run(0, (ctypes.c_void_p * 0)(), 4)
