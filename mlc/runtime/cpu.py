@@ -20,7 +20,8 @@ the process (`llvmlite.binding.load_library_permanently`, a process-wide and per
 only when a symbol is missing otherwise.
 
 Threads. A kernel marked `mlc.cpu_programs = N` also has `<kernel>__programs(pointers..., first,
-last)`; a `ProgramPool` of worker threads runs contiguous shares of [0, N) in parallel through it.
+last)`; a `ProgramPool` of worker threads runs contiguous shares of [0, N) in parallel through it
+where the native pool (`mlc/runtime/native_pool.py`, the faster one) cannot be built.
 The thread count is `MLC_NUM_THREADS`, else the cores the process may use (`default_thread_count`).
 
 Limits: the object must target this host (same triple and ABI); the symbol check reads ELF only
@@ -323,7 +324,9 @@ class ProgramPool:
     so the shares run in parallel. The workers start with the first `run` (loading a program,
     from the cache for instance, starts no thread), wait on their own queues, and end when the
     pool is garbage-collected (or `close`d). One caller at a time (a HostProgram serializes its
-    calls).
+    calls). A forked child has none of the parent's threads: the first `run` there starts its own
+    (the parent's queues are left alone). The runtime uses this pool where the native one
+    (`mlc/runtime/native_pool.py`) cannot be built.
     """
 
     def __init__(self, threads: int):
@@ -332,16 +335,23 @@ class ProgramPool:
         self.threads = threads
         self._tasks: list[queue.SimpleQueue] = [queue.SimpleQueue() for _ in range(threads - 1)]  # type: ignore[type-arg]
         self._done: queue.SimpleQueue = queue.SimpleQueue()  # type: ignore[type-arg]
-        self._started = False
+        self._started_in: int | None = None  # the process whose workers these are
         self._finalizer = weakref.finalize(self, _stop_workers, self._tasks)
 
     def _start_workers(self) -> None:
+        import queue
+
+        if self._started_in is not None:  # a forked child: new queues for its own workers
+            self._tasks = [queue.SimpleQueue() for _ in self._tasks]
+            self._done = queue.SimpleQueue()
+            self._finalizer.detach()
+            self._finalizer = weakref.finalize(self, _stop_workers, self._tasks)
         for tasks in self._tasks:
             threading.Thread(target=_worker, args=(tasks, self._done), name="mlc-cpu-worker", daemon=True).start()
-        self._started = True
+        self._started_in = os.getpid()
 
     def run(self, call: Callable[..., None], pointers: Sequence[int], programs: int) -> None:
-        if not self._started:
+        if self._started_in != os.getpid():
             self._start_workers()
         shares = program_shares(programs, self.threads)
         for tasks, (first, last) in zip(self._tasks, shares[1:]):

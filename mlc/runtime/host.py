@@ -97,6 +97,7 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
     from mlc.runtime.cpu import NativeCode, ProgramPool
+    from mlc.runtime.native_pool import NativeProgramPool
     from mlc.runtime.cuda import CudaModule, Device, DeviceBuffer, Stream
     from mlc.runtime.foreign_arrays import DeviceArrayView
 
@@ -856,10 +857,32 @@ class _ParallelCpuKernel(_CpuKernel):
         self._pool.run(self._call, self._pointers, self._programs)
 
 
+class _NativeParallelCpuKernel(LoadedKernel):
+    """A kernel whose grid the native pool runs: `launch` is one ctypes call, without the GIL."""
+
+    __slots__ = ("_address", "_pointers", "_pool", "_programs")
+
+    def __init__(self, address: int, parameter_count: int, pool: NativeProgramPool, programs: int):
+        import ctypes
+
+        self._address = address
+        self._pointers = (ctypes.c_void_p * parameter_count)()
+        self._pool = pool
+        self._programs = programs
+
+    def set_pointer(self, parameter: int, pointer: int) -> None:
+        self._pointers[parameter] = pointer
+
+    def launch(self) -> None:
+        self._pool.run(self._address, self._pointers, self._programs)
+
+
 class CpuExecutor(HostMemoryExecutor):
     """Runs `loop.launch`es: each kernel of a CpuModule is called with one pointer per buffer;
     a kernel marked `mlc.cpu_programs` has its grid split over `num_threads` threads (default:
-    `MLC_NUM_THREADS`, else the available cores; the pool starts with the first such kernel)."""
+    `MLC_NUM_THREADS`, else the available cores; the pool starts with the first such kernel).
+    The pool is the native one (`mlc/runtime/native_pool.py`) where it can be built and the
+    kernel's pointers are few enough for it, else the Python `ProgramPool`."""
 
     launch_op_name = CPU_LAUNCH
 
@@ -869,13 +892,23 @@ class CpuExecutor(HostMemoryExecutor):
         self.module = module
         self.num_threads = default_thread_count() if num_threads is None else num_threads
         self._pool: ProgramPool | None = None
+        self._native_pool: NativeProgramPool | None = None
 
     def load_kernel(self, launch: KernelLaunch) -> LoadedKernel:
         count = len(launch.slots)
         if launch.programs is None or launch.programs < 2 or self.num_threads < 2:
             return _CpuKernel(self.module.function(launch.kernel, count).raw, count)
-        from mlc.runtime.cpu import ProgramPool, program_range_function
+        from mlc.runtime.cpu import PROGRAMS_SUFFIX, ProgramPool, program_range_function
+        from mlc.runtime.native_pool import MAX_POINTERS, NativeProgramPool, native_pool_library
 
+        if count <= MAX_POINTERS:
+            if self._native_pool is None:
+                library = native_pool_library()
+                if library is not None:
+                    self._native_pool = NativeProgramPool(library, self.num_threads)
+            if self._native_pool is not None:
+                address = self.module.address_of(launch.kernel + PROGRAMS_SUFFIX)
+                return _NativeParallelCpuKernel(address, count, self._native_pool, launch.programs)
         if self._pool is None:
             self._pool = ProgramPool(self.num_threads)
         call = program_range_function(self.module, launch.kernel, count)
