@@ -55,6 +55,7 @@ from mlc.dialects import llvm_extra
 from mlc.transforms.lowering.llvm_conversion import (
     INDEX_TYPE,
     OpLowering,
+    RejectRemainingOps,
     bit_width,
     convert_kernel_ops,
     element_type_of,
@@ -390,6 +391,8 @@ class ConvertArithToLLVM(ModulePass):
                 BitcastLowering(),
                 RoundingDivisionLowering(),
                 ExtendedArithmeticLowering(),
+                RejectRemainingOps("arith", self.name),
             ],
             dialect="arith",
+            converts_all=True,
         )
