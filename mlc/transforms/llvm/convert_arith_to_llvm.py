@@ -58,6 +58,7 @@ from mlc.transforms.lowering.llvm_conversion import (
     RejectRemainingOps,
     bit_width,
     convert_kernel_ops,
+    create,
     element_type_of,
     intrinsic_suffix,
     with_element_type,
@@ -118,11 +119,15 @@ def _icmp(lowering: OpLowering, predicate: str, lhs: SSAValue, rhs: SSAValue) ->
     return lowering.emit(llvm.ICmpOp(lhs, rhs, flag)).res
 
 
-def _overflow_flags(op: Operation) -> llvm.OverflowAttr:
+_NO_OVERFLOW_FLAGS = IntegerAttr(0, 32)
+
+
+def _overflow_flags(op: Operation) -> IntegerAttr:
+    """The `overflowFlags` property of the llvm op, as llvm.ArithmeticBinOpOverflow sets it."""
     flags = op.properties.get("overflowFlags")
-    if not isinstance(flags, arith.IntegerOverflowAttr):
-        return llvm.OverflowAttr(None)
-    return llvm.OverflowAttr([llvm.OverflowFlag(flag.value) for flag in flags.data])
+    if not isinstance(flags, arith.IntegerOverflowAttr) or not flags.data:
+        return _NO_OVERFLOW_FLAGS
+    return IntegerAttr(llvm.OverflowAttr([llvm.OverflowFlag(flag.value) for flag in flags.data]).to_int(), 32)
 
 
 class ConstantLowering(RewritePattern):
@@ -141,7 +146,7 @@ class ConstantLowering(RewritePattern):
             converted = DenseIntOrFPElementsAttr.from_list(result_type, values)  # type: ignore[arg-type]
         else:
             raise lowering.fail(f"cannot lower a constant {value} to LLVM")
-        lowering.replace([lowering.emit(llvm.ConstantOp(converted, result_type)).result])
+        lowering.replace([lowering.emit(create(llvm.ConstantOp, [], [result_type], {"value": converted})).result])
 
 
 class IntegerBinaryLowering(RewritePattern):
@@ -166,10 +171,9 @@ class IntegerBinaryLowering(RewritePattern):
         lowering = OpLowering(op, rewriter)
         lhs, rhs = lowering.operands()
         llvm_class = _INTEGER_BINARY[type(op)]
-        if issubclass(llvm_class, llvm.ArithmeticBinOpOverflow):
-            new_op = llvm_class(lhs, rhs, overflow=_overflow_flags(op))
-        else:
-            new_op = llvm_class(lhs, rhs)  # type: ignore[call-arg]
+        # What the llvm ops' initialisers set: the overflow flags on add, sub, mul and shl.
+        properties = {"overflowFlags": _overflow_flags(op)} if issubclass(llvm_class, llvm.ArithmeticBinOpOverflow) else {}
+        new_op = create(llvm_class, [lhs, rhs], [lhs.type], properties)
         lowering.replace([lowering.emit(new_op).results[0]])
 
 
@@ -180,7 +184,8 @@ class FloatBinaryLowering(RewritePattern):
     ) -> None:
         lowering = OpLowering(op, rewriter)
         lhs, rhs = lowering.operands()
-        new_op = _FLOAT_BINARY[type(op)](lhs, rhs, llvm.FastMathAttr(op.fastmath.data))
+        fastmath = llvm.FastMathAttr(op.fastmath.data)
+        new_op = create(_FLOAT_BINARY[type(op)], [lhs, rhs], [lhs.type], {"fastmathFlags": fastmath})
         lowering.replace([lowering.emit(new_op).res])
 
 
@@ -278,7 +283,11 @@ class CastLowering(RewritePattern):
             raise lowering.fail("cannot lower a rounding mode other than the default (to nearest even)")
         result_type = lowering.result_type()
         (operand,) = lowering.operands()
-        new_op = _CASTS[type(op)](operand, result_type)  # type: ignore[call-arg]
+        llvm_class = _CASTS[type(op)]
+        if issubclass(llvm_class, llvm.GenericCastOp):  # no properties: fpext, fptrunc, sitofp, ...
+            new_op = create(llvm_class, [operand], [result_type])
+        else:  # sext, zext (nneg), trunc (overflow flags) set properties of their own
+            new_op = llvm_class(operand, result_type)  # type: ignore[call-arg]
         lowering.replace([lowering.emit(new_op).results[0]])
 
 

@@ -269,6 +269,26 @@ def remove_redundant_casts(module: ModuleOp) -> None:
 # Building the replacement of one op
 
 
+def create(
+    op_class: type[OpT],
+    operands: Sequence[SSAValue],
+    result_types: Sequence[Attribute],
+    properties: dict[str, Attribute] | None = None,
+) -> OpT:
+    """An op built by `Operation.create`, which sets exactly what it is given: cheaper than the
+    op class's own initialiser (IRDL's, which checks and sorts every argument again), for the ops
+    a conversion builds by the thousand. The caller passes what that initialiser would set."""
+    return op_class.create(operands=operands, result_types=result_types, properties=properties or {})
+
+
+def unrealized_cast(value: SSAValue, target: Attribute) -> SSAValue:
+    """`UnrealizedConversionCastOp.cast_one(value, target)`'s result, built by `create`."""
+    result = create(UnrealizedConversionCastOp, [value], [target]).results[0]
+    if value.name_hint is not None:
+        result.name_hint = value.name_hint
+    return result
+
+
 def cast_to_llvm(value: SSAValue, rewriter: PatternRewriter, insert_point: InsertPoint, op: Operation) -> SSAValue:
     """`value` as an llvm-typed value, inserting a cast at `insert_point` if it is needed.
 
@@ -287,8 +307,8 @@ def cast_to_llvm(value: SSAValue, rewriter: PatternRewriter, insert_point: Inser
         or (isinstance(value.type, MemRefType) and isinstance(source.type, llvm.LLVMPointerType))
     ):
         return source
-    cast, result = UnrealizedConversionCastOp.cast_one(value, target)
-    rewriter.insert(cast, insert_point)
+    result = unrealized_cast(value, target)
+    rewriter.insert(result.owner, insert_point)  # type: ignore[arg-type]
     return result
 
 
@@ -301,8 +321,8 @@ def cast_from_llvm(
     source = _single_cast_input(value)
     if source is not None and source.type == original_type:
         return source
-    cast, result = UnrealizedConversionCastOp.cast_one(value, original_type)
-    rewriter.insert(cast, insert_point)
+    result = unrealized_cast(value, original_type)
+    rewriter.insert(result.owner, insert_point)  # type: ignore[arg-type]
     return result
 
 
@@ -356,8 +376,8 @@ class OpLowering:
         )
         if isinstance(type_, VectorType):
             dense = DenseIntOrFPElementsAttr.from_list(type_, [scalar.value.data])  # type: ignore[arg-type]
-            return self.emit(llvm.ConstantOp(dense, type_)).result
-        return self.emit(llvm.ConstantOp(scalar, type_)).result
+            return self.emit(create(llvm.ConstantOp, [], [type_], {"value": dense})).result
+        return self.emit(create(llvm.ConstantOp, [], [type_], {"value": scalar})).result
 
     def index_constant(self, value: int) -> SSAValue:
         return self.constant(value, INDEX_TYPE)
