@@ -34,7 +34,7 @@ to lower.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm
@@ -130,12 +130,7 @@ def _overflow_flags(op: Operation) -> IntegerAttr:
     return IntegerAttr(llvm.OverflowAttr([llvm.OverflowFlag(flag.value) for flag in flags.data]).to_int(), 32)
 
 
-@dataclass
 class ConstantLowering(RewritePattern):
-    index_values: dict[int, IntegerAttr] = field(default_factory=dict[int, IntegerAttr])
-    """The i64 attribute of each index constant converted so far: kernels repeat a few values
-    many times, and building (verifying) an IntegerAttr costs more than the rest of the lowering."""
-
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter) -> None:
         lowering = OpLowering(op, rewriter)
@@ -143,7 +138,7 @@ class ConstantLowering(RewritePattern):
         value = op.value
         converted: Attribute
         if isinstance(value, IntegerAttr):
-            converted = self._index_value(value.value.data) if isinstance(value.type, IndexType) else value
+            converted = IntegerAttr(value.value.data, INDEX_TYPE) if isinstance(value.type, IndexType) else value
         elif isinstance(value, FloatAttr):
             converted = value
         elif isinstance(value, DenseIntOrFPElementsAttr) and isinstance(result_type, VectorType):
@@ -152,11 +147,6 @@ class ConstantLowering(RewritePattern):
         else:
             raise lowering.fail(f"cannot lower a constant {value} to LLVM")
         lowering.replace([lowering.emit(create(llvm.ConstantOp, [], [result_type], {"value": converted})).result])
-
-    def _index_value(self, value: int) -> IntegerAttr:
-        if value not in self.index_values:
-            self.index_values[value] = IntegerAttr(value, INDEX_TYPE)
-        return self.index_values[value]
 
 
 class IntegerBinaryLowering(RewritePattern):
