@@ -26,7 +26,8 @@ The corrections are added as extended i1 values rather than selected, which work
 vectors (xDSL's `llvm.select` takes a scalar condition only).
 
 Preconditions: see `llvm_conversion` for the scope (kernels only) and the casts at the boundary
-with unconverted ops. Limits: `arith.cmpi` / `arith.cmpf` on vectors are refused, because xDSL 0.74
+with unconverted ops; an arith result goes to its arith users without a cast (every arith op in
+a kernel is converted, or the pass fails naming it). Limits: `arith.cmpi` / `arith.cmpf` on vectors are refused, because xDSL 0.74
 types their result `i1` instead of a vector of `i1`; `arith.truncf` with a rounding mode and
 constants stored as resources are refused too. xDSL 0.74 has no `arith.remf`, so there is none
 to lower.
@@ -38,15 +39,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm
-from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
-    FloatAttr,
-    IndexType,
-    IntegerAttr,
-    IntegerType,
-    ModuleOp,
-    VectorType,
-)
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, VectorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
@@ -122,8 +115,7 @@ def _icmp(lowering: OpLowering, predicate: str, lhs: SSAValue, rhs: SSAValue) ->
 _NO_OVERFLOW_FLAGS = IntegerAttr(0, 32)
 
 
-def _overflow_flags(op: Operation) -> IntegerAttr:
-    """The `overflowFlags` property of the llvm op, as llvm.ArithmeticBinOpOverflow sets it."""
+def _overflow_flags(op: Operation) -> IntegerAttr:  # the llvm op's property, as its initialiser sets it
     flags = op.properties.get("overflowFlags")
     if not isinstance(flags, arith.IntegerOverflowAttr) or not flags.data:
         return _NO_OVERFLOW_FLAGS
@@ -171,9 +163,8 @@ class IntegerBinaryLowering(RewritePattern):
         lowering = OpLowering(op, rewriter)
         lhs, rhs = lowering.operands()
         llvm_class = _INTEGER_BINARY[type(op)]
-        # What the llvm ops' initialisers set: the overflow flags on add, sub, mul and shl.
-        properties = {"overflowFlags": _overflow_flags(op)} if issubclass(llvm_class, llvm.ArithmeticBinOpOverflow) else {}
-        new_op = create(llvm_class, [lhs, rhs], [lhs.type], properties)
+        overflow = issubclass(llvm_class, llvm.ArithmeticBinOpOverflow)  # add sub mul shl: what their __init__ sets
+        new_op = create(llvm_class, [lhs, rhs], [lhs.type], {"overflowFlags": _overflow_flags(op)} if overflow else {})
         lowering.replace([lowering.emit(new_op).results[0]])
 
 
@@ -184,8 +175,7 @@ class FloatBinaryLowering(RewritePattern):
     ) -> None:
         lowering = OpLowering(op, rewriter)
         lhs, rhs = lowering.operands()
-        fastmath = llvm.FastMathAttr(op.fastmath.data)
-        new_op = create(_FLOAT_BINARY[type(op)], [lhs, rhs], [lhs.type], {"fastmathFlags": fastmath})
+        new_op = create(_FLOAT_BINARY[type(op)], [lhs, rhs], [lhs.type], {"fastmathFlags": llvm.FastMathAttr(op.fastmath.data)})
         lowering.replace([lowering.emit(new_op).res])
 
 
@@ -283,11 +273,10 @@ class CastLowering(RewritePattern):
             raise lowering.fail("cannot lower a rounding mode other than the default (to nearest even)")
         result_type = lowering.result_type()
         (operand,) = lowering.operands()
+        # fpext, fptrunc, sitofp, ... have no properties; sext, zext (nneg), trunc (overflow) set theirs.
         llvm_class = _CASTS[type(op)]
-        if issubclass(llvm_class, llvm.GenericCastOp):  # no properties: fpext, fptrunc, sitofp, ...
-            new_op = create(llvm_class, [operand], [result_type])
-        else:  # sext, zext (nneg), trunc (overflow flags) set properties of their own
-            new_op = llvm_class(operand, result_type)  # type: ignore[call-arg]
+        generic = issubclass(llvm_class, llvm.GenericCastOp)
+        new_op = create(llvm_class, [operand], [result_type]) if generic else llvm_class(operand, result_type)  # type: ignore[call-arg]
         lowering.replace([lowering.emit(new_op).results[0]])
 
 

@@ -16,7 +16,12 @@ that they can run in any order:
   `!llvm.ptr` parameter cast to a memref at entry, the result of an op converted earlier), the
   llvm value is used directly. `reconcile-unrealized-casts` removes the pairs that cancel once
   everything is converted; each pass already folds the round trips it creates and erases dead
-  casts (`remove_redundant_casts`), so that its own output stays readable.
+  casts (`remove_redundant_casts`), so that its own output stays readable. A pass that converts
+  every op of its dialect (`converts_all`: convert-arith-to-llvm) hands a result to the users it
+  converts later in llvm type directly, and casts it back only for the others.
+* **Cost.** The conversions build thousands of ops in a large kernel (the fp16 MLP's epilogues):
+  they insert and replace through the blocks directly rather than through xDSL's notifying
+  rewriter, and the ops built most often are built by `Operation.create` (`create`).
 * **Scope.** Only ops *inside kernels* are converted: ops nested in a function-like op (an
   `llvm.func`, or a kernel of a higher level) that is not a `func.func`. Host functions
   (`func.func`) allocate buffers and launch kernels for the runtime and stay untouched, and
