@@ -209,8 +209,7 @@ def candidate_scopes(thread_loop: loop.ParallelOp) -> Iterator[Operation]:
     while pending:
         block = pending.pop(0)
         for op in block.ops:
-            uniform_bounds = all(is_loop_uniform(v, thread_loop) for v in (op.operands[:3]))
-            if isinstance(op, scf.ForOp) and uniform_bounds:
+            if isinstance(op, scf.ForOp) and all(is_loop_uniform(v, thread_loop) for v in op.operands[:3]):
                 yield op
                 pending.append(op.body.block)
 

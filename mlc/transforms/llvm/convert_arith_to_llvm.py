@@ -26,7 +26,8 @@ The corrections are added as extended i1 values rather than selected, which work
 vectors (xDSL's `llvm.select` takes a scalar condition only).
 
 Preconditions: see `llvm_conversion` for the scope (kernels only) and the casts at the boundary
-with unconverted ops. Limits: `arith.cmpi` / `arith.cmpf` on vectors are refused, because xDSL 0.74
+with unconverted ops; an arith result goes to its arith users without a cast (every arith op in
+a kernel is converted, or the pass fails naming it). Limits: `arith.cmpi` / `arith.cmpf` on vectors are refused, because xDSL 0.74
 types their result `i1` instead of a vector of `i1`; `arith.truncf` with a rounding mode and
 constants stored as resources are refused too. xDSL 0.74 has no `arith.remf`, so there is none
 to lower.
@@ -38,15 +39,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm
-from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
-    FloatAttr,
-    IndexType,
-    IntegerAttr,
-    IntegerType,
-    ModuleOp,
-    VectorType,
-)
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, VectorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
@@ -55,8 +48,10 @@ from mlc.dialects import llvm_extra
 from mlc.transforms.lowering.llvm_conversion import (
     INDEX_TYPE,
     OpLowering,
+    RejectRemainingOps,
     bit_width,
     convert_kernel_ops,
+    create,
     element_type_of,
     intrinsic_suffix,
     with_element_type,
@@ -117,11 +112,14 @@ def _icmp(lowering: OpLowering, predicate: str, lhs: SSAValue, rhs: SSAValue) ->
     return lowering.emit(llvm.ICmpOp(lhs, rhs, flag)).res
 
 
-def _overflow_flags(op: Operation) -> llvm.OverflowAttr:
+_NO_OVERFLOW_FLAGS = IntegerAttr(0, 32)
+
+
+def _overflow_flags(op: Operation) -> IntegerAttr:  # the llvm op's property, as its initialiser sets it
     flags = op.properties.get("overflowFlags")
-    if not isinstance(flags, arith.IntegerOverflowAttr):
-        return llvm.OverflowAttr(None)
-    return llvm.OverflowAttr([llvm.OverflowFlag(flag.value) for flag in flags.data])
+    if not isinstance(flags, arith.IntegerOverflowAttr) or not flags.data:
+        return _NO_OVERFLOW_FLAGS
+    return IntegerAttr(llvm.OverflowAttr([llvm.OverflowFlag(flag.value) for flag in flags.data]).to_int(), 32)
 
 
 class ConstantLowering(RewritePattern):
@@ -140,7 +138,7 @@ class ConstantLowering(RewritePattern):
             converted = DenseIntOrFPElementsAttr.from_list(result_type, values)  # type: ignore[arg-type]
         else:
             raise lowering.fail(f"cannot lower a constant {value} to LLVM")
-        lowering.replace([lowering.emit(llvm.ConstantOp(converted, result_type)).result])
+        lowering.replace([lowering.emit(create(llvm.ConstantOp, [], [result_type], {"value": converted})).result])
 
 
 class IntegerBinaryLowering(RewritePattern):
@@ -165,10 +163,8 @@ class IntegerBinaryLowering(RewritePattern):
         lowering = OpLowering(op, rewriter)
         lhs, rhs = lowering.operands()
         llvm_class = _INTEGER_BINARY[type(op)]
-        if issubclass(llvm_class, llvm.ArithmeticBinOpOverflow):
-            new_op = llvm_class(lhs, rhs, overflow=_overflow_flags(op))
-        else:
-            new_op = llvm_class(lhs, rhs)  # type: ignore[call-arg]
+        overflow = issubclass(llvm_class, llvm.ArithmeticBinOpOverflow)  # add sub mul shl: what their __init__ sets
+        new_op = create(llvm_class, [lhs, rhs], [lhs.type], {"overflowFlags": _overflow_flags(op)} if overflow else {})
         lowering.replace([lowering.emit(new_op).results[0]])
 
 
@@ -179,7 +175,7 @@ class FloatBinaryLowering(RewritePattern):
     ) -> None:
         lowering = OpLowering(op, rewriter)
         lhs, rhs = lowering.operands()
-        new_op = _FLOAT_BINARY[type(op)](lhs, rhs, llvm.FastMathAttr(op.fastmath.data))
+        new_op = create(_FLOAT_BINARY[type(op)], [lhs, rhs], [lhs.type], {"fastmathFlags": llvm.FastMathAttr(op.fastmath.data)})
         lowering.replace([lowering.emit(new_op).res])
 
 
@@ -277,7 +273,10 @@ class CastLowering(RewritePattern):
             raise lowering.fail("cannot lower a rounding mode other than the default (to nearest even)")
         result_type = lowering.result_type()
         (operand,) = lowering.operands()
-        new_op = _CASTS[type(op)](operand, result_type)  # type: ignore[call-arg]
+        # fpext, fptrunc, sitofp, ... have no properties; sext, zext (nneg), trunc (overflow) set theirs.
+        llvm_class = _CASTS[type(op)]
+        generic = issubclass(llvm_class, llvm.GenericCastOp)
+        new_op = create(llvm_class, [operand], [result_type]) if generic else llvm_class(operand, result_type)  # type: ignore[call-arg]
         lowering.replace([lowering.emit(new_op).results[0]])
 
 
@@ -390,6 +389,8 @@ class ConvertArithToLLVM(ModulePass):
                 BitcastLowering(),
                 RoundingDivisionLowering(),
                 ExtendedArithmeticLowering(),
+                RejectRemainingOps("arith", self.name),
             ],
             dialect="arith",
+            converts_all=True,
         )

@@ -229,11 +229,19 @@ def sink_copies_below_products(scope: scf.ForOp) -> bool:
         return False
     span = ops[ops.index(waits[0]) + 1 : ops.index(commits[0]) + 1]
     moved: list[Operation] = []
+    moved_set: set[Operation] = set()  # `moved`, for asking which body op a use belongs to
+
+    def used_by_moved(op: Operation) -> bool:
+        return all(body.find_ancestor_op_in_block(use.operation) in moved_set for result in op.results for use in result.uses)
+
     for op in reversed(span):
-        copies = isinstance(op, loop.AsyncCommitOp) or any(isinstance(inner, loop.AsyncCopyOp) for inner in op.walk())
-        used_by_moved = all(any(m.is_ancestor(use.operation) for m in moved) for result in op.results for use in result.uses)
-        if (copies and not op.results) or (op.results and used_by_moved):
+        if op.results:
+            move = used_by_moved(op)
+        else:
+            move = isinstance(op, loop.AsyncCommitOp) or any(isinstance(inner, loop.AsyncCopyOp) for inner in op.walk())
+        if move:
             moved.append(op)
+            moved_set.add(op)
     anchor: Operation = products[-1]
     for op in reversed(moved):
         op.detach()

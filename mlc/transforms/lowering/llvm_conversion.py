@@ -16,7 +16,12 @@ that they can run in any order:
   `!llvm.ptr` parameter cast to a memref at entry, the result of an op converted earlier), the
   llvm value is used directly. `reconcile-unrealized-casts` removes the pairs that cancel once
   everything is converted; each pass already folds the round trips it creates and erases dead
-  casts (`remove_redundant_casts`), so that its own output stays readable.
+  casts (`remove_redundant_casts`), so that its own output stays readable. A pass that converts
+  every op of its dialect (`converts_all`: convert-arith-to-llvm) hands a result to the users it
+  converts later in llvm type directly, and casts it back only for the others.
+* **Cost.** The conversions build thousands of ops in a large kernel (the fp16 MLP's epilogues):
+  they insert and replace through the blocks directly rather than through xDSL's notifying
+  rewriter, and the ops built most often are built by `Operation.create` (`create`).
 * **Scope.** Only ops *inside kernels* are converted: ops nested in a function-like op (an
   `llvm.func`, or a kernel of a higher level) that is not a `func.func`. Host functions
   (`func.func`) allocate buffers and launch kernels for the runtime and stay untouched, and
@@ -29,7 +34,7 @@ that they can run in any order:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -52,11 +57,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    RewritePattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mlc.diagnostics import PassFailure
@@ -197,26 +198,53 @@ def is_in_kernel(op: Operation) -> bool:
     return True
 
 
-def convert_kernel_ops(module: ModuleOp, patterns: Sequence[RewritePattern], dialect: str | None = None) -> None:
+class ConversionRewriter(PatternRewriter):
+    """The rewriter `convert_kernel_ops` hands the patterns: it knows which ops the pass is still
+    going to convert, so that `OpLowering.replace` casts a result back only for other users."""
+
+    def __init__(self, op: Operation, converted_later: Callable[[Operation], bool]):
+        super().__init__(op)
+        self.converted_later = converted_later
+
+
+def convert_kernel_ops(
+    module: ModuleOp, patterns: Sequence[RewritePattern], dialect: str | None = None, converts_all: bool = False
+) -> None:
     """Applies `patterns` once to every op inside a kernel (of `dialect`, when given: the ops the
     patterns convert); raises the first `PassFailure`.
 
     The patterns produce llvm ops only, which no pattern matches: one walk over the ops there are
     at the start suffices. Offering each pattern only the ops of the pass's dialect, and deciding
     once per block whether it is kernel code, is what keeps this fast: xDSL's rewrite walker
-    offered every op of the module to every pattern, after walking up from it to its function."""
-    # No DCE: an unused op is converted like any other, never silently dropped.
-    applier = GreedyRewritePatternApplier(list(patterns), dce_enabled=False)
+    offered every op of the module to every pattern, after walking up from it to its function.
+
+    `converts_all` promises that the patterns convert every op of `dialect` in a kernel or fail
+    the pass (the last one is a `RejectRemainingOps`): a result is then handed to its users of
+    `dialect` in llvm type directly, without a cast back that their own conversion would look
+    through (most of the casts the conversion of a long arith chain would build and erase)."""
     in_kernel: dict[Block, bool] = {}
+
+    def kernel_block(block: Block, op: Operation) -> bool:
+        if block not in in_kernel:
+            in_kernel[block] = is_in_kernel(op)
+        return in_kernel[block]
+
+    def converted_later(user: Operation) -> bool:
+        # An op of the dialect not converted yet: the ops converted so far are llvm ops now.
+        block = user.parent
+        return converts_all and block is not None and user.dialect_name() == dialect and kernel_block(block, user)
+
     candidates = [op for op in module.walk() if dialect is None or op.dialect_name() == dialect]
     for op in candidates:
         block = op.parent
-        if block is None:
-            continue  # erased by an earlier rewrite
-        if block not in in_kernel:
-            in_kernel[block] = is_in_kernel(op)
-        if in_kernel[block]:
-            applier.match_and_rewrite(op, PatternRewriter(op))
+        if block is None or not kernel_block(block, op):
+            continue  # erased by an earlier rewrite, or host code
+        # No DCE: an unused op is converted like any other, never silently dropped.
+        rewriter = ConversionRewriter(op, converted_later)
+        for pattern in patterns:
+            pattern.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                break
     remove_redundant_casts(module)
 
 
@@ -246,6 +274,26 @@ def remove_redundant_casts(module: ModuleOp) -> None:
 # Building the replacement of one op
 
 
+def create(
+    op_class: type[OpT],
+    operands: Sequence[SSAValue],
+    result_types: Sequence[Attribute],
+    properties: dict[str, Attribute] | None = None,
+) -> OpT:
+    """An op built by `Operation.create`, which sets exactly what it is given: cheaper than the
+    op class's own initialiser (IRDL's, which checks and sorts every argument again), for the ops
+    a conversion builds by the thousand. The caller passes what that initialiser would set."""
+    return op_class.create(operands=operands, result_types=result_types, properties=properties or {})
+
+
+def unrealized_cast(value: SSAValue, target: Attribute) -> SSAValue:
+    """`UnrealizedConversionCastOp.cast_one(value, target)`'s result, built by `create`."""
+    result = create(UnrealizedConversionCastOp, [value], [target]).results[0]
+    if value.name_hint is not None:
+        result.name_hint = value.name_hint
+    return result
+
+
 def cast_to_llvm(value: SSAValue, rewriter: PatternRewriter, insert_point: InsertPoint, op: Operation) -> SSAValue:
     """`value` as an llvm-typed value, inserting a cast at `insert_point` if it is needed.
 
@@ -264,8 +312,8 @@ def cast_to_llvm(value: SSAValue, rewriter: PatternRewriter, insert_point: Inser
         or (isinstance(value.type, MemRefType) and isinstance(source.type, llvm.LLVMPointerType))
     ):
         return source
-    cast, result = UnrealizedConversionCastOp.cast_one(value, target)
-    rewriter.insert(cast, insert_point)
+    result = unrealized_cast(value, target)
+    rewriter.insert(result.owner, insert_point)  # type: ignore[arg-type]
     return result
 
 
@@ -278,8 +326,8 @@ def cast_from_llvm(
     source = _single_cast_input(value)
     if source is not None and source.type == original_type:
         return source
-    cast, result = UnrealizedConversionCastOp.cast_one(value, original_type)
-    rewriter.insert(cast, insert_point)
+    result = unrealized_cast(value, original_type)
+    rewriter.insert(result.owner, insert_point)  # type: ignore[arg-type]
     return result
 
 
@@ -318,7 +366,9 @@ class OpLowering:
         return [self.operand(value) for value in self.op.operands]
 
     def emit(self, new_op: OpT) -> OpT:
-        self.rewriter.insert(new_op, InsertPoint.before(self.op))
+        assert self.op.parent is not None
+        self.op.parent.insert_op_before(new_op, self.op)
+        self.rewriter.has_done_action = True
         return new_op
 
     def constant(self, value: int | float, type_: Attribute) -> SSAValue:
@@ -331,8 +381,8 @@ class OpLowering:
         )
         if isinstance(type_, VectorType):
             dense = DenseIntOrFPElementsAttr.from_list(type_, [scalar.value.data])  # type: ignore[arg-type]
-            return self.emit(llvm.ConstantOp(dense, type_)).result
-        return self.emit(llvm.ConstantOp(scalar, type_)).result
+            return self.emit(create(llvm.ConstantOp, [], [type_], {"value": dense})).result
+        return self.emit(create(llvm.ConstantOp, [], [type_], {"value": scalar})).result
 
     def index_constant(self, value: int) -> SSAValue:
         return self.constant(value, INDEX_TYPE)
@@ -341,14 +391,27 @@ class OpLowering:
         return self.constant(1 if value else 0, i1)
 
     def replace(self, values: Sequence[SSAValue]) -> None:
-        """Replaces the op by `values`, cast back to the op's result types where they differ."""
-        insert_point = InsertPoint.before(self.op)
-        results: list[SSAValue] = []
-        for value, result in zip(values, self.op.results, strict=True):
+        """Replaces the op by `values`, cast back to the op's result types where they differ
+        (except for users that the running pass converts later, see `convert_kernel_ops`)."""
+        op, rewriter = self.op, self.rewriter
+        converted_later = rewriter.converted_later if isinstance(rewriter, ConversionRewriter) else None
+        insert_point = InsertPoint.before(op)
+        for value, result in zip(values, op.results, strict=True):
             if value.name_hint is None:
                 value.name_hint = result.name_hint  # keeps the IR readable across the conversion
-            results.append(cast_from_llvm(value, result.type, self.rewriter, insert_point))
-        self.rewriter.replace(self.op, [], results)
+            if value.type == result.type:
+                result.replace_all_uses_with(value)
+                continue
+            if converted_later is not None and all(converted_later(use.operation) for use in result.uses):
+                result.replace_all_uses_with(value)
+                continue
+            cast_back = cast_from_llvm(value, result.type, rewriter, insert_point)
+            if not cast_back.name_hint:
+                cast_back.name_hint = result.name_hint
+            result.replace_all_uses_with(cast_back)
+        assert op.parent is not None
+        op.parent.erase_op(op)
+        rewriter.has_done_action = True
 
     def erase(self) -> None:
         self.rewriter.erase(self.op)

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, IntegerType, MemRefType, UnrealizedConversionCastOp, f32, i32, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
@@ -66,7 +66,14 @@ def swizzle_of(memref_value: SSAValue) -> int | None:
     return None
 
 
+_NO_OVERFLOW = arith.IntegerOverflowAttr("none")
+
+
 class _Builder:
+    """Collects the ops of an address computation. The constants, adds and multiplies (most of
+    the ops a swizzled kernel's addresses take) are built by `Operation.create` with exactly what
+    their initialisers set: the IRDL initialiser costs more than the rest of the lowering."""
+
     def __init__(self) -> None:
         self.ops: list[Operation] = []
 
@@ -74,14 +81,19 @@ class _Builder:
         self.ops.append(op)
         return op.results[0]
 
-    def constant(self, value: int, value_type: object = None) -> SSAValue:
-        return self.emit(arith.ConstantOp(IntegerAttr(value, value_type or IndexType())))
+    def constant(self, value: int, value_type: Attribute | None = None) -> SSAValue:
+        value_type = value_type or IndexType()
+        attribute = IntegerAttr(value, value_type)  # type: ignore[arg-type]
+        return self.emit(arith.ConstantOp.create(result_types=[value_type], properties={"value": attribute}))
 
     def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.emit(arith.AddiOp(a, b))
+        return self.emit(arith.AddiOp.create(operands=[a, b], result_types=[a.type], properties={"overflowFlags": _NO_OVERFLOW}))
 
     def mul(self, a: SSAValue, factor: int) -> SSAValue:
-        return self.emit(arith.MuliOp(a, self.constant(factor)))
+        constant = self.constant(factor)
+        return self.emit(
+            arith.MuliOp.create(operands=[a, constant], result_types=[a.type], properties={"overflowFlags": _NO_OVERFLOW})
+        )
 
 
 def _linear_byte_offset(builder: _Builder, memref_type: MemRefType, indices: Sequence[SSAValue]) -> SSAValue:
