@@ -570,11 +570,12 @@ class AttentionProgram:
     mask: str
 
 
-MASKS = ("none", "additive", "causal", "padding", "causal-where")
+MASKS = ("none", "additive", "causal", "padding", "causal-where", "padding-guarded")
 """No mask; an additive f32/f16 mask argument [M, N]; a causal constant (0 / -inf, upper triangle);
 a boolean padding argument [batch..., 1, N] selecting -inf with `graph.where`; PyTorch's
 `is_causal` as `graph.where` of a key <= query comparison of two index vectors (`graph.cmp ge` of
-[M, 1] and [1, N] constants)."""
+[M, 1] and [1, N] constants); the padding mask with the NaN guard of PyTorch's ONNX export of SDPA
+(`graph.where(P != P, 0, P)`: a fully masked row gives 0, not NaN)."""
 
 
 def matmul_chain_program(element: str, batch: tuple[int, ...], rows: int, inner: int, hidden: int, columns: int, activation: str, bias: bool) -> str:
@@ -659,13 +660,20 @@ def attention_program(
         lines.append(f"%minus_infinity = graph.constant dense<{MINUS_INFINITY[element]}> : tensor<{element}>")
         lines.append(f"%masked = graph.where %allowed, %scaled, %minus_infinity : ({allowed}, {scores}, tensor<{element}>) -> {scores}")
         masked = "%masked"
-    elif mask == "padding":
+    elif mask in ("padding", "padding-guarded"):
         keep = tensor_type((*batch, 1, keys), "i1")
         arguments.append(f"%keep: {keep}")
         lines.append(f"%minus_infinity = graph.constant dense<{MINUS_INFINITY[element]}> : tensor<{element}>")
         lines.append(f"%masked = graph.where %keep, %scaled, %minus_infinity : ({keep}, {scores}, tensor<{element}>) -> {scores}")
         masked = "%masked"
-    lines.append(f"%p = graph.softmax {masked} axis -1 : {scores}")
+    if mask == "padding-guarded":  # ONNX's Where(IsNaN(P), 0, P)
+        lines.append(f"%unguarded = graph.softmax {masked} axis -1 : {scores}")
+        nan = tensor_type((*batch, rows, keys), "i1")
+        lines.append(f"%nan = graph.cmp ne, %unguarded, %unguarded : ({scores}, {scores}) -> {nan}")
+        lines.append(f"%zero = graph.constant dense<0.0> : tensor<{element}>")
+        lines.append(f"%p = graph.where %nan, %zero, %unguarded : ({nan}, tensor<{element}>, {scores}) -> {scores}")
+    else:
+        lines.append(f"%p = graph.softmax {masked} axis -1 : {scores}")
     lines.append(f"%o = graph.matmul %p, %v : ({scores}, {t(keys, value_depth)}) -> {t(rows, value_depth)}")
     text = (
         f"func.func @main({', '.join(arguments)}) -> {t(rows, value_depth)} {{\n"

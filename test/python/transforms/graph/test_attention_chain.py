@@ -64,13 +64,16 @@ def _reference(program: AttentionProgram, inputs: list[np.ndarray]) -> np.ndarra
         scores = scores + rest[0]
     elif program.mask == "causal":
         scores = np.where(np.arange(program.keys)[None, :] > np.arange(program.rows)[:, None], -np.inf, scores)
-    elif program.mask == "padding":
+    elif program.mask in ("padding", "padding-guarded"):
         scores = np.where(rest[0], scores, -np.inf)
     elif program.mask == "causal-where":
         scores = np.where(np.arange(program.keys)[None, :] > np.arange(program.rows)[:, None], -np.inf, scores)
     with np.errstate(invalid="ignore"):
         exponentials = np.exp(scores - scores.max(axis=-1, keepdims=True))
-        return exponentials / exponentials.sum(axis=-1, keepdims=True) @ v
+        probabilities = exponentials / exponentials.sum(axis=-1, keepdims=True)
+    if program.mask == "padding-guarded":  # a fully masked row: 0, not NaN
+        probabilities = np.where(np.isnan(probabilities), 0.0, probabilities)
+    return probabilities @ v
 
 
 def _chains(module) -> list[graph.FusionOp]:
@@ -164,6 +167,33 @@ def test_fast_math_on_the_cpu(element: str, mask: str):
     assert_compiled_matches(program.text, inputs, compiled(*inputs), references=[_reference(program, inputs)])
 
 
+def _fully_masked_inputs(program: AttentionProgram) -> list[np.ndarray]:
+    """Random inputs whose boolean keep mask hides every key of the first batch entry."""
+    inputs = _inputs(program, 5)
+    inputs[3][0] = False
+    return inputs
+
+
+def test_fully_masked_rows_under_the_nan_guard():
+    """PyTorch's ONNX NaN guard (`padding-guarded`): one chain, whose rows with every key masked give
+    0 as the guarded softmax does, in the tile kernel (interpreted) and compiled for the CPU, with
+    and without fast math (where the kernel tests the reciprocal of the sum); the unguarded chain
+    gives NaN there, as the unfused softmax does."""
+    program = attention_program("f32", (2,), 21, 40, 16, 8, "padding-guarded", True)
+    inputs = _fully_masked_inputs(program)
+    tiled = lower(program.text, f"{GRAPH},graph-plan-memory,convert-graph-to-tile")
+    assert len([op for op in tiled.walk() if isinstance(op, tile.KernelOp)]) == 1
+    reference = _reference(program, inputs)
+    assert np.all(reference[0] == 0) and np.all(np.isfinite(reference))
+    assert_compiled_matches(program.text, inputs, _run(tiled, inputs), references=[reference])
+    for pipeline in (CPU_PIPELINE, CPU_PIPELINE.replace("graph-fuse", "graph-fuse{fast-math=true}", 1)):
+        result = mlc.compile(program.text, device="cpu", pipeline=pipeline)(*inputs)
+        assert np.all(result[0] == 0)
+        assert_compiled_matches(program.text, inputs, result, references=[reference])
+    unguarded = attention_program("f32", (2,), 21, 40, 16, 8, "padding", True)
+    assert np.all(np.isnan(mlc.compile(unguarded.text, device="cpu")(*inputs)[0]))
+
+
 def test_fallback_when_the_blocks_do_not_fit():
     text = (
         "func.func @main(%q: tensor<2x20x16xf32>, %kt: tensor<2x16x30xf32>, %v: tensor<2x30x8xf32>) -> tensor<2x20x8xf32> {\n"
@@ -223,6 +253,35 @@ def test_pytorch_onnx_export_of_sdpa_with_a_float_mask_is_one_chain(tmp_path):
     lower_module(module, GRAPH)
     (chain,) = _chains(module)
     assert [op.name for op in chain.body.block.ops][:2] == ["graph.matmul", "graph.add"]
+
+
+def test_pytorch_onnx_export_of_sdpa_with_a_boolean_mask_is_one_chain(tmp_path):
+    """A boolean `attn_mask` exported to ONNX (opset 17): `Where(mask, 0, -inf)` added to the
+    scores, and `Where(IsNaN(P), 0, P)` after the softmax: one chain with the NaN guard; compiled
+    for the CPU, against PyTorch, a query row that sees no key included (0, as PyTorch gives)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from mlc.frontend.onnx import import_model
+
+    class Attention(torch.nn.Module):
+        def forward(self, q, k, v, mask):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    path = tmp_path / "sdpa_bool.onnx"
+    generator = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 4, n, 16, generator=generator) for n in (32, 48, 48))
+    mask = torch.rand(32, 48, generator=generator) < 0.8
+    mask[3] = False
+    torch.onnx.export(Attention(), (q, k, v, mask), str(path), opset_version=17, dynamo=False)
+    module = import_model(str(path))
+    text = str(module)
+    lower_module(module, GRAPH)
+    (chain,) = _chains(module)
+    assert [op.name for op in chain.body.block.ops][-4:] == ["graph.cmp", "graph.where", "graph.matmul", "graph.yield"]
+    inputs = [x.numpy() for x in (q, k, v, mask)]
+    expected = Attention()(q, k, v, mask).numpy()
+    assert np.all(expected[:, :, 3] == 0)
+    assert_compiled_matches(text, inputs, mlc.compile(text, device="cpu")(*inputs), references=[expected])
 
 
 @pytest.mark.parametrize("mask", ["float", "bool", "causal"])
