@@ -56,7 +56,7 @@ from torch.fx.passes.operator_support import OperatorSupport
 from mlc.frontend.torch.decompositions import decompositions
 from mlc.frontend.torch.emitter import describe_node, fake_value, target_name
 from mlc.frontend.torch.errors import TorchImportError
-from mlc.frontend.torch.graph_rewrites import layout_ops_for_pytorch, sink_views_below_elementwise
+from mlc.frontend.torch.graph_rewrites import layout_ops_for_pytorch, sink_views_below_elementwise, unflatten_batched_matmuls
 from mlc.frontend.torch.importer import FxImporter
 from mlc.frontend.torch.parameters import ParameterWork, hoist_parameter_work, static_positions
 from mlc.frontend.torch.support import SupportOracle
@@ -165,6 +165,7 @@ def compile_graph(
     if explanation is not None:
         explanation.graphs += 1
     sink_views_below_elementwise(gm)
+    unflatten_batched_matmuls(gm)
     reasons: dict[torch.fx.Node, str | None] = {}
     oracle = SupportOracle(device, lambda module, target: mlc.lower(module, device=target))
     ask = _AskMlc(oracle, reasons)

@@ -25,6 +25,11 @@ score puts a term exp(0) = 1 in) or NaN (maximumf propagates NaN; exp(+inf - +in
 "sum is 0 or unordered" selects the same rows. The zeroed row's output, 0 @ V, is 0 for finite V
 (an infinite V would give NaN in the unfused program, 0 in the kernel).
 
+Core ATen's SDPA (torch.compile) guards the same rows another way: `where(not(any(not(T ==
+-inf))), 0, P)` over the last axis (logical_not as `where(x, false, true)`, any as `max(float(x !=
+false)) != 0`), T the softmax's input (`masked_rows = "zero-masked"`). Its rows are exactly those
+whose running sum is 0 (all -inf); a NaN or +inf score leaves both the guard and the kernel's NaN.
+
 A side input that is a causal mask (`causal_mask.py`) is recorded in `AttentionChain.causal`, its
 ops (constants, the comparison) part of the chain; the kernel computes it from positions and
 skips the key blocks past the diagonal, and the model counts only the key blocks it visits
@@ -133,8 +138,9 @@ class AttentionChain:
     """`attention`, or `matmul` for a plain chain `matmul(f(matmul(A, B)), C)` (no softmax:
     `softmax_ops` empty, `score_ops` the elementwise f; `match_matmul_chain`)."""
     masked_rows: str = "nan"
-    """What a row whose probabilities are NaN gives: `nan` (0/0, as the unfused softmax), or `zero`
-    (the NaN guard, its ops in `softmax_ops`; see the module docstring)."""
+    """What a row whose probabilities are NaN gives: `nan` (0/0, as the unfused softmax); `zero`
+    (ONNX's NaN guard: 0 where the row's sum is 0 or NaN); `zero-masked` (core ATen's guard: 0
+    where every score is -inf, the sum 0). The guard's ops are in `softmax_ops`."""
 
     @property
     def ops(self) -> tuple[Operation, ...]:
@@ -237,6 +243,59 @@ def _nan_guard(probabilities: SSAValue) -> tuple[SSAValue, list[Operation]] | No
     return guarded, [*ops, where, test]
 
 
+def _splat(value: SSAValue) -> float | int | None:
+    owner = value.owner
+    return splat_constant_value(owner) if isinstance(owner, graph.ConstantOp) else None
+
+
+def _negation(value: SSAValue, ops: list[Operation]) -> SSAValue | None:
+    """x if `value` is `where(x, false, true)` (logical_not as the torch frontend writes it)."""
+    where = _producer(value, graph.WhereOp)
+    if where is None or _splat(where.true_value) != 0 or _splat(where.false_value) != 1:  # type: ignore[attr-defined]
+        return None
+    ops.append(where)
+    return where.condition  # type: ignore[attr-defined]
+
+
+def _last_axis_any(value: SSAValue, ops: list[Operation]) -> SSAValue | None:
+    """x if `value` is any(x) over the last axis, kept (`aten.any`: `max(float(x != false)) != 0`)."""
+    test = _producer(value, graph.CmpOp)
+    if test is None or test.predicate.data != "ne" or _splat(test.rhs) != 0:  # type: ignore[attr-defined]
+        return None
+    maximum = _last_axis_reduction(test.lhs, graph.ReduceMaxOp)  # type: ignore[attr-defined]
+    cast = None if maximum is None else _producer(maximum.x, graph.CastOp)
+    if cast is None:
+        return None
+    ops += [test, maximum, cast]  # type: ignore[list-item]
+    operand = cast.x  # type: ignore[attr-defined]
+    boolean = _producer(operand, graph.CmpOp)
+    if boolean is not None and boolean.predicate.data == "ne" and _splat(boolean.rhs) == 0:  # type: ignore[attr-defined]
+        ops.append(boolean)
+        operand = boolean.lhs  # type: ignore[attr-defined]
+    return operand
+
+
+def _masked_row_guard(probabilities: SSAValue) -> tuple[SSAValue, SSAValue, list[Operation]] | None:
+    """P, the softmax input T it tests and the guard's ops if `probabilities` is core ATen's guard
+    of SDPA, `where(not(any(not(T == -inf))), 0, P)` (rows of P whose every score is -inf zeroed),
+    else None."""
+    ops: list[Operation] = []
+    where = _producer(_skip_casts(probabilities, ops), graph.WhereOp)
+    if where is None or _splat(where.true_value) != 0:  # type: ignore[attr-defined]
+        return None
+    ops.append(where)
+    fully_masked = _negation(where.condition, ops)  # type: ignore[attr-defined]
+    seen = None if fully_masked is None else _last_axis_any(fully_masked, ops)
+    unmasked = None if seen is None else _negation(seen, ops)
+    test = None if unmasked is None else _producer(unmasked, graph.CmpOp)
+    if test is None or test.predicate.data != "eq":  # type: ignore[attr-defined]
+        return None
+    scores = [v for v in test.operands if _splat(v) != -math.inf]
+    if len(scores) != 1 or len(test.operands) != 2:
+        return None
+    return where.false_value, scores[0], [*ops, test]  # type: ignore[attr-defined]
+
+
 def upstream_ops(op: Operation) -> set[Operation]:
     """The ops `op` depends on, directly or not."""
     found: set[Operation] = set()
@@ -282,17 +341,23 @@ def match_attention(output: Operation) -> AttentionChain | None:
     """The attention chain ending at the matmul `output` (see the module docstring), or None."""
     if not isinstance(output, graph.MatmulOp):
         return None
-    guard = _nan_guard(output.a)
+    guard, tested = _nan_guard(output.a), None
     probabilities, guard_ops = guard if guard is not None else (output.a, [])
+    masked_rows = "zero" if guard is not None else "nan"
+    row_guard = _masked_row_guard(output.a)
+    if row_guard is not None:
+        probabilities, tested, guard_ops = row_guard
+        masked_rows = "zero-masked"
     softmax = _softmax_of(probabilities)
     if softmax is None:
         return None
     softmax_input, softmax_ops = softmax
+    if tested is not None and tested is not softmax_input:
+        return None
     found = _score_ops(softmax_input)
     if found is None:
         return None
     scores, score_ops, side = found
-    masked_rows = "zero" if guard_ops else "nan"
     chain = AttentionChain(scores, output, tuple(score_ops), (*guard_ops, *softmax_ops), tuple(side), masked_rows=masked_rows)
     if not _supported(chain):
         return None
