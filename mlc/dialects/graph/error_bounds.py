@@ -250,8 +250,9 @@ def _sum_with_error(x: _Operand, axes: tuple[int, ...], keepdims: bool) -> tuple
 def _reduction(op: graph.ReductionOp, x: _Operand, result: np.ndarray) -> np.ndarray:
     axes = _reduced_axes(op, x.value.ndim)
     keepdims = op.keeps_dims()
-    if isinstance(op, graph.ReduceMaxOp | graph.ReduceMinOp):
-        return np.max(x.bound, axis=axes, keepdims=keepdims, initial=0.0) + _local_error(op, result, np.abs(result))
+    if isinstance(op, graph.ReduceMaxOp | graph.ReduceMinOp):  # one of the inputs: exact ones give it exactly
+        largest = np.max(x.bound, axis=axes, keepdims=keepdims, initial=0.0)
+        return np.where(largest == 0, 0.0, largest + _local_error(op, result, np.abs(result)))
     propagated, accumulation = _sum_with_error(x, axes, keepdims)
     if isinstance(op, graph.ReduceMeanOp):
         count = max(math.prod(x.value.shape[axis] for axis in axes), 1)
@@ -416,6 +417,8 @@ def op_bound(op: Operation, operands: Sequence[_Operand], result: np.ndarray) ->
         either = np.abs(a.value - b.value) + np.maximum(a.bound, b.bound)
         return np.broadcast_to(np.where(uncertain, either, chosen), result.shape).copy()
     if isinstance(op, graph.CastOp):
+        if is_bool(_element_type(op.operands[0])):  # 0 and 1 are exact in every type
+            return np.broadcast_to(operands[0].bound, result.shape).copy()
         return _cast(op, operands[0], result64) + _local_error(op, result64, np.abs(result64))
     if isinstance(op, graph.SubOp) and op.operands[0] is op.operands[1]:
         return np.zeros(result.shape)  # x - x is exactly 0 whatever x's error

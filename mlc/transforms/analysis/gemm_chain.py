@@ -86,7 +86,7 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, TensorType, i1
 from xdsl.ir import Operation, SSAValue
 
 from mlc.dialects.graph import ops as graph
@@ -258,16 +258,19 @@ def _negation(value: SSAValue, ops: list[Operation]) -> SSAValue | None:
 
 
 def _last_axis_any(value: SSAValue, ops: list[Operation]) -> SSAValue | None:
-    """x if `value` is any(x) over the last axis, kept (`aten.any`: `max(float(x != false)) != 0`)."""
+    """x if `value` is any(x) over the last axis, kept (`aten.any`: `max(float(x != false)) != 0`,
+    with any casts around the max: of values 0 and 1, exact)."""
     test = _producer(value, graph.CmpOp)
     if test is None or test.predicate.data != "ne" or _splat(test.rhs) != 0:  # type: ignore[attr-defined]
         return None
-    maximum = _last_axis_reduction(test.lhs, graph.ReduceMaxOp)  # type: ignore[attr-defined]
-    cast = None if maximum is None else _producer(maximum.x, graph.CastOp)
-    if cast is None:
+    ops.append(test)
+    maximum = _last_axis_reduction(_skip_casts(test.lhs, ops), graph.ReduceMaxOp)  # type: ignore[attr-defined]
+    if maximum is None:
         return None
-    ops += [test, maximum, cast]  # type: ignore[list-item]
-    operand = cast.x  # type: ignore[attr-defined]
+    ops.append(maximum)
+    operand = _skip_casts(maximum.x, ops)
+    if not isinstance(operand.type, TensorType) or operand.type.element_type != i1:
+        return None
     boolean = _producer(operand, graph.CmpOp)
     if boolean is not None and boolean.predicate.data == "ne" and _splat(boolean.rhs) == 0:  # type: ignore[attr-defined]
         ops.append(boolean)

@@ -64,14 +64,14 @@ def _reference(program: AttentionProgram, inputs: list[np.ndarray]) -> np.ndarra
         scores = scores + rest[0]
     elif program.mask == "causal":
         scores = np.where(np.arange(program.keys)[None, :] > np.arange(program.rows)[:, None], -np.inf, scores)
-    elif program.mask in ("padding", "padding-guarded"):
+    elif program.mask in ("padding", "padding-guarded", "padding-aten-guarded"):
         scores = np.where(rest[0], scores, -np.inf)
     elif program.mask == "causal-where":
         scores = np.where(np.arange(program.keys)[None, :] > np.arange(program.rows)[:, None], -np.inf, scores)
     with np.errstate(invalid="ignore"):
         exponentials = np.exp(scores - scores.max(axis=-1, keepdims=True))
         probabilities = exponentials / exponentials.sum(axis=-1, keepdims=True)
-    if program.mask == "padding-guarded":  # a fully masked row: 0, not NaN
+    if program.mask in ("padding-guarded", "padding-aten-guarded"):  # a fully masked row: 0, not NaN
         probabilities = np.where(np.isnan(probabilities), 0.0, probabilities)
     return probabilities @ v
 
@@ -174,18 +174,21 @@ def _fully_masked_inputs(program: AttentionProgram) -> list[np.ndarray]:
     return inputs
 
 
-def test_fully_masked_rows_under_the_nan_guard():
-    """PyTorch's ONNX NaN guard (`padding-guarded`): one chain, whose rows with every key masked give
-    0 as the guarded softmax does, in the tile kernel (interpreted) and compiled for the CPU, with
-    and without fast math (where the kernel tests the reciprocal of the sum); the unguarded chain
-    gives NaN there, as the unfused softmax does."""
-    program = attention_program("f32", (2,), 21, 40, 16, 8, "padding-guarded", True)
+@pytest.mark.parametrize("guard", ["padding-guarded", "padding-aten-guarded"])
+def test_fully_masked_rows_under_a_guard(guard: str):
+    """PyTorch's ONNX NaN guard (`padding-guarded`) and core ATen's guard of rows all -inf
+    (`padding-aten-guarded`): one chain, whose rows with every key masked give 0 as the guarded
+    softmax does, in the tile kernel (interpreted) and compiled for the CPU, with and without fast
+    math (where the kernel tests the reciprocal of the sum), compared with the bound (masked rows
+    included: their -inf is exact); the unguarded chain gives NaN there, as the unfused softmax."""
+    program = attention_program("f32", (2,), 21, 40, 16, 8, guard, True)
     inputs = _fully_masked_inputs(program)
     tiled = lower(program.text, f"{GRAPH},graph-plan-memory,convert-graph-to-tile")
     assert len([op for op in tiled.walk() if isinstance(op, tile.KernelOp)]) == 1
     reference = _reference(program, inputs)
     assert np.all(reference[0] == 0) and np.all(np.isfinite(reference))
-    assert_compiled_matches(program.text, inputs, _run(tiled, inputs), references=[reference])
+    comparison = assert_compiled_matches(program.text, inputs, _run(tiled, inputs), references=[reference])
+    assert comparison.compared == reference.size
     for pipeline in (CPU_PIPELINE, CPU_PIPELINE.replace("graph-fuse", "graph-fuse{fast-math=true}", 1)):
         result = mlc.compile(program.text, device="cpu", pipeline=pipeline)(*inputs)
         assert np.all(result[0] == 0)
