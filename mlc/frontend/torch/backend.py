@@ -9,7 +9,9 @@ For each FX graph dynamo hands over:
    Work on the module's parameters and buffers alone (a linear layer's transposed weight) is
    hoisted out of the graph and done once in PyTorch, again only when one of them changes
    (`parameters.py`); an elementwise op after a view is moved before it, so that it can fuse with
-   its producer (`graph_rewrites.py`).
+   its producer, and a `bmm` on flattened batch dimensions becomes the batched `matmul` it was
+   decomposed from, so that attention's two products and its softmax share one batch shape and
+   fuse into one chain (`graph_rewrites.py`).
 2. **Ask mlc.** For the inputs' device ('cpu' or 'cuda'), `SupportOracle` answers per node whether
    mlc compiles it (the node imported alone and lowered by `mlc.lower`). Each unsupported node is
    logged once (logger `mlc.frontend.torch`, level WARNING: `node 'permute' (aten.permute.default)
