@@ -112,10 +112,10 @@ def test_cpu_end_to_end_against_numpy(program: AttentionProgram, seed: int):
 @pytest.mark.parametrize(
     ("pipeline", "program"),
     [
-        (CPU_PIPELINE, attention_program("f16", (), 3, 18, 2, 1, "padding", True)),
+        (CPU_PIPELINE, attention_program("f16", (), 3, 18, 2, 1, "padding-guarded", True)),
         (GPU_PIPELINE.replace("graph-fuse{compute-model=gpu}", "graph-fuse"), attention_program("f32", (2,), 5, 20, 3, 2, "causal", False)),
     ],
-    ids=["cpu-f16-padding", "gpu-f32-causal"],
+    ids=["cpu-f16-padding-guarded", "gpu-f32-causal"],
 )
 def test_every_pass_keeps_the_answer(pipeline: str, program: AttentionProgram):
     """Interpreted after each pass from convert-graph-to-tile on (two key blocks: a rescaling)."""
@@ -134,7 +134,7 @@ TENSOR_CORE_PREFIX = ",".join(TENSOR_CORE_PASSES[: [name.split("{")[0] for name 
 as the GPU interpreter runs it, barriers and all."""
 
 
-@settings(max_examples=6, **SETTINGS)
+@settings(max_examples=5, **SETTINGS)
 @given(
     program=attention_programs(max_rows=40, max_keys=90, depths=(16, 33, 64, 128), elements=("f16", "bf16")),
     fast_math=st.booleans(),
@@ -193,8 +193,9 @@ def test_fully_masked_rows_under_a_guard(guard: str):
         result = mlc.compile(program.text, device="cpu", pipeline=pipeline)(*inputs)
         assert np.all(result[0] == 0)
         assert_compiled_matches(program.text, inputs, result, references=[reference])
-    unguarded = attention_program("f32", (2,), 21, 40, 16, 8, "padding", True)
-    assert np.all(np.isnan(mlc.compile(unguarded.text, device="cpu")(*inputs)[0]))
+    if guard == "padding-guarded":
+        unguarded = attention_program("f32", (2,), 21, 40, 16, 8, "padding", True)
+        assert np.all(np.isnan(mlc.compile(unguarded.text, device="cpu")(*inputs)[0]))
 
 
 def test_fallback_when_the_blocks_do_not_fit():
