@@ -27,11 +27,10 @@ whether a node would import, without building anything the caller keeps.
 from __future__ import annotations
 
 import operator
-
-import numpy as np
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
