@@ -570,11 +570,14 @@ class AttentionProgram:
     mask: str
 
 
-MASKS = ("none", "additive", "causal", "padding", "causal-where")
+MASKS = ("none", "additive", "causal", "padding", "causal-where", "padding-guarded", "padding-aten-guarded")
 """No mask; an additive f32/f16 mask argument [M, N]; a causal constant (0 / -inf, upper triangle);
 a boolean padding argument [batch..., 1, N] selecting -inf with `graph.where`; PyTorch's
 `is_causal` as `graph.where` of a key <= query comparison of two index vectors (`graph.cmp ge` of
-[M, 1] and [1, N] constants)."""
+[M, 1] and [1, N] constants); the padding mask with the NaN guard of PyTorch's ONNX export of SDPA
+(`graph.where(P != P, 0, P)`: a fully masked row gives 0, not NaN); the padding mask with core
+ATen's guard of SDPA as the torch frontend imports it (`where(not(any(not(T == -inf))), 0, P)`,
+logical_not a `where`, any a max over a cast)."""
 
 
 def matmul_chain_program(element: str, batch: tuple[int, ...], rows: int, inner: int, hidden: int, columns: int, activation: str, bias: bool) -> str:
@@ -627,6 +630,26 @@ def attention_programs(
     return attention_program(element, batch, rows, keys, depth, value_depth, draw(st.sampled_from(MASKS)), divide)
 
 
+def _aten_guard(masked: str, element: str, batch: tuple[int, ...], rows: int, keys: int) -> list[str]:
+    """`%p`: the softmax of `masked` with core ATen's guard zeroing the rows whose every score is -inf."""
+    scores, flags = tensor_type((*batch, rows, keys), element), tensor_type((*batch, rows, keys), "i1")
+    row_flags, row_values = tensor_type((*batch, rows, 1), "i1"), tensor_type((*batch, rows, 1), element)
+    return [
+        f"%unguarded = graph.softmax {masked} axis -1 : {scores}",
+        f"%is_masked = graph.cmp eq, {masked}, %minus_infinity : ({scores}, tensor<{element}>) -> {flags}",
+        "%false = graph.constant dense<false> : tensor<i1>",
+        "%true = graph.constant dense<true> : tensor<i1>",
+        f"%seen = graph.where %is_masked, %false, %true : ({flags}, tensor<i1>, tensor<i1>) -> {flags}",
+        f"%seen_flag = graph.cmp ne, %seen, %false : ({flags}, tensor<i1>) -> {flags}",
+        f"%seen_value = graph.cast %seen_flag : {flags} to {scores}",
+        f"%any_value = graph.reduce_max %seen_value axes [{len(batch) + 1}] keepdims true : {scores} to {row_values}",
+        f"%zero = graph.constant dense<0.0> : tensor<{element}>",
+        f"%any = graph.cmp ne, %any_value, %zero : ({row_values}, tensor<{element}>) -> {row_flags}",
+        f"%fully_masked = graph.where %any, %false, %true : ({row_flags}, tensor<i1>, tensor<i1>) -> {row_flags}",
+        f"%p = graph.where %fully_masked, %zero, %unguarded : ({row_flags}, tensor<{element}>, {scores}) -> {scores}",
+    ]
+
+
 def attention_program(
     element: str, batch: tuple[int, ...], rows: int, keys: int, depth: int, value_depth: int, mask: str, divide: bool
 ) -> AttentionProgram:
@@ -659,13 +682,22 @@ def attention_program(
         lines.append(f"%minus_infinity = graph.constant dense<{MINUS_INFINITY[element]}> : tensor<{element}>")
         lines.append(f"%masked = graph.where %allowed, %scaled, %minus_infinity : ({allowed}, {scores}, tensor<{element}>) -> {scores}")
         masked = "%masked"
-    elif mask == "padding":
+    elif mask in ("padding", "padding-guarded", "padding-aten-guarded"):
         keep = tensor_type((*batch, 1, keys), "i1")
         arguments.append(f"%keep: {keep}")
         lines.append(f"%minus_infinity = graph.constant dense<{MINUS_INFINITY[element]}> : tensor<{element}>")
         lines.append(f"%masked = graph.where %keep, %scaled, %minus_infinity : ({keep}, {scores}, tensor<{element}>) -> {scores}")
         masked = "%masked"
-    lines.append(f"%p = graph.softmax {masked} axis -1 : {scores}")
+    if mask == "padding-guarded":  # ONNX's Where(IsNaN(P), 0, P)
+        lines.append(f"%unguarded = graph.softmax {masked} axis -1 : {scores}")
+        nan = tensor_type((*batch, rows, keys), "i1")
+        lines.append(f"%nan = graph.cmp ne, %unguarded, %unguarded : ({scores}, {scores}) -> {nan}")
+        lines.append(f"%zero = graph.constant dense<0.0> : tensor<{element}>")
+        lines.append(f"%p = graph.where %nan, %zero, %unguarded : ({nan}, tensor<{element}>, {scores}) -> {scores}")
+    elif mask == "padding-aten-guarded":
+        lines += _aten_guard(masked, element, batch, rows, keys)
+    else:
+        lines.append(f"%p = graph.softmax {masked} axis -1 : {scores}")
     lines.append(f"%o = graph.matmul %p, %v : ({scores}, {t(keys, value_depth)}) -> {t(rows, value_depth)}")
     text = (
         f"func.func @main({', '.join(arguments)}) -> {t(rows, value_depth)} {{\n"

@@ -32,7 +32,11 @@ the terms for composite functions such as gelu, where cancellation makes a relat
   result), unless both operands are one value (x against x, like x - x, is exact); `where` on an uncertain condition may give either value; a float-to-int cast may
   truncate to a neighbouring integer. Integer arithmetic on certain values is exact.
 * NaN, computed infinities and operands outside a function's domain (log of a value whose box reaches 0)
-  make the element's bound infinite: such elements are not compared. Callers report how many
+  make the element's bound infinite: such elements are not compared. An infinity that every
+  implementation computes alike is exact (bound 0): a constant's (a mask's -inf), moved by layout
+  ops or casts, chosen by a `where` whose condition is certain, or added to a finite value
+  (`_exact_infinities`); softmax ignores exact -inf inputs (exp gives exactly 0), so masked
+  attention rows are compared. Callers report how many
   elements were compared, so that a program whose bounds are all infinite is seen, not passed.
 
 `check_results` compares a compiled function's results with the interpreter's under the bounds
@@ -246,8 +250,9 @@ def _sum_with_error(x: _Operand, axes: tuple[int, ...], keepdims: bool) -> tuple
 def _reduction(op: graph.ReductionOp, x: _Operand, result: np.ndarray) -> np.ndarray:
     axes = _reduced_axes(op, x.value.ndim)
     keepdims = op.keeps_dims()
-    if isinstance(op, graph.ReduceMaxOp | graph.ReduceMinOp):
-        return np.max(x.bound, axis=axes, keepdims=keepdims, initial=0.0) + _local_error(op, result, np.abs(result))
+    if isinstance(op, graph.ReduceMaxOp | graph.ReduceMinOp):  # one of the inputs: exact ones give it exactly
+        largest = np.max(x.bound, axis=axes, keepdims=keepdims, initial=0.0)
+        return np.where(largest == 0, 0.0, largest + _local_error(op, result, np.abs(result)))
     propagated, accumulation = _sum_with_error(x, axes, keepdims)
     if isinstance(op, graph.ReduceMeanOp):
         count = max(math.prod(x.value.shape[axis] for axis in axes), 1)
@@ -288,9 +293,14 @@ def online_rescale_error(count: int, spread: np.ndarray) -> np.ndarray:
 def _softmax(op: graph.SoftmaxOp, x: _Operand, result: np.ndarray) -> np.ndarray:
     axis = op.normalized_axis()
     count = x.value.shape[axis]
-    spread = np.max(x.value, axis=axis, keepdims=True, initial=-np.inf) - np.min(x.value, axis=axis, keepdims=True, initial=np.inf)
+    # An exact -inf input (a mask) contributes exp(-inf) = 0 whatever the others' errors: it takes
+    # no part in the row's spread or its largest perturbation.
+    masked = (x.value == -np.inf) & (x.bound == 0)
+    highest = np.max(np.where(masked, -np.inf, x.value), axis=axis, keepdims=True, initial=-np.inf)
+    lowest = np.min(np.where(masked, np.inf, x.value), axis=axis, keepdims=True, initial=np.inf)
+    spread = np.where(np.all(masked, axis=axis, keepdims=True), 0.0, highest - lowest)
     with np.errstate(all="ignore"):
-        largest_error = np.max(x.bound, axis=axis, keepdims=True, initial=0.0) + online_rescale_error(count, spread)
+        largest_error = np.max(np.where(masked, 0.0, x.bound), axis=axis, keepdims=True, initial=0.0) + online_rescale_error(count, spread)
         propagated = result * np.expm1(2.0 * largest_error)
     # Computed: e_i = exp(x_i - max) with the subtraction rounded (u |x_i - max|) and exp's own
     # error; the sum of the e_i adds gamma(n); the quotient rounds once. A fast-math chain kernel
@@ -376,6 +386,9 @@ def _pool(op: graph.Pool2dOp, x: _Operand, result: np.ndarray) -> np.ndarray:
     return pooled_bound + (gamma(window) + U32) * pooled_magnitude + _local_error(op, result, np.abs(result))
 
 
+LAYOUT_OPS = (graph.BroadcastOp, graph.ReshapeOp, graph.TransposeOp, graph.SliceOp, graph.ConcatOp)
+
+
 def _layout(op: Operation, operands: Sequence[_Operand]) -> np.ndarray:
     """Ops that only move elements move their bounds the same way."""
     if isinstance(op, graph.BroadcastOp):
@@ -391,7 +404,7 @@ def op_bound(op: Operation, operands: Sequence[_Operand], result: np.ndarray) ->
     result64 = np.asarray(result, dtype=np.float64)
     if isinstance(op, graph.ConstantOp):
         return np.zeros(result.shape)
-    if isinstance(op, graph.BroadcastOp | graph.ReshapeOp | graph.TransposeOp | graph.SliceOp | graph.ConcatOp):
+    if isinstance(op, LAYOUT_OPS):
         return _layout(op, operands)
     if isinstance(op, graph.CmpOp):
         if op.operands[0] is op.operands[1]:  # x against itself: both sides see the same value
@@ -404,6 +417,8 @@ def op_bound(op: Operation, operands: Sequence[_Operand], result: np.ndarray) ->
         either = np.abs(a.value - b.value) + np.maximum(a.bound, b.bound)
         return np.broadcast_to(np.where(uncertain, either, chosen), result.shape).copy()
     if isinstance(op, graph.CastOp):
+        if is_bool(_element_type(op.operands[0])):  # 0 and 1 are exact in every type
+            return np.broadcast_to(operands[0].bound, result.shape).copy()
         return _cast(op, operands[0], result64) + _local_error(op, result64, np.abs(result64))
     if isinstance(op, graph.SubOp) and op.operands[0] is op.operands[1]:
         return np.zeros(result.shape)  # x - x is exactly 0 whatever x's error
@@ -429,12 +444,37 @@ def op_bound(op: Operation, operands: Sequence[_Operand], result: np.ndarray) ->
     raise NotImplementedError(f"no error bound for '{op.name}'")
 
 
-def _unknown_where_not_finite(value: np.ndarray, bound: np.ndarray) -> np.ndarray:
-    """Infinite bounds where the interpreter's value is NaN or infinite (not compared)."""
+def _unknown_where_not_finite(value: np.ndarray, bound: np.ndarray, exact: np.ndarray | bool = False) -> np.ndarray:
+    """Infinite bounds where the interpreter's value is NaN or infinite (not compared), but where
+    it is an `exact` infinity (`_exact_infinities`)."""
     if not np.issubdtype(value.dtype, np.inexact) and value.dtype.kind != "V":
         return bound
     finite = np.isfinite(np.asarray(value, dtype=np.float64))
-    return np.where(finite, bound, np.inf)
+    return np.where(exact, 0.0, np.where(finite, bound, np.inf))
+
+
+def _exact_infinities(op: Operation, operands: Sequence[_Operand], result: np.ndarray) -> np.ndarray | bool:
+    """Where `op`'s infinite result is the same in every implementation: an exact infinity (bound 0,
+    a mask's -inf) moved by a layout op or a cast, chosen by a certain `where`, or added to (or
+    subtracted from) a finite value: inf + x = inf for every finite x."""
+    if not np.issubdtype(np.asarray(result).dtype, np.inexact):
+        return False
+    infinite = np.isinf(np.asarray(result, dtype=np.float64))
+    exact = [(np.isinf(o.value) & (o.bound == 0)) for o in operands]
+    if isinstance(op, graph.CastOp):
+        return infinite & exact[0]
+    if isinstance(op, LAYOUT_OPS):  # the exact elements move as the bounds do
+        moved = _layout(op, [_Operand(o.value, np.where(e, 0.0, 1.0)) for o, e in zip(operands, exact)])
+        return infinite & (moved == 0)
+    if isinstance(op, graph.WhereOp):
+        condition, a, b = operands
+        chosen = np.where(condition.value != 0, exact[1], exact[2])
+        return infinite & (condition.bound == 0) & np.broadcast_to(chosen, result.shape)
+    if isinstance(op, graph.AddOp | graph.SubOp):
+        finite = [np.isfinite(o.value) & np.isfinite(o.bound) for o in operands]
+        inherited = (exact[0] & finite[1]) | (exact[1] & finite[0])
+        return infinite & np.broadcast_to(inherited, result.shape)
+    return False
 
 
 def _evaluate_block(
@@ -460,7 +500,8 @@ def _evaluate_block(
             bound = op_bound(op, operands, result)
             # A constant is exact, its infinities included (masks compare with -inf); only computed
             # infinities and NaNs are undetermined.
-            bounds[op.results[0]] = bound if isinstance(op, graph.ConstantOp) else _unknown_where_not_finite(result, bound)
+            exact = _exact_infinities(op, operands, result)
+            bounds[op.results[0]] = bound if isinstance(op, graph.ConstantOp) else _unknown_where_not_finite(result, bound, exact)
     raise ValueError("a block without a terminator")
 
 
@@ -501,7 +542,7 @@ def check_results(actual: Sequence[np.ndarray], expected: Sequence[np.ndarray], 
         compared += int(np.count_nonzero(known))
         got64, want64 = got.astype(np.float64), want.astype(np.float64)
         with np.errstate(all="ignore"):
-            error = np.abs(got64 - want64)
+            error = np.where(got64 == want64, 0.0, np.abs(got64 - want64))  # an exact infinity: equal
         bad = known & ~(error <= bound)
         if np.any(bad):
             position = tuple(int(i) for i in np.argwhere(bad)[0])

@@ -9,7 +9,9 @@ For each FX graph dynamo hands over:
    Work on the module's parameters and buffers alone (a linear layer's transposed weight) is
    hoisted out of the graph and done once in PyTorch, again only when one of them changes
    (`parameters.py`); an elementwise op after a view is moved before it, so that it can fuse with
-   its producer (`graph_rewrites.py`).
+   its producer, and a `bmm` on flattened batch dimensions becomes the batched `matmul` it was
+   decomposed from, so that attention's two products and its softmax share one batch shape and
+   fuse into one chain (`graph_rewrites.py`).
 2. **Ask mlc.** For the inputs' device ('cpu' or 'cuda'), `SupportOracle` answers per node whether
    mlc compiles it (the node imported alone and lowered by `mlc.lower`). Each unsupported node is
    logged once (logger `mlc.frontend.torch`, level WARNING: `node 'permute' (aten.permute.default)
@@ -56,7 +58,7 @@ from torch.fx.passes.operator_support import OperatorSupport
 from mlc.frontend.torch.decompositions import decompositions
 from mlc.frontend.torch.emitter import describe_node, fake_value, target_name
 from mlc.frontend.torch.errors import TorchImportError
-from mlc.frontend.torch.graph_rewrites import layout_ops_for_pytorch, sink_views_below_elementwise
+from mlc.frontend.torch.graph_rewrites import layout_ops_for_pytorch, sink_views_below_elementwise, unflatten_batched_matmuls
 from mlc.frontend.torch.importer import FxImporter
 from mlc.frontend.torch.parameters import ParameterWork, hoist_parameter_work, static_positions
 from mlc.frontend.torch.support import SupportOracle
@@ -165,6 +167,7 @@ def compile_graph(
     if explanation is not None:
         explanation.graphs += 1
     sink_views_below_elementwise(gm)
+    unflatten_batched_matmuls(gm)
     reasons: dict[torch.fx.Node, str | None] = {}
     oracle = SupportOracle(device, lambda module, target: mlc.lower(module, device=target))
     ask = _AskMlc(oracle, reasons)

@@ -14,6 +14,12 @@ layout ops between mlc and PyTorch.
    backwards so that chains of views move together; `reasons` (node -> None when mlc compiles it,
    else why not) is updated in place.
 
+3. `unflatten_batched_matmuls(gm)`: `view(bmm(view(a), view(b)), (*B, M, N))`, the batch
+   dimensions B of `a` (*B, M, K) and `b` (*B, K, N) flattened into one for `bmm` and split again,
+   becomes `matmul(a, b)` on B directly. It undoes core ATen's decomposition of a batched matmul
+   (SDPA's two products arrive so): mlc's attention chain (`graph-fuse`) needs the score ops and
+   both products on one batch shape. Exact: the same products, element by element.
+
 Preconditions: functional ATen graphs with `meta["val"]` on every node (as AOT autograd hands the
 backend's forward compiler). Limits: only elementwise ops with one tensor operand are sunk (a
 binary op would need its other operand viewed too).
@@ -133,3 +139,47 @@ def layout_ops_for_pytorch(gm: torch.fx.GraphModule, reasons: dict[torch.fx.Node
             reasons[node] = PYTORCH_VIEW_REASON
             moved += 1
     return moved
+
+
+def _flattened_batch(view: torch.fx.Node, batch: tuple[int, ...]) -> torch.fx.Node | None:
+    """The tensor `view` flattens to bmm's 3-D operand, if its batch dimensions are `batch` and its
+    last two are the operand's: then `view` only merges them."""
+    if view.op != "call_function" or view.target not in ORDER_KEEPING_VIEWS or len(view.users) != 1:
+        return None
+    source = view.args[0]
+    value, source_value = view.meta.get("val"), source.meta.get("val") if isinstance(source, torch.fx.Node) else None
+    if not isinstance(value, torch.Tensor) or not isinstance(source_value, torch.Tensor):
+        return None
+    shape = tuple(source_value.shape)
+    return source if shape[:-2] == batch and shape[-2:] == tuple(value.shape)[-2:] else None
+
+
+def unflatten_batched_matmuls(gm: torch.fx.GraphModule) -> int:
+    """Rewrites `view(bmm(view(a), view(b)))` to `matmul(a, b)` (see the module docstring);
+    returns how many."""
+    rewritten = 0
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target not in ORDER_KEEPING_VIEWS:
+            continue
+        product, value = node.args[0], node.meta.get("val")
+        if not isinstance(product, torch.fx.Node) or product.target != aten.bmm.default or len(product.users) != 1:
+            continue
+        if not isinstance(value, torch.Tensor) or value.dim() < 4:
+            continue
+        batch = tuple(value.shape)[:-2]
+        operands = [_flattened_batch(view, batch) for view in product.args[:2]]
+        if any(operand is None for operand in operands):
+            continue
+        with gm.graph.inserting_before(node):
+            matmul = gm.graph.call_function(aten.matmul.default, tuple(operands))
+        values = [operand.meta["val"] for operand in operands]  # type: ignore[union-attr]
+        with getattr(values[0], "fake_mode", None) or nullcontext():
+            matmul.meta["val"] = aten.matmul.default(*values)
+        node.replace_all_uses_with(matmul)
+        for dead in (node, product, *product.args[:2]):
+            gm.graph.erase_node(dead)
+        rewritten += 1
+    if rewritten:
+        gm.graph.lint()
+        gm.recompile()
+    return rewritten

@@ -30,6 +30,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -74,6 +75,19 @@ def is_constant_constructor(node: torch.fx.Node) -> bool:
     if node.op != "call_function" or node.all_input_nodes or not isinstance(node.target, torch._ops.OpOverload):
         return False
     return torch.Tag.nondeterministic_seeded not in node.target.tags and isinstance(fake_value(node), torch.Tensor)
+
+
+def construct_constant(node: torch.fx.Node) -> tuple[np.ndarray, torch.dtype]:
+    """Runs a constant constructor (`is_constant_constructor`) for real, on the CPU: AOT autograd
+    calls its compilers with fake tensor mode active (`scalar_tensor` would give a fake tensor,
+    which has no data), and the constant becomes numpy data wherever the graph runs: the data and
+    PyTorch's type."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    kwargs = {**node.kwargs, "device": "cpu"} if "device" in node.kwargs else node.kwargs
+    with unset_fake_temporarily():
+        tensor = node.target(*node.args, **kwargs)  # type: ignore[operator]
+        return tensor_to_numpy(tensor), tensor.dtype
 
 
 def live_nodes(graph: torch.fx.Graph) -> set[torch.fx.Node]:
@@ -217,8 +231,8 @@ class FxImporter:
                 raise TorchImportError("picks a result mlc did not import", where)
             return produced[index]
         if is_constant_constructor(node):
-            tensor = node.target(*node.args, **node.kwargs)  # type: ignore[operator]
-            return self.builder.constant(tensor_to_numpy(tensor), element_type(tensor.dtype, where))
+            data, dtype = construct_constant(node)
+            return self.builder.constant(data, element_type(dtype, where))
         handler = self.handlers.get(schema_name(node) or "") if node.op == "call_function" else None
         if handler is None:
             raise TorchImportError(f"{target_name(node)} has no graph-dialect mapping", where)

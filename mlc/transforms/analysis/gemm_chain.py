@@ -8,11 +8,27 @@ Pattern (`match_attention`). Attention is `matmul(softmax(f(matmul(Q, Kt))), V)`
     P  = softmax(T) over the last axis: `graph.softmax`, or its decomposition as graph-decompose
                                 writes it (`e = exp(T - reduce_max T)`, `e * reciprocal(reduce_sum e)`
                                 or `e / reduce_sum e`), with f32 casts around it for f16
-    O  = graph.matmul P (or cast P), V [..., N, Dv]
+    O  = graph.matmul P (or cast P), V [..., N, Dv]      P possibly guarded, see below
 
 with Q, Kt, V and O of one batch shape (batch x heads, not broadcast), f32, f16 or bf16, head dims
 D, Dv <= `MAX_HEAD_DIM`, and every intermediate used only inside the chain (a score matrix needed
 elsewhere must be written to memory anyway). Side inputs must not depend on S.
+
+The NaN guard of PyTorch's ONNX export of SDPA (opset 17: `Where(IsNaN(P), 0, P)`, imported as
+`graph.where(graph.cmp ne P, P; 0; P)`) may stand between P and the last matmul: it zeroes the
+probabilities of a row whose softmax is NaN. It becomes part of the chain (`masked_rows =
+"zero"`) and the kernel writes 0 for such rows. Exact, derived: in the unfused program a NaN in a
+row of P makes the whole row NaN (the row's sum is NaN, every element times its reciprocal), and
+that happens exactly when the row's scores are all -inf (-inf - -inf) or one is NaN or +inf; the
+online softmax's running sum is then 0 (all -inf: every term exp(-inf) = 0, while any finite
+score puts a term exp(0) = 1 in) or NaN (maximumf propagates NaN; exp(+inf - +inf) is NaN), so
+"sum is 0 or unordered" selects the same rows. The zeroed row's output, 0 @ V, is 0 for finite V
+(an infinite V would give NaN in the unfused program, 0 in the kernel).
+
+Core ATen's SDPA (torch.compile) guards the same rows another way: `where(not(any(not(T ==
+-inf))), 0, P)` over the last axis (logical_not as `where(x, false, true)`, any as `max(float(x !=
+false)) != 0`), T the softmax's input (`masked_rows = "zero-masked"`). Its rows are exactly those
+whose running sum is 0 (all -inf); a NaN or +inf score leaves both the guard and the kernel's NaN.
 
 A side input that is a causal mask (`causal_mask.py`) is recorded in `AttentionChain.causal`, its
 ops (constants, the comparison) part of the chain; the kernel computes it from positions and
@@ -70,13 +86,14 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, TensorType, i1
 from xdsl.ir import Operation, SSAValue
 
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.graph.error_bounds import ONLINE_SOFTMAX_MIN_BLOCK
 from mlc.transforms.analysis.causal_mask import CausalMask, causal_mask
 from mlc.transforms.analysis.fusion_groups import is_splat_constant
+from mlc.transforms.lowering.elementwise_expansion import splat_constant_value
 
 MAX_HEAD_DIM = 256
 FAST_MATH_KEY = "fast_math"
@@ -120,6 +137,10 @@ class AttentionChain:
     kind: str = "attention"
     """`attention`, or `matmul` for a plain chain `matmul(f(matmul(A, B)), C)` (no softmax:
     `softmax_ops` empty, `score_ops` the elementwise f; `match_matmul_chain`)."""
+    masked_rows: str = "nan"
+    """What a row whose probabilities are NaN gives: `nan` (0/0, as the unfused softmax); `zero`
+    (ONNX's NaN guard: 0 where the row's sum is 0 or NaN); `zero-masked` (core ATen's guard: 0
+    where every score is -inf, the sum 0). The guard's ops are in `softmax_ops`."""
 
     @property
     def ops(self) -> tuple[Operation, ...]:
@@ -205,6 +226,79 @@ def _softmax_of(probabilities: SSAValue) -> tuple[SSAValue, list[Operation]] | N
     return _skip_casts(maximum.x, ops), ops
 
 
+def _nan_guard(probabilities: SSAValue) -> tuple[SSAValue, list[Operation]] | None:
+    """P and the guard's ops (casts after it included) if `probabilities` is `where(P != P, 0, P)`
+    (`cmp ne` is IsNaN: NaN compares unequal to itself), else None."""
+    ops: list[Operation] = []
+    where = _producer(_skip_casts(probabilities, ops), graph.WhereOp)
+    if where is None:
+        return None
+    assert isinstance(where, graph.WhereOp)
+    guarded, test = where.false_value, where.condition.owner
+    if not isinstance(test, graph.CmpOp) or test.predicate.data != "ne" or not (test.lhs is guarded and test.rhs is guarded):
+        return None
+    zero = where.true_value.owner
+    if not isinstance(zero, graph.ConstantOp) or splat_constant_value(zero) != 0 or _shape(where.result) != _shape(guarded):
+        return None
+    return guarded, [*ops, where, test]
+
+
+def _splat(value: SSAValue) -> float | int | None:
+    owner = value.owner
+    return splat_constant_value(owner) if isinstance(owner, graph.ConstantOp) else None
+
+
+def _negation(value: SSAValue, ops: list[Operation]) -> SSAValue | None:
+    """x if `value` is `where(x, false, true)` (logical_not as the torch frontend writes it)."""
+    where = _producer(value, graph.WhereOp)
+    if where is None or _splat(where.true_value) != 0 or _splat(where.false_value) != 1:  # type: ignore[attr-defined]
+        return None
+    ops.append(where)
+    return where.condition  # type: ignore[attr-defined]
+
+
+def _last_axis_any(value: SSAValue, ops: list[Operation]) -> SSAValue | None:
+    """x if `value` is any(x) over the last axis, kept (`aten.any`: `max(float(x != false)) != 0`,
+    with any casts around the max: of values 0 and 1, exact)."""
+    test = _producer(value, graph.CmpOp)
+    if test is None or test.predicate.data != "ne" or _splat(test.rhs) != 0:  # type: ignore[attr-defined]
+        return None
+    ops.append(test)
+    maximum = _last_axis_reduction(_skip_casts(test.lhs, ops), graph.ReduceMaxOp)  # type: ignore[attr-defined]
+    if maximum is None:
+        return None
+    ops.append(maximum)
+    operand = _skip_casts(maximum.x, ops)
+    if not isinstance(operand.type, TensorType) or operand.type.element_type != i1:
+        return None
+    boolean = _producer(operand, graph.CmpOp)
+    if boolean is not None and boolean.predicate.data == "ne" and _splat(boolean.rhs) == 0:  # type: ignore[attr-defined]
+        ops.append(boolean)
+        operand = boolean.lhs  # type: ignore[attr-defined]
+    return operand
+
+
+def _masked_row_guard(probabilities: SSAValue) -> tuple[SSAValue, SSAValue, list[Operation]] | None:
+    """P, the softmax input T it tests and the guard's ops if `probabilities` is core ATen's guard
+    of SDPA, `where(not(any(not(T == -inf))), 0, P)` (rows of P whose every score is -inf zeroed),
+    else None."""
+    ops: list[Operation] = []
+    where = _producer(_skip_casts(probabilities, ops), graph.WhereOp)
+    if where is None or _splat(where.true_value) != 0:  # type: ignore[attr-defined]
+        return None
+    ops.append(where)
+    fully_masked = _negation(where.condition, ops)  # type: ignore[attr-defined]
+    seen = None if fully_masked is None else _last_axis_any(fully_masked, ops)
+    unmasked = None if seen is None else _negation(seen, ops)
+    test = None if unmasked is None else _producer(unmasked, graph.CmpOp)
+    if test is None or test.predicate.data != "eq":  # type: ignore[attr-defined]
+        return None
+    scores = [v for v in test.operands if _splat(v) != -math.inf]
+    if len(scores) != 1 or len(test.operands) != 2:
+        return None
+    return where.false_value, scores[0], [*ops, test]  # type: ignore[attr-defined]
+
+
 def upstream_ops(op: Operation) -> set[Operation]:
     """The ops `op` depends on, directly or not."""
     found: set[Operation] = set()
@@ -250,15 +344,24 @@ def match_attention(output: Operation) -> AttentionChain | None:
     """The attention chain ending at the matmul `output` (see the module docstring), or None."""
     if not isinstance(output, graph.MatmulOp):
         return None
-    softmax = _softmax_of(output.a)
+    guard, tested = _nan_guard(output.a), None
+    probabilities, guard_ops = guard if guard is not None else (output.a, [])
+    masked_rows = "zero" if guard is not None else "nan"
+    row_guard = _masked_row_guard(output.a)
+    if row_guard is not None:
+        probabilities, tested, guard_ops = row_guard
+        masked_rows = "zero-masked"
+    softmax = _softmax_of(probabilities)
     if softmax is None:
         return None
     softmax_input, softmax_ops = softmax
+    if tested is not None and tested is not softmax_input:
+        return None
     found = _score_ops(softmax_input)
     if found is None:
         return None
     scores, score_ops, side = found
-    chain = AttentionChain(scores, output, tuple(score_ops), tuple(softmax_ops), tuple(side))
+    chain = AttentionChain(scores, output, tuple(score_ops), (*guard_ops, *softmax_ops), tuple(side), masked_rows=masked_rows)
     if not _supported(chain):
         return None
     causal = _causal(chain)

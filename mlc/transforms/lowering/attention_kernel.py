@@ -19,7 +19,9 @@ keys; the rows-outer order, FlashAttention's). A program owns BM rows of one (ba
 The running max `%max`, running sum `%sum` and the accumulator are rescaled by `%alpha` whenever
 the max grows, so the result is `softmax(t) @ V` with the score tile never leaving the program
 (memory independent of N squared). A row whose every score is -inf (fully masked) gives 0/0 =
-NaN, as the unfused softmax does. Numerics: the products accumulate in f32; the probabilities
+NaN, as the unfused softmax does; under ONNX's NaN guard (`masked_rows = "zero"`, gemm_chain.py)
+the rows whose sum is 0 or NaN give 0 instead, under core ATen's guard (`zero-masked`) the rows
+whose sum is 0, as the guarded softmax does. Numerics: the products accumulate in f32; the probabilities
 are rounded to f16 before the second product when V is f16 (the unfused chain rounds the
 normalised ones; both are within one f16 rounding of the exact value); the rescalings add
 roundings that `error_bounds` (softmax) accounts for.
@@ -280,8 +282,17 @@ class AttentionKernelBuilder:
         else:
             wide, combine = self._broadcast(total, self.value_depth), arith.DivfOp
 
+        zero_masked_rows = self.chain.masked_rows != "nan"
+        # A fully masked row's sum is 0, its reciprocal (fast math) +inf; `ueq` (ONNX's NaN guard)
+        # also takes a NaN sum, `oeq` (core ATen's guard of rows all -inf) does not.
+        empty_sum = math.inf if self.unit.fast_math else 0.0
+        predicate = "ueq" if self.chain.masked_rows == "zero" else "oeq"
+
         def normalise(b: ScalarBuilder, args: list[SSAValue]) -> list[SSAValue]:
             quotient = b.emit(combine(args[0], args[1]))
+            if zero_masked_rows:  # the NaN guard: a sum of 0 (every score -inf) or NaN gives 0
+                masked = b.emit(arith.CmpfOp(args[1], b.constant(empty_sum, f32), predicate))
+                quotient = b.emit(arith.SelectOp(masked, b.constant(0.0, f32), quotient))
             return [quotient if element == f32 else b.emit(arith.TruncFOp(quotient, element))]
 
         (result,) = self._map([accumulator, wide], [element], normalise, ["o"])

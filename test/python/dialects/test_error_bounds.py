@@ -4,7 +4,7 @@ Soundness: numpy's float32 arithmetic, summing in other orders (pairwise, sequen
 other roundings than the interpreter's, must land within the bound of every element. Power: a
 result perturbed by a few times the bound is caught, with the element named; comparisons closer
 than their operands' errors are uncertain, and operands whose box leaves a function's domain make
-the bound infinite.
+the bound infinite; a mask's -inf is exact, so masked softmax rows are compared.
 """
 
 from __future__ import annotations
@@ -120,3 +120,31 @@ def test_a_comparison_with_an_infinite_constant_is_certain():
     assert not condition.any() and np.isinf(exponentials[2]) and np.isinf(exponential_bound[2])
     assert condition_bound.tolist() == [0.0, 0.0, 1.0]  # the overflowed exp may be compared either way
     assert np.all(np.isfinite(chosen_bound[:2]))
+
+
+def test_a_masks_infinity_is_exact_and_masked_softmax_rows_are_compared():
+    """A -inf that every implementation computes alike (a constant's, chosen by a certain `where`,
+    added to finite scores, moved by a reshape) is exact: bound 0, compared by equality; softmax
+    ignores exact -inf inputs, so a masked row keeps finite bounds; an overflowed infinity stays
+    unknown."""
+    text = """
+    func.func @main(%x: tensor<2x3xf32>, %keep: tensor<1x3xi1>) -> (tensor<2x3xf32>, tensor<6xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+      %m = graph.constant dense<0xFF800000> : tensor<f32>
+      %zero = graph.constant dense<0.0> : tensor<f32>
+      %additive = graph.where %keep, %zero, %m : (tensor<1x3xi1>, tensor<f32>, tensor<f32>) -> tensor<1x3xf32>
+      %masked = graph.add %x, %additive : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+      %flat = graph.reshape %masked : tensor<2x3xf32> to tensor<6xf32>
+      %p = graph.softmax %masked axis 1 : tensor<2x3xf32>
+      %e = graph.exp %x : tensor<2x3xf32>
+      func.return %masked, %flat, %p, %e : tensor<2x3xf32>, tensor<6xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+    }"""
+    inputs = [np.array([[0.5, -1.0, 2.0], [100.0, 0.25, 1.0]], np.float32), np.array([[True, False, True]])]
+    (masked, flat, probabilities, exponentials), (masked_bound, flat_bound, softmax_bound, exp_bound) = _bounds(text, inputs)
+    assert np.isneginf(masked[:, 1]).all() and masked_bound[:, 1].tolist() == [0.0, 0.0]
+    assert flat_bound[[1, 4]].tolist() == [0.0, 0.0]
+    assert np.all(np.isfinite(softmax_bound)) and probabilities[0, 1] == 0.0
+    assert np.isinf(exponentials[1, 0]) and np.isinf(exp_bound[1, 0])
+    assert check_results([masked], [masked], [masked_bound]).failure is None  # -inf against -inf agrees
+    moved = masked.copy()
+    moved[0, 1] = np.float32(-3.0e38)
+    assert check_results([moved], [masked], [masked_bound]).failure is not None

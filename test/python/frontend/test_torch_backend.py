@@ -86,6 +86,38 @@ def test_modules_match_eager_through_the_backend(name: str, device: str = "cpu")
     assert_within_bounds(reference, [x.cpu() for x in inputs], [compiled.cpu()])
 
 
+class MaskedAttention(torch.nn.Module):
+    def forward(self, q, k, v, mask):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+def test_decomposed_attention_is_one_chain_kernel(monkeypatch):
+    """SDPA with a boolean mask as torch.compile hands it over on the CPU (core ATen: bmm on
+    flattened batches, the guard zeroing rows that see no key): one chain kernel, matching eager
+    PyTorch within the bound, a query row with every key masked included (0, as PyTorch gives)."""
+    q, k, v = _randn(2, 4, 32, 16), _randn(2, 4, 48, 16, seed=1), _randn(2, 4, 48, 16, seed=2)
+    mask = _randn(32, 48, seed=3) > -0.8
+    mask[3] = False
+    compiled_modules = []
+    compile_module = mlc.compile
+
+    def recording_compile(module, **options):
+        compiled = compile_module(module, **options)
+        compiled_modules.append(str(compiled.lowered_module))
+        return compiled
+
+    monkeypatch.setattr(mlc, "compile", recording_compile)
+    inputs = [q, k, v, mask]
+    with torch.no_grad():
+        result = torch.compile(MaskedAttention(), backend="mlc")(*inputs)
+        eager = MaskedAttention()(*inputs)
+    assert sum(text.count("chain0_attention") > 0 for text in compiled_modules) == 1
+    assert torch.all(result[:, :, 3] == 0) and torch.all(eager[:, :, 3] == 0)
+    reference = _reference_module(MaskedAttention(), inputs)
+    assert_within_bounds(reference, inputs, [eager])
+    assert assert_within_bounds(reference, inputs, [result]) == result.numel()  # masked rows too
+
+
 def test_explain_traces_static_shapes_after_another_module(monkeypatch):
     """Regression (CUDA, issue 18's transformer test): a model compiled after another in the same
     process ran wholly in PyTorch. Dynamo traces every `torch.nn` module through one shared frame;

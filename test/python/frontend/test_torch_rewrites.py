@@ -1,6 +1,6 @@
 """The PyTorch backend's graph rewrites, on small ATen graphs traced with fake tensors (no mlc
 compile): work on parameters hoisted and redone only when a parameter changes, elementwise ops
-sunk below views, views whose users run in PyTorch moved there."""
+sunk below views, views whose users run in PyTorch moved there, batched matmuls unflattened."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from mlc.frontend.torch.graph_rewrites import (  # noqa: E402
     PYTORCH_VIEW_REASON,
     layout_ops_for_pytorch,
     sink_views_below_elementwise,
+    unflatten_batched_matmuls,
 )
 from mlc.frontend.torch.parameters import ParameterWork, hoist_parameter_work  # noqa: E402
 
@@ -82,6 +83,21 @@ def test_an_elementwise_op_is_sunk_below_a_view():
     torch.testing.assert_close(gm(x, w), f(x, w), rtol=0, atol=0)
     view = next(n for n in gm.graph.nodes if n.target == aten.view.default)
     assert tuple(view.meta["val"].shape) == (2, 3, 5)
+
+
+def test_a_batched_matmul_is_unflattened():
+    """core ATen's `view(bmm(view(expand(a)), view(expand(b))))` becomes `matmul` on the batch
+    dimensions (exactly: the same products); a bmm whose operands' batches differ stays."""
+    a, b = _randn(2, 3, 4, 5), _randn(2, 3, 5, 6, seed=1)
+    gm = make_fx(lambda a, b: a @ b, tracing_mode="fake", decomposition_table=torch._decomp.core_aten_decompositions())(a, b)
+    assert aten.bmm.default in _targets(gm)
+    assert unflatten_batched_matmuls(gm) == 1
+    assert aten.bmm.default not in _targets(gm) and aten.matmul.default in _targets(gm)
+    matmul = next(n for n in gm.graph.nodes if n.target == aten.matmul.default)
+    assert tuple(matmul.meta["val"].shape) == (2, 3, 4, 6)
+    torch.testing.assert_close(gm(a, b), a @ b, rtol=0, atol=0)
+    broadcast = make_fx(lambda a, b: a @ b, tracing_mode="fake", decomposition_table=torch._decomp.core_aten_decompositions())(a, _randn(5, 6))
+    assert unflatten_batched_matmuls(broadcast) == 0
 
 
 def test_views_feeding_pytorch_move_to_pytorch():

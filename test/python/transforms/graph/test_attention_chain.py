@@ -64,13 +64,16 @@ def _reference(program: AttentionProgram, inputs: list[np.ndarray]) -> np.ndarra
         scores = scores + rest[0]
     elif program.mask == "causal":
         scores = np.where(np.arange(program.keys)[None, :] > np.arange(program.rows)[:, None], -np.inf, scores)
-    elif program.mask == "padding":
+    elif program.mask in ("padding", "padding-guarded", "padding-aten-guarded"):
         scores = np.where(rest[0], scores, -np.inf)
     elif program.mask == "causal-where":
         scores = np.where(np.arange(program.keys)[None, :] > np.arange(program.rows)[:, None], -np.inf, scores)
     with np.errstate(invalid="ignore"):
         exponentials = np.exp(scores - scores.max(axis=-1, keepdims=True))
-        return exponentials / exponentials.sum(axis=-1, keepdims=True) @ v
+        probabilities = exponentials / exponentials.sum(axis=-1, keepdims=True)
+    if program.mask in ("padding-guarded", "padding-aten-guarded"):  # a fully masked row: 0, not NaN
+        probabilities = np.where(np.isnan(probabilities), 0.0, probabilities)
+    return probabilities @ v
 
 
 def _chains(module) -> list[graph.FusionOp]:
@@ -109,10 +112,10 @@ def test_cpu_end_to_end_against_numpy(program: AttentionProgram, seed: int):
 @pytest.mark.parametrize(
     ("pipeline", "program"),
     [
-        (CPU_PIPELINE, attention_program("f16", (), 3, 18, 2, 1, "padding", True)),
+        (CPU_PIPELINE, attention_program("f16", (), 3, 18, 2, 1, "padding-guarded", True)),
         (GPU_PIPELINE.replace("graph-fuse{compute-model=gpu}", "graph-fuse"), attention_program("f32", (2,), 5, 20, 3, 2, "causal", False)),
     ],
-    ids=["cpu-f16-padding", "gpu-f32-causal"],
+    ids=["cpu-f16-padding-guarded", "gpu-f32-causal"],
 )
 def test_every_pass_keeps_the_answer(pipeline: str, program: AttentionProgram):
     """Interpreted after each pass from convert-graph-to-tile on (two key blocks: a rescaling)."""
@@ -131,7 +134,7 @@ TENSOR_CORE_PREFIX = ",".join(TENSOR_CORE_PASSES[: [name.split("{")[0] for name 
 as the GPU interpreter runs it, barriers and all."""
 
 
-@settings(max_examples=6, **SETTINGS)
+@settings(max_examples=5, **SETTINGS)
 @given(
     program=attention_programs(max_rows=40, max_keys=90, depths=(16, 33, 64, 128), elements=("f16", "bf16")),
     fast_math=st.booleans(),
@@ -162,6 +165,37 @@ def test_fast_math_on_the_cpu(element: str, mask: str):
     compiled = mlc.compile(program.text, device="cpu", pipeline=pipeline)
     assert "exp2" in str(compiled.lowered_module)
     assert_compiled_matches(program.text, inputs, compiled(*inputs), references=[_reference(program, inputs)])
+
+
+def _fully_masked_inputs(program: AttentionProgram) -> list[np.ndarray]:
+    """Random inputs whose boolean keep mask hides every key of the first batch entry."""
+    inputs = _inputs(program, 5)
+    inputs[3][0] = False
+    return inputs
+
+
+@pytest.mark.parametrize("guard", ["padding-guarded", "padding-aten-guarded"])
+def test_fully_masked_rows_under_a_guard(guard: str):
+    """PyTorch's ONNX NaN guard (`padding-guarded`) and core ATen's guard of rows all -inf
+    (`padding-aten-guarded`): one chain, whose rows with every key masked give 0 as the guarded
+    softmax does, in the tile kernel (interpreted) and compiled for the CPU, with and without fast
+    math (where the kernel tests the reciprocal of the sum), compared with the bound (masked rows
+    included: their -inf is exact); the unguarded chain gives NaN there, as the unfused softmax."""
+    program = attention_program("f32", (2,), 21, 40, 16, 8, guard, True)
+    inputs = _fully_masked_inputs(program)
+    tiled = lower(program.text, f"{GRAPH},graph-plan-memory,convert-graph-to-tile")
+    assert len([op for op in tiled.walk() if isinstance(op, tile.KernelOp)]) == 1
+    reference = _reference(program, inputs)
+    assert np.all(reference[0] == 0) and np.all(np.isfinite(reference))
+    comparison = assert_compiled_matches(program.text, inputs, _run(tiled, inputs), references=[reference])
+    assert comparison.compared == reference.size
+    for pipeline in (CPU_PIPELINE, CPU_PIPELINE.replace("graph-fuse", "graph-fuse{fast-math=true}", 1)):
+        result = mlc.compile(program.text, device="cpu", pipeline=pipeline)(*inputs)
+        assert np.all(result[0] == 0)
+        assert_compiled_matches(program.text, inputs, result, references=[reference])
+    if guard == "padding-guarded":
+        unguarded = attention_program("f32", (2,), 21, 40, 16, 8, "padding", True)
+        assert np.all(np.isnan(mlc.compile(unguarded.text, device="cpu")(*inputs)[0]))
 
 
 def test_fallback_when_the_blocks_do_not_fit():
@@ -223,6 +257,35 @@ def test_pytorch_onnx_export_of_sdpa_with_a_float_mask_is_one_chain(tmp_path):
     lower_module(module, GRAPH)
     (chain,) = _chains(module)
     assert [op.name for op in chain.body.block.ops][:2] == ["graph.matmul", "graph.add"]
+
+
+def test_pytorch_onnx_export_of_sdpa_with_a_boolean_mask_is_one_chain(tmp_path):
+    """A boolean `attn_mask` exported to ONNX (opset 17): `Where(mask, 0, -inf)` added to the
+    scores, and `Where(IsNaN(P), 0, P)` after the softmax: one chain with the NaN guard; compiled
+    for the CPU, against PyTorch, a query row that sees no key included (0, as PyTorch gives)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from mlc.frontend.onnx import import_model
+
+    class Attention(torch.nn.Module):
+        def forward(self, q, k, v, mask):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    path = tmp_path / "sdpa_bool.onnx"
+    generator = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 4, n, 16, generator=generator) for n in (32, 48, 48))
+    mask = torch.rand(32, 48, generator=generator) < 0.8
+    mask[3] = False
+    torch.onnx.export(Attention(), (q, k, v, mask), str(path), opset_version=17, dynamo=False)
+    module = import_model(str(path))
+    text = str(module)
+    lower_module(module, GRAPH)
+    (chain,) = _chains(module)
+    assert [op.name for op in chain.body.block.ops][-4:] == ["graph.cmp", "graph.where", "graph.matmul", "graph.yield"]
+    inputs = [x.numpy() for x in (q, k, v, mask)]
+    expected = Attention()(q, k, v, mask).numpy()
+    assert np.all(expected[:, :, 3] == 0)
+    assert_compiled_matches(text, inputs, mlc.compile(text, device="cpu")(*inputs), references=[expected])
 
 
 @pytest.mark.parametrize("mask", ["float", "bool", "causal"])
