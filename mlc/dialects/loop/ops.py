@@ -400,6 +400,14 @@ TF32_IGNORED_BITS = 13
 WARP_SIZE = 32
 
 
+def _print_indexed(printer: Printer, buffer: SSAValue, indices: Sequence[SSAValue]) -> None:
+    """`%buffer[%i, %j]`: a memref operand and its indices, as the loop ops print them."""
+    printer.print_operand(buffer)
+    printer.print_string("[")
+    printer.print_list(indices, printer.print_operand)
+    printer.print_string("]")
+
+
 def mma_shape(operand_type: Attribute) -> str | None:
     """The instruction shape of a `loop.mma_sync` whose A and B registers are `operand_type`, or
     None if no shape takes them: pairs of f16/bf16 are m16n8k16, f32 (TF32) is m16n8k8."""
@@ -605,10 +613,7 @@ class LdMatrixOp(IRDLOperation):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" x{self.matrices}{' trans' if self.transposed else ''} ")
-        printer.print_operand(self.buffer)
-        printer.print_string("[")
-        printer.print_list(self.indices, printer.print_operand)
-        printer.print_string("]")
+        _print_indexed(printer, self.buffer, self.indices)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.buffer.type)
@@ -750,10 +755,7 @@ class WgmmaOp(IRDLOperation):
         printer.print_string(f" m{WGMMA_ROWS}n{self.columns}k{self.depth} ")
         for position, (buffer, indices) in enumerate(((self.lhs, self.lhs_indices), (self.rhs, self.rhs_indices))):
             printer.print_string(", " if position else "")
-            printer.print_operand(buffer)
-            printer.print_string("[")
-            printer.print_list(indices, printer.print_operand)
-            printer.print_string("]")
+            _print_indexed(printer, buffer, indices)
         printer.print_string(", (")
         printer.print_list(self.c, printer.print_operand)
         printer.print_string(")")
@@ -899,10 +901,7 @@ class AsyncCopyOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         for position, (memref_value, indices) in enumerate(((self.source, self.source_indices), (self.destination, self.destination_indices))):
             printer.print_string(" to " if position else " ")
-            printer.print_operand(memref_value)
-            printer.print_string("[")
-            printer.print_list(indices, printer.print_operand)
-            printer.print_string("]")
+            _print_indexed(printer, memref_value, indices)
         printer.print_string(f", {self.count}")
         if self.inside is not None:
             printer.print_string(" if ")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import operator
 from contextlib import nullcontext
+from typing import Any
 
 import torch
 
@@ -85,6 +86,21 @@ VIEW_OPS = ORDER_KEEPING_VIEWS | {
 PYTORCH_VIEW_REASON = "a view whose users run in PyTorch: free there, a copy in mlc"
 
 
+def _traced_value(target: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
+    """`target(value, *args)` computed as the trace computes it: under `value`'s fake mode, if any,
+    for the new node's `meta["val"]`."""
+    with getattr(value, "fake_mode", None) or nullcontext():
+        return target(value, *args, **kwargs)
+
+
+def _recompiled(gm: torch.fx.GraphModule, rewrites: int) -> int:
+    """`rewrites`, after checking and regenerating `gm`'s code if there were any."""
+    if rewrites:
+        gm.graph.lint()
+        gm.recompile()
+    return rewrites
+
+
 def _only_tensor_operand(node: torch.fx.Node) -> bool:
     operands = [a for a in (*node.args, *node.kwargs.values()) if isinstance(a, torch.fx.Node)]
     return len(operands) == 1 and node.args and node.args[0] is operands[0]
@@ -105,18 +121,14 @@ def sink_views_below_elementwise(gm: torch.fx.GraphModule) -> int:
             continue
         with gm.graph.inserting_before(view):
             applied = gm.graph.call_function(node.target, (source, *node.args[1:]), dict(node.kwargs))
-        with getattr(source_value, "fake_mode", None) or nullcontext():
-            applied.meta["val"] = node.target(source_value, *node.args[1:], **node.kwargs)
+        applied.meta["val"] = _traced_value(node.target, source_value, *node.args[1:], **node.kwargs)
         # The view now reads the elementwise result: same shape and type as `node`'s.
         view.replace_input_with(source, applied)
         view.meta["val"] = node.meta["val"]
         node.replace_all_uses_with(view)
         gm.graph.erase_node(node)
         sunk += 1
-    if sunk:
-        gm.graph.lint()
-        gm.recompile()
-    return sunk
+    return _recompiled(gm, sunk)
 
 
 def _is_view(node: torch.fx.Node) -> bool:
@@ -173,13 +185,9 @@ def unflatten_batched_matmuls(gm: torch.fx.GraphModule) -> int:
         with gm.graph.inserting_before(node):
             matmul = gm.graph.call_function(aten.matmul.default, tuple(operands))
         values = [operand.meta["val"] for operand in operands]  # type: ignore[union-attr]
-        with getattr(values[0], "fake_mode", None) or nullcontext():
-            matmul.meta["val"] = aten.matmul.default(*values)
+        matmul.meta["val"] = _traced_value(aten.matmul.default, *values)
         node.replace_all_uses_with(matmul)
         for dead in (node, product, *product.args[:2]):
             gm.graph.erase_node(dead)
         rewritten += 1
-    if rewritten:
-        gm.graph.lint()
-        gm.recompile()
-    return rewritten
+    return _recompiled(gm, rewritten)
