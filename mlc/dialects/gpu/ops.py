@@ -269,7 +269,7 @@ class ShuffleOp(IRDLOperation):
     The source lane is `lane xor offset`, `lane - offset`, `lane + offset` or `offset` (modes
     xor, up, down, idx, as upstream `gpu.shuffle`), over the full 32-lane warp; a source outside
     the warp leaves the lane's own value. Every lane of the warp must execute it. Values are 32-bit
-    (f32, i32) or f16 (moved as 32 bits).
+    (f32, i32), f16 (moved as 32 bits) or i64 (moved as two 32-bit halves).
     """
 
     name = "mlc_gpu.shuffle"
@@ -291,8 +291,8 @@ class ShuffleOp(IRDLOperation):
             raise VerifyException(f"mode must be one of {', '.join(SHUFFLE_MODES)}, got '{self.mode.data}'")
         if not 0 <= self.offset.value.data < WARP_SIZE:
             raise VerifyException(f"offset must be in [0, {WARP_SIZE}), got {self.offset.value.data}")
-        if self.value.type not in (f32, i32, f16):
-            raise VerifyException(f"shuffles move f32, i32 or f16 values, got {self.value.type}")
+        if self.value.type not in (f32, i32, f16, i64):
+            raise VerifyException(f"shuffles move f32, i32, f16 or i64 values, got {self.value.type}")
         if self.result.type != self.value.type:
             raise VerifyException("the result has the value's type")
 

@@ -206,18 +206,13 @@ def test_empty_inner_dimension_gives_zeros(device: str):
     np.testing.assert_array_equal(result, np.zeros((3, 4), np.float32))
 
 
-I64_ON_GPU = pytest.mark.xfail(
-    strict=True, reason="the GPU's row reductions shuffle f32, i32 or f16 only (mlc_gpu.shuffle): an i64 sum does not verify"
-)
-
-
 @pytest.mark.parametrize(
     "device, element, a_shape, b_shape",
     [
         *(("cpu", "i32", a, b) for a, b in (((2, 17, 33), (33, 9)), ((3, 0), (0, 4)))),
         *(pytest.param("cuda", "i32", a, b, marks=GPU) for a, b in (((2, 17, 33), (33, 9)), ((3, 0), (0, 4)))),
         ("cpu", "i64", (5, 7), (7, 3)),
-        pytest.param("cuda", "i64", (5, 7), (7, 3), marks=[GPU, I64_ON_GPU]),
+        pytest.param("cuda", "i64", (5, 7), (7, 3), marks=GPU),
     ],
 )
 def test_integer_matmul_is_exact_and_wraps(device: str, element: str, a_shape, b_shape, rng: np.random.Generator):

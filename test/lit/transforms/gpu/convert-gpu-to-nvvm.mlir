@@ -43,7 +43,7 @@ func.func @host(%x: memref<256xf32>, %s: memref<8xf32, 3>) {
 // -----
 
 // Shared memory becomes an addrspace(3) global of the module; shuffles become shfl.sync over the
-// full warp (f16 moves as f32).
+// full warp (f16 moves as f32, i64 as its low and high words from the same lane).
 // CHECK:       llvm.mlir.global internal @shuffles_shared_0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<64 x f32>
 // CHECK-LABEL: llvm.func @shuffles
 // CHECK:         %[[ADDRESS:.*]] = llvm.mlir.addressof @shuffles_shared_0 : !llvm.ptr<3>
@@ -54,7 +54,16 @@ func.func @host(%x: memref<256xf32>, %s: memref<8xf32, 3>) {
 // CHECK:         llvm.call_intrinsic "llvm.nvvm.shfl.sync.down.f32"
 // CHECK:         arith.truncf %{{.*}} : f32 to f16
 // CHECK:         llvm.call_intrinsic "llvm.nvvm.shfl.sync.idx.i32"
-mlc_gpu.func @shuffles(%x: memref<64xf32>, %h: memref<64xf16>, %i: memref<64xi32>) grid [1, 1, 1] block [64, 1, 1] {
+// CHECK:         %[[LOW:.*]] = arith.trunci %[[WIDE:.*]] : i64 to i32
+// CHECK-NEXT:    %[[SHIFTED:.*]] = arith.shrui %[[WIDE]], %{{.*}} : i64
+// CHECK-NEXT:    %[[HIGH:.*]] = arith.trunci %[[SHIFTED]] : i64 to i32
+// CHECK:         %[[MOVED_LOW:.*]] = llvm.call_intrinsic "llvm.nvvm.shfl.sync.bfly.i32"(%{{.*}}, %[[LOW]], %{{.*}}, %{{.*}})
+// CHECK:         %[[MOVED_HIGH:.*]] = llvm.call_intrinsic "llvm.nvvm.shfl.sync.bfly.i32"(%{{.*}}, %[[HIGH]], %{{.*}}, %{{.*}})
+// CHECK-NEXT:    %[[WIDE_LOW:.*]] = arith.extui %[[MOVED_LOW]] : i32 to i64
+// CHECK-NEXT:    %[[WIDE_HIGH:.*]] = arith.extui %[[MOVED_HIGH]] : i32 to i64
+// CHECK-NEXT:    %[[UP:.*]] = arith.shli %[[WIDE_HIGH]], %{{.*}} : i64
+// CHECK-NEXT:    arith.ori %[[UP]], %[[WIDE_LOW]] : i64
+mlc_gpu.func @shuffles(%x: memref<64xf32>, %h: memref<64xf16>, %i: memref<64xi32>, %l: memref<64xi64>) grid [1, 1, 1] block [64, 1, 1] {
   %s = memref.alloca() : memref<64xf32, 3>
   %t = mlc_gpu.thread_id x
   %v = memref.load %x[%t] : memref<64xf32>
@@ -66,6 +75,9 @@ mlc_gpu.func @shuffles(%x: memref<64xf32>, %h: memref<64xf16>, %i: memref<64xi32
   %n = memref.load %i[%t] : memref<64xi32>
   %c = mlc_gpu.shuffle idx %n, 0 : i32
   memref.store %c, %i[%t] : memref<64xi32>
+  %k = memref.load %l[%t] : memref<64xi64>
+  %d = mlc_gpu.shuffle xor %k, 8 : i64
+  memref.store %d, %l[%t] : memref<64xi64>
   mlc_gpu.return
 }
 
