@@ -11,8 +11,9 @@ Per access:
 * a dimension needs no bounds check when the range analysis proves the whole tile inside the
   memref along it; otherwise a row outside is skipped (`arith.cmpi ult`, which also rejects
   negative indices), and along the last dimension a chunk is all in or all out when the
-  dimension is a multiple of V, else a full chunk takes the fast path and a partial one falls
-  back to one guarded scalar access per element;
+  dimension and the origin there are multiples of V, else a full chunk (its first and last
+  element inside) takes the fast path and a partial one falls back to one guarded scalar access
+  per element;
 * the chunk moves with one vector access when the element type is at least a byte wide (LLVM
   packs vectors of i1) and the analysis proves it aligned: origin along the last dimension and
   row length multiples of V. The access records `alignment = V * element bytes` and the kernel
@@ -113,6 +114,8 @@ class AccessPlan:
     row_conditions: list[SSAValue]
     last_condition: SSAValue | None
     partial_last: bool
+    may_start_below_zero: bool = False
+    """Whether a chunk's first element can lie before the memref (a negative origin)."""
     aligned: bool = True
     """Whether the vector access is proven aligned to its size (else it states element alignment)."""
 
@@ -278,7 +281,7 @@ class ChunkAccesses:
         count = 1 if broadcast_last else self.vector_width
         coordinates, row_conditions = [], []
         last_condition: SSAValue | None = None
-        partial_last = False
+        partial_last = may_start_below_zero = False
         for dim, (position, tile_value) in enumerate(origin):
             offset_within_tile = tile_shape[dim] != 1
             if offset_within_tile:
@@ -290,10 +293,12 @@ class ChunkAccesses:
                 continue
             if dim < rank - 1:
                 row_conditions.append(emitter.below(position, bounds[dim]))
-            elif count == 1 or bounds[dim] % count == 0:
+            elif count == 1 or (bounds[dim] % count == 0 and facts.divisor % count == 0):
                 last_condition = emitter.below(position, bounds[dim])
             else:
+                # A chunk can straddle an end of the dimension: check it element by element.
                 partial_last = True
+                may_start_below_zero = facts.low < 0
         aligned = self.facts(origin[-1][1]).divisor % count == 0 and (rank == 1 or bounds[-1] % count == 0)
         vectorized = (
             memref_value is not None
@@ -301,7 +306,9 @@ class ChunkAccesses:
             and self._vectorizable_element(memref_value)
             and (aligned or self.unaligned_vectors)
         )
-        return AccessPlan(memref_value, tuple(bounds), coordinates, count, vectorized, row_conditions, last_condition, partial_last, aligned)
+        return AccessPlan(
+            memref_value, tuple(bounds), coordinates, count, vectorized, row_conditions, last_condition, partial_last, may_start_below_zero, aligned
+        )
 
     @staticmethod
     def _vectorizable_element(memref_value: SSAValue) -> bool:
@@ -334,6 +341,8 @@ class ChunkAccesses:
         """Whether the whole chunk lies inside the memref (the common case of a partial tile)."""
         last = emitter.add(plan.coordinates[-1], emitter.index(plan.count - 1))
         inside = emitter.below(last, plan.last_bound)
+        if plan.may_start_below_zero:
+            inside = emitter.emit(arith.AndIOp(emitter.below(plan.coordinates[-1], plan.last_bound), inside))
         return inside if rows is None else emitter.emit(arith.AndIOp(rows, inside))
 
     def _element_guard(self, emitter: Emitter, plan: AccessPlan, rows: SSAValue | None, position: int) -> tuple[SSAValue, list[SSAValue]]:

@@ -155,3 +155,15 @@ tile.kernel @tf32_dot(%x: memref<16x16xf32>, %out: memref<16x16xf32>) grid [1] {
   tile.store %d, %out[%c0, %c0] : !tile.tile<16x16xf32>, memref<16x16xf32>
   tile.return
 }
+
+// -----
+
+// A tile that the threads' repetitions do not cover exactly would leave chunks past its end
+// unguarded: reported, not miscompiled.
+// expected-error @+1 {{the tile shape (1000,) is not a whole number of 32-thread repetitions of 4-element chunks; use power-of-two tile dimensions}}
+tile.kernel @ragged(%x: memref<1000xf32>, %out: memref<1000xf32>) grid [1] num_warps 1 {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0] : memref<1000xf32> -> !tile.tile<1000xf32>
+  tile.store %t, %out[%c0] : !tile.tile<1000xf32>, memref<1000xf32>
+  tile.return
+}

@@ -88,6 +88,33 @@ tile.kernel @partial(%x: memref<1001xf16>, %out: memref<1001xf16>) grid [1] num_
 
 // -----
 
+// An origin shifted along the last dimension by a non-multiple of the chunk (here one element
+// before the memref, as a padding or a slice produces) lets a chunk straddle either end: a chunk
+// takes the fast path only if its first and its last element are inside, else each element is
+// guarded and reads the padding outside.
+// CHECK-LABEL: loop.kernel @shifted
+// CHECK:           %[[FIRST:.*]] = arith.addi %{{.*}}, %before : index
+// CHECK-NEXT:      %[[LAST:.*]] = arith.addi %[[FIRST]], %{{.*}} : index
+// CHECK-NEXT:      %[[LAST_IN:.*]] = arith.cmpi ult, %[[LAST]], %{{.*}} : index
+// CHECK-NEXT:      %[[FIRST_IN:.*]] = arith.cmpi ult, %[[FIRST]], %{{.*}} : index
+// CHECK-NEXT:      %[[FULL:.*]] = arith.andi %[[FIRST_IN]], %[[LAST_IN]] : i1
+// CHECK-NEXT:      scf.if %[[FULL]] -> (f32, f32, f32, f32) {
+// CHECK:           } else {
+// CHECK-NEXT:        scf.if %[[FIRST_IN]] -> (f32) {
+// CHECK-NEXT:          memref.load %x[%[[FIRST]]] : memref<1000xf32>
+// CHECK:             } else {
+// CHECK-NEXT:          arith.constant 7.000000e+00 : f32
+
+tile.kernel @shifted(%x: memref<1000xf32>, %out: memref<1000xf32>) grid [1] num_warps 1 {
+  %c0 = arith.constant 0 : index
+  %before = arith.constant -1 : index
+  %t = tile.load %x[%before] padding 7.0 : f32 : memref<1000xf32> -> !tile.tile<1024xf32>
+  tile.store %t, %out[%c0] : !tile.tile<1024xf32>, memref<1000xf32>
+  tile.return
+}
+
+// -----
+
 // A row broadcast is loaded as a vector along the row; a column broadcast (size 1 along the
 // last dimension) is one scalar load shared by the whole chunk, so it needs only 4-byte alignment.
 // CHECK-LABEL: loop.kernel @broadcasts
