@@ -50,6 +50,10 @@ The steps, each an inspectable stage kept on the result:
 3. the backend turns the kernels into PTX for the device's architecture, or a native object;
 4. the runtime loads them and plans the entry's host function (`HostProgram`).
 
+Steps 3 and 4 run in a worker thread while this one verifies the lowered module (`lower_then`:
+LLVM and the driver's JIT release the GIL), with Python's garbage collector paused for the whole
+compile (`collector_paused`).
+
 `CompiledFunction.reference(*arrays)` runs the graph interpreter on the same inputs (what
 `mlc-run --check` compares with); `run_on_device` returns device buffers without copying back.
 `interpret(source, *arrays)` runs a program in the reference interpreter without compiling it
@@ -417,8 +421,12 @@ def _verified_while(module: ModuleOp, source_map: Any, name: str, work: Callable
 
     from mlc.diagnostics import verify
 
+    # The worker's native calls (llvmlite's through ctypes, the driver's) each give the GIL up and
+    # must get it back from the verifying thread: at Python's default interval that is up to 5 ms
+    # a call. Restored only if nobody (another compile's thread) changed it meanwhile.
     switch_interval = sys.getswitchinterval()
-    sys.setswitchinterval(SWITCH_INTERVAL_WHILE_OVERLAPPING)
+    sys.setswitchinterval(min(switch_interval, SWITCH_INTERVAL_WHILE_OVERLAPPING))
+    overlapping_interval = sys.getswitchinterval()  # as Python stores it (whole microseconds)
     try:
         workers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mlc-codegen")
         future = workers.submit(work)
@@ -430,7 +438,8 @@ def _verified_while(module: ModuleOp, source_map: Any, name: str, work: Callable
             raise
         return future
     finally:
-        sys.setswitchinterval(switch_interval)
+        if sys.getswitchinterval() == overlapping_interval:
+            sys.setswitchinterval(switch_interval)
 
 
 def _timed(timings: dict[str, float] | None, key: str, step: Any) -> None:

@@ -6,6 +6,7 @@ the error must name it, as it did when the IR was verified after every pass.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import pytest
@@ -87,9 +88,11 @@ def test_a_clean_pipeline_reports_timings_per_pass_and_for_verification(registry
 
 def test_lower_then_returns_what_then_made_of_the_lowered_module(registry_with_test_passes):
     module, source_map = parse_module(PROGRAM, make_context(), "in.mlir")
+    switch_interval = sys.getswitchinterval()
     seen = lower_then(module, "test-count,graph-decompose", source_map, "in.mlir", lambda: str(module))
     assert seen == str(module)  # `then` ran on the module as the pipeline left it
     assert len(RUNS) == 1
+    assert sys.getswitchinterval() == switch_interval  # lowered while overlapping, then restored
 
 
 def test_lower_then_reports_a_failed_verification_over_what_then_raised(registry_with_test_passes):
