@@ -14,9 +14,7 @@ after every pass and runs the pipeline without tile-merge-identical-kernels, wit
 collector on, as mlc.compile did before issue 17; "after" is mlc.compile's default pipeline for the device as it is (on an sm_90
 GPU `mlc-lower-to-gpu{arch=sm_90}`, the wgmma lowering); `--after-only` skips "before". The
 "load" step is the driver's JIT of the PTX: set CUDA_CACHE_DISABLE=1 to measure it, else the
-driver's own compute cache answers repeated loads of one PTX. The steps run one after another;
-`mlc.compile` runs the backend and the load in a worker thread while it verifies
-(`mlc.compiler.lower_then`), so its time can be less than their sum. Then `mlc.compile` itself, cold
+driver's own compute cache answers repeated loads of one PTX. Then `mlc.compile` itself, cold
 (cache off), and the cached compile in a fresh process (`python -c`, timed inside it after
 `import mlc, numpy`), with the cache in a temporary directory; on the GPU the fresh process first
 opens the device (`mlc.runtime.get_device()`: importing cuda-python, cuInit, the primary

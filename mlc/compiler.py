@@ -50,9 +50,7 @@ The steps, each an inspectable stage kept on the result:
 3. the backend turns the kernels into PTX for the device's architecture, or a native object;
 4. the runtime loads them and plans the entry's host function (`HostProgram`).
 
-Steps 3 and 4 run in a worker thread while this one verifies the lowered module (`lower_then`:
-LLVM and the driver's JIT release the GIL), with Python's garbage collector paused for the whole
-compile (`collector_paused`).
+Python's garbage collector is paused for the whole compile (`collector_paused`).
 
 `CompiledFunction.reference(*arrays)` runs the graph interpreter on the same inputs (what
 `mlc-run --check` compares with); `run_on_device` returns device buffers without copying back.
@@ -74,26 +72,18 @@ import gc
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mlc.errors import ArgumentError, ArgumentTypeError, MlcError
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     from xdsl.dialects import func
     from xdsl.dialects.builtin import ModuleOp
-
-T = TypeVar("T")
-
-SWITCH_INTERVAL_WHILE_OVERLAPPING = 0.0002
-"""Seconds (Python's default is 0.005) a thread may hold the GIL while another waits for it,
-while code generation overlaps verification (`lower_then`)."""
 
 DEVICES = ("auto", "cuda", "cpu")
 DEVICE_ALIASES = {"gpu": "cuda", "nvidia": "cuda", "cuda:0": "cuda", "host": "cpu"}
@@ -367,31 +357,6 @@ def lower(
     mlc cannot compile yet should not pay for the pipeline twice.
     `timings`, when given, accumulates seconds per pass name and for 'verify'.
     """
-    _lower(module, pipeline, source_map, name, verify_each_pass, timings, None)
-
-
-def lower_then(module: ModuleOp, pipeline: str, source_map: Any, name: str, then: Callable[[], T]) -> T:
-    """`lower`, then `then()` (code generation and loading, which only read the module), which
-    runs in a worker thread while this one verifies the lowered module: its native parts (LLVM,
-    the driver's JIT) release the GIL, so most of the verification's time is hidden. A failed
-    verification wins (reported as `lower` reports it; `then`'s outcome is dropped); otherwise
-    `then`'s result is returned, or its exception raised as it was."""
-    outcome = _lower(module, pipeline, source_map, name, False, None, then)
-    assert outcome is not None
-    return outcome.result()
-
-
-def _lower(
-    module: ModuleOp,
-    pipeline: str,
-    source_map: Any,
-    name: str,
-    verify_each_pass: bool,
-    timings: dict[str, float] | None,
-    then: Callable[[], T] | None,
-) -> Future[T] | None:
-    """`lower`; with `then`, `lower_then`'s worker (whose outcome is read outside, so that an error
-    of `then` does not send the pipeline through its pass-by-pass rerun)."""
     from mlc.diagnostics import verify
     from mlc.passes import build_pipeline
     from mlc.transforms import all_passes
@@ -399,47 +364,16 @@ def _lower(
     passes = build_pipeline(pipeline, all_passes(), mlir_syntax="(" in pipeline)
     if verify_each_pass:
         _run_passes(module, passes, source_map, name, True, timings)
-        return None
+        return
     pristine = module.clone()
     try:
         _run_passes(module, passes, source_map, name, False, timings)
-        if then is None:
-            _timed(timings, "verify", lambda: verify(module, source_map, name))
-            return None
-        return _verified_while(module, source_map, name, then)
+        _timed(timings, "verify", lambda: verify(module, source_map, name))
     except LoweringError:
         raise
     except MlcError:
         _run_passes(pristine, passes, source_map, name, True, None)
         raise  # the passes verified one by one: the error is not the IR's, report it as it was
-
-
-def _verified_while(module: ModuleOp, source_map: Any, name: str, work: Callable[[], T]) -> Future[T]:
-    """Starts `work` in a worker thread, verifies `module` here, and returns `work`'s future. On a
-    failed verification it waits for `work` (which reads the module) before raising."""
-    from concurrent.futures import ThreadPoolExecutor, wait
-
-    from mlc.diagnostics import verify
-
-    # The worker's native calls (llvmlite's through ctypes, the driver's) each give the GIL up and
-    # must get it back from the verifying thread: at Python's default interval that is up to 5 ms
-    # a call. Restored only if nobody (another compile's thread) changed it meanwhile.
-    switch_interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(switch_interval, SWITCH_INTERVAL_WHILE_OVERLAPPING))
-    overlapping_interval = sys.getswitchinterval()  # as Python stores it (whole microseconds)
-    try:
-        workers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mlc-codegen")
-        future = workers.submit(work)
-        workers.shutdown(wait=False)  # the thread ends with `work`
-        try:
-            verify(module, source_map, name)
-        except BaseException:
-            wait([future])
-            raise
-        return future
-    finally:
-        if sys.getswitchinterval() == overlapping_interval:
-            sys.setswitchinterval(switch_interval)
 
 
 def _timed(timings: dict[str, float] | None, key: str, step: Any) -> None:
@@ -530,12 +464,12 @@ def compile(
 
             TUNED.write(module, StringAttr(describe(config_from_key(tuned.config))))
         _refuse_what_the_target_cannot_compute(module, target, pipeline, precision, source_map, name)
+        lower(module, chosen, source_map, name)
         from mlc.runtime import HostProgramError
 
         try:
             # A shared library is linked for the cache only: it is what a later process loads.
-            load = lambda: _load(module, target, function_name, cuda_graph, num_threads, lookup is not None)  # noqa: E731
-            kernels, program, library = lower_then(module, chosen, source_map, name, load)
+            kernels, program, library = _load(module, target, function_name, cuda_graph, num_threads, lookup is not None)
         except HostProgramError as error:
             if not pipeline:
                 raise

@@ -6,7 +6,6 @@ the error must name it, as it did when the IR was verified after every pass.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 import pytest
@@ -16,8 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 import mlc.transforms
-from mlc.backend import BackendError
-from mlc.compiler import lower, lower_then
+from mlc.compiler import lower
 from mlc.diagnostics import VerificationFailure, parse_module
 from mlc.dialects import make_context
 
@@ -84,33 +82,3 @@ def test_a_clean_pipeline_reports_timings_per_pass_and_for_verification(registry
     lower(module, "cse,test-count,cse", source_map, "in.mlir", timings=timings)
     assert set(timings) == {"cse", "test-count", "verify"}
     assert len(RUNS) == 1
-
-
-def test_lower_then_returns_what_then_made_of_the_lowered_module(registry_with_test_passes):
-    module, source_map = parse_module(PROGRAM, make_context(), "in.mlir")
-    switch_interval = sys.getswitchinterval()
-    seen = lower_then(module, "test-count,graph-decompose", source_map, "in.mlir", lambda: str(module))
-    assert seen == str(module)  # `then` ran on the module as the pipeline left it
-    assert len(RUNS) == 1
-    assert sys.getswitchinterval() == switch_interval  # lowered while overlapping, then restored
-
-
-def test_lower_then_reports_a_failed_verification_over_what_then_raised(registry_with_test_passes):
-    module, source_map = parse_module(PROGRAM, make_context(), "in.mlir")
-
-    def fails() -> None:
-        raise BackendError("code generation of invalid IR failed")
-
-    with pytest.raises(VerificationFailure, match="the IR after pass 'test-swap-first-two-ops' does not verify"):
-        lower_then(module, "test-swap-first-two-ops,test-count", source_map, "in.mlir", fails)
-
-
-def test_an_error_of_then_is_raised_as_it_was_without_rerunning_the_passes(registry_with_test_passes):
-    module, source_map = parse_module(PROGRAM, make_context(), "in.mlir")
-
-    def fails() -> None:
-        raise BackendError("no PTX today")
-
-    with pytest.raises(BackendError, match="no PTX today"):
-        lower_then(module, "test-count", source_map, "in.mlir", fails)
-    assert len(RUNS) == 1  # a verified pipeline is not run again pass by pass
