@@ -11,8 +11,9 @@ timed one by one: parse and verify the input, every pass of the device's pipelin
 the backend (LLVM to PTX or an object file) and the runtime's load (the host plan, the driver's
 PTX load or MCJIT). Two configurations, interleaved and medians of `--repeat`: "before" verifies
 after every pass and runs the pipeline without tile-merge-identical-kernels, with Python's garbage
-collector on, as mlc.compile did before issue 17; "after" is mlc.compile's default pipeline for the device as it is (on an sm_90
-GPU `mlc-lower-to-gpu{arch=sm_90}`, the wgmma lowering); `--after-only` skips "before". The
+collector on, as mlc.compile did before issue 17; "after" is mlc.compile's default pipeline for the
+device as it is, the collector paused (on an sm_90 GPU `mlc-lower-to-gpu{arch=sm_90}`, the wgmma
+lowering); `--after-only` skips "before". The
 "load" step is the driver's JIT of the PTX: set CUDA_CACHE_DISABLE=1 to measure it, else the
 driver's own compute cache answers repeated loads of one PTX. Then `mlc.compile` itself, cold
 (cache off), and the cached compile in a fresh process (`python -c`, timed inside it after
@@ -111,7 +112,8 @@ def compile_in_steps(source: str, device: str, before: bool) -> dict[str, float]
     elif device == "cuda":
         pipeline = default_pipeline_for("cuda", get_device().arch)
     passes: dict[str, float] = {}
-    with collector_paused() if not before else contextlib.nullcontext():  # as mlc.compile runs (the collector on in "before", as it was)
+    # As mlc.compile runs; "before" with the collector on, as it was.
+    with collector_paused() if not before else contextlib.nullcontext():
         lower(module, pipeline, source_map, "<bench>", verify_each_pass=before, timings=passes)
     steps["verify"] += passes.pop("verify")
     steps["passes"] = sum(passes.values())
