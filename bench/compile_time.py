@@ -10,9 +10,10 @@ Four programs: a small fused softmax chain (64x1024 f32), a 512^3 f32 matmul, an
 timed one by one: parse and verify the input, every pass of the device's pipeline, verification,
 the backend (LLVM to PTX or an object file) and the runtime's load (the host plan, the driver's
 PTX load or MCJIT). Two configurations, interleaved and medians of `--repeat`: "before" verifies
-after every pass and runs the pipeline without tile-merge-identical-kernels, as mlc.compile did
-before issue 17; "after" is mlc.compile's default pipeline for the device as it is (on an sm_90
-GPU `mlc-lower-to-gpu{arch=sm_90}`, the wgmma lowering); `--after-only` skips "before". The
+after every pass and runs the pipeline without tile-merge-identical-kernels, with Python's garbage
+collector on, as mlc.compile did before issue 17; "after" is mlc.compile's default pipeline for the
+device as it is, the collector paused (on an sm_90 GPU `mlc-lower-to-gpu{arch=sm_90}`, the wgmma
+lowering); `--after-only` skips "before". The
 "load" step is the driver's JIT of the PTX: set CUDA_CACHE_DISABLE=1 to measure it, else the
 driver's own compute cache answers repeated loads of one PTX. Then `mlc.compile` itself, cold
 (cache off), and the cached compile in a fresh process (`python -c`, timed inside it after
@@ -26,6 +27,7 @@ prints where its hit goes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -87,7 +89,7 @@ PROGRAMS = {"softmax chain": SOFTMAX_CHAIN, "matmul 512^3": MATMUL, "fp16 MLP": 
 def compile_in_steps(source: str, device: str, before: bool) -> dict[str, float]:
     """Seconds per step of one compile (see the module docstring)."""
     from mlc import backend
-    from mlc.compiler import default_pipeline_for, lower, select_entry
+    from mlc.compiler import collector_paused, default_pipeline_for, lower, select_entry
     from mlc.diagnostics import parse_module, verify
     from mlc.dialects import make_context
     from mlc.runtime import HostProgram, get_device
@@ -110,18 +112,21 @@ def compile_in_steps(source: str, device: str, before: bool) -> dict[str, float]
     elif device == "cuda":
         pipeline = default_pipeline_for("cuda", get_device().arch)
     passes: dict[str, float] = {}
-    lower(module, pipeline, source_map, "<bench>", verify_each_pass=before, timings=passes)
+    # As mlc.compile runs; "before" with the collector on, as it was.
+    with collector_paused() if not before else contextlib.nullcontext():
+        lower(module, pipeline, source_map, "<bench>", verify_each_pass=before, timings=passes)
     steps["verify"] += passes.pop("verify")
     steps["passes"] = sum(passes.values())
     for name, seconds in passes.items():
         steps[f"pass {name}"] = seconds
-    if device == "cuda":
-        gpu = get_device()
-        ptx = timed("backend", lambda: backend.compile_to_ptx(module, arch=gpu.arch))
-        timed("load", lambda: HostProgram.for_cuda(module, ptx, entry=entry, device=gpu))
-    else:
-        code = timed("backend", lambda: backend.compile_to_cpu_object(module))
-        timed("load", lambda: HostProgram.for_cpu(module, code, entry=entry))
+    with collector_paused() if not before else contextlib.nullcontext():
+        if device == "cuda":
+            gpu = get_device()
+            ptx = timed("backend", lambda: backend.compile_to_ptx(module, arch=gpu.arch))
+            timed("load", lambda: HostProgram.for_cuda(module, ptx, entry=entry, device=gpu))
+        else:
+            code = timed("backend", lambda: backend.compile_to_cpu_object(module))
+            timed("load", lambda: HostProgram.for_cpu(module, code, entry=entry))
     steps["total"] = sum(seconds for name, seconds in steps.items() if not name.startswith("pass "))
     return steps
 

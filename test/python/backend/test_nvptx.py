@@ -162,6 +162,41 @@ def test_libdevice_is_linked_and_pruned() -> None:
     assert ".func" not in ptx  # nothing but the kernel survives
 
 
+def test_libdevice_subset_holds_what_the_module_calls_and_nothing_else() -> None:
+    """The subset defines the asked functions (external) and what they call (internal), for our
+    triple; powf calls other libdevice functions, expf does not."""
+    from llvmlite import binding
+
+    wanted = frozenset({"__nv_expf", "__nv_powf"})
+    layout = str(nvptx.target_machine().target_data)
+    subset = binding.parse_bitcode(nvptx.libdevice_subset(str(nvptx.find_libdevice()), wanted, nvptx.TRIPLE, layout))
+    defined = [f for f in subset.functions if not f.is_declaration]
+    assert {f.name for f in defined if f.linkage == binding.Linkage.external} == wanted
+    assert 0 < len(defined) < 40  # not libdevice's 575 functions
+    assert subset.triple == nvptx.TRIPLE
+
+
+def test_linking_the_libdevice_subset_gives_the_ptx_of_linking_all_of_it() -> None:
+    """What `compile_to_ptx` made before the subset: all of libdevice linked, then pruned."""
+    from llvmlite import binding
+
+    from mlc.backend.llvm_codegen import drop_unused_definitions, optimize, parse_verified
+    from mlc.backend.llvm_translate import translate_module
+
+    module = parse(LIBDEVICE_EXP)
+    machine = nvptx.target_machine("sm_90")
+    whole = parse_verified(translate_module(module, nvptx.nvptx_target(for_code_generation=True)))
+    libdevice = binding.parse_bitcode(nvptx.find_libdevice().read_bytes())
+    libdevice.triple, libdevice.data_layout = whole.triple, whole.data_layout
+    whole.link_in(libdevice)
+    for function in whole.functions:
+        if not function.is_declaration and function.name != "softplus_like":
+            function.linkage = binding.Linkage.internal
+    drop_unused_definitions(whole, machine)
+    optimize(whole, machine)
+    assert compile_to_ptx(module, "sm_90") == machine.emit_assembly(whole)
+
+
 def test_a_missing_libdevice_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(nvptx, "libdevice_search_paths", lambda: [tmp_path / "libdevice.10.bc"])
     monkeypatch.setattr(nvptx, "_libdevice_from_cuda_pathfinder", lambda: None)
