@@ -65,7 +65,7 @@ from mlc.transforms.lowering.llvm_kernel import (
     kernel_to_llvm_func,
     replace_terminators,
 )
-from mlc.transforms.lowering.wgmma_nvvm import SWIZZLE_ATOM_BYTES, fence_proxy_async, lower_wgmma, lower_wgmma_wait, swizzle_of, swizzled_address
+from mlc.transforms.lowering.wgmma_nvvm import SWIZZLE_ATOM_BYTES, fence_proxy_async, lower_packed_roundings, lower_wgmma, lower_wgmma_wait, swizzle_of, swizzled_address
 
 _REGISTERS = {gpu.ThreadIdOp: "tid", gpu.BlockIdOp: "ctaid"}
 BARRIER_INTRINSIC = "llvm.nvvm.barrier0"
@@ -375,6 +375,8 @@ class ConvertGpuToNvvm(ModulePass):
                 )
             uses_wgmma = any(isinstance(inner, loop.WgmmaOp) for inner in kernel.walk())
             shared_memory_to_globals(kernel, op)
+            if uses_wgmma:
+                lower_packed_roundings(kernel)
             lower_kernel_body(kernel)
             nvvm_attributes = {
                 "nvvm.kernel": UnitAttr(),
