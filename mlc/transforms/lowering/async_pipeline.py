@@ -156,6 +156,8 @@ def overlap_products(scope: scf.ForOp) -> None:
     do not drain at the barrier), and a `loop.wgmma_wait 0` after the loop completes the last one.
     The copies go S - 2 iterations ahead for this (`StagedLoop`), so that the stage they fill was
     read two products ago, a product every warpgroup has waited for before the iteration's barrier.
+    Only where every accumulator is only stored or only rounded to f16/bf16 after the loop
+    (`STORING_OPS`, `pack_roundings`): other epilogues keep waiting in each iteration.
     """
     if not product_lag(scope) or not sink_copies_below_products(scope):
         return
