@@ -25,7 +25,9 @@ through it, so that nothing reads them before the products land. There is no LLV
 commit and wait are inline assembly too, since their intrinsics abort LLVM below sm_90a.
 Async copies into a wgmma kernel's shared memory are followed, after each `cp.async.wait_group`, by
 `fence.proxy.async.shared::cta`: the copies write through the generic proxy, wgmma reads through
-the async proxy.
+the async proxy. A wgmma kernel's roundings of two f32 to f16/bf16 at once (`arith.truncf` of a
+vector<2xf32>, left by `async_pipeline.pack_roundings`) become one `cvt.rn.{f16x2,bf16x2}.f32`
+(`lower_packed_roundings`).
 """
 
 from __future__ import annotations
@@ -225,3 +227,13 @@ def lower_packed_roundings(kernel: Operation) -> None:
             extract.erase()
         op.detach()
         op.erase()
+
+
+def prepare_wgmma_kernel(kernel: Operation) -> bool:
+    """Whether `kernel` issues warpgroup products (`loop.wgmma`); in one that does, its packed
+    roundings are lowered first (`lower_packed_roundings`: sm_80+ PTX, which a wgmma kernel's
+    sm_90a target has)."""
+    if not any(isinstance(op, loop.WgmmaOp) for op in kernel.walk()):
+        return False
+    lower_packed_roundings(kernel)
+    return True
