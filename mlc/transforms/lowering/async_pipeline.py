@@ -204,8 +204,8 @@ serialized due to non wgmma instructions reading accumulator registers") when an
 computes (relu, exp, bias + gelu) rounds each accumulator alone (`cvt.rn.f16.f32` into a 16-bit
 register, which LLVM emits for an `arith.truncf` whose result is not stored as a pair), even with
 every read after the loop's `wgmma.wait_group 0`; the same epilogue with each two accumulators
-rounded together (`cvt.rn.f16x2.f32`, what a plain store gets) or computing in f32 is not
-serialized (ptxas 13.0, sm_90a, 4096^3 and the fp16 MLP's kernels)."""
+rounded together (`cvt.rn.f16x2.f32`, what a plain store gets) is not serialized (ptxas 13.0,
+sm_90a: 4096^3 with relu and exp, the fp16 MLP's kernels in f16 and bf16)."""
 
 
 def _rounded_to_16_bits(value: SSAValue) -> bool:
