@@ -65,7 +65,7 @@ from mlc.transforms.lowering.llvm_kernel import (
     kernel_to_llvm_func,
     replace_terminators,
 )
-from mlc.transforms.lowering.wgmma_nvvm import SWIZZLE_ATOM_BYTES, fence_proxy_async, lower_wgmma, lower_wgmma_wait, swizzle_of, swizzled_address
+from mlc.transforms.lowering.wgmma_nvvm import SWIZZLE_ATOM_BYTES, fence_proxy_async, lower_wgmma, lower_wgmma_wait, prepare_wgmma_kernel, swizzle_of, swizzled_address
 
 _REGISTERS = {gpu.ThreadIdOp: "tid", gpu.BlockIdOp: "ctaid"}
 BARRIER_INTRINSIC = "llvm.nvvm.barrier0"
@@ -397,7 +397,7 @@ class ConvertGpuToNvvm(ModulePass):
                 raise PassFailure(
                     kernel, "its shared memory is ordered only as at the loop level; run gpu-insert-barriers before convert-gpu-to-nvvm"
                 )
-            uses_wgmma = any(isinstance(inner, loop.WgmmaOp) for inner in kernel.walk())
+            uses_wgmma = prepare_wgmma_kernel(kernel)
             shared_memory_to_globals(kernel, op)
             lower_kernel_body(kernel)
             nvvm_attributes = {

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith, memref, scf, vector
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, VectorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -155,6 +156,8 @@ def overlap_products(scope: scf.ForOp) -> None:
     do not drain at the barrier), and a `loop.wgmma_wait 0` after the loop completes the last one.
     The copies go S - 2 iterations ahead for this (`StagedLoop`), so that the stage they fill was
     read two products ago, a product every warpgroup has waited for before the iteration's barrier.
+    Only where every accumulator is only stored or only rounded to f16/bf16 after the loop
+    (`STORING_OPS`, `pack_roundings`): other epilogues keep waiting in each iteration.
     """
     if not product_lag(scope) or not sink_copies_below_products(scope):
         return
@@ -169,7 +172,7 @@ def overlap_products(scope: scf.ForOp) -> None:
     positions = [p for p, value in enumerate(terminator.arguments) if any(value.owner is wait for wait in waits)]
     if not waits or len(positions) != sum(len(wait.d) for wait in waits):
         return  # an accumulator is used in the body after its wait: keep waiting for it there
-    if not all(_only_stored(scope.results[p]) for p in positions):
+    if not all(_only_stored(scope.results[p]) or _rounded_to_16_bits(scope.results[p]) for p in positions):
         return
     for wait in waits:
         relaxed = loop.WgmmaWaitOp(1, list(wait.accumulators))
@@ -185,14 +188,62 @@ def overlap_products(scope: scf.ForOp) -> None:
         for use in list(scope.results[position].uses):
             if use.operation is not landed:
                 use.operation.operands[use.index] = value
+    pack_roundings(landed)
 
 
 STORING_OPS = (arith.TruncFOp, vector.BroadcastOp, vector.InsertOp, vector.StoreOp, memref.StoreOp, scf.IfOp, scf.YieldOp)
-"""What may use a kernel's accumulators after the K loop for `overlap_products` to defer their wait:
-conversions, vector packing and (masked) stores. With arithmetic in the epilogue (relu, exp, bias
-+ gelu were seen), ptxas serializes the deferred wgmma pipeline (C7514: "wgmma.mma_async
-instructions are serialized due to non wgmma instructions reading accumulator registers"), which is
-slower than waiting in each K step; plain stores were never seen to (1024^3 to 8192^3, f16, bf16)."""
+"""What may use a kernel's accumulators after the K loop for `overlap_products` to defer their wait
+without further ado: conversions, vector packing and (masked) stores. The other accumulators it
+defers are rounded to f16/bf16 first (`_rounded_to_16_bits`), a pair at a time (`pack_roundings`)."""
+
+PACKED_ROUNDING = (Float16Type, BFloat16Type)
+"""The 16-bit float types that `pack_roundings` rounds accumulators to two at a time.
+
+Why: ptxas serializes a deferred wgmma pipeline (C7514: "wgmma.mma_async instructions are
+serialized due to non wgmma instructions reading accumulator registers") when an epilogue that
+computes (relu, exp, bias + gelu) rounds each accumulator alone (`cvt.rn.f16.f32` into a 16-bit
+register, which LLVM emits for an `arith.truncf` whose result is not stored as a pair), even with
+every read after the loop's `wgmma.wait_group 0`; the same epilogue with each two accumulators
+rounded together (`cvt.rn.f16x2.f32`, what a plain store gets) is not serialized (ptxas 13.0,
+sm_90a: 4096^3 with relu and exp, the fp16 MLP's kernels in f16 and bf16)."""
+
+
+def _rounded_to_16_bits(value: SSAValue) -> bool:
+    """Whether every use of `value` rounds it to f16 or bf16 (`PACKED_ROUNDING`)."""
+    return bool(value.uses) and all(
+        isinstance(use.operation, arith.TruncFOp) and isinstance(use.operation.result.type, PACKED_ROUNDING) for use in value.uses
+    )
+
+
+def pack_roundings(landed: loop.WgmmaWaitOp) -> None:
+    """Rounds the accumulators `landed` completes two at a time: each pair (2j, 2j + 1, adjacent
+    columns of one row) of accumulators that are only rounded to the same 16-bit type becomes one
+    `arith.truncf` of a vector<2xf32> right after the wait, whose lanes replace the scalar
+    roundings (`PACKED_ROUNDING` says why; convert-gpu-to-nvvm emits `cvt.rn.{f16x2,bf16x2}.f32`).
+    Pairs that are only rounded and stored are left alone."""
+    block = landed.parent_block()
+    assert block is not None
+    anchor: Operation = landed
+    results = list(landed.d)
+    for first, second in zip(results[0::2], results[1::2]):
+        if not (_rounded_to_16_bits(first) and _rounded_to_16_bits(second)) or (_only_stored(first) and _only_stored(second)):
+            continue  # a stored pair is rounded by one cvt.rn.f16x2.f32 anyway: LLVM packs it for the store
+        truncations = [[use.operation for use in value.uses] for value in (first, second)]
+        rounded_type = truncations[0][0].results[0].type
+        if any(truncation.results[0].type != rounded_type for pair_truncations in truncations for truncation in pair_truncations):
+            continue
+        pair = vector.BroadcastOp(first, VectorType(first.type, [2]))
+        packed = vector.InsertOp(second, pair.vector, [1])
+        rounded = arith.TruncFOp(packed.result, VectorType(rounded_type, [2]))
+        lanes = [vector.ExtractOp(rounded.result, [lane], rounded_type) for lane in range(2)]
+        for op in (pair, packed, rounded, *lanes):
+            block.insert_op_after(op, anchor)
+            anchor = op
+        for lane, lane_truncations in zip(lanes, truncations):
+            for truncation in lane_truncations:
+                truncation.results[0].replace_all_uses_with(lane.result)
+                truncation.detach()
+                truncation.erase()
 
 
 def _only_stored(value: SSAValue) -> bool:

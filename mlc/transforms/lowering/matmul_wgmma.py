@@ -25,10 +25,11 @@ swizzle's 64-element column blocks) and a K step that is a multiple of 64 (one 1
 row of A); both operands come from zero-padded tile loads of buffers whose rows are 16-byte
 multiples, inside the K loop (so that a pipeline of async copies can stage them: a register copy
 could not write the swizzled layout; a K that fits one step has no loop and takes mma.sync). loop-promote-shared then issues the next stage's copies after the products and, where the
-accumulators are only converted and stored after the loop, leaves each product in flight until
-the next K step's wait (`async_pipeline.overlap_products`).
-Limits: f16/bf16 only (TF32 dots take mma.sync); no register A operand; with a computing epilogue each K step waits for its products
-(ptxas serializes the deferred pipeline there); no TMA.
+accumulators are only stored, or rounded to f16/bf16 (two at a time, `async_pipeline.pack_roundings`)
+before an epilogue computes on them, leaves each product in flight until the next K step's wait
+(`async_pipeline.overlap_products`).
+Limits: f16/bf16 only (TF32 dots take mma.sync); no register A operand; an epilogue that computes
+on the f32 accumulators themselves (no rounding first) waits for each K step's products; no TMA.
 """
 
 from __future__ import annotations

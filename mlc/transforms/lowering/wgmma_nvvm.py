@@ -25,16 +25,19 @@ through it, so that nothing reads them before the products land. There is no LLV
 commit and wait are inline assembly too, since their intrinsics abort LLVM below sm_90a.
 Async copies into a wgmma kernel's shared memory are followed, after each `cp.async.wait_group`, by
 `fence.proxy.async.shared::cta`: the copies write through the generic proxy, wgmma reads through
-the async proxy.
+the async proxy. A wgmma kernel's roundings of two f32 to f16/bf16 at once (`arith.truncf` of a
+vector<2xf32>, left by `async_pipeline.pack_roundings`) become one `cvt.rn.{f16x2,bf16x2}.f32`
+(`lower_packed_roundings`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, llvm
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, IntegerType, MemRefType, UnrealizedConversionCastOp, f32, i32, i64
+from xdsl.dialects import arith, llvm, vector
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, IntegerType, MemRefType, UnrealizedConversionCastOp, VectorType, f32, i32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
@@ -183,3 +186,54 @@ def lower_wgmma_wait(op: loop.WgmmaWaitOp) -> tuple[list[Operation], list[SSAVal
 def fence_proxy_async() -> llvm.InlineAsmOp:
     """Orders this thread's completed generic-proxy writes of shared memory before async-proxy reads."""
     return llvm.InlineAsmOp(FENCE_PROXY_ASYNC, "", [], [], has_side_effects=True)
+
+
+PACKED_CONVERSION = {"f16": "f16x2", "bf16": "bf16x2"}
+"""The PTX type of two 16-bit floats rounded from two f32 by one `cvt.rn`, per element type."""
+
+
+def lower_packed_roundings(kernel: Operation) -> None:
+    """Each `arith.truncf` of a vector<2xf32> to f16/bf16 in `kernel` whose lanes are only
+    extracted (what `async_pipeline.pack_roundings` leaves after a wgmma loop) becomes one
+    `cvt.rn.{f16x2,bf16x2}.f32` (sm_80+) in inline PTX, the extracted lanes its 16-bit halves.
+
+    Why inline PTX: LLVM scalarizes a packed `fptrunc` whose lanes are extracted into one
+    `cvt.rn.f16.f32` per lane, which makes ptxas serialize a deferred wgmma pipeline
+    (`async_pipeline.PACKED_ROUNDING`)."""
+    for op in [op for op in kernel.walk() if isinstance(op, arith.TruncFOp)]:
+        source, result = op.operands[0].type, op.result.type
+        if not (isinstance(source, VectorType) and source.get_shape() == (2,) and source.element_type == f32):
+            continue
+        assert isinstance(result, VectorType)
+        extracts = [use.operation for use in op.result.uses]
+        if not all(isinstance(extract, vector.ExtractOp) and not extract.dynamic_position for extract in extracts):
+            continue
+        builder = _Builder()
+        lanes = [builder.emit(vector.ExtractOp(op.operands[0], [lane], f32)) for lane in range(2)]
+        # cvt.rn.f16x2.f32 d, a, b puts a in the upper half of d and b in the lower one
+        packed_type = PACKED_CONVERSION[str(result.element_type)]
+        call = llvm.InlineAsmOp(f"cvt.rn.{packed_type}.f32 $0, $1, $2;", "=r,f,f", [lanes[1], lanes[0]], [i32], has_side_effects=False)
+        builder.ops.append(call)
+        halves = []
+        for shift in (0, 16):
+            bits = call.results[0] if not shift else builder.emit(arith.ShRUIOp(call.results[0], builder.constant(shift, i32)))
+            halves.append(builder.emit(arith.BitcastOp(builder.emit(arith.TruncIOp(bits, IntegerType(16))), result.element_type)))
+        Rewriter.insert_op(builder.ops, InsertPoint.before(op))
+        for extract in extracts:
+            assert isinstance(extract, vector.ExtractOp)
+            (lane,) = extract.static_position.get_values()
+            extract.result.replace_all_uses_with(halves[lane])
+            extract.detach()
+            extract.erase()
+        op.detach()
+        op.erase()
+
+
+def prepare_wgmma_kernel(kernel: Operation) -> bool:
+    """Whether `kernel` issues warpgroup products (`loop.wgmma`); in one that does, its packed
+    roundings are lowered first (`lower_packed_roundings`: sm_80+ PTX, which a wgmma kernel's
+    sm_90a target has)."""
+    if not any(isinstance(op, loop.WgmmaOp) for op in kernel.walk()):
+        return False
+    lower_packed_roundings(kernel)
+    return True

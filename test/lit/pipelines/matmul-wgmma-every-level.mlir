@@ -16,8 +16,11 @@
 // A plain product (its accumulators only converted and stored) leaves each product in flight
 // until the next iteration's wait (wait_group 1), the last one completed after the loop:
 // RUN: mlc-opt %s -p 'graph-decompose,graph-fuse,convert-graph-to-tile{wgmma=true},convert-tile-to-loop{tensor-cores=true wgmma=true},canonicalize,cse,loop-promote-shared' | filecheck %s --check-prefix=PLAIN
-// Where ptxas is installed, it assembles the PTX for sm_90a:
-// RUN: %if ptxas %{ ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
+// Where ptxas is installed, it assembles the PTX for sm_90a and keeps the deferred products
+// asynchronous (no C7514: "wgmma.mma_async instructions are serialized"), relu epilogue included:
+// RUN: %if ptxas %{ ptxas -v -arch=sm_90a %t.ptx -o %t.cubin 2>&1 | filecheck %s --check-prefix=PTXAS %}
+// PTXAS-NOT:  C7514
+// PTXAS:      Used {{[0-9]+}} registers
 
 // Few blocks, so the heuristic's smallest wgmma block, 64x128x64 (K = 192: a K loop of 3 steps),
 // one warpgroup: a 4x1 grid of 16x128 warp tiles (mma.sync's accumulator layout stacked: rows
@@ -38,8 +41,10 @@
 
 // Both operands are staged in 4 stages of async copies in the 128-byte swizzled layout (no
 // padding); per iteration: wait for this step's copies, one barrier, the product, then the copies
-// of the step two ahead (issued while the tensor cores work), the commit and the product's wait
-// (wait_group 0: with an epilogue that computes, the product is not left in flight, see PLAIN).
+// of the step two ahead (issued while the tensor cores work), the commit and the wait for the
+// previous step's product (wait_group 1: this one stays in flight, as in PLAIN); after the loop,
+// wait_group 0, then the accumulators are rounded to f16 two at a time (one vector<2xf32>
+// truncation per pair of adjacent columns), which keeps ptxas from serializing the products.
 // GPU:        mlc_gpu.func @dense_0_matmul_add_relu
 // GPU:          %a_shared = memref.alloca() {mlc.promoted = "%a: 64x64 elements {{.*}} read by wgmma; swizzled {{.*}}; 4 stages of async copies", mlc.swizzle = 128 : i64, {{.*}} : memref<4x64x64xf16, 3 : i64>
 // GPU:          %b_shared = memref.alloca() {mlc.promoted = "%b: 64x128 elements {{.*}} read by wgmma; swizzled {{.*}}; 4 stages of async copies", mlc.swizzle = 128 : i64, {{.*}} : memref<4x64x128xf16, 3 : i64>
@@ -52,7 +57,11 @@
 // GPU:            loop.async_copy %a[{{.*}}] to %a_shared[%next_stage
 // GPU-NOT:        mlc_gpu.barrier
 // GPU:            loop.async_commit
-// GPU-NEXT:       loop.wgmma_wait 0
+// GPU-NEXT:       loop.wgmma_wait 1
+// GPU:          loop.wgmma_wait 0
+// GPU:          vector.broadcast
+// GPU-NEXT:     vector.insert
+// GPU-NEXT:     arith.truncf {{.*}} : vector<2xf32> to vector<2xf16>
 
 // The swizzled buffers are 1024-byte aligned in dynamic shared memory; the copies land at
 // XOR-swizzled addresses; each cp.async wait is followed by a proxy fence (wgmma reads through
@@ -69,7 +78,9 @@
 // NVVM:       "wgmma.commit_group.sync.aligned;"
 // NVVM:       arith.xori
 // NVVM:       llvm.call_intrinsic "llvm.nvvm.cp.async.cg.shared.global.16"
+// NVVM:       "wgmma.wait_group.sync.aligned 1;"
 // NVVM:       "wgmma.wait_group.sync.aligned 0;"
+// NVVM:       llvm.inline_asm "cvt.rn.f16x2.f32 $0, $1, $2;", "=r,f,f"
 
 // PTX:        .target sm_90a
 // PTX:        .visible .entry dense_0_matmul_add_relu(
@@ -77,7 +88,9 @@
 // PTX-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 // PTX:        wgmma.commit_group.sync.aligned;
 // PTX:        cp.async.cg.shared.global
+// PTX:        wgmma.wait_group.sync.aligned 1;
 // PTX:        wgmma.wait_group.sync.aligned 0;
+// PTX:        cvt.rn.f16x2.f32
 
 // MMA-SYNC:     .target sm_90
 // MMA-SYNC-NOT: wgmma

@@ -4,7 +4,7 @@ On the GPU machine (an H100, sm_90) every case is compiled with the wgmma loweri
 be on it (warpgroup `wgmma.mma_async` in the kernel), run, and compared within the bound
 `error_bounds.result_bounds` derives (`programs.assert_compiled_matches`): ragged shapes (masked
 stores, zero-filled copies), a batch, several wgmma blocks (64x128x64, 128x128x64, 128x256x64)
-and fused epilogues (bias + relu, a residual add) on wgmma's accumulator layout, and operands
+and fused epilogues (bias + relu, bias + gelu, a residual add) on wgmma's accumulator layout, and operands
 whose rows are not 16-byte multiples (padded by graph-pad-matmul-operands). Without a GPU, the
 backend's refusal of wgmma kernels for other architectures is checked, and that ragged rows take
 wgmma once padded.
@@ -12,6 +12,7 @@ wgmma once padded.
 
 from __future__ import annotations
 
+import math
 import re
 import zlib
 
@@ -41,11 +42,11 @@ def tensor(shape: tuple[int, ...], element: str) -> str:
 def program(a_shape: tuple[int, ...], b_shape: tuple[int, ...], element: str, epilogue: str = "") -> str:
     out = (*a_shape[:-2], a_shape[-2], b_shape[-1])
     a, b, c, bias = tensor(a_shape, element), tensor(b_shape, element), tensor(out, element), tensor(out[-1:], element)
-    if epilogue == "bias-relu":
+    if epilogue.startswith("bias-"):
         return f"""func.func @main(%a: {a}, %b: {b}, %bias: {bias}) -> {c} {{
       %0 = graph.matmul %a, %b : ({a}, {b}) -> {c}
       %1 = graph.add %0, %bias : ({c}, {bias}) -> {c}
-      %2 = graph.relu %1 : {c}
+      %2 = graph.{epilogue.removeprefix("bias-")} %1 : {c}
       func.return %2 : {c}
     }}"""
     if epilogue == "residual":
@@ -73,6 +74,8 @@ CASES = [
     pytest.param((4, 128, 96), (96, 200), "", id="batch4-128x200x96"),
     pytest.param((1024, 1024), (1024, 1024), "bias-relu", id="1024-bias-relu"),
     pytest.param((300, 512), (512, 264), "residual", id="300x264x512-residual"),
+    # The fp16 MLP's first kernel: accumulators rounded two at a time, products left in flight.
+    pytest.param((260, 512), (512, 384), "bias-gelu", id="260x384x512-bias-gelu"),
     # Ragged rows (K = 131, N = 203): graph-pad-matmul-operands pads them to 16-byte multiples.
     pytest.param((300, 131), (131, 203), "", id="300x203x131-padded"),
     pytest.param((2, 64, 1023), (1023, 97), "bias-relu", id="batch2-64x97x1023-padded-bias-relu"),
@@ -85,7 +88,7 @@ CASES = [
 def test_wgmma_matmul(a_shape, b_shape, epilogue: str, element: str, request: pytest.FixtureRequest):
     text = program(a_shape, b_shape, element, epilogue)
     out = (*a_shape[:-2], a_shape[-2], b_shape[-1])
-    extra = {"": [], "bias-relu": [out[-1:]], "residual": [out]}[epilogue]
+    extra = {"": [], "bias-relu": [out[-1:]], "bias-gelu": [out[-1:]], "residual": [out]}[epilogue]
     arrays = inputs(request.node.nodeid, [a_shape, b_shape, *extra], element)
     assert "wgmma.mma_async" in str(lower(text, WGMMA)), "the wgmma path did not apply"
     got = mlc.compile(text, device="cuda", pipeline=WGMMA)(*arrays)
@@ -93,6 +96,9 @@ def test_wgmma_matmul(a_shape, b_shape, epilogue: str, element: str, request: py
     product = a @ b
     if epilogue == "bias-relu":
         expected = np.maximum(product + arrays[2].astype(np.float64), 0)
+    elif epilogue == "bias-gelu":
+        biased = product + arrays[2].astype(np.float64)
+        expected = 0.5 * biased * (1 + np.vectorize(math.erf)(biased / math.sqrt(2)))
     elif epilogue == "residual":
         expected = product + arrays[2].astype(np.float64)
     else:
