@@ -89,13 +89,8 @@ class KernelLowering(TileKernelLowering):
         widest = max(byte_width(t.element_type) for t in self.kernel.function_type.inputs.data)  # type: ignore[attr-defined]
         num_warps = self.kernel.num_warps.value.data if self.kernel.num_warps is not None else 4
         self.layout = ThreadLayout.choose(shape, num_warps, max(1, self.vector_bytes // widest))
-        if self.layout.chunks % self.layout.threads:
-            # The last repetition would hold chunks past the tile's end, which no access guards.
-            raise PassFailure(
-                self.kernel,
-                f"the tile shape {shape} is not a whole number of {self.layout.threads}-thread repetitions of "
-                f"{self.layout.vector}-element chunks; use power-of-two tile dimensions",
-            )
+        if self.layout.chunks % self.layout.threads:  # chunks past the tile's end would go unguarded
+            raise PassFailure(self.kernel, f"the tile shape {shape} is not a whole number of {self.layout.threads}-thread repetitions of {self.layout.vector}-element chunks; use power-of-two tile dimensions")
         self.reductions = [op for op in self.kernel.walk() if isinstance(op, tile.ReduceOp)]
         # Reductions combine values of several repetitions, and a tile stored once (broadcast along
         # some dimensions) is stored by some repetitions only: both need every repetition explicit.
@@ -107,11 +102,8 @@ class KernelLowering(TileKernelLowering):
             if not all(is_power_of_two(size) for size in shape):
                 raise PassFailure(self.reductions[0], f"reductions need power-of-two tile dimensions, got {shape}")
             if self.layout.repetitions > MAX_UNROLLED_REPETITIONS:
-                raise PassFailure(
-                    self.reductions[0],
-                    f"the tile needs {self.layout.repetitions} repetitions per thread; a reduction keeps at most "
-                    f"{MAX_UNROLLED_REPETITIONS} in registers (use a smaller tile or more warps)",
-                )
+                message = f"the tile needs {self.layout.repetitions} repetitions per thread; a reduction keeps at most {MAX_UNROLLED_REPETITIONS} in registers"
+                raise PassFailure(self.reductions[0], message + " (use a smaller tile or more warps)")
 
     def lower(self) -> loop.KernelOp:
         result = self.new_kernel()
