@@ -4,7 +4,7 @@
 | --- | --- |
 | mm, bmm, matmul | graph.matmul (1-D operands of matmul through graph.reshape) |
 | addmm (beta, alpha), linear | graph.matmul, graph.mul by alpha/beta when not 1, graph.add; linear transposes the weight |
-| convolution / conv1d / conv2d | graph.conv2d (1-D through reshapes to H = 1); transposed convolution is unsupported |
+| convolution / conv1d / conv2d | graph.conv2d (1-D through reshapes to H = 1; an f16/bf16 bias as a graph.add after it); transposed convolution is unsupported |
 | max_pool2d(_with_indices) | graph.max_pool2d (dilation 1, and ceil_mode only where it changes no size; not the indices) |
 | avg_pool2d | graph.avg_pool2d (count_include_pad only without padding; no divisor_override) |
 | adaptive_avg_pool2d | graph.reduce_mean over H, W for output 1x1, graph.avg_pool2d where the sizes divide |
@@ -24,7 +24,7 @@ import math
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import i1
+from xdsl.dialects.builtin import f32, i1
 from xdsl.ir import SSAValue
 
 from mlc.frontend.graph_builder import element_type_of, shape_of
@@ -115,7 +115,15 @@ def _convolution(emit: Emitter, args: dict[str, Any]) -> SSAValue:
     if isinstance(args.get("padding"), str):
         raise emit.unsupported(f"padding='{args['padding']}' is not imported; give the sizes")
     pads = [padding[0], padding[1], padding[0], padding[1]]
-    result = emit.builder.conv2d(x, w, bias, stride, pads, dilation, int(args.get("groups") or 1))
+    groups = int(args.get("groups") or 1)
+    if bias is not None and is_float_type(element) and element != f32:
+        # An f16/bf16 bias is added to the rounded product, as PyTorch's CUDA convolution does
+        # (`at::convolution`: cuDNN's product, then `add_`); graph.conv2d with a bias would
+        # round once, after it, computing the product in f32 off the tensor cores.
+        product = emit.builder.conv2d(x, w, None, stride, pads, dilation, groups)
+        result = emit.builder.binary("graph.add", product, emit.builder.reshape(bias, (shape_of(bias)[0], 1, 1)))
+    else:
+        result = emit.builder.conv2d(x, w, bias, stride, pads, dilation, groups)
     shape = emit.result_shape()
     return result if shape_of(result) == shape else emit.builder.reshape(result, shape)
 
