@@ -59,7 +59,7 @@ def _mm(emit: Emitter, args: dict[str, Any]) -> SSAValue:
     if b_vector:
         b = emit.builder.reshape(b, (*shape_of(b), 1))
     matrix = _broadcast_matrix(b)
-    if matrix is not None and len(shape_of(a)) > 2:
+    if matrix is not None and len(shape_of(a)) > 2 and tuple(emit.result_shape()[:-2]) == tuple(shape_of(a)[:-2]):
         # a batch of products with one matrix (core ATen's matmul of a non-contiguous N-D lhs:
         # `bmm(expand(a), expand(w))`) is one product of the rows: no copy of w per batch.
         rows = emit.builder.reshape(a, (math.prod(shape_of(a)[:-1]), shape_of(a)[-1]))
