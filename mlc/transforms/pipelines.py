@@ -38,7 +38,7 @@ from mlc.transforms.graph.convert_graph_to_tile import ConvertGraphToTile
 from mlc.transforms.graph.graph_pad_matmul_operands import GraphPadMatmulOperands
 from mlc.transforms.tile.convert_tile_to_loop import ConvertTileToLoop
 
-_GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,{pad}graph-fuse{chain_model},graph-plan-memory"
+_GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,{pad}graph-fold-constants,graph-fuse{chain_model},graph-plan-memory"
 _TO_TILE = (
     f"{_GRAPH},convert-graph-to-tile{{graph_to_tile}},cse,canonicalize,tile-merge-identical-kernels,"
     "{dot_lowering}convert-tile-to-loop{tensor_cores},cse,canonicalize"

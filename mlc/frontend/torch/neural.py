@@ -2,9 +2,9 @@
 
 | ATen | graph |
 | --- | --- |
-| mm, bmm, matmul | graph.matmul (1-D operands of matmul through graph.reshape) |
+| mm, bmm, matmul | graph.matmul (1-D operands of matmul through graph.reshape; a batch times one broadcast matrix as one 2-D product) |
 | addmm (beta, alpha), linear | graph.matmul, graph.mul by alpha/beta when not 1, graph.add; linear transposes the weight |
-| convolution / conv1d / conv2d | graph.conv2d (1-D through reshapes to H = 1); transposed convolution is unsupported |
+| convolution / conv1d / conv2d | graph.conv2d (1-D through reshapes to H = 1; an f16/bf16 bias as a graph.add after it); transposed convolution is unsupported |
 | max_pool2d(_with_indices) | graph.max_pool2d (dilation 1, and ceil_mode only where it changes no size; not the indices) |
 | avg_pool2d | graph.avg_pool2d (count_include_pad only without padding; no divisor_override) |
 | adaptive_avg_pool2d | graph.reduce_mean over H, W for output 1x1, graph.avg_pool2d where the sizes divide |
@@ -24,8 +24,8 @@ import math
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import i1
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import f32, i1
+from xdsl.ir import OpResult, SSAValue
 
 from mlc.frontend.graph_builder import element_type_of, shape_of
 from mlc.frontend.torch.emitter import Emitter, Handler, is_float_type
@@ -58,9 +58,29 @@ def _mm(emit: Emitter, args: dict[str, Any]) -> SSAValue:
         a = emit.builder.reshape(a, (1, *shape_of(a)))
     if b_vector:
         b = emit.builder.reshape(b, (*shape_of(b), 1))
-    product = emit.builder.matmul(a, b)
+    matrix = _broadcast_matrix(b)
+    if matrix is not None and len(shape_of(a)) > 2 and tuple(emit.result_shape()[:-2]) == tuple(shape_of(a)[:-2]):
+        # a batch of products with one matrix (core ATen's matmul of a non-contiguous N-D lhs:
+        # `bmm(expand(a), expand(w))`) is one product of the rows: no copy of w per batch.
+        rows = emit.builder.reshape(a, (math.prod(shape_of(a)[:-1]), shape_of(a)[-1]))
+        product = emit.builder.matmul(rows, matrix)
+    else:
+        product = emit.builder.matmul(a, b)
     shape = emit.result_shape()
     return product if shape_of(product) == shape else emit.builder.reshape(product, shape)
+
+
+def _broadcast_matrix(value: SSAValue) -> SSAValue | None:
+    """The matrix that `value` (through reshapes) broadcasts along new leading axes, if it does."""
+    while isinstance(value, OpResult) and value.op.name == "graph.reshape" and shape_of(value.op.operands[0]) == shape_of(value):
+        value = value.op.operands[0]
+    if not (isinstance(value, OpResult) and value.op.name == "graph.broadcast"):
+        return None
+    source = value.op.operands[0]
+    rows, columns = shape_of(value)[-2:]
+    if math.prod(shape_of(source)) != rows * columns or tuple(shape_of(source)[-2:]) != (rows, columns):
+        return None
+    return source if len(shape_of(source)) == 2 else None
 
 
 def _addmm(emit: Emitter, args: dict[str, Any]) -> SSAValue:
@@ -115,7 +135,15 @@ def _convolution(emit: Emitter, args: dict[str, Any]) -> SSAValue:
     if isinstance(args.get("padding"), str):
         raise emit.unsupported(f"padding='{args['padding']}' is not imported; give the sizes")
     pads = [padding[0], padding[1], padding[0], padding[1]]
-    result = emit.builder.conv2d(x, w, bias, stride, pads, dilation, int(args.get("groups") or 1))
+    groups = int(args.get("groups") or 1)
+    if bias is not None and is_float_type(element) and element != f32:
+        # An f16/bf16 bias is added to the rounded product, as PyTorch's CUDA convolution does
+        # (`at::convolution`: cuDNN's product, then `add_`); graph.conv2d with a bias would
+        # round once, after it, computing the product in f32 off the tensor cores.
+        product = emit.builder.conv2d(x, w, None, stride, pads, dilation, groups)
+        result = emit.builder.binary("graph.add", product, emit.builder.reshape(bias, (shape_of(bias)[0], 1, 1)))
+    else:
+        result = emit.builder.conv2d(x, w, bias, stride, pads, dilation, groups)
     shape = emit.result_shape()
     return result if shape_of(result) == shape else emit.builder.reshape(result, shape)
 

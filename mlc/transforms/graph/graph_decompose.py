@@ -29,7 +29,8 @@ Rewrites (x of element type T, f32 for the arithmetic when T is f16 or bf16):
 * `conv2d` with stride 1, one group and channels a multiple of 8 -> the implicit GEMM: the input
   NHWC and padded, flattened to rows of pixels, its row-shifted slices (one per kernel offset)
   side by side as the lhs of one `graph.matmul` (graph-fuse then reads them in place), the product
-  back to NCHW and sliced to the output pixels; a depthwise `conv2d` -> the sum over kernel
+  back to NCHW and sliced to the output pixels (for at most `direct-layout-elements`, default
+  2^20, both transposes are index maps of the neighbouring kernels, not kernels of their own); a depthwise `conv2d` -> the sum over kernel
   offsets of the window's strided slice times the offset's weights (one elementwise kernel);
   any other `conv2d` -> an im2col column matrix (padding, strided slices, concat, transpose), the
   weights transposed, `graph.matmul`, the product transposed back to NCHW (f32 for f16
@@ -54,6 +55,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from mlc.transforms.lowering.graph_decomposition import decompose_function
+from mlc.transforms.lowering.window_decomposition import DIRECT_LAYOUT_ELEMENTS
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,11 @@ class GraphDecompose(ModulePass):
 
     name = "graph-decompose"
 
+    direct_layout_elements: int = DIRECT_LAYOUT_ELEMENTS
+    """An implicit GEMM's input or product of at most this many elements is transposed by the
+    neighbouring kernel's index map, not by a shared-memory transpose kernel (0: never)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in op.walk():
             if isinstance(function, func.FuncOp):
-                decompose_function(function)
+                decompose_function(function, self.direct_layout_elements)

@@ -15,7 +15,9 @@ Any other result whose elements all have the same bits becomes a splat attribute
 Limits, and what is left alone:
 
 * `max-elements` (default 1 << 20) caps the element count of a folded non-splat result, and of
-  every operand the interpreter must materialise, to keep modules (and compile time) small.
+  every operand the interpreter must materialise, to keep modules (and compile time) small;
+  except a transpose or reshape of a constant that nothing else uses, which leaves the module
+  the same size (a linear layer's transposed weight: no transpose kernel per call).
 * Results that xDSL 0.74 cannot write as text and read back bit for bit are not folded (NaN,
   infinities, f32 integers of 7 to 9 digits such as 16777216.0, non-splat arrays of zeros of
   both signs; see `graph/constants.py`), so that printing a folded module never changes its
@@ -73,6 +75,14 @@ def _is_foldable(op: Operation) -> bool:
     )
 
 
+def _moves_its_only_use(op: Operation) -> bool:
+    """A transpose or reshape whose constant operand it alone uses: folding it replaces that
+    constant by one of the same size, so the module does not grow (a linear layer's weight)."""
+    return (isinstance(op, graph.ReshapeOp) or op.name == "graph.transpose") and all(
+        operand.has_one_use() for operand in op.operands
+    )
+
+
 def _fold_splats(op: Operation, result_type: TensorType) -> DenseIntOrFPElementsAttr | None:
     """The splat result of a splat-preserving op whose operands are all splats, or None."""
     scalars = [splat_of(operand) for operand in op.operands]
@@ -97,7 +107,7 @@ def fold(op: Operation, max_elements: int) -> DenseIntOrFPElementsAttr | None:
             return splat if round_trips_as_text(splat) else None
         operand_types = [operand.type for operand in op.operands]
         sizes = [_element_count(t) for t in (*operand_types, result_type)]  # type: ignore[arg-type]
-        if max(sizes) > max_elements:
+        if max(sizes) > max_elements and not _moves_its_only_use(op):
             return None
         operands = [dense_to_numpy(operand.owner.value) for operand in op.operands]  # type: ignore[union-attr]
         value = np.asarray(evaluate(op, operands))

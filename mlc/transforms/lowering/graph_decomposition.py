@@ -22,7 +22,7 @@ from mlc.dialects.element_types import is_float, to_numpy_dtype
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.graph.constants import numpy_to_dense
 from mlc.dialects.graph.interpret import evaluate
-from mlc.transforms.lowering.window_decomposition import decompose_conv2d, decompose_pool
+from mlc.transforms.lowering.window_decomposition import DIRECT_LAYOUT_ELEMENTS, decompose_conv2d, decompose_pool
 
 PRIMITIVE_REDUCTIONS = (graph.ReduceSumOp, graph.ReduceMaxOp, graph.ReduceMinOp)
 
@@ -164,8 +164,9 @@ def _decompose_integer_matmul(op: graph.MatmulOp, emit: _Emitter) -> SSAValue | 
     return emit.cast(total, element_type)
 
 
-def decompose_op(op: Operation) -> bool:
-    """Replaces `op` by its decomposition when it has one; returns whether it did."""
+def decompose_op(op: Operation, direct_layout_elements: int = DIRECT_LAYOUT_ELEMENTS) -> bool:
+    """Replaces `op` by its decomposition when it has one; returns whether it did.
+    `direct_layout_elements`: `window_decomposition.DIRECT_LAYOUT_ELEMENTS` for this rewrite."""
     emit = _Emitter(Builder(InsertPoint.before(op)))
     if isinstance(op, graph.SoftmaxOp):
         replacement = _decompose_softmax(op, emit)
@@ -174,7 +175,7 @@ def decompose_op(op: Operation) -> bool:
     elif isinstance(op, graph.REDUCTION_OPS):
         replacement = _decompose_reduction(op, emit)
     elif isinstance(op, graph.Conv2dOp):
-        replacement = decompose_conv2d(op, emit.insert)
+        replacement = decompose_conv2d(op, emit.insert, direct_layout_elements)
     elif isinstance(op, graph.Pool2dOp):
         replacement = decompose_pool(op, emit.insert)
     elif isinstance(op, graph.MatmulOp):
@@ -188,6 +189,6 @@ def decompose_op(op: Operation) -> bool:
     return True
 
 
-def decompose_function(function: func.FuncOp) -> None:
+def decompose_function(function: func.FuncOp, direct_layout_elements: int = DIRECT_LAYOUT_ELEMENTS) -> None:
     for op in list(function.body.walk()):
-        decompose_op(op)
+        decompose_op(op, direct_layout_elements)

@@ -27,7 +27,9 @@ of P (continued by s_max zero rows) starting s rows down, multiplied by the weig
 origins (`analysis/operand_maps.py`), so the column matrix is never materialised. The product,
 on the padded grid (Hp·Wp / (OH·OW) more rows: 7% for a 56² layer with padding 1), is sliced to
 the output pixels and transposed back to NCHW, where the bias and any elementwise consumer are
-added (one kernel). An NHWC graph (transposes around the convolution) reads its input and writes
+added (one kernel). The transposes NCHW -> NHWC of the input and back of the product are
+coalesced shared-memory transpose kernels of their own; up to `DIRECT_LAYOUT_ELEMENTS` elements
+they are index maps of the padding kernel and of the epilogue instead (two kernels fewer). An NHWC graph (transposes around the convolution) reads its input and writes
 its result through the composed transposes in those two layout kernels.
 
 **conv2d, otherwise** is an explicit im2col followed by the tile-level matmul (so it inherits the
@@ -71,6 +73,13 @@ NHWC_FROM_NCHW, NCHW_FROM_NHWC = (0, 2, 3, 1), (0, 3, 1, 2)
 IMPLICIT_GEMM_CHANNELS = 8
 """Input channels must be a multiple of this for the implicit GEMM: a K step of the matmul stays
 inside one kernel offset, and a row of 8 f16 channels is one 16-byte async copy."""
+
+DIRECT_LAYOUT_ELEMENTS = 1 << 20
+"""An implicit GEMM's NCHW input or product of at most this many elements is transposed by the
+kernel next to it (the padding kernel, the epilogue), reading through the index map, rather than
+by a coalesced shared-memory transpose kernel of its own: at these sizes (4 MiB of f32 at most,
+well inside the GPU's L2 cache) a kernel launch and a round trip through memory cost more than
+strided reads (a small CNN at batch 1 to 8)."""
 
 Insert = Callable[[Operation], SSAValue]
 
@@ -196,7 +205,7 @@ def shifted_rows_apply(op: graph.Conv2dOp) -> bool:
     )
 
 
-def _decompose_shifted_rows(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
+def _decompose_shifted_rows(op: graph.Conv2dOp, insert: Insert, direct_layout_elements: int) -> SSAValue:
     """The implicit GEMM: one matmul over row-shifted views of the padded NHWC input."""
     batch, channels, height, width = _shape(op.x)
     outputs, _, kernel_height, kernel_width = _shape(op.w)
@@ -204,7 +213,9 @@ def _decompose_shifted_rows(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
     pads, dilations = op.pads.get_values(), op.dilations.get_values()
     widen: Callable[[Insert, SSAValue], SSAValue] = _widened if op.bias is not None else lambda _, x: x
     x = widen(insert, op.x)
-    if _transposed_from(op.x, NCHW_FROM_NHWC):  # composes with its producer: NHWC read in place
+    if _transposed_from(op.x, NCHW_FROM_NHWC) or math.prod(_shape(x)) <= direct_layout_elements:
+        # NHWC read in place (composed with its producer's transpose), or a small input read
+        # through the index map by the padding kernel: no transpose kernel of its own.
         x = insert(graph.TransposeOp(x, perm=NHWC_FROM_NCHW))
     else:  # a swap of the last two dimensions: the GPU's coalesced shared-memory transpose
         x = insert(graph.TransposeOp(_reshape(insert, x, (batch, channels, height * width)), perm=(0, 2, 1)))
@@ -225,8 +236,10 @@ def _decompose_shifted_rows(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
     product = insert(graph.MatmulOp(matrix, weights))
     window = [0, 0, 0, 0], [batch, out_height, out_width, outputs]
     consumers = [use.operation for use in op.result.uses]
-    if consumers and all(isinstance(c, graph.TransposeOp) and _transposed_from(c.result, NHWC_FROM_NCHW) for c in consumers):
-        # NHWC consumers: the slice and the transposes compose into one read of the product.
+    nhwc_consumers = consumers and all(isinstance(c, graph.TransposeOp) and _transposed_from(c.result, NHWC_FROM_NCHW) for c in consumers)
+    if nhwc_consumers or math.prod(_shape(product)) <= direct_layout_elements:
+        # NHWC consumers: the slice and the transposes compose into one read of the product; a
+        # small product is read through the slice and transpose by the epilogue kernel.
         product = _reshape(insert, product, (batch, padded_height, padded_width, outputs))
         product = insert(graph.SliceOp(product, starts=window[0], ends=window[1], steps=[1, 1, 1, 1]))
         result = insert(graph.TransposeOp(product, perm=(0, 3, 1, 2)))
@@ -288,11 +301,11 @@ def _decompose_depthwise(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
     return _reshape(insert, result, _shape(op.result))
 
 
-def decompose_conv2d(op: graph.Conv2dOp, insert: Insert) -> SSAValue:
+def decompose_conv2d(op: graph.Conv2dOp, insert: Insert, direct_layout_elements: int = DIRECT_LAYOUT_ELEMENTS) -> SSAValue:
     if is_depthwise(op):
         return _decompose_depthwise(op, insert)
     if shifted_rows_apply(op):
-        return _decompose_shifted_rows(op, insert)
+        return _decompose_shifted_rows(op, insert, direct_layout_elements)
     batch, _, height, width = _shape(op.x)
     outputs, group_channels, kernel_height, kernel_width = _shape(op.w)
     _, _, out_height, out_width = _shape(op.result)

@@ -11,7 +11,7 @@
 // graph optimisations, the kernels decided at the graph level (decompose, fuse with the GPU's compute
 // model for GEMM chains, plan memory), then graph -> tile -> loop (tensor cores for f16/bf16 dots)
 // -> mlc_gpu -> llvm, with libdevice for the math functions.
-// GPU:      builtin.module(graph-simplify, graph-fold-constants, cse, graph-decompose, cse, graph-pad-matmul-operands, graph-fuse{compute-model="gpu"}, graph-plan-memory, convert-graph-to-tile,
+// GPU:      builtin.module(graph-simplify, graph-fold-constants, cse, graph-decompose, cse, graph-pad-matmul-operands, graph-fold-constants, graph-fuse{compute-model="gpu"}, graph-plan-memory, convert-graph-to-tile,
 // GPU-SAME: convert-tile-to-loop{tensor-cores=true},
 // GPU-SAME: convert-loop-to-gpu, gpu-insert-barriers, convert-gpu-to-nvvm,
 // GPU-SAME: convert-scf-to-cf,
@@ -24,7 +24,7 @@
 
 // graph -> tile -> loop -> llvm for the CPU (libm, the default library, is not spelled out); matmuls
 // take the CPU's blocks and vector micro-kernels.
-// CPU:      builtin.module(graph-simplify, graph-fold-constants, cse, graph-decompose, cse, graph-fuse, graph-plan-memory, convert-graph-to-tile{target="cpu"},
+// CPU:      builtin.module(graph-simplify, graph-fold-constants, cse, graph-decompose, cse, graph-fold-constants, graph-fuse, graph-plan-memory, convert-graph-to-tile{target="cpu"},
 // CPU-SAME: tile-merge-identical-kernels, convert-tile-dot-to-cpu, convert-tile-rows-to-cpu, convert-tile-to-loop,
 // CPU-SAME: convert-loop-to-cpu, expand-math-for-cpu, convert-scf-to-cf,
 // CPU-SAME: convert-math-to-llvm,

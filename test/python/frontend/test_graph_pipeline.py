@@ -121,7 +121,7 @@ def test_plan_then_fuse_composes():
     assert str(planned_first) == str(_optimise(module))
 
 
-LOWERING_GRAPH_STAGES = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse,graph-plan-memory"
+LOWERING_GRAPH_STAGES = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fold-constants,graph-fuse,graph-plan-memory"
 """The graph part of mlc-lower-to-cpu and mlc-lower-to-gpu."""
 LARGER_MODELS = {
     "mlp": lambda: mlp(batch=64, features=128, hidden=512, classes=10),

@@ -78,6 +78,8 @@ CASES = {
     ),
     "constants": (lambda x: x + torch.arange(4, dtype=torch.float32) + torch.ones(3, 4), [X]),
     "f16": (lambda x, w: torch.relu(x @ w) + 1, [X.half(), _randn(4, 5, seed=3).half()]),
+    "conv2d_f16_bias": (lambda x, w, b: F.conv2d(x, w, b, padding=1), [IMAGE.half(), _randn(4, 3, 3, 3, seed=9).half(), _randn(4).half()]),
+    "matmul_transposed_batch": (lambda a, w: a.transpose(0, 1) @ w, [_randn(2, 3, 4), _randn(4, 5, seed=4)]),
 }
 
 
@@ -90,6 +92,27 @@ def test_op_matches_eager_pytorch_within_the_error_bound(name: str):
     with torch.no_grad():
         expected = function(*inputs)
     assert_within_bounds(module, inputs, [expected])
+
+
+def test_f16_convolution_adds_its_bias_after_the_product():
+    """As PyTorch's CUDA convolution does (cuDNN's product, then `add_`): the f16 product stays
+    on mlc's f16 matmul path (tensor cores) instead of widening to f32 for one rounding."""
+    function, inputs = CASES["conv2d_f16_bias"]
+    text = str(import_graph(aten_graph(function, inputs), inputs))
+    conv = next(line for line in text.splitlines() if "graph.conv2d" in line)
+    assert "tensor<4xf16>" not in conv and "graph.add" in text.split("graph.conv2d", 1)[1]
+    function, inputs = CASES["conv2d"]  # f32: the bias stays in the convolution
+    assert "tensor<4xf32>) ->" in next(line for line in str(import_graph(aten_graph(function, inputs), inputs)).splitlines() if "graph.conv2d" in line)
+
+
+def test_a_batch_times_one_broadcast_matrix_is_one_product():
+    """Core ATen's matmul of a non-contiguous 3-D lhs and a matrix is `bmm` of the lhs and the
+    matrix expanded over the batch: imported as one 2-D product, the matrix never copied."""
+    function, inputs = CASES["matmul_transposed_batch"]
+    gm = aten_graph(function, inputs)
+    assert any(node.target == torch.ops.aten.bmm.default for node in gm.graph.nodes)
+    matmuls = [line for line in str(import_graph(gm, inputs)).splitlines() if "graph.matmul" in line]
+    assert len(matmuls) == 1 and "(tensor<6x4xf32>, tensor<4x5xf32>) -> tensor<6x5xf32>" in matmuls[0]
 
 
 @pytest.mark.parametrize("op", ["_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention"])

@@ -1,5 +1,5 @@
-// RUN: mlc-opt %s --split-input-file -p graph-decompose,graph-fuse,convert-graph-to-tile,canonicalize,cse | filecheck %s
-// RUN: mlc-opt %s --split-input-file -p graph-decompose,graph-fuse,convert-graph-to-tile | mlc-opt --split-input-file -p canonicalize,cse | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p 'graph-decompose{direct-layout-elements=0},graph-fuse,convert-graph-to-tile,canonicalize,cse' | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p 'graph-decompose{direct-layout-elements=0},graph-fuse,convert-graph-to-tile' | mlc-opt --split-input-file -p canonicalize,cse | filecheck %s
 
 // Layout ops are index maps: a transpose feeding an add is read through its map, in the add's
 // kernel (no copy): coordinates (tile.range), the source position of each element (a map of
@@ -101,7 +101,8 @@ func.func @conv(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %b: tensor<3xf
 
 // -----
 
-// A stride-1 convolution with 16 channels is an implicit GEMM. x goes NHWC by a shared-memory
+// A stride-1 convolution with 16 channels is an implicit GEMM (the RUN lines ask graph-decompose
+// for the shared-memory transposes that larger layers get). x goes NHWC by a shared-memory
 // transpose of (N, C, H*W) and is padded by one block load at origin -1 (rows outside read the
 // padding); the matmul kernel reads the padded input, flattened to (N*Hp*Wp, C) = 112x16, at the
 // row of its block plus the shift of the K step's kernel offset (piece = k / C,

@@ -1,4 +1,5 @@
 // RUN: mlc-opt %s --split-input-file -p graph-decompose | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p 'graph-decompose{direct-layout-elements=0}' | filecheck %s --check-prefix=SHARED
 // RUN: mlc-opt %s --split-input-file -p graph-decompose | mlc-opt --split-input-file -p graph-decompose | filecheck %s
 
 // softmax: the row maximum is subtracted before exp (no overflow), then multiplied by the
@@ -150,30 +151,42 @@ func.func @avg(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
 // zero rows; kernel offset (kh, kw) is the slice of those rows starting kh*7 + kw further down
 // (Wp = 7), the slices side by side are the lhs of one matmul with the weights as (kh*kw*C, O);
 // the product, on the padded grid, goes back to NCHW (a swap of (N, Hp*Wp, O)) and is sliced to
-// the output's pixels. An NHWC input or result (a transpose around the convolution) is
+// the output's pixels (these are the SHARED checks, direct-layout-elements=0, as for inputs and products over
+// 2^20 elements). An NHWC input or result (a transpose around the convolution) is
 // transposed in one step instead, which composes with it (@conv_nhwc).
+// SHARED-LABEL: func.func @conv_implicit
+// SHARED:         %[[X:.*]] = graph.reshape %x : tensor<2x16x6x5xf32> to tensor<2x16x30xf32>
+// SHARED:         %[[XT:.*]] = graph.transpose %[[X]] perm [0, 2, 1] : tensor<2x16x30xf32> to tensor<2x30x16xf32>
+// SHARED:         %[[T:.*]] = graph.reshape %[[XT]] : tensor<2x30x16xf32> to tensor<2x6x5x16xf32>
+// SHARED:         %[[H:.*]] = graph.concat %{{.*}}, %[[T]], %{{.*}} axis 1
+// SHARED:         %[[P:.*]] = graph.concat %{{.*}}, %[[H]], %{{.*}} axis 2 : {{.*}} -> tensor<2x8x7x16xf32>
+// SHARED:         %[[FLAT:.*]] = graph.reshape %[[P]] : tensor<2x8x7x16xf32> to tensor<112x16xf32>
+// SHARED:         %[[ROWS:.*]] = graph.concat %[[FLAT]], %{{.*}} axis 0 : (tensor<112x16xf32>, tensor<16x16xf32>) -> tensor<128x16xf32>
+// SHARED:         graph.slice %[[ROWS]] starts [0, 0] ends [112, 16] steps [1, 1]
+// SHARED:         graph.slice %[[ROWS]] starts [1, 0] ends [113, 16] steps [1, 1]
+// SHARED:         graph.slice %[[ROWS]] starts [2, 0] ends [114, 16] steps [1, 1]
+// SHARED:         graph.slice %[[ROWS]] starts [7, 0] ends [119, 16] steps [1, 1]
+// SHARED-COUNT-4: graph.slice %[[ROWS]]
+// SHARED:         %[[LAST:.*]] = graph.slice %[[ROWS]] starts [16, 0] ends [128, 16] steps [1, 1]
+// SHARED:         %[[A:.*]] = graph.concat {{.*}}, %[[LAST]] axis 1 : {{.*}} -> tensor<112x144xf32>
+// SHARED:         %[[WT:.*]] = graph.transpose %w perm [2, 3, 1, 0] : tensor<8x16x3x3xf32> to tensor<3x3x16x8xf32>
+// SHARED:         %[[B:.*]] = graph.reshape %[[WT]] : tensor<3x3x16x8xf32> to tensor<144x8xf32>
+// SHARED:         %[[M:.*]] = graph.matmul %[[A]], %[[B]] : (tensor<112x144xf32>, tensor<144x8xf32>) -> tensor<112x8xf32>
+// SHARED:         %[[GRID:.*]] = graph.reshape %[[M]] : tensor<112x8xf32> to tensor<2x56x8xf32>
+// SHARED:         %[[MT:.*]] = graph.transpose %[[GRID]] perm [0, 2, 1] : tensor<2x56x8xf32> to tensor<2x8x56xf32>
+// SHARED:         %[[P:.*]] = graph.reshape %[[MT]] : tensor<2x8x56xf32> to tensor<2x8x8x7xf32>
+// SHARED:         %[[Y:.*]] = graph.slice %[[P]] starts [0, 0, 0, 0] ends [2, 8, 6, 5] steps [1, 1, 1, 1]
+// SHARED:         graph.add %[[Y]], %{{.*}}
+// SHARED-NOT:     graph.conv2d
+// Up to direct-layout-elements (2^20 by default) both transposes are 4-D permutations that the
+// padding kernel and the epilogue read through (no transpose kernels of their own).
 // CHECK-LABEL: func.func @conv_implicit
-// CHECK:         %[[X:.*]] = graph.reshape %x : tensor<2x16x6x5xf32> to tensor<2x16x30xf32>
-// CHECK:         %[[XT:.*]] = graph.transpose %[[X]] perm [0, 2, 1] : tensor<2x16x30xf32> to tensor<2x30x16xf32>
-// CHECK:         %[[T:.*]] = graph.reshape %[[XT]] : tensor<2x30x16xf32> to tensor<2x6x5x16xf32>
+// CHECK:         %[[T:.*]] = graph.transpose %x perm [0, 2, 3, 1] : tensor<2x16x6x5xf32> to tensor<2x6x5x16xf32>
 // CHECK:         %[[H:.*]] = graph.concat %{{.*}}, %[[T]], %{{.*}} axis 1
-// CHECK:         %[[P:.*]] = graph.concat %{{.*}}, %[[H]], %{{.*}} axis 2 : {{.*}} -> tensor<2x8x7x16xf32>
-// CHECK:         %[[FLAT:.*]] = graph.reshape %[[P]] : tensor<2x8x7x16xf32> to tensor<112x16xf32>
-// CHECK:         %[[ROWS:.*]] = graph.concat %[[FLAT]], %{{.*}} axis 0 : (tensor<112x16xf32>, tensor<16x16xf32>) -> tensor<128x16xf32>
-// CHECK:         graph.slice %[[ROWS]] starts [0, 0] ends [112, 16] steps [1, 1]
-// CHECK:         graph.slice %[[ROWS]] starts [1, 0] ends [113, 16] steps [1, 1]
-// CHECK:         graph.slice %[[ROWS]] starts [2, 0] ends [114, 16] steps [1, 1]
-// CHECK:         graph.slice %[[ROWS]] starts [7, 0] ends [119, 16] steps [1, 1]
-// CHECK-COUNT-4: graph.slice %[[ROWS]]
-// CHECK:         %[[LAST:.*]] = graph.slice %[[ROWS]] starts [16, 0] ends [128, 16] steps [1, 1]
-// CHECK:         %[[A:.*]] = graph.concat {{.*}}, %[[LAST]] axis 1 : {{.*}} -> tensor<112x144xf32>
-// CHECK:         %[[WT:.*]] = graph.transpose %w perm [2, 3, 1, 0] : tensor<8x16x3x3xf32> to tensor<3x3x16x8xf32>
-// CHECK:         %[[B:.*]] = graph.reshape %[[WT]] : tensor<3x3x16x8xf32> to tensor<144x8xf32>
-// CHECK:         %[[M:.*]] = graph.matmul %[[A]], %[[B]] : (tensor<112x144xf32>, tensor<144x8xf32>) -> tensor<112x8xf32>
-// CHECK:         %[[GRID:.*]] = graph.reshape %[[M]] : tensor<112x8xf32> to tensor<2x56x8xf32>
-// CHECK:         %[[MT:.*]] = graph.transpose %[[GRID]] perm [0, 2, 1] : tensor<2x56x8xf32> to tensor<2x8x56xf32>
-// CHECK:         %[[P:.*]] = graph.reshape %[[MT]] : tensor<2x8x56xf32> to tensor<2x8x8x7xf32>
-// CHECK:         %[[Y:.*]] = graph.slice %[[P]] starts [0, 0, 0, 0] ends [2, 8, 6, 5] steps [1, 1, 1, 1]
+// CHECK:         %[[M:.*]] = graph.matmul %{{.*}}, %{{.*}} : (tensor<112x144xf32>, tensor<144x8xf32>) -> tensor<112x8xf32>
+// CHECK:         %[[GRID:.*]] = graph.reshape %[[M]] : tensor<112x8xf32> to tensor<2x8x7x8xf32>
+// CHECK:         %[[S:.*]] = graph.slice %[[GRID]] starts [0, 0, 0, 0] ends [2, 6, 5, 8] steps [1, 1, 1, 1]
+// CHECK:         %[[Y:.*]] = graph.transpose %[[S]] perm [0, 3, 1, 2] : tensor<2x6x5x8xf32> to tensor<2x8x6x5xf32>
 // CHECK:         graph.add %[[Y]], %{{.*}}
 // CHECK-NOT:     graph.conv2d
 func.func @conv_implicit(%x: tensor<2x16x6x5xf32>, %w: tensor<8x16x3x3xf32>, %b: tensor<8xf32>) -> tensor<2x8x6x5xf32> {

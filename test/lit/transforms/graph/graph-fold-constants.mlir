@@ -69,6 +69,19 @@ func.func @layout_and_reduction() -> (tensor<3x2xi32>, tensor<2xi32>) {
 
 // -----
 
+// A transpose or reshape of a constant that nothing else reads folds whatever max-elements says:
+// the folded constant replaces the old one, the same size (a linear layer's transposed weight).
+// CAP-LABEL: func.func @single_use_layout
+// CAP-NEXT:    %[[T:.*]] = graph.constant dense<{{\[}}[1, 4], [2, 5], [3, 6]]> : tensor<3x2xi32>
+// CAP-NEXT:    func.return %[[T]]
+func.func @single_use_layout() -> tensor<3x2xi32> {
+  %c = graph.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi32>
+  %0 = graph.transpose %c perm [1, 0] : tensor<2x3xi32> to tensor<3x2xi32>
+  func.return %0 : tensor<3x2xi32>
+}
+
+// -----
+
 // Results that the text form cannot hold exactly (NaN, infinities) are not folded: 1/0 stays.
 // Ops with a non-constant operand are not touched.
 // CHECK-LABEL: func.func @not_folded

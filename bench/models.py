@@ -1,0 +1,298 @@
+"""Whole models at small batch sizes: mlc against PyTorch eager and Inductor (issues 15 and 18).
+
+    python bench/models.py [--models cnn,transformer] [--batches 1,4,8]
+                           [--backends eager,inductor,mlc,mlc-export] [--profile [N]] [--jobs N]
+                           [--small] [--device cuda|cpu] [--json FILE]
+
+Models (f16, eval mode, no autograd; `torch_models.py` defines them): the small CNN (three
+conv3x3-batchnorm-relu-maxpool stages 3 -> 32 -> 64 -> 128 channels on Bx3x128x128, global
+average pooling, a linear head) and `torch.nn.TransformerEncoderLayer` (d_model 1024, 16 heads,
+feed-forward 4096, relu, post-norm, batch first, B x 512 tokens), at each batch size B. At these
+sizes a call is a few tens of µs of device work: launch overhead, kernel count and small kernels
+decide the speed, not the products' peak rate.
+
+Backends, all in this one process on the same inputs:
+
+* `eager`: the module itself; `inductor`: `torch.compile` with its default backend;
+* `mlc`: `torch.compile` with mlc's backend callable (`mlc.frontend.torch.backend.mlc_backend`:
+  dynamo, AOT autograd, partitions compiled by mlc, PyTorch's fused attention left to PyTorch);
+* `mlc-export`: the whole model through mlc alone, no dynamo: `torch.export`, imported with the
+  parameters as constants (`import_exported`), `mlc.compile`d, called with `run_on_device` on the
+  input tensor and a preallocated output (mlc's automatic CUDA graphs replay it).
+
+Compile times. `--jobs N` (N > 1) first compiles every (model, batch, backend) in N worker
+processes at once, cold (mlc's disk cache in a fresh directory, Inductor's cache fresh): that is the
+compile time reported (`compile_s`, concurrent with the other jobs, so an upper bound of a lone
+compile). The measuring process then compiles again from the warm caches (`warm_compile_s`).
+Without `--jobs`, `compile_s` is the measuring process's own first call.
+
+Per model, batch and backend: the result's distance from eager's (max abs error, relative L2), the
+steady time per call (`harness.time_gpu`: warm-up, batches of back-to-back calls between CUDA
+events, median), the speed against eager and, with `--profile`, from torch.profiler over a few
+calls: kernels launched per call, the sum of their device times per call (the time per call minus
+it is time the device waited for the host), and the N (8) costliest kernels. For `mlc`, which
+ATen nodes ran in PyTorch and whether each mlc partition replays CUDA graphs; for `mlc-export`,
+whether its program does. `--small` shrinks every shape (a smoke run, also with `--device cpu`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import torch  # noqa: E402
+
+from harness import time_gpu  # noqa: E402
+from torch_models import SmallCnn, errors  # noqa: E402
+
+BACKENDS = ("eager", "inductor", "mlc", "mlc-export")
+PROFILED_CALLS = 5
+
+
+@dataclass(frozen=True)
+class Job:
+    model: str
+    batch: int
+    backend: str
+    device: str
+    small: bool
+
+
+@dataclass
+class Result:
+    model: str
+    batch: int
+    backend: str
+    compile_s: float = 0.0
+    warm_compile_s: float = 0.0
+    median_us: float = 0.0
+    speedup_vs_eager: float = 0.0
+    max_abs_error: float = 0.0
+    relative_l2_error: float = 0.0
+    kernels_per_call: float = 0.0
+    kernel_us_per_call: float = 0.0
+    cuda_graphs: list[bool] = field(default_factory=list)
+    in_pytorch: dict[str, int] = field(default_factory=dict)
+    top_kernels: list[tuple[str, float, float]] = field(default_factory=list)
+
+
+def make_model(name: str, batch: int, device: str, small: bool) -> tuple[torch.nn.Module, torch.Tensor]:
+    """The model `name` in f16 (f32 on the CPU) on `device`, and its seeded input at `batch`."""
+    dtype = torch.float16 if device == "cuda" else torch.float32
+    torch.manual_seed(0)
+    if name == "cnn":
+        model: torch.nn.Module = SmallCnn((3, 8, 16, 16) if small else (3, 32, 64, 128))
+        shape: tuple[int, ...] = (batch, 3, 16, 16) if small else (batch, 3, 128, 128)
+    elif name == "transformer":
+        width, heads, hidden, tokens = (64, 4, 128, 16) if small else (1024, 16, 4096, 512)
+        model = torch.nn.TransformerEncoderLayer(width, heads, hidden, dropout=0.0, batch_first=True)
+        shape = (batch, tokens, width)
+    else:
+        raise SystemExit(f"unknown model {name!r}: cnn or transformer")
+    model = model.to(device=device, dtype=dtype).eval()
+    return model, torch.randn(shape, device=device).to(dtype)
+
+
+def compiled_by(backend: str, model: torch.nn.Module, x: torch.Tensor) -> tuple[Callable[[], Any], Callable[[Result], None]]:
+    """A call of `model` on `x` through `backend`, and what records the backend's decisions."""
+    if backend == "eager":
+        return (lambda: model(x)), lambda result: None
+    if backend == "inductor":
+        function = torch.compile(model, dynamic=False)
+        return (lambda: function(x)), lambda result: None
+    if backend == "mlc":
+        return _through_torch_compile(model, x)
+    if backend == "mlc-export":
+        return _through_export(model, x)
+    raise SystemExit(f"unknown backend {backend!r}: one of {', '.join(BACKENDS)}")
+
+
+def _through_torch_compile(model: torch.nn.Module, x: torch.Tensor) -> tuple[Callable[[], Any], Callable[[Result], None]]:
+    from mlc.frontend.torch.backend import Explanation, mlc_backend
+
+    explanation = Explanation()
+    before = {id(p) for p in _partitions()}
+
+    def recording_backend(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+        return mlc_backend(gm, example_inputs, explanation=explanation)
+
+    function = torch.compile(model, backend=recording_backend, dynamic=False)
+
+    def record(result: Result) -> None:
+        result.in_pytorch = dict(Counter(r.op for r in explanation.in_pytorch))
+        result.cuda_graphs = [_uses_cuda_graphs(p.compiled) for p in _partitions() if id(p) not in before]
+
+    return (lambda: function(x)), record
+
+
+def _partitions() -> list[Any]:
+    """The live `MlcPartition`s (AOT autograd's wrappers hide them from the backend's caller)."""
+    from mlc.frontend.torch.backend import MlcPartition
+
+    return [o for o in gc.get_objects() if type(o) is MlcPartition]
+
+
+def _uses_cuda_graphs(compiled: Any) -> bool:
+    return bool(getattr(compiled.program, "uses_cuda_graphs", False))
+
+
+def _through_export(model: torch.nn.Module, x: torch.Tensor) -> tuple[Callable[[], Any], Callable[[Result], None]]:
+    import mlc
+    from mlc.frontend.torch import import_exported
+
+    module = import_exported(torch.export.export(model, (x,)))
+    compiled = mlc.compile(module, device=x.device.type)
+    if x.device.type == "cpu":
+        return (lambda: torch.from_numpy(compiled(x.numpy()))), lambda result: None
+    shape = tuple(model(x).shape)
+    output = torch.empty(shape, dtype=x.dtype, device=x.device)
+
+    def call() -> torch.Tensor:
+        compiled.run_on_device(x, outputs=[output])
+        return output
+
+    def record(result: Result) -> None:
+        result.cuda_graphs = [_uses_cuda_graphs(compiled)]
+
+    return call, record
+
+
+def profile_kernels(function: Callable[[], Any], count: int) -> tuple[float, float, list[tuple[str, float, float]]]:
+    """Kernels launched per call, their device µs per call, and the `count` costliest
+    (name, µs per call, launches per call), from torch.profiler over `PROFILED_CALLS` calls."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as profiler:
+        for _ in range(PROFILED_CALLS):
+            function()
+        torch.cuda.synchronize()
+    rows = []
+    for event in profiler.key_averages():
+        device_us = getattr(event, "device_time_total", None) or getattr(event, "cuda_time_total", 0.0)
+        if device_us > 0:
+            rows.append((event.key[:120], device_us / PROFILED_CALLS, event.count / PROFILED_CALLS))
+    rows.sort(key=lambda row: -row[1])
+    return sum(r[2] for r in rows), sum(r[1] for r in rows), rows[:count]
+
+
+def cold_compile(job: Job) -> float:
+    """Seconds to compile `job` in a fresh worker process (the first call, synchronized)."""
+    model, x = make_model(job.model, job.batch, job.device, job.small)
+    with torch.no_grad():
+        start = time.perf_counter()
+        function, _ = compiled_by(job.backend, model, x)
+        function()
+        if job.device == "cuda":
+            torch.cuda.synchronize()
+        return time.perf_counter() - start
+
+
+def compile_in_workers(jobs: list[Job], workers: int) -> dict[Job, float]:
+    """Every job's cold compile time, `workers` jobs at once (this fills the disk caches)."""
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        return dict(zip(jobs, pool.map(cold_compile, jobs)))
+
+
+def bench(model_name: str, batch: int, backends: list[str], args: argparse.Namespace, cold: dict[Job, float]) -> list[Result]:
+    model, x = make_model(model_name, batch, args.device, args.small)
+    results = []
+    with torch.no_grad():
+        expected = model(x)
+        for backend in backends:
+            torch._dynamo.reset()
+            result = Result(model_name, batch, backend)
+            start = time.perf_counter()
+            function, record = compiled_by(backend, model, x)
+            got = function()
+            if args.device == "cuda":
+                torch.cuda.synchronize()
+            elapsed = time.perf_counter() - start if backend != "eager" else 0.0
+            job = Job(model_name, batch, backend, args.device, args.small)
+            result.compile_s, result.warm_compile_s = (cold[job], elapsed) if job in cold else (elapsed, 0.0)
+            result.max_abs_error, result.relative_l2_error = errors(got, expected)
+            if args.device == "cuda":
+                result.median_us = statistics.median(time_gpu(function, warmup=20, batches=11, batch_ms=10.0))
+                if args.profile:
+                    result.kernels_per_call, result.kernel_us_per_call, result.top_kernels = profile_kernels(function, args.profile)
+            record(result)
+            results.append(result)
+            print_result(result)
+    eager = next((r.median_us for r in results if r.backend == "eager"), 0.0)
+    for result in results:
+        result.speedup_vs_eager = eager / result.median_us if result.median_us and eager else 0.0
+    return results
+
+
+def print_result(r: Result) -> None:
+    print(
+        f"{r.model:<12} B={r.batch:<3} {r.backend:<10} compile {r.compile_s:6.2f} s (warm {r.warm_compile_s:5.2f})"
+        f" {r.median_us:9.1f} us  {r.kernels_per_call:5.1f} kernels {r.kernel_us_per_call:8.1f} us"
+        f"  max|err| {r.max_abs_error:.2e} rel {r.relative_l2_error:.1e}",
+        flush=True,
+    )
+    if r.backend.startswith("mlc"):
+        where = ", ".join(f"{op} x{n}" for op, n in sorted(r.in_pytorch.items())) or "none"
+        print(f"    in PyTorch: {where}; CUDA graphs per program: {r.cuda_graphs}", flush=True)
+    for name, device_us, launches in r.top_kernels:
+        print(f"    {device_us:8.1f} us  x{launches:<4g} {name}", flush=True)
+
+
+def print_table(results: list[Result]) -> None:
+    print(f"\n{'model':<12} {'batch':>5} {'backend':<10} {'compile s':>9} {'median us':>10} {'kernels':>8} {'vs eager':>9}")
+    for r in results:
+        print(
+            f"{r.model:<12} {r.batch:>5} {r.backend:<10} {r.compile_s:9.2f} {r.median_us:10.1f}"
+            f" {r.kernels_per_call:8.1f} {r.speedup_vs_eager:8.2f}x"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="cnn,transformer")
+    parser.add_argument("--batches", default="1,4,8")
+    parser.add_argument("--backends", default=",".join(BACKENDS))
+    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    parser.add_argument("--profile", type=int, nargs="?", const=8, default=0, help="list the N costliest kernels (8)")
+    parser.add_argument("--jobs", type=int, default=1, help="compile in N worker processes first (cold caches)")
+    parser.add_argument("--small", action="store_true")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    models, batches, backends = args.models.split(","), [int(b) for b in args.batches.split(",")], args.backends.split(",")
+    cold: dict[Job, float] = {}
+    if args.jobs > 1:
+        os.environ.setdefault("MLC_CACHE_DIR", tempfile.mkdtemp(prefix="mlc-cache-"))
+        os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="inductor-cache-"))
+        jobs = [Job(m, b, k, args.device, args.small) for m in models for b in batches for k in backends if k != "eager"]
+        cold = compile_in_workers(jobs, args.jobs)
+    results: list[Result] = []
+    for model_name in models:
+        for batch in batches:
+            results += bench(model_name, batch, backends, args, cold)
+    print_table(results)
+    if args.json:
+        record = {
+            "gpu": torch.cuda.get_device_name() if args.device == "cuda" else "cpu",
+            "torch": torch.__version__,
+            "command": " ".join(sys.argv),
+            "results": [asdict(r) for r in results],
+        }
+        args.json.write_text(json.dumps(record, indent=1))
+
+
+if __name__ == "__main__":
+    main()
