@@ -2,7 +2,7 @@
 an exhaustive one (issue 20's targets).
 
     python bench/tune.py --target cuda --trials 64 [--exhaustive [--exhaustive-only TEXT]] [--quick] [--only TEXT] [--skip TEXT] [--db PATH] [--ray-address A]
-    python bench/tune.py --target cuda --scaling [--scaling-shapes 4] --trials 32 [--batch N]
+    python bench/tune.py --target cuda --scaling [--scaling-shapes 4] --trials 32 [--batch N] [--depth N] [--sample-ms MS ...]
 
 For each shape (square and skinny matmuls in f32 and f16, a conv2d, row reductions, a softmax) the
 evolutionary search (`mlc.tuning.search.tune`) measures up to `--trials` configurations, the
@@ -20,7 +20,9 @@ earlier shapes' records (the issue's transfer). The reference results (the inter
 their error bounds) are computed once per shape for both searches. `--scaling` tunes the first
 `--scaling-shapes` shapes measuring on one GPU, then on every visible GPU, and prints both wall
 times (each from a fresh measurer: its processes' start counts; `--batch` fixes the candidates per
-round, else 4 per device). Results go to the tuning database (`--db`, default a temporary file so
+round, else 4 per device; `--depth` the rounds in flight), with where the time went (`breakdown`:
+per candidate, compile, load, check and time; how busy the compile workers and the timing
+processes were), once per `--sample-ms` (the least a GPU timing sample lasts). Results go to the tuning database (`--db`, default a temporary file so
 that the benchmark leaves `mlc.compile` alone). Compare only within one run.
 """
 
@@ -37,8 +39,8 @@ from pathlib import Path
 
 from mlc.compiler import _read_source
 from mlc.tuning.database import TuningDatabase
-from mlc.tuning.measure import LocalMeasurer
-from mlc.tuning.search import Measurer, TuneResult, make_reference, tune
+from mlc.tuning.measure import SAMPLE_SECONDS, LocalMeasurer
+from mlc.tuning.search import PIPELINE_DEPTH, Measurer, TuneResult, make_reference, tune
 from mlc.tuning.space import describe
 from mlc.tuning.workload import Workload
 
@@ -230,26 +232,52 @@ def compare(args: argparse.Namespace) -> None:
         print(f"geometric mean of tuned against Triton autotuned: {_geometric_mean(against_triton):.3f}x ({len(against_triton)} shapes)")
 
 
+def breakdown(results: list[TuneResult], wall: float, devices: int, workers: int) -> str:
+    """Where a tuning's wall time went: per measured candidate, the mean seconds of each step (the
+    compile worker's compile, the timing process's load, check and time), and how busy the
+    compile workers and the devices' timing processes were over the wall time."""
+    trials = [t for r in results for t in r.trials if t.result.compile_seconds or t.result.phases]
+    if not trials:
+        return "no candidate measured"
+    compile_total = sum(t.result.compile_seconds for t in trials)
+    phases: dict[str, float] = {}
+    for trial in trials:
+        for name, seconds in trial.result.phases:
+            phases[name] = phases.get(name, 0.0) + seconds
+    device_total = sum(phases.values())
+    means = ", ".join(f"{name} {seconds / len(trials) * 1e3:.0f} ms" for name, seconds in [("compile", compile_total), *phases.items()])
+    return (
+        f"{len(trials)} candidates, per candidate: {means}; compile workers busy {compile_total / (wall * workers):.0%} "
+        f"of {workers} x {wall:.1f} s, timing processes busy {device_total / (wall * devices):.0%} of {devices} x {wall:.1f} s"
+    )
+
+
 def scaling(args: argparse.Namespace) -> None:
-    """Wall time of the same tunings measured on one GPU, then on every visible GPU."""
+    """Wall time of the same tunings measured on one GPU, then on every visible GPU, from fresh
+    measurers with the same compile workers (this host's cores), batch, depth and seed."""
     from mlc.runtime.cuda import device_count
 
     every = [str(index) for index in range(device_count())]
     chosen = dict(list(selected(args).items())[: args.scaling_shapes])
-    walls = {}
-    for devices in (every[:1], every):
-        measurer = measurer_for(args, devices)
-        start = time.perf_counter()
-        bests = []
-        for name, text in chosen.items():
-            module, _, _ = _read_source(text)
-            result = tune(Workload(module, "main", name), args.target, args.trials, measurer, batch=args.batch)
-            bests.append(f"{name} {result.best.cost * 1e6:.1f} us" if result.best else f"{name} failed")
-        walls[len(devices)] = time.perf_counter() - start
-        measurer.close()
-        print(f"{len(devices)} GPU(s): {len(chosen)} shapes x {args.trials} trials in {walls[len(devices)]:.1f} s (best: {'; '.join(bests)})", flush=True)
-    if len(every) > 1:
-        print(f"scaling from 1 to {len(every)} GPUs: {walls[1] / walls[len(every)]:.2f}x")
+    workloads = {name: Workload(_read_source(text)[0], "main", name) for name, text in chosen.items()}
+    references = {name: make_reference(workload) for name, workload in workloads.items()}
+    for sample_ms in args.sample_ms:
+        walls = {}
+        for devices in (every[:1], every):
+            measurer = measurer_for(args, devices)
+            start = time.perf_counter()
+            bests, results = [], []
+            for name, workload in workloads.items():
+                result = tune(workload, args.target, args.trials, measurer, batch=args.batch, depth=args.depth, reference=references[name], sample_seconds=sample_ms / 1e3)
+                results.append(result)
+                bests.append(f"{name} {result.best.cost * 1e6:.1f} us" if result.best else f"{name} failed")
+            walls[len(devices)] = time.perf_counter() - start
+            workers = getattr(measurer, "workers", 0)
+            measurer.close()
+            print(f"samples >= {sample_ms} ms, {len(devices)} GPU(s): {len(chosen)} shapes x {args.trials} trials in {walls[len(devices)]:.1f} s (best: {'; '.join(bests)})", flush=True)
+            print("  " + breakdown(results, walls[len(devices)], len(devices), workers), flush=True)
+        if len(every) > 1:
+            print(f"samples >= {sample_ms} ms: scaling from 1 to {len(every)} GPUs: {walls[1] / walls[len(every)]:.2f}x", flush=True)
 
 
 def main() -> None:
@@ -268,7 +296,10 @@ def main() -> None:
     parser.add_argument("--ray-address")
     parser.add_argument("--workers", type=int)
     parser.add_argument("--batch", type=int, help="candidates per round (default: 4 per device)")
+    parser.add_argument("--depth", type=int, default=PIPELINE_DEPTH, help="rounds in flight (proposed and compiled while one is timed)")
+    parser.add_argument("--sample-ms", type=float, action="append", help="--scaling: least milliseconds of a GPU timing sample (repeatable; default 1)")
     args = parser.parse_args()
+    args.sample_ms = args.sample_ms or [SAMPLE_SECONDS * 1e3]
     if args.scaling:
         scaling(args)
     else:

@@ -5,7 +5,7 @@
 `local_cpus` CPUs (what CI does). Each candidate is one task running `measure.compile_and_run`:
 on 'cuda' it asks for `num_gpus=1`, so Ray runs one candidate per GPU of every node at a time;
 on 'cpu' for `cpus_per_task` CPUs. A task past the timeout is cancelled and recorded as a
-failure. Nodes need mlc installed (the same version: results are keyed by it).
+failure. `submit` returns at once (the search proposes its next batch meanwhile). Nodes need mlc installed (the same version: results are keyed by it).
 
 An address that does not answer is refused before Ray is asked (Ray itself would wait for a
 minute or more): `RayUnavailableError` names the address. Ray is an optional dependency (the
@@ -85,19 +85,35 @@ class RayMeasurer:
         return [result for chunk in self.ray.get(references) for result in chunk]
 
     def measure(self, tasks: Sequence[MeasureTask]) -> list[MeasureResult]:
-        references = [self._remote.remote(task) for task in tasks]
-        _, pending = self.ray.wait(references, num_returns=len(references), timeout=self.timeout * max(1, len(tasks)))
-        results = []
-        for reference in references:
-            if reference in pending:
-                self.ray.cancel(reference, force=True)
-                results.append(MeasureResult(None, f"the Ray task took more than {self.timeout:.0f} s"))
-                continue
-            try:
-                results.append(self.ray.get(reference))
-            except Exception as error:  # noqa: BLE001 - the task's worker died
-                results.append(MeasureResult(None, f"the Ray task failed: {error}"))
-        return results
+        return self.submit(tasks).get()
+
+    def submit(self, tasks: Sequence[MeasureTask]) -> RayPending:
+        """The tasks start at once (Ray queues them for free devices); results by `get()`."""
+        return RayPending(self, [self._remote.remote(task) for task in tasks])
 
     def close(self) -> None:
         """Leaves the cluster running when it was joined or started by someone else."""
+
+
+class RayPending:
+    """Submitted Ray tasks; `get()` waits for them (at most the timeout per task), in task order."""
+
+    def __init__(self, measurer: RayMeasurer, references: list[Any]):
+        self.measurer = measurer
+        self.references = references
+
+    def get(self) -> list[MeasureResult]:
+        ray, references = self.measurer.ray, self.references
+        timeout = self.measurer.timeout * max(1, len(references))
+        _, pending = ray.wait(references, num_returns=len(references), timeout=timeout) if references else ([], [])
+        results = []
+        for reference in references:
+            if reference in pending:
+                ray.cancel(reference, force=True)
+                results.append(MeasureResult(None, f"the Ray task took more than {self.measurer.timeout:.0f} s"))
+                continue
+            try:
+                results.append(ray.get(reference))
+            except Exception as error:  # noqa: BLE001 - the task's worker died
+                results.append(MeasureResult(None, f"the Ray task failed: {error}"))
+        return results

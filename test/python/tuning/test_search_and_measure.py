@@ -143,17 +143,57 @@ def test_features_are_extracted_in_the_measurers_processes(local_measurer):
 
 def test_results_keep_the_order_of_the_tasks_across_devices():
     """Two timing processes (two 'devices' of the CPU target): results come back in task order,
-    failures included, whichever device timed them."""
+    failures included, whichever device timed them; batches submitted one after the other are
+    measured together (the first is not waited for); each result says where its time went; a
+    workload's arrays go to a timing process once (a task with other arrays is another
+    reference)."""
     measurer = LocalMeasurer("cpu", workers=2, devices=["first", "second"])
     try:
         assert measurer.slots == 2
         good, broken = _tasks(ADD, ["mlc-lower-to-cpu", "builtin.module(convert-graph-to-tile)"])
         wrong = MeasureTask(**{**good.__dict__, "expected": [good.expected[0] + 1.0]})
-        results = measurer.measure([good, broken, good, wrong, good])
+        first = measurer.submit([good, broken, good])
+        second = measurer.submit([wrong, good])
+        results = [*first.get(), *second.get()]
+        held = [list(process._held) for process in measurer._timing if process is not None]
     finally:
         measurer.close()
     assert [r.cost is not None for r in results] == [True, False, True, False, True]
     assert "wrong result" in results[3].error
+    assert [name for name, _ in results[0].phases] == ["load", "check", "time"] and results[0].compile_seconds > 0
+    assert sorted(key for keys in held for key in keys) in ([0, 1], [0, 0, 1], [0, 1, 1], [0, 0, 1, 1])
+
+
+class SubmittingMeasurer(SyntheticMeasurer):
+    """A synthetic measurer with `submit`: records when rounds are submitted and collected."""
+
+    def __init__(self):
+        super().__init__()
+        self.events: list[tuple[str, int]] = []
+
+    def submit(self, tasks):
+        number = len(self.rounds)
+        results = self.measure(tasks)
+        self.events.append(("submit", number))
+        outer = self
+
+        class Handle:
+            def get(self):
+                outer.events.append(("get", number))
+                return results
+
+        return Handle()
+
+
+def test_rounds_overlap_up_to_the_depth_and_no_program_is_proposed_twice():
+    """With `submit`, round k+1 is proposed and submitted before round k's results are collected
+    (depth 2); depth 1 alternates; either way every trial is a distinct program."""
+    for depth, expected in ((2, ["submit", "get", "submit", "submit", "get", "submit", "get", "get"]), (1, ["submit", "get"] * 4)):
+        measurer = SubmittingMeasurer()
+        result = tune(workload(ADD), "cpu", 10, measurer, batch=3, seed=0, depth=depth)
+        assert [kind for kind, _ in measurer.events] == expected, depth
+        assert len(result.trials) == 10 and len({t.fingerprint for t in result.trials}) == 10
+        assert [t.index for t in result.trials] == list(range(10))
 
 
 def test_earlier_tunings_rank_the_first_batch_and_a_given_reference_is_used(monkeypatch, tmp_path):
