@@ -165,10 +165,12 @@ def retime(workload: Workload, target: str, pipelines: dict[str, str], triton: C
 
 
 def measurer_for(args: argparse.Namespace, devices: list[str] | None = None) -> Measurer:
-    if args.ray_address:
+    if args.ray_address or args.ray_local:
+        import os
+
         from mlc.tuning.ray_measure import RayMeasurer
 
-        return RayMeasurer(args.target, address=args.ray_address)
+        return RayMeasurer(args.target, address=args.ray_address, local_cpus=args.workers or os.cpu_count() or 1)
     return LocalMeasurer(args.target, workers=args.workers, devices=devices)
 
 
@@ -183,6 +185,7 @@ def compare(args: argparse.Namespace) -> None:
     db_path = args.db or str(Path(tempfile.mkdtemp(prefix="mlc-bench-tune-")) / "tuning.sqlite")
     speedups, against_triton = [], []
     chosen: list[str] = []
+    walls: list[str] = []
     gpu = args.target == "cuda"
     header = "| shape | configs | heuristic us | tuned us | speedup | trials |"
     header += " Triton autotuned us | tuned vs Triton |" if gpu else ""
@@ -194,9 +197,13 @@ def compare(args: argparse.Namespace) -> None:
             module, _, _ = _read_source(text)
             workload = Workload(module, "main", name)
             reference = make_reference(workload)
-            learned = tune(workload, args.target, args.trials, measurer, batch=args.batch, database=database, reference=reference)
+            started = time.perf_counter()
+            learned = tune(workload, args.target, args.trials, measurer, batch=args.batch, database=database, reference=reference, depth=args.depth)
+            wall = time.perf_counter() - started
+            walls.append(f"{name}: {breakdown([learned], wall, measurer.slots, getattr(measurer, 'workers', 0))}, {wall:.1f} s")
             if learned.best is None or learned.heuristic.cost is None:
-                print(f"| {name} | {learned.space.size()} | failed | | | {len(learned.trials)} |", flush=True)
+                error = (learned.heuristic.result.error or "").splitlines()[:1]
+                print(f"| {name} | {learned.space.size()} | failed: {error} | | | {len(learned.trials)} |", flush=True)
                 continue
             if gpu:
                 pipelines = {"heuristic": learned.heuristic.pipeline, "tuned": learned.best.pipeline}
@@ -214,7 +221,9 @@ def compare(args: argparse.Namespace) -> None:
                     row += " — | — |"
             enumerated = args.exhaustive and (args.exhaustive_only is None or any(part in name for part in args.exhaustive_only))
             if enumerated and learned.space.size() <= args.exhaustive_limit:
-                every = tune(workload, args.target, 1 << 30, measurer, strategy="random", batch=EXHAUSTIVE_BATCH, seed=1, reference=reference)
+                started = time.perf_counter()
+                every = tune(workload, args.target, 1 << 30, measurer, strategy="random", batch=EXHAUSTIVE_BATCH, seed=1, reference=reference, depth=args.depth)
+                walls.append(f"{name} (exhaustive): {len(every.trials)} trials in {time.perf_counter() - started:.1f} s")
                 goal = every.best.cost / 0.95 if every.best else math.inf
                 reached = _within(learned, goal)
                 share = f"{reached} ({reached / len(every.trials):.0%} of {len(every.trials)})" if reached else f"not in {len(learned.trials)}"
@@ -226,6 +235,7 @@ def compare(args: argparse.Namespace) -> None:
             print(row, flush=True)
     measurer.close()
     print("\ntuned configurations:\n" + "\n".join(chosen))
+    print(f"\ntuning wall times ({type(measurer).__name__}):\n" + "\n".join(walls))
     if speedups:
         print(f"\ngeometric mean speedup over the heuristic: {_geometric_mean(speedups):.3f}x ({len(speedups)} shapes)")
     if against_triton:
@@ -246,10 +256,8 @@ def breakdown(results: list[TuneResult], wall: float, devices: int, workers: int
             phases[name] = phases.get(name, 0.0) + seconds
     device_total = sum(phases.values())
     means = ", ".join(f"{name} {seconds / len(trials) * 1e3:.0f} ms" for name, seconds in [("compile", compile_total), *phases.items()])
-    return (
-        f"{len(trials)} candidates, per candidate: {means}; compile workers busy {compile_total / (wall * workers):.0%} "
-        f"of {workers} x {wall:.1f} s, timing processes busy {device_total / (wall * devices):.0%} of {devices} x {wall:.1f} s"
-    )
+    compiling = f"compile workers busy {compile_total / (wall * workers):.0%} of {workers} x {wall:.1f} s, " if workers else ""
+    return f"{len(trials)} candidates, per candidate: {means}; {compiling}timing busy {device_total / (wall * devices):.0%} of {devices} x {wall:.1f} s"
 
 
 def scaling(args: argparse.Namespace) -> None:
@@ -270,7 +278,9 @@ def scaling(args: argparse.Namespace) -> None:
             for name, workload in workloads.items():
                 result = tune(workload, args.target, args.trials, measurer, batch=args.batch, depth=args.depth, reference=references[name], sample_seconds=sample_ms / 1e3)
                 results.append(result)
+                failures = [t.result.error or '' for t in result.trials if t.cost is None]
                 bests.append(f"{name} {result.best.cost * 1e6:.1f} us" if result.best else f"{name} failed")
+                bests[-1] += f" ({len(failures)} failed: {failures[0].splitlines()[0][:200]})" if failures else ""
             walls[len(devices)] = time.perf_counter() - start
             workers = getattr(measurer, "workers", 0)
             measurer.close()
@@ -294,6 +304,7 @@ def main() -> None:
     parser.add_argument("--scaling-shapes", type=int, default=4)
     parser.add_argument("--db", help="tuning database (default: a temporary file)")
     parser.add_argument("--ray-address")
+    parser.add_argument("--ray-local", action="store_true", help="measure through a local Ray instance of this host's cores")
     parser.add_argument("--workers", type=int)
     parser.add_argument("--batch", type=int, help="candidates per round (default: 4 per device)")
     parser.add_argument("--depth", type=int, default=PIPELINE_DEPTH, help="rounds in flight (proposed and compiled while one is timed)")

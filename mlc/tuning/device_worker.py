@@ -134,3 +134,25 @@ def device_loop(connection: Connection, environment: dict[str, str]) -> None:
             continue
         _, key, task, artifact, compile_seconds = message
         connection.send(run_candidate(task, artifact, compile_seconds, references[key]))
+
+
+class TimingActor:
+    """`device_loop`'s work as a Ray actor (`RayMeasurer`: one per device, made remote there):
+    keeps the `REFERENCES_KEPT` most recent workloads' inputs on its device."""
+
+    def __init__(self) -> None:
+        import os
+
+        os.environ.update({"MLC_CACHE": "0", "MLC_TUNING": "0"})
+        self.references: OrderedDict[int, Prepared] = OrderedDict()
+
+    def run(self, key: int, arrays: tuple, task: Any, compiled: tuple[bytes | None, str | None, float]) -> MeasureResult:
+        artifact, error, seconds = compiled
+        if artifact is None:
+            return MeasureResult(None, error, seconds)
+        if key not in self.references:
+            self.references[key] = Prepared(task.target, *arrays)
+            while len(self.references) > REFERENCES_KEPT:
+                self.references.popitem(last=False)
+        self.references.move_to_end(key)
+        return run_candidate(task, artifact, seconds, self.references[key])

@@ -19,8 +19,10 @@ Anything that goes wrong (a compile error, a wrong result, a crash, a timeout) i
 Two measurers share these steps:
 
 * `LocalMeasurer` (the default): a pool of `workers` compile processes shared by all devices
-  (default: one per core of the host) and one timing process per device (the CPU; each visible
-  GPU). `submit(tasks)` returns at once (a `Pending`): the tasks are queued for compiling, and
+  (default: one per core of the host), one timing process per device (the CPU; each visible
+  GPU), and a pool of as many processes for the search's feature extraction (`extract`), which
+  is on the search's critical path: in the compile pool it would wait behind the compiles of
+  the rounds in flight. `submit(tasks)` returns at once (a `Pending`): the tasks are queued for compiling, and
   each compiled candidate goes to the first free device (one thread per device feeds its timing
   process), so that a search can propose and compile its next batch while this one is timed.
   A workload's inputs and reference are sent to a timing process once, not with each candidate
@@ -203,6 +205,7 @@ class LocalMeasurer:
         self._context = multiprocessing.get_context("spawn")
         self._lock = threading.RLock()
         self._compile_pool: Pool | None = None
+        self._extract_pool: Pool | None = None
         self._cache_directory: str | None = None
         self._compiling: dict[int, _Compiling] = {}
         self._jobs = itertools.count()
@@ -237,15 +240,19 @@ class LocalMeasurer:
         share = max(1, -(-len(configs) // self.workers))
         chunks = [configs[start : start + share] for start in range(0, len(configs), share)]
         with self._lock:
-            jobs = [self._compiler().apply_async(extract_from_text, (source, self.target, chunk)) for chunk in chunks]
+            if self._extract_pool is None:
+                self._extract_pool = self._context.Pool(self.workers, _worker_setup, ({"MLC_TUNING": "0", "MLC_CACHE": "0"},))
+            jobs = [self._extract_pool.apply_async(extract_from_text, (source, self.target, chunk)) for chunk in chunks]
         return [result for job in jobs for result in job.get(COMPILE_TIMEOUT)]
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
             stopped, self._compile_pool = self._compile_pool, None
-        if stopped is not None:
-            stopped.terminate()
+        for pool in (stopped, self._extract_pool):
+            if pool is not None:
+                pool.terminate()
+        self._extract_pool = None
         for _ in self._threads:
             self._compiled.put(None)
         for thread in self._threads:

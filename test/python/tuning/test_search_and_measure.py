@@ -69,11 +69,15 @@ def test_failures_are_recorded_not_raised(local_measurer):
 
 
 def test_measurement_through_a_local_ray_cluster(ray_measurer):
+    """Compile tasks and a timing actor (mlc/tuning/ray_measure.py); a candidate that does not
+    lower to what the runtime runs is a failure."""
     space = SearchSpace.of(workload(ADD).module, "cpu")
     pipelines = [space.pipeline(space.heuristic()), space.pipeline({**space.heuristic(), "convert-tile-to-loop.vector-bytes": 4})]
     results = ray_measurer.measure(_tasks(ADD, [*pipelines, "builtin.module(cse)"]))
     assert [r.cost is not None for r in results] == [True, True, False]
     assert ray_measurer.ray.cluster_resources().get("CPU") == 2
+    assert ray_measurer.slots == 1  # one timing actor; the other CPU compiles
+    assert [name for name, _ in results[0].phases] == ["load", "check", "time"] and results[0].compile_seconds > 0
 
 
 class SyntheticMeasurer:
