@@ -274,6 +274,10 @@ def scaling(args: argparse.Namespace) -> None:
         for devices in (every[:1], every):
             measurer = measurer_for(args, devices)
             start = time.perf_counter()
+            if hasattr(measurer, "warm_up"):
+                measurer.warm_up()
+                print(f"  measurer started in {time.perf_counter() - start:.1f} s (not counted below)", flush=True)
+            start = time.perf_counter()
             bests, results = [], []
             for name, workload in workloads.items():
                 result = tune(workload, args.target, args.trials, measurer, batch=args.batch, depth=args.depth, reference=references[name], sample_seconds=sample_ms / 1e3)

@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from mlc.tuning.device_worker import REFERENCES_KEPT, MeasureResult, describe_error, device_loop, run_candidate
+from mlc.tuning.device_worker import REFERENCES_KEPT, MeasureResult, describe_error, device_loop, run_candidate, warm_up
 
 SAMPLE_SECONDS = 1e-3
 """The least a timed sample lasts on the GPU by default (back-to-back calls, `time_calls`): a
@@ -179,6 +179,10 @@ class _TimingProcess:
             raise TimeoutError
         return self._connection.recv()
 
+    def warm(self, target: str) -> None:
+        self._connection.send(("warm", target))
+        self._connection.recv()
+
     def close(self) -> None:
         try:
             self._connection.send(("stop",))
@@ -233,6 +237,17 @@ class LocalMeasurer:
             self._start_devices()
         return pending
 
+    def warm_up(self) -> None:
+        """Starts every process now and loads in each what its first candidate would (imports, the
+        GPU's context): a benchmark can then time tuning alone, not the measurer's start."""
+        with self._lock:
+            jobs = [self._compiler().apply_async(warm_up, (self.target,)) for _ in range(self.workers)]
+            jobs += [self._extractor().apply_async(warm_up, ("cpu",)) for _ in range(self.workers)]
+        for device in range(len(self.devices)):
+            self._timing_process(device).warm(self.target)
+        for job in jobs:
+            job.get(COMPILE_TIMEOUT)
+
     def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
         """`features.extract_from_text` of `configs`, spread over the compile processes."""
         from mlc.tuning.features import extract_from_text
@@ -240,9 +255,7 @@ class LocalMeasurer:
         share = max(1, -(-len(configs) // self.workers))
         chunks = [configs[start : start + share] for start in range(0, len(configs), share)]
         with self._lock:
-            if self._extract_pool is None:
-                self._extract_pool = self._context.Pool(self.workers, _worker_setup, ({"MLC_TUNING": "0", "MLC_CACHE": "0"},))
-            jobs = [self._extract_pool.apply_async(extract_from_text, (source, self.target, chunk)) for chunk in chunks]
+            jobs = [self._extractor().apply_async(extract_from_text, (source, self.target, chunk)) for chunk in chunks]
         return [result for job in jobs for result in job.get(COMPILE_TIMEOUT)]
 
     def close(self) -> None:
@@ -287,6 +300,11 @@ class LocalMeasurer:
                 environment = {"MLC_TUNING": "0", "MLC_CACHE": "1", "MLC_CACHE_DIR": self._cache_directory}
             self._compile_pool = self._context.Pool(self.workers, _worker_setup, (environment,))
         return self._compile_pool
+
+    def _extractor(self) -> Pool:
+        if self._extract_pool is None:
+            self._extract_pool = self._context.Pool(self.workers, _worker_setup, ({"MLC_TUNING": "0", "MLC_CACHE": "0"},))
+        return self._extract_pool
 
     def _submit_compile(self, item: _Compiling) -> None:
         job = next(self._jobs)
@@ -349,13 +367,17 @@ class LocalMeasurer:
             item, artifact, seconds = entry
             item.pending.set(item.index, self._time(device, item, artifact, seconds))
 
-    def _time(self, device: int, item: _Compiling, artifact: bytes, seconds: float) -> MeasureResult:
+    def _timing_process(self, device: int) -> _TimingProcess:
         process = self._timing[device]
         if process is None:
             environment = {"MLC_TUNING": "0", "MLC_CACHE": "0"}
             if self.devices[device] is not None:
                 environment["CUDA_VISIBLE_DEVICES"] = str(self.devices[device])
             process = self._timing[device] = _TimingProcess(self._context, environment)
+        return process
+
+    def _time(self, device: int, item: _Compiling, artifact: bytes, seconds: float) -> MeasureResult:
+        process = self._timing_process(device)
         try:
             return process.run(item, artifact, seconds, self.timeout)
         except TimeoutError:

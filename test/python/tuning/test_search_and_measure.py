@@ -148,7 +148,7 @@ def test_features_are_extracted_in_the_measurers_processes(local_measurer):
 def test_results_keep_the_order_of_the_tasks_across_devices():
     """Two timing processes (two 'devices' of the CPU target): results come back in task order,
     failures included, whichever device timed them; batches submitted one after the other are
-    measured together (the first is not waited for); each result says where its time went; a
+    measured together (the first is not waited for), also after `warm_up`; each result says where its time went; a
     workload's arrays go to a timing process once (a task with other arrays is another
     reference)."""
     measurer = LocalMeasurer("cpu", workers=2, devices=["first", "second"])
@@ -156,6 +156,8 @@ def test_results_keep_the_order_of_the_tasks_across_devices():
         assert measurer.slots == 2
         good, broken = _tasks(ADD, ["mlc-lower-to-cpu", "builtin.module(convert-graph-to-tile)"])
         wrong = MeasureTask(**{**good.__dict__, "expected": [good.expected[0] + 1.0]})
+        measurer.warm_up()  # every process started and ready before the first candidate
+        assert all(process is not None for process in measurer._timing)
         first = measurer.submit([good, broken, good])
         second = measurer.submit([wrong, good])
         results = [*first.get(), *second.get()]
@@ -230,3 +232,30 @@ def test_gpu_samples_time_back_to_back_calls():
     compiled = mlc.compile(str(tuned.module), device="cuda")
     samples = time_calls(compiled, tuned.inputs(), "cuda", runs=3, warmup=1, min_sample_seconds=1e-3)
     assert len(samples) == 3 and all(s > 0 for s in samples)
+
+
+def test_the_fast_check_accepts_only_what_the_exact_check_accepts(monkeypatch):
+    """`Prepared.check`: in the results' own precision, elements at, just under and just over
+    their bounds (and NaNs, infinities, unknown bounds) give the exact float64 check's verdict;
+    results clearly within never reach the exact check."""
+    import numpy as np
+
+    from mlc.dialects.graph import error_bounds
+    from mlc.tuning.device_worker import Prepared
+
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float16):
+        want = rng.standard_normal(4096).astype(dtype)
+        bound = np.abs(rng.standard_normal(4096)) * 1e-2 + np.where(rng.random(4096) < 0.1, 1e-30, 0.0)
+        bound[:8] = np.inf
+        for offset in (-2, -1, 0, 1, 2):  # got = want + bound moved by a few ulps of the type
+            target = (want.astype(np.float64) + bound).astype(dtype)
+            got = target.copy()
+            for _ in range(abs(offset)):
+                got = np.nextafter(got, np.full_like(got, np.inf if offset > 0 else -np.inf))
+            got[8] = np.nan if offset == 2 else got[8]
+            for results in ((got,), (want + dtype(0),)):
+                exact = error_bounds.check_results(results, [want], [bound]).failure
+                assert (Prepared("cpu", (), [want], [bound]).check(results) is None) == (exact is None), (dtype, offset)
+    monkeypatch.setattr(error_bounds, "check_results", lambda *_: pytest.fail("the exact check ran"))
+    assert Prepared("cpu", (), [want], [bound]).check((want + dtype(0),)) is None
