@@ -10,7 +10,7 @@ heuristic first. On the GPU the heuristic's and the tuned program are then timed
 process by the benchmarks' harness, beside Triton's kernel of the same kind under its usual
 autotuning (matmuls: `@triton.autotune` over the tutorial's configurations; softmax and row sums:
 the best warp count), so the table's ratios do not rest on the tuner's own measurements; on the
-CPU the tuner's medians are shown. With `--exhaustive`, every distinct program of each space of at
+CPU (and with `--tuner-times`) the tuner's medians are shown. With `--exhaustive`, every distinct program of each space of at
 most `--exhaustive-limit` configurations is measured as well (the random strategy until the space
 is exhausted, `EXHAUSTIVE_BATCH` candidates a round), and the table adds the exhaustive best and
 the number of learned-search trials needed to come within 95% of it (as a share of the exhaustive
@@ -186,7 +186,7 @@ def compare(args: argparse.Namespace) -> None:
     speedups, against_triton = [], []
     chosen: list[str] = []
     walls: list[str] = []
-    gpu = args.target == "cuda"
+    gpu = args.target == "cuda" and not args.tuner_times
     header = "| shape | configs | heuristic us | tuned us | speedup | trials |"
     header += " Triton autotuned us | tuned vs Triton |" if gpu else ""
     header += " exhaustive: programs, best us | learned trials to 95% |" if args.exhaustive else ""
@@ -308,6 +308,7 @@ def main() -> None:
     parser.add_argument("--scaling-shapes", type=int, default=4)
     parser.add_argument("--db", help="tuning database (default: a temporary file)")
     parser.add_argument("--ray-address")
+    parser.add_argument("--tuner-times", action="store_true", help="GPU: show the tuner's medians (no re-timing, no Triton)")
     parser.add_argument("--ray-local", action="store_true", help="measure through a local Ray instance of this host's cores")
     parser.add_argument("--workers", type=int)
     parser.add_argument("--batch", type=int, help="candidates per round (default: 4 per device)")
