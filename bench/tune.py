@@ -256,8 +256,10 @@ def breakdown(results: list[TuneResult], wall: float, devices: int, workers: int
             phases[name] = phases.get(name, 0.0) + seconds
     device_total = sum(phases.values())
     means = ", ".join(f"{name} {seconds / len(trials) * 1e3:.0f} ms" for name, seconds in [("compile", compile_total), *phases.items()])
+    host = {step: sum(r.host_seconds.get(step, 0.0) for r in results) for step in ("propose", "fit", "wait")}
+    main = "tuning process: " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in host.items()) + "; "
     compiling = f"compile workers busy {compile_total / (wall * workers):.0%} of {workers} x {wall:.1f} s, " if workers else ""
-    return f"{len(trials)} candidates, per candidate: {means}; {compiling}timing busy {device_total / (wall * devices):.0%} of {devices} x {wall:.1f} s"
+    return f"{len(trials)} candidates, per candidate: {means}; {main}{compiling}timing busy {device_total / (wall * devices):.0%} of {devices} x {wall:.1f} s"
 
 
 def scaling(args: argparse.Namespace) -> None:

@@ -101,6 +101,12 @@ class TuneResult:
     target: str
     space: SearchSpace
     trials: list[Trial] = field(default_factory=list)
+    host_seconds: dict[str, float] = field(default_factory=dict)
+    """Where the tuning's own process spent its time: 'propose' (the proposals, their feature
+    extraction included), 'fit' (the cost model), 'wait' (for rounds' results)."""
+
+    def _count(self, step: str, since: float) -> None:
+        self.host_seconds[step] = self.host_seconds.get(step, 0.0) + time.perf_counter() - since
 
     @property
     def heuristic(self) -> Trial:
@@ -261,7 +267,9 @@ def tune(
         return Round(candidates, _submit(measurer, tasks))
 
     def finish(round_: Round) -> None:
+        started = time.perf_counter()
         outcomes = iter(round_.results())
+        result._count("wait", started)
         for candidate in round_.candidates:
             outcome = MeasureResult(None, candidate.error) if candidate.error is not None else next(outcomes)
             trial = Trial(len(result.trials), candidate.config, space.pipeline(candidate.config), outcome, candidate.features, candidate.fingerprint)
@@ -272,7 +280,9 @@ def tune(
                 database.add([_record(trial, keys, workload.name)])
             if on_trial is not None:
                 on_trial(trial, result)
+        started = time.perf_counter()
         search.model.fit()
+        result._count("fit", started)
 
     heuristic = search.candidate(space.heuristic())
     assert heuristic is not None  # the first candidate is never pruned nor seen
@@ -290,7 +300,9 @@ def tune(
     proposed, exhausted = len(result.trials), False
     while True:
         while not exhausted and len(in_flight) < depth and proposed < trials:
+            started = time.perf_counter()
             candidates = search.propose(min(batch, trials - proposed))
+            result._count("propose", started)
             exhausted = not candidates
             proposed += len(candidates)
             if candidates:
