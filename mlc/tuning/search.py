@@ -22,7 +22,8 @@
    proposed from the model of rounds up to k-1 and compiles while round k is timed (a measurer
    without `submit` measures one round at a time). Candidates in flight count as measured for
    the proposals (no program is proposed twice). Round k's results are recorded, in its order,
-   before the model is refitted and round k+2 proposed.
+   before the model is refitted and round k+2 proposed. The heuristic is round 0 (its trial is
+   always trial 0): the first batch does not wait for its measurement.
 5. Every measurement (failures too) goes to the database (when one is given) as it arrives, and
    to `on_trial` (the progress bar).
 
@@ -293,11 +294,13 @@ def tune(
     if database is not None:  # transfer: rows of the same knobs (the same feature layout) only
         history = _history(database, keys[1], workload.key)
         search.model.add_history([row for row in history if len(row[0]) == len(heuristic.features)])
-    finish(submit([heuristic]))  # with earlier tunings' records, the first batch is already ranked
+        search.model.fit()  # with earlier tunings' records, the first batch is already ranked
     batch = batch or BATCH_PER_SLOT * measurer.slots
     depth = depth if hasattr(measurer, "submit") else 1  # nothing would overlap: no stale model
-    in_flight: deque[Round] = deque()
-    proposed, exhausted = len(result.trials), False
+    # The heuristic is round 0: with depth > 1 the first batch (random, or ranked by earlier
+    # tunings' records) compiles beside it instead of after its measurement.
+    in_flight: deque[Round] = deque([submit([heuristic])])
+    proposed, exhausted = 1, False
     while True:
         while not exhausted and len(in_flight) < depth and proposed < trials:
             started = time.perf_counter()

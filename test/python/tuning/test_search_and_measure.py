@@ -194,13 +194,14 @@ class SubmittingMeasurer(SyntheticMeasurer):
 
 def test_rounds_overlap_up_to_the_depth_and_no_program_is_proposed_twice():
     """With `submit`, round k+1 is proposed and submitted before round k's results are collected
-    (depth 2); depth 1 alternates; either way every trial is a distinct program."""
-    for depth, expected in ((2, ["submit", "get", "submit", "submit", "get", "submit", "get", "get"]), (1, ["submit", "get"] * 4)):
+    (depth 2; the heuristic is round 0); depth 1 alternates; either way every trial is a distinct
+    program and the heuristic is trial 0."""
+    for depth, expected in ((2, ["submit", "submit", "get", "submit", "get", "submit", "get", "get"]), (1, ["submit", "get"] * 4)):
         measurer = SubmittingMeasurer()
         result = tune(workload(ADD), "cpu", 10, measurer, batch=3, seed=0, depth=depth)
         assert [kind for kind, _ in measurer.events] == expected, depth
         assert len(result.trials) == 10 and len({t.fingerprint for t in result.trials}) == 10
-        assert [t.index for t in result.trials] == list(range(10))
+        assert [t.index for t in result.trials] == list(range(10)) and result.heuristic.config == result.space.heuristic()
 
 
 def test_earlier_tunings_rank_the_first_batch_and_a_given_reference_is_used(monkeypatch, tmp_path):
