@@ -192,6 +192,10 @@ def device_loop(connection: Connection, environment: dict[str, str]) -> None:
                 references.popitem(last=False)
             continue
         _, key, task, artifact, compile_seconds = message
+        if key not in references:  # the parent's mirror of `references` disagrees: a bug, not a crash
+            connection.send(MeasureResult(None, f"the timing process does not hold reference {key}", compile_seconds))
+            continue
+        references.move_to_end(key)  # as the parent's mirror does on every use
         connection.send(run_candidate(task, artifact, compile_seconds, references[key]))
 
 

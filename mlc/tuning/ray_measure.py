@@ -28,17 +28,19 @@ minute or more): `RayUnavailableError` names the address. Ray is an optional dep
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 import tempfile
 import uuid
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 from mlc.errors import MlcError
 from mlc.tuning.device_worker import TimingActor
 from mlc.tuning.features import extract_from_text
-from mlc.tuning.measure import RUN_TIMEOUT, MeasureResult, MeasureTask, compile_candidate
+from mlc.tuning.measure import REFERENCES_HELD, RUN_TIMEOUT, MeasureResult, MeasureTask, compile_candidate
 from mlc.tuning.optional import require
 
 CONNECT_TIMEOUT = 3.0
@@ -87,7 +89,8 @@ class RayMeasurer:
         actor = self.ray.remote(max_restarts=0, **resources)(TimingActor)
         self._actors = [actor.remote() for _ in range(count)]
         self._next_actor = 0
-        self._arrays: dict[tuple[int, int, int], tuple[int, Any, MeasureTask]] = {}
+        self._arrays: OrderedDict[tuple[int, int, int], tuple[int, Any, MeasureTask]] = OrderedDict()
+        self._array_numbers = itertools.count()
 
     @staticmethod
     def _compile_options(target: str) -> dict[str, Any]:
@@ -126,7 +129,10 @@ class RayMeasurer:
         """The task's arrays in the object store, put once per workload (held: ids stay unique)."""
         identity = (id(task.inputs), id(task.expected), id(task.bounds))
         if identity not in self._arrays:
-            self._arrays[identity] = (len(self._arrays), self.ray.put((task.inputs, task.expected, task.bounds)), task)
+            self._arrays[identity] = (next(self._array_numbers), self.ray.put((task.inputs, task.expected, task.bounds)), task)
+            while len(self._arrays) > REFERENCES_HELD:
+                self._arrays.popitem(last=False)
+        self._arrays.move_to_end(identity)
         key, arrays, _ = self._arrays[identity]
         return key, arrays
 

@@ -261,3 +261,12 @@ def test_the_fast_check_accepts_only_what_the_exact_check_accepts(monkeypatch):
                 assert (Prepared("cpu", (), [want], [bound]).check(results) is None) == (exact is None), (dtype, offset)
     monkeypatch.setattr(error_bounds, "check_results", lambda *_: pytest.fail("the exact check ran"))
     assert Prepared("cpu", (), [want], [bound]).check((want + dtype(0),)) is None
+
+
+def test_a_timing_process_keeps_the_references_its_parent_thinks_it_keeps(local_measurer):
+    """Three workloads' arrays through one timing process, the first used again in between (the
+    parent's mirror and the process evict the same reference): every candidate is measured."""
+    good = _tasks(ADD, ["mlc-lower-to-cpu"])[0]
+    others = [MeasureTask(**{**good.__dict__, "inputs": [a.copy() for a in good.inputs]}) for _ in range(2)]
+    results = [local_measurer.measure([task])[0] for task in (good, others[0], good, others[1], good)]
+    assert all(r.cost is not None for r in results), [r.error for r in results]
