@@ -20,9 +20,9 @@ Two measurers share these steps:
 
 * `LocalMeasurer` (the default): a pool of `workers` compile processes shared by all devices
   (default: one per core of the host), one timing process per device (the CPU; each visible
-  GPU), and a pool of as many processes for the search's feature extraction (`extract`), which
-  is on the search's critical path: in the compile pool it would wait behind the compiles of
-  the rounds in flight. `submit(tasks)` returns at once (a `Pending`): the tasks are queued for compiling, and
+  GPU), and a pool of half as many processes for the search's feature extraction (`extract`,
+  ~50 ms a configuration against compiling's 0.3-2 s), which is on the search's critical path:
+  in the compile pool it would wait behind the compiles of the rounds in flight. `submit(tasks)` returns at once (a `Pending`): the tasks are queued for compiling, and
   each compiled candidate goes to the first free device (one thread per device feeds its timing
   process), so that a search can propose and compile its next batch while this one is timed.
   A workload's inputs and reference are sent to a timing process once, not with each candidate
@@ -204,6 +204,7 @@ class LocalMeasurer:
     def __init__(self, target: str, workers: int | None = None, timeout: float = RUN_TIMEOUT, devices: Sequence[str] | None = None):
         self.target = target
         self.workers = workers or max(1, min(MAX_WORKERS, os.cpu_count() or 1))
+        self.extract_workers = max(1, self.workers // 2)
         self.timeout = timeout
         self.devices: list[str | None] = (list(devices) or [None]) if devices is not None else _visible_gpus() if target == "cuda" else [None]
         self._context = multiprocessing.get_context("spawn")
@@ -242,7 +243,7 @@ class LocalMeasurer:
         GPU's context): a benchmark can then time tuning alone, not the measurer's start."""
         with self._lock:
             jobs = [self._compiler().apply_async(warm_up, (self.target,)) for _ in range(self.workers)]
-            jobs += [self._extractor().apply_async(warm_up, ("cpu",)) for _ in range(self.workers)]
+            jobs += [self._extractor().apply_async(warm_up, ("cpu",)) for _ in range(self.extract_workers)]
         for device in range(len(self.devices)):
             self._timing_process(device).warm(self.target)
         for job in jobs:
@@ -252,7 +253,7 @@ class LocalMeasurer:
         """`features.extract_from_text` of `configs`, spread over the compile processes."""
         from mlc.tuning.features import extract_from_text
 
-        share = max(1, -(-len(configs) // self.workers))
+        share = max(1, -(-len(configs) // self.extract_workers))
         chunks = [configs[start : start + share] for start in range(0, len(configs), share)]
         with self._lock:
             jobs = [self._extractor().apply_async(extract_from_text, (source, self.target, chunk)) for chunk in chunks]
@@ -303,7 +304,7 @@ class LocalMeasurer:
 
     def _extractor(self) -> Pool:
         if self._extract_pool is None:
-            self._extract_pool = self._context.Pool(self.workers, _worker_setup, ({"MLC_TUNING": "0", "MLC_CACHE": "0"},))
+            self._extract_pool = self._context.Pool(self.extract_workers, _worker_setup, ({"MLC_TUNING": "0", "MLC_CACHE": "0"},))
         return self._extract_pool
 
     def _submit_compile(self, item: _Compiling) -> None:

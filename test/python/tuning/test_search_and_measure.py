@@ -149,7 +149,7 @@ def test_features_are_extracted_in_the_measurers_processes(local_measurer):
 def test_results_keep_the_order_of_the_tasks_across_devices():
     """Two timing processes (two 'devices' of the CPU target): results come back in task order,
     failures included, whichever device timed them; batches submitted one after the other are
-    measured together (the first is not waited for), also after `warm_up`; each result says where its time went; a
+    measured together (the first is not waited for); each result says where its time went; a
     workload's arrays go to a timing process once (a task with other arrays is another
     reference)."""
     measurer = LocalMeasurer("cpu", workers=2, devices=["first", "second"])
@@ -157,8 +157,6 @@ def test_results_keep_the_order_of_the_tasks_across_devices():
         assert measurer.slots == 2
         good, broken = _tasks(ADD, ["mlc-lower-to-cpu", "builtin.module(convert-graph-to-tile)"])
         wrong = MeasureTask(**{**good.__dict__, "expected": [good.expected[0] + 1.0]})
-        measurer.warm_up()  # every process started and ready before the first candidate
-        assert all(process is not None for process in measurer._timing)
         first = measurer.submit([good, broken, good])
         second = measurer.submit([wrong, good])
         results = [*first.get(), *second.get()]
@@ -266,6 +264,8 @@ def test_the_fast_check_accepts_only_what_the_exact_check_accepts(monkeypatch):
 def test_a_timing_process_keeps_the_references_its_parent_thinks_it_keeps(local_measurer):
     """Three workloads' arrays through one timing process, the first used again in between (the
     parent's mirror and the process evict the same reference): every candidate is measured."""
+    local_measurer.warm_up()  # every process started and ready (those of earlier tests included)
+    assert all(process is not None for process in local_measurer._timing)
     good = _tasks(ADD, ["mlc-lower-to-cpu"])[0]
     others = [MeasureTask(**{**good.__dict__, "inputs": [a.copy() for a in good.inputs]}) for _ in range(2)]
     results = [local_measurer.measure([task])[0] for task in (good, others[0], good, others[1], good)]
