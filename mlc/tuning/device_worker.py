@@ -3,7 +3,8 @@
 `run_candidate(task, artifact, compile_seconds, prepared)` is what every measurer runs where the
 device is: the artifact (`mlc.caching.artifact_of`'s bytes, with the GPU's compiled image when
 the compile worker kept one: no driver JIT here) is loaded, called once on the workload's inputs
-and checked against the reference within its derived bounds (`check_results`), then timed
+and checked against the reference within its derived bounds (`Prepared.check`: in the result's
+own precision first, `check_results` deciding anything near a bound), then timed
 (`time_calls`: `warmup` calls, then `repeats` samples; on the GPU each sample is back-to-back
 calls lasting at least the task's `min_sample_seconds`); the cost is the samples' median.
 
@@ -11,8 +12,9 @@ calls lasting at least the task's `min_sample_seconds`); the cost is the samples
 are copied to the device once and every candidate of the workload is called and timed on those
 buffers (a candidate costs no host-to-device copy and no pickled arrays). `device_loop` is the
 body of `LocalMeasurer`'s timing processes: it receives a workload's reference once
-("reference" messages) and then candidates ("run"), keeping the `REFERENCES_KEPT` most recent
-references (the parent mirrors that count, so it knows which it must send again).
+("reference" messages) and then candidates ("run"), keeping the `REFERENCES_KEPT` most recently
+used references (the parent mirrors them, so it knows which it must send again). `TimingActor`
+is the same for `RayMeasurer`.
 
 Each result carries where the time went (`MeasureResult.phases`: load, check, time; the compile
 worker adds compile), which the benchmark sums to tell a compile-bound tuning from a
