@@ -2,7 +2,7 @@
 an exhaustive one (issue 20's targets).
 
     python bench/tune.py --target cuda --trials 64 [--exhaustive [--exhaustive-only TEXT]] [--quick] [--only TEXT] [--skip TEXT] [--db PATH] [--ray-address A]
-    python bench/tune.py --target cuda --scaling [--scaling-shapes 4] --trials 32 [--batch N]
+    python bench/tune.py --target cuda --scaling [--scaling-shapes 4] --trials 32 [--batch N] [--depth N] [--sample-ms MS ...]
 
 For each shape (square and skinny matmuls in f32 and f16, a conv2d, row reductions, a softmax) the
 evolutionary search (`mlc.tuning.search.tune`) measures up to `--trials` configurations, the
@@ -10,7 +10,7 @@ heuristic first. On the GPU the heuristic's and the tuned program are then timed
 process by the benchmarks' harness, beside Triton's kernel of the same kind under its usual
 autotuning (matmuls: `@triton.autotune` over the tutorial's configurations; softmax and row sums:
 the best warp count), so the table's ratios do not rest on the tuner's own measurements; on the
-CPU the tuner's medians are shown. With `--exhaustive`, every distinct program of each space of at
+CPU (and with `--tuner-times`) the tuner's medians are shown. With `--exhaustive`, every distinct program of each space of at
 most `--exhaustive-limit` configurations is measured as well (the random strategy until the space
 is exhausted, `EXHAUSTIVE_BATCH` candidates a round), and the table adds the exhaustive best and
 the number of learned-search trials needed to come within 95% of it (as a share of the exhaustive
@@ -20,7 +20,9 @@ earlier shapes' records (the issue's transfer). The reference results (the inter
 their error bounds) are computed once per shape for both searches. `--scaling` tunes the first
 `--scaling-shapes` shapes measuring on one GPU, then on every visible GPU, and prints both wall
 times (each from a fresh measurer: its processes' start counts; `--batch` fixes the candidates per
-round, else 4 per device). Results go to the tuning database (`--db`, default a temporary file so
+round, else 4 per device; `--depth` the rounds in flight), with where the time went (`breakdown`:
+per candidate, compile, load, check and time; how busy the compile workers and the timing
+processes were), once per `--sample-ms` (the least a GPU timing sample lasts). Results go to the tuning database (`--db`, default a temporary file so
 that the benchmark leaves `mlc.compile` alone). Compare only within one run.
 """
 
@@ -37,8 +39,8 @@ from pathlib import Path
 
 from mlc.compiler import _read_source
 from mlc.tuning.database import TuningDatabase
-from mlc.tuning.measure import LocalMeasurer
-from mlc.tuning.search import Measurer, TuneResult, make_reference, tune
+from mlc.tuning.measure import SAMPLE_SECONDS, LocalMeasurer
+from mlc.tuning.search import PIPELINE_DEPTH, Measurer, TuneResult, make_reference, tune
 from mlc.tuning.space import describe
 from mlc.tuning.workload import Workload
 
@@ -163,10 +165,12 @@ def retime(workload: Workload, target: str, pipelines: dict[str, str], triton: C
 
 
 def measurer_for(args: argparse.Namespace, devices: list[str] | None = None) -> Measurer:
-    if args.ray_address:
+    if args.ray_address or args.ray_local:
+        import os
+
         from mlc.tuning.ray_measure import RayMeasurer
 
-        return RayMeasurer(args.target, address=args.ray_address)
+        return RayMeasurer(args.target, address=args.ray_address, local_cpus=args.workers or os.cpu_count() or 1)
     return LocalMeasurer(args.target, workers=args.workers, devices=devices)
 
 
@@ -181,7 +185,8 @@ def compare(args: argparse.Namespace) -> None:
     db_path = args.db or str(Path(tempfile.mkdtemp(prefix="mlc-bench-tune-")) / "tuning.sqlite")
     speedups, against_triton = [], []
     chosen: list[str] = []
-    gpu = args.target == "cuda"
+    walls: list[str] = []
+    gpu = args.target == "cuda" and not args.tuner_times
     header = "| shape | configs | heuristic us | tuned us | speedup | trials |"
     header += " Triton autotuned us | tuned vs Triton |" if gpu else ""
     header += " exhaustive: programs, best us | learned trials to 95% |" if args.exhaustive else ""
@@ -192,9 +197,13 @@ def compare(args: argparse.Namespace) -> None:
             module, _, _ = _read_source(text)
             workload = Workload(module, "main", name)
             reference = make_reference(workload)
-            learned = tune(workload, args.target, args.trials, measurer, batch=args.batch, database=database, reference=reference)
+            started = time.perf_counter()
+            learned = tune(workload, args.target, args.trials, measurer, batch=args.batch, database=database, reference=reference, depth=args.depth)
+            wall = time.perf_counter() - started
+            walls.append(f"{name}: {breakdown([learned], wall, measurer.slots, getattr(measurer, 'workers', 0))}, {wall:.1f} s")
             if learned.best is None or learned.heuristic.cost is None:
-                print(f"| {name} | {learned.space.size()} | failed | | | {len(learned.trials)} |", flush=True)
+                error = (learned.heuristic.result.error or "").splitlines()[:1]
+                print(f"| {name} | {learned.space.size()} | failed: {error} | | | {len(learned.trials)} |", flush=True)
                 continue
             if gpu:
                 pipelines = {"heuristic": learned.heuristic.pipeline, "tuned": learned.best.pipeline}
@@ -212,7 +221,9 @@ def compare(args: argparse.Namespace) -> None:
                     row += " — | — |"
             enumerated = args.exhaustive and (args.exhaustive_only is None or any(part in name for part in args.exhaustive_only))
             if enumerated and learned.space.size() <= args.exhaustive_limit:
-                every = tune(workload, args.target, 1 << 30, measurer, strategy="random", batch=EXHAUSTIVE_BATCH, seed=1, reference=reference)
+                started = time.perf_counter()
+                every = tune(workload, args.target, 1 << 30, measurer, strategy="random", batch=EXHAUSTIVE_BATCH, seed=1, reference=reference, depth=args.depth)
+                walls.append(f"{name} (exhaustive): {len(every.trials)} trials in {time.perf_counter() - started:.1f} s")
                 goal = every.best.cost / 0.95 if every.best else math.inf
                 reached = _within(learned, goal)
                 share = f"{reached} ({reached / len(every.trials):.0%} of {len(every.trials)})" if reached else f"not in {len(learned.trials)}"
@@ -224,32 +235,65 @@ def compare(args: argparse.Namespace) -> None:
             print(row, flush=True)
     measurer.close()
     print("\ntuned configurations:\n" + "\n".join(chosen))
+    print(f"\ntuning wall times ({type(measurer).__name__}):\n" + "\n".join(walls))
     if speedups:
         print(f"\ngeometric mean speedup over the heuristic: {_geometric_mean(speedups):.3f}x ({len(speedups)} shapes)")
     if against_triton:
         print(f"geometric mean of tuned against Triton autotuned: {_geometric_mean(against_triton):.3f}x ({len(against_triton)} shapes)")
 
 
+def breakdown(results: list[TuneResult], wall: float, devices: int, workers: int) -> str:
+    """Where a tuning's wall time went: per measured candidate, the mean seconds of each step (the
+    compile worker's compile, the timing process's load, check and time), and how busy the
+    compile workers and the devices' timing processes were over the wall time."""
+    trials = [t for r in results for t in r.trials if t.result.compile_seconds or t.result.phases]
+    if not trials:
+        return "no candidate measured"
+    compile_total = sum(t.result.compile_seconds for t in trials)
+    phases: dict[str, float] = {}
+    for trial in trials:
+        for name, seconds in trial.result.phases:
+            phases[name] = phases.get(name, 0.0) + seconds
+    device_total = sum(phases.values())
+    means = ", ".join(f"{name} {seconds / len(trials) * 1e3:.0f} ms" for name, seconds in [("compile", compile_total), *phases.items()])
+    host = {step: sum(r.host_seconds.get(step, 0.0) for r in results) for step in ("propose", "fit", "wait")}
+    main = "tuning process: " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in host.items()) + "; "
+    compiling = f"compile workers busy {compile_total / (wall * workers):.0%} of {workers} x {wall:.1f} s, " if workers else ""
+    return f"{len(trials)} candidates, per candidate: {means}; {main}{compiling}timing busy {device_total / (wall * devices):.0%} of {devices} x {wall:.1f} s"
+
+
 def scaling(args: argparse.Namespace) -> None:
-    """Wall time of the same tunings measured on one GPU, then on every visible GPU."""
+    """Wall time of the same tunings measured on one GPU, then on every visible GPU, from fresh
+    measurers with the same compile workers (this host's cores), batch, depth and seed."""
     from mlc.runtime.cuda import device_count
 
     every = [str(index) for index in range(device_count())]
     chosen = dict(list(selected(args).items())[: args.scaling_shapes])
-    walls = {}
-    for devices in (every[:1], every):
-        measurer = measurer_for(args, devices)
-        start = time.perf_counter()
-        bests = []
-        for name, text in chosen.items():
-            module, _, _ = _read_source(text)
-            result = tune(Workload(module, "main", name), args.target, args.trials, measurer, batch=args.batch)
-            bests.append(f"{name} {result.best.cost * 1e6:.1f} us" if result.best else f"{name} failed")
-        walls[len(devices)] = time.perf_counter() - start
-        measurer.close()
-        print(f"{len(devices)} GPU(s): {len(chosen)} shapes x {args.trials} trials in {walls[len(devices)]:.1f} s (best: {'; '.join(bests)})", flush=True)
-    if len(every) > 1:
-        print(f"scaling from 1 to {len(every)} GPUs: {walls[1] / walls[len(every)]:.2f}x")
+    workloads = {name: Workload(_read_source(text)[0], "main", name) for name, text in chosen.items()}
+    references = {name: make_reference(workload) for name, workload in workloads.items()}
+    for sample_ms in args.sample_ms:
+        walls = {}
+        for devices in (every[:1], every):
+            measurer = measurer_for(args, devices)
+            start = time.perf_counter()
+            if hasattr(measurer, "warm_up"):
+                measurer.warm_up()
+                print(f"  measurer started in {time.perf_counter() - start:.1f} s (not counted below)", flush=True)
+            start = time.perf_counter()
+            bests, results = [], []
+            for name, workload in workloads.items():
+                result = tune(workload, args.target, args.trials, measurer, batch=args.batch, depth=args.depth, reference=references[name], sample_seconds=sample_ms / 1e3)
+                results.append(result)
+                failures = [t.result.error or '' for t in result.trials if t.cost is None]
+                bests.append(f"{name} {result.best.cost * 1e6:.1f} us" if result.best else f"{name} failed")
+                bests[-1] += f" ({len(failures)} failed: {failures[0].splitlines()[0][:200]})" if failures else ""
+            walls[len(devices)] = time.perf_counter() - start
+            workers = getattr(measurer, "workers", 0)
+            measurer.close()
+            print(f"samples >= {sample_ms} ms, {len(devices)} GPU(s): {len(chosen)} shapes x {args.trials} trials in {walls[len(devices)]:.1f} s (best: {'; '.join(bests)})", flush=True)
+            print("  " + breakdown(results, walls[len(devices)], len(devices), workers), flush=True)
+        if len(every) > 1:
+            print(f"samples >= {sample_ms} ms: scaling from 1 to {len(every)} GPUs: {walls[1] / walls[len(every)]:.2f}x", flush=True)
 
 
 def main() -> None:
@@ -266,9 +310,14 @@ def main() -> None:
     parser.add_argument("--scaling-shapes", type=int, default=4)
     parser.add_argument("--db", help="tuning database (default: a temporary file)")
     parser.add_argument("--ray-address")
+    parser.add_argument("--tuner-times", action="store_true", help="GPU: show the tuner's medians (no re-timing, no Triton)")
+    parser.add_argument("--ray-local", action="store_true", help="measure through a local Ray instance of this host's cores")
     parser.add_argument("--workers", type=int)
     parser.add_argument("--batch", type=int, help="candidates per round (default: 4 per device)")
+    parser.add_argument("--depth", type=int, default=PIPELINE_DEPTH, help="rounds in flight (proposed and compiled while one is timed)")
+    parser.add_argument("--sample-ms", type=float, action="append", help="--scaling: least milliseconds of a GPU timing sample (repeatable; default 1)")
     args = parser.parse_args()
+    args.sample_ms = args.sample_ms or [SAMPLE_SECONDS * 1e3]
     if args.scaling:
         scaling(args)
     else:

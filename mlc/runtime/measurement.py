@@ -52,33 +52,43 @@ def random_inputs(function_type: object, seed: int) -> list[np.ndarray]:
 MAX_CALLS_PER_SAMPLE = 1000
 
 
+def time_device_calls(
+    compiled: Any, inputs: Sequence[Any], outputs: Sequence[Any], runs: int, warmup: int, min_sample_seconds: float = 0.0
+) -> list[float]:
+    """`time_calls` on the GPU with the inputs and outputs on the device already (the tuner keeps
+    a workload's inputs there for all its candidates): seconds per call, one entry per sample."""
+    from mlc.runtime.cuda import Event
+
+    for _ in range(warmup):
+        compiled.run_on_device(*inputs, outputs=outputs)
+    compiled.synchronize()
+
+    def sample(calls: int) -> float:
+        start, end = Event(), Event()
+        start.record()
+        for _ in range(calls):
+            compiled.run_on_device(*inputs, outputs=outputs)
+        end.record()
+        end.synchronize()
+        return end.elapsed_milliseconds_since(start) / 1e3 / calls
+
+    calls = 1
+    if min_sample_seconds > 0:  # one call's time (launch included) sizes the samples
+        calls = max(1, min(MAX_CALLS_PER_SAMPLE, math.ceil(min_sample_seconds / max(sample(1), 1e-7))))
+    return [sample(calls) for _ in range(runs)]
+
+
 def time_calls(
     compiled: Any, arrays: Sequence[np.ndarray], device: str, runs: int, warmup: int, min_sample_seconds: float = 0.0
 ) -> list[float]:
     """Seconds per call of a CompiledFunction, one entry per timed run (a sample of back-to-back
     calls on the GPU with `min_sample_seconds`, see the module docstring)."""
     if device == "cuda":
-        from mlc.runtime.cuda import DeviceBuffer, Event
+        from mlc.runtime.cuda import DeviceBuffer
 
         inputs = [DeviceBuffer.from_numpy(np.ascontiguousarray(a)) for a in arrays]
         outputs = list(compiled.run_on_device(*inputs))
-        for _ in range(warmup):
-            compiled.run_on_device(*inputs, outputs=outputs)
-        compiled.synchronize()
-
-        def sample(calls: int) -> float:
-            start, end = Event(), Event()
-            start.record()
-            for _ in range(calls):
-                compiled.run_on_device(*inputs, outputs=outputs)
-            end.record()
-            end.synchronize()
-            return end.elapsed_milliseconds_since(start) / 1e3 / calls
-
-        calls = 1
-        if min_sample_seconds > 0:  # one call's time (launch included) sizes the samples
-            calls = max(1, min(MAX_CALLS_PER_SAMPLE, math.ceil(min_sample_seconds / max(sample(1), 1e-7))))
-        return [sample(calls) for _ in range(runs)]
+        return time_device_calls(compiled, inputs, outputs, runs, warmup, min_sample_seconds)
     for _ in range(warmup):
         compiled(*arrays)
     times = []

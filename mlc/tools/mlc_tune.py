@@ -18,6 +18,8 @@ be opened) is a message and exit code 1 (argparse's usage errors: 2), never a tr
 
 from __future__ import annotations
 
+import os
+
 import argparse
 import sys
 from contextlib import closing
@@ -98,7 +100,7 @@ def _tune(args: argparse.Namespace) -> int:
     if args.ray_address or args.ray:
         from mlc.tuning.ray_measure import RayMeasurer
 
-        measurer = RayMeasurer(target, address=args.ray_address)
+        measurer = RayMeasurer(target, address=args.ray_address, local_cpus=args.workers or os.cpu_count() or 1)
     else:
         measurer = LocalMeasurer(target, workers=args.workers)
     progress = None if args.no_progress else _Progress(args.trials, workload.name)

@@ -5,51 +5,72 @@ configuration spelled out), seeded inputs and the reference results with their e
 (`error_bounds.result_bounds`, computed once per workload by the search). Measuring it:
 
 1. `compile_candidate`: `mlc.compile(text, device, entry, pipeline)` in a worker process; the
-   result travels back as an artifact (`mlc.caching.artifact_of`, the bytes of a bundle);
-2. `run_candidate`: the artifact is loaded by the runtime in the device's worker, called once and
-   checked against the reference within the derived bounds (`check_results`), then timed:
-   `warmup` calls, then `repeats` timed samples (`mlc.runtime.measurement.time_calls`; on the GPU
-   each sample is back-to-back calls lasting at least `SAMPLE_SECONDS`); the cost is their median
-   in seconds per call.
+   result travels back as an artifact (`mlc.caching.artifact_of`, the bytes of a bundle). On the
+   GPU the compile workers run with a compile cache of the measurer's own (a temporary
+   directory): the cache keeps the driver's compiled image (cubin) in the artifact, so the
+   timing process loads it without a second JIT of the PTX, and a candidate compiled before by
+   this measurer (the same program text and pipeline: an exhaustive search after a learned one)
+   is a cache hit.
+2. `device_worker.run_candidate`: load, call once, check against the reference, time (see there).
 
 Anything that goes wrong (a compile error, a wrong result, a crash, a timeout) is a result with
 `cost=None` and the error, never an exception: a failed candidate is a data point.
 
 Two measurers share these steps:
 
-* `LocalMeasurer` (the default): a pool of `workers` compile processes and one timing process
-  per device (the CPU; each visible GPU), so that candidates are compiled in parallel but timed
-  alone. A call past its timeout terminates its pool (a fresh one is started).
+* `LocalMeasurer` (the default): a pool of `workers` compile processes shared by all devices
+  (default: one per core of the host), one timing process per device (the CPU; each visible
+  GPU), and a pool of half as many processes for the search's feature extraction (`extract`,
+  ~50 ms a configuration against compiling's 0.3-2 s), which is on the search's critical path:
+  in the compile pool it would wait behind the compiles of the rounds in flight. `submit(tasks)` returns at once (a `Pending`): the tasks are queued for compiling, and
+  each compiled candidate goes to the first free device (one thread per device feeds its timing
+  process), so that a search can propose and compile its next batch while this one is timed.
+  A workload's inputs and reference are sent to a timing process once, not with each candidate
+  (`device_worker.device_loop`). A compile past `COMPILE_TIMEOUT` restarts the compile pool (the
+  other compiles in flight are queued again); a timing process past the run timeout, or one that
+  dies, is replaced.
 * `RayMeasurer` (`mlc/tuning/ray_measure.py`): one Ray task per candidate, compiling and timing,
   each holding a whole device (a GPU, or `cpus_per_task` cores) while it runs.
 
 Processes are started with 'spawn' (no fork of a process that holds threads, a CUDA context or a
-JIT), with the compile cache off (tuning candidates are not programs to keep).
+JIT). Outside the compile cache above, the compile cache is off (candidates are not programs to
+keep) and the tuning database is not consulted.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import multiprocessing
 import os
-import statistics
+import queue
+import shutil
+import tempfile
+import threading
 import time
-import traceback
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from multiprocessing.pool import AsyncResult, Pool
+from dataclasses import dataclass
+from multiprocessing.pool import Pool
+from typing import Any
 
 import numpy as np
 
+from mlc.tuning.device_worker import REFERENCES_KEPT, MeasureResult, describe_error, device_loop, run_candidate, warm_up
+
 SAMPLE_SECONDS = 1e-3
-"""The least a timed sample lasts on the GPU (back-to-back calls, `time_calls`): a candidate's cost
-is its kernels' time in a stream, as a model runs them, not its launch path's (the first GPU runs
-timed each call alone: every row-reduction candidate cost ~43 us, its launch, whether its kernels
-took 25 or 40)."""
+"""The least a timed sample lasts on the GPU by default (back-to-back calls, `time_calls`): a
+candidate's cost is its kernels' time in a stream, as a model runs them, not its launch path's
+(the first GPU runs timed each call alone: every row-reduction candidate cost ~43 us, its launch,
+whether its kernels took 25 or 40)."""
 COMPILE_TIMEOUT = 300.0
 RUN_TIMEOUT = 120.0
 MAX_WORKERS = 32
 """Compile processes at most (each holds an interpreter with mlc and xDSL imported)."""
+REFERENCES_HELD = 8
+"""Workloads' arrays the parent keeps identified (see `LocalMeasurer._reference_key`)."""
+
+__all__ = ["COMPILE_TIMEOUT", "RUN_TIMEOUT", "SAMPLE_SECONDS", "LocalMeasurer", "MeasureResult", "MeasureTask", "Pending", "run_candidate"]
 
 
 @dataclass(frozen=True)
@@ -63,23 +84,12 @@ class MeasureTask:
     bounds: Sequence[np.ndarray]
     warmup: int = 2
     repeats: int = 5
+    min_sample_seconds: float = SAMPLE_SECONDS
+    """GPU only: the least a timed sample lasts (see `SAMPLE_SECONDS`)."""
 
-
-@dataclass(frozen=True)
-class MeasureResult:
-    cost: float | None
-    """Median seconds per call; None when the candidate failed."""
-    error: str | None = None
-    compile_seconds: float = 0.0
-    costs: tuple[float, ...] = field(default_factory=tuple)
-
-
-def _describe(error: BaseException) -> str:
-    from mlc.errors import MlcError
-
-    if isinstance(error, MlcError):
-        return f"{type(error).__name__}: {error}"
-    return f"{type(error).__name__}: {error}\n{traceback.format_exc(limit=4)}"
+    def without_arrays(self) -> MeasureTask:
+        """What a process that already has (or does not need) the arrays is sent."""
+        return dataclasses.replace(self, inputs=(), expected=(), bounds=())
 
 
 def compile_candidate(task: MeasureTask) -> tuple[bytes | None, str | None, float]:
@@ -94,27 +104,7 @@ def compile_candidate(task: MeasureTask) -> tuple[bytes | None, str | None, floa
         artifact = encode(artifact_of(compiled, target_description(task.target)))
         return artifact, None, time.perf_counter() - start
     except Exception as error:  # noqa: BLE001 - a candidate that does not compile is a measured failure
-        return None, _describe(error), time.perf_counter() - start
-
-
-def run_candidate(task: MeasureTask, artifact: bytes, compile_seconds: float = 0.0) -> MeasureResult:
-    """Step 2 of the docstring: load, check once, time."""
-    try:
-        from mlc.caching import function_from_artifact
-        from mlc.dialects.graph.error_bounds import check_results
-        from mlc.runtime.artifacts import decode
-        from mlc.runtime.measurement import time_calls
-
-        compiled = function_from_artifact(decode(artifact))
-        results = compiled(*task.inputs)
-        results = results if isinstance(results, tuple) else (results,)
-        comparison = check_results(results, task.expected, task.bounds)
-        if comparison.failure is not None:
-            return MeasureResult(None, f"wrong result: {comparison.failure}", compile_seconds)
-        costs = time_calls(compiled, task.inputs, task.target, task.repeats, task.warmup, SAMPLE_SECONDS)
-        return MeasureResult(statistics.median(costs), None, compile_seconds, tuple(costs))
-    except Exception as error:  # noqa: BLE001 - a candidate that fails to run is a measured failure
-        return MeasureResult(None, _describe(error), compile_seconds)
+        return None, describe_error(error), time.perf_counter() - start
 
 
 def compile_and_run(task: MeasureTask) -> MeasureResult:
@@ -124,109 +114,280 @@ def compile_and_run(task: MeasureTask) -> MeasureResult:
     return run_candidate(task, artifact, seconds)
 
 
-def _worker_setup(visible_device: str | None) -> None:
-    os.environ["MLC_CACHE"] = "0"
-    os.environ["MLC_TUNING"] = "0"
-    if visible_device is not None:
-        os.environ["CUDA_VISIBLE_DEVICES"] = visible_device
+def _worker_setup(environment: dict[str, str]) -> None:
+    os.environ.update(environment)
 
 
 def compile_and_run_in_worker(task: MeasureTask) -> MeasureResult:
     """`compile_and_run` in a process of someone else's pool (a Ray worker): cache off first."""
-    _worker_setup(None)
+    _worker_setup({"MLC_CACHE": "0", "MLC_TUNING": "0"})
     return compile_and_run(task)
 
 
+class Pending:
+    """The results of submitted tasks, in the tasks' order, filled in as they arrive."""
+
+    def __init__(self, count: int):
+        self._results: list[MeasureResult | None] = [None] * count
+        self._left = count
+        self._arrived = threading.Condition()
+
+    def set(self, index: int, result: MeasureResult) -> None:
+        with self._arrived:
+            if self._results[index] is None:
+                self._results[index] = result
+                self._left -= 1
+                self._arrived.notify_all()
+
+    def get(self) -> list[MeasureResult]:
+        with self._arrived:
+            self._arrived.wait_for(lambda: self._left == 0)
+            return list(self._results)  # type: ignore[arg-type]
+
+
+@dataclass
+class _Compiling:
+    pending: Pending
+    index: int
+    task: MeasureTask
+    reference: int
+    started: float
+
+
+class _TimingProcess:
+    """One device's timing process (`device_worker.device_loop`) and the references it holds."""
+
+    def __init__(self, context: Any, environment: dict[str, str]):
+        self._connection, child = context.Pipe()
+        self._process = context.Process(target=device_loop, args=(child, environment), daemon=True)
+        self._process.start()
+        child.close()
+        self._held: OrderedDict[int, None] = OrderedDict()
+
+    def run(self, item: _Compiling, artifact: bytes, seconds: float, timeout: float) -> MeasureResult:
+        """Raises TimeoutError, or EOFError/OSError when the process died."""
+        task = item.task
+        if item.reference not in self._held:
+            self._connection.send(("reference", item.reference, task.target, task.inputs, task.expected, task.bounds))
+            self._held[item.reference] = None
+            while len(self._held) > REFERENCES_KEPT:  # as the process drops them
+                self._held.popitem(last=False)
+        else:
+            self._held.move_to_end(item.reference)
+        self._connection.send(("run", item.reference, task.without_arrays(), artifact, seconds))
+        if not self._connection.poll(timeout):
+            raise TimeoutError
+        return self._connection.recv()
+
+    def warm(self, target: str) -> None:
+        self._connection.send(("warm", target))
+        self._connection.recv()
+
+    def close(self) -> None:
+        try:
+            self._connection.send(("stop",))
+        except OSError:
+            pass
+        self._process.join(1.0)
+        if self._process.is_alive():
+            self._process.terminate()
+        self._connection.close()
+
+
 class LocalMeasurer:
-    """Compile pool plus one timing process per device (see the module docstring).
+    """Shared compile pool plus one timing process per device (see the module docstring).
 
     `devices` names the GPUs to time on (as CUDA_VISIBLE_DEVICES spells them; default: every GPU
-    this process sees). A candidate goes to a free device as soon as it has compiled, so the
-    devices time while later candidates still compile."""
+    this process sees); `workers` the compile processes (default: the host's cores, at most
+    `MAX_WORKERS`)."""
 
     def __init__(self, target: str, workers: int | None = None, timeout: float = RUN_TIMEOUT, devices: Sequence[str] | None = None):
         self.target = target
         self.workers = workers or max(1, min(MAX_WORKERS, os.cpu_count() or 1))
+        self.extract_workers = max(1, self.workers // 2)
         self.timeout = timeout
         self.devices: list[str | None] = (list(devices) or [None]) if devices is not None else _visible_gpus() if target == "cuda" else [None]
         self._context = multiprocessing.get_context("spawn")
+        self._lock = threading.RLock()
         self._compile_pool: Pool | None = None
-        self._device_pools: dict[int, Pool] = {}
+        self._extract_pool: Pool | None = None
+        self._cache_directory: str | None = None
+        self._compiling: dict[int, _Compiling] = {}
+        self._jobs = itertools.count()
+        self._compiled: queue.Queue = queue.Queue()
+        self._threads: list[threading.Thread] = []
+        self._timing: list[_TimingProcess | None] = [None] * len(self.devices)
+        self._references: OrderedDict[tuple[int, int, int], tuple[int, MeasureTask]] = OrderedDict()
+        self._reference_numbers = itertools.count()
+        self._closed = False
 
     @property
     def slots(self) -> int:
         """Candidates timed at once: one per device."""
         return len(self.devices)
 
-    def _compiler(self) -> Pool:
-        if self._compile_pool is None:
-            self._compile_pool = self._context.Pool(self.workers, _worker_setup, (None,))
-        return self._compile_pool
-
-    def _device(self, index: int) -> Pool:
-        if index not in self._device_pools:
-            self._device_pools[index] = self._context.Pool(1, _worker_setup, (self.devices[index],))
-        return self._device_pools[index]
-
     def measure(self, tasks: Sequence[MeasureTask]) -> list[MeasureResult]:
-        compiling = [self._compile(task) for task in tasks]
-        results: list[MeasureResult | None] = [None] * len(tasks)
-        timing: dict[int, tuple[int, AsyncResult]] = {}  # device -> (task, its timing job)
-        for i, pending in enumerate(compiling):
-            try:
-                artifact, error, seconds = pending.get(COMPILE_TIMEOUT)
-            except multiprocessing.TimeoutError:
-                artifact, error, seconds = None, f"compiling took more than {COMPILE_TIMEOUT:.0f} s", COMPILE_TIMEOUT
-                self._restart_compiler()
-                compiling[i + 1 :] = [self._compile(task) for task in tasks[i + 1 :]]
-            if artifact is None:
-                results[i] = MeasureResult(None, error, seconds)
-                continue
-            device = next((d for d in range(len(self.devices)) if d not in timing), None)
-            if device is None:  # every device busy: wait for the one that started first
-                device = next(iter(timing))
-                self._collect(device, timing.pop(device), results)
-            timing[device] = (i, self._device(device).apply_async(run_candidate, (tasks[i], artifact, seconds)))
-        for device, job in list(timing.items()):
-            self._collect(device, job, results)
-        return [result for result in results if result is not None]
+        return self.submit(tasks).get()
+
+    def submit(self, tasks: Sequence[MeasureTask]) -> Pending:
+        """Queues `tasks` (see the module docstring); their results arrive in the `Pending`."""
+        pending = Pending(len(tasks))
+        with self._lock:
+            for index, task in enumerate(tasks):
+                self._submit_compile(_Compiling(pending, index, task, self._reference_key(task), 0.0))
+            self._start_devices()
+        return pending
+
+    def warm_up(self) -> None:
+        """Starts every process now and loads in each what its first candidate would (imports, the
+        GPU's context): a benchmark can then time tuning alone, not the measurer's start."""
+        with self._lock:
+            jobs = [self._compiler().apply_async(warm_up, (self.target,)) for _ in range(self.workers)]
+            jobs += [self._extractor().apply_async(warm_up, ("cpu",)) for _ in range(self.extract_workers)]
+        for device in range(len(self.devices)):
+            self._timing_process(device).warm(self.target)
+        for job in jobs:
+            job.get(COMPILE_TIMEOUT)
 
     def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
         """`features.extract_from_text` of `configs`, spread over the compile processes."""
         from mlc.tuning.features import extract_from_text
 
-        share = max(1, -(-len(configs) // self.workers))
+        share = max(1, -(-len(configs) // self.extract_workers))
         chunks = [configs[start : start + share] for start in range(0, len(configs), share)]
-        jobs = [self._compiler().apply_async(extract_from_text, (source, self.target, chunk)) for chunk in chunks]
+        with self._lock:
+            jobs = [self._extractor().apply_async(extract_from_text, (source, self.target, chunk)) for chunk in chunks]
         return [result for job in jobs for result in job.get(COMPILE_TIMEOUT)]
 
-    def _compile(self, task: MeasureTask) -> AsyncResult:
-        # The compile workers need the program, not the (possibly large) inputs and references.
-        return self._compiler().apply_async(compile_candidate, (dataclasses.replace(task, inputs=(), expected=(), bounds=()),))
-
-    def _collect(self, device: int, job: tuple[int, AsyncResult], results: list[MeasureResult | None]) -> None:
-        """Waits for one timing job and stores its result; a device that hangs or dies gets a
-        fresh process."""
-        index, pending = job
-        try:
-            results[index] = pending.get(self.timeout)
-        except multiprocessing.TimeoutError:
-            results[index] = MeasureResult(None, f"running took more than {self.timeout:.0f} s")
-            self._device_pools.pop(device).terminate()
-        except Exception as error:  # noqa: BLE001 - the worker died (a crash in the kernel)
-            results[index] = MeasureResult(None, f"the measuring process failed: {error}")
-            self._device_pools.pop(device).terminate()
-
-    def _restart_compiler(self) -> None:
-        if self._compile_pool is not None:
-            self._compile_pool.terminate()
-            self._compile_pool = None
-
     def close(self) -> None:
-        self._restart_compiler()
-        for pool in self._device_pools.values():
-            pool.terminate()
-        self._device_pools.clear()
+        with self._lock:
+            self._closed = True
+            stopped, self._compile_pool = self._compile_pool, None
+        for pool in (stopped, self._extract_pool):
+            if pool is not None:
+                pool.terminate()
+        self._extract_pool = None
+        for _ in self._threads:
+            self._compiled.put(None)
+        for thread in self._threads:
+            thread.join()
+        self._threads.clear()
+        for process in self._timing:
+            if process is not None:
+                process.close()
+        self._timing = [None] * len(self.devices)
+        if self._cache_directory is not None:
+            shutil.rmtree(self._cache_directory, ignore_errors=True)
+            self._cache_directory = None
+
+    # -- compiling -------------------------------------------------------------------------
+
+    def _reference_key(self, task: MeasureTask) -> int:
+        """A number for the task's arrays: tasks of one workload share the same array objects
+        (the search makes them once), and holding them keeps their identities unique."""
+        identity = (id(task.inputs), id(task.expected), id(task.bounds))
+        if identity not in self._references:
+            self._references[identity] = (next(self._reference_numbers), task)
+            while len(self._references) > REFERENCES_HELD:
+                self._references.popitem(last=False)
+        self._references.move_to_end(identity)
+        return self._references[identity][0]
+
+    def _compiler(self) -> Pool:
+        if self._compile_pool is None:
+            environment = {"MLC_TUNING": "0", "MLC_CACHE": "0"}
+            if self.target == "cuda":  # the cubin travels in the artifact; repeated candidates hit
+                self._cache_directory = self._cache_directory or tempfile.mkdtemp(prefix="mlc-tune-compiled-")
+                environment = {"MLC_TUNING": "0", "MLC_CACHE": "1", "MLC_CACHE_DIR": self._cache_directory}
+            self._compile_pool = self._context.Pool(self.workers, _worker_setup, (environment,))
+        return self._compile_pool
+
+    def _extractor(self) -> Pool:
+        if self._extract_pool is None:
+            self._extract_pool = self._context.Pool(self.extract_workers, _worker_setup, ({"MLC_TUNING": "0", "MLC_CACHE": "0"},))
+        return self._extract_pool
+
+    def _submit_compile(self, item: _Compiling) -> None:
+        job = next(self._jobs)
+        item.started = time.monotonic()
+        self._compiling[job] = item
+        self._compiler().apply_async(
+            compile_candidate,
+            (item.task.without_arrays(),),  # the compile workers need the program only
+            callback=lambda outcome: self._on_compiled(job, outcome),
+            error_callback=lambda error: self._on_compiled(job, (None, f"the compiling process failed: {error}", 0.0)),
+        )
+
+    def _on_compiled(self, job: int, outcome: tuple[bytes | None, str | None, float]) -> None:
+        with self._lock:
+            item = self._compiling.pop(job, None)
+        if item is None:  # timed out and given up meanwhile
+            return
+        artifact, error, seconds = outcome
+        if artifact is None:
+            item.pending.set(item.index, MeasureResult(None, error, seconds))
+        else:
+            self._compiled.put((item, artifact, seconds))
+
+    def _expire_compiles(self) -> None:
+        """Fails the compiles past COMPILE_TIMEOUT and restarts the pool for the others."""
+        with self._lock:
+            now = time.monotonic()
+            late = {job: item for job, item in self._compiling.items() if now - item.started > COMPILE_TIMEOUT}
+            if not late or self._closed:
+                return
+            others = [item for job, item in self._compiling.items() if job not in late]
+            self._compiling.clear()  # what the old pool still reports is ignored
+            stopped, self._compile_pool = self._compile_pool, None
+        for item in late.values():
+            item.pending.set(item.index, MeasureResult(None, f"compiling took more than {COMPILE_TIMEOUT:.0f} s", COMPILE_TIMEOUT))
+        if stopped is not None:  # outside the lock: terminating waits for the pool's result thread
+            stopped.terminate()
+        with self._lock:
+            for item in others:
+                self._submit_compile(item)
+
+    # -- timing ----------------------------------------------------------------------------
+
+    def _start_devices(self) -> None:
+        while len(self._threads) < len(self.devices):
+            thread = threading.Thread(target=self._feed_device, args=(len(self._threads),), daemon=True)
+            self._threads.append(thread)
+            thread.start()
+
+    def _feed_device(self, device: int) -> None:
+        """One device's thread: compiled candidates to its timing process, one at a time."""
+        while True:
+            try:
+                entry = self._compiled.get(timeout=1.0)
+            except queue.Empty:
+                self._expire_compiles()
+                continue
+            if entry is None:
+                return
+            item, artifact, seconds = entry
+            item.pending.set(item.index, self._time(device, item, artifact, seconds))
+
+    def _timing_process(self, device: int) -> _TimingProcess:
+        process = self._timing[device]
+        if process is None:
+            environment = {"MLC_TUNING": "0", "MLC_CACHE": "0"}
+            if self.devices[device] is not None:
+                environment["CUDA_VISIBLE_DEVICES"] = str(self.devices[device])
+            process = self._timing[device] = _TimingProcess(self._context, environment)
+        return process
+
+    def _time(self, device: int, item: _Compiling, artifact: bytes, seconds: float) -> MeasureResult:
+        process = self._timing_process(device)
+        try:
+            return process.run(item, artifact, seconds, self.timeout)
+        except TimeoutError:
+            error = f"running took more than {self.timeout:.0f} s"
+        except (EOFError, OSError) as failure:  # the process died (a crash in the kernel)
+            error = f"the measuring process failed: {type(failure).__name__}: {failure}"
+        self._timing[device] = None
+        process.close()
+        return MeasureResult(None, error, seconds)
 
 
 def _visible_gpus() -> list[str | None]:

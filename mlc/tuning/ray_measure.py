@@ -1,11 +1,25 @@
-"""Measuring candidates through Ray: one task per candidate, each holding a whole device.
+"""Measuring candidates through Ray: compile tasks on the cluster's CPUs, one timing actor a device.
 
 `RayMeasurer(target, address=...)` connects to a running cluster (`address`, e.g.
 '192.168.1.5:6379' or 'ray://host:10001'), or with `address=None` starts a local one of
-`local_cpus` CPUs (what CI does). Each candidate is one task running `measure.compile_and_run`:
-on 'cuda' it asks for `num_gpus=1`, so Ray runs one candidate per GPU of every node at a time;
-on 'cpu' for `cpus_per_task` CPUs. A task past the timeout is cancelled and recorded as a
-failure. Nodes need mlc installed (the same version: results are keyed by it).
+`local_cpus` CPUs (what CI does). A candidate is two steps, as in `LocalMeasurer`:
+
+* a compile task (`measure.compile_candidate`, one CPU): compiles run on every CPU of every node,
+  whatever holds the devices. Ray hides the GPUs from tasks that ask for none
+  (CUDA_VISIBLE_DEVICES=''), while compiling for 'cuda' needs one (the GPU's architecture and
+  the driver's compiled image, which travels in the artifact as with `LocalMeasurer`): the
+  compile tasks run in a runtime environment of their own (so Ray never hands their worker
+  processes, whose CUDA is initialised, to a timing actor) that names the node's first GPU.
+* a call of a timing actor (`TimingActor`, `device_worker.run_candidate`): one actor per GPU of
+  the cluster (`num_gpus=1`), or on 'cpu' one per `cpus_per_task` CPUs of half the cluster's
+  CPUs (the other half compiles). The actor keeps a workload's inputs on its device for all of
+  the workload's candidates; the arrays are put in Ray's object store once per workload.
+  Candidates go to the actors in turn; each actor times one candidate at a time, once its
+  compile task has finished (Ray passes the compiled artifact from task to actor).
+
+`submit` returns at once (the search proposes its next round meanwhile); a candidate past the
+timeout is recorded as a failure. Nodes need mlc installed (the same version: results are keyed
+by it).
 
 An address that does not answer is refused before Ray is asked (Ray itself would wait for a
 minute or more): `RayUnavailableError` names the address. Ray is an optional dependency (the
@@ -14,18 +28,19 @@ minute or more): `RayUnavailableError` names the address. Ray is an optional dep
 
 from __future__ import annotations
 
+import itertools
+import os
 import socket
+import tempfile
+import uuid
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 from mlc.errors import MlcError
+from mlc.tuning.device_worker import TimingActor
 from mlc.tuning.features import extract_from_text
-from mlc.tuning.measure import (
-    RUN_TIMEOUT,
-    MeasureResult,
-    MeasureTask,
-    compile_and_run_in_worker,
-)
+from mlc.tuning.measure import REFERENCES_HELD, RUN_TIMEOUT, MeasureResult, MeasureTask, compile_candidate
 from mlc.tuning.optional import require
 
 CONNECT_TIMEOUT = 3.0
@@ -64,18 +79,30 @@ class RayMeasurer:
                 self.ray.init(**options, log_to_driver=False)
             except (ConnectionError, RuntimeError, ValueError) as error:
                 raise RayUnavailableError(f"cannot start or join the Ray cluster ({address or 'local'}): {error}") from None
-        resources = {"num_gpus": 1} if target == "cuda" else {"num_cpus": cpus_per_task}
-        self._per_task = resources
-        self._remote = self.ray.remote(max_retries=0, **resources)(compile_and_run_in_worker)
+        self._compile = self.ray.remote(max_retries=0, num_cpus=1, **self._compile_options(target))(compile_in_ray_worker)
         self._remote_extract = self.ray.remote(max_retries=0)(extract_from_text)
+        available = self.ray.cluster_resources()
+        if target == "cuda":
+            count, resources = max(1, int(available.get("GPU", 0))), {"num_gpus": 1, "num_cpus": 0}
+        else:
+            count, resources = max(1, int(available.get("CPU", 1)) // 2 // cpus_per_task), {"num_cpus": cpus_per_task}
+        actor = self.ray.remote(max_restarts=0, **resources)(TimingActor)
+        self._actors = [actor.remote() for _ in range(count)]
+        self._next_actor = 0
+        self._arrays: OrderedDict[tuple[int, int, int], tuple[int, Any, MeasureTask]] = OrderedDict()
+        self._array_numbers = itertools.count()
+
+    @staticmethod
+    def _compile_options(target: str) -> dict[str, Any]:
+        if target != "cuda":
+            return {}
+        directory = os.path.join(tempfile.gettempdir(), f"mlc-tune-compiled-{uuid.uuid4().hex[:12]}")
+        return {"runtime_env": {"env_vars": {"MLC_TUNE_COMPILE_GPU": "0", "MLC_TUNE_CACHE_DIR": directory}}}
 
     @property
     def slots(self) -> int:
-        """Candidates measured at once: the cluster's GPUs (or its CPUs over `cpus_per_task`)."""
-        available = self.ray.cluster_resources()
-        if self.target == "cuda":
-            return max(1, int(available.get("GPU", 0)))
-        return max(1, int(available.get("CPU", 1)) // self._per_task["num_cpus"])
+        """Candidates timed at once: the timing actors."""
+        return len(self._actors)
 
     def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
         """`features.extract_from_text` of `configs`, one Ray task per share of the cluster's CPUs."""
@@ -85,19 +112,69 @@ class RayMeasurer:
         return [result for chunk in self.ray.get(references) for result in chunk]
 
     def measure(self, tasks: Sequence[MeasureTask]) -> list[MeasureResult]:
-        references = [self._remote.remote(task) for task in tasks]
-        _, pending = self.ray.wait(references, num_returns=len(references), timeout=self.timeout * max(1, len(tasks)))
+        return self.submit(tasks).get()
+
+    def submit(self, tasks: Sequence[MeasureTask]) -> RayPending:
+        """The tasks start at once (see the module docstring); results by `get()`."""
+        references = []
+        for task in tasks:
+            key, arrays = self._arrays_of(task)
+            compiled = self._compile.remote(task.without_arrays())
+            actor = self._actors[self._next_actor % len(self._actors)]
+            self._next_actor += 1
+            references.append(actor.run.remote(key, arrays, task.without_arrays(), compiled))
+        return RayPending(self, references)
+
+    def _arrays_of(self, task: MeasureTask) -> tuple[int, Any]:
+        """The task's arrays in the object store, put once per workload (held: ids stay unique)."""
+        identity = (id(task.inputs), id(task.expected), id(task.bounds))
+        if identity not in self._arrays:
+            self._arrays[identity] = (next(self._array_numbers), self.ray.put((task.inputs, task.expected, task.bounds)), task)
+            while len(self._arrays) > REFERENCES_HELD:
+                self._arrays.popitem(last=False)
+        self._arrays.move_to_end(identity)
+        key, arrays, _ = self._arrays[identity]
+        return key, arrays
+
+    def close(self) -> None:
+        """Ends the timing actors; leaves the cluster running (it may be someone else's)."""
+        for actor in self._actors:
+            self.ray.kill(actor)
+        self._actors.clear()
+        self._arrays.clear()
+
+
+def compile_in_ray_worker(task: MeasureTask) -> tuple[bytes | None, str | None, float]:
+    """`compile_candidate` in a Ray compile task (see the module docstring for the GPU): on the
+    GPU with a compile cache of this measurer's (the artifact keeps the driver's compiled image)."""
+    gpu, cache = os.environ.get("MLC_TUNE_COMPILE_GPU"), os.environ.get("MLC_TUNE_CACHE_DIR")
+    if gpu is not None and cache is not None:
+        os.environ.update({"CUDA_VISIBLE_DEVICES": gpu, "MLC_CACHE": "1", "MLC_CACHE_DIR": cache})
+    else:
+        os.environ["MLC_CACHE"] = "0"
+    os.environ["MLC_TUNING"] = "0"
+    return compile_candidate(task)
+
+
+class RayPending:
+    """Submitted Ray tasks; `get()` waits for them (at most the timeout per task), in task order."""
+
+    def __init__(self, measurer: RayMeasurer, references: list[Any]):
+        self.measurer = measurer
+        self.references = references
+
+    def get(self) -> list[MeasureResult]:
+        ray, references = self.measurer.ray, self.references
+        timeout = self.measurer.timeout * max(1, len(references))
+        _, pending = ray.wait(references, num_returns=len(references), timeout=timeout) if references else ([], [])
         results = []
         for reference in references:
             if reference in pending:
-                self.ray.cancel(reference, force=True)
-                results.append(MeasureResult(None, f"the Ray task took more than {self.timeout:.0f} s"))
+                ray.cancel(reference, force=True)
+                results.append(MeasureResult(None, f"the Ray task took more than {self.measurer.timeout:.0f} s"))
                 continue
             try:
-                results.append(self.ray.get(reference))
+                results.append(ray.get(reference))
             except Exception as error:  # noqa: BLE001 - the task's worker died
                 results.append(MeasureResult(None, f"the Ray task failed: {error}"))
         return results
-
-    def close(self) -> None:
-        """Leaves the cluster running when it was joined or started by someone else."""

@@ -18,7 +18,13 @@
      tunings of the target from the database) ranks them, and the batch takes the predicted
      best, with one random member per batch to keep exploring. Until the model has data (the
      heuristic's measurement and earlier tunings' records count) it behaves as 'random'.
-4. Every measurement (failures too) goes to the database (when one is given) as it arrives, and
+4. Rounds are pipelined: up to `depth` rounds are in flight (`PIPELINE_DEPTH`), so round k+1 is
+   proposed from the model of rounds up to k-1 and compiles while round k is timed (a measurer
+   without `submit` measures one round at a time). Candidates in flight count as measured for
+   the proposals (no program is proposed twice). Round k's results are recorded, in its order,
+   before the model is refitted and round k+2 proposed. The heuristic is round 0 (its trial is
+   always trial 0): the first batch does not wait for its measurement.
+5. Every measurement (failures too) goes to the database (when one is given) as it arrives, and
    to `on_trial` (the progress bar).
 
 The search stops early when no unmeasured program is left (a small space measured exhaustively).
@@ -31,15 +37,16 @@ import itertools
 import math
 import random
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from mlc.tuning.cost_model import CostModel
 from mlc.tuning.database import Record, TuningDatabase, current_version
-from mlc.tuning.measure import MeasureResult, MeasureTask
+from mlc.tuning.measure import SAMPLE_SECONDS, MeasureResult, MeasureTask
 from mlc.tuning.space import Config, SearchSpace, config_key
 from mlc.tuning.workload import Workload, target_key
 
@@ -51,6 +58,10 @@ ATTEMPTS_PER_CANDIDATE = 4
 loop level for its features; knobs with nothing to act on make many draws repeat a program)."""
 BATCH_PER_SLOT = 4
 """Candidates per round for each device the measurer times on at once (the default batch)."""
+PIPELINE_DEPTH = 2
+"""Rounds in flight: the next round is proposed (from the model of the rounds measured so far)
+and compiled while this one is timed, so the devices do not wait for the host's proposing,
+compiling and refitting between rounds."""
 EXHAUSTIVE_CHUNK = 64
 """Configurations of a small space extracted together while enumerating it."""
 EXHAUSTIVE_SPACE = 1 << 14
@@ -62,6 +73,9 @@ class Measurer(Protocol):
     """Candidates it measures at once (its devices)."""
 
     def measure(self, tasks: list[MeasureTask]) -> list[MeasureResult]: ...
+
+    # Optional: `submit(tasks)` returning an object whose `get()` gives `measure`'s list; with it,
+    # rounds overlap (see `PIPELINE_DEPTH`).
 
     def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
         """`features.extract_from_text`, in the measurer's worker processes."""
@@ -88,6 +102,12 @@ class TuneResult:
     target: str
     space: SearchSpace
     trials: list[Trial] = field(default_factory=list)
+    host_seconds: dict[str, float] = field(default_factory=dict)
+    """Where the tuning's own process spent its time: 'propose' (the proposals, their feature
+    extraction included), 'fit' (the cost model), 'wait' (for rounds' results)."""
+
+    def _count(self, step: str, since: float) -> None:
+        self.host_seconds[step] = self.host_seconds.get(step, 0.0) + time.perf_counter() - since
 
     @property
     def heuristic(self) -> Trial:
@@ -218,13 +238,18 @@ def tune(
     on_trial: Callable[[Trial, TuneResult], None] | None = None,
     repeats: int = 5,
     reference: Reference | None = None,
+    depth: int = PIPELINE_DEPTH,
+    sample_seconds: float = SAMPLE_SECONDS,
 ) -> TuneResult:
     """Tunes `workload` on `target` with at most `trials` measurements (see the module docstring);
-    `batch` candidates per round, by default `BATCH_PER_SLOT` for each of the measurer's devices.
-    `reference`: the workload's `make_reference(workload)` when the caller has it already (a second
-    tuning of the same workload need not interpret it again)."""
+    `batch` candidates per round, by default `BATCH_PER_SLOT` for each of the measurer's devices,
+    and up to `depth` rounds in flight (`PIPELINE_DEPTH`). `reference`: the workload's
+    `make_reference(workload)` when the caller has it already (a second tuning of the same
+    workload need not interpret it again). `sample_seconds`: the least a GPU timing sample lasts."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown search strategy '{strategy}': use one of {', '.join(STRATEGIES)}")
+    if depth < 1:
+        raise ValueError(f"the pipeline depth must be at least 1; got {depth}")
     space = SearchSpace.of(workload.module, target)
     inputs, expected, bounds = reference or make_reference(workload)
     source = str(workload.module)
@@ -232,15 +257,21 @@ def tune(
     search = Search(workload, space, strategy, random.Random(seed), CostModel(seed), result, lambda configs: measurer.extract(source, configs))
     keys = (workload.key, target_key(target), current_version())
 
-    def measure(candidates: list[Candidate]) -> None:
+    def submit(candidates: list[Candidate]) -> Round:
+        for candidate in candidates:  # taken: no later proposal repeats a program in flight
+            search.record(candidate)
         tasks = [
-            MeasureTask(source, workload.entry, target, space.pipeline(c.config), inputs, expected, bounds, repeats=repeats)
+            MeasureTask(source, workload.entry, target, space.pipeline(c.config), inputs, expected, bounds, repeats=repeats, min_sample_seconds=sample_seconds)
             for c in candidates
             if c.error is None
         ]
-        outcomes = iter(measurer.measure(tasks) if tasks else [])
-        for candidate in candidates:
-            search.record(candidate)
+        return Round(candidates, _submit(measurer, tasks))
+
+    def finish(round_: Round) -> None:
+        started = time.perf_counter()
+        outcomes = iter(round_.results())
+        result._count("wait", started)
+        for candidate in round_.candidates:
             outcome = MeasureResult(None, candidate.error) if candidate.error is not None else next(outcomes)
             trial = Trial(len(result.trials), candidate.config, space.pipeline(candidate.config), outcome, candidate.features, candidate.fingerprint)
             result.trials.append(trial)
@@ -250,6 +281,9 @@ def tune(
                 database.add([_record(trial, keys, workload.name)])
             if on_trial is not None:
                 on_trial(trial, result)
+        started = time.perf_counter()
+        search.model.fit()
+        result._count("fit", started)
 
     heuristic = search.candidate(space.heuristic())
     assert heuristic is not None  # the first candidate is never pruned nor seen
@@ -260,16 +294,54 @@ def tune(
     if database is not None:  # transfer: rows of the same knobs (the same feature layout) only
         history = _history(database, keys[1], workload.key)
         search.model.add_history([row for row in history if len(row[0]) == len(heuristic.features)])
-    measure([heuristic])
-    search.model.fit()  # with earlier tunings' records, the first batch is already ranked
+        search.model.fit()  # with earlier tunings' records, the first batch is already ranked
     batch = batch or BATCH_PER_SLOT * measurer.slots
-    while len(result.trials) < trials:
-        candidates = search.propose(min(batch, trials - len(result.trials)))
-        if not candidates:
+    depth = depth if hasattr(measurer, "submit") else 1  # nothing would overlap: no stale model
+    # The heuristic is round 0: with depth > 1 the first batch (random, or ranked by earlier
+    # tunings' records) compiles beside it instead of after its measurement.
+    in_flight: deque[Round] = deque([submit([heuristic])])
+    proposed, exhausted = 1, False
+    while True:
+        while not exhausted and len(in_flight) < depth and proposed < trials:
+            started = time.perf_counter()
+            candidates = search.propose(min(batch, trials - proposed))
+            result._count("propose", started)
+            exhausted = not candidates
+            proposed += len(candidates)
+            if candidates:
+                in_flight.append(submit(candidates))
+        if not in_flight:
             break
-        measure(candidates)
-        search.model.fit()
+        finish(in_flight.popleft())
     return result
+
+
+@dataclass
+class Round:
+    """A batch of candidates and its measurements in flight."""
+
+    candidates: list[Candidate]
+    pending: Any
+
+    def results(self) -> list[MeasureResult]:
+        return self.pending.get() if self.pending is not None else []
+
+
+class _Measured:
+    """`Pending`'s `get` for a measurer without `submit`: it measures when asked."""
+
+    def __init__(self, measurer: Measurer, tasks: list[MeasureTask]):
+        self.measurer, self.tasks = measurer, tasks
+
+    def get(self) -> list[MeasureResult]:
+        return self.measurer.measure(self.tasks)
+
+
+def _submit(measurer: Measurer, tasks: list[MeasureTask]) -> Any:
+    if not tasks:
+        return None
+    submit = getattr(measurer, "submit", None)
+    return submit(tasks) if submit is not None else _Measured(measurer, tasks)
 
 
 Reference = tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]

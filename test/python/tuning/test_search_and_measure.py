@@ -57,6 +57,7 @@ def test_a_short_search_is_never_worse_than_the_heuristic(local_measurer, tmp_pa
     assert all(result.space.invalid(t.config) is None for t in result.trials)
     assert result.best.cost <= result.heuristic.cost
     assert min(r.cost for r in records) == result.best.cost
+    assert set(result.host_seconds) == {"propose", "fit", "wait"} and all(s >= 0 for s in result.host_seconds.values())
 
 
 def test_failures_are_recorded_not_raised(local_measurer):
@@ -69,11 +70,15 @@ def test_failures_are_recorded_not_raised(local_measurer):
 
 
 def test_measurement_through_a_local_ray_cluster(ray_measurer):
+    """Compile tasks and a timing actor (mlc/tuning/ray_measure.py); a candidate that does not
+    lower to what the runtime runs is a failure."""
     space = SearchSpace.of(workload(ADD).module, "cpu")
     pipelines = [space.pipeline(space.heuristic()), space.pipeline({**space.heuristic(), "convert-tile-to-loop.vector-bytes": 4})]
     results = ray_measurer.measure(_tasks(ADD, [*pipelines, "builtin.module(cse)"]))
     assert [r.cost is not None for r in results] == [True, True, False]
     assert ray_measurer.ray.cluster_resources().get("CPU") == 2
+    assert ray_measurer.slots == 1  # one timing actor; the other CPU compiles
+    assert [name for name, _ in results[0].phases] == ["load", "check", "time"] and results[0].compile_seconds > 0
 
 
 class SyntheticMeasurer:
@@ -143,17 +148,58 @@ def test_features_are_extracted_in_the_measurers_processes(local_measurer):
 
 def test_results_keep_the_order_of_the_tasks_across_devices():
     """Two timing processes (two 'devices' of the CPU target): results come back in task order,
-    failures included, whichever device timed them."""
+    failures included, whichever device timed them; batches submitted one after the other are
+    measured together (the first is not waited for); each result says where its time went; a
+    workload's arrays go to a timing process once (a task with other arrays is another
+    reference)."""
     measurer = LocalMeasurer("cpu", workers=2, devices=["first", "second"])
     try:
         assert measurer.slots == 2
         good, broken = _tasks(ADD, ["mlc-lower-to-cpu", "builtin.module(convert-graph-to-tile)"])
         wrong = MeasureTask(**{**good.__dict__, "expected": [good.expected[0] + 1.0]})
-        results = measurer.measure([good, broken, good, wrong, good])
+        first = measurer.submit([good, broken, good])
+        second = measurer.submit([wrong, good])
+        results = [*first.get(), *second.get()]
+        held = [list(process._held) for process in measurer._timing if process is not None]
     finally:
         measurer.close()
     assert [r.cost is not None for r in results] == [True, False, True, False, True]
     assert "wrong result" in results[3].error
+    assert [name for name, _ in results[0].phases] == ["load", "check", "time"] and results[0].compile_seconds > 0
+    assert sorted(key for keys in held for key in keys) in ([0, 1], [0, 0, 1], [0, 1, 1], [0, 0, 1, 1])
+
+
+class SubmittingMeasurer(SyntheticMeasurer):
+    """A synthetic measurer with `submit`: records when rounds are submitted and collected."""
+
+    def __init__(self):
+        super().__init__()
+        self.events: list[tuple[str, int]] = []
+
+    def submit(self, tasks):
+        number = len(self.rounds)
+        results = self.measure(tasks)
+        self.events.append(("submit", number))
+        outer = self
+
+        class Handle:
+            def get(self):
+                outer.events.append(("get", number))
+                return results
+
+        return Handle()
+
+
+def test_rounds_overlap_up_to_the_depth_and_no_program_is_proposed_twice():
+    """With `submit`, round k+1 is proposed and submitted before round k's results are collected
+    (depth 2; the heuristic is round 0); depth 1 alternates; either way every trial is a distinct
+    program and the heuristic is trial 0."""
+    for depth, expected in ((2, ["submit", "submit", "get", "submit", "get", "submit", "get", "get"]), (1, ["submit", "get"] * 4)):
+        measurer = SubmittingMeasurer()
+        result = tune(workload(ADD), "cpu", 10, measurer, batch=3, seed=0, depth=depth)
+        assert [kind for kind, _ in measurer.events] == expected, depth
+        assert len(result.trials) == 10 and len({t.fingerprint for t in result.trials}) == 10
+        assert [t.index for t in result.trials] == list(range(10)) and result.heuristic.config == result.space.heuristic()
 
 
 def test_earlier_tunings_rank_the_first_batch_and_a_given_reference_is_used(monkeypatch, tmp_path):
@@ -186,3 +232,41 @@ def test_gpu_samples_time_back_to_back_calls():
     compiled = mlc.compile(str(tuned.module), device="cuda")
     samples = time_calls(compiled, tuned.inputs(), "cuda", runs=3, warmup=1, min_sample_seconds=1e-3)
     assert len(samples) == 3 and all(s > 0 for s in samples)
+
+
+def test_the_fast_check_accepts_only_what_the_exact_check_accepts(monkeypatch):
+    """`Prepared.check`: in the results' own precision, elements at, just under and just over
+    their bounds (and NaNs, infinities, unknown bounds) give the exact float64 check's verdict;
+    results clearly within never reach the exact check."""
+    import numpy as np
+
+    from mlc.dialects.graph import error_bounds
+    from mlc.tuning.device_worker import Prepared
+
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float16):
+        want = rng.standard_normal(4096).astype(dtype)
+        bound = np.abs(rng.standard_normal(4096)) * 1e-2 + np.where(rng.random(4096) < 0.1, 1e-30, 0.0)
+        bound[:8] = np.inf
+        for offset in (-2, -1, 0, 1, 2):  # got = want + bound moved by a few ulps of the type
+            target = (want.astype(np.float64) + bound).astype(dtype)
+            got = target.copy()
+            for _ in range(abs(offset)):
+                got = np.nextafter(got, np.full_like(got, np.inf if offset > 0 else -np.inf))
+            got[8] = np.nan if offset == 2 else got[8]
+            for results in ((got,), (want + dtype(0),)):
+                exact = error_bounds.check_results(results, [want], [bound]).failure
+                assert (Prepared("cpu", (), [want], [bound]).check(results) is None) == (exact is None), (dtype, offset)
+    monkeypatch.setattr(error_bounds, "check_results", lambda *_: pytest.fail("the exact check ran"))
+    assert Prepared("cpu", (), [want], [bound]).check((want + dtype(0),)) is None
+
+
+def test_a_timing_process_keeps_the_references_its_parent_thinks_it_keeps(local_measurer):
+    """Three workloads' arrays through one timing process, the first used again in between (the
+    parent's mirror and the process evict the same reference): every candidate is measured."""
+    local_measurer.warm_up()  # every process started and ready (those of earlier tests included)
+    assert all(process is not None for process in local_measurer._timing)
+    good = _tasks(ADD, ["mlc-lower-to-cpu"])[0]
+    others = [MeasureTask(**{**good.__dict__, "inputs": [a.copy() for a in good.inputs]}) for _ in range(2)]
+    results = [local_measurer.measure([task])[0] for task in (good, others[0], good, others[1], good)]
+    assert all(r.cost is not None for r in results), [r.error for r in results]
