@@ -72,7 +72,7 @@ from mlc.transforms.analysis.shared_memory_promotion import SHARED_MEMORY_BYTES
 from mlc.transforms.lowering.chunk_access import Emitter
 from mlc.transforms.lowering.matmul_loop import (
     DotKernelLowering,
-    _operand_load,
+    operand_read,
     _shape,
     _tag_loads,
     k_step_body,
@@ -299,7 +299,7 @@ class MmaKernelLowering(DotKernelLowering):
         # A register holds a pair of k-neighbours (f16/bf16) or one f32 (TF32); the second half of
         # the slice starts 8 (4) deeper.
         width, half_depth, lane_depth = (1, 4, self.quad) if tf32 else (2, 8, self.pair)
-        lhs, rhs = _operand_load(op, "lhs"), _operand_load(op, "rhs")
+        lhs, rhs = operand_read(op, "lhs"), operand_read(op, "rhs")
         lhs_shape, rhs_shape = _shape(op.lhs), _shape(op.rhs)
         batch = [self.zero] * (len(lhs_shape) - 2)
         depths = [emitter.add(offset, lane_depth), emitter.add(offset, emitter.add(lane_depth, emitter.index(half_depth)))]
@@ -310,8 +310,7 @@ class MmaKernelLowering(DotKernelLowering):
             registers = []
             for k in depths:
                 for row in self.row_indices[2 * m : 2 * m + 2]:
-                    chunk = self._accesses(lhs_shape, width, [*batch, row, k])
-                    registers.append(self._register(emitter, chunk.load(emitter, self.values[lhs.source], self.origin(lhs.indices), _shape(lhs.result), lhs.padding)))
+                    registers.append(self._register(emitter, self.operand_elements(emitter, lhs, lhs_shape, width, [*batch, row, k])))
             a_registers.append(registers)
         _tag_loads(block, first.next_op if first is not None else block.first_op, "lhs")
         first = block.last_op
@@ -321,8 +320,7 @@ class MmaKernelLowering(DotKernelLowering):
             for depth in depths:
                 elements = []
                 for k in [depth, emitter.add(depth, emitter.index(1))][:width]:
-                    chunk = self._accesses(rhs_shape, 1, [*batch, k, column])
-                    elements += chunk.load(emitter, self.values[rhs.source], self.origin(rhs.indices), _shape(rhs.result), rhs.padding)
+                    elements += self.operand_elements(emitter, rhs, rhs_shape, 1, [*batch, k, column])
                 registers.append(self._register(emitter, elements))
             b_registers.append(registers)
         _tag_loads(block, first.next_op if first is not None else block.first_op, "rhs")

@@ -94,14 +94,45 @@ def test_slices_with_negative_steps_and_concat_chain(device: str):
     check(text, device, launches=2)
 
 
+TRANSPOSED_MATMULS = [
+    # batch, M, K, N, transposed lhs, transposed rhs, element, bias and relu epilogue
+    ((), 40, 48, 24, True, False, "f32", False),
+    ((), 33, 70, 65, False, True, "f32", True),  # the torch linear: x @ transpose(W), W N x K
+    ((2,), 17, 24, 40, True, True, "f32", False),
+    ((), 64, 96, 128, False, True, "f16", True),
+]
+
+
 @pytest.mark.parametrize("device", DEVICES)
-def test_transpose_feeding_matmul(device: str):
-    text = f"""func.func @main(%a: {tensor((48, 40))}, %b: {tensor((48, 24))}) -> {tensor((40, 24))} {{
-      %t = graph.transpose %a perm [1, 0] : {tensor((48, 40))} to {tensor((40, 48))}
-      %p = graph.matmul %t, %b : ({tensor((40, 48))}, {tensor((48, 24))}) -> {tensor((40, 24))}
-      func.return %p : {tensor((40, 24))}
+@pytest.mark.parametrize("case", TRANSPOSED_MATMULS)
+def test_transpose_feeding_matmul_is_read_in_place(device: str, case):
+    """A transpose of the last two dimensions feeding a matmul is an operand layout of the matmul's
+    kernel (`mlc.operand_major`): one launch, no transposed copy."""
+    batch, m, k, n, lhs_t, rhs_t, element, epilogue = case
+    a_stored = (*batch, k, m) if lhs_t else (*batch, m, k)
+    b_stored = (*batch, n, k) if rhs_t else (*batch, k, n)
+    out = (*batch, m, n)
+    lines = []
+    a, b = "%a", "%b"
+    perm = [*range(len(batch)), len(batch) + 1, len(batch)]
+    if lhs_t:
+        lines.append(f"%at = graph.transpose %a perm {perm} : {tensor(a_stored, element)} to {tensor((*batch, m, k), element)}")
+        a = "%at"
+    if rhs_t:
+        lines.append(f"%bt = graph.transpose %b perm {perm} : {tensor(b_stored, element)} to {tensor((*batch, k, n), element)}")
+        b = "%bt"
+    lines.append(f"%p = graph.matmul {a}, {b} : ({tensor((*batch, m, k), element)}, {tensor((*batch, k, n), element)}) -> {tensor(out, element)}")
+    result, arguments = "%p", f"%a: {tensor(a_stored, element)}, %b: {tensor(b_stored, element)}"
+    if epilogue:
+        arguments += f", %c: {tensor((n,), element)}"
+        lines += [f"%s = graph.add %p, %c : ({tensor(out, element)}, {tensor((n,), element)}) -> {tensor(out, element)}", f"%r = graph.relu %s : {tensor(out, element)}"]
+        result = "%r"
+    body = "\n      ".join(lines)
+    text = f"""func.func @main({arguments}) -> {tensor(out, element)} {{
+      {body}
+      func.return {result} : {tensor(out, element)}
     }}"""
-    check(text, device)
+    check(text, device, launches=1)
 
 
 POOLS = [
