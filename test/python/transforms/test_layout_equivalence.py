@@ -146,3 +146,44 @@ def test_pass_preserves_implicit_gemm(step: tuple[str, str], program: str, seed:
     """Convolutions that graph-decompose makes implicit GEMMs (eight channels, one group, stride 1),
     through the same passes: the shifted rows, their fusion and the matmul kernel reading them."""
     test_pass_preserves_layout_and_windows.hypothesis.inner_test(step, program, seed)
+
+
+@st.composite
+def transposed_matmul_programs(draw) -> str:
+    """A matmul one or both of whose operands are transposes of the last two dimensions (read in
+    place by its kernel, `mlc.operand_major`), batched or not, f32 or f16, often with a bias and
+    relu epilogue."""
+    element = draw(st.sampled_from(["f32", "f16"]))
+    batch = tuple(draw(st.lists(st.integers(1, 2), max_size=1)))
+    m, k, n = (draw(st.integers(1, 20)) for _ in range(3))
+    lhs_t, rhs_t = draw(st.sampled_from([(True, False), (False, True), (True, True)]))
+
+    def typed(shape: tuple[int, ...]) -> str:
+        return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
+
+    perm = [*range(len(batch)), len(batch) + 1, len(batch)]
+    a_stored, b_stored, out = ((*batch, k, m) if lhs_t else (*batch, m, k)), ((*batch, n, k) if rhs_t else (*batch, k, n)), (*batch, m, n)
+    lines, a, b = [], "%a", "%b"
+    if lhs_t:
+        lines.append(f"%at = graph.transpose %a perm {perm} : {typed(a_stored)} to {typed((*batch, m, k))}")
+        a = "%at"
+    if rhs_t:
+        lines.append(f"%bt = graph.transpose %b perm {perm} : {typed(b_stored)} to {typed((*batch, k, n))}")
+        b = "%bt"
+    lines.append(f"%r = graph.matmul {a}, {b} : ({typed((*batch, m, k))}, {typed((*batch, k, n))}) -> {typed(out)}")
+    parameters, result = f"%a: {typed(a_stored)}, %b: {typed(b_stored)}", "%r"
+    if draw(st.booleans()):
+        parameters += f", %c: {typed((n,))}"
+        lines += [f"%s = graph.add %r, %c : ({typed(out)}, {typed((n,))}) -> {typed(out)}", f"%e = graph.relu %s : {typed(out)}"]
+        result = "%e"
+    body = "\n  ".join(lines)
+    return f"func.func @main({parameters}) -> {typed(out)} {{\n  {body}\n  func.return {result} : {typed(out)}\n}}\n"
+
+
+@pytest.mark.parametrize("step", STEPS, ids=lambda step: step[1] if isinstance(step, tuple) else step)
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(program=transposed_matmul_programs(), seed=st.integers(0, 2**32 - 1))
+def test_pass_preserves_transposed_operands(step: tuple[str, str], program: str, seed: int):
+    """Matmuls reading transposed operands in their stored layout, through the same passes: the
+    transposes' fusion, the kernel's transposed tiles and every dot lowering's transposed reads."""
+    test_pass_preserves_layout_and_windows.hypothesis.inner_test(step, program, seed)
