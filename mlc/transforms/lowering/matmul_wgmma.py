@@ -27,6 +27,11 @@ multiples, inside the K loop (so that a pipeline of async copies can stage them:
 could not write the swizzled layout; a K that fits one step has no loop and takes mma.sync). loop-promote-shared then issues the next stage's copies after the products and, where the
 accumulators are only converted and stored after the loop, leaves each product in flight until
 the next K step's wait (`async_pipeline.overlap_products`).
+A transposed rhs (`tile.transpose` of a zero-padded load of B stored N x K, `mlc.operand_major`)
+is read in its stored layout: the op carries `mlc.operand_major = ["k", "k"]`, loop-promote-shared
+stages the N x BK block K-major like A's, and the instruction reads it without its transpose bit.
+A transposed lhs takes mma.sync.
+
 Limits: f16/bf16 only (TF32 dots take mma.sync); no register A operand; with a computing epilogue each K step waits for its products
 (ptxas serializes the deferred pipeline there); no TMA.
 """
@@ -36,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, i64
 from xdsl.ir import SSAValue
 
 from mlc.dialects import attributes
@@ -79,7 +84,7 @@ def wgmma_applies(kernel: tile.KernelOp) -> bool:
     for dot in (op for op in kernel.walk() if isinstance(op, tile.DotOp)):
         if is_tf32_dot(dot):
             return False  # TF32 wgmma reads B K-major only: B's rows would need a transposed staging
-        lhs, rhs = _zero_padded_load(dot, "lhs"), _zero_padded_load(dot, "rhs")
+        lhs, rhs = _zero_padded_load(dot, "lhs"), _stored_rhs(dot)
         if lhs is None or rhs is None or not (_operand_rows_aligned(lhs) and _operand_rows_aligned(rhs)):
             return False
         if not isinstance(dot.parent_op(), scf.ForOp):
@@ -89,6 +94,16 @@ def wgmma_applies(kernel: tile.KernelOp) -> bool:
         if rows % loop.WGMMA_ROWS or rows > MAX_ROWS or columns % SWIZZLE_COLUMNS or columns > MAX_COLUMNS or depth % SWIZZLE_COLUMNS:
             return False
     return True
+
+
+def _stored_rhs(dot: tile.DotOp) -> tile.LoadOp | None:
+    """The zero-padded load of the dot's rhs: the rhs itself, or the stored N x K block that a
+    transposed rhs (`tile.transpose`) is."""
+    transpose = dot.rhs.owner
+    if isinstance(transpose, tile.TransposeOp) and isinstance(transpose.source.owner, tile.LoadOp):
+        load = transpose.source.owner
+        return load if load.padding is None or load.padding.value.data == 0 else None
+    return _zero_padded_load(dot, "rhs")
 
 
 def wgmma_layout(shape: tuple[int, ...]) -> MmaLayout:
@@ -127,7 +142,7 @@ class WgmmaKernelLowering(MmaKernelLowering):
         accumulator = [element for row in self._full(self.materialize(emitter, op.acc)) for element in row]
         block_columns, columns = layout.shape[-1], layout.columns
         order = [half * columns + 2 * block + element for block in range(block_columns // 8) for half in range(2) for element in range(2)]
-        lhs, rhs = _zero_padded_load(op, "lhs"), _zero_padded_load(op, "rhs")
+        lhs, rhs = _zero_padded_load(op, "lhs"), _stored_rhs(op)
         assert lhs is not None and rhs is not None
         *batch, row_origin, column_origin = (self.values[index] for index in lhs.indices)
         lhs_indices = [*batch, emitter.add(row_origin, self.warpgroup_row), column_origin]
@@ -141,6 +156,8 @@ class WgmmaKernelLowering(MmaKernelLowering):
             block_columns,
             _shape(op.lhs)[-1],
         )
+        if isinstance(op.rhs.owner, tile.TransposeOp):
+            attributes.OPERAND_MAJOR.write(product, ArrayAttr([StringAttr("k"), StringAttr("k")]))
         emitter.builder.insert(product)
         landed = emitter.builder.insert(loop.WgmmaWaitOp(0, list(product.d)))
         result = list(accumulator)
