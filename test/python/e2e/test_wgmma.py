@@ -101,6 +101,30 @@ def test_wgmma_matmul(a_shape, b_shape, epilogue: str, element: str, request: py
 
 
 @GPU
+@pytest.mark.parametrize("element", ["f16", "bf16"])
+@pytest.mark.parametrize("m, n, k", [(1024, 1024, 1024), (300, 264, 520)])
+def test_wgmma_reads_a_transposed_rhs_in_place(m: int, n: int, k: int, element: str, request: pytest.FixtureRequest):
+    """x @ transpose(w) + bias, relu (the torch linear, w stored N x K): one kernel, the weight
+    staged K-major and read by wgmma without its transpose bit."""
+    x, w, wt, c, bias = (tensor(shape, element) for shape in ((m, k), (n, k), (k, n), (m, n), (n,)))
+    text = f"""func.func @main(%x: {x}, %w: {w}, %bias: {bias}) -> {c} {{
+      %wt = graph.transpose %w perm [1, 0] : {w} to {wt}
+      %0 = graph.matmul %x, %wt : ({x}, {wt}) -> {c}
+      %1 = graph.add %0, %bias : ({c}, {bias}) -> {c}
+      %2 = graph.relu %1 : {c}
+      func.return %2 : {c}
+    }}"""
+    arrays = inputs(request.node.nodeid, [(m, k), (n, k), (n,)], element)
+    lowered = str(lower(text, WGMMA))
+    assert "wgmma.mma_async" in lowered and "p, 1, 1, 0, 0;" in lowered, "the weight is not read K-major by wgmma"
+    compiled = mlc.compile(text, device="cuda", pipeline=WGMMA)
+    assert len(compiled.program.plan.launches) == 1
+    got = compiled(*arrays)
+    expected = np.maximum(arrays[0].astype(np.float64) @ arrays[1].astype(np.float64).T + arrays[2].astype(np.float64), 0)
+    assert_compiled_matches(text, arrays, got, [expected])
+
+
+@GPU
 def test_default_pipeline_takes_wgmma_on_sm90():
     """mlc.compile's default pipeline on an sm_90 device names its arch, so f16 matmuls take wgmma."""
     from mlc.runtime import get_device
