@@ -100,6 +100,7 @@ TRANSPOSED_MATMULS = [
     ((), 33, 70, 65, False, True, "f32", True),  # the torch linear: x @ transpose(W), W N x K
     ((2,), 17, 24, 40, True, True, "f32", False),
     ((), 64, 96, 128, False, True, "f16", True),
+    ((), 80, 72, 136, True, True, "f16", False),  # tensor cores: ldmatrix of the stored blocks
 ]
 
 
