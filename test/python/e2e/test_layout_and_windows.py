@@ -23,7 +23,7 @@ from mlc.diagnostics import parse_module
 from mlc.dialects import make_context
 from mlc.dialects.element_types import to_numpy_dtype
 from mlc.dialects.graph.error_bounds import check_results, result_bounds
-from programs import lower
+from programs import lower, transposed_matmul_program
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
@@ -110,29 +110,7 @@ def test_transpose_feeding_matmul_is_read_in_place(device: str, case):
     """A transpose of the last two dimensions feeding a matmul is an operand layout of the matmul's
     kernel (`mlc.operand_major`): one launch, no transposed copy."""
     batch, m, k, n, lhs_t, rhs_t, element, epilogue = case
-    a_stored = (*batch, k, m) if lhs_t else (*batch, m, k)
-    b_stored = (*batch, n, k) if rhs_t else (*batch, k, n)
-    out = (*batch, m, n)
-    lines = []
-    a, b = "%a", "%b"
-    perm = [*range(len(batch)), len(batch) + 1, len(batch)]
-    if lhs_t:
-        lines.append(f"%at = graph.transpose %a perm {perm} : {tensor(a_stored, element)} to {tensor((*batch, m, k), element)}")
-        a = "%at"
-    if rhs_t:
-        lines.append(f"%bt = graph.transpose %b perm {perm} : {tensor(b_stored, element)} to {tensor((*batch, k, n), element)}")
-        b = "%bt"
-    lines.append(f"%p = graph.matmul {a}, {b} : ({tensor((*batch, m, k), element)}, {tensor((*batch, k, n), element)}) -> {tensor(out, element)}")
-    result, arguments = "%p", f"%a: {tensor(a_stored, element)}, %b: {tensor(b_stored, element)}"
-    if epilogue:
-        arguments += f", %c: {tensor((n,), element)}"
-        lines += [f"%s = graph.add %p, %c : ({tensor(out, element)}, {tensor((n,), element)}) -> {tensor(out, element)}", f"%r = graph.relu %s : {tensor(out, element)}"]
-        result = "%r"
-    body = "\n      ".join(lines)
-    text = f"""func.func @main({arguments}) -> {tensor(out, element)} {{
-      {body}
-      func.return {result} : {tensor(out, element)}
-    }}"""
+    text = transposed_matmul_program(batch, m, k, n, lhs_t, rhs_t, element, epilogue)
     check(text, device, launches=1)
 
 

@@ -22,7 +22,7 @@ import pytest
 import mlc
 from mlc.backend import compile_to_ptx
 from mlc.backend.errors import BackendError
-from programs import assert_compiled_matches, lower
+from programs import assert_compiled_matches, lower, transposed_matmul_program
 
 GPU = pytest.mark.gpu
 WGMMA = "mlc-lower-to-gpu{arch=sm_90}"
@@ -106,14 +106,7 @@ def test_wgmma_matmul(a_shape, b_shape, epilogue: str, element: str, request: py
 def test_wgmma_reads_a_transposed_rhs_in_place(m: int, n: int, k: int, element: str, request: pytest.FixtureRequest):
     """x @ transpose(w) + bias, relu (the torch linear, w stored N x K): one kernel, the weight
     staged K-major and read by wgmma without its transpose bit."""
-    x, w, wt, c, bias = (tensor(shape, element) for shape in ((m, k), (n, k), (k, n), (m, n), (n,)))
-    text = f"""func.func @main(%x: {x}, %w: {w}, %bias: {bias}) -> {c} {{
-      %wt = graph.transpose %w perm [1, 0] : {w} to {wt}
-      %0 = graph.matmul %x, %wt : ({x}, {wt}) -> {c}
-      %1 = graph.add %0, %bias : ({c}, {bias}) -> {c}
-      %2 = graph.relu %1 : {c}
-      func.return %2 : {c}
-    }}"""
+    text = transposed_matmul_program((), m, k, n, False, True, element, True)
     arrays = inputs(request.node.nodeid, [(m, k), (n, k), (n,)], element)
     lowered = str(lower(text, WGMMA))
     assert "wgmma.mma_async" in lowered and "p, 1, 1, 0, 0;" in lowered, "the weight is not read K-major by wgmma"

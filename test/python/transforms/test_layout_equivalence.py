@@ -25,7 +25,7 @@ from mlc.dialects.graph.error_bounds import check_results, result_bounds
 from mlc.dialects.graph.nn_ops import windowed_size
 from mlc.interpreter import run
 from mlc.transforms.pipelines import CPU_PIPELINE, GPU_PIPELINE
-from programs import lower, random_inputs
+from programs import lower, random_inputs, transposed_matmul_program
 
 BOUNDED = ("graph-decompose", "convert-graph-to-tile")
 
@@ -157,27 +157,7 @@ def transposed_matmul_programs(draw) -> str:
     batch = tuple(draw(st.lists(st.integers(1, 2), max_size=1)))
     m, k, n = (draw(st.integers(1, 20)) for _ in range(3))
     lhs_t, rhs_t = draw(st.sampled_from([(True, False), (False, True), (True, True)]))
-
-    def typed(shape: tuple[int, ...]) -> str:
-        return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
-
-    perm = [*range(len(batch)), len(batch) + 1, len(batch)]
-    a_stored, b_stored, out = ((*batch, k, m) if lhs_t else (*batch, m, k)), ((*batch, n, k) if rhs_t else (*batch, k, n)), (*batch, m, n)
-    lines, a, b = [], "%a", "%b"
-    if lhs_t:
-        lines.append(f"%at = graph.transpose %a perm {perm} : {typed(a_stored)} to {typed((*batch, m, k))}")
-        a = "%at"
-    if rhs_t:
-        lines.append(f"%bt = graph.transpose %b perm {perm} : {typed(b_stored)} to {typed((*batch, k, n))}")
-        b = "%bt"
-    lines.append(f"%r = graph.matmul {a}, {b} : ({typed((*batch, m, k))}, {typed((*batch, k, n))}) -> {typed(out)}")
-    parameters, result = f"%a: {typed(a_stored)}, %b: {typed(b_stored)}", "%r"
-    if draw(st.booleans()):
-        parameters += f", %c: {typed((n,))}"
-        lines += [f"%s = graph.add %r, %c : ({typed(out)}, {typed((n,))}) -> {typed(out)}", f"%e = graph.relu %s : {typed(out)}"]
-        result = "%e"
-    body = "\n  ".join(lines)
-    return f"func.func @main({parameters}) -> {typed(out)} {{\n  {body}\n  func.return {result} : {typed(out)}\n}}\n"
+    return transposed_matmul_program(batch, m, k, n, lhs_t, rhs_t, element, draw(st.booleans()))
 
 
 @pytest.mark.parametrize("step", STEPS, ids=lambda step: step[1] if isinstance(step, tuple) else step)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from programs import lower, make_context, random_inputs
+from programs import lower, make_context, random_inputs, transposed_matmul_program
 
 from mlc.dialects.element_types import to_numpy_dtype
 from mlc.interpreter import run
@@ -106,28 +106,11 @@ def test_pipelined_copies_are_exact():
     _check_chain(program(64, 16, 808, False), "bf16", LOOP_STEPS, 11, pipelined=True)
 
 
-def transposed_program(m: int, n: int, k: int, lhs_transposed: bool, rhs_transposed: bool) -> str:
-    """A matmul reading transposed operands in their stored layout (`mlc.operand_major`)."""
-    x = f"tensor<{k}x{m}xf16>" if lhs_transposed else f"tensor<{m}x{k}xf16>"
-    w = f"tensor<{n}x{k}xf16>" if rhs_transposed else f"tensor<{k}x{n}xf16>"
-    a, b, c = f"tensor<{m}x{k}xf16>", f"tensor<{k}x{n}xf16>", f"tensor<{m}x{n}xf16>"
-    lines, lhs, rhs = [], "%x", "%w"
-    if lhs_transposed:
-        lines.append(f"%xt = graph.transpose %x perm [1, 0] : {x} to {a}")
-        lhs = "%xt"
-    if rhs_transposed:
-        lines.append(f"%wt = graph.transpose %w perm [1, 0] : {w} to {b}")
-        rhs = "%wt"
-    lines.append(f"%0 = graph.matmul {lhs}, {rhs} : ({a}, {b}) -> {c}")
-    body = "\n  ".join(lines)
-    return f"func.func @main(%x: {x}, %w: {w}) -> {c} {{\n  {body}\n  func.return %0 : {c}\n}}\n"
-
-
 @pytest.mark.parametrize("lhs_transposed, rhs_transposed", [(False, True), (True, False), (True, True)])
 def test_ldmatrix_reads_transposed_operands_exactly(lhs_transposed: bool, rhs_transposed: bool):
     """A transposed operand's stored block is loaded by ldmatrix with the other `trans` (x4 and the
     x2 of an odd last B column: 24 columns), staged in its stored layout; ragged M and K."""
-    _check_chain(transposed_program(33, 24, 40, lhs_transposed, rhs_transposed), "f16", LOOP_STEPS, 3)
+    _check_chain(transposed_matmul_program((), 33, 40, 24, lhs_transposed, rhs_transposed, "f16", False), "f16", LOOP_STEPS, 3)
 
 
 @pytest.mark.parametrize("element", ["f16", "bf16"])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from programs import transposed_matmul_program
 from test_tensor_core_equivalence import _check_chain, program
 
 from mlc.transforms.pipelines import GPU_PIPELINE
@@ -51,21 +52,9 @@ def test_wgmma_pipeline_is_exact(element: str):
     _check_chain(program(70, 72, 200, True), element, STEPS, 3, tile_level=_tile_level(64), path="loop.wgmma")
 
 
-def transposed_rhs_program(m: int, n: int, k: int) -> str:
-    """x @ transpose(w) + bias, relu: the torch linear, w stored N x K (K-major, `mlc.operand_major`)."""
-    x, w, wt, c, bias = (f"tensor<{shape}xf16>" for shape in (f"{m}x{k}", f"{n}x{k}", f"{k}x{n}", f"{m}x{n}", f"{n}"))
-    return f"""func.func @main(%x: {x}, %w: {w}, %bias: {bias}) -> {c} {{
-  %wt = graph.transpose %w perm [1, 0] : {w} to {wt}
-  %0 = graph.matmul %x, %wt : ({x}, {wt}) -> {c}
-  %1 = graph.add %0, %bias : ({c}, {bias}) -> {c}
-  %2 = graph.relu %1 : {c}
-  func.return %2 : {c}
-}}
-"""
-
-
 @pytest.mark.parametrize("rows", [64, 128])
 def test_wgmma_reads_a_transposed_rhs_k_major(rows: int):
     """A transposed rhs is staged K-major (N x 64 blocks of the stored weight) and read without the
     instruction's transpose: exact through every pass, ragged M, N and K (zero-filled copies)."""
-    _check_chain(transposed_rhs_program(70, 72, 200), "f16", STEPS, 5, tile_level=_tile_level(rows), path="loop.wgmma")
+    program = transposed_matmul_program((), 70, 200, 72, False, True, "f16", True)
+    _check_chain(program, "f16", STEPS, 5, tile_level=_tile_level(rows), path="loop.wgmma")
