@@ -27,10 +27,11 @@ multiples, inside the K loop (so that a pipeline of async copies can stage them:
 could not write the swizzled layout; a K that fits one step has no loop and takes mma.sync). loop-promote-shared then issues the next stage's copies after the products and, where the
 accumulators are only converted and stored after the loop, leaves each product in flight until
 the next K step's wait (`async_pipeline.overlap_products`).
-A transposed rhs (`tile.transpose` of a zero-padded load of B stored N x K, `mlc.operand_major`)
-is read in its stored layout: the op carries `mlc.operand_major = ["k", "k"]`, loop-promote-shared
-stages the N x BK block K-major like A's, and the instruction reads it without its transpose bit.
-A transposed lhs takes mma.sync.
+Transposed operands (`tile.transpose` of a zero-padded load of the stored matrix,
+`mlc.operand_major`) are read in their stored layout: the op carries `mlc.operand_major`;
+loop-promote-shared stages a transposed rhs's N x BK block K-major like A's (read without the
+instruction's B transpose) and a transposed lhs's BK x 64 blocks M-major like a row-major B's
+(read with the instruction's A transpose).
 
 Limits: f16/bf16 only (TF32 dots take mma.sync); no register A operand; with a computing epilogue each K step waits for its products
 (ptxas serializes the deferred pipeline there); no TMA.
@@ -47,13 +48,14 @@ from xdsl.ir import SSAValue
 from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
+from mlc.transforms.analysis.operand_maps import operand_major
 from mlc.transforms.lowering.chunk_access import Emitter
 from mlc.transforms.lowering.matmul_loop import DotKernelLowering, _shape, output_shape
 from mlc.transforms.lowering.matmul_mma import (
     INSTRUCTION,
     MmaKernelLowering,
     MmaLayout,
-    _zero_padded_load,
+    _zero_padded_read,
     is_tf32_dot,
     lower_mma_kernel,
     mma_applies,
@@ -84,7 +86,7 @@ def wgmma_applies(kernel: tile.KernelOp) -> bool:
     for dot in (op for op in kernel.walk() if isinstance(op, tile.DotOp)):
         if is_tf32_dot(dot):
             return False  # TF32 wgmma reads B K-major only: B's rows would need a transposed staging
-        lhs, rhs = _zero_padded_load(dot, "lhs"), _stored_rhs(dot)
+        lhs, rhs = _stored_operand(dot, "lhs"), _stored_operand(dot, "rhs")
         if lhs is None or rhs is None or not (_operand_rows_aligned(lhs) and _operand_rows_aligned(rhs)):
             return False
         if not isinstance(dot.parent_op(), scf.ForOp):
@@ -96,14 +98,11 @@ def wgmma_applies(kernel: tile.KernelOp) -> bool:
     return True
 
 
-def _stored_rhs(dot: tile.DotOp) -> tile.LoadOp | None:
-    """The zero-padded load of the dot's rhs: the rhs itself, or the stored N x K block that a
-    transposed rhs (`tile.transpose`) is."""
-    transpose = dot.rhs.owner
-    if isinstance(transpose, tile.TransposeOp) and isinstance(transpose.source.owner, tile.LoadOp):
-        load = transpose.source.owner
-        return load if load.padding is None or load.padding.value.data == 0 else None
-    return _zero_padded_load(dot, "rhs")
+def _stored_operand(dot: tile.DotOp, role: str) -> tile.LoadOp | None:
+    """The zero-padded load of the dot's `role` operand: the operand itself, or the stored block a
+    transposed operand (`tile.transpose`) is."""
+    read = _zero_padded_read(dot, role)
+    return read.load if read is not None else None
 
 
 def wgmma_layout(shape: tuple[int, ...]) -> MmaLayout:
@@ -142,10 +141,14 @@ class WgmmaKernelLowering(MmaKernelLowering):
         accumulator = [element for row in self._full(self.materialize(emitter, op.acc)) for element in row]
         block_columns, columns = layout.shape[-1], layout.columns
         order = [half * columns + 2 * block + element for block in range(block_columns // 8) for half in range(2) for element in range(2)]
-        lhs, rhs = _zero_padded_load(op, "lhs"), _stored_rhs(op)
+        lhs, rhs = _stored_operand(op, "lhs"), _stored_operand(op, "rhs")
         assert lhs is not None and rhs is not None
         *batch, row_origin, column_origin = (self.values[index] for index in lhs.indices)
-        lhs_indices = [*batch, emitter.add(row_origin, self.warpgroup_row), column_origin]
+        lhs_transposed, rhs_transposed = (isinstance(operand.owner, tile.TransposeOp) for operand in (op.lhs, op.rhs))
+        if lhs_transposed:  # the stored K x M block: the warpgroup's rows are its columns
+            lhs_indices = [*batch, row_origin, emitter.add(column_origin, self.warpgroup_row)]
+        else:
+            lhs_indices = [*batch, emitter.add(row_origin, self.warpgroup_row), column_origin]
         rhs_indices = [self.values[index] for index in rhs.indices]
         product = loop.WgmmaOp(
             self.values[lhs.source],
@@ -156,8 +159,8 @@ class WgmmaKernelLowering(MmaKernelLowering):
             block_columns,
             _shape(op.lhs)[-1],
         )
-        if isinstance(op.rhs.owner, tile.TransposeOp):
-            attributes.OPERAND_MAJOR.write(product, ArrayAttr([StringAttr("k"), StringAttr("k")]))
+        if lhs_transposed or rhs_transposed:
+            attributes.OPERAND_MAJOR.write(product, ArrayAttr([StringAttr(side) for side in operand_major(lhs_transposed, rhs_transposed)]))
         emitter.builder.insert(product)
         landed = emitter.builder.insert(loop.WgmmaWaitOp(0, list(product.d)))
         result = list(accumulator)

@@ -17,9 +17,10 @@ and 16 rows (2048 bytes) in an N-major B.
 - A (K-major, 64 rows x 16): SBO = 1024 (from one 8-row group to the next); LBO unused (1).
 - B (N-major, PTX's transposed B, 16 x N): LBO = R * 128, the stride between 64-column blocks,
   SBO = 1024, between groups of 8 rows of K (`rhs_offsets`).
-- B K-major (`loop.wgmma` with `mlc.operand_major = ["k", "k"]`, a buffer of N rows of K): A's
-  layout and offsets, stepping K by 32 bytes, and the instruction's trans-b bit 0
-  (`operand_descriptors`).
+- B K-major (`loop.wgmma` with rhs "k" in `mlc.operand_major`, a buffer of N rows of K): A's
+  layout and offsets, stepping K by 32 bytes, and the instruction's trans-b bit 0; A M-major (lhs
+  "m", a buffer of K rows of M): a row-major B's layout and offsets, stepping K by 16 rows, and
+  trans-a 1 (`operand_descriptors`).
 
 Each `loop.wgmma m64nNkK` becomes `wgmma.fence`, K / 16 `wgmma.mma_async.sync.aligned.m64nNk16.f32.
 {f16,bf16}.{f16,bf16}` with the accumulators tied through (scale-d = 1, trans-b = 1), then
@@ -161,7 +162,7 @@ def lower_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue) -> tup
     scale = builder.constant(1, i32)
     registers = ",".join(f"${i}" for i in range(count))
     instruction = f"wgmma.mma_async.sync.aligned.m64n{op.columns}k16.f32.{element}.{element}"
-    text = f"{{ .reg .pred p; setp.ne.b32 p, ${2 * count + 2}, 0; {instruction} {{{registers}}}, ${2 * count}, ${2 * count + 1}, p, 1, 1, 0, {0 if op.rhs_k_major else 1}; }}"
+    text = f"{{ .reg .pred p; setp.ne.b32 p, ${2 * count + 2}, 0; {instruction} {{{registers}}}, ${2 * count}, ${2 * count + 1}, p, 1, 1, {int(op.lhs_m_major)}, {0 if op.rhs_k_major else 1}; }}"
     for step in range(op.depth // loop.WGMMA_DEPTH):
         lhs_descriptor, rhs_descriptor = operand_descriptors(builder, op, lhs_base, rhs_base, step * loop.WGMMA_DEPTH)
         accumulators = _inline_asm(builder, text, _tied(count, "l,l,r"), [*accumulators, lhs_descriptor, rhs_descriptor, scale], count)
@@ -170,22 +171,26 @@ def lower_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue) -> tup
 
 
 def operand_descriptors(builder: _Builder, op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue, depth: int) -> tuple[SSAValue, SSAValue]:
-    """The matrix descriptors of `op`'s A and B blocks `depth` elements down K: A K-major, B
-    N-major or, where `op.rhs_k_major`, K-major like A (see the module docstring)."""
-    lhs_type, rhs_type = op.lhs.type, op.rhs.type
-    assert isinstance(lhs_type, MemRefType) and isinstance(rhs_type, MemRefType)
-    *lhs_outer, lhs_row, lhs_column = op.lhs_indices
-    *rhs_outer, rhs_row, rhs_column = op.rhs_indices
-    lhs_at = [*lhs_outer, lhs_row, builder.add(lhs_column, builder.constant(depth))]
-    lhs_descriptor = _descriptor(builder, lhs_base, _linear_byte_offset(builder, lhs_type, lhs_at), *LHS_OFFSETS, 128)
-    if op.rhs_k_major:
-        rhs_at = [*rhs_outer, rhs_row, builder.add(rhs_column, builder.constant(depth))]
-        rhs_offsets_bytes = LHS_OFFSETS
+    """The matrix descriptors of `op`'s A and B blocks `depth` elements down K: each K-major (K
+    along its rows' 128-byte lines) or MN-major (K down its rows): A K-major unless
+    `op.lhs_m_major`, B N-major unless `op.rhs_k_major` (see the module docstring)."""
+    return (
+        _block_descriptor(builder, op.lhs, op.lhs_indices, lhs_base, depth, k_major=not op.lhs_m_major),
+        _block_descriptor(builder, op.rhs, op.rhs_indices, rhs_base, depth, k_major=op.rhs_k_major),
+    )
+
+
+def _block_descriptor(builder: _Builder, buffer: SSAValue, indices: Sequence[SSAValue], base: SSAValue, depth: int, k_major: bool) -> SSAValue:
+    """The descriptor of the operand block at `indices` of `buffer` (a swizzled buffer at `base`),
+    `depth` elements down K: along the last dimension if `k_major`, else the next-to-last."""
+    memref_type = buffer.type
+    assert isinstance(memref_type, MemRefType)
+    *outer, row, column = indices
+    if k_major:
+        at, offsets = [*outer, row, builder.add(column, builder.constant(depth))], LHS_OFFSETS
     else:
-        rhs_at = [*rhs_outer, builder.add(rhs_row, builder.constant(depth)), rhs_column]
-        rhs_offsets_bytes = rhs_offsets(rhs_type.get_shape()[-2])
-    rhs_descriptor = _descriptor(builder, rhs_base, _linear_byte_offset(builder, rhs_type, rhs_at), *rhs_offsets_bytes, 128)
-    return lhs_descriptor, rhs_descriptor
+        at, offsets = [*outer, builder.add(row, builder.constant(depth)), column], rhs_offsets(memref_type.get_shape()[-2])
+    return _descriptor(builder, base, _linear_byte_offset(builder, memref_type, at), *offsets, 128)
 
 
 def lower_wgmma_wait(op: loop.WgmmaWaitOp) -> tuple[list[Operation], list[SSAValue]]:

@@ -52,9 +52,11 @@ def test_wgmma_pipeline_is_exact(element: str):
     _check_chain(program(70, 72, 200, True), element, STEPS, 3, tile_level=_tile_level(64), path="loop.wgmma")
 
 
-@pytest.mark.parametrize("rows", [64, 128])
-def test_wgmma_reads_a_transposed_rhs_k_major(rows: int):
+@pytest.mark.parametrize("lhs_transposed, rhs_transposed, rows", [(False, True, 64), (True, False, 128), (True, True, 128)])
+def test_wgmma_reads_transposed_operands_in_place(lhs_transposed: bool, rhs_transposed: bool, rows: int):
     """A transposed rhs is staged K-major (N x 64 blocks of the stored weight) and read without the
-    instruction's transpose: exact through every pass, ragged M, N and K (zero-filled copies)."""
-    program = transposed_matmul_program((), 70, 200, 72, False, True, "f16", True)
+    instruction's B transpose, a transposed lhs M-major (64 x 64 blocks of the stored K x M) with
+    its A transpose: exact through every pass, ragged N and K (zero-filled copies), and M where
+    the lhs is not transposed (a transposed lhs's rows are M: 16-byte multiples)."""
+    program = transposed_matmul_program((), 72 if lhs_transposed else 70, 200, 72, lhs_transposed, rhs_transposed, "f16", True)
     _check_chain(program, "f16", STEPS, 5, tile_level=_tile_level(rows), path="loop.wgmma")
