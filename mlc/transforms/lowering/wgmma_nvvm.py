@@ -23,7 +23,7 @@ and 16 rows (2048 bytes) in an N-major B.
   trans-a 1 (`operand_descriptors`).
 
 Each `loop.wgmma m64nNkK` becomes `wgmma.fence`, K / 16 `wgmma.mma_async.sync.aligned.m64nNk16.f32.
-{f16,bf16}.{f16,bf16}` with the accumulators tied through (scale-d = 1, trans-b = 1), then
+{f16,bf16}.{f16,bf16}` with the accumulators tied through (scale-d = 1; trans-a = 0 and trans-b = 1 unless an operand is transposed, above), then
 `wgmma.commit_group`; `loop.wgmma_wait N` becomes `wgmma.wait_group N` with the accumulators tied
 through it, so that nothing reads them before the products land. There is no LLVM intrinsic for mma_async; fence,
 commit and wait are inline assembly too, since their intrinsics abort LLVM below sm_90a.
@@ -162,7 +162,8 @@ def lower_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue) -> tup
     scale = builder.constant(1, i32)
     registers = ",".join(f"${i}" for i in range(count))
     instruction = f"wgmma.mma_async.sync.aligned.m64n{op.columns}k16.f32.{element}.{element}"
-    text = f"{{ .reg .pred p; setp.ne.b32 p, ${2 * count + 2}, 0; {instruction} {{{registers}}}, ${2 * count}, ${2 * count + 1}, p, 1, 1, {int(op.lhs_m_major)}, {0 if op.rhs_k_major else 1}; }}"
+    transposes = f"{int(op.lhs_m_major)}, {int(not op.rhs_k_major)}"  # imm-trans-a, imm-trans-b
+    text = f"{{ .reg .pred p; setp.ne.b32 p, ${2 * count + 2}, 0; {instruction} {{{registers}}}, ${2 * count}, ${2 * count + 1}, p, 1, 1, {transposes}; }}"
     for step in range(op.depth // loop.WGMMA_DEPTH):
         lhs_descriptor, rhs_descriptor = operand_descriptors(builder, op, lhs_base, rhs_base, step * loop.WGMMA_DEPTH)
         accumulators = _inline_asm(builder, text, _tied(count, "l,l,r"), [*accumulators, lhs_descriptor, rhs_descriptor, scale], count)
