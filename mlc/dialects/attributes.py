@@ -161,6 +161,20 @@ IMPLICIT_GEMM = DeclaredAttribute(
     "people (convert-graph-to-tile reads the fusion's layout ops themselves)",
     _shifts,
 )
+OPERAND_MAJOR = DeclaredAttribute(
+    "mlc.operand_major",
+    '["m" | "k", "k" | "n"] (lhs, rhs)',
+    "the dimension contiguous in memory of a matmul's lhs and rhs as its kernel reads them: a "
+    "transposed operand (graph.transpose of the last two dimensions) is read in its stored layout, "
+    '"m" for a transposed lhs, "k" for a transposed rhs (wgmma\'s K-major B)',
+    "graph-fuse (on the graph.fusion holding the transposes and the matmul), convert-graph-to-tile "
+    "(on the tile.kernel)",
+    "people (convert-graph-to-tile reads the fusion's transposes themselves)",
+    lambda value: _strings(value)
+    and len(value.data) == 2  # type: ignore[attr-defined]
+    and value.data[0].data in ("m", "k")  # type: ignore[attr-defined]
+    and value.data[1].data in ("k", "n"),  # type: ignore[attr-defined]
+)
 TRANSPOSE_BLOCK = DeclaredAttribute(
     "mlc.transpose_block",
     "a positive i64 (a power of two)",
@@ -416,6 +430,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     MEMORY_PLAN,
     MATMUL_TILE,
     IMPLICIT_GEMM,
+    OPERAND_MAJOR,
     TRANSPOSE_BLOCK,
     MICRO_TILE,
     WARP_TILE,

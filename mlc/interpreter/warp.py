@@ -288,7 +288,9 @@ def wgmma(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     _check_whole_warps(view, mask, op)
     reads: list[tuple[np.ndarray, int]] = []
     lhs = _warpgroup_block(execution, op, mask, view, "lhs", reads)
+    lhs = np.swapaxes(lhs, -1, -2) if op.lhs_m_major else lhs  # A stored K x M
     rhs = _warpgroup_block(execution, op, mask, view, "rhs", reads)
+    rhs = np.swapaxes(rhs, -1, -2) if op.rhs_k_major else rhs  # B stored N x K
     issue_product(execution, reads)
     c = np.stack([view.gather(as_array(execution.get(value), np.dtype(np.float32)), ()) for value in op.c], axis=-1)
     rows, columns = _wgmma_accumulator_positions(op.columns)

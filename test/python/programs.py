@@ -580,6 +580,32 @@ ATen's guard of SDPA as the torch frontend imports it (`where(not(any(not(T == -
 logical_not a `where`, any a max over a cast)."""
 
 
+def transposed_matmul_program(
+    batch: tuple[int, ...], m: int, k: int, n: int, lhs_transposed: bool, rhs_transposed: bool, element: str, epilogue: bool
+) -> str:
+    """`matmul(a, b)` where `a` (M x K) and/or `b` (K x N) are `graph.transpose`s of the last two
+    dimensions of the arguments `%x` (stored K x M) and `%w` (stored N x K; the torch linear's
+    weight), then `relu(. + %bias)` if `epilogue`: a matmul reading transposed operands in place."""
+    t = lambda *shape: tensor_type((*batch, *shape), element)  # noqa: E731
+    perm = [*range(len(batch)), len(batch) + 1, len(batch)]
+    stored = {"%x": (k, m) if lhs_transposed else (m, k), "%w": (n, k) if rhs_transposed else (k, n)}
+    arguments = [f"{name}: {t(*shape)}" for name, shape in stored.items()]
+    lines, operands = [], []
+    for name, transposed, shape in (("%x", lhs_transposed, (m, k)), ("%w", rhs_transposed, (k, n))):
+        if transposed:
+            lines.append(f"{name}t = graph.transpose {name} perm {perm} : {t(*stored[name])} to {t(*shape)}")
+        operands.append(f"{name}t" if transposed else name)
+    lines.append(f"%p = graph.matmul {operands[0]}, {operands[1]} : ({t(m, k)}, {t(k, n)}) -> {t(m, n)}")
+    result = "%p"
+    if epilogue:
+        bias = f"tensor<{n}x{element}>"
+        arguments.append(f"%bias: {bias}")
+        lines += [f"%s = graph.add %p, %bias : ({t(m, n)}, {bias}) -> {t(m, n)}", f"%r = graph.relu %s : {t(m, n)}"]
+        result = "%r"
+    body = "".join(f"  {line}\n" for line in lines)
+    return f"func.func @main({', '.join(arguments)}) -> {t(m, n)} {{\n{body}  func.return {result} : {t(m, n)}\n}}\n"
+
+
 def matmul_chain_program(element: str, batch: tuple[int, ...], rows: int, inner: int, hidden: int, columns: int, activation: str, bias: bool) -> str:
     """`matmul(activation(matmul(a, b) [+ bias]), c)`: a plain two-matmul chain (a two-layer MLP
     when `batch` is empty); `activation` a unary graph op (`relu`, `gelu`, ...) or `none`."""

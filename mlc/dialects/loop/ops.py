@@ -45,6 +45,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     FunctionType,
     I64,
     IndexType,
@@ -88,6 +89,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from mlc.dialects.attributes import OPERAND_MAJOR
 from mlc.dialects.kernels import (
     parse_kernel_signature,
     parse_launch,
@@ -646,7 +648,12 @@ class WgmmaOp(IRDLOperation):
 
     On the GPU both operands must be in shared memory in the layout `mlc.swizzle` names on their
     allocation (loop-promote-shared stages them; convert-gpu-to-nvvm builds the matrix
-    descriptors): A K-major, B N-major (row-major K x N, PTX's transposed B). The definition sums
+    descriptors): A K-major, B N-major (row-major K x N, PTX's transposed B). `mlc.operand_major`
+    on the op ([lhs, rhs], default ["k", "n"]) says where a matmul's transposed operand is read in
+    its stored layout: rhs "k", `b` holds B transposed (row-major N x K; the block at [k, l] is N x
+    K, staged K-major like A, read without the instruction's B transpose); lhs "m", `a` holds A
+    transposed (row-major K x M; the block at [i, j] is K x 64, staged M-major like a row-major B,
+    read with the instruction's A transpose). The definition sums
     each element in increasing k with f32 fused multiply-adds, as `loop.mma_sync`; the hardware
     agrees within the dot's error bound. Every thread of a warpgroup must execute it, with no
     control flow that depends on the thread.
@@ -695,11 +702,27 @@ class WgmmaOp(IRDLOperation):
             return "rhs"
         return None
 
+    def _operand_major(self) -> tuple[str, str]:
+        major = OPERAND_MAJOR.read(self)
+        if isinstance(major, ArrayAttr) and len(major.data) == 2:
+            return major.data[0].data, major.data[1].data  # type: ignore[attr-defined]
+        return "k", "n"
+
+    @property
+    def lhs_m_major(self) -> bool:
+        """Whether `lhs` holds A transposed, K x M (see the op)."""
+        return self._operand_major()[0] == "m"
+
+    @property
+    def rhs_k_major(self) -> bool:
+        """Whether `rhs` holds B transposed, N x K (see the op)."""
+        return self._operand_major()[1] == "k"
+
     def read_region(self, role: str) -> tuple[SSAValue, Sequence[SSAValue], tuple[int, int]]:
         """The buffer, indices and (rows, columns) block that `role` ("lhs" or "rhs") reads."""
         if role == "lhs":
-            return self.lhs, self.lhs_indices, (WGMMA_ROWS, self.depth)
-        return self.rhs, self.rhs_indices, (self.depth, self.columns)
+            return self.lhs, self.lhs_indices, (self.depth, WGMMA_ROWS) if self.lhs_m_major else (WGMMA_ROWS, self.depth)
+        return self.rhs, self.rhs_indices, (self.columns, self.depth) if self.rhs_k_major else (self.depth, self.columns)
 
     def verify_(self) -> None:
         columns, depth = self.columns, self.depth

@@ -20,16 +20,24 @@ slices inside L) outside the leaf. The shifts are then written as digits of t,
 `s_t = (t / q) * a + (t % q) * b` (q = kw, a = dh * Wp, b = dw for a convolution), so that the
 kernel computes them with index arithmetic the index analysis understands.
 
+Transposed operands. Either operand may be a `graph.transpose` swapping its last two dimensions
+(batch dimensions in place): the torch `linear` weight `transpose(W)` with W N x K, ONNX Gemm's
+transA / transB. The kernel then reads the transpose's input in its stored layout: the block at
+the swapped origin, transposed as a tile (`matmul_kernel.py`), so no transposed copy is written.
+`operand_major` names the dimension that is contiguous in memory for each operand (the wgmma
+terms: "k" for a row-major A and a transposed B, "m" for a transposed A, "n" for a row-major B).
+
 Limits: one leaf, 2-D operands (no batch), row shifts of that two-digit form only; the rhs
-keeps its own buffer (a transposed rhs is not read in place yet).
+of an implicit GEMM keeps its own buffer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from mlc.dialects.graph import ops as graph
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS, AxisMap, pieces
@@ -61,6 +69,46 @@ class ShiftedRows:
     @property
     def shifts(self) -> tuple[int, ...]:
         return tuple(self.shift(t) for t in range(self.pieces))
+
+
+def matrix_transpose(value: SSAValue) -> graph.TransposeOp | None:
+    """The `graph.transpose` that `value` is when it swaps the last two dimensions only, else None."""
+    owner = value.owner
+    if not isinstance(owner, graph.TransposeOp):
+        return None
+    perm = owner.normalized_perm()
+    rank = len(perm)
+    return owner if rank >= 2 and perm == (*range(rank - 2), rank - 1, rank - 2) else None
+
+
+def operand_major(lhs_transposed: bool, rhs_transposed: bool) -> tuple[str, str]:
+    """The dimension contiguous in memory of a matmul's lhs and rhs as its kernel reads them
+    (see the module docstring): ("k", "n") for row-major operands."""
+    return ("m" if lhs_transposed else "k", "k" if rhs_transposed else "n")
+
+
+def _matmul_in(ops: Iterable[Operation]) -> graph.MatmulOp | None:
+    return next((op for op in ops if isinstance(op, graph.MatmulOp)), None)
+
+
+def transposed_operands(ops: Iterable[Operation]) -> list[graph.TransposeOp]:
+    """The transposes of the last two dimensions that the matmul among `ops` reads as operands and
+    that nothing else reads, each once (empty without a matmul)."""
+    matmul = _matmul_in(ops)
+    if matmul is None:
+        return []
+    found = (matrix_transpose(operand) for operand in dict.fromkeys((matmul.a, matmul.b)))
+    return [t for t in found if t is not None and all(use.operation is matmul for use in t.result.uses)]
+
+
+def operand_major_in(block: Block) -> tuple[str, str] | None:
+    """`operand_major` of the matmul in `block` when one of its operands is a transpose of `block`
+    (read in place), else None."""
+    matmul = _matmul_in(block.ops)
+    if matmul is None:
+        return None
+    transposed = [(t := matrix_transpose(operand)) is not None and t.parent_block() is block for operand in (matmul.a, matmul.b)]
+    return operand_major(*transposed) if any(transposed) else None
 
 
 def _shape(value: SSAValue) -> tuple[int, ...]:

@@ -38,7 +38,9 @@ whose lhs is row-shifted slices of one 2-D value side by side (`analysis/operand
 stride-1 convolution after graph-decompose) becomes a region of kind `matmul` holding those layout
 ops and the matmul, marked `mlc.implicit_gemm` (the shifts): its kernel reads the value in place,
 so the column matrix is never written (unless a layout op of the chain is read elsewhere too).
-The rules then partition the rest.
+The rules then partition the rest; a lone transpose of the last two dimensions that only a matmul
+reads (the torch `linear` weight) joins its group, marked `mlc.operand_major`
+(`analysis/operand_maps.py`): the kernel reads the stored layout, writing no transposed copy.
 Option `matmul-chains` (opt-in) also fuses plain chains `matmul(f(matmul(A, B)), C)` (f
 elementwise: a two-layer MLP's bias and activation), the same kernel without the softmax
 (`mlc.chain = "matmul"`), where the same model says it pays. Option `fast-math` (opt-in) adds `fast_math` to every chain's plan: its kernel may compute the
@@ -82,7 +84,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
 from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -103,7 +105,7 @@ from mlc.transforms.analysis.gemm_chain import (
 )
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.analysis.memory_plan import forget_memory_plan
-from mlc.transforms.analysis.operand_maps import match_shifted_rows
+from mlc.transforms.analysis.operand_maps import match_shifted_rows, operand_major_in, transposed_operands
 from mlc.transforms.lowering.graph_rewriting import is_graph_op
 
 GRAPH_REDUCTIONS = (*graph.REDUCTION_OPS, *graph.NORMALIZATION_OPS)
@@ -168,6 +170,20 @@ def plan_groups(function: func.FuncOp) -> list[PlannedGroup]:
         if is_graph_op(op) and _is_opaque(op)
     ]
     return planned
+
+
+def absorb_operand_transposes(groups: list[PlannedGroup]) -> list[PlannedGroup]:
+    """`groups` with each lone transpose a matmul reads in place (`transposed_operands`) moved into
+    the matmul's group (see the module docstring)."""
+    group_of = {op: group for group in groups for op in group.ops}
+    moved: dict[int, tuple[Operation, ...]] = {}
+    emptied: set[int] = set()
+    for group in (group for group in groups if group.kind == "matmul"):
+        for transpose in transposed_operands(group.ops):
+            if group_of[transpose].ops == (transpose,):
+                moved[id(group)] = (*moved.get(id(group), ()), transpose)
+                emptied.add(id(group_of[transpose]))
+    return [PlannedGroup(group.kind, (*moved.get(id(group), ()), *group.ops)) for group in groups if id(group) not in emptied]
 
 
 def erase_dead_ops(body: Block) -> bool:
@@ -329,13 +345,15 @@ def fuse_function(function: func.FuncOp, options: ChainOptions | None = None) ->
         forget_memory_plan(function)
     chains = fuse_chains(function, options or ChainOptions())
     chains += fuse_implicit_gemms(function, len(chains))
-    groups = plan_groups(function)
+    groups = absorb_operand_transposes(plan_groups(function))
     if not groups:
         return chains
     fusions = list(chains)
     for unit in schedule(body, groups):
         if isinstance(unit, PlannedGroup):
             fusion = make_fusion(unit, _group_name(function, len(fusions), unit))
+            if (major := operand_major_in(fusion.body.block)) is not None:
+                attributes.OPERAND_MAJOR.write(fusion, ArrayAttr([StringAttr(side) for side in major]))
             fusions.append(fusion)
             body.add_op(fusion)
         else:

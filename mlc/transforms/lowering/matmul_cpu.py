@@ -85,9 +85,10 @@ from mlc.transforms.lowering.vector_maps import vector_body, vector_map_refusal
 from mlc.transforms.lowering.matmul_loop import (
     DotKernelLowering,
     Fragment,
-    _operand_load,
+    OperandRead,
     _shape,
     k_step_body,
+    operand_read,
     output_shape,
 )
 from mlc.transforms.lowering.tile_kernel_lowering import (
@@ -255,6 +256,7 @@ class CpuDotKernelLowering(DotKernelLowering):
         if found is None:
             return None
         dot, rhs, k_loop, steps = found
+        load = rhs.load
         self.seed_induction_variable(k_loop)
         layout = self.layout
         for op in self.kernel.body.block.ops:  # the uniform code the panel's origin depends on
@@ -264,7 +266,7 @@ class CpuDotKernelLowering(DotKernelLowering):
                 clone = op.clone(value_mapper=self.values)
                 emitter.builder.insert(clone)
                 self.values.update(zip(op.results, clone.results))
-        depth = _shape(rhs.result)[-2]
+        depth = _shape(dot.rhs)[-2]
         buffer_type = MemRefType(f32, [steps * depth, layout.columns])
         buffer = emitter.emit(memref.AllocaOp.get(f32, PACKED_ALIGNMENT, buffer_type.get_shape()))
         buffer.name_hint = "packed_rhs"
@@ -274,13 +276,12 @@ class CpuDotKernelLowering(DotKernelLowering):
         inner = Block(arg_types=[IndexType()])
         inner.args[0].name_hint = "kk"
         copy = Emitter(inner)
-        origin = [(outer.args[0] if index is induction else self.values[index], index) for index in rhs.indices]
-        batch = [copy.index(0)] * (len(_shape(rhs.result)) - 2)
+        origin = [(outer.args[0] if index is induction else self.values[index], index) for index in load.indices]
+        batch = [copy.index(0)] * (len(_shape(load.result)) - 2)
         row = copy.add(outer.args[0], inner.args[0])
         for v in range(layout.vectors):
             start = copy.add(column, copy.index(v * layout.chunk)) if v else column
-            chunk = self._accesses(_shape(rhs.result), layout.chunk, [*batch, inner.args[0], start])
-            loaded = self._widen(copy, chunk.load(copy, self.values[rhs.source], origin, _shape(rhs.result), rhs.padding))
+            loaded = self._widen(copy, self.operand_elements(copy, rhs, _shape(dot.rhs), layout.chunk, [*batch, inner.args[0], start], origin))
             store = vector.StoreOp(pack_vector(copy, loaded), buffer, [row, copy.index(v * layout.chunk)])
             store.attributes["alignment"] = IntegerAttr(self.layout_alignment, i64)
             copy.builder.insert(store)
@@ -292,25 +293,33 @@ class CpuDotKernelLowering(DotKernelLowering):
         emitter.builder.insert(scf.ForOp(emitter.index(0), size, emitter.index(depth), [], Region(outer)))
         return PackedPanel(dot, buffer, induction)
 
-    def _packable(self) -> tuple[tile.DotOp, tile.LoadOp, scf.ForOp, int] | None:
-        """(the dot, its rhs load, the K loop, its trip count) when the kernel has one dot, in an
-        `scf.for` from 0 with constant bounds at the kernel's top level, whose rhs is a `tile.load`
-        (not broadcast) at (K loop counter, indices from before the loop) and whose packed panel
-        fits `MAX_PACKED_BYTES`."""
+    def _packable(self) -> tuple[tile.DotOp, OperandRead, scf.ForOp, int] | None:
+        """(the dot, how its rhs is read, the K loop, its trip count) when the kernel has one dot, in
+        an `scf.for` from 0 with constant bounds at the kernel's top level, whose rhs is a `tile.load`
+        (not broadcast, or transposed: the K counter is then its column index) at (K loop counter,
+        indices from before the loop) and whose packed panel fits `MAX_PACKED_BYTES`."""
         dots = [op for op in self.kernel.walk() if isinstance(op, tile.DotOp)]
         if len(dots) != 1:
             return None
         (dot,) = dots
         k_loop = dot.parent_op()
-        rhs = dot.rhs.owner
-        if not isinstance(k_loop, scf.ForOp) or k_loop.parent_op() is not self.kernel or not isinstance(rhs, tile.LoadOp):
+        owner = dot.rhs.owner
+        if isinstance(owner, tile.TransposeOp) and isinstance(owner.source.owner, tile.LoadOp):
+            rhs = OperandRead(owner.source.owner, transposed=True)
+        elif isinstance(owner, tile.LoadOp):
+            rhs = OperandRead(owner)
+        else:
+            return None
+        if not isinstance(k_loop, scf.ForOp) or k_loop.parent_op() is not self.kernel:
             return None
         bounds = [self.facts(v) for v in (k_loop.lb, k_loop.ub, k_loop.step)]
-        if not all(f.low == f.high for f in bounds) or bounds[0].low != 0 or bounds[2].low != _shape(rhs.result)[-2]:
+        if not all(f.low == f.high for f in bounds) or bounds[0].low != 0 or bounds[2].low != _shape(dot.rhs)[-2]:
             return None
         induction = k_loop.body.block.args[0]
-        *others, k_index, _ = rhs.indices
-        if k_index is not induction or any(not _defined_before(index, k_loop) for index in (*others, rhs.indices[-1], rhs.source)):
+        *others, k_index, last = rhs.load.indices
+        if rhs.transposed:
+            k_index, last = last, k_index
+        if k_index is not induction or any(not _defined_before(index, k_loop) for index in (*others, last, rhs.load.source)):
             return None
         steps = -(-bounds[1].low // bounds[2].low)
         if steps * bounds[2].low * self.layout.columns * 4 > MAX_PACKED_BYTES:
@@ -488,7 +497,7 @@ class CpuDotKernelLowering(DotKernelLowering):
     def _dot(self, emitter: Emitter, op: tile.DotOp) -> None:
         """acc += lhs @ rhs, one K step at a time, as vector FMAs (see the module docstring)."""
         accumulator = [v for row in self._vectors(emitter, op.acc) for v in row]
-        lhs, rhs = _operand_load(op, "lhs"), _operand_load(op, "rhs")
+        lhs, rhs = operand_read(op, "lhs"), operand_read(op, "rhs")
         depth = _shape(op.lhs)[-1]
         body, inner = k_step_body(op, accumulator)
         values = self._vector_step(inner, op, lhs, rhs, body.args[0], list(body.args[1:]))
@@ -507,7 +516,7 @@ class CpuDotKernelLowering(DotKernelLowering):
         self.fragments[op.result] = VectorRows(result[i : i + layout.vectors] for i in range(0, len(result), layout.vectors))
 
     def _vector_step(
-        self, emitter: Emitter, op: tile.DotOp, lhs: tile.LoadOp, rhs: tile.LoadOp, offset: SSAValue, accumulator: list[SSAValue]
+        self, emitter: Emitter, op: tile.DotOp, lhs: OperandRead, rhs: OperandRead, offset: SSAValue, accumulator: list[SSAValue]
     ) -> list[SSAValue]:
         """One K step: MR lhs scalars broadcast, NR / W rhs vectors, MR * NR / W vector FMAs."""
         layout = self.layout
@@ -523,13 +532,11 @@ class CpuDotKernelLowering(DotKernelLowering):
                 load.attributes["alignment"] = IntegerAttr(self.layout_alignment, i64)
                 b.append(emitter.emit(load))
                 continue
-            chunk = self._accesses(rhs_shape, layout.chunk, [*batch, offset, column])
-            loaded = chunk.load(emitter, self.values[rhs.source], self.origin(rhs.indices), _shape(rhs.result), rhs.padding)
+            loaded = self.operand_elements(emitter, rhs, rhs_shape, layout.chunk, [*batch, offset, column])
             b.append(pack_vector(emitter, self._widen(emitter, loaded)))
         result = list(accumulator)
         for i, row in enumerate(self.row_indices):
-            chunk = self._accesses(lhs_shape, 1, [*batch, row, offset])
-            (a,) = self._widen(emitter, chunk.load(emitter, self.values[lhs.source], self.origin(lhs.indices), _shape(lhs.result), lhs.padding))
+            (a,) = self._widen(emitter, self.operand_elements(emitter, lhs, lhs_shape, 1, [*batch, row, offset]))
             a_vector = emitter.emit(vector.BroadcastOp(a, vector_type))
             for j, b_vector in enumerate(b):
                 position = i * layout.vectors + j

@@ -61,11 +61,13 @@ from dataclasses import dataclass, field
 from xdsl.builder import Builder
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     DenseArrayBase,
     FloatAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
+    StringAttr,
     f32,
     i64,
 )
@@ -86,7 +88,7 @@ from mlc.transforms.analysis.fusion_groups import (
     shape_of,
 )
 from mlc.transforms.analysis.gemm_chain import upstream_ops
-from mlc.transforms.analysis.operand_maps import ShiftedRows, match_shifted_rows
+from mlc.transforms.analysis.operand_maps import ShiftedRows, match_shifted_rows, operand_major, transposed_operands
 from mlc.transforms.lowering.elementwise_expansion import (
     ScalarBuilder,
     expand_elementwise,
@@ -178,11 +180,28 @@ class MatmulUnit:
     epilogue: FusionGroup | None = None
     lhs_rows: ShiftedRows | None = None
     """The lhs read in place as row-shifted blocks of one value (an implicit GEMM), if it is."""
+    transposes: tuple[graph.TransposeOp, ...] = ()
+    """The transposed operands read in their stored layout (`operand_maps.transposed_operands`)."""
+
+    def transposed(self, operand: SSAValue) -> graph.TransposeOp | None:
+        """The transpose of this unit that `operand` (the matmul's lhs or rhs) is, if any."""
+        return next((t for t in self.transposes if t.result is operand), None)
+
+    def source(self, operand: SSAValue) -> SSAValue:
+        """The value the kernel reads for `operand`: a transpose's input (its stored layout), the
+        shifted rows' leaf for the lhs of an implicit GEMM, else the operand itself."""
+        transpose = self.transposed(operand)
+        if transpose is not None:
+            return transpose.x
+        return self.lhs_rows.leaf if self.lhs_rows is not None and operand is self.op.a else operand
 
     @property
     def lhs_source(self) -> SSAValue:
-        """The value the kernel reads for the lhs: the shifted rows' leaf, else the lhs itself."""
-        return self.lhs_rows.leaf if self.lhs_rows is not None else self.op.a
+        return self.source(self.op.a)
+
+    @property
+    def operand_major(self) -> tuple[str, str]:
+        return operand_major(self.transposed(self.op.a) is not None, self.transposed(self.op.b) is not None)
 
     @property
     def outputs(self) -> list[SSAValue]:
@@ -196,7 +215,7 @@ class MatmulUnit:
         return [(value, seen) for value, seen in self.epilogue.inputs if value is not self.op.result]
 
     def reads(self) -> list[SSAValue]:
-        return [self.lhs_source, self.op.b, *(value for value, _ in self.epilogue_inputs)]
+        return [self.lhs_source, self.source(self.op.b), *(value for value, _ in self.epilogue_inputs)]
 
 
 LaunchUnit = FusionGroup | MatmulUnit
@@ -227,14 +246,16 @@ def matmul_unit(ops: list[Operation], live: set[Operation]) -> MatmulUnit:
     lhs_rows = match_shifted_rows(op.a) if op.a.owner in ops else None
     if lhs_rows is not None and not set(lhs_rows.ops) <= set(ops):
         lhs_rows = None
-    rest = [member for member in ops if member is not op and (lhs_rows is None or member not in lhs_rows.ops)]
+    transposes = tuple(t for t in transposed_operands(ops) if t in ops and (lhs_rows is None or t.result is not op.a))
+    inside = {op, *transposes, *(lhs_rows.ops if lhs_rows is not None else ())}
+    rest = [member for member in ops if member not in inside]
     if not rest:
-        return MatmulUnit(op, lhs_rows=lhs_rows)
+        return MatmulUnit(op, lhs_rows=lhs_rows, transposes=transposes)
     epilogue = group_from_ops(rest, live)
     if not _absorbable(op, epilogue):
         reason = "its elementwise epilogue must read the product, have the product's shape and hold no reduction"
         raise GroupProblem(op, reason)
-    return MatmulUnit(op, epilogue, lhs_rows)
+    return MatmulUnit(op, epilogue, lhs_rows, transposes)
 
 
 def launch_order(units: list[LaunchUnit]) -> list[LaunchUnit]:
@@ -363,8 +384,8 @@ class MatmulKernelBuilder:
     def build(self) -> tile.KernelOp:
         plan, unit = self.plan, self.plan.unit
         op = plan.op
-        lhs = unit.lhs_source
-        inputs = [(lhs, shape_of(lhs)), (op.b, shape_of(op.b)), *unit.epilogue_inputs]
+        lhs, rhs = unit.lhs_source, unit.source(op.b)
+        inputs = [(lhs, shape_of(lhs)), (rhs, shape_of(rhs)), *unit.epilogue_inputs]
         parameter_types = [MemRefType(_element_type(value), plan.view(seen)) for value, seen in inputs]
         parameter_types += [MemRefType(_element_type(value), plan.view(shape_of(value))) for value in unit.outputs]
         block_rows, block_columns, _ = plan.block
@@ -372,6 +393,8 @@ class MatmulKernelBuilder:
         attributes.MATMUL_TILE.write(kernel, DenseArrayBase.from_list(i64, plan.block))
         if unit.lhs_rows is not None:
             attributes.IMPLICIT_GEMM.write(kernel, DenseArrayBase.from_list(i64, unit.lhs_rows.shifts))
+        if unit.transposes:
+            attributes.OPERAND_MAJOR.write(kernel, ArrayAttr([StringAttr(side) for side in unit.operand_major]))
         arguments = kernel.body.block.args
         for index, ((value, _), parameter) in enumerate(zip(inputs, arguments)):
             parameter.name_hint = value.name_hint or f"input{index}"
@@ -454,11 +477,16 @@ class MatmulKernelBuilder:
         k, partial = body.args
         k.name_hint, partial.name_hint = "k", "partial"
         outer, self.builder = self.builder, Builder(InsertPoint.at_end(body))
-        lhs_type, rhs_type = self._tile_type(block_rows, block_depth, element_type), self._tile_type(block_depth, block_columns, element_type)
-        lhs = plan.unit.lhs_source
-        # Rows past a shifted-rows leaf read as zeros: the zero rows its layout ops append.
-        a_tile = self.builder.insert(tile.LoadOp(self.parameters[lhs], self._lhs_indices(k), lhs_type)).result
-        b_tile = self.builder.insert(tile.LoadOp(self.parameters[op.b], self._indices(shape_of(op.b), rows=k), rhs_type)).result
+        if plan.unit.transposed(op.a) is not None:
+            a_tile = self._transposed_load(op.a, k, self.rows_origin, (block_depth, block_rows))
+        else:  # rows past a shifted-rows leaf read as zeros: the zero rows its layout ops append
+            lhs_type = self._tile_type(block_rows, block_depth, element_type)
+            a_tile = self.builder.insert(tile.LoadOp(self.parameters[plan.unit.lhs_source], self._lhs_indices(k), lhs_type)).result
+        if plan.unit.transposed(op.b) is not None:
+            b_tile = self._transposed_load(op.b, self.columns_origin, k, (block_columns, block_depth))
+        else:
+            rhs_type = self._tile_type(block_depth, block_columns, element_type)
+            b_tile = self.builder.insert(tile.LoadOp(self.parameters[op.b], self._indices(shape_of(op.b), rows=k), rhs_type)).result
         a_tile.name_hint, b_tile.name_hint = "a_tile", "b_tile"
         product = self.builder.insert(tile.DotOp(a_tile, b_tile, partial, plan.precision)).result
         product.name_hint = "next"
@@ -468,6 +496,15 @@ class MatmulKernelBuilder:
         result = self.builder.insert(loop).results[0]
         result.name_hint = "acc"
         return result
+
+    def _transposed_load(self, operand: SSAValue, rows: SSAValue, columns: SSAValue, block: tuple[int, int]) -> SSAValue:
+        """`operand`'s block read from its transpose's input (stored layout): the `block` (rows x
+        columns of the stored matrix) at origin (`rows`, `columns`), transposed as a tile."""
+        stored = self.plan.unit.source(operand)
+        stored_type = self._tile_type(*block, _element_type(stored))
+        loaded = self.builder.insert(tile.LoadOp(self.parameters[stored], self._indices(shape_of(stored), rows, columns), stored_type)).result
+        loaded.name_hint = "stored"
+        return self.builder.insert(tile.TransposeOp(loaded)).result
 
     def _lhs_indices(self, k: SSAValue) -> list[SSAValue]:
         """The origin of the lhs block at K counter `k`: `(m, k)`, or for shifted rows (module

@@ -33,7 +33,9 @@ increasing K: the interpreter's order, so the lowering is exact. The operands mu
 (possibly through `tile.broadcast`); their loads are emitted inside the step loop, each marked
 `mlc.operand = "lhs"` or `"rhs"`, with indices `tile origin + in-tile coordinate`: affine in the
 thread and the counters, which is what `loop-promote-shared` needs to find the boxes a K iteration
-reads.
+reads. An operand may also be the `tile.transpose` of a `tile.load` (a transposed operand read in
+its stored layout, `mlc.operand_major`): its elements are read one at a time at the swapped
+coordinates (`OperandRead`), which loop-promote-shared stages as the stored layout's box.
 
 K loops. An `scf.for` carrying tiles becomes an `scf.for` carrying the scalars of their
 micro-tiles (broadcast ones expanded); its induction variable is seeded for the index analysis
@@ -258,11 +260,36 @@ class DotKernelLowering(TileKernelLowering):
     def _accesses(self, shape: tuple[int, ...], width: int, coordinates: list[SSAValue]) -> ChunkAccesses:
         return ChunkAccesses(shape, width, coordinates, self.facts, self.require_alignment)
 
+    def operand_elements(
+        self,
+        emitter: Emitter,
+        read: OperandRead,
+        shape: tuple[int, ...],
+        width: int,
+        coordinates: list[SSAValue],
+        origin: list[tuple[SSAValue, SSAValue]] | None = None,
+    ) -> list[SSAValue]:
+        """`width` elements along the last dimension of a dot operand of `shape` from in-tile
+        `coordinates` (one if broadcast along it); a transposed read takes them one at a time.
+        `origin`: the load's origin (loop-level, tile-level pairs), if not its own indices'."""
+        load = read.load
+        memref_value, padding = self.values[load.source], load.padding
+        origin = origin if origin is not None else self.origin(load.indices)
+        stored = _shape(load.result)
+        if not read.transposed:
+            return self._accesses(shape, width, coordinates).load(emitter, memref_value, origin, stored, padding)
+        *batch, row, column = coordinates
+        elements = []
+        for offset in range(width):
+            at = column if offset == 0 else emitter.add(column, emitter.index(offset))
+            elements += self._accesses(stored, 1, [*batch, at, row]).load(emitter, memref_value, origin, stored, padding)
+        return elements
+
     # -- ops in order -------------------------------------------------------------------------------
 
     def _lower_block(self, emitter: Emitter, block: Block) -> None:
         """Every op of a tile-level block except its terminator; tile values are made on demand."""
-        lazy = tile.LoadOp | tile.BroadcastOp | tile.SplatOp | tile.InBoundsOp | tile.ProgramIdOp
+        lazy = tile.LoadOp | tile.BroadcastOp | tile.SplatOp | tile.InBoundsOp | tile.ProgramIdOp | tile.TransposeOp
         for op in block.ops:
             if isinstance(op, lazy | tile.ReturnOp | scf.YieldOp):
                 continue
@@ -394,7 +421,7 @@ class DotKernelLowering(TileKernelLowering):
     def _dot(self, emitter: Emitter, op: tile.DotOp) -> None:
         """acc += lhs @ rhs, one step of K at a time (see the module docstring)."""
         accumulator = [element for row in self._full(self.materialize(emitter, op.acc)) for element in row]
-        lhs, rhs = _operand_load(op, "lhs"), _operand_load(op, "rhs")
+        lhs, rhs = operand_read(op, "lhs"), operand_read(op, "rhs")
         depth = _shape(op.lhs)[-1]
         if depth == 1:
             result = self._dot_step(emitter, op, lhs, rhs, emitter.index(0), accumulator)
@@ -413,7 +440,7 @@ class DotKernelLowering(TileKernelLowering):
         self.fragments[op.result] = [result[i : i + columns] for i in range(0, len(result), columns)]
 
     def _dot_step(
-        self, emitter: Emitter, op: tile.DotOp, lhs: tile.LoadOp, rhs: tile.LoadOp, offset: SSAValue, accumulator: list[SSAValue]
+        self, emitter: Emitter, op: tile.DotOp, lhs: OperandRead, rhs: OperandRead, offset: SSAValue, accumulator: list[SSAValue]
     ) -> list[SSAValue]:
         """Loads the step's lhs column and rhs row pieces and adds their products to the accumulator."""
         layout = self.layout
@@ -423,14 +450,12 @@ class DotKernelLowering(TileKernelLowering):
         first = block.last_op
         a = []
         for row in self.row_indices:
-            chunk = self._accesses(lhs_shape, 1, [*batch, row, offset])
-            a += self._widen(emitter, chunk.load(emitter, self.values[lhs.source], self.origin(lhs.indices), _shape(lhs.result), lhs.padding))
+            a += self._widen(emitter, self.operand_elements(emitter, lhs, lhs_shape, 1, [*batch, row, offset]))
         _tag_loads(block, first.next_op if first is not None else block.first_op, "lhs")
         first = block.last_op
         b = []
         for column in self.column_indices:
-            chunk = self._accesses(rhs_shape, layout.chunk_columns, [*batch, offset, column])
-            b += self._widen(emitter, chunk.load(emitter, self.values[rhs.source], self.origin(rhs.indices), _shape(rhs.result), rhs.padding))
+            b += self._widen(emitter, self.operand_elements(emitter, rhs, rhs_shape, layout.chunk_columns, [*batch, offset, column]))
         _tag_loads(block, first.next_op if first is not None else block.first_op, "rhs")
         result = list(accumulator)
         for i in range(layout.rows):
@@ -461,15 +486,27 @@ def _element(fragment: Fragment, row: int, column: int) -> SSAValue:
     return elements[column if len(elements) > 1 else 0]
 
 
-def _operand_load(dot: tile.DotOp, role: str) -> tile.LoadOp:
-    """The `tile.load` the dot's `lhs` or `rhs` comes from, through `tile.broadcast`s."""
+@dataclass(frozen=True)
+class OperandRead:
+    """Where a dot operand's elements come from: a `tile.load`, of the operand itself or, when
+    `transposed`, of its stored layout (the operand is the load's `tile.transpose`)."""
+
+    load: tile.LoadOp
+    transposed: bool = False
+
+
+def operand_read(dot: tile.DotOp, role: str) -> OperandRead:
+    """How the dot's `lhs` or `rhs` is read: a `tile.load` through `tile.broadcast`s, or the
+    `tile.transpose` of a `tile.load`."""
     owner = getattr(dot, role).owner
     while isinstance(owner, tile.BroadcastOp):
         owner = owner.source.owner
+    if isinstance(owner, tile.TransposeOp) and isinstance(owner.source.owner, tile.LoadOp):
+        return OperandRead(owner.source.owner, transposed=True)
     if not isinstance(owner, tile.LoadOp):
         found = f"'{owner.name}'" if isinstance(owner, Operation) else "a block argument"
-        raise PassFailure(dot, f"the {role} of a dot must be a tile.load (possibly broadcast) for convert-tile-to-loop, got {found}")
-    return owner
+        raise PassFailure(dot, f"the {role} of a dot must be a tile.load (possibly broadcast or transposed) for convert-tile-to-loop, got {found}")
+    return OperandRead(owner)
 
 
 def lower_dot_kernel(kernel: tile.KernelOp, vector_bytes: int) -> loop.KernelOp:

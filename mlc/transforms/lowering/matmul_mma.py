@@ -72,7 +72,8 @@ from mlc.transforms.analysis.shared_memory_promotion import SHARED_MEMORY_BYTES
 from mlc.transforms.lowering.chunk_access import Emitter
 from mlc.transforms.lowering.matmul_loop import (
     DotKernelLowering,
-    _operand_load,
+    OperandRead,
+    operand_read,
     _shape,
     _tag_loads,
     k_step_body,
@@ -143,13 +144,24 @@ def _zero_padded_load(dot: tile.DotOp, role: str) -> tile.LoadOp | None:
     return owner
 
 
+def _zero_padded_read(dot: tile.DotOp, role: str) -> OperandRead | None:
+    """How the dot's operand is read when it is a zero-padded `tile.load`, or the `tile.transpose`
+    of one (its stored layout); else None."""
+    owner = getattr(dot, role).owner
+    transposed = isinstance(owner, tile.TransposeOp)
+    load = owner.source.owner if transposed else owner
+    if not isinstance(load, tile.LoadOp) or (load.padding is not None and load.padding.value.data != 0):
+        return None
+    return OperandRead(load, transposed)
+
+
 def ldmatrix_applies(dot: tile.DotOp) -> bool:
     """Whether both operands of `dot` can be loaded with `loop.ldmatrix` (see the module docstring).
 
     They must come straight from zero-padded tile loads, and a K step of both operand tiles must
     fit in shared memory with their rows padded.
     """
-    if is_tf32_dot(dot) or _zero_padded_load(dot, "lhs") is None or _zero_padded_load(dot, "rhs") is None:
+    if is_tf32_dot(dot) or _zero_padded_read(dot, "lhs") is None or _zero_padded_read(dot, "rhs") is None:
         return False
     *_, rows, depth = _shape(dot.lhs)
     columns = _shape(dot.rhs)[-1]
@@ -259,6 +271,10 @@ class MmaKernelLowering(DotKernelLowering):
         )
         self.ldmatrix_column = emitter.emit(arith.MuliOp(emitter.emit(arith.DivUIOp(lane, emitter.index(16))), emitter.index(8)))
         self.ldmatrix_row.name_hint, self.ldmatrix_column.name_hint = "ldmatrix_row", "ldmatrix_column"
+        # A transposed operand's stored block swaps the two: row (l % 8) + 8 (l / 16), column 8 ((l / 8) % 2).
+        self.ldmatrix_stored_rows = emitter.emit(arith.RemUIOp(lane, emitter.index(8)))
+        self.ldmatrix_stored_row = emitter.add(self.ldmatrix_stored_rows, self.ldmatrix_column)
+        self.ldmatrix_stored_column = emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(eighth, emitter.index(2))), emitter.index(8)))
         self.row_indices = [emitter.add(row, emitter.index(8 * i)) if i else row for i in range(layout.rows)]
         self.column_indices = [emitter.add(column, emitter.index(8 * j)) if j else column for j in range(tiles_n)]
         b_column = emitter.add(first_column, group)
@@ -299,7 +315,7 @@ class MmaKernelLowering(DotKernelLowering):
         # A register holds a pair of k-neighbours (f16/bf16) or one f32 (TF32); the second half of
         # the slice starts 8 (4) deeper.
         width, half_depth, lane_depth = (1, 4, self.quad) if tf32 else (2, 8, self.pair)
-        lhs, rhs = _operand_load(op, "lhs"), _operand_load(op, "rhs")
+        lhs, rhs = operand_read(op, "lhs"), operand_read(op, "rhs")
         lhs_shape, rhs_shape = _shape(op.lhs), _shape(op.rhs)
         batch = [self.zero] * (len(lhs_shape) - 2)
         depths = [emitter.add(offset, lane_depth), emitter.add(offset, emitter.add(lane_depth, emitter.index(half_depth)))]
@@ -310,8 +326,7 @@ class MmaKernelLowering(DotKernelLowering):
             registers = []
             for k in depths:
                 for row in self.row_indices[2 * m : 2 * m + 2]:
-                    chunk = self._accesses(lhs_shape, width, [*batch, row, k])
-                    registers.append(self._register(emitter, chunk.load(emitter, self.values[lhs.source], self.origin(lhs.indices), _shape(lhs.result), lhs.padding)))
+                    registers.append(self._register(emitter, self.operand_elements(emitter, lhs, lhs_shape, width, [*batch, row, k])))
             a_registers.append(registers)
         _tag_loads(block, first.next_op if first is not None else block.first_op, "lhs")
         first = block.last_op
@@ -321,8 +336,7 @@ class MmaKernelLowering(DotKernelLowering):
             for depth in depths:
                 elements = []
                 for k in [depth, emitter.add(depth, emitter.index(1))][:width]:
-                    chunk = self._accesses(rhs_shape, 1, [*batch, k, column])
-                    elements += chunk.load(emitter, self.values[rhs.source], self.origin(rhs.indices), _shape(rhs.result), rhs.padding)
+                    elements += self.operand_elements(emitter, rhs, rhs_shape, 1, [*batch, k, column])
                 registers.append(self._register(emitter, elements))
             b_registers.append(registers)
         _tag_loads(block, first.next_op if first is not None else block.first_op, "rhs")
@@ -346,30 +360,35 @@ class MmaKernelLowering(DotKernelLowering):
         layout = self.layout
         assert isinstance(layout, MmaLayout)
         tiles_m, tiles_n = layout.tiles
-        lhs, rhs = _zero_padded_load(op, "lhs"), _zero_padded_load(op, "rhs")
+        lhs, rhs = _zero_padded_read(op, "lhs"), _zero_padded_read(op, "rhs")
         assert lhs is not None and rhs is not None
         first_row, first_column = self.warp_origin
         register_type = VectorType(_element_type(op.lhs), [2])
 
-        def load(source: tile.LoadOp, row: SSAValue, column: SSAValue, count: int, trans: bool, role: str) -> list[SSAValue]:
-            *batch, row_origin, column_origin = (self.values[index] for index in source.indices)
+        def load(read: OperandRead, row: SSAValue, column: SSAValue, count: int, trans: bool, role: str) -> list[SSAValue]:
+            """x`count` matrices of the operand's 16 x 16 (16 x 8 for x2) block at (row, column):
+            a transposed operand's stored block at (column, row), with the other `trans`."""
+            wide = count == 4  # x2 reads the 16 x 8 block its lanes 0-15 address, the others alike
+            if read.transposed:
+                stored_row = self.ldmatrix_stored_row if wide else self.ldmatrix_stored_rows
+                row, column = emitter.add(column, stored_row), emitter.add(row, self.ldmatrix_stored_column)
+            else:
+                row, column = emitter.add(row, self.ldmatrix_row), emitter.add(column, self.ldmatrix_column) if wide else column
+            *batch, row_origin, column_origin = (self.values[index] for index in read.load.indices)
             indices = [*batch, emitter.add(row_origin, row), emitter.add(column_origin, column)]
-            step = emitter.builder.insert(loop.LdMatrixOp(self.values[source.source], indices, count, trans, register_type))
+            step = emitter.builder.insert(loop.LdMatrixOp(self.values[read.load.source], indices, count, trans != read.transposed, register_type))
             attributes.OPERAND.write(step, StringAttr(role))
             return list(step.results)
 
-        a_rows = emitter.add(first_row, self.ldmatrix_row)
-        a_columns = emitter.add(offset, self.ldmatrix_column)
-        a_registers = [load(lhs, emitter.add(a_rows, emitter.index(16 * m)), a_columns, 4, False, "lhs") for m in range(tiles_m)]
-        b_rows = emitter.add(offset, self.ldmatrix_row)
+        a_registers = [load(lhs, emitter.add(first_row, emitter.index(16 * m)), offset, 4, False, "lhs") for m in range(tiles_m)]
         b_registers: list[list[SSAValue]] = []
         for n in range(0, tiles_n, 2):
             first = emitter.add(first_column, emitter.index(8 * n))
             if n + 1 < tiles_n:
-                registers = load(rhs, b_rows, emitter.add(first, self.ldmatrix_column), 4, True, "rhs")
+                registers = load(rhs, offset, first, 4, True, "rhs")
                 b_registers += [registers[:2], registers[2:]]
             else:
-                b_registers.append(load(rhs, b_rows, first, 2, True, "rhs"))
+                b_registers.append(load(rhs, offset, first, 2, True, "rhs"))
         return a_registers, b_registers
 
     def _steps(self, emitter: Emitter, a_registers: list[list[SSAValue]], b_registers: list[list[SSAValue]], accumulator: list[SSAValue]) -> list[SSAValue]:

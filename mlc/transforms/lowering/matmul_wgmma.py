@@ -28,6 +28,12 @@ could not write the swizzled layout; a K that fits one step has no loop and take
 accumulators are only stored, or rounded to f16/bf16 (two at a time, `async_pipeline.pack_roundings`)
 before an epilogue computes on them, leaves each product in flight until the next K step's wait
 (`async_pipeline.overlap_products`).
+Transposed operands (`tile.transpose` of a zero-padded load of the stored matrix,
+`mlc.operand_major`) are read in their stored layout: the op carries `mlc.operand_major`;
+loop-promote-shared stages a transposed rhs's N x BK block K-major like A's (read without the
+instruction's B transpose) and a transposed lhs's BK x 64 blocks M-major like a row-major B's
+(read with the instruction's A transpose).
+
 Limits: f16/bf16 only (TF32 dots take mma.sync); no register A operand; an epilogue that computes
 on the f32 accumulators themselves (no rounding first) waits for each K step's products; no TMA.
 """
@@ -37,19 +43,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, i64
 from xdsl.ir import SSAValue
 
 from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
+from mlc.transforms.analysis.operand_maps import operand_major
 from mlc.transforms.lowering.chunk_access import Emitter
 from mlc.transforms.lowering.matmul_loop import DotKernelLowering, _shape, output_shape
 from mlc.transforms.lowering.matmul_mma import (
     INSTRUCTION,
     MmaKernelLowering,
     MmaLayout,
-    _zero_padded_load,
+    _zero_padded_read,
     is_tf32_dot,
     lower_mma_kernel,
     mma_applies,
@@ -80,7 +87,7 @@ def wgmma_applies(kernel: tile.KernelOp) -> bool:
     for dot in (op for op in kernel.walk() if isinstance(op, tile.DotOp)):
         if is_tf32_dot(dot):
             return False  # TF32 wgmma reads B K-major only: B's rows would need a transposed staging
-        lhs, rhs = _zero_padded_load(dot, "lhs"), _zero_padded_load(dot, "rhs")
+        lhs, rhs = _stored_operand(dot, "lhs"), _stored_operand(dot, "rhs")
         if lhs is None or rhs is None or not (_operand_rows_aligned(lhs) and _operand_rows_aligned(rhs)):
             return False
         if not isinstance(dot.parent_op(), scf.ForOp):
@@ -90,6 +97,13 @@ def wgmma_applies(kernel: tile.KernelOp) -> bool:
         if rows % loop.WGMMA_ROWS or rows > MAX_ROWS or columns % SWIZZLE_COLUMNS or columns > MAX_COLUMNS or depth % SWIZZLE_COLUMNS:
             return False
     return True
+
+
+def _stored_operand(dot: tile.DotOp, role: str) -> tile.LoadOp | None:
+    """The zero-padded load of the dot's `role` operand: the operand itself, or the stored block a
+    transposed operand (`tile.transpose`) is."""
+    read = _zero_padded_read(dot, role)
+    return read.load if read is not None else None
 
 
 def wgmma_layout(shape: tuple[int, ...]) -> MmaLayout:
@@ -128,10 +142,14 @@ class WgmmaKernelLowering(MmaKernelLowering):
         accumulator = [element for row in self._full(self.materialize(emitter, op.acc)) for element in row]
         block_columns, columns = layout.shape[-1], layout.columns
         order = [half * columns + 2 * block + element for block in range(block_columns // 8) for half in range(2) for element in range(2)]
-        lhs, rhs = _zero_padded_load(op, "lhs"), _zero_padded_load(op, "rhs")
+        lhs, rhs = _stored_operand(op, "lhs"), _stored_operand(op, "rhs")
         assert lhs is not None and rhs is not None
         *batch, row_origin, column_origin = (self.values[index] for index in lhs.indices)
-        lhs_indices = [*batch, emitter.add(row_origin, self.warpgroup_row), column_origin]
+        lhs_transposed, rhs_transposed = (isinstance(operand.owner, tile.TransposeOp) for operand in (op.lhs, op.rhs))
+        if lhs_transposed:  # the stored K x M block: the warpgroup's rows are its columns
+            lhs_indices = [*batch, row_origin, emitter.add(column_origin, self.warpgroup_row)]
+        else:
+            lhs_indices = [*batch, emitter.add(row_origin, self.warpgroup_row), column_origin]
         rhs_indices = [self.values[index] for index in rhs.indices]
         product = loop.WgmmaOp(
             self.values[lhs.source],
@@ -142,6 +160,8 @@ class WgmmaKernelLowering(MmaKernelLowering):
             block_columns,
             _shape(op.lhs)[-1],
         )
+        if lhs_transposed or rhs_transposed:
+            attributes.OPERAND_MAJOR.write(product, ArrayAttr([StringAttr(side) for side in operand_major(lhs_transposed, rhs_transposed)]))
         emitter.builder.insert(product)
         landed = emitter.builder.insert(loop.WgmmaWaitOp(0, list(product.d)))
         result = list(accumulator)

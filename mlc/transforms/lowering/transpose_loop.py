@@ -45,7 +45,9 @@ from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering, is_
 
 
 def contains_transpose(kernel: tile.KernelOp) -> bool:
-    return any(isinstance(op, tile.TransposeOp) for op in kernel.walk())
+    """Whether `kernel` is a transpose kernel (a matmul's transposed operand tile is the dot's)."""
+    ops = list(kernel.walk())
+    return any(isinstance(op, tile.TransposeOp) for op in ops) and not any(isinstance(op, tile.DotOp) for op in ops)
 
 
 class TransposeKernelLowering(TileKernelLowering):

@@ -17,9 +17,13 @@ and 16 rows (2048 bytes) in an N-major B.
 - A (K-major, 64 rows x 16): SBO = 1024 (from one 8-row group to the next); LBO unused (1).
 - B (N-major, PTX's transposed B, 16 x N): LBO = R * 128, the stride between 64-column blocks,
   SBO = 1024, between groups of 8 rows of K (`rhs_offsets`).
+- B K-major (`loop.wgmma` with rhs "k" in `mlc.operand_major`, a buffer of N rows of K): A's
+  layout and offsets, stepping K by 32 bytes, and the instruction's trans-b bit 0; A M-major (lhs
+  "m", a buffer of K rows of M): a row-major B's layout and offsets, stepping K by 16 rows, and
+  trans-a 1 (`operand_descriptors`).
 
 Each `loop.wgmma m64nNkK` becomes `wgmma.fence`, K / 16 `wgmma.mma_async.sync.aligned.m64nNk16.f32.
-{f16,bf16}.{f16,bf16}` with the accumulators tied through (scale-d = 1, trans-b = 1), then
+{f16,bf16}.{f16,bf16}` with the accumulators tied through (scale-d = 1; trans-a = 0 and trans-b = 1 unless an operand is transposed, above), then
 `wgmma.commit_group`; `loop.wgmma_wait N` becomes `wgmma.wait_group N` with the accumulators tied
 through it, so that nothing reads them before the products land. There is no LLVM intrinsic for mma_async; fence,
 commit and wait are inline assembly too, since their intrinsics abort LLVM below sm_90a.
@@ -156,23 +160,41 @@ def lower_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue) -> tup
     assert isinstance(lhs_type, MemRefType) and isinstance(rhs_type, MemRefType)
     element = str(lhs_type.element_type)
     count = op.columns // 2
-    rhs_rows = rhs_type.get_shape()[-2]
     accumulators = list(op.c)
     _inline_asm(builder, "wgmma.fence.sync.aligned;", "", [], 0)
     scale = builder.constant(1, i32)
     registers = ",".join(f"${i}" for i in range(count))
     instruction = f"wgmma.mma_async.sync.aligned.m64n{op.columns}k16.f32.{element}.{element}"
-    text = f"{{ .reg .pred p; setp.ne.b32 p, ${2 * count + 2}, 0; {instruction} {{{registers}}}, ${2 * count}, ${2 * count + 1}, p, 1, 1, 0, 1; }}"
+    transposes = f"{int(op.lhs_m_major)}, {int(not op.rhs_k_major)}"  # imm-trans-a, imm-trans-b
+    text = f"{{ .reg .pred p; setp.ne.b32 p, ${2 * count + 2}, 0; {instruction} {{{registers}}}, ${2 * count}, ${2 * count + 1}, p, 1, 1, {transposes}; }}"
     for step in range(op.depth // loop.WGMMA_DEPTH):
-        *lhs_outer, lhs_row, lhs_column = op.lhs_indices
-        *rhs_outer, rhs_row, rhs_column = op.rhs_indices
-        lhs_at = [*lhs_outer, lhs_row, builder.add(lhs_column, builder.constant(step * loop.WGMMA_DEPTH))]
-        rhs_at = [*rhs_outer, builder.add(rhs_row, builder.constant(step * loop.WGMMA_DEPTH)), rhs_column]
-        lhs_descriptor = _descriptor(builder, lhs_base, _linear_byte_offset(builder, lhs_type, lhs_at), *LHS_OFFSETS, 128)
-        rhs_descriptor = _descriptor(builder, rhs_base, _linear_byte_offset(builder, rhs_type, rhs_at), *rhs_offsets(rhs_rows), 128)
+        lhs_descriptor, rhs_descriptor = operand_descriptors(builder, op, lhs_base, rhs_base, step * loop.WGMMA_DEPTH)
         accumulators = _inline_asm(builder, text, _tied(count, "l,l,r"), [*accumulators, lhs_descriptor, rhs_descriptor, scale], count)
     _inline_asm(builder, "wgmma.commit_group.sync.aligned;", "", [], 0)
     return builder.ops, accumulators
+
+
+def operand_descriptors(builder: _Builder, op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue, depth: int) -> tuple[SSAValue, SSAValue]:
+    """The matrix descriptors of `op`'s A and B blocks `depth` elements down K: each K-major (K
+    along its rows' 128-byte lines) or MN-major (K down its rows): A K-major unless
+    `op.lhs_m_major`, B N-major unless `op.rhs_k_major` (see the module docstring)."""
+    return (
+        _block_descriptor(builder, op.lhs, op.lhs_indices, lhs_base, depth, k_major=not op.lhs_m_major),
+        _block_descriptor(builder, op.rhs, op.rhs_indices, rhs_base, depth, k_major=op.rhs_k_major),
+    )
+
+
+def _block_descriptor(builder: _Builder, buffer: SSAValue, indices: Sequence[SSAValue], base: SSAValue, depth: int, k_major: bool) -> SSAValue:
+    """The descriptor of the operand block at `indices` of `buffer` (a swizzled buffer at `base`),
+    `depth` elements down K: along the last dimension if `k_major`, else the next-to-last."""
+    memref_type = buffer.type
+    assert isinstance(memref_type, MemRefType)
+    *outer, row, column = indices
+    if k_major:
+        at, offsets = [*outer, row, builder.add(column, builder.constant(depth))], LHS_OFFSETS
+    else:
+        at, offsets = [*outer, builder.add(row, builder.constant(depth)), column], rhs_offsets(memref_type.get_shape()[-2])
+    return _descriptor(builder, base, _linear_byte_offset(builder, memref_type, at), *offsets, 128)
 
 
 def lower_wgmma_wait(op: loop.WgmmaWaitOp) -> tuple[list[Operation], list[SSAValue]]:

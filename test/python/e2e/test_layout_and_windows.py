@@ -23,7 +23,7 @@ from mlc.diagnostics import parse_module
 from mlc.dialects import make_context
 from mlc.dialects.element_types import to_numpy_dtype
 from mlc.dialects.graph.error_bounds import check_results, result_bounds
-from programs import lower
+from programs import lower, transposed_matmul_program
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
@@ -94,14 +94,24 @@ def test_slices_with_negative_steps_and_concat_chain(device: str):
     check(text, device, launches=2)
 
 
+TRANSPOSED_MATMULS = [
+    # batch, M, K, N, transposed lhs, transposed rhs, element, bias and relu epilogue
+    ((), 40, 48, 24, True, False, "f32", False),
+    ((), 33, 70, 65, False, True, "f32", True),  # the torch linear: x @ transpose(W), W N x K
+    ((2,), 17, 24, 40, True, True, "f32", False),
+    ((), 64, 96, 128, False, True, "f16", True),
+    ((), 80, 72, 136, True, True, "f16", False),  # tensor cores: ldmatrix of the stored blocks
+]
+
+
 @pytest.mark.parametrize("device", DEVICES)
-def test_transpose_feeding_matmul(device: str):
-    text = f"""func.func @main(%a: {tensor((48, 40))}, %b: {tensor((48, 24))}) -> {tensor((40, 24))} {{
-      %t = graph.transpose %a perm [1, 0] : {tensor((48, 40))} to {tensor((40, 48))}
-      %p = graph.matmul %t, %b : ({tensor((40, 48))}, {tensor((48, 24))}) -> {tensor((40, 24))}
-      func.return %p : {tensor((40, 24))}
-    }}"""
-    check(text, device)
+@pytest.mark.parametrize("case", TRANSPOSED_MATMULS)
+def test_transpose_feeding_matmul_is_read_in_place(device: str, case):
+    """A transpose of the last two dimensions feeding a matmul is an operand layout of the matmul's
+    kernel (`mlc.operand_major`): one launch, no transposed copy."""
+    batch, m, k, n, lhs_t, rhs_t, element, epilogue = case
+    text = transposed_matmul_program(batch, m, k, n, lhs_t, rhs_t, element, epilogue)
+    check(text, device, launches=1)
 
 
 POOLS = [

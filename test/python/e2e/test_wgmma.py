@@ -23,7 +23,7 @@ import pytest
 import mlc
 from mlc.backend import compile_to_ptx
 from mlc.backend.errors import BackendError
-from programs import assert_compiled_matches, lower
+from programs import assert_compiled_matches, lower, transposed_matmul_program
 
 GPU = pytest.mark.gpu
 WGMMA = "mlc-lower-to-gpu{arch=sm_90}"
@@ -103,6 +103,27 @@ def test_wgmma_matmul(a_shape, b_shape, epilogue: str, element: str, request: py
         expected = product + arrays[2].astype(np.float64)
     else:
         expected = product
+    assert_compiled_matches(text, arrays, got, [expected])
+
+
+@GPU
+@pytest.mark.parametrize("element", ["f16", "bf16"])
+@pytest.mark.parametrize(
+    "m, n, k, lhs_transposed", [(1024, 1024, 1024, False), (300, 264, 520, False), (1024, 1024, 1024, True), (304, 264, 520, True)]
+)
+def test_wgmma_reads_transposed_operands_in_place(m: int, n: int, k: int, lhs_transposed: bool, element: str, request: pytest.FixtureRequest):
+    """transpose?(x) @ transpose(w) + bias, relu (the torch linear, w stored N x K; x stored K x M
+    where transposed): one kernel, the weight staged K-major and read by wgmma without its B
+    transpose, x staged M-major and read with its A transpose."""
+    text = transposed_matmul_program((), m, k, n, lhs_transposed, True, element, True)
+    arrays = inputs(request.node.nodeid, [(k, m) if lhs_transposed else (m, k), (n, k), (n,)], element)
+    lowered = str(lower(text, WGMMA))
+    assert "wgmma.mma_async" in lowered and f"p, 1, 1, {int(lhs_transposed)}, 0;" in lowered, "the operands are not read in place by wgmma"
+    compiled = mlc.compile(text, device="cuda", pipeline=WGMMA)
+    assert len(compiled.program.plan.launches) == 1
+    got = compiled(*arrays)
+    x = arrays[0].astype(np.float64).T if lhs_transposed else arrays[0].astype(np.float64)
+    expected = np.maximum(x @ arrays[1].astype(np.float64).T + arrays[2].astype(np.float64), 0)
     assert_compiled_matches(text, arrays, got, [expected])
 
 

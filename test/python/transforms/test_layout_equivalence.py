@@ -25,7 +25,7 @@ from mlc.dialects.graph.error_bounds import check_results, result_bounds
 from mlc.dialects.graph.nn_ops import windowed_size
 from mlc.interpreter import run
 from mlc.transforms.pipelines import CPU_PIPELINE, GPU_PIPELINE
-from programs import lower, random_inputs
+from programs import lower, random_inputs, transposed_matmul_program
 
 BOUNDED = ("graph-decompose", "convert-graph-to-tile")
 
@@ -145,4 +145,25 @@ def test_pass_preserves_layout_and_windows(step: tuple[str, str], program: str, 
 def test_pass_preserves_implicit_gemm(step: tuple[str, str], program: str, seed: int):
     """Convolutions that graph-decompose makes implicit GEMMs (eight channels, one group, stride 1),
     through the same passes: the shifted rows, their fusion and the matmul kernel reading them."""
+    test_pass_preserves_layout_and_windows.hypothesis.inner_test(step, program, seed)
+
+
+@st.composite
+def transposed_matmul_programs(draw) -> str:
+    """A matmul one or both of whose operands are transposes of the last two dimensions (read in
+    place by its kernel, `mlc.operand_major`), batched or not, f32 or f16, often with a bias and
+    relu epilogue."""
+    element = draw(st.sampled_from(["f32", "f16"]))
+    batch = tuple(draw(st.lists(st.integers(1, 2), max_size=1)))
+    m, k, n = (draw(st.integers(1, 20)) for _ in range(3))
+    lhs_t, rhs_t = draw(st.sampled_from([(True, False), (False, True), (True, True)]))
+    return transposed_matmul_program(batch, m, k, n, lhs_t, rhs_t, element, draw(st.booleans()))
+
+
+@pytest.mark.parametrize("step", STEPS, ids=lambda step: step[1] if isinstance(step, tuple) else step)
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(program=transposed_matmul_programs(), seed=st.integers(0, 2**32 - 1))
+def test_pass_preserves_transposed_operands(step: tuple[str, str], program: str, seed: int):
+    """Matmuls reading transposed operands in their stored layout, through the same passes: the
+    transposes' fusion, the kernel's transposed tiles and every dot lowering's transposed reads."""
     test_pass_preserves_layout_and_windows.hypothesis.inner_test(step, program, seed)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from programs import lower, make_context, random_inputs
+from programs import lower, make_context, random_inputs, transposed_matmul_program
 
 from mlc.dialects.element_types import to_numpy_dtype
 from mlc.interpreter import run
@@ -104,6 +104,13 @@ def test_pipelined_copies_are_exact():
     step's box is copied by `loop.async_copy` three steps ahead, the last (partial) step's copies
     zero-filling; the chain goes down to the NVVM intrinsics (cp.async in the interpreter)."""
     _check_chain(program(64, 16, 808, False), "bf16", LOOP_STEPS, 11, pipelined=True)
+
+
+@pytest.mark.parametrize("lhs_transposed, rhs_transposed", [(False, True), (True, False), (True, True)])
+def test_ldmatrix_reads_transposed_operands_exactly(lhs_transposed: bool, rhs_transposed: bool):
+    """A transposed operand's stored block is loaded by ldmatrix with the other `trans` (x4 and the
+    x2 of an odd last B column: 24 columns), staged in its stored layout; ragged M and K."""
+    _check_chain(transposed_matmul_program((), 33, 40, 24, lhs_transposed, rhs_transposed, "f16", False), "f16", LOOP_STEPS, 3)
 
 
 @pytest.mark.parametrize("element", ["f16", "bf16"])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from programs import transposed_matmul_program
 from test_tensor_core_equivalence import _check_chain, program
 
 from mlc.transforms.pipelines import GPU_PIPELINE
@@ -49,3 +50,13 @@ def test_wgmma_pipeline_is_exact(element: str):
     """Several K steps (200 = 3 full steps and a ragged one) through a 3-stage async-copy pipeline
     (bf16 only: f16 takes the same path, which the drawn examples above and the GPU tests cover)."""
     _check_chain(program(70, 72, 200, True), element, STEPS, 3, tile_level=_tile_level(64), path="loop.wgmma")
+
+
+@pytest.mark.parametrize("lhs_transposed, rhs_transposed, rows", [(False, True, 64), (True, False, 128), (True, True, 128)])
+def test_wgmma_reads_transposed_operands_in_place(lhs_transposed: bool, rhs_transposed: bool, rows: int):
+    """A transposed rhs is staged K-major (N x 64 blocks of the stored weight) and read without the
+    instruction's B transpose, a transposed lhs M-major (64 x 64 blocks of the stored K x M) with
+    its A transpose: exact through every pass, ragged N and K (zero-filled copies), and M where
+    the lhs is not transposed (a transposed lhs's rows are M: 16-byte multiples)."""
+    program = transposed_matmul_program((), 72 if lhs_transposed else 70, 200, 72, lhs_transposed, rhs_transposed, "f16", True)
+    _check_chain(program, "f16", STEPS, 5, tile_level=_tile_level(rows), path="loop.wgmma")

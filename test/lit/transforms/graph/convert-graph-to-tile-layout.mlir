@@ -158,3 +158,26 @@ func.func @matrix_transpose(%x: tensor<2x3x20x30xf32>) -> tensor<2x3x30x20xf32> 
   %t = graph.transpose %x perm [0, 1, 3, 2] : tensor<2x3x20x30xf32> to tensor<2x3x30x20xf32>
   func.return %t : tensor<2x3x30x20xf32>
 }
+
+// -----
+
+// A matmul's transposed rhs (the torch linear weight, N x K) is read in its stored layout: the
+// K loop loads the weight's BN x BK block at (n, k) and transposes it as a tile; no kernel writes
+// the transposed weight.
+// CHECK-LABEL: tile.kernel @linear_0_transpose_matmul_add(%x: memref<64x96xf32>, %w: memref<128x96xf32>, %bias: memref<1x128xf32>, %output0: memref<64x128xf32>)
+// CHECK-SAME:    mlc.operand_major = ["k", "k"]
+// CHECK:         scf.for %[[K:.*]] = %{{.*}} iter_args
+// CHECK-NEXT:      %[[A:.*]] = tile.load %x[%{{.*}}, %[[K]]] : memref<64x96xf32> -> !tile.tile<64x16xf32>
+// CHECK-NEXT:      %[[S:.*]] = tile.load %w[%{{.*}}, %[[K]]] : memref<128x96xf32> -> !tile.tile<64x16xf32>
+// CHECK-NEXT:      %[[B:.*]] = tile.transpose %[[S]] : !tile.tile<64x16xf32> -> !tile.tile<16x64xf32>
+// CHECK-NEXT:      tile.dot %[[A]], %[[B]]
+// CHECK-NOT:     tile.kernel
+// CHECK:         func.func @linear
+// CHECK-NEXT:      memref.alloc
+// CHECK-NEXT:      tile.launch @linear_0_transpose_matmul_add
+func.func @linear(%x: tensor<64x96xf32>, %w: tensor<128x96xf32>, %bias: tensor<128xf32>) -> tensor<64x128xf32> {
+  %wt = graph.transpose %w perm [1, 0] : tensor<128x96xf32> to tensor<96x128xf32>
+  %y = graph.matmul %x, %wt : (tensor<64x96xf32>, tensor<96x128xf32>) -> tensor<64x128xf32>
+  %z = graph.add %y, %bias : (tensor<64x128xf32>, tensor<128xf32>) -> tensor<64x128xf32>
+  func.return %z : tensor<64x128xf32>
+}

@@ -284,3 +284,49 @@ func.func @irregular(%x: tensor<12x8xf32>, %w: tensor<24x4xf32>) -> tensor<12x4x
   %m = graph.matmul %a, %w : (tensor<12x24xf32>, tensor<24x4xf32>) -> tensor<12x4xf32>
   func.return %m : tensor<12x4xf32>
 }
+
+// -----
+
+// A transpose of the last two dimensions feeding a matmul is an operand layout of the matmul's
+// kernel: the transpose joins the group (with the epilogue), `mlc.operand_major` says which
+// dimension of each operand is contiguous in memory (the torch linear: both K).
+// CHECK-LABEL: func.func @linear
+// CHECK-NEXT:    %{{.*}} = graph.fusion matmul "linear_0_transpose_matmul_broadcast_add" (%w_1 = %w : tensor<128x96xf32>, %x_1 = %x : tensor<64x96xf32>, %bias_1 = %bias : tensor<128xf32>) -> tensor<64x128xf32> attributes {mlc.operand_major = ["k", "k"]} {
+// CHECK-NEXT:      %wt = graph.transpose %w_1 perm [1, 0]
+// CHECK-NEXT:      %y = graph.matmul %x_1, %wt
+// CHECK-NEXT:      graph.broadcast
+// CHECK-NEXT:      graph.add
+// CHECK-NEXT:      graph.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+func.func @linear(%x: tensor<64x96xf32>, %w: tensor<128x96xf32>, %bias: tensor<128xf32>) -> tensor<64x128xf32> {
+  %wt = graph.transpose %w perm [1, 0] : tensor<128x96xf32> to tensor<96x128xf32>
+  %y = graph.matmul %x, %wt : (tensor<64x96xf32>, tensor<96x128xf32>) -> tensor<64x128xf32>
+  %b = graph.broadcast %bias : tensor<128xf32> to tensor<64x128xf32>
+  %z = graph.add %y, %b : (tensor<64x128xf32>, tensor<64x128xf32>) -> tensor<64x128xf32>
+  func.return %z : tensor<64x128xf32>
+}
+
+// -----
+
+// Both operands transposed, with a batch dimension: the lhs is M-major, the rhs K-major. A
+// transpose that also swaps the batch dimension, or that something else reads, keeps its kernel.
+// CHECK-LABEL: func.func @batched
+// CHECK:         graph.fusion matmul "batched_0_transpose_transpose_matmul" {{.*}} attributes {mlc.operand_major = ["m", "k"]}
+// CHECK:         graph.fusion elementwise "batched_1_transpose"
+// CHECK:         graph.fusion matmul "batched_2_matmul"
+// CHECK-NOT:       mlc.operand_major
+// CHECK:         graph.fusion elementwise "batched_3_transpose"
+// CHECK:         graph.fusion matmul "batched_4_matmul_add"
+// CHECK-NOT:       mlc.operand_major
+func.func @batched(%a: tensor<2x8x4xf32>, %b: tensor<2x6x8xf32>, %c: tensor<8x2x4xf32>, %d: tensor<2x4x4xf32>) -> (tensor<2x4x6xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>) {
+  %at = graph.transpose %a perm [0, 2, 1] : tensor<2x8x4xf32> to tensor<2x4x8xf32>
+  %bt = graph.transpose %b perm [0, 2, 1] : tensor<2x6x8xf32> to tensor<2x8x6xf32>
+  %p = graph.matmul %at, %bt : (tensor<2x4x8xf32>, tensor<2x8x6xf32>) -> tensor<2x4x6xf32>
+  %ct = graph.transpose %c perm [1, 2, 0] : tensor<8x2x4xf32> to tensor<2x4x8xf32>
+  %q = graph.matmul %ct, %a : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+  %dt = graph.transpose %d perm [0, 2, 1] : tensor<2x4x4xf32> to tensor<2x4x4xf32>
+  %r = graph.matmul %dt, %d : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %s = graph.add %r, %dt : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  func.return %p, %q, %s : tensor<2x4x6xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>
+}

@@ -41,7 +41,7 @@ tile.kernel @dot_of_a_map(%x: memref<16x16xf32>, %out: memref<16x16xf32>) grid [
   }
   %zero = arith.constant 0.0 : f32
   %zeros = tile.splat %zero : f32 -> !tile.tile<16x16xf32>
-  // expected-error @+1 {{the lhs of a dot must be a tile.load (possibly broadcast) for convert-tile-to-loop, got 'tile.map'}}
+  // expected-error @+1 {{the lhs of a dot must be a tile.load (possibly broadcast or transposed) for convert-tile-to-loop, got 'tile.map'}}
   %d = tile.dot %n, %a, %zeros : !tile.tile<16x16xf32>, !tile.tile<16x16xf32> -> !tile.tile<16x16xf32>
   tile.store %d, %out[%c0, %c0] : !tile.tile<16x16xf32>, memref<16x16xf32>
   tile.return
