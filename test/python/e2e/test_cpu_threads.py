@@ -13,6 +13,7 @@ import ctypes
 import gc
 import os
 import signal
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -184,6 +185,34 @@ def _start_and_end_a_pool(library: ctypes.CDLL) -> None:
     assert _native_worker_count() == before + 3
     del pool  # garbage-collected: the workers are joined
     assert _native_worker_count() == before
+
+
+@needs_native_pool
+def test_the_native_pool_runs_every_program_once_and_others_take_over_a_late_share():
+    """A kernel (a Python callback: it takes the GIL, which `run` released) records the ranges it
+    is given; the first chunk of share 1 is slow, so the other threads claim the rest of it."""
+    library = native_pool_library()
+    assert library is not None
+    threads, programs = 4, 64
+    slow_first = program_shares(programs, threads)[1][0]
+    ranges: list[tuple[int, int, int]] = []
+
+    def kernel(first: int, last: int) -> None:
+        if first == slow_first:
+            time.sleep(0.05)
+        ranges.append((first, last, threading.get_ident()))
+
+    callback = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64)(kernel)
+    address = ctypes.cast(callback, ctypes.c_void_p).value
+    pool = NativeProgramPool(library, threads)
+    try:
+        pool.run(address, (ctypes.c_void_p * 0)(), programs)
+    finally:
+        pool.close()
+    runs = sorted(program for first, last, _ in ranges for program in range(first, last))
+    assert runs == list(range(programs))
+    share_one = program_shares(programs, threads)[1]
+    assert len({thread for first, _, thread in ranges if share_one[0] <= first < share_one[1]}) >= 2
 
 
 @pytest.mark.parametrize("pool", [pytest.param("native", marks=needs_native_pool), "python"])
