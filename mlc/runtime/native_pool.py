@@ -203,13 +203,10 @@ static void mlc_drain_share(mlc_pool *pool, int index) {
   }
 }
 
-/* Thread `index` runs its own share, then helps with the others' (the next ones first). */
+/* Thread `index` runs its own share, then helps with the others' (the next ones first); a
+   thread without a share (fewer programs than threads) starts with share index % shares. */
 static void mlc_run_share(mlc_pool *pool, int index) {
-  for (int step = 0; step < pool->shares; ++step) {
-    int share = (index + step) % pool->shares;
-    if (step == 0 && index >= pool->shares) continue; /* more threads than programs: only helps */
-    mlc_drain_share(pool, share);
-  }
+  for (int step = 0; step < pool->shares; ++step) mlc_drain_share(pool, (index + step) % pool->shares);
 }
 
 /* Sets every share's cursor to the start of its contiguous range (`program_shares`'). */

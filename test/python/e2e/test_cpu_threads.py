@@ -187,14 +187,11 @@ def _start_and_end_a_pool(library: ctypes.CDLL) -> None:
     assert _native_worker_count() == before
 
 
-@needs_native_pool
-def test_the_native_pool_runs_every_program_once_and_others_take_over_a_late_share():
-    """A kernel (a Python callback: it takes the GIL, which `run` released) records the ranges it
-    is given; the first chunk of share 1 is slow, so the other threads claim the rest of it."""
+def _ranges_run_by_the_native_pool(threads: int, programs: int, slow_first: int) -> list[tuple[int, int, int]]:
+    """The (first, last, thread) of every call a native pool makes of a kernel (a Python
+    callback: it takes the GIL, which `run` released) that is slow on the chunk from `slow_first`."""
     library = native_pool_library()
     assert library is not None
-    threads, programs = 4, 64
-    slow_first = program_shares(programs, threads)[1][0]
     ranges: list[tuple[int, int, int]] = []
 
     def kernel(first: int, last: int) -> None:
@@ -203,16 +200,28 @@ def test_the_native_pool_runs_every_program_once_and_others_take_over_a_late_sha
         ranges.append((first, last, threading.get_ident()))
 
     callback = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64)(kernel)
-    address = ctypes.cast(callback, ctypes.c_void_p).value
     pool = NativeProgramPool(library, threads)
     try:
-        pool.run(address, (ctypes.c_void_p * 0)(), programs)
+        pool.run(ctypes.cast(callback, ctypes.c_void_p).value, (ctypes.c_void_p * 0)(), programs)
     finally:
         pool.close()
-    runs = sorted(program for first, last, _ in ranges for program in range(first, last))
-    assert runs == list(range(programs))
-    share_one = program_shares(programs, threads)[1]
-    assert len({thread for first, _, thread in ranges if share_one[0] <= first < share_one[1]}) >= 2
+    return ranges
+
+
+@needs_native_pool
+@pytest.mark.parametrize(("threads", "programs"), [(4, 64), (4, 3), (3, 7)])
+def test_the_native_pool_runs_every_program_once(threads: int, programs: int):
+    ranges = _ranges_run_by_the_native_pool(threads, programs, slow_first=-1)
+    assert sorted(p for first, last, _ in ranges for p in range(first, last)) == list(range(programs))
+
+
+@needs_native_pool
+def test_the_other_threads_take_over_the_rest_of_a_late_share():
+    threads, programs = 4, 64
+    late_share = program_shares(programs, threads)[1]
+    ranges = _ranges_run_by_the_native_pool(threads, programs, slow_first=late_share[0])
+    assert sorted(p for first, last, _ in ranges for p in range(first, last)) == list(range(programs))
+    assert len({thread for first, _, thread in ranges if late_share[0] <= first < late_share[1]}) >= 2
 
 
 @pytest.mark.parametrize("pool", [pytest.param("native", marks=needs_native_pool), "python"])
