@@ -69,6 +69,23 @@ def test_large_kernels_are_split_and_small_ones_are_not():
     assert_within_bounds(program, inputs, compiled(*inputs))
 
 
+def test_a_matmul_is_shared_out_tile_by_tile():
+    """The 2-D grid of a matmul's 128x128 tiles (2 x 3 here) is split over threads as 6
+    programs, not as its 2 rows of tiles; every thread count gives the same bits."""
+    program = """func.func @main(%a: tensor<256x128xf32>, %b: tensor<128x384xf32>) -> tensor<256x384xf32> {
+  %0 = graph.matmul %a, %b : (tensor<256x128xf32>, tensor<128x384xf32>) -> tensor<256x384xf32>
+  func.return %0 : tensor<256x384xf32>
+}"""
+    compiled = mlc.compile(program, device="cpu", num_threads=1)
+    assert [launch.programs for launch in compiled.program.plan.launches] == [6]
+    inputs = random_inputs(program, 3)
+    expected = compiled.program.run(*inputs)
+    for threads in (2, 4, 7):
+        result = HostProgram.for_cpu_plan(compiled.program.plan, compiled.kernels, threads).run(*inputs)
+        np.testing.assert_array_equal(result[0], expected[0])
+    assert_within_bounds(program, inputs, expected)
+
+
 @pytest.mark.parametrize(
     ("programs", "threads", "expected"),
     [
