@@ -7,8 +7,9 @@ Cases (f32): softmax of 1024x1024 and of long rows (64x65536), tanh(x*y + x) on 
 4096x1024, matmul 512^3, 1024^3 and 2048^3, and fused MLP blocks gelu(x @ w + b) of 1024x1024 by
 1024x1024 (tanh and erf GELU). Every implementation runs on the same random inputs
 (never zeros), is checked against numpy's float64 result first, then timed with
-`time.perf_counter`: warm-up calls, then the best of `--repeats` calls (the steady cost on a
-machine shared with other work, where the median mostly measures the neighbours).
+`time.perf_counter`: warm-up calls, then the best of `--repeats` calls, or of as many as fill
+`MIN_TIMED_SECONDS` when that is more (the steady cost on a machine shared with other work, where
+the median mostly measures the neighbours).
 
 Threads: mlc gets `num_threads=N`, PyTorch `torch.set_num_threads(N)`; numpy's BLAS is limited
 through `OPENBLAS_NUM_THREADS` / `OMP_NUM_THREADS` / `MKL_NUM_THREADS`, set before numpy is
@@ -203,14 +204,20 @@ CASES = [
 ]
 
 
+MIN_TIMED_SECONDS = 0.05
+"""Calls are repeated at least `--repeats` times and until this long has been timed: a kernel of
+0.1 ms (16 threads) gets hundreds of tries, so its best is not one lucky or unlucky call of five."""
+
+
 def best_seconds(function: Callable[[], object], repeats: int) -> float:
     function()  # warm-up (and first-touch of the outputs)
     function()
-    best = float("inf")
-    for _ in range(repeats):
+    best, timed, count = float("inf"), 0.0, 0
+    while count < repeats or timed < MIN_TIMED_SECONDS:
         start = time.perf_counter()
         function()
-        best = min(best, time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        best, timed, count = min(best, seconds), timed + seconds, count + 1
     return best
 
 

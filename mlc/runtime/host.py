@@ -67,6 +67,7 @@ style), never its arguments or constants.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from abc import ABC, abstractmethod
@@ -160,11 +161,15 @@ def check_alignment(description: str, pointer: int, alignment: int, reason: str)
 
 
 def aligned_empty(shape: Sequence[int], dtype: np.dtype, alignment: int) -> np.ndarray:
-    """An uninitialized C-contiguous array whose data starts on an `alignment`-byte boundary."""
+    """An uninitialized C-contiguous array whose data starts on an `alignment`-byte boundary.
+
+    Runs on every call of a program that returns fresh results, so it is kept cheap: `math.prod`
+    instead of `np.prod` saves ~6 us a call on a loaded dev-machine core (a 16-thread softmax of
+    1024x1024 takes ~80 us)."""
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize
     raw = np.empty(nbytes + alignment, dtype=np.uint8)
-    offset = (-raw.ctypes.data) % alignment
+    offset = -raw.ctypes.data % alignment
     return raw[offset : offset + nbytes].view(dtype).reshape(shape)
 
 
@@ -507,7 +512,7 @@ class HostProgram:
         return self.executor.view(root, view.byte_offset, view.spec)
 
     def _naming_allocation(self, description: str, spec: BufferSpec) -> _NamingAllocation:
-        return _NamingAllocation(f"@{self.name}: {description} ({spec.type_text}, {format_bytes(spec.nbytes)})")
+        return _NamingAllocation(self.name, description, spec)
 
     def _keep(self, slot: int, buffer: Buffer) -> None:
         self._kept[slot] = buffer
@@ -716,15 +721,19 @@ class HostProgram:
 class _NamingAllocation:
     """Re-raises an OutOfMemoryError of the executor with the buffer's name and size in front."""
 
-    def __init__(self, what: str):
-        self.what = what
+    __slots__ = ("function", "description", "spec")
+
+    def __init__(self, function: str, description: str, spec: BufferSpec):
+        # The name is formatted only when it is needed: results are allocated on every call.
+        self.function, self.description, self.spec = function, description, spec
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, kind: type | None, error: BaseException | None, traceback: object) -> None:
         if isinstance(error, OutOfMemoryError):
-            raise OutOfMemoryError(f"{self.what} cannot be allocated: {error}") from None
+            what = f"@{self.function}: {self.description} ({self.spec.type_text}, {format_bytes(self.spec.nbytes)})"
+            raise OutOfMemoryError(f"{what} cannot be allocated: {error}") from None
 
 
 class _AppendLaunches:

@@ -14,17 +14,26 @@ generation to change, spinning (with the CPU's pause hint) for `spin_ns` nanosec
 sleeps in `futex_wait`, so back-to-back kernel calls find the workers awake while an idle
 program costs no CPU (every 64 pauses the spinner also calls `sched_yield`, so that on a loaded
 machine a thread with work is not kept off the core for the whole spin); the caller calls `futex_wake` only when some worker sleeps. Worker `i`
-runs share `i` of the same contiguous shares as `program_shares` (sizes differ by at most one;
-none when the programs are fewer than the threads), then counts down the job's `remaining`
-counter; the last one publishes the generation as finished, which the caller waits for the same
-way (spin, then futex). Every worker acknowledges every job, those without a share too, so the
+owns share `i` of the same contiguous shares as `program_shares` (sizes differ by at most one;
+none when the programs are fewer than the threads) and runs it front to back in `SHARE_CHUNKS`
+chunks, each claimed with an atomic add on the share's cursor (a cache line of its own); once its
+own share is claimed, a thread claims the unclaimed chunks of the next shares (tail stealing).
+So a balanced grid runs as static shares do (each thread the same rows call after call: its
+L2 keeps them between calls of the same shapes), while a worker that wakes late, a slower core
+or a share of costlier programs no longer holds up the whole call: the others take its last
+chunks. Then the worker counts down the job's `remaining` counter; the last one publishes the
+generation as finished, which the caller waits for the same way (spin, then futex). The words
+that different threads write (the generation, the count-down, the finished word, each cursor)
+sit on cache lines of their own, so that the spinning workers' reads and the count-down do not
+bounce one line between sixteen cores. Every worker acknowledges every job, those without a share too, so the
 caller never rewrites the job while a worker may still read it. Kernels take any number of
 pointers up to MAX_POINTERS: the C source has one call per count (the C calling convention puts
 the pointers and the two int64 in registers and then on the stack, which only a prototype of the
 right arity gets right), so the CPU lowering needs no new entry point.
 
-Semantics kept: the programs of a grid are independent and every share runs the same code, so
-the bits do not depend on the thread count or on which pool runs it. A kernel cannot fail
+Semantics kept: the programs of a grid are independent, every program runs exactly once (a chunk
+is claimed by one atomic add) and every share runs the same code, so the bits do not depend on
+the thread count, on which thread runs a chunk or on which pool runs it. A kernel cannot fail
 (native code returns nothing); what can fail is making the pool (thread creation: `NULL`, then
 the Python pool is used) and a kernel with too many pointers (the caller checks first).
 
@@ -66,6 +75,12 @@ from pathlib import Path
 MAX_POINTERS = 64
 """The most buffers a kernel run by the native pool may take (more: the Python pool runs it)."""
 
+SHARE_CHUNKS = 8
+"""The chunks a thread's share is claimed in: enough that the others can take over the last
+eighth of a late thread's share, few enough that claiming (one uncontended atomic add, ~20 ns)
+costs nothing beside a chunk of programs (at least one: 1-8 us of a softmax row of 1024 to 65536
+columns)."""
+
 SPIN_NANOSECONDS = 200_000
 """How long an idle worker (and the waiting caller) spins before it sleeps: longer than the
 Python between two kernel launches of a program, far shorter than a scheduler's time slice."""
@@ -92,11 +107,18 @@ _SOURCE_HEAD = r"""
 typedef struct mlc_pool mlc_pool;
 typedef struct { mlc_pool *pool; int index; } mlc_worker;
 
+#define MLC_LINE 64 /* bytes of a cache line: words written by different threads live on their own */
+
+/* The programs of share i not yet claimed: [next, last); its owner and, once they run out of
+   their own, the other threads claim MLC_CHUNKS-th parts of it with an atomic add on `next`. */
+typedef struct { _Alignas(MLC_LINE) _Atomic int64_t next; int64_t last; int64_t chunk; } mlc_share_cursor;
+
 struct mlc_pool {
   int threads;
   int64_t spin_ns;
   pthread_t *workers;
   mlc_worker *arguments;
+  mlc_share_cursor *cursors;        /* one per thread */
   int started;
   /* the job, written by the caller before it bumps `generation` */
   void *function;
@@ -104,10 +126,10 @@ struct mlc_pool {
   void *const *pointers;
   int64_t programs;
   int shares;
-  _Atomic uint32_t generation;      /* futex word of the workers: one more per job */
+  _Alignas(MLC_LINE) _Atomic uint32_t generation; /* futex word of the workers: one more per job */
   _Atomic uint32_t sleepers;        /* workers in futex_wait */
-  _Atomic int32_t remaining;        /* workers yet to acknowledge the job */
-  _Atomic uint32_t finished;        /* futex word of the caller: the last job done */
+  _Alignas(MLC_LINE) _Atomic int32_t remaining;   /* workers yet to acknowledge the job */
+  _Alignas(MLC_LINE) _Atomic uint32_t finished;   /* futex word of the caller: the last job done */
   _Atomic uint32_t caller_sleeping;
   _Atomic int stop;
 };
@@ -169,11 +191,34 @@ static void mlc_share(int64_t programs, int shares, int index, int64_t *first, i
 static void mlc_call(void *function, int count, void *const *p, int64_t first, int64_t last);
 void mlc_pool_destroy(mlc_pool *pool);
 
+/* Runs the unclaimed chunks of share `index`, front to back. */
+static void mlc_drain_share(mlc_pool *pool, int index) {
+  mlc_share_cursor *cursor = &pool->cursors[index];
+  for (;;) {
+    if (atomic_load_explicit(&cursor->next, memory_order_relaxed) >= cursor->last) return;
+    int64_t first = atomic_fetch_add(&cursor->next, cursor->chunk);
+    if (first >= cursor->last) return;
+    int64_t last = first + cursor->chunk < cursor->last ? first + cursor->chunk : cursor->last;
+    mlc_call(pool->function, pool->pointer_count, pool->pointers, first, last);
+  }
+}
+
+/* Thread `index` runs its own share, then helps with the others' (the next ones first); a
+   thread without a share (fewer programs than threads) starts with share index % shares. */
 static void mlc_run_share(mlc_pool *pool, int index) {
-  if (index >= pool->shares) return;
-  int64_t first, last;
-  mlc_share(pool->programs, pool->shares, index, &first, &last);
-  mlc_call(pool->function, pool->pointer_count, pool->pointers, first, last);
+  for (int step = 0; step < pool->shares; ++step) mlc_drain_share(pool, (index + step) % pool->shares);
+}
+
+/* Sets every share's cursor to the start of its contiguous range (`program_shares`'). */
+static void mlc_reset_cursors(mlc_pool *pool) {
+  for (int index = 0; index < pool->shares; ++index) {
+    int64_t first, last;
+    mlc_share(pool->programs, pool->shares, index, &first, &last);
+    int64_t chunk = (last - first + MLC_CHUNKS - 1) / MLC_CHUNKS;
+    pool->cursors[index].last = last;
+    pool->cursors[index].chunk = chunk > 0 ? chunk : 1;
+    atomic_store_explicit(&pool->cursors[index].next, first, memory_order_relaxed);
+  }
 }
 
 static void *mlc_worker_main(void *argument) {
@@ -200,7 +245,10 @@ mlc_pool *mlc_pool_create(int threads, int64_t spin_ns) {
   pool->spin_ns = spin_ns;
   pool->workers = calloc(threads, sizeof *pool->workers);
   pool->arguments = calloc(threads, sizeof *pool->arguments);
-  if (!pool->workers || !pool->arguments) { free(pool->workers); free(pool->arguments); free(pool); return NULL; }
+  pool->cursors = aligned_alloc(MLC_LINE, threads * sizeof *pool->cursors);
+  if (!pool->workers || !pool->arguments || !pool->cursors) {
+    free(pool->workers); free(pool->arguments); free(pool->cursors); free(pool); return NULL;
+  }
   for (int index = 1; index < threads; ++index) {
     pool->arguments[index].pool = pool;
     pool->arguments[index].index = index;
@@ -229,6 +277,7 @@ int mlc_pool_run(mlc_pool *pool, void *function, int pointer_count, void *const 
   pool->pointers = pointers;
   pool->programs = programs;
   pool->shares = shares;
+  mlc_reset_cursors(pool); /* published to the workers by the sequentially consistent bump below */
   atomic_store(&pool->remaining, pool->threads - 1);
   uint32_t generation = atomic_load(&pool->generation) + 1;
   if (generation == 0) generation = 1; /* 0 is the workers' initial `seen` */
@@ -249,6 +298,7 @@ void mlc_pool_destroy(mlc_pool *pool) {
   for (int index = 1; index < pool->threads; ++index) pthread_join(pool->workers[index], NULL);
   free(pool->workers);
   free(pool->arguments);
+  free(pool->cursors);
   free(pool);
 }
 
@@ -267,7 +317,7 @@ def pool_source(max_pointers: int = MAX_POINTERS) -> str:
         "static void mlc_call(void *function, int count, void *const *p, int64_t first, int64_t last) {\n"
         "  switch (count) {\n" + "\n".join(cases) + "\n  default: break;\n  }\n}\n"
     )
-    return f"#define MLC_MAX_POINTERS {max_pointers}\n{_SOURCE_HEAD}\n{call}"
+    return f"#define MLC_MAX_POINTERS {max_pointers}\n#define MLC_CHUNKS {SHARE_CHUNKS}\n{_SOURCE_HEAD}\n{call}"
 
 
 def _compiler_driver() -> str | None:

@@ -19,11 +19,15 @@ Algorithms (f32 scalars and vectors; other types are left to convert-math-to-llv
   exactly by an fma), so |r| <= ln2/2; e^r = 1 + r + r^2 * P(r), P Cephes' degree-5 minimax
   polynomial (`expf.c`); the result is e^r * 2^n1 * 2^n2 with n1 = n >> 1, n2 = n - n1, two
   scalings that are exact until the last, which rounds once into the subnormal range; with
-  `scaling=ldexp` (the default where the host has AVX-512, whose `vscalefps` computes it in one
-  instruction; elsewhere LLVM would call libm's ldexpf per element) it is `llvm.ldexp(e^r, n)`,
-  rounded once: the same value. The integer n is read from the mantissa of n + 1.5 * 2^23
-  (xDSL's arith.fptosi takes no vectors).
-  The clamps propagate NaN, so a NaN operand gives NaN.
+  `scaling=ldexp` (AVX-512's `vscalefps` computes it in one instruction; elsewhere LLVM would
+  call libm's ldexpf per element) it is `llvm.ldexp(e^r, n)`, rounded once: the same value. The
+  integer n is read from the mantissa of n + 1.5 * 2^23 (xDSL's arith.fptosi takes no vectors),
+  which LLVM's ldexp converts back to f32 for `vscalefps`: with `scaling=scalef` (the default
+  where the host has AVX-512) a 16-lane exp calls `vscalefps` (`llvm.x86.avx512.mask.scalef.ps.512`)
+  on the f32 n itself, three instructions fewer per 16 exps (softmax's exp loop: 25 -> 22), the
+  same value; other types, and hosts without AVX-512, take `llvm.ldexp`.
+  The clamps propagate NaN, so a NaN operand gives NaN. Where the argument is known to lie in
+  the clamps' range or be NaN (erf's -a^2), they are left out.
 * log(x): x = m * 2^e with m in [0.5, 1) read from the bits (subnormals scaled by 2^23 first),
   m < sqrt(1/2) taken as 2m with e - 1; with f = m - 1 (exact), log x = f - f^2 / 2 +
   f^3 P(f) + e ln2, P Cephes' degree-8 polynomial (`logf.c`), ln2 in two parts (Cephes').
@@ -73,6 +77,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     VectorType,
     f32,
+    i16,
     i32,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -118,6 +123,11 @@ ERF_POLYNOMIAL_LIMIT, ERF_HIGHEST = 1.0, 4.0
 LN2_LOG_HIGH, LN2_LOG_LOW = 0.693359375, -2.12194440e-4
 """ln 2 = HIGH + LOW, HIGH with few bits so that e * HIGH is exact (Cephes logf)."""
 SMALLEST_NORMAL_BITS, SQRT_HALF_BITS, INFINITY_BITS = 0x00800000, 0x3F3504F3, 0x7F800000
+SCALINGS = ("scalef", "ldexp", "multiply")
+SCALEF_LANES = 16
+SCALEF_INTRINSIC = "llvm.x86.avx512.mask.scalef.ps.512"
+"""vscalefps zmm (a, b, passthrough, lane mask, rounding): a * 2^floor(b) per lane, rounded once
+(rounding 4: the current mode, MXCSR's round-to-nearest-even)."""
 EXPANDED = (math.ExpOp, math.LogOp, math.TanhOp, math.ErfOp)
 """The math ops this pass expands (on f32 scalars and vectors)."""
 
@@ -125,11 +135,12 @@ EXPANDED = (math.ExpOp, math.LogOp, math.TanhOp, math.ErfOp)
 class _Emitter:
     """Appends ops to `block`, with constants splatted to the operand's shape."""
 
-    def __init__(self, block: Block, float_type: Attribute, ldexp: bool = False):
+    def __init__(self, block: Block, float_type: Attribute, scaling: str = "multiply"):
         self.block = block
         self.float_type = float_type
-        self.ldexp = ldexp
         shape = float_type.get_shape() if isinstance(float_type, VectorType) else None
+        # vscalefps of a whole zmm register only: other widths take llvm.ldexp (the same value).
+        self.scaling = "ldexp" if scaling == "scalef" and shape != (SCALEF_LANES,) else scaling
         self.int_type = VectorType(i32, shape) if shape is not None else i32
 
     def emit(self, op: Operation) -> SSAValue:
@@ -143,7 +154,7 @@ class _Emitter:
         elif isinstance(value, float):
             attribute = FloatAttr(value, f32)
         else:
-            attribute = IntegerAttr(value, i32)
+            attribute = IntegerAttr(value, value_type)
         return self.emit(arith.ConstantOp(attribute, value_type))
 
     def real(self, value: float) -> SSAValue:
@@ -174,19 +185,25 @@ class _Emitter:
         bits = self.emit(arith.ShLIOp(biased, self.integer(23)))
         return self.emit(arith.BitcastOp(bits, self.float_type))
 
-    def exp(self, x: SSAValue) -> SSAValue:
-        """e^x (see the module docstring); NaN for NaN."""
+    def exp(self, x: SSAValue, in_range: bool = False) -> SSAValue:
+        """e^x (see the module docstring); NaN for NaN. `in_range`: the caller knows x is in
+        [EXP_LOWEST, EXP_HIGHEST] or NaN, so the clamps are left out."""
         # maximumf/minimumf keep a NaN: it reaches the polynomial, and NaN times any scale is NaN.
-        clamped = self.emit(arith.MaximumfOp(x, self.real(EXP_LOWEST)))
-        clamped = self.emit(arith.MinimumfOp(clamped, self.real(EXP_HIGHEST)))
+        clamped = x
+        if not in_range:
+            clamped = self.emit(arith.MaximumfOp(clamped, self.real(EXP_LOWEST)))
+            clamped = self.emit(arith.MinimumfOp(clamped, self.real(EXP_HIGHEST)))
         n = self.emit(math.RoundEvenOp(self.emit(arith.MulfOp(clamped, self.real(LOG2_E)))))
         r = self.fma(n, self.real(-LN2_HIGH), clamped)
         r = self.fma(n, self.real(-LN2_LOW), r)
         p = self.horner(EXP_COEFFICIENTS, r)
         p = self.fma(p, self.emit(arith.MulfOp(r, r)), r)
         p = self.emit(arith.AddfOp(p, self.real(1.0)))
+        if self.scaling == "scalef":  # p * 2^n straight from the f32 n: no integer round trip
+            every_lane, current_rounding = self.constant(-1, i16), self.constant(4, i32)
+            return self.emit(llvm.CallIntrinsicOp(SCALEF_INTRINSIC, [p, n, p, every_lane, current_rounding], [self.float_type]))
         exponent = self.integral_to_integer(n)
-        if self.ldexp:
+        if self.scaling == "ldexp":
             return self.emit(llvm.CallIntrinsicOp(f"llvm.ldexp.{_suffix(self.float_type)}.{_suffix(self.int_type)}", [p, exponent], [self.float_type]))
         half = self.emit(arith.ShRSIOp(exponent, self.integer(1)))
         rest = self.emit(arith.SubiOp(exponent, half))
@@ -258,7 +275,7 @@ class _Emitter:
         clamped = self.emit(arith.MinimumfOp(magnitude, self.real(ERF_HIGHEST)))  # keeps a NaN
         inverse = self.emit(arith.DivfOp(self.real(1.0), clamped))
         square = self.emit(arith.MulfOp(clamped, clamped))
-        gaussian = self.exp(self.emit(arith.NegfOp(square)))
+        gaussian = self.exp(self.emit(arith.NegfOp(square)), in_range=True)  # -a^2 in [-16, 0] or NaN
         # erfc(a) = e^(-a^2) R(1/a); 1 - erfc(a) rounded once.
         large = self.fma(self.emit(arith.NegfOp(gaussian)), self.horner(ERF_LARGE_COEFFICIENTS, inverse), self.real(1.0))
         is_small = self.below(self.bits(magnitude), _f32_bits(ERF_POLYNOMIAL_LIMIT))
@@ -276,12 +293,16 @@ def _suffix(value_type: Attribute) -> str:
     return "f32" if isinstance(value_type, Float32Type) else f"i{value_type.width.data}"  # type: ignore[attr-defined]
 
 
-def host_scaling() -> str:
-    """`ldexp` where the host has AVX-512 (one `vscalefps`), else `multiply`."""
+def host_has_avx512() -> bool:
     try:
-        return "ldexp" if binding.get_host_cpu_features().get("avx512f") else "multiply"
+        return bool(binding.get_host_cpu_features().get("avx512f"))
     except RuntimeError:  # LLVM cannot tell
-        return "multiply"
+        return False
+
+
+def host_scaling() -> str:
+    """`scalef` where the host has AVX-512 (one `vscalefps`), else `multiply`."""
+    return "scalef" if host_has_avx512() else "multiply"
 
 
 def _is_f32(value_type: Attribute) -> bool:
@@ -300,12 +321,12 @@ def _function_name(op: math.ExpOp | math.LogOp | math.TanhOp | math.ErfOp) -> st
     return f"mlc.{op.name.removeprefix('math.')}.{lanes}f32"
 
 
-def _expansion_function(op: math.ExpOp | math.LogOp | math.TanhOp | math.ErfOp, ldexp: bool) -> llvm.FuncOp:
+def _expansion_function(op: math.ExpOp | math.LogOp | math.TanhOp | math.ErfOp, scaling: str) -> llvm.FuncOp:
     """`name(x) = op(x)` as arithmetic, with internal linkage so that LLVM inlines and then
     vectorizes it at every call."""
     value_type = op.result.type
     body = Block(arg_types=[value_type])
-    emitter = _Emitter(body, value_type, ldexp)
+    emitter = _Emitter(body, value_type, scaling)
     argument = body.args[0]
     expansions = {math.ExpOp: emitter.exp, math.LogOp: emitter.log, math.TanhOp: emitter.tanh, math.ErfOp: emitter.erf}
     result = expansions[type(op)](argument)
@@ -326,21 +347,24 @@ class ExpandMathForCpu(ModulePass):
     name = "expand-math-for-cpu"
 
     scaling: str = ""
-    """How exp scales by 2^n: `ldexp` (one llvm.ldexp) or `multiply` (two multiplications by
-    powers of two); by default the host's choice (`host_scaling`)."""
+    """How exp scales by 2^n: `scalef` (AVX-512's vscalefps of the f32 n, on 16-lane vectors;
+    llvm.ldexp on other types), `ldexp` (one llvm.ldexp of an i32 n) or `multiply` (two
+    multiplications by powers of two); by default the host's choice (`host_scaling`)."""
 
     def __post_init__(self) -> None:
-        if self.scaling not in ("", "ldexp", "multiply"):
-            raise ValueError(f"scaling must be ldexp or multiply, got {self.scaling}")
+        if self.scaling not in ("", *SCALINGS):
+            raise ValueError(f"scaling must be one of {', '.join(SCALINGS)}, got {self.scaling}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        ldexp = (self.scaling or host_scaling()) == "ldexp"
+        scaling = self.scaling or host_scaling()
+        if scaling == "scalef" and not host_has_avx512():
+            scaling = "ldexp"  # LLVM cannot select the x86 intrinsic (it would abort): the same value
         functions: dict[str, llvm.FuncOp] = {}
         rewriter = Rewriter()
         for math_op in [inner for inner in op.walk() if _expandable(inner)]:
             name = _function_name(math_op)
             if name not in functions:
-                functions[name] = _expansion_function(math_op, ldexp)
+                functions[name] = _expansion_function(math_op, scaling)
             call = llvm.CallOp(name, math_op.operand, return_type=math_op.result.type)
             rewriter.replace_op(math_op, call)
         module_block, first = op.body.block, op.body.block.first_op

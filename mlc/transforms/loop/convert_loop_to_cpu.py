@@ -18,8 +18,14 @@ A kernel is worth splitting when it has at least two programs and its buffers ho
 `min_parallel_elements` elements (work grows with the data touched, and handing a share to a
 thread costs some 10-30 us, the time of ~10^4 elements of scalar code).
 
-Limits: shared memory (space 3) is not supported on the CPU; only the outermost block loop is
-split (an inner `block.y` runs whole in each share).
+Grids of several dimensions. Block loops perfectly nested in the outermost one (`block.x` whose
+whole body is a `block.y` loop, ...) are first collapsed into one loop over all their programs
+(`collapse_block_nest`, row-major), so that a matmul's 2-D grid of tiles is shared out tile by
+tile: 512^3 f32 (128x128 tiles) has 16 programs to split, not its 4 rows of tiles, which kept 12
+of 16 threads idle.
+
+Limits: shared memory (space 3) is not supported on the CPU; a block loop with other ops beside
+it in the outer one's body is not collapsed (it runs whole in each share).
 """
 
 from __future__ import annotations
@@ -74,14 +80,55 @@ def _buffer_elements(kernel: loop.KernelOp) -> int:
     )
 
 
+def _is_block_loop(op: object) -> bool:
+    return isinstance(op, loop.ParallelOp) and (op.mapping_name() or "").startswith("block")
+
+
+def _nested_block_loop(grid: loop.ParallelOp) -> loop.ParallelOp | None:
+    """The block loop that is all of `grid`'s body (perfect nesting), or None."""
+    ops = [op for op in grid.body.block.ops if not isinstance(op, loop.YieldOp)]
+    return ops[0] if len(ops) == 1 and _is_block_loop(ops[0]) else None  # type: ignore[return-value]
+
+
+def collapse_block_nest(grid: loop.ParallelOp) -> loop.ParallelOp:
+    """`grid` with the block loops perfectly nested in it folded into one loop over all their
+    programs, row-major (program p is outer p / inner, inner p % inner): the programs are
+    independent, so any order is valid, and this one keeps a share's programs together as the
+    nest ran them (a matmul's share: consecutive column tiles of one row block)."""
+    while (inner := _nested_block_loop(grid)) is not None:
+        inner_trips = inner.trip_count
+        collapsed = loop.ParallelOp(grid.trip_count * inner_trips, grid.mapping_name())
+        body = collapsed.body.block
+        program = body.args[0]
+        program.name_hint = grid.induction_variable.name_hint
+        trips = arith.ConstantOp(IntegerAttr(inner_trips, IndexType()))
+        outer_index, inner_index = arith.DivUIOp(program, trips), arith.RemUIOp(program, trips)
+        body.insert_ops_before([trips, outer_index, inner_index], body.first_op)  # type: ignore[arg-type]
+        grid.induction_variable.replace_all_uses_with(outer_index.result)
+        inner.induction_variable.replace_all_uses_with(inner_index.result)
+        for op in [op for op in inner.body.block.ops if not isinstance(op, loop.YieldOp)]:
+            op.detach()
+            body.insert_op_before(op, body.last_op)  # type: ignore[arg-type]
+        Rewriter.replace_op(grid, collapsed, [])
+        grid = collapsed
+    return grid
+
+
 def splittable_grid(kernel: loop.KernelOp, min_elements: int) -> loop.ParallelOp | None:
-    """The kernel's outermost block loop, when splitting it over threads pays (see the docstring)."""
+    """The kernel's outermost block loop with the block loops perfectly nested in it collapsed
+    (`collapse_block_nest`), when splitting it over threads pays (see the docstring)."""
     outer = [op for op in kernel.body.block.ops if isinstance(op, loop.ParallelOp)]
-    if len(outer) != 1 or not (outer[0].mapping_name() or "").startswith("block"):
+    if len(outer) != 1 or not _is_block_loop(outer[0]):
         return None
-    if outer[0].trip_count < 2 or _buffer_elements(kernel) < min_elements:
+    if outer[0].trip_count * _nested_trips(outer[0]) < 2 or _buffer_elements(kernel) < min_elements:
         return None
-    return outer[0]
+    return collapse_block_nest(outer[0])
+
+
+def _nested_trips(grid: loop.ParallelOp) -> int:
+    """The programs of the block loops perfectly nested in `grid` (1 when there are none)."""
+    inner = _nested_block_loop(grid)
+    return 1 if inner is None else inner.trip_count * _nested_trips(inner)
 
 
 def _add_program_range(function: llvm.FuncOp, grid: loop.ParallelOp) -> None:

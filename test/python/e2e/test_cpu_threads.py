@@ -13,6 +13,7 @@ import ctypes
 import gc
 import os
 import signal
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -66,6 +67,23 @@ def test_large_kernels_are_split_and_small_ones_are_not():
     assert programs[0] == 0 and programs[1] >= 2
     inputs = random_inputs(program, 0)
     assert_within_bounds(program, inputs, compiled(*inputs))
+
+
+def test_a_matmul_is_shared_out_tile_by_tile():
+    """The 2-D grid of a matmul's 128x128 tiles (2 x 3 here) is split over threads as 6
+    programs, not as its 2 rows of tiles; every thread count gives the same bits."""
+    program = """func.func @main(%a: tensor<256x128xf32>, %b: tensor<128x384xf32>) -> tensor<256x384xf32> {
+  %0 = graph.matmul %a, %b : (tensor<256x128xf32>, tensor<128x384xf32>) -> tensor<256x384xf32>
+  func.return %0 : tensor<256x384xf32>
+}"""
+    compiled = mlc.compile(program, device="cpu", num_threads=1)
+    assert [launch.programs for launch in compiled.program.plan.launches] == [6]
+    inputs = random_inputs(program, 3)
+    expected = compiled.program.run(*inputs)
+    for threads in (2, 4, 7):
+        result = HostProgram.for_cpu_plan(compiled.program.plan, compiled.kernels, threads).run(*inputs)
+        np.testing.assert_array_equal(result[0], expected[0])
+    assert_within_bounds(program, inputs, expected)
 
 
 @pytest.mark.parametrize(
@@ -184,6 +202,43 @@ def _start_and_end_a_pool(library: ctypes.CDLL) -> None:
     assert _native_worker_count() == before + 3
     del pool  # garbage-collected: the workers are joined
     assert _native_worker_count() == before
+
+
+def _ranges_run_by_the_native_pool(threads: int, programs: int, slow_first: int) -> list[tuple[int, int, int]]:
+    """The (first, last, thread) of every call a native pool makes of a kernel (a Python
+    callback: it takes the GIL, which `run` released) that is slow on the chunk from `slow_first`."""
+    library = native_pool_library()
+    assert library is not None
+    ranges: list[tuple[int, int, int]] = []
+
+    def kernel(first: int, last: int) -> None:
+        if first == slow_first:
+            time.sleep(0.05)
+        ranges.append((first, last, threading.get_ident()))
+
+    callback = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64)(kernel)
+    pool = NativeProgramPool(library, threads)
+    try:
+        pool.run(ctypes.cast(callback, ctypes.c_void_p).value, (ctypes.c_void_p * 0)(), programs)
+    finally:
+        pool.close()
+    return ranges
+
+
+@needs_native_pool
+@pytest.mark.parametrize(("threads", "programs"), [(4, 64), (4, 3), (3, 7)])
+def test_the_native_pool_runs_every_program_once(threads: int, programs: int):
+    ranges = _ranges_run_by_the_native_pool(threads, programs, slow_first=-1)
+    assert sorted(p for first, last, _ in ranges for p in range(first, last)) == list(range(programs))
+
+
+@needs_native_pool
+def test_the_other_threads_take_over_the_rest_of_a_late_share():
+    threads, programs = 4, 64
+    late_share = program_shares(programs, threads)[1]
+    ranges = _ranges_run_by_the_native_pool(threads, programs, slow_first=late_share[0])
+    assert sorted(p for first, last, _ in ranges for p in range(first, last)) == list(range(programs))
+    assert len({thread for first, _, thread in ranges if late_share[0] <= first < late_share[1]}) >= 2
 
 
 @pytest.mark.parametrize("pool", [pytest.param("native", marks=needs_native_pool), "python"])

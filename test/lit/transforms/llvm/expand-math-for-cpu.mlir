@@ -1,9 +1,25 @@
 // RUN: mlc-opt %s --split-input-file -p 'expand-math-for-cpu{scaling=multiply}' | filecheck %s
 // RUN: mlc-opt %s --split-input-file -p 'expand-math-for-cpu{scaling=multiply}' | mlc-opt --split-input-file | filecheck %s
 // RUN: mlc-opt %s --split-input-file -p 'expand-math-for-cpu{scaling=ldexp}' | filecheck %s --check-prefix=LDEXP
+// RUN: mlc-opt %s --split-input-file -p 'expand-math-for-cpu{scaling=scalef}' | filecheck %s --check-prefix=SCALEF
 // RUN: not mlc-opt %s -p 'expand-math-for-cpu{scaling=twice}' 2>&1 | filecheck %s --check-prefix=OPTION
 
-// OPTION: scaling must be ldexp or multiply, got twice
+// OPTION: scaling must be one of scalef, ldexp, multiply, got twice
+
+// With scaling=scalef (the default on AVX-512 hosts) the exp of a 16-lane vector is scaled by
+// vscalefps of the f32 n itself (no integer exponent: no add, integer subtract and conversion
+// back); other types take llvm.ldexp, the same value.
+// SCALEF-LABEL: llvm.func internal @mlc.exp.f32(%{{.*}}: f32) -> f32
+// SCALEF:         llvm.call_intrinsic "llvm.ldexp.f32.i32"
+// SCALEF-LABEL: llvm.func internal @mlc.exp.v4f32(%{{.*}}: vector<4xf32>) -> vector<4xf32>
+// SCALEF:         llvm.call_intrinsic "llvm.ldexp.v4f32.v4i32"
+// SCALEF-LABEL: llvm.func internal @mlc.exp.v16f32(%{{.*}}: vector<16xf32>) -> vector<16xf32>
+// SCALEF:         %[[N:.*]] = math.roundeven
+// SCALEF-NOT:     arith.bitcast
+// SCALEF:         %[[ALL:.*]] = arith.constant -1 : i16
+// SCALEF-NEXT:    %[[NEAREST:.*]] = arith.constant 4 : i32
+// SCALEF-NEXT:    %[[E:.*]] = llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"(%[[P:.*]], %[[N]], %[[P]], %[[ALL]], %[[NEAREST]]) : (vector<16xf32>, vector<16xf32>, vector<16xf32>, i16, i32) -> vector<16xf32>
+// SCALEF-NEXT:    llvm.return %[[E]] : vector<16xf32>
 
 // With scaling=ldexp (the default on AVX-512 hosts) e^r is scaled by 2^n in one llvm.ldexp
 // (vscalefps), rounded once as the two multiplications round: the same value.
@@ -86,7 +102,7 @@ llvm.func @vectors_and_tanh(%p: !llvm.ptr, %s: f32) {
 // -----
 
 // erf: x + x Q(x^2) below 1 (the fma), 1 - e^(-a^2) R(1/a) from 1 (a = min(|x|, 4), the exp of
-// this pass inline, the subtraction rounded once by an fma), the sign of x copied onto the
+// this pass inline without its clamps: -a^2 is in [-16, 0] or NaN), the subtraction rounded once by an fma), the sign of x copied onto the
 // second, one picked by a lane mask of |x|'s bits (1.0 is 1065353216).
 // CHECK-LABEL: llvm.func internal @mlc.erf.v4f32(
 // CHECK-SAME:    %[[X:[^:]*]]: vector<4xf32>) -> vector<4xf32>
@@ -97,6 +113,7 @@ llvm.func @vectors_and_tanh(%p: !llvm.ptr, %s: f32) {
 // CHECK:         %[[SMALL:.*]] = math.fma %[[X]], %{{.*}}, %[[X]] : vector<4xf32>
 // CHECK:         arith.minimumf %[[A]], %{{.*}} : vector<4xf32>
 // CHECK:         arith.divf
+// CHECK-NOT:     arith.maximumf
 // CHECK:         math.roundeven
 // CHECK:         arith.constant dense<-0.0113746412> : vector<4xf32>
 // CHECK:         arith.constant dense<1.000000e+00> : vector<4xf32>
@@ -154,5 +171,16 @@ llvm.func @untouched(%d: f64, %h: f16, %v: vector<4xf32>, %s: f32) {
 llvm.func @logs(%s: f32, %v: vector<4xf32>) {
   %0 = math.log %s : f32
   %1 = math.log %v : vector<4xf32>
+  llvm.return
+}
+
+// -----
+
+// A 16-lane exp (a zmm register): vscalefps under scaling=scalef (see the SCALEF lines above).
+// CHECK-LABEL: llvm.func internal @mlc.exp.v16f32(%{{.*}}: vector<16xf32>) -> vector<16xf32>
+// CHECK:         arith.shli
+// CHECK-LABEL: llvm.func @exp_v16
+llvm.func @exp_v16(%v: vector<16xf32>) {
+  %0 = math.exp %v : vector<16xf32>
   llvm.return
 }

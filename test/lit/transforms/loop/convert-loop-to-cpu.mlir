@@ -143,3 +143,60 @@ func.func @host(%x: memref<65536xf32>) -> memref<65536xf32> {
   loop.launch @big(%x, %o) : memref<65536xf32>, memref<65536xf32>
   func.return %o : memref<65536xf32>
 }
+
+// -----
+
+// A 2-D grid (block.x around block.y, nothing else between): one loop over its 2 x 3 programs,
+// row-major, so that threads share out single tiles: program p is (p / 3, p % 3).
+// CHECK-LABEL: llvm.func @tiles__programs(
+// CHECK:         scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      %[[THREE:.*]] = arith.constant 3 : index
+// CHECK-NEXT:      %[[ROW:.*]] = arith.divui %[[P]], %[[THREE]] : index
+// CHECK-NEXT:      %[[COLUMN:.*]] = arith.remui %[[P]], %[[THREE]] : index
+// CHECK-NEXT:      %{{.*}} = arith.constant 32768 : index
+// CHECK-NEXT:      %{{.*}} = arith.constant 8192 : index
+// CHECK-NEXT:      %{{.*}} = arith.muli %[[ROW]], %{{.*}} : index
+// CHECK-NEXT:      %{{.*}} = arith.muli %[[COLUMN]], %{{.*}} : index
+// CHECK-NOT:     scf.for
+// CHECK:         llvm.return
+// CHECK-LABEL: llvm.func @tiles(
+// CHECK-SAME:    attributes {mlc.kernel, mlc.cpu_programs = 6 : i64}
+loop.kernel @tiles(%x: memref<65536xf32>, %out: memref<65536xf32>) {
+  loop.parallel %r < 2 mapping block.x {
+    loop.parallel %c < 3 mapping block.y {
+      %rows = arith.constant 32768 : index
+      %columns = arith.constant 8192 : index
+      %base = arith.muli %r, %rows : index
+      %offset = arith.muli %c, %columns : index
+      %i = arith.addi %base, %offset : index
+      %v = memref.load %x[%i] : memref<65536xf32>
+      memref.store %v, %out[%i] : memref<65536xf32>
+    }
+  }
+  loop.return
+}
+
+// -----
+
+// A block.y loop beside other ops in the block.x body is not collapsed: the grid is block.x's
+// two programs, and each runs its block.y loop whole.
+// CHECK-LABEL: llvm.func @beside__programs(
+// CHECK:         scf.for %r = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           memref.store
+// CHECK:           scf.for %c = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-LABEL: llvm.func @beside(
+// CHECK-SAME:    attributes {mlc.kernel, mlc.cpu_programs = 2 : i64}
+loop.kernel @beside(%x: memref<65536xf32>, %out: memref<65536xf32>) {
+  loop.parallel %r < 2 mapping block.x {
+    %zero = arith.constant 0.000000e+00 : f32
+    memref.store %zero, %out[%r] : memref<65536xf32>
+    loop.parallel %c < 3 mapping block.y {
+      %columns = arith.constant 8192 : index
+      %offset = arith.muli %c, %columns : index
+      %i = arith.addi %r, %offset : index
+      %v = memref.load %x[%i] : memref<65536xf32>
+      memref.store %v, %out[%i] : memref<65536xf32>
+    }
+  }
+  loop.return
+}
