@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import statistics
 import sys
@@ -48,7 +47,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -58,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch  # noqa: E402
 
 from harness import time_gpu  # noqa: E402
-from torch_models import SmallCnn, errors  # noqa: E402
+from torch_models import SmallCnn, errors, write_record  # noqa: E402
 
 BACKENDS = ("eager", "inductor", "mlc", "mlc-export")
 PROFILED_CALLS = 5
@@ -285,13 +284,7 @@ def main() -> None:
             results += bench(model_name, batch, backends, args, cold)
     print_table(results)
     if args.json:
-        record = {
-            "gpu": torch.cuda.get_device_name() if args.device == "cuda" else "cpu",
-            "torch": torch.__version__,
-            "command": " ".join(sys.argv),
-            "results": [asdict(r) for r in results],
-        }
-        args.json.write_text(json.dumps(record, indent=1))
+        write_record(args.json, args.device, results)
 
 
 if __name__ == "__main__":

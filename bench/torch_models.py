@@ -223,13 +223,18 @@ def main() -> None:
         results += bench_model(chosen[name], backends, args.device, args.profile)
     print_table(results)
     if args.json:
-        record = {
-            "gpu": torch.cuda.get_device_name() if args.device == "cuda" else "cpu",
-            "torch": torch.__version__,
-            "command": " ".join(sys.argv),
-            "results": [asdict(r) for r in results],
-        }
-        args.json.write_text(json.dumps(record, indent=1))
+        write_record(args.json, args.device, results)
+
+
+def write_record(path: Path, device: str, results: list[Any]) -> None:
+    """The run's rows (dataclasses) as JSON, with the device, PyTorch's version and the command."""
+    record = {
+        "gpu": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+        "torch": torch.__version__,
+        "command": " ".join(sys.argv),
+        "results": [asdict(r) for r in results],
+    }
+    path.write_text(json.dumps(record, indent=1))
 
 
 if __name__ == "__main__":
