@@ -52,7 +52,9 @@ def test_every_thread_count_gives_the_same_bits(program: str, seed: int):
     for threads in (2, 3):  # the same plan and object code, run on more threads
         results[threads] = HostProgram.for_cpu_plan(compiled.program.plan, compiled.kernels, threads).run(*inputs)
         for one, many in zip(results[1], results[threads], strict=True):
-            np.testing.assert_array_equal(one, many)
+            # Bits, not values: NaNs must match too (bf16's NaNs do not compare equal as values).
+            assert one.shape == many.shape and one.dtype == many.dtype
+            np.testing.assert_array_equal(np.ascontiguousarray(one).view(np.uint8), np.ascontiguousarray(many).view(np.uint8))
     assert_within_bounds(program, inputs, results[2])
 
 
