@@ -5,6 +5,8 @@ For each program of `graph_programs()` (see that module):
 * it prints and parses back to the same text, and the verifier accepts it;
 * the graph optimiser and the fusion plan (`OPTIMISER`) keep the interpreter's answer, within the
   error bound of `mlc.dialects.graph.error_bounds` (graph-decompose reassociates sums);
+* lowered for the GPU (sm_80 down to NVVM, sm_90 down to the GPU dialect) and run on the
+  interpreters, it matches the interpreter on the graph within that bound (no GPU needed);
 * compiled for the CPU (and, marked `gpu`, for the GPU) it matches the interpreter within that
   bound, or fails with a clean `CompileError` naming an op or element type that is not compiled
   yet (`NOT_YET_COMPILED`: each entry names the issue that lowers it; remove it when it lands).
@@ -150,6 +152,42 @@ def test_cpu_matches_interpreter(program: FuzzProgram, seed: int):
 @given(program=programs(), seed=st.integers(0, 2**32 - 1))
 def test_gpu_matches_interpreter(program: FuzzProgram, seed: int):
     event(check_compiled(program, seed, "cuda"))
+
+
+def _gpu_pipeline_for_the_interpreter(arch: str) -> str:
+    """The GPU pipeline for `arch`, down to the NVVM level for sm_80 (mma.sync: the interpreter
+    runs its intrinsics), and for sm_90 up to convert-gpu-to-nvvm (the interpreter models
+    `loop.wgmma` and the GPU dialect, not the inline PTX that wgmma becomes)."""
+    from mlc.passes import build_pipeline
+    from mlc.transforms import all_passes
+
+    specs = [str(p.pipeline_pass_spec()) for p in build_pipeline(f"mlc-lower-to-gpu{{arch={arch}}}", all_passes(), mlir_syntax=False)]
+    if arch == "sm_90":
+        specs = specs[: next(i for i, spec in enumerate(specs) if spec.startswith("convert-gpu-to-nvvm"))]
+    return ",".join(specs)
+
+
+# Without a GPU: the GPU lowering's kernels run on the interpreters (thread blocks, warps, shared
+# memory), so CI checks the GPU path's code for every op, not only the CPU's.
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@_fuzz_settings(40)
+@given(program=programs(), seed=st.integers(0, 2**32 - 1))
+def test_gpu_lowering_on_the_interpreter_matches_it(arch: str, program: FuzzProgram, seed: int):
+    from mlc.compiler import lower
+    from mlc.interpreter import run
+
+    module, inputs, expected, bounds = _reference(program, seed)
+    pipeline = _gpu_pipeline_for_the_interpreter(arch)
+    try:
+        lower(module, pipeline)
+    except mlc.CompileError as error:
+        assert _is_expected_compile_error(program.text, str(error)), _describe(program, seed, f"compile error: {error}")
+        event("not compiled yet")
+        return
+    results = run(module, "main", [x.copy() for x in inputs])
+    comparison = check_results(results, expected, bounds)
+    assert comparison.failure is None, _describe(program, seed, f"{arch} lowering on the interpreter differs: {comparison.failure}")
+    event("compiled and compared" if comparison.compared or not any(np.size(e) for e in expected) else "nothing compared")
 
 
 # -- saved counterexamples --------------------------------------------------------------------------
