@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch  # noqa: E402
 
 from harness import time_gpu  # noqa: E402
-from torch_models import SmallCnn, errors, write_record  # noqa: E402
+from torch_models import SmallCnn, errors, profiled_kernels, write_record  # noqa: E402
 
 BACKENDS = ("eager", "inductor", "mlc", "mlc-export")
 PROFILED_CALLS = 5
@@ -174,18 +174,7 @@ def _through_export(model: torch.nn.Module, x: torch.Tensor) -> tuple[Callable[[
 def profile_kernels(function: Callable[[], Any], count: int) -> tuple[float, float, list[tuple[str, float, float]]]:
     """Kernels launched per call, their device µs per call, and the `count` costliest
     (name, µs per call, launches per call), from torch.profiler over `PROFILED_CALLS` calls."""
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CUDA]) as profiler:
-        for _ in range(PROFILED_CALLS):
-            function()
-        torch.cuda.synchronize()
-    rows = []
-    for event in profiler.key_averages():
-        device_us = getattr(event, "device_time_total", None) or getattr(event, "cuda_time_total", 0.0)
-        if device_us > 0:
-            rows.append((event.key[:120], device_us / PROFILED_CALLS, event.count / PROFILED_CALLS))
-    rows.sort(key=lambda row: -row[1])
+    rows = profiled_kernels(function, PROFILED_CALLS)
     return sum(r[2] for r in rows), sum(r[1] for r in rows), rows[:count]
 
 

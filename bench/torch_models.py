@@ -135,9 +135,14 @@ def compiled_by(backend: str, model: torch.nn.Module) -> tuple[Callable[..., Any
 
 def top_kernels(function: Callable[[], Any], count: int = 8) -> list[tuple[str, float, int]]:
     """(kernel name, CUDA µs per call, launches per call) of the `count` costliest kernels."""
+    return [(name, device_us, int(launches)) for name, device_us, launches in profiled_kernels(function, 5)[:count]]
+
+
+def profiled_kernels(function: Callable[[], Any], calls: int) -> list[tuple[str, float, float]]:
+    """Every CUDA kernel of `function` as (name, device µs per call, launches per call), costliest
+    first, from torch.profiler over `calls` calls."""
     from torch.profiler import ProfilerActivity, profile
 
-    calls = 5
     with profile(activities=[ProfilerActivity.CUDA]) as profiler:
         for _ in range(calls):
             function()
@@ -146,8 +151,8 @@ def top_kernels(function: Callable[[], Any], count: int = 8) -> list[tuple[str, 
     for event in profiler.key_averages():
         device_us = getattr(event, "device_time_total", None) or getattr(event, "cuda_time_total", 0.0)
         if device_us > 0:
-            rows.append((event.key[:140], device_us / calls, event.count // calls))
-    return sorted(rows, key=lambda row: -row[1])[:count]
+            rows.append((event.key[:140], device_us / calls, event.count / calls))
+    return sorted(rows, key=lambda row: -row[1])
 
 
 def errors(got: torch.Tensor, want: torch.Tensor) -> tuple[float, float]:

@@ -16,7 +16,9 @@ themselves (`monkeypatch.setenv("MLC_CACHE", "1")` with their own `MLC_CACHE_DIR
 
 import os
 import tempfile
+import zlib
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -29,6 +31,12 @@ settings.register_profile(
     "explore", deadline=None, print_blob=True, max_examples=2000, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture
+def rng(request: pytest.FixtureRequest) -> np.random.Generator:
+    """Random numbers seeded by the test's id: fresh inputs per test, the same on every run."""
+    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
 def _cuda_device_present() -> bool:

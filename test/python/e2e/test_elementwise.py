@@ -10,7 +10,6 @@ interpreter's result within the bound, and the float64 numpy expression rounded 
 
 from __future__ import annotations
 
-import zlib
 
 import numpy as np
 import pytest
@@ -27,11 +26,6 @@ def tensor(shape: tuple[int, ...], element: str) -> str:
 
 def compile_and_run(text: str, device: str, *arrays: np.ndarray):
     return mlc.compile(text, device=device)(*arrays)
-
-
-@pytest.fixture
-def rng(request: pytest.FixtureRequest) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
 @pytest.mark.parametrize("device", DEVICES)

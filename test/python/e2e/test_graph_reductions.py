@@ -17,7 +17,6 @@ the lanes: another summation order, under the same bound.
 
 from __future__ import annotations
 
-import zlib
 
 import numpy as np
 import pytest
@@ -50,11 +49,6 @@ def _layer_norm(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, axes: tuple[
 
 def kernel_count(text: str) -> int:
     return sum(isinstance(op, tile.KernelOp) for op in lower(text, "graph-decompose,graph-fuse,convert-graph-to-tile").walk())
-
-
-@pytest.fixture
-def rng(request: pytest.FixtureRequest) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -13,7 +13,6 @@ machine, add the large shapes.
 from __future__ import annotations
 
 import re
-import zlib
 
 import ml_dtypes
 import numpy as np
@@ -51,11 +50,6 @@ def assert_matmul_close(text: str, got: np.ndarray, a: np.ndarray, b: np.ndarray
 
 def random(rng: np.random.Generator, shape: tuple[int, ...], element: str = "f32") -> np.ndarray:
     return rng.standard_normal(shape).astype(NUMPY[element])
-
-
-@pytest.fixture
-def rng(request: pytest.FixtureRequest) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
 SHAPES = [

@@ -7,7 +7,6 @@ batch and a fused epilogue; a GPU without TF32 tensor cores refuses them.
 
 from __future__ import annotations
 
-import zlib
 
 import numpy as np
 import pytest
@@ -36,11 +35,6 @@ def program(a_shape: tuple[int, ...], b_shape: tuple[int, ...], precision: str, 
       {body}
       func.return {result} : {c}
     }}"""
-
-
-@pytest.fixture
-def rng(request: pytest.FixtureRequest) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
 SHAPES = [

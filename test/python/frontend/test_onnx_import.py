@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -43,11 +42,6 @@ from onnx_models import (  # noqa: E402
     reference,
     transformer_block,
 )
-
-
-@pytest.fixture
-def rng(request: pytest.FixtureRequest) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
 def normal(rng: np.random.Generator, *shape: int, dtype: type = np.float32) -> np.ndarray:
