@@ -1,0 +1,193 @@
+"""TMA tensor maps kept in device memory (`mlc.runtime.tensor_maps`).
+
+Without a GPU: the table encodes a map once per (pointer, geometry), hands out stable 64-byte
+aligned slots, reuses the least recently used slot when full and says so (`generation`), and
+geometries the copy engine refuses are reported before the driver sees them. The PTX of the copy
+kernel below assembles for sm_90a when ptxas is installed.
+
+On an sm_90 GPU: a tiny kernel copies one 64x64 f16 box with `cp.async.bulk.tensor` (128-byte
+swizzle) from a map in global memory, passed as a plain pointer and acquired with
+`fence.proxy.tensormap::generic.acquire.gpu`, completing on an mbarrier; the shared tile it writes
+out must be the box's bytes in the swizzled order wgmma reads (`wgmma_nvvm`'s layout), with the
+rows past the operand's end zero-filled.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from mlc.runtime.tensor_maps import TMA_FENCE, TensorMapError, TensorMapGeometry, TensorMapTable
+
+BOX = (64, 64)
+BOX_BYTES = BOX[0] * BOX[1] * 2
+THREADS = 128
+
+COPY_KERNEL = f"""
+target triple = "nvptx64-nvidia-cuda"
+@tile = internal addrspace(3) global [{BOX_BYTES} x i8] undef, align 1024
+@bar = internal addrspace(3) global i64 undef, align 8
+
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare void @llvm.nvvm.barrier0()
+declare void @llvm.nvvm.mbarrier.init.shared(ptr addrspace(3), i32)
+declare i64 @llvm.nvvm.mbarrier.arrive.expect.tx.scope.cta.space.cta(ptr addrspace(3), i32)
+declare i1 @llvm.nvvm.mbarrier.try.wait.parity.scope.cta.space.cta(ptr addrspace(3), i32)
+declare void @llvm.nvvm.cp.async.bulk.tensor.g2s.tile.2d(ptr addrspace(7), ptr addrspace(3), ptr, i32, i32, i16, i64, i1, i1, i32)
+declare void @llvm.nvvm.fence.proxy.async.shared_cta()
+
+define ptx_kernel void @tma_copy(ptr %map, ptr addrspace(1) %out, i32 %column, i32 %row) {{
+entry:
+  %thread = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %first = icmp eq i32 %thread, 0
+  br i1 %first, label %init, label %initialized
+init:
+  call void @llvm.nvvm.mbarrier.init.shared(ptr addrspace(3) @bar, i32 1)
+  call void @llvm.nvvm.fence.proxy.async.shared_cta()
+  br label %initialized
+initialized:
+  call void @llvm.nvvm.barrier0()
+  br i1 %first, label %issue, label %wait
+issue:
+  call void asm sideeffect "{TMA_FENCE}", "l"(ptr %map)
+  %state = call i64 @llvm.nvvm.mbarrier.arrive.expect.tx.scope.cta.space.cta(ptr addrspace(3) @bar, i32 {BOX_BYTES})
+  %destination = addrspacecast ptr addrspace(3) @tile to ptr addrspace(7)
+  call void @llvm.nvvm.cp.async.bulk.tensor.g2s.tile.2d(ptr addrspace(7) %destination, ptr addrspace(3) @bar, ptr %map, i32 %column, i32 %row, i16 0, i64 0, i1 false, i1 false, i32 0)
+  br label %wait
+wait:
+  %landed = call i1 @llvm.nvvm.mbarrier.try.wait.parity.scope.cta.space.cta(ptr addrspace(3) @bar, i32 0)
+  br i1 %landed, label %copy, label %wait
+copy:
+{{copies}}  ret void
+}}
+"""
+
+
+def _copy_kernel_ir() -> str:
+    """COPY_KERNEL with its copy-out: thread t moves the 16-byte chunks t + i * THREADS."""
+    copies = "".join(
+        f"  %chunk{i} = add i32 %thread, {i * THREADS}\n"
+        f"  %from{i} = getelementptr i128, ptr addrspace(3) @tile, i32 %chunk{i}\n"
+        f"  %value{i} = load i128, ptr addrspace(3) %from{i}, align 16\n"
+        f"  %to{i} = getelementptr i128, ptr addrspace(1) %out, i32 %chunk{i}\n"
+        f"  store i128 %value{i}, ptr addrspace(1) %to{i}, align 16\n"
+        for i in range(BOX_BYTES // 16 // THREADS)
+    )
+    return COPY_KERNEL.replace("{copies}", copies)
+
+
+def copy_kernel_ptx() -> str:
+    from mlc.backend.nvptx import target_machine
+    from llvmlite import binding
+
+    module = binding.parse_assembly(_copy_kernel_ir())
+    module.verify()
+    return target_machine("sm_90a", 83).emit_assembly(module)
+
+
+def swizzled_box(source: np.ndarray, row: int, column: int) -> np.ndarray:
+    """The bytes a 128-byte-swizzled copy of the BOX at (row, column) of `source` leaves in shared
+    memory: the box zero-filled past the source's end, byte b of its row-major image at
+    b ^ (((b >> 7) & 7) << 4)."""
+    box = np.zeros(BOX, dtype=source.dtype)
+    part = source[row : row + BOX[0], column : column + BOX[1]]
+    box[: part.shape[0], : part.shape[1]] = part
+    image = box.view(np.uint8).reshape(-1)
+    offsets = np.arange(image.size)
+    swizzled = np.empty_like(image)
+    swizzled[offsets ^ (((offsets >> 7) & 7) << 4)] = image
+    return swizzled
+
+
+class FakeDevice:
+    """Records the uploads a table makes; encodes a map as its key's bytes."""
+
+    def __init__(self) -> None:
+        self.memory: dict[int, bytes] = {}
+        self.encoded: list[tuple[int, TensorMapGeometry]] = []
+
+    def encode(self, pointer: int, geometry: TensorMapGeometry) -> bytes:
+        self.encoded.append((pointer, geometry))
+        return (pointer.to_bytes(8, "little") + repr(geometry).encode()).ljust(128, b"\0")[:128]
+
+    def upload(self, address: int, raw: np.ndarray) -> None:
+        self.memory[address] = raw.tobytes()
+
+
+GEOMETRY = TensorMapGeometry.row_major("f16", (200, 136), BOX)
+
+
+def test_table_encodes_each_operand_once_and_keeps_its_slot() -> None:
+    device = FakeDevice()
+    table = TensorMapTable(base=4096, capacity=2, encode=device.encode, upload=device.upload)
+    first = table.address(0x1000, GEOMETRY)
+    assert table.address(0x1000, GEOMETRY) == first and len(device.encoded) == 1
+    second = table.address(0x2000, GEOMETRY)
+    assert {first, second} == {4096, 4096 + 128} and table.generation == 0
+    assert device.memory[first] == device.encode(0x1000, GEOMETRY)
+    table.address(0x1000, GEOMETRY)  # most recently used: 0x2000's slot goes next
+    third = table.address(0x3000, GEOMETRY)
+    assert third == second and table.generation == 1
+    assert device.memory[third] == device.encode(0x3000, GEOMETRY)
+    assert table.address(0x1000, GEOMETRY) == first and table.generation == 1
+
+
+def test_geometry_strides_and_checks() -> None:
+    assert GEOMETRY.strides == (272, 2) and GEOMETRY.box_bytes == BOX_BYTES
+    GEOMETRY.check()
+    refused = {
+        "multiple of 16 bytes": TensorMapGeometry.row_major("f16", (200, 135), BOX),
+        "at most 128 bytes": TensorMapGeometry.row_major("f16", (200, 136), (64, 128)),
+        "1 to 256": TensorMapGeometry.row_major("f32", (512, 512), (512, 16)),
+        "elements": TensorMapGeometry("i8", (4, 16), (16, 1), (4, 16)),
+    }
+    for message, geometry in refused.items():
+        with pytest.raises(TensorMapError, match=message):
+            geometry.check()
+    with pytest.raises(TensorMapError, match="64-byte aligned"):
+        TensorMapTable(base=4096 + 32, capacity=1, encode=FakeDevice().encode, upload=FakeDevice().upload)
+
+
+def test_swizzled_box_reference_moves_chunks_within_rows() -> None:
+    source = np.arange(200 * 136, dtype=np.uint16).view(np.float16).reshape(200, 136)
+    image = swizzled_box(source, 0, 0).view(np.float16).reshape(BOX)
+    # row 1's first 16-byte chunk (8 elements) lands in its second chunk, row 0 stays put
+    assert np.array_equal(image[0, :8], source[0, :8]) and np.array_equal(image[1, 8:16], source[1, :8])
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+def test_copy_kernel_assembles_for_sm90a(tmp_path) -> None:
+    ptx = copy_kernel_ptx()
+    assert "fence.proxy.tensormap::generic.acquire.gpu" in ptx and "cp.async.bulk.tensor.2d" in ptx
+    (tmp_path / "copy.ptx").write_text(ptx)
+    subprocess.run(["ptxas", "-arch=sm_90a", str(tmp_path / "copy.ptx"), "-o", str(tmp_path / "copy.cubin")], check=True)
+
+
+@pytest.mark.gpu
+def test_tma_copy_from_a_map_in_global_memory() -> None:
+    from mlc.runtime.cuda import CudaModule, DeviceBuffer, get_device
+
+    if get_device().properties.compute_capability < (9, 0):
+        pytest.skip("TMA needs sm_90")
+    function = CudaModule(copy_kernel_ptx()).function("tma_copy")
+    table, storage = TensorMapTable.on_device(capacity=4)
+    rng = np.random.default_rng(0)
+    source = rng.standard_normal((200, 136)).astype(np.float16)
+    with DeviceBuffer.from_numpy(source) as operand, storage:
+        for row, column in ((0, 0), (64, 64), (150, 72)):  # the last box runs past both ends
+            out = DeviceBuffer.zeros((BOX_BYTES,), np.uint8)
+            map_address = table.address(operand.pointer, GEOMETRY)
+            function.launch(1, THREADS, [_Pointer(map_address), out, np.int32(column), np.int32(row)])
+            assert np.array_equal(out.to_numpy(), swizzled_box(source, row, column)), (row, column)
+            out.close()
+        assert table.generation == 0
+
+
+class _Pointer:
+    """A device address as a kernel parameter (`KernelArguments.from_values` takes `.pointer`)."""
+
+    def __init__(self, pointer: int):
+        self.pointer = pointer
