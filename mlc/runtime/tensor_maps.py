@@ -14,8 +14,10 @@ through the tensormap proxy. `TMA_FENCE` is that instruction.
 Algorithm. `TensorMapTable` keeps the maps of one program in a single device allocation of
 `capacity` 128-byte slots (64-byte aligned, as the driver requires), keyed by (operand pointer,
 `TensorMapGeometry`). `address(pointer, geometry)` returns the device address of the slot holding
-that key's map, encoding and uploading it on first use (on the table's stream, so a launch
-enqueued after it on that stream sees the bytes). A slot's bytes never change while its key
+that key's map, encoding and uploading it on first use (`on_device` waits for the upload, so a
+launch enqueued afterwards on any stream sees the bytes; it is rare: a new operand pointer).
+The host runtime (`runtime.host`) gives each tensor-map parameter of a kernel (`mlc.tensor_maps`,
+read by `runtime.plan`) a table of its own and updates the parameter when its buffer moves. A slot's bytes never change while its key
 is cached: a map depends only on its key.
 
 CUDA graphs. A captured graph keeps the kernel parameters it saw, i.e. the slot addresses, not
@@ -51,6 +53,14 @@ SWIZZLE_SPANS = (0, 32, 64, 128)
 """Swizzle spans in bytes a tensor map can apply (0: none)."""
 ELEMENT_TYPES = {"f16": ("FLOAT16", 2), "bf16": ("BFLOAT16", 2), "f32": ("FLOAT32", 4)}
 """Element type -> (`CU_TENSOR_MAP_DATA_TYPE_*` suffix, bytes)."""
+
+TENSOR_MAP_OPERAND_ALIGNMENT = 16
+"""Bytes a tensor map's operand address must be a multiple of."""
+
+
+def element_of_dtype(dtype: np.dtype) -> str | None:
+    """The tensor-map element name of a numpy dtype (ml_dtypes' bfloat16 too), or None."""
+    return {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}.get(np.dtype(dtype).name)
 
 
 class TensorMapError(ValueError):
@@ -110,7 +120,7 @@ class TensorMapGeometry:
 def encode_tensor_map(driver: Any, pointer: int, geometry: TensorMapGeometry) -> bytes:
     """The 128 bytes of the tiled tensor map of the operand at `pointer` (`cuTensorMapEncodeTiled`)."""
     geometry.check()
-    if pointer % 16:
+    if pointer % TENSOR_MAP_OPERAND_ALIGNMENT:
         raise TensorMapError(f"a tensor map's operand must be 16-byte aligned, not at {pointer:#x}")
     cuuint64, cuuint32 = driver.cuuint64_t, driver.cuuint32_t
     data_type = getattr(driver.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{ELEMENT_TYPES[geometry.element][0]}")
@@ -154,19 +164,23 @@ class TensorMapTable:
 
     @classmethod
     def on_device(cls, capacity: int = 64, stream: Any = None) -> tuple[TensorMapTable, Any]:
-        """A table in a new device allocation (returned too, to be kept alive with the table)."""
+        """A table in a new device allocation (returned too, to be kept alive with the table) whose
+        uploads finish before `address` returns (on `stream`, the legacy default one if None)."""
         from mlc.runtime.cuda import DeviceBuffer, Stream, copy_host_to_device, driver_module
 
         driver = driver_module()
         stream = stream or Stream.legacy_default()
         storage = DeviceBuffer.empty((capacity * TENSOR_MAP_BYTES,), np.uint8)
-        table = cls(
-            storage.pointer,
-            capacity,
-            lambda pointer, geometry: encode_tensor_map(driver, pointer, geometry),
-            lambda address, raw: copy_host_to_device(address, raw, stream),
-        )
-        return table, storage
+
+        def encode(pointer: int, geometry: TensorMapGeometry) -> bytes:
+            with stream.device.activated():  # the driver encodes in the current context
+                return encode_tensor_map(driver, pointer, geometry)
+
+        def upload(address: int, raw: np.ndarray) -> None:
+            copy_host_to_device(address, raw, stream)
+            stream.synchronize()  # rare (a new operand), and then seen by launches on any stream
+
+        return cls(storage.pointer, capacity, encode, upload), storage
 
     def address(self, pointer: int, geometry: TensorMapGeometry) -> int:
         """The device address of the map of the operand at `pointer` (encoded on first use)."""

@@ -5,21 +5,36 @@ aligned slots, reuses the least recently used slot when full and says so (`gener
 geometries the copy engine refuses are reported before the driver sees them. The PTX of the copy
 kernel below assembles for sm_90a when ptxas is installed.
 
+Plans (`runtime.plan`): a kernel's `mlc.tensor_maps` become `KernelLaunch.tensor_maps`, checked
+against the buffers the launch passes (a map of a buffer it does not pass, a box of the wrong
+rank, an element or box the copy engine refuses are errors naming the kernel; a kernel whose
+parameters leave no room for its maps fails the launch's verifier); a mapped buffer needs 16-byte
+alignment.
+
 On an sm_90 GPU: a tiny kernel copies one 64x64 f16 box with `cp.async.bulk.tensor` (128-byte
 swizzle) from a map in global memory, passed as a plain pointer and acquired with
 `fence.proxy.tensormap::generic.acquire.gpu`, completing on an mbarrier; the shared tile it writes
 out must be the box's bytes in the swizzled order wgmma reads (`wgmma_nvvm`'s layout), with the
-rows past the operand's end zero-filled.
+rows past the operand's end zero-filled. And the host path end to end: bench/tma_matmul.py's
+TMA producer/consumer wgmma kernel launched by a `HostProgram` from a host module whose kernel
+declares its two maps, with and without CUDA graphs, called with operands at new addresses (new
+maps, the graphs keyed by them) and compared with numpy.
 """
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from ptx_kernels import parse
+
+from mlc.runtime.plan import HostProgramError, plan_host_function
+from mlc.runtime.slots import TensorMapParameter
 from mlc.runtime.tensor_maps import TMA_FENCE, TensorMapError, TensorMapGeometry, TensorMapTable
 
 BOX = (64, 64)
@@ -191,3 +206,80 @@ class _Pointer:
 
     def __init__(self, pointer: int):
         self.pointer = pointer
+
+
+def host_module(maps: str, parameters: int = 5, element: str = "f16", columns: int = 64) -> str:
+    pointers = ", ".join(["!llvm.ptr<1>"] * 3 + ["!llvm.ptr"] * (parameters - 3))
+    a, b, c = (f"memref<128x{columns}x{element}>" for _ in range(3))
+    return f"""builtin.module {{
+  llvm.func @k({pointers}) attributes {{nvvm.kernel, mlc.arg_alignment = array<i64: 4, 4, 4>, mlc.tensor_maps = [{maps}]}}
+  func.func @main(%a: {a}, %b: {b}) -> {c} {{
+    %c = memref.alloc() : {c}
+    mlc_gpu.launch @k(%a, %b, %c) grid [1, 1, 1] block [128, 1, 1] : {a}, {b}, {c}
+    func.return %c : {c}
+  }}
+}}"""
+
+
+def test_plans_read_tensor_maps_and_align_their_buffers() -> None:
+    plan = plan_host_function(parse(host_module("array<i64: 0, 128, 64, 64>, array<i64: 1, 0, 8, 16>")))
+    (launch,) = plan.launches
+    assert launch.tensor_maps == (TensorMapParameter(0, (64, 64), 128), TensorMapParameter(1, (8, 16), 0))
+    assert [argument.alignment for argument in plan.arguments] == [16, 16]
+
+
+@pytest.mark.parametrize(
+    ("maps", "parameters", "element", "columns", "message"),
+    [
+        ("array<i64: 3, 128, 64, 64>", 4, "f16", 64, "reads parameter #3; the launch passes 3 buffers"),
+        ("array<i64: 0, 128, 64>", 4, "f16", 64, "a box of 1 dimensions"),
+        ("array<i64: 0, 128, 64, 64>", 4, "i32", 64, "f16, bf16 or f32 buffers"),
+        ("array<i64: 0, 128, 64, 64>", 4, "f16", 60, "multiple of 16 bytes"),
+        ("array<i64: 0, 100, 64, 64>", 4, "f16", 64, "mlc.tensor_maps' must be"),
+    ],
+)
+def test_bad_tensor_maps_are_reported(maps: str, parameters: int, element: str, columns: int, message: str) -> None:
+    with pytest.raises(HostProgramError, match=message.replace("(", r"\(").replace(")", r"\)")) as error:
+        plan_host_function(parse(host_module(maps, parameters, element, columns)))
+    assert "kernel 'k'" in str(error.value)
+
+
+def test_a_kernel_without_room_for_its_maps_is_refused_by_the_verifier() -> None:
+    from mlc.diagnostics import VerificationFailure
+
+    with pytest.raises(VerificationFailure, match="takes 2 arguments and 1 tensor maps, but the launch passes 3"):
+        parse(host_module("array<i64: 0, 128, 64, 64>", parameters=3))
+
+
+def _tma_matmul():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+    import tma_matmul
+
+    return tma_matmul
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cuda_graph", [False, True])
+def test_host_program_passes_tensor_maps_to_a_tma_matmul(cuda_graph: bool) -> None:
+    import ml_dtypes
+
+    from mlc.runtime.cuda import DeviceBuffer, get_device
+    from mlc.runtime.host import HostProgram
+
+    if get_device().properties.compute_capability < (9, 0):
+        pytest.skip("TMA and wgmma need sm_90")
+    tma_matmul = _tma_matmul()
+    config = tma_matmul.Config("bf16", 256, 512, 192, persistent=cuda_graph)
+    program = HostProgram.for_cuda_plan(
+        plan_host_function(parse(tma_matmul.host_module(config))), tma_matmul.kernel_ptx(config), cuda_graph=cuda_graph
+    )
+    rng = np.random.default_rng(1)
+    for call in range(3):  # new operand buffers each call: new maps (and graphs)
+        a = rng.standard_normal((config.m, config.k)).astype(ml_dtypes.bfloat16)
+        b = rng.standard_normal((config.k, config.n)).astype(ml_dtypes.bfloat16)
+        with DeviceBuffer.from_numpy(a) as device_a, DeviceBuffer.from_numpy(b) as device_b:
+            for _ in range(2):  # the same buffers again: the same maps (a graph replayed)
+                (result,) = program.run(device_a, device_b)
+                expected = a.astype(np.float32) @ b.astype(np.float32)
+                bound = np.abs(a.astype(np.float32)) @ np.abs(b.astype(np.float32)) * 2.0**-7 + 1e-6
+                assert np.all(np.abs(result.astype(np.float32) - expected) <= bound), call
