@@ -20,7 +20,8 @@ in a grouped order (GROUP_M block rows at a time, Triton's); `--persistent` laun
 multiprocessor looping over tiles, so that the producer fetches the next tile's stages while the
 consumers store the last one.
 
-Usage (GPU machine): python bench/tma_matmul.py [--sizes 4096 8192] [--persistent] [--stages 4]
+Usage (GPU machine): python bench/tma_matmul.py [--sizes 4096 8192] [--elements f16 bf16]
+[--stages 3 4] [--group-m 4 8] [--persistent no|yes|both] [--registers yes|no|both] [--repeat 2]
 Limits: no masking (shapes must be multiples of the block), no epilogue but the rounding store.
 """
 
@@ -54,6 +55,8 @@ class Config:
     stages: int = 4
     group_m: int = 8
     persistent: bool = False
+    registers: bool = True
+    """Whether the warpgroups move registers (`setmaxnreg`: producer down to 40, consumers up to 232)."""
 
     @property
     def shared_bytes(self) -> int:
@@ -171,7 +174,8 @@ def _tile_loop_latch(ir: Ir, config: Config, prefix: str, done: str, exit_label:
 
 def _producer(ir: Ir, config: Config) -> None:
     ir("producer:")
-    ir("call void @llvm.nvvm.setmaxnreg.dec.sync.aligned.u32(i32 40)")
+    if config.registers:
+        ir("call void @llvm.nvvm.setmaxnreg.dec.sync.aligned.u32(i32 40)")
     ir("br i1 %first, label %produce, label %exit")
     ir("produce:")
     ir('call void asm sideeffect "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l"(ptr %map_a)')
@@ -218,7 +222,8 @@ def _release(ir: Ir, config: Config, iteration: str, condition: str) -> None:
 
 def _consumer(ir: Ir, config: Config) -> None:
     ir("consumer:")
-    ir("call void @llvm.nvvm.setmaxnreg.inc.sync.aligned.u32(i32 232)")
+    if config.registers:
+        ir("call void @llvm.nvvm.setmaxnreg.inc.sync.aligned.u32(i32 232)")
     ir("%ctid = sub i32 %tid, 128")
     ir("%cwg = lshr i32 %ctid, 7")
     ir("%warp = and i32 %ctid.w, 3")
@@ -405,13 +410,15 @@ def main() -> None:
     parser.add_argument("--persistent", choices=["no", "yes", "both"], default="both")
     parser.add_argument("--group-m", type=int, nargs="+", default=[8], help="block rows per group of the tile order")
     parser.add_argument("--no-mlc", action="store_true", help="skip mlc.compile's current kernel")
+    parser.add_argument("--registers", choices=["yes", "no", "both"], default="yes", help="setmaxnreg in the TMA kernel")
+    parser.add_argument("--repeat", type=int, default=1, help="time every implementation this many times, interleaved")
     options = parser.parse_args()
     try:
         from triton_matmul import triton_matmul
     except ImportError:
         triton_matmul = None
     generator = torch.Generator(device="cuda").manual_seed(0)
-    print(f"{'case':<28} {'impl':<24} {'median us':>10} {'TFLOP/s':>8} {'vs cuBLAS':>9}")
+    print(f"{'case':<28} {'impl':<36} {'median us':>10} {'TFLOP/s':>8} {'vs cuBLAS':>9}")
     for element in options.elements:
         dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[element]
         for size in options.sizes:
@@ -426,9 +433,16 @@ def main() -> None:
                 call, _ = mlc_callable(case, [a, b])
                 implementations.append(("mlc (cp.async)", call))
             persistent = {"no": [False], "yes": [True], "both": [False, True]}[options.persistent]
-            variants = [(stages, group, keep_going) for stages in options.stages for group in options.group_m for keep_going in persistent]
-            for stages, group, keep_going in variants:
-                config = Config(element, size, size, size, stages=stages, group_m=group, persistent=keep_going)
+            registers = {"yes": [True], "no": [False], "both": [True, False]}[options.registers]
+            variants = [
+                (stages, group, keep_going, moved)
+                for stages in options.stages
+                for group in options.group_m
+                for keep_going in persistent
+                for moved in registers
+            ]
+            for stages, group, keep_going, moved in variants:
+                config = Config(element, size, size, size, stages=stages, group_m=group, persistent=keep_going, registers=moved)
                 out = torch.empty_like(expected)
                 call = tma_callable(config, a, b, out)
                 call()
@@ -437,13 +451,15 @@ def main() -> None:
                 if not torch.allclose(out.float(), expected.float(), rtol=1e-2, atol=1e-1):
                     print(f"{element} {size}: TMA kernel ({config}) differs from cuBLAS: max abs error {error:.3g}")
                     continue
-                implementations.append((f"tma s{stages} g{group}{' persistent' if keep_going else ''}", call))
-            cublas = None
-            for name, function in implementations:
-                median = statistics.median(time_gpu(function))
-                cublas = median if name == "cublas" else cublas
-                tflops = 2 * size**3 / (median * 1e-6) / 1e12
-                print(f"{element + ' ' + str(size) + '^3':<28} {name:<24} {median:>10.1f} {tflops:>8.1f} {cublas / median:>8.2f}x", flush=True)
+                name = f"tma s{stages} g{group}{' persistent' if keep_going else ''}{'' if moved else ' no-setmaxnreg'}"
+                implementations.append((name, call))
+            for _ in range(options.repeat):
+                cublas = None
+                for name, function in implementations:
+                    median = statistics.median(time_gpu(function))
+                    cublas = median if name == "cublas" else cublas
+                    tflops = 2 * size**3 / (median * 1e-6) / 1e12
+                    print(f"{element + ' ' + str(size) + '^3':<28} {name:<36} {median:>10.1f} {tflops:>8.1f} {cublas / median:>8.2f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -181,6 +181,20 @@ def test_copy_kernel_assembles_for_sm90a(tmp_path) -> None:
     subprocess.run(["ptxas", "-arch=sm_90a", str(tmp_path / "copy.ptx"), "-o", str(tmp_path / "copy.cubin")], check=True)
 
 
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+def test_tma_matmul_kernel_assembles_without_spills_or_ignored_setmaxnreg(tmp_path) -> None:
+    tma_matmul = _tma_matmul()
+    ptx = tma_matmul.kernel_ptx(tma_matmul.Config("f16", 256, 512, 192, stages=3, persistent=True))
+    assert ptx.count("wgmma.mma_async") == 4 and ptx.count("cp.async.bulk.tensor") == 5
+    assert ptx.count("bar.sync") == 1  # after the mbarriers' initialization; none in the main loop
+    (tmp_path / "matmul.ptx").write_text(ptx)
+    report = subprocess.run(
+        ["ptxas", "-v", "-arch=sm_90a", str(tmp_path / "matmul.ptx"), "-o", str(tmp_path / "matmul.cubin")],
+        check=True, capture_output=True, text=True,
+    ).stderr
+    assert "0 bytes spill stores" in report and "C75" not in report, report  # C7508: setmaxnreg ignored
+
+
 @pytest.mark.gpu
 def test_tma_copy_from_a_map_in_global_memory() -> None:
     from mlc.runtime.cuda import CudaModule, DeviceBuffer, get_device
