@@ -91,6 +91,7 @@ FLOATS = "{" + ", ".join(["float"] * ACCUMULATORS) + "}"
 
 
 def _accumulator_operands(ir: Ir, struct: str) -> str:
+    """The accumulators of `struct` as inline-asm operands (tied to the asm's outputs)."""
     values = [ir.value("a", f"extractvalue {FLOATS} {struct}, {i}") for i in range(ACCUMULATORS)]
     return ", ".join(f"float {v}" for v in values)
 
@@ -100,6 +101,7 @@ def _tied(extra: str) -> str:
 
 
 def _wgmma(ir: Ir, element: str, accumulators: str, descriptor_a: str, descriptor_b: str) -> str:
+    """One m64n256k16 product (as `wgmma_nvvm.lower_wgmma` writes it: A K-major, B N-major)."""
     n = ACCUMULATORS
     registers = ",".join(f"${i}" for i in range(n))
     text = (
@@ -116,6 +118,7 @@ def _wait_group(ir: Ir, accumulators: str, pending: int) -> str:
 
 
 def _descriptor(ir: Ir, address: str, leading: int, stride: int) -> str:
+    """The matrix descriptor of the 128-byte-swizzled matrix at shared `address` (`wgmma_nvvm`)."""
     start = ir.value("d", f"lshr i64 {ir.value('d', f'and i64 {address}, 262143')}, 4")
     fields = ((leading >> 4) << 16) | ((stride >> 4) << 32) | (1 << 62)
     return ir.value("desc", f"or i64 {start}, {fields}")
@@ -139,12 +142,15 @@ def _barrier(ir: Ir, index: str) -> str:
 
 
 def _stage_and_parity(ir: Ir, config: Config, iteration: str) -> tuple[str, str]:
+    """The stage K step number `iteration` (counted over the block's tiles) uses, and the parity of
+    its full barrier's phase for that use (the empty barrier's is the other one's)."""
     stage = ir.value("s", f"urem i32 {iteration}, {config.stages}")
     parity = ir.value("p", f"and i32 {ir.value('r', f'udiv i32 {iteration}, {config.stages}')}, 1")
     return stage, parity
 
 
 def _spin(ir: Ir, barrier: str, parity: str, label: str) -> None:
+    """Waits until the phase of `barrier` with `parity` has completed."""
     ir(f"br label %{label}")
     ir(f"{label}:")
     done = ir.value("ok", f"call i1 @llvm.nvvm.mbarrier.try.wait.parity.scope.cta.space.cta(ptr addrspace(3) {barrier}, i32 {parity})")
@@ -152,17 +158,19 @@ def _spin(ir: Ir, barrier: str, parity: str, label: str) -> None:
     ir(f"{label}.done:")
 
 
-def _tile_loop_header(ir: Ir, config: Config, prefix: str, entry: str) -> tuple[str, str, str]:
-    """Opens the loop over this block's tiles: (tile, iterations done before it, latch label)."""
+def _tile_loop_header(ir: Ir, prefix: str, entry: str) -> tuple[str, str]:
+    """Opens the loop over this block's tiles (block, block + grid, ...): (the tile, the K steps
+    of the block's earlier tiles, which number the stages' uses and so their mbarrier phases)."""
     tile, done = f"%{prefix}.tile", f"%{prefix}.done"
     ir(f"br label %{prefix}.tiles")
     ir(f"{prefix}.tiles:")
     ir(f"{tile} = phi i32 [%block, %{entry}], [%{prefix}.tile.next, %{prefix}.tile.latch]")
     ir(f"{done} = phi i32 [0, %{entry}], [%{prefix}.done.next, %{prefix}.tile.latch]")
-    return tile, done, f"{prefix}.tile.latch"
+    return tile, done
 
 
 def _tile_loop_latch(ir: Ir, config: Config, prefix: str, done: str, exit_label: str) -> None:
+    """Closes the loop `_tile_loop_header` opened: the next tile is this one + the grid's size."""
     ir(f"br label %{prefix}.tile.latch")
     ir(f"{prefix}.tile.latch:")
     steps = config.k // BK
@@ -173,6 +181,7 @@ def _tile_loop_latch(ir: Ir, config: Config, prefix: str, done: str, exit_label:
 
 
 def _producer(ir: Ir, config: Config) -> None:
+    """Warpgroup 0: thread 0 fills the stages, the others leave."""
     ir("producer:")
     if config.registers:
         ir("call void @llvm.nvvm.setmaxnreg.dec.sync.aligned.u32(i32 40)")
@@ -180,7 +189,7 @@ def _producer(ir: Ir, config: Config) -> None:
     ir("produce:")
     ir('call void asm sideeffect "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l"(ptr %map_a)')
     ir('call void asm sideeffect "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l"(ptr %map_b)')
-    tile, done, _ = _tile_loop_header(ir, config, "p", "produce")
+    tile, done = _tile_loop_header(ir, "p", "produce")
     row, column = _tile_origin(ir, config, tile)
     ir("br label %p.steps")
     ir("p.steps:")
@@ -221,6 +230,7 @@ def _release(ir: Ir, config: Config, iteration: str, condition: str) -> None:
 
 
 def _consumer(ir: Ir, config: Config) -> None:
+    """Warpgroups 1..: 64 rows each of every tile, products from the stages, then the stores."""
     ir("consumer:")
     if config.registers:
         ir("call void @llvm.nvvm.setmaxnreg.inc.sync.aligned.u32(i32 232)")
@@ -232,7 +242,7 @@ def _consumer(ir: Ir, config: Config) -> None:
     ir("%smem_base = ptrtoint ptr addrspace(3) @smem to i64")
     ir("%cwg_rows = mul i32 %cwg, 64")
     ir(f"%cwg_bytes = mul i32 %cwg, {64 * 128}")
-    tile, done, _ = _tile_loop_header(ir, config, "c", "consumer")
+    tile, done = _tile_loop_header(ir, "c", "consumer")
     row, column = _tile_origin(ir, config, tile)
     ir("br label %c.steps")
     ir("c.steps:")
@@ -339,19 +349,23 @@ attributes #0 = {{ "nvvm.maxntid"="{THREADS}" "nvvm.minctasm"="1" }}
 """
 
 
-def host_module(config: Config) -> str:
+def blocks(config: Config, multiprocessors: int) -> int:
+    """The grid: one block per tile, or per multiprocessor (at most) when persistent."""
+    return min(config.tiles, multiprocessors) if config.persistent else config.tiles
+
+
+def host_module(config: Config, multiprocessors: int = 132) -> str:
     """A host function `main(a, b) -> a @ b` launching the kernel with its two tensor maps
     (`mlc.tensor_maps`: the runtime encodes and passes them), for `HostProgram.for_cuda_plan`."""
     element = config.element
     a, b, c = (f"memref<{rows}x{columns}x{element}>" for rows, columns in ((config.m, config.k), (config.k, config.n), (config.m, config.n)))
-    blocks = config.tiles if not config.persistent else min(config.tiles, 132)
     return f"""builtin.module {{
   llvm.func @tma_matmul(!llvm.ptr<1>, !llvm.ptr<1>, !llvm.ptr<1>, !llvm.ptr, !llvm.ptr) attributes {{nvvm.kernel,
       mlc.dynamic_shared_bytes = {config.shared_bytes} : i64,
       mlc.tensor_maps = [array<i64: 0, 128, {BM}, {BK}>, array<i64: 1, 128, {BK}, 64>]}}
   func.func @main(%a: {a}, %b: {b}) -> {c} {{
     %c = memref.alloc() : {c}
-    mlc_gpu.launch @tma_matmul(%a, %b, %c) grid [{blocks}, 1, 1] block [{THREADS}, 1, 1] : {a}, {b}, {c}
+    mlc_gpu.launch @tma_matmul(%a, %b, %c) grid [{blocks(config, multiprocessors)}, 1, 1] block [{THREADS}, 1, 1] : {a}, {b}, {c}
     func.return %c : {c}
   }}
 }}"""
@@ -386,12 +400,10 @@ def tma_callable(config: Config, a, b, c):
     map_b = table.address(b.data_ptr(), TensorMapGeometry.row_major(config.element, (config.k, config.n), (BK, 64)))
     operands = [_Address(tensor.data_ptr()) for tensor in (a, b, c)]
     arguments = KernelArguments.from_values([*operands, _Address(map_a), _Address(map_b)])
-    blocks = config.tiles
-    if config.persistent:
-        blocks = min(blocks, get_device().properties.multiprocessor_count)
+    grid = blocks(config, get_device().properties.multiprocessor_count)
 
     def call():
-        function.launch(blocks, THREADS, arguments, shared_memory_bytes=config.shared_bytes)
+        function.launch(grid, THREADS, arguments, shared_memory_bytes=config.shared_bytes)
 
     call.keep = (storage, table)  # the maps' memory lives as long as the launch
     return call
