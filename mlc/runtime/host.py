@@ -957,7 +957,7 @@ class _CudaKernel(LoadedKernel):
         if self._shared_bytes:
             function.allow_dynamic_shared_memory(self._shared_bytes)
         self.arguments = KernelArguments(len(launch.slots) + len(launch.tensor_maps))
-        self.tensor_maps = _TensorMapCells(launch, self.arguments) if launch.tensor_maps else None
+        self.tensor_maps = _TensorMapCells(launch, self.arguments, executor.device) if launch.tensor_maps else None
         self._enqueue = function.enqueue
         self._grid, self._block = launch.grid, launch.block
         self.stream_handle = executor.stream.handle  # the call's: CudaExecutor.begin_call changes it
@@ -978,7 +978,7 @@ class _TensorMapCells:
     `MAX_CUDA_GRAPHS` + 1 operand addresses, so the graphs a program keeps rarely lose theirs
     (`generation`: the host drops its graphs when it changes)."""
 
-    def __init__(self, launch: KernelLaunch, arguments: object):
+    def __init__(self, launch: KernelLaunch, arguments: object, device: object):
         from mlc.runtime.tensor_maps import TensorMapGeometry, TensorMapTable, element_of_dtype
 
         self.arguments = arguments
@@ -990,7 +990,7 @@ class _TensorMapCells:
             element = element_of_dtype(spec.dtype)
             assert element is not None, "plan.py checks the element type of a tensor map's buffer"
             geometry = TensorMapGeometry.row_major(element, spec.shape, parameter.box, parameter.swizzle)
-            table, storage = TensorMapTable.on_device(capacity=MAX_CUDA_GRAPHS + 1)
+            table, storage = TensorMapTable.on_device(capacity=MAX_CUDA_GRAPHS + 1, device=device)
             self.maps.append((parameter.source, geometry, table))
             self.storage.append(storage)
 

@@ -163,14 +163,15 @@ class TensorMapTable:
         self._slots: OrderedDict[tuple[int, TensorMapGeometry], int] = OrderedDict()
 
     @classmethod
-    def on_device(cls, capacity: int = 64, stream: Any = None) -> tuple[TensorMapTable, Any]:
-        """A table in a new device allocation (returned too, to be kept alive with the table) whose
-        uploads finish before `address` returns (on `stream`, the legacy default one if None)."""
-        from mlc.runtime.cuda import DeviceBuffer, Stream, copy_host_to_device, driver_module
+    def on_device(cls, capacity: int = 64, device: Any = None) -> tuple[TensorMapTable, Any]:
+        """A table in a new allocation on `device` (the default device if None; returned too, to be
+        kept alive with the table) whose uploads finish before `address` returns."""
+        from mlc.runtime.cuda import DeviceBuffer, Stream, copy_host_to_device, driver_module, get_device
 
         driver = driver_module()
-        stream = stream or Stream.legacy_default()
-        storage = DeviceBuffer.empty((capacity * TENSOR_MAP_BYTES,), np.uint8)
+        device = device or get_device()
+        stream = Stream.legacy_default(device)
+        storage = DeviceBuffer.empty((capacity * TENSOR_MAP_BYTES,), np.uint8, device=device)
 
         def encode(pointer: int, geometry: TensorMapGeometry) -> bytes:
             with stream.device.activated():  # the driver encodes in the current context

@@ -9,7 +9,8 @@ Plans (`runtime.plan`): a kernel's `mlc.tensor_maps` become `KernelLaunch.tensor
 against the buffers the launch passes (a map of a buffer it does not pass, a box of the wrong
 rank, an element or box the copy engine refuses are errors naming the kernel; a kernel whose
 parameters leave no room for its maps fails the launch's verifier); a mapped buffer needs 16-byte
-alignment.
+alignment. Through the fake driver, a `HostProgram` keeps each kernel's map parameter on its
+buffer's map as buffers move, CUDA graphs included (`test_host_program_keeps_...`).
 
 On an sm_90 GPU: a tiny kernel copies one 64x64 f16 box with `cp.async.bulk.tensor` (128-byte
 swizzle) from a map in global memory, passed as a plain pointer and acquired with
@@ -297,3 +298,39 @@ def test_host_program_passes_tensor_maps_to_a_tma_matmul(cuda_graph: bool) -> No
                 expected = a.astype(np.float32) @ b.astype(np.float32)
                 bound = np.abs(a.astype(np.float32)) @ np.abs(b.astype(np.float32)) * 2.0**-7 + 1e-6
                 assert np.all(np.abs(result.astype(np.float32) - expected) <= bound), call
+
+
+DOUBLED = """builtin.module {
+  llvm.func @tensor_map_doubled(!llvm.ptr<1>, !llvm.ptr<1>, !llvm.ptr) attributes {nvvm.kernel, mlc.tensor_maps = [array<i64: 0, 0, 8, 16>]}
+  func.func @main(%x: memref<32x16xf32>) -> memref<32x16xf32> {
+    %y = memref.alloc() : memref<32x16xf32>
+    mlc_gpu.launch @tensor_map_doubled(%x, %y) grid [1, 1, 1] block [32, 1, 1] : memref<32x16xf32>, memref<32x16xf32>
+    func.return %y : memref<32x16xf32>
+  }
+}"""
+DOUBLED_PTX = ".version 8.3\n.target sm_90a\n.address_size 64\n.visible .entry tensor_map_doubled(\n)\n{\n\tret;\n}\n"
+
+
+def test_host_program_keeps_tensor_map_parameters_on_their_buffers(monkeypatch) -> None:
+    """Through the fake driver (no GPU): the kernel reads its operand only through the map its
+    trailing parameter points to. Operands at more addresses than a map table keeps: every call
+    still gets its own operand's map (re-encoded once evicted), with CUDA graphs captured per
+    address set and dropped when a slot is reused; the same buffer again reuses its map."""
+    import fake_cuda_driver
+
+    from mlc.runtime.cuda import DeviceBuffer
+    from mlc.runtime.host import MAX_CUDA_GRAPHS, HostProgram
+
+    state = fake_cuda_driver.install(monkeypatch)
+    program = HostProgram.for_cuda_plan(plan_host_function(parse(DOUBLED)), DOUBLED_PTX, cuda_graph=True)
+    operands = [DeviceBuffer.from_numpy(np.full((32, 16), index, np.float32)) for index in range(MAX_CUDA_GRAPHS + 2)]
+    for _ in range(2):
+        for index, operand in enumerate(operands):
+            (result,) = program.run(operand)
+            assert np.all(result == 2 * index), index
+    assert len(state.tensor_maps) == 2 * len(operands)  # the second round finds each evicted
+    (result,) = program.run(operands[-1])
+    assert np.all(result == 2 * (len(operands) - 1)) and len(state.tensor_maps) == 2 * len(operands)
+    assert len(program._graphs) == 1  # dropped at the last eviction, then one capture replayed
+    encoded = np.frombuffer(state.tensor_maps[0], np.uint64)
+    assert encoded[0] == operands[0].pointer and list(encoded[1:6]) == [2, 16, 32, 16, 8]  # sizes and box innermost first
