@@ -81,6 +81,9 @@ by a coalesced shared-memory transpose kernel of its own: at these sizes (4 MiB 
 well inside the GPU's L2 cache) a kernel launch and a round trip through memory cost more than
 strided reads (a small CNN at batch 1 to 8)."""
 
+FUSED_CONSUMERS = (*graph.ELEMENTWISE_OPS, graph.BroadcastOp, graph.ReshapeOp)
+"""Consumers that join the kernel of a convolution's last layout op (its epilogue)."""
+
 Insert = Callable[[Operation], SSAValue]
 
 
@@ -212,14 +215,9 @@ def _decompose_shifted_rows(op: graph.Conv2dOp, insert: Insert, direct_layout_el
     _, _, out_height, out_width = _shape(op.result)
     pads, dilations = op.pads.get_values(), op.dilations.get_values()
     widen: Callable[[Insert, SSAValue], SSAValue] = _widened if op.bias is not None else lambda _, x: x
-    x = widen(insert, op.x)
-    if _transposed_from(op.x, NCHW_FROM_NHWC) or math.prod(_shape(x)) <= direct_layout_elements:
-        # NHWC read in place (composed with its producer's transpose), or a small input read
-        # through the index map by the padding kernel: no transpose kernel of its own.
-        x = insert(graph.TransposeOp(x, perm=NHWC_FROM_NCHW))
-    else:  # a swap of the last two dimensions: the GPU's coalesced shared-memory transpose
-        x = insert(graph.TransposeOp(_reshape(insert, x, (batch, channels, height * width)), perm=(0, 2, 1)))
-        x = _reshape(insert, x, (batch, height, width, channels))
+    # NHWC and padded by one layout kernel: an NHWC input's transposes compose to a block copy; an
+    # NCHW one is the GPU's windowed shared-memory transpose (`transpose_kernel.py`).
+    x = insert(graph.TransposeOp(widen(insert, op.x), perm=NHWC_FROM_NCHW))
     padded = pad(insert, x, {1: (pads[0], pads[2]), 2: (pads[1], pads[3])}, 0.0)
     padded_height, padded_width = _shape(padded)[1:3]
     pixels = batch * padded_height * padded_width
@@ -237,13 +235,15 @@ def _decompose_shifted_rows(op: graph.Conv2dOp, insert: Insert, direct_layout_el
     window = [0, 0, 0, 0], [batch, out_height, out_width, outputs]
     consumers = [use.operation for use in op.result.uses]
     nhwc_consumers = consumers and all(isinstance(c, graph.TransposeOp) and _transposed_from(c.result, NHWC_FROM_NCHW) for c in consumers)
-    if nhwc_consumers or math.prod(_shape(product)) <= direct_layout_elements:
-        # NHWC consumers: the slice and the transposes compose into one read of the product; a
-        # small product is read through the slice and transpose by the epilogue kernel.
+    layout_only = op.bias is None and not any(isinstance(c, FUSED_CONSUMERS) for c in consumers)
+    if nhwc_consumers or layout_only or math.prod(_shape(product)) <= direct_layout_elements:
+        # NHWC consumers: the slice and the transposes compose into one read of the product. A
+        # layout-only kernel (no bias, no elementwise consumer) is the GPU's windowed transpose;
+        # a small product is read through the slice and transpose by the epilogue kernel.
         product = _reshape(insert, product, (batch, padded_height, padded_width, outputs))
         product = insert(graph.SliceOp(product, starts=window[0], ends=window[1], steps=[1, 1, 1, 1]))
         result = insert(graph.TransposeOp(product, perm=(0, 3, 1, 2)))
-    else:  # NCHW: a shared-memory transpose of each image's grid, then the slice (rows of it)
+    else:  # NCHW with an epilogue: a shared-memory transpose of each image's grid, then the slice and the epilogue
         product = insert(graph.TransposeOp(_reshape(insert, product, (batch, padded_height * padded_width, outputs)), perm=(0, 2, 1)))
         product = _reshape(insert, product, (batch, outputs, padded_height, padded_width))
         order = (0, 3, 1, 2)
