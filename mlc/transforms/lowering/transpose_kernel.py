@@ -181,11 +181,12 @@ def windowed_transpose(group: FusionGroup) -> WindowedTranspose | None:
     read = leaf.owner.x if isinstance(leaf.owner, graph.ReshapeOp) and leaf in members else leaf  # type: ignore[union-attr]
     if read is not source or len(_shape(leaf)) != 4 or indices[0] != AxisMap(0, 0):
         return None
+    shape, result_shape = _shape(leaf), _shape(result)
     for to_channels_last, channel_dim, pixel_dims in ((True, 1, (2, 3)), (False, 3, (1, 2))):
         result_channel, result_pixels = (3, (1, 2)) if to_channels_last else (1, (2, 3))
         maps = [indices[dim] for dim in pixel_dims]
-        if indices[channel_dim] == AxisMap(result_channel, 0) and all(m.dim == d and m.stride == 1 for m, d in zip(maps, result_pixels)):
-            shape = _shape(leaf)
+        whole = shape[0] == result_shape[0] and shape[channel_dim] == result_shape[result_channel]  # batch and channels not sliced
+        if whole and indices[channel_dim] == AxisMap(result_channel, 0) and all(m.dim == d and m.stride == 1 for m, d in zip(maps, result_pixels)):
             return WindowedTranspose(source, (shape[0], shape[1], shape[2], shape[3]), result, to_channels_last, (maps[0].offset, maps[1].offset))
     return None
 

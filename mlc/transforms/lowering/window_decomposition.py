@@ -18,7 +18,8 @@ whole window); a larger one is reduced along the width first, then along the hei
 kernels, kh + kw reads per output instead of kh·kw).
 
 **conv2d, stride 1** (one group, input channels a multiple of `IMPLICIT_GEMM_CHANNELS`) is an
-implicit GEMM over shifted rows: x goes NHWC and is padded to (N, Hp, Wp, C) (one layout kernel),
+implicit GEMM over shifted rows: x goes NHWC and is padded to (N, Hp, Wp, C) (one layout kernel: a
+4-D transpose and the padding, on the GPU a windowed shared-memory transpose, `transpose_kernel.py`),
 viewed as P = (N·Hp·Wp, C) rows of pixels. Output pixel (n, oh, ow), computed at row
 r = n·Hp·Wp + oh·Wp + ow of the padded grid, sees through kernel offset (kh, kw) the pixel at row
 r + s with s = kh·dh·Wp + kw·dw. So the column matrix is, side by side along K, the kh·kw slices
@@ -27,10 +28,13 @@ of P (continued by s_max zero rows) starting s rows down, multiplied by the weig
 origins (`analysis/operand_maps.py`), so the column matrix is never materialised. The product,
 on the padded grid (Hp·Wp / (OH·OW) more rows: 7% for a 56² layer with padding 1), is sliced to
 the output pixels and transposed back to NCHW, where the bias and any elementwise consumer are
-added (one kernel). The transposes NCHW -> NHWC of the input and back of the product are
-coalesced shared-memory transpose kernels of their own; up to `DIRECT_LAYOUT_ELEMENTS` elements
-they are index maps of the padding kernel and of the epilogue instead (two kernels fewer). An NHWC graph (transposes around the convolution) reads its input and writes
-its result through the composed transposes in those two layout kernels.
+added. Without a bias or an elementwise consumer that slice and transpose are one layout kernel
+(the GPU's windowed transpose); with them, a product of more than `DIRECT_LAYOUT_ELEMENTS`
+elements is first transposed by a coalesced shared-memory kernel of its own (N, Hp·Wp, O) ->
+(N, O, Hp·Wp), and the epilogue reads its rows (two kernels), a smaller one is read through the
+slice and the transpose by the epilogue (one kernel). An NHWC graph (transposes around the
+convolution) reads its input and writes its result through the composed transposes in those two
+layout kernels (block copies).
 
 **conv2d, otherwise** is an explicit im2col followed by the tile-level matmul (so it inherits the
 matmul kernel's tiling and tensor cores). With G groups of Cg = C/G channels and Og = O/G
@@ -75,9 +79,9 @@ IMPLICIT_GEMM_CHANNELS = 8
 inside one kernel offset, and a row of 8 f16 channels is one 16-byte async copy."""
 
 DIRECT_LAYOUT_ELEMENTS = 1 << 20
-"""An implicit GEMM's NCHW input or product of at most this many elements is transposed by the
-kernel next to it (the padding kernel, the epilogue), reading through the index map, rather than
-by a coalesced shared-memory transpose kernel of its own: at these sizes (4 MiB of f32 at most,
+"""An implicit GEMM's NCHW product of at most this many elements with an epilogue (a bias, an
+elementwise consumer) is transposed by the epilogue's kernel, reading through the index map, rather
+than by a coalesced shared-memory transpose kernel of its own: at these sizes (4 MiB of f32 at most,
 well inside the GPU's L2 cache) a kernel launch and a round trip through memory cost more than
 strided reads (a small CNN at batch 1 to 8)."""
 
@@ -210,7 +214,7 @@ def shifted_rows_apply(op: graph.Conv2dOp) -> bool:
 
 def _decompose_shifted_rows(op: graph.Conv2dOp, insert: Insert, direct_layout_elements: int) -> SSAValue:
     """The implicit GEMM: one matmul over row-shifted views of the padded NHWC input."""
-    batch, channels, height, width = _shape(op.x)
+    batch, channels = _shape(op.x)[:2]
     outputs, _, kernel_height, kernel_width = _shape(op.w)
     _, _, out_height, out_width = _shape(op.result)
     pads, dilations = op.pads.get_values(), op.dilations.get_values()

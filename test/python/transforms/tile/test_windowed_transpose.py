@@ -127,6 +127,8 @@ def test_windows_are_recognised_with_their_offsets():
     sliced = _windowed(sliced_output((2, 7, 8, 16), (0, 1, 5, 6), "f16", flat=False))
     assert sliced is not None and not sliced.to_channels_last and sliced.offsets == (0, 1) and sliced.contained()
     assert _windowed(sliced_output((2, 7, 8, 16), (0, 1, 5, 6), "f16").replace("perm [0, 3, 1, 2]", "perm [0, 3, 2, 1]").replace("16x5x6", "16x6x5")) is None
+    fewer_channels = sliced_output((2, 7, 8, 16), (0, 1, 5, 6), "f16", flat=False).replace("ends [2, 5, 7, 16]", "ends [2, 5, 7, 8]")
+    assert _windowed(fewer_channels.replace("2x5x6x16", "2x5x6x8").replace("2x16x5x6", "2x8x5x6")) is None
 
 
 def test_an_elementwise_consumer_keeps_the_gather():
