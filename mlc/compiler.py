@@ -67,7 +67,6 @@ the original exception chained for debugging.
 
 from __future__ import annotations
 
-import difflib
 import gc
 import os
 import sys
@@ -99,6 +98,13 @@ class LoweringError(CompileError):
     message names the op and the reason), as opposed to an error in the source."""
 
 
+def _close_matches(word: str, possibilities: Sequence[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """difflib's close matches, imported only for a message (a cache hit never needs it)."""
+    import difflib
+
+    return difflib.get_close_matches(word, possibilities, n=n, cutoff=cutoff)
+
+
 def resolve_device(device: str) -> str:
     """'cuda' or 'cpu' for a requested device ('auto' takes the GPU when one can be used)."""
     if not isinstance(device, str):
@@ -107,7 +113,7 @@ def resolve_device(device: str) -> str:
         )
     if device not in DEVICES:
         close = DEVICE_ALIASES.get(device.lower()) or next(
-            iter(difflib.get_close_matches(device.lower(), DEVICES, n=1, cutoff=0.5)), None
+            iter(_close_matches(device.lower(), DEVICES, n=1, cutoff=0.5)), None
         )
         hint = f" (did you mean '{close}'?)" if close else ""
         raise ArgumentError(f"unknown device '{device}': use one of {', '.join(map(repr, DEVICES))}{hint}")
@@ -151,7 +157,7 @@ def select_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
             if function.sym_name.data == entry:
                 return function
         names = [f.sym_name.data for f in functions]
-        close = difflib.get_close_matches(entry, names, n=1)
+        close = _close_matches(entry, names, n=1)
         hint = f"; did you mean @{close[0]}?" if close else ""
         listing = ", ".join(f"@{name}" for name in names) or "none"
         raise CompileError(f"no function @{entry} in the module (functions: {listing}){hint}")
@@ -603,7 +609,7 @@ def _check_precision_argument(precision: str | None, pipeline: str | None) -> No
     from mlc.dialects.precision import PRECISIONS
 
     if precision not in PRECISIONS:
-        close = difflib.get_close_matches(precision.lower(), PRECISIONS, n=1)
+        close = _close_matches(precision.lower(), PRECISIONS, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         raise ArgumentError(f"precision must be one of {', '.join(map(repr, PRECISIONS))}, got {precision!r}{hint}")
     if pipeline:
