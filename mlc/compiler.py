@@ -358,7 +358,7 @@ def lower(
     name: str = "<module>",
     verify_each_pass: bool = False,
     timings: dict[str, float] | None = None,
-    then: Callable[[], _Result] | None = None,
+    then: Callable[[], Callable[[], _Result]] | None = None,
 ) -> _Result | None:
     """Runs `pipeline` (xDSL or MLIR spelling) on `module` in place; the result verifies.
 
@@ -373,10 +373,12 @@ def lower(
     `timings`, when given, accumulates seconds per pass name and for 'verify'.
 
     `then`, when given, is the next step on the lowered module (the backend; it must only read
-    the module): lower returns its result. It runs on a worker thread while this one verifies the
-    module where the process may use `MIN_CPUS_TO_OVERLAP` CPUs or more (`_may_overlap`), else
-    after the verification; either way its error is raised only once the module verified (a
-    module that does not verify reports that, as without `then`).
+    the module), in two halves: `then()` runs in this thread after the passes (the Python work:
+    translating to LLVM IR) and returns the second half, whose result lower returns. Where the
+    process may use `MIN_CPUS_TO_OVERLAP` CPUs or more (`_may_overlap`) the second half (LLVM's
+    work, which releases the GIL) runs on a worker thread while this one verifies the module,
+    else after the verification. Either half's error is raised only once the module verified: a
+    module that does not verify reports that, as without `then`.
     """
     from mlc.diagnostics import verify
     from mlc.passes import build_pipeline
@@ -385,12 +387,20 @@ def lower(
     passes = build_pipeline(pipeline, all_passes(), mlir_syntax="(" in pipeline)
     if verify_each_pass:
         _run_passes(module, passes, source_map, name, True, timings)
-        return then() if then is not None else None
+        return then()() if then is not None else None
     pristine = module.clone()
     worker: _Worker | None = None
+    second_half: Callable[[], _Result] | None = None
+    deferred: Exception | None = None
     try:
         _run_passes(module, passes, source_map, name, False, timings)
-        worker = _Worker(then) if then is not None and _may_overlap() else None
+        if then is not None:
+            try:
+                second_half = then()
+            except Exception as error:  # noqa: BLE001 - raised below once the module verified
+                deferred = error
+            else:
+                worker = _Worker(second_half) if _may_overlap() else None
         try:
             _timed(timings, "verify", lambda: verify(module, source_map, name))
         finally:
@@ -401,10 +411,11 @@ def lower(
     except MlcError:
         _run_passes(pristine, passes, source_map, name, True, None)
         raise  # the passes verified one by one: the error is not the IR's, report it as it was
+    if deferred is not None:
+        raise deferred
     if worker is not None:
         return worker.result()
-    return then() if then is not None else None
-
+    return second_half() if second_half is not None else None
 
 MIN_CPUS_TO_OVERLAP = 4
 """The fewest CPUs the process may use for `lower` to run its `then` (the backend) beside the
@@ -741,17 +752,16 @@ def _device_arch(target: str) -> str | None:
     return get_device().arch
 
 
-def _build(module: ModuleOp, arch: str | None, shared_library: bool) -> Any:
-    """The backend's output for the lowered `module`: PTX for `arch`, else the CPU's code (with a
-    shared library when `shared_library`). Only reads `module` and calls LLVM: `lower` may run it
-    on a worker thread."""
-    from mlc import backend
-
+def _build(module: ModuleOp, arch: str | None, shared_library: bool) -> Callable[[], Any]:
+    """The backend for the lowered `module` in `lower`'s two halves (`then`): PTX for `arch`, else
+    the CPU's code (with a shared library when `shared_library`). Only reads `module`."""
     if arch is not None:
-        return backend.compile_to_ptx(module, arch=arch)
-    from mlc.backend.cpu import compile_to_cpu_code
+        from mlc.backend.nvptx import prepare_ptx
 
-    return compile_to_cpu_code(module, shared_library)
+        return prepare_ptx(module, arch)
+    from mlc.backend.cpu import prepare_cpu_code
+
+    return prepare_cpu_code(module, shared_library)
 
 
 def _load(

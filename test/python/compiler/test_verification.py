@@ -2,13 +2,15 @@
 
 A deliberately broken pass (it leaves a use before its definition) is slipped into the registry:
 the error must name it, as it did when the IR was verified after every pass. With a next step
-(`then`, the backend in `mlc.compile`), run beside the verification on a worker thread or after
-it: its result comes back once the module verified; a module that does not verify reports that
-(the step's own outcome dropped), and the step's error is raised as it was.
+(`then`, the backend in `mlc.compile`, in two halves: translation, then LLVM's work beside the
+verification on a worker thread or after it): its result comes back once the module verified; a
+module that does not verify reports that (the step's own outcome dropped), and the step's error
+is raised as it was, without re-running the pipeline.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
@@ -99,7 +101,7 @@ def test_the_next_step_runs_once_the_module_verifies(registry_with_test_passes, 
     module, source_map = parse_module(PROGRAM, make_context(), "in.mlir")
     timings: dict[str, float] = {}
     seen: list[str] = []
-    result = lower(module, "cse,test-count", source_map, "in.mlir", timings=timings, then=lambda: seen.append(str(module)) or "built")
+    result = lower(module, "cse,test-count", source_map, "in.mlir", timings=timings, then=lambda: lambda: seen.append(str(module)) or "built")
     assert result == "built" and len(seen) == 1 and "graph.neg" in seen[0]
     assert "verify" in timings
 
@@ -107,22 +109,31 @@ def test_the_next_step_runs_once_the_module_verifies(registry_with_test_passes, 
 def test_a_module_that_does_not_verify_reports_that_not_the_next_step(registry_with_test_passes, overlap):
     module, source_map = parse_module(PROGRAM, make_context(), "in.mlir")
 
-    def failing_backend() -> str:
-        raise RuntimeError("the backend met invalid IR")
+    def failing_translation() -> Callable[[], str]:
+        raise RuntimeError("the translation met invalid IR")
 
-    with pytest.raises(VerificationFailure, match="the IR after pass 'test-swap-first-two-ops' does not verify"):
-        lower(module, "test-swap-first-two-ops", source_map, "in.mlir", then=failing_backend)
+    def failing_generation() -> str:
+        raise RuntimeError("LLVM met invalid IR")
+
+    for then in (failing_translation, lambda: failing_generation):
+        with pytest.raises(VerificationFailure, match="the IR after pass 'test-swap-first-two-ops' does not verify"):
+            lower(module.clone(), "test-swap-first-two-ops", source_map, "in.mlir", then=then)
 
 
 def test_the_next_steps_error_is_raised_as_it_was(registry_with_test_passes, overlap):
     module, source_map = parse_module(PROGRAM, make_context(), "in.mlir")
 
-    def failing_backend() -> str:
+    def failing_translation() -> Callable[[], str]:
+        raise ValueError("no translation for this")
+
+    def failing_generation() -> str:
         raise ValueError("no code for this")
 
-    with pytest.raises(ValueError, match="no code for this"):
-        lower(module, "cse,test-count", source_map, "in.mlir", then=failing_backend)
-    assert len(RUNS) == 1  # not re-run: the IR was fine
+    for then, message in ((failing_translation, "no translation"), (lambda: failing_generation, "no code")):
+        RUNS.clear()
+        with pytest.raises(ValueError, match=message):
+            lower(module.clone(), "cse,test-count", source_map, "in.mlir", then=then)
+        assert len(RUNS) == 1  # not re-run: the IR was fine
 
 
 def test_compile_with_the_backend_beside_the_verification(monkeypatch):
