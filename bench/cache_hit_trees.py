@@ -37,7 +37,8 @@ print(f"{(time.perf_counter() - start) * 1e3:.1f} {(time.process_time() - cpu) *
 
 
 def hit(tree: str, device: str, cache_dir: str) -> tuple[float, float]:
-    environment = dict(os.environ, MLC_CACHE_DIR=cache_dir, MLC_CACHE="1", PYTHONPATH=tree)
+    search_path = os.pathsep.join(part for part in (tree, os.environ.get("PYTHONPATH", "")) if part)
+    environment = dict(os.environ, MLC_CACHE_DIR=cache_dir, MLC_CACHE="1", PYTHONPATH=search_path)
     done = subprocess.run([sys.executable, "-c", HIT, tree, device], capture_output=True, text=True, env=environment, check=True)
     wall, cpu = map(float, done.stdout.split())
     return wall, cpu
