@@ -328,6 +328,14 @@ class LocalMeasurer:
             jobs = [self._extractor().apply_async(extract_from_text, (source, self.target, chunk)) for chunk in chunks]
         return [result for job in jobs for result in job.get(COMPILE_TIMEOUT)]
 
+    def extract_later(self, source: str, configs: list[dict]) -> Any:
+        """`features.extract_from_text` of `configs` in one extraction process, in the background:
+        a handle with `ready()` and `get()` (`prefetch.Prefetch`)."""
+        from mlc.tuning.features import extract_from_text
+
+        with self._lock:
+            return self._extractor().apply_async(extract_from_text, (source, self.target, configs))
+
     def close(self) -> None:
         with self._lock:
             self._closed = True

@@ -27,6 +27,9 @@
    heuristic's is 0), and `TuneResult.trials` is in that order at the end. Until the
    heuristic's result is in, results wait to be taught to the model (costs are taught relative
    to the heuristic's). `batch` caps the candidates proposed from one state of the model.
+   Proposals are the search's own critical path, and their cost is feature extraction: draws are
+   extracted `draw_width` (the measurer's extraction processes) at a time, one round trip for
+   many rejected draws, and a small space is extracted in the background (`prefetch.py`).
 5. Every measurement (failures too) goes to the database (when one is given) as it arrives, and
    to `on_trial` (the progress bar).
 
@@ -51,6 +54,7 @@ import numpy as np
 
 from mlc.tuning.cost_model import CostModel
 from mlc.tuning.database import Record, TuningDatabase, current_version
+from mlc.tuning.prefetch import Prefetch
 from mlc.tuning.measure import MeasureResult, MeasureTask, TimingProtocol, protocol_for
 from mlc.tuning.space import Config, SearchSpace, config_key
 from mlc.tuning.streams import stream_of
@@ -111,6 +115,12 @@ class TuneResult:
     host_seconds: dict[str, float] = field(default_factory=dict)
     """Where the tuning's own process spent its time: 'propose' (the proposals, their feature
     extraction included), 'fit' (the cost model), 'wait' (for the next result)."""
+    extractions: dict[str, int] = field(default_factory=dict)
+    """Configurations extracted 'on demand' (each call a round trip the proposal waited for:
+    'round trips') and in the 'background' (`prefetch.py`)."""
+
+    def _tally(self, kind: str, count: int) -> None:
+        self.extractions[kind] = self.extractions.get(kind, 0) + count
 
     def _count(self, step: str, since: float) -> None:
         self.host_seconds[step] = self.host_seconds.get(step, 0.0) + time.perf_counter() - since
@@ -152,6 +162,11 @@ class Search:
     """Configuration keys and program fingerprints measured (or failed) in this tuning."""
     extracted: dict[str, Candidate] = field(default_factory=dict)
     """Candidates by configuration key: features are extracted once per configuration."""
+    prefetch: Prefetch | None = None
+    """The background extraction of a small space (`prefetch.py`)."""
+    draw_width: int = 1
+    """Configurations drawn (and extracted together) at once: the measurer's extraction
+    processes, so that one proposal is one round trip to them, not one per rejected draw."""
     proposed: int = 0
     """Candidates proposed so far (the next one's trial index)."""
     heuristic_known: bool = False
@@ -172,13 +187,28 @@ class Search:
         return candidate
 
     def prepare(self, configs: Sequence[dict]) -> None:
-        """Extracts the features of the valid, new ones of `configs` at once (in parallel)."""
+        """Extracts the features of the valid, new ones of `configs` at once (in parallel), after
+        taking what the background extraction (`prefetch`) has finished."""
+        self.absorb()
         new = {config_key(c): c for c in configs if self.space.invalid(c) is None and config_key(c) not in self.extracted}
-        for (key, config), outcome in zip(new.items(), self.extract_many(list(new.values())) if new else []):
-            if isinstance(outcome, str):
-                self.extracted[key] = Candidate(config, [], f"failed:{key}", outcome)
-            else:
-                self.extracted[key] = Candidate(config, *outcome)
+        if new:
+            self.result._tally("round trips", 1)
+            self.result._tally("on demand", len(new))
+        for config, outcome in zip(new.values(), self.extract_many(list(new.values())) if new else []):
+            self._keep(config, outcome)
+
+    def absorb(self) -> None:
+        """Takes the background extraction's finished chunks (never waits)."""
+        if self.prefetch is not None:
+            absorbed = self.prefetch.absorb()
+            self.result._tally("background", len(absorbed))
+            for config, outcome in absorbed:
+                self._keep(config, outcome)
+
+    def _keep(self, config: dict, outcome: tuple[list[float], str] | str) -> None:
+        key = config_key(config)
+        if key not in self.extracted:
+            self.extracted[key] = Candidate(config, [], f"failed:{key}", outcome) if isinstance(outcome, str) else Candidate(config, *outcome)
 
     def record(self, candidate: Candidate) -> None:
         self.measured.update((config_key(candidate.config), candidate.fingerprint))
@@ -226,12 +256,15 @@ class Search:
         return found
 
     def _sample(self, make: Callable[[], dict], count: int, taken: Sequence[Candidate] = ()) -> list[Candidate]:
-        """Up to `count` unmeasured candidates from at most ATTEMPTS_PER_CANDIDATE * count draws;
-        the draws of a round are extracted together (in parallel), then taken in order."""
+        """Up to `count` unmeasured candidates from at most max(ATTEMPTS_PER_CANDIDATE * count,
+        `draw_width`) draws, at least `draw_width` of them extracted together (in parallel), then
+        taken in order. (A proposal late in a tuning rejects most draws: their programs were
+        measured. One draw at a time, each rejection cost a round trip to the extraction
+        processes: three a candidate, the search's own process busy 80% of a 2-GPU tuning.)"""
         found: list[Candidate] = []
-        draws = 0
-        while len(found) < count and draws < ATTEMPTS_PER_CANDIDATE * count:
-            configs = [make() for _ in range(min(count - len(found), ATTEMPTS_PER_CANDIDATE * count - draws))]
+        draws, limit = 0, max(ATTEMPTS_PER_CANDIDATE * count, self.draw_width)
+        while len(found) < count and draws < limit:
+            configs = [make() for _ in range(min(max(count - len(found), self.draw_width), limit - draws))]
             draws += len(configs)
             self.prepare(configs)
             for config in configs:
@@ -271,8 +304,10 @@ def tune(
     inputs, expected, bounds = reference or make_reference(workload)
     source = str(workload.module)
     result = TuneResult(workload, target, space)
-    search = Search(workload, space, strategy, random.Random(seed), CostModel(seed), result, lambda configs: measurer.extract(source, configs))
+    extract = lambda configs: measurer.extract(source, configs)  # noqa: E731
+    search = Search(workload, space, strategy, random.Random(seed), CostModel(seed), result, extract, draw_width=getattr(measurer, "extract_workers", 1))
     keys = (workload.key, target_key(target), current_version())
+    search.prefetch = Prefetch.of(space, measurer, source, lambda key: key in search.extracted)
     stream = stream_of(measurer)
     in_flight: dict[int, tuple[int, Candidate]] = {}
     unlearned: list[Trial] = []
@@ -341,6 +376,7 @@ def tune(
         ticket, outcome = stream.next()
         result._count("wait", started)
         finish(*in_flight.pop(ticket), outcome)
+        search.absorb()
     result.trials.sort(key=lambda t: t.index)
     return result
 

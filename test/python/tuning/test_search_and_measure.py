@@ -16,7 +16,7 @@ from mlc.tuning import features
 from mlc.tuning.features import extract_from_text
 from mlc.tuning.measure import LocalMeasurer, MeasureResult, MeasureTask
 from mlc.tuning.search import tune
-from mlc.tuning.space import SearchSpace
+from mlc.tuning.space import SearchSpace, config_key
 from mlc.tuning.streams import INITIAL_PER_DEVICE, lookahead
 
 from .tuning_programs import ADD, MATMUL, workload
@@ -258,6 +258,55 @@ def test_a_stream_gives_the_sequential_runs_trials_where_the_order_of_results_ca
     evolved = trials(SimulatedMeasurer(3, 4, _compile_seconds()), "evolutionary")
     assert trials(SimulatedMeasurer(3, 4, _compile_seconds()), "evolutionary") == evolved
     assert len({pipeline for _, pipeline, _ in evolved}) == 20
+
+
+class PrefetchingMeasurer(SyntheticMeasurer):
+    """A synthetic measurer with two extraction processes and `extract_later` (prefetch.py): a
+    background job is ready the second time it is asked, and extracts when it is taken."""
+
+    extract_workers = 2
+
+    def __init__(self, background: bool):
+        super().__init__()
+        self.on_demand: list[int] = []
+        self.background: list[str] = []
+        if not background:
+            self.extract_later = None
+
+    def extract(self, source, configs):
+        self.on_demand.append(len(configs))
+        return super().extract(source, configs)
+
+    def extract_later(self, source, configs):
+        outer = self
+
+        class Job:
+            polls = 0
+
+            def ready(self):
+                self.polls += 1
+                return self.polls > 1
+
+            def get(self):
+                outer.background.extend(config_key(c) for c in configs)
+                return extract_from_text(source, "cpu", configs)
+
+        return Job()
+
+
+def test_a_background_extraction_changes_where_features_are_extracted_not_the_search():
+    """With a small space extracted in the background, proposals extract little on demand, no
+    configuration is extracted twice in the background, and the trials are those of the same
+    search extracting everything on demand."""
+    runs = {}
+    for background in (False, True):
+        measurer = PrefetchingMeasurer(background)
+        result = tune(workload(ADD), "cpu", 12, measurer, seed=4)
+        runs[background] = ([(t.index, t.pipeline, t.cost) for t in result.trials], measurer)
+    assert runs[True][0] == runs[False][0]
+    with_prefetch, without = runs[True][1], runs[False][1]
+    assert with_prefetch.background and len(set(with_prefetch.background)) == len(with_prefetch.background)
+    assert sum(with_prefetch.on_demand) < sum(without.on_demand)
 
 
 def test_lookahead_keeps_enough_candidates_for_the_devices_and_no_more_than_the_pool():
