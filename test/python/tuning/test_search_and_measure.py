@@ -122,7 +122,7 @@ def test_lowering_failures_are_trials(monkeypatch):
 
 
 def test_a_small_space_is_searched_exhaustively_then_the_search_stops():
-    result = tune(workload(ADD), "cpu", 1000, SyntheticMeasurer(), batch=8, seed=0)
+    result = tune(workload(ADD), "cpu", 1000, SyntheticMeasurer(slots=8), seed=0)
     programs = {t.fingerprint for t in result.trials}
     assert len(programs) == len(result.trials) < 1000  # each program once, then no more to measure
     space = result.space
@@ -131,8 +131,8 @@ def test_a_small_space_is_searched_exhaustively_then_the_search_stops():
 
 def test_a_measurer_without_a_stream_measures_one_candidate_per_device_at_a_time():
     measurer = SyntheticMeasurer(slots=2)
-    tune(workload(ADD), "cpu", 17, measurer, seed=0)
-    assert measurer.rounds == [2] * 8 + [1]
+    tune(workload(ADD), "cpu", 9, measurer, seed=0)
+    assert measurer.rounds == [2] * 4 + [1]
 
 
 def test_features_are_extracted_in_the_measurers_processes(local_measurer):
@@ -250,21 +250,21 @@ def test_a_stream_gives_the_sequential_runs_trials_where_the_order_of_results_ca
     sequential run's trials, each with its own candidate's cost. The evolutionary search depends
     on that order, but is deterministic for a given one."""
     def trials(measurer, strategy, batch=None):
-        result = tune(workload(ADD), "cpu", 20, measurer, strategy=strategy, batch=batch, seed=2)
+        result = tune(workload(ADD), "cpu", 14, measurer, strategy=strategy, batch=batch, seed=2)
         return [(t.index, t.pipeline, t.cost) for t in result.trials]
 
     sequential = trials(SyntheticMeasurer(), "random", batch=1)
     assert trials(SimulatedMeasurer(3, 4, _compile_seconds(slow=2)), "random", batch=1) == sequential
     evolved = trials(SimulatedMeasurer(3, 4, _compile_seconds()), "evolutionary")
     assert trials(SimulatedMeasurer(3, 4, _compile_seconds()), "evolutionary") == evolved
-    assert len({pipeline for _, pipeline, _ in evolved}) == 20
+    assert len({pipeline for _, pipeline, _ in evolved}) == 14
 
 
 class PrefetchingMeasurer(SyntheticMeasurer):
-    """A synthetic measurer with two extraction processes and `extract_later` (prefetch.py): a
+    """A synthetic measurer with one extraction process and `extract_later` (prefetch.py): a
     background job is ready the second time it is asked, and extracts when it is taken."""
 
-    extract_workers = 2
+    extract_workers = 1
 
     def __init__(self, background: bool):
         super().__init__()
@@ -301,7 +301,7 @@ def test_a_background_extraction_changes_where_features_are_extracted_not_the_se
     runs = {}
     for background in (False, True):
         measurer = PrefetchingMeasurer(background)
-        result = tune(workload(ADD), "cpu", 12, measurer, seed=4)
+        result = tune(workload(ADD), "cpu", 8, measurer, seed=4)
         runs[background] = ([(t.index, t.pipeline, t.cost) for t in result.trials], measurer)
     assert runs[True][0] == runs[False][0]
     with_prefetch, without = runs[True][1], runs[False][1]
