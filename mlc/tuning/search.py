@@ -86,6 +86,8 @@ class Measurer(Protocol):
 
     # Optional: `stream()` returning a `streams.Stream` (candidates measured as they come, results
     # as they finish); without it, `streams.SequentialStream` measures `slots` at a time.
+    # `extract_workers` (draws extracted at once) and `extract_later(source, configs)` (a
+    # background extraction's handle: `prefetch.py`) make proposals cheaper.
 
     def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
         """`features.extract_from_text`, in the measurer's worker processes."""
