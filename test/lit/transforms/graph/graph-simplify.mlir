@@ -194,6 +194,20 @@ func.func @transposes(%x: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<3x2x4
 
 // -----
 
+// A transpose that moves only axes of size 1 (a batch of one behind the sequence) is a reshape;
+// one that reorders two longer axes stays.
+// CHECK-LABEL: func.func @unit_axis_transposes
+// CHECK-NEXT:    %[[R:.*]] = graph.reshape %x : tensor<1x8x4xf16> to tensor<8x1x4xf16>
+// CHECK-NEXT:    %[[T:.*]] = graph.transpose %x perm [2, 0, 1] : tensor<1x8x4xf16> to tensor<4x1x8xf16>
+// CHECK-NEXT:    func.return %[[R]], %[[T]]
+func.func @unit_axis_transposes(%x: tensor<1x8x4xf16>) -> (tensor<8x1x4xf16>, tensor<4x1x8xf16>) {
+  %0 = "graph.transpose"(%x) <{perm = array<i64: 1, 0, 2>}> : (tensor<1x8x4xf16>) -> tensor<8x1x4xf16>
+  %1 = "graph.transpose"(%x) <{perm = array<i64: 2, 0, 1>}> : (tensor<1x8x4xf16>) -> tensor<4x1x8xf16>
+  func.return %0, %1 : tensor<8x1x4xf16>, tensor<4x1x8xf16>
+}
+
+// -----
+
 // Ops no rule applies to are left exactly as they are.
 // CHECK-LABEL: func.func @nothing_to_do
 // CHECK-NEXT:    %[[E:.*]] = graph.exp %x : tensor<4xf32>
