@@ -239,18 +239,11 @@ def _aot_compile(
         return gm.forward
 
     static = static_positions(gm, example_inputs)
+    if not torch.is_grad_enabled():
+        return _inference_compile(gm, example_inputs, explanation, attention, device, static)
 
     def forward_compiler(forward: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
-        hoisted = hoist_parameter_work(forward, static) if _same_inputs(forward, example_inputs) else None
-        compiled = compile_graph(forward, device, explanation, attention)
-        if hoisted is None:
-            return compiled
-        if explanation is not None:
-            reason = "computed from parameters and buffers alone: once, again when one changes"
-            for node in hoisted.derived:
-                record = NodeRecord(explanation.graphs - 1, node.name, target_name(node), "pytorch", reason)
-                explanation.records.append(record)
-        return ParameterWork(hoisted.prefix, compiled, sorted(static))
+        return _compile_forward(forward, static if _same_inputs(forward, example_inputs) else None, device, explanation, attention)
 
     def backward_in_pytorch(backward: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
         from torch._functorch.aot_autograd import make_boxed_func
@@ -263,6 +256,46 @@ def _aot_compile(
         decompositions=decompositions(),
     )
     return backend(gm, list(example_inputs))
+
+
+def _inference_compile(
+    gm: torch.fx.GraphModule,
+    example_inputs: Sequence[Any],
+    explanation: Explanation | None,
+    attention: str,
+    device: str,
+    static: set[int],
+) -> Callable[..., Any]:
+    """The graph traced to functional core ATen by `make_fx` (no AOT autograd: under `no_grad`,
+    which dynamo's guards on the grad mode keep true for every call of the result, there is no
+    backward to prepare), partitioned and compiled as AOT's forward graph would be. What it saves
+    is AOT's runtime wrapper around every call (its input and output handling), host time that
+    decides the speed of a small batch."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.func import functionalize
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+    fakes = [fake_mode.from_tensor(x, static_shapes=True) if isinstance(x, torch.Tensor) else x for x in example_inputs]
+    with fake_mode:
+        traced = make_fx(functionalize(gm, remove="mutations"), decomposition_table=decompositions())(*fakes)
+    return _compile_forward(traced, static, device, explanation, attention)
+
+
+def _compile_forward(
+    forward: torch.fx.GraphModule, static: set[int] | None, device: str, explanation: Explanation | None, attention: str
+) -> Callable[..., Any]:
+    """A forward ATen graph compiled by `compile_graph`, the work on its `static` inputs (None:
+    their positions are unknown) hoisted out and done again only when one of them changes."""
+    hoisted = hoist_parameter_work(forward, static) if static is not None else None
+    compiled = compile_graph(forward, device, explanation, attention)
+    if hoisted is None:
+        return compiled
+    if explanation is not None:
+        reason = "computed from parameters and buffers alone: once, again when one changes"
+        for node in hoisted.derived:
+            explanation.records.append(NodeRecord(explanation.graphs - 1, node.name, target_name(node), "pytorch", reason))
+    return ParameterWork(hoisted.prefix, compiled, sorted(static))  # type: ignore[arg-type]
 
 
 def _same_inputs(forward: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> bool:

@@ -160,8 +160,10 @@ def canonical_layout(view: StridedView, leaf_elements: int) -> CanonicalLayout |
         if outer % stride or outer // stride < size:
             return None
         inner.append((outer // stride, axis))
-    factors = tuple(factor for factor, _ in reversed(inner))
-    roles = [role for _, role in reversed(inner)]
+    # Axes of size 1 of the view: factors of 1 in front, so that the transpose puts them in place.
+    units = [(1, axis) for axis, size in enumerate(view.shape) if size == 1]
+    factors = tuple(factor for factor, _ in [*units, *reversed(inner)])
+    roles = [role for _, role in [*units, *reversed(inner)]]
     digits, rest = [], view.offset
     for factor in reversed(factors):
         digits.append(rest % factor)

@@ -102,11 +102,13 @@ HALF_LARGE_TILE = (128, 256, 32)
 """The large block of f16/bf16 products: on an H100, 4096^3 f16 through mma.sync and ldmatrix ran at
 290 TFLOP/s with it against 176 with 128x128x16 and 177 with 128x128x32 (bench/matmul_tiles.py,
 BENCHMARKS.md): 64x64 warp tiles load fewer fragments per mma, BK = 32 halves the barriers."""
-WGMMA_TILES = ((128, 256, 64), (128, 128, 64), (64, 128, 64))
+WGMMA_TILES = ((128, 256, 64), (128, 128, 64), (64, 128, 64), (64, 64, 64))
 """The blocks of f16/bf16 products on Hopper (wgmma, `matmul_wgmma.py`), largest first: the first
 that makes `LARGE_TILE_PROGRAMS` blocks, else the last, cut to the matrix. 128x256x64 is Triton's
 and cuBLAS's H100 block (two warpgroups of m64n256k16, 48 KiB of operands a K step); 64 is one
-128-byte swizzle row of K."""
+128-byte swizzle row of K. 64x64x64 is for few-tile products: a transformer's 512x1024 outputs
+(K 1024 and 4096, batch 1 x 512 tokens) make 64 blocks of 64x128 for 132 multiprocessors, 128 of
+64x64; cuBLAS picks 64x64 blocks there too (`nvjet_sm90_hsh_64x64_64x13`, BENCHMARKS.md)."""
 WGMMA_ALIGNMENT = 8
 """Elements (16 bytes) the rows of both operands must be a multiple of for the wgmma blocks: their
 copies are 16-byte async copies."""
