@@ -19,8 +19,11 @@ For each FX graph dynamo hands over:
    A view whose users all run in PyTorch runs there too, where it copies nothing
    (`graph_rewrites.layout_ops_for_pytorch`). On CUDA, PyTorch's fused SDPA kernels (the
    dispatcher's choice for `scaled_dot_product_attention`: cuDNN, flash, memory-efficient) stay
-   in PyTorch, being faster than mlc's chain kernel today (`bench/torch_models.py`); the backend
-   option `attention="mlc"` imports them as attention instead (mask and `is_causal` included).
+   in PyTorch where the graph is device-bound, being faster than mlc's chain kernel today
+   (`bench/models.py`); in a host-bound graph (`attention="auto"`, the default: fewer than
+   `HOST_BOUND_FLOPS` of products) mlc imports them as attention (mask and `is_causal`
+   included), so that the graph stays one mlc partition. `attention="pytorch"` or `"mlc"` decides
+   for every graph.
 3. **Partition.** `CapabilityBasedPartitioner` groups the supported nodes into maximal
    partitions; each becomes one function (`FxImporter`, parameters as arguments) compiled with
    `mlc.compile` for the device and called through `MlcPartition`: on the CPU through numpy views
@@ -149,15 +152,46 @@ def graph_device(example_inputs: Sequence[Any]) -> str | None:
     return device if device in DEVICES else None
 
 
-ATTENTION_CHOICES = ("pytorch", "mlc")
+ATTENTION_CHOICES = ("pytorch", "mlc", "auto")
 PYTORCH_ATTENTION_REASON = (
     "PyTorch's fused attention kernel, faster than mlc's chain kernel on CUDA today "
     "(bench/torch_models.py; the backend option attention='mlc' compiles it)"
 )
+HOST_BOUND_FLOPS = 40e9
+"""attention="auto": below this many FLOPs of products in a graph, mlc compiles PyTorch's fused
+attention too. Such a graph is host-bound (an H100 runs 40 GFLOP of f16 products in ~130 µs, the
+host time of one compiled call), and splitting it around PyTorch's kernel costs a second mlc call
+and PyTorch's dispatch in full, more than the chain kernel's slower attention: TransformerEncoderLayer
+at batch 1 x 512 tokens (14 GFLOP) ran in 128.6 µs as one mlc partition against 246.3 split, at
+batch 8 (110 GFLOP, device-bound) in 351.4 against 298.3 (H100, bench/models.py, BENCHMARKS.md)."""
+
+
+def product_flops(gm: torch.fx.GraphModule) -> float:
+    """FLOPs of the graph's matrix products and fused attention ops, from their fake values."""
+    total = 0.0
+    for node in gm.graph.nodes:
+        if node.op != "call_function":
+            continue
+        name = target_name(node)
+        if name.split(".")[1:2] in (["mm"], ["bmm"], ["addmm"], ["matmul"]):
+            result = fake_value(node)
+            lhs = node.args[1] if name.startswith("aten.addmm.") else node.args[0]
+            depth = fake_value(lhs).shape[-1] if isinstance(lhs, torch.fx.Node) else 0
+            total += 2.0 * result.numel() * depth
+        elif _is_fused_attention(node) or name.startswith("aten.scaled_dot_product_attention."):
+            query, key = (fake_value(arg) for arg in node.args[:2])
+            total += 4.0 * query.numel() * key.shape[-2]
+    return total
+
+
+def _attention_in_pytorch(gm: torch.fx.GraphModule, device: str, attention: str) -> bool:
+    if device != "cuda" or attention == "mlc":
+        return False
+    return attention == "pytorch" or product_flops(gm) > HOST_BOUND_FLOPS
 
 
 def compile_graph(
-    gm: torch.fx.GraphModule, device: str, explanation: Explanation | None = None, attention: str = "pytorch"
+    gm: torch.fx.GraphModule, device: str, explanation: Explanation | None = None, attention: str = "auto"
 ) -> torch.fx.GraphModule:
     """`gm` (an ATen graph with `meta["val"]`) with its mlc-compilable partitions compiled;
     `attention`: who runs PyTorch's fused SDPA kernels on CUDA (see the module docstring)."""
@@ -171,10 +205,11 @@ def compile_graph(
     reasons: dict[torch.fx.Node, str | None] = {}
     oracle = SupportOracle(device, lambda module, target: mlc.lower(module, device=target))
     ask = _AskMlc(oracle, reasons)
+    attention_in_pytorch = _attention_in_pytorch(gm, device, attention)
     for node in gm.graph.nodes:
         if node.op == "call_function":
             ask.is_node_supported({}, node)
-            if device == "cuda" and attention == "pytorch" and _is_fused_attention(node):
+            if attention_in_pytorch and _is_fused_attention(node):
                 reasons[node] = PYTORCH_ATTENTION_REASON
     layout_ops_for_pytorch(gm, reasons)
     partitioner = CapabilityBasedPartitioner(gm, ask, allows_single_node_partition=True)
@@ -226,7 +261,7 @@ def _aot_compile(
     gm: torch.fx.GraphModule,
     example_inputs: Sequence[Any],
     explanation: Explanation | None,
-    attention: str = "pytorch",
+    attention: str = "auto",
 ) -> Callable[..., Any]:
     from torch._dynamo.backends.common import aot_autograd
 
@@ -316,7 +351,7 @@ def _same_inputs(forward: torch.fx.GraphModule, example_inputs: Sequence[Any]) -
 class PerShapeGraph:
     """A graph with dynamic sizes, compiled again for each concrete shape it is called with."""
 
-    def __init__(self, gm: torch.fx.GraphModule, explanation: Explanation | None, attention: str = "pytorch"):
+    def __init__(self, gm: torch.fx.GraphModule, explanation: Explanation | None, attention: str = "auto"):
         self.gm, self.explanation, self.attention = gm, explanation, attention
         self.compiled: dict[tuple[Any, ...], Callable[..., Any]] = {}
 
@@ -332,7 +367,7 @@ def mlc_backend(
     example_inputs: Sequence[Any],
     *,
     explanation: Explanation | None = None,
-    attention: str = "pytorch",
+    attention: str = "auto",
 ) -> Callable[..., Any]:
     """The torch.compile backend (see the module docstring)."""
     if attention not in ATTENTION_CHOICES:
@@ -344,7 +379,7 @@ def mlc_backend(
     return _aot_compile(gm, example_inputs, explanation, attention)
 
 
-def explain(model: Callable[..., Any], inputs: Sequence[Any], attention: str = "pytorch") -> Explanation:
+def explain(model: Callable[..., Any], inputs: Sequence[Any], attention: str = "auto") -> Explanation:
     """Compiles `model` with the mlc backend, calls it on `inputs` and returns what ran where."""
     explanation = Explanation()
 
