@@ -5,7 +5,9 @@ For each FX graph dynamo hands over:
 
 1. **Core ATen.** AOT autograd traces it with `decompositions.decompositions()` into a functional
    ATen graph (parameters become inputs, so they are arguments of the compiled functions, never
-   copied into them). Backward graphs, when autograd needs them, run in PyTorch.
+   copied into them). Backward graphs, when autograd needs them, run in PyTorch. Under `no_grad`
+   `make_fx` traces it instead (`_traced_for_inference`: no AOT runtime wrapper around each call;
+   AOT autograd again if that tracing fails).
    Work on the module's parameters and buffers alone (a linear layer's transposed weight) is
    hoisted out of the graph and done once in PyTorch, again only when one of them changes
    (`parameters.py`); an elementwise op after a view is moved before it, so that it can fuse with
@@ -275,7 +277,12 @@ def _aot_compile(
 
     static = static_positions(gm, example_inputs)
     if not torch.is_grad_enabled():
-        return _inference_compile(gm, example_inputs, explanation, attention, device, static)
+        try:
+            traced = _traced_for_inference(gm, example_inputs)
+        except Exception as error:  # noqa: BLE001 - any tracing failure: AOT autograd traces instead
+            log.warning("mlc: make_fx could not trace the graph (%s); tracing with AOT autograd", error)
+        else:
+            return _compile_forward(traced, static, device, explanation, attention)
 
     def forward_compiler(forward: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
         return _compile_forward(forward, static if _same_inputs(forward, example_inputs) else None, device, explanation, attention)
@@ -293,19 +300,14 @@ def _aot_compile(
     return backend(gm, list(example_inputs))
 
 
-def _inference_compile(
-    gm: torch.fx.GraphModule,
-    example_inputs: Sequence[Any],
-    explanation: Explanation | None,
-    attention: str,
-    device: str,
-    static: set[int],
-) -> Callable[..., Any]:
-    """The graph traced to functional core ATen by `make_fx` (no AOT autograd: under `no_grad`,
-    which dynamo's guards on the grad mode keep true for every call of the result, there is no
-    backward to prepare), partitioned and compiled as AOT's forward graph would be. What it saves
-    is AOT's runtime wrapper around every call (its input and output handling), host time that
-    decides the speed of a small batch."""
+def _traced_for_inference(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> torch.fx.GraphModule:
+    """The graph traced to functional core ATen by `make_fx` on fake tensors, for `no_grad` calls.
+
+    No AOT autograd: under `no_grad`, which dynamo's guards on the grad mode keep true for every
+    call of the result, there is no backward to prepare, and the compiled function is then called
+    without AOT's runtime wrapper (its handling of inputs and outputs around every call), host
+    time that decides the speed of a small batch. The placeholders are the example inputs one for
+    one, so parameter work is hoisted as from AOT's forward graph."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.func import functionalize
     from torch.fx.experimental.proxy_tensor import make_fx
@@ -313,8 +315,7 @@ def _inference_compile(
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
     fakes = [fake_mode.from_tensor(x, static_shapes=True) if isinstance(x, torch.Tensor) else x for x in example_inputs]
     with fake_mode:
-        traced = make_fx(functionalize(gm, remove="mutations"), decomposition_table=decompositions())(*fakes)
-    return _compile_forward(traced, static, device, explanation, attention)
+        return make_fx(functionalize(gm, remove="mutations"), decomposition_table=decompositions())(*fakes)
 
 
 def _compile_forward(
