@@ -15,7 +15,10 @@ Backends, all in this one process on the same inputs:
 
 * `eager`: the module itself; `inductor`: `torch.compile` with its default backend;
 * `mlc`: `torch.compile` with mlc's backend callable (`mlc.frontend.torch.backend.mlc_backend`:
-  dynamo, AOT autograd, partitions compiled by mlc, PyTorch's fused attention left to PyTorch);
+  dynamo, the graph traced to core ATen (`make_fx` under `no_grad`), partitions compiled by mlc;
+  PyTorch's fused attention kernel left to PyTorch in device-bound graphs, `attention="auto"`);
+  `mlc-attention` and `mlc-sdpa`: the same with `attention="mlc"` (mlc's chain kernel: the
+  transformer layer is one mlc partition) and `attention="pytorch"` (PyTorch's SDPA kernel);
 * `mlc-export`: the whole model through mlc alone, no dynamo: `torch.export`, imported with the
   parameters as constants (`import_exported`), `mlc.compile`d, called with `run_on_device` on the
   input tensor and a preallocated output (mlc's automatic CUDA graphs replay it).
@@ -59,7 +62,9 @@ import torch  # noqa: E402
 from harness import time_gpu  # noqa: E402
 from torch_models import SmallCnn, errors, profiled_kernels, write_record  # noqa: E402
 
-BACKENDS = ("eager", "inductor", "mlc", "mlc-export")
+BACKENDS = ("eager", "inductor", "mlc", "mlc-attention", "mlc-sdpa", "mlc-export")
+ATTENTION_OPTIONS = {"mlc": "auto", "mlc-attention": "mlc", "mlc-sdpa": "pytorch"}
+"""The torch.compile backends' `attention` option (`mlc.frontend.torch.backend`)."""
 PROFILED_CALLS = 5
 
 
@@ -114,21 +119,21 @@ def compiled_by(backend: str, model: torch.nn.Module, x: torch.Tensor) -> tuple[
     if backend == "inductor":
         function = torch.compile(model, dynamic=False)
         return (lambda: function(x)), lambda result: None
-    if backend == "mlc":
-        return _through_torch_compile(model, x)
+    if backend in ATTENTION_OPTIONS:
+        return _through_torch_compile(model, x, ATTENTION_OPTIONS[backend])
     if backend == "mlc-export":
         return _through_export(model, x)
     raise SystemExit(f"unknown backend {backend!r}: one of {', '.join(BACKENDS)}")
 
 
-def _through_torch_compile(model: torch.nn.Module, x: torch.Tensor) -> tuple[Callable[[], Any], Callable[[Result], None]]:
+def _through_torch_compile(model: torch.nn.Module, x: torch.Tensor, attention: str) -> tuple[Callable[[], Any], Callable[[Result], None]]:
     from mlc.frontend.torch.backend import Explanation, mlc_backend
 
     explanation = Explanation()
     before = {id(p) for p in _partitions()}
 
     def recording_backend(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
-        return mlc_backend(gm, example_inputs, explanation=explanation)
+        return mlc_backend(gm, example_inputs, explanation=explanation, attention=attention)
 
     function = torch.compile(model, backend=recording_backend, dynamic=False)
 

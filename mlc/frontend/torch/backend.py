@@ -5,7 +5,9 @@ For each FX graph dynamo hands over:
 
 1. **Core ATen.** AOT autograd traces it with `decompositions.decompositions()` into a functional
    ATen graph (parameters become inputs, so they are arguments of the compiled functions, never
-   copied into them). Backward graphs, when autograd needs them, run in PyTorch.
+   copied into them). Backward graphs, when autograd needs them, run in PyTorch. Under `no_grad`
+   `make_fx` traces it instead (`_traced_for_inference`: no AOT runtime wrapper around each call;
+   AOT autograd again if that tracing fails).
    Work on the module's parameters and buffers alone (a linear layer's transposed weight) is
    hoisted out of the graph and done once in PyTorch, again only when one of them changes
    (`parameters.py`); an elementwise op after a view is moved before it, so that it can fuse with
@@ -19,8 +21,11 @@ For each FX graph dynamo hands over:
    A view whose users all run in PyTorch runs there too, where it copies nothing
    (`graph_rewrites.layout_ops_for_pytorch`). On CUDA, PyTorch's fused SDPA kernels (the
    dispatcher's choice for `scaled_dot_product_attention`: cuDNN, flash, memory-efficient) stay
-   in PyTorch, being faster than mlc's chain kernel today (`bench/torch_models.py`); the backend
-   option `attention="mlc"` imports them as attention instead (mask and `is_causal` included).
+   in PyTorch where the graph is device-bound, being faster than mlc's chain kernel today
+   (`bench/models.py`); in a host-bound graph (`attention="auto"`, the default: fewer than
+   `HOST_BOUND_FLOPS` of products) mlc imports them as attention (mask and `is_causal`
+   included), so that the graph stays one mlc partition. `attention="pytorch"` or `"mlc"` decides
+   for every graph.
 3. **Partition.** `CapabilityBasedPartitioner` groups the supported nodes into maximal
    partitions; each becomes one function (`FxImporter`, parameters as arguments) compiled with
    `mlc.compile` for the device and called through `MlcPartition`: on the CPU through numpy views
@@ -149,15 +154,46 @@ def graph_device(example_inputs: Sequence[Any]) -> str | None:
     return device if device in DEVICES else None
 
 
-ATTENTION_CHOICES = ("pytorch", "mlc")
+ATTENTION_CHOICES = ("pytorch", "mlc", "auto")
 PYTORCH_ATTENTION_REASON = (
     "PyTorch's fused attention kernel, faster than mlc's chain kernel on CUDA today "
     "(bench/torch_models.py; the backend option attention='mlc' compiles it)"
 )
+HOST_BOUND_FLOPS = 40e9
+"""attention="auto": below this many FLOPs of products in a graph, mlc compiles PyTorch's fused
+attention too. Such a graph is host-bound (an H100 runs 40 GFLOP of f16 products in ~130 µs, the
+host time of one compiled call), and splitting it around PyTorch's kernel costs a second mlc call
+and PyTorch's dispatch in full, more than the chain kernel's slower attention: TransformerEncoderLayer
+at batch 1 x 512 tokens (14 GFLOP) ran in 128.6 µs as one mlc partition against 246.3 split, at
+batch 8 (110 GFLOP, device-bound) in 351.4 against 298.3 (H100, bench/models.py, BENCHMARKS.md)."""
+
+
+def product_flops(gm: torch.fx.GraphModule) -> float:
+    """FLOPs of the graph's matrix products and fused attention ops, from their fake values."""
+    total = 0.0
+    for node in gm.graph.nodes:
+        if node.op != "call_function":
+            continue
+        name = target_name(node)
+        if name.split(".")[1:2] in (["mm"], ["bmm"], ["addmm"], ["matmul"]):
+            result = fake_value(node)
+            lhs = node.args[1] if name.startswith("aten.addmm.") else node.args[0]
+            depth = fake_value(lhs).shape[-1] if isinstance(lhs, torch.fx.Node) else 0
+            total += 2.0 * result.numel() * depth
+        elif _is_fused_attention(node) or name.startswith("aten.scaled_dot_product_attention."):
+            query, key = (fake_value(arg) for arg in node.args[:2])
+            total += 4.0 * query.numel() * key.shape[-2]
+    return total
+
+
+def _attention_in_pytorch(gm: torch.fx.GraphModule, device: str, attention: str) -> bool:
+    if device != "cuda" or attention == "mlc":
+        return False
+    return attention == "pytorch" or product_flops(gm) > HOST_BOUND_FLOPS
 
 
 def compile_graph(
-    gm: torch.fx.GraphModule, device: str, explanation: Explanation | None = None, attention: str = "pytorch"
+    gm: torch.fx.GraphModule, device: str, explanation: Explanation | None = None, attention: str = "auto"
 ) -> torch.fx.GraphModule:
     """`gm` (an ATen graph with `meta["val"]`) with its mlc-compilable partitions compiled;
     `attention`: who runs PyTorch's fused SDPA kernels on CUDA (see the module docstring)."""
@@ -171,10 +207,11 @@ def compile_graph(
     reasons: dict[torch.fx.Node, str | None] = {}
     oracle = SupportOracle(device, lambda module, target: mlc.lower(module, device=target))
     ask = _AskMlc(oracle, reasons)
+    attention_in_pytorch = _attention_in_pytorch(gm, device, attention)
     for node in gm.graph.nodes:
         if node.op == "call_function":
             ask.is_node_supported({}, node)
-            if device == "cuda" and attention == "pytorch" and _is_fused_attention(node):
+            if attention_in_pytorch and _is_fused_attention(node):
                 reasons[node] = PYTORCH_ATTENTION_REASON
     layout_ops_for_pytorch(gm, reasons)
     partitioner = CapabilityBasedPartitioner(gm, ask, allows_single_node_partition=True)
@@ -226,7 +263,7 @@ def _aot_compile(
     gm: torch.fx.GraphModule,
     example_inputs: Sequence[Any],
     explanation: Explanation | None,
-    attention: str = "pytorch",
+    attention: str = "auto",
 ) -> Callable[..., Any]:
     from torch._dynamo.backends.common import aot_autograd
 
@@ -239,18 +276,16 @@ def _aot_compile(
         return gm.forward
 
     static = static_positions(gm, example_inputs)
+    if not torch.is_grad_enabled():
+        try:
+            traced = _traced_for_inference(gm, example_inputs)
+        except Exception as error:  # noqa: BLE001 - any tracing failure: AOT autograd traces instead
+            log.warning("mlc: make_fx could not trace the graph (%s); tracing with AOT autograd", error)
+        else:
+            return _compile_forward(traced, static, device, explanation, attention)
 
     def forward_compiler(forward: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
-        hoisted = hoist_parameter_work(forward, static) if _same_inputs(forward, example_inputs) else None
-        compiled = compile_graph(forward, device, explanation, attention)
-        if hoisted is None:
-            return compiled
-        if explanation is not None:
-            reason = "computed from parameters and buffers alone: once, again when one changes"
-            for node in hoisted.derived:
-                record = NodeRecord(explanation.graphs - 1, node.name, target_name(node), "pytorch", reason)
-                explanation.records.append(record)
-        return ParameterWork(hoisted.prefix, compiled, sorted(static))
+        return _compile_forward(forward, static if _same_inputs(forward, example_inputs) else None, device, explanation, attention)
 
     def backward_in_pytorch(backward: torch.fx.GraphModule, inputs: Sequence[Any]) -> Callable[..., Any]:
         from torch._functorch.aot_autograd import make_boxed_func
@@ -263,6 +298,40 @@ def _aot_compile(
         decompositions=decompositions(),
     )
     return backend(gm, list(example_inputs))
+
+
+def _traced_for_inference(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> torch.fx.GraphModule:
+    """The graph traced to functional core ATen by `make_fx` on fake tensors, for `no_grad` calls.
+
+    No AOT autograd: under `no_grad`, which dynamo's guards on the grad mode keep true for every
+    call of the result, there is no backward to prepare, and the compiled function is then called
+    without AOT's runtime wrapper (its handling of inputs and outputs around every call), host
+    time that decides the speed of a small batch. The placeholders are the example inputs one for
+    one, so parameter work is hoisted as from AOT's forward graph."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.func import functionalize
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+    fakes = [fake_mode.from_tensor(x, static_shapes=True) if isinstance(x, torch.Tensor) else x for x in example_inputs]
+    with fake_mode:
+        return make_fx(functionalize(gm, remove="mutations"), decomposition_table=decompositions())(*fakes)
+
+
+def _compile_forward(
+    forward: torch.fx.GraphModule, static: set[int] | None, device: str, explanation: Explanation | None, attention: str
+) -> Callable[..., Any]:
+    """A forward ATen graph compiled by `compile_graph`, the work on its `static` inputs (None:
+    their positions are unknown) hoisted out and done again only when one of them changes."""
+    hoisted = hoist_parameter_work(forward, static) if static is not None else None
+    compiled = compile_graph(forward, device, explanation, attention)
+    if hoisted is None:
+        return compiled
+    if explanation is not None:
+        reason = "computed from parameters and buffers alone: once, again when one changes"
+        for node in hoisted.derived:
+            explanation.records.append(NodeRecord(explanation.graphs - 1, node.name, target_name(node), "pytorch", reason))
+    return ParameterWork(hoisted.prefix, compiled, sorted(static))  # type: ignore[arg-type]
 
 
 def _same_inputs(forward: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> bool:
@@ -283,7 +352,7 @@ def _same_inputs(forward: torch.fx.GraphModule, example_inputs: Sequence[Any]) -
 class PerShapeGraph:
     """A graph with dynamic sizes, compiled again for each concrete shape it is called with."""
 
-    def __init__(self, gm: torch.fx.GraphModule, explanation: Explanation | None, attention: str = "pytorch"):
+    def __init__(self, gm: torch.fx.GraphModule, explanation: Explanation | None, attention: str = "auto"):
         self.gm, self.explanation, self.attention = gm, explanation, attention
         self.compiled: dict[tuple[Any, ...], Callable[..., Any]] = {}
 
@@ -299,7 +368,7 @@ def mlc_backend(
     example_inputs: Sequence[Any],
     *,
     explanation: Explanation | None = None,
-    attention: str = "pytorch",
+    attention: str = "auto",
 ) -> Callable[..., Any]:
     """The torch.compile backend (see the module docstring)."""
     if attention not in ATTENTION_CHOICES:
@@ -311,7 +380,7 @@ def mlc_backend(
     return _aot_compile(gm, example_inputs, explanation, attention)
 
 
-def explain(model: Callable[..., Any], inputs: Sequence[Any], attention: str = "pytorch") -> Explanation:
+def explain(model: Callable[..., Any], inputs: Sequence[Any], attention: str = "auto") -> Explanation:
     """Compiles `model` with the mlc backend, calls it on `inputs` and returns what ran where."""
     explanation = Explanation()
 

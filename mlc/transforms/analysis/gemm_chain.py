@@ -68,7 +68,8 @@ estimates, in `mlc.chain_fallback`). On an H100 (bench/attention.py, BENCHMARKS.
 kernel on tensor cores (`chain_mma.py`: f16/bf16, head dims padding to 16 or more) ran its
 products at 154-185 TFLOP/s, faster than separate f16 kernels (55-106 TFLOP/s for the whole
 chain), so such chains fuse, with the tensor-core kernel's blocks (`_plan_tensor_cores`: BM 128,
-BN 64, halved while two stages of K and V blocks do not fit); the CUDA-core chain kernel (f32,
+BN 64, halved while two stages of K and V blocks do not fit; BM halved to 64 where that still
+makes at most one wave of programs, `wave_filling_rows`); the CUDA-core chain kernel (f32,
 tiny head dims: one thread per query row) ran at 3.5 to 4.8 TFLOP/s, so an f32 chain of a real
 head dim falls back, and only tiny head dims, where the score round trip (about 16 bytes per
 score) outweighs 2*(D + Dv) slow flops, stay fused on CUDA cores. `none` (the default, and the
@@ -443,6 +444,9 @@ class ComputeModel:
     dims pad to at least 16; None: the target has no such kernel."""
     staged_bytes: int = 96 * 1024
     """Shared memory the tensor-core kernel's staged K and V blocks may take."""
+    multiprocessors: int = 0
+    """The GPU's multiprocessors (0: unknown): the tensor-core kernel halves its query block while
+    twice its programs still fit one wave of them (`_plan_tensor_cores`)."""
 
 
 COMPUTE_MODELS = {
@@ -451,7 +455,9 @@ COMPUTE_MODELS = {
     # kernel ran 3.5-4.8 TFLOP/s, the tensor-core one 154-185 (blocks visited); mlc's separate
     # kernels ran the whole chain at 55-106 TFLOP/s in f16 (tensor cores; products alone faster)
     # and 23 in f32: conservative product rates below.
-    "gpu": ComputeModel(3.0e12, 4.0e12, {"f16": 100e12, "bf16": 100e12, "f32": 25e12}, tensor_core_flops=150e12),
+    "gpu": ComputeModel(
+        3.0e12, 4.0e12, {"f16": 100e12, "bf16": 100e12, "f32": 25e12}, tensor_core_flops=150e12, multiprocessors=132
+    ),
 }
 
 TENSOR_CORE_BLOCKS = (128, 64)
@@ -459,6 +465,20 @@ TENSOR_CORE_BLOCKS = (128, 64)
 while two stages of the K and V blocks do not fit `staged_bytes`)."""
 TENSOR_CORE_MIN_DEPTH = 16
 TENSOR_CORE_STAGES = 2
+TENSOR_CORE_MIN_ROWS = 64
+"""The smallest query block `_plan_tensor_cores` halves to for a launch of few programs: four warps
+of 16 rows, one per tensor-core unit of a multiprocessor."""
+
+
+def wave_filling_rows(batch: int, rows: int, block_rows: int, multiprocessors: int) -> int:
+    """`block_rows` halved (down to `TENSOR_CORE_MIN_ROWS`) while twice the programs still fit one
+    wave of `multiprocessors`: the rows-outer kernel's programs are batch x row blocks, so a short
+    sequence of few heads (16 heads x 512 rows: 64 programs of 128 rows) would leave half of an
+    H100's 132 multiprocessors idle; 64-row blocks give each of 128 of them four warps."""
+    programs = lambda bm: batch * -(-rows // bm)
+    while block_rows > TENSOR_CORE_MIN_ROWS and 2 * programs(block_rows) <= multiprocessors:
+        block_rows //= 2
+    return block_rows
 
 
 def _estimate_seconds(moved: int, flops: int, rate: float, model: ComputeModel) -> float:
@@ -591,7 +611,8 @@ def _plan_tensor_cores(chain: AttentionChain, on_chip_bytes: int, compute: Compu
     accumulator live in registers, so what must fit on chip is the staged K and V blocks."""
     _, rows, keys, depth, value_depth = chain.dims
     e = _element(chain.scores.a).bitwidth // 8  # type: ignore[attr-defined]
-    block_rows = min(TENSOR_CORE_BLOCKS[0], max(16, _pow2(rows)))
+    batch = chain.dims[0]
+    block_rows = wave_filling_rows(batch, rows, min(TENSOR_CORE_BLOCKS[0], max(16, _pow2(rows))), compute.multiprocessors)
     block_keys = min(TENSOR_CORE_BLOCKS[1], max(16, _pow2(keys)))
     staged = lambda bn: TENSOR_CORE_STAGES * e * bn * (_pow2(depth) + _pow2(value_depth))
     while block_keys > 16 and staged(block_keys) > min(on_chip_bytes, compute.staged_bytes):

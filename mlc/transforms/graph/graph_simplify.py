@@ -8,7 +8,9 @@ type exactly: when the operand that remains is smaller than the result (`x + 0` 
 zero), it becomes a `graph.broadcast` of that operand.
 
 Layout rules: identity `reshape`/`broadcast`/`cast`/`transpose` -> x; reshape of a reshape,
-broadcast of a broadcast and transpose of a transpose compose into one op; cast of a cast drops
+broadcast of a broadcast and transpose of a transpose compose into one op; a transpose that moves
+only axes of size 1 is a reshape; a longer chain of reshapes, transposes and slices becomes
+the fewest of them that read the same strided view; cast of a cast drops
 the inner cast when it is lossless (i1 -> any, i32 -> i64, f16/bf16 -> f32), e.g. f16 -> f32 -> f16
 is x. Arithmetic rules: `x + 0`, `x - 0`, `0 - x -> -x`, `x * 1`, `x * -1 -> -x`, `x / 1`,
 `x / -1 -> -x`, `x ** 1`, `x ** 0 -> 1`, `max(x, x)`, `min(x, x)`, `where(c, x, x)`,
@@ -62,6 +64,7 @@ from mlc.transforms.lowering.graph_rewriting import (
     splat_of,
     tensor_type_of,
 )
+from mlc.transforms.lowering.view_rewrites import ElementwiseAfterReshape, LayoutChainAsOneView, TransposeMovingUnitAxes
 
 LOSSLESS_CASTS: frozenset[tuple[Attribute, Attribute]] = frozenset({(i32, i64), (f16, f32), (bf16, f32)})
 """(source, target) element types where the target holds every source value exactly (i1 aside)."""
@@ -74,11 +77,11 @@ def _element_type(op: Operation) -> Attribute:
 # Layout rules.
 
 
-class IdentityReshape(RewritePattern):
-    """reshape(x) to x's own type -> x."""
+class IdentityView(RewritePattern):
+    """reshape(x), broadcast(x) or cast(x) to x's own type -> x."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: graph.ReshapeOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(self, op: graph.ReshapeOp | graph.BroadcastOp | graph.CastOp, rewriter: PatternRewriter) -> None:
         if op.x.type == op.result.type:
             replace_with_value(rewriter, op, op.x)
 
@@ -92,15 +95,6 @@ class ReshapeOfReshape(RewritePattern):
             replace_with_new_op(rewriter, op, graph.ReshapeOp(inner.x, op.result.type))
 
 
-class IdentityBroadcast(RewritePattern):
-    """broadcast(x) to x's own type -> x."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: graph.BroadcastOp, rewriter: PatternRewriter) -> None:
-        if op.x.type == op.result.type:
-            replace_with_value(rewriter, op, op.x)
-
-
 class BroadcastOfBroadcast(RewritePattern):
     """broadcast(broadcast(x)) -> broadcast(x)."""
 
@@ -108,15 +102,6 @@ class BroadcastOfBroadcast(RewritePattern):
     def match_and_rewrite(self, op: graph.BroadcastOp, rewriter: PatternRewriter) -> None:
         if isinstance(inner := op.x.owner, graph.BroadcastOp):
             replace_with_new_op(rewriter, op, graph.BroadcastOp(inner.x, op.result.type))
-
-
-class IdentityCast(RewritePattern):
-    """cast(x) to x's own type -> x."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: graph.CastOp, rewriter: PatternRewriter) -> None:
-        if op.x.type == op.result.type:
-            replace_with_value(rewriter, op, op.x)
 
 
 class CastOfLosslessCast(RewritePattern):
@@ -347,14 +332,15 @@ class ReluOfAbs(RewritePattern):
 
 
 RULES: Sequence[type[RewritePattern]] = (
-    IdentityReshape,
+    IdentityView,
     ReshapeOfReshape,
-    IdentityBroadcast,
     BroadcastOfBroadcast,
-    IdentityCast,
     CastOfLosslessCast,
     IdentityTranspose,
     TransposeOfTranspose,
+    TransposeMovingUnitAxes,
+    LayoutChainAsOneView,
+    ElementwiseAfterReshape,
     AddZero,
     SubZero,
     ZeroSub,

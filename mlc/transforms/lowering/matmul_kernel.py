@@ -104,9 +104,14 @@ HALF_LARGE_TILE = (128, 256, 32)
 BENCHMARKS.md): 64x64 warp tiles load fewer fragments per mma, BK = 32 halves the barriers."""
 WGMMA_TILES = ((128, 256, 64), (128, 128, 64), (64, 128, 64))
 """The blocks of f16/bf16 products on Hopper (wgmma, `matmul_wgmma.py`), largest first: the first
-that makes `LARGE_TILE_PROGRAMS` blocks, else the last, cut to the matrix. 128x256x64 is Triton's
-and cuBLAS's H100 block (two warpgroups of m64n256k16, 48 KiB of operands a K step); 64 is one
-128-byte swizzle row of K."""
+that makes `LARGE_TILE_PROGRAMS` blocks (then `WGMMA_FEW_TILE_BLOCK` if that does), else the last,
+cut to the matrix. 128x256x64 is Triton's and cuBLAS's H100 block (two warpgroups of m64n256k16,
+48 KiB of operands a K step); 64 is one 128-byte swizzle row of K."""
+WGMMA_FEW_TILE_BLOCK = (64, 64, 64)
+"""For few-tile products that it brings to `LARGE_TILE_PROGRAMS` blocks: a transformer's 512x1024
+outputs (K 1024 and 4096, batch 1 x 512 tokens) make 64 blocks of 64x128 for 132 multiprocessors,
+128 of 64x64 (FFN2 26.8 -> 22.9 µs, the out-projection 8.9 -> 6.9, H100; cuBLAS picks 64x64 there
+too, `nvjet_sm90_hsh_64x64_64x13`: BENCHMARKS.md, branch xformer9)."""
 WGMMA_ALIGNMENT = 8
 """Elements (16 bytes) the rows of both operands must be a multiple of for the wgmma blocks: their
 copies are 16-byte async copies."""
@@ -147,7 +152,8 @@ def choose_matmul_tile(
         sizes = zip(limit, TF32_MINIMUM_TILE, (rows, columns, depth))
         return tuple(min(cap, max(least, _next_power_of_two(size))) for cap, least, size in sizes)  # type: ignore[return-value]
     if half and wgmma and not cpu and depth > WGMMA_TILES[0][2] and depth % WGMMA_ALIGNMENT == 0 and columns % WGMMA_ALIGNMENT == 0:
-        tile = next((t for t in WGMMA_TILES if batch * -(-rows // t[0]) * -(-columns // t[1]) >= LARGE_TILE_PROGRAMS), WGMMA_TILES[-1])
+        candidates = (*WGMMA_TILES, WGMMA_FEW_TILE_BLOCK)
+        tile = next((t for t in candidates if batch * -(-rows // t[0]) * -(-columns // t[1]) >= LARGE_TILE_PROGRAMS), WGMMA_TILES[-1])
         return min(tile[0], max(64, _next_power_of_two(rows))), min(tile[1], max(64, _next_power_of_two(columns))), tile[2]
     large = HALF_LARGE_TILE if half else LARGE_TILE
     programs = batch * -(-rows // large[0]) * -(-columns // large[1])

@@ -122,3 +122,25 @@ def test_the_backends_attention_option_is_checked():
     gm = make_fx(torch.relu, tracing_mode="fake")(_randn(2))
     with pytest.raises(mlc.ArgumentError, match="attention='flash': expected one of 'pytorch', 'mlc'"):
         mlc_backend(gm, [_randn(2)], attention="flash")
+
+
+def _attention_layer(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    q, k, v = torch.addmm(torch.zeros(3 * x.shape[-1]), x, w).chunk(3, dim=-1)
+    heads = [t.reshape(x.shape[0], 2, -1).transpose(0, 1) for t in (q, k, v)]
+    return torch.nn.functional.scaled_dot_product_attention(*heads)
+
+
+@pytest.mark.parametrize("tokens", [8, 16384])
+def test_auto_attention_stays_in_pytorch_only_for_device_bound_graphs(tokens: int):
+    """attention='auto': the graph's product FLOPs (the projection 2*T*E*3E, the attention
+    4*heads*T*T*d) decide whether PyTorch runs its fused attention on CUDA."""
+    from mlc.frontend.torch.backend import HOST_BOUND_FLOPS, _attention_in_pytorch, product_flops
+
+    width = 128
+    gm = make_fx(_attention_layer, tracing_mode="fake", pre_dispatch=False)(torch.empty(tokens, width), torch.empty(width, 3 * width))
+    projection = 2 * tokens * width * 3 * width
+    assert product_flops(gm) >= projection
+    assert _attention_in_pytorch(gm, "cuda", "auto") == (product_flops(gm) > HOST_BOUND_FLOPS)
+    assert _attention_in_pytorch(gm, "cuda", "auto") == (tokens == 16384)
+    assert not _attention_in_pytorch(gm, "cpu", "pytorch") and _attention_in_pytorch(gm, "cuda", "pytorch")
+    assert not _attention_in_pytorch(gm, "cuda", "mlc")

@@ -194,6 +194,60 @@ func.func @transposes(%x: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<3x2x4
 
 // -----
 
+// A transpose that moves only axes of size 1 (a batch of one behind the sequence) is a reshape;
+// one that reorders two longer axes stays.
+// CHECK-LABEL: func.func @unit_axis_transposes
+// CHECK-NEXT:    %[[R:.*]] = graph.reshape %x : tensor<1x8x4xf16> to tensor<8x1x4xf16>
+// CHECK-NEXT:    %[[T:.*]] = graph.transpose %x perm [2, 0, 1] : tensor<1x8x4xf16> to tensor<4x1x8xf16>
+// CHECK-NEXT:    func.return %[[R]], %[[T]]
+func.func @unit_axis_transposes(%x: tensor<1x8x4xf16>) -> (tensor<8x1x4xf16>, tensor<4x1x8xf16>) {
+  %0 = "graph.transpose"(%x) <{perm = array<i64: 1, 0, 2>}> : (tensor<1x8x4xf16>) -> tensor<8x1x4xf16>
+  %1 = "graph.transpose"(%x) <{perm = array<i64: 2, 0, 1>}> : (tensor<1x8x4xf16>) -> tensor<4x1x8xf16>
+  func.return %0, %1 : tensor<8x1x4xf16>, tensor<4x1x8xf16>
+}
+
+// -----
+
+// PyTorch's head split (S=4, B=2, H=2, d=8): the projection's (S*B, 3*H*d) rows viewed as
+// (S, B, 3, H*d), the k third selected, viewed as (S, B*H, d), transposed, viewed as (B, H, S, d):
+// one strided view of the projection, written as reshape, slice, transpose.
+// CHECK-LABEL: func.func @head_split
+// CHECK-NEXT:    %[[R:.*]] = graph.reshape %p : tensor<8x48xf16> to tensor<4x2x6x8xf16>
+// CHECK-NEXT:    %[[S:.*]] = graph.slice %[[R]] starts [0, 0, 2, 0] ends [4, 2, 4, 8] steps [1, 1, 1, 1] : tensor<4x2x6x8xf16> to tensor<4x2x2x8xf16>
+// CHECK-NEXT:    %[[T:.*]] = graph.transpose %[[S]] perm [1, 2, 0, 3] : tensor<4x2x2x8xf16> to tensor<2x2x4x8xf16>
+// CHECK-NEXT:    func.return %[[T]]
+func.func @head_split(%p: tensor<8x48xf16>) -> tensor<2x2x4x8xf16> {
+  %0 = graph.reshape %p : tensor<8x48xf16> to tensor<4x2x3x16xf16>
+  %1 = "graph.transpose"(%0) <{perm = array<i64: 2, 0, 1, 3>}> : (tensor<4x2x3x16xf16>) -> tensor<3x4x2x16xf16>
+  %2 = graph.slice %1 starts [1, 0, 0, 0] ends [2, 4, 2, 16] steps [1, 1, 1, 1] : tensor<3x4x2x16xf16> to tensor<1x4x2x16xf16>
+  %3 = graph.reshape %2 : tensor<1x4x2x16xf16> to tensor<4x4x8xf16>
+  %4 = "graph.transpose"(%3) <{perm = array<i64: 1, 0, 2>}> : (tensor<4x4x8xf16>) -> tensor<4x4x8xf16>
+  %5 = graph.reshape %4 : tensor<4x4x8xf16> to tensor<2x2x4x8xf16>
+  func.return %5 : tensor<2x2x4x8xf16>
+}
+
+// -----
+
+// A bias per column and a relu after a reshape that keeps the last axis move before it (where a
+// matmul's epilogue can take them); a bias varying along another axis stays.
+// CHECK-LABEL: func.func @elementwise_before_reshape
+// CHECK-NEXT:    %[[A:.*]] = graph.add %x, %b : (tensor<6x4xf32>, tensor<4xf32>) -> tensor<6x4xf32>
+// CHECK-NEXT:    %[[R:.*]] = graph.relu %[[A]] : tensor<6x4xf32>
+// CHECK-NEXT:    %[[V:.*]] = graph.reshape %[[R]] : tensor<6x4xf32> to tensor<3x2x4xf32>
+// CHECK-NEXT:    %[[W:.*]] = graph.reshape %x : tensor<6x4xf32> to tensor<3x2x4xf32>
+// CHECK-NEXT:    %[[C:.*]] = graph.add %[[W]], %c : (tensor<3x2x4xf32>, tensor<2x1xf32>) -> tensor<3x2x4xf32>
+// CHECK-NEXT:    func.return %[[V]], %[[C]]
+func.func @elementwise_before_reshape(%x: tensor<6x4xf32>, %b: tensor<4xf32>, %c: tensor<2x1xf32>) -> (tensor<3x2x4xf32>, tensor<3x2x4xf32>) {
+  %0 = graph.reshape %x : tensor<6x4xf32> to tensor<3x2x4xf32>
+  %1 = graph.add %0, %b : (tensor<3x2x4xf32>, tensor<4xf32>) -> tensor<3x2x4xf32>
+  %2 = graph.relu %1 : tensor<3x2x4xf32>
+  %3 = graph.reshape %x : tensor<6x4xf32> to tensor<3x2x4xf32>
+  %4 = graph.add %3, %c : (tensor<3x2x4xf32>, tensor<2x1xf32>) -> tensor<3x2x4xf32>
+  func.return %2, %4 : tensor<3x2x4xf32>, tensor<3x2x4xf32>
+}
+
+// -----
+
 // Ops no rule applies to are left exactly as they are.
 // CHECK-LABEL: func.func @nothing_to_do
 // CHECK-NEXT:    %[[E:.*]] = graph.exp %x : tensor<4xf32>

@@ -341,3 +341,13 @@ def test_unknown_compute_model_is_reported():
     program = attention_program("f32", (), 4, 20, 8, 8, "none", False)
     with pytest.raises(mlc.MlcError, match="unknown compute-model 'tpu'"):
         lower(program.text, GRAPH.replace("graph-fuse", "graph-fuse{compute-model=tpu}"))
+
+
+def test_query_blocks_are_halved_while_twice_the_programs_fit_one_wave():
+    from mlc.transforms.analysis.gemm_chain import TENSOR_CORE_MIN_ROWS, wave_filling_rows
+
+    assert wave_filling_rows(16, 512, 128, 132) == 64  # 64 programs of 128 rows -> 128 of 64
+    assert wave_filling_rows(128, 512, 128, 132) == 128  # 512 programs fill the GPU already
+    assert wave_filling_rows(1, 4096, 128, 132) == 64  # 32 -> 64 programs, not 128 of 32 rows
+    assert wave_filling_rows(1, 64, 64, 132) == TENSOR_CORE_MIN_ROWS
+    assert wave_filling_rows(16, 512, 128, 0) == 128  # multiprocessors unknown: unchanged

@@ -262,6 +262,64 @@ def transpose_of_transpose(draw: st.DrawFn, identity: bool) -> Case:
 
 
 @st.composite
+def transpose_of_unit_axes(draw: st.DrawFn) -> Case:
+    """A transpose whose axes longer than 1 stay in order (the others have size 1)."""
+    element = draw(st.sampled_from(ALL_TYPES))
+    rank = draw(st.integers(2, 4))
+    perm = draw(st.permutations(list(range(rank))).filter(lambda p: p != sorted(p)))
+    kept: list[int] = []
+    for axis in perm:
+        if (not kept or axis > kept[-1]) and draw(st.booleans()):
+            kept.append(axis)
+    shape = tuple(draw(st.integers(2, 4)) if axis in kept else 1 for axis in range(rank))
+    function = Function()
+    text, result_shape = transpose_text(function.argument(shape, element), list(perm), shape, element)
+    return function.case(function.op(text), result_shape, element, "graph.transpose")
+
+
+@st.composite
+def head_split(draw: st.DrawFn) -> Case:
+    """PyTorch's multi-head split of a (S*B, 3*H*d) projection into one of q, k, v as (B, H, S, d)."""
+    element = draw(st.sampled_from(ALL_TYPES))
+    length, batch, heads, depth = (draw(st.integers(2, 3)) for _ in range(4))
+    which = draw(st.integers(0, 2))
+    function = Function()
+    value, shape = function.argument((length * batch, 3 * heads * depth), element), (length * batch, 3 * heads * depth)
+
+    def reshape(value: str, shape: tuple[int, ...], new: tuple[int, ...]) -> str:
+        return function.op(f"graph.reshape {value} : {tensor_type(shape, element)} to {tensor_type(new, element)}")
+
+    value = reshape(value, shape, shape := (length, batch, 3, heads * depth))
+    text, shape = transpose_text(value, [2, 0, 1, 3], shape, element)
+    value, sliced = function.op(text), (1, length, batch, heads * depth)
+    value = function.op(
+        f"graph.slice {value} starts [{which}, 0, 0, 0] ends [{which + 1}, {length}, {batch}, {heads * depth}] "
+        f"steps [1, 1, 1, 1] : {tensor_type(shape, element)} to {tensor_type(sliced, element)}"
+    )
+    value = reshape(value, sliced, shape := (length, batch * heads, depth))
+    text, shape = transpose_text(value, [1, 0, 2], shape, element)
+    value = reshape(function.op(text), shape, result := (batch, heads, length, depth))
+    return function.case(value, result, element, "graph.transpose")
+
+
+@st.composite
+def elementwise_after_reshape(draw: st.DrawFn) -> Case:
+    """reshape(f(reshape(x), c)) back to x's shape, c one value per column (or one value)."""
+    element = draw(st.sampled_from(FLOATS))
+    rows, columns, split = draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    op = draw(st.sampled_from(("add", "sub", "mul")))
+    side = draw(st.sampled_from(((columns,), (1, columns), ())))
+    function = Function()
+    x, c = function.argument((rows * split, columns), element), function.argument(side, element)
+    flat, split_shape = tensor_type((rows * split, columns), element), tensor_type((rows, split, columns), element)
+    viewed = function.op(f"graph.reshape {x} : {flat} to {split_shape}")
+    operands = f"{viewed}, {c}" if draw(st.booleans()) else f"{c}, {viewed}"
+    first, second = (split_shape, tensor_type(side, element)) if operands.startswith(viewed) else (tensor_type(side, element), split_shape)
+    value = function.op(f"graph.{op} {operands} : ({first}, {second}) -> {split_shape}")
+    return function.case(function.op(f"graph.reshape {value} : {split_shape} to {flat}"), (rows * split, columns), element, "graph.reshape")
+
+
+@st.composite
 def where_same_branches(draw: st.DrawFn) -> Case:
     element = draw(st.sampled_from(ALL_TYPES))
     condition_shape, x_shape, shape = draw(broadcast_pairs())
@@ -293,14 +351,17 @@ def where_constant_condition(draw: st.DrawFn) -> Case:
 
 NUMBERS = (*FLOATS, *INTEGERS)
 RULES: dict[str, st.SearchStrategy[Case]] = {
-    "IdentityReshape": identity_layout("reshape"),
+    "IdentityView:reshape": identity_layout("reshape"),
     "ReshapeOfReshape": reshape_of_reshape(),
-    "IdentityBroadcast": identity_layout("broadcast"),
+    "IdentityView:broadcast": identity_layout("broadcast"),
     "BroadcastOfBroadcast": broadcast_of_broadcast(),
-    "IdentityCast": identity_layout("cast"),
+    "IdentityView:cast": identity_layout("cast"),
     "CastOfLosslessCast": cast_of_lossless_cast(),
     "IdentityTranspose": transpose_of_transpose(identity=True),
     "TransposeOfTranspose": transpose_of_transpose(identity=False),
+    "TransposeMovingUnitAxes": transpose_of_unit_axes(),
+    "LayoutChainAsOneView": head_split(),
+    "ElementwiseAfterReshape": elementwise_after_reshape(),
     "AddZero": binary_with_splat("add", (-0.0,), "both", NUMBERS),
     "SubZero": binary_with_splat("sub", (0.0,), "rhs", NUMBERS),
     "ZeroSub": binary_with_splat("sub", (-0.0,), "lhs", NUMBERS),
@@ -323,7 +384,7 @@ RULES: dict[str, st.SearchStrategy[Case]] = {
     "ReluOfAbs": unary_chain("abs", "relu", FLOATS, "graph.relu"),
 }
 """Cases by rule class name (`Rule:variant` where one rule covers several patterns)."""
-TRANSPOSE_RULES = {"IdentityTranspose", "TransposeOfTranspose"}
+TRANSPOSE_RULES = {"IdentityTranspose", "TransposeOfTranspose", "TransposeMovingUnitAxes", "LayoutChainAsOneView"}
 
 
 def test_every_rule_has_a_case() -> None:
