@@ -32,6 +32,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 import numpy as np
+from xdsl.dialects.builtin import f32
 from xdsl.ir import Operation
 
 from mlc.dialects.loop import ops as loop
@@ -291,6 +292,8 @@ def wgmma(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     lhs = np.swapaxes(lhs, -1, -2) if op.lhs_m_major else lhs  # A stored K x M
     rhs = _warpgroup_block(execution, op, mask, view, "rhs", reads)
     rhs = np.swapaxes(rhs, -1, -2) if op.rhs_k_major else rhs  # B stored N x K
+    if op.lhs.type.element_type == f32:  # type: ignore[attr-defined]  # TF32: the low bits ignored
+        lhs, rhs = as_tf32(lhs), as_tf32(rhs)
     issue_product(execution, reads)
     c = np.stack([view.gather(as_array(execution.get(value), np.dtype(np.float32)), ()) for value in op.c], axis=-1)
     rows, columns = _wgmma_accumulator_positions(op.columns)

@@ -178,12 +178,29 @@ def absorb_operand_transposes(groups: list[PlannedGroup]) -> list[PlannedGroup]:
     group_of = {op: group for group in groups for op in group.ops}
     moved: dict[int, tuple[Operation, ...]] = {}
     emptied: set[int] = set()
+    trimmed: dict[int, tuple[Operation, ...]] = {}
     for group in (group for group in groups if group.kind == "matmul"):
         for transpose in transposed_operands(group.ops):
-            if group_of[transpose].ops == (transpose,):
-                moved[id(group)] = (*moved.get(id(group), ()), transpose)
+            source = group_of[transpose].ops
+            if source == (transpose,):
                 emptied.add(id(group_of[transpose]))
-    return [PlannedGroup(group.kind, (*moved.get(id(group), ()), *group.ops)) for group in groups if id(group) not in emptied]
+            elif _ends_transpose_chain(source, transpose):
+                trimmed[id(group_of[transpose])] = source[:-1]
+            else:
+                continue
+            moved[id(group)] = (*moved.get(id(group), ()), transpose)
+    return [
+        PlannedGroup(group.kind, (*moved.get(id(group), ()), *trimmed.get(id(group), group.ops)))
+        for group in groups
+        if id(group) not in emptied
+    ]
+
+
+def _ends_transpose_chain(ops: tuple[Operation, ...], transpose: Operation) -> bool:
+    """Whether `ops` are transposes only, `transpose` last, reading the one before it: the
+    materialised transpose graph-transpose-tf32-rhs writes for TF32 wgmma, read transposed back
+    (in place) by the matmul."""
+    return len(ops) >= 2 and ops[-1] is transpose and all(isinstance(op, graph.TransposeOp) for op in ops) and transpose.operands[0].owner is ops[-2]
 
 
 def erase_dead_ops(body: Block) -> bool:

@@ -44,6 +44,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mlc.dialects import attributes
+from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
 
 SWIZZLE_ROW_BYTES = 128
@@ -111,13 +112,14 @@ def _linear_byte_offset(builder: _Builder, memref_type: MemRefType, indices: Seq
     matrix: SSAValue | None = None
     for index, size in zip(outer, shape[:-2]):
         matrix = index if matrix is None else builder.add(builder.mul(matrix, size), index)
-    block_elements = SWIZZLE_ROW_BYTES // 2
+    element_bytes = byte_width(memref_type.element_type)
+    block_elements = SWIZZLE_ROW_BYTES // element_bytes
     block = builder.emit(arith.DivUIOp(column, builder.constant(block_elements)))
     within = builder.emit(arith.RemUIOp(column, builder.constant(block_elements)))
     elements = builder.add(builder.add(builder.mul(block, rows * block_elements), builder.mul(row, block_elements)), within)
     if matrix is not None:
         elements = builder.add(builder.mul(matrix, rows * columns), elements)
-    return builder.mul(elements, 2)
+    return builder.mul(elements, element_bytes)
 
 
 def swizzled_address(base: SSAValue, memref_type: MemRefType, indices: Sequence[SSAValue]) -> tuple[list[Operation], SSAValue]:
@@ -158,17 +160,20 @@ def lower_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue) -> tup
     builder = _Builder()
     lhs_type, rhs_type = op.lhs.type, op.rhs.type
     assert isinstance(lhs_type, MemRefType) and isinstance(rhs_type, MemRefType)
-    element = str(lhs_type.element_type)
+    tf32 = lhs_type.element_type == f32
+    element = "tf32" if tf32 else str(lhs_type.element_type)
+    depth = loop.TF32_WGMMA_DEPTH if tf32 else loop.WGMMA_DEPTH
     count = op.columns // 2
     accumulators = list(op.c)
     _inline_asm(builder, "wgmma.fence.sync.aligned;", "", [], 0)
     scale = builder.constant(1, i32)
     registers = ",".join(f"${i}" for i in range(count))
-    instruction = f"wgmma.mma_async.sync.aligned.m64n{op.columns}k16.f32.{element}.{element}"
-    transposes = f"{int(op.lhs_m_major)}, {int(not op.rhs_k_major)}"  # imm-trans-a, imm-trans-b
-    text = f"{{ .reg .pred p; setp.ne.b32 p, ${2 * count + 2}, 0; {instruction} {{{registers}}}, ${2 * count}, ${2 * count + 1}, p, 1, 1, {transposes}; }}"
-    for step in range(op.depth // loop.WGMMA_DEPTH):
-        lhs_descriptor, rhs_descriptor = operand_descriptors(builder, op, lhs_base, rhs_base, step * loop.WGMMA_DEPTH)
+    instruction = f"wgmma.mma_async.sync.aligned.m64n{op.columns}k{depth}.f32.{element}.{element}"
+    # imm-trans-a, imm-trans-b; TF32 has no transpose immediates (both operands K-major)
+    transposes = "" if tf32 else f", {int(op.lhs_m_major)}, {int(not op.rhs_k_major)}"
+    text = f"{{ .reg .pred p; setp.ne.b32 p, ${2 * count + 2}, 0; {instruction} {{{registers}}}, ${2 * count}, ${2 * count + 1}, p, 1, 1{transposes}; }}"
+    for step in range(op.depth // depth):
+        lhs_descriptor, rhs_descriptor = operand_descriptors(builder, op, lhs_base, rhs_base, step * depth)
         accumulators = _inline_asm(builder, text, _tied(count, "l,l,r"), [*accumulators, lhs_descriptor, rhs_descriptor, scale], count)
     _inline_asm(builder, "wgmma.commit_group.sync.aligned;", "", [], 0)
     return builder.ops, accumulators
