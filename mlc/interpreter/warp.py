@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import f32
 from xdsl.ir import Operation
 
 from mlc.dialects.loop import ops as loop
-from mlc.dialects.precision import round_to_tf32
+from mlc.dialects.precision import round_to_tf32, truncate_to_tf32
 from mlc.interpreter.async_copy import issue_product
 from mlc.interpreter.engine import Execution, Level, OperationTable
 from mlc.interpreter.errors import InterpreterError
@@ -77,9 +77,7 @@ def _tf32_b_position(register: int) -> tuple[np.ndarray, np.ndarray]:
 
 def as_tf32(values: np.ndarray) -> np.ndarray:
     """f32 values as a TF32 tensor core reads them: the low 13 mantissa bits cleared (truncation)."""
-    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
-    keep = np.uint32((0xFFFFFFFF << loop.TF32_IGNORED_BITS) & 0xFFFFFFFF)
-    return (bits & keep).view(np.float32)
+    return truncate_to_tf32(values)
 
 
 def mma_m16n8k16(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:

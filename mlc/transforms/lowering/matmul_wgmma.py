@@ -34,7 +34,13 @@ loop-promote-shared stages a transposed rhs's N x BK block K-major like A's (rea
 instruction's B transpose) and a transposed lhs's BK x 64 blocks M-major like a row-major B's
 (read with the instruction's A transpose).
 
-Limits: f16/bf16 only (TF32 dots take mma.sync); no register A operand; an epilogue that computes
+TF32 dots (f32 operands at precision "tf32", `tf32_wgmma_applies`) take the same path when both
+operands are K-major (a row-major lhs, a transposed rhs: graph-transpose-tf32-rhs gives a row-major
+B one), the only layout wgmma reads 32-bit operands in: K steps of 32 f32 (one 128-byte swizzle
+row), `mlc.wgmma` = [64, BN, 8], `loop.wgmma` on f32 buffers, which the tensor core truncates to
+TF32 instead of rounding (`precision.py`: within the same bound; the loop interpreter models it).
+
+Limits: 3xtf32 and TF32 dots on an M-major lhs or N-major rhs take mma.sync; no register A operand; an epilogue that computes
 on the f32 accumulators themselves (no rounding first) waits for each K step's products; no TMA.
 """
 

@@ -1,8 +1,8 @@
 """`loop.wgmma` and swizzled shared memory in NVVM terms: matrix descriptors and inline PTX (sm_90a).
 
 Layout of a swizzled buffer (`mlc.swizzle` = 128 on its allocation, a memref [..., R, C] of 16-bit
-elements, C a multiple of 64, R of 8): each leading index selects an R x C matrix; its columns
-come in blocks of 64 elements (128 bytes), block after block; within a block, row-major rows of
+elements, C a multiple of 64, R of 8, or of f32 elements, C a multiple of 32): each leading index
+selects an R x C matrix; its columns come in blocks of 128 bytes (64 or 32 elements), block after block; within a block, row-major rows of
 128 bytes. That linear byte offset `b` is then swizzled as the hardware reads it (CUTLASS's
 Swizzle<3,4,3>): `b ^ (((b >> 7) & 7) << 4)`, the 16-byte chunks of row r XORed with r mod 8.
 The buffer must start on a 1024-byte boundary (8 rows of 128 bytes, the pattern's period);
@@ -23,7 +23,9 @@ and 16 rows (2048 bytes) in an N-major B.
   trans-a 1 (`operand_descriptors`).
 
 Each `loop.wgmma m64nNkK` becomes `wgmma.fence`, K / 16 `wgmma.mma_async.sync.aligned.m64nNk16.f32.
-{f16,bf16}.{f16,bf16}` with the accumulators tied through (scale-d = 1; trans-a = 0 and trans-b = 1 unless an operand is transposed, above), then
+{f16,bf16}.{f16,bf16}` with the accumulators tied through (scale-d = 1; trans-a = 0 and trans-b = 1 unless an operand is transposed, above),
+or on f32 buffers K / 8 `...m64nNk8.f32.tf32.tf32` (K-major operands only, no transpose immediates;
+a swizzled row holds 32 f32, so a step of 8 is again 32 bytes), then
 `wgmma.commit_group`; `loop.wgmma_wait N` becomes `wgmma.wait_group N` with the accumulators tied
 through it, so that nothing reads them before the products land. There is no LLVM intrinsic for mma_async; fence,
 commit and wait are inline assembly too, since their intrinsics abort LLVM below sm_90a.
