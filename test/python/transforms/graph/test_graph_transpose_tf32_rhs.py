@@ -11,7 +11,7 @@ transposed in one kernel and read it back in place in the product's (`mlc.operan
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mlc.interpreter import run
@@ -38,6 +38,8 @@ def program(m: int, n: int, k: int, relu: bool, stated: bool) -> str:
     stated=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
 )
+@example(m=5, n=9, k=96, relu=True, stated=False, seed=1)  # rewritten: K a 16-byte multiple
+@example(m=3, n=40, k=98, relu=False, stated=True, seed=2)  # left alone: K = 98
 def test_transposed_rhs_preserves_the_product(m: int, n: int, k: int, relu: bool, stated: bool, seed: int):
     text = program(m, n, k, relu, stated)
     rewrite = "graph-transpose-tf32-rhs{wgmma=true" + ("}" if stated else " precision=tf32}")
