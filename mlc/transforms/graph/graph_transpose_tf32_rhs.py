@@ -24,8 +24,10 @@ Preconditions/limits: f32 operands whose precision is "tf32" (the matmul's own, 
 operands in registers and keeps mma.sync; rows of 16-byte multiples (K a multiple of 4, for the
 16-byte async copies) and K deeper than one wgmma K step (`TF32_WGMMA_DEPTH_STEP`), so that the
 product has a K loop to pipeline; 2-D B; a row-major A (a transposed A is M-major, which TF32 wgmma
-cannot read either; such a matmul is left alone) and not the products of an attention chain. Without
-`wgmma` the pass changes nothing.
+cannot read either; such a matmul is left alone) and not the products of an attention chain. A
+constant B gains nothing: graph-fold-constants, which runs after this pass, folds both transposes
+back into a row-major constant (mma.sync then runs the product, as before). Without `wgmma` the
+pass changes nothing.
 """
 
 from __future__ import annotations
