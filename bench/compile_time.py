@@ -21,7 +21,10 @@ driver's own compute cache answers repeated loads of one PTX. Then `mlc.compile`
 opens the device (`mlc.runtime.get_device()`: importing cuda-python, cuInit, the primary
 context), timed on its own, which any first GPU use in a process pays (PyTorch's too), so the
 hit's own cost is the rest. `--profile-hit` runs one more such process under cProfile and
-prints where its hit goes.
+prints where its hit goes. `--overlap-ab` times the cold `mlc.compile` twice per repeat, interleaved:
+as it is (the backend on a worker thread beside the final verification where the process may use
+4+ CPUs) and with that overlap off (backend after verification), each compile's wall and process
+CPU time printed.
 """
 
 from __future__ import annotations
@@ -170,6 +173,26 @@ def fresh_process_compile(source: str, device: str, cache_dir: str, profile: boo
     return wall, opening
 
 
+def timed_cold_compile(source: str, device: str, overlap: bool) -> float:
+    """Wall seconds of one `mlc.compile` (cache off); `overlap=False` keeps the backend after the
+    final verification whatever the CPU count (the compiler's choice otherwise)."""
+    import mlc
+    import mlc.compiler
+
+    chosen = mlc.compiler._may_overlap  # noqa: SLF001 - the A/B of this choice
+    if not overlap:
+        mlc.compiler._may_overlap = lambda: False  # noqa: SLF001
+    try:
+        start, cpu = time.perf_counter(), time.process_time()
+        mlc.compile(source, device=device)
+        wall = time.perf_counter() - start
+    finally:
+        mlc.compiler._may_overlap = chosen  # noqa: SLF001
+    label = "overlap (as compiled)" if overlap else "no overlap"
+    print(f"  cold compile, {label}: {wall * 1e3:.0f} ms wall, {(time.process_time() - cpu) * 1e3:.0f} ms CPU", file=sys.stderr)
+    return wall
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
@@ -178,6 +201,7 @@ def main() -> None:
     parser.add_argument("--after-only", action="store_true", help="skip the 'before' configuration")
     parser.add_argument("--programs", default=",".join(PROGRAMS), help="comma-separated names")
     parser.add_argument("--profile-hit", action="store_true", help="cProfile one fresh-process hit")
+    parser.add_argument("--overlap-ab", action="store_true", help="cold compiles with and without the backend overlap")
     args = parser.parse_args()
     os.environ["MLC_CACHE"] = "0"
     import mlc
@@ -191,11 +215,11 @@ def main() -> None:
             for configuration in runs:
                 runs[configuration].append(compile_in_steps(source, args.device, configuration == "before"))
         medians = {c: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for c, rs in runs.items()}
-        cold = []
+        cold: list[float] = []
+        sequential: list[float] = []
         for _ in range(args.repeat):
-            start = time.perf_counter()
-            mlc.compile(source, device=args.device)
-            cold.append(time.perf_counter() - start)
+            for overlap, times in ((True, cold), (False, sequential)) if args.overlap_ab else ((True, cold),):
+                times.append(timed_cold_compile(source, args.device, overlap))
         with tempfile.TemporaryDirectory() as cache_dir:
             first, _ = fresh_process_compile(source, args.device, cache_dir)
             hits = [fresh_process_compile(source, args.device, cache_dir) for _ in range(args.repeat)]
@@ -203,7 +227,8 @@ def main() -> None:
                 fresh_process_compile(source, args.device, cache_dir, profile=True)
         cached, opening = statistics.median(h[0] for h in hits), statistics.median(h[1] for h in hits)
         rows.append({"program": name, "steps": medians, "compile": statistics.median(cold), "fresh_first": first,
-                     "fresh_cached": cached, "fresh_opening_device": opening})  # fmt: skip
+                     "fresh_cached": cached, "fresh_opening_device": opening,
+                     "compile_each": cold, "compile_sequential_each": sequential})  # fmt: skip
         print_row(rows[-1])
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
@@ -212,6 +237,9 @@ def main() -> None:
 def print_row(row: dict) -> None:
     after = row["steps"]["after"]
     before = row["steps"].get("before", {})
+    if row["compile_sequential_each"]:
+        print(f"\n{row['program']}: cold compiles, overlap {[round(t * 1e3) for t in row['compile_each']]} ms, "
+              f"without {[round(t * 1e3) for t in row['compile_sequential_each']]} ms")
     print(f"\n{row['program']}: mlc.compile {row['compile'] * 1e3:.0f} ms (cache off); fresh process "
           f"{row['fresh_first'] * 1e3:.0f} ms first, {row['fresh_cached'] * 1e3:.1f} ms cached, of which "
           f"{row['fresh_opening_device'] * 1e3:.1f} ms opening the device")

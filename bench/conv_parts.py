@@ -3,10 +3,11 @@
     python bench/conv_parts.py [--json PATH] [--only TEXT]
 
 Issue 15's f16 layer (N=32, 256 channels, 56x56, 3x3, padding 1) is three kernels in mlc
-(`window_decomposition.py`): NCHW -> zero-padded NHWC (one gather kernel), the implicit GEMM,
-and the padded grid's product -> NCHW (slice and transpose, one gather kernel). Each layout kernel
-is timed here on its own, with alternatives (a shared-memory transpose of (N, C, H*W) then a pad;
-a shared-memory transpose of the product), PyTorch's copy of the same layout beside it, and the
+(`window_decomposition.py`) besides the weights' small transpose: NCHW -> zero-padded NHWC (one
+windowed shared-memory transpose, `transpose_kernel.py`), the implicit GEMM, and the padded grid's
+product -> NCHW (slice and transpose, one windowed transpose). Each layout kernel is timed here on
+its own, with the earlier alternatives (a shared-memory transpose of (N, C, H*W) then a pad; a
+shared-memory transpose of the product), PyTorch's copy of the same layout beside it, and the
 whole convolution in the same run, so that the GEMM's share is the difference.
 """
 
@@ -84,10 +85,10 @@ def cases() -> list[Case]:
         return 2 * sum(int(torch.tensor(s).prod()) for s in shapes)
 
     return [
-        Case("NCHW -> padded NHWC (gather)", random(nchw), lambda x: F.pad(x.permute(0, 2, 3, 1), (0, 0, 1, 1, 1, 1)), fused_pad, moved(nchw, padded), tolerance=(0.0, 0.0)),
+        Case("NCHW -> padded NHWC (windowed transpose)", random(nchw), lambda x: F.pad(x.permute(0, 2, 3, 1), (0, 0, 1, 1, 1, 1)), fused_pad, moved(nchw, padded), tolerance=(0.0, 0.0)),
         Case("NCHW -> NHWC (shared transpose)", random(flat), lambda x: x.transpose(1, 2).contiguous(), shared, moved(flat, flat), tolerance=(0.0, 0.0)),
         Case("NHWC -> padded NHWC", random(nhwc), lambda x: F.pad(x, (0, 0, 1, 1, 1, 1)), pad_only, moved(nhwc, padded), tolerance=(0.0, 0.0)),
-        Case("padded grid -> NCHW (gather)", random(padded), lambda y: y[:, :HW, :HW, :].permute(0, 3, 1, 2).contiguous(), output, moved(padded, nchw), tolerance=(0.0, 0.0)),
+        Case("padded grid -> NCHW (windowed transpose)", random(padded), lambda y: y[:, :HW, :HW, :].permute(0, 3, 1, 2).contiguous(), output, moved(padded, nchw), tolerance=(0.0, 0.0)),
         Case("padded grid -> NCHW grid (shared)", random(grid), lambda y: y.transpose(1, 2).contiguous(), output_shared, moved(grid, grid), tolerance=(0.0, 0.0)),
         conv_case(N, C, HW, "f16"),
     ]

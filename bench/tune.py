@@ -2,7 +2,7 @@
 an exhaustive one (issue 20's targets).
 
     python bench/tune.py --target cuda --trials 64 [--exhaustive [--exhaustive-only TEXT]] [--quick] [--only TEXT] [--skip TEXT] [--db PATH] [--ray-address A]
-    python bench/tune.py --target cuda --scaling [--scaling-shapes 4] --trials 32 [--batch N] [--depth N] [--sample-ms MS ...]
+    python bench/tune.py --target cuda --scaling [--scaling-shapes 4] --trials 32 [--batch N] [--samples N] [--sample-ms MS] [--warmup-samples N]
 
 For each shape (square and skinny matmuls in f32 and f16, a conv2d, row reductions, a softmax) the
 evolutionary search (`mlc.tuning.search.tune`) measures up to `--trials` configurations, the
@@ -12,23 +12,27 @@ autotuning (matmuls: `@triton.autotune` over the tutorial's configurations; soft
 the best warp count), so the table's ratios do not rest on the tuner's own measurements; on the
 CPU (and with `--tuner-times`) the tuner's medians are shown. With `--exhaustive`, every distinct program of each space of at
 most `--exhaustive-limit` configurations is measured as well (the random strategy until the space
-is exhausted, `EXHAUSTIVE_BATCH` candidates a round), and the table adds the exhaustive best and
+is exhausted), and the table adds the exhaustive best and
 the number of learned-search trials needed to come within 95% of it (as a share of the exhaustive
 search's trials; both count distinct programs, failures included). The learned search tunes the
 shapes in order with one database, so from the second shape on its cost model starts from the
 earlier shapes' records (the issue's transfer). The reference results (the interpreter's, with
 their error bounds) are computed once per shape for both searches. `--scaling` tunes the first
-`--scaling-shapes` shapes measuring on one GPU, then on every visible GPU, and prints both wall
-times (each from a fresh measurer: its processes' start counts; `--batch` fixes the candidates per
-round, else 4 per device; `--depth` the rounds in flight), with where the time went (`breakdown`:
-per candidate, compile, load, check and time; how busy the compile workers and the timing
-processes were), once per `--sample-ms` (the least a GPU timing sample lasts). Results go to the tuning database (`--db`, default a temporary file so
-that the benchmark leaves `mlc.compile` alone). Compare only within one run.
+`--scaling-shapes` shapes measuring on one GPU, then on every visible GPU (on the CPU target, two
+timing processes stand for two devices: a smoke test of the path, not a measurement), and prints
+both wall times (each from a fresh measurer started beforehand, not counted; the same compile
+workers, seed and trials), with where the time went (`breakdown`: per candidate, compile, load,
+check and time; the tuning process's propose, fit and wait; how busy the compile workers and each
+device were; the timing's 95% brackets). Every GPU candidate is timed by
+`measure.GPU_PROTOCOL` unless `--samples`, `--sample-ms` or `--warmup-samples` say otherwise.
+Results go to the tuning database (`--db`, default a temporary file so that the benchmark leaves
+`mlc.compile` alone). Compare only within one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import statistics
 import tempfile
@@ -39,14 +43,13 @@ from pathlib import Path
 
 from mlc.compiler import _read_source
 from mlc.tuning.database import TuningDatabase
-from mlc.tuning.measure import SAMPLE_SECONDS, LocalMeasurer
-from mlc.tuning.search import PIPELINE_DEPTH, Measurer, TuneResult, make_reference, tune
+from mlc.tuning.measure import LocalMeasurer, TimingProtocol, protocol_for
+from mlc.tuning.search import Measurer, TuneResult, make_reference, tune
 from mlc.tuning.space import describe
 from mlc.tuning.workload import Workload
 
-EXHAUSTIVE_BATCH = 32
-"""Candidates a round of the exhaustive search: its order does not matter, so as many compile at
-once as the machine's cores allow."""
+CONFIDENCE = 0.95
+"""Of the bracket printed for each candidate's median (order statistics of its samples)."""
 
 
 def matmul(m: int, n: int, k: int, element: str = "f32") -> str:
@@ -198,7 +201,7 @@ def compare(args: argparse.Namespace) -> None:
             workload = Workload(module, "main", name)
             reference = make_reference(workload)
             started = time.perf_counter()
-            learned = tune(workload, args.target, args.trials, measurer, batch=args.batch, database=database, reference=reference, depth=args.depth)
+            learned = tune(workload, args.target, args.trials, measurer, batch=args.batch, database=database, reference=reference, protocol=protocol(args))
             wall = time.perf_counter() - started
             walls.append(f"{name}: {breakdown([learned], wall, measurer.slots, getattr(measurer, 'workers', 0))}, {wall:.1f} s")
             if learned.best is None or learned.heuristic.cost is None:
@@ -222,7 +225,7 @@ def compare(args: argparse.Namespace) -> None:
             enumerated = args.exhaustive and (args.exhaustive_only is None or any(part in name for part in args.exhaustive_only))
             if enumerated and learned.space.size() <= args.exhaustive_limit:
                 started = time.perf_counter()
-                every = tune(workload, args.target, 1 << 30, measurer, strategy="random", batch=EXHAUSTIVE_BATCH, seed=1, reference=reference, depth=args.depth)
+                every = tune(workload, args.target, 1 << 30, measurer, strategy="random", seed=1, reference=reference, protocol=protocol(args))
                 walls.append(f"{name} (exhaustive): {len(every.trials)} trials in {time.perf_counter() - started:.1f} s")
                 goal = every.best.cost / 0.95 if every.best else math.inf
                 reached = _within(learned, goal)
@@ -242,58 +245,94 @@ def compare(args: argparse.Namespace) -> None:
         print(f"geometric mean of tuned against Triton autotuned: {_geometric_mean(against_triton):.3f}x ({len(against_triton)} shapes)")
 
 
+def median_bracket(samples: int, confidence: float = CONFIDENCE) -> tuple[int, int] | None:
+    """0-based ranks (low, high) of sorted samples that bracket the true median with at least
+    `confidence` (order statistics: each sample is below the median with probability 1/2), or
+    None when there are too few samples."""
+    for low in range(samples // 2, -1, -1):
+        outside = sum(math.comb(samples, k) for k in range(low + 1)) / 2**samples  # P(Binomial <= low)
+        if 1 - 2 * outside >= confidence:
+            return (low, samples - 1 - low) if low + 1 <= samples - 1 - low else None
+    return None
+
+
 def breakdown(results: list[TuneResult], wall: float, devices: int, workers: int) -> str:
     """Where a tuning's wall time went: per measured candidate, the mean seconds of each step (the
-    compile worker's compile, the timing process's load, check and time), and how busy the
-    compile workers and the devices' timing processes were over the wall time."""
+    compile worker's compile, the device's load, check and time), the tuning process's own steps
+    (propose, fit, wait for a result), how busy the compile workers and each device were over the
+    wall time, and the median width of the candidates' 95% brackets of their medians."""
     trials = [t for r in results for t in r.trials if t.result.compile_seconds or t.result.phases]
     if not trials:
         return "no candidate measured"
     compile_total = sum(t.result.compile_seconds for t in trials)
     phases: dict[str, float] = {}
+    per_device = [0.0] * devices
     for trial in trials:
         for name, seconds in trial.result.phases:
             phases[name] = phases.get(name, 0.0) + seconds
-    device_total = sum(phases.values())
+        if trial.result.device is not None and trial.result.device < devices:
+            per_device[trial.result.device] += sum(seconds for _, seconds in trial.result.phases)
     means = ", ".join(f"{name} {seconds / len(trials) * 1e3:.0f} ms" for name, seconds in [("compile", compile_total), *phases.items()])
     host = {step: sum(r.host_seconds.get(step, 0.0) for r in results) for step in ("propose", "fit", "wait")}
-    main = "tuning process: " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in host.items()) + "; "
-    compiling = f"compile workers busy {compile_total / (wall * workers):.0%} of {workers} x {wall:.1f} s, " if workers else ""
-    return f"{len(trials)} candidates, per candidate: {means}; {main}{compiling}timing busy {device_total / (wall * devices):.0%} of {devices} x {wall:.1f} s"
+    extracted = {kind: sum(r.extractions.get(kind, 0) for r in results) for kind in ("round trips", "on demand", "background")}
+    main = "tuning process: " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in host.items())
+    main += " (extracted: " + ", ".join(f"{kind} {count}" for kind, count in extracted.items()) + "); "
+    compiling = f"compile workers busy {compile_total / (wall * workers):.0%} of {workers} x {wall:.1f} s; " if workers else ""
+    busy = ", ".join(f"{seconds / wall:.0%}" for seconds in per_device)
+    widths = []
+    for trial in trials:
+        bracket = median_bracket(len(trial.result.costs)) if trial.cost else None
+        if bracket is not None:
+            ordered = sorted(trial.result.costs)
+            widths.append((ordered[bracket[1]] - ordered[bracket[0]]) / trial.cost)  # type: ignore[operator]
+    spread = f"; 95% brackets of the medians: median width {statistics.median(widths):.2%}, widest {max(widths):.2%}" if widths else ""
+    return f"{len(trials)} candidates, per candidate: {means}; {main}{compiling}devices busy {busy} of {wall:.1f} s{spread}"
+
+
+def protocol(args: argparse.Namespace) -> TimingProtocol:
+    """The target's timing protocol with the command line's changes."""
+    chosen = protocol_for(args.target)
+    changes = {"samples": args.samples, "sample_seconds": args.sample_ms / 1e3 if args.sample_ms is not None else None, "warmup_samples": args.warmup_samples}
+    return dataclasses.replace(chosen, **{name: value for name, value in changes.items() if value is not None})
 
 
 def scaling(args: argparse.Namespace) -> None:
-    """Wall time of the same tunings measured on one GPU, then on every visible GPU, from fresh
-    measurers with the same compile workers (this host's cores), batch, depth and seed."""
-    from mlc.runtime.cuda import device_count
+    """Wall time of the same tunings measured on one device, then on every visible GPU (two timing
+    processes on the CPU), from fresh measurers with the same compile workers (this host's cores,
+    or `--workers`), seed, trials and timing protocol."""
+    if args.target == "cuda":
+        from mlc.runtime.cuda import device_count
 
-    every = [str(index) for index in range(device_count())]
+        every = [str(index) for index in range(device_count())]
+    else:
+        every = ["0", "1"]
     chosen = dict(list(selected(args).items())[: args.scaling_shapes])
     workloads = {name: Workload(_read_source(text)[0], "main", name) for name, text in chosen.items()}
     references = {name: make_reference(workload) for name, workload in workloads.items()}
-    for sample_ms in args.sample_ms:
-        walls = {}
-        for devices in (every[:1], every):
-            measurer = measurer_for(args, devices)
-            start = time.perf_counter()
-            if hasattr(measurer, "warm_up"):
-                measurer.warm_up()
-                print(f"  measurer started in {time.perf_counter() - start:.1f} s (not counted below)", flush=True)
-            start = time.perf_counter()
-            bests, results = [], []
-            for name, workload in workloads.items():
-                result = tune(workload, args.target, args.trials, measurer, batch=args.batch, depth=args.depth, reference=references[name], sample_seconds=sample_ms / 1e3)
-                results.append(result)
-                failures = [t.result.error or '' for t in result.trials if t.cost is None]
-                bests.append(f"{name} {result.best.cost * 1e6:.1f} us" if result.best else f"{name} failed")
-                bests[-1] += f" ({len(failures)} failed: {failures[0].splitlines()[0][:200]})" if failures else ""
-            walls[len(devices)] = time.perf_counter() - start
-            workers = getattr(measurer, "workers", 0)
-            measurer.close()
-            print(f"samples >= {sample_ms} ms, {len(devices)} GPU(s): {len(chosen)} shapes x {args.trials} trials in {walls[len(devices)]:.1f} s (best: {'; '.join(bests)})", flush=True)
-            print("  " + breakdown(results, walls[len(devices)], len(devices), workers), flush=True)
-        if len(every) > 1:
-            print(f"samples >= {sample_ms} ms: scaling from 1 to {len(every)} GPUs: {walls[1] / walls[len(every)]:.2f}x", flush=True)
+    timing = protocol(args)
+    print(f"timing protocol: {timing}", flush=True)
+    walls = {}
+    for devices in (every[:1], every):
+        measurer = measurer_for(args, devices)
+        start = time.perf_counter()
+        if hasattr(measurer, "warm_up"):
+            measurer.warm_up()
+            print(f"  measurer started in {time.perf_counter() - start:.1f} s (not counted below)", flush=True)
+        start = time.perf_counter()
+        bests, results = [], []
+        for name, workload in workloads.items():
+            result = tune(workload, args.target, args.trials, measurer, batch=args.batch, reference=references[name], protocol=timing)
+            results.append(result)
+            failures = [t.result.error or "" for t in result.trials if t.cost is None]
+            bests.append(f"{name} {result.best.cost * 1e6:.1f} us" if result.best else f"{name} failed")
+            bests[-1] += f" ({len(failures)} failed: {failures[0].splitlines()[0][:200]})" if failures else ""
+        walls[len(devices)] = time.perf_counter() - start
+        workers = getattr(measurer, "workers", 0)
+        measurer.close()
+        print(f"{len(devices)} device(s): {len(chosen)} shapes x {args.trials} trials in {walls[len(devices)]:.1f} s (best: {'; '.join(bests)})", flush=True)
+        print("  " + breakdown(results, walls[len(devices)], len(devices), workers), flush=True)
+    if len(every) > 1:
+        print(f"scaling from 1 to {len(every)} devices: {walls[1] / walls[len(every)]:.2f}x", flush=True)
 
 
 def main() -> None:
@@ -313,11 +352,11 @@ def main() -> None:
     parser.add_argument("--tuner-times", action="store_true", help="GPU: show the tuner's medians (no re-timing, no Triton)")
     parser.add_argument("--ray-local", action="store_true", help="measure through a local Ray instance of this host's cores")
     parser.add_argument("--workers", type=int)
-    parser.add_argument("--batch", type=int, help="candidates per round (default: 4 per device)")
-    parser.add_argument("--depth", type=int, default=PIPELINE_DEPTH, help="rounds in flight (proposed and compiled while one is timed)")
-    parser.add_argument("--sample-ms", type=float, action="append", help="--scaling: least milliseconds of a GPU timing sample (repeatable; default 1)")
+    parser.add_argument("--batch", type=int, help="the most candidates proposed from one state of the cost model")
+    parser.add_argument("--samples", type=int, help="timed samples a candidate (default: the target's protocol)")
+    parser.add_argument("--sample-ms", type=float, help="GPU: least milliseconds of a timing sample")
+    parser.add_argument("--warmup-samples", type=int, help="GPU: samples timed and thrown away first")
     args = parser.parse_args()
-    args.sample_ms = args.sample_ms or [SAMPLE_SECONDS * 1e3]
     if args.scaling:
         scaling(args)
     else:

@@ -27,7 +27,6 @@ and llvmlite's versions are part of the key as well.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from mlc.errors import MlcError
 from mlc.runtime.artifact_cache import ArtifactCache, cache_key
 from mlc.runtime.artifacts import Artifact, ArtifactError, decode, encode
+from mlc.runtime.digests import sha256
 
 if TYPE_CHECKING:
     from mlc.compiler import CompiledFunction
@@ -78,7 +78,7 @@ def _versions() -> dict[str, str]:
 
 def mlc_build() -> str:
     """mlc's version and a fingerprint of its source files (see the module docstring)."""
-    digest = hashlib.sha256()
+    digest = sha256()
     _fingerprint_sources(str(Path(__file__).parent), "", digest)
     return f"{_versions()['mlc']}+{digest.hexdigest()[:16]}"
 
@@ -149,7 +149,7 @@ def host_cpu_fingerprint(cpuinfo: str = "/proc/cpuinfo") -> str | None:
         for name, _, value in (line.partition(":") for line in lines)
         if name.strip().lower() in CPU_FINGERPRINT_FIELDS
     )
-    return hashlib.sha256("\n".join(fields).encode()).hexdigest() if fields else None
+    return sha256("\n".join(fields).encode()).hexdigest() if fields else None
 
 
 def cache_target(device: str) -> dict[str, str]:

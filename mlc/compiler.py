@@ -48,6 +48,10 @@ The steps, each an inspectable stage kept on the result:
    pipeline given in xDSL or MLIR spelling; a pass that cannot lower an op of the program (a
    limit of mlc, not an error in the source) raises `LoweringError`, a `CompileError` naming it;
 3. the backend turns the kernels into PTX for the device's architecture, or a native object;
+   where the process may use `MIN_CPUS_TO_OVERLAP` or more CPUs it does so on a worker thread
+   while the lowered module is verified (LLVM releases the GIL: on the H100 host's 16 cores the
+   verification of the fp16 MLP block, ~0.2 s, hides behind LLVM's optimization and code
+   generation); a module that does not verify reports that, whatever the backend did;
 4. the runtime loads them and plans the entry's host function (`HostProgram`).
 
 Python's garbage collector is paused for the whole compile (`collector_paused`).
@@ -67,15 +71,15 @@ the original exception chained for debugging.
 
 from __future__ import annotations
 
-import difflib
 import gc
 import os
 import sys
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -99,6 +103,13 @@ class LoweringError(CompileError):
     message names the op and the reason), as opposed to an error in the source."""
 
 
+def _close_matches(word: str, possibilities: Sequence[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """difflib's close matches, imported only for a message (a cache hit never needs it)."""
+    import difflib
+
+    return difflib.get_close_matches(word, possibilities, n=n, cutoff=cutoff)
+
+
 def resolve_device(device: str) -> str:
     """'cuda' or 'cpu' for a requested device ('auto' takes the GPU when one can be used)."""
     if not isinstance(device, str):
@@ -107,7 +118,7 @@ def resolve_device(device: str) -> str:
         )
     if device not in DEVICES:
         close = DEVICE_ALIASES.get(device.lower()) or next(
-            iter(difflib.get_close_matches(device.lower(), DEVICES, n=1, cutoff=0.5)), None
+            iter(_close_matches(device.lower(), DEVICES, n=1, cutoff=0.5)), None
         )
         hint = f" (did you mean '{close}'?)" if close else ""
         raise ArgumentError(f"unknown device '{device}': use one of {', '.join(map(repr, DEVICES))}{hint}")
@@ -151,7 +162,7 @@ def select_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
             if function.sym_name.data == entry:
                 return function
         names = [f.sym_name.data for f in functions]
-        close = difflib.get_close_matches(entry, names, n=1)
+        close = _close_matches(entry, names, n=1)
         hint = f"; did you mean @{close[0]}?" if close else ""
         listing = ", ".join(f"@{name}" for name in names) or "none"
         raise CompileError(f"no function @{entry} in the module (functions: {listing}){hint}")
@@ -337,6 +348,9 @@ class CompiledFunction:
         return f"<mlc.CompiledFunction @{self.name} on {self.device}>"
 
 
+_Result = TypeVar("_Result")
+
+
 def lower(
     module: ModuleOp,
     pipeline: str,
@@ -344,7 +358,8 @@ def lower(
     name: str = "<module>",
     verify_each_pass: bool = False,
     timings: dict[str, float] | None = None,
-) -> None:
+    then: Callable[[], Callable[[], _Result]] | None = None,
+) -> _Result | None:
     """Runs `pipeline` (xDSL or MLIR spelling) on `module` in place; the result verifies.
 
     Verifying after every pass costs more than the passes themselves (each verification walks
@@ -356,6 +371,14 @@ def lower(
     lower (`LoweringError`) is believed at once: that is a deliberate diagnostic, and programs
     mlc cannot compile yet should not pay for the pipeline twice.
     `timings`, when given, accumulates seconds per pass name and for 'verify'.
+
+    `then`, when given, is the next step on the lowered module (the backend; it must only read
+    the module), in two halves: `then()` runs in this thread after the passes (the Python work:
+    translating to LLVM IR) and returns the second half, whose result lower returns. Where the
+    process may use `MIN_CPUS_TO_OVERLAP` CPUs or more (`_may_overlap`) the second half (LLVM's
+    work, which releases the GIL) runs on a worker thread while this one verifies the module,
+    else after the verification. Either half's error is raised only once the module verified: a
+    module that does not verify reports that, as without `then`.
     """
     from mlc.diagnostics import verify
     from mlc.passes import build_pipeline
@@ -364,16 +387,72 @@ def lower(
     passes = build_pipeline(pipeline, all_passes(), mlir_syntax="(" in pipeline)
     if verify_each_pass:
         _run_passes(module, passes, source_map, name, True, timings)
-        return
+        return then()() if then is not None else None
     pristine = module.clone()
+    worker: _Worker | None = None
+    second_half: Callable[[], _Result] | None = None
+    deferred: Exception | None = None
     try:
         _run_passes(module, passes, source_map, name, False, timings)
-        _timed(timings, "verify", lambda: verify(module, source_map, name))
+        if then is not None:
+            try:
+                second_half = then()
+            except Exception as error:  # noqa: BLE001 - raised below once the module verified
+                deferred = error
+            else:
+                worker = _Worker(second_half) if _may_overlap() else None
+        try:
+            _timed(timings, "verify", lambda: verify(module, source_map, name))
+        finally:
+            if worker is not None:
+                worker.join()
     except LoweringError:
         raise
     except MlcError:
         _run_passes(pristine, passes, source_map, name, True, None)
         raise  # the passes verified one by one: the error is not the IR's, report it as it was
+    if deferred is not None:
+        raise deferred
+    if worker is not None:
+        return worker.result()
+    return second_half() if second_half is not None else None
+
+MIN_CPUS_TO_OVERLAP = 4
+"""The fewest CPUs the process may use for `lower` to run its `then` (the backend) beside the
+final verification. Both need the GIL for their Python parts (the translation to LLVM IR, the
+verifier): with fewer cores, or busy ones, the two threads trading it cost more than the overlap
+of LLVM's native work saves (measured on the shared 2-core development machine: slower)."""
+
+
+def _may_overlap() -> bool:
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # no sched_getaffinity (macOS, Windows)
+        usable = os.cpu_count() or 1
+    return usable >= MIN_CPUS_TO_OVERLAP
+
+
+class _Worker(threading.Thread):
+    """`step()` on a thread of its own, started at once; `result()` after `join()` returns its
+    value or raises its exception."""
+
+    def __init__(self, step: Callable[[], Any]):
+        super().__init__(name="mlc-backend", daemon=True)
+        self._step = step
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self._value = self._step()
+        except BaseException as error:  # noqa: BLE001 - handed to the caller's thread, raised there
+            self._error = error
+
+    def result(self) -> Any:
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def _timed(timings: dict[str, float] | None, key: str, step: Any) -> None:
@@ -464,12 +543,13 @@ def compile(
 
             TUNED.write(module, StringAttr(describe(config_from_key(tuned.config))))
         _refuse_what_the_target_cannot_compute(module, target, pipeline, precision, source_map, name)
-        lower(module, chosen, source_map, name)
         from mlc.runtime import HostProgramError
 
+        arch = _device_arch(target)
+        # A shared library is linked for the cache only: it is what a later process loads.
+        built = lower(module, chosen, source_map, name, then=lambda: _build(module, arch, lookup is not None))
         try:
-            # A shared library is linked for the cache only: it is what a later process loads.
-            kernels, program, library = _load(module, target, function_name, cuda_graph, num_threads, lookup is not None)
+            kernels, program, library = _load(module, target, built, function_name, cuda_graph, num_threads, lookup is not None)
         except HostProgramError as error:
             if not pipeline:
                 raise
@@ -603,7 +683,7 @@ def _check_precision_argument(precision: str | None, pipeline: str | None) -> No
     from mlc.dialects.precision import PRECISIONS
 
     if precision not in PRECISIONS:
-        close = difflib.get_close_matches(precision.lower(), PRECISIONS, n=1)
+        close = _close_matches(precision.lower(), PRECISIONS, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         raise ArgumentError(f"precision must be one of {', '.join(map(repr, PRECISIONS))}, got {precision!r}{hint}")
     if pipeline:
@@ -663,31 +743,52 @@ def _refuse_bfloat16_without_support(module: ModuleOp, source_map: Any, name: st
             raise LoweringError(describe_op(op, message, source_map, name))
 
 
+def _device_arch(target: str) -> str | None:
+    """The GPU's architecture for a 'cuda' compile (opening the device in this thread), else None."""
+    if target != "cuda":
+        return None
+    from mlc.runtime import get_device
+
+    return get_device().arch
+
+
+def _build(module: ModuleOp, arch: str | None, shared_library: bool) -> Callable[[], Any]:
+    """The backend for the lowered `module` in `lower`'s two halves (`then`): PTX for `arch`, else
+    the CPU's code (with a shared library when `shared_library`). Only reads `module`."""
+    if arch is not None:
+        from mlc.backend.nvptx import prepare_ptx
+
+        return prepare_ptx(module, arch)
+    from mlc.backend.cpu import prepare_cpu_code
+
+    return prepare_cpu_code(module, shared_library)
+
+
 def _load(
-    module: ModuleOp, target: str, function_name: str, cuda_graph: bool | None, num_threads: int | None, shared_library: bool
+    module: ModuleOp,
+    target: str,
+    built: Any,
+    function_name: str,
+    cuda_graph: bool | None,
+    num_threads: int | None,
+    shared_library: bool,
 ) -> tuple[str | bytes, Any, bytes | None]:
-    """The backend's artifact for `module`, the runtime's program of `function_name`, and (CPU,
-    when `shared_library` is asked for and a linker is there) the kernels as a shared library;
-    on the GPU, `shared_library` keeps the driver's compiled image (cubin) with the program."""
-    from mlc import backend
+    """The kernels (`built` by `_build`), the runtime's program of `function_name`, and (CPU, when
+    `shared_library` is asked for and a linker is there) the kernels as a shared library; on the
+    GPU, `shared_library` keeps the driver's compiled image (cubin) with the program."""
     from mlc.runtime import HostProgram
 
     if target == "cuda":
         from mlc.runtime import get_device
 
-        gpu = get_device()
-        ptx = backend.compile_to_ptx(module, arch=gpu.arch)
         # For the cache (`shared_library`: a later process loads what this one compiled), the
         # driver's compiled image is kept too: a hit then loads it without the PTX JIT.
         program = HostProgram.for_cuda(
-            module, ptx, entry=function_name, device=gpu, cuda_graph=cuda_graph, keep_cubin=shared_library
+            module, built, entry=function_name, device=get_device(), cuda_graph=cuda_graph, keep_cubin=shared_library
         )
-        return ptx, program, None
-    from mlc.backend.cpu import compile_to_cpu_code
-
-    code = compile_to_cpu_code(module, shared_library)
-    program = HostProgram.for_cpu(module, code.object_code, function_name, num_threads, code.shared_library)
-    return code.object_code, program, code.shared_library
+        return built, program, None
+    program = HostProgram.for_cpu(module, built.object_code, function_name, num_threads, built.shared_library)
+    return built.object_code, program, built.shared_library
 
 
 def interpret(source: str | os.PathLike[str] | ModuleOp, *arrays: object, entry: str | None = None) -> Any:

@@ -39,7 +39,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from llvmlite import binding, ir
@@ -119,19 +119,31 @@ def compile_to_cpu_code(module: ModuleOp, shared_library: bool = False) -> CpuCo
     """The object for MCJIT; with `shared_library`, the position-independent object and the
     shared library linked from it when there is a linker (MCJIT loads that object too, should a
     dynamic loader refuse the library), else the object for MCJIT alone."""
+    return prepare_cpu_code(module, shared_library)()
+
+
+def prepare_cpu_code(module: ModuleOp, shared_library: bool = False) -> Callable[[], CpuCode]:
+    """`compile_to_cpu_code` in two halves: the Python one now (the translation to LLVM IR text),
+    and the returned step, LLVM's (parse, O3, emission) and the linker's, which holds the GIL
+    only between its calls into LLVM, so that another thread's Python work overlaps it."""
     machine = host_target_machine()
-    llvm_module = parse_verified(translate_module(module, cpu_target(machine, for_code_generation=True)))
-    optimize(llvm_module, machine)
-    verify(llvm_module, "optimization")
-    try:
-        if shared_library and c_compiler_driver() is not None:
-            position_independent = host_target_machine(position_independent=True).emit_object(llvm_module)
-            library = link_shared_library(position_independent)
-            if library is not None:
-                return CpuCode(position_independent, library)
-        return CpuCode(machine.emit_object(llvm_module))
-    except RuntimeError as error:
-        raise BackendError(f"the {machine.triple} back end failed: {error}") from None
+    text = str(translate_module(module, cpu_target(machine, for_code_generation=True)))
+
+    def generate() -> CpuCode:
+        llvm_module = parse_verified(text)
+        optimize(llvm_module, machine)
+        verify(llvm_module, "optimization")
+        try:
+            if shared_library and c_compiler_driver() is not None:
+                position_independent = host_target_machine(position_independent=True).emit_object(llvm_module)
+                library = link_shared_library(position_independent)
+                if library is not None:
+                    return CpuCode(position_independent, library)
+            return CpuCode(machine.emit_object(llvm_module))
+        except RuntimeError as error:
+            raise BackendError(f"the {machine.triple} back end failed: {error}") from None
+
+    return generate
 
 
 LINK_TIMEOUT_SECONDS = 60

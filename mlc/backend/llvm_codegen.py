@@ -25,10 +25,10 @@ def initialize_llvm() -> None:
     binding.initialize_all_asmprinters()
 
 
-def parse_verified(module: ir.Module) -> binding.ModuleRef:
-    """LLVM's own module for `module`, verified."""
+def parse_verified(module: ir.Module | str) -> binding.ModuleRef:
+    """LLVM's own module for `module` (llvmlite's IR, or its text), verified."""
     try:
-        parsed = binding.parse_assembly(str(module))
+        parsed = binding.parse_assembly(module if isinstance(module, str) else str(module))
     except RuntimeError as error:
         raise BackendError(f"LLVM cannot parse the translated module: {error}") from None
     try:

@@ -47,7 +47,7 @@ import functools
 import glob
 import importlib.util
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from llvmlite import binding, ir
@@ -314,18 +314,30 @@ def target_for_module(module: ModuleOp, arch: str) -> str:
 def compile_to_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH, *, ptx_version: int | None = None) -> str:
     """PTX for every `llvm.func` of `module`; `nvvm.kernel` functions become `.entry`s (for sm_90a
     when one requires it and `arch` is sm_90, `target_for_module`)."""
+    return prepare_ptx(module, arch, ptx_version=ptx_version)()
+
+
+def prepare_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH, *, ptx_version: int | None = None) -> Callable[[], str]:
+    """`compile_to_ptx` in two halves: the Python one now (the target, the translation to LLVM IR
+    text), and the returned step, LLVM's (parse, libdevice, O3, PTX emission), which holds the
+    GIL only between its calls into LLVM, so that another thread's Python work overlaps it."""
     arch = target_for_module(module, arch)
     machine = target_machine(arch, ptx_version)
-    llvm_module = parse_verified(translate_module(module, nvptx_target(for_code_generation=True)))
-    refuse_bfloat16_before_sm80(llvm_module, arch)
-    if calls_libdevice(llvm_module):
-        link_libdevice(llvm_module)
-        drop_unused_definitions(llvm_module, machine)
-        verify(llvm_module, "linking libdevice")
-    optimize(llvm_module, machine)
-    verify(llvm_module, "optimization")
-    check_resolved(llvm_module)
-    try:
-        return machine.emit_assembly(llvm_module)
-    except RuntimeError as error:
-        raise BackendError(f"the NVPTX back end failed for {arch}: {error}") from None
+    text = str(translate_module(module, nvptx_target(for_code_generation=True)))
+
+    def generate() -> str:
+        llvm_module = parse_verified(text)
+        refuse_bfloat16_before_sm80(llvm_module, arch)
+        if calls_libdevice(llvm_module):
+            link_libdevice(llvm_module)
+            drop_unused_definitions(llvm_module, machine)
+            verify(llvm_module, "linking libdevice")
+        optimize(llvm_module, machine)
+        verify(llvm_module, "optimization")
+        check_resolved(llvm_module)
+        try:
+            return machine.emit_assembly(llvm_module)
+        except RuntimeError as error:
+            raise BackendError(f"the NVPTX back end failed for {arch}: {error}") from None
+
+    return generate

@@ -347,6 +347,29 @@ DYNAMIC_SHARED_BYTES = DeclaredAttribute(
     "the runtime (the launch's dynamic shared memory), the interpreter (the global's size)",
     _positive_integer,
 )
+def _tensor_maps(value: Attribute) -> bool:
+    """An array of `array<i64: source, swizzle, box...>`: a parameter index >= 0, a swizzle span
+    of 0/32/64/128 bytes and at least one positive box size."""
+
+    def entry(item: Attribute) -> bool:
+        if not isinstance(item, DenseArrayBase) or item.elt_type != i64:
+            return False
+        values = item.get_values()
+        return len(values) >= 3 and values[0] >= 0 and values[1] in (0, 32, 64, 128) and all(v > 0 for v in values[2:])
+
+    return isinstance(value, ArrayAttr) and all(entry(item) for item in value.data)
+
+
+TENSOR_MAPS = DeclaredAttribute(
+    "mlc.tensor_maps",
+    "[array<i64: source, swizzle, box...>, ...]",
+    "a GPU kernel that reads operands with bulk tensor copies (TMA): one trailing pointer parameter "
+    "per entry, after the launched buffers, holds the tensor map of buffer parameter `source` (its "
+    "shape and element type) with that box (outermost first) and swizzle span in bytes",
+    "hand-built TMA kernels (bench/tma_matmul.py, the runtime tests); the TMA wgmma lowering is not built yet",
+    "the runtime (encodes each map once per operand pointer into device memory: runtime/tensor_maps.py)",
+    _tensor_maps,
+)
 KERNEL = DeclaredAttribute(
     "mlc.kernel",
     "a unit attribute",
@@ -451,6 +474,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     BLOCK_SYNCHRONOUS,
     MIN_BLOCKS_PER_MULTIPROCESSOR,
     DYNAMIC_SHARED_BYTES,
+    TENSOR_MAPS,
     REQUIRED_ARCH,
     KERNEL,
     CPU_PROGRAMS,

@@ -21,12 +21,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import FunctionType, MemRefType, NoneAttr, StringAttr, SymbolRefAttr
+from xdsl.dialects.builtin import ArrayAttr, FunctionType, MemRefType, NoneAttr, StringAttr, SymbolRefAttr
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
+
+from mlc.dialects import attributes
 
 from mlc.dialects.buffer_limits import buffer_size_problem
 
@@ -133,9 +135,13 @@ def verify_launch(
     parameter_types = kernel_parameter_types(kernel)
     if parameter_types is None:  # pragma: no cover - every accepted kernel has a function_type
         raise VerifyException(f"cannot read the signature of '{kernel_name.string_value()}'")
+    maps = kernel.attributes.get(attributes.TENSOR_MAPS.name)
+    if isinstance(maps, ArrayAttr) and maps.data:  # trailing parameters the runtime fills
+        parameter_types = parameter_types[: max(0, len(parameter_types) - len(maps.data))]
     if len(parameter_types) != len(arguments):
+        maps_note = f" and {len(maps.data)} tensor maps" if isinstance(maps, ArrayAttr) and maps.data else ""
         raise VerifyException(
-            f"kernel '{kernel_name.string_value()}' takes {len(parameter_types)} arguments, "
+            f"kernel '{kernel_name.string_value()}' takes {len(parameter_types)} arguments{maps_note}, "
             f"but the launch passes {len(arguments)}"
         )
     for index, (argument, parameter_type) in enumerate(zip(arguments, parameter_types)):

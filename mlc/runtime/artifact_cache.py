@@ -32,7 +32,6 @@ precedes it); the size limit is approximate when several processes add entries a
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import sys
 import warnings
@@ -42,6 +41,7 @@ from pathlib import Path
 
 from mlc.errors import format_bytes
 from mlc.runtime.artifacts import Artifact, ArtifactError, decode, encode
+from mlc.runtime.digests import sha256
 
 DEFAULT_MAX_BYTES = 1 << 30
 SUFFIX = ".mlca"
@@ -68,7 +68,7 @@ def cache_enabled() -> bool:
 
 def cache_key(*parts: str) -> str:
     """The SHA-256 of `parts`, each length-prefixed (so no two lists of parts collide)."""
-    digest = hashlib.sha256()
+    digest = sha256()
     for part in parts:
         data = part.encode()
         digest.update(len(data).to_bytes(8, "little"))

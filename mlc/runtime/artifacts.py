@@ -33,7 +33,6 @@ tuple `{"$tuple": [...]}`, a numpy dtype `{"$dtype": "<f4"}`, an array `{"$array
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import struct
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ import numpy as np
 
 from mlc.errors import MlcError
 from mlc.runtime import slots
+from mlc.runtime.digests import sha256
 
 MAGIC = b"MLCART\x00\x01"
 FORMAT_VERSION = 1
@@ -118,7 +118,7 @@ def encode(artifact: Artifact) -> bytes:
     header["blobs"] = table
     header_bytes = json.dumps(header, separators=(",", ":")).encode()
     payload = b"".join([struct.pack("<Q", len(header_bytes)), header_bytes, *blobs])
-    return MAGIC + hashlib.sha256(payload).digest() + payload
+    return MAGIC + sha256(payload).digest() + payload
 
 
 def decode(data: bytes) -> Artifact:
@@ -131,7 +131,7 @@ def decode(data: bytes) -> Artifact:
         raise ArtifactError("not an mlc artifact (wrong magic bytes)")
     view = memoryview(data)
     checksum, payload = bytes(view[len(MAGIC) : len(MAGIC) + 32]), view[len(MAGIC) + 32 :]
-    if hashlib.sha256(payload).digest() != checksum:
+    if sha256(payload).digest() != checksum:
         raise ArtifactError("checksum mismatch: the file is truncated or corrupted")
     (header_size,) = struct.unpack_from("<Q", payload, 0)
     try:

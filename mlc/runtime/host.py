@@ -343,6 +343,7 @@ class HostProgram:
             raise HostProgramError(f"@{plan.function_name}: CUDA graphs need the GPU; {type(executor).__name__} has none")
         # With CUDA graphs: one captured graph per set of kernel pointers, most recently used last.
         self._graphs: dict[tuple[int | None, ...], object] | None = {} if cuda_graph else None
+        self._graphs_tensor_maps = 0  # the executor's tensor_map_generation the graphs were captured under
         # Chosen automatically (graph_choice.py): given up when the buffers move too often.
         self._capture_guard = CaptureGuard() if cuda_graph and automatic_graphs else None
         foreign = plan.launch_kinds - {executor.launch_op_name}
@@ -693,6 +694,10 @@ class HostProgram:
         stream and replayed on the call's (`call_streams.py`). False, having launched nothing,
         when graphs chosen automatically are given up (`graph_choice.CaptureGuard`)."""
         assert self._graphs is not None and isinstance(self.executor, CudaExecutor)
+        generation = self.executor.tensor_map_generation
+        if generation != self._graphs_tensor_maps:  # a slot a graph holds now maps another operand
+            self._graphs.clear()
+            self._graphs_tensor_maps = generation
         key = tuple(self._pointers)
         graph = self._graphs.pop(key, None)
         if self._capture_guard is not None and not self._capture_guard.keep_graphs(capturing=graph is None):
@@ -930,7 +935,10 @@ class CpuExecutor(HostMemoryExecutor):
 
 
 class _CudaKernel(LoadedKernel):
-    __slots__ = ("arguments", "_enqueue", "_grid", "_block", "stream_handle", "_shared_bytes")
+    """A kernel's launch with its parameter block. The cells after the buffers hold the tensor maps
+    of `mlc.tensor_maps` (`_TensorMapCells`), updated with the buffers they map."""
+
+    __slots__ = ("arguments", "_enqueue", "_grid", "_block", "stream_handle", "_shared_bytes", "tensor_maps")
 
     def __init__(self, executor: CudaExecutor, launch: KernelLaunch):
         from mlc.runtime.cuda import KernelArguments
@@ -948,16 +956,53 @@ class _CudaKernel(LoadedKernel):
         self._shared_bytes = launch.dynamic_shared_bytes
         if self._shared_bytes:
             function.allow_dynamic_shared_memory(self._shared_bytes)
-        self.arguments = KernelArguments(len(launch.slots))
+        self.arguments = KernelArguments(len(launch.slots) + len(launch.tensor_maps))
+        self.tensor_maps = _TensorMapCells(launch, self.arguments, executor.device) if launch.tensor_maps else None
         self._enqueue = function.enqueue
         self._grid, self._block = launch.grid, launch.block
         self.stream_handle = executor.stream.handle  # the call's: CudaExecutor.begin_call changes it
 
     def set_pointer(self, parameter: int, pointer: int) -> None:
         self.arguments.set_pointer(parameter, pointer)
+        if self.tensor_maps is not None:
+            self.tensor_maps.point(parameter, pointer)
 
     def launch(self) -> None:
         self._enqueue(self._grid, self._block, self.arguments, self.stream_handle, self._shared_bytes)
+
+
+class _TensorMapCells:
+    """The tensor-map parameters of one kernel launch (`mlc.tensor_maps`): each has a
+    `TensorMapTable` of its own, so that a slot is only ever reused for the same parameter's
+    earlier operands, never under another parameter's current cell. A table keeps
+    `MAX_CUDA_GRAPHS` + 1 operand addresses, so the graphs a program keeps rarely lose theirs
+    (`generation`: the host drops its graphs when it changes)."""
+
+    def __init__(self, launch: KernelLaunch, arguments: object, device: object):
+        from mlc.runtime.tensor_maps import TensorMapGeometry, TensorMapTable, element_of_dtype
+
+        self.arguments = arguments
+        self.first = len(launch.slots)
+        self.maps = []
+        self.storage = []
+        for parameter in launch.tensor_maps:
+            spec = launch.buffer_specs[parameter.source]
+            element = element_of_dtype(spec.dtype)
+            assert element is not None, "plan.py checks the element type of a tensor map's buffer"
+            geometry = TensorMapGeometry.row_major(element, spec.shape, parameter.box, parameter.swizzle)
+            table, storage = TensorMapTable.on_device(capacity=MAX_CUDA_GRAPHS + 1, device=device)
+            self.maps.append((parameter.source, geometry, table))
+            self.storage.append(storage)
+
+    def point(self, parameter: int, pointer: int) -> None:
+        """Points the maps of buffer parameter `parameter` at the operand at `pointer`."""
+        for index, (source, geometry, table) in enumerate(self.maps):
+            if source == parameter:
+                self.arguments.set_pointer(self.first + index, table.address(pointer, geometry))  # type: ignore[attr-defined]
+
+    @property
+    def generation(self) -> int:
+        return sum(table.generation for _, _, table in self.maps)
 
 
 class _CudaArgumentBinder:
@@ -1097,6 +1142,12 @@ class CudaExecutor(Executor):
         kernel = _CudaKernel(self, launch)
         self._kernels.append(kernel)
         return kernel
+
+    @property
+    def tensor_map_generation(self) -> int:
+        """Changes whenever a tensor-map slot that a captured graph may hold is given to another
+        operand (`_TensorMapCells`): the host then drops its graphs."""
+        return sum(kernel.tensor_maps.generation for kernel in self._kernels if kernel.tensor_maps is not None)
 
     def allocate(self, spec: BufferSpec, alignment: int) -> Buffer:
         from mlc.runtime.cuda import DeviceBuffer

@@ -49,7 +49,8 @@ def random_inputs(function_type: object, seed: int) -> list[np.ndarray]:
     return arrays
 
 
-MAX_CALLS_PER_SAMPLE = 1000
+MAX_CALLS_PER_SAMPLE = 20000
+"""Enough for 10 ms samples of a 0.5 us kernel."""
 
 
 def time_device_calls(
@@ -72,9 +73,13 @@ def time_device_calls(
         end.synchronize()
         return end.elapsed_milliseconds_since(start) / 1e3 / calls
 
+    def size(seconds_per_call: float) -> int:
+        return max(1, min(MAX_CALLS_PER_SAMPLE, math.ceil(min_sample_seconds / max(seconds_per_call, 1e-7))))
+
     calls = 1
-    if min_sample_seconds > 0:  # one call's time (launch included) sizes the samples
-        calls = max(1, min(MAX_CALLS_PER_SAMPLE, math.ceil(min_sample_seconds / max(sample(1), 1e-7))))
+    if min_sample_seconds > 0:  # one call's time (its launch path included) sizes a first run,
+        calls = size(sample(1))  # whose time per call (launches overlapped) sizes the samples
+        calls = max(calls, size(sample(calls)))
     return [sample(calls) for _ in range(runs)]
 
 

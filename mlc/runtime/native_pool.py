@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import hashlib
 import os
 import shutil
 import subprocess
@@ -71,6 +70,8 @@ import sys
 import tempfile
 import weakref
 from pathlib import Path
+
+from mlc.runtime.digests import sha256
 
 MAX_POINTERS = 64
 """The most buffers a kernel run by the native pool may take (more: the Python pool runs it)."""
@@ -364,7 +365,7 @@ def _load(path: Path) -> ctypes.CDLL | None:
 
 def _build_and_load(driver: str) -> ctypes.CDLL | None:
     source = pool_source()
-    key = hashlib.sha256("\0".join([source, driver, *COMPILE_FLAGS]).encode()).hexdigest()[:24]
+    key = sha256("\0".join([source, driver, *COMPILE_FLAGS]).encode()).hexdigest()[:24]
     name = f"mlc-pool-{key}.so"
     cached = _cached_library_path(name)
     if cached is not None and cached.exists():

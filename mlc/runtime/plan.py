@@ -63,6 +63,8 @@ from mlc.dialects.buffer_limits import buffer_size_problem
 from mlc.dialects.element_types import to_numpy_dtype
 from mlc.dialects.gpu.ops import LaunchOp as GpuLaunchOp
 from mlc.dialects.loop.ops import LaunchOp as LoopLaunchOp
+from mlc.errors import PassFailure
+from mlc.runtime.tensor_maps import TENSOR_MAP_OPERAND_ALIGNMENT, TensorMapError, TensorMapGeometry, element_of_dtype
 from mlc.runtime.slots import (  # noqa: F401 - re-exported: the plan's classes are read from here too
     CPU_LAUNCH,
     DEFAULT_ALIGNMENT,
@@ -75,6 +77,7 @@ from mlc.runtime.slots import (  # noqa: F401 - re-exported: the plan's classes 
     HostProgramError,
     KernelLaunch,
     ResultSlot,
+    TensorMapParameter,
     ViewSlot,
 )
 
@@ -194,6 +197,35 @@ def _parameter_alignments(kernel: llvm.FuncOp, parameter_count: int) -> tuple[in
                 f"kernel '{name}': the alignment of parameter #{index} must be a power of two, got {value}"
             )
     return values
+
+
+def _tensor_maps(kernel: llvm.FuncOp, specs: Sequence[BufferSpec]) -> tuple[TensorMapParameter, ...]:
+    """The kernel's `mlc.tensor_maps`, checked against the buffers the launch passes."""
+    name = kernel.sym_name.data
+    try:
+        attribute = attributes.TENSOR_MAPS.read(kernel)
+    except PassFailure as failure:
+        raise HostProgramError(f"kernel '{name}': {failure}") from None
+    if attribute is None:
+        return ()
+    maps = []
+    for index, entry in enumerate(attribute.data):  # type: ignore[attr-defined]
+        source, swizzle, *box = (int(v) for v in entry.get_values())
+        where = f"kernel '{name}': tensor map #{index} ({attributes.TENSOR_MAPS.name})"
+        if source >= len(specs):
+            raise HostProgramError(f"{where} reads parameter #{source}; the launch passes {len(specs)} buffers")
+        spec = specs[source]
+        element = element_of_dtype(spec.dtype)
+        if element is None:
+            raise HostProgramError(f"{where}: tensor maps take f16, bf16 or f32 buffers, not {spec.type_text}")
+        if len(box) != len(spec.shape):
+            raise HostProgramError(f"{where}: a box of {len(box)} dimensions for {spec.type_text}")
+        try:
+            TensorMapGeometry.row_major(element, spec.shape, tuple(box), swizzle).check()
+        except TensorMapError as error:
+            raise HostProgramError(f"{where} for {spec.type_text}: {error}") from None
+        maps.append(TensorMapParameter(source, tuple(box), swizzle))
+    return tuple(maps)
 
 
 def _launch_target(module: ModuleOp, launch: Operation, kernel_name: str, gpu: bool) -> llvm.FuncOp:
@@ -437,13 +469,20 @@ class _PlanBuilder:
         name = op.kernel.root_reference.data
         kernel = _launch_target(self.module, op, name, gpu)
         operands: Sequence[SSAValue] = op.arguments
-        if len(kernel.function_type.inputs.data) != len(operands):
+        slots = tuple(self.slot_of(value, op) for value in operands)
+        tensor_maps = _tensor_maps(kernel, tuple(self.specs[slot] for slot in slots)) if gpu else ()
+        if len(kernel.function_type.inputs.data) != len(operands) + len(tensor_maps):
+            maps = f" and {len(tensor_maps)} tensor maps ({attributes.TENSOR_MAPS.name})" if tensor_maps else ""
             raise HostProgramError(
                 f"'{first_line_of(op)}': kernel '{name}' takes {len(kernel.function_type.inputs.data)} "
-                f"parameters, the launch passes {len(operands)}"
+                f"parameters, the launch passes {len(operands)}{maps}"
             )
         alignments = _parameter_alignments(kernel, len(operands))
-        slots = tuple(self.slot_of(value, op) for value in operands)
+        if tensor_maps:  # the copy engine reads operands from 16-byte aligned addresses
+            alignments = tuple(
+                max(alignment, TENSOR_MAP_OPERAND_ALIGNMENT) if any(m.source == index for m in tensor_maps) else alignment
+                for index, alignment in enumerate(alignments)
+            )
         launch = KernelLaunch(
             kernel=name,
             op_name=op.name,
@@ -454,6 +493,7 @@ class _PlanBuilder:
             parameter_alignments=alignments,
             programs=None if gpu else _cpu_programs(kernel),
             dynamic_shared_bytes=_dynamic_shared_bytes(kernel) if gpu else 0,
+            tensor_maps=tensor_maps,
         )
         for parameter, (slot, alignment) in enumerate(zip(slots, alignments)):
             if alignment > self.alignments[slot][0]:

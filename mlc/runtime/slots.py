@@ -90,6 +90,17 @@ class ViewSlot:
 
 
 @dataclass(frozen=True)
+class TensorMapParameter:
+    """A kernel parameter after the launched buffers that holds the TMA tensor map of one of them
+    (`mlc.tensor_maps`): the buffer's parameter index, the box one copy moves (outermost first) and
+    the swizzle span in bytes."""
+
+    source: int
+    box: tuple[int, ...]
+    swizzle: int
+
+
+@dataclass(frozen=True)
 class KernelLaunch:
     """One kernel launch: the kernel, the slots it takes and, on the GPU, its grid and block."""
 
@@ -105,6 +116,8 @@ class KernelLaunch:
     (`mlc.cpu_programs`); None: one call runs the whole kernel."""
     dynamic_shared_bytes: int = 0
     """GPU: the dynamic shared memory each block gets (`mlc.dynamic_shared_bytes`)."""
+    tensor_maps: tuple[TensorMapParameter, ...] = ()
+    """GPU: the tensor maps passed after the buffers, in parameter order (`mlc.tensor_maps`)."""
 
     def describe(self) -> str:
         if self.grid is None or self.block is None:

@@ -6,7 +6,7 @@ records of earlier tunings on the same target (other shapes, other programs: `ad
 the model before the first measurement of this one (transfer). Failed candidates are taught as
 twice the worst cost seen, so the search learns to avoid what does not compile or run.
 `fit()` retrains from scratch on everything seen (cheap at tuning sizes: a few hundred rows), as
-the search calls it after every batch. `predict` ranks candidates: lower is faster. Before
+the search calls it before each proposal that follows new results. `predict` ranks candidates: lower is faster. Before
 `MIN_ROWS` rows the model is not trained and `predict` returns zeros (the search then explores at
 random).
 

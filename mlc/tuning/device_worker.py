@@ -6,7 +6,8 @@ the compile worker kept one: no driver JIT here) is loaded, called once on the w
 and checked against the reference within its derived bounds (`Prepared.check`: in the result's
 own precision first, `check_results` deciding anything near a bound), then timed
 (`time_calls`: `warmup` calls, then `repeats` samples; on the GPU each sample is back-to-back
-calls lasting at least the task's `min_sample_seconds`); the cost is the samples' median.
+calls lasting at least the task's `min_sample_seconds`, after `warmup_samples` samples thrown
+away: `measure.TimingProtocol`); the cost is the samples' median.
 
 `Prepared` is a workload's inputs and reference as the device keeps them: on the GPU the inputs
 are copied to the device once and every candidate of the workload is called and timed on those
@@ -47,6 +48,8 @@ class MeasureResult:
     costs: tuple[float, ...] = field(default_factory=tuple)
     phases: tuple[tuple[str, float], ...] = ()
     """Seconds spent in each step where the device is: ('load', s), ('check', s), ('time', s)."""
+    device: int | None = None
+    """Which of the measurer's devices timed it (None: not timed, or not said)."""
 
 
 def describe_error(error: BaseException) -> str:
@@ -124,7 +127,8 @@ def run_candidate(task: Any, artifact: bytes, compile_seconds: float = 0.0, prep
             return MeasureResult(None, f"wrong result: {failure}", compile_seconds, phases=tuple(phases))
         start = time.perf_counter()
         if task.target == "cuda":
-            costs = time_device_calls(compiled, arguments, outputs, task.repeats, task.warmup, task.min_sample_seconds)
+            samples = time_device_calls(compiled, arguments, outputs, task.warmup_samples + task.repeats, task.warmup, task.min_sample_seconds)
+            costs = samples[task.warmup_samples :]
         else:
             costs = time_calls(compiled, arguments, task.target, task.repeats, task.warmup)
         phases.append(("time", time.perf_counter() - start))

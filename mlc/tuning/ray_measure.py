@@ -17,8 +17,11 @@
   Candidates go to the actors in turn; each actor times one candidate at a time, once its
   compile task has finished (Ray passes the compiled artifact from task to actor).
 
-`submit` returns at once (the search proposes its next round meanwhile); a candidate past the
-timeout is recorded as a failure. Nodes need mlc installed (the same version: results are keyed
+`submit` returns at once; `stream()` (what the search uses) starts candidates one at a time and
+returns results as they finish (`ray.wait` for any). Candidates go to the actors in turn when
+submitted, not to whichever actor is free first (Ray queues an actor's calls): with candidates of
+very different lengths a device can wait while another has a queue, which `LocalMeasurer`'s
+feeding threads avoid. A candidate past the timeout is recorded as a failure. Nodes need mlc installed (the same version: results are keyed
 by it).
 
 An address that does not answer is refused before Ray is asked (Ray itself would wait for a
@@ -42,6 +45,7 @@ from mlc.tuning.device_worker import TimingActor
 from mlc.tuning.features import extract_from_text
 from mlc.tuning.measure import REFERENCES_HELD, RUN_TIMEOUT, MeasureResult, MeasureTask, compile_candidate
 from mlc.tuning.optional import require
+from mlc.tuning.streams import lookahead
 
 CONNECT_TIMEOUT = 3.0
 
@@ -116,14 +120,18 @@ class RayMeasurer:
 
     def submit(self, tasks: Sequence[MeasureTask]) -> RayPending:
         """The tasks start at once (see the module docstring); results by `get()`."""
-        references = []
-        for task in tasks:
-            key, arrays = self._arrays_of(task)
-            compiled = self._compile.remote(task.without_arrays())
-            actor = self._actors[self._next_actor % len(self._actors)]
-            self._next_actor += 1
-            references.append(actor.run.remote(key, arrays, task.without_arrays(), compiled))
-        return RayPending(self, references)
+        return RayPending(self, [self.start(task) for task in tasks])
+
+    def start(self, task: MeasureTask) -> Any:
+        """One task's compile task and timing call; the call's object reference."""
+        key, arrays = self._arrays_of(task)
+        compiled = self._compile.remote(task.without_arrays())
+        actor = self._actors[self._next_actor % len(self._actors)]
+        self._next_actor += 1
+        return actor.run.remote(key, arrays, task.without_arrays(), compiled)
+
+    def stream(self) -> RayStream:
+        return RayStream(self)
 
     def _arrays_of(self, task: MeasureTask) -> tuple[int, Any]:
         """The task's arrays in the object store, put once per workload (held: ids stay unique)."""
@@ -156,6 +164,41 @@ def compile_in_ray_worker(task: MeasureTask) -> tuple[bytes | None, str | None, 
     return compile_candidate(task)
 
 
+class RayStream:
+    """`RayMeasurer`'s `streams.Stream`: `lookahead` candidates between proposal and an actor
+    (before any timing is known: `INITIAL_PER_DEVICE` each), plus the one each actor runs."""
+
+    def __init__(self, measurer: RayMeasurer):
+        self.measurer = measurer
+        self._tickets: dict[Any, int] = {}
+        self._numbers = itertools.count()
+
+    def put(self, task: MeasureTask) -> int:
+        ticket = next(self._numbers)
+        self._tickets[self.measurer.start(task)] = ticket
+        return ticket
+
+    def wants(self) -> int:
+        slots = self.measurer.slots
+        return max(0, lookahead(slots, slots, None, None) + slots - len(self._tickets))
+
+    def next(self) -> tuple[int, MeasureResult]:
+        ray, timeout = self.measurer.ray, self.measurer.timeout
+        ready, _ = ray.wait(list(self._tickets), num_returns=1, timeout=timeout)
+        if not ready:  # nothing finished within a candidate's timeout: the oldest has failed
+            oldest = next(iter(self._tickets))
+            ray.cancel(oldest, force=True)
+            return self._tickets.pop(oldest), MeasureResult(None, f"the Ray task took more than {timeout:.0f} s")
+        return self._tickets.pop(ready[0]), _outcome(ray, ready[0])
+
+
+def _outcome(ray: Any, reference: Any) -> MeasureResult:
+    try:
+        return ray.get(reference)
+    except Exception as error:  # noqa: BLE001 - the task's worker died
+        return MeasureResult(None, f"the Ray task failed: {error}")
+
+
 class RayPending:
     """Submitted Ray tasks; `get()` waits for them (at most the timeout per task), in task order."""
 
@@ -173,8 +216,5 @@ class RayPending:
                 ray.cancel(reference, force=True)
                 results.append(MeasureResult(None, f"the Ray task took more than {self.measurer.timeout:.0f} s"))
                 continue
-            try:
-                results.append(ray.get(reference))
-            except Exception as error:  # noqa: BLE001 - the task's worker died
-                results.append(MeasureResult(None, f"the Ray task failed: {error}"))
+            results.append(_outcome(ray, reference))
         return results

@@ -7,61 +7,71 @@
 2. Trial 0 is always the heuristic configuration (every knob at its pass's default): the best
    result is the cheapest successful measurement, so it is never worse than the heuristic as
    measured in the same tuning. That is what `TuneResult.best` promises.
-3. Each later batch is proposed by the strategy, from candidates that pass the knobs' pruning
+3. Each later candidate is proposed by the strategy, from candidates that pass the knobs' pruning
    rules and whose loop-level program (`features.extract`'s fingerprint) has not been measured
-   yet: configurations that make the same program are measured once. A configuration that does
-   not lower to the loop level is a failed trial (recorded, not measured).
+   nor proposed yet: configurations that make the same program are measured once. A
+   configuration that does not lower to the loop level is a failed trial (recorded, not
+   measured).
    * 'random': uniform samples of the space.
    * 'evolutionary' (Ansor-like): a population of mutations (one knob changed) and crossovers
      (each knob from either of two parents) of the best measured configurations, plus random
-     samples; the cost model (`CostModel`, retrained after every batch, seeded with earlier
-     tunings of the target from the database) ranks them, and the batch takes the predicted
-     best, with one random member per batch to keep exploring. Until the model has data (the
-     heuristic's measurement and earlier tunings' records count) it behaves as 'random'.
-4. Rounds are pipelined: up to `depth` rounds are in flight (`PIPELINE_DEPTH`), so round k+1 is
-   proposed from the model of rounds up to k-1 and compiles while round k is timed (a measurer
-   without `submit` measures one round at a time). Candidates in flight count as measured for
-   the proposals (no program is proposed twice). Round k's results are recorded, in its order,
-   before the model is refitted and round k+2 proposed. The heuristic is round 0 (its trial is
-   always trial 0): the first batch does not wait for its measurement.
+     samples; the cost model (`CostModel`, seeded with earlier tunings of the target from the
+     database) ranks them and the proposal takes the predicted best, each candidate replaced by
+     a random member of the population with probability `EXPLORE_SHARE` to keep exploring.
+     Until the model has data (the heuristic's measurement and earlier tunings' records count)
+     it behaves as 'random'.
+4. There are no rounds (`streams.py`): the search keeps `streams.lookahead` candidates in flight
+   and proposes the next ones whenever the measurer can start more, from the model refitted on
+   every result that has arrived (refitted once per proposal, not per result). Results are
+   taken as they finish, in any order; a trial's `index` is its proposal's order (the
+   heuristic's is 0), and `TuneResult.trials` is in that order at the end. Until the
+   heuristic's result is in, results wait to be taught to the model (costs are taught relative
+   to the heuristic's). `batch` caps the candidates proposed from one state of the model.
+   Proposals are the search's own critical path, and their cost is feature extraction: draws are
+   extracted `draw_width` (the measurer's extraction processes) at a time, one round trip for
+   many rejected draws, and a small space is extracted in the background (`prefetch.py`).
 5. Every measurement (failures too) goes to the database (when one is given) as it arrives, and
    to `on_trial` (the progress bar).
 
 The search stops early when no unmeasured program is left (a small space measured exhaustively).
-Deterministic for a given `seed` (the measured costs aside).
+Deterministic for a given `seed` and order of results: with `batch=1` the random strategy
+proposes the same candidates in the same order whatever the measurer and the order its results
+arrive in (the evolutionary one depends on which results had arrived when it proposed).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from mlc.tuning.cost_model import CostModel
 from mlc.tuning.database import Record, TuningDatabase, current_version
-from mlc.tuning.measure import SAMPLE_SECONDS, MeasureResult, MeasureTask
+from mlc.tuning.prefetch import Prefetch
+from mlc.tuning.measure import MeasureResult, MeasureTask, TimingProtocol, protocol_for
 from mlc.tuning.space import Config, SearchSpace, config_key
+from mlc.tuning.streams import stream_of
 from mlc.tuning.workload import Workload, target_key
 
 STRATEGIES = ("evolutionary", "random")
-POPULATION_PER_BATCH = 4
+POPULATION_PER_CANDIDATE = 4
+POPULATION_LEAST = 8
+"""Offspring the model ranks for a proposal: `POPULATION_PER_CANDIDATE` per candidate wanted,
+at least `POPULATION_LEAST` (a stream proposes one or two at a time)."""
+EXPLORE_SHARE = 0.125
+"""Chance that a proposed candidate is a random member of the population instead of the
+model's pick (the rounds of 8 before took one such member each)."""
 PARENTS = 4
 ATTEMPTS_PER_CANDIDATE = 4
 """Draws per wanted candidate before sampling gives up (each new configuration is lowered to the
 loop level for its features; knobs with nothing to act on make many draws repeat a program)."""
-BATCH_PER_SLOT = 4
-"""Candidates per round for each device the measurer times on at once (the default batch)."""
-PIPELINE_DEPTH = 2
-"""Rounds in flight: the next round is proposed (from the model of the rounds measured so far)
-and compiled while this one is timed, so the devices do not wait for the host's proposing,
-compiling and refitting between rounds."""
 EXHAUSTIVE_CHUNK = 64
 """Configurations of a small space extracted together while enumerating it."""
 EXHAUSTIVE_SPACE = 1 << 14
@@ -74,8 +84,10 @@ class Measurer(Protocol):
 
     def measure(self, tasks: list[MeasureTask]) -> list[MeasureResult]: ...
 
-    # Optional: `submit(tasks)` returning an object whose `get()` gives `measure`'s list; with it,
-    # rounds overlap (see `PIPELINE_DEPTH`).
+    # Optional: `stream()` returning a `streams.Stream` (candidates measured as they come, results
+    # as they finish); without it, `streams.SequentialStream` measures `slots` at a time.
+    # `extract_workers` (draws extracted at once) and `extract_later(source, configs)` (a
+    # background extraction's handle: `prefetch.py`) make proposals cheaper.
 
     def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
         """`features.extract_from_text`, in the measurer's worker processes."""
@@ -104,14 +116,21 @@ class TuneResult:
     trials: list[Trial] = field(default_factory=list)
     host_seconds: dict[str, float] = field(default_factory=dict)
     """Where the tuning's own process spent its time: 'propose' (the proposals, their feature
-    extraction included), 'fit' (the cost model), 'wait' (for rounds' results)."""
+    extraction included), 'fit' (the cost model), 'wait' (for the next result)."""
+    extractions: dict[str, int] = field(default_factory=dict)
+    """Configurations extracted 'on demand' (each call a round trip the proposal waited for:
+    'round trips') and in the 'background' (`prefetch.py`)."""
+
+    def _tally(self, kind: str, count: int) -> None:
+        self.extractions[kind] = self.extractions.get(kind, 0) + count
 
     def _count(self, step: str, since: float) -> None:
         self.host_seconds[step] = self.host_seconds.get(step, 0.0) + time.perf_counter() - since
 
     @property
     def heuristic(self) -> Trial:
-        return self.trials[0]
+        """Trial 0 (once measured: results arrive in any order during the tuning)."""
+        return next(t for t in self.trials if t.index == 0)
 
     @property
     def best(self) -> Trial | None:
@@ -145,6 +164,17 @@ class Search:
     """Configuration keys and program fingerprints measured (or failed) in this tuning."""
     extracted: dict[str, Candidate] = field(default_factory=dict)
     """Candidates by configuration key: features are extracted once per configuration."""
+    prefetch: Prefetch | None = None
+    """The background extraction of a small space (`prefetch.py`)."""
+    draw_width: int = 1
+    """Configurations drawn (and extracted together) at once: the measurer's extraction
+    processes, so that one proposal is one round trip to them, not one per rejected draw."""
+    proposed: int = 0
+    """Candidates proposed so far (the next one's trial index)."""
+    heuristic_known: bool = False
+    """Whether the heuristic's result has arrived (and every result since was taught)."""
+    model_stale: bool = False
+    """Whether results were taught since the model was last fitted."""
 
     def candidate(self, config: dict, taken: Sequence[Candidate] = ()) -> Candidate | None:
         """`config`'s features, or None when it is pruned, already measured or `taken` (this
@@ -159,13 +189,28 @@ class Search:
         return candidate
 
     def prepare(self, configs: Sequence[dict]) -> None:
-        """Extracts the features of the valid, new ones of `configs` at once (in parallel)."""
+        """Extracts the features of the valid, new ones of `configs` at once (in parallel), after
+        taking what the background extraction (`prefetch`) has finished."""
+        self.absorb()
         new = {config_key(c): c for c in configs if self.space.invalid(c) is None and config_key(c) not in self.extracted}
-        for (key, config), outcome in zip(new.items(), self.extract_many(list(new.values())) if new else []):
-            if isinstance(outcome, str):
-                self.extracted[key] = Candidate(config, [], f"failed:{key}", outcome)
-            else:
-                self.extracted[key] = Candidate(config, *outcome)
+        if new:
+            self.result._tally("round trips", 1)
+            self.result._tally("on demand", len(new))
+        for config, outcome in zip(new.values(), self.extract_many(list(new.values())) if new else []):
+            self._keep(config, outcome)
+
+    def absorb(self) -> None:
+        """Takes the background extraction's finished chunks (never waits)."""
+        if self.prefetch is not None:
+            absorbed = self.prefetch.absorb()
+            self.result._tally("background", len(absorbed))
+            for config, outcome in absorbed:
+                self._keep(config, outcome)
+
+    def _keep(self, config: dict, outcome: tuple[list[float], str] | str) -> None:
+        key = config_key(config)
+        if key not in self.extracted:
+            self.extracted[key] = Candidate(config, [], f"failed:{key}", outcome) if isinstance(outcome, str) else Candidate(config, *outcome)
 
     def record(self, candidate: Candidate) -> None:
         self.measured.update((config_key(candidate.config), candidate.fingerprint))
@@ -173,16 +218,18 @@ class Search:
     def propose(self, count: int) -> list[Candidate]:
         if self.strategy == "random" or not self.model.trained:
             return self._fill([], count)
-        offspring = self._fill(self._sample(self._offspring, count * POPULATION_PER_BATCH), count)
+        offspring = self._fill(self._sample(self._offspring, max(count * POPULATION_PER_CANDIDATE, POPULATION_LEAST)), count)
         failed = [c for c in offspring if c.error is not None][:count]
         population = [c for c in offspring if c.error is None]
         if failed or not population:
             return failed or []
-        explore = self.rng.choice(population) if len(population) > count else None
         predictions = self.model.predict([c.features for c in population])
-        ranked = [c for _, c in sorted(zip(predictions, population), key=lambda pair: pair[0]) if c is not explore]
-        chosen = ranked[: count - 1 if explore is not None else count]
-        return [*chosen, explore] if explore is not None else chosen
+        ranked = [c for _, c in sorted(zip(predictions, population), key=lambda pair: pair[0])]
+        chosen, others = ranked[:count], ranked[count:]
+        for position in range(len(chosen)):
+            if others and self.rng.random() < EXPLORE_SHARE:
+                chosen[position] = others.pop(self.rng.randrange(len(others)))
+        return chosen
 
     def _offspring(self) -> dict:
         measured = sorted((t for t in self.result.trials if t.cost is not None), key=lambda t: t.cost)  # type: ignore[arg-type, return-value]
@@ -211,12 +258,15 @@ class Search:
         return found
 
     def _sample(self, make: Callable[[], dict], count: int, taken: Sequence[Candidate] = ()) -> list[Candidate]:
-        """Up to `count` unmeasured candidates from at most ATTEMPTS_PER_CANDIDATE * count draws;
-        the draws of a round are extracted together (in parallel), then taken in order."""
+        """Up to `count` unmeasured candidates from at most max(ATTEMPTS_PER_CANDIDATE * count,
+        `draw_width`) draws, at least `draw_width` of them extracted together (in parallel), then
+        taken in order. (A proposal late in a tuning rejects most draws: their programs were
+        measured. One draw at a time, each rejection cost a round trip to the extraction
+        processes: three a candidate, the search's own process busy 80% of a 2-GPU tuning.)"""
         found: list[Candidate] = []
-        draws = 0
-        while len(found) < count and draws < ATTEMPTS_PER_CANDIDATE * count:
-            configs = [make() for _ in range(min(count - len(found), ATTEMPTS_PER_CANDIDATE * count - draws))]
+        draws, limit = 0, max(ATTEMPTS_PER_CANDIDATE * count, self.draw_width)
+        while len(found) < count and draws < limit:
+            configs = [make() for _ in range(min(max(count - len(found), self.draw_width), limit - draws))]
             draws += len(configs)
             self.prepare(configs)
             for config in configs:
@@ -236,54 +286,60 @@ def tune(
     seed: int = 0,
     database: TuningDatabase | None = None,
     on_trial: Callable[[Trial, TuneResult], None] | None = None,
-    repeats: int = 5,
+    repeats: int | None = None,
     reference: Reference | None = None,
-    depth: int = PIPELINE_DEPTH,
-    sample_seconds: float = SAMPLE_SECONDS,
+    protocol: TimingProtocol | None = None,
 ) -> TuneResult:
-    """Tunes `workload` on `target` with at most `trials` measurements (see the module docstring);
-    `batch` candidates per round, by default `BATCH_PER_SLOT` for each of the measurer's devices,
-    and up to `depth` rounds in flight (`PIPELINE_DEPTH`). `reference`: the workload's
-    `make_reference(workload)` when the caller has it already (a second tuning of the same
-    workload need not interpret it again). `sample_seconds`: the least a GPU timing sample lasts."""
+    """Tunes `workload` on `target` with at most `trials` measurements (see the module docstring).
+    `batch`: the most candidates proposed from one state of the model (default: as many as the
+    measurer wants). `reference`: the workload's `make_reference(workload)` when the caller has it
+    already (a second tuning of the same workload need not interpret it again). `protocol`: how
+    each candidate is timed (default `measure.protocol_for(target)`); `repeats` overrides its
+    sample count."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown search strategy '{strategy}': use one of {', '.join(STRATEGIES)}")
-    if depth < 1:
-        raise ValueError(f"the pipeline depth must be at least 1; got {depth}")
+    if batch is not None and batch < 1:
+        raise ValueError(f"the batch must be at least 1; got {batch}")
+    protocol = protocol or protocol_for(target)
+    protocol = dataclasses.replace(protocol, samples=repeats) if repeats is not None else protocol
     space = SearchSpace.of(workload.module, target)
     inputs, expected, bounds = reference or make_reference(workload)
     source = str(workload.module)
     result = TuneResult(workload, target, space)
-    search = Search(workload, space, strategy, random.Random(seed), CostModel(seed), result, lambda configs: measurer.extract(source, configs))
+    extract = lambda configs: measurer.extract(source, configs)  # noqa: E731
+    search = Search(workload, space, strategy, random.Random(seed), CostModel(seed), result, extract, draw_width=getattr(measurer, "extract_workers", 1))
     keys = (workload.key, target_key(target), current_version())
+    search.prefetch = Prefetch.of(space, measurer, source, lambda key: key in search.extracted)
+    stream = stream_of(measurer)
+    in_flight: dict[int, tuple[int, Candidate]] = {}
+    unlearned: list[Trial] = []
+    """Results that arrived before the heuristic's (costs are taught relative to it)."""
 
-    def submit(candidates: list[Candidate]) -> Round:
-        for candidate in candidates:  # taken: no later proposal repeats a program in flight
-            search.record(candidate)
-        tasks = [
-            MeasureTask(source, workload.entry, target, space.pipeline(c.config), inputs, expected, bounds, repeats=repeats, min_sample_seconds=sample_seconds)
-            for c in candidates
-            if c.error is None
-        ]
-        return Round(candidates, _submit(measurer, tasks))
+    def start(candidate: Candidate) -> None:
+        search.record(candidate)  # taken: no later proposal repeats a program in flight
+        index = search.proposed
+        search.proposed += 1
+        if candidate.error is not None:
+            finish(index, candidate, MeasureResult(None, candidate.error))
+            return
+        task = protocol.task(source, workload.entry, target, space.pipeline(candidate.config), inputs, expected, bounds)
+        in_flight[stream.put(task)] = (index, candidate)
 
-    def finish(round_: Round) -> None:
-        started = time.perf_counter()
-        outcomes = iter(round_.results())
-        result._count("wait", started)
-        for candidate in round_.candidates:
-            outcome = MeasureResult(None, candidate.error) if candidate.error is not None else next(outcomes)
-            trial = Trial(len(result.trials), candidate.config, space.pipeline(candidate.config), outcome, candidate.features, candidate.fingerprint)
-            result.trials.append(trial)
-            if candidate.features:
-                _learn(search.model, result, trial)
-            if database is not None:
-                database.add([_record(trial, keys, workload.name)])
-            if on_trial is not None:
-                on_trial(trial, result)
-        started = time.perf_counter()
-        search.model.fit()
-        result._count("fit", started)
+    def finish(index: int, candidate: Candidate, outcome: MeasureResult) -> None:
+        trial = Trial(index, candidate.config, space.pipeline(candidate.config), outcome, candidate.features, candidate.fingerprint)
+        result.trials.append(trial)
+        if candidate.features:
+            unlearned.append(trial)
+        search.heuristic_known = search.heuristic_known or index == 0
+        if search.heuristic_known and unlearned:
+            for waiting in sorted(unlearned, key=lambda t: t.index):
+                _learn(search.model, result, waiting)
+            unlearned.clear()
+            search.model_stale = True
+        if database is not None:
+            database.add([_record(trial, keys, workload.name)])
+        if on_trial is not None:
+            on_trial(trial, result)
 
     heuristic = search.candidate(space.heuristic())
     assert heuristic is not None  # the first candidate is never pruned nor seen
@@ -294,54 +350,37 @@ def tune(
     if database is not None:  # transfer: rows of the same knobs (the same feature layout) only
         history = _history(database, keys[1], workload.key)
         search.model.add_history([row for row in history if len(row[0]) == len(heuristic.features)])
-        search.model.fit()  # with earlier tunings' records, the first batch is already ranked
-    batch = batch or BATCH_PER_SLOT * measurer.slots
-    depth = depth if hasattr(measurer, "submit") else 1  # nothing would overlap: no stale model
-    # The heuristic is round 0: with depth > 1 the first batch (random, or ranked by earlier
-    # tunings' records) compiles beside it instead of after its measurement.
-    in_flight: deque[Round] = deque([submit([heuristic])])
-    proposed, exhausted = 1, False
+        search.model.fit()  # with earlier tunings' records, the first proposals are already ranked
+    # The heuristic is the first candidate; the next ones compile beside it, not after it.
+    start(heuristic)
+    exhausted = False
     while True:
-        while not exhausted and len(in_flight) < depth and proposed < trials:
+        while not exhausted and search.proposed < trials:
+            wanted = min(stream.wants() if in_flight else max(1, stream.wants()), trials - search.proposed, batch or trials)
+            if wanted <= 0:
+                break
+            if search.model_stale and strategy != "random":  # (random proposals ignore the model)
+                started = time.perf_counter()
+                search.model.fit()
+                search.model_stale = False
+                result._count("fit", started)
             started = time.perf_counter()
-            candidates = search.propose(min(batch, trials - proposed))
+            candidates = search.propose(wanted)
             result._count("propose", started)
             exhausted = not candidates
-            proposed += len(candidates)
-            if candidates:
-                in_flight.append(submit(candidates))
+            for candidate in candidates:
+                start(candidate)
         if not in_flight:
-            break
-        finish(in_flight.popleft())
+            if exhausted or search.proposed >= trials:
+                break
+            continue  # only candidates that do not lower were proposed: propose again
+        started = time.perf_counter()
+        ticket, outcome = stream.next()
+        result._count("wait", started)
+        finish(*in_flight.pop(ticket), outcome)
+        search.absorb()
+    result.trials.sort(key=lambda t: t.index)
     return result
-
-
-@dataclass
-class Round:
-    """A batch of candidates and its measurements in flight."""
-
-    candidates: list[Candidate]
-    pending: Any
-
-    def results(self) -> list[MeasureResult]:
-        return self.pending.get() if self.pending is not None else []
-
-
-class _Measured:
-    """`Pending`'s `get` for a measurer without `submit`: it measures when asked."""
-
-    def __init__(self, measurer: Measurer, tasks: list[MeasureTask]):
-        self.measurer, self.tasks = measurer, tasks
-
-    def get(self) -> list[MeasureResult]:
-        return self.measurer.measure(self.tasks)
-
-
-def _submit(measurer: Measurer, tasks: list[MeasureTask]) -> Any:
-    if not tasks:
-        return None
-    submit = getattr(measurer, "submit", None)
-    return submit(tasks) if submit is not None else _Measured(measurer, tasks)
 
 
 Reference = tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]

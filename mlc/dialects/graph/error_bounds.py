@@ -86,7 +86,10 @@ documents for the f32 functions (expf 2 ulp, logf 1, tanhf 2, erff 2, rsqrtf 2, 
 and cosf 2 over their whole range), which
 bound glibc's too; sigmoid and gelu are composed of these and a few rounded operations. The CPU
 pipeline's own f32 exp and tanh (expand-math-for-cpu) state 3 u and 4 u from the exact
-value (`RELATIVE_ERROR_BOUND` there), within the 1 + 4 u these entries allow. Ops not listed
+value (`RELATIVE_ERROR_BOUND` there), within the 1 + 4 u these entries allow; its exact GELU,
+x Phi(x) fused (`GELU_ERROR_BOUND` there), states 2.5 u of |x|: tighter than the composition
+0.5 x (1 + erf(x / sqrt 2)) with its 3 u erf guarantees (0.5 |x| (3 u + 2 u) for erf and 1 + erf,
+plus the argument's rounding: about 3.7 u of |x|), within the 1 + 12 u allowed here. Ops not listed
 (add, mul, div, sqrt, ...) are correctly rounded in f32."""
 
 

@@ -125,7 +125,7 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
     return value_type.get_shape()
 
 
-def _splat_of(value: SSAValue) -> float | int | None:
+def splat_of(value: SSAValue) -> float | int | None:
     """The value of a splat constant, seen through broadcasts; None for any other value."""
     while isinstance(value.owner, graph.BroadcastOp):
         value = value.owner.x
@@ -165,14 +165,14 @@ def match_shifted_rows(lhs: SSAValue) -> ShiftedRows | None:
     chain = _chain_ops(lhs)
     members = {result for op in chain for result in op.results}
     try:
-        found = pieces(lhs, lambda v: v not in members, _splat_of)
+        found = pieces(lhs, lambda v: v not in members, splat_of)
     except ValueError:
         return None
     leaves = {piece.leaf for piece in found}
     if len(leaves) != 1:
         return None
     (leaf,) = leaves
-    if len(_shape(leaf)) != 2 or _splat_of(leaf) is not None or min(_shape(leaf)) < 2:
+    if len(_shape(leaf)) != 2 or splat_of(leaf) is not None or min(_shape(leaf)) < 2:
         return None
     columns = _shape(leaf)[1]
     if _shape(lhs)[1] != columns * len(found):

@@ -49,9 +49,9 @@ Layout ops (transpose, slice, concat) are members of groups like elementwise ops
 operands through index maps: a chain of them down to the group's inputs becomes coordinates,
 index arithmetic and `tile.gather`s (`layout_gather.py`), so a transpose or a slice feeding an
 elementwise chain, a reduction or a pool window costs no copy; such groups keep every dimension
-(no collapse), since the maps name them. On the GPU a group that is one transpose of the last
-two dimensions is a shared-memory transpose instead (`transpose_kernel.py`). Pools and conv2d
-reach this pass decomposed (graph-decompose, or the decomposition at its start).
+(no collapse), since the maps name them. On the GPU a group that is one transpose of the last two dimensions,
+or a convolution's NCHW <-> NHWC transpose with its padding or slice, is a shared-memory transpose
+(`transpose_kernel.py`). Pools and conv2d come decomposed (graph-decompose, or this pass's own first step).
 
 Options: `elements-per-program` (default 2048), `num-warps` (default 4) and `reduction-warps` (0,
 `reduction_warps`' choice) are recorded in the IR (tile shapes, `num_warps`); `precision` (`ieee`, `tf32` or
@@ -108,7 +108,7 @@ from mlc.transforms.lowering.group_kernel import KernelPlan, build_kernel, colla
 from mlc.transforms.lowering.attention_kernel import AttentionUnit, attention_unit, build_attention_kernel
 from mlc.transforms.lowering.matmul_kernel import LaunchUnit, MatmulUnit, build_matmul_kernel, check_matmul_options
 from mlc.transforms.lowering.matmul_kernel import launch_order, matmul_unit, plan_matmul
-from mlc.transforms.lowering.transpose_kernel import build_transpose_kernel, is_matrix_transpose
+from mlc.transforms.lowering.transpose_kernel import build_gpu_layout_kernel
 
 HOST_BUFFER_ALIGNMENT = 256
 
@@ -280,8 +280,8 @@ class HostBuilder:
             return
         for element_type in {_element_type(v) for v, _ in group.inputs} | {_element_type(v) for v in group.outputs}:
             byte_width(element_type)  # raises for element types without storage
-        plan, transpose = self._plan(index, group), is_matrix_transpose(group) if self.options.target == "gpu" else None
-        self.kernels.append(kernel := build_kernel(plan) if transpose is None else build_transpose_kernel(plan.name, transpose))
+        plan, gpu = self._plan(index, group), self.options.target == "gpu"
+        self.kernels.append(kernel := (gpu and build_gpu_layout_kernel(plan.name, group)) or build_kernel(plan))
         arguments = [self._buffer_of(value) for value, _ in group.inputs] + self._allocate_outputs(group)
         self.builder.insert(tile.LaunchOp(kernel.sym_name.data, arguments))
 

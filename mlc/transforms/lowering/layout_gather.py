@@ -42,6 +42,7 @@ from mlc.dialects.element_types import is_float
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.layout_maps import AxisMap, Piece, pieces
+from mlc.transforms.analysis.operand_maps import splat_of
 from mlc.transforms.lowering.elementwise_expansion import ScalarBuilder, splat_constant_value
 
 
@@ -75,7 +76,7 @@ class LayoutTiles:
     def build(self, value: SSAValue, tile_shape: tuple[int, ...], origin: Sequence[SSAValue]) -> SSAValue:
         """`value` as a tile of `tile_shape` at `origin` (one index per tile dimension)."""
         found = []
-        for piece in pieces(value, self.is_leaf, _splat_of):
+        for piece in pieces(value, self.is_leaf, splat_of):
             ranges = tuple(r for r in piece.ranges if _constant_range(r) is None)
             if all(_constant_range(r) is not False for r in piece.ranges):
                 found.append(Piece(piece.leaf, piece.indices, ranges, piece.padding))
@@ -290,9 +291,3 @@ def _scalar_attribute(value: float | int | None, element_type: Attribute) -> Att
     return IntegerAttr(int(value), element_type)  # type: ignore[arg-type]
 
 
-def _splat_of(value: SSAValue) -> float | int | None:
-    """The value of a splat constant, seen through broadcasts; None for any other value."""
-    while isinstance(value.owner, graph.BroadcastOp):
-        value = value.owner.x
-    constant = value.owner
-    return splat_constant_value(constant) if isinstance(constant, graph.ConstantOp) else None

@@ -22,7 +22,13 @@ what other threads wrote in the first). Bounds are checked only along dimensions
 is not a multiple of T (the origins are multiples of T): an edge block reads zeros outside the
 source and skips stores outside the result.
 
-Preconditions: the kernel is one `tile.load`, its `tile.transpose` and a `tile.store` of that,
+A windowed transpose (`transpose_kernel.py`) reads its block with a `tile.gather` instead: each
+element's position is computed from the gather's index tiles (`tile.range`, `tile.splat` and the
+`tile.map` of the window), evaluated at the element's (row, column) of the block, and read
+branch-free with the gather's padding outside the source (`chunk_access.gather_elements`).
+
+Preconditions: the kernel is one `tile.load` (or a `tile.gather` of index tiles made of
+`tile.range`, `tile.splat` and `tile.map`), its `tile.transpose` and a `tile.store` of that,
 with scalar index code (other kernels with `tile.transpose` are reported); T * T a multiple of
 the P = `num_warps` * 32 threads (`transpose_kernel.py` chooses both). Limits: scalar accesses
 (one element per thread and step, no vectors).
@@ -40,8 +46,12 @@ from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
-from mlc.transforms.lowering.chunk_access import Emitter, emit_if, zero_of
+from mlc.transforms.lowering.chunk_access import Emitter, emit_if, gather_elements, zero_of
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering, is_power_of_two
+
+
+INDEX_TILE_OPS = tile.RangeOp | tile.SplatOp | tile.MapOp
+"""The tile ops that may compute a gathered transpose's indices."""
 
 
 def contains_transpose(kernel: tile.KernelOp) -> bool:
@@ -64,7 +74,7 @@ class TransposeKernelLowering(TileKernelLowering):
         bodies = self.grid_loops(result.body.block)
         outer = Emitter(bodies[-1])
         for op in self.kernel.body.block.ops:
-            if not isinstance(op, tile.LoadOp | tile.TransposeOp | tile.StoreOp | tile.ProgramIdOp | tile.ReturnOp):
+            if op.dialect_name() != "tile":
                 clone = op.clone(value_mapper=self.values)
                 outer.builder.insert(clone)
                 self.values.update(zip(op.results, clone.results))
@@ -90,16 +100,17 @@ class TransposeKernelLowering(TileKernelLowering):
         attributes.TRANSPOSE_BLOCK.write(result, IntegerAttr(block, i64))
         return result
 
-    def _parts(self) -> tuple[tile.LoadOp, tile.TransposeOp, tile.StoreOp]:
+    def _parts(self) -> tuple[tile.LoadOp | tile.GatherOp, tile.TransposeOp, tile.StoreOp]:
         tile_ops = [op for op in self.kernel.body.block.ops if op.dialect_name() == "tile"]
-        loads = [op for op in tile_ops if isinstance(op, tile.LoadOp)]
+        loads = [op for op in tile_ops if isinstance(op, tile.LoadOp | tile.GatherOp)]
         transposes = [op for op in tile_ops if isinstance(op, tile.TransposeOp)]
         stores = [op for op in tile_ops if isinstance(op, tile.StoreOp)]
-        others = [op for op in tile_ops if not isinstance(op, tile.LoadOp | tile.TransposeOp | tile.StoreOp | tile.ProgramIdOp | tile.ReturnOp)]
+        known = tile.LoadOp | tile.GatherOp | tile.TransposeOp | tile.StoreOp | tile.ProgramIdOp | tile.ReturnOp | INDEX_TILE_OPS
+        others = [op for op in tile_ops if not isinstance(op, known)]
         shaped = len(loads) == len(transposes) == len(stores) == 1 and not others
         if not shaped or transposes[0].source.owner is not loads[0] or stores[0].value.owner is not transposes[0]:
             raise PassFailure(transposes[0] if transposes else self.kernel, "a transpose kernel holds one tile.load, its tile.transpose and a tile.store of that")
-        if any(op.regions for op in self.kernel.body.block.ops):
+        if any(op.regions for op in self.kernel.body.block.ops if not isinstance(op, tile.MapOp)):
             raise PassFailure(self.kernel, "a transpose kernel has no loops")
         return loads[0], transposes[0], stores[0]
 
@@ -115,7 +126,31 @@ class TransposeKernelLowering(TileKernelLowering):
         checks = [emitter.below(index, extent) for index, extent in zip(position[-2:], shape[-2:]) if extent % block]
         return emitter.all_of(checks) if checks else None
 
-    def _read(self, emitter: Emitter, load: tile.LoadOp, stage: SSAValue, row: SSAValue, column: SSAValue) -> None:
+    def _element(self, emitter: Emitter, value: SSAValue, coordinates: Sequence[SSAValue]) -> SSAValue:
+        """Element `coordinates` of the index tile `value` (a range, a splat or a map of those)."""
+        op = value.owner
+        if isinstance(op, tile.SplatOp):
+            return self.values[op.value]
+        if isinstance(op, tile.RangeOp):
+            return emitter.add(self.values[op.start], coordinates[op.axis.value.data])
+        if isinstance(op, tile.MapOp):
+            scalars = dict(self.values)
+            scalars.update((argument, self._element(emitter, operand, coordinates)) for argument, operand in zip(op.body.block.args, op.inputs))
+            for inner in op.body.block.ops:
+                if isinstance(inner, tile.YieldOp):
+                    return scalars[inner.operands[list(op.outputs).index(value)]]  # type: ignore[arg-type]
+                clone = inner.clone(value_mapper=scalars)
+                emitter.builder.insert(clone)
+                scalars.update(zip(inner.results, clone.results))
+        raise PassFailure(op if op is not None else self.kernel, "a gathered transpose's indices are ranges, splats and maps of those")
+
+    def _read(self, emitter: Emitter, load: tile.LoadOp | tile.GatherOp, stage: SSAValue, row: SSAValue, column: SSAValue) -> None:
+        if isinstance(load, tile.GatherOp):
+            coordinates = [emitter.index(0)] * (len(load.indices) - 2) + [row, column]
+            position = [[self._element(emitter, index, coordinates)] for index in load.indices]
+            (value,) = gather_elements(emitter, self.values[load.source], position, load.padding)
+            emitter.builder.insert(memref.StoreOp.get(value, stage, [row, column]))
+            return
         source = self.values[load.source]
         shape = source.type.get_shape()  # type: ignore[attr-defined]
         element_type = source.type.element_type  # type: ignore[attr-defined]

@@ -18,7 +18,8 @@ whole window); a larger one is reduced along the width first, then along the hei
 kernels, kh + kw reads per output instead of kh·kw).
 
 **conv2d, stride 1** (one group, input channels a multiple of `IMPLICIT_GEMM_CHANNELS`) is an
-implicit GEMM over shifted rows: x goes NHWC and is padded to (N, Hp, Wp, C) (one layout kernel),
+implicit GEMM over shifted rows: x goes NHWC and is padded to (N, Hp, Wp, C) (one layout kernel: a
+4-D transpose and the padding, on the GPU a windowed shared-memory transpose, `transpose_kernel.py`),
 viewed as P = (N·Hp·Wp, C) rows of pixels. Output pixel (n, oh, ow), computed at row
 r = n·Hp·Wp + oh·Wp + ow of the padded grid, sees through kernel offset (kh, kw) the pixel at row
 r + s with s = kh·dh·Wp + kw·dw. So the column matrix is, side by side along K, the kh·kw slices
@@ -27,10 +28,13 @@ of P (continued by s_max zero rows) starting s rows down, multiplied by the weig
 origins (`analysis/operand_maps.py`), so the column matrix is never materialised. The product,
 on the padded grid (Hp·Wp / (OH·OW) more rows: 7% for a 56² layer with padding 1), is sliced to
 the output pixels and transposed back to NCHW, where the bias and any elementwise consumer are
-added (one kernel). The transposes NCHW -> NHWC of the input and back of the product are
-coalesced shared-memory transpose kernels of their own; up to `DIRECT_LAYOUT_ELEMENTS` elements
-they are index maps of the padding kernel and of the epilogue instead (two kernels fewer). An NHWC graph (transposes around the convolution) reads its input and writes
-its result through the composed transposes in those two layout kernels.
+added. Without a bias or an elementwise consumer that slice and transpose are one layout kernel
+(the GPU's windowed transpose); with them, a product of more than `DIRECT_LAYOUT_ELEMENTS`
+elements is first transposed by a coalesced shared-memory kernel of its own (N, Hp·Wp, O) ->
+(N, O, Hp·Wp), and the epilogue reads its rows (two kernels), a smaller one is read through the
+slice and the transpose by the epilogue (one kernel). An NHWC graph (transposes around the
+convolution) reads its input and writes its result through the composed transposes in those two
+layout kernels (block copies).
 
 **conv2d, otherwise** is an explicit im2col followed by the tile-level matmul (so it inherits the
 matmul kernel's tiling and tensor cores). With G groups of Cg = C/G channels and Og = O/G
@@ -75,11 +79,14 @@ IMPLICIT_GEMM_CHANNELS = 8
 inside one kernel offset, and a row of 8 f16 channels is one 16-byte async copy."""
 
 DIRECT_LAYOUT_ELEMENTS = 1 << 20
-"""An implicit GEMM's NCHW input or product of at most this many elements is transposed by the
-kernel next to it (the padding kernel, the epilogue), reading through the index map, rather than
-by a coalesced shared-memory transpose kernel of its own: at these sizes (4 MiB of f32 at most,
+"""An implicit GEMM's NCHW product of at most this many elements with an epilogue (a bias, an
+elementwise consumer) is transposed by the epilogue's kernel, reading through the index map, rather
+than by a coalesced shared-memory transpose kernel of its own: at these sizes (4 MiB of f32 at most,
 well inside the GPU's L2 cache) a kernel launch and a round trip through memory cost more than
 strided reads (a small CNN at batch 1 to 8)."""
+
+FUSED_CONSUMERS = (*graph.ELEMENTWISE_OPS, graph.BroadcastOp, graph.ReshapeOp)
+"""Consumers that join the kernel of a convolution's last layout op (its epilogue)."""
 
 Insert = Callable[[Operation], SSAValue]
 
@@ -207,19 +214,14 @@ def shifted_rows_apply(op: graph.Conv2dOp) -> bool:
 
 def _decompose_shifted_rows(op: graph.Conv2dOp, insert: Insert, direct_layout_elements: int) -> SSAValue:
     """The implicit GEMM: one matmul over row-shifted views of the padded NHWC input."""
-    batch, channels, height, width = _shape(op.x)
+    batch, channels = _shape(op.x)[:2]
     outputs, _, kernel_height, kernel_width = _shape(op.w)
     _, _, out_height, out_width = _shape(op.result)
     pads, dilations = op.pads.get_values(), op.dilations.get_values()
     widen: Callable[[Insert, SSAValue], SSAValue] = _widened if op.bias is not None else lambda _, x: x
-    x = widen(insert, op.x)
-    if _transposed_from(op.x, NCHW_FROM_NHWC) or math.prod(_shape(x)) <= direct_layout_elements:
-        # NHWC read in place (composed with its producer's transpose), or a small input read
-        # through the index map by the padding kernel: no transpose kernel of its own.
-        x = insert(graph.TransposeOp(x, perm=NHWC_FROM_NCHW))
-    else:  # a swap of the last two dimensions: the GPU's coalesced shared-memory transpose
-        x = insert(graph.TransposeOp(_reshape(insert, x, (batch, channels, height * width)), perm=(0, 2, 1)))
-        x = _reshape(insert, x, (batch, height, width, channels))
+    # NHWC and padded by one layout kernel: an NHWC input's transposes compose to a block copy; an
+    # NCHW one is the GPU's windowed shared-memory transpose (`transpose_kernel.py`).
+    x = insert(graph.TransposeOp(widen(insert, op.x), perm=NHWC_FROM_NCHW))
     padded = pad(insert, x, {1: (pads[0], pads[2]), 2: (pads[1], pads[3])}, 0.0)
     padded_height, padded_width = _shape(padded)[1:3]
     pixels = batch * padded_height * padded_width
@@ -237,13 +239,15 @@ def _decompose_shifted_rows(op: graph.Conv2dOp, insert: Insert, direct_layout_el
     window = [0, 0, 0, 0], [batch, out_height, out_width, outputs]
     consumers = [use.operation for use in op.result.uses]
     nhwc_consumers = consumers and all(isinstance(c, graph.TransposeOp) and _transposed_from(c.result, NHWC_FROM_NCHW) for c in consumers)
-    if nhwc_consumers or math.prod(_shape(product)) <= direct_layout_elements:
-        # NHWC consumers: the slice and the transposes compose into one read of the product; a
-        # small product is read through the slice and transpose by the epilogue kernel.
+    layout_only = op.bias is None and not any(isinstance(c, FUSED_CONSUMERS) for c in consumers)
+    if nhwc_consumers or layout_only or math.prod(_shape(product)) <= direct_layout_elements:
+        # NHWC consumers: the slice and the transposes compose into one read of the product. A
+        # layout-only kernel (no bias, no elementwise consumer) is the GPU's windowed transpose;
+        # a small product is read through the slice and transpose by the epilogue kernel.
         product = _reshape(insert, product, (batch, padded_height, padded_width, outputs))
         product = insert(graph.SliceOp(product, starts=window[0], ends=window[1], steps=[1, 1, 1, 1]))
         result = insert(graph.TransposeOp(product, perm=(0, 3, 1, 2)))
-    else:  # NCHW: a shared-memory transpose of each image's grid, then the slice (rows of it)
+    else:  # NCHW with an epilogue: a shared-memory transpose of each image's grid, then the slice and the epilogue
         product = insert(graph.TransposeOp(_reshape(insert, product, (batch, padded_height * padded_width, outputs)), perm=(0, 2, 1)))
         product = _reshape(insert, product, (batch, outputs, padded_height, padded_width))
         order = (0, 3, 1, 2)

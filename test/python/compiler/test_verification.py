@@ -1,11 +1,16 @@
 """`mlc.compiler.lower` verifies once, after the last pass, yet still names the pass that broke the IR.
 
 A deliberately broken pass (it leaves a use before its definition) is slipped into the registry:
-the error must name it, as it did when the IR was verified after every pass.
+the error must name it, as it did when the IR was verified after every pass. With a next step
+(`then`, the backend in `mlc.compile`, in two halves: translation, then LLVM's work beside the
+verification on a worker thread or after it): its result comes back once the module verified; a
+module that does not verify reports that (the step's own outcome dropped), and the step's error
+is raised as it was, without re-running the pipeline.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
@@ -14,6 +19,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+import mlc.compiler
 import mlc.transforms
 from mlc.compiler import lower
 from mlc.diagnostics import VerificationFailure, parse_module
@@ -82,3 +88,58 @@ def test_a_clean_pipeline_reports_timings_per_pass_and_for_verification(registry
     lower(module, "cse,test-count,cse", source_map, "in.mlir", timings=timings)
     assert set(timings) == {"cse", "test-count", "verify"}
     assert len(RUNS) == 1
+
+
+@pytest.fixture(params=[False, True], ids=["after", "beside"])
+def overlap(request, monkeypatch):
+    """The next step after the verification, or on a worker thread beside it."""
+    monkeypatch.setattr(mlc.compiler, "_may_overlap", lambda: request.param)
+    return request.param
+
+
+def test_the_next_step_runs_once_the_module_verifies(registry_with_test_passes, overlap):
+    module, source_map = parse_module(PROGRAM, make_context(), "in.mlir")
+    timings: dict[str, float] = {}
+    seen: list[str] = []
+    result = lower(module, "cse,test-count", source_map, "in.mlir", timings=timings, then=lambda: lambda: seen.append(str(module)) or "built")
+    assert result == "built" and len(seen) == 1 and "graph.neg" in seen[0]
+    assert "verify" in timings
+
+
+def test_a_module_that_does_not_verify_reports_that_not_the_next_step(registry_with_test_passes, overlap):
+    module, source_map = parse_module(PROGRAM, make_context(), "in.mlir")
+
+    def failing_translation() -> Callable[[], str]:
+        raise RuntimeError("the translation met invalid IR")
+
+    def failing_generation() -> str:
+        raise RuntimeError("LLVM met invalid IR")
+
+    for then in (failing_translation, lambda: failing_generation):
+        with pytest.raises(VerificationFailure, match="the IR after pass 'test-swap-first-two-ops' does not verify"):
+            lower(module.clone(), "test-swap-first-two-ops", source_map, "in.mlir", then=then)
+
+
+def test_the_next_steps_error_is_raised_as_it_was(registry_with_test_passes, overlap):
+    module, source_map = parse_module(PROGRAM, make_context(), "in.mlir")
+
+    def failing_translation() -> Callable[[], str]:
+        raise ValueError("no translation for this")
+
+    def failing_generation() -> str:
+        raise ValueError("no code for this")
+
+    for then, message in ((failing_translation, "no translation"), (lambda: failing_generation, "no code")):
+        RUNS.clear()
+        with pytest.raises(ValueError, match=message):
+            lower(module.clone(), "cse,test-count", source_map, "in.mlir", then=then)
+        assert len(RUNS) == 1  # not re-run: the IR was fine
+
+
+def test_compile_with_the_backend_beside_the_verification(monkeypatch):
+    import numpy as np
+
+    monkeypatch.setattr(mlc.compiler, "_may_overlap", lambda: True)
+    monkeypatch.setenv("MLC_CACHE", "0")
+    x = np.linspace(-3, 3, 4, dtype=np.float32)
+    np.testing.assert_allclose(mlc.compiler.compile(PROGRAM, device="cpu")(x), -np.exp(x), rtol=1e-6)

@@ -64,6 +64,20 @@ def _block_reverse(grid, block, source, destination):  # type: ignore[no-untyped
     _array(destination, count).reshape(-1, 256)[:] = _array(source, count).reshape(-1, 256)[:, ::-1]
 
 
+FAKE_TENSOR_MAP_WORDS = 16
+"""A fake tensor map's 128 bytes as u64 words: the operand's address, the rank, then the global
+sizes innermost first (`cuTensorMapEncodeTiled`'s order), then the box sizes."""
+
+
+def _tensor_map_doubled(grid, block, source, destination, tensor_map):  # type: ignore[no-untyped-def]
+    """destination = 2 * the f32 operand that `tensor_map` (a fake map in device memory) maps,
+    read through the map's address: it fails unless the launch passed the right map."""
+    words = _array(tensor_map, FAKE_TENSOR_MAP_WORDS, np.uint64)
+    address, rank = int(words[0]), int(words[1])
+    count = int(np.prod(words[2 : 2 + rank]))
+    _array(destination, count)[:] = 2 * _array(address, count)
+
+
 def _fault(grid, block, a):  # type: ignore[no-untyped-def]
     raise _Fault()
 
@@ -79,6 +93,7 @@ KERNELS = {
     "block_reverse": Kernel(("ptr", "ptr"), _block_reverse),
     "block_reverse_llvm": Kernel(("ptr", "ptr"), _block_reverse),
     "fault": Kernel(("ptr",), _fault),
+    "tensor_map_doubled": Kernel(("ptr", "ptr", "ptr"), _tensor_map_doubled),
 }
 
 
@@ -99,6 +114,7 @@ class FakeState:
     capturing: dict[int, list[Callable[[], None]]] = field(default_factory=dict)  # stream -> captured launches
     graphs: dict[int, list[Callable[[], None]]] = field(default_factory=dict)  # graph or graph exec -> launches
     graph_launch_streams: list[int] = field(default_factory=list)
+    tensor_maps: list[Any] = field(default_factory=list)  # each encoded map's 128 bytes (a ctypes buffer)
     launches: list[tuple[str, tuple[int, int, int], tuple[int, int, int], tuple[object, ...]]] = field(
         default_factory=list
     )
@@ -445,6 +461,27 @@ def make_driver(state: FakeState) -> SimpleNamespace:
         state.events.pop(int(event), None)
         return (needs_context(),)
 
+    def cuTensorMapEncodeTiled(
+        data_type: Any,
+        rank: int,
+        address: int,
+        sizes: list[Any],
+        strides: list[Any],
+        box: list[Any],
+        element_strides: list[Any],
+        interleave: Any,
+        swizzle: Any,
+        promotion: Any,
+        fill: Any,
+    ) -> tuple[Any, Any]:
+        error = needs_context()
+        if error:
+            return error, None
+        words = [int(address), int(rank), *(int(size) for size in sizes), *(int(extent) for extent in box)]
+        encoded = (ctypes.c_uint64 * FAKE_TENSOR_MAP_WORDS)(*words)
+        state.tensor_maps.append(encoded)
+        return SUCCESS, SimpleNamespace(getPtr=lambda: ctypes.addressof(encoded))
+
     def cuGetErrorName(error: Any) -> tuple[Any, bytes]:
         return SUCCESS, error.name.encode()
 
@@ -474,6 +511,13 @@ def make_driver(state: FakeState) -> SimpleNamespace:
             "CUevent_flags",
             "CUstream_flags",
             "CUpointer_attribute",
+            "cuuint32_t",
+            "cuuint64_t",
+            "CUtensorMapDataType",
+            "CUtensorMapInterleave",
+            "CUtensorMapSwizzle",
+            "CUtensorMapL2promotion",
+            "CUtensorMapFloatOOBfill",
         )
     }
     return SimpleNamespace(**functions, **types)

@@ -247,3 +247,16 @@ def test_the_public_names_of_bundle_and_cache_faults():
 
     assert mlc.BundleError is BundleError and mlc.CacheWarning is CacheWarning
     assert issubclass(mlc.BundleError, mlc.MlcError) and issubclass(mlc.CacheWarning, UserWarning)
+
+
+def test_digest_without_hashlib_is_sha256():
+    import hashlib
+
+    from mlc.runtime.digests import sha256
+
+    for data in (b"", b"abc", bytes(range(256)) * 70):
+        assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    chunked = sha256()
+    chunked.update(b"ab")
+    chunked.update(b"c")
+    assert chunked.digest() == hashlib.sha256(b"abc").digest()

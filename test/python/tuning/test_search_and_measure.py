@@ -3,9 +3,10 @@ two-worker Ray cluster (mlc/tuning/measure.py, ray_measure.py); failures are dat
 
 from __future__ import annotations
 
-from contextlib import closing
-
+import heapq
+import itertools
 import random
+from contextlib import closing
 
 import pytest
 
@@ -15,7 +16,8 @@ from mlc.tuning import features
 from mlc.tuning.features import extract_from_text
 from mlc.tuning.measure import LocalMeasurer, MeasureResult, MeasureTask
 from mlc.tuning.search import tune
-from mlc.tuning.space import SearchSpace
+from mlc.tuning.space import SearchSpace, config_key
+from mlc.tuning.streams import INITIAL_PER_DEVICE, lookahead
 
 from .tuning_programs import ADD, MATMUL, workload
 
@@ -51,7 +53,7 @@ def test_a_short_search_is_never_worse_than_the_heuristic(local_measurer, tmp_pa
         result = tune(tuned, "cpu", 4, local_measurer, batch=3, seed=1, database=database, on_trial=lambda t, r: seen.append(t.index), repeats=3)
         records = database.records()
     assert result.heuristic.config == result.space.heuristic() and result.heuristic.index == 0
-    assert len(result.trials) == 4 and seen == list(range(4)) and len(records) == 4
+    assert len(result.trials) == 4 and sorted(seen) == list(range(4)) and len(records) == 4
     assert all(t.cost is not None for t in result.trials), [t.result.error for t in result.trials]  # checked correct
     assert len({t.fingerprint for t in result.trials}) == 4  # no program measured twice
     assert all(result.space.invalid(t.config) is None for t in result.trials)
@@ -120,18 +122,17 @@ def test_lowering_failures_are_trials(monkeypatch):
 
 
 def test_a_small_space_is_searched_exhaustively_then_the_search_stops():
-    result = tune(workload(ADD), "cpu", 1000, SyntheticMeasurer(), batch=8, seed=0)
+    result = tune(workload(ADD), "cpu", 1000, SyntheticMeasurer(slots=8), seed=0)
     programs = {t.fingerprint for t in result.trials}
     assert len(programs) == len(result.trials) < 1000  # each program once, then no more to measure
     space = result.space
     assert len(result.trials) + sum(1 for _ in space.valid_configs()) >= 2 * len(programs)  # some configurations shared a program
 
 
-def test_the_default_batch_grows_with_the_measurers_devices():
+def test_a_measurer_without_a_stream_measures_one_candidate_per_device_at_a_time():
     measurer = SyntheticMeasurer(slots=2)
-    tune(workload(ADD), "cpu", 17, measurer, seed=0)
-    assert measurer.rounds[0] == 1  # the heuristic alone
-    assert measurer.rounds[1:] == [8, 8]
+    tune(workload(ADD), "cpu", 9, measurer, seed=0)
+    assert measurer.rounds == [2] * 4 + [1]
 
 
 def test_features_are_extracted_in_the_measurers_processes(local_measurer):
@@ -148,58 +149,171 @@ def test_features_are_extracted_in_the_measurers_processes(local_measurer):
 
 def test_results_keep_the_order_of_the_tasks_across_devices():
     """Two timing processes (two 'devices' of the CPU target): results come back in task order,
-    failures included, whichever device timed them; batches submitted one after the other are
-    measured together (the first is not waited for); each result says where its time went; a
-    workload's arrays go to a timing process once (a task with other arrays is another
-    reference)."""
+    failures included, whichever device timed them (each timed result says which); a stream's
+    results come back with their tickets as they finish, measured beside the batch submitted
+    before (which is not waited for); each result says where its time went; a workload's arrays
+    go to a timing process once (a task with other arrays is another reference)."""
     measurer = LocalMeasurer("cpu", workers=2, devices=["first", "second"])
     try:
-        assert measurer.slots == 2
+        assert measurer.slots == 2 and measurer.wants() == lookahead(2, 2, None, None) == 4  # capped by the compile pool
         good, broken = _tasks(ADD, ["mlc-lower-to-cpu", "builtin.module(convert-graph-to-tile)"])
         wrong = MeasureTask(**{**good.__dict__, "expected": [good.expected[0] + 1.0]})
         first = measurer.submit([good, broken, good])
-        second = measurer.submit([wrong, good])
-        results = [*first.get(), *second.get()]
+        stream = measurer.stream()
+        tickets = [stream.put(wrong), stream.put(good)]
+        assert measurer.wants() <= 4 - 2  # those compiling count against the lookahead
+        streamed = dict(stream.next() for _ in tickets)
+        results = [*first.get(), *(streamed[ticket] for ticket in tickets)]
         held = [list(process._held) for process in measurer._timing if process is not None]
     finally:
         measurer.close()
     assert [r.cost is not None for r in results] == [True, False, True, False, True]
     assert "wrong result" in results[3].error
     assert [name for name, _ in results[0].phases] == ["load", "check", "time"] and results[0].compile_seconds > 0
+    assert [r.device in (0, 1) for r in results] == [True, False, True, True, True]  # the compile failure never reached one
     assert sorted(key for keys in held for key in keys) in ([0, 1], [0, 0, 1], [0, 1, 1], [0, 0, 1, 1])
 
 
-class SubmittingMeasurer(SyntheticMeasurer):
-    """A synthetic measurer with `submit`: records when rounds are submitted and collected."""
+class SimulatedMeasurer(SyntheticMeasurer):
+    """A streaming measurer in virtual time (deterministic): `workers` compile slots taking
+    candidates in order, `devices` devices each taking the earliest compiled candidate as soon as
+    it is free; a candidate compiles for `compile_seconds(ticket)` and holds a device for
+    `device_seconds`. Keeps `streams.lookahead` of its true means in flight, as LocalMeasurer does."""
 
-    def __init__(self):
+    def __init__(self, devices: int, workers: int, compile_seconds, device_seconds: float = 1.0):
+        super().__init__(slots=devices)
+        self.workers, self.compile_seconds, self.device_seconds = workers, compile_seconds, device_seconds
+        self.now, self.busy = 0.0, 0.0
+        self.events: list[tuple[float, int, str, int, int]] = []  # (time, order, kind, ticket, device)
+        self.to_compile, self.compiled, self.tasks = [], [], {}
+        self.compiling, self.free_devices, self.order = 0, list(range(devices)), itertools.count()
+        self.finished_at: dict[int, float] = {}
+
+    def stream(self):
+        return self
+
+    def put(self, task):
+        ticket = len(self.tasks)
+        self.tasks[ticket] = task
+        self.to_compile.append(ticket)
+        self._schedule()
+        return ticket
+
+    def wants(self):
+        mean_compile = sum(map(self.compile_seconds, self.tasks)) / len(self.tasks) if self.tasks else None
+        keep = lookahead(self.slots, self.workers, mean_compile, self.device_seconds)
+        return max(0, keep - len(self.to_compile) - self.compiling - len(self.compiled))
+
+    def next(self):
+        while True:
+            self.now, _, kind, ticket, device = heapq.heappop(self.events)
+            if kind == "compiled":
+                self.compiling -= 1
+                self.compiled.append(ticket)
+            else:
+                self.free_devices.append(device)
+                self.finished_at[ticket] = self.now
+            self._schedule()
+            if kind == "timed":
+                return ticket, self.measure([self.tasks[ticket]])[0]
+
+    def _schedule(self):
+        while self.to_compile and self.compiling < self.workers:
+            self.compiling += 1
+            ticket = self.to_compile.pop(0)
+            heapq.heappush(self.events, (self.now + self.compile_seconds(ticket), next(self.order), "compiled", ticket, -1))
+        while self.compiled and self.free_devices:
+            self.busy += self.device_seconds
+            heapq.heappush(self.events, (self.now + self.device_seconds, next(self.order), "timed", self.compiled.pop(0), self.free_devices.pop(0)))
+
+
+def _compile_seconds(slow: int | None = None):
+    return lambda ticket: 16.0 if ticket == slow else 2.0 + ticket % 3
+
+
+def test_no_round_barrier_a_slow_compile_holds_only_its_own_candidate():
+    """Results are taken as they finish and the next candidates proposed at once: while one
+    candidate compiles 4-8x longer than the rest, the search goes on proposing and two devices
+    stay busy (in virtual time), and the slow candidate keeps its proposal's trial index."""
+    measurer = SimulatedMeasurer(devices=2, workers=8, compile_seconds=_compile_seconds(slow=1))
+    result = tune(workload(ADD), "cpu", 30, measurer, seed=0)
+    slow = measurer.finished_at[1]
+    assert sum(1 for ticket, at in measurer.finished_at.items() if ticket > 1 and at < slow) > 15
+    assert measurer.busy / (2 * measurer.now) > 0.85  # devices fed: compile latency hidden by the lookahead
+    assert [t.index for t in result.trials] == list(range(30)) and result.heuristic.config == result.space.heuristic()
+    assert len({t.fingerprint for t in result.trials}) == 30
+
+
+def test_a_stream_gives_the_sequential_runs_trials_where_the_order_of_results_cannot_matter():
+    """The random strategy proposing one candidate at a time proposes the same candidates whatever
+    order their results arrive in: a run on three simulated devices with uneven compiles gives a
+    sequential run's trials, each with its own candidate's cost. The evolutionary search depends
+    on that order, but is deterministic for a given one."""
+    def trials(measurer, strategy, batch=None):
+        result = tune(workload(ADD), "cpu", 14, measurer, strategy=strategy, batch=batch, seed=2)
+        return [(t.index, t.pipeline, t.cost) for t in result.trials]
+
+    sequential = trials(SyntheticMeasurer(), "random", batch=1)
+    assert trials(SimulatedMeasurer(3, 4, _compile_seconds(slow=2)), "random", batch=1) == sequential
+    evolved = trials(SimulatedMeasurer(3, 4, _compile_seconds()), "evolutionary")
+    assert trials(SimulatedMeasurer(3, 4, _compile_seconds()), "evolutionary") == evolved
+    assert len({pipeline for _, pipeline, _ in evolved}) == 14
+
+
+class PrefetchingMeasurer(SyntheticMeasurer):
+    """A synthetic measurer with one extraction process and `extract_later` (prefetch.py): a
+    background job is ready the second time it is asked, and extracts when it is taken."""
+
+    extract_workers = 1
+
+    def __init__(self, background: bool):
         super().__init__()
-        self.events: list[tuple[str, int]] = []
+        self.on_demand: list[int] = []
+        self.background: list[str] = []
+        if not background:
+            self.extract_later = None
 
-    def submit(self, tasks):
-        number = len(self.rounds)
-        results = self.measure(tasks)
-        self.events.append(("submit", number))
+    def extract(self, source, configs):
+        self.on_demand.append(len(configs))
+        return super().extract(source, configs)
+
+    def extract_later(self, source, configs):
         outer = self
 
-        class Handle:
+        class Job:
+            polls = 0
+
+            def ready(self):
+                self.polls += 1
+                return self.polls > 1
+
             def get(self):
-                outer.events.append(("get", number))
-                return results
+                outer.background.extend(config_key(c) for c in configs)
+                return extract_from_text(source, "cpu", configs)
 
-        return Handle()
+        return Job()
 
 
-def test_rounds_overlap_up_to_the_depth_and_no_program_is_proposed_twice():
-    """With `submit`, round k+1 is proposed and submitted before round k's results are collected
-    (depth 2; the heuristic is round 0); depth 1 alternates; either way every trial is a distinct
-    program and the heuristic is trial 0."""
-    for depth, expected in ((2, ["submit", "submit", "get", "submit", "get", "submit", "get", "get"]), (1, ["submit", "get"] * 4)):
-        measurer = SubmittingMeasurer()
-        result = tune(workload(ADD), "cpu", 10, measurer, batch=3, seed=0, depth=depth)
-        assert [kind for kind, _ in measurer.events] == expected, depth
-        assert len(result.trials) == 10 and len({t.fingerprint for t in result.trials}) == 10
-        assert [t.index for t in result.trials] == list(range(10)) and result.heuristic.config == result.space.heuristic()
+def test_a_background_extraction_changes_where_features_are_extracted_not_the_search():
+    """With a small space extracted in the background, proposals extract little on demand, no
+    configuration is extracted twice in the background, and the trials are those of the same
+    search extracting everything on demand."""
+    runs = {}
+    for background in (False, True):
+        measurer = PrefetchingMeasurer(background)
+        result = tune(workload(ADD), "cpu", 8, measurer, seed=4)
+        runs[background] = ([(t.index, t.pipeline, t.cost) for t in result.trials], measurer)
+    assert runs[True][0] == runs[False][0]
+    with_prefetch, without = runs[True][1], runs[False][1]
+    assert with_prefetch.background and len(set(with_prefetch.background)) == len(with_prefetch.background)
+    assert sum(with_prefetch.on_demand) < sum(without.on_demand)
+
+
+def test_lookahead_keeps_enough_candidates_for_the_devices_and_no_more_than_the_pool():
+    assert lookahead(1, 16, None, None) == INITIAL_PER_DEVICE
+    assert lookahead(2, 32, 0.6, 0.15) == 2 * (4 + 1)  # compile 4x a device's share: 4 compiling, 1 waiting
+    assert lookahead(2, 32, 0.01, 0.15) == 4  # compiles outrun the devices: one compiling, one waiting each
+    assert lookahead(2, 4, 3.0, 0.1) == 6  # the compile pool caps it
 
 
 def test_earlier_tunings_rank_the_first_batch_and_a_given_reference_is_used(monkeypatch, tmp_path):
@@ -218,7 +332,7 @@ def test_earlier_tunings_rank_the_first_batch_and_a_given_reference_is_used(monk
         monkeypatch.setattr("mlc.dialects.graph.error_bounds.result_bounds", lambda *_: pytest.fail("interpreted again"))
         measurer = SyntheticMeasurer()
         tune(workload(ADD), "cpu", 5, measurer, batch=4, seed=0, database=database, reference=reference)
-    assert measurer.rounds == [1, 4] and ranked_rounds  # the one batch after the heuristic was ranked
+    assert measurer.rounds == [1, 1, 1, 1, 1] and ranked_rounds  # proposals after the heuristic were ranked
 
 
 @pytest.mark.gpu

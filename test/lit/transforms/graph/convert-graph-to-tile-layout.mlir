@@ -102,17 +102,27 @@ func.func @conv(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %b: tensor<3xf
 // -----
 
 // A stride-1 convolution with 16 channels is an implicit GEMM (the RUN lines ask graph-decompose
-// for the shared-memory transposes that larger layers get). x goes NHWC by a shared-memory
-// transpose of (N, C, H*W) and is padded by one block load at origin -1 (rows outside read the
-// padding); the matmul kernel reads the padded input, flattened to (N*Hp*Wp, C) = 112x16, at the
+// for the layout kernels that larger layers get). x goes NHWC and padded in one windowed
+// shared-memory transpose: the (1, T, T) block of x viewed as (N, C, H*W) is gathered with its
+// pixel index through the window map (padded pixel q = (q / Wp, q % Wp) reads (q / 7 - 1) * 5 +
+// q % 7 - 1, index -1 outside the input: the padding), transposed and stored to the padded
+// (N, Hp*Wp, C). The matmul kernel reads the padded input, flattened to (N*Hp*Wp, C) = 112x16, at the
 // row of its block plus the shift of the K step's kernel offset (piece = k / C,
 // (piece / 3) * Wp + piece % 3 with Wp = 7) and the channel k % C: no kernel writes the 112x144
 // column matrix, and rows past the input read zeros (the tile load's bounds). The product goes
-// back to NCHW by a shared-memory transpose of each image's grid and a block load of its pixels.
-// CHECK-LABEL: tile.kernel @implicit_1_reshape_transpose(%x: memref<2x16x30xf32>, %output0: memref<2x30x16xf32>)
-// CHECK:       tile.kernel @implicit_2_reshape_broadcast_broadcast_concat(%input0: memref<2x6x5x16xf32>, %output0: memref<2x8x7x16xf32>)
-// CHECK:         %[[MINUS:.*]] = arith.constant -1 : index
-// CHECK:         tile.load %input0[%{{.*}}, %[[MINUS]], %[[MINUS]], %{{.*}}] padding 0.000000e+00 : f32 : memref<2x6x5x16xf32> -> !tile.tile<2x8x8x16xf32>
+// back to NCHW by a second windowed transpose, which reads only the output's pixels of the
+// padded grid (q / 5 * 7 + q % 5: a slice, no padding to select).
+// CHECK-LABEL: tile.kernel @implicit_1_transpose_broadcast_broadcast_concat(%x: memref<2x16x30xf32>, %output0: memref<2x56x16xf32>)
+// CHECK-SAME:    mlc.transpose_block = 64
+// CHECK:         tile.map
+// CHECK-DAG:       %[[WP:.*]] = arith.constant 7 : index
+// CHECK-DAG:       %[[ROW:.*]] = arith.divui %{{.*}}, %[[WP]] : index
+// CHECK-DAG:       %[[COLUMN:.*]] = arith.remui %{{.*}}, %[[WP]] : index
+// CHECK:           %[[INSIDE:.*]] = arith.andi
+// CHECK:           arith.select %[[INSIDE]]
+// CHECK:         %[[GATHERED:.*]] = tile.gather %x
+// CHECK-NEXT:    %[[SWAPPED:.*]] = tile.transpose %[[GATHERED]] : !tile.tile<1x64x64xf32> -> !tile.tile<1x64x64xf32>
+// CHECK-NEXT:    tile.store %[[SWAPPED]], %output0
 // CHECK:       tile.kernel @implicit_0_implicit_gemm_matmul(%input0: memref<112x16xf32>, %input1: memref<144x8xf32>, %output0: memref<112x8xf32>)
 // CHECK-SAME:    mlc.implicit_gemm = array<i64: 0, 1, 2, 7, 8, 9, 14, 15, 16>
 // CHECK-DAG:     %[[C16:.*]] = arith.constant 16 : index
@@ -129,12 +139,16 @@ func.func @conv(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %b: tensor<3xf
 // CHECK-NEXT:      tile.load %input0[%[[SHIFTED]], %[[CHANNEL]]] : memref<112x16xf32> -> !tile.tile<64x16xf32>
 // CHECK-NEXT:      tile.load %input1[%[[K]], %{{.*}}] : memref<144x8xf32> -> !tile.tile<16x8xf32>
 // CHECK-NEXT:      tile.dot
-// CHECK:       tile.kernel @implicit_4_reshape_transpose(%x: memref<2x56x8xf32>, %output0: memref<2x8x56xf32>)
-// CHECK:       tile.kernel @implicit_5_reshape_slice(%input0: memref<2x8x8x7xf32>, %output0: memref<2x8x6x5xf32>)
-// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : index
-// CHECK-NEXT:    tile.load %input0[%[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]]] : memref<2x8x8x7xf32> -> !tile.tile<2x8x8x8xf32>
+// CHECK:       tile.kernel @implicit_3_reshape_slice_transpose(%x: memref<2x56x8xf32>, %output0: memref<2x8x30xf32>)
+// CHECK-SAME:    mlc.transpose_block = 32
+// CHECK:         tile.map
+// CHECK-NOT:       arith.select
+// CHECK:         tile.yield
+// CHECK:         tile.gather %x
+// CHECK-NEXT:    tile.transpose
+// CHECK-NEXT:    tile.store
 // CHECK-LABEL: func.func @implicit
-// CHECK-COUNT-6: tile.launch
+// CHECK-COUNT-4: tile.launch
 func.func @implicit(%x: tensor<2x16x6x5xf32>, %w: tensor<8x16x3x3xf32>) -> tensor<2x8x6x5xf32> {
   %c = graph.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : (tensor<2x16x6x5xf32>, tensor<8x16x3x3xf32>) -> tensor<2x8x6x5xf32>
   func.return %c : tensor<2x8x6x5xf32>

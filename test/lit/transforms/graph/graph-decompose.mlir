@@ -146,18 +146,19 @@ func.func @avg(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
 // -----
 
 // conv2d with stride 1, one group and channels a multiple of 8: the implicit GEMM over shifted
-// rows. The input goes NHWC (a swap of the last two dimensions of (N, C, H*W)) and is padded to
-// (N, Hp, Wp, C), flattened to (N*Hp*Wp, C) rows of pixels and continued by kh*dh*Wp + kw*dw = 16
+// rows. The input goes NHWC (a 4-D transpose) and is padded to (N, Hp, Wp, C) in the same layout
+// kernel (on the GPU one windowed shared-memory transpose), flattened to (N*Hp*Wp, C) rows of
+// pixels and continued by kh*dh*Wp + kw*dw = 16
 // zero rows; kernel offset (kh, kw) is the slice of those rows starting kh*7 + kw further down
 // (Wp = 7), the slices side by side are the lhs of one matmul with the weights as (kh*kw*C, O);
-// the product, on the padded grid, goes back to NCHW (a swap of (N, Hp*Wp, O)) and is sliced to
-// the output's pixels (these are the SHARED checks, direct-layout-elements=0, as for inputs and products over
-// 2^20 elements). An NHWC input or result (a transpose around the convolution) is
-// transposed in one step instead, which composes with it (@conv_nhwc).
+// the product, on the padded grid, goes back to NCHW (with a bias: a swap of (N, Hp*Wp, O)) and
+// is sliced to the output's pixels in the bias's kernel (these are the SHARED checks,
+// direct-layout-elements=0, as for products over 2^20 elements). An NHWC input or result (a
+// transpose around the convolution) is transposed in one step instead, which composes with it
+// (@conv_nhwc); without a bias or an elementwise consumer the product is sliced and transposed
+// by one 4-D layout kernel (@conv_implicit_layout_only).
 // SHARED-LABEL: func.func @conv_implicit
-// SHARED:         %[[X:.*]] = graph.reshape %x : tensor<2x16x6x5xf32> to tensor<2x16x30xf32>
-// SHARED:         %[[XT:.*]] = graph.transpose %[[X]] perm [0, 2, 1] : tensor<2x16x30xf32> to tensor<2x30x16xf32>
-// SHARED:         %[[T:.*]] = graph.reshape %[[XT]] : tensor<2x30x16xf32> to tensor<2x6x5x16xf32>
+// SHARED:         %[[T:.*]] = graph.transpose %x perm [0, 2, 3, 1] : tensor<2x16x6x5xf32> to tensor<2x6x5x16xf32>
 // SHARED:         %[[H:.*]] = graph.concat %{{.*}}, %[[T]], %{{.*}} axis 1
 // SHARED:         %[[P:.*]] = graph.concat %{{.*}}, %[[H]], %{{.*}} axis 2 : {{.*}} -> tensor<2x8x7x16xf32>
 // SHARED:         %[[FLAT:.*]] = graph.reshape %[[P]] : tensor<2x8x7x16xf32> to tensor<112x16xf32>
@@ -191,6 +192,19 @@ func.func @avg(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
 // CHECK-NOT:     graph.conv2d
 func.func @conv_implicit(%x: tensor<2x16x6x5xf32>, %w: tensor<8x16x3x3xf32>, %b: tensor<8xf32>) -> tensor<2x8x6x5xf32> {
   %c = graph.conv2d %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : (tensor<2x16x6x5xf32>, tensor<8x16x3x3xf32>, tensor<8xf32>) -> tensor<2x8x6x5xf32>
+  func.return %c : tensor<2x8x6x5xf32>
+}
+
+// -----
+
+// SHARED-LABEL: func.func @conv_implicit_layout_only
+// SHARED:         %[[M:.*]] = graph.matmul %{{.*}}, %{{.*}} : (tensor<112x144xf32>, tensor<144x8xf32>) -> tensor<112x8xf32>
+// SHARED:         %[[GRID:.*]] = graph.reshape %[[M]] : tensor<112x8xf32> to tensor<2x8x7x8xf32>
+// SHARED:         %[[S:.*]] = graph.slice %[[GRID]] starts [0, 0, 0, 0] ends [2, 6, 5, 8] steps [1, 1, 1, 1]
+// SHARED:         %[[Y:.*]] = graph.transpose %[[S]] perm [0, 3, 1, 2] : tensor<2x6x5x8xf32> to tensor<2x8x6x5xf32>
+// SHARED:         func.return %[[Y]]
+func.func @conv_implicit_layout_only(%x: tensor<2x16x6x5xf32>, %w: tensor<8x16x3x3xf32>) -> tensor<2x8x6x5xf32> {
+  %c = graph.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : (tensor<2x16x6x5xf32>, tensor<8x16x3x3xf32>) -> tensor<2x8x6x5xf32>
   func.return %c : tensor<2x8x6x5xf32>
 }
 

@@ -184,3 +184,43 @@ llvm.func @exp_v16(%v: vector<16xf32>) {
   %0 = math.exp %v : vector<16xf32>
   llvm.return
 }
+
+// -----
+
+// The exact GELU's chain, 0.5 x (1 + erf(x sqrt(1/2))) as the elementwise expansion writes it
+// (constants broadcast, operands in either order), becomes one call of the fused x Phi(x): the
+// tail Q(|x|) = 2^L from one polynomial, a 2^f polynomial and the scaling; no erf, no division.
+// CHECK-LABEL: llvm.func internal @mlc.gelu_erf.v4f32(
+// CHECK-SAME:    %[[X:[^:]*]]: vector<4xf32>) -> vector<4xf32>
+// CHECK-NOT:     arith.divf
+// CHECK:         math.absf %[[X]]
+// CHECK:         arith.minimumf
+// CHECK:         arith.maximumf
+// CHECK:         math.roundeven
+// CHECK:         %[[Y:.*]] = arith.mulf %[[X]], %{{.*}} : vector<4xf32>
+// CHECK-NEXT:    llvm.return %[[Y]] : vector<4xf32>
+// CHECK-LABEL: llvm.func @gelu
+// CHECK:         %[[IN:.*]] = vector.load
+// CHECK-NOT:     math.erf
+// CHECK:         %{{.*}} = llvm.call @mlc.gelu_erf.v4f32(%[[IN]]) : (vector<4xf32>) -> vector<4xf32>
+// CHECK-NEXT:    vector.store
+// CHECK-NOT:     arith.addf
+// CHECK:         llvm.return
+llvm.func @gelu(%p: !llvm.ptr) {
+  %m = builtin.unrealized_conversion_cast %p : !llvm.ptr to memref<4xf32>
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %half = arith.constant 0.5 : f32
+  %root = arith.constant 0.707106769 : f32
+  %x = vector.load %m[%c0] : memref<4xf32>, vector<4xf32>
+  %halfs = vector.broadcast %half : f32 to vector<4xf32>
+  %h = arith.mulf %halfs, %x : vector<4xf32>
+  %roots = vector.broadcast %root : f32 to vector<4xf32>
+  %s = arith.mulf %x, %roots : vector<4xf32>
+  %e = math.erf %s : vector<4xf32>
+  %ones = vector.broadcast %one : f32 to vector<4xf32>
+  %sum = arith.addf %ones, %e : vector<4xf32>
+  %y = arith.mulf %h, %sum : vector<4xf32>
+  vector.store %y, %m[%c0] : memref<4xf32>, vector<4xf32>
+  llvm.return
+}

@@ -8,6 +8,12 @@ subnormal step absolute where the exact value is below the smallest normal), inf
 where the exact value rounds to an infinity, NaN exactly where the interpreter's is, and of the
 same sign (tanh(-0) = -0, erf(-0) = -0).
 
+The exact GELU's chain, 0.5 x (1 + erf(x sqrt(1/2))) as the elementwise expansion writes it,
+becomes one call of the fused x Phi(x): under the interpreter (Hypothesis, drawn bit patterns)
+and compiled end to end over a dense sweep of f32 inputs (2^20 bit patterns and 2^20 points of
+[-16, 16]), whose errors are counted in units of 2^-24 |x| against x Phi(x) in float64 (Phi
+from the standard library's erfc, exact in the tails) and must stay within `GELU_ERROR_BOUND`.
+
 The whole range: compiled end to end on the CPU (the polynomials as LLVM vectorizes them), 2^20
 bit patterns spread evenly over all f32 values plus the special values, against numpy in
 float64 (the standard library's `math.erf` for erf), under the same bound; and the bound is within what error_bounds.ACCURACY allows.
@@ -22,6 +28,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from xdsl.dialects import llvm
+
 import mlc
 from mlc.diagnostics import parse_module
 from mlc.dialects import make_context
@@ -30,6 +38,7 @@ from mlc.dialects.graph.error_bounds import ACCURACY
 from mlc.interpreter import run_kernel
 from mlc.transforms.pipelines import CPU_PIPELINE
 from mlc.transforms.llvm.expand_math_for_cpu import (
+    GELU_ERROR_BOUND,
     RELATIVE_ERROR_BOUND,
     ExpandMathForCpu,
 )
@@ -122,22 +131,28 @@ SPECIAL_VALUES = [0.0, -0.0, np.inf, -np.inf, np.nan, 88.72283, 88.7229, -87.336
                   1.0, -1.0, 0.99999994, 3.9, 3.92, 4.0, -4.0, 4.0000005]
 
 
+def _spread_bit_patterns(count: int = 1 << 20) -> np.ndarray:
+    """`count` f32 bit patterns spread evenly over all 2^32."""
+    bits = (np.arange(count, dtype=np.uint64) * ((1 << 32) // count) + 2027).astype(np.uint32)
+    return bits.view(np.float32)
+
+
+def _compiled_with_each_scaling(op: str, x: np.ndarray) -> dict[str, np.ndarray]:
+    """`op` (of %x) applied to `x`, compiled for the CPU with each scaling of exp."""
+    source = f"func.func @f(%x: tensor<{x.size}xf32>) -> tensor<{x.size}xf32> {{\n  %0 = {op} : tensor<{x.size}xf32>\n  func.return %0 : tensor<{x.size}xf32>\n}}"
+    return {
+        scaling: mlc.compile(source, device="cpu", pipeline=CPU_PIPELINE.replace("expand-math-for-cpu", f"expand-math-for-cpu{{scaling={scaling}}}"))(x)
+        for scaling in ("scalef", "multiply")
+    }
+
+
 @pytest.mark.parametrize("function", sorted(EXACT))
 def test_whole_float_range_compiled(function: str):
     """The scalings of exp (vscalefps of the f32 n on 16 lanes where the host has AVX-512, else
     `llvm.ldexp`; two multiplications) give the same bits. (`llvm.ldexp` of the i32 n is compared
     with the multiplications under the interpreter above.)"""
-    count = 1 << 20
-    bits = (np.arange(count, dtype=np.uint64) * ((1 << 32) // count) + 2027).astype(np.uint32)
-    x = np.concatenate([bits.view(np.float32), np.array(SPECIAL_VALUES, np.float32), np.linspace(-20, 20, 4096, dtype=np.float32), np.linspace(-4.5, 4.5, 16384, dtype=np.float32)])
-    source = (
-        f"func.func @f(%x: tensor<{x.size}xf32>) -> tensor<{x.size}xf32> {{\n"
-        f"  %0 = graph.{function} %x : tensor<{x.size}xf32>\n  func.return %0 : tensor<{x.size}xf32>\n}}"
-    )
-    results = {
-        scaling: mlc.compile(source, device="cpu", pipeline=CPU_PIPELINE.replace("expand-math-for-cpu", f"expand-math-for-cpu{{scaling={scaling}}}"))(x)
-        for scaling in ("scalef", "multiply")
-    }
+    x = np.concatenate([_spread_bit_patterns(), np.array(SPECIAL_VALUES, np.float32), np.linspace(-20, 20, 4096, dtype=np.float32), np.linspace(-4.5, 4.5, 16384, dtype=np.float32)])
+    results = _compiled_with_each_scaling(f"graph.{function} %x", x)
     assert_within_stated_bound(function, x, results["scalef"])
     np.testing.assert_array_equal(results["multiply"], results["scalef"])  # one rounding either way
 
@@ -146,3 +161,108 @@ def test_whole_float_range_compiled(function: str):
 def test_stated_bound_within_error_bounds_accuracy(function: str, op: type):
     # error_bounds allows (1 + ACCURACY) u relative beyond the interpreter's own rounding.
     assert RELATIVE_ERROR_BOUND[function] <= 1 + ACCURACY[op]
+
+
+GELU_CHAIN = """{load}
+%one = arith.constant 1.0 : f32
+%half = arith.constant 0.5 : f32
+%root = arith.constant 0.707106769 : f32
+{constants}
+%h = arith.mulf %halfs, %x : {t}
+%s = arith.mulf %x, %roots : {t}
+%e = math.erf %s : {t}
+%sum = arith.addf %ones, %e : {t}
+%y = arith.mulf %h, %sum : {t}
+{store}
+{extra}"""
+"""The exact GELU as the elementwise expansion writes it (constants broadcast for vectors)."""
+
+
+def _gelu_kernel(vector: bool, n: int, erf_used_elsewhere: bool = False) -> str:
+    t = f"vector<{LANES}xf32>" if vector else "f32"
+    if vector:
+        load = f"%x = vector.load %min[%i] : memref<{n}xf32>, {t}"
+        store = f"vector.store %y, %mout[%i] : memref<{n}xf32>, {t}"
+        constants = "\n".join(f"%{name}s = vector.broadcast %{name} : f32 to {t}" for name in ("one", "half", "root"))
+        extra = f"vector.store %e, %min[%i] : memref<{n}xf32>, {t}" if erf_used_elsewhere else ""
+    else:
+        load = f"%x = memref.load %min[%i] : memref<{n}xf32>"
+        store = f"memref.store %y, %mout[%i] : memref<{n}xf32>"
+        constants = "%ones = arith.constant 1.0 : f32\n%halfs = arith.constant 0.5 : f32\n%roots = arith.constant 0.70710678118 : f32"
+        extra = f"memref.store %e, %min[%i] : memref<{n}xf32>" if erf_used_elsewhere else ""
+    body = GELU_CHAIN.format(t=t, load=load, store=store, constants=constants, extra=extra)
+    return KERNEL.format(n=n, step=LANES if vector else 1, body=body)
+
+
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
+
+
+def assert_gelu_within_stated_bound(x: np.ndarray, got: np.ndarray) -> np.ndarray:
+    """`got` = x Phi(x) within GELU_ERROR_BOUND u |x| (NaN where x is NaN or -inf, the sign of
+    x); returns each finite element's error in units of u |x|."""
+    with np.errstate(all="ignore"):
+        wide = x.astype(np.float64)  # signalling NaNs among the bit patterns
+        exact = wide * 0.5 * _ERFC(-wide / math.sqrt(2.0)).astype(np.float64)
+    nan = np.isnan(wide) | (wide == -np.inf)
+    np.testing.assert_array_equal(np.isnan(got), nan, err_msg="gelu: NaN in other places")
+    np.testing.assert_array_equal(got[wide == np.inf], np.inf)
+    compared = ~nan & np.isfinite(wide)
+    np.testing.assert_array_equal(np.signbit(got[compared]), np.signbit(x[compared]))
+    with np.errstate(all="ignore"):
+        error = np.abs(got[compared].astype(np.float64) - exact[compared]) / np.maximum(np.abs(wide[compared]), SMALLEST_NORMAL) / U
+    worst = int(np.argmax(error)) if error.size else 0
+    assert not error.size or error[worst] <= GELU_ERROR_BOUND, (
+        f"gelu({x[compared][worst]!r}) = {got[compared][worst]!r}, exact {exact[compared][worst]!r}: "
+        f"error {error[worst]:.2f} u |x|, stated {GELU_ERROR_BOUND} u |x|"
+    )
+    return error
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    vector=st.booleans(),
+    scaling=st.sampled_from(("ldexp", "multiply")),
+    bits=st.lists(st.integers(0, 2**32 - 1), min_size=LANES, max_size=8 * LANES).map(
+        lambda values: values[: len(values) // LANES * LANES]
+    ),
+)
+def test_gelu_chain_becomes_one_call_within_stated_bound(vector: bool, scaling: str, bits: list[int]):
+    x = np.array(bits, np.uint32).view(np.float32)
+    context = make_context()
+    before, _ = parse_module(_gelu_kernel(vector, x.size), context)
+    after = before.clone()
+    ExpandMathForCpu(scaling=scaling).apply(context, after)
+    after.verify()
+    kernel = next(op for op in after.body.block.ops if isinstance(op, llvm.FuncOp) and op.sym_name.data == "k")
+    names = [op.name for op in kernel.walk()]
+    assert "math.erf" not in names and "arith.addf" not in names  # the chain is gone
+    assert [op.callee.string_value() for op in kernel.walk() if op.name == "llvm.call"] == [f"mlc.gelu_erf.{'v4' if vector else ''}f32"]
+    actual = run_kernel(after, "k", [x.copy(), np.zeros_like(x)])[-1]
+    assert_gelu_within_stated_bound(x, actual)
+
+
+@pytest.mark.parametrize("vector", [False, True])
+def test_gelu_chain_whose_erf_is_used_elsewhere_is_kept(vector: bool):
+    context = make_context()
+    module, _ = parse_module(_gelu_kernel(vector, 2 * LANES, erf_used_elsewhere=True), context)
+    ExpandMathForCpu(scaling="multiply").apply(context, module)
+    callees = [op.callee.string_value() for op in module.walk() if op.name == "llvm.call"]
+    assert callees == [f"mlc.erf.{'v4' if vector else ''}f32"]
+
+
+def test_gelu_dense_sweep_compiled():
+    """The exact GELU end to end (graph.gelu through the CPU pipeline), errors counted over
+    2^20 bit patterns, 2^20 points of [-16, 16] and the special values: each within the
+    stated bound; the two scalings give the same bits."""
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 5.4, -5.4, 5.7, -5.7, 13.3, -13.3, 3.4e38, -3.4e38]
+    x = np.concatenate([_spread_bit_patterns(), np.linspace(-16, 16, 1 << 20, dtype=np.float32), np.array(special, np.float32)])
+    results = _compiled_with_each_scaling('graph.gelu %x {approximate = "none"}', x)
+    error = assert_gelu_within_stated_bound(x, results["scalef"])
+    within_one_u = np.count_nonzero(error <= 1.0)
+    assert within_one_u >= 0.99 * error.size, f"{error.size - within_one_u} of {error.size} elements beyond 1 u |x|"
+    np.testing.assert_array_equal(results["multiply"], results["scalef"])  # one rounding either way
+
+
+def test_gelu_stated_bound_within_error_bounds_accuracy():
+    # error_bounds allows (1 + ACCURACY) u of |x| beyond the interpreter's own rounding.
+    assert GELU_ERROR_BOUND <= 1 + ACCURACY[graph.GeluOp]
