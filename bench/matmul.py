@@ -9,7 +9,10 @@ fp32 fused multiply-adds on the CUDA cores. The `f16 ...` and `bf16 ...` cases (
 8192 and the odd 4095x4097x1023) run on tensor cores, with the Triton kernel of `triton_matmul.py` as a third
 column where Triton is installed. The `tf32 ...` cases are f32 products of precision "tf32" (mlc: mma.sync
 m16n8k8) against cuBLAS with TF32 allowed (`allow_tf32 = True` around its call) and Triton's
-`input_precision="tf32"`; `3xtf32 ...` against cuBLAS in IEEE fp32 and Triton's "tf32x3".
+`input_precision="tf32"`; `3xtf32 ...` against cuBLAS in IEEE fp32 and Triton's "tf32x3". On an sm_90
+GPU mlc's tf32 products run on wgmma (a row-major B first transposed by a kernel of its own, which
+the times include); `tf32 linear ...` is the torch linear x @ w.T (w stored N x K, read in place:
+the product alone), against cuBLAS's `x @ w.T` with TF32 allowed.
 TFLOP/s count 2 * M * N * K per product.
 `--matmul-tile` passes a block tile to `convert-graph-to-tile` instead of its heuristic (tuning).
 """
@@ -57,6 +60,17 @@ HALF_SHAPES = {
 HALF_SHAPES.update({name.replace("f16", "bf16", 1): shape for name, shape in HALF_SHAPES.items()})
 TF32_SHAPES = {name.replace("f16", "tf32", 1): shape for name, shape in HALF_SHAPES.items() if name.startswith("f16")}
 TF32_SHAPES["3xtf32 matmul 4096^3"] = (4096, 4096, 4096)
+TF32_LINEAR_SHAPES = {"tf32 linear 4096^3": (4096, 4096, 4096), "tf32 linear 8192^3": (8192, 8192, 8192)}
+
+
+def linear_source(m: int, n: int, k: int) -> str:
+    """x @ transpose(w) at precision tf32, w stored N x K (the torch linear's weight)."""
+    x, w, wt, c = (f"tensor<{shape}xf32>" for shape in (f"{m}x{k}", f"{n}x{k}", f"{k}x{n}", f"{m}x{n}"))
+    return f"""func.func @linear(%x: {x}, %w: {w}) -> {c} {{
+  %wt = graph.transpose %w perm [1, 0] : {w} to {wt}
+  %0 = graph.matmul %x, %wt {{precision = "tf32"}} : ({x}, {wt}) -> {c}
+  func.return %0 : {c}
+}}"""
 
 
 def tf32_cases() -> list[Case]:
@@ -80,6 +94,9 @@ def tf32_cases() -> list[Case]:
     def operands(m: int, n: int, k: int):
         return lambda g: [torch.randn(m, k, device="cuda", generator=g), torch.randn(k, n, device="cuda", generator=g)]
 
+    def linear_operands(m: int, n: int, k: int):
+        return lambda g: [torch.randn(m, k, device="cuda", generator=g), torch.randn(n, k, device="cuda", generator=g)]
+
     cases = []
     for name, (m, n, k) in TF32_SHAPES.items():
         precision = name.split()[0]
@@ -89,6 +106,10 @@ def tf32_cases() -> list[Case]:
         tolerance = (1e-3, 1e-2) if precision == "3xtf32" else (1e-2, 1.0)
         source = matmul_source(m, n, k, False, "f32", precision)
         cases.append(Case(name, operands(m, n, k), reference, source, 4 * (m * k + k * n + m * n), triton, tolerance=tolerance))
+    for name, (m, n, k) in TF32_LINEAR_SHAPES.items():
+        cases.append(
+            Case(name, linear_operands(m, n, k), lambda x, w: cublas_tf32(x, w.T), linear_source(m, n, k), 4 * (m * k + k * n + m * n), tolerance=(1e-2, 1.0))
+        )
     return cases
 
 
@@ -144,7 +165,7 @@ def cases() -> list[Case]:
 
 
 def flops(case_name: str) -> int:
-    m, n, k = dict([*SHAPES.items(), *HALF_SHAPES.items(), *TF32_SHAPES.items(), FUSED])[case_name]
+    m, n, k = dict([*SHAPES.items(), *HALF_SHAPES.items(), *TF32_SHAPES.items(), *TF32_LINEAR_SHAPES.items(), FUSED])[case_name]
     return 2 * m * n * k
 
 

@@ -31,8 +31,9 @@ def tile_pipeline(tile: str, wgmma: bool = False) -> str:
 
     block, _, stages = tile.partition("/")
     pipeline = GPU_PIPELINE.replace("convert-graph-to-tile", f"convert-graph-to-tile{{matmul-tile={block}}}", 1)
-    if wgmma:
+    if wgmma:  # a TF32 product's row-major B is transposed for it (graph-transpose-tf32-rhs)
         pipeline = pipeline.replace("{tensor-cores=true}", "{tensor-cores=true wgmma=true}", 1)
+        pipeline = pipeline.replace("graph-transpose-tf32-rhs", "graph-transpose-tf32-rhs{wgmma=true}", 1)
     return pipeline.replace("loop-promote-shared", f"loop-promote-shared{{stages={stages}}}", 1) if stages else pipeline
 
 
@@ -54,7 +55,9 @@ def main() -> None:
         inputs = [x.half() for x in inputs]
         source, name = matmul_source(m, n, k, False, "f16"), f"f16 {m}x{n}x{k}"
     expected = torch.matmul(*inputs)
-    case = Case(name, lambda g: inputs, torch.matmul, source, 0, tolerance=(1e-2, 1e-1))
+    # TF32 (rounded or truncated operands) is up to ~0.3 off fp32 at K = 4096 (bench/matmul.py)
+    tolerance = (1e-2, 1.0) if args.precision == "tf32" else (1e-2, 1e-1)
+    case = Case(name, lambda g: inputs, torch.matmul, source, 0, tolerance=tolerance)
     for tile in args.tiles:
         call, output = mlc_callable(case, inputs, tile_pipeline(tile, args.wgmma))
         call()

@@ -251,7 +251,7 @@ WGMMA = DeclaredAttribute(
     "mlc.wgmma",
     "array<i64: M, N, K>",
     "a matmul kernel whose products run on Hopper tensor cores: the shape of one warpgroup's "
-    "wgmma.mma_async (its loop.wgmma ops issue K-step / K of them)",
+    "wgmma.mma_async (64, N, 16; 64, N, 8 for TF32: its loop.wgmma ops issue K-step / K of them)",
     "convert-tile-to-loop{wgmma=true}",
     "people (the loop.wgmma ops carry the decision to the GPU lowering)",
     _i64_array(3),

@@ -12,10 +12,21 @@ applies to f32 operands only (f16 and bf16 products are exact in f32 whatever th
   `a_lo @ b_lo` term, below 2^-20 of the product, dropped): close to f32 accuracy from three
   tensor-core products (CUTLASS's "3xTF32", PyTorch's "high" precision without the tf32 flag).
 
-The reference semantics (the graph and tile interpreters) round to TF32 to nearest with ties away
-from zero, as PTX `cvt.rna.tf32.f32` does; an implementation that rounds otherwise (ties to even,
-or truncation by a tensor core fed raw f32 bits) is within one TF32 ulp (2^-10 relative) of it per
-operand, which `error_bounds` allows (`PRODUCT_ERROR`). Infinities and NaN pass unchanged.
+What "rounded to TF32" means is any rounding within one TF32 ulp (2^-10 relative) of the operand,
+which `error_bounds` allows (`PRODUCT_ERROR`): the graph and tile interpreters (the reference)
+round to nearest with ties away from zero (`round_to_tf32`, PTX `cvt.rna.tf32.f32`), and so does
+the mma.sync lowering (`loop.round_tf32` on each register); Hopper's wgmma lowering truncates
+(`truncate_to_tf32`: the tensor core reads raw f32 operands from shared memory and ignores their
+low 13 mantissa bits). Why truncation there: wgmma reads both operands from shared memory, where
+the async copies (and TMA) land them unchanged, so rounding them would take another pass over
+every stage through registers (reading and writing it again in shared memory, which the products
+already keep busy); truncation is free and within the same bound. The loop level states which one
+a kernel computes (a `loop.round_tf32` before `loop.mma_sync`, or a `loop.wgmma` on f32 buffers,
+which the loop interpreter truncates), so that level models the GPU bit for bit. The price:
+truncation shrinks every operand's magnitude (by half a TF32 ulp on average), so the terms' errors
+do not cancel as rounding's do; at 4096^3 on standard normal data the mean error (over |A| @ |B|)
+was 2.6 times rna's and cuBLAS-TF32's (1.52e-5 against 5.75e-6; BENCHMARKS.md, "TF32 on wgmma").
+Infinities and NaN pass unchanged.
 """
 
 from __future__ import annotations
@@ -60,6 +71,15 @@ def round_to_tf32(x: np.ndarray) -> np.ndarray:
     # away from zero; a carry into the exponent is the next binade (or infinity), as it should be.
     rounded = ((bits + half) & keep).view(np.float32)
     return np.where(np.isfinite(x), rounded, x)
+
+
+def truncate_to_tf32(x: np.ndarray) -> np.ndarray:
+    """f32 `x` truncated to TF32 (toward zero: the low 13 mantissa bits cleared), as f32: what a
+    tensor core reading raw f32 operands computes with (wgmma). Infinities pass unchanged; a NaN
+    stays a NaN (its payload's high bits or the quiet bit are kept)."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    keep = np.uint32((0xFFFFFFFF << TF32_DROPPED_BITS) & 0xFFFFFFFF)
+    return (bits & keep).view(np.float32)
 
 
 def operand_pairs(a: np.ndarray, b: np.ndarray, precision: str) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -32,10 +32,11 @@ from __future__ import annotations
 from types import MappingProxyType
 
 import numpy as np
+from xdsl.dialects.builtin import f32
 from xdsl.ir import Operation
 
 from mlc.dialects.loop import ops as loop
-from mlc.dialects.precision import round_to_tf32
+from mlc.dialects.precision import round_to_tf32, truncate_to_tf32
 from mlc.interpreter.async_copy import issue_product
 from mlc.interpreter.engine import Execution, Level, OperationTable
 from mlc.interpreter.errors import InterpreterError
@@ -76,9 +77,7 @@ def _tf32_b_position(register: int) -> tuple[np.ndarray, np.ndarray]:
 
 def as_tf32(values: np.ndarray) -> np.ndarray:
     """f32 values as a TF32 tensor core reads them: the low 13 mantissa bits cleared (truncation)."""
-    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
-    keep = np.uint32((0xFFFFFFFF << loop.TF32_IGNORED_BITS) & 0xFFFFFFFF)
-    return (bits & keep).view(np.float32)
+    return truncate_to_tf32(values)
 
 
 def mma_m16n8k16(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -291,6 +290,8 @@ def wgmma(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     lhs = np.swapaxes(lhs, -1, -2) if op.lhs_m_major else lhs  # A stored K x M
     rhs = _warpgroup_block(execution, op, mask, view, "rhs", reads)
     rhs = np.swapaxes(rhs, -1, -2) if op.rhs_k_major else rhs  # B stored N x K
+    if op.lhs.type.element_type == f32:  # type: ignore[attr-defined]  # TF32: the low bits ignored
+        lhs, rhs = as_tf32(lhs), as_tf32(rhs)
     issue_product(execution, reads)
     c = np.stack([view.gather(as_array(execution.get(value), np.dtype(np.float32)), ()) for value in op.c], axis=-1)
     rows, columns = _wgmma_accumulator_positions(op.columns)

@@ -30,6 +30,7 @@ MLC_PASSES: dict[str, str] = {
     "graph-fuse": "mlc.transforms.graph.graph_fuse:GraphFuse",
     "graph-inline-fusion": "mlc.transforms.graph.graph_inline_fusion:GraphInlineFusion",
     "graph-pad-matmul-operands": "mlc.transforms.graph.graph_pad_matmul_operands:GraphPadMatmulOperands",
+    "graph-transpose-tf32-rhs": "mlc.transforms.graph.graph_transpose_tf32_rhs:GraphTransposeTf32Rhs",
     "graph-plan-memory": "mlc.transforms.graph.graph_plan_memory:GraphPlanMemory",
     "graph-simplify": "mlc.transforms.graph.graph_simplify:GraphSimplify",
     "view-op-graph": "mlc.transforms.graph.view_op_graph:ViewOpGraph",

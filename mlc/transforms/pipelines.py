@@ -18,7 +18,8 @@ Each is a pass (usable inside `--pass-pipeline`) that expands into plain passes;
 passed to convert-graph-to-tile: the precision of f32 matmuls that do not state their own.
 `mlc-lower-to-gpu{arch=sm_90}` (what `mlc.compile` asks for on an sm_90 GPU; "" by default, any
 GPU) lowers f16/bf16 matmuls for Hopper: graph-pad-matmul-operands{wgmma=true} pads ragged operand
-rows to 16-byte multiples, convert-graph-to-tile{wgmma=true} picks wgmma blocks and
+rows to 16-byte multiples, graph-transpose-tf32-rhs{wgmma=true} gives TF32 matmuls a K-major B
+(the only layout TF32 wgmma reads), convert-graph-to-tile{wgmma=true} picks wgmma blocks and
 convert-tile-to-loop{tensor-cores=true wgmma=true} warpgroup products (sm_90a code, which the
 back end then builds for an sm_90 target); other architectures keep mma.sync.
 """
@@ -36,6 +37,7 @@ from mlc.targets import WGMMA_ARCHS
 from mlc.transforms import all_passes
 from mlc.transforms.graph.convert_graph_to_tile import ConvertGraphToTile
 from mlc.transforms.graph.graph_pad_matmul_operands import GraphPadMatmulOperands
+from mlc.transforms.graph.graph_transpose_tf32_rhs import GraphTransposeTf32Rhs
 from mlc.transforms.tile.convert_tile_to_loop import ConvertTileToLoop
 
 _GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,{pad}graph-fold-constants,graph-fuse{chain_model},graph-plan-memory"
@@ -48,7 +50,7 @@ _TO_LLVM = (
     "convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,cse"
 )
 
-GPU_PIPELINE = f"{_TO_TILE.format(pad='graph-pad-matmul-operands,', chain_model='{compute-model=gpu}', graph_to_tile='', dot_lowering='', tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
+GPU_PIPELINE = f"{_TO_TILE.format(pad='graph-pad-matmul-operands,graph-transpose-tf32-rhs,', chain_model='{compute-model=gpu}', graph_to_tile='', dot_lowering='', tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
     library="libdevice"
 )
 CPU_PIPELINE = f"{_TO_TILE.format(pad='', chain_model='', graph_to_tile='{target=cpu}', dot_lowering='convert-tile-dot-to-cpu,convert-tile-rows-to-cpu,', tensor_cores='')},loop-unroll,convert-loop-to-cpu,expand-math-for-cpu," + _TO_LLVM.format(
@@ -57,17 +59,17 @@ CPU_PIPELINE = f"{_TO_TILE.format(pad='', chain_model='', graph_to_tile='{target
 
 
 def _with_precision(passes: list[ModulePass], precision: str) -> list[ModulePass]:
-    """`passes` with convert-graph-to-tile's `precision` option set."""
+    """`passes` with convert-graph-to-tile's and graph-transpose-tf32-rhs's `precision` option set."""
     return [
-        dataclasses.replace(module_pass, precision=precision) if isinstance(module_pass, ConvertGraphToTile) else module_pass
+        dataclasses.replace(module_pass, precision=precision) if isinstance(module_pass, ConvertGraphToTile | GraphTransposeTf32Rhs) else module_pass
         for module_pass in passes
     ]
 
 
 def _with_wgmma(passes: list[ModulePass]) -> list[ModulePass]:
-    """`passes` with graph-pad-matmul-operands', convert-graph-to-tile's and convert-tile-to-loop's
-    `wgmma` option set."""
-    wgmma_passes = ConvertGraphToTile | ConvertTileToLoop | GraphPadMatmulOperands
+    """`passes` with graph-pad-matmul-operands', graph-transpose-tf32-rhs's, convert-graph-to-tile's
+    and convert-tile-to-loop's `wgmma` option set."""
+    wgmma_passes = ConvertGraphToTile | ConvertTileToLoop | GraphPadMatmulOperands | GraphTransposeTf32Rhs
     return [
         dataclasses.replace(module_pass, wgmma=True) if isinstance(module_pass, wgmma_passes) else module_pass
         for module_pass in passes

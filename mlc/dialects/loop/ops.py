@@ -627,6 +627,9 @@ WARPGROUP_SIZE = 128
 """Threads of a warpgroup: 4 consecutive warps, the unit that issues `loop.wgmma`."""
 WGMMA_ROWS, WGMMA_DEPTH = 64, 16
 """M and K of one PTX `wgmma.mma_async` (m64nNk16 for f16/bf16 operands)."""
+TF32_WGMMA_DEPTH = 8
+"""K of one PTX `wgmma.mma_async` on f32 operands (m64nNk8, TF32 products)."""
+WGMMA_OPERAND_TYPES = (*MMA_OPERAND_TYPES, "f32")
 
 
 @irdl_op_definition
@@ -653,7 +656,10 @@ class WgmmaOp(IRDLOperation):
     its stored layout: rhs "k", `b` holds B transposed (row-major N x K; the block at [k, l] is N x
     K, staged K-major like A, read without the instruction's B transpose); lhs "m", `a` holds A
     transposed (row-major K x M; the block at [i, j] is K x 64, staged M-major like a row-major B,
-    read with the instruction's A transpose). The definition sums
+    read with the instruction's A transpose). f32 operands are TF32 products (PTX m64nNk8
+    `.tf32`), read K-major only (`mlc.operand_major` ["k", "k"]: wgmma transposes 16-bit operands
+    only), each operand truncated to TF32 as the tensor core reads it (its low 13 mantissa bits
+    ignored, `TF32_IGNORED_BITS`), which is how the op computes them too. The definition sums
     each element in increasing k with f32 fused multiply-adds, as `loop.mma_sync`; the hardware
     agrees within the dot's error bound. Every thread of a warpgroup must execute it, with no
     control flow that depends on the thread.
@@ -734,8 +740,10 @@ class WgmmaOp(IRDLOperation):
             raise VerifyException("accumulators and results must be f32")
         lhs_type, rhs_type = self.lhs.type, self.rhs.type
         assert isinstance(lhs_type, MemRefType) and isinstance(rhs_type, MemRefType)
-        if str(lhs_type.element_type) not in MMA_OPERAND_TYPES or lhs_type.element_type != rhs_type.element_type:
-            raise VerifyException(f"wgmma reads f16 or bf16 operands of one type, got {lhs_type.element_type} and {rhs_type.element_type}")
+        if str(lhs_type.element_type) not in WGMMA_OPERAND_TYPES or lhs_type.element_type != rhs_type.element_type:
+            raise VerifyException(f"wgmma reads f16, bf16 or f32 (TF32) operands of one type, got {lhs_type.element_type} and {rhs_type.element_type}")
+        if lhs_type.element_type == f32 and (self.lhs_m_major or not self.rhs_k_major):
+            raise VerifyException('wgmma reads f32 (TF32) operands K-major only: mlc.operand_major must be ["k", "k"]')
         for name, memref_type, indices in (("lhs", lhs_type, self.lhs_indices), ("rhs", rhs_type, self.rhs_indices)):
             if memref_type.get_num_dims() < 2 or len(indices) != memref_type.get_num_dims():
                 raise VerifyException(f"expected {memref_type.get_num_dims()} {name} indices (at least 2), got {len(indices)}")

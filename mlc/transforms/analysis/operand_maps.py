@@ -33,7 +33,7 @@ of an implicit GEMM keeps its own buffer.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import TensorType
@@ -99,6 +99,14 @@ def transposed_operands(ops: Iterable[Operation]) -> list[graph.TransposeOp]:
         return []
     found = (matrix_transpose(operand) for operand in dict.fromkeys((matmul.a, matmul.b)))
     return [t for t in found if t is not None and all(use.operation is matmul for use in t.result.uses)]
+
+
+def ends_transpose_chain(ops: Sequence[Operation], transpose: Operation) -> bool:
+    """Whether `ops` (a planned kernel) are transposes only, `transpose` last and reading the one
+    before it: the matmul then reads `transpose` in place and the kernel writes the one before
+    (graph-transpose-tf32-rhs's materialised B transposed, read back K-major by TF32 wgmma)."""
+    chain = len(ops) >= 2 and ops[-1] is transpose and transpose.operands[0].owner is ops[-2]
+    return chain and all(isinstance(op, graph.TransposeOp) for op in ops)
 
 
 def operand_major_in(block: Block) -> tuple[str, str] | None:

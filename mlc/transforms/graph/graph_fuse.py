@@ -39,7 +39,8 @@ stride-1 convolution after graph-decompose) becomes a region of kind `matmul` ho
 ops and the matmul, marked `mlc.implicit_gemm` (the shifts): its kernel reads the value in place,
 so the column matrix is never written (unless a layout op of the chain is read elsewhere too).
 The rules then partition the rest; a lone transpose of the last two dimensions that only a matmul
-reads (the torch `linear` weight) joins its group, marked `mlc.operand_major`
+reads (the torch `linear` weight), or the last of a group of transposes (graph-transpose-tf32-rhs's
+`transpose(transpose(b))`: the inner one is written), joins its group, marked `mlc.operand_major`
 (`analysis/operand_maps.py`): the kernel reads the stored layout, writing no transposed copy.
 Option `matmul-chains` (opt-in) also fuses plain chains `matmul(f(matmul(A, B)), C)` (f
 elementwise: a two-layer MLP's bias and activation), the same kernel without the softmax
@@ -105,7 +106,7 @@ from mlc.transforms.analysis.gemm_chain import (
 )
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.analysis.memory_plan import forget_memory_plan
-from mlc.transforms.analysis.operand_maps import match_shifted_rows, operand_major_in, transposed_operands
+from mlc.transforms.analysis.operand_maps import ends_transpose_chain, match_shifted_rows, operand_major_in, transposed_operands
 from mlc.transforms.lowering.graph_rewriting import is_graph_op
 
 GRAPH_REDUCTIONS = (*graph.REDUCTION_OPS, *graph.NORMALIZATION_OPS)
@@ -178,12 +179,19 @@ def absorb_operand_transposes(groups: list[PlannedGroup]) -> list[PlannedGroup]:
     group_of = {op: group for group in groups for op in group.ops}
     moved: dict[int, tuple[Operation, ...]] = {}
     emptied: set[int] = set()
+    trimmed: dict[int, tuple[Operation, ...]] = {}
     for group in (group for group in groups if group.kind == "matmul"):
         for transpose in transposed_operands(group.ops):
-            if group_of[transpose].ops == (transpose,):
-                moved[id(group)] = (*moved.get(id(group), ()), transpose)
+            source = group_of[transpose].ops
+            if source == (transpose,):
                 emptied.add(id(group_of[transpose]))
-    return [PlannedGroup(group.kind, (*moved.get(id(group), ()), *group.ops)) for group in groups if id(group) not in emptied]
+            elif ends_transpose_chain(source, transpose):
+                trimmed[id(group_of[transpose])] = source[:-1]
+            else:
+                continue
+            moved[id(group)] = (*moved.get(id(group), ()), transpose)
+    kept = (group for group in groups if id(group) not in emptied)
+    return [PlannedGroup(group.kind, (*moved.get(id(group), ()), *trimmed.get(id(group), group.ops))) for group in kept]
 
 
 def erase_dead_ops(body: Block) -> bool:

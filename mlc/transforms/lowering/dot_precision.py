@@ -1,7 +1,8 @@
 """Which `tile.dot` precisions each target's lowering can honour, and the refusal of the others.
 
 On the GPU, `convert-tile-to-loop{tensor-cores=true}` runs f32 dots of precision "tf32" and
-"3xtf32" on tensor cores (`matmul_mma.py`: mma.sync m16n8k8 on TF32 registers), and every other
+"3xtf32" on tensor cores (`matmul_mma.py`: mma.sync m16n8k8 on TF32 registers; on Hopper, tf32
+products on K-major operands as TF32 wgmma, `matmul_wgmma.py`), and every other
 f32 dot as f32 fused multiply-adds (`matmul_loop.py`, CUDA cores): the GPU honours all three
 precisions. The CPU lowering (`convert-tile-dot-to-cpu`) and convert-tile-to-loop without tensor
 cores compute every product in IEEE f32, so they honour `precision = "ieee"` only; a dot asking

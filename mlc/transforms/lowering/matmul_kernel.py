@@ -119,6 +119,13 @@ TF32_LARGE_TILE = (128, 256, 16)
 """The large block of f32 products at a TF32 precision (mma.sync m16n8k8): 8 warps of 64x64 warp
 tiles (80 shared loads per 64 mma.sync a K step, against 96 with 64x32), 27 KiB of f32 operands a
 K step, so that 3 stages of async copies fit."""
+TF32_WGMMA_TILES = ((128, 256, 32), (128, 128, 32), (64, 128, 32))
+"""The blocks of TF32 products on Hopper (wgmma on K-major f32 operands), largest first, chosen as
+`WGMMA_TILES` are: 32 f32 are one 128-byte swizzle row of K, so a stage holds the same 48 KiB of
+operands as the f16 128x256x64 block."""
+TF32_WGMMA_TILE = TF32_WGMMA_TILES[0]
+TF32_WGMMA_ALIGNMENT = 4
+"""f32 elements (16 bytes) that K must be a multiple of for TF32 wgmma's async copies."""
 TF32_MINIMUM_TILE = (16, 8, 8)
 """The smallest block a TF32 dot takes (one m16n8k8 instruction): TF32 has no CUDA-core lowering."""
 CPU_TILE = (128, 128, 16)
@@ -159,6 +166,25 @@ def choose_matmul_tile(
     programs = batch * -(-rows // large[0]) * -(-columns // large[1])
     limit = CPU_TILE if cpu else large if programs >= LARGE_TILE_PROGRAMS else DEFAULT_TILE
     return tuple(min(cap, _next_power_of_two(size)) for cap, size in zip(limit, (rows, columns, depth)))  # type: ignore[return-value]
+
+
+def takes_tf32_wgmma(unit: MatmulUnit, precision: str) -> bool:
+    """Whether `unit` is a TF32 product that wgmma can run: precision "tf32", both operands read
+    K-major (a row-major A, a transposed B: `matmul_wgmma.tf32_wgmma_applies`), K a multiple of
+    `TF32_WGMMA_ALIGNMENT` deeper than one K step (a K loop for the async copies to pipeline)."""
+    op = unit.op
+    depth = shape_of(op.a)[-1]
+    if precision != "tf32" or _element_type(op.a) != f32 or unit.lhs_rows is not None:
+        return False
+    k_major = unit.transposed(op.a) is None and unit.transposed(op.b) is not None
+    return k_major and depth % TF32_WGMMA_ALIGNMENT == 0 and depth > TF32_WGMMA_TILE[2]
+
+
+def choose_tf32_wgmma_tile(batch: int, rows: int, columns: int) -> tuple[int, int, int]:
+    """The first of `TF32_WGMMA_TILES` that makes `LARGE_TILE_PROGRAMS` blocks, else the last, cut
+    to the matrix (whole warpgroups of rows, 64-column blocks)."""
+    tile = next((t for t in TF32_WGMMA_TILES if batch * -(-rows // t[0]) * -(-columns // t[1]) >= LARGE_TILE_PROGRAMS), TF32_WGMMA_TILES[-1])
+    return min(tile[0], max(64, _next_power_of_two(rows))), min(tile[1], max(64, _next_power_of_two(columns))), tile[2]
 
 
 def check_matmul_options(matmul_tile: Sequence[int], target: str) -> None:
@@ -364,6 +390,8 @@ def plan_matmul(
     participants = [shape_of(op.a)[:-2], shape_of(op.b)[:-2], *(seen[:-2] for _, seen in unit.epilogue_inputs)]
     collapse = collapse_dimensions(batch, participants)
     rows, columns = shape_of(op.result)[-2:]
+    if block is None and wgmma and not cpu and takes_tf32_wgmma(unit, matmul_precision(op, precision)):
+        block = choose_tf32_wgmma_tile(math.prod(batch), rows, columns)
     if block is None:
         half = element_type != f32
         tf32 = matmul_precision(op, precision) != DEFAULT_PRECISION

@@ -34,7 +34,13 @@ loop-promote-shared stages a transposed rhs's N x BK block K-major like A's (rea
 instruction's B transpose) and a transposed lhs's BK x 64 blocks M-major like a row-major B's
 (read with the instruction's A transpose).
 
-Limits: f16/bf16 only (TF32 dots take mma.sync); no register A operand; an epilogue that computes
+TF32 dots (f32 operands at precision "tf32", `tf32_wgmma_applies`) take the same path when both
+operands are K-major (a row-major lhs, a transposed rhs: graph-transpose-tf32-rhs gives a row-major
+B one), the only layout wgmma reads 32-bit operands in: K steps of 32 f32 (one 128-byte swizzle
+row), `mlc.wgmma` = [64, BN, 8], `loop.wgmma` on f32 buffers, which the tensor core truncates to
+TF32 instead of rounding (`precision.py`: within the same bound; the loop interpreter models it).
+
+Limits: 3xtf32 and TF32 dots on an M-major lhs or N-major rhs take mma.sync; no register A operand; an epilogue that computes
 on the f32 accumulators themselves (no rounding first) waits for each K step's products; no TMA.
 """
 
@@ -47,6 +53,7 @@ from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, String
 from xdsl.ir import SSAValue
 
 from mlc.dialects import attributes
+from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.operand_maps import operand_major
@@ -56,6 +63,7 @@ from mlc.transforms.lowering.matmul_mma import (
     INSTRUCTION,
     MmaKernelLowering,
     MmaLayout,
+    _element_type,
     _zero_padded_read,
     is_tf32_dot,
     lower_mma_kernel,
@@ -69,15 +77,17 @@ after its own (`async_pipeline.overlap_products`), so copies go 2 steps ahead of
 for the 128x256x64 block)."""
 SWIZZLE_COLUMNS = 64
 """16-bit elements in one 128-byte swizzle row: B's column blocks and A's K step come in these."""
-ROW_ALIGNMENT = 8
-"""Elements (16 bytes of f16/bf16) an operand's rows must be a multiple of, for async copies."""
+SWIZZLE_ROW_BYTES = 128
+ROW_BYTE_ALIGNMENT = 16
+"""Bytes an operand's rows must be a multiple of, for 16-byte async copies."""
 MAX_ROWS = 256
 MAX_COLUMNS = 256
 
 
 def _operand_rows_aligned(load: tile.LoadOp) -> bool:
-    source_shape = load.source.type.get_shape()  # type: ignore[attr-defined]
-    return len(source_shape) >= 2 and source_shape[-1] % ROW_ALIGNMENT == 0
+    source_type = load.source.type
+    source_shape = source_type.get_shape()  # type: ignore[attr-defined]
+    return len(source_shape) >= 2 and source_shape[-1] * byte_width(source_type.element_type) % ROW_BYTE_ALIGNMENT == 0  # type: ignore[attr-defined]
 
 
 def wgmma_applies(kernel: tile.KernelOp) -> bool:
@@ -85,8 +95,8 @@ def wgmma_applies(kernel: tile.KernelOp) -> bool:
     if not mma_applies(kernel):
         return False
     for dot in (op for op in kernel.walk() if isinstance(op, tile.DotOp)):
-        if is_tf32_dot(dot):
-            return False  # TF32 wgmma reads B K-major only: B's rows would need a transposed staging
+        if is_tf32_dot(dot) and not tf32_wgmma_applies(dot):
+            return False
         lhs, rhs = _stored_operand(dot, "lhs"), _stored_operand(dot, "rhs")
         if lhs is None or rhs is None or not (_operand_rows_aligned(lhs) and _operand_rows_aligned(rhs)):
             return False
@@ -94,9 +104,25 @@ def wgmma_applies(kernel: tile.KernelOp) -> bool:
             return False  # one K step: no loop for the async copies to pipeline
         rows, columns = _shape(dot.acc)[-2:]
         depth = _shape(dot.lhs)[-1]
-        if rows % loop.WGMMA_ROWS or rows > MAX_ROWS or columns % SWIZZLE_COLUMNS or columns > MAX_COLUMNS or depth % SWIZZLE_COLUMNS:
+        swizzle_columns = swizzle_row_elements(dot)
+        if rows % loop.WGMMA_ROWS or rows > MAX_ROWS or columns % SWIZZLE_COLUMNS or columns > MAX_COLUMNS or depth % swizzle_columns:
             return False
     return True
+
+
+def swizzle_row_elements(dot: tile.DotOp) -> int:
+    """Operand elements in one 128-byte swizzle row: 64 of f16/bf16, 32 of f32 (a TF32 dot's K step
+    comes in these)."""
+    return SWIZZLE_ROW_BYTES // byte_width(_element_type(dot.lhs))  # type: ignore[arg-type]
+
+
+def tf32_wgmma_applies(dot: tile.DotOp) -> bool:
+    """Whether a TF32 dot can be warpgroup products: precision "tf32" (3xtf32 splits its operands
+    in registers, which wgmma's shared-memory operands cannot), and both operands K-major in
+    memory, the only layout wgmma reads 32-bit operands in: a row-major lhs and a transposed rhs
+    (`tile.transpose` of a stored N x K block; graph-transpose-tf32-rhs gives a row-major B one)."""
+    lhs_transposed, rhs_transposed = (isinstance(operand.owner, tile.TransposeOp) for operand in (dot.lhs, dot.rhs))
+    return dot.precision.data == "tf32" and not lhs_transposed and rhs_transposed
 
 
 def _stored_operand(dot: tile.DotOp, role: str) -> tile.LoadOp | None:
@@ -123,7 +149,9 @@ class WgmmaKernelLowering(MmaKernelLowering):
         result = DotKernelLowering.lower(self)
         layout = self.layout
         assert isinstance(layout, MmaLayout)
-        attributes.WGMMA.write(result, DenseArrayBase.from_list(i64, [loop.WGMMA_ROWS, layout.shape[-1], loop.WGMMA_DEPTH]))
+        tf32 = any(is_tf32_dot(op) for op in self.kernel.walk() if isinstance(op, tile.DotOp))
+        instruction_depth = loop.TF32_WGMMA_DEPTH if tf32 else loop.WGMMA_DEPTH
+        attributes.WGMMA.write(result, DenseArrayBase.from_list(i64, [loop.WGMMA_ROWS, layout.shape[-1], instruction_depth]))
         attributes.WARP_GRID.write(result, DenseArrayBase.from_list(i64, [layout.warp_rows, layout.warp_columns]))
         stages = attributes.PIPELINE_STAGES.read(self.kernel)
         attributes.PIPELINE_STAGES.write(result, stages if stages is not None else IntegerAttr(WGMMA_PIPELINE_STAGES, i64))

@@ -1,8 +1,8 @@
 """`loop.wgmma` and swizzled shared memory in NVVM terms: matrix descriptors and inline PTX (sm_90a).
 
 Layout of a swizzled buffer (`mlc.swizzle` = 128 on its allocation, a memref [..., R, C] of 16-bit
-elements, C a multiple of 64, R of 8): each leading index selects an R x C matrix; its columns
-come in blocks of 64 elements (128 bytes), block after block; within a block, row-major rows of
+elements, C a multiple of 64, R of 8, or of f32 elements, C a multiple of 32): each leading index
+selects an R x C matrix; its columns come in blocks of 128 bytes (64 or 32 elements), block after block; within a block, row-major rows of
 128 bytes. That linear byte offset `b` is then swizzled as the hardware reads it (CUTLASS's
 Swizzle<3,4,3>): `b ^ (((b >> 7) & 7) << 4)`, the 16-byte chunks of row r XORed with r mod 8.
 The buffer must start on a 1024-byte boundary (8 rows of 128 bytes, the pattern's period);
@@ -23,7 +23,9 @@ and 16 rows (2048 bytes) in an N-major B.
   trans-a 1 (`operand_descriptors`).
 
 Each `loop.wgmma m64nNkK` becomes `wgmma.fence`, K / 16 `wgmma.mma_async.sync.aligned.m64nNk16.f32.
-{f16,bf16}.{f16,bf16}` with the accumulators tied through (scale-d = 1; trans-a = 0 and trans-b = 1 unless an operand is transposed, above), then
+{f16,bf16}.{f16,bf16}` with the accumulators tied through (scale-d = 1; trans-a = 0 and trans-b = 1 unless an operand is transposed, above),
+or on f32 buffers K / 8 `...m64nNk8.f32.tf32.tf32` (K-major operands only, no transpose immediates;
+a swizzled row holds 32 f32, so a step of 8 is again 32 bytes), then
 `wgmma.commit_group`; `loop.wgmma_wait N` becomes `wgmma.wait_group N` with the accumulators tied
 through it, so that nothing reads them before the products land. There is no LLVM intrinsic for mma_async; fence,
 commit and wait are inline assembly too, since their intrinsics abort LLVM below sm_90a.
@@ -44,6 +46,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mlc.dialects import attributes
+from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
 
 SWIZZLE_ROW_BYTES = 128
@@ -111,13 +114,14 @@ def _linear_byte_offset(builder: _Builder, memref_type: MemRefType, indices: Seq
     matrix: SSAValue | None = None
     for index, size in zip(outer, shape[:-2]):
         matrix = index if matrix is None else builder.add(builder.mul(matrix, size), index)
-    block_elements = SWIZZLE_ROW_BYTES // 2
+    element_bytes = byte_width(memref_type.element_type)
+    block_elements = SWIZZLE_ROW_BYTES // element_bytes
     block = builder.emit(arith.DivUIOp(column, builder.constant(block_elements)))
     within = builder.emit(arith.RemUIOp(column, builder.constant(block_elements)))
     elements = builder.add(builder.add(builder.mul(block, rows * block_elements), builder.mul(row, block_elements)), within)
     if matrix is not None:
         elements = builder.add(builder.mul(matrix, rows * columns), elements)
-    return builder.mul(elements, 2)
+    return builder.mul(elements, element_bytes)
 
 
 def swizzled_address(base: SSAValue, memref_type: MemRefType, indices: Sequence[SSAValue]) -> tuple[list[Operation], SSAValue]:
@@ -158,17 +162,20 @@ def lower_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue) -> tup
     builder = _Builder()
     lhs_type, rhs_type = op.lhs.type, op.rhs.type
     assert isinstance(lhs_type, MemRefType) and isinstance(rhs_type, MemRefType)
-    element = str(lhs_type.element_type)
+    tf32 = lhs_type.element_type == f32
+    element = "tf32" if tf32 else str(lhs_type.element_type)
+    depth = loop.TF32_WGMMA_DEPTH if tf32 else loop.WGMMA_DEPTH
     count = op.columns // 2
     accumulators = list(op.c)
     _inline_asm(builder, "wgmma.fence.sync.aligned;", "", [], 0)
     scale = builder.constant(1, i32)
     registers = ",".join(f"${i}" for i in range(count))
-    instruction = f"wgmma.mma_async.sync.aligned.m64n{op.columns}k16.f32.{element}.{element}"
-    transposes = f"{int(op.lhs_m_major)}, {int(not op.rhs_k_major)}"  # imm-trans-a, imm-trans-b
-    text = f"{{ .reg .pred p; setp.ne.b32 p, ${2 * count + 2}, 0; {instruction} {{{registers}}}, ${2 * count}, ${2 * count + 1}, p, 1, 1, {transposes}; }}"
-    for step in range(op.depth // loop.WGMMA_DEPTH):
-        lhs_descriptor, rhs_descriptor = operand_descriptors(builder, op, lhs_base, rhs_base, step * loop.WGMMA_DEPTH)
+    instruction = f"wgmma.mma_async.sync.aligned.m64n{op.columns}k{depth}.f32.{element}.{element}"
+    # imm-trans-a, imm-trans-b; TF32 has no transpose immediates (both operands K-major)
+    transposes = "" if tf32 else f", {int(op.lhs_m_major)}, {int(not op.rhs_k_major)}"
+    text = f"{{ .reg .pred p; setp.ne.b32 p, ${2 * count + 2}, 0; {instruction} {{{registers}}}, ${2 * count}, ${2 * count + 1}, p, 1, 1{transposes}; }}"
+    for step in range(op.depth // depth):
+        lhs_descriptor, rhs_descriptor = operand_descriptors(builder, op, lhs_base, rhs_base, step * depth)
         accumulators = _inline_asm(builder, text, _tied(count, "l,l,r"), [*accumulators, lhs_descriptor, rhs_descriptor, scale], count)
     _inline_asm(builder, "wgmma.commit_group.sync.aligned;", "", [], 0)
     return builder.ops, accumulators

@@ -2,7 +2,11 @@
 within the bound their precision allows (`error_bounds`: each operand within one TF32 ulp, three
 products per term for 3xtf32; `test_tf32_equivalence.py` checks the lowering without a GPU). The
 `gpu` cases cover ragged shapes (masked loads, stores and copies), the large pipelined block, a
-batch and a fused epilogue; a GPU without TF32 tensor cores refuses them.
+batch and a fused epilogue; a GPU without TF32 tensor cores refuses them. On Hopper
+(`mlc-lower-to-gpu{arch=sm_90}`) tf32 products whose K allows it run as TF32 warpgroup products
+(`wgmma.mma_async ... .tf32.tf32` on a K-major B: the torch linear's stored weight, or a row-major
+B through graph-transpose-tf32-rhs's transpose kernel), asserted to be on that path; the tensor
+core truncates their operands, which the same bound allows.
 """
 
 from __future__ import annotations
@@ -12,10 +16,11 @@ import numpy as np
 import pytest
 
 import mlc
-from programs import assert_compiled_matches
+from programs import assert_compiled_matches, lower, transposed_matmul_program
 
 GPU = pytest.mark.gpu
 PRECISIONS = ["tf32", "3xtf32"]
+WGMMA = "mlc-lower-to-gpu{arch=sm_90}"
 
 
 def tensor(shape: tuple[int, ...]) -> str:
@@ -82,3 +87,48 @@ def test_tf32_on_a_gpu_without_tensor_cores_is_refused(monkeypatch: pytest.Monke
     monkeypatch.setattr("mlc.compiler.resolve_device", lambda device: "cuda")
     with pytest.raises(mlc.LoweringError, match=r"'graph.matmul' op precision 'tf32' cannot be honoured on target 'cuda'.*TF32 needs tensor cores"):
         compile_source(program((40, 20), (20, 24), "tf32"), device="cuda")
+
+
+WGMMA_CASES = [
+    pytest.param((1024, 1024), (1024, 1024), False, id="1024^3"),
+    pytest.param((333, 516), (516, 250), False, id="333x250x516-ragged"),
+    pytest.param((300, 520), (520, 260), True, id="300x260x520-bias-relu"),
+]
+
+
+@GPU
+@pytest.mark.parametrize("a_shape, b_shape, epilogue", WGMMA_CASES)
+def test_tf32_on_wgmma(a_shape, b_shape, epilogue: bool, rng: np.random.Generator):
+    """A row-major B: one transpose kernel, then the TF32 warpgroup products on its K-major copy."""
+    from mlc.runtime import get_device
+
+    if get_device().arch != "sm_90":
+        pytest.skip("not an sm_90 GPU")
+    text = program(a_shape, b_shape, "tf32", epilogue)
+    assert ".tf32.tf32" in str(lower(text, WGMMA)), "the TF32 wgmma path did not apply"
+    arrays = [rng.standard_normal(shape).astype(np.float32) for shape in (a_shape, b_shape, *([b_shape[-1:]] if epilogue else []))]
+    compiled = mlc.compile(text, device="cuda", pipeline=WGMMA)
+    assert len(compiled.program.plan.launches) == 2  # the transpose of B, the product
+    got = compiled(*arrays)
+    expected = np.matmul(arrays[0].astype(np.float64), arrays[1].astype(np.float64))
+    if epilogue:
+        expected = np.maximum(expected + arrays[2], 0)
+    assert_compiled_matches(text, arrays, got, [expected])
+
+
+@GPU
+@pytest.mark.parametrize("m, n, k", [(1024, 1024, 1024), (300, 264, 520)])
+def test_tf32_linear_on_wgmma(m: int, n: int, k: int, rng: np.random.Generator):
+    """x @ transpose(w) + bias, relu (the torch linear, w stored N x K): one kernel, w read K-major."""
+    from mlc.runtime import get_device
+
+    if get_device().arch != "sm_90":
+        pytest.skip("not an sm_90 GPU")
+    text = transposed_matmul_program((), m, k, n, False, True, "f32", True).replace("%wt : (", '%wt {precision = "tf32"} : (')
+    assert ".tf32.tf32" in str(lower(text, WGMMA)), "the TF32 wgmma path did not apply"
+    arrays = [rng.standard_normal(shape).astype(np.float32) for shape in ((m, k), (n, k), (n,))]
+    compiled = mlc.compile(text, device="cuda", pipeline=WGMMA)
+    assert len(compiled.program.plan.launches) == 1
+    got = compiled(*arrays)
+    expected = np.maximum(arrays[0].astype(np.float64) @ arrays[1].astype(np.float64).T + arrays[2], 0)
+    assert_compiled_matches(text, arrays, got, [expected])

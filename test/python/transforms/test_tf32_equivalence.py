@@ -12,6 +12,11 @@ is interpreted on the same random inputs:
   8-deep slice are summed in another order than `tile.dot`'s three per k), every later step
   bit-identical to it.
 The LLVM-level steps (slower to interpret) run on one fixed ragged shape at tf32.
+
+On Hopper (`wgmma=true`), a tf32 product whose B graph-transpose-tf32-rhs reads K-major runs as
+`loop.wgmma` on f32 operands, which the tensor core truncates to TF32 rather than rounding them:
+convert-tile-to-loop's result is within the graph's bound (and measurably off the rounded tile
+level), every later step up to convert-gpu-to-nvvm bit-identical to it.
 """
 
 from __future__ import annotations
@@ -44,10 +49,10 @@ def program(m: int, n: int, k: int, epilogue: bool, precision: str) -> str:
     return f"func.func @main({parameters}) -> {c} {{\n  {body}  func.return {result} : {c}\n}}\n"
 
 
-def _check_chain(text: str, precision: str, steps: list[str], seed: int) -> str:
+def _check_chain(text: str, precision: str, steps: list[str], seed: int, tile_level: str = TILE_LEVEL, path: str = "loop.mma_sync m16n8k8") -> str:
     """Interprets the module after each of `steps` (from the tile level), as the docstring says;
     returns the last module's text."""
-    module = lower(text, TILE_LEVEL)
+    module = lower(text, tile_level)
     inputs = random_inputs(text, seed)
     expected = run(module, "main", [x.copy() for x in inputs])
     context = make_context()
@@ -57,8 +62,8 @@ def _check_chain(text: str, precision: str, steps: list[str], seed: int) -> str:
         module.verify()
         actual = run(module, "main", [x.copy() for x in inputs])
         if step == steps[0]:
-            assert "loop.mma_sync m16n8k8" in str(module), "the TF32 dot did not take the tensor-core path"
-            if precision == "3xtf32":
+            assert path in str(module), "the TF32 dot did not take the tensor-core path"
+            if precision == "3xtf32" or path == "loop.wgmma":
                 for result in actual:
                     assert_within_bounds(text, inputs, [result])
                 expected = actual
@@ -103,3 +108,41 @@ def test_tf32_results_are_held_to_their_bound(precision: str):
     a, b = (x.astype(np.float64) for x in inputs)
     relative = np.max(np.abs(result - a @ b)) / np.max(np.abs(a @ b))
     assert (relative > 1e-5) if precision == "tf32" else (relative < 1e-5)
+
+
+WGMMA_STEPS = ["convert-tile-to-loop{tensor-cores=true wgmma=true}", *LOOP_STEPS[1:-1]]
+"""convert-tile-to-loop on Hopper .. gpu-insert-barriers (the NVVM level's inline wgmma assembly is
+not interpreted; the GPU tests run it)."""
+
+
+def _wgmma_tile_level(rows: int) -> str:
+    """The GPU pipeline's graph and tile passes for sm_90, at a `rows` x 64 x 32 TF32 wgmma block."""
+    graph = ",".join(PASSES[: PASSES.index("convert-graph-to-tile")]).replace("graph-transpose-tf32-rhs", "graph-transpose-tf32-rhs{wgmma=true}")
+    return f"{graph},convert-graph-to-tile{{matmul-tile={rows},64,32 wgmma=true}}," + ",".join(PASSES[PASSES.index("convert-graph-to-tile") + 1 : FIRST])
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(
+    m=st.integers(1, 140),
+    n=st.integers(1, 80),
+    k=st.integers(9, 25).map(lambda blocks: 4 * blocks),
+    rows=st.sampled_from([64, 128]),
+    epilogue=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_tf32_wgmma_passes(m: int, n: int, k: int, rows: int, epilogue: bool, seed: int):
+    """Any M and N (masked), K a multiple of 4 over one 32-deep step (16-byte rows, a K loop)."""
+    _check_chain(program(m, n, k, epilogue, "tf32"), "tf32", WGMMA_STEPS, seed, _wgmma_tile_level(rows), "loop.wgmma")
+
+
+def test_tf32_wgmma_truncates_its_operands():
+    """The warpgroup product reads B through the materialised transpose K-major (the loop and the
+    graph levels say so) and truncates: within the bound, but not the rounded product."""
+    text = program(70, 72, 200, True, "tf32")
+    module = lower(text, _wgmma_tile_level(64) + ",convert-tile-to-loop{tensor-cores=true wgmma=true}")
+    assert 'mlc.operand_major = ["k", "k"]' in str(module) and "m64n64k32" in str(module)
+    inputs = random_inputs(text, 7)
+    (result,) = run(module, "main", [x.copy() for x in inputs])
+    assert_within_bounds(text, inputs, [result])
+    (rounded,) = run(lower(text, _wgmma_tile_level(64)), "main", [x.copy() for x in inputs])
+    assert not np.array_equal(result, rounded)

@@ -1,0 +1,61 @@
+// TF32 products on Hopper tensor cores through every level of `mlc-lower-to-gpu{arch=sm_90}` down
+// to PTX for sm_90a (no GPU needed): wgmma reads 32-bit operands K-major only, so a row-major B
+// is transposed by a kernel of its own (graph-transpose-tf32-rhs) and read back K-major, like the
+// torch linear's stored weight, which needs no transpose kernel.
+//
+// RUN: mlc-opt %s -p 'graph-decompose,graph-transpose-tf32-rhs{wgmma=true},graph-fuse,convert-graph-to-tile{wgmma=true}' | tee %t.tile.mlir \
+// RUN:   | mlc-opt -p 'convert-tile-to-loop{tensor-cores=true wgmma=true},canonicalize,cse' | tee %t.loop.mlir \
+// RUN:   | mlc-opt -p loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers | tee %t.gpu.mlir \
+// RUN:   | mlc-opt -p convert-gpu-to-nvvm | tee %t.nvvm.mlir \
+// RUN:   | mlc-opt -p convert-scf-to-cf,convert-vector-to-llvm,convert-memref-to-llvm,convert-math-to-llvm{library=\"libdevice\"},convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts \
+// RUN:   | mlc-translate --mlir-to-ptx --arch sm_90 | tee %t.ptx | filecheck %s --check-prefix=PTX
+// RUN: filecheck %s --check-prefix=TILE < %t.tile.mlir
+// RUN: filecheck %s --check-prefix=LOOP < %t.loop.mlir
+// RUN: filecheck %s --check-prefix=GPU < %t.gpu.mlir
+// RUN: filecheck %s --check-prefix=NVVM < %t.nvvm.mlir
+// RUN: %if ptxas %{ ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
+
+// The row-major B: a transpose kernel writes it N x K, the product reads that K-major with the
+// bias and relu fused; TF32 wgmma blocks have a K step of 32 f32 (one 128-byte swizzle row).
+// TILE:       tile.kernel @row_major_0_transpose(%b: memref<192x512xf32>, %output0: memref<512x192xf32>)
+// TILE:       tile.kernel @row_major_1_transpose_matmul_add_relu(%a: memref<256x192xf32>, %input1: memref<512x192xf32>, %bias: memref<{{.*}}xf32>, %output0: memref<256x512xf32>)
+// TILE-SAME:    mlc.matmul_tile = array<i64: 64, 128, 32>, mlc.operand_major = ["k", "k"]
+// TILE:         tile.dot {{.*}} {precision = "tf32"}
+// TILE:       tile.kernel @linear_0_transpose_matmul(%x: memref<256x192xf32>, %w: memref<512x192xf32>, %output0: memref<256x512xf32>)
+// TILE-NOT:   tile.kernel
+
+// One warpgroup product per K step on f32 buffers, both read K-major; the instruction is m64nNk8.
+// LOOP:       loop.kernel @row_major_1_transpose_matmul_add_relu
+// LOOP-SAME:    mlc.wgmma = array<i64: 64, 128, 8>
+// LOOP:         loop.wgmma m64n128k32 %a[%{{.*}}, %k], %input1[%n, %k], ({{.*}}) {mlc.operand_major = ["k", "k"]} : memref<256x192xf32>, memref<512x192xf32>
+// LOOP:       loop.kernel @linear_0_transpose_matmul
+// LOOP:         loop.wgmma m64n128k32 %x[%{{.*}}, %k], %w[%n, %k], ({{.*}}) {mlc.operand_major = ["k", "k"]} : memref<256x192xf32>, memref<512x192xf32>
+
+// Both staged as rows of 32 f32 (128 bytes), swizzled, by async copies.
+// GPU:        mlc_gpu.func @row_major_1_transpose_matmul_add_relu
+// GPU:          %a_shared = memref.alloca() {mlc.promoted = "%a: 64x32 elements {{.*}} read by wgmma; swizzled {{.*}}, mlc.swizzle = 128 : i64{{.*}} : memref<{{[0-9]+}}x64x32xf32, 3 : i64>
+// GPU:          %input1_shared = memref.alloca() {mlc.promoted = "%input1: 128x32 elements {{.*}} read by wgmma; swizzled {{.*}} : memref<{{[0-9]+}}x128x32xf32, 3 : i64>
+// GPU:          loop.async_copy
+
+// TF32 wgmma has no transpose immediates: d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b.
+// NVVM:       llvm.func @row_major_1_transpose_matmul_add_relu
+// NVVM:         wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {{.*}}, p, 1, 1; }
+
+// PTX:        .target sm_90a
+// PTX:        .visible .entry row_major_1_transpose_matmul_add_relu(
+// PTX-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
+// PTX:        .visible .entry linear_0_transpose_matmul(
+// PTX:        wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
+
+func.func @row_major(%a: tensor<256x192xf32>, %b: tensor<192x512xf32>, %bias: tensor<512xf32>) -> tensor<256x512xf32> {
+  %p = graph.matmul %a, %b {precision = "tf32"} : (tensor<256x192xf32>, tensor<192x512xf32>) -> tensor<256x512xf32>
+  %s = graph.add %p, %bias : (tensor<256x512xf32>, tensor<512xf32>) -> tensor<256x512xf32>
+  %r = graph.relu %s : tensor<256x512xf32>
+  func.return %r : tensor<256x512xf32>
+}
+
+func.func @linear(%x: tensor<256x192xf32>, %w: tensor<512x192xf32>) -> tensor<256x512xf32> {
+  %wt = graph.transpose %w perm [1, 0] : tensor<512x192xf32> to tensor<192x512xf32>
+  %y = graph.matmul %x, %wt {precision = "tf32"} : (tensor<256x192xf32>, tensor<192x512xf32>) -> tensor<256x512xf32>
+  func.return %y : tensor<256x512xf32>
+}
