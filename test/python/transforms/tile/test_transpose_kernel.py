@@ -56,7 +56,9 @@ def test_shared_memory_transpose_matches_at_every_stage(leading: list[int], rows
     inputs = random_inputs(text.replace("i64", "i32"), seed)
     inputs = [x.astype(np.int64) if element == "i64" else x for x in inputs]
     tiled = lower(text, TO_TILE)
-    assert any(isinstance(op, tile.TransposeOp) for op in tiled.walk())
+    # Swapping an axis of size 1 moves no element: graph-simplify makes it a reshape.
+    moves_elements = rows > 1 and columns > 1
+    assert any(isinstance(op, tile.TransposeOp) for op in tiled.walk()) == moves_elements
     for stage in (tiled, lower(text, TO_LOOP), lower(text, TO_GPU)):
         assert_equivalent(before, stage, inputs)
 
