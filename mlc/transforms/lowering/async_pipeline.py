@@ -44,7 +44,7 @@ CopyEmitter = Callable[[Emitter, SSAValue, SSAValue], None]
 """Emits one iteration's copies, given the counter they copy for and the stage to fill."""
 
 
-def _emitter_before(op: Operation) -> Emitter:
+def emitter_before(op: Operation) -> Emitter:
     block = op.parent_block()
     assert block is not None
     emitter = Emitter(block)
@@ -114,7 +114,7 @@ class StagedLoop:
 
     def current_stage(self) -> SSAValue:
         """The stage iteration i reads, i mod S, computed right after the wait."""
-        emitter = _emitter_before(self.wait.next_op)  # type: ignore[arg-type]
+        emitter = emitter_before(self.wait.next_op)  # type: ignore[arg-type]
         stage = emitter.emit(arith.RemUIOp(self._iteration(emitter), emitter.index(self.stages)))
         stage.name_hint = "stage"
         return stage
@@ -122,9 +122,9 @@ class StagedLoop:
     def add_copies(self, copies: CopyEmitter) -> None:
         """Adds one buffer's copies to the prologue's groups and to each iteration's group."""
         for position, commit in enumerate(self.prologue):
-            emitter = _emitter_before(commit)
+            emitter = emitter_before(commit)
             copies(emitter, self._clamped(emitter, emitter.index(self.low + position * self.step), self.low + position * self.step), emitter.index(position))
-        emitter = _emitter_before(self.commit)
+        emitter = emitter_before(self.commit)
         ahead = self.ahead
         stage = emitter.emit(arith.RemUIOp(emitter.add(self._iteration(emitter), emitter.index(ahead)), emitter.index(self.stages)))
         following = emitter.add(self.scope.body.block.args[0], emitter.index(ahead * self.step))
