@@ -162,7 +162,8 @@ def bulk_copies_possible(kernel: loop.KernelOp, source: SSAValue, extents: Seque
     """Whether `kernel` asks for TMA (`mlc.tma`) and the box `extents` of `source`, copied per
     iteration of `scope`, can be one bulk tensor copy: `scope` a loop directly in the thread
     loop's body, `source` a kernel argument of 16-bit elements with rows of a multiple of 16
-    bytes (a tensor map's strides), the box of its rank with 1 to 256 elements per dimension."""
+    bytes (a tensor map's strides), a matrix (a batched operand keeps cp.async), the box 1 to 256
+    elements per dimension."""
     source_type = source.type
     return (
         attributes.TMA.read(kernel) is not None
@@ -173,7 +174,7 @@ def bulk_copies_possible(kernel: loop.KernelOp, source: SSAValue, extents: Seque
         and source_type.has_static_shape()
         and byte_width(source_type.element_type) == TMA_ELEMENT_BYTES
         and source_type.get_shape()[-1] * TMA_ELEMENT_BYTES % 16 == 0
-        and len(extents) == source_type.get_num_dims()
+        and len(extents) == source_type.get_num_dims() == 2
         and all(0 < extent <= loop.TMA_BOX_LIMIT for extent in extents)
     )
 
