@@ -11,8 +11,8 @@
 // RUN: filecheck %s --check-prefix=GPU < %t.gpu.mlir
 // RUN: filecheck %s --check-prefix=NVVM < %t.nvvm.mlir
 // The named pipeline with the option takes the same path; without it, cp.async:
-// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu{arch=sm_90 tma=true})' | mlc-translate --mlir-to-ptx --arch sm_90 | filecheck %s --check-prefix=PTX
-// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu{arch=sm_90})' | mlc-translate --mlir-to-ptx --arch sm_90 | filecheck %s --check-prefix=CP-ASYNC
+// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu{arch=sm_90 tma=true})' | filecheck %s --check-prefix=NAMED
+// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu{arch=sm_90})' | filecheck %s --check-prefix=CP-ASYNC
 // RUN: not mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu{tma=true})' 2>&1 | filecheck %s --check-prefix=NO-ARCH
 // RUN: %if ptxas %{ ptxas -v -arch=sm_90a %t.ptx -o %t.cubin 2>&1 | filecheck %s --check-prefix=PTXAS %}
 
@@ -76,8 +76,11 @@
 // PTX:        mbarrier.try_wait.parity.shared::cta.b64
 // PTX:        wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 // PTX-NOT:    cp.async.cg.shared.global
-// CP-ASYNC:   cp.async.cg.shared.global
-// CP-ASYNC-NOT: cp.async.bulk.tensor
+// NAMED:      mlc.tensor_maps = [array<i64: 0, 128, 64, 64>, array<i64: 1, 128, 64, 64>]
+// NAMED:      llvm.nvvm.cp.async.bulk.tensor.g2s.tile.2d
+// NAMED-NOT:  llvm.nvvm.cp.async.cg
+// CP-ASYNC:   llvm.nvvm.cp.async.cg.shared.global
+// CP-ASYNC-NOT: bulk.tensor
 // NO-ARCH:    tma=true stages wgmma operands: it needs arch=sm_90 or sm_90a
 // PTXAS:      0 bytes spill stores, 0 bytes spill loads
 
