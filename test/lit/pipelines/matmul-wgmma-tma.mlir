@@ -18,9 +18,10 @@
 
 // Loop level: the kernel is marked mlc.tma; one mbarrier per stage; thread 0 initializes them,
 // then issues the first two K steps (4 stages, a product in flight: 2 ahead), each one arrival
-// announcing both boxes' bytes (64x64 + 64x128 f16 = 24576) and one bulk copy per operand; in
-// the K loop every thread waits on its stage's phase, thread 0 issues the step 2 ahead (only up
-// to the last K step), and the product reads the stage.
+// announcing both boxes' bytes (64x64 + 64x128 f16 = 24576) and one bulk copy per operand. In
+// the K loop every thread waits on its stage's phase, the product reads the stage, then thread 0
+// issues the step 2 ahead (only up to the last K step; after the product, as with cp.async) and
+// the product stays in flight until the next step's wgmma_wait 1.
 // LOOP:       loop.kernel @dense_0_matmul_add_relu
 // LOOP-SAME:    mlc.tma
 // LOOP:         %a_shared = memref.alloca() {mlc.promoted = "{{.*}}4 stages of bulk tensor copies", mlc.swizzle = 128 : i64{{.*}}} : memref<4x64x64xf16, 3 : i64>
@@ -31,28 +32,33 @@
 // LOOP-COUNT-2: loop.mbarrier_arrive %bars[%{{.*}}] expect_tx 24576
 // LOOP:         scf.for %k =
 // LOOP:           loop.mbarrier_wait %bars[%stage], %parity : memref<4xi64, 3 : i64>
+// LOOP:           loop.wgmma m64n128k64 %a_shared[%stage, {{.*}}], %b_shared[%stage,
 // LOOP:           %[[MORE:.*]] = arith.cmpi ule, %next, %{{.*}} : index
 // LOOP:           %[[ISSUE:.*]] = arith.andi %first, %[[MORE]] : i1
 // LOOP-NEXT:      scf.if %[[ISSUE]] {
 // LOOP-NEXT:        loop.mbarrier_arrive %bars[%next_stage] expect_tx 24576 : memref<4xi64, 3 : i64>
 // LOOP:             loop.tma_load %a[%{{.*}}, %{{.*}}] to %a_shared[%next_stage, %{{.*}}, %{{.*}}], %bars[%next_stage] : memref<128x192xf16> to memref<4x64x64xf16, 3 : i64>, memref<4xi64, 3 : i64>
 // LOOP:             loop.tma_load %b[%{{.*}}, %{{.*}}] to %b_shared[%next_stage, %{{.*}}, %{{.*}}], %bars[%next_stage] : memref<192x256xf16> to memref<4x64x128xf16, 3 : i64>, memref<4xi64, 3 : i64>
-// LOOP:           loop.wgmma m64n128k64 %a_shared[%stage, {{.*}}], %b_shared[%stage,
-// LOOP-NOT:       loop.async_copy
+// LOOP:           loop.wgmma_wait 1
+// LOOP:         loop.wgmma_wait 0
+// LOOP-NOT:     loop.async_copy
 
 // GPU level: one barrier after the prologue (the barriers' initialization before the waits of
-// other threads) and one per K step, before the issuing branch (every thread's reads of the stage
-// it refills, two products ago, before the copies); none between the wait and the product.
+// other threads) and one per K step, before the issuing branch (every thread's wait for the
+// product that read the stage it refills, two steps ago, before the copies); none between the
+// mbarrier wait and the product.
 // GPU:          loop.tma_load %b
 // GPU:          mlc_gpu.barrier {inserted}
 // GPU-NEXT:     scf.for %k =
 // GPU:            loop.mbarrier_wait %bars[%stage], %parity
 // GPU-NOT:        mlc_gpu.barrier
+// GPU:            loop.wgmma m64n128k64
+// GPU-NOT:        mlc_gpu.barrier
 // GPU:            arith.andi %first
 // GPU-NEXT:       mlc_gpu.barrier {inserted}
 // GPU-NEXT:       scf.if
 // GPU-NOT:        mlc_gpu.barrier
-// GPU:            loop.wgmma m64n128k64
+// GPU:            loop.wgmma_wait 1
 
 // NVVM level: two trailing tensor-map parameters (A and B: 64x64 boxes, 128-byte swizzle),
 // acquired at entry; the copies and mbarrier operations as NVVM intrinsics and inline PTX.
@@ -82,6 +88,7 @@
 // CP-ASYNC:   llvm.nvvm.cp.async.cg.shared.global
 // CP-ASYNC-NOT: bulk.tensor
 // NO-ARCH:    tma=true stages wgmma operands: it needs arch=sm_90 or sm_90a
+// PTXAS-NOT:  C7514
 // PTXAS:      0 bytes spill stores, 0 bytes spill loads
 
 func.func @dense(%a: tensor<128x192xf16>, %b: tensor<192x256xf16>, %bias: tensor<256xf16>) -> tensor<128x256xf16> {

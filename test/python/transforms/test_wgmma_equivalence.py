@@ -73,7 +73,7 @@ TMA_STEPS = [step.replace("loop-promote-shared", "loop-promote-shared{tma=true}"
     element=st.sampled_from(["f16", "bf16"]),
     seed=st.integers(0, 2**32 - 1),
 )
-@example(m=70, n=72, k=200, element="bf16", seed=3)  # 4 K steps, ragged M, N and K: zero-filled boxes
+@example(m=70, n=72, k=456, element="bf16", seed=3)  # 8 K steps (stages reused), ragged M, N and K
 def test_wgmma_passes_with_bulk_tensor_copies_are_exact(m: int, n: int, k: int, element: str, seed: int):
     """The TMA staging (`loop-promote-shared{tma=true}`, `tma_pipeline.py`): one thread issues each
     stage's bulk copies on its mbarrier, every thread waits on the stage's phase; the interpreter's
