@@ -25,6 +25,13 @@ in flight after the loop, unlike the clamped copies of the async pipeline); TMA 
 elements past the operand's end with zeros, so no copy needs a mask. The stage a copy fills was
 read `lag + 1` iterations earlier by every thread: `gpu-insert-barriers` puts one barrier before
 the issuing branch (the reads of that stage, wgmma's included once waited, before the copy).
+`async_pipeline.overlap_products` then moves the issuing branch below the iteration's products and
+keeps each product in flight until the next iteration's `loop.wgmma_wait 1`, as for cp.async.
+
+Why not warp-specialized (a producer warpgroup, full and empty barriers, no `bar.sync` in the
+loop, as bench/tma_matmul.py): the interpreter runs a block's threads in lockstep, which cannot
+run a producer loop and consumer loops in divergent branches; here every statement has one
+order for all threads, so the loop-level semantics and the equivalence tests hold as they are.
 
 Preconditions: `stages` >= 2, the loop's start and step constants, the loop directly in the thread
 loop's body (it runs once per block: the barriers' phases then number its iterations), sources
