@@ -198,3 +198,18 @@ def test_bulk_tensor_copies_plan_their_maps():
     (launch,) = plan_host_function(lower(text, TMA)).launches
     assert launch.tensor_maps == (TensorMapParameter(0, (64, 64), 128), TensorMapParameter(1, (64, 64), 128))
     assert "cp.async.bulk.tensor" not in str(lower(text, WGMMA))
+
+
+@GPU
+@pytest.mark.parametrize("element", ["f16", "bf16"])
+@pytest.mark.parametrize("m, n, k, lhs_transposed", [(1024, 1024, 1024, True), (304, 264, 520, False)])
+def test_transposed_operands_with_bulk_tensor_copies(m: int, n: int, k: int, lhs_transposed: bool, element: str, request: pytest.FixtureRequest):
+    """transpose?(x) @ transpose(w) + bias, relu through the TMA staging: the maps of the stored
+    (transposed) layouts, read in place by wgmma."""
+    text = transposed_matmul_program((), m, k, n, lhs_transposed, True, element, True)
+    arrays = inputs(request.node.nodeid, [(k, m) if lhs_transposed else (m, k), (n, k), (n,)], element)
+    assert "cp.async.bulk.tensor.g2s" in str(lower(text, TMA)), "the TMA path did not apply"
+    got = mlc.compile(text, device="cuda", pipeline=TMA)(*arrays)
+    x = arrays[0].astype(np.float64).T if lhs_transposed else arrays[0].astype(np.float64)
+    expected = np.maximum(x @ arrays[1].astype(np.float64).T + arrays[2].astype(np.float64), 0)
+    assert_compiled_matches(text, arrays, got, [expected])

@@ -80,3 +80,10 @@ def test_wgmma_passes_with_bulk_tensor_copies_are_exact(m: int, n: int, k: int, 
     mbarrier model lands the boxes (zero-filled past ragged M, N and K) at the phases' completion,
     through convert-loop-to-gpu and gpu-insert-barriers, bit-identical with a bias and a relu."""
     _check_chain(program(m, n, k, True), element, TMA_STEPS, seed, tile_level=_tile_level(128), path="loop.wgmma")
+
+
+def test_transposed_operands_with_bulk_tensor_copies_are_exact():
+    """Both operands transposed (x stored K x M, staged M-major; the weight N x K, staged K-major)
+    through the TMA staging: boxes of the stored layouts, 8 K steps, ragged N and K."""
+    program = transposed_matmul_program((), 72, 456, 72, True, True, "f16", True)
+    _check_chain(program, "f16", TMA_STEPS, 5, tile_level=_tile_level(128), path="loop.wgmma")
