@@ -19,9 +19,12 @@ so what the waiting threads have not seen arrive by then never arrives. This mod
 every role's statements run in one order (one thread issues the copies, all threads wait), not
 warp-specialized producer/consumer loops in divergent branches (those need a scheduler of warps).
 
-Limits: the race checkers do not see the copies (the landing writes are the async proxy's, and a
-wait orders them for the waiting threads): a copy issued over bytes that other threads read in
-the same barrier phase without a wait or barrier in between is not reported.
+Race checkers: a copy counts as a write by the issuing thread when it is issued (as an async copy
+does), so a copy over a stage other threads read in the same barrier phase is reported; the
+landing is not a tracked write (the copy engine's, ordered for the waiting threads by the wait).
+Limit: a read of the box by another thread in the issuing barrier phase is reported as a race even
+after a wait on its barrier (the mbarrier's ordering is not modelled there): a barrier must lie
+between a copy's issue and other threads' reads, as in the pipelines `loop-promote-shared` builds.
 """
 
 from __future__ import annotations
@@ -154,6 +157,8 @@ def _tma_load(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     addresses = vector_addresses(source, [np.where(np.asarray(index) < 0, 0, index) for index in source_indices], box)
     values = execution.read(addresses, source.dtype, mask, op, len(box), inside)
     targets = vector_addresses(destination, destination_indices, box)
+    if execution.machine.check_races:  # at issue, as an async copy: a copy over what other threads still read
+        execution.track_write(targets, mask, source.dtype.itemsize, len(box), op)
     lanes_shape = tuple(execution.lanes.shape)
     values = np.broadcast_to(values, lanes_shape + box).reshape((-1,) + box)
     targets = np.broadcast_to(targets, lanes_shape + box).reshape((-1,) + box)

@@ -773,7 +773,7 @@ mlc_gpu.func @ring(%a: memref<64x64xf16>, %out: memref<64x64xf16>) grid [1, 1, 1
 
 # A two-stage ring of bulk tensor copies completing on mbarriers (test_tma.py: its protocol on the
 # interpreter; test_tma_nvvm.py: its PTX). `{count}` arrivals per phase, `{bytes}` announced per
-# box, `{wait}` the wait before the reads.
+# box, `{wait}` the wait before the reads, `{barrier_after_read}` the barrier before the next copy.
 TMA_RING = """
 mlc_gpu.func @ring(%a: memref<48x256xf16>, %out: memref<64x256xf16>) grid [1, 1, 1] block [64, 1, 1] {{
   %t = mlc_gpu.thread_id x
@@ -809,7 +809,7 @@ mlc_gpu.func @ring(%a: memref<48x256xf16>, %out: memref<64x256xf16>) grid [1, 1,
     %row = vector.load %stages[%stage, %t, %c0] : memref<2x64x64xf16, 3 : i64>, vector<64xf16>
     %here = arith.muli %k, %c64 : index
     vector.store %row, %out[%t, %here] : memref<64x256xf16>, vector<64xf16>
-    mlc_gpu.barrier
+    {barrier_after_read}
   }}
   mlc_gpu.return
 }}

@@ -35,7 +35,7 @@ def _lit_kernel() -> str:
 @pytest.mark.parametrize(
     "source, copies, arrivals",
     [
-        pytest.param(TMA_RING.format(count=1, bytes=8192, wait=WAIT), 4, 4, id="ring"),  # the K loop unrolled by LLVM
+        pytest.param(TMA_RING.format(count=1, bytes=8192, wait=WAIT, barrier_after_read="mlc_gpu.barrier"), 4, 4, id="ring"),  # the K loop unrolled by LLVM
         pytest.param(_lit_kernel(), 3, 2, id="swizzled-stage"),
     ],
 )
