@@ -15,6 +15,9 @@ the times include); `tf32 linear ...` is the torch linear x @ w.T (w stored N x 
 the product alone), against cuBLAS's `x @ w.T` with TF32 allowed.
 TFLOP/s count 2 * M * N * K per product.
 `--matmul-tile` passes a block tile to `convert-graph-to-tile` instead of its heuristic (tuning).
+`--tma` compiles with `mlc-lower-to-gpu{arch=sm_90 tma=true}` (sm_90 only): the f16/bf16 cases'
+wgmma operands arrive by TMA bulk copies on mbarriers instead of cp.async (run without it in the
+same call for the cp.async baseline).
 """
 
 from __future__ import annotations
@@ -181,7 +184,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the rows here")
     parser.add_argument("--only", help="run the cases whose name contains this text")
     parser.add_argument("--matmul-tile", help="BM,BN,BK for convert-graph-to-tile (default: its heuristic)")
+    parser.add_argument("--tma", action="store_true", help="compile with mlc-lower-to-gpu{arch=sm_90 tma=true} (wgmma operands by TMA)")
     args = parser.parse_args()
+    if args.tma and args.matmul_tile:
+        parser.error("--tma takes the wgmma pipeline's own tiles: drop --matmul-tile")
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -192,6 +198,8 @@ def main() -> None:
         from mlc.transforms.pipelines import GPU_PIPELINE
 
         pipeline = GPU_PIPELINE.replace("convert-graph-to-tile", f"convert-graph-to-tile{{matmul-tile={args.matmul_tile}}}", 1)
+    if args.tma:
+        pipeline = "mlc-lower-to-gpu{arch=sm_90 tma=true}"
     rows = run(selected, pipeline=pipeline)
     print_matmul_table(rows)
     if args.json:

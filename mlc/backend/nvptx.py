@@ -311,9 +311,26 @@ def target_for_module(module: ModuleOp, arch: str) -> str:
     return arch
 
 
+TENSOR_MAP_PTX_VERSION = 83
+"""The PTX ISA a kernel with tensor maps needs: it acquires them with `fence.proxy.tensormap` (8.3)."""
+
+
+def ptx_version_for_module(module: ModuleOp, requested: int | None) -> int | None:
+    """`requested`, or PTX 8.3 when a kernel reads tensor maps (`mlc.tensor_maps`) and none is."""
+    from xdsl.dialects import llvm
+
+    from mlc.dialects import attributes
+
+    if requested is not None:
+        return requested
+    uses_maps = any(attributes.TENSOR_MAPS.read(op) is not None for op in module.walk() if isinstance(op, llvm.FuncOp))
+    return TENSOR_MAP_PTX_VERSION if uses_maps else None
+
+
 def compile_to_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH, *, ptx_version: int | None = None) -> str:
     """PTX for every `llvm.func` of `module`; `nvvm.kernel` functions become `.entry`s (for sm_90a
-    when one requires it and `arch` is sm_90, `target_for_module`)."""
+    when one requires it and `arch` is sm_90, `target_for_module`; PTX 8.3 at least when a kernel
+    reads tensor maps, `ptx_version_for_module`)."""
     return prepare_ptx(module, arch, ptx_version=ptx_version)()
 
 
@@ -322,6 +339,7 @@ def prepare_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH, *, ptx_version: int 
     text), and the returned step, LLVM's (parse, libdevice, O3, PTX emission), which holds the
     GIL only between its calls into LLVM, so that another thread's Python work overlaps it."""
     arch = target_for_module(module, arch)
+    ptx_version = ptx_version_for_module(module, ptx_version)
     machine = target_machine(arch, ptx_version)
     text = str(translate_module(module, nvptx_target(for_code_generation=True)))
 

@@ -282,6 +282,15 @@ PIPELINE_STAGES = DeclaredAttribute(
     "loop-promote-shared (fewer where they do not fit in shared memory)",
     _positive_integer,
 )
+TMA = DeclaredAttribute(
+    "mlc.tma",
+    "a unit attribute",
+    "a loop kernel of warpgroup products whose operands are staged by bulk tensor copies (TMA) "
+    "completing on mbarriers instead of cp.async, where the operand allows (opt-in)",
+    "loop-promote-shared{tma=true} (mlc-lower-to-gpu{arch=sm_90 tma=true}) on each wgmma kernel, or by hand",
+    "loop-promote-shared (tma_pipeline.py; cp.async where a box or an operand cannot be one bulk copy)",
+    _unit,
+)
 OPERAND = DeclaredAttribute(
     "mlc.operand",
     'a string ("a" or "b")',
@@ -366,7 +375,7 @@ TENSOR_MAPS = DeclaredAttribute(
     "a GPU kernel that reads operands with bulk tensor copies (TMA): one trailing pointer parameter "
     "per entry, after the launched buffers, holds the tensor map of buffer parameter `source` (its "
     "shape and element type) with that box (outermost first) and swizzle span in bytes",
-    "hand-built TMA kernels (bench/tma_matmul.py, the runtime tests); the TMA wgmma lowering is not built yet",
+    "convert-gpu-to-nvvm (the kernel's `loop.tma_load`s: one map per source, swizzle and box); hand-built TMA kernels (bench/tma_matmul.py)",
     "the runtime (encodes each map once per operand pointer into device memory: runtime/tensor_maps.py)",
     _tensor_maps,
 )
@@ -468,6 +477,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     OPERAND,
     DOT,
     UNROLL,
+    TMA,
     PROMOTED,
     DOUBLE_BUFFERED,
     SWIZZLE,

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from mlc.interpreter import async_copy, gpu, intrinsics, llvm, loop, memory_ops, standard, tile, warp
+from mlc.interpreter import async_copy, gpu, intrinsics, llvm, loop, mbarrier, memory_ops, standard, tile, warp
 from mlc.interpreter.engine import Machine, OperationTable
 from mlc.interpreter.errors import (
     BarrierDivergence,
@@ -60,6 +60,7 @@ def operation_table() -> OperationTable:
         gpu.table(),
         warp.table(),
         async_copy.table(),
+        mbarrier.table(),
     ):
         result = result.merged(part)
     return result

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 from xdsl.ir import Operation
@@ -58,6 +59,8 @@ class AsyncCopies:
     """The `loop.wgmma` groups in flight, oldest first: the (addresses, itemsize) they read."""
     reads_in_flight: dict[Buffer, np.ndarray] = field(default_factory=dict)
     """Per buffer, how many products in flight read each byte (a write of one is a race)."""
+    barriers: dict[int, Any] = field(default_factory=dict)
+    """The launch's mbarriers by shared address (`mbarrier.MBarrier`), with their bulk copies."""
 
     @property
     def busy(self) -> bool:
@@ -125,7 +128,7 @@ def _widened(mask: np.ndarray, addresses: np.ndarray) -> np.ndarray:
     return np.broadcast_to(mask.reshape(mask.shape + (1,) * (addresses.ndim - mask.ndim)), addresses.shape)
 
 
-def _state(execution: Execution) -> AsyncCopies:
+def state_of(execution: Execution) -> AsyncCopies:
     level = execution.level
     if level.async_copies is None:
         level.async_copies = AsyncCopies()
@@ -134,7 +137,7 @@ def _state(execution: Execution) -> AsyncCopies:
 
 def issue(execution: Execution, op: Operation, addresses: np.ndarray, values: np.ndarray, mask: Mask) -> None:
     """Starts a copy of `values` to shared `addresses` (lane axes, then the copied elements)."""
-    state = _state(execution)
+    state = state_of(execution)
     memory = execution.machine.memory
     active = addresses if mask is None else addresses[_widened(mask, addresses)]
     state.check(memory, active, values.dtype.itemsize, op, True)
@@ -146,14 +149,14 @@ def issue(execution: Execution, op: Operation, addresses: np.ndarray, values: np
 
 
 def commit(execution: Execution) -> None:
-    state = _state(execution)
+    state = state_of(execution)
     state.committed.append(state.open_group)
     state.open_group = []
 
 
 def wait(execution: Execution, pending: int) -> None:
     """Completes every committed group but the newest `pending`, oldest first."""
-    state = _state(execution)
+    state = state_of(execution)
     memory = execution.machine.memory
     while len(state.committed) > pending:
         for copy in state.committed.popleft():
@@ -164,12 +167,12 @@ def wait(execution: Execution, pending: int) -> None:
 
 def issue_product(execution: Execution, reads: list[tuple[np.ndarray, int]]) -> None:
     """Starts a `loop.wgmma` group reading (addresses, itemsize) until a `loop.wgmma_wait`."""
-    _state(execution).issue_product(execution.machine.memory, reads)
+    state_of(execution).issue_product(execution.machine.memory, reads)
 
 
 def _wgmma_wait(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     assert isinstance(op, loop.WgmmaWaitOp)
-    _state(execution).wait_products(execution.machine.memory, op.groups_in_flight)
+    state_of(execution).wait_products(execution.machine.memory, op.groups_in_flight)
     return [execution.get(value) for value in op.accumulators]
 
 

@@ -21,7 +21,10 @@ GPU) lowers f16/bf16 matmuls for Hopper: graph-pad-matmul-operands{wgmma=true} p
 rows to 16-byte multiples, graph-transpose-tf32-rhs{wgmma=true} gives TF32 matmuls a K-major B
 (the only layout TF32 wgmma reads), convert-graph-to-tile{wgmma=true} picks wgmma blocks and
 convert-tile-to-loop{tensor-cores=true wgmma=true} warpgroup products (sm_90a code, which the
-back end then builds for an sm_90 target); other architectures keep mma.sync.
+back end then builds for an sm_90 target); other architectures keep mma.sync. With `tma=true`
+(opt-in, sm_90 only: `mlc.compile(..., pipeline="mlc-lower-to-gpu{arch=sm_90 tma=true}")`),
+loop-promote-shared{tma=true} stages the wgmma operands with bulk tensor copies on mbarriers
+(`mlc.tma`; convert-gpu-to-nvvm adds the tensor-map parameters the runtime fills).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from mlc.transforms import all_passes
 from mlc.transforms.graph.convert_graph_to_tile import ConvertGraphToTile
 from mlc.transforms.graph.graph_pad_matmul_operands import GraphPadMatmulOperands
 from mlc.transforms.graph.graph_transpose_tf32_rhs import GraphTransposeTf32Rhs
+from mlc.transforms.loop.loop_promote_shared import LoopPromoteShared
 from mlc.transforms.tile.convert_tile_to_loop import ConvertTileToLoop
 
 _GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,{pad}graph-fold-constants,graph-fuse{chain_model},graph-plan-memory"
@@ -86,14 +90,21 @@ class LowerToGpu(NamedPipeline):
     """convert-graph-to-tile's: the precision of f32 matmuls without a `precision` of their own."""
     arch: str = ""
     """The GPU's architecture (`sm_90`, ...); sm_90 and sm_90a take the wgmma lowering; "" any GPU."""
+    tma: bool = False
+    """Opt-in, with a wgmma `arch`: loop-promote-shared{tma=true} stages the warpgroup products'
+    operands with bulk tensor copies (TMA) on mbarriers instead of cp.async."""
 
     def __post_init__(self) -> None:
         ConvertGraphToTile(precision=self.precision)  # checks the value
         if self.arch and not (self.arch.startswith("sm_") and self.arch[3:].rstrip("a").isdigit()):
             raise ValueError(f"arch must be a GPU architecture such as sm_80 or sm_90, got {self.arch}")
+        if self.tma and self.arch not in WGMMA_ARCHS:
+            raise ValueError(f"tma=true stages wgmma operands: it needs arch={' or '.join(WGMMA_ARCHS)}, got arch={self.arch or '(none)'}")
 
     def passes(self) -> list[ModulePass]:
         passes = _with_precision(build_pipeline(GPU_PIPELINE, all_passes(), mlir_syntax=False), self.precision)
+        if self.tma:
+            passes = [dataclasses.replace(p, tma=True) if isinstance(p, LoopPromoteShared) else p for p in passes]
         return _with_wgmma(passes) if self.arch in WGMMA_ARCHS else passes
 
 

@@ -769,3 +769,48 @@ mlc_gpu.func @ring(%a: memref<64x64xf16>, %out: memref<64x64xf16>) grid [1, 1, 1
   mlc_gpu.return
 }}
 """
+
+
+# A two-stage ring of bulk tensor copies completing on mbarriers (test_tma.py: its protocol on the
+# interpreter; test_tma_nvvm.py: its PTX). `{count}` arrivals per phase, `{bytes}` announced per
+# box, `{wait}` the wait before the reads, `{barrier_after_read}` the barrier before the next copy.
+TMA_RING = """
+mlc_gpu.func @ring(%a: memref<48x256xf16>, %out: memref<64x256xf16>) grid [1, 1, 1] block [64, 1, 1] {{
+  %t = mlc_gpu.thread_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %bars = memref.alloca() : memref<2xi64, 3 : i64>
+  %stages = memref.alloca() : memref<2x64x64xf16, 3 : i64>
+  %first = arith.cmpi eq, %t, %c0 : index
+  scf.if %first {{
+    loop.mbarrier_init %bars[%c0], {count} : memref<2xi64, 3 : i64>
+    loop.mbarrier_init %bars[%c1], {count} : memref<2xi64, 3 : i64>
+    loop.mbarrier_arrive %bars[%c0] expect_tx {bytes} : memref<2xi64, 3 : i64>
+    loop.tma_load %a[%c0, %c0] to %stages[%c0, %c0, %c0], %bars[%c0] : memref<48x256xf16> to memref<2x64x64xf16, 3 : i64>, memref<2xi64, 3 : i64>
+  }}
+  mlc_gpu.barrier
+  scf.for %k = %c0 to %c4 step %c1 {{
+    %stage = arith.remui %k, %c2 : index
+    %next = arith.addi %k, %c1 : index
+    %next_stage = arith.remui %next, %c2 : index
+    %more = arith.cmpi ult, %next, %c4 : index
+    %issue = arith.andi %first, %more : i1
+    scf.if %issue {{
+      %column = arith.muli %next, %c64 : index
+      loop.mbarrier_arrive %bars[%next_stage] expect_tx {bytes} : memref<2xi64, 3 : i64>
+      loop.tma_load %a[%c0, %column] to %stages[%next_stage, %c0, %c0], %bars[%next_stage] : memref<48x256xf16> to memref<2x64x64xf16, 3 : i64>, memref<2xi64, 3 : i64>
+    }}
+    %use = arith.divui %k, %c2 : index
+    %parity = arith.remui %use, %c2 : index
+    {wait}
+    %row = vector.load %stages[%stage, %t, %c0] : memref<2x64x64xf16, 3 : i64>, vector<64xf16>
+    %here = arith.muli %k, %c64 : index
+    vector.store %row, %out[%t, %here] : memref<64x256xf16>, vector<64xf16>
+    {barrier_after_read}
+  }}
+  mlc_gpu.return
+}}
+"""

@@ -977,8 +977,280 @@ class AsyncWaitOp(IRDLOperation):
             raise VerifyException(f"the number of groups left in flight must be non-negative, got {self.groups_in_flight}")
 
 
+def _shared_memref(memref_type: Attribute) -> bool:
+    space = memref_type.memory_space if isinstance(memref_type, MemRefType) else None
+    return isinstance(space, IntegerAttr) and space.value.data == SHARED_MEMORY_SPACE
+
+
+def _verify_barrier(barrier: SSAValue, indices: Sequence[SSAValue]) -> None:
+    """An mbarrier is an i64 element of a shared buffer (one 8-byte word per barrier)."""
+    barrier_type = barrier.type
+    if not (isinstance(barrier_type, MemRefType) and barrier_type.element_type == i64 and _shared_memref(barrier_type)):
+        raise VerifyException(f"an mbarrier is an i64 of a shared buffer (memref<..xi64, 3>), not {barrier_type}")
+    if len(indices) != barrier_type.get_num_dims():
+        raise VerifyException(f"expected {barrier_type.get_num_dims()} barrier indices, got {len(indices)}")
+
+
+def _parse_indexed(parser: Parser) -> tuple[object, list[object]]:
+    return parser.parse_unresolved_operand(), parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+
+
+def _resolve_indices(parser: Parser, indices: Sequence[object]) -> list[SSAValue]:
+    return parser.resolve_operands(indices, [IndexType()] * len(indices), parser.pos)  # type: ignore[arg-type]
+
+
+@irdl_op_definition
+class MbarrierInitOp(IRDLOperation):
+    """`loop.mbarrier_init %bars[%i], 1 : memref<4xi64, 3>`: makes the i64 at `%bars[%i]` an
+    mbarrier whose phases complete after `count` arrivals (PTX `mbarrier.init.shared.b64`), in
+    phase 0. The lanes that run it must all name one barrier with one count (it is issued by one
+    thread in practice); other threads may use the barrier only after a barrier of the block."""
+
+    name = "loop.mbarrier_init"
+    barrier = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    count = prop_def(IntegerAttr[I64])
+
+    def __init__(self, barrier: SSAValue, indices: Sequence[SSAValue], count: int) -> None:
+        super().__init__(operands=[barrier, indices], properties={"count": IntegerAttr(count, i64)})
+
+    @property
+    def arrivals(self) -> int:
+        return self.count.value.data
+
+    def verify_(self) -> None:
+        _verify_barrier(self.barrier, self.indices)
+        if not 1 <= self.arrivals < 1 << 20:
+            raise VerifyException(f"an mbarrier's arrival count is between 1 and 2^20 - 1, got {self.arrivals}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MbarrierInitOp:
+        barrier, indices = _parse_indexed(parser)
+        parser.parse_punctuation(",")
+        count = parser.parse_integer()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        barrier_type = parser.parse_type()
+        op = cls(parser.resolve_operand(barrier, barrier_type), _resolve_indices(parser, indices), count)  # type: ignore[arg-type]
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_indexed(printer, self.barrier, self.indices)
+        printer.print_string(f", {self.arrivals}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.barrier.type)
+
+
+@irdl_op_definition
+class MbarrierArriveOp(IRDLOperation):
+    """`loop.mbarrier_arrive %bars[%i] [expect_tx 16384] : memref<4xi64, 3>`: each lane that runs
+    it counts one arrival on the barrier's current phase (PTX `mbarrier.arrive.shared::cta.b64`);
+    with `expect_tx N` it first makes the phase also wait for N more bytes of bulk copies
+    (`loop.tma_load`) completing on it (`mbarrier.arrive.expect_tx`). The phase completes when
+    all its arrivals are in and its expected bytes have landed; the barrier is then in the next
+    phase (its parity flips)."""
+
+    name = "loop.mbarrier_arrive"
+    barrier = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    expect_tx = opt_prop_def(IntegerAttr[I64])
+
+    def __init__(self, barrier: SSAValue, indices: Sequence[SSAValue], expect_tx: int | None = None) -> None:
+        properties = {} if expect_tx is None else {"expect_tx": IntegerAttr(expect_tx, i64)}
+        super().__init__(operands=[barrier, indices], properties=properties)
+
+    @property
+    def transaction_bytes(self) -> int:
+        return 0 if self.expect_tx is None else self.expect_tx.value.data
+
+    def verify_(self) -> None:
+        _verify_barrier(self.barrier, self.indices)
+        if not 0 <= self.transaction_bytes < 1 << 20:
+            raise VerifyException(f"an mbarrier expects between 0 and 2^20 - 1 transaction bytes, got {self.transaction_bytes}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MbarrierArriveOp:
+        barrier, indices = _parse_indexed(parser)
+        expect_tx = parser.parse_integer() if parser.parse_optional_keyword("expect_tx") is not None else None
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        barrier_type = parser.parse_type()
+        op = cls(parser.resolve_operand(barrier, barrier_type), _resolve_indices(parser, indices), expect_tx)  # type: ignore[arg-type]
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_indexed(printer, self.barrier, self.indices)
+        if self.expect_tx is not None:
+            printer.print_string(f" expect_tx {self.transaction_bytes}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.barrier.type)
+
+
+@irdl_op_definition
+class MbarrierWaitOp(IRDLOperation):
+    """`loop.mbarrier_wait %bars[%i], %parity : memref<4xi64, 3>`: blocks the lanes that run it
+    until the barrier's phase of parity `%parity` (its low bit) has completed (PTX
+    `mbarrier.try_wait.parity` in a loop): returns at once while the barrier's current phase has
+    the other parity. The bulk copies that completed on that phase are then visible to the
+    waiting threads. Waiting on a phase that never completes (arrivals or bytes missing) hangs:
+    the interpreter reports it."""
+
+    name = "loop.mbarrier_wait"
+    barrier = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    parity = operand_def(IndexType)
+
+    def __init__(self, barrier: SSAValue, indices: Sequence[SSAValue], parity: SSAValue) -> None:
+        super().__init__(operands=[barrier, indices, parity])
+
+    def verify_(self) -> None:
+        _verify_barrier(self.barrier, self.indices)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MbarrierWaitOp:
+        barrier, indices = _parse_indexed(parser)
+        parser.parse_punctuation(",")
+        parity = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        barrier_type = parser.parse_type()
+        op = cls(parser.resolve_operand(barrier, barrier_type), _resolve_indices(parser, indices), parser.resolve_operand(parity, IndexType()))  # type: ignore[arg-type]
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_indexed(printer, self.barrier, self.indices)
+        printer.print_string(", ")
+        printer.print_operand(self.parity)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.barrier.type)
+
+
+TMA_BOX_LIMIT = 256
+"""The most elements a bulk tensor copy's box spans along one dimension."""
+
+
+@irdl_op_definition
+class TmaLoadOp(IRDLOperation):
+    """`loop.tma_load %a[%i, %j] to %stages[%s, %c0, %c0], %bars[%b] : memref<MxKxf16> to
+    memref<SxRxCxf16, 3>, memref<Sxi64, 3>`.
+
+    A bulk tensor copy (TMA, PTX `cp.async.bulk.tensor`): each lane that runs it copies the box
+    of `source` (global memory, a kernel argument) at `source_indices`, as large as the
+    destination's trailing `rank(source)` dimensions, to the destination at
+    `destination_indices` (the box's first element; shared memory), in the background; elements
+    past the source's end arrive as zeros. The copy's bytes count against the barrier's current
+    phase (`loop.mbarrier_arrive ... expect_tx`): the destination holds the box once that phase
+    completes, for the threads that wait on it (`loop.mbarrier_wait`); reading or writing it
+    before is an error the interpreter reports. On the GPU the copy goes through a tensor map
+    (one per source and box, `mlc.tensor_maps`) that the runtime encodes.
+    """
+
+    name = "loop.tma_load"
+    source = operand_def(MemRefType)
+    source_indices = var_operand_def(IndexType)
+    destination = operand_def(MemRefType)
+    destination_indices = var_operand_def(IndexType)
+    barrier = operand_def(MemRefType)
+    barrier_indices = var_operand_def(IndexType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        source: SSAValue,
+        source_indices: Sequence[SSAValue],
+        destination: SSAValue,
+        destination_indices: Sequence[SSAValue],
+        barrier: SSAValue,
+        barrier_indices: Sequence[SSAValue],
+    ) -> None:
+        super().__init__(operands=[source, source_indices, destination, destination_indices, barrier, barrier_indices])
+
+    def box(self) -> tuple[int, ...]:
+        """The copied box: the destination's trailing dimensions, one per source dimension."""
+        source_type, destination_type = self.source.type, self.destination.type
+        assert isinstance(source_type, MemRefType) and isinstance(destination_type, MemRefType)
+        return tuple(destination_type.get_shape()[destination_type.get_num_dims() - source_type.get_num_dims() :])
+
+    def byte_count(self) -> int:
+        element_type = self.source.type.element_type  # type: ignore[attr-defined]
+        count = 1
+        for size in self.box():
+            count *= size
+        return count * (element_type.bitwidth // 8)  # type: ignore[attr-defined]
+
+    def verify_(self) -> None:
+        source_type, destination_type = self.source.type, self.destination.type
+        assert isinstance(source_type, MemRefType) and isinstance(destination_type, MemRefType)
+        if source_type.element_type != destination_type.element_type:
+            raise VerifyException(f"source and destination element types differ: {source_type.element_type} and {destination_type.element_type}")
+        for name, memref_type, indices in (("source", source_type, self.source_indices), ("destination", destination_type, self.destination_indices)):
+            if len(indices) != memref_type.get_num_dims():
+                raise VerifyException(f"expected {memref_type.get_num_dims()} {name} indices, got {len(indices)}")
+        if _shared_memref(source_type):
+            raise VerifyException("the source of a bulk tensor copy is global memory")
+        if not _shared_memref(destination_type):
+            raise VerifyException("the destination of a bulk tensor copy must be shared memory (memory space 3)")
+        if destination_type.get_num_dims() < source_type.get_num_dims():
+            raise VerifyException(f"the destination has fewer dimensions than the {source_type.get_num_dims()} of the box")
+        if not hasattr(source_type.element_type, "bitwidth") or not all(0 < size <= TMA_BOX_LIMIT for size in self.box()):
+            raise VerifyException(f"a bulk tensor copy's box spans 1 to {TMA_BOX_LIMIT} elements of a scalar type per dimension, not {list(self.box())}")
+        if self.box()[-1] * source_type.element_type.bitwidth % 128:  # type: ignore[attr-defined]
+            raise VerifyException("a bulk tensor copy's box rows are multiples of 16 bytes")
+        _verify_barrier(self.barrier, self.barrier_indices)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TmaLoadOp:
+        source, source_indices = _parse_indexed(parser)
+        parser.parse_keyword("to")
+        destination, destination_indices = _parse_indexed(parser)
+        parser.parse_punctuation(",")
+        barrier, barrier_indices = _parse_indexed(parser)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        source_type = parser.parse_type()
+        parser.parse_keyword("to")
+        destination_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        barrier_type = parser.parse_type()
+        op = cls(
+            parser.resolve_operand(source, source_type),  # type: ignore[arg-type]
+            _resolve_indices(parser, source_indices),
+            parser.resolve_operand(destination, destination_type),  # type: ignore[arg-type]
+            _resolve_indices(parser, destination_indices),
+            parser.resolve_operand(barrier, barrier_type),  # type: ignore[arg-type]
+            _resolve_indices(parser, barrier_indices),
+        )
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_indexed(printer, self.source, self.source_indices)
+        printer.print_string(" to ")
+        _print_indexed(printer, self.destination, self.destination_indices)
+        printer.print_string(", ")
+        _print_indexed(printer, self.barrier, self.barrier_indices)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" to ")
+        printer.print_attribute(self.destination.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.barrier.type)
+
+
 Loop = Dialect(
     "loop",
-    [KernelOp, ReturnOp, ParallelOp, YieldOp, AllReduceOp, LaunchOp, MmaSyncOp, RoundTf32Op, LdMatrixOp, WgmmaOp, WgmmaWaitOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp],
+    [KernelOp, ReturnOp, ParallelOp, YieldOp, AllReduceOp, LaunchOp, MmaSyncOp, RoundTf32Op, LdMatrixOp, WgmmaOp, WgmmaWaitOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp,
+     MbarrierInitOp, MbarrierArriveOp, MbarrierWaitOp, TmaLoadOp],
     [],
 )

@@ -19,6 +19,9 @@ generic-space memref of unknown origin is assumed global or private).
   some elements of its buffer (`elements` None);
 * `loop.wgmma` (warpgroup-collective): a read of some elements of each operand buffer, marked
   `is_async` (the product reads them until a `loop.wgmma_wait`);
+* `loop.tma_load`: a write of some elements of its destination, marked `is_async` (its data lands
+  for the threads that wait on its mbarrier); `loop.mbarrier_init` a write of the barrier's buffer,
+  `loop.mbarrier_arrive` / `loop.mbarrier_wait` reads of it;
 * `vector.transfer_read`/`transfer_write`, `memref.copy`, n-d vectors and accesses through views:
   some elements of the allocation (`elements` None);
 * calls: a read and a write of every shared allocation (`ANY_SHARED`); any other op with a shared
@@ -49,7 +52,9 @@ from xdsl.dialects.builtin import MemRefType, VectorType
 from xdsl.ir import Operation, SSAValue
 
 from mlc.dialects.gpu import ops as gpu
-from mlc.dialects.loop.ops import AsyncCommitOp, AsyncCopyOp, AsyncWaitOp, LdMatrixOp, WgmmaOp
+from mlc.dialects.loop.ops import (
+    AsyncCommitOp, AsyncCopyOp, AsyncWaitOp, LdMatrixOp, MbarrierArriveOp, MbarrierInitOp, MbarrierWaitOp, TmaLoadOp, WgmmaOp,
+)
 from mlc.transforms.analysis.thread_analysis import (
     VIEW_OPS,
     ThreadAnalysis,
@@ -164,6 +169,8 @@ class SharedMemoryAccesses:
             for access in writes:
                 access.is_async = True
             return writes
+        if isinstance(op, TmaLoadOp | MbarrierInitOp | MbarrierArriveOp | MbarrierWaitOp):
+            return self._bulk_copy_accesses(op)
         if isinstance(op, WgmmaOp):
             # Warpgroup-collective and asynchronous: reads of both operand buffers that stay in
             # flight until a loop.wgmma_wait completes them.
@@ -184,6 +191,19 @@ class SharedMemoryAccesses:
         if isinstance(op, _CALLS):
             return [self._access(op, False, ANY_SHARED), self._access(op, True, ANY_SHARED)]
         return self._unknown_user(op)
+
+    def _bulk_copy_accesses(self, op: Operation) -> list[Access]:
+        """A bulk copy writes some elements of its destination, in flight until an mbarrier wait;
+        an mbarrier's initialization writes its buffer, arrivals and waits read it (they update
+        the barrier atomically: no hazard among themselves, but after the initialization)."""
+        if isinstance(op, TmaLoadOp):
+            allocation = allocation_of(op.destination)
+            writes = [] if allocation is None else [self._access(op, True, allocation)]
+            for access in writes:
+                access.is_async = True
+            return writes
+        allocation = allocation_of(op.barrier)  # type: ignore[attr-defined]
+        return [] if allocation is None else [self._access(op, isinstance(op, MbarrierInitOp), allocation)]
 
     def _indexed_access(
         self, op: Operation, memref_value: SSAValue, indices: tuple[SSAValue, ...], is_write: bool, width: int | None

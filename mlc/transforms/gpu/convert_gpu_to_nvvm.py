@@ -15,7 +15,9 @@
   buffer is not shared memory); `loop.async_copy` / `async_commit` / `async_wait` become
   `llvm.nvvm.cp.async.{cg,ca}.shared.global.N[.s]` (zero fill where its `if` is false, through
   the source size), `cp.async.commit.group` and `cp.async.wait.group` (after the kernel becomes
-  an `llvm.func`, when its parameters are pointers: the copy reads a parameter's address).
+  an `llvm.func`, when its parameters are pointers: the copy reads a parameter's address);
+  `loop.mbarrier_*` and `loop.tma_load` become mbarrier intrinsics and bulk tensor copies through
+  tensor maps passed as trailing parameters (`mlc.tensor_maps`; `tma_nvvm.py`), sm_90a.
 * shared memory (`memref.alloca` in space 3) becomes an addrspace(3) `llvm.mlir.global`, read with
   `llvm.mlir.addressof` (beyond 48 KiB a block, offsets in one dynamic shared global:
   `shared_memory_to_globals`).
@@ -61,9 +63,13 @@ from mlc.dialects.llvm_extra import AddrSpaceCastOp
 from mlc.dialects.loop import ops as loop
 from mlc.transforms.lowering.llvm_kernel import (
     SHARED_MEMORY_SPACE,
+    element_address,
+    is_shared_pointer,
     kernel_to_llvm_func,
+    pointer_base,
     replace_terminators,
 )
+from mlc.transforms.lowering.tma_nvvm import TMA_DESTINATION_ALIGNMENT, lower_mbarriers_and_tma
 from mlc.transforms.lowering.warp_shuffle_nvvm import lower_shuffle
 from mlc.transforms.lowering.wgmma_nvvm import (
     SWIZZLE_ATOM_BYTES,
@@ -130,50 +136,16 @@ def _round_tf32(op: loop.RoundTf32Op) -> tuple[list[Operation], list[SSAValue]]:
     return [call, as_float], [as_float.result]
 
 
-def _pointer_base(memref_value: SSAValue) -> SSAValue | None:
-    """The `!llvm.ptr` a memref was cast from (a shared global's address, a kernel parameter)."""
-    cast = memref_value.owner
-    return cast.inputs[0] if isinstance(cast, UnrealizedConversionCastOp) and len(cast.inputs) == 1 else None
-
-
-def _is_shared_pointer(value: SSAValue | None) -> bool:
-    """A pointer into the block's shared memory (a shared global's address, or an offset in it)."""
-    return value is not None and isinstance(value.owner, llvm.AddressOfOp | llvm.GEPOp) and isinstance(value.type, llvm.LLVMPointerType) and value.type.addr_space == IntAttr(SHARED_MEMORY_SPACE)
-
-
-def _element_address(base: SSAValue, memref_type: MemRefType, indices: Sequence[SSAValue]) -> tuple[list[Operation], SSAValue]:
-    """A GEP from `base` by the row-major linear index of `indices` in `memref_type`."""
-    ops: list[Operation] = []
-    offset: SSAValue | None = None
-    stride = 1
-    for index, size in reversed(list(zip(indices, memref_type.get_shape()))):
-        term = index
-        if stride != 1:
-            constant = arith.ConstantOp(IntegerAttr(stride, IndexType()))
-            product = arith.MuliOp(index, constant.result)
-            ops += [constant, product]
-            term = product.result
-        if offset is not None:
-            total = arith.AddiOp(offset, term)
-            ops.append(total)
-            term = total.result
-        offset, stride = term, stride * size
-    assert offset is not None
-    wide = arith.IndexCastOp(offset, i64)
-    address = llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], memref_type.element_type, ssa_indices=[wide.result], result_type=base.type, inbounds=True)
-    return [*ops, wide, address], address.result
-
-
 def _ldmatrix(op: loop.LdMatrixOp) -> tuple[list[Operation], list[SSAValue]]:
     """`ldmatrix` from the shared global the buffer became: a GEP by the row-major linear index,
     `llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16.p3`, and each i32 register bitcast
     to the `vector<2xT>` that `loop.mma_sync` takes (LLVM folds the casts away)."""
-    base = _pointer_base(op.buffer)
-    if not _is_shared_pointer(base):
+    base = pointer_base(op.buffer)
+    if not is_shared_pointer(base):
         raise PassFailure(op, "loop.ldmatrix reads only shared memory on the GPU: its buffer must be a shared allocation (run loop-promote-shared)")
     memref_type = op.buffer.type
     assert isinstance(memref_type, MemRefType)
-    ops, address = _element_address(base, memref_type, op.indices)
+    ops, address = element_address(base, memref_type, op.indices)
     count = op.matrices
     name = f"llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{count}{'.trans' if op.transposed else ''}.b16.p3"
     result_type = i32 if count == 1 else llvm.LLVMStructType.from_type_list([i32] * count)
@@ -194,8 +166,8 @@ def _ldmatrix(op: loop.LdMatrixOp) -> tuple[list[Operation], list[SSAValue]]:
 
 def _wgmma(op: loop.WgmmaOp) -> tuple[list[Operation], list[SSAValue]]:
     """`wgmma.mma_async` steps on the swizzled shared buffers (`wgmma_nvvm.py`)."""
-    bases = [_pointer_base(buffer) for buffer in (op.lhs, op.rhs)]
-    if not all(_is_shared_pointer(base) and swizzle_of(buffer) for base, buffer in zip(bases, (op.lhs, op.rhs))):
+    bases = [pointer_base(buffer) for buffer in (op.lhs, op.rhs)]
+    if not all(is_shared_pointer(base) and swizzle_of(buffer) for base, buffer in zip(bases, (op.lhs, op.rhs))):
         raise PassFailure(op, "loop.wgmma reads only swizzled shared memory on the GPU: its buffers must be shared allocations with mlc.swizzle (run loop-promote-shared)")
     return lower_wgmma(op, *bases)  # type: ignore[arg-type]
 
@@ -203,13 +175,13 @@ def _wgmma(op: loop.WgmmaOp) -> tuple[list[Operation], list[SSAValue]]:
 def _async_copy(op: loop.AsyncCopyOp) -> list[Operation]:
     """`cp.async.cg.shared.global` (16 bytes; `.ca` below) from the parameter's global address to
     the shared global's, with a source size of 0 bytes (zero fill) where `if` is false."""
-    source, destination = _pointer_base(op.source), _pointer_base(op.destination)
-    if not _is_shared_pointer(destination):
+    source, destination = pointer_base(op.source), pointer_base(op.destination)
+    if not is_shared_pointer(destination):
         raise PassFailure(op, "loop.async_copy writes only shared memory: its destination must be a shared allocation")
     if source is None or not isinstance(source.owner, Block):
         raise PassFailure(op, "loop.async_copy reads a kernel parameter in global memory on the GPU")
-    source_ops, source_address = _element_address(source, op.source.type, op.source_indices)  # type: ignore[arg-type]
-    address = swizzled_address if swizzle_of(op.destination) else _element_address
+    source_ops, source_address = element_address(source, op.source.type, op.source_indices)  # type: ignore[arg-type]
+    address = swizzled_address if swizzle_of(op.destination) else element_address
     destination_ops, destination_address = address(destination, op.destination.type, op.destination_indices)  # type: ignore[arg-type]
     global_address = AddrSpaceCastOp(source_address, llvm.LLVMPointerType(IntAttr(GLOBAL_MEMORY_SPACE)))
     ops = [*source_ops, *destination_ops, global_address]
@@ -307,8 +279,12 @@ def shared_memory_to_globals(kernel: gpu.FuncOp, module: ModuleOp) -> None:
 
 
 def _alignment(allocation: memref.AllocaOp) -> int:
-    """16 bytes (vector copies), 1024 for a swizzled buffer (the swizzle pattern's period)."""
-    return SWIZZLE_ATOM_BYTES if attributes.SWIZZLE.read(allocation) is not None else 16
+    """16 bytes (vector copies), 1024 for a swizzled buffer (the swizzle pattern's period), 128
+    for the destination of a bulk tensor copy (what the copy engine needs)."""
+    if attributes.SWIZZLE.read(allocation) is not None:
+        return SWIZZLE_ATOM_BYTES
+    bulk_copied = any(isinstance(use.operation, loop.TmaLoadOp) and use.operation.destination == allocation.memref for use in allocation.memref.uses)
+    return TMA_DESTINATION_ALIGNMENT if bulk_copied else 16
 
 
 def _as_memref(allocation: memref.AllocaOp, address: SSAValue, memref_type: MemRefType) -> UnrealizedConversionCastOp:
@@ -363,7 +339,7 @@ class ConvertGpuToNvvm(ModulePass):
             function = kernel_to_llvm_func(kernel, nvvm_attributes)
             replace_terminators(function, gpu.ReturnOp)
             _lower_async_copies(function, uses_wgmma)
-            if uses_wgmma:
+            if lower_mbarriers_and_tma(function) or uses_wgmma:
                 attributes.REQUIRED_ARCH.write(function, StringAttr("sm_90a"))
             Rewriter.insert_op(function, InsertPoint.before(kernel))
             kernel.detach()

@@ -42,7 +42,11 @@ choice for the hazards that follow). After the wait the copy is an ordinary pend
 the reads of its data by other threads get a barrier after the wait. A read before the wait is
 not something a barrier can fix; the interpreter reports it (`mlc/interpreter/async_copy.py`).
 Warpgroup products (`loop.wgmma`) are reads in flight likewise, until a `loop.wgmma_wait`; then
-the writes that follow (the next copies into their stage) get a barrier after it.
+the writes that follow (the next copies into their stage) get a barrier after it. Bulk tensor
+copies (`loop.tma_load`) are writes in flight until a `loop.mbarrier_wait`, which completes them
+for the waiting threads (no barrier needed after it; which barrier and phase is the interpreter's
+to check); issuing one over a stage other threads read still needs a barrier before it, and an
+mbarrier's initialization one before the barrier's first use by other threads.
 
 What the analysis models: shared memory only (memref space 3: allocations and globals). Not global
 memory: ordering it between the thread loops of a block is what convert-loop-to-gpu's barriers do,
@@ -135,6 +139,8 @@ class HazardWalk:
     def operation(self, op: Operation, state: State) -> State:
         if op in self.barriers_before or isinstance(op, gpu.BarrierOp):
             state = frozenset(pending for pending in state if pending.in_flight)
+        if isinstance(op, loop.MbarrierWaitOp):  # the waiting threads see the bulk copies' data: nothing to order
+            state = frozenset(p for p in state if not (p.in_flight and isinstance(p.access.op, loop.TmaLoadOp)))
         if isinstance(op, loop.AsyncWaitOp | loop.WgmmaWaitOp):
             kind = loop.AsyncCopyOp if isinstance(op, loop.AsyncWaitOp) else loop.WgmmaOp
             state = frozenset(Pending(p.access, p.crossed_loops, False, op) if p.in_flight and isinstance(p.access.op, kind) else p for p in state)

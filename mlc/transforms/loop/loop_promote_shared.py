@@ -60,7 +60,9 @@ rewrites (step 5).
    iteration, one commit group per iteration shared by every buffer of the loop), reads going
    to stage i mod S. The stages must fit `STAGED_SHARED_MEMORY_BYTES` (fewer are used where they
    do not; a second buffer of the loop takes the first one's count, or registers); otherwise,
-   and for S = 1, the copy goes through registers as in step 5.
+   and for S = 1, the copy goes through registers as in step 5. In a kernel with `mlc.tma`
+   (option `tma`), a wgmma operand whose box can be one bulk tensor copy is staged by TMA copies
+   on mbarriers instead (`tma_pipeline.py`: one thread issues, every thread waits on the phase).
 
 Semantics. Within a thread loop, shared memory is block-synchronous at the loop level (see the loop
 dialect): each statement touching it completes in every thread before any thread goes on, as the
@@ -87,13 +89,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import (
-    IntegerAttr,
-    MemRefType,
-    ModuleOp,
-    StringAttr,
-    i64,
-)
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr, UnitAttr, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -122,12 +118,8 @@ from mlc.transforms.analysis.shared_memory_promotion import (
     thread_loops,
 )
 from mlc.transforms.lowering.async_pipeline import StagedLoop, erase_block, overlap_products
-from mlc.transforms.lowering.chunk_access import (
-    ChunkAccesses,
-    Emitter,
-    emit_if,
-    zero_of,
-)
+from mlc.transforms.lowering.tma_pipeline import TmaStagedLoop, bulk_copies, bulk_copies_possible
+from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if, zero_of
 from mlc.transforms.lowering.shared_copy import (
     Counter,
     chunk_coordinates,
@@ -158,17 +150,18 @@ class PromotionRewriter:
         shape = [*extents[:-1], extents[-1] + promotion.padding]
         scope = promotion.scope
         last = last_iteration(scope) if isinstance(scope, scf.ForOp) else None
-        staged = stages >= 2 and last is not None and self.can_copy_async()
         swizzled = needs_swizzle(promotion.sites)
+        thread_loop = self.analysis.thread_loop
+        bulk = stages >= 2 and last is not None and swizzled and bulk_copies_possible(self.kernel, promotion.source, extents, scope, thread_loop)
+        staged = stages >= 2 and last is not None and (bulk or self.can_copy_async())
         if swizzled and not staged:
             raise PassFailure(promotion.sites[0].op, "loop.wgmma needs its operands staged by 16-byte async copies in a loop (2 or more stages that fit in shared memory)")
         space = IntegerAttr(loop.SHARED_MEMORY_SPACE, i64)
         allocation = memref.AllocaOp.get(element_type_of(promotion.source), COPY_BYTES, [stages, *shape] if staged else shape, memory_space=space)
         allocation.memref.name_hint = f"{promotion.source.name_hint or 'buffer'}_shared"
-        attributes.PROMOTED.write(allocation, StringAttr(reason + (f"; {stages} stages of async copies" if staged else "")))
+        attributes.PROMOTED.write(allocation, StringAttr(reason + (f"; {stages} stages of {'bulk tensor' if bulk else 'async'} copies" if staged else "")))
         if swizzled:
             attributes.SWIZZLE.write(allocation, IntegerAttr(SWIZZLE_BYTES, i64))
-        thread_loop = self.analysis.thread_loop
         thread_loop.parent_block().insert_op_before(allocation, thread_loop)  # type: ignore[union-attr]
         staging = Emitter(Block())
         origins = self._origins(staging, None)
@@ -176,8 +169,13 @@ class PromotionRewriter:
         body = scope_body(scope)
         if staged:
             assert isinstance(scope, scf.ForOp) and last is not None
-            pipeline = StagedLoop(scope, stages, (constant_index(scope.lb), constant_index(scope.step)), last)  # type: ignore[arg-type]
-            pipeline.add_copies(lambda emitter, counter, slot: self._async_copies(emitter, allocation.memref, counter, slot))
+            bounds = (constant_index(scope.lb), constant_index(scope.step))
+            if bulk:
+                pipeline: StagedLoop | TmaStagedLoop = TmaStagedLoop(scope, stages, bounds, last, thread_loop)  # type: ignore[arg-type]
+                pipeline.add_copies(bulk_copies(promotion.source, allocation.memref, self._origins))
+            else:
+                pipeline = StagedLoop(scope, stages, bounds, last)  # type: ignore[arg-type]
+                pipeline.add_copies(lambda emitter, counter, slot: self._async_copies(emitter, allocation.memref, counter, slot))
             stage = pipeline.current_stage()
             move_ops(staging, body, pipeline.wait.next_op)
         else:
@@ -344,8 +342,11 @@ class PromotionRewriter:
 # -- the pass ----------------------------------------------------------------------------------------
 
 
-def promote_kernel(kernel: loop.KernelOp, stages: int = 0) -> None:
-    """Promotes what is worth it; `stages` 0 takes the kernel's `mlc.pipeline_stages` (else 1)."""
+def promote_kernel(kernel: loop.KernelOp, stages: int = 0, tma: bool = False) -> None:
+    """Promotes what is worth it; `stages` 0 takes the kernel's `mlc.pipeline_stages` (else 1);
+    `tma` marks a kernel of warpgroup products `mlc.tma` (bulk tensor copies, `tma_pipeline.py`)."""
+    if tma and attributes.WGMMA.read(kernel) is not None:
+        attributes.TMA.write(kernel, UnitAttr())
     recorded = attributes.PIPELINE_STAGES.read(kernel)
     stages = stages or (recorded.value.data if isinstance(recorded, IntegerAttr) else 1)
     for thread_loop in thread_loops(kernel):
@@ -366,7 +367,7 @@ def promote_kernel(kernel: loop.KernelOp, stages: int = 0) -> None:
             extents = promotion.shared_extents
             stage_bytes = math.prod([*extents[:-1], extents[-1] + promotion.padding]) * element_bytes
             fitting = min(stages, (limit - shared_bytes(kernel)) // stage_bytes)
-            existing = StagedLoop.existing_stages(promotion.scope)
+            existing = StagedLoop.existing_stages(promotion.scope) or TmaStagedLoop.existing_stages(promotion.scope)
             if existing is not None:  # one pipeline per loop: its stage count, or registers
                 fitting = existing if existing <= fitting else 1
             PromotionRewriter(kernel, promotion, analysis).apply(describe_promotion(promotion, analysis, cost, unpadded), fitting)
@@ -384,6 +385,10 @@ class LoopPromoteShared(ModulePass):
     """Buffers per copy in a loop: 2 or more pipeline async copies, 1 copies through registers;
     0 (the default) takes each kernel's `mlc.pipeline_stages`, 1 where it has none."""
 
+    tma: bool = False
+    """Stage the operands of warpgroup products with bulk tensor copies (TMA) on mbarriers
+    (`mlc.tma` on each wgmma kernel), where an operand allows; off: cp.async (or the kernel's own `mlc.tma`)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, loop.KernelOp)]:
-            promote_kernel(kernel, self.stages)
+            promote_kernel(kernel, self.stages, self.tma)

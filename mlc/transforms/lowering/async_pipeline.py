@@ -24,7 +24,8 @@ check against the loop's end (a redundant copy of at most S - 1 tiles per block)
 
 In a loop of warpgroup products (`loop.wgmma`), the copies are issued after the products
 (`sink_copies_below_products`) and go S - 2 iterations ahead, so that each product may stay in
-flight until the next iteration's `loop.wgmma_wait 1` (`overlap_products`).
+flight until the next iteration's `loop.wgmma_wait 1` (`overlap_products`; the TMA pipeline of
+`tma_pipeline.py` too).
 Preconditions: `stages` >= 2; the loop's start and step are constants (its end may be computed).
 """
 
@@ -44,7 +45,7 @@ CopyEmitter = Callable[[Emitter, SSAValue, SSAValue], None]
 """Emits one iteration's copies, given the counter they copy for and the stage to fill."""
 
 
-def _emitter_before(op: Operation) -> Emitter:
+def emitter_before(op: Operation) -> Emitter:
     block = op.parent_block()
     assert block is not None
     emitter = Emitter(block)
@@ -114,7 +115,7 @@ class StagedLoop:
 
     def current_stage(self) -> SSAValue:
         """The stage iteration i reads, i mod S, computed right after the wait."""
-        emitter = _emitter_before(self.wait.next_op)  # type: ignore[arg-type]
+        emitter = emitter_before(self.wait.next_op)  # type: ignore[arg-type]
         stage = emitter.emit(arith.RemUIOp(self._iteration(emitter), emitter.index(self.stages)))
         stage.name_hint = "stage"
         return stage
@@ -122,9 +123,9 @@ class StagedLoop:
     def add_copies(self, copies: CopyEmitter) -> None:
         """Adds one buffer's copies to the prologue's groups and to each iteration's group."""
         for position, commit in enumerate(self.prologue):
-            emitter = _emitter_before(commit)
+            emitter = emitter_before(commit)
             copies(emitter, self._clamped(emitter, emitter.index(self.low + position * self.step), self.low + position * self.step), emitter.index(position))
-        emitter = _emitter_before(self.commit)
+        emitter = emitter_before(self.commit)
         ahead = self.ahead
         stage = emitter.emit(arith.RemUIOp(emitter.add(self._iteration(emitter), emitter.index(ahead)), emitter.index(self.stages)))
         following = emitter.add(self.scope.body.block.args[0], emitter.index(ahead * self.step))
@@ -162,9 +163,11 @@ def overlap_products(scope: scf.ForOp) -> None:
     if not product_lag(scope) or not sink_copies_below_products(scope):
         return
     body = scope.body.block
-    copy_wait = next(op for op in body.ops if isinstance(op, loop.AsyncWaitOp))
+    copy_wait = next(op for op in body.ops if isinstance(op, loop.AsyncWaitOp | loop.MbarrierWaitOp))
     first = next(op for op in body.ops if isinstance(op, loop.WgmmaOp))
-    if copy_wait.groups_in_flight + 3 != first.lhs.type.get_shape()[0]:  # type: ignore[attr-defined]
+    stages = first.lhs.type.get_shape()[0]  # type: ignore[attr-defined]
+    pipeline_stages = copy_wait.groups_in_flight + 3 if isinstance(copy_wait, loop.AsyncWaitOp) else copy_wait.barrier.type.get_shape()[0]  # type: ignore[attr-defined]
+    if stages < 3 or pipeline_stages != stages:
         return  # fewer than 3 stages: the copies go one step ahead, over the last product's stage
     terminator = body.last_op
     assert isinstance(terminator, scf.YieldOp)
@@ -269,13 +272,14 @@ def sink_copies_below_products(scope: scf.ForOp) -> bool:
     copies' address arithmetic and issue overlap the tensor cores' work instead of delaying it.
     Moves the commit, the ops that contain copies and the ops whose results only they use, in
     order, to right after the body's last `loop.wgmma`; nothing happens unless the body has
-    products after its copies' commit.
+    products after its copies' commit. In a TMA pipeline (`tma_pipeline.py`) the branch issuing
+    the bulk copies plays the commit's part, the mbarrier wait the copy wait's.
     """
     body = scope.body.block
     ops = list(body.ops)
     products = [op for op in ops if isinstance(op, loop.WgmmaOp)]
-    commits = [op for op in ops if isinstance(op, loop.AsyncCommitOp)]
-    waits = [op for op in ops if isinstance(op, loop.AsyncWaitOp)]
+    commits = [op for op in ops if isinstance(op, loop.AsyncCommitOp) or (isinstance(op, scf.IfOp) and _issues_bulk_copies(op))]
+    waits = [op for op in ops if isinstance(op, loop.AsyncWaitOp | loop.MbarrierWaitOp)]
     if not products or len(commits) != 1 or not waits or ops.index(commits[0]) > ops.index(products[-1]):
         return False
     span = ops[ops.index(waits[0]) + 1 : ops.index(commits[0]) + 1]
@@ -289,7 +293,7 @@ def sink_copies_below_products(scope: scf.ForOp) -> bool:
         if op.results:
             move = used_by_moved(op)
         else:
-            move = isinstance(op, loop.AsyncCommitOp) or any(isinstance(inner, loop.AsyncCopyOp) for inner in op.walk())
+            move = isinstance(op, loop.AsyncCommitOp) or any(isinstance(inner, loop.AsyncCopyOp | loop.TmaLoadOp) for inner in op.walk())
         if move:
             moved.append(op)
             moved_set.add(op)
@@ -299,3 +303,8 @@ def sink_copies_below_products(scope: scf.ForOp) -> bool:
         body.insert_op_after(op, anchor)
         anchor = op
     return True
+
+
+def _issues_bulk_copies(op: scf.IfOp) -> bool:
+    """The branch of a TMA pipeline (`tma_pipeline.py`) that issues an iteration's bulk copies."""
+    return any(isinstance(inner, loop.TmaLoadOp) for inner in op.walk())

@@ -13,11 +13,11 @@ backend reads those through the non-coherent cache (`ld.global.nc`): 3% on a 409
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntAttr, IntegerAttr, MemRefType, UnitAttr, UnrealizedConversionCastOp
-from xdsl.ir import Attribute, Block, Operation, Region
+from xdsl.dialects import arith, llvm
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, IntAttr, IntegerAttr, MemRefType, UnitAttr, UnrealizedConversionCastOp, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 SHARED_MEMORY_SPACE = 3
@@ -72,3 +72,37 @@ def replace_terminators(function: llvm.FuncOp, terminator_type: type[Operation])
             Rewriter.insert_op(llvm.ReturnOp(), InsertPoint.before(op))
             op.detach()
             op.erase()
+
+
+def pointer_base(memref_value: SSAValue) -> SSAValue | None:
+    """The `!llvm.ptr` a memref was cast from (a shared global's address, a kernel parameter)."""
+    cast = memref_value.owner
+    return cast.inputs[0] if isinstance(cast, UnrealizedConversionCastOp) and len(cast.inputs) == 1 else None
+
+
+def is_shared_pointer(value: SSAValue | None) -> bool:
+    """A pointer into the block's shared memory (a shared global's address, or an offset in it)."""
+    return value is not None and isinstance(value.owner, llvm.AddressOfOp | llvm.GEPOp) and isinstance(value.type, llvm.LLVMPointerType) and value.type.addr_space == IntAttr(SHARED_MEMORY_SPACE)
+
+
+def element_address(base: SSAValue, memref_type: MemRefType, indices: Sequence[SSAValue]) -> tuple[list[Operation], SSAValue]:
+    """A GEP from `base` by the row-major linear index of `indices` in `memref_type`."""
+    ops: list[Operation] = []
+    offset: SSAValue | None = None
+    stride = 1
+    for index, size in reversed(list(zip(indices, memref_type.get_shape()))):
+        term = index
+        if stride != 1:
+            constant = arith.ConstantOp(IntegerAttr(stride, IndexType()))
+            product = arith.MuliOp(index, constant.result)
+            ops += [constant, product]
+            term = product.result
+        if offset is not None:
+            total = arith.AddiOp(offset, term)
+            ops.append(total)
+            term = total.result
+        offset, stride = term, stride * size
+    assert offset is not None
+    wide = arith.IndexCastOp(offset, i64)
+    address = llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], memref_type.element_type, ssa_indices=[wide.result], result_type=base.type, inbounds=True)
+    return [*ops, wide, address], address.result

@@ -152,3 +152,64 @@ def test_wgmma_kernels_are_refused_for_other_architectures():
     with pytest.raises(BackendError, match=r"kernel 'main_0_matmul' uses wgmma, which needs sm_90a .* the target is sm_80"):
         compile_to_ptx(module, "sm_80")
     assert ".target sm_90a" in compile_to_ptx(module, "sm_90")
+
+
+TMA = "mlc-lower-to-gpu{arch=sm_90 tma=true}"
+"""The opt-in TMA staging of the wgmma operands (bulk tensor copies on mbarriers, `tma_pipeline.py`)."""
+TMA_CASES = [
+    pytest.param((1024, 1024), (1024, 1024), "bias-relu", id="1024-bias-relu"),
+    pytest.param((4096, 4096), (4096, 4096), "bias-relu", id="4096-bias-relu"),
+    # Ragged M, N and K against the blocks (300 x 264 x 520): boxes zero-filled past the ends.
+    pytest.param((300, 520), (520, 264), "bias-relu", id="300x264x520-bias-relu"),
+    # Ragged rows padded by graph-pad-matmul-operands: the padded operand buffers are mapped.
+    pytest.param((300, 131), (131, 203), "", id="300x203x131-padded"),
+]
+
+
+@GPU
+@pytest.mark.parametrize("cuda_graph", [False, True], ids=["launches", "cuda-graph"])
+@pytest.mark.parametrize("element", ["f16", "bf16"])
+@pytest.mark.parametrize("a_shape, b_shape, epilogue", TMA_CASES)
+def test_wgmma_matmul_with_bulk_tensor_copies(a_shape, b_shape, epilogue: str, element: str, cuda_graph: bool, request: pytest.FixtureRequest):
+    """`mlc-lower-to-gpu{arch=sm_90 tma=true}`: the operands arrive by TMA through the tensor maps
+    the runtime encodes (one per operand buffer and address; called twice, the second time on
+    operands at new addresses), the results within the derived bound of numpy."""
+    text = program(a_shape, b_shape, element, epilogue)
+    lowered = str(lower(text, TMA))
+    assert "cp.async.bulk.tensor.g2s" in lowered and "mlc.tensor_maps" in lowered, "the TMA path did not apply"
+    compiled = mlc.compile(text, device="cuda", pipeline=TMA, cuda_graph=cuda_graph)
+    out = (a_shape[-2], b_shape[-1])
+    for call in range(2):
+        arrays = inputs(f"{request.node.nodeid}-{call}", [a_shape, b_shape, *([out[-1:]] if epilogue else [])], element)
+        got = compiled(*arrays)
+        product = arrays[0].astype(np.float64) @ arrays[1].astype(np.float64)
+        expected = np.maximum(product + arrays[2].astype(np.float64), 0) if epilogue else product
+        assert_compiled_matches(text, arrays, got, [expected])
+
+
+def test_bulk_tensor_copies_plan_their_maps():
+    """Without a GPU: the TMA lowering's kernel declares one map per operand (64x64 boxes, 128-byte
+    swizzle) that the runtime's plan accepts for the launched buffers, raising their alignment to
+    16 bytes; the default pipeline keeps cp.async."""
+    from mlc.runtime.plan import plan_host_function
+    from mlc.runtime.slots import TensorMapParameter
+
+    text = program((300, 520), (520, 264), "f16", "bias-relu")
+    (launch,) = plan_host_function(lower(text, TMA)).launches
+    assert launch.tensor_maps == (TensorMapParameter(0, (64, 64), 128), TensorMapParameter(1, (64, 64), 128))
+    assert "cp.async.bulk.tensor" not in str(lower(text, WGMMA))
+
+
+@GPU
+@pytest.mark.parametrize("element", ["f16", "bf16"])
+@pytest.mark.parametrize("m, n, k, lhs_transposed", [(1024, 1024, 1024, True), (304, 264, 520, False)])
+def test_transposed_operands_with_bulk_tensor_copies(m: int, n: int, k: int, lhs_transposed: bool, element: str, request: pytest.FixtureRequest):
+    """transpose?(x) @ transpose(w) + bias, relu through the TMA staging: the maps of the stored
+    (transposed) layouts, read in place by wgmma."""
+    text = transposed_matmul_program((), m, k, n, lhs_transposed, True, element, True)
+    arrays = inputs(request.node.nodeid, [(k, m) if lhs_transposed else (m, k), (n, k), (n,)], element)
+    assert "cp.async.bulk.tensor.g2s" in str(lower(text, TMA)), "the TMA path did not apply"
+    got = mlc.compile(text, device="cuda", pipeline=TMA)(*arrays)
+    x = arrays[0].astype(np.float64).T if lhs_transposed else arrays[0].astype(np.float64)
+    expected = np.maximum(x @ arrays[1].astype(np.float64).T + arrays[2].astype(np.float64), 0)
+    assert_compiled_matches(text, arrays, got, [expected])

@@ -71,7 +71,8 @@ def _check_chain(
         if step.startswith("loop-promote-shared"):
             staged = "read by ldmatrix" if path == "loop.mma_sync" else "read by wgmma"
             assert staged in str(module), "tensor-core operands were not staged in shared memory"
-            assert path == "loop.mma_sync" or "loop.async_copy" in str(module), "wgmma operands were not copied asynchronously"
+            copy = "loop.tma_load" if "tma=true" in step else "loop.async_copy"
+            assert path == "loop.mma_sync" or copy in str(module), f"wgmma operands were not copied by {copy}"
             assert not pipelined or "loop.async_copy" in str(module), "the copies were not pipelined"
 
 

@@ -14,7 +14,7 @@ level (inline wgmma assembly with matrix descriptors) is not interpreted; the GP
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from programs import transposed_matmul_program
 from test_tensor_core_equivalence import _check_chain, program
@@ -60,3 +60,30 @@ def test_wgmma_reads_transposed_operands_in_place(lhs_transposed: bool, rhs_tran
     the lhs is not transposed (a transposed lhs's rows are M: 16-byte multiples)."""
     program = transposed_matmul_program((), 72 if lhs_transposed else 70, 200, 72, lhs_transposed, rhs_transposed, "f16", True)
     _check_chain(program, "f16", STEPS, 5, tile_level=_tile_level(rows), path="loop.wgmma")
+
+
+TMA_STEPS = [step.replace("loop-promote-shared", "loop-promote-shared{tma=true}") for step in STEPS]
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@given(
+    m=st.integers(1, 140),
+    n=st.integers(1, 17).map(lambda blocks: 8 * blocks),
+    k=st.integers(9, 25).map(lambda blocks: 8 * blocks),
+    element=st.sampled_from(["f16", "bf16"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+@example(m=70, n=72, k=456, element="bf16", seed=3)  # 8 K steps (stages reused), ragged M, N and K
+def test_wgmma_passes_with_bulk_tensor_copies_are_exact(m: int, n: int, k: int, element: str, seed: int):
+    """The TMA staging (`loop-promote-shared{tma=true}`, `tma_pipeline.py`): one thread issues each
+    stage's bulk copies on its mbarrier, every thread waits on the stage's phase; the interpreter's
+    mbarrier model lands the boxes (zero-filled past ragged M, N and K) at the phases' completion,
+    through convert-loop-to-gpu and gpu-insert-barriers, bit-identical with a bias and a relu."""
+    _check_chain(program(m, n, k, True), element, TMA_STEPS, seed, tile_level=_tile_level(128), path="loop.wgmma")
+
+
+def test_transposed_operands_with_bulk_tensor_copies_are_exact():
+    """Both operands transposed (x stored K x M, staged M-major; the weight N x K, staged K-major)
+    through the TMA staging: boxes of the stored layouts, 8 K steps, ragged N and K."""
+    program = transposed_matmul_program((), 72, 456, 72, True, True, "f16", True)
+    _check_chain(program, "f16", TMA_STEPS, 5, tile_level=_tile_level(128), path="loop.wgmma")

@@ -347,3 +347,54 @@ loop.kernel @ldmatrix_count(%x: memref<32x8xf16>) {
   }
   loop.return
 }
+
+// -----
+
+loop.kernel @mbarrier_in_global_memory(%bars: memref<2xi64>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{an mbarrier is an i64 of a shared buffer (memref<..xi64, 3>), not memref<2xi64>}}
+  loop.mbarrier_init %bars[%c0], 1 : memref<2xi64>
+  loop.return
+}
+
+// -----
+
+loop.kernel @mbarrier_count() {
+  %bars = memref.alloca() : memref<2xi64, 3>
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{an mbarrier's arrival count is between 1 and 2^20 - 1, got 0}}
+  loop.mbarrier_init %bars[%c0], 0 : memref<2xi64, 3>
+  loop.return
+}
+
+// -----
+
+loop.kernel @tma_box_too_large(%a: memref<512x64xf16>) {
+  %bars = memref.alloca() : memref<1xi64, 3>
+  %stage = memref.alloca() : memref<512x64xf16, 3>
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a bulk tensor copy's box spans 1 to 256 elements of a scalar type per dimension, not [512, 64]}}
+  loop.tma_load %a[%c0, %c0] to %stage[%c0, %c0], %bars[%c0] : memref<512x64xf16> to memref<512x64xf16, 3>, memref<1xi64, 3>
+  loop.return
+}
+
+// -----
+
+loop.kernel @tma_short_rows(%a: memref<64x64xf16>) {
+  %bars = memref.alloca() : memref<1xi64, 3>
+  %stage = memref.alloca() : memref<64x4xf16, 3>
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a bulk tensor copy's box rows are multiples of 16 bytes}}
+  loop.tma_load %a[%c0, %c0] to %stage[%c0, %c0], %bars[%c0] : memref<64x64xf16> to memref<64x4xf16, 3>, memref<1xi64, 3>
+  loop.return
+}
+
+// -----
+
+loop.kernel @tma_into_global(%a: memref<64x64xf16>, %b: memref<64x64xf16>) {
+  %bars = memref.alloca() : memref<1xi64, 3>
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{the destination of a bulk tensor copy must be shared memory (memory space 3)}}
+  loop.tma_load %a[%c0, %c0] to %b[%c0, %c0], %bars[%c0] : memref<64x64xf16> to memref<64x64xf16>, memref<1xi64, 3>
+  loop.return
+}
