@@ -86,12 +86,15 @@ def _windowed(text: str) -> WindowedTranspose | None:
     return windowed_transpose(group_from_ops(ops, live_ops(function)))
 
 
-def _check_every_stage(text: str, seed: int) -> None:
+def _check_every_stage(text: str, seed: int, moves_elements: bool) -> None:
+    """`moves_elements`: the transpose swaps two axes of more than one element each (otherwise
+    graph-simplify makes it a reshape, and no shared-memory transpose is expected)."""
     before = lower(text, "")
     inputs = random_inputs(text, seed)
     tiled = lower(text, TO_TILE)
-    gathers = [op for op in tiled.walk() if isinstance(op, tile.GatherOp)]
-    assert len(gathers) == 1 and any(isinstance(op, tile.TransposeOp) for op in tiled.walk())
+    if moves_elements:
+        gathers = [op for op in tiled.walk() if isinstance(op, tile.GatherOp)]
+        assert len(gathers) == 1 and any(isinstance(op, tile.TransposeOp) for op in tiled.walk())
     for stage in (tiled, lower(text, TO_LOOP), lower(text, TO_GPU)):
         assert_equivalent(before, stage, inputs)
 
@@ -107,7 +110,7 @@ CHANNELS = st.sampled_from((1, 3, 8, 16, 70))
 )
 def test_padded_input_transpose_matches_at_every_stage(batch, channels, height, width, pads, element, seed):
     text = padded_input((batch, channels, height, width), pads, element)
-    _check_every_stage(text, seed)
+    _check_every_stage(text, seed, moves_elements=channels > 1 and height * width > 1)
 
 
 @settings(max_examples=6, deadline=None)
@@ -118,7 +121,7 @@ def test_padded_input_transpose_matches_at_every_stage(batch, channels, height, 
 def test_sliced_output_transpose_matches_at_every_stage(batch, channels, height, width, extra, element, seed):
     grid = (batch, height + extra[0] + extra[2], width + extra[1] + extra[3], channels)
     text = sliced_output(grid, (extra[0], extra[1], height, width), element)
-    _check_every_stage(text, seed)
+    _check_every_stage(text, seed, moves_elements=channels > 1 and height * width > 1)
 
 
 def test_windows_are_recognised_with_their_offsets():
