@@ -369,6 +369,14 @@ def match_attention(output: Operation) -> AttentionChain | None:
     return chain if causal is None else dataclasses.replace(chain, causal=causal)
 
 
+def matmuls_outside_attention(root: Operation) -> list[graph.MatmulOp]:
+    """The matmuls under `root` that are not the score or output product of an attention chain
+    (`match_attention`: graph-fuse makes one kernel of those, which reads them as they are)."""
+    matmuls = [op for op in root.walk() if isinstance(op, graph.MatmulOp)]
+    in_chains = {member for matmul in matmuls if (chain := match_attention(matmul)) for member in (chain.scores, chain.output)}
+    return [matmul for matmul in matmuls if matmul not in in_chains]
+
+
 def match_matmul_chain(output: Operation) -> AttentionChain | None:
     """The plain chain `matmul(f(matmul(A, B)), C)` ending at the matmul `output`, f elementwise
     ops over the intermediate's shape (bias, activation, casts; no softmax), with the shapes,

@@ -39,7 +39,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.graph.constants import splat_dense
-from mlc.transforms.analysis.gemm_chain import match_attention
+from mlc.transforms.analysis.gemm_chain import matmuls_outside_attention
 from mlc.transforms.lowering.matmul_kernel import WGMMA_ALIGNMENT, WGMMA_TILES
 
 
@@ -116,8 +116,6 @@ class GraphPadMatmulOperands(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.wgmma:
             return
-        matmuls = [inner for inner in op.walk() if isinstance(inner, graph.MatmulOp)]
-        in_chains = {member for matmul in matmuls if (chain := match_attention(matmul)) for member in (chain.scores, chain.output)}
-        for matmul in matmuls:
-            if matmul not in in_chains and needs_padding(matmul):
+        for matmul in matmuls_outside_attention(op):
+            if needs_padding(matmul):
                 pad_matmul(matmul)

@@ -42,7 +42,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.precision import DEFAULT_PRECISION, PRECISIONS
-from mlc.transforms.analysis.gemm_chain import match_attention
+from mlc.transforms.analysis.gemm_chain import matmuls_outside_attention
 from mlc.transforms.analysis.operand_maps import matrix_transpose
 from mlc.transforms.lowering.matmul_kernel import TF32_WGMMA_TILE
 
@@ -99,8 +99,6 @@ class GraphTransposeTf32Rhs(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.wgmma:
             return
-        matmuls = [inner for inner in op.walk() if isinstance(inner, graph.MatmulOp)]
-        in_chains = {member for matmul in matmuls if (chain := match_attention(matmul)) for member in (chain.scores, chain.output)}
-        for matmul in matmuls:
-            if matmul not in in_chains and needs_transposed_rhs(matmul, self.precision):
+        for matmul in matmuls_outside_attention(op):
+            if needs_transposed_rhs(matmul, self.precision):
                 transpose_rhs(matmul)
