@@ -580,6 +580,19 @@ ATen's guard of SDPA as the torch frontend imports it (`where(not(any(not(T == -
 logical_not a `where`, any a max over a cast)."""
 
 
+def matmul_relu_program(batch: tuple[int, ...], m: int, n: int, k: int, element: str, relu: bool, attributes: str = "") -> str:
+    """`matmul(%a, %b)` of (batch..., M x K) by (batch..., K x N), `attributes` (e.g.
+    `{precision = "tf32"}`) on the matmul, then `relu` of it if `relu`."""
+    a, b, c = (tensor_type((*batch, *shape), element) for shape in ((m, k), (k, n), (m, n)))
+    stated = f" {attributes}" if attributes else ""
+    body = f"%0 = graph.matmul %a, %b{stated} : ({a}, {b}) -> {c}\n"
+    result = "%0"
+    if relu:
+        body += f"  %1 = graph.relu %0 : {c}\n"
+        result = "%1"
+    return f"func.func @main(%a: {a}, %b: {b}) -> {c} {{\n  {body}  func.return {result} : {c}\n}}\n"
+
+
 def transposed_matmul_program(
     batch: tuple[int, ...], m: int, k: int, n: int, lhs_transposed: bool, rhs_transposed: bool, element: str, epilogue: bool
 ) -> str:

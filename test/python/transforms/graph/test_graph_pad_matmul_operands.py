@@ -15,18 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mlc.interpreter import run
-from programs import assert_perturbation_caught, assert_within_bounds, lower, random_inputs
-
-
-def program(batch: bool, m: int, n: int, k: int, relu: bool, element: str) -> str:
-    prefix = "2x" if batch else ""
-    a, b, c = (f"tensor<{prefix}{shape}x{element}>" for shape in (f"{m}x{k}", f"{k}x{n}", f"{m}x{n}"))
-    body = f"%0 = graph.matmul %a, %b : ({a}, {b}) -> {c}\n"
-    result = "%0"
-    if relu:
-        body += f"  %1 = graph.relu %0 : {c}\n"
-        result = "%1"
-    return f"func.func @main(%a: {a}, %b: {b}) -> {c} {{\n  {body}  func.return {result} : {c}\n}}\n"
+from programs import assert_perturbation_caught, assert_within_bounds, lower, matmul_relu_program, random_inputs
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -40,7 +29,7 @@ def program(batch: bool, m: int, n: int, k: int, relu: bool, element: str) -> st
     seed=st.integers(0, 2**32 - 1),
 )
 def test_padding_preserves_the_product(batch: bool, m: int, n: int, k: int, relu: bool, element: str, seed: int):
-    text = program(batch, m, n, k, relu, element)
+    text = matmul_relu_program((2,) if batch else (), m, n, k, element, relu)
     padded = lower(text, "graph-pad-matmul-operands{wgmma=true}")
     ragged = k % 8 or n % 8
     assert ("graph.concat" in str(padded)) == bool(ragged)

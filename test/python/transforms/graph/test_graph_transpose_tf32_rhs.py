@@ -15,18 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mlc.interpreter import run
-from programs import lower, random_inputs
-
-
-def program(m: int, n: int, k: int, relu: bool, stated: bool) -> str:
-    a, b, c = (f"tensor<{shape}xf32>" for shape in (f"{m}x{k}", f"{k}x{n}", f"{m}x{n}"))
-    precision = ' {precision = "tf32"}' if stated else ""
-    body = f"%0 = graph.matmul %a, %b{precision} : ({a}, {b}) -> {c}\n"
-    result = "%0"
-    if relu:
-        body += f"  %1 = graph.relu %0 : {c}\n"
-        result = "%1"
-    return f"func.func @main(%a: {a}, %b: {b}) -> {c} {{\n  {body}  func.return {result} : {c}\n}}\n"
+from programs import lower, matmul_relu_program, random_inputs
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -41,7 +30,7 @@ def program(m: int, n: int, k: int, relu: bool, stated: bool) -> str:
 @example(m=5, n=9, k=96, relu=True, stated=False, seed=1)  # rewritten: K a 16-byte multiple
 @example(m=3, n=40, k=98, relu=False, stated=True, seed=2)  # left alone: K = 98
 def test_transposed_rhs_preserves_the_product(m: int, n: int, k: int, relu: bool, stated: bool, seed: int):
-    text = program(m, n, k, relu, stated)
+    text = matmul_relu_program((), m, n, k, "f32", relu, '{precision = "tf32"}' if stated else "")
     rewrite = "graph-transpose-tf32-rhs{wgmma=true" + ("}" if stated else " precision=tf32}")
     rewritten = lower(text, rewrite)
     assert ("graph.transpose" in str(rewritten)) == (k % 4 == 0)
