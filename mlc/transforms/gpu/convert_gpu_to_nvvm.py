@@ -30,7 +30,6 @@ standard ops are left for the `convert-*-to-llvm` passes; `mlc_gpu.launch` stays
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context

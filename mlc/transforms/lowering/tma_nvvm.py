@@ -37,6 +37,7 @@ from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.llvm_extra import AddrSpaceCastOp
 from mlc.dialects.loop import ops as loop
+from mlc.transforms.analysis.affine_index import constant_index
 from mlc.transforms.lowering.llvm_kernel import element_address, is_shared_pointer, pointer_base
 from mlc.transforms.lowering.wgmma_nvvm import SWIZZLE_ROW_BYTES, fence_proxy_async, swizzle_of, swizzled_address
 
@@ -65,11 +66,6 @@ def _as_i32(value: SSAValue) -> tuple[list[Operation], SSAValue]:
         return [cast], cast.result
     as_integer = llvm.PtrToIntOp(value, i32)
     return [as_integer], as_integer.results[0]
-
-
-def _constant_zero(value: SSAValue) -> bool:
-    owner = value.owner
-    return isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr) and owner.value.value.data == 0
 
 
 class _TmaLowering:
@@ -127,7 +123,7 @@ class _TmaLowering:
         if swizzle:
             rows, columns = box[-2:]
             block = SWIZZLE_ROW_BYTES // 2
-            if len(box) != 2 or rows % 8 or columns % block or not all(_constant_zero(index) for index in list(op.destination_indices)[-2:]):
+            if len(box) != 2 or rows % 8 or columns % block or not all(constant_index(index) == 0 for index in list(op.destination_indices)[-2:]):
                 raise PassFailure(op, "a bulk copy into a swizzled buffer copies whole R x C matrices (8k rows, 64m columns of 16-bit elements) from row 0, column 0")
             box = (rows, block)
             outer = list(op.destination_indices)[:-2]
