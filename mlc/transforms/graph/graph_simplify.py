@@ -64,7 +64,7 @@ from mlc.transforms.lowering.graph_rewriting import (
     splat_of,
     tensor_type_of,
 )
-from mlc.transforms.lowering.view_rewrites import ElementwiseAfterReshape, LayoutChainAsOneView, TransposeMovingUnitAxes
+from mlc.transforms.lowering.view_rewrites import ElementwiseAfterReshape, LayoutChainAsOneView, TransposeMovingUnitAxes, transpose_permutation
 
 LOSSLESS_CASTS: frozenset[tuple[Attribute, Attribute]] = frozenset({(i32, i64), (f16, f32), (bf16, f32)})
 """(source, target) element types where the target holds every source value exactly (i1 aside)."""
@@ -122,20 +122,11 @@ class CastOfLosslessCast(RewritePattern):
             replace_with_new_op(rewriter, op, graph.CastOp(inner.x, op.result.type))
 
 
-def _permutation(op: Operation) -> tuple[int, ...] | None:
-    """The `perm` of a `graph.transpose`, negative axes normalised as numpy does; else None."""
-    perm = op.properties.get("perm")
-    if op.name != "graph.transpose" or not isinstance(perm, DenseArrayBase):
-        return None
-    rank = len(perm)
-    return tuple(int(axis) + rank if int(axis) < 0 else int(axis) for axis in perm.get_values())
-
-
 class IdentityTranspose(RewritePattern):
     """transpose(x, [0, 1, ..., n-1]) -> x."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        perm = _permutation(op)
+        perm = transpose_permutation(op)
         if perm is not None and perm == tuple(range(len(perm))):
             replace_with_value(rewriter, op, op.operands[0])
 
@@ -144,10 +135,10 @@ class TransposeOfTranspose(RewritePattern):
     """transpose(transpose(x, p), q) -> transpose(x, [p[q[i]] for i]) (x when that is the identity)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        outer = _permutation(op)
+        outer = transpose_permutation(op)
         if outer is None or not isinstance(inner_op := op.operands[0].owner, Operation):
             return
-        if (inner := _permutation(inner_op)) is None:
+        if (inner := transpose_permutation(inner_op)) is None:
             return
         composed = [inner[axis] for axis in outer]
         if composed == list(range(len(composed))):

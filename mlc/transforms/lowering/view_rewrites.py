@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DenseArrayBase, TensorType
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
@@ -29,11 +29,13 @@ from mlc.transforms.analysis.strided_views import LAYOUT_OP_NAMES, canonical_lay
 from mlc.transforms.lowering.graph_rewriting import replace_with_new_op, replace_with_value, tensor_type_of
 
 
-def _permutation(op: Operation) -> tuple[int, ...] | None:
-    if op.name != "graph.transpose":
+def transpose_permutation(op: Operation) -> tuple[int, ...] | None:
+    """The `perm` of a `graph.transpose`, negative axes normalised as numpy does; else None."""
+    perm = op.properties.get("perm")
+    if op.name != "graph.transpose" or not isinstance(perm, DenseArrayBase):
         return None
-    perm = [int(axis) for axis in op.properties["perm"].get_values()]  # type: ignore[attr-defined]
-    return tuple(axis + len(perm) if axis < 0 else axis for axis in perm)
+    rank = len(perm)
+    return tuple(int(axis) + rank if int(axis) < 0 else int(axis) for axis in perm.get_values())
 
 
 class TransposeMovingUnitAxes(RewritePattern):
@@ -41,7 +43,7 @@ class TransposeMovingUnitAxes(RewritePattern):
     elements stay in order (a batch of 1 moved behind the sequence), so nothing moves."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        perm = _permutation(op)
+        perm = transpose_permutation(op)
         if perm is None or perm == tuple(range(len(perm))):
             return
         shape = tensor_type_of(op.operands[0]).get_shape()
