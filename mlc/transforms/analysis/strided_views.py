@@ -32,7 +32,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DenseArrayBase, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from mlc.dialects.graph import ops as graph
@@ -181,6 +181,15 @@ def canonical_layout(view: StridedView, leaf_elements: int) -> CanonicalLayout |
 LAYOUT_OP_NAMES = ("graph.reshape", "graph.transpose", "graph.slice")
 
 
+def transpose_permutation(op: Operation) -> tuple[int, ...] | None:
+    """The `perm` of a `graph.transpose`, negative axes normalised as numpy does; else None."""
+    perm = op.properties.get("perm")
+    if op.name != "graph.transpose" or not isinstance(perm, DenseArrayBase):
+        return None
+    rank = len(perm)
+    return tuple(int(axis) + rank if int(axis) < 0 else int(axis) for axis in perm.get_values())
+
+
 def _array(op: Operation, name: str) -> tuple[int, ...]:
     return tuple(int(v) for v in op.properties[name].get_values())  # type: ignore[attr-defined]
 
@@ -203,9 +212,8 @@ def layout_chain(value: SSAValue) -> tuple[SSAValue, StridedView, int] | None:
         return None
     leaf, view, count = value, StridedView.whole(_shape(value)), 0
     for op in reversed(chain):
-        if op.name == "graph.transpose":
-            rank = len(view.shape)
-            step: StridedView | None = view.transposed([a + rank if a < 0 else a for a in _array(op, "perm")])
+        if (perm := transpose_permutation(op)) is not None:
+            step: StridedView | None = view.transposed(perm)
         elif op.name == "graph.slice":
             step = view.sliced(_array(op, "starts"), _array(op, "ends"), _array(op, "steps"))
         else:

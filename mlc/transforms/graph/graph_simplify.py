@@ -54,6 +54,7 @@ from xdsl.pattern_rewriter import (
 
 from mlc.dialects.element_types import is_bool, is_float, is_integer
 from mlc.dialects.graph import ops as graph
+from mlc.transforms.analysis.strided_views import transpose_permutation
 from mlc.transforms.lowering.graph_rewriting import (
     operand_beside,
     replace_with_new_op,
@@ -64,7 +65,7 @@ from mlc.transforms.lowering.graph_rewriting import (
     splat_of,
     tensor_type_of,
 )
-from mlc.transforms.lowering.view_rewrites import ElementwiseAfterReshape, LayoutChainAsOneView, TransposeMovingUnitAxes, transpose_permutation
+from mlc.transforms.lowering.view_rewrites import ElementwiseAfterReshape, LayoutChainAsOneView, TransposeMovingUnitAxes
 
 LOSSLESS_CASTS: frozenset[tuple[Attribute, Attribute]] = frozenset({(i32, i64), (f16, f32), (bf16, f32)})
 """(source, target) element types where the target holds every source value exactly (i1 aside)."""

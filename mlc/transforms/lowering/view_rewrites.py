@@ -20,22 +20,13 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import DenseArrayBase, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from mlc.dialects.graph import ops as graph
-from mlc.transforms.analysis.strided_views import LAYOUT_OP_NAMES, canonical_layout, canonical_ops, layout_chain
+from mlc.transforms.analysis.strided_views import LAYOUT_OP_NAMES, canonical_layout, canonical_ops, layout_chain, transpose_permutation
 from mlc.transforms.lowering.graph_rewriting import replace_with_new_op, replace_with_value, tensor_type_of
-
-
-def transpose_permutation(op: Operation) -> tuple[int, ...] | None:
-    """The `perm` of a `graph.transpose`, negative axes normalised as numpy does; else None."""
-    perm = op.properties.get("perm")
-    if op.name != "graph.transpose" or not isinstance(perm, DenseArrayBase):
-        return None
-    rank = len(perm)
-    return tuple(int(axis) + rank if int(axis) < 0 else int(axis) for axis in perm.get_values())
 
 
 class TransposeMovingUnitAxes(RewritePattern):
