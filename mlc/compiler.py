@@ -74,7 +74,6 @@ from __future__ import annotations
 import gc
 import os
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -86,6 +85,8 @@ import numpy as np
 from mlc.errors import ArgumentError, ArgumentTypeError, MlcError
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from xdsl.dialects import func
     from xdsl.dialects.builtin import ModuleOp
 
@@ -380,6 +381,8 @@ def lower(
     else after the verification. Either half's error is raised only once the module verified: a
     module that does not verify reports that, as without `then`.
     """
+    from concurrent.futures import wait
+
     from mlc.diagnostics import verify
     from mlc.passes import build_pipeline
     from mlc.transforms import all_passes
@@ -389,7 +392,7 @@ def lower(
         _run_passes(module, passes, source_map, name, True, timings)
         return then()() if then is not None else None
     pristine = module.clone()
-    worker: _Worker | None = None
+    worker: Future[_Result] | None = None
     second_half: Callable[[], _Result] | None = None
     deferred: Exception | None = None
     try:
@@ -400,12 +403,12 @@ def lower(
             except Exception as error:  # noqa: BLE001 - raised below once the module verified
                 deferred = error
             else:
-                worker = _Worker(second_half) if _may_overlap() else None
+                worker = _on_a_thread(second_half) if _may_overlap() else None
         try:
             _timed(timings, "verify", lambda: verify(module, source_map, name))
         finally:
             if worker is not None:
-                worker.join()
+                wait([worker])
     except LoweringError:
         raise
     except MlcError:
@@ -416,6 +419,7 @@ def lower(
     if worker is not None:
         return worker.result()
     return second_half() if second_half is not None else None
+
 
 MIN_CPUS_TO_OVERLAP = 4
 """The fewest CPUs the process may use for `lower` to run its `then` (the backend) beside the
@@ -432,27 +436,15 @@ def _may_overlap() -> bool:
     return usable >= MIN_CPUS_TO_OVERLAP
 
 
-class _Worker(threading.Thread):
-    """`step()` on a thread of its own, started at once; `result()` after `join()` returns its
-    value or raises its exception."""
+def _on_a_thread(step: Callable[[], _Result]) -> Future[_Result]:
+    """`step()` started at once on a thread of its own; its future holds the value or the error."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    def __init__(self, step: Callable[[], Any]):
-        super().__init__(name="mlc-backend", daemon=True)
-        self._step = step
-        self._value: Any = None
-        self._error: BaseException | None = None
-        self.start()
-
-    def run(self) -> None:
-        try:
-            self._value = self._step()
-        except BaseException as error:  # noqa: BLE001 - handed to the caller's thread, raised there
-            self._error = error
-
-    def result(self) -> Any:
-        if self._error is not None:
-            raise self._error
-        return self._value
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mlc-backend")
+    try:
+        return executor.submit(step)
+    finally:
+        executor.shutdown(wait=False)  # the submitted step still runs to its end
 
 
 def _timed(timings: dict[str, float] | None, key: str, step: Any) -> None:
