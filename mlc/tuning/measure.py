@@ -123,11 +123,6 @@ class TimingProtocol:
     def task(self, source: str, entry: str, target: str, pipeline: str, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray], bounds: Sequence[np.ndarray]) -> MeasureTask:
         return MeasureTask(source, entry, target, pipeline, inputs, expected, bounds, self.warmup, self.samples, self.sample_seconds, self.warmup_samples)
 
-    @property
-    def least_seconds(self) -> float:
-        """The least device time one candidate takes under this protocol (its timed samples)."""
-        return (self.samples + self.warmup_samples) * self.sample_seconds
-
 
 GPU_PROTOCOL = TimingProtocol(samples=10, warmup=2, sample_seconds=10e-3, warmup_samples=2)
 CPU_PROTOCOL = TimingProtocol(samples=5, warmup=2)
@@ -152,21 +147,8 @@ def compile_candidate(task: MeasureTask) -> tuple[bytes | None, str | None, floa
         return None, describe_error(error), time.perf_counter() - start
 
 
-def compile_and_run(task: MeasureTask) -> MeasureResult:
-    artifact, error, seconds = compile_candidate(task)
-    if artifact is None:
-        return MeasureResult(None, error, seconds)
-    return run_candidate(task, artifact, seconds)
-
-
 def _worker_setup(environment: dict[str, str]) -> None:
     os.environ.update(environment)
-
-
-def compile_and_run_in_worker(task: MeasureTask) -> MeasureResult:
-    """`compile_and_run` in a process of someone else's pool (a Ray worker): cache off first."""
-    _worker_setup({"MLC_CACHE": "0", "MLC_TUNING": "0"})
-    return compile_and_run(task)
 
 
 class Pending:
