@@ -48,18 +48,12 @@ MAGIC = b"MLCART\x00\x01"
 FORMAT_VERSION = 1
 _PREFIX = len(MAGIC) + 32 + 8
 
+# Every dataclass of the host plan's module, so that a field added to the plan (a new dataclass
+# such as TensorMapParameter) travels in artifacts without a second list to keep in step.
 _PLAN_CLASSES: dict[str, type] = {
     cls.__name__: cls
-    for cls in (
-        slots.BufferSpec,
-        slots.ArgumentSlot,
-        slots.ConstantSlot,
-        slots.AllocationSlot,
-        slots.ViewSlot,
-        slots.KernelLaunch,
-        slots.ResultSlot,
-        slots.HostPlan,
-    )
+    for cls in vars(slots).values()
+    if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == slots.__name__
 }
 
 

@@ -9,6 +9,7 @@ error: the caller compiles instead.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from pathlib import Path
@@ -57,6 +58,16 @@ def test_the_format_round_trips_plans_text_and_bytes():
         assert not constant.flags.writeable and constant.dtype == np.float32
         assert (again.graph_source, again.target, again.key) == (artifact.graph_source, artifact.target, "k1")
 
+
+def test_tensor_map_parameters_travel_with_their_launch():
+    spec = slots.BufferSpec((64, 64), np.dtype(np.float16), "memref<64x64xf16>")
+    tensor_map = slots.TensorMapParameter(source=0, box=(64, 32), swizzle=128)
+    launch = slots.KernelLaunch("k", slots.GPU_LAUNCH, (0,), (spec,), (1, 1, 1), (128, 1, 1), (16,), tensor_maps=(tensor_map,))
+    plan = dataclasses.replace(_plan(np.arange(4, dtype=np.float32)), launches=(launch,))
+    artifact = dataclasses.replace(_artifact(), device="cuda", kernels="// PTX", plan=plan)
+    again = decode(encode(artifact))
+    assert again.plan.launches == (launch,)
+    assert again.plan.launches[0].tensor_maps[0].box == (64, 32)
 
 def test_a_shared_library_travels_with_the_object_and_old_files_have_none():
     import dataclasses
