@@ -261,6 +261,22 @@ def _gather(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     return [_read_padded(execution, op, memref_value, safe, inside, mask)]
 
 
+def _scatter(execution: Execution, op: Operation, mask: Mask) -> None:
+    assert isinstance(op, tile.ScatterOp)
+    memref_value = execution.get(op.dest)
+    assert isinstance(memref_value, MemRefValue)
+    tile_type = op.value.type
+    assert isinstance(tile_type, tile.TileType)
+    shape = tile_type.get_shape()
+    positions = [np.broadcast_to(np.asarray(execution.get(i), dtype=np.int64), shape) for i in op.indices]
+    inside = np.ones(shape, dtype=bool)
+    for position, size in zip(positions, memref_value.shape):
+        inside &= (position >= 0) & (position < size)
+    safe = [np.where(inside, p, 0) for p in positions]
+    value = execution.get(op.value)
+    execution.write(memref_value.address(safe), value, dtype_of(tile_type), mask, op, len(shape), inside)
+
+
 def _dot(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     assert isinstance(op, tile.DotOp)
     lhs, rhs, acc = (np.asarray(v) for v in execution.operands(op))
@@ -301,6 +317,7 @@ def table() -> OperationTable:
                 tile.InBoundsOp: _in_bounds,
                 tile.RangeOp: _range,
                 tile.GatherOp: _gather,
+                tile.ScatterOp: _scatter,
                 tile.DotOp: _dot,
                 tile.LaunchOp: _launch,
             }

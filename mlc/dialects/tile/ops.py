@@ -776,6 +776,51 @@ class GatherOp(IRDLOperation):
             raise VerifyException(f"padding {self.padding} must have the element type {memref_type.element_type} of source")
 
 
+@irdl_op_definition
+class ScatterOp(IRDLOperation):
+    """Writes `value` at per-element positions: element p goes to `dest[indices[0][p], ...]`.
+
+    `tile.gather`'s counterpart: one index tile per dimension of `dest`, each of the value's
+    shape. Elements whose position lies outside `dest` (an index below 0 or past the dimension)
+    are dropped, as `tile.store` drops those outside the memref; a kernel drops an element by
+    giving it the index -1. Positions of kept elements must be distinct. What a matmul's epilogue
+    uses to write its product through the inverse of a layout chain (a convolution's slice and
+    transpose back to NCHW, `lowering/scattered_store.py`); lowerings emit one bounds-checked
+    scalar write per element.
+    """
+
+    name = "tile.scatter"
+    value = operand_def(TileType)
+    dest = operand_def(MemRefType)
+    indices = var_operand_def(TileType)
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "$value `,` $dest `[` $indices `]` attr-dict `:` type($value) `,` type($dest) `,` type($indices)"
+
+    def __init__(self, value: SSAValue, dest: SSAValue, indices: Sequence[SSAValue]):
+        super().__init__(operands=[value, dest, indices])
+
+    def verify_(self) -> None:
+        memref_type, value_type = self.dest.type, self.value.type
+        assert isinstance(memref_type, MemRefType) and isinstance(value_type, TileType)
+        if len(self.indices) != memref_type.get_num_dims():
+            raise VerifyException(
+                f"expected {memref_type.get_num_dims()} index tiles for dest of type {memref_type}, got {len(self.indices)}"
+            )
+        if value_type.element_type != memref_type.element_type:
+            raise VerifyException(
+                f"value tile element type {value_type.element_type} must equal the element type "
+                f"{memref_type.element_type} of dest"
+            )
+        for index, position in enumerate(self.indices):
+            index_type = position.type
+            assert isinstance(index_type, TileType)
+            if not isinstance(index_type.element_type, IndexType) or index_type.get_shape() != value_type.get_shape():
+                raise VerifyException(
+                    f"index tile #{index} must be a tile of index of the value's shape "
+                    f"{format_shape(value_type.get_shape())}, got {index_type}"
+                )
+
+
 DOT_INPUT_TYPES = (Float16Type, BFloat16Type, Float32Type)
 """Element types `tile.dot` multiplies (always accumulating in f32)."""
 
@@ -885,6 +930,7 @@ Tile = Dialect(
         InBoundsOp,
         RangeOp,
         GatherOp,
+        ScatterOp,
         DotOp,
         YieldOp,
         LaunchOp,

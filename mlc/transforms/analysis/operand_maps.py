@@ -27,6 +27,13 @@ the swapped origin, transposed as a tile (`matmul_kernel.py`), so no transposed 
 `operand_major` names the dimension that is contiguous in memory for each operand (the wgmma
 terms: "k" for a row-major A and a transposed B, "m" for a transposed A, "n" for a row-major B).
 
+Stored through layout ops. A 2-D product whose only reader is a chain of reshapes, unit-step
+slices and transposes, each read only by the next (`output_layout_chain`: the convolution's
+padded grid, reshaped to (N, Hp, Wp, O), sliced to the output pixels and transposed to NCHW), can be
+written by the matmul kernel straight to the chain's result: each element of the product is one
+element of the result or none (a slice drops it), so the kernel scatters its block through the
+inverse maps (`lowering/scattered_store.py`) and the chain is never a kernel of its own.
+
 Limits: one leaf, 2-D operands (no batch), row shifts of that two-digit form only; the rhs
 of an implicit GEMM keeps its own buffer.
 """
@@ -192,3 +199,28 @@ def match_shifted_rows(lhs: SSAValue) -> ShiftedRows | None:
     order = {op: index for index, op in enumerate(lhs.owner.parent_block().ops)} if lhs.owner.parent_block() else {}  # type: ignore[union-attr]
     ordered = tuple(sorted(chain, key=lambda op: order.get(op, 0)))
     return ShiftedRows(leaf, columns, digits, len(found), ordered)
+
+
+OUTPUT_CHAIN_OPS = (graph.ReshapeOp, graph.SliceOp, graph.TransposeOp)
+"""The layout ops a product may be stored through (each product element lands once or not at all)."""
+
+
+def output_layout_chain(product: SSAValue) -> list[Operation] | None:
+    """The layout chain that alone reads the 2-D `product`, in order, when the product can be
+    stored through it (see the module docstring): reshapes, unit-step slices and transposes, each
+    the only reader of the previous value, holding at least one slice or transpose. None otherwise."""
+    if len(_shape(product)) != 2:
+        return None
+    chain: list[Operation] = []
+    value = product
+    while len(uses := list(value.uses)) == 1:
+        user = uses[0].operation
+        if not isinstance(user, OUTPUT_CHAIN_OPS) or (isinstance(user, graph.SliceOp) and any(step != 1 for step in user.steps.get_values())):
+            break
+        chain.append(user)
+        value = user.results[0]
+    while chain and isinstance(chain[-1], graph.ReshapeOp):
+        chain.pop()  # a trailing reshape is a view of the chain's result: it stays outside
+    if not any(isinstance(op, graph.SliceOp | graph.TransposeOp) for op in chain):
+        return None
+    return chain

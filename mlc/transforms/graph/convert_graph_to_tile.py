@@ -134,7 +134,7 @@ def _leaves(op: Operation, group: list[Operation]) -> bool:
 
 def _unit_ops(unit: LaunchUnit) -> list[Operation]:
     if isinstance(unit, MatmulUnit):
-        return [unit.op, *(unit.epilogue.ops if unit.epilogue is not None else [])]
+        return unit.ops
     return unit.ops
 
 
@@ -287,10 +287,10 @@ class HostBuilder:
 
     def _launch_matmul(self, index: int, unit: MatmulUnit) -> None:
         """One kernel (`matmul_kernel.py`) for a matmul and its epilogue; none when the result is empty."""
-        outputs = self._allocate_outputs(unit.epilogue or FusionGroup(domain=shape_of(unit.op.result), outputs=[unit.op.result]))
+        outputs = self._allocate_outputs(unit.output_group)
         if _product(shape_of(unit.op.result)) == 0:
             return
-        kinds = ["matmul", *(op.name.split(".")[1] for op in (unit.epilogue.ops if unit.epilogue else []))][:4]
+        kinds = [op.name.split(".")[1] for op in unit.ops][:4]
         name = self._kernel_name(unit, f"{self.old.sym_name.data}_{index}_" + "_".join(kinds))
         options = self.options
         plan = plan_matmul(name, unit, options.matmul_tile or None, options.precision, options.target == "cpu", options.wgmma)

@@ -37,7 +37,9 @@ last matmul marked with `mlc.chain_fallback` (the reason). Implicit GEMMs come n
 whose lhs is row-shifted slices of one 2-D value side by side (`analysis/operand_maps.py`; a
 stride-1 convolution after graph-decompose) becomes a region of kind `matmul` holding those layout
 ops and the matmul, marked `mlc.implicit_gemm` (the shifts): its kernel reads the value in place,
-so the column matrix is never written (unless a layout op of the chain is read elsewhere too).
+so the column matrix is never written (unless a layout op of the chain is read elsewhere too); with
+`store-layouts` (the GPU pipeline's) the layout chain that alone reads its product (the slice and
+transpose back to NCHW, `output_layout_chain`) joins too: the kernel stores through it.
 The rules then partition the rest; a lone transpose of the last two dimensions that only a matmul
 reads (the torch `linear` weight), or the last of a group of transposes (graph-transpose-tf32-rhs's
 `transpose(transpose(b))`: the inner one is written), joins its group, marked `mlc.operand_major`
@@ -106,7 +108,7 @@ from mlc.transforms.analysis.gemm_chain import (
 )
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.analysis.memory_plan import forget_memory_plan
-from mlc.transforms.analysis.operand_maps import ends_transpose_chain, match_shifted_rows, operand_major_in, transposed_operands
+from mlc.transforms.analysis.operand_maps import ends_transpose_chain, match_shifted_rows, operand_major_in, output_layout_chain, transposed_operands
 from mlc.transforms.lowering.graph_rewriting import is_graph_op
 
 GRAPH_REDUCTIONS = (*graph.REDUCTION_OPS, *graph.NORMALIZATION_OPS)
@@ -260,15 +262,8 @@ def _group_name(function: func.FuncOp, index: int, group: PlannedGroup) -> str:
 def make_fusion(group: PlannedGroup, name: str) -> graph.FusionOp:
     """Moves the (detached or not) ops of `group` into a new, detached `graph.fusion`."""
     members = set(group.ops)
-    inputs = list(
-        dict.fromkeys(operand for op in group.ops for operand in op.operands if operand.owner not in members)
-    )
-    outputs = [
-        result
-        for op in group.ops
-        for result in op.results
-        if any(use.operation not in members for use in result.uses)
-    ]
+    inputs = list(dict.fromkeys(operand for op in group.ops for operand in op.operands if operand.owner not in members))
+    outputs = [result for op in group.ops for result in op.results if any(use.operation not in members for use in result.uses)]
     body = Block(arg_types=[value.type for value in inputs])
     for op in group.ops:
         op.detach()
@@ -295,6 +290,7 @@ class ChainOptions:
     compute: ComputeModel | None = None
     fast_math: bool = False
     matmul_chains: bool = False
+    store_layouts: bool = False
 
 
 def fuse_chains(function: func.FuncOp, options: ChainOptions) -> list[graph.FusionOp]:
@@ -323,9 +319,9 @@ def fuse_chains(function: func.FuncOp, options: ChainOptions) -> list[graph.Fusi
     return fusions
 
 
-def fuse_implicit_gemms(function: func.FuncOp, first_index: int) -> list[graph.FusionOp]:
-    """Makes a `matmul` region of every matmul whose lhs it can read in place through its layout
-    ops (`analysis/operand_maps.py`): the layout ops join the matmul's kernel (see the docstring)."""
+def fuse_implicit_gemms(function: func.FuncOp, first_index: int, store_layouts: bool) -> list[graph.FusionOp]:
+    """Makes a `matmul` region of every matmul whose lhs it can read in place through its layout ops
+    (`analysis/operand_maps.py`), with them (and with `store_layouts` its output chain; see the docstring)."""
     fusions = []
     for op in list(function.body.block.ops):
         if not isinstance(op, graph.MatmulOp) or op.parent_op() is not function:
@@ -336,10 +332,11 @@ def fuse_implicit_gemms(function: func.FuncOp, first_index: int) -> list[graph.F
         members = {*shifted.ops, op}
         if any(use.operation not in members for chain_op in shifted.ops for result in chain_op.results for use in result.uses):
             continue  # a layout op read elsewhere too: its kernel materialises it anyway
-        following = op.next_op
+        stored = (output_layout_chain(op.result) or []) if store_layouts else []
+        following = (stored or [op])[-1].next_op
         assert following is not None
         name = f"{function.sym_name.data}_{first_index + len(fusions)}_implicit_gemm_matmul"
-        fusion = make_fusion(PlannedGroup("matmul", (*shifted.ops, op)), name)
+        fusion = make_fusion(PlannedGroup("matmul", (*shifted.ops, op, *stored)), name)
         attributes.IMPLICIT_GEMM.write(fusion, DenseArrayBase.from_list(i64, shifted.shifts))
         function.body.block.insert_op_before(fusion, following)
         fusions.append(fusion)
@@ -352,7 +349,7 @@ def fuse_function(function: func.FuncOp, options: ChainOptions | None = None) ->
     if erase_dead_ops(body):
         forget_memory_plan(function)
     chains = fuse_chains(function, options or ChainOptions())
-    chains += fuse_implicit_gemms(function, len(chains))
+    chains += fuse_implicit_gemms(function, len(chains), (options or ChainOptions()).store_layouts)
     groups = absorb_operand_transposes(plan_groups(function))
     if not groups:
         return chains
@@ -387,6 +384,8 @@ class GraphFuse(ModulePass):
     `exp2` with log2(e) folded in (`fast_math` in `mlc.chain_plan`; `attention_kernel.py`)."""
     matmul_chains: bool = False
     """Also fuse plain chains `matmul(f(matmul(A, B)), C)` (opt-in: `mlc.chain = "matmul"`)."""
+    store_layouts: bool = False
+    """Implicit GEMMs store through the layout chain that reads their product (a tile.scatter)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.compute_model not in COMPUTE_MODELS:
@@ -394,5 +393,5 @@ class GraphFuse(ModulePass):
             raise PassFailure(op, f"graph-fuse: unknown compute-model '{self.compute_model}' (known: {known})")
         for function in [f for f in op.walk() if is_fusible_function(f)]:
             assert isinstance(function, func.FuncOp)
-            options = ChainOptions(self.on_chip_bytes, COMPUTE_MODELS[self.compute_model], self.fast_math, self.matmul_chains)
+            options = ChainOptions(self.on_chip_bytes, COMPUTE_MODELS[self.compute_model], self.fast_math, self.matmul_chains, self.store_layouts)
             fuse_function(function, options)

@@ -37,6 +37,12 @@ value read zeros (the load's bounds), as the chain's zero rows do. The tensor-co
 lowerings see an ordinary tile load at a computed origin (the pipelined copies recompute it for
 their own K step). The kernel records `mlc.implicit_gemm` too.
 
+Stored through a layout chain. A group holding the matmul and, instead of an epilogue, the chain of
+reshapes, unit-step slices and transposes that alone reads the product (`output_layout_chain`:
+graph-fuse{store-layouts=true} puts a convolution's slice and transpose back to NCHW there) writes
+the chain's result: its block goes out as one `tile.scatter` through the chain's inverse index maps
+(`scattered_store.py`), elements the chain drops (a padded grid's extra pixels) not at all.
+
 Block sizes (`choose_matmul_tile`): 128x128x16 when that still gives at least `LARGE_TILE_PROGRAMS`
 programs (128x256x32 for f16/bf16 products, whose 8 warps then own 64x64 tensor-core warp tiles),
 else at most 64x64x16; each dimension is cut to the smallest power of two that covers
@@ -88,13 +94,14 @@ from mlc.transforms.analysis.fusion_groups import (
     shape_of,
 )
 from mlc.transforms.analysis.gemm_chain import upstream_ops
-from mlc.transforms.analysis.operand_maps import ShiftedRows, match_shifted_rows, operand_major, transposed_operands
+from mlc.transforms.analysis.operand_maps import ShiftedRows, match_shifted_rows, operand_major, output_layout_chain, transposed_operands
 from mlc.transforms.lowering.elementwise_expansion import (
     ScalarBuilder,
     expand_elementwise,
     splat_constant_value,
 )
 from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dimensions
+from mlc.transforms.lowering.scattered_store import scatter_through
 
 LARGE_TILE = (128, 128, 16)
 DEFAULT_TILE = (64, 64, 16)
@@ -214,6 +221,18 @@ class MatmulUnit:
     """The lhs read in place as row-shifted blocks of one value (an implicit GEMM), if it is."""
     transposes: tuple[graph.TransposeOp, ...] = ()
     """The transposed operands read in their stored layout (`operand_maps.transposed_operands`)."""
+    output_chain: tuple[Operation, ...] = ()
+    """The layout chain the product is stored through (`operand_maps.output_layout_chain`), if any."""
+
+    @property
+    def ops(self) -> list[Operation]:
+        """The graph ops the kernel computes past the operands: the matmul, its epilogue or output chain."""
+        return [self.op, *(self.epilogue.ops if self.epilogue is not None else self.output_chain)]
+
+    @property
+    def output_group(self) -> FusionGroup:
+        """The epilogue, or a group of the kernel's one output (for the host's allocations)."""
+        return self.epilogue or FusionGroup(domain=shape_of(self.outputs[0]), outputs=self.outputs)
 
     def transposed(self, operand: SSAValue) -> graph.TransposeOp | None:
         """The transpose of this unit that `operand` (the matmul's lhs or rhs) is, if any."""
@@ -237,7 +256,9 @@ class MatmulUnit:
 
     @property
     def outputs(self) -> list[SSAValue]:
-        return list(self.epilogue.outputs) if self.epilogue is not None else [self.op.result]
+        if self.epilogue is not None:
+            return list(self.epilogue.outputs)
+        return [self.output_chain[-1].results[0] if self.output_chain else self.op.result]
 
     @property
     def epilogue_inputs(self) -> list[tuple[SSAValue, tuple[int, ...]]]:
@@ -283,6 +304,8 @@ def matmul_unit(ops: list[Operation], live: set[Operation]) -> MatmulUnit:
     rest = [member for member in ops if member not in inside]
     if not rest:
         return MatmulUnit(op, lhs_rows=lhs_rows, transposes=transposes)
+    if rest == output_layout_chain(op.result):
+        return MatmulUnit(op, lhs_rows=lhs_rows, transposes=transposes, output_chain=tuple(rest))
     epilogue = group_from_ops(rest, live)
     if not _absorbable(op, epilogue):
         reason = "its elementwise epilogue must read the product, have the product's shape and hold no reduction"
@@ -297,8 +320,7 @@ def launch_order(units: list[LaunchUnit]) -> list[LaunchUnit]:
     unit_of: dict[Operation, LaunchUnit] = {}
     for unit in units:
         if isinstance(unit, MatmulUnit):
-            unit_of[unit.op] = unit
-            unit_of.update({op: unit for op in (unit.epilogue.ops if unit.epilogue is not None else [])})
+            unit_of.update({op: unit for op in unit.ops})
         else:
             unit_of.update({op: unit for op in unit.ops})
     ordered: list[LaunchUnit] = []
@@ -421,7 +443,7 @@ class MatmulKernelBuilder:
         lhs, rhs = unit.lhs_source, unit.source(op.b)
         inputs = [(lhs, shape_of(lhs)), (rhs, shape_of(rhs)), *unit.epilogue_inputs]
         parameter_types = [MemRefType(_element_type(value), plan.view(seen)) for value, seen in inputs]
-        parameter_types += [MemRefType(_element_type(value), plan.view(shape_of(value))) for value in unit.outputs]
+        parameter_types += [MemRefType(_element_type(value), self._output_view(value)) for value in unit.outputs]
         block_rows, block_columns, _ = plan.block
         kernel = tile.KernelOp(plan.name, parameter_types, plan.grid, num_warps=matmul_warps(block_rows, block_columns))
         attributes.MATMUL_TILE.write(kernel, DenseArrayBase.from_list(i64, plan.block))
@@ -445,11 +467,18 @@ class MatmulKernelBuilder:
         self.columns_origin = self._block_origin(rows_axis + 1, block_columns, "n")
         results = self._epilogue(self._accumulate())
         for value, result in zip(unit.outputs, results):
-            self.builder.insert(tile.StoreOp(result, self.parameters[value], self._indices(shape_of(value))))
+            if unit.output_chain:  # through the chain's inverse maps (`scattered_store.py`)
+                scatter_through(self.builder, result, self.parameters[value], unit.output_chain, (self.rows_origin, self.columns_origin))
+            else:
+                self.builder.insert(tile.StoreOp(result, self.parameters[value], self._indices(shape_of(value))))
         self.builder.insert(tile.ReturnOp())
         return kernel
 
     # -- indices ----------------------------------------------------------------------------------
+
+    def _output_view(self, value: SSAValue) -> tuple[int, ...]:
+        """The kernel's view of an output: the product's, or the chain's result as it is."""
+        return shape_of(value) if self.plan.unit.output_chain else self.plan.view(shape_of(value))
 
     def _index(self, value: int) -> SSAValue:
         """An index constant, made once at the top of the kernel."""
@@ -583,7 +612,7 @@ class MatmulKernelBuilder:
 
         for op in unit.epilogue.ops if unit.epilogue is not None else []:
             element[op.results[0]] = expand_elementwise(op, [element_of(v) for v in op.operands], scalar)
-        outputs = unit.outputs
+        outputs = [result] if unit.output_chain else unit.outputs  # a chain's elements are the product's
         scalar.builder.insert(tile.YieldOp([element_of(v) for v in outputs]))
         result_types = [tile.TileType(shape, _element_type(v)) for v in outputs]
         tiles = list(self.builder.insert(tile.MapOp(frontier, result_types, Region(body))).outputs)

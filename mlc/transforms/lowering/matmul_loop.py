@@ -41,6 +41,11 @@ K loops. An `scf.for` carrying tiles becomes an `scf.for` carrying the scalars o
 micro-tiles (broadcast ones expanded); its induction variable is seeded for the index analysis
 with its range and step, so a K that is a multiple of BK needs no bounds check along K.
 
+`tile.scatter` (a product stored through a layout chain, `scattered_store.py`) is one guarded
+scalar store per micro-tile element at its own position; its index tiles are `tile.range`s of the
+block (one chunk of coordinates per row or column) mapped per element, computed once per row where
+they broadcast along the columns.
+
 Limits: one output shape per kernel, batch dimensions of size 1, no `tile.reduce`, no stores of
 tiles broadcast along a dimension of S. Registers: TM * TN accumulators, TM + TN operands.
 """
@@ -67,7 +72,7 @@ from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
-from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter
+from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if
 from mlc.transforms.lowering.tile_kernel_lowering import (
     TileKernelLowering,
     is_power_of_two,
@@ -289,12 +294,14 @@ class DotKernelLowering(TileKernelLowering):
 
     def _lower_block(self, emitter: Emitter, block: Block) -> None:
         """Every op of a tile-level block except its terminator; tile values are made on demand."""
-        lazy = tile.LoadOp | tile.BroadcastOp | tile.SplatOp | tile.InBoundsOp | tile.ProgramIdOp | tile.TransposeOp
+        lazy = tile.LoadOp | tile.BroadcastOp | tile.SplatOp | tile.InBoundsOp | tile.ProgramIdOp | tile.TransposeOp | tile.RangeOp
         for op in block.ops:
             if isinstance(op, lazy | tile.ReturnOp | scf.YieldOp):
                 continue
             if isinstance(op, tile.StoreOp):
                 self._store(emitter, op)
+            elif isinstance(op, tile.ScatterOp):
+                self._scatter(emitter, op)
             elif isinstance(op, tile.MapOp):
                 self._map(emitter, op)
             elif isinstance(op, tile.DotOp):
@@ -379,6 +386,8 @@ class DotKernelLowering(TileKernelLowering):
             result = self._per_row(value, lambda rows: rows.in_bounds(
                 emitter, owner.bounds_shape(), self.origin(owner.indices), _shape(value)
             ))
+        elif isinstance(owner, tile.RangeOp):
+            result = self._per_row(value, lambda rows: rows.range(emitter, self.values[owner.start], owner.axis.value.data, _shape(value)))
         else:
             raise PassFailure(owner if isinstance(owner, Operation) else self.kernel, "unsupported tile value in a kernel with tile.dot")
         self.fragments[value] = result
@@ -415,6 +424,24 @@ class DotKernelLowering(TileKernelLowering):
         for chunks, elements in zip(self.rows, fragment):
             for position, chunk in enumerate(chunks):
                 chunk.store(emitter, elements[position * width : (position + 1) * width], self.values[op.dest], self.origin(op.indices), shape)
+
+    def _scatter(self, emitter: Emitter, op: tile.ScatterOp) -> None:
+        """One guarded scalar store per element of the thread's micro-tile, at its own position
+        (indices outside `dest`, -1 included, drop the element)."""
+        fragment = self._full(self.materialize(emitter, op.value))
+        positions = [self._full(self.materialize(emitter, index)) for index in op.indices]
+        dest = self.values[op.dest]
+        bounds = dest.type.get_shape()  # type: ignore[attr-defined]
+        for i, row in enumerate(fragment):
+            for j, element in enumerate(row):
+                at = [position[i][j] for position in positions]
+                inside = emitter.all_of([emitter.below(index, bound) for index, bound in zip(at, bounds)])
+
+                def store(inner: Emitter, value: SSAValue = element, at: list[SSAValue] = at) -> list[SSAValue]:
+                    inner.builder.insert(memref.StoreOp.get(value, dest, at))
+                    return []
+
+                emit_if(emitter, inside, [], store, None)
 
     # -- tile.dot -----------------------------------------------------------------------------------
 
