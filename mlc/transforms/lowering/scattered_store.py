@@ -56,6 +56,8 @@ class IndexExpression:
     """The product coordinates (0 row, 1 column) it is computed from."""
     emit: Callable[[ScalarBuilder, Coordinates], tuple[SSAValue, SSAValue | None]]
     """Emits (the index, whether it lies inside every slice on the way, None when always)."""
+    coordinate: int | None = None
+    """The product coordinate the index is, unchanged (its range tile is the index tile), if it is one."""
 
 
 def _shape(value: SSAValue) -> tuple[int, ...]:
@@ -101,6 +103,9 @@ def reshape_groups(source: Sequence[int], target: Sequence[int]) -> list[tuple[l
 def _reshaped(indices: list[IndexExpression], source: Sequence[int], target: Sequence[int]) -> list[IndexExpression]:
     result: list[IndexExpression | None] = [None] * len(target)
     for sources, targets in reshape_groups(source, target):
+        if len(sources) == 1 and len(targets) == 1:  # a dimension the reshape keeps
+            result[targets[0]] = indices[sources[0]]
+            continue
         depends_on = frozenset().union(*(indices[s].depends_on for s in sources))
         for position, dim in enumerate(targets):
             below = math.prod(target[t] for t in targets[position + 1 :])
@@ -145,7 +150,7 @@ def result_indices(chain: Sequence[Operation]) -> list[IndexExpression]:
     """The index expressions of the chain's result, for the 2-D product the chain reads."""
     first = chain[0].operands[0]
     indices = [
-        IndexExpression(frozenset({axis}), lambda scalar, c, axis=axis: (c[axis], None)) for axis in range(len(_shape(first)))
+        IndexExpression(frozenset({axis}), lambda scalar, c, axis=axis: (c[axis], None), axis) for axis in range(len(_shape(first)))
     ]
     for op in chain:
         if isinstance(op, graph.ReshapeOp):
@@ -169,9 +174,11 @@ def scatter_through(builder: Builder, block: SSAValue, dest: SSAValue, chain: Se
         1: builder.insert(tile.RangeOp(origin[1], 1, (1, columns))).result,
     }
     expressions = result_indices(chain)
-    index_tiles: list[SSAValue | None] = [None] * len(expressions)
+    index_tiles: list[SSAValue | None] = [
+        None if e.coordinate is None else _broadcast(builder, ranges[e.coordinate], (rows, columns)) for e in expressions
+    ]
     for depends_on in (frozenset({0}), frozenset({1}), frozenset({0, 1})):
-        dims = [d for d, e in enumerate(expressions) if (e.depends_on or frozenset({0})) == depends_on]
+        dims = [d for d, e in enumerate(expressions) if e.coordinate is None and (e.depends_on or frozenset({0})) == depends_on]
         if not dims:
             continue
         shape = (rows if 0 in depends_on else 1, columns if 1 in depends_on else 1)

@@ -641,6 +641,42 @@ tile.kernel @range_axis() grid [1] {
 
 // -----
 
+// == tile.scatter ==
+
+tile.kernel @scatter_count(%x: memref<4x8xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1.0 : f32
+  %r = tile.range %c0 axis 0 : !tile.tile<4xindex>
+  %v = tile.splat %c1 : f32 -> !tile.tile<4xf32>
+  // expected-error @+1 {{expected 2 index tiles for dest of type memref<4x8xf32>, got 1}}
+  tile.scatter %v, %x[%r] : !tile.tile<4xf32>, memref<4x8xf32>, !tile.tile<4xindex>
+  tile.return
+}
+
+// -----
+
+tile.kernel @scatter_shape(%x: memref<4xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %r = tile.range %c0 axis 0 : !tile.tile<8xindex>
+  %v = tile.load %x[%c0] : memref<4xf32> -> !tile.tile<4xf32>
+  // expected-error @+1 {{index tile #0 must be a tile of index of the value's shape 4, got !tile.tile<8xindex>}}
+  tile.scatter %v, %x[%r] : !tile.tile<4xf32>, memref<4xf32>, !tile.tile<8xindex>
+  tile.return
+}
+
+// -----
+
+tile.kernel @scatter_element(%x: memref<4xf32>, %y: memref<4xf16>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %r = tile.range %c0 axis 0 : !tile.tile<4xindex>
+  %v = tile.load %y[%c0] : memref<4xf16> -> !tile.tile<4xf16>
+  // expected-error @+1 {{value tile element type f16 must equal the element type f32 of dest}}
+  tile.scatter %v, %x[%r] : !tile.tile<4xf16>, memref<4xf32>, !tile.tile<4xindex>
+  tile.return
+}
+
+// -----
+
 // == tile.gather ==
 
 tile.kernel @gather_count(%x: memref<4x8xf32>) grid [1] {

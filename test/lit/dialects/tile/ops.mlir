@@ -218,6 +218,20 @@ tile.kernel @transpose(%x: memref<5x3xf32>, %out: memref<3x5xf32>) grid [1] {
   tile.return
 }
 
+// A transpose written through an index map: tile.scatter writes each element at its own
+// position (index -1, or one past the memref, drops it).
+// CHECK-LABEL: tile.kernel @scatter_transpose(%x: memref<4x8xf32>, %out: memref<8x3xf32>) grid [1] {
+// CHECK:         tile.scatter %t, %out[%columns, %rows] : !tile.tile<4x8xf32>, memref<8x3xf32>, !tile.tile<4x8xindex>, !tile.tile<4x8xindex>
+// GENERIC:       "tile.scatter"(%t, %out, %columns, %rows) : (!tile.tile<4x8xf32>, memref<8x3xf32>, !tile.tile<4x8xindex>, !tile.tile<4x8xindex>) -> ()
+tile.kernel @scatter_transpose(%x: memref<4x8xf32>, %out: memref<8x3xf32>) grid [1] {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<4x8xf32> -> !tile.tile<4x8xf32>
+  %rows = tile.range %c0 axis 0 : !tile.tile<4x8xindex>
+  %columns = tile.range %c0 axis 1 : !tile.tile<4x8xindex>
+  tile.scatter %t, %out[%columns, %rows] : !tile.tile<4x8xf32>, memref<8x3xf32>, !tile.tile<4x8xindex>, !tile.tile<4x8xindex>
+  tile.return
+}
+
 // A row sum over a masked block: tile.in_bounds gives the mask, tile.reduce keeps the reduced
 // dimension with size 1.
 // CHECK-LABEL: tile.kernel @row_sum(%x: memref<4x1000xf32>, %out: memref<4x1xf32>) grid [1] {
