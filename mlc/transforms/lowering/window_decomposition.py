@@ -28,8 +28,9 @@ of P (continued by s_max zero rows) starting s rows down, multiplied by the weig
 origins (`analysis/operand_maps.py`), so the column matrix is never materialised. The product,
 on the padded grid (Hp·Wp / (OH·OW) more rows: 7% for a 56² layer with padding 1), is sliced to
 the output pixels and transposed back to NCHW, where the bias and any elementwise consumer are
-added. Without a bias or an elementwise consumer that slice and transpose are one layout kernel
-(the GPU's windowed transpose); with them, a product of more than `DIRECT_LAYOUT_ELEMENTS`
+added. Without a bias or an elementwise consumer that slice and transpose are one layout kernel on
+the CPU; on the GPU the matmul's kernel stores its product through them (graph-fuse{store-layouts},
+a `tile.scatter` straight into NCHW: no layout kernel after the GEMM); with them, a product of more than `DIRECT_LAYOUT_ELEMENTS`
 elements is first transposed by a coalesced shared-memory kernel of its own (N, Hp·Wp, O) ->
 (N, O, Hp·Wp), and the epilogue reads its rows (two kernels), a smaller one is read through the
 slice and the transpose by the epilogue (one kernel). An NHWC graph (transposes around the
@@ -242,8 +243,9 @@ def _decompose_shifted_rows(op: graph.Conv2dOp, insert: Insert, direct_layout_el
     layout_only = op.bias is None and not any(isinstance(c, FUSED_CONSUMERS) for c in consumers)
     if nhwc_consumers or layout_only or math.prod(_shape(product)) <= direct_layout_elements:
         # NHWC consumers: the slice and the transposes compose into one read of the product. A
-        # layout-only kernel (no bias, no elementwise consumer) is the GPU's windowed transpose;
-        # a small product is read through the slice and transpose by the epilogue kernel.
+        # layout-only chain (no bias, no elementwise consumer) is the GPU GEMM's scattered store
+        # (CPU: one layout kernel); a small product is read through the slice and transpose by the
+        # epilogue kernel.
         product = _reshape(insert, product, (batch, padded_height, padded_width, outputs))
         product = insert(graph.SliceOp(product, starts=window[0], ends=window[1], steps=[1, 1, 1, 1]))
         result = insert(graph.TransposeOp(product, perm=(0, 3, 1, 2)))

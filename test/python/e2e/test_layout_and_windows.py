@@ -200,6 +200,19 @@ def test_half_precision_conv2d_without_bias_stays_half(device: str, element: str
     assert "f32" not in str(lower(text, "graph-decompose"))
 
 
+@pytest.mark.gpu
+def test_implicit_gemm_writes_nchw_itself_on_the_gpu():
+    """On the GPU the implicit GEMM stores its product through the slice and the transpose back to
+    NCHW (`tile.scatter`): three kernels (the input's windowed transpose, the weights' transpose,
+    the GEMM), on the wgmma path (f16, 128 outputs: 64-column blocks) with ragged row blocks."""
+    x, w, y = tensor((2, 64, 10, 9), "f16"), tensor((128, 64, 3, 3), "f16"), tensor((2, 128, 10, 9), "f16")
+    text = f"""func.func @main(%x: {x}, %w: {w}) -> {y} {{
+      %c = graph.conv2d %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : ({x}, {w}) -> {y}
+      func.return %c : {y}
+    }}"""
+    check(text, "cuda", launches=3)
+
+
 def test_conv2d_is_an_implicit_gemm():
     """A stride-1 convolution's column matrix never reaches memory: the matmul kernel reads the
     padded NHWC input at row-shifted origins (`mlc.implicit_gemm`), and no kernel writes kh*kw
