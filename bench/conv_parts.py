@@ -2,13 +2,17 @@
 
     python bench/conv_parts.py [--json PATH] [--only TEXT]
 
-Issue 15's f16 layer (N=32, 256 channels, 56x56, 3x3, padding 1) is three kernels in mlc
+Issue 15's f16 layer (N=32, 256 channels, 56x56, 3x3, padding 1) is two kernels in mlc on the GPU
 (`window_decomposition.py`) besides the weights' small transpose: NCHW -> zero-padded NHWC (one
-windowed shared-memory transpose, `transpose_kernel.py`), the implicit GEMM, and the padded grid's
-product -> NCHW (slice and transpose, one windowed transpose). Each layout kernel is timed here on
-its own, with the earlier alternatives (a shared-memory transpose of (N, C, H*W) then a pad; a
-shared-memory transpose of the product), PyTorch's copy of the same layout beside it, and the
-whole convolution in the same run, so that the GEMM's share is the difference.
+windowed shared-memory transpose, `transpose_kernel.py`) and the implicit GEMM, which stores its
+padded grid's product straight into NCHW through the slice and the transpose (`tile.scatter`,
+`scattered_store.py`; before, a windowed transpose kernel of its own did). Each layout kernel is
+timed here on its own, with the earlier alternatives (a shared-memory transpose of (N, C, H*W) then
+a pad; the product's windowed transpose; a shared-memory transpose of the product), PyTorch's copy
+of the same layout beside it; the implicit GEMM alone, from the padded NHWC input and the (9*C, C)
+weights, once storing NCHW through the chain and once storing its padded grid as it is (the
+difference: what the scattered store costs); and the whole convolution in the same run, so that
+the weights' transpose is what remains. PyTorch's side of a GEMM row is its im2col and matmul.
 """
 
 from __future__ import annotations
@@ -78,6 +82,8 @@ def cases() -> list[Case]:
         "%o", (N, C, P * P), element,
     )
 
+    gemm_nchw, gemm_grid = _gemm_function(element, True), _gemm_function(element, False)
+
     def random(shape: tuple[int, ...]):
         return lambda g: [torch.randn(*shape, device="cuda", generator=g).to(dtype)]
 
@@ -90,8 +96,64 @@ def cases() -> list[Case]:
         Case("NHWC -> padded NHWC", random(nhwc), lambda x: F.pad(x, (0, 0, 1, 1, 1, 1)), pad_only, moved(nhwc, padded), tolerance=(0.0, 0.0)),
         Case("padded grid -> NCHW (windowed transpose)", random(padded), lambda y: y[:, :HW, :HW, :].permute(0, 3, 1, 2).contiguous(), output, moved(padded, nchw), tolerance=(0.0, 0.0)),
         Case("padded grid -> NCHW grid (shared)", random(grid), lambda y: y.transpose(1, 2).contiguous(), output_shared, moved(grid, grid), tolerance=(0.0, 0.0)),
+        Case("implicit GEMM -> NCHW (scattered store)", gemm_inputs, lambda p, b: _torch_gemm(p, b, True), gemm_nchw, gemm_bytes, tolerance=(2e-2, 2e-2)),
+        Case("implicit GEMM -> padded grid (plain store)", gemm_inputs, lambda p, b: _torch_gemm(p, b, False), gemm_grid, gemm_bytes, tolerance=(2e-2, 2e-2)),
         conv_case(N, C, HW, "f16"),
     ]
+
+
+SHIFTS = [kh * P + kw for kh in range(3) for kw in range(3)]
+"""How far kernel offset (kh, kw) moves along the padded grid's flattened pixels."""
+GRID = N * P * P
+
+
+def _gemm_function(element: str, to_nchw: bool) -> str:
+    """The implicit GEMM as graph-decompose writes it (shifted row slices of the padded input side by
+    side), multiplied by the (9*C, C) weights; its product sliced and transposed to NCHW or not."""
+    rows, depth = (GRID, C), (9 * C, C)
+    lines = [
+        f"%zero = graph.constant dense<0.0> : tensor<{element}>",
+        f"%tail = graph.broadcast %zero : tensor<{element}> to {tensor((SHIFTS[-1], C), element)}",
+        f"%rows = graph.concat %p, %tail axis 0 : ({tensor(rows, element)}, {tensor((SHIFTS[-1], C), element)}) -> {tensor((GRID + SHIFTS[-1], C), element)}",
+    ]
+    for t, shift in enumerate(SHIFTS):
+        lines.append(f"%s{t} = graph.slice %rows starts [{shift}, 0] ends [{shift + GRID}, {C}] steps [1, 1] : {tensor((GRID + SHIFTS[-1], C), element)} to {tensor(rows, element)}")
+    pieces, types = ", ".join(f"%s{t}" for t in range(9)), ", ".join([tensor(rows, element)] * 9)
+    lines.append(f"%a = graph.concat {pieces} axis 1 : ({types}) -> {tensor((GRID, 9 * C), element)}")
+    lines.append(f"%y = graph.matmul %a, %b : ({tensor((GRID, 9 * C), element)}, {tensor(depth, element)}) -> {tensor(rows, element)}")
+    if not to_nchw:
+        return _function([("p", rows), ("b", depth)], lines, "%y", rows, element)
+    grid, sliced, nchw = (N, P, P, C), (N, HW, HW, C), (N, C, HW, HW)
+    lines += [
+        f"%g = graph.reshape %y : {tensor(rows, element)} to {tensor(grid, element)}",
+        f"%s = graph.slice %g starts [0, 0, 0, 0] ends [{N}, {HW}, {HW}, {C}] steps [1, 1, 1, 1] : {tensor(grid, element)} to {tensor(sliced, element)}",
+        f"%o = graph.transpose %s perm [0, 3, 1, 2] : {tensor(sliced, element)} to {tensor(nchw, element)}",
+    ]
+    return _function([("p", rows), ("b", depth)], lines, "%o", nchw, element)
+
+
+def gemm_inputs(g: object) -> list[object]:
+    """A padded NHWC activation flattened to (N*Hp*Wp, C), zero on its border, and (9*C, C) weights."""
+    import torch
+    import torch.nn.functional as F
+
+    x = torch.randn(N, HW, HW, C, device="cuda", generator=g)
+    padded = F.pad(x, (0, 0, 1, 1, 1, 1)).reshape(GRID, C)
+    weights = torch.randn(9 * C, C, device="cuda", generator=g) / (3 * C**0.5)
+    return [padded.half(), weights.half()]
+
+
+def _torch_gemm(p: object, b: object, to_nchw: bool) -> object:
+    import torch
+
+    rows = torch.cat([p, p.new_zeros(SHIFTS[-1], C)])  # type: ignore[attr-defined]
+    product = torch.cat([rows[s : s + GRID] for s in SHIFTS], dim=1) @ b
+    if not to_nchw:
+        return product
+    return product.reshape(N, P, P, C)[:, :HW, :HW].permute(0, 3, 1, 2).contiguous()
+
+
+gemm_bytes = 2 * (GRID * C + 9 * C * C + N * C * HW * HW)
 
 
 def main() -> None:
