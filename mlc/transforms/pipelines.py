@@ -9,7 +9,9 @@ read and edit: graph-decompose rewrites composite ops into the primitives kernel
 graph-fuse groups ops into `graph.fusion` regions (one kernel each; convert-graph-to-tile follows
 them and groups nothing itself; on the GPU with `compute-model=gpu`, so that a GEMM chain is fused
 only where its kernel beats separate tensor-core kernels at measured rates) and graph-plan-memory
-places the intermediates in one arena.
+places the intermediates in one arena. mlc-lower-to-gpu also sets graph-fuse's `store-layouts`: an
+implicit GEMM stores its product through the slice and transpose back to NCHW (`tile.scatter`)
+instead of leaving them to a layout kernel (the CPU lowerings have no `tile.scatter`).
 At the tile level, tile-merge-identical-kernels keeps one kernel of each set of identical ones (a
 repeated layer), so that everything after it lowers and compiles each distinct kernel once.
 
@@ -39,6 +41,7 @@ from mlc.passes import NamedPipeline, build_pipeline
 from mlc.targets import WGMMA_ARCHS
 from mlc.transforms import all_passes
 from mlc.transforms.graph.convert_graph_to_tile import ConvertGraphToTile
+from mlc.transforms.graph.graph_fuse import GraphFuse
 from mlc.transforms.graph.graph_pad_matmul_operands import GraphPadMatmulOperands
 from mlc.transforms.graph.graph_transpose_tf32_rhs import GraphTransposeTf32Rhs
 from mlc.transforms.loop.loop_promote_shared import LoopPromoteShared
@@ -54,7 +57,7 @@ _TO_LLVM = (
     "convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,cse"
 )
 
-GPU_PIPELINE = f"{_TO_TILE.format(pad='graph-pad-matmul-operands,graph-transpose-tf32-rhs,', chain_model='{compute-model=gpu store-layouts=true}', graph_to_tile='', dot_lowering='', tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
+GPU_PIPELINE = f"{_TO_TILE.format(pad='graph-pad-matmul-operands,graph-transpose-tf32-rhs,', chain_model='{compute-model=gpu}', graph_to_tile='', dot_lowering='', tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
     library="libdevice"
 )
 CPU_PIPELINE = f"{_TO_TILE.format(pad='', chain_model='', graph_to_tile='{target=cpu}', dot_lowering='convert-tile-dot-to-cpu,convert-tile-rows-to-cpu,', tensor_cores='')},loop-unroll,convert-loop-to-cpu,expand-math-for-cpu," + _TO_LLVM.format(
@@ -103,6 +106,7 @@ class LowerToGpu(NamedPipeline):
 
     def passes(self) -> list[ModulePass]:
         passes = _with_precision(build_pipeline(GPU_PIPELINE, all_passes(), mlir_syntax=False), self.precision)
+        passes = [dataclasses.replace(p, store_layouts=True) if isinstance(p, GraphFuse) else p for p in passes]
         if self.tma:
             passes = [dataclasses.replace(p, tma=True) if isinstance(p, LoopPromoteShared) else p for p in passes]
         return _with_wgmma(passes) if self.arch in WGMMA_ARCHS else passes

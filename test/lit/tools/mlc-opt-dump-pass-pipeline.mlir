@@ -11,7 +11,7 @@
 // graph optimisations, the kernels decided at the graph level (decompose, fuse with the GPU's compute
 // model for GEMM chains, plan memory), then graph -> tile -> loop (tensor cores for f16/bf16 dots)
 // -> mlc_gpu -> llvm, with libdevice for the math functions.
-// GPU:      builtin.module(graph-simplify, graph-fold-constants, cse, graph-decompose, cse, graph-pad-matmul-operands, graph-transpose-tf32-rhs, graph-fold-constants, graph-fuse{compute-model="gpu"}, graph-plan-memory, convert-graph-to-tile,
+// GPU:      builtin.module(graph-simplify, graph-fold-constants, cse, graph-decompose, cse, graph-pad-matmul-operands, graph-transpose-tf32-rhs, graph-fold-constants, graph-fuse{compute-model="gpu" store-layouts=true}, graph-plan-memory, convert-graph-to-tile,
 // GPU-SAME: convert-tile-to-loop{tensor-cores=true},
 // GPU-SAME: convert-loop-to-gpu, gpu-insert-barriers, convert-gpu-to-nvvm,
 // GPU-SAME: convert-scf-to-cf,

@@ -1,6 +1,6 @@
 """A matmul stored through a layout chain (`tile.scatter`, `scattered_store.py`) keeps its meaning.
 
-graph-fuse{store-layouts=true} (the GPU pipeline's) puts the slice and transpose that bring an
+graph-fuse{store-layouts=true} (what mlc-lower-to-gpu sets) puts the slice and transpose that bring an
 implicit GEMM's padded grid back to NCHW into the matmul's kernel. Hypothesis draws stride-1
 convolutions without a bias or a consumer (the ResNet layer before its batch norm: the only ones
 whose product is read by the layout chain alone), with random batch, channels (a multiple of 8),
@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from programs import lower, random_inputs
 from test_tensor_core_equivalence import _check_chain
 from test_wgmma_equivalence import STEPS as WGMMA_STEPS
-from test_wgmma_equivalence import _tile_level as wgmma_tile_level
 
 from mlc.compiler import select_entry
 from mlc.dialects.graph.error_bounds import check_results, result_bounds
@@ -28,9 +27,16 @@ from mlc.dialects.graph.nn_ops import windowed_size
 from mlc.interpreter import run
 from mlc.transforms.pipelines import GPU_PIPELINE
 
-PASSES = GPU_PIPELINE.split(",")
+GPU_FUSE = "graph-fuse{compute-model=gpu}"
+STORING_FUSE = "graph-fuse{compute-model=gpu store-layouts=true}"
+"""What mlc-lower-to-gpu runs (it sets `store-layouts` on the GPU_PIPELINE string's graph-fuse)."""
+assert GPU_FUSE in GPU_PIPELINE
+PASSES = GPU_PIPELINE.replace(GPU_FUSE, STORING_FUSE).split(",")
 NAMES = [name.split("{")[0] for name in PASSES]
 STEPS = [(",".join(PASSES[:index]), PASSES[index]) for index in range(NAMES.index("graph-fuse"), NAMES.index("convert-tile-to-loop") + 1)]
+WGMMA_TILE_LEVEL = ",".join(PASSES[: NAMES.index("convert-graph-to-tile")]) + ",convert-graph-to-tile{matmul-tile=64,64,64}," + ",".join(
+    PASSES[NAMES.index("convert-graph-to-tile") + 1 : NAMES.index("convert-tile-to-loop")]
+)
 
 
 def conv_program(batch: int, channels: int, outputs: int, size: tuple[int, int], kernel: tuple[int, int], pads: list[int], dilations: tuple[int, int], element: str) -> str:
@@ -84,5 +90,5 @@ def test_wgmma_kernel_scatters_exactly():
     """A 64-channel f16 layer (2 images of 5x6, padding 1: 112 grid rows, ragged against the
     64x64 blocks) through the wgmma lowering and the GPU passes after it, bit-exact."""
     program = conv_program(2, 64, 64, (5, 6), (3, 3), [1, 1, 1, 1], (1, 1), "f16")
-    _check_chain(program, "f16", WGMMA_STEPS, 7, tile_level=wgmma_tile_level(64), path="loop.wgmma")
-    assert "tile.scatter" in str(lower(program, wgmma_tile_level(64)))
+    _check_chain(program, "f16", WGMMA_STEPS, 7, tile_level=WGMMA_TILE_LEVEL, path="loop.wgmma")
+    assert "tile.scatter" in str(lower(program, WGMMA_TILE_LEVEL))
