@@ -11,7 +11,8 @@ them and groups nothing itself; on the GPU with `compute-model=gpu`, so that a G
 only where its kernel beats separate tensor-core kernels at measured rates) and graph-plan-memory
 places the intermediates in one arena. mlc-lower-to-gpu also sets graph-fuse's `store-layouts`: an
 implicit GEMM stores its product through the slice and transpose back to NCHW (`tile.scatter`)
-instead of leaving them to a layout kernel (the CPU lowerings have no `tile.scatter`).
+instead of leaving them to a layout kernel (not on the CPU: convert-tile-dot-to-cpu's vector kernels
+store blocks, a kernel with `tile.scatter` would take the slower generic loop lowering).
 At the tile level, tile-merge-identical-kernels keeps one kernel of each set of identical ones (a
 repeated layer), so that everything after it lowers and compiles each distinct kernel once.
 

@@ -133,8 +133,6 @@ def _leaves(op: Operation, group: list[Operation]) -> bool:
 
 
 def _unit_ops(unit: LaunchUnit) -> list[Operation]:
-    if isinstance(unit, MatmulUnit):
-        return unit.ops
     return unit.ops
 
 
