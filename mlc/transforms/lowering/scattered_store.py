@@ -16,7 +16,9 @@ expression per dimension of each value, each knowing which product coordinates i
 
     reshape      per group of dimensions with equal products (a split or a merge), the group's
                  source indices linearised and delinearised into its result dimensions (the
-                 first without a modulo, so that rows past the product's end land outside);
+                 first without a modulo, so that rows past the product's end land outside; a
+                 merged source other than the first must lie inside its size: the block's
+                 columns past the product would carry into the next row);
     slice        index - start, inside when `0 <= index - start < end - start` (one unsigned compare);
     transpose    the indices permuted.
 
@@ -116,6 +118,8 @@ def _reshaped(indices: list[IndexExpression], source: Sequence[int], target: Seq
                 linear, inside = _constant(scalar, 0), None
                 for s in sources:
                     index, condition = indices[s].emit(scalar, c)
+                    if s != sources[0]:  # past its size it would carry into the next source's digit
+                        condition = _both(scalar, condition, scalar.emit(arith.CmpiOp(index, _constant(scalar, source[s]), "ult")))
                     inside = _both(scalar, inside, condition)
                     linear = scalar.emit(arith.AddiOp(scalar.emit(arith.MuliOp(linear, _constant(scalar, source[s]))), index))
                 digit = scalar.emit(arith.DivUIOp(linear, _constant(scalar, below))) if below != 1 else linear

@@ -92,3 +92,56 @@ def test_wgmma_kernel_scatters_exactly():
     program = conv_program(2, 64, 64, (5, 6), (3, 3), [1, 1, 1, 1], (1, 1), "f16")
     _check_chain(program, "f16", WGMMA_STEPS, 7, tile_level=WGMMA_TILE_LEVEL, path="loop.wgmma")
     assert "tile.scatter" in str(lower(program, WGMMA_TILE_LEVEL))
+
+
+@st.composite
+def stored_chains(draw) -> str:
+    """A matmul group whose product (M x N) goes through a random chain: a reshape to a random
+    factorisation of M * N (splitting rows, or mixing rows and columns), a unit-step slice, a transpose."""
+    rows, columns, depth = draw(st.integers(1, 12)), draw(st.integers(1, 12)), draw(st.integers(1, 5))
+    sizes = [rows * columns]
+    for _ in range(draw(st.integers(0, 2))):
+        divisors = [d for d in range(2, sizes[-1]) if sizes[-1] % d == 0]
+        if divisors:
+            split = draw(st.sampled_from(divisors))
+            sizes[-1:] = [sizes[-1] // split, split]
+    if draw(st.booleans()) and len(sizes) == 1:
+        sizes = [rows, columns]  # the product's own shape: slice and transpose only
+    starts = [draw(st.integers(0, n - 1)) for n in sizes]
+    ends = [draw(st.integers(s + 1, n)) for s, n in zip(starts, sizes)]
+    perm = draw(st.permutations(range(len(sizes))))
+    sliced = [e - s for s, e in zip(starts, ends)]
+    out = [sliced[p] for p in perm]
+
+    def t(shape) -> str:
+        return f"tensor<{'x'.join(map(str, shape))}xf32>"
+
+    body = [f"%y = graph.matmul %a_1, %b_1 : ({t((rows, depth))}, {t((depth, columns))}) -> {t((rows, columns))}"]
+    value, shape = "%y", [rows, columns]
+    if sizes != shape:
+        body.append(f"%g = graph.reshape %y : {t(shape)} to {t(sizes)}")
+        value = "%g"
+    body.append(f"%s = graph.slice {value} starts {starts} ends {ends} steps {[1] * len(sizes)} : {t(sizes)} to {t(sliced)}")
+    body.append(f"%o = graph.transpose %s perm {list(perm)} : {t(sliced)} to {t(out)}")
+    region = "\n      ".join(body)
+    return (
+        f"func.func @main(%a: {t((rows, depth))}, %b: {t((depth, columns))}) -> {t(out)} {{\n"
+        f'  %r = graph.fusion matmul "main_0_matmul" (%a_1 = %a : {t((rows, depth))}, %b_1 = %b : {t((depth, columns))}) -> {t(out)} {{\n'
+        f"      {region}\n      graph.yield %o : {t(out)}\n  }}\n  func.return %r : {t(out)}\n}}\n"
+    )
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(program=stored_chains(), seed=st.integers(0, 2**32 - 1))
+def test_matmul_scatters_through_any_chain(program: str, seed: int):
+    """The inverse maps of reshapes that split rows or mix rows and columns (index maps over the
+    whole block), slices and transposes: one matmul kernel with a tile.scatter, through
+    convert-graph-to-tile and the loop lowering, within the graph's error bounds."""
+    tile_level = str(lower(program, "convert-graph-to-tile"))
+    assert tile_level.count("tile.kernel") == 1 and "tile.scatter" in tile_level, program
+    lowered = lower(program, "convert-graph-to-tile,cse,canonicalize,convert-tile-to-loop")
+    inputs = random_inputs(program, seed)
+    actual = run(lowered, "main", [x.copy() for x in inputs])
+    expected, bounds = result_bounds(select_entry(lower(program, ""), None), inputs)
+    comparison = check_results(actual, expected, bounds)
+    assert comparison.failure is None, f"{comparison.failure}\n{program}"
