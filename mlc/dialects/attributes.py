@@ -291,6 +291,18 @@ TMA = DeclaredAttribute(
     "loop-promote-shared (tma_pipeline.py; cp.async where a box or an operand cannot be one bulk copy)",
     _unit,
 )
+WARP_ROLES = DeclaredAttribute(
+    "mlc.warp_roles",
+    "array<i64: producer registers, consumer registers> (each 0, or a multiple of 8 in 24..256)",
+    "an scf.if splitting a kernel's threads into warp roles that synchronize only through mbarriers: "
+    "its then-region is the producer (the threads where the condition holds: they issue the bulk "
+    "copies), its else-region the consumers; the numbers are each role's register count "
+    "(setmaxnreg; 0 keeps the allocation)",
+    "by hand (the warp-specialized wgmma pipeline that will write it is not built yet)",
+    "the interpreter (runs the two regions as coroutines that hand over at mbarrier waits), "
+    "convert-gpu-to-nvvm (setmaxnreg.dec / .inc first in each region)",
+    lambda value: _i64_array(2)(value) and all(count == 0 or (24 <= count <= 256 and count % 8 == 0) for count in value.get_values()),  # type: ignore[attr-defined]
+)
 OPERAND = DeclaredAttribute(
     "mlc.operand",
     'a string ("a" or "b")',
@@ -478,6 +490,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     DOT,
     UNROLL,
     TMA,
+    WARP_ROLES,
     PROMOTED,
     DOUBLE_BUFFERED,
     SWIZZLE,
