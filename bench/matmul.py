@@ -17,7 +17,8 @@ TFLOP/s count 2 * M * N * K per product.
 `--matmul-tile` passes a block tile to `convert-graph-to-tile` instead of its heuristic (tuning).
 `--tma` compiles with `mlc-lower-to-gpu{arch=sm_90 tma=true}` (sm_90 only): the f16/bf16 cases'
 wgmma operands arrive by TMA bulk copies on mbarriers instead of cp.async (run without it in the
-same call for the cp.async baseline).
+same call for the cp.async baseline). `--warp-specialize` (with `--tma`) adds `warp-specialize=true`:
+a producer warpgroup issues the copies, the other warpgroups consume (full/empty mbarriers).
 """
 
 from __future__ import annotations
@@ -185,9 +186,12 @@ def main() -> None:
     parser.add_argument("--only", help="run the cases whose name contains this text")
     parser.add_argument("--matmul-tile", help="BM,BN,BK for convert-graph-to-tile (default: its heuristic)")
     parser.add_argument("--tma", action="store_true", help="compile with mlc-lower-to-gpu{arch=sm_90 tma=true} (wgmma operands by TMA)")
+    parser.add_argument("--warp-specialize", action="store_true", help="with --tma: a producer warpgroup and consumer warpgroups")
     args = parser.parse_args()
     if args.tma and args.matmul_tile:
         parser.error("--tma takes the wgmma pipeline's own tiles: drop --matmul-tile")
+    if args.warp_specialize and not args.tma:
+        parser.error("--warp-specialize splits the TMA pipeline: add --tma")
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -199,7 +203,7 @@ def main() -> None:
 
         pipeline = GPU_PIPELINE.replace("convert-graph-to-tile", f"convert-graph-to-tile{{matmul-tile={args.matmul_tile}}}", 1)
     if args.tma:
-        pipeline = "mlc-lower-to-gpu{arch=sm_90 tma=true}"
+        pipeline = f"mlc-lower-to-gpu{{arch=sm_90 tma=true{' warp-specialize=true' if args.warp_specialize else ''}}}"
     rows = run(selected, pipeline=pipeline)
     print_matmul_table(rows)
     if args.json:

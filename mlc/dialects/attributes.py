@@ -298,7 +298,7 @@ WARP_ROLES = DeclaredAttribute(
     "its then-region is the producer (the threads where the condition holds: they issue the bulk "
     "copies), its else-region the consumers; the numbers are each role's register count "
     "(setmaxnreg; 0 keeps the allocation)",
-    "by hand (the warp-specialized wgmma pipeline that will write it is not built yet)",
+    "loop-promote-shared{tma=true warp-specialize=true} (warp_specialization.py: 40 and at most 232), or by hand",
     "the interpreter (runs the two regions as coroutines that hand over at mbarrier waits), "
     "convert-gpu-to-nvvm (setmaxnreg.dec / .inc first in each region)",
     lambda value: _i64_array(2)(value) and all(count == 0 or (24 <= count <= 256 and count % 8 == 0) for count in value.get_values()),  # type: ignore[attr-defined]
@@ -355,7 +355,7 @@ MIN_BLOCKS_PER_MULTIPROCESSOR = DeclaredAttribute(
     "mlc.min_blocks_per_multiprocessor",
     "a positive i64",
     "how many blocks of the kernel should fit one multiprocessor at once (PTX .minnctapersm)",
-    "loop-double-buffer",
+    "loop-double-buffer, loop-promote-shared{warp-specialize=true} (1: ptxas honours setmaxnreg only then)",
     "convert-gpu-to-nvvm",
     _positive_integer,
 )

@@ -24,7 +24,9 @@ convert-tile-to-loop{tensor-cores=true wgmma=true} warpgroup products (sm_90a co
 back end then builds for an sm_90 target); other architectures keep mma.sync. With `tma=true`
 (opt-in, sm_90 only: `mlc.compile(..., pipeline="mlc-lower-to-gpu{arch=sm_90 tma=true}")`),
 loop-promote-shared{tma=true} stages the wgmma operands with bulk tensor copies on mbarriers
-(`mlc.tma`; convert-gpu-to-nvvm adds the tensor-map parameters the runtime fills).
+(`mlc.tma`; convert-gpu-to-nvvm adds the tensor-map parameters the runtime fills); with
+`warp-specialize=true` besides, a producer warpgroup issues them and the other warpgroups consume
+(full/empty mbarriers, no `bar.sync` in the K loop: `warp_specialization.py`).
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ class LowerToGpu(NamedPipeline):
     tma: bool = False
     """Opt-in, with a wgmma `arch`: loop-promote-shared{tma=true} stages the warpgroup products'
     operands with bulk tensor copies (TMA) on mbarriers instead of cp.async."""
+    warp_specialize: bool = False
+    """Opt-in, with `tma`: loop-promote-shared{warp-specialize=true}, a producer warpgroup and consumers."""
 
     def __post_init__(self) -> None:
         ConvertGraphToTile(precision=self.precision)  # checks the value
@@ -100,11 +104,13 @@ class LowerToGpu(NamedPipeline):
             raise ValueError(f"arch must be a GPU architecture such as sm_80 or sm_90, got {self.arch}")
         if self.tma and self.arch not in WGMMA_ARCHS:
             raise ValueError(f"tma=true stages wgmma operands: it needs arch={' or '.join(WGMMA_ARCHS)}, got arch={self.arch or '(none)'}")
+        if self.warp_specialize and not self.tma:
+            raise ValueError("warp-specialize=true splits the TMA pipeline: it needs tma=true")
 
     def passes(self) -> list[ModulePass]:
         passes = _with_precision(build_pipeline(GPU_PIPELINE, all_passes(), mlir_syntax=False), self.precision)
         if self.tma:
-            passes = [dataclasses.replace(p, tma=True) if isinstance(p, LoopPromoteShared) else p for p in passes]
+            passes = [dataclasses.replace(p, tma=True, warp_specialize=self.warp_specialize) if isinstance(p, LoopPromoteShared) else p for p in passes]
         return _with_wgmma(passes) if self.arch in WGMMA_ARCHS else passes
 
 
