@@ -85,7 +85,7 @@ def test_wgmma_passes_with_bulk_tensor_copies_are_exact(m: int, n: int, k: int, 
 WARP_SPECIALIZED_STEPS = [step.replace("loop-promote-shared", "loop-promote-shared{tma=true warp-specialize=true}") for step in STEPS]
 
 
-@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@settings(max_examples=1, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(
     m=st.integers(1, 140),
     n=st.integers(1, 17).map(lambda blocks: 8 * blocks),
