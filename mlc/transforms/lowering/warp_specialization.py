@@ -104,7 +104,8 @@ class _Skeleton:
             return None
         prologue = [op for op in body[: body.index(scope)] if isinstance(op, scf.IfOp) and _arrival(op) is not None]
         skeleton = _Skeleton(thread_loop, inits[0], prologue, scope, issues[0], wait, landed[0])
-        return skeleton if skeleton._copies_are_movable() and skeleton._prefix_skips_extra_threads(body[: body.index(inits[0])]) else None
+        before = [op for op in body[: body.index(scope)] if op is not inits[0] and op not in prologue]
+        return skeleton if skeleton._copies_are_movable() and skeleton._prefix_skips_extra_threads(before) else None
 
     def _copies_are_movable(self) -> bool:
         """The issuing branch's ops use the counter, the stage and values from outside the loop only."""
