@@ -26,7 +26,9 @@ threads' accesses into the barrier's current phase, and so does a bulk copy for 
 thread (the bytes it writes, completing the transaction); a wait that returns acquires what the
 phase it waited for released. So a consumer reads a stage after waiting on its *full* barrier,
 and a producer refills it after waiting on its *empty* barrier (on which the consumers arrived
-after their reads), with no `bar.sync` between. Limits: the landing itself is not a tracked write
+after their reads), with no `bar.sync` between. `loop.warp_sync` makes each lane of a warp
+acquire what every lane of it did before, so one lane's arrival after it releases the whole
+warp's accesses (a warp-specialized kernel's consumers arrive on *empty* once per warp). Limits: the landing itself is not a tracked write
 (a thread that reads the bytes with no wait of its own after another thread's wait landed them
 is not reported); at the loop level (no shared-memory tracker) only writes are checked.
 """
@@ -46,6 +48,8 @@ from mlc.interpreter.errors import InterpreterError
 from mlc.interpreter.memory_ops import checked_indices, vector_addresses
 from mlc.interpreter.values import Mask, MemRefValue
 from mlc.interpreter.warp_roles import current_scheduler
+
+WARP_SIZE = 32
 
 
 @dataclass
@@ -199,6 +203,28 @@ def _wait(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     return []
 
 
+def _warp_sync(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    """The lanes of each warp meet: each warp's threads acquire what all of them did (race
+    checks). Every lane of a warp that runs it must be active."""
+    tracker = execution.level.shared_tracker
+    if tracker is None:  # the loop level checks writes only: nothing to order
+        return []
+    blocks, threads = _active_threads(execution, mask)
+    warps = blocks * tracker.threads_per_block + threads // WARP_SIZE
+    for warp in np.unique(warps).tolist():
+        members = threads[warps == warp]
+        block, first = int(blocks[warps == warp][0]), int(members[0]) // WARP_SIZE * WARP_SIZE
+        lanes = min(WARP_SIZE, tracker.threads_per_block - first)
+        if members.size != lanes:
+            raise InterpreterError(
+                f"loop.warp_sync reached by {members.size} of the {lanes} lanes of warp {first // WARP_SIZE} "
+                f"of {tracker.describe_block(block)}: a warp's lanes must reach it together",
+                op,
+            )
+        tracker.sync_warp(block, members)
+    return []
+
+
 def _missing(barrier: MBarrier) -> str:
     return (
         f"phase of parity {barrier.completed_phases % 2} that never completes: {barrier.arrivals_missing} of "
@@ -256,6 +282,8 @@ def _inside_source(source: MemRefValue, indices: list[object], box: tuple[int, .
 
 def table() -> OperationTable:
     return OperationTable(
-        MappingProxyType({loop.MbarrierInitOp: _init, loop.MbarrierArriveOp: _arrive, loop.MbarrierWaitOp: _wait, loop.TmaLoadOp: _tma_load}),
+        MappingProxyType(
+            {loop.MbarrierInitOp: _init, loop.MbarrierArriveOp: _arrive, loop.MbarrierWaitOp: _wait, loop.TmaLoadOp: _tma_load, loop.WarpSyncOp: _warp_sync}
+        ),
         MappingProxyType({}),
     )

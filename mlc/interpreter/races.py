@@ -268,6 +268,11 @@ class SharedMemoryTracker:
         self._releases[block, threads] += 1
         return published
 
+    def sync_warp(self, block: int, threads: np.ndarray) -> None:
+        """The `threads` of one warp of `block` meet (`loop.warp_sync`): each acquires what all of
+        them did before, so one of them can later release it for the warp."""
+        self.acquire(block, threads, self.release(block, threads))
+
     def acquire(self, block: int, threads: np.ndarray, clock: np.ndarray) -> None:
         """Threads of `block` acquire `clock` (a wait on an mbarrier phase that returned)."""
         if self._known is None:

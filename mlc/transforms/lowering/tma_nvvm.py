@@ -10,6 +10,7 @@ and the map parameters are appended to the function), after shared memory became
 * `loop.mbarrier_wait` -> a `mbarrier.try_wait.parity.shared::cta.b64` loop in inline PTX (its
   label is local to the asm's `{ }` scope, so the asm may be duplicated by unrolling), with a
   memory clobber: no shared-memory access moves above the wait.
+* `loop.warp_sync` -> `llvm.nvvm.bar.warp.sync(0xffffffff)` (`__syncwarp()`).
 * `loop.tma_load` -> `llvm.nvvm.cp.async.bulk.tensor.g2s.tile.Nd(dst, bar, map, coordinates
   innermost first, ...)` through a tensor map. Each distinct (source parameter, swizzle, box)
   becomes one trailing `!llvm.ptr` parameter of the kernel and one entry of `mlc.tensor_maps`,
@@ -199,6 +200,11 @@ def lower_mbarriers_and_tma(function: llvm.FuncOp) -> bool:
     ops = [op for op in function.walk() if isinstance(op, TMA_OPS)]
     for roles in [op for op in function.walk() if isinstance(op, scf.IfOp) and attributes.WARP_ROLES.name in op.attributes]:
         _set_register_counts(roles)
+    for warp_sync in [op for op in function.walk() if isinstance(op, loop.WarpSyncOp)]:
+        every_lane = arith.ConstantOp(IntegerAttr(-1, i32))
+        Rewriter.insert_op([every_lane, llvm.CallIntrinsicOp("llvm.nvvm.bar.warp.sync", [every_lane.result], [])], InsertPoint.before(warp_sync))
+        warp_sync.detach()
+        warp_sync.erase()
     if not ops:
         return False
     lowering = _TmaLowering(function)

@@ -6,7 +6,7 @@ the issue a few iterations ahead, a `bar.sync` per iteration for the stage it re
 producer/consumer form of bench/tma_matmul.py. With T threads (whole warpgroups) and S stages:
 
     <the thread loop's ops before the pipeline, unchanged>        (now run by T + 128 threads)
-    scf.if %thread == 0 { init %bars[j] ("full"), 1; init %empty[j], T }  for each stage j
+    scf.if %thread == 0 { init %bars[j] ("full"), 1; init %empty[j], T / 32 }  for each stage j
     scf.if %thread >= T {                                      // the producer warpgroup
       scf.if %thread == T {
         for k = lb to ub step s {
@@ -16,16 +16,18 @@ producer/consumer form of bench/tma_matmul.py. With T threads (whole warpgroups)
       }
     } else {                                                   // the T consumer threads
       for k ... { wait %bars[i mod S], (i / S) mod 2; the products; loop.wgmma_wait 1;
-                  scf.if i > 0 { loop.mbarrier_arrive %empty[(i - 1) mod S] } }
+                  scf.if i > 0 { loop.warp_sync;
+                                 scf.if %thread mod 32 == 0 { loop.mbarrier_arrive %empty[(i - 1) mod S] } } }
       <the rest of the thread loop's body: the last wait, the epilogue>
     } {mlc.warp_roles = array<i64: 40, C>}
 
 The producer runs up to S stages ahead, each refill waiting for the *empty* phase that the
 consumers' release of that stage completes (the first use of each stage passes at once: parity 1
-of a barrier that has not completed a phase is the phase "before" it). Every consumer thread
+of a barrier that has not completed a phase is the phase "before" it). Each consumer warp
 arrives on *empty* once its product that read the stage has completed (`wgmma_wait 1` completes
-the previous iteration's), so the barrier counts T arrivals: the interpreter's race checker sees
-every reader release its reads (it does not model warp-synchronous arrivals by one lane per warp).
+the previous iteration's): lane 0 arrives for the warp after `loop.warp_sync`, through which it
+acquired its lanes' accesses (what the interpreter's race checker orders), so the barrier counts
+T / 32 arrivals instead of T (fewer arrivals serialized on the barrier's shared word).
 No `bar.sync` is left in the loop: `gpu-insert-barriers` orders nothing across the two roles (the
 mbarriers do; the interpreter checks them), and places one barrier before the roles for the
 mbarriers' initialization and what the ops before the pipeline stage in shared memory.
@@ -56,6 +58,7 @@ from mlc.transforms.lowering.async_pipeline import emitter_before
 from mlc.transforms.lowering.chunk_access import Emitter
 
 WARPGROUP = 128
+WARP = 32
 PRODUCER_REGISTERS = 40
 CONSUMER_REGISTERS = 232
 REGISTER_FILE = 65536
@@ -158,7 +161,7 @@ class _Skeleton:
         self.thread_loop.properties["upper_bound"] = IntegerAttr(self.consumers + WARPGROUP, i64)
 
     def _empty_barriers(self) -> SSAValue:
-        """`%empty`, beside `%bars`, each initialized (with the full ones) to T arrivals."""
+        """`%empty`, beside `%bars`, each initialized (with the full ones) to T / 32 arrivals."""
         full_allocation = self.full.owner
         assert isinstance(full_allocation, memref.AllocaOp)
         allocation = memref.AllocaOp.get(i64, 8, [self.stages], memory_space=IntegerAttr(loop.SHARED_MEMORY_SPACE, i64))
@@ -166,7 +169,7 @@ class _Skeleton:
         Rewriter.insert_op(allocation, InsertPoint.after(full_allocation))
         emitter = emitter_before(self.init.true_region.block.last_op)  # type: ignore[arg-type]
         for stage in range(self.stages):
-            emitter.builder.insert(loop.MbarrierInitOp(allocation.memref, [emitter.index(stage)], self.consumers))
+            emitter.builder.insert(loop.MbarrierInitOp(allocation.memref, [emitter.index(stage)], self.consumers // WARP))
         return allocation.memref
 
     def _roles(self) -> scf.IfOp:
@@ -214,7 +217,8 @@ class _Skeleton:
         emitter.builder.insert(scf.IfOp(elected, [], Region(elected_block)))
 
     def _consume(self, block: Block, empty: SSAValue) -> None:
-        """The K loop without its issue, each iteration releasing the stage read one before it."""
+        """The K loop without its issue, each iteration releasing the stage read one before it
+        (one arrival per warp: its lane 0, after the warp's lanes met)."""
         _erase_with_dead_operands(self.issue)
         landed_next = self.landed.next_op
         assert landed_next is not None
@@ -224,7 +228,14 @@ class _Skeleton:
         release = Block()
         inner = Emitter(release)
         previous = inner.emit(arith.RemUIOp(inner.add(self.wait.indices[0], inner.index(self.stages - 1)), inner.index(self.stages)))
-        release.add_ops([loop.MbarrierArriveOp(empty, [previous]), scf.YieldOp()])
+        inner.builder.insert(loop.WarpSyncOp())
+        lane = inner.emit(arith.RemUIOp(self.thread_loop.induction_variable, inner.index(WARP)))
+        leader = inner.emit(arith.CmpiOp(lane, inner.index(0), "eq"))
+        leader.name_hint = "warp_leader"
+        arrival = Block()
+        arrival.add_ops([loop.MbarrierArriveOp(empty, [previous]), scf.YieldOp()])
+        inner.builder.insert(scf.IfOp(leader, [], Region(arrival)))
+        release.add_op(scf.YieldOp())
         emitter.builder.insert(scf.IfOp(later, [], Region(release)))
 
     def _iteration(self, emitter: Emitter, counter: SSAValue) -> SSAValue:

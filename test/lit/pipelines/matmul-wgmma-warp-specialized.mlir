@@ -17,7 +17,7 @@
 
 // Loop level: 128 consumer threads and a producer warpgroup (the thread loop 256 wide), one block
 // per multiprocessor (setmaxnreg needs it); full barriers (%bars: one arrival with the bytes) and
-// empty ones (one arrival per consumer thread). The producer's elected thread (thread 128) loops
+// empty ones (one arrival per consumer warp, by its lane 0 after a warp_sync). The producer's elected thread (thread 128) loops
 // over every K step: waits for the stage's release (parity (i / 4 + 1) mod 2: the first use of a
 // stage passes at once), announces both boxes' bytes and issues them; the consumers wait on the
 // full barrier, multiply, keep the product in flight (wgmma_wait 1) and then release the stage
@@ -31,7 +31,7 @@
 // LOOP-NOT:       loop.tma_load
 // LOOP:           scf.if %first {
 // LOOP-COUNT-4:     loop.mbarrier_init %bars[%{{.*}}], 1 : memref<4xi64, 3 : i64>
-// LOOP-COUNT-4:     loop.mbarrier_init %empty[%{{.*}}], 128 : memref<4xi64, 3 : i64>
+// LOOP-COUNT-4:     loop.mbarrier_init %empty[%{{.*}}], 4 : memref<4xi64, 3 : i64>
 // LOOP-NOT:       loop.tma_load
 // LOOP:           %producer = arith.cmpi uge, %thread, %{{.*}} : index
 // LOOP-NEXT:      scf.if %producer {
@@ -49,7 +49,11 @@
 // LOOP-NOT:           loop.tma_load
 // LOOP:               loop.wgmma_wait 1
 // LOOP:               scf.if %{{.*}} {
-// LOOP:                 loop.mbarrier_arrive %empty[%{{.*}}] : memref<4xi64, 3 : i64>
+// LOOP:                 loop.warp_sync
+// LOOP:                 %[[LANE:.*]] = arith.remui %thread, %{{.*}} : index
+// LOOP:                 %warp_leader = arith.cmpi eq, %[[LANE]], %{{.*}} : index
+// LOOP-NEXT:            scf.if %warp_leader {
+// LOOP-NEXT:              loop.mbarrier_arrive %empty[%{{.*}}] : memref<4xi64, 3 : i64>
 // LOOP:             loop.wgmma_wait 0
 // LOOP:           }{mlc.warp_roles = array<i64: 40, 232>}
 
@@ -76,6 +80,7 @@
 // PTX:        cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX:        setmaxnreg.inc.sync.aligned.u32 232;
 // PTX:        wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// PTX:        bar.warp.sync -1;
 // PTX:        mbarrier.arrive.shared::cta.b64
 // NAMED:      setmaxnreg.dec.sync.aligned.u32 40;
 // NO-TMA:     warp-specialize=true splits the TMA pipeline: it needs tma=true

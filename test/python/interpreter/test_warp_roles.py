@@ -8,7 +8,9 @@ on *empty*). The variants break the protocol and check what is reported: a consu
 not wait (a read of bytes in flight), a producer that does not wait for the stage's release (a
 copy over a stage still in flight or being read), consumers that release the stage before
 reading it (WAR: the refill is not ordered after their reads), a missing release (every role
-waits: a hang), and an empty barrier that expects more arrivals than come.
+waits: a hang), and an empty barrier that expects more arrivals than come. One arrival per warp
+(its lane 0, as the warp-specialized matmul releases) is ordered after the warp's reads only
+through `loop.warp_sync`.
 """
 
 import numpy as np
@@ -21,6 +23,15 @@ from programs import WARP_SPECIALIZED_LOOP_RING as LOOP_RING
 PRODUCER_WAIT = "loop.mbarrier_wait %empty[%stage], %parity : memref<2xi64, 3 : i64>"
 CONSUMER_WAIT = "loop.mbarrier_wait %full[%stage], %parity : memref<2xi64, 3 : i64>"
 RELEASE = "loop.mbarrier_arrive %empty[%stage] : memref<2xi64, 3 : i64>"
+WARP_RELEASE = """%c32 = arith.constant 32 : index
+      %lane = arith.remui %row, %c32 : index
+      %leader = arith.cmpi eq, %lane, %c0 : index
+      {sync}
+      scf.if %leader {{
+        {inner_sync}
+        loop.mbarrier_arrive %empty[%stage] : memref<2xi64, 3 : i64>
+      }}"""
+"""One arrival per consumer warp, by its lane 0 (the *empty* barriers expect 4)."""
 
 
 def _run(parse, rng, **changes: str) -> tuple[np.ndarray, np.ndarray]:
@@ -56,6 +67,25 @@ def test_producer_and_consumers_run_as_coroutines_ordered_by_mbarriers(parse, rn
 def test_broken_protocol_is_reported(parse, rng, changes, error, message):
     with pytest.raises(error, match=message):
         _run(parse, rng, **changes)
+
+
+def test_one_lane_per_warp_releases_the_warp_after_a_warp_sync(parse, rng):
+    """Lane 0 of each consumer warp arrives for its warp: after `loop.warp_sync` its arrival
+    releases every lane's reads, so the refill is ordered after them."""
+    a, out = _run(parse, rng, consumers="4", release=WARP_RELEASE.format(sync="loop.warp_sync", inner_sync=""))
+    np.testing.assert_array_equal(out[:, :48], np.broadcast_to(a, (2, 48, 256)))
+
+
+@pytest.mark.parametrize(
+    "sync, inner_sync, error, message",
+    [
+        pytest.param("", "", DataRace, "WAR.*no mbarrier orders them", id="no-warp-sync"),
+        pytest.param("", "loop.warp_sync", InterpreterError, "warp_sync reached by 1 of the 32 lanes of warp 4", id="warp-sync-by-one-lane"),
+    ],
+)
+def test_a_warps_arrival_without_its_lanes_meeting_is_reported(parse, rng, sync, inner_sync, error, message):
+    with pytest.raises(error, match=message):
+        _run(parse, rng, consumers="4", release=WARP_RELEASE.format(sync=sync, inner_sync=inner_sync))
 
 
 def test_without_roles_the_lockstep_run_reports_the_hang(parse, rng):

@@ -97,9 +97,11 @@ WARP_SPECIALIZED_STEPS = [step.replace("loop-promote-shared", "loop-promote-shar
 def test_warp_specialized_bulk_tensor_copies_are_exact(m: int, n: int, k: int, element: str, seed: int):
     """`loop-promote-shared{tma=true warp-specialize=true}` (`warp_specialization.py`): a producer
     warpgroup issues the copies after waiting on each stage's *empty* mbarrier, the consumer
-    warpgroups wait on *full*, multiply and release the stage; the interpreter runs the two roles
-    as coroutines and orders their accesses through the mbarriers. Bit-identical through
-    convert-loop-to-gpu and gpu-insert-barriers (which adds no barrier inside the roles)."""
+    warpgroups wait on *full*, multiply and release the stage (lane 0 of each warp, after a
+    `loop.warp_sync`); the interpreter runs the two roles as coroutines and orders their accesses
+    through the mbarriers (the pass without the warp_sync is a reported WAR: the refill is not
+    ordered after the other lanes' reads). Bit-identical through convert-loop-to-gpu and
+    gpu-insert-barriers (which adds no barrier inside the roles)."""
     _check_chain(program(m, n, k, True), element, WARP_SPECIALIZED_STEPS, seed, tile_level=_tile_level(128), path="loop.wgmma")
 
 
