@@ -22,7 +22,9 @@ same call for the cp.async baseline). `--warp-specialize` (with `--tma`) adds `w
 a producer warpgroup issues the copies, the other warpgroups consume (full/empty mbarriers).
 `--compare-staging N` runs the selected cases under the three sm_90 stagings (cp.async, `tma=true`,
 `tma=true warp-specialize=true`) in one process, N rounds interleaved, each round with its own
-cuBLAS and Triton rows; the JSON rows name the staging and round in `implementation`.
+cuBLAS and Triton rows; the JSON rows name the staging and round in `implementation`; with
+`--group-tiles G` each staging runs a second time with `group-tiles=G` (loop-group-tiles: the
+grid in grouped order).
 """
 
 from __future__ import annotations
@@ -178,10 +180,10 @@ def flops(case_name: str) -> int:
 
 
 def print_matmul_table(rows: list[Row]) -> None:
-    print(f"{'case':<30} {'impl':<18} {'median us':>11} {'TFLOP/s':>8} {'vs torch':>9}")
+    print(f"{'case':<30} {'impl':<22} {'median us':>11} {'TFLOP/s':>8} {'vs torch':>9}")
     for row in rows:
         teraflops = flops(row.case) / (row.median_us * 1e-6) / 1e12
-        print(f"{row.case:<30} {row.implementation:<18} {row.median_us:>11.1f} {teraflops:>8.2f} {row.speedup_vs_torch:>8.2f}x")
+        print(f"{row.case:<30} {row.implementation:<22} {row.median_us:>11.1f} {teraflops:>8.2f} {row.speedup_vs_torch:>8.2f}x")
 
 
 STAGINGS = {
@@ -191,11 +193,19 @@ STAGINGS = {
 }
 
 
-def compare_stagings(selected: list[Case], rounds: int) -> list[Row]:
+def stagings(group_tiles: int) -> dict[str, str | None]:
+    """`STAGINGS`, and with `group_tiles` each of them again with `group-tiles=G` (loop-group-tiles)."""
+    if not group_tiles:
+        return dict(STAGINGS)
+    grouped = {f"{name}+g{group_tiles}": (pipeline or "mlc-lower-to-gpu{arch=sm_90}").replace("}", f" group-tiles={group_tiles}}}") for name, pipeline in STAGINGS.items()}
+    return {**STAGINGS, **grouped}
+
+
+def compare_stagings(selected: list[Case], rounds: int, group_tiles: int = 0) -> list[Row]:
     """Every staging's rows, round by round (interleaved, so drift touches them alike)."""
     rows: list[Row] = []
     for round_index in range(1, rounds + 1):
-        for staging, pipeline in STAGINGS.items():
+        for staging, pipeline in stagings(group_tiles).items():
             staged = run(selected, pipeline=pipeline)
             for row in staged:
                 row.implementation = f"{row.implementation}/{staging}/{round_index}"
@@ -212,6 +222,7 @@ def main() -> None:
     parser.add_argument("--tma", action="store_true", help="compile with mlc-lower-to-gpu{arch=sm_90 tma=true} (wgmma operands by TMA)")
     parser.add_argument("--warp-specialize", action="store_true", help="with --tma: a producer warpgroup and consumer warpgroups")
     parser.add_argument("--compare-staging", type=int, metavar="ROUNDS", help="cp.async, tma and tma+ws interleaved, ROUNDS times")
+    parser.add_argument("--group-tiles", type=int, default=0, metavar="G", help="with --compare-staging: each staging also with group-tiles=G")
     args = parser.parse_args()
     if args.compare_staging and (args.tma or args.matmul_tile):
         parser.error("--compare-staging picks the pipelines itself: drop --tma / --matmul-tile")
@@ -232,7 +243,7 @@ def main() -> None:
     if args.tma:
         pipeline = f"mlc-lower-to-gpu{{arch=sm_90 tma=true{' warp-specialize=true' if args.warp_specialize else ''}}}"
     if args.compare_staging:
-        rows = compare_stagings(selected, args.compare_staging)
+        rows = compare_stagings(selected, args.compare_staging, args.group_tiles)
     else:
         rows = run(selected, pipeline=pipeline)
         print_matmul_table(rows)

@@ -351,6 +351,14 @@ BLOCK_SYNCHRONOUS = DeclaredAttribute(
     "gpu-insert-barriers (places them, then removes it), convert-gpu-to-nvvm (refuses it), the interpreter",
     _unit,
 )
+TILE_GROUP = DeclaredAttribute(
+    "mlc.tile_group",
+    "a positive i64",
+    "the kernel's 2-D grid runs in grouped order: G row blocks (block.x) at a time down every column block",
+    "loop-group-tiles",
+    "people",
+    _positive_integer,
+)
 MIN_BLOCKS_PER_MULTIPROCESSOR = DeclaredAttribute(
     "mlc.min_blocks_per_multiprocessor",
     "a positive i64",
@@ -496,6 +504,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     SWIZZLE,
     BLOCK_SYNCHRONOUS,
     MIN_BLOCKS_PER_MULTIPROCESSOR,
+    TILE_GROUP,
     DYNAMIC_SHARED_BYTES,
     TENSOR_MAPS,
     REQUIRED_ARCH,

@@ -26,7 +26,8 @@ back end then builds for an sm_90 target); other architectures keep mma.sync. Wi
 loop-promote-shared{tma=true} stages the wgmma operands with bulk tensor copies on mbarriers
 (`mlc.tma`; convert-gpu-to-nvvm adds the tensor-map parameters the runtime fills); with
 `warp-specialize=true` besides, a producer warpgroup issues them and the other warpgroups consume
-(full/empty mbarriers, no `bar.sync` in the K loop: `warp_specialization.py`).
+(full/empty mbarriers, no `bar.sync` in the K loop: `warp_specialization.py`). `group-tiles=G`
+(opt-in) runs loop-group-tiles{group=G} before convert-loop-to-gpu: 2-D grids in grouped order.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from mlc.transforms import all_passes
 from mlc.transforms.graph.convert_graph_to_tile import ConvertGraphToTile
 from mlc.transforms.graph.graph_pad_matmul_operands import GraphPadMatmulOperands
 from mlc.transforms.graph.graph_transpose_tf32_rhs import GraphTransposeTf32Rhs
+from mlc.transforms.loop.convert_loop_to_gpu import ConvertLoopToGpu
+from mlc.transforms.loop.loop_group_tiles import LoopGroupTiles
 from mlc.transforms.loop.loop_promote_shared import LoopPromoteShared
 from mlc.transforms.tile.convert_tile_to_loop import ConvertTileToLoop
 
@@ -97,6 +100,8 @@ class LowerToGpu(NamedPipeline):
     operands with bulk tensor copies (TMA) on mbarriers instead of cp.async."""
     warp_specialize: bool = False
     """Opt-in, with `tma`: loop-promote-shared{warp-specialize=true}, a producer warpgroup and consumers."""
+    group_tiles: int = 0
+    """Opt-in: loop-group-tiles{group=G} before convert-loop-to-gpu (2-D grids in grouped order); 0 off."""
 
     def __post_init__(self) -> None:
         ConvertGraphToTile(precision=self.precision)  # checks the value
@@ -106,11 +111,16 @@ class LowerToGpu(NamedPipeline):
             raise ValueError(f"tma=true stages wgmma operands: it needs arch={' or '.join(WGMMA_ARCHS)}, got arch={self.arch or '(none)'}")
         if self.warp_specialize and not self.tma:
             raise ValueError("warp-specialize=true splits the TMA pipeline: it needs tma=true")
+        if self.group_tiles < 0:
+            raise ValueError(f"group-tiles must be 0 (off) or a positive number of row blocks, got {self.group_tiles}")
 
     def passes(self) -> list[ModulePass]:
         passes = _with_precision(build_pipeline(GPU_PIPELINE, all_passes(), mlir_syntax=False), self.precision)
         if self.tma:
             passes = [dataclasses.replace(p, tma=True, warp_specialize=self.warp_specialize) if isinstance(p, LoopPromoteShared) else p for p in passes]
+        if self.group_tiles:
+            at = next(index for index, p in enumerate(passes) if isinstance(p, ConvertLoopToGpu))
+            passes = [*passes[:at], LoopGroupTiles(group=self.group_tiles), *passes[at:]]
         return _with_wgmma(passes) if self.arch in WGMMA_ARCHS else passes
 
 
