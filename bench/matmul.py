@@ -1,6 +1,7 @@
 """Matmul benchmarks: mlc against PyTorch (cuBLAS) in fp32 with TF32 off.
 
-    python bench/matmul.py [--json bench/results/matmul.json] [--only 4096] [--matmul-tile 128,128,16]
+    python bench/matmul.py [--json bench/results/matmul.json] [--only 4096 [--only ...]] [--matmul-tile 128,128,16]
+    python bench/matmul.py --only 'f16 matmul 4096' --only 'f16 matmul 8192' --compare-staging 2
 
 Cases: C = A @ B for square 1024, 4096 and 8192, a non-square 8192x1024 by 4096 product, and the
 fused dense layer relu(A @ B + bias) at 4096 against PyTorch eager doing the three ops (a matmul,
@@ -17,7 +18,13 @@ TFLOP/s count 2 * M * N * K per product.
 `--matmul-tile` passes a block tile to `convert-graph-to-tile` instead of its heuristic (tuning).
 `--tma` compiles with `mlc-lower-to-gpu{arch=sm_90 tma=true}` (sm_90 only): the f16/bf16 cases'
 wgmma operands arrive by TMA bulk copies on mbarriers instead of cp.async (run without it in the
-same call for the cp.async baseline).
+same call for the cp.async baseline). `--warp-specialize` (with `--tma`) adds `warp-specialize=true`:
+a producer warpgroup issues the copies, the other warpgroups consume (full/empty mbarriers).
+`--compare-staging N` runs the selected cases under the three sm_90 stagings (cp.async, `tma=true`,
+`tma=true warp-specialize=true`) in one process, N rounds interleaved, each round with its own
+cuBLAS and Triton rows; the JSON rows name the staging and round in `implementation`; with
+`--group-tiles G` each staging runs a second time with `group-tiles=G` (loop-group-tiles: the
+grid in grouped order).
 """
 
 from __future__ import annotations
@@ -173,35 +180,73 @@ def flops(case_name: str) -> int:
 
 
 def print_matmul_table(rows: list[Row]) -> None:
-    print(f"{'case':<30} {'impl':<8} {'median us':>11} {'TFLOP/s':>8} {'vs torch':>9}")
+    print(f"{'case':<30} {'impl':<22} {'median us':>11} {'TFLOP/s':>8} {'vs torch':>9}")
     for row in rows:
         teraflops = flops(row.case) / (row.median_us * 1e-6) / 1e12
-        print(f"{row.case:<30} {row.implementation:<8} {row.median_us:>11.1f} {teraflops:>8.2f} {row.speedup_vs_torch:>8.2f}x")
+        print(f"{row.case:<30} {row.implementation:<22} {row.median_us:>11.1f} {teraflops:>8.2f} {row.speedup_vs_torch:>8.2f}x")
+
+
+STAGINGS = {
+    "cp.async": None,
+    "tma": "mlc-lower-to-gpu{arch=sm_90 tma=true}",
+    "tma+ws": "mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true}",
+}
+
+
+def stagings(group_tiles: int) -> dict[str, str | None]:
+    """`STAGINGS`, and with `group_tiles` each of them again with `group-tiles=G` (loop-group-tiles)."""
+    if not group_tiles:
+        return dict(STAGINGS)
+    grouped = {f"{name}+g{group_tiles}": (pipeline or "mlc-lower-to-gpu{arch=sm_90}").replace("}", f" group-tiles={group_tiles}}}") for name, pipeline in STAGINGS.items()}
+    return {**STAGINGS, **grouped}
+
+
+def compare_stagings(selected: list[Case], rounds: int, group_tiles: int = 0) -> list[Row]:
+    """Every staging's rows, round by round (interleaved, so drift touches them alike)."""
+    rows: list[Row] = []
+    for round_index in range(1, rounds + 1):
+        for staging, pipeline in stagings(group_tiles).items():
+            staged = run(selected, pipeline=pipeline)
+            for row in staged:
+                row.implementation = f"{row.implementation}/{staging}/{round_index}"
+            print_matmul_table(staged)  # as it goes: a later staging that hangs keeps these
+            rows.extend(staged)
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="write the rows here")
-    parser.add_argument("--only", help="run the cases whose name contains this text")
+    parser.add_argument("--only", action="append", help="run the cases whose name contains this text (repeatable: any of them)")
     parser.add_argument("--matmul-tile", help="BM,BN,BK for convert-graph-to-tile (default: its heuristic)")
     parser.add_argument("--tma", action="store_true", help="compile with mlc-lower-to-gpu{arch=sm_90 tma=true} (wgmma operands by TMA)")
+    parser.add_argument("--warp-specialize", action="store_true", help="with --tma: a producer warpgroup and consumer warpgroups")
+    parser.add_argument("--compare-staging", type=int, metavar="ROUNDS", help="cp.async, tma and tma+ws interleaved, ROUNDS times")
+    parser.add_argument("--group-tiles", type=int, default=0, metavar="G", help="with --compare-staging: each staging also with group-tiles=G")
     args = parser.parse_args()
+    if args.compare_staging and (args.tma or args.matmul_tile):
+        parser.error("--compare-staging picks the pipelines itself: drop --tma / --matmul-tile")
     if args.tma and args.matmul_tile:
         parser.error("--tma takes the wgmma pipeline's own tiles: drop --matmul-tile")
+    if args.warp_specialize and not args.tma:
+        parser.error("--warp-specialize splits the TMA pipeline: add --tma")
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    selected = [case for case in (cases() + half_cases() + tf32_cases()) if args.only is None or args.only in case.name]
+    selected = [case for case in (cases() + half_cases() + tf32_cases()) if args.only is None or any(text in case.name for text in args.only)]
     pipeline = None
     if args.matmul_tile:
         from mlc.transforms.pipelines import GPU_PIPELINE
 
         pipeline = GPU_PIPELINE.replace("convert-graph-to-tile", f"convert-graph-to-tile{{matmul-tile={args.matmul_tile}}}", 1)
     if args.tma:
-        pipeline = "mlc-lower-to-gpu{arch=sm_90 tma=true}"
-    rows = run(selected, pipeline=pipeline)
-    print_matmul_table(rows)
+        pipeline = f"mlc-lower-to-gpu{{arch=sm_90 tma=true{' warp-specialize=true' if args.warp_specialize else ''}}}"
+    if args.compare_staging:
+        rows = compare_stagings(selected, args.compare_staging, args.group_tiles)
+    else:
+        rows = run(selected, pipeline=pipeline)
+        print_matmul_table(rows)
     if args.json:
         write_json(args.json, rows, None, " ".join(sys.argv))
 

@@ -291,6 +291,18 @@ TMA = DeclaredAttribute(
     "loop-promote-shared (tma_pipeline.py; cp.async where a box or an operand cannot be one bulk copy)",
     _unit,
 )
+WARP_ROLES = DeclaredAttribute(
+    "mlc.warp_roles",
+    "array<i64: producer registers, consumer registers> (each 0, or a multiple of 8 in 24..256)",
+    "an scf.if splitting a kernel's threads into warp roles that synchronize only through mbarriers: "
+    "its then-region is the producer (the threads where the condition holds: they issue the bulk "
+    "copies), its else-region the consumers; the numbers are each role's register count "
+    "(setmaxnreg; 0 keeps the allocation)",
+    "loop-promote-shared{tma=true warp-specialize=true} (warp_specialization.py: 40 and at most 232), or by hand",
+    "the interpreter (runs the two regions as coroutines that hand over at mbarrier waits), "
+    "convert-gpu-to-nvvm (setmaxnreg.dec / .inc first in each region)",
+    lambda value: _i64_array(2)(value) and all(count == 0 or (24 <= count <= 256 and count % 8 == 0) for count in value.get_values()),  # type: ignore[attr-defined]
+)
 OPERAND = DeclaredAttribute(
     "mlc.operand",
     'a string ("a" or "b")',
@@ -339,11 +351,19 @@ BLOCK_SYNCHRONOUS = DeclaredAttribute(
     "gpu-insert-barriers (places them, then removes it), convert-gpu-to-nvvm (refuses it), the interpreter",
     _unit,
 )
+TILE_GROUP = DeclaredAttribute(
+    "mlc.tile_group",
+    "a positive i64",
+    "the kernel's 2-D grid runs in grouped order: G row blocks (block.x) at a time down every column block",
+    "loop-group-tiles",
+    "people",
+    _positive_integer,
+)
 MIN_BLOCKS_PER_MULTIPROCESSOR = DeclaredAttribute(
     "mlc.min_blocks_per_multiprocessor",
     "a positive i64",
     "how many blocks of the kernel should fit one multiprocessor at once (PTX .minnctapersm)",
-    "loop-double-buffer",
+    "loop-double-buffer, loop-promote-shared{warp-specialize=true} (1: ptxas honours setmaxnreg only then)",
     "convert-gpu-to-nvvm",
     _positive_integer,
 )
@@ -478,11 +498,13 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     DOT,
     UNROLL,
     TMA,
+    WARP_ROLES,
     PROMOTED,
     DOUBLE_BUFFERED,
     SWIZZLE,
     BLOCK_SYNCHRONOUS,
     MIN_BLOCKS_PER_MULTIPROCESSOR,
+    TILE_GROUP,
     DYNAMIC_SHARED_BYTES,
     TENSOR_MAPS,
     REQUIRED_ARCH,

@@ -13,18 +13,24 @@ for threads that wait (or that come after the next phase began). Until the copie
 `AsyncCopies` (`async_copy.py`): reading or writing them is a reported `DataRace`, and a copy
 into bytes that a `loop.wgmma` in flight still reads is reported too.
 
-`loop.mbarrier_wait` on a phase that has not completed is reported as a hang (`InterpreterError`:
-which arrivals and bytes are missing): the interpreter runs the threads of a block in lockstep,
-so what the waiting threads have not seen arrive by then never arrives. This models kernels where
-every role's statements run in one order (one thread issues the copies, all threads wait), not
-warp-specialized producer/consumer loops in divergent branches (those need a scheduler of warps).
+A wait on a phase that has not completed suspends the waiting lanes when they run as a warp role
+(`warp_roles.py`: the producer and consumer loops of a warp-specialized kernel are coroutines that
+hand over at such waits); when no role can run any more, or outside warp roles (every thread's
+statements run in one order, lockstep), the wait is reported as a hang (`InterpreterError`: which
+arrivals and bytes are missing).
 
 Race checkers: a copy counts as a write by the issuing thread when it is issued (as an async copy
-does), so a copy over a stage other threads read in the same barrier phase is reported; the
-landing is not a tracked write (the copy engine's, ordered for the waiting threads by the wait).
-Limit: a read of the box by another thread in the issuing barrier phase is reported as a race even
-after a wait on its barrier (the mbarrier's ordering is not modelled there): a barrier must lie
-between a copy's issue and other threads' reads, as in the pipelines `loop-promote-shared` builds.
+does), so a copy over a stage other threads read unordered is reported. Ordering through
+mbarriers (`races.SharedMemoryTracker`'s vector clocks): an arrival releases the arriving
+threads' accesses into the barrier's current phase, and so does a bulk copy for its issuing
+thread (the bytes it writes, completing the transaction); a wait that returns acquires what the
+phase it waited for released. So a consumer reads a stage after waiting on its *full* barrier,
+and a producer refills it after waiting on its *empty* barrier (on which the consumers arrived
+after their reads), with no `bar.sync` between. `loop.warp_sync` makes each lane of a warp
+acquire what every lane of it did before, so one lane's arrival after it releases the whole
+warp's accesses (a warp-specialized kernel's consumers arrive on *empty* once per warp). Limits: the landing itself is not a tracked write
+(a thread that reads the bytes with no wait of its own after another thread's wait landed them
+is not reported); at the loop level (no shared-memory tracker) only writes are checked.
 """
 
 from __future__ import annotations
@@ -41,6 +47,9 @@ from mlc.interpreter.engine import Execution, OperationTable
 from mlc.interpreter.errors import InterpreterError
 from mlc.interpreter.memory_ops import checked_indices, vector_addresses
 from mlc.interpreter.values import Mask, MemRefValue
+from mlc.interpreter.warp_roles import current_scheduler
+
+WARP_SIZE = 32
 
 
 @dataclass
@@ -52,6 +61,10 @@ class MBarrier:
     balance: int = 0
     completed_phases: int = 0
     copies: list[PendingCopy] = field(default_factory=list)
+    released: np.ndarray | None = None
+    """The clock the current phase's arrivals and copies released (race checks; None: nothing)."""
+    completed_clock: np.ndarray | None = None
+    """What the last completed phase released: a wait that returns acquires it."""
 
 
 def _active_lanes(execution: Execution, mask: Mask) -> np.ndarray:
@@ -92,6 +105,31 @@ def _settle(execution: Execution, barrier: MBarrier) -> None:
     barrier.copies = []
     barrier.completed_phases += 1
     barrier.arrivals_missing = barrier.count
+    barrier.completed_clock, barrier.released = barrier.released, None
+
+
+def _active_threads(execution: Execution, mask: Mask) -> tuple[np.ndarray, np.ndarray]:
+    """The block and the thread of each active lane (flat, in `_active_lanes` order)."""
+    lane_ids = _per_lane(execution, execution.lanes.lane_ids)[_active_lanes(execution, mask)]
+    return execution.level.block_and_thread(lane_ids)
+
+
+def _release(execution: Execution, barrier: MBarrier, lanes: np.ndarray, mask: Mask) -> None:
+    """The threads of the `lanes` selected (active-lane order) release into the current phase."""
+    tracker = execution.level.shared_tracker
+    if tracker is None or not lanes.any():
+        return
+    blocks, threads = _active_threads(execution, mask)
+    clock = tracker.release(int(blocks[lanes][0]), threads[lanes])
+    barrier.released = clock if barrier.released is None else np.maximum(barrier.released, clock)
+
+
+def _acquire(execution: Execution, barrier: MBarrier, lanes: np.ndarray, mask: Mask) -> None:
+    tracker = execution.level.shared_tracker
+    if tracker is None or barrier.completed_clock is None or not lanes.any():
+        return
+    blocks, threads = _active_threads(execution, mask)
+    tracker.acquire(int(blocks[lanes][0]), threads[lanes], barrier.completed_clock)
 
 
 def _init(execution: Execution, op: Operation, mask: Mask) -> list[object]:
@@ -109,7 +147,8 @@ def _init(execution: Execution, op: Operation, mask: Mask) -> list[object]:
 def _arrive(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     assert isinstance(op, loop.MbarrierArriveOp)
     barrier_value, *indices = execution.operands(op)
-    addresses, arrivals = np.unique(_barrier_addresses(execution, op, barrier_value, indices, mask), return_counts=True)
+    lane_addresses = _barrier_addresses(execution, op, barrier_value, indices, mask)
+    addresses, arrivals = np.unique(lane_addresses, return_counts=True)
     for address, count in zip(addresses, arrivals):
         barrier = _barrier(execution, int(address), op)
         _settle(execution, barrier)
@@ -117,29 +156,80 @@ def _arrive(execution: Execution, op: Operation, mask: Mask) -> list[object]:
             raise InterpreterError(
                 f"{int(count)} arrivals on an mbarrier phase that expects {barrier.arrivals_missing} more (of {barrier.count})", op
             )
+        _release(execution, barrier, lane_addresses == address, mask)
         barrier.arrivals_missing -= int(count)
         barrier.balance += op.transaction_bytes * int(count)
     return []
 
 
 def _wait(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    """Returns once the phase of each lane's parity completed (suspending a warp role until it
+    does); the lanes acquire what that phase released."""
     assert isinstance(op, loop.MbarrierWaitOp)
     barrier_value, *indices, parity = execution.operands(op)
-    addresses = _barrier_addresses(execution, op, barrier_value, indices, mask)
-    parities = _per_lane(execution, parity)[_active_lanes(execution, mask)]
-    for address, lane_parity in set(zip(addresses.tolist(), (np.asarray(parities, dtype=np.int64) & 1).tolist())):
+    lane_addresses = _barrier_addresses(execution, op, barrier_value, indices, mask)
+    parities = np.asarray(_per_lane(execution, parity)[_active_lanes(execution, mask)], dtype=np.int64) & 1
+    # A phase of the lane's parity that is the current one must complete: the target phase count.
+    # (Otherwise it is the previous phase, complete: the wait returns at once.)
+    targets: dict[int, int] = {}
+    for address, lane_parity in set(zip(lane_addresses.tolist(), parities.tolist())):
         barrier = _barrier(execution, address, op)
-        if barrier.completed_phases % 2 != lane_parity:
-            continue  # the phase of that parity is the previous one, complete: returns at once
-        _settle(execution, barrier)
         if barrier.completed_phases % 2 == lane_parity:
+            targets[address] = barrier.completed_phases + 1
+
+    def complete() -> bool:
+        for address, target in targets.items():
+            barrier = _barrier(execution, address, op)
+            if barrier.completed_phases < target:
+                _settle(execution, barrier)
+            if barrier.completed_phases < target:
+                return False
+        return True
+
+    def missing() -> str:
+        address = next(a for a, t in targets.items() if _barrier(execution, a, op).completed_phases < t)
+        return _missing(_barrier(execution, address, op))
+
+    role = current_scheduler(execution)
+    if not (complete() if role is None else role[0].wait_until(role[1], complete, missing)):
+        others = [] if role is None else role[0].other_waits(role[1])
+        raise InterpreterError(
+            f"waits forever on an mbarrier {missing()}"
+            + "".join(f"; every warp role waits, another on an mbarrier {other}" for other in others),
+            op,
+        )
+    for address in np.unique(lane_addresses).tolist():
+        _acquire(execution, _barrier(execution, address, op), lane_addresses == address, mask)
+    return []
+
+
+def _warp_sync(execution: Execution, op: Operation, mask: Mask) -> list[object]:
+    """The lanes of each warp meet: each warp's threads acquire what all of them did (race
+    checks). Every lane of a warp that runs it must be active."""
+    tracker = execution.level.shared_tracker
+    if tracker is None:  # the loop level checks writes only: nothing to order
+        return []
+    blocks, threads = _active_threads(execution, mask)
+    warps = blocks * tracker.threads_per_block + threads // WARP_SIZE
+    for warp in np.unique(warps).tolist():
+        members = threads[warps == warp]
+        block, first = int(blocks[warps == warp][0]), int(members[0]) // WARP_SIZE * WARP_SIZE
+        lanes = min(WARP_SIZE, tracker.threads_per_block - first)
+        if members.size != lanes:
             raise InterpreterError(
-                f"waits forever on an mbarrier phase of parity {lane_parity} that never completes: "
-                f"{barrier.arrivals_missing} of {barrier.count} arrivals missing, transaction balance "
-                f"{barrier.balance} bytes (expected minus copied)",
+                f"loop.warp_sync reached by {members.size} of the {lanes} lanes of warp {first // WARP_SIZE} "
+                f"of {tracker.describe_block(block)}: a warp's lanes must reach it together",
                 op,
             )
+        tracker.sync_warp(block, members)
     return []
+
+
+def _missing(barrier: MBarrier) -> str:
+    return (
+        f"phase of parity {barrier.completed_phases % 2} that never completes: {barrier.arrivals_missing} of "
+        f"{barrier.count} arrivals missing, transaction balance {barrier.balance} bytes (expected minus copied)"
+    )
 
 
 def _tma_load(execution: Execution, op: Operation, mask: Mask) -> list[object]:
@@ -165,9 +255,11 @@ def _tma_load(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     state = state_of(execution)
     memory = execution.machine.memory
     barrier_addresses = _barrier_addresses(execution, op, barrier_value, barrier_indices, mask)
-    for lane, barrier_address in zip(_active_lanes(execution, mask), barrier_addresses.tolist()):
+    for position, (lane, barrier_address) in enumerate(zip(_active_lanes(execution, mask), barrier_addresses.tolist())):
         barrier = _barrier(execution, barrier_address, op)
         _settle(execution, barrier)
+        # The copy's completion releases its bytes (written by the issuing thread) into the phase.
+        _release(execution, barrier, np.arange(barrier_addresses.size) == position, mask)
         copy = PendingCopy(op, targets[lane].reshape(-1), np.array(values[lane].reshape(-1)), None)
         state.check(memory, copy.addresses, copy.values.dtype.itemsize, op, True)
         state.mark(memory, copy, 1)
@@ -190,6 +282,8 @@ def _inside_source(source: MemRefValue, indices: list[object], box: tuple[int, .
 
 def table() -> OperationTable:
     return OperationTable(
-        MappingProxyType({loop.MbarrierInitOp: _init, loop.MbarrierArriveOp: _arrive, loop.MbarrierWaitOp: _wait, loop.TmaLoadOp: _tma_load}),
+        MappingProxyType(
+            {loop.MbarrierInitOp: _init, loop.MbarrierArriveOp: _arrive, loop.MbarrierWaitOp: _wait, loop.TmaLoadOp: _tma_load, loop.WarpSyncOp: _warp_sync}
+        ),
         MappingProxyType({}),
     )

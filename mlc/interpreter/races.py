@@ -15,8 +15,16 @@ Two checks, both vectorized over the lanes of one access:
 * `SharedMemoryTracker` (shared memory at the `mlc_gpu` and NVVM levels): per block and element,
   the last writer and its barrier phase, and up to two distinct readers of the current phase. A
   read of an element another thread wrote in this phase is RAW, a write of an element another
-  thread wrote (read) in this phase is WAW (WAR). A barrier ends the phase of the blocks whose
-  threads all reached it, and is an error when only some threads of a block reach it.
+  thread wrote (read) in this phase is WAW (WAR), unless an mbarrier orders the two accesses. A
+  barrier ends the phase of the blocks whose threads all reached it, and is an error when only
+  some threads of a block reach it.
+
+  mbarriers order accesses within a phase by vector clocks, made only once a kernel uses one:
+  each thread counts its *releases* (mbarrier arrivals; a bulk copy's completion is a release by
+  its issuing thread), every access records the count of its thread, and `known[block, u, t]` is
+  the latest release of thread t that thread u has *acquired* (through a wait on an mbarrier phase
+  that t's release completed, directly or through other threads). Accesses by t at count c and
+  by u are ordered when a barrier lies between them or when `known[block, u, t] >= c`.
 
 Limits: only the last writer of an element is kept, so of three writes only consecutive pairs
 are compared; global-memory reads are not tracked (a read racing with another block's write goes
@@ -164,9 +172,12 @@ class WriteTracker:
 class _SharedShadow:
     writer: np.ndarray
     write_phase: np.ndarray
+    write_count: np.ndarray
     reader_a: np.ndarray
     reader_b: np.ndarray
     read_phase: np.ndarray
+    read_count_a: np.ndarray
+    read_count_b: np.ndarray
 
 
 class SharedMemoryTracker:
@@ -184,18 +195,17 @@ class SharedMemoryTracker:
         self.describe_block = describe_block
         self.describe_thread = describe_thread
         self._shadows: dict[Buffer, _SharedShadow] = {}
+        self._releases = np.zeros((block_count, threads_per_block), dtype=np.int64)
+        """Per block and thread, how many releases (mbarrier arrivals) the thread made."""
+        self._known: np.ndarray | None = None
+        """Per block, thread u and thread t: the latest release of t that u acquired (-1: none);
+        made at the first release (kernels without mbarriers never pay for it)."""
 
     def _shadow(self, buffer: Buffer) -> _SharedShadow:
         shadow = self._shadows.get(buffer)
         if shadow is None:
             count = -(-buffer.size // buffer.granularity)
-            shadow = _SharedShadow(
-                np.full(count, -1, dtype=np.int64),
-                np.full(count, -1, dtype=np.int64),
-                np.full(count, -1, dtype=np.int64),
-                np.full(count, -1, dtype=np.int64),
-                np.full(count, -1, dtype=np.int64),
-            )
+            shadow = _SharedShadow(*(np.full(count, -1, dtype=np.int64) for _ in range(8)))
             self._shadows[buffer] = shadow
         return shadow
 
@@ -213,26 +223,62 @@ class SharedMemoryTracker:
             return
         shadow = self._shadow(buffer)
         phase = self.phase[blocks]
+        counts = self._releases[blocks, threads]
         writer = shadow.writer[keys]
         conflict = (writer >= 0) & (writer != threads) & (shadow.write_phase[keys] == phase)
+        conflict &= ~self._ordered(blocks, threads, writer, shadow.write_count[keys])
         if is_write:
             self._check_duplicate_writes(buffer, keys, blocks, threads, op)
             if conflict.any():
                 hit = int(np.nonzero(conflict)[0][0])
                 self._raise("WAW", buffer, keys, blocks, hit, int(writer[hit]), int(threads[hit]), op)
             current = shadow.read_phase[keys] == phase
-            for reader in (shadow.reader_a[keys], shadow.reader_b[keys]):
-                racing = current & (reader >= 0) & (reader != threads)
+            for reader, count in ((shadow.reader_a[keys], shadow.read_count_a[keys]), (shadow.reader_b[keys], shadow.read_count_b[keys])):
+                racing = current & (reader >= 0) & (reader != threads) & ~self._ordered(blocks, threads, reader, count)
                 if racing.any():
                     hit = int(np.nonzero(racing)[0][0])
                     self._raise("WAR", buffer, keys, blocks, hit, int(reader[hit]), int(threads[hit]), op)
             shadow.writer[keys] = threads
             shadow.write_phase[keys] = phase
+            shadow.write_count[keys] = counts
             return
         if conflict.any():
             hit = int(np.nonzero(conflict)[0][0])
             self._raise("RAW", buffer, keys, blocks, hit, int(writer[hit]), int(threads[hit]), op)
-        self._add_readers(shadow, keys, threads, phase)
+        self._add_readers(shadow, keys, threads, phase, counts)
+
+    def _ordered(self, blocks: np.ndarray, threads: np.ndarray, others: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Whether each access of `others` at their release `counts` is ordered before `threads`
+        by mbarriers (barriers are the phases' business)."""
+        if self._known is None:
+            return np.zeros(threads.shape, dtype=bool)
+        return self._known[blocks, threads, np.maximum(others, 0)] >= counts
+
+    # mbarriers -----------------------------------------------------------------------------------
+
+    def release(self, block: int, threads: np.ndarray) -> np.ndarray:
+        """Threads of `block` release (arrive on an mbarrier): the clock they publish (what they
+        know, and their own accesses so far), merged over `threads`. Their count moves on."""
+        if self._known is None:
+            blocks, count = self._releases.shape
+            self._known = np.full((blocks, count, count), -1, dtype=np.int64)
+        threads = np.asarray(threads, dtype=np.int64)
+        published = self._known[block, threads].max(axis=0)
+        published[threads] = np.maximum(published[threads], self._releases[block, threads])
+        self._releases[block, threads] += 1
+        return published
+
+    def sync_warp(self, block: int, threads: np.ndarray) -> None:
+        """The `threads` of one warp of `block` meet (`loop.warp_sync`): each acquires what all of
+        them did before, so one of them can later release it for the warp."""
+        self.acquire(block, threads, self.release(block, threads))
+
+    def acquire(self, block: int, threads: np.ndarray, clock: np.ndarray) -> None:
+        """Threads of `block` acquire `clock` (a wait on an mbarrier phase that returned)."""
+        if self._known is None:
+            return
+        threads = np.asarray(threads, dtype=np.int64)
+        self._known[block, threads] = np.maximum(self._known[block, threads], clock[None, :])
 
     def _check_duplicate_writes(
         self, buffer: Buffer, keys: np.ndarray, blocks: np.ndarray, threads: np.ndarray, op: Operation
@@ -249,34 +295,45 @@ class SharedMemoryTracker:
             self._raise("WAW", buffer, keys, blocks, second, int(threads[first]), int(threads[second]), op)
 
     @staticmethod
-    def _add_readers(shadow: _SharedShadow, keys: np.ndarray, threads: np.ndarray, phase: np.ndarray) -> None:
+    def _add_readers(shadow: _SharedShadow, keys: np.ndarray, threads: np.ndarray, phase: np.ndarray, counts: np.ndarray) -> None:
         stale = shadow.read_phase[keys] != phase
         if stale.any():
             stale_keys = keys[stale]
             shadow.reader_a[stale_keys] = -1
             shadow.reader_b[stale_keys] = -1
             shadow.read_phase[stale_keys] = phase[stale]
-        # The first two distinct readers of each element in this access.
-        pairs = np.unique(np.stack([keys, threads], axis=1), axis=0)
-        pair_keys, pair_threads = pairs[:, 0], pairs[:, 1]
+        # The first two distinct readers of each element, each with its latest release count (a
+        # later read of one thread is ordered after its earlier ones, so it stands for them).
+        pairs, where = np.unique(np.stack([keys, threads], axis=1), axis=0, return_index=True)
+        pair_keys, pair_threads, pair_counts = pairs[:, 0], pairs[:, 1], counts[where]
+        for reader, count in ((shadow.reader_a, shadow.read_count_a), (shadow.reader_b, shadow.read_count_b)):
+            again = reader[pair_keys] == pair_threads
+            count[pair_keys[again]] = pair_counts[again]
         first = np.ones(pair_keys.size, dtype=bool)
         first[1:] = pair_keys[1:] != pair_keys[:-1]
         group = np.cumsum(first) - 1
         unique_keys = pair_keys[first]
-        new_a = pair_threads[first]
+        new_a, count_a = pair_threads[first], pair_counts[first]
         new_b = np.full(unique_keys.size, -1, dtype=np.int64)
+        count_b = np.full(unique_keys.size, -1, dtype=np.int64)
         second = np.zeros(pair_keys.size, dtype=bool)
         second[1:] = (~first[1:]) & first[:-1]
         new_b[group[second]] = pair_threads[second]
+        count_b[group[second]] = pair_counts[second]
         old_a, old_b = shadow.reader_a[unique_keys], shadow.reader_b[unique_keys]
-        reader_a = np.where(old_a >= 0, old_a, new_a)
-        reader_b = old_b
-        for candidate in (new_a, new_b):
-            reader_b = np.where(
-                (reader_b < 0) & (candidate >= 0) & (candidate != reader_a), candidate, reader_b
-            )
+        old_count_a, old_count_b = shadow.read_count_a[unique_keys], shadow.read_count_b[unique_keys]
+        taken_a = old_a >= 0
+        reader_a = np.where(taken_a, old_a, new_a)
+        reader_count_a = np.where(taken_a, old_count_a, count_a)
+        reader_b, reader_count_b = old_b, old_count_b
+        for candidate, candidate_count in ((new_a, count_a), (new_b, count_b)):
+            take = (reader_b < 0) & (candidate >= 0) & (candidate != reader_a)
+            reader_b = np.where(take, candidate, reader_b)
+            reader_count_b = np.where(take, candidate_count, reader_count_b)
         shadow.reader_a[unique_keys] = reader_a
         shadow.reader_b[unique_keys] = reader_b
+        shadow.read_count_a[unique_keys] = reader_count_a
+        shadow.read_count_b[unique_keys] = reader_count_b
 
     def _raise(
         self,
@@ -303,7 +360,7 @@ class SharedMemoryTracker:
             f"{buffer.describe()} of {self.describe_block(block)}",
             index,
             (first, second),
-            f"{verbs[kind]} in the same barrier phase (no barrier between them)",
+            f"{verbs[kind]} in the same barrier phase (no barrier between them, no mbarrier orders them)",
             op,
         )
 

@@ -53,6 +53,7 @@ from mlc.interpreter.values import (
     merge,
     zero_value,
 )
+from mlc.interpreter.warp_roles import WARP_ROLES, run_roles
 
 
 # arith -------------------------------------------------------------------------------------------
@@ -223,6 +224,8 @@ MATH: dict[str, Implementation] = {
 
 def _scf_if(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     assert isinstance(op, scf.IfOp)
+    if WARP_ROLES in op.attributes:
+        return run_roles(execution, op, mask)
     condition = np.asarray(execution.get(op.cond), dtype=bool)
     has_else = bool(op.false_region.blocks)
     if is_uniform(condition):

@@ -26,8 +26,9 @@ truncation or malformed header is an `ArtifactError` saying which, so the cache 
 entry and compile again, and `mlc.load` can say why a file cannot be used.
 
 Encoding the plan: a dataclass of `slots.py` becomes `{"$": ClassName, field: value, ...}`, a
-tuple `{"$tuple": [...]}`, a numpy dtype `{"$dtype": "<f4"}`, an array `{"$array": blob, "dtype",
-"shape"}` (C order); other values are JSON's own.
+tuple `{"$tuple": [...]}`, a numpy dtype `{"$dtype": "<f4"}` (`"bfloat16"` for ml_dtypes' bf16,
+whose `str` is numpy's anonymous `<V2`), an array `{"$array": blob, "dtype", "shape"}` (C order);
+other values are JSON's own.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ _PREFIX = len(MAGIC) + 32 + 8
 
 # Every dataclass of the host plan's module, so that a field added to the plan (a new dataclass
 # such as TensorMapParameter) travels in artifacts without a second list to keep in step.
+BFLOAT16 = "bfloat16"
 _PLAN_CLASSES: dict[str, type] = {
     cls.__name__: cls
     for cls in vars(slots).values()
@@ -166,13 +168,26 @@ def _encode_value(value: Any, blobs: list[bytes]) -> Any:
     if isinstance(value, tuple):
         return {"$tuple": [_encode_value(item, blobs) for item in value]}
     if isinstance(value, np.dtype):
-        return {"$dtype": value.str}
+        return {"$dtype": _dtype_text(value)}
     if isinstance(value, np.ndarray):
         blobs.append(np.ascontiguousarray(value).tobytes())
-        return {"$array": len(blobs) - 1, "dtype": value.dtype.str, "shape": list(value.shape)}
+        return {"$array": len(blobs) - 1, "dtype": _dtype_text(value.dtype), "shape": list(value.shape)}
     if value is None or isinstance(value, bool | int | float | str):
         return value
     raise TypeError(f"cannot encode a {type(value).__name__} in an artifact")
+
+
+def _dtype_text(dtype: np.dtype) -> str:
+    """`dtype.str`, except bf16's name: its `str` (`<V2`) would decode as raw bytes."""
+    return BFLOAT16 if dtype.name == BFLOAT16 else dtype.str
+
+
+def _dtype_named(text: str) -> np.dtype:
+    if text == BFLOAT16:
+        from mlc.dialects.element_types import bfloat16_dtype
+
+        return bfloat16_dtype()
+    return np.dtype(text)
 
 
 def _decode_value(value: Any, blobs: list[bytes]) -> Any:
@@ -186,9 +201,9 @@ def _decode_value(value: Any, blobs: list[bytes]) -> Any:
     if "$tuple" in value:
         return tuple(_decode_value(item, blobs) for item in value["$tuple"])
     if "$dtype" in value:
-        return np.dtype(value["$dtype"])
+        return _dtype_named(value["$dtype"])
     if "$array" in value:
-        array = np.frombuffer(blobs[value["$array"]], dtype=np.dtype(value["dtype"])).reshape(value["shape"])
+        array = np.frombuffer(blobs[value["$array"]], dtype=_dtype_named(value["dtype"])).reshape(value["shape"])
         array.flags.writeable = False  # frombuffer of bytes is read-only already; the plan says so
         return array
     raise ValueError(f"unknown tagged value {sorted(value)}")

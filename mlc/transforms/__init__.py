@@ -43,6 +43,7 @@ MLC_PASSES: dict[str, str] = {
     "convert-gpu-to-nvvm": "mlc.transforms.gpu.convert_gpu_to_nvvm:ConvertGpuToNvvm",
     "gpu-insert-barriers": "mlc.transforms.gpu.gpu_insert_barriers:GpuInsertBarriers",
     "loop-double-buffer": "mlc.transforms.loop.loop_double_buffer:LoopDoubleBuffer",
+    "loop-group-tiles": "mlc.transforms.loop.loop_group_tiles:LoopGroupTiles",
     "loop-promote-shared": "mlc.transforms.loop.loop_promote_shared:LoopPromoteShared",
     "loop-unroll": "mlc.transforms.loop.loop_unroll:LoopUnroll",
     "mlc-lower-to-cpu": "mlc.transforms.pipelines:LowerToCpu",

@@ -27,7 +27,10 @@ convert-tile-to-loop{tensor-cores=true wgmma=true} warpgroup products (sm_90a co
 back end then builds for an sm_90 target); other architectures keep mma.sync. With `tma=true`
 (opt-in, sm_90 only: `mlc.compile(..., pipeline="mlc-lower-to-gpu{arch=sm_90 tma=true}")`),
 loop-promote-shared{tma=true} stages the wgmma operands with bulk tensor copies on mbarriers
-(`mlc.tma`; convert-gpu-to-nvvm adds the tensor-map parameters the runtime fills).
+(`mlc.tma`; convert-gpu-to-nvvm adds the tensor-map parameters the runtime fills); with
+`warp-specialize=true` besides, a producer warpgroup issues them and the other warpgroups consume
+(full/empty mbarriers, no `bar.sync` in the K loop: `warp_specialization.py`). `group-tiles=G`
+(opt-in) runs loop-group-tiles{group=G} before convert-loop-to-gpu: 2-D grids in grouped order.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ from mlc.transforms.graph.convert_graph_to_tile import ConvertGraphToTile
 from mlc.transforms.graph.graph_fuse import GraphFuse
 from mlc.transforms.graph.graph_pad_matmul_operands import GraphPadMatmulOperands
 from mlc.transforms.graph.graph_transpose_tf32_rhs import GraphTransposeTf32Rhs
+from mlc.transforms.loop.convert_loop_to_gpu import ConvertLoopToGpu
+from mlc.transforms.loop.loop_group_tiles import LoopGroupTiles
 from mlc.transforms.loop.loop_promote_shared import LoopPromoteShared
 from mlc.transforms.tile.convert_tile_to_loop import ConvertTileToLoop
 
@@ -97,6 +102,10 @@ class LowerToGpu(NamedPipeline):
     tma: bool = False
     """Opt-in, with a wgmma `arch`: loop-promote-shared{tma=true} stages the warpgroup products'
     operands with bulk tensor copies (TMA) on mbarriers instead of cp.async."""
+    warp_specialize: bool = False
+    """Opt-in, with `tma`: loop-promote-shared{warp-specialize=true}, a producer warpgroup and consumers."""
+    group_tiles: int = 0
+    """Opt-in: loop-group-tiles{group=G} before convert-loop-to-gpu (2-D grids in grouped order); 0 off."""
 
     def __post_init__(self) -> None:
         ConvertGraphToTile(precision=self.precision)  # checks the value
@@ -104,12 +113,19 @@ class LowerToGpu(NamedPipeline):
             raise ValueError(f"arch must be a GPU architecture such as sm_80 or sm_90, got {self.arch}")
         if self.tma and self.arch not in WGMMA_ARCHS:
             raise ValueError(f"tma=true stages wgmma operands: it needs arch={' or '.join(WGMMA_ARCHS)}, got arch={self.arch or '(none)'}")
+        if self.warp_specialize and not self.tma:
+            raise ValueError("warp-specialize=true splits the TMA pipeline: it needs tma=true")
+        if self.group_tiles < 0:
+            raise ValueError(f"group-tiles must be 0 (off) or a positive number of row blocks, got {self.group_tiles}")
 
     def passes(self) -> list[ModulePass]:
         passes = _with_precision(build_pipeline(GPU_PIPELINE, all_passes(), mlir_syntax=False), self.precision)
         passes = [dataclasses.replace(p, store_layouts=True) if isinstance(p, GraphFuse) else p for p in passes]
         if self.tma:
-            passes = [dataclasses.replace(p, tma=True) if isinstance(p, LoopPromoteShared) else p for p in passes]
+            passes = [dataclasses.replace(p, tma=True, warp_specialize=self.warp_specialize) if isinstance(p, LoopPromoteShared) else p for p in passes]
+        if self.group_tiles:
+            at = next(index for index, p in enumerate(passes) if isinstance(p, ConvertLoopToGpu))
+            passes = [*passes[:at], LoopGroupTiles(group=self.group_tiles), *passes[at:]]
         return _with_wgmma(passes) if self.arch in WGMMA_ARCHS else passes
 
 

@@ -827,3 +827,116 @@ mlc_gpu.func @ring(%a: memref<48x256xf16>, %out: memref<64x256xf16>) grid [1, 1,
   mlc_gpu.return
 }}
 """
+
+
+WARP_SPECIALIZED_RING = """
+mlc_gpu.func @ring(%a: memref<48x256xf16>, %out: memref<2x128x256xf16>) grid [2, 1, 1] block [256, 1, 1] attributes {{mlc.min_blocks_per_multiprocessor = 1 : i64}} {{
+  %t = mlc_gpu.thread_id x
+  %block = mlc_gpu.block_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c128 = arith.constant 128 : index
+  %c64 = arith.constant 64 : index
+  %full = memref.alloca() : memref<2xi64, 3 : i64>
+  %empty = memref.alloca() : memref<2xi64, 3 : i64>
+  %stages = memref.alloca() : memref<2x128x64xf16, 3 : i64>
+  %first = arith.cmpi eq, %t, %c0 : index
+  scf.if %first {{
+    loop.mbarrier_init %full[%c0], 1 : memref<2xi64, 3 : i64>
+    loop.mbarrier_init %full[%c1], 1 : memref<2xi64, 3 : i64>
+    loop.mbarrier_init %empty[%c0], {consumers} : memref<2xi64, 3 : i64>
+    loop.mbarrier_init %empty[%c1], {consumers} : memref<2xi64, 3 : i64>
+  }}
+  mlc_gpu.barrier
+  %producer = arith.cmpi ult, %t, %c128 : index
+  scf.if %producer {{
+    scf.if %first {{
+      scf.for %k = %c0 to %c4 step %c1 {{
+        %stage = arith.remui %k, %c2 : index
+        %use = arith.divui %k, %c2 : index
+        %released = arith.addi %use, %c1 : index
+        %parity = arith.remui %released, %c2 : index
+        {producer_wait}
+        %column = arith.muli %k, %c64 : index
+        loop.mbarrier_arrive %full[%stage] expect_tx 16384 : memref<2xi64, 3 : i64>
+        loop.tma_load %a[%c0, %column] to %stages[%stage, %c0, %c0], %full[%stage] : memref<48x256xf16> to memref<2x128x64xf16, 3 : i64>, memref<2xi64, 3 : i64>
+      }}
+    }}
+  }} else {{
+    %row = arith.subi %t, %c128 : index
+    scf.for %k = %c0 to %c4 step %c1 {{
+      %stage = arith.remui %k, %c2 : index
+      %use = arith.divui %k, %c2 : index
+      %parity = arith.remui %use, %c2 : index
+      {consumer_wait}
+      {early_release}
+      %values = vector.load %stages[%stage, %row, %c0] : memref<2x128x64xf16, 3 : i64>, vector<64xf16>
+      %column = arith.muli %k, %c64 : index
+      vector.store %values, %out[%block, %row, %column] : memref<2x128x256xf16>, vector<64xf16>
+      {release}
+    }}
+  }} {{mlc.warp_roles = array<i64: 40, 232>}}
+  mlc_gpu.return
+}}
+"""
+"""A warp-specialized two-stage ring (`interpreter/test_warp_roles.py`, `lit/pipelines/warp-roles.mlir`):
+in each of 2 blocks, warpgroup 0 is the producer (thread 0 waits on a stage's *empty* mbarrier,
+announces 16 KiB on its *full* one and copies the next 128x64 box of a 48x256 f16 matrix: rows
+48.. are zeros), warpgroup 1 consumes (wait on *full*, copy its row out, arrive on *empty*). No `mlc_gpu.barrier` in the loops: only mbarriers order
+them. The placeholders break the protocol in the variants."""
+
+WARP_SPECIALIZED_LOOP_RING = """
+loop.kernel @ring(%a: memref<48x256xf16>, %out: memref<2x128x256xf16>) {{
+  loop.parallel %block < 2 mapping block.x {{
+    %full = memref.alloca() : memref<2xi64, 3 : i64>
+    %empty = memref.alloca() : memref<2xi64, 3 : i64>
+    %stages = memref.alloca() : memref<2x128x64xf16, 3 : i64>
+    loop.parallel %t < 256 mapping thread.x {{
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c4 = arith.constant 4 : index
+      %c128 = arith.constant 128 : index
+      %c64 = arith.constant 64 : index
+      %first = arith.cmpi eq, %t, %c0 : index
+      scf.if %first {{
+        loop.mbarrier_init %full[%c0], 1 : memref<2xi64, 3 : i64>
+        loop.mbarrier_init %full[%c1], 1 : memref<2xi64, 3 : i64>
+        loop.mbarrier_init %empty[%c0], 128 : memref<2xi64, 3 : i64>
+        loop.mbarrier_init %empty[%c1], 128 : memref<2xi64, 3 : i64>
+      }}
+      %producer = arith.cmpi ult, %t, %c128 : index
+      scf.if %producer {{
+        scf.if %first {{
+          scf.for %k = %c0 to %c4 step %c1 {{
+            %stage = arith.remui %k, %c2 : index
+            %use = arith.divui %k, %c2 : index
+            %released = arith.addi %use, %c1 : index
+            %parity = arith.remui %released, %c2 : index
+            {producer_wait}
+            %column = arith.muli %k, %c64 : index
+            loop.mbarrier_arrive %full[%stage] expect_tx 16384 : memref<2xi64, 3 : i64>
+            loop.tma_load %a[%c0, %column] to %stages[%stage, %c0, %c0], %full[%stage] : memref<48x256xf16> to memref<2x128x64xf16, 3 : i64>, memref<2xi64, 3 : i64>
+          }}
+        }}
+      }} else {{
+        %row = arith.subi %t, %c128 : index
+        scf.for %k = %c0 to %c4 step %c1 {{
+          %stage = arith.remui %k, %c2 : index
+          %use = arith.divui %k, %c2 : index
+          %parity = arith.remui %use, %c2 : index
+          {consumer_wait}
+          %values = vector.load %stages[%stage, %row, %c0] : memref<2x128x64xf16, 3 : i64>, vector<64xf16>
+          %column = arith.muli %k, %c64 : index
+          vector.store %values, %out[%block, %row, %column] : memref<2x128x256xf16>, vector<64xf16>
+          {release}
+        }}
+      }} {{mlc.warp_roles = array<i64: 40, 232>}}
+    }}
+  }}
+  loop.return
+}}
+"""
+"""`WARP_SPECIALIZED_RING` as a loop kernel (the level where `loop-promote-shared` builds it)."""

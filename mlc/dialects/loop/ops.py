@@ -957,6 +957,20 @@ class AsyncCommitOp(IRDLOperation):
 
 
 @irdl_op_definition
+class WarpSyncOp(IRDLOperation):
+    """`loop.warp_sync`: the 32 lanes of each warp that runs it meet, and each lane's memory
+    accesses before it are ordered before every lane's accesses after it (PTX `bar.warp.sync
+    0xffffffff`, CUDA's `__syncwarp()`). Every lane of a warp must reach it together. So one lane
+    can arrive on an mbarrier for its whole warp: its arrival releases what the warp did."""
+
+    name = "loop.warp_sync"
+    assembly_format = "attr-dict"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+
+@irdl_op_definition
 class AsyncWaitOp(IRDLOperation):
     """`loop.async_wait 1`: waits until at most `pending` of the thread's committed groups of async
     copies are still in flight (PTX `cp.async.wait_group N`); their copies are then complete."""
@@ -1251,6 +1265,6 @@ class TmaLoadOp(IRDLOperation):
 Loop = Dialect(
     "loop",
     [KernelOp, ReturnOp, ParallelOp, YieldOp, AllReduceOp, LaunchOp, MmaSyncOp, RoundTf32Op, LdMatrixOp, WgmmaOp, WgmmaWaitOp, AsyncCopyOp, AsyncCommitOp, AsyncWaitOp,
-     MbarrierInitOp, MbarrierArriveOp, MbarrierWaitOp, TmaLoadOp],
+     WarpSyncOp, MbarrierInitOp, MbarrierArriveOp, MbarrierWaitOp, TmaLoadOp],
     [],
 )

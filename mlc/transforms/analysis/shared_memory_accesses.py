@@ -53,7 +53,7 @@ from xdsl.ir import Operation, SSAValue
 
 from mlc.dialects.gpu import ops as gpu
 from mlc.dialects.loop.ops import (
-    AsyncCommitOp, AsyncCopyOp, AsyncWaitOp, LdMatrixOp, MbarrierArriveOp, MbarrierInitOp, MbarrierWaitOp, TmaLoadOp, WgmmaOp,
+    AsyncCommitOp, AsyncCopyOp, AsyncWaitOp, LdMatrixOp, MbarrierArriveOp, MbarrierInitOp, MbarrierWaitOp, TmaLoadOp, WarpSyncOp, WgmmaOp,
 )
 from mlc.transforms.analysis.thread_analysis import (
     VIEW_OPS,
@@ -71,7 +71,7 @@ Allocation = SSAValue | str
 _NO_ACCESS = (
     *VIEW_OPS, memref.DimOp, memref.RankOp, memref.ExtractStridedMetaDataOp, memref.DeallocOp,
     scf.ForOp, scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp, gpu.ReturnOp, gpu.BarrierOp,
-    AsyncCommitOp, AsyncWaitOp,
+    AsyncCommitOp, AsyncWaitOp, WarpSyncOp,
 )  # fmt: skip
 """Ops that access no memory themselves (structured control flow passes memrefs along)."""
 _CALLS = (func.CallOp, llvm.CallOp)

@@ -62,7 +62,7 @@ rewrites (step 5).
    do not; a second buffer of the loop takes the first one's count, or registers); otherwise,
    and for S = 1, the copy goes through registers as in step 5. In a kernel with `mlc.tma`
    (option `tma`), a wgmma operand whose box can be one bulk tensor copy is staged by TMA copies
-   on mbarriers instead (`tma_pipeline.py`: one thread issues, every thread waits on the phase).
+   on mbarriers instead (`tma_pipeline.py`; producer and consumer warpgroups: `warp-specialize`).
 
 Semantics. Within a thread loop, shared memory is block-synchronous at the loop level (see the loop
 dialect): each statement touching it completes in every thread before any thread goes on, as the
@@ -119,6 +119,7 @@ from mlc.transforms.analysis.shared_memory_promotion import (
 )
 from mlc.transforms.lowering.async_pipeline import StagedLoop, erase_block, overlap_products
 from mlc.transforms.lowering.tma_pipeline import TmaStagedLoop, bulk_copies, bulk_copies_possible
+from mlc.transforms.lowering.warp_specialization import specialize_warps
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if, zero_of
 from mlc.transforms.lowering.shared_copy import (
     Counter,
@@ -342,9 +343,9 @@ class PromotionRewriter:
 # -- the pass ----------------------------------------------------------------------------------------
 
 
-def promote_kernel(kernel: loop.KernelOp, stages: int = 0, tma: bool = False) -> None:
+def promote_kernel(kernel: loop.KernelOp, stages: int = 0, tma: bool = False, warp_specialize: bool = False) -> None:
     """Promotes what is worth it; `stages` 0 takes the kernel's `mlc.pipeline_stages` (else 1);
-    `tma` marks a kernel of warpgroup products `mlc.tma` (bulk tensor copies, `tma_pipeline.py`)."""
+    `tma` marks a kernel of warpgroup products `mlc.tma`, `warp_specialize` splits its pipelines."""
     if tma and attributes.WGMMA.read(kernel) is not None:
         attributes.TMA.write(kernel, UnitAttr())
     recorded = attributes.PIPELINE_STAGES.read(kernel)
@@ -373,6 +374,8 @@ def promote_kernel(kernel: loop.KernelOp, stages: int = 0, tma: bool = False) ->
             PromotionRewriter(kernel, promotion, analysis).apply(describe_promotion(promotion, analysis, cost, unpadded), fitting)
     for scope in [op for op in kernel.walk() if isinstance(op, scf.ForOp)]:
         overlap_products(scope)
+    if warp_specialize:
+        specialize_warps(kernel)
 
 
 @dataclass(frozen=True)
@@ -389,6 +392,9 @@ class LoopPromoteShared(ModulePass):
     """Stage the operands of warpgroup products with bulk tensor copies (TMA) on mbarriers
     (`mlc.tma` on each wgmma kernel), where an operand allows; off: cp.async (or the kernel's own `mlc.tma`)."""
 
+    warp_specialize: bool = False
+    """With `tma`: a producer warpgroup issues the bulk copies, the others consume (`warp_specialization.py`)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, loop.KernelOp)]:
-            promote_kernel(kernel, self.stages, self.tma)
+            promote_kernel(kernel, self.stages, self.tma, self.warp_specialize)

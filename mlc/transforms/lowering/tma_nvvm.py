@@ -10,6 +10,7 @@ and the map parameters are appended to the function), after shared memory became
 * `loop.mbarrier_wait` -> a `mbarrier.try_wait.parity.shared::cta.b64` loop in inline PTX (its
   label is local to the asm's `{ }` scope, so the asm may be duplicated by unrolling), with a
   memory clobber: no shared-memory access moves above the wait.
+* `loop.warp_sync` -> `llvm.nvvm.bar.warp.sync(0xffffffff)` (`__syncwarp()`).
 * `loop.tma_load` -> `llvm.nvvm.cp.async.bulk.tensor.g2s.tile.Nd(dst, bar, map, coordinates
   innermost first, ...)` through a tensor map. Each distinct (source parameter, swizzle, box)
   becomes one trailing `!llvm.ptr` parameter of the kernel and one entry of `mlc.tensor_maps`,
@@ -21,6 +22,12 @@ and the map parameters are appended to the function), after shared memory became
   other destination by one box of its trailing dimensions without swizzle (its allocation is
   128-byte aligned by convert-gpu-to-nvvm, as the copy engine needs).
 
+* `scf.if {mlc.warp_roles = array<i64: producer, consumer>}` (a warp-specialized kernel's roles)
+  -> `setmaxnreg.dec.sync.aligned.u32 producer` first in its then-region and
+  `setmaxnreg.inc.sync.aligned.u32 consumer` first in its else-region (0: no `setmaxnreg`), so
+  that the copy-issuing warpgroup gives registers to the warpgroups that hold accumulators. The
+  attribute stays for the interpreter (the regions run as coroutines).
+
 Preconditions: the copy's source is a kernel parameter (global memory), the destination and the
 barriers are shared allocations; a swizzled destination has 16-bit elements, the box's origin at
 row 0 and column 0 of its matrix (constant indices) and 8k rows of 64m columns.
@@ -28,7 +35,7 @@ row 0 and column 0 of its matrix (constant indices) and 8k rows of 64m columns.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, llvm
+from xdsl.dialects import arith, llvm, scf
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, IntAttr, IntegerAttr, IndexType, MemRefType, i1, i16, i32, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -177,9 +184,27 @@ class _TmaLowering:
 TMA_OPS = (loop.MbarrierInitOp, loop.MbarrierArriveOp, loop.MbarrierWaitOp, loop.TmaLoadOp)
 
 
+def _set_register_counts(roles: scf.IfOp) -> None:
+    """`setmaxnreg` first in each role's region, as `mlc.warp_roles` asks."""
+    counts = attributes.WARP_ROLES.integers(roles)
+    assert counts is not None
+    for region, direction, count in zip((roles.true_region, roles.false_region), ("dec", "inc"), counts):
+        first = region.block.first_op if region.blocks else None
+        if count and first is not None:
+            asm = llvm.InlineAsmOp(f"setmaxnreg.{direction}.sync.aligned.u32 {count};", "~{memory}", [], [], has_side_effects=True)
+            Rewriter.insert_op(asm, InsertPoint.before(first))
+
+
 def lower_mbarriers_and_tma(function: llvm.FuncOp) -> bool:
     """Lowers the kernel's mbarrier ops and bulk copies; True if it had any."""
     ops = [op for op in function.walk() if isinstance(op, TMA_OPS)]
+    for roles in [op for op in function.walk() if isinstance(op, scf.IfOp) and attributes.WARP_ROLES.name in op.attributes]:
+        _set_register_counts(roles)
+    for warp_sync in [op for op in function.walk() if isinstance(op, loop.WarpSyncOp)]:
+        every_lane = arith.ConstantOp(IntegerAttr(-1, i32))
+        Rewriter.insert_op([every_lane, llvm.CallIntrinsicOp("llvm.nvvm.bar.warp.sync", [every_lane.result], [])], InsertPoint.before(warp_sync))
+        warp_sync.detach()
+        warp_sync.erase()
     if not ops:
         return False
     lowering = _TmaLowering(function)

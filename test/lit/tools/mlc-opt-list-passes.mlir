@@ -25,6 +25,7 @@
 // CHECK-NEXT: {{ +}}graph-transpose-tf32-rhs{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}licm{{ +}}Move loop-invariant operations without side effects out of loops.
 // CHECK-NEXT: {{ +}}loop-double-buffer{{ +}}{{[A-Z].*\.}}
+// CHECK-NEXT: {{ +}}loop-group-tiles{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}loop-promote-shared{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}loop-unroll{{ +}}{{[A-Z].*\.}}
 // The named pipelines are passes too.

@@ -187,6 +187,26 @@ def test_wgmma_matmul_with_bulk_tensor_copies(a_shape, b_shape, epilogue: str, e
         assert_compiled_matches(text, arrays, got, [expected])
 
 
+WARP_SPECIALIZED = "mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true}"
+
+
+@GPU
+@pytest.mark.parametrize("element", ["f16", "bf16"])
+@pytest.mark.parametrize("a_shape, b_shape, epilogue", TMA_CASES)
+def test_wgmma_matmul_with_warp_specialized_bulk_tensor_copies(a_shape, b_shape, epilogue: str, element: str, request: pytest.FixtureRequest):
+    """`mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true}`: a producer warpgroup issues the
+    bulk copies on full/empty mbarriers, the consumer warpgroups multiply (setmaxnreg 40 / 232, no
+    bar.sync in the K loop); the results within the derived bound of numpy."""
+    text = program(a_shape, b_shape, element, epilogue)
+    lowered = str(lower(text, WARP_SPECIALIZED))
+    assert "setmaxnreg.dec.sync.aligned.u32 40" in lowered, "the warp-specialized path did not apply"
+    compiled = mlc.compile(text, device="cuda", pipeline=WARP_SPECIALIZED)
+    arrays = inputs(request.node.nodeid, [a_shape, b_shape, *([b_shape[-1:]] if epilogue else [])], element)
+    product = arrays[0].astype(np.float64) @ arrays[1].astype(np.float64)
+    expected = np.maximum(product + arrays[2].astype(np.float64), 0) if epilogue else product
+    assert_compiled_matches(text, arrays, compiled(*arrays), [expected])
+
+
 def test_bulk_tensor_copies_plan_their_maps():
     """Without a GPU: the TMA lowering's kernel declares one map per operand (64x64 boxes, 128-byte
     swizzle) that the runtime's plan accepts for the launched buffers, raising their alignment to

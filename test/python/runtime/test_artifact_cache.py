@@ -69,6 +69,19 @@ def test_tensor_map_parameters_travel_with_their_launch():
     assert again.plan.launches == (launch,)
     assert again.plan.launches[0].tensor_maps[0].box == (64, 32)
 
+
+def test_bf16_buffers_and_constants_keep_their_dtype():
+    """ml_dtypes' bf16 has numpy's anonymous `str` `<V2`: a cached bf16 TMA kernel once came back
+    with raw-byte buffers, whose tensor maps had no element type."""
+    bfloat16 = pytest.importorskip("ml_dtypes").bfloat16
+    values = np.arange(4, dtype=np.float32).astype(bfloat16)
+    spec = slots.BufferSpec((4,), np.dtype(bfloat16), "memref<4xbf16>")
+    plan = dataclasses.replace(_plan(values), constants=(slots.ConstantSlot(1, "c", spec, values, 256),))
+    again = decode(encode(dataclasses.replace(_artifact(), plan=plan)))
+    constant = again.plan.constants[0]
+    assert constant.spec.dtype == np.dtype(bfloat16) and constant.values.dtype == np.dtype(bfloat16)
+    assert np.array_equal(constant.values.astype(np.float32), values.astype(np.float32))
+
 def test_a_shared_library_travels_with_the_object_and_old_files_have_none():
     import dataclasses
     import hashlib

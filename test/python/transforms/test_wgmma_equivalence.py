@@ -82,6 +82,29 @@ def test_wgmma_passes_with_bulk_tensor_copies_are_exact(m: int, n: int, k: int, 
     _check_chain(program(m, n, k, True), element, TMA_STEPS, seed, tile_level=_tile_level(128), path="loop.wgmma")
 
 
+WARP_SPECIALIZED_STEPS = [step.replace("loop-promote-shared", "loop-promote-shared{tma=true warp-specialize=true}") for step in STEPS]
+
+
+@settings(max_examples=1, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@given(
+    m=st.integers(1, 140),
+    n=st.integers(1, 17).map(lambda blocks: 8 * blocks),
+    k=st.integers(9, 25).map(lambda blocks: 8 * blocks),
+    element=st.sampled_from(["f16", "bf16"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+@example(m=70, n=72, k=456, element="f16", seed=4)  # 8 K steps: each stage released and refilled
+def test_warp_specialized_bulk_tensor_copies_are_exact(m: int, n: int, k: int, element: str, seed: int):
+    """`loop-promote-shared{tma=true warp-specialize=true}` (`warp_specialization.py`): a producer
+    warpgroup issues the copies after waiting on each stage's *empty* mbarrier, the consumer
+    warpgroups wait on *full*, multiply and release the stage (lane 0 of each warp, after a
+    `loop.warp_sync`); the interpreter runs the two roles as coroutines and orders their accesses
+    through the mbarriers (the pass without the warp_sync is a reported WAR: the refill is not
+    ordered after the other lanes' reads). Bit-identical through convert-loop-to-gpu and
+    gpu-insert-barriers (which adds no barrier inside the roles)."""
+    _check_chain(program(m, n, k, True), element, WARP_SPECIALIZED_STEPS, seed, tile_level=_tile_level(128), path="loop.wgmma")
+
+
 def test_transposed_operands_with_bulk_tensor_copies_are_exact():
     """Both operands transposed (x stored K x M, staged M-major; the weight N x K, staged K-major)
     through the TMA staging: boxes of the stored layouts, 8 K steps, ragged N and K."""

@@ -334,15 +334,18 @@ loop.kernel @ldmatrix() {
 }
 
 // mbarriers and a bulk tensor copy: one thread initializes the barrier, announces the box's bytes
-// and copies a 64 x 64 box of %a into stage %s; every thread waits on the phase of parity 0.
+// and copies a 64 x 64 box of %a into stage %s; the warps' lanes meet (warp_sync) before an
+// arrival; every thread waits on the phase of parity 0.
 // CHECK-LABEL: loop.kernel @tma
 // CHECK:         loop.mbarrier_init %bars[%c0], 1 : memref<2xi64, 3 : i64>
 // CHECK:         loop.mbarrier_arrive %bars[%c0] expect_tx 8192 : memref<2xi64, 3 : i64>
 // CHECK:         loop.tma_load %a[%t, %c0] to %stages[%c1, %c0, %c0], %bars[%c0] : memref<128x64xf16> to memref<2x64x64xf16, 3 : i64>, memref<2xi64, 3 : i64>
-// CHECK:         loop.mbarrier_arrive %bars[%c1] : memref<2xi64, 3 : i64>
+// CHECK:         loop.warp_sync
+// CHECK-NEXT:    loop.mbarrier_arrive %bars[%c1] : memref<2xi64, 3 : i64>
 // CHECK:         loop.mbarrier_wait %bars[%c0], %c0 : memref<2xi64, 3 : i64>
 // GENERIC:       "loop.mbarrier_arrive"(%{{.*}}, %{{.*}}) <{expect_tx = 8192 : i64}> : (memref<2xi64, 3 : i64>, index) -> ()
 // GENERIC:       "loop.tma_load"(%{{.*}}) <{operandSegmentSizes = array<i32: 1, 2, 1, 3, 1, 1>}>
+// GENERIC:       "loop.warp_sync"() : () -> ()
 loop.kernel @tma(%a: memref<128x64xf16>) {
   %bars = memref.alloca() : memref<2xi64, 3>
   %stages = memref.alloca() : memref<2x64x64xf16, 3>
@@ -352,6 +355,7 @@ loop.kernel @tma(%a: memref<128x64xf16>) {
     loop.mbarrier_init %bars[%c0], 1 : memref<2xi64, 3>
     loop.mbarrier_arrive %bars[%c0] expect_tx 8192 : memref<2xi64, 3>
     loop.tma_load %a[%t, %c0] to %stages[%c1, %c0, %c0], %bars[%c0] : memref<128x64xf16> to memref<2x64x64xf16, 3>, memref<2xi64, 3>
+    loop.warp_sync
     loop.mbarrier_arrive %bars[%c1] : memref<2xi64, 3>
     loop.mbarrier_wait %bars[%c0], %c0 : memref<2xi64, 3>
   }

@@ -6,6 +6,7 @@
 // + 64) through one tensor map of %a (parameter 0, 128-byte swizzle, box [128, 64]), a trailing
 // pointer parameter the kernel acquires at entry; a plain 64 x 32 destination by one box of its
 // shape without swizzle through a second map (of %b, parameter 1), into a 128-byte aligned global.
+// `loop.warp_sync` is `bar.warp.sync` with every lane's bit.
 // CHECK-LABEL: llvm.func @tma(%a: !llvm.ptr {llvm.noalias}, %b: !llvm.ptr {llvm.noalias}, %map0: !llvm.ptr, %map1: !llvm.ptr)
 // CHECK-SAME:    mlc.tensor_maps = [array<i64: 0, 128, 128, 64>, array<i64: 1, 0, 64, 32>], mlc.required_arch = "sm_90a"
 // CHECK-NEXT:    llvm.inline_asm has_side_effects "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l,~{memory}" %map0
@@ -22,6 +23,8 @@
 // CHECK-NEXT:    %[[SECOND:.*]] = llvm.addrspacecast %{{.*}} : !llvm.ptr<3> to !llvm.ptr<7>
 // CHECK-NEXT:    llvm.call_intrinsic "llvm.nvvm.cp.async.bulk.tensor.g2s.tile.2d"(%[[SECOND]], %{{.*}}, %map0, %[[NEXT]], %[[ROW]], %{{.*}})
 // CHECK:         llvm.call_intrinsic "llvm.nvvm.cp.async.bulk.tensor.g2s.tile.2d"(%{{.*}}, %{{.*}}, %map1, %{{.*}})
+// CHECK:         %[[EVERY_LANE:.*]] = arith.constant -1 : i32
+// CHECK-NEXT:    llvm.call_intrinsic "llvm.nvvm.bar.warp.sync"(%[[EVERY_LANE]]) : (i32) -> ()
 // CHECK:         llvm.inline_asm has_side_effects "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}"
 // CHECK:         llvm.inline_asm has_side_effects "{ .reg .pred done; wait: mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1; @!done bra wait; }", "r,r,~{memory}"
 // CHECK-NOT:     llvm.nvvm.barrier0
@@ -37,6 +40,7 @@ mlc_gpu.func @tma(%a: memref<256x512xf16>, %b: memref<100x40xf16>) grid [1, 1, 1
   loop.mbarrier_arrive %bars[%c0] expect_tx 36864 : memref<2xi64, 3 : i64>
   loop.tma_load %a[%row, %k] to %stages[%c1, %c0, %c0], %bars[%c0] : memref<256x512xf16> to memref<2x128x128xf16, 3 : i64>, memref<2xi64, 3 : i64>
   loop.tma_load %b[%c0, %c0] to %plain[%c0, %c0], %bars[%c0] : memref<100x40xf16> to memref<64x32xf16, 3 : i64>, memref<2xi64, 3 : i64>
+  loop.warp_sync
   loop.mbarrier_arrive %bars[%c1] : memref<2xi64, 3 : i64>
   loop.mbarrier_wait %bars[%c0], %c0 : memref<2xi64, 3 : i64>
   mlc_gpu.return

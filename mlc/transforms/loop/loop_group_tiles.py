@@ -1,0 +1,117 @@
+"""loop-group-tiles: run a kernel's 2-D grid of blocks in grouped order, for the L2 cache.
+
+Why. A GPU starts a grid's blocks in launch order, block.x fastest. mlc's matmul kernels map
+block.x over the row blocks of C (M) and block.y over its column blocks (N), so the blocks resident
+at once (a wave: 132 on an H100 at one block per multiprocessor) span every row block and a few
+column blocks: at 8192^3 with 128x256 blocks each wave reads all of A (128 MiB, more than the
+50 MiB L2) again, about 15 times over the kernel. In grouped order (Triton's `GROUP_M`, also what
+`bench/tma_matmul.py`'s hand-built kernel uses) the launch index walks G row blocks at a time down
+every column block, so a wave reads G row panels of A and about wave / G column panels of B.
+
+Algorithm, per `loop.kernel` whose body holds `loop.parallel %x < X mapping block.x` whose body
+holds `loop.parallel %y < Y mapping block.y` (X, Y >= 2; G < X):
+
+    launch = x + X * y;  per_group = G * Y;  first = (launch / per_group) * G
+    size = min(X - first, G);  within = launch mod per_group
+    row = first + within mod size;  column = within / size
+
+and every use of %x and %y inside that body reads `row` and `column` instead (computed at the
+start of each thread loop of the block body: convert-loop-to-gpu keeps divisions, which may
+trap, inside thread loops; every thread computes the same uniform values). This is a bijection
+of the X * Y iterations (the last group may be shorter than G), and the iterations of a parallel
+loop are independent, so every result is unchanged: only the order in which blocks run changes.
+The kernel records `mlc.tile_group = G` (a kernel that has it is left alone).
+
+Preconditions: %x and %y are used only inside the thread loops of the inner loop's body (else
+the kernel is left alone). Limits: two-dimensional grids only; G is the `group` option (8, as
+Triton's tutorial and the hand-built kernel). Not in the default pipeline:
+`mlc-lower-to-gpu{group-tiles=G}` adds it before convert-loop-to-gpu; not yet timed on mlc's
+kernels (BENCHMARKS.md, eighth step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+
+from mlc.diagnostics import PassFailure
+from mlc.dialects import attributes
+from mlc.dialects.loop import ops as loop
+from mlc.transforms.lowering.async_pipeline import emitter_before
+from mlc.transforms.lowering.chunk_access import Emitter
+
+
+def block_loops(kernel: loop.KernelOp) -> tuple[loop.ParallelOp, loop.ParallelOp] | None:
+    """The kernel's `block.x` loop and the `block.y` loop directly in its body, or None."""
+    rows = [op for op in kernel.body.block.ops if isinstance(op, loop.ParallelOp) and op.mapping_name() == "block.x"]
+    if len(rows) != 1:
+        return None
+    columns = [op for op in rows[0].body.block.ops if isinstance(op, loop.ParallelOp) and op.mapping_name() == "block.y"]
+    return (rows[0], columns[0]) if len(columns) == 1 else None
+
+
+def group_tiles(kernel: loop.KernelOp, group: int) -> bool:
+    """Rewrites the kernel's 2-D grid into grouped order where the preconditions hold; True if it did."""
+    found = block_loops(kernel)
+    if found is None or attributes.TILE_GROUP.read(kernel) is not None:
+        return False
+    rows, columns = found
+    row_count, column_count = rows.trip_count, columns.trip_count
+    if row_count < 2 or column_count < 2 or group >= row_count:
+        return False
+    x, y = rows.induction_variable, columns.induction_variable
+    thread_loops = [op for op in columns.body.block.ops if isinstance(op, loop.ParallelOp)]
+    if not all(any(inner.body.is_ancestor(use.operation) for inner in thread_loops) for value in (x, y) for use in value.uses):
+        return False
+    for thread_loop in thread_loops:
+        _regroup(thread_loop, x, y, row_count, column_count, group)
+    attributes.TILE_GROUP.write(kernel, IntegerAttr(group, i64))
+    return True
+
+
+def _regroup(thread_loop: loop.ParallelOp, x: SSAValue, y: SSAValue, row_count: int, column_count: int, group: int) -> None:
+    """At the start of `thread_loop`'s body, (row, column) in grouped order; its uses of x and y read them."""
+    body = thread_loop.body.block
+    existing = set(body.ops)
+    first_op = body.first_op
+    assert first_op is not None
+    row, column = _grouped(emitter_before(first_op), x, y, row_count, column_count, group)
+    created = set(body.ops) - existing
+    for value, replacement in ((x, row), (y, column)):
+        for use in list(value.uses):
+            if use.operation not in created and thread_loop.body.is_ancestor(use.operation):
+                use.operation.operands[use.index] = replacement
+
+
+def _grouped(emitter: Emitter, x: SSAValue, y: SSAValue, row_count: int, column_count: int, group: int) -> tuple[SSAValue, SSAValue]:
+    """(row, column) of the launch index x + X * y in grouped order (the module docstring)."""
+    launch = emitter.add(x, emitter.emit(arith.MuliOp(y, emitter.index(row_count))))
+    per_group = emitter.index(group * column_count)
+    first = emitter.emit(arith.MuliOp(emitter.emit(arith.DivUIOp(launch, per_group)), emitter.index(group)))
+    size = emitter.emit(arith.MinUIOp(emitter.emit(arith.SubiOp(emitter.index(row_count), first)), emitter.index(group)))
+    within = emitter.emit(arith.RemUIOp(launch, per_group))
+    row = emitter.add(first, emitter.emit(arith.RemUIOp(within, size)))
+    column = emitter.emit(arith.DivUIOp(within, size))
+    row.name_hint, column.name_hint = "tile_row", "tile_column"
+    return row, column
+
+
+@dataclass(frozen=True)
+class LoopGroupTiles(ModulePass):
+    """Launch each 2-D grid of blocks in grouped order (G row blocks at a time), for the L2 cache."""
+
+    name = "loop-group-tiles"
+
+    group: int = 8
+    """How many row blocks (block.x) a group walks down every column block (block.y)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.group < 1:
+            raise PassFailure(op, f"loop-group-tiles needs group >= 1, got {self.group}")
+        for kernel in [k for k in op.walk() if isinstance(k, loop.KernelOp)]:
+            group_tiles(kernel, self.group)
