@@ -49,9 +49,9 @@ MAGIC = b"MLCART\x00\x01"
 FORMAT_VERSION = 1
 _PREFIX = len(MAGIC) + 32 + 8
 
+BFLOAT16 = "bfloat16"
 # Every dataclass of the host plan's module, so that a field added to the plan (a new dataclass
 # such as TensorMapParameter) travels in artifacts without a second list to keep in step.
-BFLOAT16 = "bfloat16"
 _PLAN_CLASSES: dict[str, type] = {
     cls.__name__: cls
     for cls in vars(slots).values()
