@@ -155,12 +155,15 @@ GELU_LOWEST_LOG2 = -150.0
 """log2 Q is held at -150 where the scaling takes an integer exponent (2^-150 rounds to 0, as
 vscalefps's 2^floor(L) does for any L below)."""
 LARGEST_F32 = 3.4028234663852886e38
+"""The largest finite f32 (gelu_erf's stand-in for |+inf|)."""
 LN2_LOG_HIGH, LN2_LOG_LOW = 0.693359375, -2.12194440e-4
 """ln 2 = HIGH + LOW, HIGH with few bits so that e * HIGH is exact (Cephes logf)."""
 SMALLEST_NORMAL_BITS, SQRT_HALF_BITS, INFINITY_BITS = 0x00800000, 0x3F3504F3, 0x7F800000
 SCALINGS = ("scalef", "ldexp", "multiply")
 SCALEF_LANES = 16
 SCALEF_INTRINSIC = "llvm.x86.avx512.mask.scalef.ps.512"
+"""vscalefps zmm (a, b, passthrough, lane mask, rounding): a * 2^floor(b) per lane, rounded once
+(rounding 4: the current mode, MXCSR's round-to-nearest-even)."""
 CURRENT_ROUNDING = 4
 """The rounding operand of the AVX-512 intrinsics: the current mode (MXCSR's round-to-nearest-even)."""
 RANGE_MIN_SIGN_CLEARED = 0b1000
@@ -168,8 +171,6 @@ RANGE_MIN_SIGN_CLEARED = 0b1000
 REDUCE_FLOOR = 0b1001
 """vreduceps's immediate: x - floor(x) (no fraction bits kept, bits 1:0 = 01 round down; bit 3
 suppresses the precision exception)."""
-"""vscalefps zmm (a, b, passthrough, lane mask, rounding): a * 2^floor(b) per lane, rounded once
-(rounding 4: the current mode, MXCSR's round-to-nearest-even)."""
 
 class MathEmitter:
     """Appends ops to `block`, with constants splatted to the operand's shape."""
@@ -241,10 +242,10 @@ class MathEmitter:
         return self.scale(p, n)
 
     def scale(self, p: SSAValue, n: SSAValue) -> SSAValue:
-        """p * 2^n rounded once, for an integral f32 n in [-150, 127] (see `scaling`)."""
+        """p * 2^n rounded once, for an integral f32 n in [-150, 127] (see `scaling`); with
+        `scalef`, p * 2^floor(n) for any f32 n (vscalefps floors it; 0 for n = -inf)."""
         if self.scaling == "scalef":  # p * 2^n straight from the f32 n: no integer round trip
-            every_lane, current_rounding = self.constant(-1, i16), self.constant(CURRENT_ROUNDING, i32)
-            return self.emit(llvm.CallIntrinsicOp(SCALEF_INTRINSIC, [p, n, p, every_lane, current_rounding], [self.float_type]))
+            return self.x86(SCALEF_INTRINSIC, [p, n], p)
         exponent = self.integral_to_integer(n)
         if self.scaling == "ldexp":
             return self.emit(llvm.CallIntrinsicOp(f"llvm.ldexp.{_suffix(self.float_type)}.{_suffix(self.int_type)}", [p, exponent], [self.float_type]))
@@ -334,14 +335,14 @@ class MathEmitter:
         # -inf -> +inf (inf * 0 = NaN, as the definition's -inf * 0).
         if one_instruction:  # vrangeps: min(x, largest) with the sign cleared (NaN -> largest:
             # the NaN comes through the positive part instead)
-            magnitude = self.x86("llvm.x86.avx512.mask.range.ps.512", [x, self.real(LARGEST_F32), self.constant(RANGE_MIN_SIGN_CLEARED, i32), x, self.constant(-1, i16), self.constant(CURRENT_ROUNDING, i32)])
+            magnitude = self.x86("llvm.x86.avx512.mask.range.ps.512", [x, self.real(LARGEST_F32), self.constant(RANGE_MIN_SIGN_CLEARED, i32)], x)
         else:
             magnitude = self.emit(math.AbsFOp(self.emit(arith.MinimumfOp(x, self.real(LARGEST_F32)))))
         log_tail = self.horner(GELU_LOG_TAIL_COEFFICIENTS, magnitude)  # log2 Q(|x|), -inf for inf
         if one_instruction:
             # f = L - floor(L) (vreduceps, exact for L <= -1; +0 for -inf), and vscalefps scales
             # by 2^floor(L) itself: 0 for L = -inf.
-            fraction = self.x86("llvm.x86.avx512.mask.reduce.ps.512", [log_tail, self.constant(REDUCE_FLOOR, i32), log_tail, self.constant(-1, i16), self.constant(CURRENT_ROUNDING, i32)])
+            fraction = self.x86("llvm.x86.avx512.mask.reduce.ps.512", [log_tail, self.constant(REDUCE_FLOOR, i32)], log_tail)
             tail = self.scale(self.horner(EXP2_COEFFICIENTS, fraction), log_tail)
         else:  # the same values: L held where the integer scalings need it (Q rounds to 0 there)
             log_tail = self.emit(arith.MaximumfOp(log_tail, self.real(GELU_LOWEST_LOG2)))  # keeps a NaN
@@ -355,9 +356,11 @@ class MathEmitter:
         # x Phi(x) = x - |x| Q for x >= 0 and -|x| Q below: one fma, rounded once.
         return self.fma(self.emit(arith.NegfOp(magnitude)), tail, positive_part)
 
-    def x86(self, intrinsic: str, operands: list[SSAValue]) -> SSAValue:
-        """A call of an AVX-512 intrinsic on 16 lanes (the pass checks the host)."""
-        return self.emit(llvm.CallIntrinsicOp(intrinsic, operands, [self.float_type]))
+    def x86(self, intrinsic: str, operands: list[SSAValue], passthrough: SSAValue) -> SSAValue:
+        """A masked AVX-512 intrinsic on 16 lanes (the pass checks the host): `operands`, then the
+        passthrough, a mask of every lane and the current rounding mode."""
+        every_lane, current_rounding = self.constant(-1, i16), self.constant(CURRENT_ROUNDING, i32)
+        return self.emit(llvm.CallIntrinsicOp(intrinsic, [*operands, passthrough, every_lane, current_rounding], [self.float_type]))
 
 def _f32_bits(value: float) -> int:
     return struct.unpack("<i", struct.pack("<f", value))[0]
