@@ -1,15 +1,17 @@
 """CPU benchmarks: mlc's CPU path against numpy and PyTorch CPU, same threads, one process.
 
-    python bench/cpu.py [--threads N | --threads 1,2,8,16] [--repeats 20] [--only softmax] [--json out.json]
+    python bench/cpu.py [--threads N | --threads 1,2,8,16] [--repeats 20] [--rounds 3] [--only softmax,gelu] [--json out.json]
 
 Cases (f32): softmax of 1024x1024 and of long rows (64x65536), tanh(x*y + x) on 4096x1024, exact
-(erf) GELU of 4096x1024, layer norm of 4096x1024 with scale and bias, a column sum (axis 0) of
+(erf) GELU of 4096x1024, its memory floor (-x of 4096x1024), layer norm of 4096x1024 with scale and bias, a column sum (axis 0) of
 4096x1024, matmul 512^3, 1024^3 and 2048^3, and fused MLP blocks gelu(x @ w + b) of 1024x1024 by
 1024x1024 (tanh and erf GELU). Every implementation runs on the same random inputs
 (never zeros), is checked against numpy's float64 result first, then timed with
 `time.perf_counter`: warm-up calls, then the best of `--repeats` calls, or of as many as fill
 `MIN_TIMED_SECONDS` when that is more (the steady cost on a machine shared with other work, where
-the median mostly measures the neighbours).
+the median mostly measures the neighbours). With `--rounds R` the implementations of a case take
+turns, R times (mlc, numpy, PyTorch, mlc, ...), each turn timed so; a row has the best over the
+rounds and each round's ratio to PyTorch (how far one process's figure moves).
 
 Threads: mlc gets `num_threads=N`, PyTorch `torch.set_num_threads(N)`; numpy's BLAS is limited
 through `OPENBLAS_NUM_THREADS` / `OMP_NUM_THREADS` / `MKL_NUM_THREADS`, set before numpy is
@@ -42,7 +44,8 @@ def _parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", default=str(os.cpu_count() or 1), help="a count, or counts separated by commas")
     parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--only", default=None, help="run the cases whose name contains this")
+    parser.add_argument("--rounds", type=int, default=1, help="turns of the implementations, interleaved")
+    parser.add_argument("--only", default=None, help="run the cases whose name contains one of these (separated by commas)")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--references", type=Path, default=None, help="a folder keeping the float64 references between runs")
     return parser.parse_args()
@@ -182,6 +185,12 @@ def gelu_erf_case(rows: int, columns: int) -> Case:
     )
 
 
+def negate_case(rows: int, columns: int) -> Case:
+    """-x: one read and one write an element and no arithmetic to speak of, the memory traffic's
+    floor under the elementwise cases of the same shape (gelu-erf's)."""
+    return _one_operand("negate", "neg %x", rows, columns, reference=lambda x: -x, torch_function=lambda torch, x: torch.neg(x))
+
+
 def column_sum_case(rows: int, columns: int) -> Case:
     return _one_operand(
         "column sum", "reduce_sum %x axes [0] keepdims false", rows, columns, result=tensor(columns),
@@ -194,6 +203,7 @@ CASES = [
     softmax_case(64, 65536),
     tanh_chain_case(4096, 1024),
     gelu_erf_case(4096, 1024),
+    negate_case(4096, 1024),
     layer_norm_case(4096, 1024),
     column_sum_case(4096, 1024),
     matmul_case(512),
@@ -249,7 +259,11 @@ def _reference(case: Case, inputs: list[np.ndarray], folder: Path | None) -> np.
     return want
 
 
-def run_case(case: Case, threads: int, repeats: int, torch: object | None, references: Path | None = None) -> list[tuple[str, str, float]]:
+def run_case(
+    case: Case, threads: int, repeats: int, torch: object | None, references: Path | None = None, rounds: int = 1
+) -> list[tuple[str, str, float]]:
+    """(case, implementation, seconds) rows: one per implementation and round, in the order the
+    rounds ran (see the module docstring)."""
     generator = np.random.default_rng(0)
     inputs = [generator.standard_normal(shape).astype(np.float32) for shape in case.shapes]
     want = _reference(case, inputs, references)
@@ -267,7 +281,9 @@ def run_case(case: Case, threads: int, repeats: int, torch: object | None, refer
         result = function()
         result = result[0] if isinstance(result, tuple) else result
         _check(case.name, implementation, result, want, case.tolerance)
-        rows.append((case.name, implementation, best_seconds(function, repeats)))
+    for _ in range(rounds):  # the implementations take turns
+        for implementation, function in implementations:
+            rows.append((case.name, implementation, best_seconds(function, repeats)))
     print(f"  ({case.name}: mlc compiled in {compile_seconds:.2f} s)", file=sys.stderr)
     return rows
 
@@ -288,21 +304,41 @@ def main(arguments: argparse.Namespace) -> None:
           f"numpy {np.__version__}; PyTorch {torch_version}")
     print("| case | impl | best ms | vs PyTorch |\n| --- | --- | ---: | ---: |")
     results = []
+    wanted = arguments.only.split(",") if arguments.only else None
     for case in CASES:
-        if arguments.only and arguments.only not in case.name:
+        if wanted and not any(part in case.name for part in wanted):
             continue
-        rows = run_case(case, threads, arguments.repeats, torch, arguments.references)
-        reference = next((seconds for _, impl, seconds in rows if impl == "PyTorch"), None)
-        for name, implementation, seconds in rows:
-            ratio = f"{reference / seconds:.2f}x" if reference else "-"
-            print(f"| {name} | {implementation} | {seconds * 1e3:.3f} | {ratio} |", flush=True)
-        results.extend(rows)
+        rows = run_case(case, threads, arguments.repeats, torch, arguments.references, arguments.rounds)
+        rounds = _per_round(rows)
+        reference = min(rounds["PyTorch"]) if "PyTorch" in rounds else None
+        for implementation, seconds in rounds.items():
+            ratio = f"{reference / min(seconds):.2f}x" if reference else "-"
+            print(f"| {case.name} | {implementation} | {min(seconds) * 1e3:.3f} | {ratio} |", flush=True)
+            results.append({"case": case.name, "implementation": implementation, "best_ms": min(seconds) * 1e3,
+                            "rounds_ms": [round(value * 1e3, 4) for value in seconds]})
     if arguments.json is not None:
         arguments.json.write_text(json.dumps(
             {"cpu": cpu_model(), "threads": threads, "numpy": np.__version__, "torch": torch_version, "command": " ".join(sys.argv),
-             "rows": [{"case": c, "implementation": i, "best_ms": s * 1e3} for c, i, s in results]},
+             "rows": results},
             indent=1,
         ))
+
+
+def _per_round(rows: list[tuple[str, str, float]]) -> dict[str, list[float]]:
+    """Each implementation's seconds, in the order of the rounds."""
+    rounds: dict[str, list[float]] = {}
+    for _, implementation, seconds in rows:
+        rounds.setdefault(implementation, []).append(seconds)
+    return rounds
+
+
+def _round_ratios(times: dict[str, list[float]]) -> str:
+    """PyTorch's time over mlc's in each round (the lowest and highest), where both ran."""
+    mlc_ms, torch_ms = times.get("mlc"), times.get("PyTorch")
+    if not mlc_ms or not torch_ms or len(mlc_ms) < 2:
+        return "-"
+    ratios = [reference / own for own, reference in zip(mlc_ms, torch_ms)]
+    return f"{min(ratios):.2f}-{max(ratios):.2f}x"
 
 
 def several_thread_counts(arguments: argparse.Namespace) -> None:
@@ -313,13 +349,14 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as folder:
         for threads in arguments.threads.split(","):
             output = Path(folder) / f"{threads}.json"
-            command = [sys.executable, __file__, "--threads", threads, "--repeats", str(arguments.repeats), "--json", str(output), "--references", folder]
+            command = [sys.executable, __file__, "--threads", threads, "--repeats", str(arguments.repeats), "--rounds", str(arguments.rounds),
+                       "--json", str(output), "--references", folder]
             subprocess.run(command + (["--only", arguments.only] if arguments.only else []), check=True, stdout=subprocess.DEVNULL)
             runs.append(json.loads(output.read_text()))
     print(f"CPU: {cpu_model()}, {os.cpu_count()} logical CPUs; numpy {runs[0]['numpy']}; PyTorch {runs[0]['torch']}; "
-          f"best of {arguments.repeats}, wall clock")
-    print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | mlc vs numpy |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+          f"best of {arguments.repeats}, {arguments.rounds} interleaved round(s), wall clock")
+    print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | rounds vs PyTorch | mlc vs numpy |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cases = list(dict.fromkeys(row["case"] for row in runs[0]["rows"]))
     for case in cases:
         for run in runs:
@@ -327,6 +364,8 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
             mlc_ms, numpy_ms, torch_ms = times.get("mlc"), times.get("numpy"), times.get("PyTorch")
             cells = [f"{v:.3f}" if v else "-" for v in (mlc_ms, numpy_ms, torch_ms)]
             ratios = [f"{other / mlc_ms:.2f}x" if other and mlc_ms else "-" for other in (torch_ms, numpy_ms)]
+            rounds = {row["implementation"]: row["rounds_ms"] for row in run["rows"] if row["case"] == case}
+            ratios.insert(1, _round_ratios(rounds))
             print(f"| {case} | {run['threads']} | " + " | ".join(cells + ratios) + " |", flush=True)
     if arguments.json is not None:
         arguments.json.write_text(json.dumps({"cpu": cpu_model(), "runs": runs}, indent=1))

@@ -223,6 +223,15 @@ CPU_VECTOR_WIDTH = DeclaredAttribute(
     "convert-tile-rows-to-cpu (an override on the tile.kernel), people",
     _positive_integer,
 )
+CPU_PREFETCH_BYTES = DeclaredAttribute(
+    "mlc.cpu_prefetch_bytes",
+    "a non-negative i64 (0: none)",
+    "how far ahead, in bytes, the vector loads and stores of a CPU elementwise row kernel's column loops prefetch their "
+    "streams (x86 prefetcht0 / prefetchw): on the loop.kernel, and on each vector.load / vector.store it applies to",
+    "convert-tile-rows-to-cpu (STREAMING_PREFETCH_BYTES for kernels without reductions; or a person, on the tile.kernel)",
+    "convert-tile-rows-to-cpu (an override on the tile.kernel), convert-vector-to-llvm (the accesses'), people",
+    lambda value: isinstance(value, IntegerAttr) and value.value.data >= 0,
+)
 CPU_ACCUMULATORS = DeclaredAttribute(
     "mlc.cpu_accumulators",
     "a positive i64 (a power of two)",
@@ -489,6 +498,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     CPU_MICRO_KERNEL,
     CPU_PACKED,
     CPU_VECTOR_WIDTH,
+    CPU_PREFETCH_BYTES,
     CPU_ACCUMULATORS,
     MMA,
     WARP_GRID,

@@ -87,7 +87,7 @@ and cosf 2 over their whole range), which
 bound glibc's too; sigmoid and gelu are composed of these and a few rounded operations. The CPU
 pipeline's own f32 exp and tanh (expand-math-for-cpu) state 3 u and 4 u from the exact
 value (`RELATIVE_ERROR_BOUND` there), within the 1 + 4 u these entries allow; its exact GELU,
-x Phi(x) fused (`GELU_ERROR_BOUND` there), states 2.5 u of |x|: tighter than the composition
+x Phi(x) fused (`GELU_ERROR_BOUND` there), states 1.6 u of |x|: tighter than the composition
 0.5 x (1 + erf(x / sqrt 2)) with its 3 u erf guarantees (0.5 |x| (3 u + 2 u) for erf and 1 + erf,
 plus the argument's rounding: about 3.7 u of |x|), within the 1 + 12 u allowed here. Ops not listed
 (add, mul, div, sqrt, ...) are correctly rounded in f32."""

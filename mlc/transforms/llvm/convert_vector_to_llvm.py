@@ -6,6 +6,11 @@
   attribute when present (the tile-to-loop lowering sets `alignment = 16` on accesses it knows
   to be 16-byte aligned), else the element's natural alignment: a vector access is only known
   to be element-aligned.
+  An access with `mlc.cpu_prefetch_bytes = B > 0` (convert-tile-rows-to-cpu's, on the streams of
+  elementwise kernels) is preceded by `llvm.prefetch` of the address B bytes further on (a read
+  for a load, a write for a store: x86's prefetcht0 / prefetchw), through an `llvm.getelementptr`
+  without `inbounds` (the last iterations' prefetches point past the buffer, which a prefetch
+  never faults on).
   Vectors of i1 are loaded and stored as vectors of i8 (`llvm.trunc` / `llvm.zext` around the
   access): mlc keeps one byte per boolean in memory, as numpy does, while LLVM packs a
   `<16 x i1>` in memory into 16 bits.
@@ -48,7 +53,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from mlc.dialects import llvm_extra
+from mlc.dialects import attributes, llvm_extra
 from mlc.transforms.lowering.llvm_conversion import (
     OpLowering,
     RejectRemainingOps,
@@ -86,6 +91,23 @@ def _as_bytes(vector_type: VectorType) -> VectorType:
     return VectorType(i8, vector_type.get_shape())
 
 
+PREFETCH_INTRINSIC = "llvm.prefetch.p0"
+"""llvm.prefetch(address, read 0 / write 1, locality 3: keep in every cache level, data cache 1)."""
+
+
+def _prefetch(lowering: OpLowering, op: vector.LoadOp | vector.StoreOp, address: SSAValue, element_type: Attribute, write: bool) -> None:
+    """`llvm.prefetch` of the address `mlc.cpu_prefetch_bytes` further on, where the op has it."""
+    distance = attributes.CPU_PREFETCH_BYTES.read(op)
+    if not isinstance(distance, IntegerAttr) or distance.value.data == 0:
+        return
+    elements = max(1, distance.value.data // natural_alignment(element_type))
+    ahead = lowering.emit(
+        llvm.GEPOp(address, [elements], element_type, result_type=address.type)  # type: ignore[arg-type]
+    ).result
+    flags = [lowering.constant(value, i32) for value in (int(write), 3, 1)]
+    lowering.emit(llvm.CallIntrinsicOp(PREFETCH_INTRINSIC, [ahead, *flags], []))
+
+
 class LoadLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: vector.LoadOp, rewriter: PatternRewriter) -> None:
@@ -93,6 +115,7 @@ class LoadLowering(RewritePattern):
         result_type = lowering.result_type()
         address = element_pointer(lowering, op.base, op.indices)
         alignment = access_alignment(op, lowering.type(op.result.type.element_type))
+        _prefetch(lowering, op, address, lowering.type(op.result.type.element_type), write=False)
         if _is_bool_vector(result_type):
             load = lowering.emit(llvm.LoadOp(address, _as_bytes(result_type), alignment=alignment))
             lowering.replace([lowering.emit(llvm.TruncOp(load.dereferenced_value, result_type)).res])
@@ -110,6 +133,7 @@ class StoreLowering(RewritePattern):
         address = element_pointer(lowering, op.base, op.indices)
         value = lowering.operand(op.vector)
         alignment = access_alignment(op, vector_type.element_type)
+        _prefetch(lowering, op, address, vector_type.element_type, write=True)
         if _is_bool_vector(vector_type):
             value = lowering.emit(llvm.ZExtOp(value, _as_bytes(vector_type))).res
         lowering.emit(llvm.StoreOp(value, address, alignment=alignment))

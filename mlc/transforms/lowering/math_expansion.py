@@ -43,15 +43,25 @@ Algorithms (f32 scalars and vectors; other types are left to convert-math-to-llv
 
 * gelu_erf(x) = x Phi(x) (graph.gelu's exact form, 0.5 x (1 + erf(x / sqrt 2)), which the pass
   finds and replaces whole): with a = |x| and Q(a) = 1 - Phi(a) = erfc(a / sqrt 2) / 2 in
-  (0, 1/2], Phi(x) is Q(a) for x < 0 (-0 included) and 1 - Q(a) otherwise, and
-  Q(a) = 2^L, L = -a^2 log2(e) / 2 + R(min(a, 5.7)), R a degree-8 polynomial (R is smooth:
-  -1 at 0, about -log2(a sqrt(2 pi)) for large a), L held at -150 or above; 2^L = 2^f * 2^n with
-  n = roundeven(L), f = L - n exactly, 2^f a degree-6 polynomial and the scaling of exp. No
-  division, no second form to pick from (erf's composition computes two and an exp): 27 vector
-  ops per 16 elements instead of ~45, and the tails saturate by themselves (1 - Q rounds to 1
-  for a > 5.4, 2^L underflows to 0 for a beyond ~13.2, -inf x 0 = NaN at x = -inf as in the
-  definition). The error is stated relative to |x| (as error_bounds.py states gelu's): Phi's
-  absolute error (R's, each rounding of L, 2^f's, 1 - Q's) times |x|.
+  (0, 1/2], Phi(x) is Q(a) for x < 0 and 1 - Q(a) otherwise, so x Phi(x) = max(x, -0) - a Q(a):
+  one fma (rounded once) instead of a select, 1 - Q and a product. Q(a) = 2^L with
+  L = P(a) = log2 Q(a), P a degree-8 polynomial (the Gaussian's -a^2 log2(e) / 2 folded in; its
+  leading coefficient negative, so that P keeps falling beyond the fitted [0, 5.5] down to -inf:
+  no clamp of a); 2^L = 2^f 2^floor(L), f = L - floor(L) in [0, 1] exactly (L <= -1), 2^f a
+  degree-6 polynomial and the scaling of exp. With AVX-512 (`scaling=scalef`, 16 lanes): a =
+  `vrangeps`(x, largest f32) (|x|, +inf -> the largest f32 so that a Q = 0 there, -inf -> +inf so
+  that a Q = NaN), f = `vreduceps`(L) and `vscalefps`(2^f, L), which floors L itself and gives 0
+  for L = -inf; elsewhere the same values from |min(x, largest)|, L held at -150, floor, a
+  subtraction and the integer scalings. 19 vector ops per 16 elements (two Horner chains of 8 and
+  6 fmas, vrangeps, vreduceps, vscalefps, vmaxps and the last fma), against 27 for the earlier
+  form (a clamp of a, the quadratic apart, roundeven and a subtraction, a sign mask, a blend,
+  1 - Q and the product) and ~45 for erf's composition (two forms, an exp, a division, a
+  select). The tails saturate by themselves (1 - Q rounds to 1 beyond a = 5.4, 2^L underflows
+  to 0 for a beyond ~13.2); NaN comes through max(x, -0) (x86's max returns its second operand,
+  x, for a NaN), gelu(+inf) = +inf - 0, gelu(-inf) = -0 - inf * 0 = NaN as in the definition,
+  and an underflowed x Phi(x) keeps x's sign (-0 - 0 = -0). The error is stated relative to |x|
+  (as error_bounds.py states gelu's): Phi's absolute error (Q's) times |x|, plus the fma's
+  rounding.
 
 Accuracy (stated, and checked by test/python/transforms/llvm/test_expand_math_for_cpu.py
 against numpy in float64 over the whole f32 range and the special values): relative error at most
@@ -60,14 +70,19 @@ normal f32, and at most 2^-149 (one subnormal step) absolute below. This is with
 table of `mlc/dialects/graph/error_bounds.py` (exp, tanh and erf: 1 + 4 u of correct rounding;
 log: 1 + 2 u; measured 1.32 u over 2^22 bit patterns; erf: stated 3 u, measured 1.30 u over 2^23 values: 2^22 bit patterns and 2^22 points of [-4.5, 4.5]).
 
-gelu_erf: at most `GELU_ERROR_BOUND` u * |x| from the exact x Phi(x) (measured 1.97 u over
-2^23 values: 2^22 bit patterns and 2^22 points of [-12, 12]; the composition with the 3 u erf
-above measures 1.9 u and guarantees about 3.7 u * |x|: 0.5 |x| times erf's 3 u, 1 + erf's rounding
-and the argument's; PyTorch's vectorized erf, Abramowitz-Stegun 7.1.26, measures 6.3 u * |x|).
+gelu_erf: at most `GELU_ERROR_BOUND` (1.6) u * max(|x|, 2^-126) from the exact x Phi(x): a
+running error analysis of the evaluation (the fma's rounding, at most (1 - Q) u |x| for x >= 0
+and Q u |x| below, plus |x| |Q' - Q|, where Q' / Q - 1 is bounded by P's approximation error,
+each Horner step's rounding carried through the later steps, and 2^f's approximation and
+rounding) gives 1.55 u |x| at most over a in [0, 6] (beyond, Q' <= 2^-25.7 and Q < 2^-30: at most
+1.31 u |x|); measured 1.27 u |x| over 12.6 M values (2^22 bit patterns, 2^22 points of [-16, 16]
+and of [-3, 3]). The earlier form stated 2.5 u and measured 2.06 u over the same values; the
+composition with the 3 u erf above guarantees about 3.7 u * |x|; PyTorch's vectorized erf
+(Abramowitz-Stegun 7.1.26) measures 6.3 u * |x|.
 
 Preconditions: f32 scalars or vectors of f32. Limits: `scaling=scalef` applies to 16-lane
-vectors only (others take llvm.ldexp, the same value); the intrinsic exists on x86 with
-AVX-512 only (the pass checks the host).
+vectors only (others take llvm.ldexp, the same value); its intrinsics (vscalefps; vrangeps and
+vreduceps for gelu_erf) exist on x86 with AVX-512 F and DQ only (the pass checks the host).
 """
 
 from __future__ import annotations
@@ -81,8 +96,9 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 RELATIVE_ERROR_BOUND = {"exp": 3.0, "log": 2.0, "tanh": 4.0, "erf": 3.0}
 """The stated maximum relative error of each expansion from the exact value, in units of 2^-24."""
-GELU_ERROR_BOUND = 2.5
-"""The stated maximum error of gelu_erf(x) from the exact x Phi(x), in units of 2^-24 times |x|."""
+GELU_ERROR_BOUND = 1.6
+"""The stated maximum error of gelu_erf(x) from the exact x Phi(x), in units of 2^-24 times
+max(|x|, 2^-126) (the running error analysis of the module docstring: 1.55)."""
 
 LOG2_E = 1.4426950408889634
 LN2_HIGH = struct.unpack("<f", struct.pack("<f", pymath.log(2.0)))[0]
@@ -117,23 +133,29 @@ ERF_LARGE_COEFFICIENTS = (
 above), highest degree first."""
 ERF_POLYNOMIAL_LIMIT, ERF_HIGHEST = 1.0, 4.0
 """Below 1 the odd polynomial; beyond 4 erf rounds to +-1 in f32 (erfc(3.9) < 2^-25)."""
-GELU_TAIL_COEFFICIENTS = (
-    -2.772049356281059e-06, 3.862075027427636e-05, -1.8254760652780533e-04, -1.4587014447897673e-04,
-    7.075471803545952e-03, -5.250502750277519e-02, 2.621425986289978e-01, -1.1511057615280151, -1.0,
+GELU_LOG_TAIL_COEFFICIENTS = (
+    -2.8406486762833083e-06, 3.945100979763083e-05, -1.865484518930316e-04, -1.3600228703580797e-04,
+    7.062142714858055e-03, -5.249525234103203e-02, -4.5920851826667786e-01, -1.1511051654815674, -1.0,
 )
-"""R(b) = log2 Q(b) + b^2 log2(e) / 2 for b in [0, 5.7], Q(b) = erfc(b / sqrt 2) / 2 the upper
-tail of the standard normal distribution (a degree-8 fit in b of this project, highest degree
-first: Lawson's reweighted least squares toward the minimax of the error it causes in Phi,
-|R error| * Q(b) ln 2, at 4000 Chebyshev points in float64, coefficients rounded to f32)."""
-GELU_POLYNOMIAL_HIGHEST, GELU_LOWEST_LOG2 = 5.7, -150.0
-"""R's argument is clamped at 5.7 (beyond, Q < 6e-9 and the clamp's error in Q is below Q
-itself); log2 Q is held at -150 (2^-150 rounds to 0)."""
+"""L(a) = log2 Q(a) for a = |x| >= 0, Q(a) = erfc(a / sqrt 2) / 2 the upper tail of the standard
+normal distribution, a degree-8 polynomial fitted for this project (highest degree first; the
+quadratic -a^2 log2(e) / 2 folded in, the constant -1 = log2 Q(0) exact): Lawson's reweighted
+least squares toward the minimax of the error it causes in Q, |L error| Q(a) ln 2 (0.135 u at
+most), at 6000 Chebyshev points of [0, 5.5] in float64, coefficients rounded to f32 from the
+lowest degree up, the higher ones refitted after each. The leading coefficient is negative: beyond
+5.5 the polynomial keeps decreasing (L <= -25.7, Q < 2^-25.7, below what the bound notices) down to
+-inf as a grows, so no clamp of a is needed."""
 EXP2_COEFFICIENTS = (
-    1.5345810970757157e-04, 1.3399930903688073e-03, 9.618489071726799e-03, 5.550328642129898e-02,
-    2.4022646248340607e-01, 6.931471824645996e-01, 1.0,
+    2.1565984934568405e-04, 1.2482288293540478e-03, 9.673775173723698e-03, 5.548618361353874e-02,
+    2.4022908508777618e-01, 6.931470632553101e-01, 1.0,
 )
-"""2^f for f in [-1/2, 1/2], a degree-6 fit of the relative error (as above; 0.03 u in float64),
-highest degree first."""
+"""2^f for f in [0, 1], a degree-6 fit of the relative error (as above, rounded from the lowest
+degree up; 0.035 u), highest degree first; 2^0 = 1 exactly."""
+GELU_LOWEST_LOG2 = -150.0
+"""log2 Q is held at -150 where the scaling takes an integer exponent (2^-150 rounds to 0, as
+vscalefps's 2^floor(L) does for any L below)."""
+LARGEST_F32 = 3.4028234663852886e38
+"""The largest finite f32 (gelu_erf's stand-in for |+inf|)."""
 LN2_LOG_HIGH, LN2_LOG_LOW = 0.693359375, -2.12194440e-4
 """ln 2 = HIGH + LOW, HIGH with few bits so that e * HIGH is exact (Cephes logf)."""
 SMALLEST_NORMAL_BITS, SQRT_HALF_BITS, INFINITY_BITS = 0x00800000, 0x3F3504F3, 0x7F800000
@@ -142,6 +164,13 @@ SCALEF_LANES = 16
 SCALEF_INTRINSIC = "llvm.x86.avx512.mask.scalef.ps.512"
 """vscalefps zmm (a, b, passthrough, lane mask, rounding): a * 2^floor(b) per lane, rounded once
 (rounding 4: the current mode, MXCSR's round-to-nearest-even)."""
+CURRENT_ROUNDING = 4
+"""The rounding operand of the AVX-512 intrinsics: the current mode (MXCSR's round-to-nearest-even)."""
+RANGE_MIN_SIGN_CLEARED = 0b1000
+"""vrangeps's immediate: the smaller of the two operands (bits 1:0 = 00), the sign cleared (3:2 = 10)."""
+REDUCE_FLOOR = 0b1001
+"""vreduceps's immediate: x - floor(x) (no fraction bits kept, bits 1:0 = 01 round down; bit 3
+suppresses the precision exception)."""
 
 class MathEmitter:
     """Appends ops to `block`, with constants splatted to the operand's shape."""
@@ -213,10 +242,10 @@ class MathEmitter:
         return self.scale(p, n)
 
     def scale(self, p: SSAValue, n: SSAValue) -> SSAValue:
-        """p * 2^n rounded once, for an integral f32 n in [-150, 127] (see `scaling`)."""
+        """p * 2^n rounded once, for an integral f32 n in [-150, 127] (see `scaling`); with
+        `scalef`, p * 2^floor(n) for any f32 n (vscalefps floors it; 0 for n = -inf)."""
         if self.scaling == "scalef":  # p * 2^n straight from the f32 n: no integer round trip
-            every_lane, current_rounding = self.constant(-1, i16), self.constant(4, i32)
-            return self.emit(llvm.CallIntrinsicOp(SCALEF_INTRINSIC, [p, n, p, every_lane, current_rounding], [self.float_type]))
+            return self.x86(SCALEF_INTRINSIC, [p, n], p)
         exponent = self.integral_to_integer(n)
         if self.scaling == "ldexp":
             return self.emit(llvm.CallIntrinsicOp(f"llvm.ldexp.{_suffix(self.float_type)}.{_suffix(self.int_type)}", [p, exponent], [self.float_type]))
@@ -299,21 +328,39 @@ class MathEmitter:
 
     def gelu_erf(self, x: SSAValue) -> SSAValue:
         """x * Phi(x), Phi the standard normal distribution (the exact GELU, see the module
-        docstring); NaN for NaN and -inf, +inf at +inf, -0 at -0."""
-        magnitude = self.emit(math.AbsFOp(x))
-        clamped = self.emit(arith.MinimumfOp(magnitude, self.real(GELU_POLYNOMIAL_HIGHEST)))  # keeps a NaN
-        correction = self.horner(GELU_TAIL_COEFFICIENTS, clamped)
-        square = self.emit(arith.MulfOp(magnitude, magnitude))
-        # log2 Q(|x|) = -x^2 log2(e) / 2 + R(|x|), held above -150 (Q = 0 in f32 there, and
-        # the scaling's range); an infinite |x| gives -inf, held too; NaN stays NaN.
-        log_tail = self.fma(square, self.real(-LOG2_E / 2), correction)
-        log_tail = self.emit(arith.MaximumfOp(log_tail, self.real(GELU_LOWEST_LOG2)))
-        n = self.emit(math.RoundEvenOp(log_tail))
-        fraction = self.emit(arith.SubfOp(log_tail, n))  # exact, in [-1/2, 1/2]
-        tail = self.scale(self.horner(EXP2_COEFFICIENTS, fraction), n)  # Q(|x|) in (0, 1/2]
-        below_zero = self.emit(arith.ShRSIOp(self.bits(x), self.integer(31)))  # -0 too: Phi = 1/2
-        distribution = self.pick(below_zero, tail, self.emit(arith.SubfOp(self.real(1.0), tail)))
-        return self.emit(arith.MulfOp(x, distribution))
+        docstring), as max(x, -0) - |x| Q(|x|); NaN for NaN and -inf, +inf at +inf, the sign of x
+        (-0 at -0 and where x Phi(x) underflows)."""
+        one_instruction = self.scaling == "scalef"  # 16 lanes with AVX-512 (F and DQ)
+        # |x|, except +inf -> the largest f32 (its product with Q = 0 below is 0, not NaN);
+        # -inf -> +inf (inf * 0 = NaN, as the definition's -inf * 0).
+        if one_instruction:  # vrangeps: min(x, largest) with the sign cleared (NaN -> largest:
+            # the NaN comes through the positive part instead)
+            magnitude = self.x86("llvm.x86.avx512.mask.range.ps.512", [x, self.real(LARGEST_F32), self.constant(RANGE_MIN_SIGN_CLEARED, i32)], x)
+        else:
+            magnitude = self.emit(math.AbsFOp(self.emit(arith.MinimumfOp(x, self.real(LARGEST_F32)))))
+        log_tail = self.horner(GELU_LOG_TAIL_COEFFICIENTS, magnitude)  # log2 Q(|x|), -inf for inf
+        if one_instruction:
+            # f = L - floor(L) (vreduceps, exact for L <= -1; +0 for -inf), and vscalefps scales
+            # by 2^floor(L) itself: 0 for L = -inf.
+            fraction = self.x86("llvm.x86.avx512.mask.reduce.ps.512", [log_tail, self.constant(REDUCE_FLOOR, i32)], log_tail)
+            tail = self.scale(self.horner(EXP2_COEFFICIENTS, fraction), log_tail)
+        else:  # the same values: L held where the integer scalings need it (Q rounds to 0 there)
+            log_tail = self.emit(arith.MaximumfOp(log_tail, self.real(GELU_LOWEST_LOG2)))  # keeps a NaN
+            n = self.emit(math.FloorOp(log_tail))
+            fraction = self.emit(arith.SubfOp(log_tail, n))  # exact: L <= -1
+            tail = self.scale(self.horner(EXP2_COEFFICIENTS, fraction), n)  # Q(|x|) in [0, 1/2]
+        # max(x, -0): x for x >= 0 (+0 too), -0 below (so that an underflowed x Q keeps x's
+        # sign), NaN for NaN (one vmaxps: x86's max returns its second operand, x, for NaN and
+        # for two zeros).
+        positive_part = self.emit(arith.MaximumfOp(x, self.real(-0.0)))
+        # x Phi(x) = x - |x| Q for x >= 0 and -|x| Q below: one fma, rounded once.
+        return self.fma(self.emit(arith.NegfOp(magnitude)), tail, positive_part)
+
+    def x86(self, intrinsic: str, operands: list[SSAValue], passthrough: SSAValue) -> SSAValue:
+        """A masked AVX-512 intrinsic on 16 lanes (the pass checks the host): `operands`, then the
+        passthrough, a mask of every lane and the current rounding mode."""
+        every_lane, current_rounding = self.constant(-1, i16), self.constant(CURRENT_ROUNDING, i32)
+        return self.emit(llvm.CallIntrinsicOp(intrinsic, [*operands, passthrough, every_lane, current_rounding], [self.float_type]))
 
 def _f32_bits(value: float) -> int:
     return struct.unpack("<i", struct.pack("<f", value))[0]

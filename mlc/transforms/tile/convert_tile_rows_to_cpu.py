@@ -18,7 +18,9 @@ AVX/AVX2, 4 otherwise, from llvmlite's host CPU features) and `accumulators=U` (
 default 4: a row kernel's accumulators per reduction; a column kernel carries
 `columns_cpu.ACCUMULATOR_VECTORS` in all). The loop kernel records W and U as
 `mlc.cpu_vector_width` / `mlc.cpu_accumulators` (cut to the row; a column kernel's U is its rows
-in flight); the same attributes on a tile kernel override the options for it.
+in flight), and an elementwise row kernel `mlc.cpu_prefetch_bytes` (on the kernel and on its
+streaming vector accesses, for convert-vector-to-llvm's prefetches); the same attributes on a
+tile kernel override the options for it.
 
 Exactness: loads, maps and stores compute what the tile interpreter computes, element by element;
 a reduction combines the same elements in another order (the dialect leaves it open), which for a

@@ -30,6 +30,36 @@ llvm.func @load_store(%arg0: !llvm.ptr<1>, %i: i64) {
 
 // -----
 
+// Accesses marked with `mlc.cpu_prefetch_bytes` (convert-tile-rows-to-cpu's streams): a prefetch
+// of the address that many bytes further on (a read before a load, a write before a store), by a
+// getelementptr without inbounds; 0 prefetches nothing.
+// CHECK-LABEL: llvm.func @prefetched(%arg0: !llvm.ptr, %i: i64)
+// CHECK:         %[[P:.*]] = llvm.getelementptr inbounds %arg0[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:    %[[AHEAD:.*]] = llvm.getelementptr %[[P]][1024] : (!llvm.ptr) -> !llvm.ptr, f32
+// CHECK-NEXT:    %[[READ:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[KEEP:.*]] = llvm.mlir.constant(3 : i32) : i32
+// CHECK-NEXT:    %[[DATA:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:    llvm.call_intrinsic "llvm.prefetch.p0"(%[[AHEAD]], %[[READ]], %[[KEEP]], %[[DATA]]) : (!llvm.ptr, i32, i32, i32) -> ()
+// CHECK-NEXT:    %v = llvm.load %[[P]] {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
+// CHECK:         %[[Q:.*]] = llvm.getelementptr inbounds %arg0[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:    %[[AHEAD_W:.*]] = llvm.getelementptr %[[Q]][1024] : (!llvm.ptr) -> !llvm.ptr, f32
+// CHECK-NEXT:    %[[WRITE:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK:         llvm.call_intrinsic "llvm.prefetch.p0"(%[[AHEAD_W]], %[[WRITE]], %{{.*}}, %{{.*}}) : (!llvm.ptr, i32, i32, i32) -> ()
+// CHECK-NEXT:    llvm.store %v, %[[Q]] {alignment = 4 : i64} : vector<16xf32>, !llvm.ptr
+// CHECK-NOT:     llvm.call_intrinsic
+// CHECK:         llvm.store %v
+// CHECK-NEXT:    llvm.return
+llvm.func @prefetched(%arg0: !llvm.ptr, %i: i64) {
+  %m = builtin.unrealized_conversion_cast %arg0 : !llvm.ptr to memref<4096xf32>
+  %ii = builtin.unrealized_conversion_cast %i : i64 to index
+  %v = vector.load %m[%ii] {mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4096xf32>, vector<16xf32>
+  vector.store %v, %m[%ii] {mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4096xf32>, vector<16xf32>
+  vector.store %v, %m[%ii] {mlc.cpu_prefetch_bytes = 0 : i64} : memref<4096xf32>, vector<16xf32>
+  llvm.return
+}
+
+// -----
+
 // Element access at static and dynamic positions.
 // CHECK-LABEL: llvm.func @elements(%v: vector<4xf32>, %x: f32, %i: i64)
 // CHECK-NEXT:    %[[TWO:.*]] = llvm.mlir.constant(2) : i64

@@ -188,16 +188,22 @@ llvm.func @exp_v16(%v: vector<16xf32>) {
 // -----
 
 // The exact GELU's chain, 0.5 x (1 + erf(x sqrt(1/2))) as the elementwise expansion writes it
-// (constants broadcast, operands in either order), becomes one call of the fused x Phi(x): the
-// tail Q(|x|) = 2^L from one polynomial, a 2^f polynomial and the scaling; no erf, no division.
+// (constants broadcast, operands in either order), becomes one call of the fused x Phi(x) =
+// max(x, -0) - |x| Q(|x|): the tail Q = 2^L from one polynomial, a 2^f polynomial and the
+// scaling, then one fma; no erf, no division, no select.
 // CHECK-LABEL: llvm.func internal @mlc.gelu_erf.v4f32(
 // CHECK-SAME:    %[[X:[^:]*]]: vector<4xf32>) -> vector<4xf32>
 // CHECK-NOT:     arith.divf
-// CHECK:         math.absf %[[X]]
-// CHECK:         arith.minimumf
+// CHECK:         %[[LOW:.*]] = arith.minimumf %[[X]], %{{.*}} : vector<4xf32>
+// CHECK:         %[[A:.*]] = math.absf %[[LOW]]
+// CHECK-COUNT-8: math.fma %{{.*}}, %[[A]], %{{.*}}
 // CHECK:         arith.maximumf
-// CHECK:         math.roundeven
-// CHECK:         %[[Y:.*]] = arith.mulf %[[X]], %{{.*}} : vector<4xf32>
+// CHECK:         math.floor
+// CHECK-COUNT-6: math.fma
+// CHECK:         %[[ZERO:.*]] = arith.constant dense<-0.000000e+00> : vector<4xf32>
+// CHECK:         %[[POSITIVE:.*]] = arith.maximumf %[[X]], %[[ZERO]] : vector<4xf32>
+// CHECK:         %[[MINUS_A:.*]] = arith.negf %[[A]] : vector<4xf32>
+// CHECK:         %[[Y:.*]] = math.fma %[[MINUS_A]], %{{.*}}, %[[POSITIVE]] : vector<4xf32>
 // CHECK-NEXT:    llvm.return %[[Y]] : vector<4xf32>
 // CHECK-LABEL: llvm.func @gelu
 // CHECK:         %[[IN:.*]] = vector.load
@@ -222,5 +228,46 @@ llvm.func @gelu(%p: !llvm.ptr) {
   %sum = arith.addf %ones, %e : vector<4xf32>
   %y = arith.mulf %h, %sum : vector<4xf32>
   vector.store %y, %m[%c0] : memref<4xf32>, vector<4xf32>
+  llvm.return
+}
+
+// -----
+
+// A 16-lane GELU under scaling=scalef (AVX-512): |x| by vrangeps (+inf -> the largest f32),
+// f = L - floor(L) by vreduceps, 2^floor(L) by vscalefps of L itself: 19 vector ops in all.
+// SCALEF-LABEL: llvm.func internal @mlc.gelu_erf.v16f32(
+// SCALEF-SAME:    %[[X:[^:]*]]: vector<16xf32>) -> vector<16xf32>
+// SCALEF:         %[[A:.*]] = llvm.call_intrinsic "llvm.x86.avx512.mask.range.ps.512"(%[[X]],
+// SCALEF-COUNT-8: math.fma %{{.*}}, %[[A]], %{{.*}}
+// SCALEF-NEXT:    arith.constant 9 : i32
+// SCALEF:         %[[F:.*]] = llvm.call_intrinsic "llvm.x86.avx512.mask.reduce.ps.512"
+// SCALEF-COUNT-6: math.fma %{{.*}}, %[[F]], %{{.*}}
+// SCALEF:         llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"
+// SCALEF-NOT:     math.floor
+// SCALEF:         arith.maximumf %[[X]]
+// SCALEF:         math.fma
+// SCALEF-NEXT:    llvm.return
+// SCALEF-LABEL: llvm.func @gelu16
+// SCALEF:         llvm.call @mlc.gelu_erf.v16f32
+// CHECK-LABEL: llvm.func internal @mlc.gelu_erf.v16f32(
+// CHECK-NOT:     llvm.call_intrinsic
+// CHECK:         math.floor
+// CHECK-LABEL: llvm.func @gelu16
+llvm.func @gelu16(%p: !llvm.ptr) {
+  %m = builtin.unrealized_conversion_cast %p : !llvm.ptr to memref<16xf32>
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %half = arith.constant 0.5 : f32
+  %root = arith.constant 0.707106769 : f32
+  %x = vector.load %m[%c0] : memref<16xf32>, vector<16xf32>
+  %halfs = vector.broadcast %half : f32 to vector<16xf32>
+  %h = arith.mulf %x, %halfs : vector<16xf32>
+  %roots = vector.broadcast %root : f32 to vector<16xf32>
+  %s = arith.mulf %roots, %x : vector<16xf32>
+  %e = math.erf %s : vector<16xf32>
+  %ones = vector.broadcast %one : f32 to vector<16xf32>
+  %sum = arith.addf %e, %ones : vector<16xf32>
+  %y = arith.mulf %sum, %h : vector<16xf32>
+  vector.store %y, %m[%c0] : memref<16xf32>, vector<16xf32>
   llvm.return
 }

@@ -9,6 +9,7 @@
 // the sum's loop, which the store's loop reads.
 // CHECK-LABEL: loop.kernel @softmax
 // CHECK-SAME:    mlc.cpu_vector_width = 8 : i64, mlc.cpu_accumulators = 2 : i64
+// CHECK-NOT:     mlc.cpu_prefetch_bytes
 // CHECK:         loop.parallel %program < 1 mapping block.x {
 // CHECK:           loop.parallel %row < 4 {
 // CHECK:             %exp_scratch = memref.alloca() {alignment = 64 : i64} : memref<64xf32>
@@ -253,5 +254,51 @@ builtin.module {
     %0 = memref.alloc() : memref<1x8xf32>
     tile.launch @column_sines(%x, %0) : memref<16x8xf32>, memref<1x8xf32>
     func.return %0 : memref<1x8xf32>
+  }
+}
+
+// -----
+
+// An elementwise kernel (no reduction) streams its rows: the whole-chunk loads and stores of its
+// operands carry `mlc.cpu_prefetch_bytes` (4096 by default, recorded on the loop kernel), for
+// convert-vector-to-llvm's prefetches; the same attribute on a tile kernel overrides it (0: none).
+// CHECK-LABEL: loop.kernel @scaled
+// CHECK-SAME:    mlc.cpu_prefetch_bytes = 4096 : i64
+// CHECK:         scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           vector.load %x[%row, %[[C]]] {alignment = 16 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4x64xf32>, vector<8xf32>
+// CHECK:           vector.store %{{.*}}, %output0[%row, %[[C]]] {alignment = 16 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4x64xf32>, vector<8xf32>
+// CHECK-LABEL: loop.kernel @scaled_without_prefetch
+// CHECK-NOT:     mlc.cpu_prefetch_bytes = 4096
+// CHECK:         loop.launch @scaled
+builtin.module {
+  tile.kernel @scaled(%x: memref<4x64xf32>, %output0: memref<4x64xf32>) grid [1] num_warps 1 {
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %c0] : memref<4x64xf32> -> !tile.tile<4x64xf32>
+    %y = tile.map %t : !tile.tile<4x64xf32> -> !tile.tile<4x64xf32> {
+    ^bb0(%e: f32):
+      %two = arith.constant 2.0 : f32
+      %d = arith.mulf %e, %two : f32
+      tile.yield %d : f32
+    }
+    tile.store %y, %output0[%c0, %c0] : !tile.tile<4x64xf32>, memref<4x64xf32>
+    tile.return
+  }
+  tile.kernel @scaled_without_prefetch(%x: memref<4x64xf32>, %output0: memref<4x64xf32>) grid [1] num_warps 1 attributes {mlc.cpu_prefetch_bytes = 0 : i64} {
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %c0] : memref<4x64xf32> -> !tile.tile<4x64xf32>
+    %y = tile.map %t : !tile.tile<4x64xf32> -> !tile.tile<4x64xf32> {
+    ^bb0(%e: f32):
+      %two = arith.constant 2.0 : f32
+      %d = arith.mulf %e, %two : f32
+      tile.yield %d : f32
+    }
+    tile.store %y, %output0[%c0, %c0] : !tile.tile<4x64xf32>, memref<4x64xf32>
+    tile.return
+  }
+  func.func @f(%x: memref<4x64xf32>) -> memref<4x64xf32> {
+    %0 = memref.alloc() : memref<4x64xf32>
+    tile.launch @scaled(%x, %0) : memref<4x64xf32>, memref<4x64xf32>
+    tile.launch @scaled_without_prefetch(%x, %0) : memref<4x64xf32>, memref<4x64xf32>
+    func.return %0 : memref<4x64xf32>
   }
 }
