@@ -2,7 +2,7 @@
 an exhaustive one (issue 20's targets).
 
     python bench/tune.py --target cuda --trials 64 [--exhaustive [--exhaustive-only TEXT]] [--quick] [--only TEXT] [--skip TEXT] [--db PATH] [--ray-address A]
-    python bench/tune.py --target cuda --scaling [--scaling-shapes 4] --trials 32 [--batch N] [--samples N] [--sample-ms MS] [--warmup-samples N]
+    python bench/tune.py --target cuda --scaling [--scaling-shapes 4] --trials 32 [--batch N] [--strategy random] [--samples N] [--sample-ms MS] [--warmup-samples N]
 
 For each shape (square and skinny matmuls in f32 and f16, a conv2d, row reductions, a softmax) the
 evolutionary search (`mlc.tuning.search.tune`) measures up to `--trials` configurations, the
@@ -44,7 +44,7 @@ from pathlib import Path
 from mlc.compiler import _read_source
 from mlc.tuning.database import TuningDatabase
 from mlc.tuning.measure import LocalMeasurer, TimingProtocol, protocol_for
-from mlc.tuning.search import Measurer, TuneResult, make_reference, tune
+from mlc.tuning.search import STRATEGIES, Measurer, TuneResult, make_reference, tune
 from mlc.tuning.space import describe
 from mlc.tuning.workload import Workload
 
@@ -310,7 +310,11 @@ def scaling(args: argparse.Namespace) -> None:
     workloads = {name: Workload(_read_source(text)[0], "main", name) for name, text in chosen.items()}
     references = {name: make_reference(workload) for name, workload in workloads.items()}
     timing = protocol(args)
-    print(f"timing protocol: {timing}", flush=True)
+    print(f"timing protocol: {timing}; strategy {args.strategy}, batch {args.batch}", flush=True)
+    if args.strategy != "random":
+        from mlc.tuning.optional import require
+
+        require("lightgbm")  # imported before either run is timed (the first fit would pay for it)
     walls = {}
     for devices in (every[:1], every):
         measurer = measurer_for(args, devices)
@@ -321,7 +325,7 @@ def scaling(args: argparse.Namespace) -> None:
         start = time.perf_counter()
         bests, results = [], []
         for name, workload in workloads.items():
-            result = tune(workload, args.target, args.trials, measurer, batch=args.batch, reference=references[name], protocol=timing)
+            result = tune(workload, args.target, args.trials, measurer, strategy=args.strategy, batch=args.batch, reference=references[name], protocol=timing)
             results.append(result)
             failures = [t.result.error or "" for t in result.trials if t.cost is None]
             bests.append(f"{name} {result.best.cost * 1e6:.1f} us" if result.best else f"{name} failed")
@@ -353,6 +357,7 @@ def main() -> None:
     parser.add_argument("--ray-local", action="store_true", help="measure through a local Ray instance of this host's cores")
     parser.add_argument("--workers", type=int)
     parser.add_argument("--batch", type=int, help="the most candidates proposed from one state of the cost model")
+    parser.add_argument("--strategy", choices=STRATEGIES, default="evolutionary", help="--scaling: 'random' with --batch 1 proposes the same candidates on one and two GPUs")
     parser.add_argument("--samples", type=int, help="timed samples a candidate (default: the target's protocol)")
     parser.add_argument("--sample-ms", type=float, help="GPU: least milliseconds of a timing sample")
     parser.add_argument("--warmup-samples", type=int, help="GPU: samples timed and thrown away first")

@@ -37,9 +37,13 @@ Two measurers share these steps:
 
 * `LocalMeasurer` (the default): a pool of `workers` compile processes shared by all devices
   (default: one per core of the host), one timing process per device (the CPU; each visible
-  GPU), and a pool of half as many processes for the search's feature extraction (`extract`,
+  GPU), and a pool of as many processes for the search's feature extraction (`extract`,
   ~50 ms a configuration against compiling's 0.3-2 s), which is on the search's critical path:
-  in the compile pool it would wait behind the compiles of the rounds in flight. `submit(tasks)` returns at once (a `Pending`): the tasks are queued for compiling, and
+  in the compile pool it would wait behind the compiles in flight. As many, because a proposal
+  draws (and waits for) one configuration per extraction process at a time, and a small space is
+  extracted in the background at the start of its tuning (`prefetch.py`), when few compiles run:
+  with half as many, proposals during that phase could not keep two GPUs fed (2-3x the round
+  trips; a wall-clock simulation of the 2-GPU benchmark left each GPU idle 2.5 s of 16). `submit(tasks)` returns at once (a `Pending`): the tasks are queued for compiling, and
   each compiled candidate goes to the first free device (one thread per device feeds its timing
   process), so that a search can propose and compile its next batch while this one is timed.
   A workload's inputs and reference are sent to a timing process once, not with each candidate
@@ -236,7 +240,7 @@ class LocalMeasurer:
     def __init__(self, target: str, workers: int | None = None, timeout: float = RUN_TIMEOUT, devices: Sequence[str] | None = None):
         self.target = target
         self.workers = workers or max(1, min(MAX_WORKERS, os.cpu_count() or 1))
-        self.extract_workers = max(1, self.workers // 2)
+        self.extract_workers = self.workers
         self.timeout = timeout
         self.devices: list[str | None] = (list(devices) or [None]) if devices is not None else _visible_gpus() if target == "cuda" else [None]
         self._context = multiprocessing.get_context("spawn")

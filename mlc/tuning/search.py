@@ -57,7 +57,8 @@ from mlc.tuning.database import Record, TuningDatabase, current_version
 from mlc.tuning.prefetch import Prefetch
 from mlc.tuning.measure import MeasureResult, MeasureTask, TimingProtocol, protocol_for
 from mlc.tuning.space import Config, SearchSpace, config_key
-from mlc.tuning.streams import stream_of
+from mlc.tuning.device_worker import REFERENCES_KEPT
+from mlc.tuning.streams import Stream, stream_of
 from mlc.tuning.workload import Workload, target_key
 
 STRATEGIES = ("evolutionary", "random")
@@ -296,70 +297,147 @@ def tune(
     already (a second tuning of the same workload need not interpret it again). `protocol`: how
     each candidate is timed (default `measure.protocol_for(target)`); `repeats` overrides its
     sample count."""
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown search strategy '{strategy}': use one of {', '.join(STRATEGIES)}")
-    if batch is not None and batch < 1:
-        raise ValueError(f"the batch must be at least 1; got {batch}")
-    protocol = protocol or protocol_for(target)
-    protocol = dataclasses.replace(protocol, samples=repeats) if repeats is not None else protocol
-    space = SearchSpace.of(workload.module, target)
-    inputs, expected, bounds = reference or make_reference(workload)
-    source = str(workload.module)
-    result = TuneResult(workload, target, space)
-    extract = lambda configs: measurer.extract(source, configs)  # noqa: E731
-    search = Search(workload, space, strategy, random.Random(seed), CostModel(seed), result, extract, draw_width=getattr(measurer, "extract_workers", 1))
-    keys = (workload.key, target_key(target), current_version())
-    search.prefetch = Prefetch.of(space, measurer, source, lambda key: key in search.extracted)
+    options = dict(strategy=strategy, batch=batch, seed=seed, database=database, on_trial=on_trial, repeats=repeats, protocol=protocol)
+    return tune_many([workload], target, trials, measurer, references=[reference], **options)[0]  # type: ignore[arg-type]
+
+
+def tune_many(
+    workloads: Sequence[Workload],
+    target: str,
+    trials: int,
+    measurer: Measurer,
+    concurrency: int = REFERENCES_KEPT,
+    references: Sequence[Reference | None] | None = None,
+    **options: object,
+) -> list[TuneResult]:
+    """`tune` of each workload (the same `options`), up to `concurrency` of them at once through one
+    measurer's stream, in the workloads' order (the next starts when one finishes).
+
+    Why at once: a workload's tuning has a start (the heuristic's compile before any device has
+    work; proposals that wait for feature extraction while its space is extracted in the
+    background) and an end (the last candidates draining) during which it cannot keep the devices
+    busy; a second workload's candidates fill those gaps. The proposals share the measurer's
+    lookahead (`Stream.wants`) in turn, the workload with the fewest candidates in flight first.
+    `concurrency` defaults to the workloads whose inputs a timing process keeps on its device
+    (`device_worker.REFERENCES_KEPT`): more would send a workload's arrays again at every switch.
+    A workload's proposals depend on which of its results have arrived, as in `tune`; with
+    `strategy='random'` and `batch=1` each workload's trials are those of tuning it alone."""
+    if concurrency < 1:
+        raise ValueError(f"the concurrency must be at least 1; got {concurrency}")
+    references = list(references) if references is not None else [None] * len(workloads)
+    waiting = list(zip(workloads, references))
+    tunings: list[Tuning] = []
+    active: list[Tuning] = []
+    owners: dict[int, Tuning] = {}
     stream = stream_of(measurer)
-    in_flight: dict[int, tuple[int, Candidate]] = {}
-    unlearned: list[Trial] = []
-    """Results that arrived before the heuristic's (costs are taught relative to it)."""
+    while waiting or active:
+        while waiting and len(active) < concurrency:
+            workload, reference = waiting.pop(0)
+            tunings.append(Tuning(workload, target, trials, measurer, reference=reference, **options))  # type: ignore[arg-type]
+            active.append(tunings[-1])
+        _propose(active, stream, owners)
+        active = [tuning for tuning in active if not tuning.done]
+        if not owners:
+            continue  # every active tuning finished, or proposed only configurations that do not lower
+        started = time.perf_counter()
+        ticket, outcome = stream.next()
+        owner = owners.pop(ticket)
+        owner.result._count("wait", started)
+        owner.finish(ticket, outcome)
+        for tuning in active:
+            tuning.search.absorb()
+    for tuning in tunings:
+        tuning.result.trials.sort(key=lambda t: t.index)
+    return [tuning.result for tuning in tunings]
 
-    def start(candidate: Candidate) -> None:
-        search.record(candidate)  # taken: no later proposal repeats a program in flight
-        index = search.proposed
-        search.proposed += 1
-        if candidate.error is not None:
-            finish(index, candidate, MeasureResult(None, candidate.error))
-            return
-        task = protocol.task(source, workload.entry, target, space.pipeline(candidate.config), inputs, expected, bounds)
-        in_flight[stream.put(task)] = (index, candidate)
 
-    def finish(index: int, candidate: Candidate, outcome: MeasureResult) -> None:
-        trial = Trial(index, candidate.config, space.pipeline(candidate.config), outcome, candidate.features, candidate.fingerprint)
-        result.trials.append(trial)
-        if candidate.features:
-            unlearned.append(trial)
-        search.heuristic_known = search.heuristic_known or index == 0
-        if search.heuristic_known and unlearned:
-            for waiting in sorted(unlearned, key=lambda t: t.index):
-                _learn(search.model, result, waiting)
-            unlearned.clear()
-            search.model_stale = True
-        if database is not None:
-            database.add([_record(trial, keys, workload.name)])
-        if on_trial is not None:
-            on_trial(trial, result)
-
-    heuristic = search.candidate(space.heuristic())
-    assert heuristic is not None  # the first candidate is never pruned nor seen
-    if heuristic.error is not None:
-        from mlc.compiler import LoweringError
-
-        raise LoweringError(f"{workload.name}: the heuristic configuration {heuristic.error}")
-    if database is not None:  # transfer: rows of the same knobs (the same feature layout) only
-        history = _history(database, keys[1], workload.key)
-        search.model.add_history([row for row in history if len(row[0]) == len(heuristic.features)])
-        search.model.fit()  # with earlier tunings' records, the first proposals are already ranked
-    # The heuristic is the first candidate; the next ones compile beside it, not after it.
-    start(heuristic)
-    exhausted = False
+def _propose(active: list[Tuning], stream: Stream, owners: dict[int, Tuning]) -> None:
+    """Candidates from the active tunings while the stream wants more (at least one when nothing
+    is in flight), each tuning a share in turn, the one with the fewest in flight first."""
     while True:
-        while not exhausted and search.proposed < trials:
-            wanted = min(stream.wants() if in_flight else max(1, stream.wants()), trials - search.proposed, batch or trials)
+        proposing = sorted((t for t in active if t.proposing), key=lambda t: len(t.in_flight))
+        wanted = stream.wants() if owners else max(1, stream.wants())
+        if not proposing or wanted <= 0:
+            return
+        share = -(-wanted // len(proposing))
+        for tuning in proposing:
+            for ticket in tuning.propose(stream, min(share, wanted)):
+                owners[ticket] = tuning
+            wanted = stream.wants() if owners else max(1, stream.wants())
             if wanted <= 0:
-                break
-            if search.model_stale and strategy != "random":  # (random proposals ignore the model)
+                return
+
+
+class Tuning:
+    """One workload's tuning in progress: its search, its candidates in flight, its result.
+    `tune_many` drives it: `propose` starts candidates on a stream, `finish` takes their results."""
+
+    def __init__(
+        self,
+        workload: Workload,
+        target: str,
+        trials: int,
+        measurer: Measurer,
+        strategy: str = "evolutionary",
+        batch: int | None = None,
+        seed: int = 0,
+        database: TuningDatabase | None = None,
+        on_trial: Callable[[Trial, TuneResult], None] | None = None,
+        repeats: int | None = None,
+        reference: Reference | None = None,
+        protocol: TimingProtocol | None = None,
+    ):
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown search strategy '{strategy}': use one of {', '.join(STRATEGIES)}")
+        if batch is not None and batch < 1:
+            raise ValueError(f"the batch must be at least 1; got {batch}")
+        protocol = protocol or protocol_for(target)
+        self.protocol = dataclasses.replace(protocol, samples=repeats) if repeats is not None else protocol
+        self.workload, self.target, self.trials, self.measurer = workload, target, trials, measurer
+        self.batch, self.database, self.on_trial = batch, database, on_trial
+        self.space = space = SearchSpace.of(workload.module, target)
+        self.reference = reference or make_reference(workload)
+        self.source = str(workload.module)
+        self.result = TuneResult(workload, target, space)
+        extract = lambda configs: measurer.extract(self.source, configs)  # noqa: E731
+        self.search = Search(workload, space, strategy, random.Random(seed), CostModel(seed), self.result, extract, draw_width=getattr(measurer, "extract_workers", 1))
+        self.keys = (workload.key, target_key(target), current_version())
+        self.in_flight: dict[int, tuple[int, Candidate]] = {}
+        self.unlearned: list[Trial] = []
+        """Results that arrived before the heuristic's (costs are taught relative to it)."""
+        self.exhausted = False
+        self.prefetching = False
+        heuristic = self.search.candidate(space.heuristic())
+        assert heuristic is not None  # the first candidate is never pruned nor seen
+        if heuristic.error is not None:
+            from mlc.compiler import LoweringError
+
+            raise LoweringError(f"{workload.name}: the heuristic configuration {heuristic.error}")
+        if database is not None:  # transfer: rows of the same knobs (the same feature layout) only
+            history = _history(database, self.keys[1], workload.key)
+            self.search.model.add_history([row for row in history if len(row[0]) == len(heuristic.features)])
+            self.search.model.fit()  # with earlier tunings' records, the first proposals are already ranked
+        self.heuristic: Candidate | None = heuristic
+        """Until started: the heuristic is the first candidate; the next ones compile beside it."""
+
+    @property
+    def proposing(self) -> bool:
+        return not self.exhausted and self.search.proposed < self.trials
+
+    @property
+    def done(self) -> bool:
+        return not self.in_flight and not self.proposing
+
+    def propose(self, stream: Stream, wanted: int) -> list[int]:
+        """Starts up to `wanted` new candidates on `stream` (the heuristic first); their tickets."""
+        wanted = min(wanted, self.trials - self.search.proposed, self.batch or self.trials)
+        if wanted <= 0:
+            return []
+        if self.heuristic is not None:
+            candidates, self.heuristic = [self.heuristic], None
+        else:
+            search, result = self.search, self.result
+            if search.model_stale and search.strategy != "random":  # (random proposals ignore the model)
                 started = time.perf_counter()
                 search.model.fit()
                 search.model_stale = False
@@ -367,20 +445,45 @@ def tune(
             started = time.perf_counter()
             candidates = search.propose(wanted)
             result._count("propose", started)
-            exhausted = not candidates
-            for candidate in candidates:
-                start(candidate)
-        if not in_flight:
-            if exhausted or search.proposed >= trials:
-                break
-            continue  # only candidates that do not lower were proposed: propose again
-        started = time.perf_counter()
-        ticket, outcome = stream.next()
-        result._count("wait", started)
-        finish(*in_flight.pop(ticket), outcome)
-        search.absorb()
-    result.trials.sort(key=lambda t: t.index)
-    return result
+            if not self.prefetching:  # after the first proposal: its draws and the heuristic go first
+                search.prefetch = Prefetch.of(self.space, self.measurer, self.source, lambda key: key in search.extracted)
+                self.prefetching = True
+            self.exhausted = not candidates
+        return [ticket for candidate in candidates if (ticket := self._start(stream, candidate)) is not None]
+
+    def _start(self, stream: Stream, candidate: Candidate) -> int | None:
+        search = self.search
+        search.record(candidate)  # taken: no later proposal repeats a program in flight
+        index = search.proposed
+        search.proposed += 1
+        if candidate.error is not None:
+            self._finish(index, candidate, MeasureResult(None, candidate.error))
+            return None
+        pipeline = self.space.pipeline(candidate.config)
+        task = self.protocol.task(self.source, self.workload.entry, self.target, pipeline, *self.reference)
+        ticket = stream.put(task)
+        self.in_flight[ticket] = (index, candidate)
+        return ticket
+
+    def finish(self, ticket: int, outcome: MeasureResult) -> None:
+        self._finish(*self.in_flight.pop(ticket), outcome)
+
+    def _finish(self, index: int, candidate: Candidate, outcome: MeasureResult) -> None:
+        search, result = self.search, self.result
+        trial = Trial(index, candidate.config, self.space.pipeline(candidate.config), outcome, candidate.features, candidate.fingerprint)
+        result.trials.append(trial)
+        if candidate.features:
+            self.unlearned.append(trial)
+        search.heuristic_known = search.heuristic_known or index == 0
+        if search.heuristic_known and self.unlearned:
+            for waiting in sorted(self.unlearned, key=lambda t: t.index):
+                _learn(search.model, result, waiting)
+            self.unlearned.clear()
+            search.model_stale = True
+        if self.database is not None:
+            self.database.add([_record(trial, self.keys, self.workload.name)])
+        if self.on_trial is not None:
+            self.on_trial(trial, result)
 
 
 Reference = tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]
