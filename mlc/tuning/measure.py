@@ -84,6 +84,10 @@ COMPILE_TIMEOUT = 300.0
 RUN_TIMEOUT = 120.0
 MAX_WORKERS = 32
 """Compile processes at most (each holds an interpreter with mlc and xDSL imported)."""
+WORKER_NICENESS = 5
+"""Added to the compile and extraction processes' niceness: when the host's cores are all busy (a
+small space's background extraction beside the compiles), the timing processes, whose samples
+launch every call from the host, and the search's own process run first."""
 REFERENCES_HELD = 8
 """Workloads' arrays the parent keeps identified (see `LocalMeasurer._reference_key`)."""
 
@@ -153,6 +157,7 @@ def compile_candidate(task: MeasureTask) -> tuple[bytes | None, str | None, floa
 
 def _worker_setup(environment: dict[str, str]) -> None:
     os.environ.update(environment)
+    os.nice(WORKER_NICENESS)
 
 
 class Pending:

@@ -34,7 +34,7 @@ def ray_measurer():
     ray = pytest.importorskip("ray")
     from mlc.tuning.ray_measure import RayMeasurer
 
-    measurer = RayMeasurer("cpu", address=None, local_cpus=2)
+    measurer = RayMeasurer("cpu", address=None, local_cpus=2, cpus_per_task=0.5)  # two timing actors
     yield measurer
     ray.shutdown()
 
@@ -79,8 +79,34 @@ def test_measurement_through_a_local_ray_cluster(ray_measurer):
     results = ray_measurer.measure(_tasks(ADD, [*pipelines, "builtin.module(cse)"]))
     assert [r.cost is not None for r in results] == [True, True, False]
     assert ray_measurer.ray.cluster_resources().get("CPU") == 2
-    assert ray_measurer.slots == 1  # one timing actor; the other CPU compiles
+    assert ray_measurer.slots == 2  # two timing actors of half a CPU each; the other CPU compiles
     assert [name for name, _ in results[0].phases] == ["load", "check", "time"] and results[0].compile_seconds > 0
+    assert all(r.device in (0, 1) for r in results)
+
+
+def test_ray_gives_each_compiled_candidate_to_a_free_actor(ray_measurer):
+    """Pull, not round-robin: while one actor times a long candidate, the other takes every later
+    candidate (in turn, two of the four would have queued behind the long one)."""
+    good = _tasks(ADD, ["mlc-lower-to-cpu"])[0]
+    long = MeasureTask(**{**good.__dict__, "warmup": 200_000})  # ~2 s of calls (a long kernel's stand-in); a fast one ~0.1 s
+    stream = ray_measurer.stream()
+    tickets = [stream.put(long)] + [stream.put(good) for _ in range(4)]
+    results = dict(stream.next() for _ in tickets)
+    assert all(r.cost is not None for r in results.values()), [r.error for r in results.values()]
+    busy = results[tickets[0]].device
+    assert [results[t].device for t in tickets[1:]] == [1 - busy] * 4
+
+
+def test_ray_extracts_in_the_background(ray_measurer):
+    """`extract_later` (what `prefetch.Prefetch` uses) gives what `extract` gives, without waiting."""
+    tuned = workload(ADD)
+    space = SearchSpace.of(tuned.module, "cpu")
+    configs = list(itertools.islice(space.valid_configs(), 3))
+    handle = ray_measurer.extract_later(str(tuned.module), configs)
+    while not handle.ready():
+        pass
+    assert handle.get() == ray_measurer.extract(str(tuned.module), configs) == extract_from_text(str(tuned.module), "cpu", configs)
+    assert ray_measurer.extract_workers == 1  # half the cluster's two CPUs
 
 
 class SyntheticMeasurer:
