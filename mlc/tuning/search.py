@@ -46,6 +46,7 @@ import itertools
 import math
 import random
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -57,7 +58,6 @@ from mlc.tuning.database import Record, TuningDatabase, current_version
 from mlc.tuning.prefetch import Prefetch
 from mlc.tuning.measure import MeasureResult, MeasureTask, TimingProtocol, protocol_for
 from mlc.tuning.space import Config, SearchSpace, config_key
-from mlc.tuning.device_worker import REFERENCES_KEPT
 from mlc.tuning.streams import Stream, stream_of
 from mlc.tuning.workload import Workload, target_key
 
@@ -165,6 +165,10 @@ class Search:
     """Configuration keys and program fingerprints measured (or failed) in this tuning."""
     extracted: dict[str, Candidate] = field(default_factory=dict)
     """Candidates by configuration key: features are extracted once per configuration."""
+    drawn: deque[dict] = field(default_factory=deque)
+    """Random draws extracted with a proposal's batch but not examined by it (`_sample`): with one
+    candidate a proposal (a stream wanting one more), one round trip for `draw_width` draws serves
+    many proposals instead of one."""
     prefetch: Prefetch | None = None
     """The background extraction of a small space (`prefetch.py`)."""
     draw_width: int = 1
@@ -247,7 +251,7 @@ class Search:
         """`found` and random candidates up to `count`; when random draws keep hitting what was
         seen, the unseen rest of a small space in order (so the search stops only when the space
         is exhausted)."""
-        found = found + self._sample(lambda: self.space.random(self.rng), count - len(found), found)
+        found = found + self._sample(self._random_draw, count - len(found), found, self.drawn)
         if len(found) < count and self.space.size() <= EXHAUSTIVE_SPACE:
             configs = iter(self.space.valid_configs())
             while len(found) < count and (chunk := list(itertools.islice(configs, EXHAUSTIVE_CHUNK))):
@@ -258,20 +262,31 @@ class Search:
                         found.append(candidate)
         return found
 
-    def _sample(self, make: Callable[[], dict], count: int, taken: Sequence[Candidate] = ()) -> list[Candidate]:
+    def _random_draw(self) -> dict:
+        """The next random configuration: one drawn before and not examined yet, else a new one."""
+        return self.drawn.popleft() if self.drawn else self.space.random(self.rng)
+
+    def _sample(self, make: Callable[[], dict], count: int, taken: Sequence[Candidate] = (), unexamined: deque[dict] | None = None) -> list[Candidate]:
         """Up to `count` unmeasured candidates from at most max(ATTEMPTS_PER_CANDIDATE * count,
         `draw_width`) draws, at least `draw_width` of them extracted together (in parallel), then
         taken in order. (A proposal late in a tuning rejects most draws: their programs were
         measured. One draw at a time, each rejection cost a round trip to the extraction
-        processes: three a candidate, the search's own process busy 80% of a 2-GPU tuning.)"""
+        processes: three a candidate, the search's own process busy 80% of a 2-GPU tuning.) The
+        draws after the last one taken go back to `unexamined` (the random draws: the next
+        proposal examines them first, already extracted), else they are dropped."""
         found: list[Candidate] = []
         draws, limit = 0, max(ATTEMPTS_PER_CANDIDATE * count, self.draw_width)
         while len(found) < count and draws < limit:
-            configs = [make() for _ in range(min(max(count - len(found), self.draw_width), limit - draws))]
+            size = min(max(count - len(found), self.draw_width), limit - draws)
+            configs = [make() for _ in range(min(size, len(unexamined)) if unexamined else size)]  # (no new draw beside extracted ones)
             draws += len(configs)
             self.prepare(configs)
-            for config in configs:
-                candidate = self.candidate(config, [*taken, *found]) if len(found) < count else None
+            for position, config in enumerate(configs):
+                if len(found) == count:
+                    if unexamined is not None:
+                        unexamined.extendleft(reversed(configs[position:]))
+                    break
+                candidate = self.candidate(config, [*taken, *found])
                 if candidate is not None:
                     found.append(candidate)
         return found
@@ -297,80 +312,28 @@ def tune(
     already (a second tuning of the same workload need not interpret it again). `protocol`: how
     each candidate is timed (default `measure.protocol_for(target)`); `repeats` overrides its
     sample count."""
-    options = dict(strategy=strategy, batch=batch, seed=seed, database=database, on_trial=on_trial, repeats=repeats, protocol=protocol)
-    return tune_many([workload], target, trials, measurer, references=[reference], **options)[0]  # type: ignore[arg-type]
-
-
-def tune_many(
-    workloads: Sequence[Workload],
-    target: str,
-    trials: int,
-    measurer: Measurer,
-    concurrency: int = REFERENCES_KEPT,
-    references: Sequence[Reference | None] | None = None,
-    **options: object,
-) -> list[TuneResult]:
-    """`tune` of each workload (the same `options`), up to `concurrency` of them at once through one
-    measurer's stream, in the workloads' order (the next starts when one finishes).
-
-    Why at once: a workload's tuning has a start (the heuristic's compile before any device has
-    work; proposals that wait for feature extraction while its space is extracted in the
-    background) and an end (the last candidates draining) during which it cannot keep the devices
-    busy; a second workload's candidates fill those gaps. The proposals share the measurer's
-    lookahead (`Stream.wants`) in turn, the workload with the fewest candidates in flight first.
-    `concurrency` defaults to the workloads whose inputs a timing process keeps on its device
-    (`device_worker.REFERENCES_KEPT`): more would send a workload's arrays again at every switch.
-    A workload's proposals depend on which of its results have arrived, as in `tune`; with
-    `strategy='random'` and `batch=1` each workload's trials are those of tuning it alone."""
-    if concurrency < 1:
-        raise ValueError(f"the concurrency must be at least 1; got {concurrency}")
-    references = list(references) if references is not None else [None] * len(workloads)
-    waiting = list(zip(workloads, references))
-    tunings: list[Tuning] = []
-    active: list[Tuning] = []
-    owners: dict[int, Tuning] = {}
+    tuning = Tuning(workload, target, trials, measurer, strategy, batch, seed, database, on_trial, repeats, reference, protocol)
     stream = stream_of(measurer)
-    while waiting or active:
-        while waiting and len(active) < concurrency:
-            workload, reference = waiting.pop(0)
-            tunings.append(Tuning(workload, target, trials, measurer, reference=reference, **options))  # type: ignore[arg-type]
-            active.append(tunings[-1])
-        _propose(active, stream, owners)
-        active = [tuning for tuning in active if not tuning.done]
-        if not owners:
-            continue  # every active tuning finished, or proposed only configurations that do not lower
+    while not tuning.done:
+        while tuning.proposing:  # as many as the stream wants (at least one when none is in flight)
+            wanted = stream.wants() if tuning.in_flight else max(1, stream.wants())
+            if wanted <= 0:
+                break
+            tuning.propose(stream, wanted)
+        if not tuning.in_flight:
+            continue  # done, or only configurations that do not lower were proposed: propose again
         started = time.perf_counter()
         ticket, outcome = stream.next()
-        owner = owners.pop(ticket)
-        owner.result._count("wait", started)
-        owner.finish(ticket, outcome)
-        for tuning in active:
-            tuning.search.absorb()
-    for tuning in tunings:
-        tuning.result.trials.sort(key=lambda t: t.index)
-    return [tuning.result for tuning in tunings]
-
-
-def _propose(active: list[Tuning], stream: Stream, owners: dict[int, Tuning]) -> None:
-    """Candidates from the active tunings while the stream wants more (at least one when nothing
-    is in flight), each tuning a share in turn, the one with the fewest in flight first."""
-    while True:
-        proposing = sorted((t for t in active if t.proposing), key=lambda t: len(t.in_flight))
-        wanted = stream.wants() if owners else max(1, stream.wants())
-        if not proposing or wanted <= 0:
-            return
-        share = -(-wanted // len(proposing))
-        for tuning in proposing:
-            for ticket in tuning.propose(stream, min(share, wanted)):
-                owners[ticket] = tuning
-            wanted = stream.wants() if owners else max(1, stream.wants())
-            if wanted <= 0:
-                return
+        tuning.result._count("wait", started)
+        tuning.finish(ticket, outcome)
+        tuning.search.absorb()
+    tuning.result.trials.sort(key=lambda t: t.index)
+    return tuning.result
 
 
 class Tuning:
     """One workload's tuning in progress: its search, its candidates in flight, its result.
-    `tune_many` drives it: `propose` starts candidates on a stream, `finish` takes their results."""
+    `tune` drives it: `propose` starts candidates on a stream, `finish` takes their results."""
 
     def __init__(
         self,

@@ -335,6 +335,22 @@ def test_a_background_extraction_changes_where_features_are_extracted_not_the_se
     assert sum(with_prefetch.on_demand) < sum(without.on_demand)
 
 
+def test_draws_extracted_together_serve_later_proposals():
+    """A stream wants one candidate at a time: a proposal draws `draw_width` (the extraction
+    processes) configurations at once and takes one; the rest are examined by the next proposals
+    without another round trip (before, each proposal drew and extracted its own and dropped the
+    rest). The trials are those of drawing one configuration at a time."""
+    def tuned(width):
+        measurer = SyntheticMeasurer()
+        measurer.extract_workers = width
+        result = tune(workload(MATMUL), "cpu", 12, measurer, strategy="random", batch=1, seed=0)
+        return [(t.index, t.pipeline) for t in result.trials], result.extractions["round trips"]
+
+    one_at_a_time, eight_at_once = tuned(1), tuned(8)
+    assert eight_at_once[0] == one_at_a_time[0]
+    assert one_at_a_time[1] >= 12 and eight_at_once[1] <= 4  # one a proposal; the heuristic's, then one per 8 draws
+
+
 def test_lookahead_keeps_enough_candidates_for_the_devices_and_no_more_than_the_pool():
     assert lookahead(1, 16, None, None) == INITIAL_PER_DEVICE
     assert lookahead(2, 32, 0.6, 0.15) == 2 * (4 + 1)  # compile 4x a device's share: 4 compiling, 1 waiting
