@@ -52,7 +52,7 @@ from mlc.tuning.device_worker import TimingActor
 from mlc.tuning.features import extract_from_text
 from mlc.tuning.measure import REFERENCES_HELD, RUN_TIMEOUT, MeasureResult, MeasureTask, compile_candidate
 from mlc.tuning.optional import require
-from mlc.tuning.streams import lookahead
+from mlc.tuning.streams import RunningSeconds, lookahead
 
 CONNECT_TIMEOUT = 3.0
 
@@ -200,7 +200,7 @@ class RayStream:
         self._free = list(range(len(measurer._actors)))
         self._running: dict[Any, tuple[_Candidate, int, float]] = {}
         """A call's reference: its candidate, its actor and when it started."""
-        self._seconds = {"compile": [0.0, 0], "device": [0.0, 0]}
+        self._seconds = {"compile": RunningSeconds(), "device": RunningSeconds()}
 
     def put(self, task: MeasureTask) -> int:
         ticket = next(self._numbers)
@@ -214,9 +214,10 @@ class RayStream:
         """`streams.lookahead` of the mean compile and device seconds, less those compiling or
         compiled and waiting for an actor."""
         measurer = self.measurer
-        means = [total / count if count else None for total, count in self._seconds.values()]
+        compiles, device = self._seconds["compile"], self._seconds["device"]
         workers = max(1, int(measurer.ray.cluster_resources().get("CPU", 1)))
-        return max(0, lookahead(measurer.slots, workers, *means) - len(self._compiling) - len(self._compiled))
+        wanted = lookahead(measurer.slots, workers, compiles.mean, device.mean, compiles.spread)
+        return max(0, wanted - len(self._compiling) - len(self._compiled))
 
     def next(self) -> tuple[int, MeasureResult]:
         ray = self.measurer.ray
@@ -237,8 +238,8 @@ class RayStream:
             candidate, actor, started = self._running.pop(ready[0])
             self._free.append(actor)
             outcome = _outcome(ray, ready[0])
-            self._count("device", time.monotonic() - started)
-            self._count("compile", outcome.compile_seconds)
+            self._seconds["device"].add(time.monotonic() - started)
+            self._seconds["compile"].add(outcome.compile_seconds)
             return candidate.ticket, dataclasses.replace(outcome, device=actor)
 
     def _dispatch(self) -> None:
@@ -270,10 +271,6 @@ class RayStream:
                 ray.cancel(compiled, force=True)
                 return candidate.ticket, MeasureResult(None, f"compiling took more than {timeout:.0f} s")
         return None
-
-    def _count(self, step: str, seconds: float) -> None:
-        self._seconds[step][0] += seconds
-        self._seconds[step][1] += 1
 
 
 class RayHandle:

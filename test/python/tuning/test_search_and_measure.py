@@ -17,7 +17,7 @@ from mlc.tuning.features import extract_from_text
 from mlc.tuning.measure import LocalMeasurer, MeasureResult, MeasureTask
 from mlc.tuning.search import tune
 from mlc.tuning.space import SearchSpace, config_key
-from mlc.tuning.streams import INITIAL_PER_DEVICE, lookahead
+from mlc.tuning.streams import INITIAL_PER_DEVICE, RunningSeconds, lookahead
 
 from .tuning_programs import ADD, MATMUL, workload
 
@@ -168,9 +168,11 @@ def test_features_are_extracted_in_the_measurers_processes(local_measurer):
     space = SearchSpace.of(tuned.module, "cpu")
     rng = random.Random(0)
     configs = [space.heuristic(), *(space.random(rng) for _ in range(3)), {**space.heuristic(), "convert-graph-to-tile.matmul-tile": (7, 7, 7)}]
+    background = local_measurer.extract_later(str(tuned.module), configs[:2])  # its own pool
     extracted = local_measurer.extract(str(tuned.module), configs)
     assert extracted[:4] == [features.extract(tuned.module, space, c) for c in configs[:4]]
     assert isinstance(extracted[4], str) and extracted[4].startswith("does not lower")
+    assert background.get() == extracted[:2] and local_measurer._background_pool is not local_measurer._extract_pool
 
 
 def test_results_keep_the_order_of_the_tasks_across_devices():
@@ -356,6 +358,11 @@ def test_lookahead_keeps_enough_candidates_for_the_devices_and_no_more_than_the_
     assert lookahead(2, 32, 0.6, 0.15) == 2 * (4 + 1)  # compile 4x a device's share: 4 compiling, 1 waiting
     assert lookahead(2, 32, 0.01, 0.15) == 4  # compiles outrun the devices: one compiling, one waiting each
     assert lookahead(2, 4, 3.0, 0.1) == 6  # the compile pool caps it
+    assert lookahead(2, 32, 0.6, 0.15, compile_spread=0.3) == 2 * (8 + 1)  # mean + 2 sd covered
+    seconds = RunningSeconds()
+    for value in (0.5, 1.5, 0.5, 1.5):
+        seconds.add(value)
+    assert (seconds.mean, seconds.spread) == (1.0, 0.5)
 
 
 def test_earlier_tunings_rank_the_first_batch_and_a_given_reference_is_used(monkeypatch, tmp_path):
