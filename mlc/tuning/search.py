@@ -58,6 +58,7 @@ from mlc.tuning.database import Record, TuningDatabase, current_version
 from mlc.tuning.prefetch import Prefetch
 from mlc.tuning.measure import MeasureResult, MeasureTask, TimingProtocol, protocol_for
 from mlc.tuning.space import Config, SearchSpace, config_key
+from mlc.tuning.device_worker import REFERENCES_KEPT
 from mlc.tuning.streams import Stream, stream_of
 from mlc.tuning.workload import Workload, target_key
 
@@ -169,6 +170,11 @@ class Search:
     """Random draws extracted with a proposal's batch but not examined by it (`_sample`): with one
     candidate a proposal (a stream wanting one more), one round trip for `draw_width` draws serves
     many proposals instead of one."""
+    bred: deque[dict] = field(default_factory=deque)
+    """Offspring extracted with a proposal's population but not examined by it (as `drawn`), kept
+    while the parents they were bred from stay the best."""
+    bred_from: list[str] = field(default_factory=list)
+    """The keys of the parents of `bred`."""
     prefetch: Prefetch | None = None
     """The background extraction of a small space (`prefetch.py`)."""
     draw_width: int = 1
@@ -223,7 +229,12 @@ class Search:
     def propose(self, count: int) -> list[Candidate]:
         if self.strategy == "random" or not self.model.trained:
             return self._fill([], count)
-        offspring = self._fill(self._sample(self._offspring, max(count * POPULATION_PER_CANDIDATE, POPULATION_LEAST)), count)
+        parents = self._parents()
+        if [config_key(c) for c in parents] != self.bred_from:  # offspring of other parents: dropped
+            self.bred.clear()
+            self.bred_from = [config_key(c) for c in parents]
+        breed = lambda: self.bred.popleft() if self.bred else self._offspring(parents)  # noqa: E731
+        offspring = self._fill(self._sample(breed, max(count * POPULATION_PER_CANDIDATE, POPULATION_LEAST), (), self.bred), count)
         failed = [c for c in offspring if c.error is not None][:count]
         population = [c for c in offspring if c.error is None]
         if failed or not population:
@@ -236,9 +247,12 @@ class Search:
                 chosen[position] = others.pop(self.rng.randrange(len(others)))
         return chosen
 
-    def _offspring(self) -> dict:
+    def _parents(self) -> list[Config]:
+        """The best measured configurations (the heuristic before any is measured)."""
         measured = sorted((t for t in self.result.trials if t.cost is not None), key=lambda t: t.cost)  # type: ignore[arg-type, return-value]
-        parents = [t.config for t in measured[:PARENTS]] or [self.space.heuristic()]
+        return [t.config for t in measured[:PARENTS]] or [self.space.heuristic()]
+
+    def _offspring(self, parents: list[Config]) -> dict:
         roll = self.rng.random()
         if roll < 0.2:
             return self.space.random(self.rng)
@@ -329,6 +343,73 @@ def tune(
         tuning.search.absorb()
     tuning.result.trials.sort(key=lambda t: t.index)
     return tuning.result
+
+
+def tune_many(
+    workloads: Sequence[Workload],
+    target: str,
+    trials: int,
+    measurer: Measurer,
+    concurrency: int = REFERENCES_KEPT,
+    references: Sequence[Reference | None] | None = None,
+    **options: object,
+) -> list[TuneResult]:
+    """`tune` of each workload (the same `options`), up to `concurrency` of them at once through one
+    measurer's stream, in the workloads' order (the next starts when one finishes).
+
+    Why at once: a workload's tuning has a start (the heuristic's compile before any device has
+    work; proposals that wait for feature extraction while its space is extracted in the
+    background) and an end (the last candidates draining) during which it cannot keep the devices
+    busy; a second workload's candidates fill those gaps. The proposals share the measurer's
+    lookahead (`Stream.wants`) in turn, the workload with the fewest candidates in flight first.
+    `concurrency` defaults to the workloads whose inputs a timing process keeps on its device
+    (`device_worker.REFERENCES_KEPT`): more would send a workload's arrays again at every switch.
+    A workload's proposals depend on which of its results have arrived, as in `tune`; with
+    `strategy='random'` and `batch=1` each workload's trials are those of tuning it alone."""
+    if concurrency < 1:
+        raise ValueError(f"the concurrency must be at least 1; got {concurrency}")
+    references = list(references) if references is not None else [None] * len(workloads)
+    waiting = list(zip(workloads, references))
+    tunings: list[Tuning] = []
+    active: list[Tuning] = []
+    owners: dict[int, Tuning] = {}
+    stream = stream_of(measurer)
+    while waiting or active:
+        while waiting and len(active) < concurrency:
+            workload, reference = waiting.pop(0)
+            tunings.append(Tuning(workload, target, trials, measurer, reference=reference, **options))  # type: ignore[arg-type]
+            active.append(tunings[-1])
+        _propose(active, stream, owners)
+        active = [tuning for tuning in active if not tuning.done]
+        if not owners:
+            continue  # every active tuning finished, or proposed only configurations that do not lower
+        started = time.perf_counter()
+        ticket, outcome = stream.next()
+        owner = owners.pop(ticket)
+        owner.result._count("wait", started)
+        owner.finish(ticket, outcome)
+        for tuning in active:
+            tuning.search.absorb()
+    for tuning in tunings:
+        tuning.result.trials.sort(key=lambda t: t.index)
+    return [tuning.result for tuning in tunings]
+
+
+def _propose(active: list[Tuning], stream: Stream, owners: dict[int, Tuning]) -> None:
+    """Candidates from the active tunings while the stream wants more (at least one when nothing
+    is in flight), each tuning a share in turn, the one with the fewest in flight first."""
+    while True:
+        proposing = sorted((t for t in active if t.proposing), key=lambda t: len(t.in_flight))
+        wanted = stream.wants() if owners else max(1, stream.wants())
+        if not proposing or wanted <= 0:
+            return
+        share = -(-wanted // len(proposing))
+        for tuning in proposing:
+            for ticket in tuning.propose(stream, min(share, wanted)):
+                owners[ticket] = tuning
+            wanted = stream.wants() if owners else max(1, stream.wants())
+            if wanted <= 0:
+                return
 
 
 class Tuning:

@@ -15,7 +15,7 @@ from mlc.tuning.database import TuningDatabase
 from mlc.tuning import features
 from mlc.tuning.features import extract_from_text
 from mlc.tuning.measure import LocalMeasurer, MeasureResult, MeasureTask
-from mlc.tuning.search import tune
+from mlc.tuning.search import tune, tune_many
 from mlc.tuning.space import SearchSpace, config_key
 from mlc.tuning.streams import INITIAL_PER_DEVICE, RunningSeconds, lookahead
 
@@ -286,6 +286,22 @@ def test_a_stream_gives_the_sequential_runs_trials_where_the_order_of_results_ca
     evolved = trials(SimulatedMeasurer(3, 4, _compile_seconds()), "evolutionary")
     assert trials(SimulatedMeasurer(3, 4, _compile_seconds()), "evolutionary") == evolved
     assert len({pipeline for _, pipeline, _ in evolved}) == 14
+
+
+def test_workloads_tuned_together_fill_each_others_start_and_end():
+    """`tune_many`: two workloads through one measurer at once (virtual time): the devices stay
+    busy through each tuning's start (the heuristic compiling alone) and end (the last, slow,
+    compiles), so both finish sooner than one after the other; with the random strategy
+    proposing one at a time each workload's trials are those of tuning it alone."""
+    def run(concurrency):
+        slow_last = lambda ticket: 12.0 if ticket % 16 == 15 else 2.0 + ticket % 3  # noqa: E731
+        measurer = SimulatedMeasurer(devices=2, workers=8, compile_seconds=slow_last)
+        results = tune_many([workload(ADD), workload(MATMUL)], "cpu", 16, measurer, concurrency=concurrency, strategy="random", batch=1, seed=0)
+        return [[(t.index, t.pipeline, t.cost) for t in r.trials] for r in results], measurer.now, measurer.busy
+
+    (alone, alone_end, busy), (together, together_end, same_busy) = run(1), run(2)
+    assert together == alone and same_busy == busy
+    assert together_end < 0.85 * alone_end
 
 
 class PrefetchingMeasurer(SyntheticMeasurer):
