@@ -445,7 +445,8 @@ class Tuning:
         self.result = TuneResult(workload, target, space)
         extract = lambda configs: measurer.extract(self.source, configs)  # noqa: E731
         self.search = Search(workload, space, strategy, random.Random(seed), CostModel(seed), self.result, extract, draw_width=getattr(measurer, "extract_workers", 1))
-        self.keys = (workload.key, target_key(target), current_version())
+        # The database's keys (the target's asks the device for its description): only with one.
+        self.keys = (workload.key, target_key(target), current_version()) if database is not None else ('', '', '')
         self.in_flight: dict[int, tuple[int, Candidate]] = {}
         self.unlearned: list[Trial] = []
         """Results that arrived before the heuristic's (costs are taught relative to it)."""
