@@ -171,10 +171,13 @@ class Search:
     candidate a proposal (a stream wanting one more), one round trip for `draw_width` draws serves
     many proposals instead of one."""
     bred: deque[dict] = field(default_factory=deque)
-    """Offspring extracted with a proposal's population but not examined by it (as `drawn`), kept
-    while the parents they were bred from stay the best."""
-    bred_from: list[str] = field(default_factory=list)
-    """The keys of the parents of `bred`."""
+    """Offspring extracted with a proposal's population but not examined by it (as `drawn`): the
+    next proposals' populations take them first, ranked by the model as it is then (bred from
+    the parents of a few results ago: at most `draw_width` of them, and no round trip)."""
+    enumerated: int = 0
+    """How many of the small space's first configurations (`valid_configs`, in order) are known
+    measured or in flight: the enumeration of `_fill` starts after them (late in a tuning, each
+    proposal walked the whole space again)."""
     prefetch: Prefetch | None = None
     """The background extraction of a small space (`prefetch.py`)."""
     draw_width: int = 1
@@ -230,9 +233,6 @@ class Search:
         if self.strategy == "random" or not self.model.trained:
             return self._fill([], count)
         parents = self._parents()
-        if [config_key(c) for c in parents] != self.bred_from:  # offspring of other parents: dropped
-            self.bred.clear()
-            self.bred_from = [config_key(c) for c in parents]
         breed = lambda: self.bred.popleft() if self.bred else self._offspring(parents)  # noqa: E731
         offspring = self._fill(self._sample(breed, max(count * POPULATION_PER_CANDIDATE, POPULATION_LEAST), (), self.bred), count)
         failed = [c for c in offspring if c.error is not None][:count]
@@ -267,14 +267,24 @@ class Search:
         is exhausted)."""
         found = found + self._sample(self._random_draw, count - len(found), found, self.drawn)
         if len(found) < count and self.space.size() <= EXHAUSTIVE_SPACE:
-            configs = iter(self.space.valid_configs())
+            configs = itertools.islice(self.space.valid_configs(), self.enumerated, None)
+            prefix = True  # of configurations seen (measured or in flight): never to examine again
             while len(found) < count and (chunk := list(itertools.islice(configs, EXHAUSTIVE_CHUNK))):
                 self.prepare(chunk)
                 for config in chunk:
-                    candidate = self.candidate(config, found) if len(found) < count else None
+                    if len(found) == count:
+                        break
+                    candidate = self.candidate(config, found)
                     if candidate is not None:
                         found.append(candidate)
+                    prefix = prefix and candidate is None and self._seen(config)
+                    self.enumerated += prefix
         return found
+
+    def _seen(self, config: dict) -> bool:
+        """Whether `config` or its program was measured or is in flight (it stays so)."""
+        key = config_key(config)
+        return key in self.measured or (key in self.extracted and self.extracted[key].fingerprint in self.measured)
 
     def _random_draw(self) -> dict:
         """The next random configuration: one drawn before and not examined yet, else a new one."""

@@ -59,7 +59,8 @@ def test_a_short_search_is_never_worse_than_the_heuristic(local_measurer, tmp_pa
     assert all(result.space.invalid(t.config) is None for t in result.trials)
     assert result.best.cost <= result.heuristic.cost
     assert min(r.cost for r in records) == result.best.cost
-    assert set(result.host_seconds) == {"propose", "fit", "wait"} and all(s >= 0 for s in result.host_seconds.values())
+    assert {"propose", "wait"} <= set(result.host_seconds) <= {"propose", "fit", "wait"}  # no fit when every proposal came before a result
+    assert all(s >= 0 for s in result.host_seconds.values())
 
 
 def test_failures_are_recorded_not_raised(local_measurer):
