@@ -11,8 +11,9 @@ wall-clock time with threads that sleep: a compile pool of `--workers` (each com
 mean `--compile-s`, sigma `--compile-sigma`, fixed per pipeline), each device pulling the next
 compiled candidate and holding it `--device-s`, the on-demand extraction pool (`--workers`) and
 the background one (half), each configuration `--extract-s`. Costs are a hash of the pipeline.
-The defaults are the fifth measurement's GPU numbers (BENCHMARKS.md: device 0.155 s a candidate;
-compiles 1.0 s there with the hosts's cores busy extracting, ~0.45 s before) and its two shapes.
+The defaults' compile mean (1.0 s) and device seconds (0.155) are the fifth measurement's on the
+2-GPU machine (BENCHMARKS.md; compiles were ~0.45 s in the fourth); the compile spread and the
+0.15 s of an extraction there are assumptions. The shapes are that benchmark's two.
 
 Not simulated: the host's CPU contention (a process here is a thread that sleeps), the GIL cost
 of the measurer's own threads, GPU-side effects. The spaces are those of a machine without a
