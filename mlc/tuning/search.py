@@ -29,11 +29,15 @@
    to the heuristic's). `batch` caps the candidates proposed from one state of the model.
    Proposals are the search's own critical path, and their cost is feature extraction: draws are
    extracted `draw_width` (the measurer's extraction processes) at a time, one round trip for
-   many rejected draws, and a small space is extracted in the background (`prefetch.py`).
+   many rejected draws; the draws a proposal did not examine wait for the next ones
+   (`Search.drawn`, `Search.bred`); and a small space is extracted in the background
+   (`prefetch.py`), after the first proposal.
 5. Every measurement (failures too) goes to the database (when one is given) as it arrives, and
    to `on_trial` (the progress bar).
 
 The search stops early when no unmeasured program is left (a small space measured exhaustively).
+`tune_many` tunes several workloads at once through one measurer (`Tuning` is one workload's
+state): one fills the devices while another starts or drains.
 Deterministic for a given `seed` and order of results: with `batch=1` the random strategy
 proposes the same candidates in the same order whatever the measurer and the order its results
 arrive in (the evolutionary one depends on which results had arrived when it proposed).
