@@ -340,23 +340,8 @@ def tune(
     already (a second tuning of the same workload need not interpret it again). `protocol`: how
     each candidate is timed (default `measure.protocol_for(target)`); `repeats` overrides its
     sample count."""
-    tuning = Tuning(workload, target, trials, measurer, strategy, batch, seed, database, on_trial, repeats, reference, protocol)
-    stream = stream_of(measurer)
-    while not tuning.done:
-        while tuning.proposing:  # as many as the stream wants (at least one when none is in flight)
-            wanted = stream.wants() if tuning.in_flight else max(1, stream.wants())
-            if wanted <= 0:
-                break
-            tuning.propose(stream, wanted)
-        if not tuning.in_flight:
-            continue  # done, or only configurations that do not lower were proposed: propose again
-        started = time.perf_counter()
-        ticket, outcome = stream.next()
-        tuning.result._count("wait", started)
-        tuning.finish(ticket, outcome)
-        tuning.search.absorb()
-    tuning.result.trials.sort(key=lambda t: t.index)
-    return tuning.result
+    options = dict(strategy=strategy, batch=batch, seed=seed, database=database, on_trial=on_trial, repeats=repeats, protocol=protocol)
+    return tune_many([workload], target, trials, measurer, 1, [reference], **options)[0]
 
 
 def tune_many(
