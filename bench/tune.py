@@ -2,7 +2,7 @@
 an exhaustive one (issue 20's targets).
 
     python bench/tune.py --target cuda --trials 64 [--exhaustive [--exhaustive-only TEXT]] [--quick] [--only TEXT] [--skip TEXT] [--db PATH] [--ray-address A]
-    python bench/tune.py --target cuda --scaling [--scaling-shapes 4] --trials 32 [--batch N] [--samples N] [--sample-ms MS] [--warmup-samples N]
+    python bench/tune.py --target cuda --scaling [--scaling-shapes 4] --trials 32 [--batch N] [--strategy random] [--concurrency 2] [--samples N] [--sample-ms MS] [--warmup-samples N]
 
 For each shape (square and skinny matmuls in f32 and f16, a conv2d, row reductions, a softmax) the
 evolutionary search (`mlc.tuning.search.tune`) measures up to `--trials` configurations, the
@@ -21,7 +21,8 @@ their error bounds) are computed once per shape for both searches. `--scaling` t
 `--scaling-shapes` shapes measuring on one GPU, then on every visible GPU (on the CPU target, two
 timing processes stand for two devices: a smoke test of the path, not a measurement), and prints
 both wall times (each from a fresh measurer started beforehand, not counted; the same compile
-workers, seed and trials), with where the time went (`breakdown`: per candidate, compile, load,
+workers, seed and trials; the shapes one after the other, or `--concurrency` of them at once:
+`search.tune_many`), with where the time went (`breakdown`: per candidate, compile, load,
 check and time; the tuning process's propose, fit and wait; how busy the compile workers and each
 device were; the timing's 95% brackets). Every GPU candidate is timed by
 `measure.GPU_PROTOCOL` unless `--samples`, `--sample-ms` or `--warmup-samples` say otherwise.
@@ -44,7 +45,7 @@ from pathlib import Path
 from mlc.compiler import _read_source
 from mlc.tuning.database import TuningDatabase
 from mlc.tuning.measure import LocalMeasurer, TimingProtocol, protocol_for
-from mlc.tuning.search import Measurer, TuneResult, make_reference, tune
+from mlc.tuning.search import STRATEGIES, Measurer, TuneResult, make_reference, tune, tune_many
 from mlc.tuning.space import describe
 from mlc.tuning.workload import Workload
 
@@ -310,7 +311,11 @@ def scaling(args: argparse.Namespace) -> None:
     workloads = {name: Workload(_read_source(text)[0], "main", name) for name, text in chosen.items()}
     references = {name: make_reference(workload) for name, workload in workloads.items()}
     timing = protocol(args)
-    print(f"timing protocol: {timing}", flush=True)
+    print(f"timing protocol: {timing}; strategy {args.strategy}, batch {args.batch}, concurrency {args.concurrency}", flush=True)
+    if args.strategy != "random":
+        from mlc.tuning.optional import require
+
+        require("lightgbm")  # imported before either run is timed (the first fit would pay for it)
     walls = {}
     for devices in (every[:1], every):
         measurer = measurer_for(args, devices)
@@ -319,14 +324,15 @@ def scaling(args: argparse.Namespace) -> None:
             measurer.warm_up()
             print(f"  measurer started in {time.perf_counter() - start:.1f} s (not counted below)", flush=True)
         start = time.perf_counter()
-        bests, results = [], []
-        for name, workload in workloads.items():
-            result = tune(workload, args.target, args.trials, measurer, batch=args.batch, reference=references[name], protocol=timing)
-            results.append(result)
+        options = dict(strategy=args.strategy, batch=args.batch, protocol=timing)
+        references_in_order = [references[name] for name in workloads]
+        results = tune_many(list(workloads.values()), args.target, args.trials, measurer, args.concurrency, references_in_order, **options)
+        walls[len(devices)] = time.perf_counter() - start
+        bests = []
+        for name, result in zip(workloads, results):
             failures = [t.result.error or "" for t in result.trials if t.cost is None]
             bests.append(f"{name} {result.best.cost * 1e6:.1f} us" if result.best else f"{name} failed")
             bests[-1] += f" ({len(failures)} failed: {failures[0].splitlines()[0][:200]})" if failures else ""
-        walls[len(devices)] = time.perf_counter() - start
         workers = getattr(measurer, "workers", 0)
         measurer.close()
         print(f"{len(devices)} device(s): {len(chosen)} shapes x {args.trials} trials in {walls[len(devices)]:.1f} s (best: {'; '.join(bests)})", flush=True)
@@ -353,6 +359,8 @@ def main() -> None:
     parser.add_argument("--ray-local", action="store_true", help="measure through a local Ray instance of this host's cores")
     parser.add_argument("--workers", type=int)
     parser.add_argument("--batch", type=int, help="the most candidates proposed from one state of the cost model")
+    parser.add_argument("--concurrency", type=int, default=1, help="--scaling: workloads tuned at once through the measurer (search.tune_many)")
+    parser.add_argument("--strategy", choices=STRATEGIES, default="evolutionary", help="--scaling: 'random' with --batch 1 proposes the same candidates on one and two GPUs")
     parser.add_argument("--samples", type=int, help="timed samples a candidate (default: the target's protocol)")
     parser.add_argument("--sample-ms", type=float, help="GPU: least milliseconds of a timing sample")
     parser.add_argument("--warmup-samples", type=int, help="GPU: samples timed and thrown away first")

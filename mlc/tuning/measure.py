@@ -37,9 +37,13 @@ Two measurers share these steps:
 
 * `LocalMeasurer` (the default): a pool of `workers` compile processes shared by all devices
   (default: one per core of the host), one timing process per device (the CPU; each visible
-  GPU), and a pool of half as many processes for the search's feature extraction (`extract`,
+  GPU), and a pool of as many processes for the search's feature extraction (`extract`,
   ~50 ms a configuration against compiling's 0.3-2 s), which is on the search's critical path:
-  in the compile pool it would wait behind the compiles of the rounds in flight. `submit(tasks)` returns at once (a `Pending`): the tasks are queued for compiling, and
+  in the compile pool it would wait behind the compiles in flight. As many, because a proposal
+  draws (and waits for) one configuration per extraction process at a time, and a small space is
+  extracted in the background at the start of its tuning (`prefetch.py`), when few compiles run:
+  with half as many, proposals during that phase could not keep two GPUs fed (2-3x the round
+  trips; a wall-clock simulation of the 2-GPU benchmark left each GPU idle 2.5 s of 16). `submit(tasks)` returns at once (a `Pending`): the tasks are queued for compiling, and
   each compiled candidate goes to the first free device (one thread per device feeds its timing
   process), so that a search can propose and compile its next batch while this one is timed.
   A workload's inputs and reference are sent to a timing process once, not with each candidate
@@ -74,12 +78,18 @@ from typing import Any
 import numpy as np
 
 from mlc.tuning.device_worker import REFERENCES_KEPT, MeasureResult, describe_error, device_loop, run_candidate, warm_up
-from mlc.tuning.streams import lookahead
+from mlc.tuning.streams import RunningSeconds, lookahead
 
 COMPILE_TIMEOUT = 300.0
 RUN_TIMEOUT = 120.0
 MAX_WORKERS = 32
 """Compile processes at most (each holds an interpreter with mlc and xDSL imported)."""
+WORKER_NICENESS = 5
+"""Added to the compile and on-demand extraction processes' niceness: when the host's cores are
+all busy, the timing processes, whose samples launch every call from the host, and the search's
+own process run first."""
+BACKGROUND_NICENESS = 15
+"""The background extraction's (`extract_later`): it takes what CPU the others leave."""
 REFERENCES_HELD = 8
 """Workloads' arrays the parent keeps identified (see `LocalMeasurer._reference_key`)."""
 
@@ -147,8 +157,9 @@ def compile_candidate(task: MeasureTask) -> tuple[bytes | None, str | None, floa
         return None, describe_error(error), time.perf_counter() - start
 
 
-def _worker_setup(environment: dict[str, str]) -> None:
+def _worker_setup(environment: dict[str, str], niceness: int) -> None:
     os.environ.update(environment)
+    os.nice(niceness)
 
 
 class Pending:
@@ -236,13 +247,15 @@ class LocalMeasurer:
     def __init__(self, target: str, workers: int | None = None, timeout: float = RUN_TIMEOUT, devices: Sequence[str] | None = None):
         self.target = target
         self.workers = workers or max(1, min(MAX_WORKERS, os.cpu_count() or 1))
-        self.extract_workers = max(1, self.workers // 2)
+        self.extract_workers = self.workers
+        self.background_workers = max(1, self.workers // 2)
         self.timeout = timeout
         self.devices: list[str | None] = (list(devices) or [None]) if devices is not None else _visible_gpus() if target == "cuda" else [None]
         self._context = multiprocessing.get_context("spawn")
         self._lock = threading.RLock()
         self._compile_pool: Pool | None = None
         self._extract_pool: Pool | None = None
+        self._background_pool: Pool | None = None
         self._cache_directory: str | None = None
         self._compiling: dict[int, _Compiling] = {}
         self._jobs = itertools.count()
@@ -252,8 +265,8 @@ class LocalMeasurer:
         self._references: OrderedDict[tuple[int, int, int], tuple[int, MeasureTask]] = OrderedDict()
         self._reference_numbers = itertools.count()
         self._closed = False
-        self._seconds = {"compile": [0.0, 0], "device": [0.0, 0]}
-        """Sums and counts of the compile workers' and the devices' seconds a candidate."""
+        self._seconds = {"compile": RunningSeconds(), "device": RunningSeconds()}
+        """The compile workers' and the devices' seconds a candidate."""
 
     @property
     def slots(self) -> int:
@@ -280,14 +293,14 @@ class LocalMeasurer:
         """Candidates to start now: `streams.lookahead` of the mean compile and device seconds,
         less those compiling or compiled and waiting for a device."""
         with self._lock:
-            means = [total / count if count else None for total, count in self._seconds.values()]
+            compiles, device = self._seconds["compile"], self._seconds["device"]
+            wanted = lookahead(len(self.devices), self.workers, compiles.mean, device.mean, compiles.spread)
             waiting = len(self._compiling) + self._compiled.qsize()
-        return max(0, lookahead(len(self.devices), self.workers, *means) - waiting)
+        return max(0, wanted - waiting)
 
     def _count(self, step: str, seconds: float) -> None:
         with self._lock:
-            self._seconds[step][0] += seconds
-            self._seconds[step][1] += 1
+            self._seconds[step].add(seconds)
 
     def warm_up(self) -> None:
         """Starts every process now and loads in each what its first candidate would (imports, the
@@ -295,6 +308,7 @@ class LocalMeasurer:
         with self._lock:
             jobs = [self._compiler().apply_async(warm_up, (self.target,)) for _ in range(self.workers)]
             jobs += [self._extractor().apply_async(warm_up, ("cpu",)) for _ in range(self.extract_workers)]
+            jobs += [self._background().apply_async(warm_up, ("cpu",)) for _ in range(self.background_workers)]
         for device in range(len(self.devices)):
             self._timing_process(device).warm(self.target)
         for job in jobs:
@@ -311,21 +325,22 @@ class LocalMeasurer:
         return [result for job in jobs for result in job.get(COMPILE_TIMEOUT)]
 
     def extract_later(self, source: str, configs: list[dict]) -> Any:
-        """`features.extract_from_text` of `configs` in one extraction process, in the background:
-        a handle with `ready()` and `get()` (`prefetch.Prefetch`)."""
+        """`features.extract_from_text` of `configs` in one process of the background pool (its own,
+        so that an on-demand extraction never queues behind it; the lowest priority): a handle with
+        `ready()` and `get()` (`prefetch.Prefetch`)."""
         from mlc.tuning.features import extract_from_text
 
         with self._lock:
-            return self._extractor().apply_async(extract_from_text, (source, self.target, configs))
+            return self._background().apply_async(extract_from_text, (source, self.target, configs))
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
             stopped, self._compile_pool = self._compile_pool, None
-        for pool in (stopped, self._extract_pool):
+        for pool in (stopped, self._extract_pool, self._background_pool):
             if pool is not None:
                 pool.terminate()
-        self._extract_pool = None
+        self._extract_pool = self._background_pool = None
         for _ in self._threads:
             self._compiled.put(None)
         for thread in self._threads:
@@ -358,13 +373,19 @@ class LocalMeasurer:
             if self.target == "cuda":  # the cubin travels in the artifact; repeated candidates hit
                 self._cache_directory = self._cache_directory or tempfile.mkdtemp(prefix="mlc-tune-compiled-")
                 environment = {"MLC_TUNING": "0", "MLC_CACHE": "1", "MLC_CACHE_DIR": self._cache_directory}
-            self._compile_pool = self._context.Pool(self.workers, _worker_setup, (environment,))
+            self._compile_pool = self._context.Pool(self.workers, _worker_setup, (environment, WORKER_NICENESS))
         return self._compile_pool
 
     def _extractor(self) -> Pool:
         if self._extract_pool is None:
-            self._extract_pool = self._context.Pool(self.extract_workers, _worker_setup, ({"MLC_TUNING": "0", "MLC_CACHE": "0"},))
+            self._extract_pool = self._context.Pool(self.extract_workers, _worker_setup, ({"MLC_TUNING": "0", "MLC_CACHE": "0"}, WORKER_NICENESS))
         return self._extract_pool
+
+    def _background(self) -> Pool:
+        if self._background_pool is None:
+            environment = {"MLC_TUNING": "0", "MLC_CACHE": "0"}
+            self._background_pool = self._context.Pool(self.background_workers, _worker_setup, (environment, BACKGROUND_NICENESS))
+        return self._background_pool
 
     def _submit_compile(self, item: _Compiling) -> None:
         job = next(self._jobs)

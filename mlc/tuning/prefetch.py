@@ -11,10 +11,13 @@ the tuning process spent 34 of 45 s proposing while the GPUs were busy 27% of th
 in order) and keeps `width` chunks of `CHUNK` configurations extracting in the background
 (`measurer.extract_later`, which returns a handle with `ready()` and `get()`, as a
 `multiprocessing` AsyncResult does); `absorb` hands the chunks that have finished to the search
-without waiting. Few chunks are in flight at once so that an on-demand extraction queued behind
-them waits for one chunk at most; the rest of the space follows as those finish. A space of
-735 configurations at ~60 ms each is ~3 s of one extraction pool of 16 processes: every later
-proposal of the tuning finds its configurations extracted.
+without waiting. `width` is the measurer's `background_workers`: `LocalMeasurer` runs these jobs
+in a pool of their own at the lowest priority, so that on-demand extractions never queue behind
+them and compiles are not slowed (on the 2-GPU machine, sharing one pool made an on-demand round
+trip wait for a whole round of background chunks, ~0.8 s; and extracting whole spaces at normal
+priority beside the compiles is the likely reason compiles took 2.3x longer there than before). A space of 735 configurations at ~60-150 ms
+each is a few seconds of 16 processes: the later proposals of the tuning find their
+configurations extracted.
 
 Limits: larger spaces are not prefetched (their draws rarely repeat a program); a measurer without
 `extract_later` gets none.
@@ -52,7 +55,7 @@ class Prefetch:
         extract_later = getattr(measurer, "extract_later", None)
         if extract_later is None or space.size() > PREFETCH_SPACE:
             return None
-        width = max(1, getattr(measurer, "extract_workers", 1))
+        width = max(1, getattr(measurer, "background_workers", getattr(measurer, "extract_workers", 1)))
         return Prefetch(space, lambda configs: extract_later(source, configs), width, known)
 
     def absorb(self) -> list[tuple[dict, Outcome]]:

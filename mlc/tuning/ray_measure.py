@@ -14,15 +14,19 @@
   the cluster (`num_gpus=1`), or on 'cpu' one per `cpus_per_task` CPUs of half the cluster's
   CPUs (the other half compiles). The actor keeps a workload's inputs on its device for all of
   the workload's candidates; the arrays are put in Ray's object store once per workload.
-  Candidates go to the actors in turn; each actor times one candidate at a time, once its
-  compile task has finished (Ray passes the compiled artifact from task to actor).
 
-`submit` returns at once; `stream()` (what the search uses) starts candidates one at a time and
-returns results as they finish (`ray.wait` for any). Candidates go to the actors in turn when
-submitted, not to whichever actor is free first (Ray queues an actor's calls): with candidates of
-very different lengths a device can wait while another has a queue, which `LocalMeasurer`'s
-feeding threads avoid. A candidate past the timeout is recorded as a failure. Nodes need mlc installed (the same version: results are keyed
-by it).
+`stream()` (what the search uses) starts each candidate's compile task at once and gives a
+compiled candidate to an actor only when that actor is free (`RayStream`: the candidates pull
+devices, as `LocalMeasurer`'s feeding threads do): one `ray.wait` over the compile tasks and the
+calls running, the compiled candidates queued in the order they finished. Handing each candidate
+to an actor in turn when submitted (Ray queues an actor's calls) would leave a device idle while
+another holds a queue behind a long candidate. How many candidates to keep compiling is
+`streams.lookahead` of the running means, as for `LocalMeasurer`. Each result says which actor
+timed it (`MeasureResult.device`). `measure` is a stream's results in the tasks' order. A call
+running past the timeout is a failure and its actor is replaced (an actor's call cannot be
+cancelled); a compile task past it is cancelled. Feature extraction runs as tasks on the
+cluster's CPUs, on demand (`extract`) or in the background (`extract_later`, `prefetch.py`).
+Nodes need mlc installed (the same version: results are keyed by it).
 
 An address that does not answer is refused before Ray is asked (Ray itself would wait for a
 minute or more): `RayUnavailableError` names the address. Ray is an optional dependency (the
@@ -31,13 +35,16 @@ minute or more): `RayUnavailableError` names the address. Ray is an optional dep
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import socket
 import tempfile
+import time
 import uuid
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mlc.errors import MlcError
@@ -45,7 +52,7 @@ from mlc.tuning.device_worker import TimingActor
 from mlc.tuning.features import extract_from_text
 from mlc.tuning.measure import REFERENCES_HELD, RUN_TIMEOUT, MeasureResult, MeasureTask, compile_candidate
 from mlc.tuning.optional import require
-from mlc.tuning.streams import lookahead
+from mlc.tuning.streams import RunningSeconds, lookahead
 
 CONNECT_TIMEOUT = 3.0
 
@@ -71,7 +78,7 @@ def check_reachable(address: str) -> None:
 
 
 class RayMeasurer:
-    def __init__(self, target: str, address: str | None = None, local_cpus: int = 2, cpus_per_task: int = 1, timeout: float = RUN_TIMEOUT):
+    def __init__(self, target: str, address: str | None = None, local_cpus: int = 2, cpus_per_task: float = 1, timeout: float = RUN_TIMEOUT):
         self.ray = require("ray")
         self.target = target
         self.timeout = timeout
@@ -89,10 +96,9 @@ class RayMeasurer:
         if target == "cuda":
             count, resources = max(1, int(available.get("GPU", 0))), {"num_gpus": 1, "num_cpus": 0}
         else:
-            count, resources = max(1, int(available.get("CPU", 1)) // 2 // cpus_per_task), {"num_cpus": cpus_per_task}
-        actor = self.ray.remote(max_restarts=0, **resources)(TimingActor)
-        self._actors = [actor.remote() for _ in range(count)]
-        self._next_actor = 0
+            count, resources = max(1, int(int(available.get("CPU", 1)) // 2 // cpus_per_task)), {"num_cpus": cpus_per_task}
+        self._actor_class = self.ray.remote(max_restarts=0, **resources)(TimingActor)
+        self._actors = [self._actor_class.remote() for _ in range(count)]
         self._arrays: OrderedDict[tuple[int, int, int], tuple[int, Any, MeasureTask]] = OrderedDict()
         self._array_numbers = itertools.count()
 
@@ -109,29 +115,36 @@ class RayMeasurer:
         return len(self._actors)
 
     def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
-        """`features.extract_from_text` of `configs`, one Ray task per share of the cluster's CPUs."""
-        workers = max(1, int(self.ray.cluster_resources().get("CPU", 1)))
-        share = max(1, -(-len(configs) // workers))
+        """`features.extract_from_text` of `configs`, one Ray task per share of `extract_workers`."""
+        share = max(1, -(-len(configs) // self.extract_workers))
         references = [self._remote_extract.remote(source, self.target, configs[start : start + share]) for start in range(0, len(configs), share)]
         return [result for chunk in self.ray.get(references) for result in chunk]
 
+    @property
+    def extract_workers(self) -> int:
+        """Extraction tasks at once: half the cluster's CPUs. Ray has no priorities, and a small
+        space's background extraction (`prefetch.py`) keeps this many in flight: the other half
+        of the CPUs stays free for compile tasks."""
+        return max(1, int(self.ray.cluster_resources().get("CPU", 1)) // 2)
+
+    def extract_later(self, source: str, configs: list[dict]) -> RayHandle:
+        """`features.extract_from_text` of `configs` as one task, in the background (`prefetch.py`)."""
+        return RayHandle(self.ray, self._remote_extract.remote(source, self.target, configs))
+
     def measure(self, tasks: Sequence[MeasureTask]) -> list[MeasureResult]:
-        return self.submit(tasks).get()
-
-    def submit(self, tasks: Sequence[MeasureTask]) -> RayPending:
-        """The tasks start at once (see the module docstring); results by `get()`."""
-        return RayPending(self, [self.start(task) for task in tasks])
-
-    def start(self, task: MeasureTask) -> Any:
-        """One task's compile task and timing call; the call's object reference."""
-        key, arrays = self._arrays_of(task)
-        compiled = self._compile.remote(task.without_arrays())
-        actor = self._actors[self._next_actor % len(self._actors)]
-        self._next_actor += 1
-        return actor.run.remote(key, arrays, task.without_arrays(), compiled)
+        """The tasks' results in their order (measured as a stream's candidates)."""
+        stream = self.stream()
+        tickets = [stream.put(task) for task in tasks]
+        finished = dict(stream.next() for _ in tickets)
+        return [finished[ticket] for ticket in tickets]
 
     def stream(self) -> RayStream:
         return RayStream(self)
+
+    def _replace_actor(self, index: int) -> None:
+        """A new timing actor in place of one whose call ran past the timeout."""
+        self.ray.kill(self._actors[index])
+        self._actors[index] = self._actor_class.remote()
 
     def _arrays_of(self, task: MeasureTask) -> tuple[int, Any]:
         """The task's arrays in the object store, put once per workload (held: ids stay unique)."""
@@ -164,32 +177,114 @@ def compile_in_ray_worker(task: MeasureTask) -> tuple[bytes | None, str | None, 
     return compile_candidate(task)
 
 
+@dataclass
+class _Candidate:
+    ticket: int
+    key: int
+    arrays: Any
+    task: MeasureTask
+    compiled: Any
+    """The compile task's object reference (the actor's call takes the artifact from it)."""
+    submitted: float
+
+
 class RayStream:
-    """`RayMeasurer`'s `streams.Stream`: `lookahead` candidates between proposal and an actor
-    (before any timing is known: `INITIAL_PER_DEVICE` each), plus the one each actor runs."""
+    """`RayMeasurer`'s `streams.Stream`: compile tasks started at once, each compiled candidate
+    given to the first free timing actor (see the module docstring)."""
 
     def __init__(self, measurer: RayMeasurer):
         self.measurer = measurer
-        self._tickets: dict[Any, int] = {}
         self._numbers = itertools.count()
+        self._compiling: dict[Any, _Candidate] = {}
+        self._compiled: deque[_Candidate] = deque()
+        self._free = list(range(len(measurer._actors)))
+        self._running: dict[Any, tuple[_Candidate, int, float]] = {}
+        """A call's reference: its candidate, its actor and when it started."""
+        self._seconds = {"compile": RunningSeconds(), "device": RunningSeconds()}
 
     def put(self, task: MeasureTask) -> int:
         ticket = next(self._numbers)
-        self._tickets[self.measurer.start(task)] = ticket
+        key, arrays = self.measurer._arrays_of(task)
+        light = task.without_arrays()
+        compiled = self.measurer._compile.remote(light)
+        self._compiling[compiled] = _Candidate(ticket, key, arrays, light, compiled, time.monotonic())
         return ticket
 
     def wants(self) -> int:
-        slots = self.measurer.slots
-        return max(0, lookahead(slots, slots, None, None) + slots - len(self._tickets))
+        """`streams.lookahead` of the mean compile and device seconds, less those compiling or
+        compiled and waiting for an actor."""
+        measurer = self.measurer
+        compiles, device = self._seconds["compile"], self._seconds["device"]
+        workers = max(1, int(measurer.ray.cluster_resources().get("CPU", 1)))
+        wanted = lookahead(measurer.slots, workers, compiles.mean, device.mean, compiles.spread)
+        return max(0, wanted - len(self._compiling) - len(self._compiled))
 
     def next(self) -> tuple[int, MeasureResult]:
-        ray, timeout = self.measurer.ray, self.measurer.timeout
-        ready, _ = ray.wait(list(self._tickets), num_returns=1, timeout=timeout)
-        if not ready:  # nothing finished within a candidate's timeout: the oldest has failed
-            oldest = next(iter(self._tickets))
-            ray.cancel(oldest, force=True)
-            return self._tickets.pop(oldest), MeasureResult(None, f"the Ray task took more than {timeout:.0f} s")
-        return self._tickets.pop(ready[0]), _outcome(ray, ready[0])
+        ray = self.measurer.ray
+        while True:
+            self._dispatch()
+            waiting = [*self._compiling, *self._running]
+            if not waiting:
+                raise RuntimeError("no candidate in flight")
+            ready, _ = ray.wait(waiting, num_returns=1, timeout=self._patience())
+            if not ready:
+                late = self._expire()
+                if late is not None:
+                    return late
+                continue
+            if ready[0] in self._compiling:
+                self._compiled.append(self._compiling.pop(ready[0]))
+                continue
+            candidate, actor, started = self._running.pop(ready[0])
+            self._free.append(actor)
+            outcome = _outcome(ray, ready[0])
+            self._seconds["device"].add(time.monotonic() - started)
+            self._seconds["compile"].add(outcome.compile_seconds)
+            return candidate.ticket, dataclasses.replace(outcome, device=actor)
+
+    def _dispatch(self) -> None:
+        """Compiled candidates to free actors, the earliest compiled first."""
+        actors = self.measurer._actors
+        while self._compiled and self._free:
+            candidate = self._compiled.popleft()
+            actor = self._free.pop(0)
+            call = actors[actor].run.remote(candidate.key, candidate.arrays, candidate.task, candidate.compiled)
+            self._running[call] = (candidate, actor, time.monotonic())
+
+    def _patience(self) -> float:
+        """Seconds until the oldest call or compile in flight is past the timeout."""
+        starts = [started for _, _, started in self._running.values()] + [c.submitted for c in self._compiling.values()]
+        return max(0.0, min(starts) + self.measurer.timeout - time.monotonic()) if starts else self.measurer.timeout
+
+    def _expire(self) -> tuple[int, MeasureResult] | None:
+        """The oldest call or compile past the timeout, failed (its actor replaced), or None."""
+        ray, timeout, now = self.measurer.ray, self.measurer.timeout, time.monotonic()
+        for call, (candidate, actor, started) in list(self._running.items()):
+            if now - started >= timeout:
+                del self._running[call]
+                self.measurer._replace_actor(actor)
+                self._free.append(actor)
+                return candidate.ticket, MeasureResult(None, f"timing took more than {timeout:.0f} s", device=actor)
+        for compiled, candidate in list(self._compiling.items()):
+            if now - candidate.submitted >= timeout:
+                del self._compiling[compiled]
+                ray.cancel(compiled, force=True)
+                return candidate.ticket, MeasureResult(None, f"compiling took more than {timeout:.0f} s")
+        return None
+
+
+class RayHandle:
+    """A background task's result as `prefetch.Prefetch` asks for it: `ready()` without waiting."""
+
+    def __init__(self, ray: Any, reference: Any):
+        self._ray, self._reference = ray, reference
+
+    def ready(self) -> bool:
+        ready, _ = self._ray.wait([self._reference], num_returns=1, timeout=0)
+        return bool(ready)
+
+    def get(self) -> Any:
+        return self._ray.get(self._reference)
 
 
 def _outcome(ray: Any, reference: Any) -> MeasureResult:
@@ -197,24 +292,3 @@ def _outcome(ray: Any, reference: Any) -> MeasureResult:
         return ray.get(reference)
     except Exception as error:  # noqa: BLE001 - the task's worker died
         return MeasureResult(None, f"the Ray task failed: {error}")
-
-
-class RayPending:
-    """Submitted Ray tasks; `get()` waits for them (at most the timeout per task), in task order."""
-
-    def __init__(self, measurer: RayMeasurer, references: list[Any]):
-        self.measurer = measurer
-        self.references = references
-
-    def get(self) -> list[MeasureResult]:
-        ray, references = self.measurer.ray, self.references
-        timeout = self.measurer.timeout * max(1, len(references))
-        _, pending = ray.wait(references, num_returns=len(references), timeout=timeout) if references else ([], [])
-        results = []
-        for reference in references:
-            if reference in pending:
-                ray.cancel(reference, force=True)
-                results.append(MeasureResult(None, f"the Ray task took more than {self.measurer.timeout:.0f} s"))
-                continue
-            results.append(_outcome(ray, reference))
-        return results

@@ -29,11 +29,15 @@
    to the heuristic's). `batch` caps the candidates proposed from one state of the model.
    Proposals are the search's own critical path, and their cost is feature extraction: draws are
    extracted `draw_width` (the measurer's extraction processes) at a time, one round trip for
-   many rejected draws, and a small space is extracted in the background (`prefetch.py`).
+   many rejected draws; the draws a proposal did not examine wait for the next ones
+   (`Search.drawn`, `Search.bred`); and a small space is extracted in the background
+   (`prefetch.py`), after the first proposal.
 5. Every measurement (failures too) goes to the database (when one is given) as it arrives, and
    to `on_trial` (the progress bar).
 
 The search stops early when no unmeasured program is left (a small space measured exhaustively).
+`tune_many` tunes several workloads at once through one measurer (`Tuning` is one workload's
+state): one fills the devices while another starts or drains.
 Deterministic for a given `seed` and order of results: with `batch=1` the random strategy
 proposes the same candidates in the same order whatever the measurer and the order its results
 arrive in (the evolutionary one depends on which results had arrived when it proposed).
@@ -46,6 +50,7 @@ import itertools
 import math
 import random
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -57,7 +62,8 @@ from mlc.tuning.database import Record, TuningDatabase, current_version
 from mlc.tuning.prefetch import Prefetch
 from mlc.tuning.measure import MeasureResult, MeasureTask, TimingProtocol, protocol_for
 from mlc.tuning.space import Config, SearchSpace, config_key
-from mlc.tuning.streams import stream_of
+from mlc.tuning.device_worker import REFERENCES_KEPT
+from mlc.tuning.streams import Stream, stream_of
 from mlc.tuning.workload import Workload, target_key
 
 STRATEGIES = ("evolutionary", "random")
@@ -164,6 +170,18 @@ class Search:
     """Configuration keys and program fingerprints measured (or failed) in this tuning."""
     extracted: dict[str, Candidate] = field(default_factory=dict)
     """Candidates by configuration key: features are extracted once per configuration."""
+    drawn: deque[dict] = field(default_factory=deque)
+    """Random draws extracted with a proposal's batch but not examined by it (`_sample`): with one
+    candidate a proposal (a stream wanting one more), one round trip for `draw_width` draws serves
+    many proposals instead of one."""
+    bred: deque[dict] = field(default_factory=deque)
+    """Offspring extracted with a proposal's population but not examined by it (as `drawn`): the
+    next proposals' populations take them first, ranked by the model as it is then (bred from
+    the parents of a few results ago: at most `draw_width` of them, and no round trip)."""
+    enumerated: int = 0
+    """How many of the small space's first configurations (`valid_configs`, in order) are known
+    measured or in flight: the enumeration of `_fill` starts after them (late in a tuning, each
+    proposal walked the whole space again)."""
     prefetch: Prefetch | None = None
     """The background extraction of a small space (`prefetch.py`)."""
     draw_width: int = 1
@@ -218,7 +236,9 @@ class Search:
     def propose(self, count: int) -> list[Candidate]:
         if self.strategy == "random" or not self.model.trained:
             return self._fill([], count)
-        offspring = self._fill(self._sample(self._offspring, max(count * POPULATION_PER_CANDIDATE, POPULATION_LEAST)), count)
+        parents = self._parents()
+        breed = lambda: self.bred.popleft() if self.bred else self._offspring(parents)  # noqa: E731
+        offspring = self._fill(self._sample(breed, max(count * POPULATION_PER_CANDIDATE, POPULATION_LEAST), (), self.bred), count)
         failed = [c for c in offspring if c.error is not None][:count]
         population = [c for c in offspring if c.error is None]
         if failed or not population:
@@ -231,9 +251,12 @@ class Search:
                 chosen[position] = others.pop(self.rng.randrange(len(others)))
         return chosen
 
-    def _offspring(self) -> dict:
+    def _parents(self) -> list[Config]:
+        """The best measured configurations (the heuristic before any is measured)."""
         measured = sorted((t for t in self.result.trials if t.cost is not None), key=lambda t: t.cost)  # type: ignore[arg-type, return-value]
-        parents = [t.config for t in measured[:PARENTS]] or [self.space.heuristic()]
+        return [t.config for t in measured[:PARENTS]] or [self.space.heuristic()]
+
+    def _offspring(self, parents: list[Config]) -> dict:
         roll = self.rng.random()
         if roll < 0.2:
             return self.space.random(self.rng)
@@ -246,31 +269,52 @@ class Search:
         """`found` and random candidates up to `count`; when random draws keep hitting what was
         seen, the unseen rest of a small space in order (so the search stops only when the space
         is exhausted)."""
-        found = found + self._sample(lambda: self.space.random(self.rng), count - len(found), found)
+        found = found + self._sample(self._random_draw, count - len(found), found, self.drawn)
         if len(found) < count and self.space.size() <= EXHAUSTIVE_SPACE:
-            configs = iter(self.space.valid_configs())
+            configs = itertools.islice(self.space.valid_configs(), self.enumerated, None)
+            prefix = True  # of configurations seen (measured or in flight): never to examine again
             while len(found) < count and (chunk := list(itertools.islice(configs, EXHAUSTIVE_CHUNK))):
                 self.prepare(chunk)
                 for config in chunk:
-                    candidate = self.candidate(config, found) if len(found) < count else None
+                    if len(found) == count:
+                        break
+                    candidate = self.candidate(config, found)
                     if candidate is not None:
                         found.append(candidate)
+                    prefix = prefix and candidate is None and self._seen(config)
+                    self.enumerated += prefix
         return found
 
-    def _sample(self, make: Callable[[], dict], count: int, taken: Sequence[Candidate] = ()) -> list[Candidate]:
+    def _seen(self, config: dict) -> bool:
+        """Whether `config` or its program was measured or is in flight (it stays so)."""
+        key = config_key(config)
+        return key in self.measured or (key in self.extracted and self.extracted[key].fingerprint in self.measured)
+
+    def _random_draw(self) -> dict:
+        """The next random configuration: one drawn before and not examined yet, else a new one."""
+        return self.drawn.popleft() if self.drawn else self.space.random(self.rng)
+
+    def _sample(self, make: Callable[[], dict], count: int, taken: Sequence[Candidate] = (), unexamined: deque[dict] | None = None) -> list[Candidate]:
         """Up to `count` unmeasured candidates from at most max(ATTEMPTS_PER_CANDIDATE * count,
         `draw_width`) draws, at least `draw_width` of them extracted together (in parallel), then
         taken in order. (A proposal late in a tuning rejects most draws: their programs were
         measured. One draw at a time, each rejection cost a round trip to the extraction
-        processes: three a candidate, the search's own process busy 80% of a 2-GPU tuning.)"""
+        processes: three a candidate, the search's own process busy 80% of a 2-GPU tuning.) The
+        draws after the last one taken go back to `unexamined` (the random draws: the next
+        proposal examines them first, already extracted), else they are dropped."""
         found: list[Candidate] = []
         draws, limit = 0, max(ATTEMPTS_PER_CANDIDATE * count, self.draw_width)
         while len(found) < count and draws < limit:
-            configs = [make() for _ in range(min(max(count - len(found), self.draw_width), limit - draws))]
+            size = min(max(count - len(found), self.draw_width), limit - draws)
+            configs = [make() for _ in range(min(size, len(unexamined)) if unexamined else size)]  # (no new draw beside extracted ones)
             draws += len(configs)
             self.prepare(configs)
-            for config in configs:
-                candidate = self.candidate(config, [*taken, *found]) if len(found) < count else None
+            for position, config in enumerate(configs):
+                if len(found) == count:
+                    if unexamined is not None:
+                        unexamined.extendleft(reversed(configs[position:]))
+                    break
+                candidate = self.candidate(config, [*taken, *found])
                 if candidate is not None:
                     found.append(candidate)
         return found
@@ -296,70 +340,148 @@ def tune(
     already (a second tuning of the same workload need not interpret it again). `protocol`: how
     each candidate is timed (default `measure.protocol_for(target)`); `repeats` overrides its
     sample count."""
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown search strategy '{strategy}': use one of {', '.join(STRATEGIES)}")
-    if batch is not None and batch < 1:
-        raise ValueError(f"the batch must be at least 1; got {batch}")
-    protocol = protocol or protocol_for(target)
-    protocol = dataclasses.replace(protocol, samples=repeats) if repeats is not None else protocol
-    space = SearchSpace.of(workload.module, target)
-    inputs, expected, bounds = reference or make_reference(workload)
-    source = str(workload.module)
-    result = TuneResult(workload, target, space)
-    extract = lambda configs: measurer.extract(source, configs)  # noqa: E731
-    search = Search(workload, space, strategy, random.Random(seed), CostModel(seed), result, extract, draw_width=getattr(measurer, "extract_workers", 1))
-    keys = (workload.key, target_key(target), current_version())
-    search.prefetch = Prefetch.of(space, measurer, source, lambda key: key in search.extracted)
+    options = dict(strategy=strategy, batch=batch, seed=seed, database=database, on_trial=on_trial, repeats=repeats, protocol=protocol)
+    return tune_many([workload], target, trials, measurer, 1, [reference], **options)[0]
+
+
+def tune_many(
+    workloads: Sequence[Workload],
+    target: str,
+    trials: int,
+    measurer: Measurer,
+    concurrency: int = REFERENCES_KEPT,
+    references: Sequence[Reference | None] | None = None,
+    **options: object,
+) -> list[TuneResult]:
+    """`tune` of each workload (the same `options`), up to `concurrency` of them at once through one
+    measurer's stream, in the workloads' order (the next starts when one finishes).
+
+    Why at once: a workload's tuning has a start (the heuristic's compile before any device has
+    work; proposals that wait for feature extraction while its space is extracted in the
+    background) and an end (the last candidates draining) during which it cannot keep the devices
+    busy; a second workload's candidates fill those gaps. The proposals share the measurer's
+    lookahead (`Stream.wants`) in turn, the workload with the fewest candidates in flight first.
+    `concurrency` defaults to the workloads whose inputs a timing process keeps on its device
+    (`device_worker.REFERENCES_KEPT`): more would send a workload's arrays again at every switch.
+    A workload's proposals depend on which of its results have arrived, as in `tune`; with
+    `strategy='random'` and `batch=1` each workload's trials are those of tuning it alone."""
+    if concurrency < 1:
+        raise ValueError(f"the concurrency must be at least 1; got {concurrency}")
+    references = list(references) if references is not None else [None] * len(workloads)
+    waiting = list(zip(workloads, references))
+    tunings: list[Tuning] = []
+    active: list[Tuning] = []
+    owners: dict[int, Tuning] = {}
     stream = stream_of(measurer)
-    in_flight: dict[int, tuple[int, Candidate]] = {}
-    unlearned: list[Trial] = []
-    """Results that arrived before the heuristic's (costs are taught relative to it)."""
+    while waiting or active:
+        while waiting and len(active) < concurrency:
+            workload, reference = waiting.pop(0)
+            tunings.append(Tuning(workload, target, trials, measurer, reference=reference, **options))  # type: ignore[arg-type]
+            active.append(tunings[-1])
+        _propose(active, stream, owners)
+        active = [tuning for tuning in active if not tuning.done]
+        if not owners:
+            continue  # every active tuning finished, or proposed only configurations that do not lower
+        started = time.perf_counter()
+        ticket, outcome = stream.next()
+        owner = owners.pop(ticket)
+        owner.result._count("wait", started)
+        owner.finish(ticket, outcome)
+        for tuning in active:
+            tuning.search.absorb()
+    for tuning in tunings:
+        tuning.result.trials.sort(key=lambda t: t.index)
+    return [tuning.result for tuning in tunings]
 
-    def start(candidate: Candidate) -> None:
-        search.record(candidate)  # taken: no later proposal repeats a program in flight
-        index = search.proposed
-        search.proposed += 1
-        if candidate.error is not None:
-            finish(index, candidate, MeasureResult(None, candidate.error))
-            return
-        task = protocol.task(source, workload.entry, target, space.pipeline(candidate.config), inputs, expected, bounds)
-        in_flight[stream.put(task)] = (index, candidate)
 
-    def finish(index: int, candidate: Candidate, outcome: MeasureResult) -> None:
-        trial = Trial(index, candidate.config, space.pipeline(candidate.config), outcome, candidate.features, candidate.fingerprint)
-        result.trials.append(trial)
-        if candidate.features:
-            unlearned.append(trial)
-        search.heuristic_known = search.heuristic_known or index == 0
-        if search.heuristic_known and unlearned:
-            for waiting in sorted(unlearned, key=lambda t: t.index):
-                _learn(search.model, result, waiting)
-            unlearned.clear()
-            search.model_stale = True
-        if database is not None:
-            database.add([_record(trial, keys, workload.name)])
-        if on_trial is not None:
-            on_trial(trial, result)
-
-    heuristic = search.candidate(space.heuristic())
-    assert heuristic is not None  # the first candidate is never pruned nor seen
-    if heuristic.error is not None:
-        from mlc.compiler import LoweringError
-
-        raise LoweringError(f"{workload.name}: the heuristic configuration {heuristic.error}")
-    if database is not None:  # transfer: rows of the same knobs (the same feature layout) only
-        history = _history(database, keys[1], workload.key)
-        search.model.add_history([row for row in history if len(row[0]) == len(heuristic.features)])
-        search.model.fit()  # with earlier tunings' records, the first proposals are already ranked
-    # The heuristic is the first candidate; the next ones compile beside it, not after it.
-    start(heuristic)
-    exhausted = False
+def _propose(active: list[Tuning], stream: Stream, owners: dict[int, Tuning]) -> None:
+    """Candidates from the active tunings while the stream wants more (at least one when nothing
+    is in flight), each tuning a share in turn, the one with the fewest in flight first."""
     while True:
-        while not exhausted and search.proposed < trials:
-            wanted = min(stream.wants() if in_flight else max(1, stream.wants()), trials - search.proposed, batch or trials)
+        proposing = sorted((t for t in active if t.proposing), key=lambda t: len(t.in_flight))
+        wanted = stream.wants() if owners else max(1, stream.wants())
+        if not proposing or wanted <= 0:
+            return
+        share = -(-wanted // len(proposing))
+        for tuning in proposing:
+            for ticket in tuning.propose(stream, min(share, wanted)):
+                owners[ticket] = tuning
+            wanted = stream.wants() if owners else max(1, stream.wants())
             if wanted <= 0:
-                break
-            if search.model_stale and strategy != "random":  # (random proposals ignore the model)
+                return
+
+
+class Tuning:
+    """One workload's tuning in progress: its search, its candidates in flight, its result.
+    `tune` drives it: `propose` starts candidates on a stream, `finish` takes their results."""
+
+    def __init__(
+        self,
+        workload: Workload,
+        target: str,
+        trials: int,
+        measurer: Measurer,
+        strategy: str = "evolutionary",
+        batch: int | None = None,
+        seed: int = 0,
+        database: TuningDatabase | None = None,
+        on_trial: Callable[[Trial, TuneResult], None] | None = None,
+        repeats: int | None = None,
+        reference: Reference | None = None,
+        protocol: TimingProtocol | None = None,
+    ):
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown search strategy '{strategy}': use one of {', '.join(STRATEGIES)}")
+        if batch is not None and batch < 1:
+            raise ValueError(f"the batch must be at least 1; got {batch}")
+        protocol = protocol or protocol_for(target)
+        self.protocol = dataclasses.replace(protocol, samples=repeats) if repeats is not None else protocol
+        self.workload, self.target, self.trials, self.measurer = workload, target, trials, measurer
+        self.batch, self.database, self.on_trial = batch, database, on_trial
+        self.space = space = SearchSpace.of(workload.module, target)
+        self.reference = reference or make_reference(workload)
+        self.source = str(workload.module)
+        self.result = TuneResult(workload, target, space)
+        extract = lambda configs: measurer.extract(self.source, configs)  # noqa: E731
+        self.search = Search(workload, space, strategy, random.Random(seed), CostModel(seed), self.result, extract, draw_width=getattr(measurer, "extract_workers", 1))
+        # The database's keys (the target's asks the device for its description): only with one.
+        self.keys = (workload.key, target_key(target), current_version()) if database is not None else ('', '', '')
+        self.in_flight: dict[int, tuple[int, Candidate]] = {}
+        self.unlearned: list[Trial] = []
+        """Results that arrived before the heuristic's (costs are taught relative to it)."""
+        self.exhausted = False
+        self.prefetching = False
+        heuristic = self.search.candidate(space.heuristic())
+        assert heuristic is not None  # the first candidate is never pruned nor seen
+        if heuristic.error is not None:
+            from mlc.compiler import LoweringError
+
+            raise LoweringError(f"{workload.name}: the heuristic configuration {heuristic.error}")
+        if database is not None:  # transfer: rows of the same knobs (the same feature layout) only
+            history = _history(database, self.keys[1], workload.key)
+            self.search.model.add_history([row for row in history if len(row[0]) == len(heuristic.features)])
+            self.search.model.fit()  # with earlier tunings' records, the first proposals are already ranked
+        self.heuristic: Candidate | None = heuristic
+        """Until started: the heuristic is the first candidate; the next ones compile beside it."""
+
+    @property
+    def proposing(self) -> bool:
+        return not self.exhausted and self.search.proposed < self.trials
+
+    @property
+    def done(self) -> bool:
+        return not self.in_flight and not self.proposing
+
+    def propose(self, stream: Stream, wanted: int) -> list[int]:
+        """Starts up to `wanted` new candidates on `stream` (the heuristic first); their tickets."""
+        wanted = min(wanted, self.trials - self.search.proposed, self.batch or self.trials)
+        if wanted <= 0:
+            return []
+        if self.heuristic is not None:
+            candidates, self.heuristic = [self.heuristic], None
+        else:
+            search, result = self.search, self.result
+            if search.model_stale and search.strategy != "random":  # (random proposals ignore the model)
                 started = time.perf_counter()
                 search.model.fit()
                 search.model_stale = False
@@ -367,20 +489,45 @@ def tune(
             started = time.perf_counter()
             candidates = search.propose(wanted)
             result._count("propose", started)
-            exhausted = not candidates
-            for candidate in candidates:
-                start(candidate)
-        if not in_flight:
-            if exhausted or search.proposed >= trials:
-                break
-            continue  # only candidates that do not lower were proposed: propose again
-        started = time.perf_counter()
-        ticket, outcome = stream.next()
-        result._count("wait", started)
-        finish(*in_flight.pop(ticket), outcome)
-        search.absorb()
-    result.trials.sort(key=lambda t: t.index)
-    return result
+            if not self.prefetching:  # after the first proposal: its draws and the heuristic go first
+                search.prefetch = Prefetch.of(self.space, self.measurer, self.source, lambda key: key in search.extracted)
+                self.prefetching = True
+            self.exhausted = not candidates
+        return [ticket for candidate in candidates if (ticket := self._start(stream, candidate)) is not None]
+
+    def _start(self, stream: Stream, candidate: Candidate) -> int | None:
+        search = self.search
+        search.record(candidate)  # taken: no later proposal repeats a program in flight
+        index = search.proposed
+        search.proposed += 1
+        if candidate.error is not None:
+            self._finish(index, candidate, MeasureResult(None, candidate.error))
+            return None
+        pipeline = self.space.pipeline(candidate.config)
+        task = self.protocol.task(self.source, self.workload.entry, self.target, pipeline, *self.reference)
+        ticket = stream.put(task)
+        self.in_flight[ticket] = (index, candidate)
+        return ticket
+
+    def finish(self, ticket: int, outcome: MeasureResult) -> None:
+        self._finish(*self.in_flight.pop(ticket), outcome)
+
+    def _finish(self, index: int, candidate: Candidate, outcome: MeasureResult) -> None:
+        search, result = self.search, self.result
+        trial = Trial(index, candidate.config, self.space.pipeline(candidate.config), outcome, candidate.features, candidate.fingerprint)
+        result.trials.append(trial)
+        if candidate.features:
+            self.unlearned.append(trial)
+        search.heuristic_known = search.heuristic_known or index == 0
+        if search.heuristic_known and self.unlearned:
+            for waiting in sorted(self.unlearned, key=lambda t: t.index):
+                _learn(search.model, result, waiting)
+            self.unlearned.clear()
+            search.model_stale = True
+        if self.database is not None:
+            self.database.add([_record(trial, self.keys, self.workload.name)])
+        if self.on_trial is not None:
+            self.on_trial(trial, result)
 
 
 Reference = tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]

@@ -20,6 +20,7 @@ knob from either parent); `random` samples uniformly per knob. All take a `rando
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import random
 from collections.abc import Iterator, Mapping
@@ -167,12 +168,16 @@ class SearchSpace:
         return format_pipeline(passes)
 
 
-def _pipeline_passes(target: str, precision: str | None = None, arch: str = "") -> list:
+@functools.lru_cache(maxsize=16)
+def _pipeline_passes(target: str, precision: str | None = None, arch: str = "") -> tuple:
+    """The target's default passes (frozen pass objects, never changed: `pipeline` replaces them).
+    Memoized: building them parses every pass's options (~6 ms), and the search spells a
+    candidate's pipeline on the tuning's critical path."""
     from mlc.passes import build_pipeline
     from mlc.transforms import all_passes
 
     spelled = default_pipeline(target, precision, arch)
-    return build_pipeline(spelled, all_passes(), mlir_syntax=False)
+    return tuple(build_pipeline(spelled, all_passes(), mlir_syntax=False))
 
 
 def _decomposed(module: ModuleOp) -> ModuleOp:

@@ -15,9 +15,9 @@ from mlc.tuning.database import TuningDatabase
 from mlc.tuning import features
 from mlc.tuning.features import extract_from_text
 from mlc.tuning.measure import LocalMeasurer, MeasureResult, MeasureTask
-from mlc.tuning.search import tune
+from mlc.tuning.search import tune, tune_many
 from mlc.tuning.space import SearchSpace, config_key
-from mlc.tuning.streams import INITIAL_PER_DEVICE, lookahead
+from mlc.tuning.streams import INITIAL_PER_DEVICE, RunningSeconds, lookahead
 
 from .tuning_programs import ADD, MATMUL, workload
 
@@ -34,7 +34,7 @@ def ray_measurer():
     ray = pytest.importorskip("ray")
     from mlc.tuning.ray_measure import RayMeasurer
 
-    measurer = RayMeasurer("cpu", address=None, local_cpus=2)
+    measurer = RayMeasurer("cpu", address=None, local_cpus=2, cpus_per_task=0.5)  # two timing actors
     yield measurer
     ray.shutdown()
 
@@ -59,7 +59,8 @@ def test_a_short_search_is_never_worse_than_the_heuristic(local_measurer, tmp_pa
     assert all(result.space.invalid(t.config) is None for t in result.trials)
     assert result.best.cost <= result.heuristic.cost
     assert min(r.cost for r in records) == result.best.cost
-    assert set(result.host_seconds) == {"propose", "fit", "wait"} and all(s >= 0 for s in result.host_seconds.values())
+    assert {"propose", "wait"} <= set(result.host_seconds) <= {"propose", "fit", "wait"}  # no fit when every proposal came before a result
+    assert all(s >= 0 for s in result.host_seconds.values())
 
 
 def test_failures_are_recorded_not_raised(local_measurer):
@@ -79,8 +80,34 @@ def test_measurement_through_a_local_ray_cluster(ray_measurer):
     results = ray_measurer.measure(_tasks(ADD, [*pipelines, "builtin.module(cse)"]))
     assert [r.cost is not None for r in results] == [True, True, False]
     assert ray_measurer.ray.cluster_resources().get("CPU") == 2
-    assert ray_measurer.slots == 1  # one timing actor; the other CPU compiles
+    assert ray_measurer.slots == 2  # two timing actors of half a CPU each; the other CPU compiles
     assert [name for name, _ in results[0].phases] == ["load", "check", "time"] and results[0].compile_seconds > 0
+    assert all(r.device in (0, 1) for r in results)
+
+
+def test_ray_gives_each_compiled_candidate_to_a_free_actor(ray_measurer):
+    """Pull, not round-robin: while one actor times a long candidate, the other takes every later
+    candidate (in turn, two of the four would have queued behind the long one)."""
+    good = _tasks(ADD, ["mlc-lower-to-cpu"])[0]
+    long = MeasureTask(**{**good.__dict__, "warmup": 200_000})  # ~2 s of calls (a long kernel's stand-in); a fast one ~0.1 s
+    stream = ray_measurer.stream()
+    tickets = [stream.put(long)] + [stream.put(good) for _ in range(4)]
+    results = dict(stream.next() for _ in tickets)
+    assert all(r.cost is not None for r in results.values()), [r.error for r in results.values()]
+    busy = results[tickets[0]].device
+    assert [results[t].device for t in tickets[1:]] == [1 - busy] * 4
+
+
+def test_ray_extracts_in_the_background(ray_measurer):
+    """`extract_later` (what `prefetch.Prefetch` uses) gives what `extract` gives, without waiting."""
+    tuned = workload(ADD)
+    space = SearchSpace.of(tuned.module, "cpu")
+    configs = list(itertools.islice(space.valid_configs(), 3))
+    handle = ray_measurer.extract_later(str(tuned.module), configs)
+    while not handle.ready():
+        pass
+    assert handle.get() == ray_measurer.extract(str(tuned.module), configs) == extract_from_text(str(tuned.module), "cpu", configs)
+    assert ray_measurer.extract_workers == 1  # half the cluster's two CPUs
 
 
 class SyntheticMeasurer:
@@ -260,6 +287,23 @@ def test_a_stream_gives_the_sequential_runs_trials_where_the_order_of_results_ca
     assert len({pipeline for _, pipeline, _ in evolved}) == 14
 
 
+def test_workloads_tuned_together_fill_each_others_start_and_end():
+    """`tune_many`: two workloads through one measurer at once (virtual time): the devices stay
+    busy through each tuning's start (the heuristic compiling alone) and end (the last, slow,
+    compiles), so both finish sooner than one after the other; with the random strategy
+    proposing one at a time each workload's trials are those of tuning it alone."""
+    def run(concurrency):
+        slow_last = lambda ticket: 12.0 if ticket % 8 == 7 else 2.0 + ticket % 3  # noqa: E731
+        measurer = SimulatedMeasurer(devices=2, workers=8, compile_seconds=slow_last)
+        workloads = [workload(ADD), workload(ADD.replace("1024", "2048"))]
+        results = tune_many(workloads, "cpu", 8, measurer, concurrency=concurrency, strategy="random", batch=1, seed=0)
+        return [[(t.index, t.pipeline, t.cost) for t in r.trials] for r in results], measurer.now, measurer.busy
+
+    (alone, alone_end, busy), (together, together_end, same_busy) = run(1), run(2)
+    assert together == alone and same_busy == busy
+    assert together_end < 0.85 * alone_end
+
+
 class PrefetchingMeasurer(SyntheticMeasurer):
     """A synthetic measurer with one extraction process and `extract_later` (prefetch.py): a
     background job is ready the second time it is asked, and extracts when it is taken."""
@@ -309,11 +353,32 @@ def test_a_background_extraction_changes_where_features_are_extracted_not_the_se
     assert sum(with_prefetch.on_demand) < sum(without.on_demand)
 
 
+def test_draws_extracted_together_serve_later_proposals():
+    """A stream wants one candidate at a time: a proposal draws `draw_width` (the extraction
+    processes) configurations at once and takes one; the rest are examined by the next proposals
+    without another round trip (before, each proposal drew and extracted its own and dropped the
+    rest). The trials are those of drawing one configuration at a time."""
+    def tuned(width):
+        measurer = SyntheticMeasurer()
+        measurer.extract_workers = width
+        result = tune(workload(ADD), "cpu", 10, measurer, strategy="random", batch=1, seed=0)
+        return [(t.index, t.pipeline) for t in result.trials], result.extractions["round trips"]
+
+    one_at_a_time, eight_at_once = tuned(1), tuned(8)
+    assert eight_at_once[0] == one_at_a_time[0]
+    assert one_at_a_time[1] >= 10 and eight_at_once[1] <= 4  # one a proposal; the heuristic's, then one per 8 draws
+
+
 def test_lookahead_keeps_enough_candidates_for_the_devices_and_no_more_than_the_pool():
     assert lookahead(1, 16, None, None) == INITIAL_PER_DEVICE
     assert lookahead(2, 32, 0.6, 0.15) == 2 * (4 + 1)  # compile 4x a device's share: 4 compiling, 1 waiting
     assert lookahead(2, 32, 0.01, 0.15) == 4  # compiles outrun the devices: one compiling, one waiting each
     assert lookahead(2, 4, 3.0, 0.1) == 6  # the compile pool caps it
+    assert lookahead(2, 32, 0.6, 0.15, compile_spread=0.3) == 2 * (8 + 1)  # mean + 2 sd covered
+    seconds = RunningSeconds()
+    for value in (0.5, 1.5, 0.5, 1.5):
+        seconds.add(value)
+    assert (seconds.mean, seconds.spread) == (1.0, 0.5)
 
 
 def test_earlier_tunings_rank_the_first_batch_and_a_given_reference_is_used(monkeypatch, tmp_path):
@@ -380,6 +445,11 @@ def test_a_timing_process_keeps_the_references_its_parent_thinks_it_keeps(local_
     parent's mirror and the process evict the same reference): every candidate is measured."""
     local_measurer.warm_up()  # every process started and ready (those of earlier tests included)
     assert all(process is not None for process in local_measurer._timing)
+    source = str(workload(ADD).module)
+    configs = list(itertools.islice(SearchSpace.of(workload(ADD).module, "cpu").valid_configs(), 2))
+    background = local_measurer.extract_later(source, configs)  # the background pool: its own
+    assert background.get() == local_measurer.extract(source, configs)
+    assert local_measurer._background_pool not in (None, local_measurer._extract_pool)
     good = _tasks(ADD, ["mlc-lower-to-cpu"])[0]
     others = [MeasureTask(**{**good.__dict__, "inputs": [a.copy() for a in good.inputs]}) for _ in range(2)]
     results = [local_measurer.measure([task])[0] for task in (good, others[0], good, others[1], good)]
