@@ -443,6 +443,16 @@ CHAIN_PLAN = DeclaredAttribute(
     "convert-graph-to-tile (the block sizes), people",
     _chain_plan,
 )
+FUSED_ATTENTION = DeclaredAttribute(
+    "mlc.fused_attention",
+    "unit",
+    "the scores product of an attention imported from PyTorch's scaled_dot_product_attention (or its "
+    "fused kernels), which computes the scores in f32 and exponentiates with exp2: its chain may do the same "
+    "(fast_math in the chain plan)",
+    "the torch frontend (neural.py)",
+    "graph-fuse",
+    lambda value: isinstance(value, UnitAttr),
+)
 CHAIN_FALLBACK = DeclaredAttribute(
     "mlc.chain_fallback",
     "a string",
@@ -455,6 +465,7 @@ CHAIN_FALLBACK = DeclaredAttribute(
 ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     CHAIN,
     CHAIN_PLAN,
+    FUSED_ATTENTION,
     CHAIN_FALLBACK,
     TUNED,
     ARG_ALIGNMENT,

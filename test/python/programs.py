@@ -568,6 +568,9 @@ class AttentionProgram:
     depth: int
     value_depth: int
     mask: str
+    stored_keys: bool = False
+    """K is the argument `%k` [..., N, D], transposed in the program (PyTorch's `k.transpose(-2, -1)`);
+    otherwise `%kt` [..., D, N]."""
 
 
 MASKS = ("none", "additive", "causal", "padding", "causal-where", "padding-guarded", "padding-aten-guarded")
@@ -666,7 +669,8 @@ def attention_programs(
     rows, keys = draw(st.integers(1, max_rows)), draw(st.integers(2, max_keys))  # softmax of one key is 1
     depth, value_depth = draw(st.sampled_from(depths)), draw(st.sampled_from(depths))
     divide = draw(st.booleans())  # PyTorch's exports divide by sqrt(d); others multiply by 1/sqrt(d)
-    return attention_program(element, batch, rows, keys, depth, value_depth, draw(st.sampled_from(MASKS)), divide)
+    stored_keys = draw(st.booleans())
+    return attention_program(element, batch, rows, keys, depth, value_depth, draw(st.sampled_from(MASKS)), divide, stored_keys)
 
 
 def _aten_guard(masked: str, element: str, batch: tuple[int, ...], rows: int, keys: int) -> list[str]:
@@ -690,14 +694,17 @@ def _aten_guard(masked: str, element: str, batch: tuple[int, ...], rows: int, ke
 
 
 def attention_program(
-    element: str, batch: tuple[int, ...], rows: int, keys: int, depth: int, value_depth: int, mask: str, divide: bool
+    element: str, batch: tuple[int, ...], rows: int, keys: int, depth: int, value_depth: int, mask: str, divide: bool,
+    stored_keys: bool = False,
 ) -> AttentionProgram:
     """One attention core (see `AttentionProgram`, `MASKS`)."""
     t = lambda *shape: tensor_type((*batch, *shape), element)  # noqa: E731
     scores = t(rows, keys)
-    arguments = [f"%q: {t(rows, depth)}", f"%kt: {t(depth, keys)}", f"%v: {t(keys, value_depth)}"]
+    arguments = [f"%q: {t(rows, depth)}", f"%k: {t(keys, depth)}" if stored_keys else f"%kt: {t(depth, keys)}", f"%v: {t(keys, value_depth)}"]
     scale = 1.0 / np.sqrt(depth)
-    lines = [
+    swap = [*range(len(batch)), len(batch) + 1, len(batch)]
+    lines = [f"%kt = graph.transpose %k perm {swap} : {t(keys, depth)} to {t(depth, keys)}"] if stored_keys else []
+    lines += [
         f"%s = graph.matmul %q, %kt : ({t(rows, depth)}, {t(depth, keys)}) -> {scores}",
         f"%scale = graph.constant dense<{np.sqrt(depth) if divide else scale}> : tensor<{element}>",
     ]
@@ -743,7 +750,7 @@ def attention_program(
         + "".join(f"  {line}\n" for line in lines)
         + f"  func.return %o : {t(rows, value_depth)}\n}}\n"
     )
-    return AttentionProgram(text, element, batch, rows, keys, depth, value_depth, mask)
+    return AttentionProgram(text, element, batch, rows, keys, depth, value_depth, mask, stored_keys)
 
 
 # A two-stage ring of async copies in an mlc_gpu kernel (test_async_copy.py, gpu-insert-barriers'

@@ -94,6 +94,7 @@ from mlc.dialects.graph import ops as graph
 from mlc.dialects.graph.error_bounds import ONLINE_SOFTMAX_MIN_BLOCK
 from mlc.transforms.analysis.causal_mask import CausalMask, causal_mask
 from mlc.transforms.analysis.fusion_groups import is_splat_constant
+from mlc.transforms.analysis.strided_views import transpose_permutation
 from mlc.transforms.lowering.elementwise_expansion import splat_constant_value
 
 MAX_HEAD_DIM = 256
@@ -142,10 +143,19 @@ class AttentionChain:
     """What a row whose probabilities are NaN gives: `nan` (0/0, as the unfused softmax); `zero`
     (ONNX's NaN guard: 0 where the row's sum is 0 or NaN); `zero-masked` (core ATen's guard: 0
     where every score is -inf, the sum 0). The guard's ops are in `softmax_ops`."""
+    key_transpose: graph.TransposeOp | None = None
+    """Kt's `graph.transpose` swapping the last two axes of a stored K [..., N, D], when only the
+    chain reads it: part of the chain, the kernel reads K's blocks in place (`keys`)."""
+
+    @property
+    def keys(self) -> SSAValue:
+        """The keys as the kernel reads them: K [..., N, D] under `key_transpose`, else Kt [..., D, N]."""
+        return self.key_transpose.x if self.key_transpose is not None else self.scores.b
 
     @property
     def ops(self) -> tuple[Operation, ...]:
         members = {self.scores, self.output, *self.score_ops, *self.softmax_ops, *(self.causal.ops if self.causal else ())}
+        members |= {self.key_transpose} if self.key_transpose is not None else set()
         block = self.output.parent_block()
         assert block is not None
         return tuple(op for op in block.ops if op in members)
@@ -366,7 +376,21 @@ def match_attention(output: Operation) -> AttentionChain | None:
     if not _supported(chain):
         return None
     causal = _causal(chain)
-    return chain if causal is None else dataclasses.replace(chain, causal=causal)
+    return dataclasses.replace(chain, causal=causal, key_transpose=_key_transpose(scores))
+
+
+def is_last_axes_swap(op: Operation) -> bool:
+    """Whether `op` is a `graph.transpose` swapping its last two axes only."""
+    perm = transpose_permutation(op)
+    return perm is not None and len(perm) >= 2 and perm == (*range(len(perm) - 2), len(perm) - 1, len(perm) - 2)
+
+
+def _key_transpose(scores: graph.MatmulOp) -> graph.TransposeOp | None:
+    """Kt's transpose of a stored K when it swaps the last two axes and only the product reads it."""
+    owner = scores.b.owner
+    if isinstance(owner, graph.TransposeOp) and is_last_axes_swap(owner) and _single_use(scores.b, {scores}):
+        return owner
+    return None
 
 
 def matmuls_outside_attention(root: Operation) -> list[graph.MatmulOp]:

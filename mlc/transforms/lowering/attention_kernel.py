@@ -7,6 +7,7 @@ keys; the rows-outer order, FlashAttention's). A program owns BM rows of one (ba
     %q = tile.load %Q[b, m, 0]                          [BM, D']      (D' = D padded to a power of 2)
     %state = scf.for %n = 0 to N step BN iter_args(%max = -inf, %sum = 0, %acc = 0) {
       %s  = tile.dot %q, tile.load %Kt[b, 0, %n], 0     [BM, BN]  f32
+                    (a chain with `key_transpose`: tile.transpose (tile.load %K[b, %n, 0]), K read in place)
       %t  = tile.map %s, masks...  { the chain's score ops (scale, mask); -inf past N }
       %bm = tile.reduce max %t
       %new, %safe, %alpha = tile.map %max, %bm { max; 0 where the max is still -inf; exp(max - safe) }
@@ -110,7 +111,7 @@ class AttentionUnit:
     def memory_inputs(self) -> list[SSAValue]:
         """What the kernel reads: Q, Kt, V, then the side inputs that are not splat constants (a
         causal mask is computed from positions instead)."""
-        return [self.chain.scores.a, self.chain.scores.b, self.chain.output.b, *loaded_sides(self.chain)]
+        return [self.chain.scores.a, self.chain.keys, self.chain.output.b, *loaded_sides(self.chain)]
 
     @property
     def inputs(self) -> list[tuple[SSAValue, tuple[int, ...]]]:
@@ -335,7 +336,10 @@ class AttentionKernelBuilder:
     def _score_tile(self, q: SSAValue, n: SSAValue) -> SSAValue:
         """The score ops of one block, in f32: -inf past N (0 for a plain chain)."""
         chain, bm, bn = self.chain, self.block_rows, self.block_keys
-        kt = self._load(chain.scores.b, self.zero, n, (self.depth, bn), "kt")
+        if chain.key_transpose is None:
+            kt = self._load(chain.keys, self.zero, n, (self.depth, bn), "kt")
+        else:  # K [..., N, D] read in place: its [BN, D'] block, transposed as a tile
+            kt = self._insert(tile.TransposeOp(self._load(chain.keys, n, self.zero, (bn, self.depth), "k")), "kt")
         scores = self._insert(tile.DotOp(q, kt, self._splat(0.0, bm, bn, "zeros")), "s")
         sides = loaded_sides(chain)
         side_tiles = [self._load(v, self.row, n, (bm, bn), "side") for v in sides]

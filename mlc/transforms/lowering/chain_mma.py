@@ -25,7 +25,10 @@ C / 4 scalars; a tile of one row or one column holds one scalar there). So:
 * a product's right operand (Kt [D, BN], V [BN, Dv], both K x N row-major) is read with
   `loop.ldmatrix x4 trans` per pair of n-tiles (x2 for an odd last one) of each 16-deep slice,
   lane l addressing row 16s + (l % 8) + 8 ((l / 8) % 2) at column 8 (l / 16) of the pair: as the
-  matmul's B (`matmul_mma.py`). `loop-promote-shared` stages both in shared memory per key block
+  matmul's B (`matmul_mma.py`). K read in place (a `tile.transpose` of its [BN, D] block, the
+  chain's `key_transpose`) is that block's N x K rows: `loop.ldmatrix x4` without `trans`, lane l
+  at stored row 8n + (l % 8) + 8 (l / 16), column 16s + 8 ((l / 8) % 2), as the matmul reads a
+  transposed B. `loop-promote-shared` stages both in shared memory per key block
   with `mlc.pipeline_stages` stages of cp.async copies (`async_pipeline.py`): the next blocks'
   K and V land while this one is computed;
 * loads of the other tiles (Q, masks) and the store of O move a thread's column pairs with
@@ -91,11 +94,22 @@ def _element_type(value: SSAValue) -> object:
     return value.type.element_type  # type: ignore[attr-defined]
 
 
-def _zero_padded_load(value: SSAValue) -> tile.LoadOp | None:
+def _zero_padded_load(value: SSAValue) -> tuple[tile.LoadOp, bool] | None:
+    """The zero-padded `tile.load` a dot operand is, or is the `tile.transpose` of (True: its
+    stored block, K [BN, D], is the operand transposed); None otherwise."""
     owner = value.owner
+    transposed = isinstance(owner, tile.TransposeOp)
+    if transposed:
+        owner = owner.source.owner  # type: ignore[union-attr]
     if not isinstance(owner, tile.LoadOp) or (owner.padding is not None and owner.padding.value.data != 0):
         return None
-    return owner
+    return owner, transposed
+
+
+def _operand_values(kernel: tile.KernelOp) -> set[SSAValue]:
+    """The dots' right-hand operands and the loads they transpose: read by ldmatrix only."""
+    rhs = [op.rhs for op in kernel.walk() if isinstance(op, tile.DotOp)]
+    return {*rhs, *(value.owner.source for value in rhs if isinstance(value.owner, tile.TransposeOp))}
 
 
 def _block_rows(kernel: tile.KernelOp) -> int | None:
@@ -115,7 +129,7 @@ def chain_mma_applies(kernel: tile.KernelOp) -> bool:
             return False
         if _zero_padded_load(dot.rhs) is None or _shape(dot.lhs)[-1] % INSTRUCTION[2] or _shape(dot.acc)[-1] % INSTRUCTION[1]:
             return False
-    operands = {dot.rhs for dot in dots}
+    operands = _operand_values(kernel)
     for op in kernel.walk():
         for value in (*op.operands, *op.results):
             if isinstance(value.type, tile.TileType) and value not in operands:
@@ -149,7 +163,7 @@ class ChainMmaLowering(TileKernelLowering):
         assert block_rows is not None
         self.block_rows = block_rows
         warps = block_rows // INSTRUCTION[0]
-        self.dot_operands = {op.rhs for op in self.kernel.walk() if isinstance(op, tile.DotOp)}
+        self.dot_operands = _operand_values(self.kernel)
         result = self.new_kernel()
         bodies = self.grid_loops(result.body.block)
         thread_loop = loop.ParallelOp(warps * loop.WARP_SIZE, "thread.x", Region(Block(arg_types=[IndexType()])))
@@ -187,6 +201,10 @@ class ChainMmaLowering(TileKernelLowering):
         )
         self.ldmatrix_column = emitter.emit(arith.MuliOp(emitter.emit(arith.DivUIOp(lane, emitter.index(16))), emitter.index(8)))
         self.ldmatrix_row.name_hint, self.ldmatrix_column.name_hint = "ldmatrix_row", "ldmatrix_column"
+        # A transposed operand's stored block swaps the two: row (l % 8) + 8 (l / 16), column 8 ((l / 8) % 2).
+        self.ldmatrix_stored_rows = emitter.emit(arith.RemUIOp(lane, emitter.index(8)))
+        self.ldmatrix_stored_row = emitter.add(self.ldmatrix_stored_rows, self.ldmatrix_column)
+        self.ldmatrix_stored_column = emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(eighth, emitter.index(2))), emitter.index(8)))
         self.columns: dict[int, SSAValue] = {0: pair}
         self.column_emitter = emitter
 
@@ -199,7 +217,7 @@ class ChainMmaLowering(TileKernelLowering):
     # -- ops in order -------------------------------------------------------------------------------
 
     def _lower_block(self, emitter: Emitter, block: Block) -> None:
-        lazy = tile.LoadOp | tile.BroadcastOp | tile.SplatOp | tile.InBoundsOp | tile.RangeOp | tile.ProgramIdOp
+        lazy = tile.LoadOp | tile.TransposeOp | tile.BroadcastOp | tile.SplatOp | tile.InBoundsOp | tile.RangeOp | tile.ProgramIdOp
         for op in block.ops:
             if isinstance(op, lazy | tile.ReturnOp | scf.YieldOp):
                 continue
@@ -371,23 +389,22 @@ class ChainMmaLowering(TileKernelLowering):
         registers by ldmatrix, one `loop.mma_sync` per n-tile (see the module docstring)."""
         accumulator = self._full(emitter, op.acc)
         lhs = self._full(emitter, op.lhs)
-        rhs = _zero_padded_load(op.rhs)
-        assert rhs is not None
+        read = _zero_padded_load(op.rhs)
+        assert read is not None
+        rhs, transposed = read
         register_type = VectorType(_element_type(op.lhs), [2])
         tiles_n = _shape(op.acc)[-1] // INSTRUCTION[1]
         *batch, row_origin, column_origin = (self.values[index] for index in rhs.indices)
         for slice_index in range(_shape(op.lhs)[-1] // INSTRUCTION[2]):
             first = 4 * slice_index
             a = [pack_pair(emitter, lhs[row][first + half : first + half + 2]) for half in (0, 2) for row in (0, 1)]
-            rows = emitter.add(row_origin, emitter.add(emitter.index(INSTRUCTION[2] * slice_index), self.ldmatrix_row))
+            depth = emitter.index(INSTRUCTION[2] * slice_index)
             b: list[list[SSAValue]] = []
             for n in range(0, tiles_n, 2):
-                column = emitter.add(column_origin, emitter.index(8 * n))
-                if n + 1 < tiles_n:
-                    registers = self._ldmatrix(emitter, rhs, [*batch, rows, emitter.add(column, self.ldmatrix_column)], 4, register_type)
-                    b += [registers[:2], registers[2:]]
-                else:
-                    b.append(self._ldmatrix(emitter, rhs, [*batch, rows, column], 2, register_type))
+                count = 4 if n + 1 < tiles_n else 2
+                indices = self._operand_indices(emitter, batch, (row_origin, column_origin), depth, emitter.index(8 * n), count, transposed)
+                registers = self._ldmatrix(emitter, rhs, indices, count, register_type, not transposed)
+                b += [registers[:2], registers[2:]] if count == 4 else [registers]
             for n in range(tiles_n):
                 c = [accumulator[0][2 * n], accumulator[0][2 * n + 1], accumulator[1][2 * n], accumulator[1][2 * n + 1]]
                 step = emitter.builder.insert(loop.MmaSyncOp(a, b[n], c))
@@ -397,8 +414,24 @@ class ChainMmaLowering(TileKernelLowering):
                 element.name_hint = op.result.name_hint
         self.fragments[op.result] = accumulator
 
-    def _ldmatrix(self, emitter: Emitter, rhs: tile.LoadOp, indices: list[SSAValue], count: int, register_type: VectorType) -> list[SSAValue]:
-        step = emitter.builder.insert(loop.LdMatrixOp(self.values[rhs.source], indices, count, True, register_type))
+    def _operand_indices(
+        self, emitter: Emitter, batch: list[SSAValue], origin: tuple[SSAValue, SSAValue], depth: SSAValue, column: SSAValue, count: int, transposed: bool,
+    ) -> list[SSAValue]:
+        """Where the lane's ldmatrix row starts, for the 16-deep slice at `depth` and the n-tiles
+        from `column`: Kt [D, BN] (or V) at row depth + ldmatrix_row, column + ldmatrix_column (x4);
+        a transposed operand's stored block K [BN, D] at the swapped place, row column + (l % 8) +
+        8 (l / 16) (x2: l % 8), column depth + 8 ((l / 8) % 2), as `matmul_mma.py` reads one."""
+        row_origin, column_origin = origin
+        if transposed:
+            stored_row = self.ldmatrix_stored_row if count == 4 else self.ldmatrix_stored_rows
+            return [*batch, emitter.add(row_origin, emitter.add(column, stored_row)), emitter.add(column_origin, emitter.add(depth, self.ldmatrix_stored_column))]
+        wide = emitter.add(column, self.ldmatrix_column) if count == 4 else column
+        return [*batch, emitter.add(row_origin, emitter.add(depth, self.ldmatrix_row)), emitter.add(column_origin, wide)]
+
+    def _ldmatrix(
+        self, emitter: Emitter, rhs: tile.LoadOp, indices: list[SSAValue], count: int, register_type: VectorType, trans: bool,
+    ) -> list[SSAValue]:
+        step = emitter.builder.insert(loop.LdMatrixOp(self.values[rhs.source], indices, count, trans, register_type))
         attributes.OPERAND.write(step, StringAttr("rhs"))
         return list(step.results)
 

@@ -14,10 +14,18 @@
 
 Every rule is exact (the same elements, the same arithmetic) and leaves no more ops than it found,
 so graph-simplify's fixpoint terminates.
+
+Outside graph-simplify, graph-fuse calls `split_key_transpose` on an attention chain it fuses:
+Kt = transpose(x, p) whose next-to-last axis (the head dim D) is x's last becomes
+transpose(transpose(x, p'), swap of the last two axes), p' = p with its last two entries swapped
+(so p' keeps x's last axis last: a gather that copies contiguous rows, or nothing when p' is the
+identity), and the chain takes the swap: its kernel reads K [..., N, D] in place, as
+FlashAttention reads K, instead of a gather writing Kt [..., D, N] one element apart along N.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from xdsl.dialects.builtin import TensorType
@@ -25,6 +33,7 @@ from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from mlc.dialects.graph import ops as graph
+from mlc.transforms.analysis.gemm_chain import AttentionChain
 from mlc.transforms.analysis.strided_views import LAYOUT_OP_NAMES, canonical_layout, canonical_ops, layout_chain, transpose_permutation
 from mlc.transforms.lowering.graph_rewriting import replace_with_new_op, replace_with_value, tensor_type_of
 
@@ -80,3 +89,28 @@ class ElementwiseAfterReshape(RewritePattern):
             reshaped = graph.ReshapeOp(inner.results[0], op.results[0].type)
             replace_with_value(rewriter, op, reshaped.result, [inner, reshaped])
             return
+
+
+def split_key_transpose(chain: AttentionChain) -> AttentionChain:
+    """`chain` reading K in place through a last-axes swap, where its Kt is a transpose whose
+    next-to-last axis is its input's last (see the module docstring); else `chain` as it is."""
+    kt = chain.scores.b
+    owner = kt.owner
+    perm = transpose_permutation(owner) if isinstance(owner, Operation) else None
+    if chain.key_transpose is not None or perm is None or perm[-2] != len(perm) - 1 or len(list(kt.uses)) != 1:
+        return chain
+    assert isinstance(owner, graph.TransposeOp)
+    rank = len(perm)
+    inner_perm = (*perm[:-2], perm[-1], perm[-2])
+    keys = owner.x
+    block = owner.parent_block()
+    assert block is not None
+    if inner_perm != tuple(range(rank)):
+        inner = graph.TransposeOp(keys, perm=inner_perm)
+        block.insert_op_before(inner, owner)
+        keys = inner.result
+    swap = graph.TransposeOp(keys, perm=(*range(rank - 2), rank - 1, rank - 2))
+    block.insert_op_before(swap, owner)
+    kt.replace_all_uses_with(swap.result)
+    block.erase_op(owner)
+    return dataclasses.replace(chain, key_transpose=swap)

@@ -17,7 +17,8 @@ program became one chain kernel; the `separate` cases force the fallback
 the same bound. The `tensor_core` cases compile with the default GPU pipeline, whose compute
 model fuses f16 and bf16 chains onto the tensor-core chain kernel (`chain_mma.py`), causal ones as
 the importer writes `is_causal` (`graph.where` of a key <= query comparison), boolean padding
-masks through `graph.where`; some with graph-fuse's opt-in fast math.
+masks through `graph.where`; some with graph-fuse's opt-in fast math, some with K stored [N, D]
+and transposed in the program (the chain reads it in place).
 """
 
 from __future__ import annotations
@@ -99,23 +100,24 @@ FAST_MATH = GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse{compute-model=gpu fast-ma
 """The default GPU pipeline with graph-fuse's opt-in fast math (f32 scores, exp2)."""
 
 TENSOR_CORE_CASES = [
-    # element, batch x heads, sequence, head dim, mask, fast math
-    pytest.param("f16", 4, 1000, 64, "none", False, id="bh4-s1000-d64"),
-    pytest.param("f16", 4, 777, 128, "causal-where", False, id="bh4-s777-d128-causal"),
-    pytest.param("f16", 2, 300, 128, "additive", False, id="bh2-s300-d128-additive"),
-    pytest.param("f16", 3, 130, 33, "causal-where", False, id="bh3-s130-d33-causal"),
-    pytest.param("f16", 4, 1000, 128, "none", True, id="bh4-s1000-d128-fast"),
-    pytest.param("f16", 3, 517, 64, "padding", True, id="bh3-s517-d64-padding-fast"),
-    pytest.param("bf16", 4, 777, 128, "causal-where", True, id="bf16-bh4-s777-d128-causal-fast"),
-    pytest.param("bf16", 2, 300, 64, "additive", False, id="bf16-bh2-s300-d64-additive"),
+    # element, batch x heads, sequence, head dim, mask, fast math, K stored [N, D] (read in place)
+    pytest.param("f16", 4, 1000, 64, "none", False, True, id="bh4-s1000-d64-stored-k"),
+    pytest.param("f16", 4, 777, 128, "causal-where", False, False, id="bh4-s777-d128-causal"),
+    pytest.param("f16", 2, 300, 128, "additive", False, False, id="bh2-s300-d128-additive"),
+    pytest.param("f16", 3, 130, 33, "causal-where", False, True, id="bh3-s130-d33-causal-stored-k"),
+    pytest.param("f16", 4, 1000, 128, "none", True, False, id="bh4-s1000-d128-fast"),
+    pytest.param("f16", 3, 517, 64, "padding", True, True, id="bh3-s517-d64-padding-fast-stored-k"),
+    pytest.param("bf16", 4, 777, 128, "causal-where", True, False, id="bf16-bh4-s777-d128-causal-fast"),
+    pytest.param("bf16", 2, 300, 64, "additive", False, False, id="bf16-bh2-s300-d64-additive"),
 ]
 
 
-@pytest.mark.parametrize(("element", "heads", "sequence", "depth", "mask", "fast_math"), TENSOR_CORE_CASES)
-def test_tensor_core_chain_against_pytorch(element: str, heads: int, sequence: int, depth: int, mask: str, fast_math: bool):
+@pytest.mark.parametrize(("element", "heads", "sequence", "depth", "mask", "fast_math", "stored_keys"), TENSOR_CORE_CASES)
+def test_tensor_core_chain_against_pytorch(element: str, heads: int, sequence: int, depth: int, mask: str, fast_math: bool, stored_keys: bool):
     """f16 and bf16 chains on the default GPU pipeline (or with fast math): one chain kernel, on
-    mma.sync, within the bound."""
-    program = attention_program(element, (heads,), sequence, sequence, depth, depth, mask, True)
+    mma.sync, within the bound; K given stored [N, D] is read in place by the chain (ldmatrix
+    without trans)."""
+    program = attention_program(element, (heads,), sequence, sequence, depth, depth, mask, True, stored_keys)
     inputs = random_inputs(program.text, seed=sequence)
     compiled = mlc.compile(program.text, device="cuda", pipeline=FAST_MATH if fast_math else None)
     assert _chain_kernels(compiled) == 1
@@ -124,6 +126,8 @@ def test_tensor_core_chain_against_pytorch(element: str, heads: int, sequence: i
     assert ("exp2" in lowered) == fast_math
     result = compiled(*inputs)
     reference_inputs = list(inputs)
+    if stored_keys:
+        reference_inputs[1] = np.swapaxes(inputs[1], -1, -2)
     if mask == "causal-where":
         above = np.arange(sequence)[None, :] > np.arange(sequence)[:, None]
         reference_inputs.append(np.where(above, -np.inf, 0.0))

@@ -3,7 +3,8 @@
 Hypothesis draws attention cores as PyTorch exports them (`programs.attention_programs`: f32 or
 f16, bf16 for the tensor-core kernel, 0 to 2 batch dimensions, query and key lengths that are not multiples of the blocks, head
 dimensions 1 to 256, no mask, an additive mask, a causal constant mask or a boolean padding mask
-through `graph.where`) and checks:
+through `graph.where`, K given transposed or stored [..., N, D] and transposed in the program,
+which the chain then reads in place) and checks:
 
 * graph-fuse makes one `chain` region with `mlc.chain` and `mlc.chain_plan`, and the graph
   interpreter's result is unchanged (the region means its body);
@@ -59,6 +60,7 @@ def _run(module, inputs: list[np.ndarray]):
 def _reference(program: AttentionProgram, inputs: list[np.ndarray]) -> np.ndarray:
     """softmax(q kt / sqrt(d) + mask) v in float64."""
     q, kt, v, *rest = (np.asarray(x, np.float64) if x.dtype != np.bool_ else x for x in inputs)
+    kt = np.swapaxes(kt, -1, -2) if program.stored_keys else kt
     scores = q @ kt / np.sqrt(program.depth)
     if program.mask == "additive":
         scores = scores + rest[0]
@@ -94,6 +96,9 @@ def test_chain_region_and_kernel(program: AttentionProgram, seed: int):
         return
     (chain,) = chains
     assert chain.attributes["mlc.chain"].data == "attention"
+    # K stored [..., N, D]: its transpose is the chain's, the kernel reads K in place (at D = 1
+    # graph-simplify makes the transpose a reshape)
+    assert any(isinstance(op, graph.TransposeOp) for op in chain.body.walk()) == (program.stored_keys and program.depth > 1)
     assert "mlc.chain_plan" in chain.attributes
     tiled = lower(program.text, f"{GRAPH},graph-plan-memory,convert-graph-to-tile")
     kernels = [op for op in tiled.walk() if isinstance(op, tile.KernelOp)]
