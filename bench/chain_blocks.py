@@ -7,7 +7,8 @@ Case: `nn.TransformerEncoderLayer`'s attention at batch 8 (8 x 16 heads, 512 tok
 f16), as the exported block reaches the chain: K stored [BH, S, D] and transposed in the program
 (the chain reads it in place, `view_rewrites.split_key_transpose`), the scores scaled by 1/8,
 softmax, P V. Variants, each compiled from the graph-fuse output with its `mlc.chain_plan` block
-sizes rewritten (the IR's decision: `block_rows` BM x `block_keys` BN), then the rest of the
+sizes rewritten (the IR's decision: `block_rows` BM x `block_keys` BN, `warp_rows` W query rows
+per warp, `chain_mma.py`), then the rest of the
 default GPU pipeline: `exact` (the graph's roundings, libdevice exp) and `fast` (`fast_math` in the
 plan, as a chain imported from PyTorch's SDPA gets: f32 scores, exp2), and `kt` (the exact
 kernel reading a transposed copy Kt [BH, D, S] with ldmatrix .trans, the layout before K was read
@@ -51,7 +52,7 @@ def source(heads: int, sequence: int, depth: int, stored_keys: bool) -> str:
     return f"func.func @main(%q: {t(s, d)}, {keys}, %v: {t(s, d)}) -> {t(s, d)} {{\n{body}  func.return %o : {t(s, d)}\n}}\n"
 
 
-def fused_source(text: str, fast: bool, block_rows: int, block_keys: int) -> tuple[str, str]:
+def fused_source(text: str, fast: bool, block_rows: int, block_keys: int, warp_rows: int = 16) -> tuple[str, str]:
     """The graph-fuse output of `text` with the chain's blocks rewritten, and the rest of the pipeline."""
     import mlc
     from mlc.transforms.pipelines import GPU_PIPELINE
@@ -61,6 +62,8 @@ def fused_source(text: str, fast: bool, block_rows: int, block_keys: int) -> tup
     fused = str(mlc.lower(text, device="cpu", pipeline=head + fuse))  # graph passes only: any device
     fused = re.sub(r"block_rows = \d+", f"block_rows = {block_rows}", fused)
     fused = re.sub(r"block_keys = \d+", f"block_keys = {block_keys}", fused)
+    fused = re.sub(r", warp_rows = \d+ : i64", "", fused)
+    fused = re.sub(r"(block_keys = \d+ : i64)", f"\\1, warp_rows = {warp_rows} : i64", fused)
     return fused, rest
 
 
@@ -75,7 +78,8 @@ def main() -> None:
     parser.add_argument("--batch-heads", type=int, default=128)
     parser.add_argument("--sequence", type=int, default=512)
     parser.add_argument("--depth", type=int, default=64)
-    parser.add_argument("--blocks", default="128x64,64x64,128x128,64x128")
+    parser.add_argument("--blocks", default="128x64x16,64x64x16,128x128x16,128x64x32,128x128x32", help="BMxBNxW: W query rows per warp")
+    parser.add_argument("--variants", default="exact,fast,kt")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     os.environ.setdefault("MLC_CACHE_DIR", tempfile.mkdtemp(prefix="mlc-chain-blocks-"))
@@ -83,12 +87,13 @@ def main() -> None:
 
     heads, s, d = args.batch_heads, args.sequence, args.depth
     blocks = [tuple(int(n) for n in b.split("x")) for b in args.blocks.split(",")]
+    chosen = args.variants.split(",")
     variants = {}
-    for bm, bn in blocks:
+    for bm, bn, w in blocks:
         for name, fast, stored in (("exact", False, True), ("fast", True, True), ("kt", False, False)):
-            if name == "kt" and (bm, bn) != blocks[0]:
+            if name not in chosen or (name == "kt" and (bm, bn, w) != blocks[0]):
                 continue
-            variants[(name, bm, bn)] = (*fused_source(source(heads, s, d, stored), fast, bm, bn), stored)
+            variants[(name, bm, bn, w)] = (*fused_source(source(heads, s, d, stored), fast, bm, bn, w), stored)
     with ProcessPoolExecutor(max_workers=min(len(variants), os.cpu_count() or 1), mp_context=get_context("spawn")) as pool:
         for future in [pool.submit(_compile, text, rest) for text, rest, _ in variants.values()]:
             future.result()
@@ -102,7 +107,7 @@ def main() -> None:
     expected = sdpa()[0]
     rows = [{"variant": "sdpa", "us": statistics.median(time_gpu(sdpa))}]
     flops = 4 * heads * s * s * d
-    for (name, bm, bn), (text, rest, stored) in variants.items():
+    for (name, bm, bn, w), (text, rest, stored) in variants.items():
         compiled = mlc.compile(text, device="cuda", pipeline=rest)
         out = torch.empty_like(q)
         arguments = (q, k if stored else kt, v)
@@ -110,7 +115,7 @@ def main() -> None:
         call()
         torch.cuda.synchronize()
         error = (out.float() - expected.float()).abs().max().item()
-        rows.append({"variant": name, "block_rows": bm, "block_keys": bn, "us": statistics.median(time_gpu(call)), "max_abs_error": error})
+        rows.append({"variant": name, "block_rows": bm, "block_keys": bn, "warp_rows": w, "us": statistics.median(time_gpu(call)), "max_abs_error": error})
     for row in rows:
         row["tflops"] = flops / row["us"] / 1e6
         print(json.dumps(row))

@@ -407,9 +407,12 @@ TUNED = DeclaredAttribute(
 
 
 def _chain_plan(value: Attribute) -> bool:
-    if not isinstance(value, DictionaryAttr) or set(value.data) - {"fast_math"} != {"order", *_CHAIN_PLAN_NUMBERS}:
+    if not isinstance(value, DictionaryAttr) or set(value.data) - {"fast_math", "warp_rows"} != {"order", *_CHAIN_PLAN_NUMBERS}:
         return False
     if "fast_math" in value.data and not isinstance(value.data["fast_math"], UnitAttr):
+        return False
+    warp_rows = value.data.get("warp_rows")
+    if warp_rows is not None and not (isinstance(warp_rows, IntegerAttr) and warp_rows.value.data in (16, 32)):
         return False
     order = value.data["order"]
     numbers = [value.data[key] for key in _CHAIN_PLAN_NUMBERS]
@@ -435,10 +438,11 @@ CHAIN = DeclaredAttribute(
 CHAIN_PLAN = DeclaredAttribute(
     "mlc.chain_plan",
     '{order = "rows-outer"|"keys-outer", block_rows, block_keys, fused_bytes, separate_bytes, on_chip_bytes} (i64)'
-    ", optional fast_math (unit)",
+    ", optional fast_math (unit), optional warp_rows (16 or 32)",
     "the data-movement model's choice for a chain: block order and sizes, bytes moved fused and as "
     "separate kernels, the blocks' on-chip footprint; fast_math: the kernel may skip the graph's per-op "
-    "roundings of the scores and use exp2 (graph-fuse's opt-in fast-math)",
+    "roundings of the scores and use exp2 (graph-fuse's opt-in fast-math, or a mlc.fused_attention "
+    "product); warp_rows: the query rows each warp of the tensor-core kernel owns (default 16)",
     "graph-fuse (analysis/gemm_chain.py), copied by convert-graph-to-tile onto the kernel",
     "convert-graph-to-tile (the block sizes), people",
     _chain_plan,

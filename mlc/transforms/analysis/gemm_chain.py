@@ -556,6 +556,8 @@ class ChainPlan:
     separate_bytes: int
     on_chip_bytes: int
     """The chosen blocks' footprint on chip."""
+    warp_rows: int = 16
+    """The query rows each warp of the tensor-core kernel owns (`chain_mma.py`)."""
 
 
 def on_chip_footprint(block_rows: int, block_keys: int, depth: int, value_depth: int, element_bytes: int) -> int:

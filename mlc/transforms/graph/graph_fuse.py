@@ -311,7 +311,8 @@ def fuse_chains(function: func.FuncOp, options: ChainOptions) -> list[graph.Fusi
         name = f"{function.sym_name.data}_chain{len(fusions)}_{chain.kind}"
         fusion = make_fusion(PlannedGroup("chain", chain.ops), name)
         attributes.CHAIN.write(fusion, StringAttr(chain.kind))
-        numbers = {key: IntegerAttr(getattr(plan, key), i64) for key in ("block_rows", "block_keys", "fused_bytes", "separate_bytes", "on_chip_bytes")}
+        keys = ("block_rows", "block_keys", "fused_bytes", "separate_bytes", "on_chip_bytes", *(("warp_rows",) if plan.warp_rows != 16 else ()))
+        numbers = {key: IntegerAttr(getattr(plan, key), i64) for key in keys}
         fast = {FAST_MATH_KEY: UnitAttr()} if fast_math or attributes.FUSED_ATTENTION.read(chain.scores) else {}
         attributes.CHAIN_PLAN.write(fusion, DictionaryAttr({"order": StringAttr(plan.order), **numbers, **fast}))
         function.body.block.insert_op_before(fusion, following)

@@ -6,11 +6,14 @@ products take f16 or bf16 operands with f32 accumulation, the right-hand operand
 `tile.load`s, and every tile's rows are the block's BM (a multiple of 16) or 1 and its columns a
 multiple of 8 or 1 (the head dims padded to powers of two of at least 16, BN >= 16).
 
-Layout. The block has BM / 16 warps (`mlc.warp_grid = [BM / 16, 1]`); warp w owns query rows
-16w .. 16w + 15 of every row tile and lane l (g = l / 4, t = l % 4) holds, of a tile with C
-columns, rows 16w + g and 16w + g + 8 at columns 8j + 2t and 8j + 2t + 1 for j < C / 8: the
-`loop.mma_sync` m16n8 accumulator layout, whatever the tile (a thread's *fragment*: 2 rows of
-C / 4 scalars; a tile of one row or one column holds one scalar there). So:
+Layout. The block has BM / W warps (`mlc.warp_grid = [BM / W, 1]`), W the chain plan's
+`warp_rows` (16, or 32: FlashAttention-2's warps of two m16 rows, which share each B register
+loaded from shared memory, halving the ldmatrix traffic of K and V per product); warp w owns query
+rows Ww .. Ww + W - 1 of every row tile and lane l (g = l / 4, t = l % 4) holds, of a tile with C
+columns, rows Ww + g + 8i (i < W / 8) at columns 8j + 2t and 8j + 2t + 1 for j < C / 8: the
+`loop.mma_sync` m16n8 accumulator layout of each of its m16 rows, whatever the tile (a thread's
+*fragment*: W / 8 rows of C / 4 scalars; a tile of one row or one column holds one scalar
+there). So:
 
 * the score tile S = Q Kt comes out of the first product in this layout, and the scale/mask maps,
   the exponentials and the rescaling of the accumulator are per-element code on the fragment;
@@ -18,8 +21,9 @@ C / 4 scalars; a tile of one row or one column holds one scalar there). So:
   elements of each row (a balanced tree), then the 4 lanes of the quad that share the row with
   a `loop.all_reduce` over the thread bits 0 and 1 (two shuffles on the GPU);
 * a product's left operand is any fragment: the accumulator layout of two neighbouring n-tiles is
-  the m16n8k16 A layout, so registers a0..a3 of the 16-deep slice s are the pairs (row 0,
-  elements 4s, 4s + 1), (row 1, the same), (row 0, 4s + 2, 4s + 3), (row 1, the same): Q is loaded
+  the m16n8k16 A layout, so registers a0..a3 of the 16-deep slice s of m16 row m are the pairs
+  (row 2m, elements 4s, 4s + 1), (row 2m + 1, the same), (row 2m, 4s + 2, 4s + 3), (row 2m + 1,
+  the same): Q is loaded
   once into its fragment (outside the key loop), and the probabilities P, rounded to the
   operand type by the kernel's map, feed the second product directly, never leaving registers;
 * a product's right operand (Kt [D, BN], V [BN, Dv], both K x N row-major) is read with
@@ -55,6 +59,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseArrayBase,
+    DictionaryAttr,
     Float16Type,
     Float32Type,
     IndexType,
@@ -117,6 +122,15 @@ def _block_rows(kernel: tile.KernelOp) -> int | None:
     return rows.pop() if len(rows) == 1 else None
 
 
+def warp_rows(kernel: tile.KernelOp, block_rows: int) -> int:
+    """The query rows each warp owns: the chain plan's `warp_rows` where it divides the block's
+    rows, else 16 (one m16 instruction row)."""
+    plan = attributes.CHAIN_PLAN.read(kernel)
+    chosen = plan.data.get("warp_rows") if isinstance(plan, DictionaryAttr) else None
+    rows = chosen.value.data if isinstance(chosen, IntegerAttr) else INSTRUCTION[0]
+    return rows if block_rows % rows == 0 else INSTRUCTION[0]
+
+
 def chain_mma_applies(kernel: tile.KernelOp) -> bool:
     """Whether the chain kernel's products and tiles fit the warp layout (see the module docstring)."""
     dots = [op for op in kernel.walk() if isinstance(op, tile.DotOp)]
@@ -162,7 +176,8 @@ class ChainMmaLowering(TileKernelLowering):
         block_rows = _block_rows(self.kernel)
         assert block_rows is not None
         self.block_rows = block_rows
-        warps = block_rows // INSTRUCTION[0]
+        self.warp_rows = warp_rows(self.kernel, block_rows)
+        warps = block_rows // self.warp_rows
         self.dot_operands = _operand_values(self.kernel)
         result = self.new_kernel()
         bodies = self.grid_loops(result.body.block)
@@ -188,12 +203,11 @@ class ChainMmaLowering(TileKernelLowering):
         group = emitter.emit(arith.DivUIOp(lane, emitter.index(4)))
         pair = emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(lane, emitter.index(4))), emitter.index(2)))
         warp.name_hint, lane.name_hint, group.name_hint, pair.name_hint = "warp", "lane", "group", "pair"
-        row = emitter.add(emitter.emit(arith.MuliOp(warp, emitter.index(INSTRUCTION[0]))), group)
+        row = emitter.add(emitter.emit(arith.MuliOp(warp, emitter.index(self.warp_rows))), group)
         row.name_hint = "row"
         self.zero = emitter.index(0)
         self.pair = pair
-        self.rows = [row, emitter.add(row, emitter.index(8))]
-        self.warp_row = emitter.emit(arith.MuliOp(warp, emitter.index(INSTRUCTION[0])))
+        self.rows = [row, *(emitter.add(row, emitter.index(8 * i)) for i in range(1, self.warp_rows // 8))]
         eighth = emitter.emit(arith.DivUIOp(lane, emitter.index(8)))
         self.ldmatrix_row = emitter.add(
             emitter.emit(arith.RemUIOp(lane, emitter.index(8))),
@@ -270,17 +284,18 @@ class ChainMmaLowering(TileKernelLowering):
         position = 0
         for target in targets:
             width = self._width(target)
-            rows = [flat[position : position + width], flat[position + width : position + 2 * width]]
-            for element in rows[0] + rows[1]:
-                element.name_hint = target.name_hint
+            rows = [flat[position + i * width : position + (i + 1) * width] for i in range(len(self.rows))]
+            for row in rows:
+                for element in row:
+                    element.name_hint = target.name_hint
             self.fragments[target] = rows
-            position += 2 * width
+            position += len(self.rows) * width
 
     def _full(self, emitter: Emitter, value: SSAValue) -> Fragment:
         """The fragment of `value` with both rows and every column explicit."""
         fragment = self.materialize(emitter, value)
         width = self._width(value)
-        rows = fragment * 2 if len(fragment) == 1 else fragment
+        rows = fragment * len(self.rows) if len(fragment) == 1 else fragment
         return [row * width if len(row) == 1 else list(row) for row in rows]
 
     # -- tile values as fragments -------------------------------------------------------------------
@@ -295,7 +310,7 @@ class ChainMmaLowering(TileKernelLowering):
         pair is repeated; a tile of one row or one column takes one access per row or one row)."""
         rows, columns = _shape(value)[-2:]
         fragment = []
-        for row in self.rows[: 1 if rows == 1 else 2]:
+        for row in self.rows[:1] if rows == 1 else self.rows:
             if columns == 1:
                 fragment.append(access(self._accesses(_shape(value), row, 0))[:1])
                 continue
@@ -397,7 +412,10 @@ class ChainMmaLowering(TileKernelLowering):
         *batch, row_origin, column_origin = (self.values[index] for index in rhs.indices)
         for slice_index in range(_shape(op.lhs)[-1] // INSTRUCTION[2]):
             first = 4 * slice_index
-            a = [pack_pair(emitter, lhs[row][first + half : first + half + 2]) for half in (0, 2) for row in (0, 1)]
+            a = [
+                [pack_pair(emitter, lhs[2 * m + row][first + half : first + half + 2]) for half in (0, 2) for row in (0, 1)]
+                for m in range(len(self.rows) // 2)
+            ]
             depth = emitter.index(INSTRUCTION[2] * slice_index)
             b: list[list[SSAValue]] = []
             for n in range(0, tiles_n, 2):
@@ -405,10 +423,11 @@ class ChainMmaLowering(TileKernelLowering):
                 indices = self._operand_indices(emitter, batch, (row_origin, column_origin), depth, emitter.index(8 * n), count, transposed)
                 registers = self._ldmatrix(emitter, rhs, indices, count, register_type, not transposed)
                 b += [registers[:2], registers[2:]] if count == 4 else [registers]
-            for n in range(tiles_n):
-                c = [accumulator[0][2 * n], accumulator[0][2 * n + 1], accumulator[1][2 * n], accumulator[1][2 * n + 1]]
-                step = emitter.builder.insert(loop.MmaSyncOp(a, b[n], c))
-                accumulator[0][2 * n : 2 * n + 2], accumulator[1][2 * n : 2 * n + 2] = step.results[:2], step.results[2:]
+            for m, a_registers in enumerate(a):  # the warp's m16 rows share the B registers
+                top, bottom = accumulator[2 * m], accumulator[2 * m + 1]
+                for n in range(tiles_n):
+                    step = emitter.builder.insert(loop.MmaSyncOp(a_registers, b[n], [*top[2 * n : 2 * n + 2], *bottom[2 * n : 2 * n + 2]]))
+                    top[2 * n : 2 * n + 2], bottom[2 * n : 2 * n + 2] = step.results[:2], step.results[2:]
         for row in accumulator:
             for element in row:
                 element.name_hint = op.result.name_hint
