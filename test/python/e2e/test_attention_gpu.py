@@ -109,6 +109,8 @@ TENSOR_CORE_CASES = [
     pytest.param("f16", 3, 517, 64, "padding", True, True, id="bh3-s517-d64-padding-fast-stored-k"),
     pytest.param("bf16", 4, 777, 128, "causal-where", True, False, id="bf16-bh4-s777-d128-causal-fast"),
     pytest.param("bf16", 2, 300, 64, "additive", False, False, id="bf16-bh2-s300-d64-additive"),
+    # 256 programs of 128 rows: the plan's warps of 32 rows (`gemm_chain.warp_rows_for`)
+    pytest.param("f16", 32, 1000, 64, "none", True, True, id="bh32-s1000-d64-fast-stored-k-warps-of-32"),
 ]
 
 

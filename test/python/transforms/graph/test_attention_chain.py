@@ -13,7 +13,8 @@ which the chain then reads in place) and checks:
   `error_bounds.result_bounds` derives from the source program, and a result moved by a few
   bounds is caught;
 * with graph-fuse's opt-in `fast-math` (f32 scores, exp2, a reciprocal of the sum), the
-  tensor-core kernel and the CPU's chain kernel stay within the same bound;
+  tensor-core kernel and the CPU's chain kernel stay within the same bound; so does the
+  tensor-core kernel with warps of 32 query rows (the plan's `warp_rows`);
 * after every later pass of the CPU and GPU pipelines, on one small program each (two key
   blocks, so the accumulator is rescaled), the interpreter's result is within that bound (the GPU
   passes are checked by the interpreters only);
@@ -23,6 +24,8 @@ which the chain then reads in place) and checks:
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -158,6 +161,24 @@ def test_tensor_core_chain_kernel(program: AttentionProgram, fast_math: bool, se
     assert ("keys_visited" in text) == (program.mask in ("causal", "causal-where"))
     assert ("math.exp2" in text) == fast_math
     event(f"{program.element}{' fast math' if fast_math else ''}")
+    assert_compiled_matches(program.text, inputs, _run(module, inputs), references=[_reference(program, inputs)])
+
+
+@pytest.mark.parametrize(
+    "program",
+    [attention_program("f16", (2,), 70, 90, 64, 64, "none", True, True), attention_program("bf16", (), 33, 70, 33, 16, "causal-where", False)],
+    ids=["f16-stored-k", "bf16-causal"],
+)
+def test_tensor_core_chain_kernel_with_warps_of_32_rows(program: AttentionProgram):
+    """The chain plan's `warp_rows = 32` (its blocks rewritten to 64 rows: two warps, each of two
+    m16 rows sharing the B registers): the same kernel checks, interpreted with its barriers."""
+    inputs = _inputs(program, 1)
+    passes = TENSOR_CORE_PREFIX.split(",")
+    after_fuse = [name.split("{")[0] for name in passes].index("graph-fuse") + 1
+    fused = str(lower(program.text, ",".join(passes[:after_fuse])))
+    fused = re.sub(r"block_rows = \d+ : i64", "block_rows = 64 : i64, warp_rows = 32 : i64", fused)
+    module = lower(fused, ",".join(passes[after_fuse:]))
+    assert "mlc.warp_grid = array<i64: 2, 1>" in str(module)
     assert_compiled_matches(program.text, inputs, _run(module, inputs), references=[_reference(program, inputs)])
 
 
