@@ -242,7 +242,7 @@ MMA = DeclaredAttribute(
 WARP_GRID = DeclaredAttribute(
     "mlc.warp_grid",
     "array<i64: rows, columns>",
-    "how the warps of a tensor-core matmul kernel tile its block (each one a mlc.warp_tile); of a chain kernel, [BM / 16, 1]",
+    "how the warps of a tensor-core matmul kernel tile its block (each one a mlc.warp_tile); of a chain kernel, [BM / warp_rows, 1] (mlc.chain_plan's warp_rows, 16 by default)",
     "convert-tile-to-loop{tensor-cores=true}",
     "people",
     _i64_array(2),

@@ -23,9 +23,9 @@ there). So:
 * a product's left operand is any fragment: the accumulator layout of two neighbouring n-tiles is
   the m16n8k16 A layout, so registers a0..a3 of the 16-deep slice s of m16 row m are the pairs
   (row 2m, elements 4s, 4s + 1), (row 2m + 1, the same), (row 2m, 4s + 2, 4s + 3), (row 2m + 1,
-  the same): Q is loaded
-  once into its fragment (outside the key loop), and the probabilities P, rounded to the
-  operand type by the kernel's map, feed the second product directly, never leaving registers;
+  the same): Q is loaded once into its fragment (outside the key loop), and the probabilities P,
+  rounded to the operand type by the kernel's map, feed the second product directly, never
+  leaving registers; each B register loaded serves the warp's W / 16 m16 rows;
 * a product's right operand (Kt [D, BN], V [BN, Dv], both K x N row-major) is read with
   `loop.ldmatrix x4 trans` per pair of n-tiles (x2 for an odd last one) of each 16-deep slice,
   lane l addressing row 16s + (l % 8) + 8 ((l / 8) % 2) at column 8 (l / 16) of the pair: as the
