@@ -63,6 +63,18 @@ def transformer_encoder_layer(
     return norm2(x + feed_forward(x))
 
 
+def _kept_attention(math_fallback: Callable[..., Any]) -> Callable[..., Any]:
+    """`scaled_dot_product_attention` left whole (NotImplemented), except with dropout or
+    grouped-query heads, which the importer does not map: those take `math_fallback`."""
+
+    def decompose(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("dropout_p") or kwargs.get("enable_gqa"):
+            return math_fallback(*args, **kwargs)
+        return NotImplemented
+
+    return decompose
+
+
 def decompositions(keep_attention: bool = False) -> dict[Any, Callable[..., Any]]:
     """PyTorch's core-ATen decompositions and the restatements above. `keep_attention` (for
     `torch.export` programs, `exported.py`) leaves `scaled_dot_product_attention` whole: the table
@@ -73,6 +85,7 @@ def decompositions(keep_attention: bool = False) -> dict[Any, Callable[..., Any]
 
     table = dict(core_aten_decompositions())
     table[torch.ops.aten._transformer_encoder_layer_fwd.default] = transformer_encoder_layer
-    if keep_attention:
-        table.pop(torch.ops.aten.scaled_dot_product_attention.default, None)
+    attention = torch.ops.aten.scaled_dot_product_attention.default
+    if keep_attention and attention in table:
+        table[attention] = _kept_attention(table[attention])
     return table
