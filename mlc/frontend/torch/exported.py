@@ -1,7 +1,8 @@
 """`torch.export` programs: imported as a graph-dialect module, or compiled with fallback.
 
 `import_exported(ep)` first runs PyTorch's core-ATen decompositions, `scaled_dot_product_attention`
-kept whole (`decompositions.py`; `decompose=False` keeps every exported op, many of which have
+kept whole unless it has dropout or grouped-query heads (`decompositions.py`; the importer maps it
+to the attention chain; `decompose=False` keeps every exported op, many of which have
 handlers too: linear, conv2d, layer_norm, ...), then imports
 `ep.graph_module`: the user inputs are the function's arguments; parameters, buffers and
 constant tensors (lifted to inputs by torch.export) become `graph.constant`s, or with
