@@ -753,6 +753,48 @@ def attention_program(
     return AttentionProgram(text, element, batch, rows, keys, depth, value_depth, mask, stored_keys)
 
 
+def head_split_attention_program(
+    element: str, sequence: int, batch: int, heads: int, depth: int, batch_first: bool, merge_heads: bool = False,
+) -> str:
+    """Multi-head self-attention after its in-projection, as PyTorch's slow path writes it: the
+    projection `%p` [S*B, 3E] (`batch_first`: [B*S, 3E]) viewed as (S, B, 3H, d), q, k and v
+    sliced from it and transposed to [B, H, S, d] (K to Kt [B, H, d, S]), scaled scores, softmax,
+    O = P @ V [B, H, S, d]; with `merge_heads`, O transposed back to (S, B, H, d) and reshaped to
+    [S*B, E] (the out-projection's operand)."""
+    outer = (batch, sequence) if batch_first else (sequence, batch)
+    width = 3 * heads * depth
+    split = tensor_type((*outer, 3 * heads, depth), element)
+    third = tensor_type((*outer, heads, depth), element)
+    heads_first = tensor_type((batch, heads, sequence, depth), element)
+    keys_transposed = tensor_type((batch, heads, depth, sequence), element)
+    scores = tensor_type((batch, heads, sequence, sequence), element)
+    order, key_order = ([0, 2, 1, 3], [0, 2, 3, 1]) if batch_first else ([1, 2, 0, 3], [1, 2, 3, 0])
+    lines = [f"%split = graph.reshape %p : {tensor_type((sequence * batch, width), element)} to {split}"]
+    for index, name in enumerate("qkv"):
+        ends = [*outer, (index + 1) * heads, depth]
+        lines.append(f"%{name}_part = graph.slice %split starts [0, 0, {index * heads}, 0] ends {ends} steps [1, 1, 1, 1] : {split} to {third}")
+        perm, result = (key_order, keys_transposed) if name == "k" else (order, heads_first)
+        lines.append(f"%{name} = graph.transpose %{name}_part perm {perm} : {third} to {result}")
+    lines += [
+        f"%s = graph.matmul %q, %k : ({heads_first}, {keys_transposed}) -> {scores}",
+        f"%scale = graph.constant dense<{1.0 / np.sqrt(depth)}> : tensor<{element}>",
+        f"%scaled = graph.mul %s, %scale : ({scores}, tensor<{element}>) -> {scores}",
+        f"%probabilities = graph.softmax %scaled axis -1 : {scores}",
+        f"%o = graph.matmul %probabilities, %v : ({scores}, {heads_first}) -> {heads_first}",
+    ]
+    result, result_type = "%o", heads_first
+    if merge_heads:
+        merged = tensor_type((sequence * batch, heads * depth), element)
+        lines.append(f"%o_rows = graph.transpose %o perm {[0, 2, 1, 3] if batch_first else [2, 0, 1, 3]} : {heads_first} to {third}")
+        lines.append(f"%merged = graph.reshape %o_rows : {third} to {merged}")
+        result, result_type = "%merged", merged
+    return (
+        f"func.func @main(%p: {tensor_type((sequence * batch, width), element)}) -> {result_type} {{\n"
+        + "".join(f"  {line}\n" for line in lines)
+        + f"  func.return {result} : {result_type}\n}}\n"
+    )
+
+
 # A two-stage ring of async copies in an mlc_gpu kernel (test_async_copy.py, gpu-insert-barriers'
 # tests): {wait}, {barrier_after_wait}, {early_read} and {barrier_after_read} are pieces to fill.
 ASYNC_RING = """

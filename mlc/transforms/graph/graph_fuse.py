@@ -33,7 +33,9 @@ mask, softmax, matmul) for which Chimera's data-movement model finds blocks that
 `on-chip-bytes` and pay (bytes moved; with `compute-model=gpu`, as the GPU pipeline sets, also
 the products' measured speed: a roofline estimate of each side) becomes a region of kind `chain`
 with `mlc.chain = "attention"` and the model's choice and numbers in `mlc.chain_plan` (a transpose
-making Kt joins it as a swap of a K [..., N, D] it reads in place: `view_rewrites.split_key_transpose`);
+making Kt joins it as a swap of a K [..., N, D] it reads in place: `view_rewrites.split_key_transpose`;
+the layout ops making Q, K or V from a stored value, and a transpose of O, join it where the kernel
+can read or write their view in place, as the head split of a projection: `chain_operand_views.py`);
 a chain it rejects is left to the rules below, its last matmul marked with `mlc.chain_fallback` (the reason). Implicit GEMMs come next: a matmul
 whose lhs is row-shifted slices of one 2-D value side by side (`analysis/operand_maps.py`; a
 stride-1 convolution after graph-decompose) becomes a region of kind `matmul` holding those layout
@@ -95,6 +97,7 @@ from xdsl.rewriter import Rewriter
 from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.graph import ops as graph
+from mlc.transforms.analysis.chain_operand_views import operand_views, region_ops
 from mlc.transforms.analysis.fusion_groups import FusionGroup, FusionRules, partition
 from mlc.transforms.analysis.gemm_chain import COMPUTE_MODELS, DEFAULT_ON_CHIP_BYTES, FAST_MATH_KEY, ChainPlan, ComputeModel
 from mlc.transforms.analysis.gemm_chain import match_attention, match_chain, plan_attention
@@ -306,10 +309,11 @@ def fuse_chains(function: func.FuncOp, options: ChainOptions) -> list[graph.Fusi
             attributes.CHAIN_FALLBACK.write(op, StringAttr(plan))
             continue
         chain = split_key_transpose(chain)
-        following = op.next_op
+        members = region_ops(chain, operand_views(chain))
+        following = members[-1].next_op
         assert following is not None
         name = f"{function.sym_name.data}_chain{len(fusions)}_{chain.kind}"
-        fusion = make_fusion(PlannedGroup("chain", chain.ops), name)
+        fusion = make_fusion(PlannedGroup("chain", members), name)
         attributes.CHAIN.write(fusion, StringAttr(chain.kind))
         keys = ("block_rows", "block_keys", "fused_bytes", "separate_bytes", "on_chip_bytes", *(("warp_rows",) if plan.warp_rows != 16 else ()))
         numbers = {key: IntegerAttr(getattr(plan, key), i64) for key in keys}

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, scf
@@ -78,6 +78,7 @@ from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.tile import ops as tile
+from mlc.transforms.analysis.chain_operand_views import OperandView, RowView, operand_views, region_ops
 from mlc.transforms.analysis.fusion_groups import is_splat_constant, shape_of
 from mlc.transforms.analysis.gemm_chain import FAST_MATH_KEY, AttentionChain, match_chain
 from mlc.transforms.lowering.elementwise_expansion import (
@@ -85,7 +86,7 @@ from mlc.transforms.lowering.elementwise_expansion import (
     expand_elementwise,
     splat_constant_value,
 )
-from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dimensions
+from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dimensions, keep_dimensions
 
 
 def _pow2(value: int) -> int:
@@ -102,16 +103,29 @@ class AttentionUnit:
 
     chain: AttentionChain
     plan: DictionaryAttr
+    views: dict[SSAValue, OperandView] = field(default_factory=dict)
+    """Q, K or V read in place from a leaf (`chain_operand_views.py`), by operand."""
 
     @property
     def ops(self) -> list[Operation]:
-        return list(self.chain.ops)
+        return list(region_ops(self.chain, self.views))
+
+    @property
+    def operands(self) -> list[SSAValue]:
+        """The values the kernel's tiles are loaded from: Q, Kt (or K), V, then the side inputs
+        that are not splat constants (a causal mask is computed from positions instead)."""
+        return [self.chain.scores.a, self.chain.keys, self.chain.output.b, *loaded_sides(self.chain)]
 
     @property
     def memory_inputs(self) -> list[SSAValue]:
-        """What the kernel reads: Q, Kt, V, then the side inputs that are not splat constants (a
-        causal mask is computed from positions instead)."""
-        return [self.chain.scores.a, self.chain.keys, self.chain.output.b, *loaded_sides(self.chain)]
+        """What the kernel reads: the operands, each viewed one as its leaf."""
+        return [self.views[v].leaf if v in self.views else v for v in self.operands]
+
+    @property
+    def stored(self) -> SSAValue:
+        """What the kernel writes: O, or the transpose of it that it is written as."""
+        output = self.chain.output.result
+        return self.views[output].leaf if output in self.views else output
 
     @property
     def inputs(self) -> list[tuple[SSAValue, tuple[int, ...]]]:
@@ -119,7 +133,7 @@ class AttentionUnit:
 
     @property
     def outputs(self) -> list[SSAValue]:
-        return [self.chain.output.result]
+        return [self.stored]
 
     def block(self, key: str) -> int:
         return self.plan.data[key].value.data  # type: ignore[attr-defined]
@@ -138,14 +152,15 @@ def loaded_sides(chain: AttentionChain) -> list[SSAValue]:
 
 def attention_unit(ops: Sequence[Operation], plan: DictionaryAttr) -> AttentionUnit:
     """The unit of a chain region's (decomposed) ops; a `PassFailure` when they are not a chain."""
-    last = ops[-1]
+    last = next((op for op in reversed(ops) if isinstance(op, graph.MatmulOp)), ops[-1])  # a transpose of O may follow
     chain = match_chain(last)
-    computed = {op for op in chain.ops if not isinstance(op, graph.ConstantOp)} if chain is not None else set()
+    views = operand_views(chain, set(ops)) if chain is not None else {}
+    computed = {op for op in region_ops(chain, views) if not isinstance(op, graph.ConstantOp)} if chain is not None else set()
     if chain is None or computed != {op for op in ops if not isinstance(op, graph.ConstantOp)}:
         raise PassFailure(last, "the chain region is not a GEMM chain (matmul, scale/mask, softmax, matmul; or matmul, elementwise, matmul)")
     if plan.data["order"] != StringAttr("rows-outer"):  # type: ignore[comparison-overlap]
         raise PassFailure(last, "only the rows-outer order of an attention chain is lowered")
-    return AttentionUnit(chain, plan)
+    return AttentionUnit(chain, plan, views)
 
 
 class AttentionKernelBuilder:
@@ -158,23 +173,31 @@ class AttentionKernelBuilder:
         self.depth, self.value_depth = _pow2(depth), _pow2(value_depth)
         output_shape = shape_of(self.chain.output.result)
         self.rank = len(output_shape)
-        participants = [self._aligned(shape_of(v))[:-2] for v in unit.memory_inputs]
-        self.collapse: DimensionCollapse = collapse_dimensions(output_shape[:-2], participants)
+        participants = [self._aligned(shape_of(v))[:-2] for v in unit.operands]
+        # An operand read through a view steps its own strides per batch dimension: none merge.
+        collapse = keep_dimensions if unit.views else lambda domain: collapse_dimensions(domain, participants)
+        self.collapse: DimensionCollapse = collapse(output_shape[:-2])
         self.batch_shape = self.collapse.domain if self.collapse.groups else ()
         blocks = -(-self.rows // self.block_rows)
         grid = (math.prod(self.batch_shape), blocks) if self.batch_shape else (blocks,)
-        values = [*unit.memory_inputs, self.chain.output.result]
-        types = [MemRefType(_element(v), self._view(shape_of(v))) for v in values]
+        values = [*unit.operands, self.chain.output.result]
+        types = [self._memref_type(v) for v in values]
         self.kernel = tile.KernelOp(name, types, grid, num_warps=max(1, self.block_rows // 32))
         attributes.CHAIN.write(self.kernel, StringAttr(self.chain.kind))
         attributes.CHAIN_PLAN.write(self.kernel, unit.plan)
         self.parameters = dict(zip(values, self.kernel.body.block.args))
         for value, parameter in self.parameters.items():
-            parameter.name_hint = value.name_hint
+            parameter.name_hint = unit.views[value].leaf.name_hint if value in unit.views else value.name_hint
         self.builder = Builder(InsertPoint.at_end(self.kernel.body.block))
 
     def _aligned(self, shape: Sequence[int]) -> tuple[int, ...]:
         return (1,) * (self.rank - len(shape)) + tuple(shape)
+
+    def _memref_type(self, value: SSAValue) -> MemRefType:
+        """The parameter of `value`: its leaf as rows of a wide matrix when read through a view."""
+        if value in self.unit.views:
+            return MemRefType(_element(value), self.unit.views[value].rows.memref_shape(len(self.batch_shape)))
+        return MemRefType(_element(value), self._view(shape_of(value)))
 
     def _view(self, shape: Sequence[int]) -> tuple[int, ...]:
         aligned = self._aligned(shape)
@@ -200,6 +223,9 @@ class AttentionKernelBuilder:
         return self._insert(tile.SplatOp(scalar, self._type(rows, columns)), name)
 
     def _load(self, value: SSAValue, rows: SSAValue, columns: SSAValue, shape: tuple[int, int], name: str) -> SSAValue:
+        if value in self.unit.views:
+            indices = self._view_indices(self.unit.views[value].rows, rows, columns)
+            return self._insert(tile.LoadOp(self.parameters[value], indices, self._type(*shape, _element(value))), name)
         view = self._view(shape_of(value))
         origin = [*self.batch, rows, columns]
         indices = [o if size != 1 else self.zero for o, size in zip(origin, view)]
@@ -208,6 +234,19 @@ class AttentionKernelBuilder:
         if tile_shape == shape:
             return loaded
         return self._insert(tile.BroadcastOp(loaded, self._type(*shape, _element(value))))
+
+    def _view_indices(self, view: RowView, rows: SSAValue, columns: SSAValue) -> list[SSAValue]:
+        """Where a block of an operand read through `view` starts in its leaf's [outer, rows,
+        width] (`chain_operand_views.py`): the outer index and the first column from the batch
+        coordinates, then the block's row."""
+        outer, column = self._index(view.outer_offset), self._insert(arith.AddiOp(columns, self._index(view.column_offset)))
+        for coordinate, (outer_step, column_step) in zip(self.batch, view.steps):
+            if outer_step:
+                outer = self._insert(arith.AddiOp(outer, self._insert(arith.MuliOp(coordinate, self._index(outer_step)))))
+            if column_step:
+                column = self._insert(arith.AddiOp(column, self._insert(arith.MuliOp(coordinate, self._index(column_step)))))
+        batch = [*(self.zero for _ in self.batch[1:]), outer] if self.batch else []
+        return [*batch, rows, column]
 
     def _map(
         self, inputs: Sequence[SSAValue], results: Sequence[Attribute], body: Callable[[ScalarBuilder, list[SSAValue]], list[SSAValue]],
@@ -262,9 +301,12 @@ class AttentionKernelBuilder:
             result = self._narrowed(loop.results[0], _element(output), "o")
         else:
             result = self._normalised(loop.results[1], loop.results[2], _element(output))
-        view = self._view(shape_of(output))
-        origin = [*self.batch, self.row, self.zero]
-        self._insert_store(result, self.parameters[output], [o if s != 1 else self.zero for o, s in zip(origin, view)])
+        if output in self.unit.views:  # written as the transpose that reads it
+            indices = self._view_indices(self.unit.views[output].rows, self.row, self.zero)
+        else:
+            origin, view = [*self.batch, self.row, self.zero], self._view(shape_of(output))
+            indices = [o if s != 1 else self.zero for o, s in zip(origin, view)]
+        self._insert_store(result, self.parameters[output], indices)
         self.builder.insert(tile.ReturnOp())
         return self.kernel
 

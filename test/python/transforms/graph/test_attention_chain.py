@@ -19,6 +19,11 @@ which the chain then reads in place) and checks:
   blocks, so the accumulator is rescaled), the interpreter's result is within that bound (the GPU
   passes are checked by the interpreters only);
 * compiled for the CPU, the result is within the bound and matches a float64 numpy reference;
+* the head split of multi-head attention (q, k, v sliced and transposed from the in-projection's
+  result, O transposed back for the out-projection) is one chain region and one kernel that reads
+  the projection and writes O's transpose in place (`chain_operand_views.py`; a head dim that is
+  not a power of two keeps the gather), within the bound and against numpy, compiled for the CPU
+  and as the tensor-core kernel (interpreted);
 * with `on-chip-bytes` too small for the smallest blocks, graph-fuse leaves the chain to
   separate kernels and says why (`mlc.chain_fallback`), and the result is still right.
 """
@@ -37,6 +42,7 @@ from programs import (
     assert_within_bounds,
     attention_program,
     attention_programs,
+    head_split_attention_program,
     lower,
     random_inputs,
 )
@@ -378,3 +384,61 @@ def test_query_blocks_are_halved_while_twice_the_programs_fit_one_wave():
     assert wave_filling_rows(1, 4096, 128, 132) == 64  # 32 -> 64 programs, not 128 of 32 rows
     assert wave_filling_rows(1, 64, 64, 132) == TENSOR_CORE_MIN_ROWS
     assert wave_filling_rows(16, 512, 128, 0) == 128  # multiprocessors unknown: unchanged
+
+
+def _head_split_reference(projection: np.ndarray, sequence: int, batch: int, heads: int, depth: int, batch_first: bool, merge_heads: bool) -> np.ndarray:
+    """softmax(q kt / sqrt(d)) v in float64 of the projection's q, k and v (`head_split_attention_program`)."""
+    outer = (batch, sequence) if batch_first else (sequence, batch)
+    parts = np.asarray(projection, np.float64).reshape(*outer, 3, heads, depth)
+    q, k, v = (np.moveaxis(parts[:, :, index], (0, 1, 2), (0, 2, 1) if batch_first else (2, 0, 1)) for index in range(3))
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(depth)
+    exponentials = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    o = exponentials / exponentials.sum(axis=-1, keepdims=True) @ v
+    if not merge_heads:
+        return o
+    return np.transpose(o, (0, 2, 1, 3) if batch_first else (2, 0, 1, 3)).reshape(sequence * batch, heads * depth)
+
+
+HEAD_SPLITS = st.tuples(
+    st.sampled_from(("f32", "f16")), st.integers(2, 24), st.integers(1, 3), st.integers(1, 3), st.sampled_from((8, 16, 12)), st.booleans(), st.booleans(),
+)
+
+
+@settings(max_examples=6, **SETTINGS)
+@given(shape=HEAD_SPLITS, seed=st.integers(0, 2**32 - 1))
+def test_head_split_read_and_written_in_place(shape: tuple, seed: int):
+    """One chain region holding the head split (and O's transpose): one kernel reading the
+    projection in place, within the bound and against numpy, interpreted and compiled for the CPU."""
+    element, sequence, batch, heads, depth, batch_first, merge_heads = shape
+    text = head_split_attention_program(*shape)
+    inputs = random_inputs(text, seed)
+    reference = [_head_split_reference(inputs[0], sequence, batch, heads, depth, batch_first, merge_heads)]
+    fused = lower(text, GRAPH)
+    assert_within_bounds(text, inputs, _run(fused, inputs))
+    if not _chains(fused):
+        event("fell back: fusion does not pay")
+        return
+    fusions = [op for op in fused.walk() if isinstance(op, graph.FusionOp)]
+    in_place = depth & (depth - 1) == 0  # a padded head dim would load the next head's columns
+    event("read in place" if in_place else "gathered")
+    assert (len(fusions) == 1) == in_place
+    tiled = lower(text, f"{GRAPH},graph-plan-memory,convert-graph-to-tile")
+    names = [op.sym_name.data for op in tiled.walk() if isinstance(op, tile.KernelOp)]
+    assert not any(word in name for name in names for word in ("slice", "transpose")) == in_place, names
+    assert_compiled_matches(text, inputs, _run(tiled, inputs), references=reference)
+    assert_compiled_matches(text, inputs, mlc.compile(text, device="cpu")(*inputs), references=reference)
+
+
+@pytest.mark.parametrize(
+    "shape", [("f16", 20, 3, 2, 16, False, True), ("bf16", 33, 2, 2, 64, True, True)], ids=["sequence-first-f16", "batch-first-bf16"],
+)
+def test_head_split_on_tensor_cores(shape: tuple):
+    """The tensor-core chain kernel reading q, k and v from the projection (ldmatrix at the heads'
+    columns of the wide rows, K without .trans) and writing O's transpose, interpreted with its
+    barriers and async copies, within the bound and against numpy."""
+    text = head_split_attention_program(*shape)
+    inputs = random_inputs(text, 3)
+    module = lower(text, TENSOR_CORE_PREFIX)
+    assert str(module).count("mlc_gpu.func @") == 1 and "mma" in str(module)
+    reference = [_head_split_reference(inputs[0], *shape[1:])]
+    assert_compiled_matches(text, inputs, _run(module, inputs), references=reference)
