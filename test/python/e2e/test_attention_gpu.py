@@ -18,7 +18,9 @@ the same bound. The `tensor_core` cases compile with the default GPU pipeline, w
 model fuses f16 and bf16 chains onto the tensor-core chain kernel (`chain_mma.py`), causal ones as
 the importer writes `is_causal` (`graph.where` of a key <= query comparison), boolean padding
 masks through `graph.where`; some with graph-fuse's opt-in fast math, some with K stored [N, D]
-and transposed in the program (the chain reads it in place).
+and transposed in the program (the chain reads it in place); the head split of multi-head
+attention (q, k, v sliced from the in-projection's result, O transposed back), which the chain
+reads and writes in place.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import re
 
 import numpy as np
 import pytest
-from programs import assert_compiled_matches, attention_program, random_inputs
+from programs import assert_compiled_matches, attention_program, head_split_attention_program, random_inputs
 
 import mlc
 from mlc.transforms.pipelines import GPU_PIPELINE
@@ -136,3 +138,27 @@ def test_tensor_core_chain_against_pytorch(element: str, heads: int, sequence: i
     elif mask == "padding":  # the boolean keep mask as an additive one
         reference_inputs[3] = np.where(inputs[3], 0.0, -np.inf)
     assert_compiled_matches(program.text, inputs, result, references=[_pytorch_reference(reference_inputs, depth)])
+
+
+@pytest.mark.parametrize(
+    ("sequence", "batch", "heads", "batch_first"),
+    [pytest.param(512, 8, 16, True, id="s512-b8-h16-d64-batch-first"), pytest.param(300, 3, 4, False, id="s300-b3-h4-d64")],
+)
+def test_head_split_read_in_place_against_pytorch(sequence: int, batch: int, heads: int, batch_first: bool):
+    """The transformer block's attention as exported (the projection [S*B, 3E] or [B*S, 3E]
+    split into heads, O transposed back to rows of E): one kernel, the tensor-core chain reading
+    q, k and v from the projection and writing O's transpose, within the bound of PyTorch's SDPA
+    in float64."""
+    torch = pytest.importorskip("torch")
+    text = head_split_attention_program("f16", sequence, batch, heads, 64, batch_first, merge_heads=True)
+    inputs = random_inputs(text, seed=sequence)
+    compiled = mlc.compile(text, device="cuda")
+    layout_kernels = [name for name in re.findall(r"func @(\w+)\(", str(compiled.lowered_module)) if "slice" in name or "transpose" in name]
+    assert _chain_kernels(compiled) == 1 and not layout_kernels, layout_kernels
+    outer = (batch, sequence) if batch_first else (sequence, batch)
+    parts = torch.from_numpy(np.asarray(inputs[0], np.float64)).cuda().reshape(*outer, 3, heads, 64)
+    order = (0, 2, 1, 3) if batch_first else (1, 2, 0, 3)
+    q, k, v = (parts[:, :, index].permute(*order) for index in range(3))
+    o = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    reference = o.permute(*((0, 2, 1, 3) if batch_first else (2, 0, 1, 3))).reshape(sequence * batch, heads * 64).cpu().numpy()
+    assert_compiled_matches(text, inputs, compiled(*inputs), references=[reference])

@@ -442,3 +442,26 @@ def test_head_split_on_tensor_cores(shape: tuple):
     assert str(module).count("mlc_gpu.func @") == 1 and "mma" in str(module)
     reference = [_head_split_reference(inputs[0], *shape[1:])]
     assert_compiled_matches(text, inputs, _run(module, inputs), references=reference)
+
+
+def test_exported_transformer_block_has_no_layout_kernels(batch: int = 3):
+    """PyTorch's TransformerEncoderLayer (batch first, exported, SDPA kept whole): the in-projection
+    reads x's rows in place (graph-simplify's RowsPermutedAfterMatmul), the chain reads q, k and v
+    from its result and writes O as the out-projection reads it (chain_operand_views.py), and the
+    residual's layer norm reads the out-projection back in place: seven kernels (four products, the
+    chain, two layer norms), for the GPU and the CPU, the CPU's result within the bound derived
+    from the imported program (at batch 1 the input's permutation is a reshape already)."""
+    torch = pytest.importorskip("torch")
+    from mlc.frontend.torch import import_exported
+
+    torch.manual_seed(0)
+    model = torch.nn.TransformerEncoderLayer(32, 2, 64, dropout=0.0, batch_first=True).eval()
+    x = torch.randn(batch, 16, 32)
+    programs = {dtype: import_exported(torch.export.export(model.to(dtype), (x.to(dtype),))) for dtype in (torch.float16, torch.float32)}
+    for pipeline, dtype in ((GPU_PIPELINE, torch.float16), (CPU_PIPELINE, torch.float32)):  # f32 chains stay on the CPU
+        passes = pipeline.split(",")
+        tiled = lower(str(programs[dtype]), ",".join(passes[: [name.split("{")[0] for name in passes].index("convert-graph-to-tile") + 1]))
+        names = [op.sym_name.data for op in tiled.walk() if isinstance(op, tile.KernelOp)]
+        assert len(names) == 7 and sum("chain" in name for name in names) == 1, names
+    inputs = [x.numpy()]
+    assert_within_bounds(programs[torch.float32], inputs, mlc.compile(programs[torch.float32], device="cpu")(*inputs))
