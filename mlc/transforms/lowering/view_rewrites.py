@@ -155,7 +155,7 @@ class RowsPermutedAfterMatmul(RewritePattern):
     where p keeps the last axis last and layout ops read the product (see the module docstring)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, graph.MatmulOp) or len(tensor_type_of(op.b).get_shape()) != 2:
+        if not isinstance(op, graph.MatmulOp) or len(tensor_type_of(op.a).get_shape()) != 2 or len(tensor_type_of(op.b).get_shape()) != 2:
             return
         reshape = op.a.owner
         if not isinstance(reshape, graph.ReshapeOp) or not reshape.result.has_one_use():
