@@ -47,6 +47,14 @@ min(N, m + BM + offset): the key blocks past the diagonal of the row block are n
 The programs take the row blocks in reverse (the last, which visit the most keys, start first),
 so that the short ones fill the tail of the launch.
 
+Operands read in place (`analysis/chain_operand_views.py`): where the region holds the layout ops
+that make Q, K or V from a stored value (the head split of a projection), the kernel's parameter is
+that value viewed as [1..., outer, R, W] and each block is loaded at (outer index, row, first column)
+computed from the batch coordinates (`RowView`), the batch dimensions then kept apart (not
+collapsed); where it holds a transpose of O, O's blocks are stored the same way into that
+transpose's result. The loads and stores are the same tiles at other addresses, so the lowerings
+below (`chain_loop.py`, `chain_mma.py`) need nothing of their own.
+
 Preconditions: the chain of `match_attention` (batch dimensions of Q, Kt, V and O equal; side
 inputs broadcast to the score shape), the rows-outer order. The kernel carries `mlc.chain` and
 `mlc.chain_plan` for convert-tile-to-loop (`chain_loop.py`).
