@@ -251,7 +251,7 @@ MMA = DeclaredAttribute(
 WARP_GRID = DeclaredAttribute(
     "mlc.warp_grid",
     "array<i64: rows, columns>",
-    "how the warps of a tensor-core matmul kernel tile its block (each one a mlc.warp_tile); of a chain kernel, [BM / 16, 1]",
+    "how the warps of a tensor-core matmul kernel tile its block (each one a mlc.warp_tile); of a chain kernel, [BM / warp_rows, 1] (mlc.chain_plan's warp_rows, 16 by default)",
     "convert-tile-to-loop{tensor-cores=true}",
     "people",
     _i64_array(2),
@@ -436,9 +436,12 @@ TUNED = DeclaredAttribute(
 
 
 def _chain_plan(value: Attribute) -> bool:
-    if not isinstance(value, DictionaryAttr) or set(value.data) - {"fast_math"} != {"order", *_CHAIN_PLAN_NUMBERS}:
+    if not isinstance(value, DictionaryAttr) or set(value.data) - {"fast_math", "warp_rows"} != {"order", *_CHAIN_PLAN_NUMBERS}:
         return False
     if "fast_math" in value.data and not isinstance(value.data["fast_math"], UnitAttr):
+        return False
+    warp_rows = value.data.get("warp_rows")
+    if warp_rows is not None and not (isinstance(warp_rows, IntegerAttr) and warp_rows.value.data in (16, 32)):
         return False
     order = value.data["order"]
     numbers = [value.data[key] for key in _CHAIN_PLAN_NUMBERS]
@@ -464,13 +467,24 @@ CHAIN = DeclaredAttribute(
 CHAIN_PLAN = DeclaredAttribute(
     "mlc.chain_plan",
     '{order = "rows-outer"|"keys-outer", block_rows, block_keys, fused_bytes, separate_bytes, on_chip_bytes} (i64)'
-    ", optional fast_math (unit)",
+    ", optional fast_math (unit), optional warp_rows (16 or 32)",
     "the data-movement model's choice for a chain: block order and sizes, bytes moved fused and as "
     "separate kernels, the blocks' on-chip footprint; fast_math: the kernel may skip the graph's per-op "
-    "roundings of the scores and use exp2 (graph-fuse's opt-in fast-math)",
+    "roundings of the scores and use exp2 (graph-fuse's opt-in fast-math, or a mlc.fused_attention "
+    "product); warp_rows: the query rows each warp of the tensor-core kernel owns (default 16)",
     "graph-fuse (analysis/gemm_chain.py), copied by convert-graph-to-tile onto the kernel",
     "convert-graph-to-tile (the block sizes), people",
     _chain_plan,
+)
+FUSED_ATTENTION = DeclaredAttribute(
+    "mlc.fused_attention",
+    "unit",
+    "the scores product of an attention imported from PyTorch's scaled_dot_product_attention (or its "
+    "fused kernels), which computes the scores in f32 and exponentiates with exp2: its chain may do the same "
+    "(fast_math in the chain plan)",
+    "the torch frontend (neural.py)",
+    "graph-fuse",
+    lambda value: isinstance(value, UnitAttr),
 )
 CHAIN_FALLBACK = DeclaredAttribute(
     "mlc.chain_fallback",
@@ -484,6 +498,7 @@ CHAIN_FALLBACK = DeclaredAttribute(
 ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     CHAIN,
     CHAIN_PLAN,
+    FUSED_ATTENTION,
     CHAIN_FALLBACK,
     TUNED,
     ARG_ALIGNMENT,

@@ -568,6 +568,9 @@ class AttentionProgram:
     depth: int
     value_depth: int
     mask: str
+    stored_keys: bool = False
+    """K is the argument `%k` [..., N, D], transposed in the program (PyTorch's `k.transpose(-2, -1)`);
+    otherwise `%kt` [..., D, N]."""
 
 
 MASKS = ("none", "additive", "causal", "padding", "causal-where", "padding-guarded", "padding-aten-guarded")
@@ -666,7 +669,8 @@ def attention_programs(
     rows, keys = draw(st.integers(1, max_rows)), draw(st.integers(2, max_keys))  # softmax of one key is 1
     depth, value_depth = draw(st.sampled_from(depths)), draw(st.sampled_from(depths))
     divide = draw(st.booleans())  # PyTorch's exports divide by sqrt(d); others multiply by 1/sqrt(d)
-    return attention_program(element, batch, rows, keys, depth, value_depth, draw(st.sampled_from(MASKS)), divide)
+    stored_keys = draw(st.booleans())
+    return attention_program(element, batch, rows, keys, depth, value_depth, draw(st.sampled_from(MASKS)), divide, stored_keys)
 
 
 def _aten_guard(masked: str, element: str, batch: tuple[int, ...], rows: int, keys: int) -> list[str]:
@@ -690,14 +694,17 @@ def _aten_guard(masked: str, element: str, batch: tuple[int, ...], rows: int, ke
 
 
 def attention_program(
-    element: str, batch: tuple[int, ...], rows: int, keys: int, depth: int, value_depth: int, mask: str, divide: bool
+    element: str, batch: tuple[int, ...], rows: int, keys: int, depth: int, value_depth: int, mask: str, divide: bool,
+    stored_keys: bool = False,
 ) -> AttentionProgram:
     """One attention core (see `AttentionProgram`, `MASKS`)."""
     t = lambda *shape: tensor_type((*batch, *shape), element)  # noqa: E731
     scores = t(rows, keys)
-    arguments = [f"%q: {t(rows, depth)}", f"%kt: {t(depth, keys)}", f"%v: {t(keys, value_depth)}"]
+    arguments = [f"%q: {t(rows, depth)}", f"%k: {t(keys, depth)}" if stored_keys else f"%kt: {t(depth, keys)}", f"%v: {t(keys, value_depth)}"]
     scale = 1.0 / np.sqrt(depth)
-    lines = [
+    swap = [*range(len(batch)), len(batch) + 1, len(batch)]
+    lines = [f"%kt = graph.transpose %k perm {swap} : {t(keys, depth)} to {t(depth, keys)}"] if stored_keys else []
+    lines += [
         f"%s = graph.matmul %q, %kt : ({t(rows, depth)}, {t(depth, keys)}) -> {scores}",
         f"%scale = graph.constant dense<{np.sqrt(depth) if divide else scale}> : tensor<{element}>",
     ]
@@ -743,7 +750,49 @@ def attention_program(
         + "".join(f"  {line}\n" for line in lines)
         + f"  func.return %o : {t(rows, value_depth)}\n}}\n"
     )
-    return AttentionProgram(text, element, batch, rows, keys, depth, value_depth, mask)
+    return AttentionProgram(text, element, batch, rows, keys, depth, value_depth, mask, stored_keys)
+
+
+def head_split_attention_program(
+    element: str, sequence: int, batch: int, heads: int, depth: int, batch_first: bool, merge_heads: bool = False,
+) -> str:
+    """Multi-head self-attention after its in-projection, as PyTorch's slow path writes it: the
+    projection `%p` [S*B, 3E] (`batch_first`: [B*S, 3E]) viewed as (S, B, 3H, d), q, k and v
+    sliced from it and transposed to [B, H, S, d] (K to Kt [B, H, d, S]), scaled scores, softmax,
+    O = P @ V [B, H, S, d]; with `merge_heads`, O transposed back to (S, B, H, d) and reshaped to
+    [S*B, E] (the out-projection's operand)."""
+    outer = (batch, sequence) if batch_first else (sequence, batch)
+    width = 3 * heads * depth
+    split = tensor_type((*outer, 3 * heads, depth), element)
+    third = tensor_type((*outer, heads, depth), element)
+    heads_first = tensor_type((batch, heads, sequence, depth), element)
+    keys_transposed = tensor_type((batch, heads, depth, sequence), element)
+    scores = tensor_type((batch, heads, sequence, sequence), element)
+    order, key_order = ([0, 2, 1, 3], [0, 2, 3, 1]) if batch_first else ([1, 2, 0, 3], [1, 2, 3, 0])
+    lines = [f"%split = graph.reshape %p : {tensor_type((sequence * batch, width), element)} to {split}"]
+    for index, name in enumerate("qkv"):
+        ends = [*outer, (index + 1) * heads, depth]
+        lines.append(f"%{name}_part = graph.slice %split starts [0, 0, {index * heads}, 0] ends {ends} steps [1, 1, 1, 1] : {split} to {third}")
+        perm, result = (key_order, keys_transposed) if name == "k" else (order, heads_first)
+        lines.append(f"%{name} = graph.transpose %{name}_part perm {perm} : {third} to {result}")
+    lines += [
+        f"%s = graph.matmul %q, %k : ({heads_first}, {keys_transposed}) -> {scores}",
+        f"%scale = graph.constant dense<{1.0 / np.sqrt(depth)}> : tensor<{element}>",
+        f"%scaled = graph.mul %s, %scale : ({scores}, tensor<{element}>) -> {scores}",
+        f"%probabilities = graph.softmax %scaled axis -1 : {scores}",
+        f"%o = graph.matmul %probabilities, %v : ({scores}, {heads_first}) -> {heads_first}",
+    ]
+    result, result_type = "%o", heads_first
+    if merge_heads:
+        merged = tensor_type((sequence * batch, heads * depth), element)
+        lines.append(f"%o_rows = graph.transpose %o perm {[0, 2, 1, 3] if batch_first else [2, 0, 1, 3]} : {heads_first} to {third}")
+        lines.append(f"%merged = graph.reshape %o_rows : {third} to {merged}")
+        result, result_type = "%merged", merged
+    return (
+        f"func.func @main(%p: {tensor_type((sequence * batch, width), element)}) -> {result_type} {{\n"
+        + "".join(f"  {line}\n" for line in lines)
+        + f"  func.return {result} : {result_type}\n}}\n"
+    )
 
 
 # A two-stage ring of async copies in an mlc_gpu kernel (test_async_copy.py, gpu-insert-barriers'

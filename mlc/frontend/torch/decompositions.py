@@ -63,10 +63,29 @@ def transformer_encoder_layer(
     return norm2(x + feed_forward(x))
 
 
-def decompositions() -> dict[Any, Callable[..., Any]]:
-    """PyTorch's core-ATen decompositions and the restatements above."""
+def _kept_attention(math_fallback: Callable[..., Any]) -> Callable[..., Any]:
+    """`scaled_dot_product_attention` left whole (NotImplemented), except with dropout or
+    grouped-query heads, which the importer does not map: those take `math_fallback`."""
+
+    def decompose(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("dropout_p") or kwargs.get("enable_gqa"):
+            return math_fallback(*args, **kwargs)
+        return NotImplemented
+
+    return decompose
+
+
+def decompositions(keep_attention: bool = False) -> dict[Any, Callable[..., Any]]:
+    """PyTorch's core-ATen decompositions and the restatements above. `keep_attention` (for
+    `torch.export` programs, `exported.py`) leaves `scaled_dot_product_attention` whole: the table
+    would otherwise restate it as its math fallback on the exporting device (the scale split
+    between q and k as sqrt(scale) each, f32 upcasts on the CPU), which no fused kernel computes;
+    the importer maps the op itself to the attention chain (`neural.py`)."""
     from torch._decomp import core_aten_decompositions
 
     table = dict(core_aten_decompositions())
     table[torch.ops.aten._transformer_encoder_layer_fwd.default] = transformer_encoder_layer
+    attention = torch.ops.aten.scaled_dot_product_attention.default
+    if keep_attention and attention in table:
+        table[attention] = _kept_attention(table[attention])
     return table

@@ -1,7 +1,9 @@
 """`torch.export` programs: imported as a graph-dialect module, or compiled with fallback.
 
-`import_exported(ep)` first runs PyTorch's core-ATen decompositions (`decompose=False` keeps the
-exported ops, many of which have handlers too: linear, conv2d, layer_norm, ...), then imports
+`import_exported(ep)` first runs PyTorch's core-ATen decompositions, `scaled_dot_product_attention`
+kept whole unless it has dropout or grouped-query heads (`decompositions.py`; the importer maps it
+to the attention chain; `decompose=False` keeps every exported op, many of which have
+handlers too: linear, conv2d, layer_norm, ...), then imports
 `ep.graph_module`: the user inputs are the function's arguments; parameters, buffers and
 constant tensors (lifted to inputs by torch.export) become `graph.constant`s, or with
 `parameters="arguments"` stay arguments in the program's order (they precede the user inputs).
@@ -57,7 +59,7 @@ def _prepared(ep: Any, decompose: bool) -> Any:
     if decompose:
         from mlc.frontend.torch.decompositions import decompositions
 
-        ep = ep.run_decompositions(decompositions())
+        ep = ep.run_decompositions(decompositions(keep_attention=True))
     _check_outputs(ep)
     return ep
 

@@ -14,7 +14,7 @@
 | batch norm in inference | (x - mean) * rsqrt(var + eps) * weight + bias, per channel |
 | sum, mean, amax, amin, max/min (values), var | graph.reduce_* (var: mean of squared deviations, times n/(n - correction)) |
 | embedding | one-hot rows (graph.cmp of the indices with 0..V-1, graph.cast) times the weight (graph.matmul): exact for finite weights |
-| scaled_dot_product_attention | softmax(q k^T * scale + mask) v (causal masks as constants; no dropout) |
+| scaled_dot_product_attention | softmax(q k^T * scale + mask) v (causal masks as constants; no dropout; the product marked `mlc.fused_attention`: its chain kernel computes as PyTorch's fused kernels do, f32 scores and exp2) |
 | _scaled_dot_product_{cudnn,flash,efficient}_attention, ..._flash_attention_for_cpu | the same, their output only (the backend leaves them to PyTorch on CUDA unless asked: `attention="mlc"`) |
 """
 
@@ -24,9 +24,10 @@ import math
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import f32, i1
+from xdsl.dialects.builtin import UnitAttr, f32, i1
 from xdsl.ir import OpResult, SSAValue
 
+from mlc.dialects import attributes
 from mlc.frontend.graph_builder import element_type_of, shape_of
 from mlc.frontend.torch.emitter import Emitter, Handler, is_float_type
 
@@ -367,7 +368,11 @@ def _attention_of(emit: Emitter, args: dict[str, Any], element: Any, mask: Any) 
     rank = len(shape_of(q))
     scale = args.get("scale") or 1.0 / math.sqrt(shape_of(q)[-1])
     keys_t = emit.builder.transpose(k, [*range(rank - 2), rank - 1, rank - 2])
-    scores = _scaled(emit, emit.builder.matmul(q, keys_t), scale)
+    product = emit.builder.matmul(q, keys_t)
+    # PyTorch's SDPA kernels (flash, cuDNN, memory-efficient, the CPU's flash) compute the scores in
+    # f32 and exponentiate with exp2: the chain kernel may do the same (graph-fuse's fast math).
+    attributes.FUSED_ATTENTION.write(product.owner, UnitAttr())  # type: ignore[arg-type]
+    scores = _scaled(emit, product, scale)
     length, source = shape_of(q)[-2], shape_of(k)[-2]
     if args.get("is_causal"):
         allowed = np.tril(np.ones((length, source), dtype=bool))
@@ -382,7 +387,22 @@ def _attention_of(emit: Emitter, args: dict[str, Any], element: Any, mask: Any) 
             scores = emit.builder.where(mask_value, scores, emit.builder.scalar(-math.inf, element))
         else:
             scores = emit.builder.binary("graph.add", scores, emit.cast(mask_value, element))
-    return emit.builder.matmul(emit.builder.softmax(scores, len(shape_of(scores)) - 1), v)
+    probabilities = emit.builder.softmax(scores, len(shape_of(scores)) - 1)
+    if mask is not None:
+        probabilities = _zero_masked_rows(emit, scores, probabilities, element)
+    return emit.builder.matmul(probabilities, v)
+
+
+def _zero_masked_rows(emit: Emitter, scores: SSAValue, probabilities: SSAValue, element: Any) -> SSAValue:
+    """0 for the rows whose every score is -inf (a mask that hides every key), as PyTorch's SDPA
+    gives (its math fallback's `_safe_softmax`), written as core ATen writes that guard:
+    `where(not(any(not(T == -inf))), 0, P)` (which the attention chain takes in: `gemm_chain.py`)."""
+    b = emit.builder
+    false, true = b.scalar(False, i1), b.scalar(True, i1)
+    unmasked = b.where(b.compare("eq", scores, b.scalar(-math.inf, element)), false, true)
+    seen_value = b.cast(b.compare("ne", unmasked, false), f32)
+    seen = b.compare("ne", b.reduce("max", seen_value, [len(shape_of(scores)) - 1], keepdims=True), b.scalar(0, f32))
+    return b.where(b.where(seen, false, true), b.scalar(0, element), probabilities)
 
 
 FUSED_ATTENTION_OPS = (

@@ -2,7 +2,10 @@
 
 Pattern (`match_attention`). Attention is `matmul(softmax(f(matmul(Q, Kt))), V)`:
 
-    S  = graph.matmul Q [..., M, D], Kt [..., D, N]       (Kt: K transposed, by whatever op)
+    S  = graph.matmul Q [..., M, D], Kt [..., D, N]       (Kt: K transposed, by whatever op; a
+                                transpose swapping the last two axes of a stored K [..., N, D]
+                                that only S reads joins the chain, `key_transpose`: the kernel
+                                reads K in place)
     T  = f(S, side inputs)      elementwise ops over S's shape: the 1/sqrt(d) scale (mul or div by
                                 a constant), an additive mask (padding, causal; broadcast), casts
     P  = softmax(T) over the last axis: `graph.softmax`, or its decomposition as graph-decompose
@@ -69,14 +72,14 @@ kernel on tensor cores (`chain_mma.py`: f16/bf16, head dims padding to 16 or mor
 products at 154-185 TFLOP/s, faster than separate f16 kernels (55-106 TFLOP/s for the whole
 chain), so such chains fuse, with the tensor-core kernel's blocks (`_plan_tensor_cores`: BM 128,
 BN 64, halved while two stages of K and V blocks do not fit; BM halved to 64 where that still
-makes at most one wave of programs, `wave_filling_rows`); the CUDA-core chain kernel (f32,
+makes at most one wave of programs, `wave_filling_rows`; warps of 32 query rows for 128-row blocks
+of head dims up to 64, `warp_rows_for`); the CUDA-core chain kernel (f32,
 tiny head dims: one thread per query row) ran at 3.5 to 4.8 TFLOP/s, so an f32 chain of a real
 head dim falls back, and only tiny head dims, where the score round trip (about 16 bytes per
 score) outweighs 2*(D + Dv) slow flops, stay fused on CUDA cores. `none` (the default, and the
 CPU's) counts bytes only.
 
-Limits. Only attention chains (not plain matmul -> matmul chains yet); the transpose of K is
-outside the chain (a separate kernel: the tile level has no transposed load); the compute term's
+Limits. Only attention chains (not plain matmul -> matmul chains yet); the compute term's
 rates are one GPU's measurements, not a model of occupancy or latency.
 """
 
@@ -94,6 +97,7 @@ from mlc.dialects.graph import ops as graph
 from mlc.dialects.graph.error_bounds import ONLINE_SOFTMAX_MIN_BLOCK
 from mlc.transforms.analysis.causal_mask import CausalMask, causal_mask
 from mlc.transforms.analysis.fusion_groups import is_splat_constant
+from mlc.transforms.analysis.strided_views import transpose_permutation
 from mlc.transforms.lowering.elementwise_expansion import splat_constant_value
 
 MAX_HEAD_DIM = 256
@@ -142,10 +146,19 @@ class AttentionChain:
     """What a row whose probabilities are NaN gives: `nan` (0/0, as the unfused softmax); `zero`
     (ONNX's NaN guard: 0 where the row's sum is 0 or NaN); `zero-masked` (core ATen's guard: 0
     where every score is -inf, the sum 0). The guard's ops are in `softmax_ops`."""
+    key_transpose: graph.TransposeOp | None = None
+    """Kt's `graph.transpose` swapping the last two axes of a stored K [..., N, D], when only the
+    chain reads it: part of the chain, the kernel reads K's blocks in place (`keys`)."""
+
+    @property
+    def keys(self) -> SSAValue:
+        """The keys as the kernel reads them: K [..., N, D] under `key_transpose`, else Kt [..., D, N]."""
+        return self.key_transpose.x if self.key_transpose is not None else self.scores.b
 
     @property
     def ops(self) -> tuple[Operation, ...]:
         members = {self.scores, self.output, *self.score_ops, *self.softmax_ops, *(self.causal.ops if self.causal else ())}
+        members |= {self.key_transpose} if self.key_transpose is not None else set()
         block = self.output.parent_block()
         assert block is not None
         return tuple(op for op in block.ops if op in members)
@@ -366,7 +379,21 @@ def match_attention(output: Operation) -> AttentionChain | None:
     if not _supported(chain):
         return None
     causal = _causal(chain)
-    return chain if causal is None else dataclasses.replace(chain, causal=causal)
+    return dataclasses.replace(chain, causal=causal, key_transpose=_key_transpose(scores))
+
+
+def is_last_axes_swap(op: Operation) -> bool:
+    """Whether `op` is a `graph.transpose` swapping its last two axes only."""
+    perm = transpose_permutation(op)
+    return perm is not None and len(perm) >= 2 and perm == (*range(len(perm) - 2), len(perm) - 1, len(perm) - 2)
+
+
+def _key_transpose(scores: graph.MatmulOp) -> graph.TransposeOp | None:
+    """Kt's transpose of a stored K when it swaps the last two axes and only the product reads it."""
+    owner = scores.b.owner
+    if isinstance(owner, graph.TransposeOp) and is_last_axes_swap(owner) and _single_use(scores.b, {scores}):
+        return owner
+    return None
 
 
 def matmuls_outside_attention(root: Operation) -> list[graph.MatmulOp]:
@@ -478,6 +505,22 @@ TENSOR_CORE_MIN_ROWS = 64
 of 16 rows, one per tensor-core unit of a multiprocessor."""
 
 
+WIDE_WARP_MAX_HEAD_DIM = 64
+"""Warps of 32 query rows (`warp_rows`, `chain_mma.py`) for blocks of 128 rows or more when both
+head dims pad to at most this: two m16 rows share each K and V register loaded from shared
+memory. H100, fast math (bench/chain_blocks.py, BENCHMARKS.md, branch xformer10): 128 x 512 x 64
+(the transformer block at batch 8) 50.2 -> 39.7 µs, 64 x 4096 x 64 1209 -> 1047 µs; with head
+dims of 128 the doubled accumulator costs more than it saves (64 x 1024 x 128: 141 -> 161 µs),
+and 64-row blocks (4 warps of 16 rows) stay faster than 2 warps of 32 (16 x 512 x 64: 11.8 against
+12.4 µs)."""
+
+
+def warp_rows_for(block_rows: int, depth: int, value_depth: int) -> int:
+    """The tensor-core kernel's query rows per warp (see `WIDE_WARP_MAX_HEAD_DIM`)."""
+    narrow_heads = max(_pow2(depth), _pow2(value_depth)) <= WIDE_WARP_MAX_HEAD_DIM
+    return 32 if block_rows >= 128 and narrow_heads else 16
+
+
 def wave_filling_rows(batch: int, rows: int, block_rows: int, multiprocessors: int) -> int:
     """`block_rows` halved (down to `TENSOR_CORE_MIN_ROWS`) while twice the programs still fit one
     wave of `multiprocessors`: the rows-outer kernel's programs are batch x row blocks, so a short
@@ -532,6 +575,8 @@ class ChainPlan:
     separate_bytes: int
     on_chip_bytes: int
     """The chosen blocks' footprint on chip."""
+    warp_rows: int = 16
+    """The query rows each warp of the tensor-core kernel owns (`chain_mma.py`)."""
 
 
 def on_chip_footprint(block_rows: int, block_keys: int, depth: int, value_depth: int, element_bytes: int) -> int:
@@ -631,4 +676,4 @@ def _plan_tensor_cores(chain: AttentionChain, on_chip_bytes: int, compute: Compu
     verdict = compute_verdict(chain, moved, separate, compute, (block_rows, block_keys))
     if verdict is not None:
         return verdict
-    return ChainPlan("rows-outer", block_rows, block_keys, moved, separate, staged(block_keys))
+    return ChainPlan("rows-outer", block_rows, block_keys, moved, separate, staged(block_keys), warp_rows_for(block_rows, depth, value_depth))

@@ -29,7 +29,7 @@ not a multiple of the next smaller one, or overlapping windows) is not written (
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import DenseArrayBase, TensorType
@@ -199,13 +199,13 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
     return tuple(value.type.get_shape())
 
 
-def layout_chain(value: SSAValue) -> tuple[SSAValue, StridedView, int] | None:
+def layout_chain(value: SSAValue, within: Container[Operation] | None = None) -> tuple[SSAValue, StridedView, int] | None:
     """The leaf that `value` is a strided view of through a chain of layout ops, the view, and
     the number of ops in the chain (None when `value` is not a layout op's result). The leaf is
-    the first value up the chain that is no layout op's result, or the result of a reshape that
-    needs a copy."""
+    the first value up the chain that is no layout op's result (or, given `within`, the result
+    of an op outside it), or the result of a reshape that needs a copy."""
     chain: list[Operation] = []
-    while isinstance(owner := value.owner, Operation) and owner.name in LAYOUT_OP_NAMES:
+    while isinstance(owner := value.owner, Operation) and owner.name in LAYOUT_OP_NAMES and (within is None or owner in within):
         chain.append(owner)
         value = owner.operands[0]
     if not chain:

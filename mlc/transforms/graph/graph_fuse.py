@@ -32,8 +32,11 @@ GEMM chains come first: every attention chain (`analysis/gemm_chain.py`: matmul,
 mask, softmax, matmul) for which Chimera's data-movement model finds blocks that fit in
 `on-chip-bytes` and pay (bytes moved; with `compute-model=gpu`, as the GPU pipeline sets, also
 the products' measured speed: a roofline estimate of each side) becomes a region of kind `chain`
-with `mlc.chain = "attention"` and the model's choice and numbers in `mlc.chain_plan`; a chain it rejects is left to the rules below, its
-last matmul marked with `mlc.chain_fallback` (the reason). Implicit GEMMs come next: a matmul
+with `mlc.chain = "attention"` and the model's choice and numbers in `mlc.chain_plan` (a transpose
+making Kt joins it as a swap of a K [..., N, D] it reads in place: `view_rewrites.split_key_transpose`;
+the layout ops making Q, K or V from a stored value, and a transpose of O, join it where the kernel
+can read or write their view in place, as the head split of a projection: `chain_operand_views.py`);
+a chain it rejects is left to the rules below, its last matmul marked with `mlc.chain_fallback` (the reason). Implicit GEMMs come next: a matmul
 whose lhs is row-shifted slices of one 2-D value side by side (`analysis/operand_maps.py`; a
 stride-1 convolution after graph-decompose) becomes a region of kind `matmul` holding those layout
 ops and the matmul, marked `mlc.implicit_gemm` (the shifts): its kernel reads the value in place,
@@ -47,7 +50,8 @@ reads (the torch `linear` weight), or the last of a group of transposes (graph-t
 Option `matmul-chains` (opt-in) also fuses plain chains `matmul(f(matmul(A, B)), C)` (f
 elementwise: a two-layer MLP's bias and activation), the same kernel without the softmax
 (`mlc.chain = "matmul"`), where the same model says it pays. Option `fast-math` (opt-in) adds `fast_math` to every chain's plan: its kernel may compute the
-scores in f32 without the graph's per-op roundings and use `exp2` (`attention_kernel.py`).
+scores in f32 without the graph's per-op roundings and use `exp2` (`attention_kernel.py`); so
+does a scores product marked `mlc.fused_attention` (PyTorch's SDPA, which computes so itself).
 
 Kinds: `matmul`/`conv` for groups with a contraction, `reduction` for groups with a reduction,
 `elementwise` otherwise, `opaque` for the single ops above. Names are
@@ -95,21 +99,15 @@ from xdsl.rewriter import Rewriter
 from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.graph import ops as graph
+from mlc.transforms.analysis.chain_operand_views import operand_views, region_ops
 from mlc.transforms.analysis.fusion_groups import FusionGroup, FusionRules, partition
-from mlc.transforms.analysis.gemm_chain import (
-    COMPUTE_MODELS,
-    DEFAULT_ON_CHIP_BYTES,
-    FAST_MATH_KEY,
-    ChainPlan,
-    ComputeModel,
-    match_attention,
-    match_chain,
-    plan_attention,
-)
+from mlc.transforms.analysis.gemm_chain import COMPUTE_MODELS, DEFAULT_ON_CHIP_BYTES, FAST_MATH_KEY, ChainPlan, ComputeModel
+from mlc.transforms.analysis.gemm_chain import match_attention, match_chain, plan_attention
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.analysis.memory_plan import forget_memory_plan
 from mlc.transforms.analysis.operand_maps import ends_transpose_chain, match_shifted_rows, operand_major_in, output_layout_chain, transposed_operands
 from mlc.transforms.lowering.graph_rewriting import is_graph_op
+from mlc.transforms.lowering.view_rewrites import split_key_transpose
 
 GRAPH_REDUCTIONS = (*graph.REDUCTION_OPS, *graph.NORMALIZATION_OPS)
 GRAPH_RULES = FusionRules(
@@ -306,13 +304,16 @@ def fuse_chains(function: func.FuncOp, options: ChainOptions) -> list[graph.Fusi
         if not isinstance(plan, ChainPlan):
             attributes.CHAIN_FALLBACK.write(op, StringAttr(plan))
             continue
-        following = op.next_op
+        chain = split_key_transpose(chain)
+        members = region_ops(chain, operand_views(chain))
+        following = members[-1].next_op
         assert following is not None
         name = f"{function.sym_name.data}_chain{len(fusions)}_{chain.kind}"
-        fusion = make_fusion(PlannedGroup("chain", chain.ops), name)
+        fusion = make_fusion(PlannedGroup("chain", members), name)
         attributes.CHAIN.write(fusion, StringAttr(chain.kind))
-        numbers = {key: IntegerAttr(getattr(plan, key), i64) for key in ("block_rows", "block_keys", "fused_bytes", "separate_bytes", "on_chip_bytes")}
-        fast = {FAST_MATH_KEY: UnitAttr()} if fast_math else {}
+        keys = ("block_rows", "block_keys", "fused_bytes", "separate_bytes", "on_chip_bytes", *(("warp_rows",) if plan.warp_rows != 16 else ()))
+        numbers = {key: IntegerAttr(getattr(plan, key), i64) for key in keys}
+        fast = {FAST_MATH_KEY: UnitAttr()} if fast_math or attributes.FUSED_ATTENTION.read(chain.scores) else {}
         attributes.CHAIN_PLAN.write(fusion, DictionaryAttr({"order": StringAttr(plan.order), **numbers, **fast}))
         function.body.block.insert_op_before(fusion, following)
         fusions.append(fusion)

@@ -10,7 +10,9 @@ zero), it becomes a `graph.broadcast` of that operand.
 Layout rules: identity `reshape`/`broadcast`/`cast`/`transpose` -> x; reshape of a reshape,
 broadcast of a broadcast and transpose of a transpose compose into one op; a transpose that moves
 only axes of size 1 is a reshape; a longer chain of reshapes, transposes and slices becomes
-the fewest of them that read the same strided view; cast of a cast drops
+the fewest of them that read the same strided view; elementwise ops move before reshapes and
+transposes that keep the last axis, and a matmul whose operand's rows are permuted takes them in
+place, the permutation moving to its result where layout ops read it (`view_rewrites.py`); cast of a cast drops
 the inner cast when it is lossless (i1 -> any, i32 -> i64, f16/bf16 -> f32), e.g. f16 -> f32 -> f16
 is x. Arithmetic rules: `x + 0`, `x - 0`, `0 - x -> -x`, `x * 1`, `x * -1 -> -x`, `x / 1`,
 `x / -1 -> -x`, `x ** 1`, `x ** 0 -> 1`, `max(x, x)`, `min(x, x)`, `where(c, x, x)`,
@@ -65,7 +67,13 @@ from mlc.transforms.lowering.graph_rewriting import (
     splat_of,
     tensor_type_of,
 )
-from mlc.transforms.lowering.view_rewrites import ElementwiseAfterReshape, LayoutChainAsOneView, TransposeMovingUnitAxes
+from mlc.transforms.lowering.view_rewrites import (
+    ElementwiseAfterReshape,
+    ElementwiseAfterTranspose,
+    LayoutChainAsOneView,
+    RowsPermutedAfterMatmul,
+    TransposeMovingUnitAxes,
+)
 
 LOSSLESS_CASTS: frozenset[tuple[Attribute, Attribute]] = frozenset({(i32, i64), (f16, f32), (bf16, f32)})
 """(source, target) element types where the target holds every source value exactly (i1 aside)."""
@@ -333,6 +341,8 @@ RULES: Sequence[type[RewritePattern]] = (
     TransposeMovingUnitAxes,
     LayoutChainAsOneView,
     ElementwiseAfterReshape,
+    ElementwiseAfterTranspose,
+    RowsPermutedAfterMatmul,
     AddZero,
     SubZero,
     ZeroSub,

@@ -7,6 +7,7 @@ keys; the rows-outer order, FlashAttention's). A program owns BM rows of one (ba
     %q = tile.load %Q[b, m, 0]                          [BM, D']      (D' = D padded to a power of 2)
     %state = scf.for %n = 0 to N step BN iter_args(%max = -inf, %sum = 0, %acc = 0) {
       %s  = tile.dot %q, tile.load %Kt[b, 0, %n], 0     [BM, BN]  f32
+                    (a chain with `key_transpose`: tile.transpose (tile.load %K[b, %n, 0]), K read in place)
       %t  = tile.map %s, masks...  { the chain's score ops (scale, mask); -inf past N }
       %bm = tile.reduce max %t
       %new, %safe, %alpha = tile.map %max, %bm { max; 0 where the max is still -inf; exp(max - safe) }
@@ -46,6 +47,14 @@ min(N, m + BM + offset): the key blocks past the diagonal of the row block are n
 The programs take the row blocks in reverse (the last, which visit the most keys, start first),
 so that the short ones fill the tail of the launch.
 
+Operands read in place (`analysis/chain_operand_views.py`): where the region holds the layout ops
+that make Q, K or V from a stored value (the head split of a projection), the kernel's parameter is
+that value viewed as [1..., outer, R, W] and each block is loaded at (outer index, row, first column)
+computed from the batch coordinates (`RowView`), the batch dimensions then kept apart (not
+collapsed); where it holds a transpose of O, O's blocks are stored the same way into that
+transpose's result. The loads and stores are the same tiles at other addresses, so the lowerings
+below (`chain_loop.py`, `chain_mma.py`) need nothing of their own.
+
 Preconditions: the chain of `match_attention` (batch dimensions of Q, Kt, V and O equal; side
 inputs broadcast to the score shape), the rows-outer order. The kernel carries `mlc.chain` and
 `mlc.chain_plan` for convert-tile-to-loop (`chain_loop.py`).
@@ -55,7 +64,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, scf
@@ -77,6 +86,7 @@ from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.tile import ops as tile
+from mlc.transforms.analysis.chain_operand_views import OperandView, RowView, operand_views, region_ops
 from mlc.transforms.analysis.fusion_groups import is_splat_constant, shape_of
 from mlc.transforms.analysis.gemm_chain import FAST_MATH_KEY, AttentionChain, match_chain
 from mlc.transforms.lowering.elementwise_expansion import (
@@ -84,7 +94,7 @@ from mlc.transforms.lowering.elementwise_expansion import (
     expand_elementwise,
     splat_constant_value,
 )
-from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dimensions
+from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dimensions, keep_dimensions
 
 
 def _pow2(value: int) -> int:
@@ -101,16 +111,29 @@ class AttentionUnit:
 
     chain: AttentionChain
     plan: DictionaryAttr
+    views: dict[SSAValue, OperandView] = field(default_factory=dict)
+    """Q, K or V read in place from a leaf (`chain_operand_views.py`), by operand."""
 
     @property
     def ops(self) -> list[Operation]:
-        return list(self.chain.ops)
+        return list(region_ops(self.chain, self.views))
+
+    @property
+    def operands(self) -> list[SSAValue]:
+        """The values the kernel's tiles are loaded from: Q, Kt (or K), V, then the side inputs
+        that are not splat constants (a causal mask is computed from positions instead)."""
+        return [self.chain.scores.a, self.chain.keys, self.chain.output.b, *loaded_sides(self.chain)]
 
     @property
     def memory_inputs(self) -> list[SSAValue]:
-        """What the kernel reads: Q, Kt, V, then the side inputs that are not splat constants (a
-        causal mask is computed from positions instead)."""
-        return [self.chain.scores.a, self.chain.scores.b, self.chain.output.b, *loaded_sides(self.chain)]
+        """What the kernel reads: the operands, each viewed one as its leaf."""
+        return [self.views[v].leaf if v in self.views else v for v in self.operands]
+
+    @property
+    def stored(self) -> SSAValue:
+        """What the kernel writes: O, or the transpose of it that it is written as."""
+        output = self.chain.output.result
+        return self.views[output].leaf if output in self.views else output
 
     @property
     def inputs(self) -> list[tuple[SSAValue, tuple[int, ...]]]:
@@ -118,7 +141,7 @@ class AttentionUnit:
 
     @property
     def outputs(self) -> list[SSAValue]:
-        return [self.chain.output.result]
+        return [self.stored]
 
     def block(self, key: str) -> int:
         return self.plan.data[key].value.data  # type: ignore[attr-defined]
@@ -137,14 +160,15 @@ def loaded_sides(chain: AttentionChain) -> list[SSAValue]:
 
 def attention_unit(ops: Sequence[Operation], plan: DictionaryAttr) -> AttentionUnit:
     """The unit of a chain region's (decomposed) ops; a `PassFailure` when they are not a chain."""
-    last = ops[-1]
+    last = next((op for op in reversed(ops) if isinstance(op, graph.MatmulOp)), ops[-1])  # a transpose of O may follow
     chain = match_chain(last)
-    computed = {op for op in chain.ops if not isinstance(op, graph.ConstantOp)} if chain is not None else set()
+    views = operand_views(chain, set(ops)) if chain is not None else {}
+    computed = {op for op in region_ops(chain, views) if not isinstance(op, graph.ConstantOp)} if chain is not None else set()
     if chain is None or computed != {op for op in ops if not isinstance(op, graph.ConstantOp)}:
         raise PassFailure(last, "the chain region is not a GEMM chain (matmul, scale/mask, softmax, matmul; or matmul, elementwise, matmul)")
     if plan.data["order"] != StringAttr("rows-outer"):  # type: ignore[comparison-overlap]
         raise PassFailure(last, "only the rows-outer order of an attention chain is lowered")
-    return AttentionUnit(chain, plan)
+    return AttentionUnit(chain, plan, views)
 
 
 class AttentionKernelBuilder:
@@ -157,23 +181,31 @@ class AttentionKernelBuilder:
         self.depth, self.value_depth = _pow2(depth), _pow2(value_depth)
         output_shape = shape_of(self.chain.output.result)
         self.rank = len(output_shape)
-        participants = [self._aligned(shape_of(v))[:-2] for v in unit.memory_inputs]
-        self.collapse: DimensionCollapse = collapse_dimensions(output_shape[:-2], participants)
+        participants = [self._aligned(shape_of(v))[:-2] for v in unit.operands]
+        # An operand read through a view steps its own strides per batch dimension: none merge.
+        collapse = keep_dimensions if unit.views else lambda domain: collapse_dimensions(domain, participants)
+        self.collapse: DimensionCollapse = collapse(output_shape[:-2])
         self.batch_shape = self.collapse.domain if self.collapse.groups else ()
         blocks = -(-self.rows // self.block_rows)
         grid = (math.prod(self.batch_shape), blocks) if self.batch_shape else (blocks,)
-        values = [*unit.memory_inputs, self.chain.output.result]
-        types = [MemRefType(_element(v), self._view(shape_of(v))) for v in values]
+        values = [*unit.operands, self.chain.output.result]
+        types = [self._memref_type(v) for v in values]
         self.kernel = tile.KernelOp(name, types, grid, num_warps=max(1, self.block_rows // 32))
         attributes.CHAIN.write(self.kernel, StringAttr(self.chain.kind))
         attributes.CHAIN_PLAN.write(self.kernel, unit.plan)
         self.parameters = dict(zip(values, self.kernel.body.block.args))
         for value, parameter in self.parameters.items():
-            parameter.name_hint = value.name_hint
+            parameter.name_hint = unit.views[value].leaf.name_hint if value in unit.views else value.name_hint
         self.builder = Builder(InsertPoint.at_end(self.kernel.body.block))
 
     def _aligned(self, shape: Sequence[int]) -> tuple[int, ...]:
         return (1,) * (self.rank - len(shape)) + tuple(shape)
+
+    def _memref_type(self, value: SSAValue) -> MemRefType:
+        """The parameter of `value`: its leaf as rows of a wide matrix when read through a view."""
+        if value in self.unit.views:
+            return MemRefType(_element(value), self.unit.views[value].rows.memref_shape(len(self.batch_shape)))
+        return MemRefType(_element(value), self._view(shape_of(value)))
 
     def _view(self, shape: Sequence[int]) -> tuple[int, ...]:
         aligned = self._aligned(shape)
@@ -199,6 +231,9 @@ class AttentionKernelBuilder:
         return self._insert(tile.SplatOp(scalar, self._type(rows, columns)), name)
 
     def _load(self, value: SSAValue, rows: SSAValue, columns: SSAValue, shape: tuple[int, int], name: str) -> SSAValue:
+        if value in self.unit.views:
+            indices = self._view_indices(self.unit.views[value].rows, rows, columns)
+            return self._insert(tile.LoadOp(self.parameters[value], indices, self._type(*shape, _element(value))), name)
         view = self._view(shape_of(value))
         origin = [*self.batch, rows, columns]
         indices = [o if size != 1 else self.zero for o, size in zip(origin, view)]
@@ -207,6 +242,19 @@ class AttentionKernelBuilder:
         if tile_shape == shape:
             return loaded
         return self._insert(tile.BroadcastOp(loaded, self._type(*shape, _element(value))))
+
+    def _view_indices(self, view: RowView, rows: SSAValue, columns: SSAValue) -> list[SSAValue]:
+        """Where a block of an operand read through `view` starts in its leaf's [outer, rows,
+        width] (`chain_operand_views.py`): the outer index and the first column from the batch
+        coordinates, then the block's row."""
+        outer, column = self._index(view.outer_offset), self._insert(arith.AddiOp(columns, self._index(view.column_offset)))
+        for coordinate, (outer_step, column_step) in zip(self.batch, view.steps):
+            if outer_step:
+                outer = self._insert(arith.AddiOp(outer, self._insert(arith.MuliOp(coordinate, self._index(outer_step)))))
+            if column_step:
+                column = self._insert(arith.AddiOp(column, self._insert(arith.MuliOp(coordinate, self._index(column_step)))))
+        batch = [*(self.zero for _ in self.batch[1:]), outer] if self.batch else []
+        return [*batch, rows, column]
 
     def _map(
         self, inputs: Sequence[SSAValue], results: Sequence[Attribute], body: Callable[[ScalarBuilder, list[SSAValue]], list[SSAValue]],
@@ -261,9 +309,12 @@ class AttentionKernelBuilder:
             result = self._narrowed(loop.results[0], _element(output), "o")
         else:
             result = self._normalised(loop.results[1], loop.results[2], _element(output))
-        view = self._view(shape_of(output))
-        origin = [*self.batch, self.row, self.zero]
-        self._insert_store(result, self.parameters[output], [o if s != 1 else self.zero for o, s in zip(origin, view)])
+        if output in self.unit.views:  # written as the transpose that reads it
+            indices = self._view_indices(self.unit.views[output].rows, self.row, self.zero)
+        else:
+            origin, view = [*self.batch, self.row, self.zero], self._view(shape_of(output))
+            indices = [o if s != 1 else self.zero for o, s in zip(origin, view)]
+        self._insert_store(result, self.parameters[output], indices)
         self.builder.insert(tile.ReturnOp())
         return self.kernel
 
@@ -335,7 +386,10 @@ class AttentionKernelBuilder:
     def _score_tile(self, q: SSAValue, n: SSAValue) -> SSAValue:
         """The score ops of one block, in f32: -inf past N (0 for a plain chain)."""
         chain, bm, bn = self.chain, self.block_rows, self.block_keys
-        kt = self._load(chain.scores.b, self.zero, n, (self.depth, bn), "kt")
+        if chain.key_transpose is None:
+            kt = self._load(chain.keys, self.zero, n, (self.depth, bn), "kt")
+        else:  # K [..., N, D] read in place: its [BN, D'] block, transposed as a tile
+            kt = self._insert(tile.TransposeOp(self._load(chain.keys, n, self.zero, (bn, self.depth), "k")), "kt")
         scores = self._insert(tile.DotOp(q, kt, self._splat(0.0, bm, bn, "zeros")), "s")
         sides = loaded_sides(chain)
         side_tiles = [self._load(v, self.row, n, (bm, bn), "side") for v in sides]

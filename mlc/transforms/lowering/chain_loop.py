@@ -10,8 +10,9 @@ buffer of C elements (`memref.alloca`, space 5; hoisted to the function's entry 
 lowering). Each tile op becomes a loop over the thread's C elements:
 
 * `tile.load` of a row tile: element c is read at origin + (r, c), the padding outside the memref
-  (an `scf.if` per element); a load read only as a dot's right-hand operand is not copied: the dot
-  reads it in place, with the same bounds check.
+  (an `scf.if` per element); a load read only as a dot's right-hand operand, or through a
+  `tile.transpose` as one (K [BN, D] read in place: element (k, j) at origin + (j, k)), is not
+  copied: the dot reads it in place, with the same bounds check.
 * `tile.map`: the body cloned once per element (an `scf.for` over c); `tile.broadcast` and
   `tile.splat` are read in place (element 0, the scalar); `tile.in_bounds` and `tile.range` (a
   causal mask's positions) are computed per element.
@@ -100,6 +101,7 @@ class ChainKernelLowering(TileKernelLowering):
         bodies = self.grid_loops(result.body.block)
         dots = [op for op in self.kernel.walk() if isinstance(op, tile.DotOp)]
         self.operands = {op.rhs for op in dots}
+        self.operands |= {op.rhs.owner.source for op in dots if isinstance(op.rhs.owner, tile.TransposeOp)}
         block_rows = {_shape(op.result)[-2] for op in dots}
         if len(block_rows) != 1:
             raise PassFailure(self.kernel, "a chain kernel's products must have one number of rows")
@@ -154,6 +156,8 @@ class ChainKernelLowering(TileKernelLowering):
     def _op(self, emitter: Emitter, op: Operation) -> None:
         if isinstance(op, tile.ProgramIdOp | tile.ReturnOp | scf.YieldOp):
             return
+        if isinstance(op, tile.TransposeOp) and op.result in self.operands:
+            return  # a transposed dot operand: the dot reads its load in place
         if isinstance(op, tile.LoadOp):
             if op.result not in self.operands:
                 self._fill(emitter, op.result, lambda e, c: self._read(e, op, self._row(op.result), c))
@@ -254,8 +258,11 @@ class ChainKernelLowering(TileKernelLowering):
 
     def _dot(self, emitter: Emitter, op: tile.DotOp) -> None:
         rhs = op.rhs.owner
+        transposed = isinstance(rhs, tile.TransposeOp)
+        if transposed:  # element (k, j) of the operand is element (j, k) of the stored block
+            rhs = rhs.source.owner  # type: ignore[union-attr]
         if not isinstance(rhs, tile.LoadOp):
-            raise PassFailure(op, "a chain kernel's dot reads its right-hand operand with tile.load")
+            raise PassFailure(op, "a chain kernel's dot reads its right-hand operand with tile.load (or its tile.transpose)")
         lhs, accumulator = self.element(op.lhs), self.element(op.acc)
         buffer = self._allocate(op.result)
         depth = _shape(op.lhs)[-1]
@@ -266,7 +273,7 @@ class ChainKernelLowering(TileKernelLowering):
         def column_step(e: Emitter, j: SSAValue) -> None:
             def product_step(inner: Emitter, k: SSAValue, partial: SSAValue) -> SSAValue:
                 padding = rhs.padding if rhs.padding is not None else zero_of(_element_type(rhs.result))
-                indices = self._indices(inner, rhs.indices, k, j)
+                indices = self._indices(inner, rhs.indices, *((j, k) if transposed else (k, j)))
                 b = widen(inner, self._guarded_read(inner, self.values[rhs.source], indices, padding))
                 return inner.emit(math.FmaOp(widen(inner, lhs(inner, k)), b, partial))
 

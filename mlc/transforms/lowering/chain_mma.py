@@ -6,11 +6,14 @@ products take f16 or bf16 operands with f32 accumulation, the right-hand operand
 `tile.load`s, and every tile's rows are the block's BM (a multiple of 16) or 1 and its columns a
 multiple of 8 or 1 (the head dims padded to powers of two of at least 16, BN >= 16).
 
-Layout. The block has BM / 16 warps (`mlc.warp_grid = [BM / 16, 1]`); warp w owns query rows
-16w .. 16w + 15 of every row tile and lane l (g = l / 4, t = l % 4) holds, of a tile with C
-columns, rows 16w + g and 16w + g + 8 at columns 8j + 2t and 8j + 2t + 1 for j < C / 8: the
-`loop.mma_sync` m16n8 accumulator layout, whatever the tile (a thread's *fragment*: 2 rows of
-C / 4 scalars; a tile of one row or one column holds one scalar there). So:
+Layout. The block has BM / W warps (`mlc.warp_grid = [BM / W, 1]`), W the chain plan's
+`warp_rows` (16, or 32: FlashAttention-2's warps of two m16 rows, which share each B register
+loaded from shared memory, halving the ldmatrix traffic of K and V per product); warp w owns query
+rows Ww .. Ww + W - 1 of every row tile and lane l (g = l / 4, t = l % 4) holds, of a tile with C
+columns, rows Ww + g + 8i (i < W / 8) at columns 8j + 2t and 8j + 2t + 1 for j < C / 8: the
+`loop.mma_sync` m16n8 accumulator layout of each of its m16 rows, whatever the tile (a thread's
+*fragment*: W / 8 rows of C / 4 scalars; a tile of one row or one column holds one scalar
+there). So:
 
 * the score tile S = Q Kt comes out of the first product in this layout, and the scale/mask maps,
   the exponentials and the rescaling of the accumulator are per-element code on the fragment;
@@ -18,14 +21,18 @@ C / 4 scalars; a tile of one row or one column holds one scalar there). So:
   elements of each row (a balanced tree), then the 4 lanes of the quad that share the row with
   a `loop.all_reduce` over the thread bits 0 and 1 (two shuffles on the GPU);
 * a product's left operand is any fragment: the accumulator layout of two neighbouring n-tiles is
-  the m16n8k16 A layout, so registers a0..a3 of the 16-deep slice s are the pairs (row 0,
-  elements 4s, 4s + 1), (row 1, the same), (row 0, 4s + 2, 4s + 3), (row 1, the same): Q is loaded
-  once into its fragment (outside the key loop), and the probabilities P, rounded to the
-  operand type by the kernel's map, feed the second product directly, never leaving registers;
+  the m16n8k16 A layout, so registers a0..a3 of the 16-deep slice s of m16 row m are the pairs
+  (row 2m, elements 4s, 4s + 1), (row 2m + 1, the same), (row 2m, 4s + 2, 4s + 3), (row 2m + 1,
+  the same): Q is loaded once into its fragment (outside the key loop), and the probabilities P,
+  rounded to the operand type by the kernel's map, feed the second product directly, never
+  leaving registers; each B register loaded serves the warp's W / 16 m16 rows;
 * a product's right operand (Kt [D, BN], V [BN, Dv], both K x N row-major) is read with
   `loop.ldmatrix x4 trans` per pair of n-tiles (x2 for an odd last one) of each 16-deep slice,
   lane l addressing row 16s + (l % 8) + 8 ((l / 8) % 2) at column 8 (l / 16) of the pair: as the
-  matmul's B (`matmul_mma.py`). `loop-promote-shared` stages both in shared memory per key block
+  matmul's B (`matmul_mma.py`). K read in place (a `tile.transpose` of its [BN, D] block, the
+  chain's `key_transpose`) is that block's N x K rows: `loop.ldmatrix x4` without `trans`, lane l
+  at stored row 8n + (l % 8) + 8 (l / 16), column 16s + 8 ((l / 8) % 2), as the matmul reads a
+  transposed B. `loop-promote-shared` stages both in shared memory per key block
   with `mlc.pipeline_stages` stages of cp.async copies (`async_pipeline.py`): the next blocks'
   K and V land while this one is computed;
 * loads of the other tiles (Q, masks) and the store of O move a thread's column pairs with
@@ -52,6 +59,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseArrayBase,
+    DictionaryAttr,
     Float16Type,
     Float32Type,
     IndexType,
@@ -91,16 +99,36 @@ def _element_type(value: SSAValue) -> object:
     return value.type.element_type  # type: ignore[attr-defined]
 
 
-def _zero_padded_load(value: SSAValue) -> tile.LoadOp | None:
+def _zero_padded_load(value: SSAValue) -> tuple[tile.LoadOp, bool] | None:
+    """The zero-padded `tile.load` a dot operand is, or is the `tile.transpose` of (True: its
+    stored block, K [BN, D], is the operand transposed); None otherwise."""
     owner = value.owner
+    transposed = isinstance(owner, tile.TransposeOp)
+    if transposed:
+        owner = owner.source.owner  # type: ignore[union-attr]
     if not isinstance(owner, tile.LoadOp) or (owner.padding is not None and owner.padding.value.data != 0):
         return None
-    return owner
+    return owner, transposed
+
+
+def _operand_values(kernel: tile.KernelOp) -> set[SSAValue]:
+    """The dots' right-hand operands and the loads they transpose: read by ldmatrix only."""
+    rhs = [op.rhs for op in kernel.walk() if isinstance(op, tile.DotOp)]
+    return {*rhs, *(value.owner.source for value in rhs if isinstance(value.owner, tile.TransposeOp))}
 
 
 def _block_rows(kernel: tile.KernelOp) -> int | None:
     rows = {_shape(op.acc)[-2] for op in kernel.walk() if isinstance(op, tile.DotOp)}
     return rows.pop() if len(rows) == 1 else None
+
+
+def warp_rows(kernel: tile.KernelOp, block_rows: int) -> int:
+    """The query rows each warp owns: the chain plan's `warp_rows` where it divides the block's
+    rows, else 16 (one m16 instruction row)."""
+    plan = attributes.CHAIN_PLAN.read(kernel)
+    chosen = plan.data.get("warp_rows") if isinstance(plan, DictionaryAttr) else None
+    rows = chosen.value.data if isinstance(chosen, IntegerAttr) else INSTRUCTION[0]
+    return rows if block_rows % rows == 0 else INSTRUCTION[0]
 
 
 def chain_mma_applies(kernel: tile.KernelOp) -> bool:
@@ -115,7 +143,7 @@ def chain_mma_applies(kernel: tile.KernelOp) -> bool:
             return False
         if _zero_padded_load(dot.rhs) is None or _shape(dot.lhs)[-1] % INSTRUCTION[2] or _shape(dot.acc)[-1] % INSTRUCTION[1]:
             return False
-    operands = {dot.rhs for dot in dots}
+    operands = _operand_values(kernel)
     for op in kernel.walk():
         for value in (*op.operands, *op.results):
             if isinstance(value.type, tile.TileType) and value not in operands:
@@ -148,8 +176,9 @@ class ChainMmaLowering(TileKernelLowering):
         block_rows = _block_rows(self.kernel)
         assert block_rows is not None
         self.block_rows = block_rows
-        warps = block_rows // INSTRUCTION[0]
-        self.dot_operands = {op.rhs for op in self.kernel.walk() if isinstance(op, tile.DotOp)}
+        self.warp_rows = warp_rows(self.kernel, block_rows)
+        warps = block_rows // self.warp_rows
+        self.dot_operands = _operand_values(self.kernel)
         result = self.new_kernel()
         bodies = self.grid_loops(result.body.block)
         thread_loop = loop.ParallelOp(warps * loop.WARP_SIZE, "thread.x", Region(Block(arg_types=[IndexType()])))
@@ -174,12 +203,11 @@ class ChainMmaLowering(TileKernelLowering):
         group = emitter.emit(arith.DivUIOp(lane, emitter.index(4)))
         pair = emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(lane, emitter.index(4))), emitter.index(2)))
         warp.name_hint, lane.name_hint, group.name_hint, pair.name_hint = "warp", "lane", "group", "pair"
-        row = emitter.add(emitter.emit(arith.MuliOp(warp, emitter.index(INSTRUCTION[0]))), group)
+        row = emitter.add(emitter.emit(arith.MuliOp(warp, emitter.index(self.warp_rows))), group)
         row.name_hint = "row"
         self.zero = emitter.index(0)
         self.pair = pair
-        self.rows = [row, emitter.add(row, emitter.index(8))]
-        self.warp_row = emitter.emit(arith.MuliOp(warp, emitter.index(INSTRUCTION[0])))
+        self.rows = [row, *(emitter.add(row, emitter.index(8 * i)) for i in range(1, self.warp_rows // 8))]
         eighth = emitter.emit(arith.DivUIOp(lane, emitter.index(8)))
         self.ldmatrix_row = emitter.add(
             emitter.emit(arith.RemUIOp(lane, emitter.index(8))),
@@ -187,6 +215,10 @@ class ChainMmaLowering(TileKernelLowering):
         )
         self.ldmatrix_column = emitter.emit(arith.MuliOp(emitter.emit(arith.DivUIOp(lane, emitter.index(16))), emitter.index(8)))
         self.ldmatrix_row.name_hint, self.ldmatrix_column.name_hint = "ldmatrix_row", "ldmatrix_column"
+        # A transposed operand's stored block swaps the two: row (l % 8) + 8 (l / 16), column 8 ((l / 8) % 2).
+        self.ldmatrix_stored_rows = emitter.emit(arith.RemUIOp(lane, emitter.index(8)))
+        self.ldmatrix_stored_row = emitter.add(self.ldmatrix_stored_rows, self.ldmatrix_column)
+        self.ldmatrix_stored_column = emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(eighth, emitter.index(2))), emitter.index(8)))
         self.columns: dict[int, SSAValue] = {0: pair}
         self.column_emitter = emitter
 
@@ -199,7 +231,7 @@ class ChainMmaLowering(TileKernelLowering):
     # -- ops in order -------------------------------------------------------------------------------
 
     def _lower_block(self, emitter: Emitter, block: Block) -> None:
-        lazy = tile.LoadOp | tile.BroadcastOp | tile.SplatOp | tile.InBoundsOp | tile.RangeOp | tile.ProgramIdOp
+        lazy = tile.LoadOp | tile.TransposeOp | tile.BroadcastOp | tile.SplatOp | tile.InBoundsOp | tile.RangeOp | tile.ProgramIdOp
         for op in block.ops:
             if isinstance(op, lazy | tile.ReturnOp | scf.YieldOp):
                 continue
@@ -252,17 +284,18 @@ class ChainMmaLowering(TileKernelLowering):
         position = 0
         for target in targets:
             width = self._width(target)
-            rows = [flat[position : position + width], flat[position + width : position + 2 * width]]
-            for element in rows[0] + rows[1]:
-                element.name_hint = target.name_hint
+            rows = [flat[position + i * width : position + (i + 1) * width] for i in range(len(self.rows))]
+            for row in rows:
+                for element in row:
+                    element.name_hint = target.name_hint
             self.fragments[target] = rows
-            position += 2 * width
+            position += len(self.rows) * width
 
     def _full(self, emitter: Emitter, value: SSAValue) -> Fragment:
         """The fragment of `value` with both rows and every column explicit."""
         fragment = self.materialize(emitter, value)
         width = self._width(value)
-        rows = fragment * 2 if len(fragment) == 1 else fragment
+        rows = fragment * len(self.rows) if len(fragment) == 1 else fragment
         return [row * width if len(row) == 1 else list(row) for row in rows]
 
     # -- tile values as fragments -------------------------------------------------------------------
@@ -277,7 +310,7 @@ class ChainMmaLowering(TileKernelLowering):
         pair is repeated; a tile of one row or one column takes one access per row or one row)."""
         rows, columns = _shape(value)[-2:]
         fragment = []
-        for row in self.rows[: 1 if rows == 1 else 2]:
+        for row in self.rows[:1] if rows == 1 else self.rows:
             if columns == 1:
                 fragment.append(access(self._accesses(_shape(value), row, 0))[:1])
                 continue
@@ -371,34 +404,53 @@ class ChainMmaLowering(TileKernelLowering):
         registers by ldmatrix, one `loop.mma_sync` per n-tile (see the module docstring)."""
         accumulator = self._full(emitter, op.acc)
         lhs = self._full(emitter, op.lhs)
-        rhs = _zero_padded_load(op.rhs)
-        assert rhs is not None
+        read = _zero_padded_load(op.rhs)
+        assert read is not None
+        rhs, transposed = read
         register_type = VectorType(_element_type(op.lhs), [2])
         tiles_n = _shape(op.acc)[-1] // INSTRUCTION[1]
         *batch, row_origin, column_origin = (self.values[index] for index in rhs.indices)
         for slice_index in range(_shape(op.lhs)[-1] // INSTRUCTION[2]):
             first = 4 * slice_index
-            a = [pack_pair(emitter, lhs[row][first + half : first + half + 2]) for half in (0, 2) for row in (0, 1)]
-            rows = emitter.add(row_origin, emitter.add(emitter.index(INSTRUCTION[2] * slice_index), self.ldmatrix_row))
+            a = [
+                [pack_pair(emitter, lhs[2 * m + row][first + half : first + half + 2]) for half in (0, 2) for row in (0, 1)]
+                for m in range(len(self.rows) // 2)
+            ]
+            depth = emitter.index(INSTRUCTION[2] * slice_index)
             b: list[list[SSAValue]] = []
             for n in range(0, tiles_n, 2):
-                column = emitter.add(column_origin, emitter.index(8 * n))
-                if n + 1 < tiles_n:
-                    registers = self._ldmatrix(emitter, rhs, [*batch, rows, emitter.add(column, self.ldmatrix_column)], 4, register_type)
-                    b += [registers[:2], registers[2:]]
-                else:
-                    b.append(self._ldmatrix(emitter, rhs, [*batch, rows, column], 2, register_type))
-            for n in range(tiles_n):
-                c = [accumulator[0][2 * n], accumulator[0][2 * n + 1], accumulator[1][2 * n], accumulator[1][2 * n + 1]]
-                step = emitter.builder.insert(loop.MmaSyncOp(a, b[n], c))
-                accumulator[0][2 * n : 2 * n + 2], accumulator[1][2 * n : 2 * n + 2] = step.results[:2], step.results[2:]
+                count = 4 if n + 1 < tiles_n else 2
+                indices = self._operand_indices(emitter, batch, (row_origin, column_origin), depth, emitter.index(8 * n), count, transposed)
+                registers = self._ldmatrix(emitter, rhs, indices, count, register_type, not transposed)
+                b += [registers[:2], registers[2:]] if count == 4 else [registers]
+            for m, a_registers in enumerate(a):  # the warp's m16 rows share the B registers
+                top, bottom = accumulator[2 * m], accumulator[2 * m + 1]
+                for n in range(tiles_n):
+                    step = emitter.builder.insert(loop.MmaSyncOp(a_registers, b[n], [*top[2 * n : 2 * n + 2], *bottom[2 * n : 2 * n + 2]]))
+                    top[2 * n : 2 * n + 2], bottom[2 * n : 2 * n + 2] = step.results[:2], step.results[2:]
         for row in accumulator:
             for element in row:
                 element.name_hint = op.result.name_hint
         self.fragments[op.result] = accumulator
 
-    def _ldmatrix(self, emitter: Emitter, rhs: tile.LoadOp, indices: list[SSAValue], count: int, register_type: VectorType) -> list[SSAValue]:
-        step = emitter.builder.insert(loop.LdMatrixOp(self.values[rhs.source], indices, count, True, register_type))
+    def _operand_indices(
+        self, emitter: Emitter, batch: list[SSAValue], origin: tuple[SSAValue, SSAValue], depth: SSAValue, column: SSAValue, count: int, transposed: bool,
+    ) -> list[SSAValue]:
+        """Where the lane's ldmatrix row starts, for the 16-deep slice at `depth` and the n-tiles
+        from `column`: Kt [D, BN] (or V) at row depth + ldmatrix_row, column + ldmatrix_column (x4);
+        a transposed operand's stored block K [BN, D] at the swapped place, row column + (l % 8) +
+        8 (l / 16) (x2: l % 8), column depth + 8 ((l / 8) % 2), as `matmul_mma.py` reads one."""
+        row_origin, column_origin = origin
+        if transposed:
+            stored_row = self.ldmatrix_stored_row if count == 4 else self.ldmatrix_stored_rows
+            return [*batch, emitter.add(row_origin, emitter.add(column, stored_row)), emitter.add(column_origin, emitter.add(depth, self.ldmatrix_stored_column))]
+        wide = emitter.add(column, self.ldmatrix_column) if count == 4 else column
+        return [*batch, emitter.add(row_origin, emitter.add(depth, self.ldmatrix_row)), emitter.add(column_origin, wide)]
+
+    def _ldmatrix(
+        self, emitter: Emitter, rhs: tile.LoadOp, indices: list[SSAValue], count: int, register_type: VectorType, trans: bool,
+    ) -> list[SSAValue]:
+        step = emitter.builder.insert(loop.LdMatrixOp(self.values[rhs.source], indices, count, trans, register_type))
         attributes.OPERAND.write(step, StringAttr("rhs"))
         return list(step.results)
 

@@ -17,7 +17,10 @@ program became one chain kernel; the `separate` cases force the fallback
 the same bound. The `tensor_core` cases compile with the default GPU pipeline, whose compute
 model fuses f16 and bf16 chains onto the tensor-core chain kernel (`chain_mma.py`), causal ones as
 the importer writes `is_causal` (`graph.where` of a key <= query comparison), boolean padding
-masks through `graph.where`; some with graph-fuse's opt-in fast math.
+masks through `graph.where`; some with graph-fuse's opt-in fast math, some with K stored [N, D]
+and transposed in the program (the chain reads it in place); the head split of multi-head
+attention (q, k, v sliced from the in-projection's result, O transposed back), which the chain
+reads and writes in place.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import re
 
 import numpy as np
 import pytest
-from programs import assert_compiled_matches, attention_program, random_inputs
+from programs import assert_compiled_matches, attention_program, head_split_attention_program, random_inputs
 
 import mlc
 from mlc.transforms.pipelines import GPU_PIPELINE
@@ -99,23 +102,26 @@ FAST_MATH = GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse{compute-model=gpu fast-ma
 """The default GPU pipeline with graph-fuse's opt-in fast math (f32 scores, exp2)."""
 
 TENSOR_CORE_CASES = [
-    # element, batch x heads, sequence, head dim, mask, fast math
-    pytest.param("f16", 4, 1000, 64, "none", False, id="bh4-s1000-d64"),
-    pytest.param("f16", 4, 777, 128, "causal-where", False, id="bh4-s777-d128-causal"),
-    pytest.param("f16", 2, 300, 128, "additive", False, id="bh2-s300-d128-additive"),
-    pytest.param("f16", 3, 130, 33, "causal-where", False, id="bh3-s130-d33-causal"),
-    pytest.param("f16", 4, 1000, 128, "none", True, id="bh4-s1000-d128-fast"),
-    pytest.param("f16", 3, 517, 64, "padding", True, id="bh3-s517-d64-padding-fast"),
-    pytest.param("bf16", 4, 777, 128, "causal-where", True, id="bf16-bh4-s777-d128-causal-fast"),
-    pytest.param("bf16", 2, 300, 64, "additive", False, id="bf16-bh2-s300-d64-additive"),
+    # element, batch x heads, sequence, head dim, mask, fast math, K stored [N, D] (read in place)
+    pytest.param("f16", 4, 1000, 64, "none", False, True, id="bh4-s1000-d64-stored-k"),
+    pytest.param("f16", 4, 777, 128, "causal-where", False, False, id="bh4-s777-d128-causal"),
+    pytest.param("f16", 2, 300, 128, "additive", False, False, id="bh2-s300-d128-additive"),
+    pytest.param("f16", 3, 130, 33, "causal-where", False, True, id="bh3-s130-d33-causal-stored-k"),
+    pytest.param("f16", 4, 1000, 128, "none", True, False, id="bh4-s1000-d128-fast"),
+    pytest.param("f16", 3, 517, 64, "padding", True, True, id="bh3-s517-d64-padding-fast-stored-k"),
+    pytest.param("bf16", 4, 777, 128, "causal-where", True, False, id="bf16-bh4-s777-d128-causal-fast"),
+    pytest.param("bf16", 2, 300, 64, "additive", False, False, id="bf16-bh2-s300-d64-additive"),
+    # 256 programs of 128 rows: the plan's warps of 32 rows (`gemm_chain.warp_rows_for`)
+    pytest.param("f16", 32, 1000, 64, "none", True, True, id="bh32-s1000-d64-fast-stored-k-warps-of-32"),
 ]
 
 
-@pytest.mark.parametrize(("element", "heads", "sequence", "depth", "mask", "fast_math"), TENSOR_CORE_CASES)
-def test_tensor_core_chain_against_pytorch(element: str, heads: int, sequence: int, depth: int, mask: str, fast_math: bool):
+@pytest.mark.parametrize(("element", "heads", "sequence", "depth", "mask", "fast_math", "stored_keys"), TENSOR_CORE_CASES)
+def test_tensor_core_chain_against_pytorch(element: str, heads: int, sequence: int, depth: int, mask: str, fast_math: bool, stored_keys: bool):
     """f16 and bf16 chains on the default GPU pipeline (or with fast math): one chain kernel, on
-    mma.sync, within the bound."""
-    program = attention_program(element, (heads,), sequence, sequence, depth, depth, mask, True)
+    mma.sync, within the bound; K given stored [N, D] is read in place by the chain (ldmatrix
+    without trans)."""
+    program = attention_program(element, (heads,), sequence, sequence, depth, depth, mask, True, stored_keys)
     inputs = random_inputs(program.text, seed=sequence)
     compiled = mlc.compile(program.text, device="cuda", pipeline=FAST_MATH if fast_math else None)
     assert _chain_kernels(compiled) == 1
@@ -124,9 +130,35 @@ def test_tensor_core_chain_against_pytorch(element: str, heads: int, sequence: i
     assert ("exp2" in lowered) == fast_math
     result = compiled(*inputs)
     reference_inputs = list(inputs)
+    if stored_keys:
+        reference_inputs[1] = np.swapaxes(inputs[1], -1, -2)
     if mask == "causal-where":
         above = np.arange(sequence)[None, :] > np.arange(sequence)[:, None]
         reference_inputs.append(np.where(above, -np.inf, 0.0))
     elif mask == "padding":  # the boolean keep mask as an additive one
         reference_inputs[3] = np.where(inputs[3], 0.0, -np.inf)
     assert_compiled_matches(program.text, inputs, result, references=[_pytorch_reference(reference_inputs, depth)])
+
+
+@pytest.mark.parametrize(
+    ("sequence", "batch", "heads", "batch_first"),
+    [pytest.param(512, 8, 16, True, id="s512-b8-h16-d64-batch-first"), pytest.param(300, 3, 4, False, id="s300-b3-h4-d64")],
+)
+def test_head_split_read_in_place_against_pytorch(sequence: int, batch: int, heads: int, batch_first: bool):
+    """The transformer block's attention as exported (the projection [S*B, 3E] or [B*S, 3E]
+    split into heads, O transposed back to rows of E): one kernel, the tensor-core chain reading
+    q, k and v from the projection and writing O's transpose, within the bound of PyTorch's SDPA
+    in float64."""
+    torch = pytest.importorskip("torch")
+    text = head_split_attention_program("f16", sequence, batch, heads, 64, batch_first, merge_heads=True)
+    inputs = random_inputs(text, seed=sequence)
+    compiled = mlc.compile(text, device="cuda")
+    layout_kernels = [name for name in re.findall(r"func @(\w+)\(", str(compiled.lowered_module)) if "slice" in name or "transpose" in name]
+    assert _chain_kernels(compiled) == 1 and not layout_kernels, layout_kernels
+    outer = (batch, sequence) if batch_first else (sequence, batch)
+    parts = torch.from_numpy(np.asarray(inputs[0], np.float64)).cuda().reshape(*outer, 3, heads, 64)
+    order = (0, 2, 1, 3) if batch_first else (1, 2, 0, 3)
+    q, k, v = (parts[:, :, index].permute(*order) for index in range(3))
+    o = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    reference = o.permute(*((0, 2, 1, 3) if batch_first else (2, 0, 1, 3))).reshape(sequence * batch, heads * 64).cpu().numpy()
+    assert_compiled_matches(text, inputs, compiled(*inputs), references=[reference])

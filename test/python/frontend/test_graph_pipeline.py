@@ -51,10 +51,10 @@ EXPECTED_KINDS = {
     "mlp": Counter({"matmul": 2, "reduction": 1}),
     "cnn": Counter({"conv": 2, "opaque": 1, "reduction": 1, "matmul": 1}),
     # layer norms (2), the QKV, output and MLP matmuls (4), the attention core (score matmul,
-    # scaled softmax, context matmul) as one chain, and the layout groups that split and merge the
-    # heads: the three slices of the QKV product (one group: siblings reading it), three reshaped
-    # transposes, the merging transpose.
-    "transformer_block": Counter({"reduction": 2, "matmul": 4, "chain": 1, "elementwise": 5}),
+    # scaled softmax, context matmul) as one chain, which also holds the layout ops that split and
+    # merge the heads: it reads q, k and v from the QKV product and writes the merged heads in
+    # place (`chain_operand_views.py`), so no layout group is left.
+    "transformer_block": Counter({"reduction": 2, "matmul": 4, "chain": 1}),
 }
 MODELS = {"mlp": mlp, "cnn": cnn, "transformer_block": transformer_block}
 
@@ -186,13 +186,14 @@ def test_arena_is_between_the_live_peak_and_the_sum(name: str):
 
 
 def test_arena_reuses_memory_in_a_transformer_block(capsys: pytest.CaptureFixture[str]):
-    """The report of graph-plan-memory{report=true}: the block's arena is its live peak, well under
-    the sum of its intermediates (the greedy placement reaches the lower bound here)."""
+    """The report of graph-plan-memory{report=true}: the block's arena is its live peak, under the
+    sum of its intermediates (the greedy placement reaches the lower bound here; the sum is
+    smaller than when q, k, v and the merged heads were written by layout kernels of their own)."""
     onnx_model, _ = LARGER_MODELS["transformer_block"]()
     function = _main(_optimise(import_model(onnx_model), LOWERING_GRAPH_STAGES.removesuffix(",graph-plan-memory")))
     GraphPlanMemory(report=True).apply(make_context(), function.parent_op())  # type: ignore[arg-type]
     peak, total = live_bounds(function, 256)
     arena = function.attributes[PLAN_ATTR].data["arena_bytes"].value.data  # type: ignore[attr-defined]
-    assert arena == peak and 2 * arena < total
+    assert arena == peak and arena < total
     report = capsys.readouterr().err
     assert report.startswith(f"@main: peak {arena / 1024:.1f} KiB in an arena, {total / 1024:.1f} KiB unplanned")

@@ -118,6 +118,32 @@ def test_decomposed_attention_is_one_chain_kernel(monkeypatch):
     assert assert_within_bounds(reference, inputs, [result]) == result.numel()  # masked rows too
 
 
+class CausalAttention(torch.nn.Module):
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+class GroupedQueryAttention(torch.nn.Module):
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+
+
+@pytest.mark.parametrize(("model", "key_heads", "whole"), [(CausalAttention, 4, True), (GroupedQueryAttention, 2, False)])
+def test_exported_attention_is_imported_whole(model, key_heads: int, whole: bool):
+    """torch.export programs keep scaled_dot_product_attention whole (not its math fallback, which
+    scales q and Kt by sqrt(scale) each): its scores product marked `mlc.fused_attention`, so its
+    chain computes as PyTorch's fused kernels do; grouped-query heads, which the importer does not
+    map, take the decomposition. Both compile and match eager within the bound."""
+    q, k, v = _randn(1, 4, 24, 16), _randn(1, key_heads, 24, 16, seed=1), _randn(1, key_heads, 24, 16, seed=2)
+    exported = torch.export.export(model(), (q, k, v))
+    module = import_exported(exported)
+    assert ("mlc.fused_attention" in str(module)) == whole
+    with torch.no_grad():
+        eager = model()(q, k, v)
+    assert_within_bounds(module, [q, k, v], [eager])
+    assert_within_bounds(module, [q, k, v], [compile_exported(exported)(q, k, v)])
+
+
 def test_explain_traces_static_shapes_after_another_module(monkeypatch):
     """Regression (CUDA, issue 18's transformer test): a model compiled after another in the same
     process ran wholly in PyTorch. Dynamo traces every `torch.nn` module through one shared frame;

@@ -258,3 +258,41 @@ func.func @nothing_to_do(%x: tensor<4xf32>) -> tensor<4xf32> {
   %1 = graph.add %0, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return %1 : tensor<4xf32>
 }
+
+// -----
+
+// A batch-first input transposed to (S, B, K) for a linear layer whose result layout ops read
+// (the head split of multi-head attention): the product reads the rows in place, its bias moves
+// before the permutation, and the permutation composes with the head split into one view.
+// CHECK-LABEL: func.func @rows_permuted
+// CHECK-NEXT:    %[[X:.*]] = graph.reshape %x : tensor<2x3x4xf32> to tensor<6x4xf32>
+// CHECK-NEXT:    %[[P:.*]] = graph.matmul %[[X]], %w
+// CHECK-NEXT:    %[[B:.*]] = graph.add %[[P]], %b : (tensor<6x6xf32>, tensor<6xf32>) -> tensor<6x6xf32>
+// CHECK-NEXT:    %[[V:.*]] = graph.reshape %[[B]] : tensor<6x6xf32> to tensor<1x2x3x6xf32>
+// CHECK-NEXT:    graph.slice %[[V]] starts [0, 0, 0, 3]
+// CHECK-NOT:     graph.transpose
+func.func @rows_permuted(%x: tensor<2x3x4xf32>, %w: tensor<4x6xf32>, %b: tensor<6xf32>) -> tensor<2x1x3x3xf32> {
+  %0 = graph.transpose %x perm [1, 0, 2] : tensor<2x3x4xf32> to tensor<3x2x4xf32>
+  %1 = graph.reshape %0 : tensor<3x2x4xf32> to tensor<6x4xf32>
+  %2 = graph.matmul %1, %w : (tensor<6x4xf32>, tensor<4x6xf32>) -> tensor<6x6xf32>
+  %3 = graph.reshape %2 : tensor<6x6xf32> to tensor<3x2x6xf32>
+  %4 = graph.add %3, %b : (tensor<3x2x6xf32>, tensor<6xf32>) -> tensor<3x2x6xf32>
+  %5 = graph.reshape %4 : tensor<3x2x6xf32> to tensor<3x2x2x3xf32>
+  %6 = graph.slice %5 starts [0, 0, 1, 0] ends [3, 2, 2, 3] steps [1, 1, 1, 1] : tensor<3x2x2x3xf32> to tensor<3x2x1x3xf32>
+  %7 = graph.transpose %6 perm [1, 2, 0, 3] : tensor<3x2x1x3xf32> to tensor<2x1x3x3xf32>
+  func.return %7 : tensor<2x1x3x3xf32>
+}
+
+// -----
+
+// A product read by other ops than layout ops keeps its permuted operand (moving the permutation
+// to the result would write a transposed copy there instead).
+// CHECK-LABEL: func.func @rows_permuted_kept
+// CHECK-NEXT:    graph.transpose %x perm [1, 0, 2]
+func.func @rows_permuted_kept(%x: tensor<2x3x4xf32>, %w: tensor<4x6xf32>) -> tensor<6x6xf32> {
+  %0 = graph.transpose %x perm [1, 0, 2] : tensor<2x3x4xf32> to tensor<3x2x4xf32>
+  %1 = graph.reshape %0 : tensor<3x2x4xf32> to tensor<6x4xf32>
+  %2 = graph.matmul %1, %w : (tensor<6x4xf32>, tensor<4x6xf32>) -> tensor<6x6xf32>
+  %3 = graph.relu %2 : tensor<6x6xf32>
+  func.return %3 : tensor<6x6xf32>
+}

@@ -3,7 +3,8 @@
 Hypothesis draws attention cores as PyTorch exports them (`programs.attention_programs`: f32 or
 f16, bf16 for the tensor-core kernel, 0 to 2 batch dimensions, query and key lengths that are not multiples of the blocks, head
 dimensions 1 to 256, no mask, an additive mask, a causal constant mask or a boolean padding mask
-through `graph.where`) and checks:
+through `graph.where`, K given transposed or stored [..., N, D] and transposed in the program,
+which the chain then reads in place) and checks:
 
 * graph-fuse makes one `chain` region with `mlc.chain` and `mlc.chain_plan`, and the graph
   interpreter's result is unchanged (the region means its body);
@@ -12,16 +13,24 @@ through `graph.where`) and checks:
   `error_bounds.result_bounds` derives from the source program, and a result moved by a few
   bounds is caught;
 * with graph-fuse's opt-in `fast-math` (f32 scores, exp2, a reciprocal of the sum), the
-  tensor-core kernel and the CPU's chain kernel stay within the same bound;
+  tensor-core kernel and the CPU's chain kernel stay within the same bound; so does the
+  tensor-core kernel with warps of 32 query rows (the plan's `warp_rows`);
 * after every later pass of the CPU and GPU pipelines, on one small program each (two key
   blocks, so the accumulator is rescaled), the interpreter's result is within that bound (the GPU
   passes are checked by the interpreters only);
 * compiled for the CPU, the result is within the bound and matches a float64 numpy reference;
+* the head split of multi-head attention (q, k, v sliced and transposed from the in-projection's
+  result, O transposed back for the out-projection) is one chain region and one kernel that reads
+  the projection and writes O's transpose in place (`chain_operand_views.py`; a head dim that is
+  not a power of two keeps the gather), within the bound and against numpy, compiled for the CPU
+  and as the tensor-core kernel (interpreted);
 * with `on-chip-bytes` too small for the smallest blocks, graph-fuse leaves the chain to
   separate kernels and says why (`mlc.chain_fallback`), and the result is still right.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -33,6 +42,7 @@ from programs import (
     assert_within_bounds,
     attention_program,
     attention_programs,
+    head_split_attention_program,
     lower,
     random_inputs,
 )
@@ -59,6 +69,7 @@ def _run(module, inputs: list[np.ndarray]):
 def _reference(program: AttentionProgram, inputs: list[np.ndarray]) -> np.ndarray:
     """softmax(q kt / sqrt(d) + mask) v in float64."""
     q, kt, v, *rest = (np.asarray(x, np.float64) if x.dtype != np.bool_ else x for x in inputs)
+    kt = np.swapaxes(kt, -1, -2) if program.stored_keys else kt
     scores = q @ kt / np.sqrt(program.depth)
     if program.mask == "additive":
         scores = scores + rest[0]
@@ -94,6 +105,9 @@ def test_chain_region_and_kernel(program: AttentionProgram, seed: int):
         return
     (chain,) = chains
     assert chain.attributes["mlc.chain"].data == "attention"
+    # K stored [..., N, D]: its transpose is the chain's, the kernel reads K in place (at D = 1
+    # graph-simplify makes the transpose a reshape)
+    assert any(isinstance(op, graph.TransposeOp) for op in chain.body.walk()) == (program.stored_keys and program.depth > 1)
     assert "mlc.chain_plan" in chain.attributes
     tiled = lower(program.text, f"{GRAPH},graph-plan-memory,convert-graph-to-tile")
     kernels = [op for op in tiled.walk() if isinstance(op, tile.KernelOp)]
@@ -153,6 +167,24 @@ def test_tensor_core_chain_kernel(program: AttentionProgram, fast_math: bool, se
     assert ("keys_visited" in text) == (program.mask in ("causal", "causal-where"))
     assert ("math.exp2" in text) == fast_math
     event(f"{program.element}{' fast math' if fast_math else ''}")
+    assert_compiled_matches(program.text, inputs, _run(module, inputs), references=[_reference(program, inputs)])
+
+
+@pytest.mark.parametrize(
+    "program",
+    [attention_program("f16", (2,), 70, 90, 64, 64, "none", True, True), attention_program("bf16", (), 33, 70, 33, 16, "causal-where", False)],
+    ids=["f16-stored-k", "bf16-causal"],
+)
+def test_tensor_core_chain_kernel_with_warps_of_32_rows(program: AttentionProgram):
+    """The chain plan's `warp_rows = 32` (its blocks rewritten to 64 rows: two warps, each of two
+    m16 rows sharing the B registers): the same kernel checks, interpreted with its barriers."""
+    inputs = _inputs(program, 1)
+    passes = TENSOR_CORE_PREFIX.split(",")
+    after_fuse = [name.split("{")[0] for name in passes].index("graph-fuse") + 1
+    fused = str(lower(program.text, ",".join(passes[:after_fuse])))
+    fused = re.sub(r"block_rows = \d+ : i64", "block_rows = 64 : i64, warp_rows = 32 : i64", fused)
+    module = lower(fused, ",".join(passes[after_fuse:]))
+    assert "mlc.warp_grid = array<i64: 2, 1>" in str(module)
     assert_compiled_matches(program.text, inputs, _run(module, inputs), references=[_reference(program, inputs)])
 
 
@@ -217,7 +249,8 @@ def test_fallback_when_the_blocks_do_not_fit():
 
 def test_pytorch_onnx_export_is_one_chain(tmp_path):
     """PyTorch's export (Transpose of K, MatMul, Div, Add of the mask, Softmax, MatMul), after the
-    graph optimiser: one chain region, the transpose of K a (layout) kernel of its own before it."""
+    graph optimiser: one chain region holding the transpose of K, which its kernel reads in place
+    (no layout kernel before it)."""
     torch = pytest.importorskip("torch")
     pytest.importorskip("onnx")
     from mlc.frontend.onnx import import_model
@@ -233,10 +266,10 @@ def test_pytorch_onnx_export_is_one_chain(tmp_path):
     module = import_model(str(path))
     lower_module(module, GRAPH)
     (chain,) = _chains(module)
-    first, *_ = (op for op in chain.body.block.ops if isinstance(op, graph.MatmulOp))
-    transposed = chain.operands[first.b.index]
-    assert isinstance(transposed.owner, graph.FusionOp) and transposed.owner.kind.data == "elementwise"
-    assert [op.name for op in chain.body.block.ops][:3] == ["graph.matmul", "graph.div", "graph.add"]
+    transpose, *_ = chain.body.block.ops
+    assert isinstance(transpose, graph.TransposeOp)
+    assert not any(isinstance(op, graph.FusionOp) and op is not chain for op in module.walk())
+    assert [op.name for op in chain.body.block.ops][1:4] == ["graph.matmul", "graph.div", "graph.add"]
 
 
 def test_pytorch_onnx_export_of_sdpa_with_a_float_mask_is_one_chain(tmp_path):
@@ -351,3 +384,84 @@ def test_query_blocks_are_halved_while_twice_the_programs_fit_one_wave():
     assert wave_filling_rows(1, 4096, 128, 132) == 64  # 32 -> 64 programs, not 128 of 32 rows
     assert wave_filling_rows(1, 64, 64, 132) == TENSOR_CORE_MIN_ROWS
     assert wave_filling_rows(16, 512, 128, 0) == 128  # multiprocessors unknown: unchanged
+
+
+def _head_split_reference(projection: np.ndarray, sequence: int, batch: int, heads: int, depth: int, batch_first: bool, merge_heads: bool) -> np.ndarray:
+    """softmax(q kt / sqrt(d)) v in float64 of the projection's q, k and v (`head_split_attention_program`)."""
+    outer = (batch, sequence) if batch_first else (sequence, batch)
+    parts = np.asarray(projection, np.float64).reshape(*outer, 3, heads, depth)
+    q, k, v = (np.moveaxis(parts[:, :, index], (0, 1, 2), (0, 2, 1) if batch_first else (2, 0, 1)) for index in range(3))
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(depth)
+    exponentials = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    o = exponentials / exponentials.sum(axis=-1, keepdims=True) @ v
+    if not merge_heads:
+        return o
+    return np.transpose(o, (0, 2, 1, 3) if batch_first else (2, 0, 1, 3)).reshape(sequence * batch, heads * depth)
+
+
+HEAD_SPLITS = st.tuples(
+    st.sampled_from(("f32", "f16")), st.integers(2, 24), st.integers(1, 3), st.integers(1, 3), st.sampled_from((8, 16, 12)), st.booleans(), st.booleans(),
+)
+
+
+@settings(max_examples=6, **SETTINGS)
+@given(shape=HEAD_SPLITS, seed=st.integers(0, 2**32 - 1))
+def test_head_split_read_and_written_in_place(shape: tuple, seed: int):
+    """One chain region holding the head split (and O's transpose): one kernel reading the
+    projection in place, within the bound and against numpy, interpreted and compiled for the CPU."""
+    element, sequence, batch, heads, depth, batch_first, merge_heads = shape
+    text = head_split_attention_program(*shape)
+    inputs = random_inputs(text, seed)
+    reference = [_head_split_reference(inputs[0], sequence, batch, heads, depth, batch_first, merge_heads)]
+    fused = lower(text, GRAPH)
+    assert_within_bounds(text, inputs, _run(fused, inputs))
+    if not _chains(fused):
+        event("fell back: fusion does not pay")
+        return
+    fusions = [op for op in fused.walk() if isinstance(op, graph.FusionOp)]
+    in_place = depth & (depth - 1) == 0  # a padded head dim would load the next head's columns
+    event("read in place" if in_place else "gathered")
+    assert (len(fusions) == 1) == in_place
+    tiled = lower(text, f"{GRAPH},graph-plan-memory,convert-graph-to-tile")
+    names = [op.sym_name.data for op in tiled.walk() if isinstance(op, tile.KernelOp)]
+    assert not any(word in name for name in names for word in ("slice", "transpose")) == in_place, names
+    assert_compiled_matches(text, inputs, _run(tiled, inputs), references=reference)
+    assert_compiled_matches(text, inputs, mlc.compile(text, device="cpu")(*inputs), references=reference)
+
+
+@pytest.mark.parametrize(
+    "shape", [("f16", 20, 3, 2, 16, False, True), ("bf16", 33, 2, 2, 64, True, True)], ids=["sequence-first-f16", "batch-first-bf16"],
+)
+def test_head_split_on_tensor_cores(shape: tuple):
+    """The tensor-core chain kernel reading q, k and v from the projection (ldmatrix at the heads'
+    columns of the wide rows, K without .trans) and writing O's transpose, interpreted with its
+    barriers and async copies, within the bound and against numpy."""
+    text = head_split_attention_program(*shape)
+    inputs = random_inputs(text, 3)
+    module = lower(text, TENSOR_CORE_PREFIX)
+    assert str(module).count("mlc_gpu.func @") == 1 and "mma" in str(module)
+    reference = [_head_split_reference(inputs[0], *shape[1:])]
+    assert_compiled_matches(text, inputs, _run(module, inputs), references=reference)
+
+
+def test_exported_transformer_block_has_no_layout_kernels(batch: int = 3):
+    """PyTorch's TransformerEncoderLayer (batch first, exported, SDPA kept whole): the in-projection
+    reads x's rows in place (graph-simplify's RowsPermutedAfterMatmul), the chain reads q, k and v
+    from its result and writes O as the out-projection reads it (chain_operand_views.py), and the
+    residual's layer norm reads the out-projection back in place: seven kernels (four products, the
+    chain, two layer norms), for the GPU and the CPU, the CPU's result within the bound derived
+    from the imported program (at batch 1 the input's permutation is a reshape already)."""
+    torch = pytest.importorskip("torch")
+    from mlc.frontend.torch import import_exported
+
+    torch.manual_seed(0)
+    model = torch.nn.TransformerEncoderLayer(32, 2, 64, dropout=0.0, batch_first=True).eval()
+    x = torch.randn(batch, 16, 32)
+    programs = {dtype: import_exported(torch.export.export(model.to(dtype), (x.to(dtype),))) for dtype in (torch.float16, torch.float32)}
+    for pipeline, dtype in ((GPU_PIPELINE, torch.float16), (CPU_PIPELINE, torch.float32)):  # f32 chains stay on the CPU
+        passes = pipeline.split(",")
+        tiled = lower(str(programs[dtype]), ",".join(passes[: [name.split("{")[0] for name in passes].index("convert-graph-to-tile") + 1]))
+        names = [op.sym_name.data for op in tiled.walk() if isinstance(op, tile.KernelOp)]
+        assert len(names) == 7 and sum("chain" in name for name in names) == 1, names
+    inputs = [x.numpy()]
+    assert_within_bounds(programs[torch.float32], inputs, mlc.compile(programs[torch.float32], device="cpu")(*inputs))

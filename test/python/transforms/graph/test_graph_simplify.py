@@ -320,6 +320,44 @@ def elementwise_after_reshape(draw: st.DrawFn) -> Case:
 
 
 @st.composite
+def elementwise_after_transpose(draw: st.DrawFn) -> Case:
+    """transpose(f(transpose(x, p), c), p^-1), p keeping the last axis, c one value per column (or
+    one value): f moves before the transpose, and the two transposes cancel."""
+    element = draw(st.sampled_from(FLOATS))
+    shape = (draw(st.integers(1, 3)), draw(st.integers(2, 3)), draw(st.integers(1, 4)))
+    op = draw(st.sampled_from(("add", "sub", "mul")))
+    side = draw(st.sampled_from(((shape[-1],), (1, shape[-1]), ())))
+    function = Function()
+    x, c = function.argument(shape, element), function.argument(side, element)
+    text, moved = transpose_text(x, [1, 0, 2], shape, element)
+    value = function.op(text)
+    value = function.op(f"graph.{op} {value}, {c} : ({tensor_type(moved, element)}, {tensor_type(side, element)}) -> {tensor_type(moved, element)}")
+    text, back = transpose_text(value, [1, 0, 2], moved, element)
+    return function.case(function.op(text), back, element, "graph.transpose")
+
+
+@st.composite
+def rows_permuted_after_matmul(draw: st.DrawFn) -> Case:
+    """A batch-first (B, S, K) input transposed to (S, B, K) for a linear layer whose result, with
+    a bias, goes back to (B, S, N): the product reads the input's rows in place and the
+    transposes cancel."""
+    element = draw(st.sampled_from(FLOATS))
+    batch, length, depth, width = draw(st.integers(2, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    function = Function()
+    x, w, bias = function.argument((batch, length, depth), element), function.argument((depth, width), element), function.argument((width,), element)
+    text, moved = transpose_text(x, [1, 0, 2], (batch, length, depth), element)
+    rows = tensor_type((length * batch, depth), element)
+    flat = function.op(f"graph.reshape {function.op(text)} : {tensor_type(moved, element)} to {rows}")
+    product_type = tensor_type((length * batch, width), element)
+    product = function.op(f"graph.matmul {flat}, {w} : ({rows}, {tensor_type((depth, width), element)}) -> {product_type}")
+    split = tensor_type((length, batch, width), element)
+    value = function.op(f"graph.reshape {product} : {product_type} to {split}")
+    value = function.op(f"graph.add {value}, {bias} : ({split}, {tensor_type((width,), element)}) -> {split}")
+    text, back = transpose_text(value, [1, 0, 2], (length, batch, width), element)
+    return function.case(function.op(text), back, element, "graph.transpose")
+
+
+@st.composite
 def where_same_branches(draw: st.DrawFn) -> Case:
     element = draw(st.sampled_from(ALL_TYPES))
     condition_shape, x_shape, shape = draw(broadcast_pairs())
@@ -362,6 +400,8 @@ RULES: dict[str, st.SearchStrategy[Case]] = {
     "TransposeMovingUnitAxes": transpose_of_unit_axes(),
     "LayoutChainAsOneView": head_split(),
     "ElementwiseAfterReshape": elementwise_after_reshape(),
+    "ElementwiseAfterTranspose": elementwise_after_transpose(),
+    "RowsPermutedAfterMatmul": rows_permuted_after_matmul(),
     "AddZero": binary_with_splat("add", (-0.0,), "both", NUMBERS),
     "SubZero": binary_with_splat("sub", (0.0,), "rhs", NUMBERS),
     "ZeroSub": binary_with_splat("sub", (-0.0,), "lhs", NUMBERS),
@@ -384,7 +424,9 @@ RULES: dict[str, st.SearchStrategy[Case]] = {
     "ReluOfAbs": unary_chain("abs", "relu", FLOATS, "graph.relu"),
 }
 """Cases by rule class name (`Rule:variant` where one rule covers several patterns)."""
-TRANSPOSE_RULES = {"IdentityTranspose", "TransposeOfTranspose", "TransposeMovingUnitAxes", "LayoutChainAsOneView"}
+TRANSPOSE_RULES = {
+    "IdentityTranspose", "TransposeOfTranspose", "TransposeMovingUnitAxes", "LayoutChainAsOneView", "ElementwiseAfterTranspose", "RowsPermutedAfterMatmul",
+}
 
 
 def test_every_rule_has_a_case() -> None:
