@@ -19,6 +19,7 @@ allocation granularity.
 from __future__ import annotations
 
 import gc
+import os
 import threading
 import tracemalloc
 from collections.abc import Callable
@@ -208,6 +209,10 @@ def device_memory_in_use() -> int:
 
 
 @pytest.mark.gpu
+@pytest.mark.skipif(
+    "PYTEST_XDIST_WORKER" in os.environ,
+    reason="the device's free memory is shared by every process on it: other pytest-xdist workers' allocations read as leaks",
+)
 @pytest.mark.parametrize("kind", ["run", "run_on_device"])
 def test_gpu_calls_do_not_leak_device_memory(gpu_function: mlc.CompiledFunction, kind: str):
     inputs = random_inputs(5)
