@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from types import MappingProxyType
 
 import numpy as np
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from mlc.dialects.precision import operand_pairs
 from mlc.dialects.tile import ops as tile
@@ -246,6 +246,18 @@ def _range(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     return [np.broadcast_to(positions, shape)]
 
 
+def _indexed_positions(
+    execution: Execution, indices: Sequence[SSAValue], shape: Sequence[int], memref_shape: Sequence[int]
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """A gather's or scatter's index tiles broadcast to the tile's shape, each position clipped to 0
+    where any index falls outside the memref, and the mask of the positions inside it."""
+    positions = [np.broadcast_to(np.asarray(execution.get(i), dtype=np.int64), shape) for i in indices]
+    inside = np.ones(shape, dtype=bool)
+    for position, size in zip(positions, memref_shape):
+        inside &= (position >= 0) & (position < size)
+    return [np.where(inside, p, 0) for p in positions], inside
+
+
 def _gather(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     assert isinstance(op, tile.GatherOp)
     memref_value = execution.get(op.source)
@@ -253,11 +265,7 @@ def _gather(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     tile_type = op.result.type
     assert isinstance(tile_type, tile.TileType)
     shape = tile_type.get_shape()
-    positions = [np.broadcast_to(np.asarray(execution.get(i), dtype=np.int64), shape) for i in op.indices]
-    inside = np.ones(shape, dtype=bool)
-    for position, size in zip(positions, memref_value.shape):
-        inside &= (position >= 0) & (position < size)
-    safe = [np.where(inside, p, 0) for p in positions]
+    safe, inside = _indexed_positions(execution, op.indices, shape, memref_value.shape)
     return [_read_padded(execution, op, memref_value, safe, inside, mask)]
 
 
@@ -268,11 +276,7 @@ def _scatter(execution: Execution, op: Operation, mask: Mask) -> None:
     tile_type = op.value.type
     assert isinstance(tile_type, tile.TileType)
     shape = tile_type.get_shape()
-    positions = [np.broadcast_to(np.asarray(execution.get(i), dtype=np.int64), shape) for i in op.indices]
-    inside = np.ones(shape, dtype=bool)
-    for position, size in zip(positions, memref_value.shape):
-        inside &= (position >= 0) & (position < size)
-    safe = [np.where(inside, p, 0) for p in positions]
+    safe, inside = _indexed_positions(execution, op.indices, shape, memref_value.shape)
     value = execution.get(op.value)
     execution.write(memref_value.address(safe), value, dtype_of(tile_type), mask, op, len(shape), inside)
 
