@@ -71,7 +71,7 @@ class TmaStagedLoop:
             self._build()
         self.wait = next(op for op in scope.body.block.ops if isinstance(op, loop.MbarrierWaitOp))
         before = self._ops_before_scope()
-        self.issues = [op for op in (*before, *scope.body.block.ops) if isinstance(op, scf.IfOp) and _issue_arrival(op) is not None]
+        self.issues = [op for op in (*before, *scope.body.block.ops) if isinstance(op, scf.IfOp) and issue_arrival(op) is not None]
 
     @staticmethod
     def existing_stages(scope: Operation) -> int | None:
@@ -132,11 +132,11 @@ class TmaStagedLoop:
     def add_copies(self, copies: TmaEmitter) -> None:
         """Adds one buffer's bulk copies to every issuing branch and their bytes to its arrival."""
         for issue in self.issues:
-            arrive = _issue_arrival(issue)
+            arrive = issue_arrival(issue)
             assert arrive is not None
             emitter = emitter_before(issue.true_region.block.last_op)  # type: ignore[arg-type]
             stage = arrive.indices[0]
-            copied = copies(emitter, _issue_counter(issue), stage, arrive.barrier)
+            copied = copies(emitter, issue_counter(issue), stage, arrive.barrier)
             arrive.expect_tx = IntegerAttr(arrive.transaction_bytes + copied, i64)
 
 
@@ -147,13 +147,13 @@ def _branch(emitter: Emitter, condition: SSAValue, ops: list[Operation]) -> None
     emitter.builder.insert(scf.IfOp(condition, [], Region(block)))
 
 
-def _issue_arrival(op: scf.IfOp) -> loop.MbarrierArriveOp | None:
+def issue_arrival(op: scf.IfOp) -> loop.MbarrierArriveOp | None:
     """The arrival of an issuing branch (`TmaStagedLoop._issue`), None for another `scf.if`."""
     return next((inner for inner in op.true_region.block.ops if isinstance(inner, loop.MbarrierArriveOp)), None)
 
 
-def _issue_counter(issue: scf.IfOp) -> SSAValue:
-    """The loop counter an issuing branch copies for: the left side of its `counter <= last`."""
+def issue_counter(issue: scf.IfOp) -> SSAValue:
+    """The loop counter an issuing branch copies for: the left side of its `first and counter <= last`."""
     conjunction = issue.cond.owner
     assert isinstance(conjunction, arith.AndIOp)
     comparison = conjunction.rhs.owner

@@ -56,6 +56,7 @@ from mlc.dialects.loop import ops as loop
 from mlc.transforms.analysis.shared_memory_promotion import thread_loops
 from mlc.transforms.lowering.async_pipeline import emitter_before
 from mlc.transforms.lowering.chunk_access import Emitter
+from mlc.transforms.lowering.tma_pipeline import issue_arrival, issue_counter
 
 WARPGROUP = 128
 WARP = 32
@@ -101,11 +102,11 @@ class _Skeleton:
         scope = scopes[0]
         wait = next(op for op in scope.body.block.ops if isinstance(op, loop.MbarrierWaitOp))
         inits = [op for op in body if isinstance(op, scf.IfOp) and any(isinstance(inner, loop.MbarrierInitOp) for inner in op.true_region.block.ops)]
-        issues = [op for op in scope.body.block.ops if isinstance(op, scf.IfOp) and _arrival(op) is not None]
+        issues = [op for op in scope.body.block.ops if isinstance(op, scf.IfOp) and issue_arrival(op) is not None]
         landed = [op for op in scope.body.block.ops if isinstance(op, loop.WgmmaWaitOp) and op.groups_in_flight == 1]
         if len(inits) != 1 or len(issues) != 1 or len(landed) != 1 or body.index(inits[0]) > body.index(scope):
             return None
-        prologue = [op for op in body[: body.index(scope)] if isinstance(op, scf.IfOp) and _arrival(op) is not None]
+        prologue = [op for op in body[: body.index(scope)] if isinstance(op, scf.IfOp) and issue_arrival(op) is not None]
         skeleton = _Skeleton(thread_loop, inits[0], prologue, scope, issues[0], wait, landed[0])
         before = [op for op in body[: body.index(scope)] if op is not inits[0] and op not in prologue]
         return skeleton if skeleton._copies_are_movable() and skeleton._prefix_skips_extra_threads(before) else None
@@ -113,7 +114,7 @@ class _Skeleton:
     def _copies_are_movable(self) -> bool:
         """The issuing branch's ops use the counter, the stage and values from outside the loop only."""
         inside = {op for op in self.issue.walk() if op is not self.issue}
-        allowed = {_counter(self.issue), _arrival(self.issue).indices[0]}  # type: ignore[union-attr]
+        allowed = {issue_counter(self.issue), issue_arrival(self.issue).indices[0]}  # type: ignore[union-attr]
         for op in inside:
             for operand in op.operands:
                 owner = operand.owner
@@ -207,7 +208,7 @@ class _Skeleton:
         parity = inner.emit(arith.RemUIOp(inner.add(use, inner.index(1)), inner.index(2)))
         stage.name_hint, parity.name_hint = "stage", "released"
         inner.builder.insert(loop.MbarrierWaitOp(empty, [stage], parity))
-        mapping: dict[SSAValue, SSAValue] = {_counter(self.issue): counter, _arrival(self.issue).indices[0]: stage}  # type: ignore[union-attr]
+        mapping: dict[SSAValue, SSAValue] = {issue_counter(self.issue): counter, issue_arrival(self.issue).indices[0]: stage}  # type: ignore[union-attr]
         for op in list(self.issue.true_region.block.ops)[:-1]:
             inner.builder.insert(op.clone(value_mapper=mapping))
         inner.builder.insert(scf.YieldOp())
@@ -249,19 +250,6 @@ def _in_then_region(branch: scf.IfOp, op: Operation) -> bool:
     while child.parent_op() is not branch:
         child = child.parent_op()  # type: ignore[assignment]
     return child.parent_region() is branch.true_region
-
-
-def _arrival(op: scf.IfOp) -> loop.MbarrierArriveOp | None:
-    return next((inner for inner in op.true_region.block.ops if isinstance(inner, loop.MbarrierArriveOp)), None)
-
-
-def _counter(issue: scf.IfOp) -> SSAValue:
-    """The counter an issuing branch copies for (`tma_pipeline._issue`: `first and counter <= last`)."""
-    conjunction = issue.cond.owner
-    assert isinstance(conjunction, arith.AndIOp)
-    comparison = conjunction.rhs.owner
-    assert isinstance(comparison, arith.CmpiOp)
-    return comparison.lhs
 
 
 def _accesses_memory(op: Operation) -> bool:
