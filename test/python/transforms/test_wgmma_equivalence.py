@@ -62,17 +62,20 @@ def test_wgmma_reads_transposed_operands_in_place(lhs_transposed: bool, rhs_tran
     _check_chain(program, "f16", STEPS, 5, tile_level=_tile_level(rows), path="loop.wgmma")
 
 
-TMA_STEPS = [step.replace("loop-promote-shared", "loop-promote-shared{tma=true}") for step in STEPS]
-
-
-@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], phases=[Phase.explicit, Phase.reuse, Phase.generate])
-@given(
+RAGGED_STAGED_SHAPES = dict(
     m=st.integers(1, 140),
     n=st.integers(1, 17).map(lambda blocks: 8 * blocks),
     k=st.integers(9, 25).map(lambda blocks: 8 * blocks),
     element=st.sampled_from(["f16", "bf16"]),
     seed=st.integers(0, 2**32 - 1),
 )
+"""Ragged M, N and K of at least 9 K steps of 8 (stages reused), for the bulk-copy pipelines."""
+
+TMA_STEPS = [step.replace("loop-promote-shared", "loop-promote-shared{tma=true}") for step in STEPS]
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@given(**RAGGED_STAGED_SHAPES)
 @example(m=70, n=72, k=456, element="bf16", seed=3)  # 8 K steps (stages reused), ragged M, N and K
 def test_wgmma_passes_with_bulk_tensor_copies_are_exact(m: int, n: int, k: int, element: str, seed: int):
     """The TMA staging (`loop-promote-shared{tma=true}`, `tma_pipeline.py`): one thread issues each
@@ -86,13 +89,7 @@ WARP_SPECIALIZED_STEPS = [step.replace("loop-promote-shared", "loop-promote-shar
 
 
 @settings(max_examples=1, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], phases=[Phase.explicit, Phase.reuse, Phase.generate])
-@given(
-    m=st.integers(1, 140),
-    n=st.integers(1, 17).map(lambda blocks: 8 * blocks),
-    k=st.integers(9, 25).map(lambda blocks: 8 * blocks),
-    element=st.sampled_from(["f16", "bf16"]),
-    seed=st.integers(0, 2**32 - 1),
-)
+@given(**RAGGED_STAGED_SHAPES)
 @example(m=70, n=72, k=456, element="f16", seed=4)  # 8 K steps: each stage released and refilled
 def test_warp_specialized_bulk_tensor_copies_are_exact(m: int, n: int, k: int, element: str, seed: int):
     """`loop-promote-shared{tma=true warp-specialize=true}` (`warp_specialization.py`): a producer
