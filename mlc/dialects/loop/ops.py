@@ -1161,7 +1161,10 @@ class TmaLoadOp(IRDLOperation):
     of `source` (global memory, a kernel argument) at `source_indices`, as large as the
     destination's trailing `rank(source)` dimensions, to the destination at
     `destination_indices` (the box's first element; shared memory), in the background; elements
-    past the source's end arrive as zeros. The copy's bytes count against the barrier's current
+    outside the source (past its end, or before its start: coordinates may be negative) arrive
+    as zeros. The innermost start coordinate must be a multiple of 16 bytes (the hardware stops a
+    copy that is not with an illegal instruction; the interpreter reports it); the others may be
+    anything. The copy's bytes count against the barrier's current
     phase (`loop.mbarrier_arrive ... expect_tx`): the destination holds the box once that phase
     completes, for the threads that wait on it (`loop.mbarrier_wait`); reading or writing it
     before is an error the interpreter reports. On the GPU the copy goes through a tensor map
