@@ -48,6 +48,16 @@ def test_the_shifted_decomposition_is_the_convolution(rng, shape) -> None:
     assert np.all(np.abs(conv_tma_shifted.reference(x, weights) - expected) <= bound)
 
 
+def test_the_input_map_is_one_image_row_of_64_channels() -> None:
+    """The 4-D map of the NCHW input: byte strides of a contiguous (32, 256, 56, 56) f16 tensor, a
+    box of one row of 64 channels by 64 columns (wider than the image: the copy engine zero-fills;
+    the driver encoded it on an H100, BENCHMARKS.md conv11), 128-byte swizzle."""
+    geometry = conv_tma.input_geometry(conv_tma.ConvConfig())
+    geometry.check()
+    assert geometry.strides == (256 * 56 * 56 * 2, 56 * 56 * 2, 56 * 2, 2)
+    assert geometry.box == (1, 64, 1, 64) and geometry.box_bytes == conv_tma.B_BOX and geometry.swizzle == 128
+
+
 def _assemble(tmp_path: Path, name: str, ptx: str) -> str:
     (tmp_path / f"{name}.ptx").write_text(ptx)
     command = ["ptxas", "-v", "-arch=sm_90a", str(tmp_path / f"{name}.ptx"), "-o", str(tmp_path / f"{name}.cubin")]
