@@ -15,12 +15,19 @@ constants). The pixel axis is taken in image rows of 64 columns (56 of them real
 waste of this layout); a block of 128 x 256 outputs is 128 output channels by 4 image rows. A K
 step (one filter tap (r, s), 64 input channels) copies the A box (128 x 64 of W', one 2-D TMA copy,
 as `tma_matmul.py`) and, per image row j of the block, one **4-D TMA box** {w: 64, h: 1, c: 64,
-n: 1} of the NCHW input at (s - pad, h_j + r - pad, c0, n_j): the copy engine takes any start
-coordinate and fills the elements outside the tensor with zeros, which *is* the convolution's
-padding, and the box lands as 64 rows (channels) of 64 pixels, 128-byte swizzled: exactly the
-64 x 64 B box of an N-major wgmma operand. So the only layout work left outside the GEMM is the
-weights' transpose; the accumulators' columns are consecutive pixels of one channel, stored as
-4-byte pairs straight into NCHW (columns 56..63 of each row dropped at compile time).
+n: 1} of the NCHW input at (s - pad, h_j + r - pad, c0, n_j), relying on the copy engine's zero
+fill outside the tensor for the padding; the box lands as 64 rows (channels) of 64 pixels,
+128-byte swizzled: exactly the 64 x 64 B box of an N-major wgmma operand. So the only layout work
+left outside the GEMM is the weights' transpose; the accumulators' columns are consecutive pixels
+of one channel, stored as 4-byte pairs straight into NCHW (columns 56..63 of each row dropped at
+compile time).
+
+**It does not run as designed**: the copy engine needs a box's innermost start coordinate to be a
+multiple of 16 bytes (outer ones may be anything, negative included), so the column shifts
+s - pad = -1, +1 stop the kernel with an illegal instruction (BENCHMARKS.md, conv11).
+`--aligned-columns` starts every box at column 0 instead: wrong results for the taps s != pad,
+everything else as designed, which times the box shape (0.89-0.93x cuDNN on an H100).
+`conv_tma_shifted.py` is the design that keeps the boxes aligned (the shift after the product).
 
 The rest of the kernel is `tma_matmul.py`'s (its helpers are imported): 3 warpgroups, a producer
 thread issuing the copies on full/empty mbarrier pairs, two consumer warpgroups of m64n256k16
