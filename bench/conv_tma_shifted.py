@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from conv_tma import ROW, Layer, arguments, products, consumer_main_loop, fragment, input_geometry, kernel_module, ptx_of, row_bases, store_pair  # noqa: E402
+from conv_tma import ROW, Layer, arguments, consumer_main_loop, fragment, input_geometry, kernel_module, products, ptx_of, row_bases, store_pair  # noqa: E402
 from tma_matmul import BK, Ir, _Address, _barrier, _spin, _stage_and_parity, _tile_loop_header, _tile_loop_latch  # noqa: E402
 
 TAPS = 3
@@ -91,11 +91,8 @@ class ShiftedConfig:
             raise ValueError(f"channels a multiple of {BK}, outputs of {BM}, an even width of at most {ROW}, N * H even: {self}")
 
 
-
-
-
-def _tile(ir: Ir, config: ShiftedConfig, tile: str) -> tuple[str, str, list[tuple[str, str]]]:
-    """(first output channel, first GEMM column, (image, row) of each image row) of `tile`:
+def _tile(ir: Ir, config: ShiftedConfig, tile: str) -> tuple[str, list[tuple[str, str]]]:
+    """(first output channel, (image, row) of each image row) of `tile`:
     the channel blocks of one pair of image rows are neighbours, so they share the B boxes in L2."""
     tiles_m = config.outputs // BM
     row = ir.value("row", f"mul i32 {ir.value('t', f'urem i32 {tile}, {tiles_m}')}, {BM}")
@@ -104,7 +101,7 @@ def _tile(ir: Ir, config: ShiftedConfig, tile: str) -> tuple[str, str, list[tupl
     for j in range(ROWS):
         number = ir.value("g", f"add i32 {ir.value('g', f'mul i32 {pair}, {ROWS}')}, {j}")
         rows.append((ir.value("img", f"udiv i32 {number}, {config.size}"), ir.value("h", f"urem i32 {number}, {config.size}")))
-    return row, ir.value("col", f"mul i32 {pair}, {BN}"), rows
+    return row, rows
 
 
 def _copy(ir: Ir, offset: str, barrier: str, tensor_map: str, coordinates: list[str]) -> None:
@@ -120,7 +117,7 @@ def _producer(ir: Ir, config: ShiftedConfig) -> None:
     for name in ("%map_a", "%map_b"):
         ir(f'call void asm sideeffect "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l"(ptr {name})')
     tile, done = _tile_loop_header(ir, "p", "produce")
-    row, _, rows = _tile(ir, config, tile)
+    row, rows = _tile(ir, config, tile)
     ir("br label %p.steps")
     ir("p.steps:")
     ir("%p.k = phi i32 [0, %p.tiles], [%p.k.next, %p.issue]")
@@ -152,7 +149,7 @@ def _consumer(ir: Ir, config: ShiftedConfig) -> None:
     ir("%smem_base = ptrtoint ptr addrspace(3) @smem to i64")
     ir(f"%tap_bytes = mul i32 %tap, {A_BOX}")
     tile, done = _tile_loop_header(ir, "c", "consumer")
-    row, _, rows = _tile(ir, config, tile)
+    row, rows = _tile(ir, config, tile)
     final = consumer_main_loop(
         ir, config, NARROW, done,
         lambda stage: ir.value("a", f"add i32 {ir.value('a', f'mul i32 {stage}, {STAGE}')}, %tap_bytes"),
