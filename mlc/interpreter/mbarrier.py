@@ -4,8 +4,9 @@ Model (see the ops in `mlc/dialects/loop/ops.py`). An mbarrier is keyed by its b
 shared memory and holds its arrival count, the arrivals its current phase still needs, the
 phase's *transaction balance* (bytes `expect_tx` announced minus bytes of the copies issued on
 it) and how many phases have completed (the current phase's parity is that count's low bit).
-A `loop.tma_load` reads its box when it is issued (zeros past the source's end; the sources mlc
-copies are read-only in the kernel) and attaches it to the barrier's current phase. A phase with
+A `loop.tma_load` reads its box when it is issued (zeros outside the source, before its start
+too; the sources mlc copies are read-only in the kernel; an innermost start that is not 16-byte
+aligned is reported, as the GPU stops such a copy) and attaches it to the barrier's current phase. A phase with
 no arrival missing and a zero balance *may* complete, but the model completes it (its copies land
 in shared memory, the parity flips) only when the barrier is next used: by a wait, which then
 returns, or by an arrival or a copy, which belong to the next phase. So the data is there only
