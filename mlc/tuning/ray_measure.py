@@ -36,6 +36,7 @@ minute or more): `RayUnavailableError` names the address. Ray is an optional dep
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import os
 import socket
@@ -52,6 +53,7 @@ from mlc.tuning.device_worker import TimingActor
 from mlc.tuning.features import extract_from_text
 from mlc.tuning.measure import REFERENCES_HELD, RUN_TIMEOUT, MeasureResult, MeasureTask, compile_candidate
 from mlc.tuning.optional import require
+from mlc.tuning.space import device_arch
 from mlc.tuning.streams import RunningSeconds, lookahead
 
 CONNECT_TIMEOUT = 3.0
@@ -117,8 +119,16 @@ class RayMeasurer:
     def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
         """`features.extract_from_text` of `configs`, one Ray task per share of `extract_workers`."""
         share = max(1, -(-len(configs) // self.extract_workers))
-        references = [self._remote_extract.remote(source, self.target, configs[start : start + share]) for start in range(0, len(configs), share)]
+        arch = self.arch
+        references = [self._remote_extract.remote(source, self.target, configs[start : start + share], arch) for start in range(0, len(configs), share)]
         return [result for chunk in self.ray.get(references) for result in chunk]
+
+    @functools.cached_property
+    def arch(self) -> str:
+        """The GPU architecture of the search's spaces (this process's device, as `SearchSpace.of`
+        reads it), sent with every extraction: the extraction tasks lower for the space the search
+        proposes from, whatever node they run on, and never open a device."""
+        return device_arch(self.target)
 
     @property
     def extract_workers(self) -> int:
@@ -129,7 +139,7 @@ class RayMeasurer:
 
     def extract_later(self, source: str, configs: list[dict]) -> RayHandle:
         """`features.extract_from_text` of `configs` as one task, in the background (`prefetch.py`)."""
-        return RayHandle(self.ray, self._remote_extract.remote(source, self.target, configs))
+        return RayHandle(self.ray, self._remote_extract.remote(source, self.target, configs, self.arch))
 
     def measure(self, tasks: Sequence[MeasureTask]) -> list[MeasureResult]:
         """The tasks' results in their order (measured as a stream's candidates)."""
