@@ -359,6 +359,16 @@ class LocalMeasurer:
             jobs = [self._extractor().apply_async(extract_from_text, (source, self.target, chunk, arch)) for chunk in chunks]
         return [result for job in jobs for result in job.get(COMPILE_TIMEOUT)]
 
+    def extract_soon(self, source: str, configs: list[dict]) -> Handles:
+        """`extract` without waiting: a handle with `ready()` and `get()` (`Search.speculate`)."""
+        from mlc.tuning.features import extract_from_text
+
+        share = max(1, -(-len(configs) // self.extract_workers))
+        chunks = [configs[start : start + share] for start in range(0, len(configs), share)]
+        arch = self.arch
+        with self._lock:
+            return Handles([self._extractor().apply_async(extract_from_text, (source, self.target, chunk, arch)) for chunk in chunks])
+
     def extract_later(self, source: str, configs: list[dict]) -> Any:
         """`features.extract_from_text` of `configs` in one process of the background pool (its own,
         so that an on-demand extraction never queues behind it; the lowest priority): a handle with
@@ -509,6 +519,19 @@ class LocalMeasurer:
         self._timing[device] = None
         process.close()
         return MeasureResult(None, error, seconds)
+
+
+class Handles:
+    """Several jobs' results as one (`ready()` when all are, `get()` their lists joined in order)."""
+
+    def __init__(self, jobs: Sequence[Any]):
+        self._jobs = list(jobs)
+
+    def ready(self) -> bool:
+        return all(job.ready() for job in self._jobs)
+
+    def get(self) -> list:
+        return [result for job in self._jobs for result in job.get(COMPILE_TIMEOUT)]
 
 
 class LocalStream:

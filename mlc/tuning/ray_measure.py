@@ -51,7 +51,7 @@ from typing import Any
 from mlc.errors import MlcError
 from mlc.tuning.device_worker import TimingActor
 from mlc.tuning.features import extract_from_text
-from mlc.tuning.measure import REFERENCES_HELD, RUN_TIMEOUT, MeasureResult, MeasureTask, compile_candidate
+from mlc.tuning.measure import REFERENCES_HELD, RUN_TIMEOUT, Handles, MeasureResult, MeasureTask, compile_candidate
 from mlc.tuning.optional import require
 from mlc.tuning.space import device_arch
 from mlc.tuning.streams import RunningSeconds, lookahead
@@ -136,6 +136,12 @@ class RayMeasurer:
         space's background extraction (`prefetch.py`) keeps this many in flight: the other half
         of the CPUs stays free for compile tasks."""
         return max(1, int(self.ray.cluster_resources().get("CPU", 1)) // 2)
+
+    def extract_soon(self, source: str, configs: list[dict]) -> Handles:
+        """`extract` without waiting (`Search.speculate`): one task per share, as `extract`."""
+        share = max(1, -(-len(configs) // self.extract_workers))
+        arch = self.arch
+        return Handles([RayHandle(self.ray, self._remote_extract.remote(source, self.target, configs[start : start + share], arch)) for start in range(0, len(configs), share)])
 
     def extract_later(self, source: str, configs: list[dict]) -> RayHandle:
         """`features.extract_from_text` of `configs` as one task, in the background (`prefetch.py`)."""
@@ -293,8 +299,8 @@ class RayHandle:
         ready, _ = self._ray.wait([self._reference], num_returns=1, timeout=0)
         return bool(ready)
 
-    def get(self) -> Any:
-        return self._ray.get(self._reference)
+    def get(self, timeout: float | None = None) -> Any:
+        return self._ray.get(self._reference, timeout=timeout)
 
 
 def _outcome(ray: Any, reference: Any) -> MeasureResult:
