@@ -369,6 +369,57 @@ def test_draws_extracted_together_serve_later_proposals():
     assert one_at_a_time[1] >= 10 and eight_at_once[1] <= 4  # one a proposal; the heuristic's, then one per 8 draws
 
 
+class SpeculatingMeasurer(SyntheticMeasurer):
+    """A synthetic measurer with `extract_soon` (`Search.speculate`): an extraction started ahead
+    is ready the second time it is polled, and extracts when it is taken."""
+
+    extract_workers = 4
+
+    def __init__(self, ahead: bool):
+        super().__init__()
+        self.on_demand: list[str] = []
+        self.ahead: list[str] = []
+        if not ahead:
+            self.extract_soon = None
+
+    def extract(self, source, configs):
+        self.on_demand.extend(config_key(c) for c in configs)
+        return super().extract(source, configs)
+
+    def extract_soon(self, source, configs):
+        outer = self
+
+        class Job:
+            polls = 0
+
+            def ready(self):
+                self.polls += 1
+                return self.polls > 1
+
+            def get(self):
+                outer.ahead.extend(config_key(c) for c in configs)
+                return extract_from_text(source, "cpu", configs)
+
+        return Job()
+
+
+@pytest.mark.parametrize("strategy", ["random", "evolutionary"])
+def test_draws_extracted_ahead_spare_the_proposals_round_trips(strategy):
+    """The next proposals' draws are extracted while the search waits for results: fewer round
+    trips on the proposals' path, no configuration extracted twice, and (random, one at a time)
+    the trials of extracting every draw on demand."""
+    runs = {}
+    for ahead in (False, True):
+        measurer = SpeculatingMeasurer(ahead)
+        result = tune(workload(ADD), "cpu", 12, measurer, strategy=strategy, batch=1, seed=0)
+        runs[ahead] = ([(t.index, t.pipeline) for t in result.trials], result.extractions, measurer)
+    with_ahead = runs[True][2]
+    extracted = with_ahead.on_demand + with_ahead.ahead
+    assert with_ahead.ahead and len(set(extracted)) == len(extracted)
+    assert runs[True][1]["round trips"] < runs[False][1]["round trips"]
+    assert len(runs[True][0]) == 12 and (strategy != "random" or runs[True][0] == runs[False][0])
+
+
 def test_lookahead_keeps_enough_candidates_for_the_devices_and_no_more_than_the_pool():
     assert lookahead(1, 16, None, None) == INITIAL_PER_DEVICE
     assert lookahead(2, 32, 0.6, 0.15) == 2 * (4 + 1)  # compile 4x a device's share: 4 compiling, 1 waiting
