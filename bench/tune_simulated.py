@@ -46,7 +46,7 @@ from pathlib import Path
 
 from mlc.compiler import _read_source
 from mlc.tuning.device_worker import warm_up
-from mlc.tuning.measure import GPU_PROTOCOL, LocalMeasurer, MeasureResult
+from mlc.tuning.measure import GPU_PROTOCOL, Handles, LocalMeasurer, MeasureResult
 from mlc.tuning.search import tune_many
 from mlc.tuning.space import SearchSpace, config_key
 from mlc.tuning.streams import RunningSeconds, lookahead
@@ -69,8 +69,8 @@ class Handle:
     def ready(self) -> bool:
         return self._future.done()
 
-    def get(self) -> list:
-        return self._future.result()
+    def get(self, timeout: float | None = None) -> list:
+        return self._future.result(timeout)
 
 
 class WallClockMeasurer:
@@ -102,6 +102,11 @@ class WallClockMeasurer:
         share = max(1, -(-len(configs) // self.extract_workers))
         jobs = [self._on_demand.submit(self._extract, configs[start : start + share]) for start in range(0, len(configs), share)]
         return [result for job in jobs for result in job.result()]
+
+    def extract_soon(self, source: str, configs: list[dict]) -> Handle:
+        share = max(1, -(-len(configs) // self.extract_workers))
+        jobs = [self._on_demand.submit(self._extract, configs[start : start + share]) for start in range(0, len(configs), share)]
+        return Handles([Handle(job) for job in jobs])
 
     def extract_later(self, source: str, configs: list[dict]) -> Handle:
         return Handle(self._background.submit(self._extract, configs))
