@@ -281,7 +281,7 @@ def breakdown(results: list[TuneResult], wall: float, devices: int, workers: int
     means = ", ".join(f"{name} {seconds / len(trials) * 1e3:.0f} ms" for name, seconds in [("compile", compile_total), *phases.items()])
     means += " (a compile's process: " + ", ".join(f"{name} {amount / len(trials):.3g}" for name, amount in usage.items()) + ")"
     host = {step: sum(r.host_seconds.get(step, 0.0) for r in results) for step in ("propose", "fit", "wait")}
-    extracted = {kind: sum(r.extractions.get(kind, 0) for r in results) for kind in ("round trips", "on demand", "background")}
+    extracted = {kind: sum(r.extractions.get(kind, 0) for r in results) for kind in ("round trips", "on demand", "ahead", "background")}
     main = "tuning process: " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in host.items())
     main += " (extracted: " + ", ".join(f"{kind} {count}" for kind, count in extracted.items()) + "); "
     compiling = f"compile workers busy {compile_total / (wall * workers):.0%} of {workers} x {wall:.1f} s; " if workers else ""
