@@ -38,9 +38,9 @@ PARAMETERS = {
 ROUNDS = 60
 DATASET_PARAMETERS = {"verbosity": -1, "num_threads": 1}
 """One thread for building the data set and predicting too, not only for training: left to
-OpenMP's default, each call woke a thread per core of the host (32 on the 2-GPU machine), whose
-spinning cost the search's process ~2 cores while it tuned beside 32 busy compile processes, for
-a few hundred rows."""
+OpenMP's default, each call used a thread per core of the host, for a few hundred rows. On the
+2-GPU machine (32 cores) the search's process used 59 CPU-s in a 28 s tuning (34 in 16 s); with
+one thread, 2.4 s in either."""
 
 
 @dataclass

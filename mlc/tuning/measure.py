@@ -43,7 +43,14 @@ Two measurers share these steps:
   draws (and waits for) one configuration per extraction process at a time, and a small space is
   extracted in the background at the start of its tuning (`prefetch.py`), when few compiles run:
   with half as many, proposals during that phase could not keep two GPUs fed (2-3x the round
-  trips; a wall-clock simulation of the 2-GPU benchmark left each GPU idle 2.5 s of 16). `submit(tasks)` returns at once (a `Pending`): the tasks are queued for compiling, and
+  trips; a wall-clock simulation of the 2-GPU benchmark left each GPU idle 2.5 s of 16). The
+  extraction processes never open a device: the search's GPU architecture (`arch`) travels with
+  each extraction. (When each asked the device itself, the 2-GPU machine had 48 more CUDA
+  contexts on GPU 0, opened during the tuning, beside 32 busy compile processes; compiles took
+  2.8 s there. With this, the parsed workload kept per process and the draws extracted ahead,
+  they took 0.4-0.6 s, all of it CPU: BENCHMARKS.md, the sixth measurement; which change freed
+  them is not isolated.) `extract_soon` is `extract` without waiting (`Search.speculate`).
+  `submit(tasks)` returns at once (a `Pending`): the tasks are queued for compiling, and
   each compiled candidate goes to the first free device (one thread per device feeds its timing
   process), so that a search can propose and compile its next batch while this one is timed.
   A workload's inputs and reference are sent to a timing process once, not with each candidate
