@@ -411,13 +411,13 @@ def test_draws_extracted_ahead_spare_the_proposals_round_trips(strategy):
     runs = {}
     for ahead in (False, True):
         measurer = SpeculatingMeasurer(ahead)
-        result = tune(workload(ADD), "cpu", 12, measurer, strategy=strategy, batch=1, seed=0)
+        result = tune(workload(ADD), "cpu", 8, measurer, strategy=strategy, batch=1, seed=0)
         runs[ahead] = ([(t.index, t.pipeline) for t in result.trials], result.extractions, measurer)
     with_ahead = runs[True][2]
     extracted = with_ahead.on_demand + with_ahead.ahead
     assert with_ahead.ahead and len(set(extracted)) == len(extracted)
     assert runs[True][1]["round trips"] < runs[False][1]["round trips"]
-    assert len(runs[True][0]) == 12 and (strategy != "random" or runs[True][0] == runs[False][0])
+    assert len(runs[True][0]) == 8 and (strategy != "random" or runs[True][0] == runs[False][0])
 
 
 def test_lookahead_keeps_enough_candidates_for_the_devices_and_no_more_than_the_pool():
