@@ -252,12 +252,13 @@ class Search:
         processes (~40 ms a configuration and the processes' queue), and the search's one thread
         proposes for every workload it tunes: on the shared 2-core machine, with stand-in devices,
         the proposals took 42 of a 48 s tuning. So after each proposal, while the search waits
-        for results, the next `draw_width` draws, at least a population of offspring (random ones, or offspring of the best measured
-        configurations once the model is trained) are extracted: they join the queue the next
-        proposals examine first (`drawn`, `bred`), and a proposal that reaches one still under
-        way waits only for the rest of its extraction. One batch ahead at a time; the draws are
-        those the proposals would make (the random ones in the same order: the random strategy's
-        trials do not change), offspring are bred from the parents of this proposal's time."""
+        for results, the next draws start extracting: `draw_width` random ones, or once the model
+        is trained at least a population of offspring of the best measured configurations. They
+        join the queue the next proposals examine first (`drawn`, `bred`), and a proposal that
+        reaches one still under way waits only for the rest of its extraction. One batch ahead
+        at a time; the draws are those the proposals would make (the random ones in the same
+        order: the random strategy's trials do not change), offspring are bred from the parents
+        of this proposal's time."""
         if self.extract_soon is None or self.ahead:
             return
         evolving = self.strategy != "random" and self.model.trained
