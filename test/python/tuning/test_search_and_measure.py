@@ -99,14 +99,15 @@ def test_ray_gives_each_compiled_candidate_to_a_free_actor(ray_measurer):
 
 
 def test_ray_extracts_in_the_background(ray_measurer):
-    """`extract_later` (what `prefetch.Prefetch` uses) gives what `extract` gives, without waiting."""
+    """`extract_later` (what `prefetch.Prefetch` uses) and `extract_soon` (`Search.speculate`) give
+    what `extract` gives, without waiting."""
     tuned = workload(ADD)
     space = SearchSpace.of(tuned.module, "cpu")
     configs = list(itertools.islice(space.valid_configs(), 3))
-    handle = ray_measurer.extract_later(str(tuned.module), configs)
-    while not handle.ready():
+    handle, soon = ray_measurer.extract_later(str(tuned.module), configs), ray_measurer.extract_soon(str(tuned.module), configs)
+    while not (handle.ready() and soon.ready()):
         pass
-    assert handle.get() == ray_measurer.extract(str(tuned.module), configs) == extract_from_text(str(tuned.module), "cpu", configs)
+    assert handle.get() == soon.get() == ray_measurer.extract(str(tuned.module), configs) == extract_from_text(str(tuned.module), "cpu", configs)
     assert ray_measurer.extract_workers == 1  # half the cluster's two CPUs
 
 
@@ -499,7 +500,7 @@ def test_a_timing_process_keeps_the_references_its_parent_thinks_it_keeps(local_
     source = str(workload(ADD).module)
     configs = list(itertools.islice(SearchSpace.of(workload(ADD).module, "cpu").valid_configs(), 2))
     background = local_measurer.extract_later(source, configs)  # the background pool: its own
-    assert background.get() == local_measurer.extract(source, configs)
+    assert background.get() == local_measurer.extract_soon(source, configs).get() == local_measurer.extract(source, configs)
     assert local_measurer._background_pool not in (None, local_measurer._extract_pool)
     good = _tasks(ADD, ["mlc-lower-to-cpu"])[0]
     others = [MeasureTask(**{**good.__dict__, "inputs": [a.copy() for a in good.inputs]}) for _ in range(2)]
