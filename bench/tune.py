@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import os
 import statistics
 import tempfile
 import time
@@ -266,6 +267,10 @@ def breakdown(results: list[TuneResult], wall: float, devices: int, workers: int
     if not trials:
         return "no candidate measured"
     compile_total = sum(t.result.compile_seconds for t in trials)
+    usage: dict[str, float] = {}
+    for trial in trials:
+        for name, amount in trial.result.compile_usage:
+            usage[name] = usage.get(name, 0.0) + amount
     phases: dict[str, float] = {}
     per_device = [0.0] * devices
     for trial in trials:
@@ -274,8 +279,9 @@ def breakdown(results: list[TuneResult], wall: float, devices: int, workers: int
         if trial.result.device is not None and trial.result.device < devices:
             per_device[trial.result.device] += sum(seconds for _, seconds in trial.result.phases)
     means = ", ".join(f"{name} {seconds / len(trials) * 1e3:.0f} ms" for name, seconds in [("compile", compile_total), *phases.items()])
+    means += " (a compile's process: " + ", ".join(f"{name} {amount / len(trials):.3g}" for name, amount in usage.items()) + ")"
     host = {step: sum(r.host_seconds.get(step, 0.0) for r in results) for step in ("propose", "fit", "wait")}
-    extracted = {kind: sum(r.extractions.get(kind, 0) for r in results) for kind in ("round trips", "on demand", "background")}
+    extracted = {kind: sum(r.extractions.get(kind, 0) for r in results) for kind in ("round trips", "on demand", "ahead", "background")}
     main = "tuning process: " + ", ".join(f"{step} {seconds:.1f} s" for step, seconds in host.items())
     main += " (extracted: " + ", ".join(f"{kind} {count}" for kind, count in extracted.items()) + "); "
     compiling = f"compile workers busy {compile_total / (wall * workers):.0%} of {workers} x {wall:.1f} s; " if workers else ""
@@ -288,6 +294,33 @@ def breakdown(results: list[TuneResult], wall: float, devices: int, workers: int
             widths.append((ordered[bracket[1]] - ordered[bracket[0]]) / trial.cost)  # type: ignore[operator]
     spread = f"; 95% brackets of the medians: median width {statistics.median(widths):.2%}, widest {max(widths):.2%}" if widths else ""
     return f"{len(trials)} candidates, per candidate: {means}; {main}{compiling}devices busy {busy} of {wall:.1f} s{spread}"
+
+
+def host_counters() -> dict[str, float]:
+    """This host's CPU seconds by kind since boot (/proc/stat's 'cpu' line: user, nice, system,
+    idle, iowait, irq, softirq, steal) and its memory in GiB (/proc/meminfo); empty elsewhere."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:9]
+        memory = {line.split(":")[0]: int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()}
+    except (OSError, ValueError, IndexError):
+        return {}
+    ticks = os.sysconf("SC_CLK_TCK")
+    counters = {name: int(value) / ticks for name, value in zip(("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"), fields)}
+    return counters | {"memory GiB": memory.get("MemTotal", 0) / 2**20, "available GiB": memory.get("MemAvailable", 0) / 2**20}
+
+
+def host_use(before: dict[str, float], after: dict[str, float], wall: float) -> str:
+    """How busy the host's CPUs were between two `host_counters` (cores' worth over `wall`): the
+    niced processes (compile and extraction workers) apart, and the hypervisor's steal."""
+    if not before or not after:
+        return "host CPU use unknown"
+    spent = {name: after[name] - before[name] for name in ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")}
+    cores = lambda *names: sum(spent[name] for name in names) / wall  # noqa: E731
+    return (
+        f"host CPUs ({os.cpu_count()}): busy {cores('user', 'nice', 'system', 'irq', 'softirq'):.1f} cores "
+        f"(niced {cores('nice'):.1f}, system {cores('system'):.1f}), idle {cores('idle', 'iowait'):.1f}, steal {cores('steal'):.1f}; "
+        f"memory {before['memory GiB']:.0f} -> {after['memory GiB']:.0f} GiB, available {before['available GiB']:.0f} -> {after['available GiB']:.0f}"
+    )
 
 
 def protocol(args: argparse.Namespace) -> TimingProtocol:
@@ -323,11 +356,12 @@ def scaling(args: argparse.Namespace) -> None:
         if hasattr(measurer, "warm_up"):
             measurer.warm_up()
             print(f"  measurer started in {time.perf_counter() - start:.1f} s (not counted below)", flush=True)
-        start = time.perf_counter()
+        start, host, search_cpu = time.perf_counter(), host_counters(), time.process_time()
         options = dict(strategy=args.strategy, batch=args.batch, protocol=timing)
         references_in_order = [references[name] for name in workloads]
         results = tune_many(list(workloads.values()), args.target, args.trials, measurer, args.concurrency, references_in_order, **options)
         walls[len(devices)] = time.perf_counter() - start
+        search_cpu, host = time.process_time() - search_cpu, host_use(host, host_counters(), walls[len(devices)])
         bests = []
         for name, result in zip(workloads, results):
             failures = [t.result.error or "" for t in result.trials if t.cost is None]
@@ -337,6 +371,7 @@ def scaling(args: argparse.Namespace) -> None:
         measurer.close()
         print(f"{len(devices)} device(s): {len(chosen)} shapes x {args.trials} trials in {walls[len(devices)]:.1f} s (best: {'; '.join(bests)})", flush=True)
         print("  " + breakdown(results, walls[len(devices)], len(devices), workers), flush=True)
+        print(f"  the tuning process's CPU: {search_cpu:.1f} s (all its threads); {host}", flush=True)
     if len(every) > 1:
         print(f"scaling from 1 to {len(every)} devices: {walls[1] / walls[len(every)]:.2f}x", flush=True)
 

@@ -3,6 +3,7 @@ stand-in for the GPU machine's measurer, to find what keeps the devices waiting 
 device time.
 
     python bench/tune_simulated.py [--devices 1 2] [--trials 96] [--concurrency 2] [--compile-s 0.5 --compile-sigma 0.7 --extract-s 0.1 --device-s 0.155] [--cache PATH]
+    python bench/tune_simulated.py --real-host [--workers 2] [--trials 24] [--device-s 1.0]
 
 What is real: the search (`search.tune_many`: proposals, LightGBM fits, the prefetch and the
 drawn queues) in this process, and each configuration's features and fingerprint (extracted
@@ -15,7 +16,15 @@ The defaults' compile mean (1.0 s) and device seconds (0.155) are the fifth meas
 2-GPU machine (BENCHMARKS.md; compiles were ~0.45 s in the fourth); the compile spread and the
 0.15 s of an extraction there are assumptions. The shapes are that benchmark's two.
 
-Not simulated: the host's CPU contention (a process here is a thread that sleeps), the GIL cost
+`--real-host`: the host side real instead, the devices not: `LocalMeasurer` on the CPU target
+(this host's compile, extraction and background processes, compiling and extracting for real,
+the search in this process) with stand-in devices that hold each compiled candidate
+`--device-s` seconds (`SleepingDevices`). Its 1-vs-2 ratio shows what the host's own paths (the
+proposals, the pools' contention) leave of two devices' speed-up; scale `--device-s` so that
+the devices, not this host's cores, should bound (a 2-core machine compiles ~2-4 candidates a
+second).
+
+Not simulated (without `--real-host`): the host's CPU contention (a process here is a thread that sleeps), the GIL cost
 of the measurer's own threads, GPU-side effects. The spaces are those of a machine without a
 GPU (the generic GPU pipeline): the same knobs for these two shapes. Prints each run's wall
 time, each device's busy share and idle gaps, when the first device started, and the tuning
@@ -36,7 +45,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from mlc.compiler import _read_source
-from mlc.tuning.measure import GPU_PROTOCOL, LocalMeasurer, MeasureResult
+from mlc.tuning.device_worker import warm_up
+from mlc.tuning.measure import GPU_PROTOCOL, Handles, LocalMeasurer, MeasureResult
 from mlc.tuning.search import tune_many
 from mlc.tuning.space import SearchSpace, config_key
 from mlc.tuning.streams import RunningSeconds, lookahead
@@ -59,8 +69,8 @@ class Handle:
     def ready(self) -> bool:
         return self._future.done()
 
-    def get(self) -> list:
-        return self._future.result()
+    def get(self, timeout: float | None = None) -> list:
+        return self._future.result(timeout)
 
 
 class WallClockMeasurer:
@@ -92,6 +102,11 @@ class WallClockMeasurer:
         share = max(1, -(-len(configs) // self.extract_workers))
         jobs = [self._on_demand.submit(self._extract, configs[start : start + share]) for start in range(0, len(configs), share)]
         return [result for job in jobs for result in job.result()]
+
+    def extract_soon(self, source: str, configs: list[dict]) -> Handle:
+        share = max(1, -(-len(configs) // self.extract_workers))
+        jobs = [self._on_demand.submit(self._extract, configs[start : start + share]) for start in range(0, len(configs), share)]
+        return Handles([Handle(job) for job in jobs])
 
     def extract_later(self, source: str, configs: list[dict]) -> Handle:
         return Handle(self._background.submit(self._extract, configs))
@@ -142,6 +157,46 @@ class WallClockMeasurer:
             pool.shutdown(wait=False)
 
 
+class SleepingDevices(LocalMeasurer):
+    """`LocalMeasurer` ('cpu') whose devices are stand-ins: each compiled candidate holds its device
+    `device_seconds` (no timing process runs it); compiles and extractions are real."""
+
+    def __init__(self, devices: int, workers: int, device_seconds: float):
+        super().__init__("cpu", workers=workers, devices=[str(device) for device in range(devices)])
+        self.device_seconds = device_seconds
+        self.spans: list[tuple[int, float, float]] = []
+
+    def warm_up(self) -> None:
+        with self._lock:
+            jobs = [self._compiler().apply_async(warm_up, (self.target,)) for _ in range(self.workers)]
+            jobs += [self._extractor().apply_async(warm_up, ("cpu",)) for _ in range(self.extract_workers)]
+            jobs += [self._background().apply_async(warm_up, ("cpu",)) for _ in range(self.background_workers)]
+        for job in jobs:
+            job.get()
+
+    def _time(self, device: int, item: object, artifact: bytes, seconds: float) -> MeasureResult:
+        started = time.perf_counter()
+        time.sleep(self.device_seconds)
+        self.spans.append((device, started, time.perf_counter()))
+        cost = 1e-5 * (1 + _hash(item.task.pipeline) % 1000 / 100)  # type: ignore[attr-defined]
+        return MeasureResult(cost, None, seconds, phases=(("time", self.device_seconds),))
+
+
+def real_host(args: argparse.Namespace, workloads: dict[str, Workload]) -> dict[int, float]:
+    """`--real-host`: each device count's wall time with `SleepingDevices` (see the docstring)."""
+    walls = {}
+    for devices in args.devices:
+        measurer = SleepingDevices(devices, args.workers, args.device_s)
+        measurer.warm_up()
+        started = time.perf_counter()
+        options = dict(strategy=args.strategy, batch=args.batch)
+        results = tune_many(list(workloads.values()), "cpu", args.trials, measurer, args.concurrency, [([], [], [])] * len(workloads), **options)
+        walls[devices] = time.perf_counter() - started
+        measurer.close()
+        print(report(devices, walls[devices], started, measurer, results), flush=True)
+    return walls
+
+
 def extractions(workloads: dict[str, Workload], cache: Path) -> dict[str, object]:
     """Every valid configuration's features of each workload's space ('cuda'), kept in `cache`."""
     if cache.exists():
@@ -158,7 +213,7 @@ def extractions(workloads: dict[str, Workload], cache: Path) -> dict[str, object
     return extracted
 
 
-def report(devices: int, wall: float, started: float, measurer: WallClockMeasurer, results: list) -> str:
+def report(devices: int, wall: float, started: float, measurer: WallClockMeasurer | SleepingDevices, results: list) -> str:
     lines = [f"{devices} device(s): {wall:.1f} s, first device started after {min(s for _, s, _ in measurer.spans) - started:.2f} s"]
     for device in range(devices):
         spans = sorted((s, e) for d, s, e in measurer.spans if d == device)
@@ -185,8 +240,13 @@ def main() -> None:
     parser.add_argument("--device-s", type=float, default=0.155)
     parser.add_argument("--extract-s", type=float, default=0.15)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/mlc-tune-simulated-extractions.pkl"))
+    parser.add_argument("--real-host", action="store_true", help="this host's compile and extraction processes (CPU target), stand-in devices")
     args = parser.parse_args()
     workloads = {name: Workload(_read_source(shapes("cuda", False)[name])[0], "main", name) for name in SHAPES}
+    if args.real_host:
+        walls = real_host(args, workloads)
+        print(f"scaling from {args.devices[0]} to {args.devices[-1]} devices: {walls[args.devices[0]] / walls[args.devices[-1]]:.2f}x")
+        return
     extracted = extractions(workloads, args.cache)
     references = [([], [], [])] * len(workloads)  # (nothing is run: no reference needed)
     walls = {}

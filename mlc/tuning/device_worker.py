@@ -50,6 +50,8 @@ class MeasureResult:
     """Seconds spent in each step where the device is: ('load', s), ('check', s), ('time', s)."""
     device: int | None = None
     """Which of the measurer's devices timed it (None: not timed, or not said)."""
+    compile_usage: tuple[tuple[str, float], ...] = ()
+    """What the compiling process used for it (`measure.COMPILE_USAGE`; empty: not said)."""
 
 
 def describe_error(error: BaseException) -> str:
@@ -167,6 +169,10 @@ def warm_up(target: str) -> None:
     import mlc.caching  # noqa: F401
     import mlc.compiler  # noqa: F401
     import mlc.tuning.features  # noqa: F401
+    from mlc.transforms import all_passes
+
+    for load in all_passes().values():  # the passes' modules load on first use: in the first candidate's time
+        load()
 
     if target == "cuda":
         from mlc.runtime import get_device

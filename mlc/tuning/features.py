@@ -29,6 +29,7 @@ Limits: dynamic trip counts count once; the counts are of the IR before LLVM's o
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -239,14 +240,12 @@ def extract(module: ModuleOp, space: SearchSpace, config: Config) -> tuple[list[
     return feature_vector(module_features(lowered, space.target), config), fingerprint(lowered, rest)
 
 
-def extract_from_text(source: str, target: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
+def extract_from_text(source: str, target: str, configs: list[dict], arch: str | None = None) -> list[tuple[list[float], str] | str]:
     """`extract` of each configuration on the module spelled by `source`, for a worker process
-    (text travels, IR does not): the features and fingerprint, or the reason it does not lower."""
-    from mlc.compiler import _read_source
-    from mlc.tuning.space import SearchSpace
-
-    module, _, _ = _read_source(source)
-    space = SearchSpace.of(module, target)
+    (text travels, IR does not): the features and fingerprint, or the reason it does not lower.
+    `arch`: the GPU architecture the search's space was made for (`SearchSpace.of`); given, the
+    worker never opens a device (see `_workload`)."""
+    module, space = _workload(source, target, arch)
     results: list[tuple[list[float], str] | str] = []
     for config in configs:
         try:
@@ -254,3 +253,16 @@ def extract_from_text(source: str, target: str, configs: list[dict]) -> list[tup
         except Exception as error:  # noqa: BLE001 - a configuration that does not lower is a failed trial
             results.append(f"does not lower: {type(error).__name__}: {error}")
     return results
+
+
+@functools.lru_cache(maxsize=4)
+def _workload(source: str, target: str, arch: str | None) -> tuple[ModuleOp, SearchSpace]:
+    """The parsed module and its space, once per process and workload (`extract` lowers a copy):
+    parsing the text and deriving the space cost as much as extracting one configuration (~40 ms
+    for the softmax), and a background job holds two. With `arch` None on 'cuda' the space asks
+    the device, which opens a CUDA context in this process: on the 2-GPU machine every
+    extraction process (48 of them) opened one on GPU 0, in the middle of the tuning."""
+    from mlc.compiler import _read_source
+
+    module, _, _ = _read_source(source)
+    return module, SearchSpace.of(module, target, arch)

@@ -43,7 +43,14 @@ Two measurers share these steps:
   draws (and waits for) one configuration per extraction process at a time, and a small space is
   extracted in the background at the start of its tuning (`prefetch.py`), when few compiles run:
   with half as many, proposals during that phase could not keep two GPUs fed (2-3x the round
-  trips; a wall-clock simulation of the 2-GPU benchmark left each GPU idle 2.5 s of 16). `submit(tasks)` returns at once (a `Pending`): the tasks are queued for compiling, and
+  trips; a wall-clock simulation of the 2-GPU benchmark left each GPU idle 2.5 s of 16). The
+  extraction processes never open a device: the search's GPU architecture (`arch`) travels with
+  each extraction. (When each asked the device itself, the 2-GPU machine had 48 more CUDA
+  contexts on GPU 0, opened during the tuning, beside 32 busy compile processes; compiles took
+  2.8 s there. With this, the parsed workload kept per process and the draws extracted ahead,
+  they took 0.4-0.6 s, all of it CPU: BENCHMARKS.md, the sixth measurement; which change freed
+  them is not isolated.) `extract_soon` is `extract` without waiting (`Search.speculate`).
+  `submit(tasks)` returns at once (a `Pending`): the tasks are queued for compiling, and
   each compiled candidate goes to the first free device (one thread per device feeds its timing
   process), so that a search can propose and compile its next batch while this one is timed.
   A workload's inputs and reference are sent to a timing process once, not with each candidate
@@ -61,6 +68,7 @@ keep) and the tuning database is not consulted.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import multiprocessing
 import os
@@ -78,6 +86,7 @@ from typing import Any
 import numpy as np
 
 from mlc.tuning.device_worker import REFERENCES_KEPT, MeasureResult, describe_error, device_loop, run_candidate, warm_up
+from mlc.tuning.space import device_arch
 from mlc.tuning.streams import RunningSeconds, lookahead
 
 COMPILE_TIMEOUT = 300.0
@@ -157,6 +166,30 @@ def compile_candidate(task: MeasureTask) -> tuple[bytes | None, str | None, floa
         return None, describe_error(error), time.perf_counter() - start
 
 
+COMPILE_USAGE = ("cpu s", "blocked", "preempted", "page faults")
+"""What `compile_candidate_timed` reports of a compiling process (`MeasureResult.compile_usage`)."""
+
+
+def compile_candidate_timed(task: MeasureTask) -> tuple[bytes | None, str | None, float, tuple[tuple[str, float], ...]]:
+    """`compile_candidate` and what its process used meanwhile (`COMPILE_USAGE`, from getrusage):
+    CPU seconds of all its threads (the backend's and the driver's JIT too), voluntary context
+    switches (waits: for the device, the driver, the disk), involuntary ones (preempted: more
+    runnable threads than cores) and page faults (memory first touched). A compile whose wall
+    time is well above its CPU time waited, and these say for what."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    artifact, error, seconds = compile_candidate(task)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    used = (
+        after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
+        after.ru_nvcsw - before.ru_nvcsw,
+        after.ru_nivcsw - before.ru_nivcsw,
+        after.ru_minflt + after.ru_majflt - before.ru_minflt - before.ru_majflt,
+    )
+    return artifact, error, seconds, tuple(zip(COMPILE_USAGE, map(float, used)))
+
+
 def _worker_setup(environment: dict[str, str], niceness: int) -> None:
     os.environ.update(environment)
     os.nice(niceness)
@@ -195,6 +228,7 @@ class _Compiling:
     task: MeasureTask
     reference: int
     started: float
+    compile_usage: tuple[tuple[str, float], ...] = ()
 
 
 class _TimingProcess:
@@ -314,15 +348,33 @@ class LocalMeasurer:
         for job in jobs:
             job.get(COMPILE_TIMEOUT)
 
+    @functools.cached_property
+    def arch(self) -> str:
+        """The GPU architecture the search's spaces are made for (`space.device_arch`; the search's
+        process has opened the device already), sent with every extraction: the extraction
+        processes then never open a device of their own."""
+        return device_arch(self.target)
+
     def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
-        """`features.extract_from_text` of `configs`, spread over the compile processes."""
+        """`features.extract_from_text` of `configs`, spread over the extraction processes."""
         from mlc.tuning.features import extract_from_text
 
         share = max(1, -(-len(configs) // self.extract_workers))
         chunks = [configs[start : start + share] for start in range(0, len(configs), share)]
+        arch = self.arch
         with self._lock:
-            jobs = [self._extractor().apply_async(extract_from_text, (source, self.target, chunk)) for chunk in chunks]
+            jobs = [self._extractor().apply_async(extract_from_text, (source, self.target, chunk, arch)) for chunk in chunks]
         return [result for job in jobs for result in job.get(COMPILE_TIMEOUT)]
+
+    def extract_soon(self, source: str, configs: list[dict]) -> Handles:
+        """`extract` without waiting: a handle with `ready()` and `get()` (`Search.speculate`)."""
+        from mlc.tuning.features import extract_from_text
+
+        share = max(1, -(-len(configs) // self.extract_workers))
+        chunks = [configs[start : start + share] for start in range(0, len(configs), share)]
+        arch = self.arch
+        with self._lock:
+            return Handles([self._extractor().apply_async(extract_from_text, (source, self.target, chunk, arch)) for chunk in chunks])
 
     def extract_later(self, source: str, configs: list[dict]) -> Any:
         """`features.extract_from_text` of `configs` in one process of the background pool (its own,
@@ -330,8 +382,9 @@ class LocalMeasurer:
         `ready()` and `get()` (`prefetch.Prefetch`)."""
         from mlc.tuning.features import extract_from_text
 
+        arch = self.arch
         with self._lock:
-            return self._background().apply_async(extract_from_text, (source, self.target, configs))
+            return self._background().apply_async(extract_from_text, (source, self.target, configs, arch))
 
     def close(self) -> None:
         with self._lock:
@@ -392,21 +445,22 @@ class LocalMeasurer:
         item.started = time.monotonic()
         self._compiling[job] = item
         self._compiler().apply_async(
-            compile_candidate,
+            compile_candidate_timed,
             (item.task.without_arrays(),),  # the compile workers need the program only
             callback=lambda outcome: self._on_compiled(job, outcome),
-            error_callback=lambda error: self._on_compiled(job, (None, f"the compiling process failed: {error}", 0.0)),
+            error_callback=lambda error: self._on_compiled(job, (None, f"the compiling process failed: {error}", 0.0, ())),
         )
 
-    def _on_compiled(self, job: int, outcome: tuple[bytes | None, str | None, float]) -> None:
+    def _on_compiled(self, job: int, outcome: tuple[bytes | None, str | None, float, tuple[tuple[str, float], ...]]) -> None:
         with self._lock:
             item = self._compiling.pop(job, None)
         if item is None:  # timed out and given up meanwhile
             return
-        artifact, error, seconds = outcome
+        artifact, error, seconds, usage = outcome
         self._count("compile", seconds)
+        item.compile_usage = usage
         if artifact is None:
-            item.pending.set(item.index, MeasureResult(None, error, seconds))
+            item.pending.set(item.index, MeasureResult(None, error, seconds, compile_usage=usage))
         else:
             self._compiled.put((item, artifact, seconds))
 
@@ -450,7 +504,7 @@ class LocalMeasurer:
             started = time.perf_counter()
             measured = self._time(device, item, artifact, seconds)
             self._count("device", time.perf_counter() - started)
-            item.pending.set(item.index, dataclasses.replace(measured, device=device))
+            item.pending.set(item.index, dataclasses.replace(measured, device=device, compile_usage=item.compile_usage))
 
     def _timing_process(self, device: int) -> _TimingProcess:
         process = self._timing[device]
@@ -472,6 +526,19 @@ class LocalMeasurer:
         self._timing[device] = None
         process.close()
         return MeasureResult(None, error, seconds)
+
+
+class Handles:
+    """Several jobs' results as one (`ready()` when all are, `get()` their lists joined in order)."""
+
+    def __init__(self, jobs: Sequence[Any]):
+        self._jobs = list(jobs)
+
+    def ready(self) -> bool:
+        return all(job.ready() for job in self._jobs)
+
+    def get(self) -> list:
+        return [result for job in self._jobs for result in job.get(COMPILE_TIMEOUT)]
 
 
 class LocalStream:

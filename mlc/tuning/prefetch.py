@@ -15,9 +15,11 @@ without waiting. `width` is the measurer's `background_workers`: `LocalMeasurer`
 in a pool of their own at the lowest priority, so that on-demand extractions never queue behind
 them and compiles are not slowed (on the 2-GPU machine, sharing one pool made an on-demand round
 trip wait for a whole round of background chunks, ~0.8 s; and extracting whole spaces at normal
-priority beside the compiles is the likely reason compiles took 2.3x longer there than before). A space of 735 configurations at ~60-150 ms
-each is a few seconds of 16 processes: the later proposals of the tuning find their
-configurations extracted.
+priority beside the compiles was a suspect for compiles taking 2.3x longer there than before;
+at the lowest priority and without a CUDA context per extraction process they took 0.4-0.6 s
+again). A space of 735 configurations at ~20-60 ms each is a few seconds of 16 processes: the
+later proposals of the tuning find their configurations extracted. `known` is the search's
+(`Search.known`): configurations extracted, or being extracted ahead, are not queued here.
 
 Limits: larger spaces are not prefetched (their draws rarely repeat a program); a measurer without
 `extract_later` gets none.

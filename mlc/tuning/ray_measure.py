@@ -36,6 +36,7 @@ minute or more): `RayUnavailableError` names the address. Ray is an optional dep
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import os
 import socket
@@ -50,8 +51,9 @@ from typing import Any
 from mlc.errors import MlcError
 from mlc.tuning.device_worker import TimingActor
 from mlc.tuning.features import extract_from_text
-from mlc.tuning.measure import REFERENCES_HELD, RUN_TIMEOUT, MeasureResult, MeasureTask, compile_candidate
+from mlc.tuning.measure import REFERENCES_HELD, RUN_TIMEOUT, Handles, MeasureResult, MeasureTask, compile_candidate
 from mlc.tuning.optional import require
+from mlc.tuning.space import device_arch
 from mlc.tuning.streams import RunningSeconds, lookahead
 
 CONNECT_TIMEOUT = 3.0
@@ -117,8 +119,16 @@ class RayMeasurer:
     def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
         """`features.extract_from_text` of `configs`, one Ray task per share of `extract_workers`."""
         share = max(1, -(-len(configs) // self.extract_workers))
-        references = [self._remote_extract.remote(source, self.target, configs[start : start + share]) for start in range(0, len(configs), share)]
+        arch = self.arch
+        references = [self._remote_extract.remote(source, self.target, configs[start : start + share], arch) for start in range(0, len(configs), share)]
         return [result for chunk in self.ray.get(references) for result in chunk]
+
+    @functools.cached_property
+    def arch(self) -> str:
+        """The GPU architecture of the search's spaces (this process's device, as `SearchSpace.of`
+        reads it), sent with every extraction: the extraction tasks lower for the space the search
+        proposes from, whatever node they run on, and never open a device."""
+        return device_arch(self.target)
 
     @property
     def extract_workers(self) -> int:
@@ -127,9 +137,15 @@ class RayMeasurer:
         of the CPUs stays free for compile tasks."""
         return max(1, int(self.ray.cluster_resources().get("CPU", 1)) // 2)
 
+    def extract_soon(self, source: str, configs: list[dict]) -> Handles:
+        """`extract` without waiting (`Search.speculate`): one task per share, as `extract`."""
+        share = max(1, -(-len(configs) // self.extract_workers))
+        arch = self.arch
+        return Handles([RayHandle(self.ray, self._remote_extract.remote(source, self.target, configs[start : start + share], arch)) for start in range(0, len(configs), share)])
+
     def extract_later(self, source: str, configs: list[dict]) -> RayHandle:
         """`features.extract_from_text` of `configs` as one task, in the background (`prefetch.py`)."""
-        return RayHandle(self.ray, self._remote_extract.remote(source, self.target, configs))
+        return RayHandle(self.ray, self._remote_extract.remote(source, self.target, configs, self.arch))
 
     def measure(self, tasks: Sequence[MeasureTask]) -> list[MeasureResult]:
         """The tasks' results in their order (measured as a stream's candidates)."""
@@ -283,8 +299,8 @@ class RayHandle:
         ready, _ = self._ray.wait([self._reference], num_returns=1, timeout=0)
         return bool(ready)
 
-    def get(self) -> Any:
-        return self._ray.get(self._reference)
+    def get(self, timeout: float | None = None) -> Any:
+        return self._ray.get(self._reference, timeout=timeout)
 
 
 def _outcome(ray: Any, reference: Any) -> MeasureResult:

@@ -30,8 +30,9 @@
    Proposals are the search's own critical path, and their cost is feature extraction: draws are
    extracted `draw_width` (the measurer's extraction processes) at a time, one round trip for
    many rejected draws; the draws a proposal did not examine wait for the next ones
-   (`Search.drawn`, `Search.bred`); and a small space is extracted in the background
-   (`prefetch.py`), after the first proposal.
+   (`Search.drawn`, `Search.bred`); the next proposals' draws are extracted ahead, while the
+   search waits for results (`Search.speculate`); and a small space is extracted in the
+   background (`prefetch.py`), after the first proposal.
 5. Every measurement (failures too) goes to the database (when one is given) as it arrives, and
    to `on_trial` (the progress bar).
 
@@ -53,7 +54,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -92,8 +93,9 @@ class Measurer(Protocol):
 
     # Optional: `stream()` returning a `streams.Stream` (candidates measured as they come, results
     # as they finish); without it, `streams.SequentialStream` measures `slots` at a time.
-    # `extract_workers` (draws extracted at once) and `extract_later(source, configs)` (a
-    # background extraction's handle: `prefetch.py`) make proposals cheaper.
+    # `extract_workers` (draws extracted at once), `extract_soon(source, configs)` (an on-demand
+    # extraction's handle: `Search.speculate`) and `extract_later(source, configs)` (a background
+    # extraction's handle: `prefetch.py`) make proposals cheaper.
 
     def extract(self, source: str, configs: list[dict]) -> list[tuple[list[float], str] | str]:
         """`features.extract_from_text`, in the measurer's worker processes."""
@@ -125,7 +127,8 @@ class TuneResult:
     extraction included), 'fit' (the cost model), 'wait' (for the next result)."""
     extractions: dict[str, int] = field(default_factory=dict)
     """Configurations extracted 'on demand' (each call a round trip the proposal waited for:
-    'round trips') and in the 'background' (`prefetch.py`)."""
+    'round trips'), 'ahead' of the proposals (`Search.speculate`) and in the 'background'
+    (`prefetch.py`)."""
 
     def _tally(self, kind: str, count: int) -> None:
         self.extractions[kind] = self.extractions.get(kind, 0) + count
@@ -184,6 +187,13 @@ class Search:
     proposal walked the whole space again)."""
     prefetch: Prefetch | None = None
     """The background extraction of a small space (`prefetch.py`)."""
+    extract_soon: Callable[[list[dict]], Any] | None = None
+    """`extract_many` without waiting (the measurer's `extract_soon`): a handle with `ready()` and
+    `get()`. With it the search extracts its next draws ahead (`speculate`)."""
+    ahead: list[tuple[list[dict], Any]] = field(default_factory=list)
+    """Extractions started ahead (`speculate`) and not taken yet: their configurations and handle."""
+    ahead_keys: set[str] = field(default_factory=set)
+    """The keys of `ahead`'s configurations."""
     draw_width: int = 1
     """Configurations drawn (and extracted together) at once: the measurer's extraction
     processes, so that one proposal is one round trip to them, not one per rejected draw."""
@@ -208,9 +218,13 @@ class Search:
 
     def prepare(self, configs: Sequence[dict]) -> None:
         """Extracts the features of the valid, new ones of `configs` at once (in parallel), after
-        taking what the background extraction (`prefetch`) has finished."""
+        taking what the background extraction (`prefetch`) has finished and waiting for those of
+        them extracted ahead (`speculate`): they are under way already."""
         self.absorb()
         new = {config_key(c): c for c in configs if self.space.invalid(c) is None and config_key(c) not in self.extracted}
+        for entry in [entry for entry in self.ahead if any(config_key(c) in new for c in entry[0])]:
+            self._take_ahead(entry)
+        new = {key: config for key, config in new.items() if key not in self.extracted}
         if new:
             self.result._tally("round trips", 1)
             self.result._tally("on demand", len(new))
@@ -218,12 +232,61 @@ class Search:
             self._keep(config, outcome)
 
     def absorb(self) -> None:
-        """Takes the background extraction's finished chunks (never waits)."""
+        """Takes the background extraction's and the extractions ahead's finished chunks (never waits)."""
+        for entry in [entry for entry in self.ahead if entry[1].ready()]:
+            self._take_ahead(entry)
         if self.prefetch is not None:
             absorbed = self.prefetch.absorb()
             self.result._tally("background", len(absorbed))
             for config, outcome in absorbed:
                 self._keep(config, outcome)
+
+    def known(self, key: str) -> bool:
+        """Whether the configuration of `key` is extracted or being extracted ahead."""
+        return key in self.extracted or key in self.ahead_keys
+
+    def speculate(self) -> None:
+        """Starts extracting the next proposals' draws now, without waiting (with `extract_soon`).
+
+        A proposal that extracts its draws on demand waits a round trip to the extraction
+        processes (~40 ms a configuration and the processes' queue), and the search's one thread
+        proposes for every workload it tunes: on the shared 2-core machine, with stand-in devices,
+        the proposals took 42 of a 48 s tuning. So after each proposal, while the search waits
+        for results, the next draws start extracting: `draw_width` random ones, or once the model
+        is trained at least a population of offspring of the best measured configurations. They
+        join the queue the next proposals examine first (`drawn`, `bred`), and a proposal that
+        reaches one still under way waits only for the rest of its extraction. One batch ahead
+        at a time; the draws are those the proposals would make (the random ones in the same
+        order: the random strategy's trials do not change), offspring are bred from the parents
+        of this proposal's time."""
+        if self.extract_soon is None or self.ahead:
+            return
+        evolving = self.strategy != "random" and self.model.trained
+        waiting = self.bred if evolving else self.drawn
+        width = max(self.draw_width, POPULATION_LEAST if evolving else 1)  # what one proposal examines
+        if len(waiting) >= width:
+            return
+        parents = self._parents() if evolving else []
+        configs = [self._offspring(parents) if evolving else self.space.random(self.rng) for _ in range(width)]
+        waiting.extend(configs)
+        fresh = {config_key(c): c for c in configs if self.space.invalid(c) is None and not self.known(config_key(c))}
+        if fresh:
+            self.result._tally("ahead", len(fresh))
+            self.ahead.append((list(fresh.values()), self.extract_soon(list(fresh.values()))))
+            self.ahead_keys.update(fresh)
+
+    def _take_ahead(self, entry: tuple[list[dict], Any]) -> None:
+        """Keeps the outcomes of an extraction started ahead (waits for it when it is not done). One
+        that failed is dropped: its configurations are extracted on demand when drawn."""
+        self.ahead.remove(entry)
+        configs, handle = entry
+        self.ahead_keys.difference_update(config_key(c) for c in configs)
+        try:
+            outcomes = handle.get()
+        except Exception:  # noqa: BLE001 - the extraction process died: extracted on demand later
+            return
+        for config, outcome in zip(configs, outcomes):
+            self._keep(config, outcome)
 
     def _keep(self, config: dict, outcome: tuple[list[float], str] | str) -> None:
         key = config_key(config)
@@ -444,6 +507,8 @@ class Tuning:
         self.result = TuneResult(workload, target, space)
         extract = lambda configs: measurer.extract(self.source, configs)  # noqa: E731
         self.search = Search(workload, space, strategy, random.Random(seed), CostModel(seed), self.result, extract, draw_width=getattr(measurer, "extract_workers", 1))
+        if (extract_soon := getattr(measurer, "extract_soon", None)) is not None:
+            self.search.extract_soon = lambda configs: extract_soon(self.source, configs)
         # The database's keys (the target's asks the device for its description): only with one.
         self.keys = (workload.key, target_key(target), current_version()) if database is not None else ('', '', '')
         self.in_flight: dict[int, tuple[int, Candidate]] = {}
@@ -490,9 +555,10 @@ class Tuning:
             candidates = search.propose(wanted)
             result._count("propose", started)
             if not self.prefetching:  # after the first proposal: its draws and the heuristic go first
-                search.prefetch = Prefetch.of(self.space, self.measurer, self.source, lambda key: key in search.extracted)
+                search.prefetch = Prefetch.of(self.space, self.measurer, self.source, search.known)
                 self.prefetching = True
             self.exhausted = not candidates
+            search.speculate()
         return [ticket for candidate in candidates if (ticket := self._start(stream, candidate)) is not None]
 
     def _start(self, stream: Stream, candidate: Candidate) -> int | None:

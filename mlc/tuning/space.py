@@ -41,10 +41,12 @@ def default_pipeline(target: str, precision: str | None = None, arch: str | None
     machine can lower)."""
     from mlc.compiler import default_pipeline_for
 
-    return default_pipeline_for(target, _device_arch(target) if arch is None else arch, precision)
+    return default_pipeline_for(target, device_arch(target) if arch is None else arch, precision)
 
 
-def _device_arch(target: str) -> str:
+def device_arch(target: str) -> str:
+    """The architecture of this machine's GPU for 'cuda' ('' without one, and for the CPU). Asking
+    opens the device (a CUDA context) in this process."""
     if target != "cuda":
         return ""
     from mlc.errors import CudaError
@@ -97,7 +99,7 @@ class SearchSpace:
     @classmethod
     def of(cls, module: ModuleOp, target: str, arch: str | None = None) -> SearchSpace:
         """The space of `module` on `target`, for a GPU of `arch` (None: this machine's GPU)."""
-        arch = _device_arch(target) if arch is None else arch
+        arch = device_arch(target) if arch is None else arch
         facts = WorkloadFacts.of(_decomposed(module), arch)
         return cls.from_facts(facts, target)
 

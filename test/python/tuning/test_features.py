@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from mlc.transforms.lowering.matmul_cpu import host_vector_width
 from mlc.tuning.cost_model import CostModel
 from mlc.tuning.features import extract, loop_level, module_features
@@ -109,3 +111,16 @@ def test_wgmma_kernels_count_their_warpgroup_products():
     mma = module_features(loop_level(module, hopper, {**hopper.heuristic(), "convert-graph-to-tile.matmul-tile": (64, 128, 32)})[0], "cuda")
     assert wgmma["flops"] >= 2 * 128 * 128 * 256 and wgmma["flops"] == mma["flops"]
     assert wgmma["global_load_bytes"] >= (128 * 256 + 256 * 128) * 2
+
+
+def test_an_extraction_process_lowers_for_the_searchs_arch_without_opening_a_device(monkeypatch):
+    """`extract_from_text` with the search's `arch` (what the measurers send) never asks for the
+    device, and gives what extracting in the search's own process gives."""
+    from mlc.tuning import space as space_module
+    from mlc.tuning.features import extract_from_text
+
+    module = workload(MATMUL).module
+    space = SearchSpace.of(module, "cuda", "sm_90")
+    configs = [space.heuristic(), space.random(random.Random(0))]
+    monkeypatch.setattr(space_module, "device_arch", lambda target: pytest.fail("an extraction opened the device"))
+    assert extract_from_text(str(module), "cuda", configs, "sm_90") == [extract(module, space, c) for c in configs]

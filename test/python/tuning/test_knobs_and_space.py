@@ -76,10 +76,10 @@ def test_the_space_tunes_the_pipeline_mlc_compile_runs_on_the_device(monkeypatch
     """On an sm_90 GPU mlc.compile lowers f16 matmuls with wgmma: so does every configuration."""
     from mlc.tuning import space as space_module
 
-    monkeypatch.setattr(space_module, "_device_arch", lambda target: "sm_90" if target == "cuda" else "")
+    monkeypatch.setattr(space_module, "device_arch", lambda target: "sm_90" if target == "cuda" else "")
     hopper = SearchSpace.of(workload(MATMUL).module, "cuda")
     assert "wgmma=true" in hopper.pipeline(hopper.heuristic())
-    monkeypatch.setattr(space_module, "_device_arch", lambda target: "")
+    monkeypatch.setattr(space_module, "device_arch", lambda target: "")
     generic = SearchSpace.of(workload(MATMUL).module, "cuda")
     assert "wgmma" not in generic.pipeline(generic.heuristic())
 

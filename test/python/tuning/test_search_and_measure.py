@@ -99,14 +99,15 @@ def test_ray_gives_each_compiled_candidate_to_a_free_actor(ray_measurer):
 
 
 def test_ray_extracts_in_the_background(ray_measurer):
-    """`extract_later` (what `prefetch.Prefetch` uses) gives what `extract` gives, without waiting."""
+    """`extract_later` (what `prefetch.Prefetch` uses) and `extract_soon` (`Search.speculate`) give
+    what `extract` gives, without waiting."""
     tuned = workload(ADD)
     space = SearchSpace.of(tuned.module, "cpu")
     configs = list(itertools.islice(space.valid_configs(), 3))
-    handle = ray_measurer.extract_later(str(tuned.module), configs)
-    while not handle.ready():
+    handle, soon = ray_measurer.extract_later(str(tuned.module), configs), ray_measurer.extract_soon(str(tuned.module), configs)
+    while not (handle.ready() and soon.ready()):
         pass
-    assert handle.get() == ray_measurer.extract(str(tuned.module), configs) == extract_from_text(str(tuned.module), "cpu", configs)
+    assert handle.get() == soon.get() == ray_measurer.extract(str(tuned.module), configs) == extract_from_text(str(tuned.module), "cpu", configs)
     assert ray_measurer.extract_workers == 1  # half the cluster's two CPUs
 
 
@@ -369,6 +370,57 @@ def test_draws_extracted_together_serve_later_proposals():
     assert one_at_a_time[1] >= 10 and eight_at_once[1] <= 4  # one a proposal; the heuristic's, then one per 8 draws
 
 
+class SpeculatingMeasurer(SyntheticMeasurer):
+    """A synthetic measurer with `extract_soon` (`Search.speculate`): an extraction started ahead
+    is ready the second time it is polled, and extracts when it is taken."""
+
+    extract_workers = 4
+
+    def __init__(self, ahead: bool):
+        super().__init__()
+        self.on_demand: list[str] = []
+        self.ahead: list[str] = []
+        if not ahead:
+            self.extract_soon = None
+
+    def extract(self, source, configs):
+        self.on_demand.extend(config_key(c) for c in configs)
+        return super().extract(source, configs)
+
+    def extract_soon(self, source, configs):
+        outer = self
+
+        class Job:
+            polls = 0
+
+            def ready(self):
+                self.polls += 1
+                return self.polls > 1
+
+            def get(self):
+                outer.ahead.extend(config_key(c) for c in configs)
+                return extract_from_text(source, "cpu", configs)
+
+        return Job()
+
+
+@pytest.mark.parametrize("strategy", ["random", "evolutionary"])
+def test_draws_extracted_ahead_spare_the_proposals_round_trips(strategy):
+    """The next proposals' draws are extracted while the search waits for results: fewer round
+    trips on the proposals' path, no configuration extracted twice, and (random, one at a time)
+    the trials of extracting every draw on demand."""
+    runs = {}
+    for ahead in (False, True):
+        measurer = SpeculatingMeasurer(ahead)
+        result = tune(workload(ADD), "cpu", 8, measurer, strategy=strategy, batch=1, seed=0)
+        runs[ahead] = ([(t.index, t.pipeline) for t in result.trials], result.extractions, measurer)
+    with_ahead = runs[True][2]
+    extracted = with_ahead.on_demand + with_ahead.ahead
+    assert with_ahead.ahead and len(set(extracted)) == len(extracted)
+    assert runs[True][1]["round trips"] < runs[False][1]["round trips"]
+    assert len(runs[True][0]) == 8 and (strategy != "random" or runs[True][0] == runs[False][0])
+
+
 def test_lookahead_keeps_enough_candidates_for_the_devices_and_no_more_than_the_pool():
     assert lookahead(1, 16, None, None) == INITIAL_PER_DEVICE
     assert lookahead(2, 32, 0.6, 0.15) == 2 * (4 + 1)  # compile 4x a device's share: 4 compiling, 1 waiting
@@ -448,7 +500,7 @@ def test_a_timing_process_keeps_the_references_its_parent_thinks_it_keeps(local_
     source = str(workload(ADD).module)
     configs = list(itertools.islice(SearchSpace.of(workload(ADD).module, "cpu").valid_configs(), 2))
     background = local_measurer.extract_later(source, configs)  # the background pool: its own
-    assert background.get() == local_measurer.extract(source, configs)
+    assert background.get() == local_measurer.extract_soon(source, configs).get() == local_measurer.extract(source, configs)
     assert local_measurer._background_pool not in (None, local_measurer._extract_pool)
     good = _tasks(ADD, ["mlc-lower-to-cpu"])[0]
     others = [MeasureTask(**{**good.__dict__, "inputs": [a.copy() for a in good.inputs]}) for _ in range(2)]
