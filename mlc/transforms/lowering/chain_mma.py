@@ -176,7 +176,7 @@ class ChainMmaLowering(TileKernelLowering):
         block_rows = _block_rows(self.kernel)
         assert block_rows is not None
         self.block_rows = block_rows
-        self.warp_rows = warp_rows(self.kernel, block_rows)
+        self.warp_rows = self.choose_warp_rows(block_rows)
         warps = block_rows // self.warp_rows
         self.dot_operands = _operand_values(self.kernel)
         result = self.new_kernel()
@@ -194,6 +194,10 @@ class ChainMmaLowering(TileKernelLowering):
         stages = attributes.PIPELINE_STAGES.read(self.kernel)
         attributes.PIPELINE_STAGES.write(result, stages if stages is not None else IntegerAttr(pipeline_stages(self.kernel), i64))
         return result
+
+    def choose_warp_rows(self, block_rows: int) -> int:
+        """The query rows each warp owns (`warp_rows`)."""
+        return warp_rows(self.kernel, block_rows)
 
     def _start_thread(self, emitter: Emitter, thread: SSAValue) -> None:
         """The lane's two rows (g, g + 8 of its warp's 16) and its column pair (2t), ldmatrix's lane
