@@ -18,7 +18,8 @@ lane's read), then hands the rows' elements to the lanes that the fragment layou
 `loop.wgmma` is collective over a warpgroup (128 consecutive threads, same grouping): its
 threads share the reads of the A and B blocks (the race checker sees each element read by one
 thread of the warpgroup), and the reads stay in flight until `loop.wgmma_wait` (`async_copy.py`
-reports a write of them before). Its
+reports a write of them before). With A from registers the warpgroup's 64 x K block of A is
+gathered from its threads' registers (`_register_block`, the m16n8k16 A layout per warp). Its
 NVVM form (inline `wgmma.mma_async` assembly with matrix descriptors) is not interpreted.
 
 Arithmetic: each element is accumulated in increasing k with f32 fused multiply-adds, as

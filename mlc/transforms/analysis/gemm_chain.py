@@ -73,7 +73,10 @@ products at 154-185 TFLOP/s, faster than separate f16 kernels (55-106 TFLOP/s fo
 chain), so such chains fuse, with the tensor-core kernel's blocks (`_plan_tensor_cores`: BM 128,
 BN 64, halved while two stages of K and V blocks do not fit; BM halved to 64 where that still
 makes at most one wave of programs, `wave_filling_rows`; warps of 32 query rows for 128-row blocks
-of head dims up to 64, `warp_rows_for`); the CUDA-core chain kernel (f32,
+of head dims up to 64, `warp_rows_for`; `products = "wgmma"` where the blocks fit warpgroup
+products, `wgmma_chain_fits`: on an H100 the wgmma kernel, `chain_wgmma.py`, took 36.3 against
+40.7 µs at 128 x 512 x 64, 115.6 against 144.0 at 64 x 1024 x 128, 873 against 1013 at 64 x 4096
+x 64, and tied at 16 x 512 x 64, BENCHMARKS.md, branch attn11); the CUDA-core chain kernel (f32,
 tiny head dims: one thread per query row) ran at 3.5 to 4.8 TFLOP/s, so an f32 chain of a real
 head dim falls back, and only tiny head dims, where the score round trip (about 16 bytes per
 score) outweighs 2*(D + Dv) slow flops, stay fused on CUDA cores. `none` (the default, and the

@@ -4,7 +4,9 @@
 `attention_kernel.py`) here instead of to `chain_loop.py` when `chain_mma_applies`: both
 products take f16 or bf16 operands with f32 accumulation, the right-hand operands are zero-padded
 `tile.load`s, and every tile's rows are the block's BM (a multiple of 16) or 1 and its columns a
-multiple of 8 or 1 (the head dims padded to powers of two of at least 16, BN >= 16).
+multiple of 8 or 1 (the head dims padded to powers of two of at least 16, BN >= 16). With
+`wgmma=true` a kernel whose plan asks for warpgroup products goes to `chain_wgmma.py`, which
+subclasses this lowering (warps of 16 rows) and replaces the products only (`_dot`).
 
 Layout. The block has BM / W warps (`mlc.warp_grid = [BM / W, 1]`), W the chain plan's
 `warp_rows` (16, or 32: FlashAttention-2's warps of two m16 rows, which share each B register

@@ -45,7 +45,7 @@ def _lowered(text: str, block_rows: int, fast_math: bool = False) -> tuple[str, 
     return fused, ",".join(passes[after_fuse:])
 
 
-@settings(max_examples=4, **SETTINGS)
+@settings(max_examples=3, **SETTINGS)
 @given(
     program=attention_programs(max_rows=70, max_keys=140, depths=(64, 128), elements=("f16", "bf16")),
     fast_math=st.booleans(),
@@ -67,7 +67,7 @@ def test_wgmma_chain_kernel(program: AttentionProgram, fast_math: bool, block_ro
     assert_compiled_matches(program.text, inputs, _run(module, inputs), references=[_reference(program, inputs)])
 
 
-@pytest.mark.parametrize("shape", [("f16", 33, 2, 2, 64, True, True), ("bf16", 70, 2, 1, 128, False, False)], ids=["batch-first-f16", "sequence-first-bf16"])
+@pytest.mark.parametrize("shape", [("f16", 33, 2, 2, 64, True, True), ("bf16", 70, 2, 1, 64, False, False)], ids=["batch-first-f16", "sequence-first-bf16"])
 def test_head_split_on_warpgroup_products(shape: tuple):
     """q, k and v read from the projection's rows (K-major K blocks at each head's columns), O's
     transpose written in place, interpreted within the bound and against numpy."""
