@@ -57,18 +57,16 @@ import harness
 
 HEADS = 64
 IMPLEMENTATIONS = ("torch", "sdpa", "mlc-3k", "mlc", "mlc-fast")
-GPU_FUSE = "graph-fuse{compute-model=gpu}"
 
 
 def pipelines() -> dict[str, str]:
     """mlc's two paths: the default GPU pipeline (the tensor-core chain kernel for f16) and the
     three kernels (the blocks made not to fit)."""
-    from mlc.transforms.pipelines import GPU_PIPELINE
+    from mlc.transforms.pipelines import GPU_FUSE, GPU_PIPELINE, gpu_fuse
 
-    assert GPU_FUSE in GPU_PIPELINE
     return {
         "mlc": GPU_PIPELINE,
-        "mlc-fast": GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse{compute-model=gpu fast-math=true}"),
+        "mlc-fast": GPU_PIPELINE.replace(GPU_FUSE, gpu_fuse("fast-math=true")),
         "mlc-3k": GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse{on-chip-bytes=0}"),
     }
 

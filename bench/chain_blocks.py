@@ -35,7 +35,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import time_gpu  # noqa: E402
 
-GPU_FUSE = "graph-fuse{compute-model=gpu}"
 
 
 def source(heads: int, sequence: int, depth: int, stored_keys: bool) -> str:
@@ -62,9 +61,9 @@ def fused_source(text: str, fast: bool, block_rows: int, block_keys: int, warp_r
     pipeline; `wgmma`: the plan's `products = "wgmma"` and convert-tile-to-loop's `wgmma` option
     (`chain_wgmma.py`), else mma.sync (`chain_mma.py`)."""
     import mlc
-    from mlc.transforms.pipelines import GPU_PIPELINE
+    from mlc.transforms.pipelines import GPU_FUSE, GPU_PIPELINE, gpu_fuse
 
-    fuse = "graph-fuse{compute-model=gpu fast-math=true}" if fast else GPU_FUSE
+    fuse = gpu_fuse("fast-math=true") if fast else GPU_FUSE
     head, rest = GPU_PIPELINE.split(GPU_FUSE + ",")
     fused = str(mlc.lower(text, device="cpu", pipeline=head + fuse))  # graph passes only: any device
     fused = re.sub(r"block_rows = \d+", f"block_rows = {block_rows}", fused)

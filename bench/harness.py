@@ -177,9 +177,10 @@ def main(cases: Callable[[], Sequence[Case]], description: str) -> None:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--json", type=Path, help="write the rows here")
     parser.add_argument("--only", default="", help="run only the cases whose name contains this")
+    parser.add_argument("--pipeline", default=None, help="compile mlc's side with this pipeline, e.g. mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true}")
     args = parser.parse_args()
     ceiling = copy_ceiling_gbs()
-    rows = run([case for case in cases() if args.only in case.name])
+    rows = run([case for case in cases() if args.only in case.name], pipeline=args.pipeline)
     print_table(rows, ceiling)
     if args.json:
         write_json(args.json, rows, ceiling, " ".join(sys.argv))

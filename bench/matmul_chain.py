@@ -33,7 +33,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness
 
-GPU_FUSE = "graph-fuse{compute-model=gpu}"
 CASES = {
     # name: (batch dims, M, K, N, P)
     "mlp 16384x128 -> 512 -> 128": ((), 16384, 128, 512, 128),
@@ -55,10 +54,9 @@ def source(batch: tuple[int, ...], m: int, k: int, n: int, p: int) -> str:
 
 
 def pipelines() -> dict[str, str]:
-    from mlc.transforms.pipelines import GPU_PIPELINE
+    from mlc.transforms.pipelines import GPU_FUSE, GPU_PIPELINE, gpu_fuse
 
-    assert GPU_FUSE in GPU_PIPELINE
-    return {"mlc-chain": GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse{compute-model=gpu matmul-chains=true}"), "mlc-2k": "", "mlc-2k-mma": GPU_PIPELINE}
+    return {"mlc-chain": GPU_PIPELINE.replace(GPU_FUSE, gpu_fuse("matmul-chains=true")), "mlc-2k": "", "mlc-2k-mma": GPU_PIPELINE}
 
 
 def run() -> list[harness.Row]:

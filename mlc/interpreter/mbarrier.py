@@ -4,8 +4,9 @@ Model (see the ops in `mlc/dialects/loop/ops.py`). An mbarrier is keyed by its b
 shared memory and holds its arrival count, the arrivals its current phase still needs, the
 phase's *transaction balance* (bytes `expect_tx` announced minus bytes of the copies issued on
 it) and how many phases have completed (the current phase's parity is that count's low bit).
-A `loop.tma_load` reads its box when it is issued (zeros past the source's end; the sources mlc
-copies are read-only in the kernel) and attaches it to the barrier's current phase. A phase with
+A `loop.tma_load` reads its box when it is issued (zeros outside the source, before its start
+too; the sources mlc copies are read-only in the kernel; an innermost start that is not 16-byte
+aligned is reported, as the GPU stops such a copy) and attaches it to the barrier's current phase. A phase with
 no arrival missing and a zero balance *may* complete, but the model completes it (its copies land
 in shared memory, the parity flips) only when the barrier is next used: by a wait, which then
 returns, or by an arrival or a copy, which belong to the next phase. So the data is there only
@@ -50,6 +51,8 @@ from mlc.interpreter.values import Mask, MemRefValue
 from mlc.interpreter.warp_roles import current_scheduler
 
 WARP_SIZE = 32
+TMA_COORDINATE_ALIGNMENT = 16
+"""Bytes the innermost start coordinate of a bulk tensor copy's box must be a multiple of."""
 
 
 @dataclass
@@ -243,9 +246,9 @@ def _tma_load(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     assert isinstance(source, MemRefValue) and isinstance(destination, MemRefValue)
     box = op.box()
     checked_indices(destination, destination_indices, mask, box)
+    _check_innermost_alignment(op, source, source_indices, mask)
     inside = _inside_source(source, source_indices, box)
-    addresses = vector_addresses(source, [np.where(np.asarray(index) < 0, 0, index) for index in source_indices], box)
-    values = execution.read(addresses, source.dtype, mask, op, len(box), inside)
+    values = execution.read(_box_addresses(source, source_indices, box), source.dtype, mask, op, len(box), inside)
     targets = vector_addresses(destination, destination_indices, box)
     if execution.machine.check_races:  # at issue, as an async copy: a copy over what other threads still read
         execution.track_write(targets, mask, source.dtype.itemsize, len(box), op)
@@ -266,6 +269,40 @@ def _tma_load(execution: Execution, op: Operation, mask: Mask) -> list[object]:
         barrier.copies.append(copy)
         barrier.balance -= copy.values.nbytes
     return []
+
+
+def _check_innermost_alignment(op: loop.TmaLoadOp, source: MemRefValue, indices: list[object], mask: Mask) -> None:
+    """Reports a copy whose box starts at an innermost coordinate that is not a multiple of
+    `TMA_COORDINATE_ALIGNMENT` bytes: the copy engine stops such a copy with an illegal
+    instruction (seen on an H100 for a box shifted by one f16 column, BENCHMARKS.md, conv11),
+    whatever the box or the bounds; the outer coordinates may be anything, negative included."""
+    elements = TMA_COORDINATE_ALIGNMENT // source.dtype.itemsize
+    innermost = np.asarray(indices[-1])
+    misaligned = innermost % elements != 0
+    if mask is not None:  # only the lanes that issue the copy
+        innermost, misaligned = np.broadcast_arrays(innermost, misaligned & mask)
+    if np.any(misaligned):
+        first = int(innermost[misaligned].reshape(-1)[0])
+        raise InterpreterError(
+            f"bulk tensor copy from innermost coordinate {first}: the copy engine needs it to be a multiple of "
+            f"{elements} elements ({TMA_COORDINATE_ALIGNMENT} bytes) and stops the kernel with an illegal instruction otherwise",
+            op,
+        )
+
+
+def _box_addresses(source: MemRefValue, indices: list[object], box: tuple[int, ...]) -> np.ndarray:
+    """The byte address of each element of the box (lane axes, then the box's), its position
+    clamped into the source per dimension: the elements outside are not read (`_inside_source`),
+    and a box that starts before the source (negative coordinates: a convolution's padding) keeps
+    every inside element at its own position."""
+    rank = len(box)
+    offsets = np.zeros((), dtype=np.int64)
+    for axis, (index, size, extent, stride) in enumerate(zip(indices, source.shape, box, source.strides)):
+        shape = [1] * rank
+        shape[axis] = extent
+        position = np.asarray(index, dtype=np.int64)[(...,) + (None,) * rank] + np.arange(extent).reshape(shape)
+        offsets = offsets + np.clip(position, 0, size - 1) * stride
+    return np.asarray(source.address([0] * len(indices))) + offsets * source.dtype.itemsize
 
 
 def _inside_source(source: MemRefValue, indices: list[object], box: tuple[int, ...]) -> np.ndarray:

@@ -9,7 +9,7 @@ read and edit: graph-decompose rewrites composite ops into the primitives kernel
 graph-fuse groups ops into `graph.fusion` regions (one kernel each; convert-graph-to-tile follows
 them and groups nothing itself; on the GPU with `compute-model=gpu`, so that a GEMM chain is fused
 only where its kernel beats separate tensor-core kernels at measured rates) and graph-plan-memory
-places the intermediates in one arena. mlc-lower-to-gpu also sets graph-fuse's `store-layouts`: an
+places the intermediates in one arena. The GPU pipeline's graph-fuse (`GPU_FUSE`) sets `store-layouts`: an
 implicit GEMM stores its product through the slice and transpose back to NCHW (`tile.scatter`)
 instead of leaving them to a layout kernel (not on the CPU: convert-tile-dot-to-cpu's vector kernels
 store blocks, a kernel with `tile.scatter` would take the slower generic loop lowering).
@@ -45,7 +45,6 @@ from mlc.passes import NamedPipeline, build_pipeline
 from mlc.targets import WGMMA_ARCHS
 from mlc.transforms import all_passes
 from mlc.transforms.graph.convert_graph_to_tile import ConvertGraphToTile
-from mlc.transforms.graph.graph_fuse import GraphFuse
 from mlc.transforms.graph.graph_pad_matmul_operands import GraphPadMatmulOperands
 from mlc.transforms.graph.graph_transpose_tf32_rhs import GraphTransposeTf32Rhs
 from mlc.transforms.loop.convert_loop_to_gpu import ConvertLoopToGpu
@@ -63,7 +62,18 @@ _TO_LLVM = (
     "convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,cse"
 )
 
-GPU_PIPELINE = f"{_TO_TILE.format(pad='graph-pad-matmul-operands,graph-transpose-tf32-rhs,', chain_model='{compute-model=gpu}', graph_to_tile='', dot_lowering='', tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
+GPU_FUSE_OPTIONS = ("compute-model=gpu", "store-layouts=true")
+"""graph-fuse's options in the GPU pipeline; `gpu_fuse` spells it with more."""
+
+
+def gpu_fuse(*more_options: str) -> str:
+    """The GPU pipeline's graph-fuse with `more_options` besides (`gpu_fuse("fast-math=true")`), for
+    callers that vary it: `GPU_PIPELINE.replace(GPU_FUSE, gpu_fuse(...))`."""
+    return "graph-fuse{" + " ".join((*GPU_FUSE_OPTIONS, *more_options)) + "}"
+
+
+GPU_FUSE = gpu_fuse()
+GPU_PIPELINE = f"{_TO_TILE.format(pad='graph-pad-matmul-operands,graph-transpose-tf32-rhs,', chain_model=GPU_FUSE.removeprefix('graph-fuse'), graph_to_tile='', dot_lowering='', tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
     library="libdevice"
 )
 CPU_PIPELINE = f"{_TO_TILE.format(pad='', chain_model='', graph_to_tile='{target=cpu}', dot_lowering='convert-tile-dot-to-cpu,convert-tile-rows-to-cpu,', tensor_cores='')},loop-unroll,convert-loop-to-cpu,expand-math-for-cpu," + _TO_LLVM.format(
@@ -120,7 +130,6 @@ class LowerToGpu(NamedPipeline):
 
     def passes(self) -> list[ModulePass]:
         passes = _with_precision(build_pipeline(GPU_PIPELINE, all_passes(), mlir_syntax=False), self.precision)
-        passes = [dataclasses.replace(p, store_layouts=True) if isinstance(p, GraphFuse) else p for p in passes]
         if self.tma:
             passes = [dataclasses.replace(p, tma=True, warp_specialize=self.warp_specialize) if isinstance(p, LoopPromoteShared) else p for p in passes]
         if self.group_tiles:

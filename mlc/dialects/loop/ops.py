@@ -43,7 +43,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from xdsl.dialects import llvm
+from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
     ArrayAttr,
     FunctionType,
@@ -1201,6 +1201,14 @@ class MbarrierWaitOp(IRDLOperation):
         printer.print_attribute(self.barrier.type)
 
 
+def _constant_index(value: SSAValue) -> int | None:
+    """The value of an `arith.constant` index or integer, None for anything computed."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
 TMA_BOX_LIMIT = 256
 """The most elements a bulk tensor copy's box spans along one dimension."""
 
@@ -1214,7 +1222,10 @@ class TmaLoadOp(IRDLOperation):
     of `source` (global memory, a kernel argument) at `source_indices`, as large as the
     destination's trailing `rank(source)` dimensions, to the destination at
     `destination_indices` (the box's first element; shared memory), in the background; elements
-    past the source's end arrive as zeros. The copy's bytes count against the barrier's current
+    outside the source (past its end, or before its start: coordinates may be negative) arrive
+    as zeros. The innermost start coordinate must be a multiple of 16 bytes (the hardware stops a
+    copy that is not with an illegal instruction; the interpreter reports it); the others may be
+    anything. The copy's bytes count against the barrier's current
     phase (`loop.mbarrier_arrive ... expect_tx`): the destination holds the box once that phase
     completes, for the threads that wait on it (`loop.mbarrier_wait`); reading or writing it
     before is an error the interpreter reports. On the GPU the copy goes through a tensor map
@@ -1272,6 +1283,9 @@ class TmaLoadOp(IRDLOperation):
             raise VerifyException(f"a bulk tensor copy's box spans 1 to {TMA_BOX_LIMIT} elements of a scalar type per dimension, not {list(self.box())}")
         if self.box()[-1] * source_type.element_type.bitwidth % 128:  # type: ignore[attr-defined]
             raise VerifyException("a bulk tensor copy's box rows are multiples of 16 bytes")
+        innermost = _constant_index(self.source_indices[-1])
+        if innermost is not None and innermost * source_type.element_type.bitwidth % 128:  # type: ignore[attr-defined]
+            raise VerifyException(f"a bulk tensor copy's innermost start coordinate is a multiple of 16 bytes, not {innermost} elements")
         _verify_barrier(self.barrier, self.barrier_indices)
 
     @classmethod

@@ -32,12 +32,10 @@ import pytest
 from programs import assert_compiled_matches, attention_program, head_split_attention_program, random_inputs
 
 import mlc
-from mlc.transforms.pipelines import GPU_PIPELINE
+from mlc.transforms.pipelines import GPU_FUSE, GPU_PIPELINE, gpu_fuse
 
 pytestmark = pytest.mark.gpu
 
-GPU_FUSE = "graph-fuse{compute-model=gpu}"
-assert GPU_FUSE in GPU_PIPELINE
 FUSED = GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse")
 """The chain kernel on the GPU: bytes alone decide (with the GPU's measured rates the model falls
 back to separate kernels for these head dims: `test_attention_chain.py`)."""
@@ -98,7 +96,7 @@ def test_separate_kernels_against_pytorch(element: str):
     assert_compiled_matches(program.text, inputs, result, references=[_pytorch_reference(inputs, 64)])
 
 
-FAST_MATH = GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse{compute-model=gpu fast-math=true}")
+FAST_MATH = GPU_PIPELINE.replace(GPU_FUSE, gpu_fuse("fast-math=true"))
 """The default GPU pipeline with graph-fuse's opt-in fast math (f32 scores, exp2)."""
 
 TENSOR_CORE_CASES = [

@@ -401,6 +401,18 @@ loop.kernel @tma_into_global(%a: memref<64x64xf16>, %b: memref<64x64xf16>) {
 
 // -----
 
+loop.kernel @tma_unaligned_column(%a: memref<6x56xf16>) {
+  %bars = memref.alloca() : memref<1xi64, 3>
+  %stage = memref.alloca() : memref<1x64xf16, 3>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{a bulk tensor copy's innermost start coordinate is a multiple of 16 bytes, not 1 elements}}
+  loop.tma_load %a[%c0, %c1] to %stage[%c0, %c0], %bars[%c0] : memref<6x56xf16> to memref<1x64xf16, 3>, memref<1xi64, 3>
+  loop.return
+}
+
+// -----
+
 loop.kernel @wgmma_register_a_count(%x: memref<256xf16>) {
   %s = memref.alloca() : memref<32x8xf16, 3>
   loop.parallel %t < 128 mapping thread.x {

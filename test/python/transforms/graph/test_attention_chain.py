@@ -52,7 +52,7 @@ from mlc.compiler import lower as lower_module
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.tile import ops as tile
 from mlc.interpreter import run
-from mlc.transforms.pipelines import CPU_PIPELINE, GPU_PIPELINE
+from mlc.transforms.pipelines import CPU_PIPELINE, GPU_FUSE, GPU_PIPELINE, gpu_fuse
 
 GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse"
 SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
@@ -127,7 +127,7 @@ def test_cpu_end_to_end_against_numpy(program: AttentionProgram, seed: int):
     ("pipeline", "program"),
     [
         (CPU_PIPELINE, attention_program("f16", (), 3, 18, 2, 1, "padding-guarded", True)),
-        (GPU_PIPELINE.replace("graph-fuse{compute-model=gpu}", "graph-fuse"), attention_program("f32", (2,), 5, 20, 3, 2, "causal", False)),
+        (GPU_PIPELINE.replace(GPU_FUSE, "graph-fuse"), attention_program("f32", (2,), 5, 20, 3, 2, "causal", False)),
     ],
     ids=["cpu-f16-padding-guarded", "gpu-f32-causal"],
 )
@@ -160,7 +160,7 @@ def test_tensor_core_chain_kernel(program: AttentionProgram, fast_math: bool, se
     async copies, within the softmax's error bound (the race checker watching shared memory); with
     graph-fuse's fast math, exp2 and the f32 scores, within the same bound."""
     inputs = _inputs(program, seed)
-    prefix = TENSOR_CORE_PREFIX.replace("graph-fuse{compute-model=gpu}", "graph-fuse{compute-model=gpu fast-math=true}") if fast_math else TENSOR_CORE_PREFIX
+    prefix = TENSOR_CORE_PREFIX.replace(GPU_FUSE, gpu_fuse("fast-math=true")) if fast_math else TENSOR_CORE_PREFIX
     module = lower(program.text, prefix)
     text = str(module)
     assert "mlc_gpu.func @main_chain0_attention" in text and "mma" in text

@@ -29,11 +29,11 @@ import mlc
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.tile import ops as tile
 from mlc.interpreter import run
-from mlc.transforms.pipelines import CPU_PIPELINE, GPU_PIPELINE
+from mlc.transforms.pipelines import CPU_PIPELINE, GPU_FUSE, GPU_PIPELINE, gpu_fuse
 
 GRAPH = "graph-simplify,graph-fold-constants,cse,graph-decompose,cse,graph-fuse{matmul-chains=true}"
 SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
-GPU_CHAINS = GPU_PIPELINE.replace("graph-fuse{compute-model=gpu}", "graph-fuse{compute-model=gpu matmul-chains=true}")
+GPU_CHAINS = GPU_PIPELINE.replace(GPU_FUSE, gpu_fuse("matmul-chains=true"))
 _PASSES = GPU_CHAINS.split(",")
 TENSOR_CORE_PREFIX = ",".join(_PASSES[: [name.split("{")[0] for name in _PASSES].index("gpu-insert-barriers") + 1])
 
