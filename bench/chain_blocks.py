@@ -10,7 +10,9 @@ softmax, P V. Variants, each compiled from the graph-fuse output with its `mlc.c
 sizes rewritten (the IR's decision: `block_rows` BM x `block_keys` BN, `warp_rows` W query rows
 per warp, `chain_mma.py`), then the rest of the
 default GPU pipeline: `exact` (the graph's roundings, libdevice exp) and `fast` (`fast_math` in the
-plan, as a chain imported from PyTorch's SDPA gets: f32 scores, exp2), and `kt` (the exact
+plan, as a chain imported from PyTorch's SDPA gets: f32 scores, exp2), `wgmma` (fast, on warpgroup
+products: the plan's `products = "wgmma"`, `chain_wgmma.py`; W ignored), `wgmma-exact` (exact, on
+warpgroup products), and `kt` (the exact
 kernel reading a transposed copy Kt [BH, D, S] with ldmatrix .trans, the layout before K was read
 in place). Every variant is checked against SDPA (max abs error) and timed with
 `harness.time_gpu` (medians of back-to-back calls; the kernel dominates at these sizes) in one
@@ -51,8 +53,13 @@ def source(heads: int, sequence: int, depth: int, stored_keys: bool) -> str:
     return f"func.func @main(%q: {t(s, d)}, {keys}, %v: {t(s, d)}) -> {t(s, d)} {{\n{body}  func.return %o : {t(s, d)}\n}}\n"
 
 
-def fused_source(text: str, fast: bool, block_rows: int, block_keys: int, warp_rows: int = 16) -> tuple[str, str]:
-    """The graph-fuse output of `text` with the chain's blocks rewritten, and the rest of the pipeline."""
+WGMMA_LOWERING = "convert-tile-to-loop{tensor-cores=true wgmma=true}"
+
+
+def fused_source(text: str, fast: bool, block_rows: int, block_keys: int, warp_rows: int = 16, wgmma: bool = False) -> tuple[str, str]:
+    """The graph-fuse output of `text` with the chain's blocks rewritten, and the rest of the
+    pipeline; `wgmma`: the plan's `products = "wgmma"` and convert-tile-to-loop's `wgmma` option
+    (`chain_wgmma.py`), else mma.sync (`chain_mma.py`)."""
     import mlc
     from mlc.transforms.pipelines import GPU_FUSE, GPU_PIPELINE, gpu_fuse
 
@@ -63,6 +70,10 @@ def fused_source(text: str, fast: bool, block_rows: int, block_keys: int, warp_r
     fused = re.sub(r"block_keys = \d+", f"block_keys = {block_keys}", fused)
     fused = re.sub(r", warp_rows = \d+ : i64", "", fused)
     fused = re.sub(r"(block_keys = \d+ : i64)", f"\\1, warp_rows = {warp_rows} : i64", fused)
+    fused = re.sub(r', products = "\w+"', "", fused)
+    if wgmma:
+        fused = re.sub(r"(block_keys = \d+ : i64)", '\\1, products = "wgmma"', fused)
+        rest = rest.replace("convert-tile-to-loop{tensor-cores=true}", WGMMA_LOWERING)
     return fused, rest
 
 
@@ -89,10 +100,10 @@ def main() -> None:
     chosen = args.variants.split(",")
     variants = {}
     for bm, bn, w in blocks:
-        for name, fast, stored in (("exact", False, True), ("fast", True, True), ("kt", False, False)):
+        for name, fast, stored, wgmma in (("exact", False, True, False), ("fast", True, True, False), ("kt", False, False, False), ("wgmma", True, True, True), ("wgmma-exact", False, True, True)):
             if name not in chosen or (name == "kt" and (bm, bn, w) != blocks[0]):
                 continue
-            variants[(name, bm, bn, w)] = (*fused_source(source(heads, s, d, stored), fast, bm, bn, w), stored)
+            variants[(name, bm, bn, w)] = (*fused_source(source(heads, s, d, stored), fast, bm, bn, w, wgmma), stored)
     with ProcessPoolExecutor(max_workers=min(len(variants), os.cpu_count() or 1), mp_context=get_context("spawn")) as pool:
         for future in [pool.submit(_compile, text, rest) for text, rest, _ in variants.values()]:
             future.result()

@@ -436,7 +436,10 @@ TUNED = DeclaredAttribute(
 
 
 def _chain_plan(value: Attribute) -> bool:
-    if not isinstance(value, DictionaryAttr) or set(value.data) - {"fast_math", "warp_rows"} != {"order", *_CHAIN_PLAN_NUMBERS}:
+    if not isinstance(value, DictionaryAttr) or set(value.data) - {"fast_math", "warp_rows", "products"} != {"order", *_CHAIN_PLAN_NUMBERS}:
+        return False
+    products = value.data.get("products")
+    if products is not None and not (isinstance(products, StringAttr) and products.data in ("wgmma", "mma_sync")):
         return False
     if "fast_math" in value.data and not isinstance(value.data["fast_math"], UnitAttr):
         return False
@@ -467,13 +470,15 @@ CHAIN = DeclaredAttribute(
 CHAIN_PLAN = DeclaredAttribute(
     "mlc.chain_plan",
     '{order = "rows-outer"|"keys-outer", block_rows, block_keys, fused_bytes, separate_bytes, on_chip_bytes} (i64)'
-    ", optional fast_math (unit), optional warp_rows (16 or 32)",
+    ", optional fast_math (unit), optional warp_rows (16 or 32), optional products (\"wgmma\" or \"mma_sync\")",
     "the data-movement model's choice for a chain: block order and sizes, bytes moved fused and as "
     "separate kernels, the blocks' on-chip footprint; fast_math: the kernel may skip the graph's per-op "
     "roundings of the scores and use exp2 (graph-fuse's opt-in fast-math, or a mlc.fused_attention "
-    "product); warp_rows: the query rows each warp of the tensor-core kernel owns (default 16)",
+    "product); warp_rows: the query rows each warp of the tensor-core kernel owns (default 16); products: "
+    '"wgmma" asks for warpgroup products (FlashAttention-3 style, chain_wgmma.py) where the target has them '
+    '(convert-tile-to-loop{wgmma=true}), "mma_sync" (the default) for mma.sync warps',
     "graph-fuse (analysis/gemm_chain.py), copied by convert-graph-to-tile onto the kernel",
-    "convert-graph-to-tile (the block sizes), people",
+    "convert-graph-to-tile (the block sizes), convert-tile-to-loop (warp_rows, products), people",
     _chain_plan,
 )
 FUSED_ATTENTION = DeclaredAttribute(

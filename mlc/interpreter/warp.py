@@ -18,7 +18,8 @@ lane's read), then hands the rows' elements to the lanes that the fragment layou
 `loop.wgmma` is collective over a warpgroup (128 consecutive threads, same grouping): its
 threads share the reads of the A and B blocks (the race checker sees each element read by one
 thread of the warpgroup), and the reads stay in flight until `loop.wgmma_wait` (`async_copy.py`
-reports a write of them before). Its
+reports a write of them before). With A from registers the warpgroup's 64 x K block of A is
+gathered from its threads' registers (`_register_block`, the m16n8k16 A layout per warp). Its
 NVVM form (inline `wgmma.mma_async` assembly with matrix descriptors) is not interpreted.
 
 Arithmetic: each element is accumulated in increasing k with f32 fused multiply-adds, as
@@ -274,6 +275,23 @@ def _warpgroup_block(execution: Execution, op: loop.WgmmaOp, mask: Mask, view: _
     return np.swapaxes(shared, -1, -2).reshape(shared.shape[:-2] + (rows, columns))
 
 
+def _register_block(execution: Execution, op: loop.WgmmaOp, view: _WarpView) -> np.ndarray:
+    """The 64 x K block of A each warpgroup holds in registers (A from registers, see the op), as
+    f32 of shape (..., groups, 64, K): warp w's lanes hold rows 16w.. of each 16-deep slice in
+    `loop.mma_sync`'s A layout."""
+    operand_dtype = dtype_of(op.element_type)
+    registers = [view.gather(as_array(execution.get(value), operand_dtype), (2,)).astype(np.float32) for value in op.a]
+    block = np.zeros(registers[0].shape[:-2] + (loop.WGMMA_ROWS, op.depth), dtype=np.float32)
+    warp = np.arange(WARPGROUP_SIZE) // WARP_SIZE
+    lane = np.arange(WARPGROUP_SIZE) % WARP_SIZE
+    for index, register in enumerate(registers):
+        depth_slice, position = divmod(index, 4)
+        for element in range(2):
+            rows, columns = _a_position(position, element)
+            block[..., 16 * warp + rows[lane], 16 * depth_slice + columns[lane]] = register[..., element]
+    return block
+
+
 def _widened_mask(mask: object, inside: np.ndarray) -> np.ndarray:
     mask = np.asarray(mask, dtype=bool)
     return np.broadcast_to(mask.reshape(mask.shape + (1,) * (inside.ndim - mask.ndim)), inside.shape)
@@ -286,11 +304,14 @@ def wgmma(execution: Execution, op: Operation, mask: Mask) -> list[object]:
     view = _WarpView(execution, op, WARPGROUP_SIZE)
     _check_whole_warps(view, mask, op)
     reads: list[tuple[np.ndarray, int]] = []
-    lhs = _warpgroup_block(execution, op, mask, view, "lhs", reads)
-    lhs = np.swapaxes(lhs, -1, -2) if op.lhs_m_major else lhs  # A stored K x M
+    if op.lhs_in_registers:
+        lhs = _register_block(execution, op, view)
+    else:
+        lhs = _warpgroup_block(execution, op, mask, view, "lhs", reads)
+        lhs = np.swapaxes(lhs, -1, -2) if op.lhs_m_major else lhs  # A stored K x M
     rhs = _warpgroup_block(execution, op, mask, view, "rhs", reads)
     rhs = np.swapaxes(rhs, -1, -2) if op.rhs_k_major else rhs  # B stored N x K
-    if op.lhs.type.element_type == f32:  # type: ignore[attr-defined]  # TF32: the low bits ignored
+    if op.element_type == f32:  # TF32: the low bits ignored
         lhs, rhs = as_tf32(lhs), as_tf32(rhs)
     issue_product(execution, reads)
     c = np.stack([view.gather(as_array(execution.get(value), np.dtype(np.float32)), ()) for value in op.c], axis=-1)

@@ -130,8 +130,8 @@ def _count(op: Operation, times: float, counts: KernelCounts) -> None:
     if isinstance(op, loop.WgmmaOp):  # a warpgroup's 64 x N x K product of blocks read from memory
         n, k = op.n.value.data, op.k.value.data
         counts.flops += times * 2 * loop.WGMMA_ROWS * n * k / loop.WARPGROUP_SIZE
-        level = _memory_level(op.lhs.type)
-        read = (loop.WGMMA_ROWS * k + k * n) * element_bytes(op.lhs.type.element_type)  # type: ignore[attr-defined]
+        level = _memory_level(op.rhs.type)
+        read = ((0 if op.lhs is None else loop.WGMMA_ROWS * k) + k * n) * element_bytes(op.element_type)
         counts.bytes["global_load" if level == "global" else level] += times * read / loop.WARPGROUP_SIZE
     if isinstance(op, loop.LdMatrixOp):
         level = _memory_level(op.buffer.type)

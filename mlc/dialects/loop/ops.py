@@ -663,11 +663,19 @@ class WgmmaOp(IRDLOperation):
     each element in increasing k with f32 fused multiply-adds, as `loop.mma_sync`; the hardware
     agrees within the dot's error bound. Every thread of a warpgroup must execute it, with no
     control flow that depends on the thread.
+
+    A from registers (`%d:N = loop.wgmma m64nNkK (%a0, ...), %b[%k, %l], (%c:N) : memref<..>`,
+    PTX's register-A form, FlashAttention-3's P V): no `a` buffer; each thread holds its warp's
+    16 rows of A as K / 16 groups of 4 `vector<2xT>` registers, group s in `loop.mma_sync`'s A
+    layout of the 16 x 16 slice at columns 16s.. (register r, element e of lane l: row
+    16w + l / 4 + 8 (r % 2), column 16s + 2 (l % 4) + e + 8 (r / 2)), T the rhs's element type
+    (f16 or bf16); `b` as above.
     """
 
     name = "loop.wgmma"
-    lhs = operand_def(MemRefType)
+    lhs = opt_operand_def(MemRefType)
     lhs_indices = var_operand_def(IndexType)
+    a = var_operand_def(VectorType)
     rhs = operand_def(MemRefType)
     rhs_indices = var_operand_def(IndexType)
     c = var_operand_def()
@@ -678,16 +686,17 @@ class WgmmaOp(IRDLOperation):
 
     def __init__(
         self,
-        lhs: SSAValue,
+        lhs: SSAValue | None,
         lhs_indices: Sequence[SSAValue],
         rhs: SSAValue,
         rhs_indices: Sequence[SSAValue],
         c: Sequence[SSAValue],
         columns: int,
         depth: int,
+        registers: Sequence[SSAValue] = (),
     ):
         super().__init__(
-            operands=[lhs, lhs_indices, rhs, rhs_indices, c],
+            operands=[[] if lhs is None else [lhs], lhs_indices, registers, rhs, rhs_indices, c],
             result_types=[[value.type for value in c]],
             properties={"n": IntegerAttr(columns, i64), "k": IntegerAttr(depth, i64)},
         )
@@ -700,11 +709,20 @@ class WgmmaOp(IRDLOperation):
     def depth(self) -> int:
         return self.k.value.data
 
+    @property
+    def lhs_in_registers(self) -> bool:
+        """Whether A comes from registers (`a`) rather than a buffer (see the op)."""
+        return self.lhs is None
+
+    @property
+    def element_type(self) -> Attribute:
+        return self.rhs.type.element_type  # type: ignore[attr-defined]
+
     def operand_role(self, operand_index: int) -> str | None:
         """"lhs" or "rhs" for the operand position of a buffer this op reads, else None."""
-        if operand_index == 0:
+        if operand_index == 0 and self.lhs is not None:
             return "lhs"
-        if operand_index == 1 + len(self.lhs_indices):
+        if operand_index == (self.lhs is not None) + len(self.lhs_indices) + len(self.a):
             return "rhs"
         return None
 
@@ -727,6 +745,7 @@ class WgmmaOp(IRDLOperation):
     def read_region(self, role: str) -> tuple[SSAValue, Sequence[SSAValue], tuple[int, int]]:
         """The buffer, indices and (rows, columns) block that `role` ("lhs" or "rhs") reads."""
         if role == "lhs":
+            assert self.lhs is not None, "A from registers reads no lhs block"
             return self.lhs, self.lhs_indices, (self.depth, WGMMA_ROWS) if self.lhs_m_major else (WGMMA_ROWS, self.depth)
         return self.rhs, self.rhs_indices, (self.columns, self.depth) if self.rhs_k_major else (self.depth, self.columns)
 
@@ -738,8 +757,13 @@ class WgmmaOp(IRDLOperation):
             raise VerifyException(f"an m64n{columns} product takes and gives {columns // 2} accumulators per thread")
         if any(value.type != f32 for value in (*self.c, *self.d)):
             raise VerifyException("accumulators and results must be f32")
+        if self.lhs is None:
+            self._verify_register_lhs()
+            return
         lhs_type, rhs_type = self.lhs.type, self.rhs.type
         assert isinstance(lhs_type, MemRefType) and isinstance(rhs_type, MemRefType)
+        if self.a:
+            raise VerifyException("wgmma takes A from a buffer or from registers, not both")
         if str(lhs_type.element_type) not in WGMMA_OPERAND_TYPES or lhs_type.element_type != rhs_type.element_type:
             raise VerifyException(f"wgmma reads f16, bf16 or f32 (TF32) operands of one type, got {lhs_type.element_type} and {rhs_type.element_type}")
         if lhs_type.element_type == f32 and (self.lhs_m_major or not self.rhs_k_major):
@@ -748,6 +772,23 @@ class WgmmaOp(IRDLOperation):
             if memref_type.get_num_dims() < 2 or len(indices) != memref_type.get_num_dims():
                 raise VerifyException(f"expected {memref_type.get_num_dims()} {name} indices (at least 2), got {len(indices)}")
 
+    def _verify_register_lhs(self) -> None:
+        rhs_type = self.rhs.type
+        assert isinstance(rhs_type, MemRefType)
+        if str(rhs_type.element_type) not in MMA_OPERAND_TYPES:
+            raise VerifyException(f"wgmma with A from registers reads f16 or bf16 operands, got {rhs_type.element_type}")
+        if self.lhs_indices:
+            raise VerifyException("wgmma with A from registers takes no lhs indices")
+        if len(self.a) != self.depth // WGMMA_DEPTH * 4:
+            raise VerifyException(f"an m64n{self.columns}k{self.depth} product takes {self.depth // WGMMA_DEPTH * 4} A registers per thread, got {len(self.a)}")
+        register_type = VectorType(rhs_type.element_type, [2])
+        if any(value.type != register_type for value in self.a):
+            raise VerifyException(f"A registers must be {register_type}")
+        if self.lhs_m_major:
+            raise VerifyException('wgmma with A from registers has no A layout: mlc.operand_major\'s lhs must be "k"')
+        if rhs_type.get_num_dims() < 2 or len(self.rhs_indices) != rhs_type.get_num_dims():
+            raise VerifyException(f"expected {rhs_type.get_num_dims()} rhs indices (at least 2), got {len(self.rhs_indices)}")
+
     @classmethod
     def parse(cls, parser: Parser) -> WgmmaOp:
         shape = parser.parse_identifier()
@@ -755,45 +796,57 @@ class WgmmaOp(IRDLOperation):
         if match is None:
             parser.raise_error(f"expected m64nNkK, got {shape}")
         columns, depth = int(match.group(1)), int(match.group(2))
+        registers = parser.parse_optional_comma_separated_list(parser.Delimiter.PAREN, parser.parse_unresolved_operand)
         buffers = []
-        for position in range(2):
-            if position:
+        for position in range(1 if registers is not None else 2):
+            if position or registers is not None:
                 parser.parse_punctuation(",")
             buffer = parser.parse_unresolved_operand()
             indices = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
             buffers.append((buffer, indices))
+        if registers is not None:
+            buffers.insert(0, (None, []))
         parser.parse_punctuation(",")
         accumulators = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_unresolved_operand)
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
-        lhs_type = parser.parse_type()
-        parser.parse_punctuation(",")
+        lhs_type = None if registers is not None else parser.parse_type()
+        if registers is None:
+            parser.parse_punctuation(",")
         rhs_type = parser.parse_type()
         (lhs, lhs_indices), (rhs, rhs_indices) = buffers
+        register_type = VectorType(rhs_type.element_type, [2])  # type: ignore[attr-defined]
         op = cls(
-            parser.resolve_operand(lhs, lhs_type),
+            None if lhs is None else parser.resolve_operand(lhs, lhs_type),  # type: ignore[arg-type]
             parser.resolve_operands(lhs_indices, [IndexType()] * len(lhs_indices), parser.pos),
             parser.resolve_operand(rhs, rhs_type),
             parser.resolve_operands(rhs_indices, [IndexType()] * len(rhs_indices), parser.pos),
             parser.resolve_operands(accumulators, [f32] * len(accumulators), parser.pos),
             columns,
             depth,
+            parser.resolve_operands(registers or [], [register_type] * len(registers or []), parser.pos),
         )
         op.attributes |= attributes
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" m{WGMMA_ROWS}n{self.columns}k{self.depth} ")
-        for position, (buffer, indices) in enumerate(((self.lhs, self.lhs_indices), (self.rhs, self.rhs_indices))):
-            printer.print_string(", " if position else "")
-            _print_indexed(printer, buffer, indices)
+        if self.lhs is None:
+            printer.print_string("(")
+            printer.print_list(self.a, printer.print_operand)
+            printer.print_string("), ")
+        else:
+            _print_indexed(printer, self.lhs, self.lhs_indices)
+            printer.print_string(", ")
+        _print_indexed(printer, self.rhs, self.rhs_indices)
         printer.print_string(", (")
         printer.print_list(self.c, printer.print_operand)
         printer.print_string(")")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
-        printer.print_attribute(self.lhs.type)
-        printer.print_string(", ")
+        if self.lhs is not None:
+            printer.print_attribute(self.lhs.type)
+            printer.print_string(", ")
         printer.print_attribute(self.rhs.type)
 
 

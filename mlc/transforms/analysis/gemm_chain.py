@@ -73,7 +73,10 @@ products at 154-185 TFLOP/s, faster than separate f16 kernels (55-106 TFLOP/s fo
 chain), so such chains fuse, with the tensor-core kernel's blocks (`_plan_tensor_cores`: BM 128,
 BN 64, halved while two stages of K and V blocks do not fit; BM halved to 64 where that still
 makes at most one wave of programs, `wave_filling_rows`; warps of 32 query rows for 128-row blocks
-of head dims up to 64, `warp_rows_for`); the CUDA-core chain kernel (f32,
+of head dims up to 64, `warp_rows_for`; `products = "wgmma"` where the blocks fit warpgroup
+products, `wgmma_chain_fits`: on an H100 the wgmma kernel, `chain_wgmma.py`, took 36.3 against
+40.7 µs at 128 x 512 x 64, 115.6 against 144.0 at 64 x 1024 x 128, 873 against 1013 at 64 x 4096
+x 64, and tied at 16 x 512 x 64, BENCHMARKS.md, branch attn11); the CUDA-core chain kernel (f32,
 tiny head dims: one thread per query row) ran at 3.5 to 4.8 TFLOP/s, so an f32 chain of a real
 head dim falls back, and only tiny head dims, where the score round trip (about 16 bytes per
 score) outweighs 2*(D + Dv) slow flops, stay fused on CUDA cores. `none` (the default, and the
@@ -104,6 +107,9 @@ MAX_HEAD_DIM = 256
 FAST_MATH_KEY = "fast_math"
 """The chain plan's optional entry (a unit attribute, graph-fuse's `fast-math`): the chain's kernel
 may compute its scores in f32 without the graph's per-op roundings and use `exp2`."""
+PRODUCTS_KEY = "products"
+"""The chain plan's optional entry naming the tensor-core kernel's products: "wgmma" (warpgroup
+products where the target has them, `chain_wgmma.py`; `wgmma_chain_fits`), absent for mma.sync."""
 BLOCK_CHOICES = tuple(ONLINE_SOFTMAX_MIN_BLOCK << shift for shift in range(4))
 """16 to 128: at least the block error_bounds assumes for an online softmax."""
 SEPARATE_MATMUL_BLOCK = 64
@@ -521,6 +527,18 @@ def warp_rows_for(block_rows: int, depth: int, value_depth: int) -> int:
     return 32 if block_rows >= 128 and narrow_heads else 16
 
 
+WGMMA_CHAIN_EXTENT = (64, 256)
+"""Warpgroup products (`chain_wgmma.py`): the query block in whole warpgroups of 64 rows, the key
+block and both head dims (padded to powers of two) in 128-byte swizzle rows of 64 elements, each
+at most 256 (an instruction's N)."""
+
+
+def wgmma_chain_fits(block_rows: int, block_keys: int, depth: int, value_depth: int) -> bool:
+    """Whether the tensor-core chain kernel's blocks fit warpgroup products (`WGMMA_CHAIN_EXTENT`)."""
+    step, most = WGMMA_CHAIN_EXTENT
+    return all(extent % step == 0 and extent <= most for extent in (block_rows, block_keys, _pow2(depth), _pow2(value_depth)))
+
+
 def wave_filling_rows(batch: int, rows: int, block_rows: int, multiprocessors: int) -> int:
     """`block_rows` halved (down to `TENSOR_CORE_MIN_ROWS`) while twice the programs still fit one
     wave of `multiprocessors`: the rows-outer kernel's programs are batch x row blocks, so a short
@@ -576,7 +594,9 @@ class ChainPlan:
     on_chip_bytes: int
     """The chosen blocks' footprint on chip."""
     warp_rows: int = 16
-    """The query rows each warp of the tensor-core kernel owns (`chain_mma.py`)."""
+    """The query rows each warp of the mma.sync tensor-core kernel owns (`chain_mma.py`)."""
+    products: str = ""
+    """"wgmma" where the tensor-core kernel's blocks fit warpgroup products (`wgmma_chain_fits`)."""
 
 
 def on_chip_footprint(block_rows: int, block_keys: int, depth: int, value_depth: int, element_bytes: int) -> int:
@@ -676,4 +696,5 @@ def _plan_tensor_cores(chain: AttentionChain, on_chip_bytes: int, compute: Compu
     verdict = compute_verdict(chain, moved, separate, compute, (block_rows, block_keys))
     if verdict is not None:
         return verdict
-    return ChainPlan("rows-outer", block_rows, block_keys, moved, separate, staged(block_keys), warp_rows_for(block_rows, depth, value_depth))
+    products = "wgmma" if wgmma_chain_fits(block_rows, block_keys, depth, value_depth) else ""
+    return ChainPlan("rows-outer", block_rows, block_keys, moved, separate, staged(block_keys), warp_rows_for(block_rows, depth, value_depth), products)

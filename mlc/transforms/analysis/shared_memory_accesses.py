@@ -174,7 +174,8 @@ class SharedMemoryAccesses:
         if isinstance(op, WgmmaOp):
             # Warpgroup-collective and asynchronous: reads of both operand buffers that stay in
             # flight until a loop.wgmma_wait completes them.
-            reads = [self._access(op, False, a) for a in dict.fromkeys((allocation_of(op.lhs), allocation_of(op.rhs))) if a is not None]
+            buffers = (op.rhs,) if op.lhs is None else (op.lhs, op.rhs)
+            reads = [self._access(op, False, a) for a in dict.fromkeys(allocation_of(buffer) for buffer in buffers) if a is not None]
             for access in reads:
                 access.is_async = True
             return reads

@@ -165,10 +165,11 @@ def _ldmatrix(op: loop.LdMatrixOp) -> tuple[list[Operation], list[SSAValue]]:
 
 def _wgmma(op: loop.WgmmaOp) -> tuple[list[Operation], list[SSAValue]]:
     """`wgmma.mma_async` steps on the swizzled shared buffers (`wgmma_nvvm.py`)."""
-    bases = [pointer_base(buffer) for buffer in (op.lhs, op.rhs)]
-    if not all(is_shared_pointer(base) and swizzle_of(buffer) for base, buffer in zip(bases, (op.lhs, op.rhs))):
+    buffers = (op.rhs,) if op.lhs is None else (op.lhs, op.rhs)
+    bases = [pointer_base(buffer) for buffer in buffers]
+    if not all(is_shared_pointer(base) and swizzle_of(buffer) for base, buffer in zip(bases, buffers)):
         raise PassFailure(op, "loop.wgmma reads only swizzled shared memory on the GPU: its buffers must be shared allocations with mlc.swizzle (run loop-promote-shared)")
-    return lower_wgmma(op, *bases)  # type: ignore[arg-type]
+    return lower_wgmma(op, *([None] if op.lhs is None else []), *bases)  # type: ignore[arg-type]
 
 
 def _async_copy(op: loop.AsyncCopyOp) -> list[Operation]:

@@ -101,7 +101,7 @@ from mlc.dialects import attributes
 from mlc.dialects.graph import ops as graph
 from mlc.transforms.analysis.chain_operand_views import operand_views, region_ops
 from mlc.transforms.analysis.fusion_groups import FusionGroup, FusionRules, partition
-from mlc.transforms.analysis.gemm_chain import COMPUTE_MODELS, DEFAULT_ON_CHIP_BYTES, FAST_MATH_KEY, ChainPlan, ComputeModel
+from mlc.transforms.analysis.gemm_chain import COMPUTE_MODELS, DEFAULT_ON_CHIP_BYTES, FAST_MATH_KEY, PRODUCTS_KEY, ChainPlan, ComputeModel
 from mlc.transforms.analysis.gemm_chain import match_attention, match_chain, plan_attention
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.analysis.memory_plan import forget_memory_plan
@@ -314,7 +314,8 @@ def fuse_chains(function: func.FuncOp, options: ChainOptions) -> list[graph.Fusi
         keys = ("block_rows", "block_keys", "fused_bytes", "separate_bytes", "on_chip_bytes", *(("warp_rows",) if plan.warp_rows != 16 else ()))
         numbers = {key: IntegerAttr(getattr(plan, key), i64) for key in keys}
         fast = {FAST_MATH_KEY: UnitAttr()} if fast_math or attributes.FUSED_ATTENTION.read(chain.scores) else {}
-        attributes.CHAIN_PLAN.write(fusion, DictionaryAttr({"order": StringAttr(plan.order), **numbers, **fast}))
+        products = {PRODUCTS_KEY: StringAttr(plan.products)} if plan.products else {}
+        attributes.CHAIN_PLAN.write(fusion, DictionaryAttr({"order": StringAttr(plan.order), **numbers, **fast, **products}))
         function.body.block.insert_op_before(fusion, following)
         fusions.append(fusion)
     return fusions

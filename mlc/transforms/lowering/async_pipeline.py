@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, VectorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.transforms.lowering.chunk_access import Emitter
 
@@ -55,8 +56,15 @@ def emitter_before(op: Operation) -> Emitter:
 
 def product_lag(scope: scf.ForOp) -> int:
     """Iterations a stage stays read after its own: 1 in a loop of warpgroup products (`loop.wgmma`,
-    each kept in flight until the next iteration's wait, `overlap_products`), else 0."""
-    return 1 if any(isinstance(op, loop.WgmmaOp) for op in scope.body.block.ops) else 0
+    each kept in flight until the next iteration's wait, `overlap_products`), else 0; 0 also in a
+    chain kernel's key loop (`mlc.chain`), whose products are waited for in their own iteration
+    (the softmax reads S, the next block's P V needs the rescaled O)."""
+    if not any(isinstance(op, loop.WgmmaOp) for op in scope.body.block.ops):
+        return 0
+    kernel = scope.parent_op()
+    while kernel is not None and not isinstance(kernel, loop.KernelOp):
+        kernel = kernel.parent_op()
+    return 0 if kernel is not None and attributes.CHAIN.read(kernel) is not None else 1
 
 
 class StagedLoop:
@@ -165,7 +173,7 @@ def overlap_products(scope: scf.ForOp) -> None:
     body = scope.body.block
     copy_wait = next(op for op in body.ops if isinstance(op, loop.AsyncWaitOp | loop.MbarrierWaitOp))
     first = next(op for op in body.ops if isinstance(op, loop.WgmmaOp))
-    stages = first.lhs.type.get_shape()[0]  # type: ignore[attr-defined]
+    stages = (first.rhs if first.lhs is None else first.lhs).type.get_shape()[0]  # type: ignore[attr-defined]
     pipeline_stages = copy_wait.groups_in_flight + 3 if isinstance(copy_wait, loop.AsyncWaitOp) else copy_wait.barrier.type.get_shape()[0]  # type: ignore[attr-defined]
     if stages < 3 or pipeline_stages != stages:
         return  # fewer than 3 stages: the copies go one step ahead, over the last product's stage

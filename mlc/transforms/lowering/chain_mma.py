@@ -4,7 +4,9 @@
 `attention_kernel.py`) here instead of to `chain_loop.py` when `chain_mma_applies`: both
 products take f16 or bf16 operands with f32 accumulation, the right-hand operands are zero-padded
 `tile.load`s, and every tile's rows are the block's BM (a multiple of 16) or 1 and its columns a
-multiple of 8 or 1 (the head dims padded to powers of two of at least 16, BN >= 16).
+multiple of 8 or 1 (the head dims padded to powers of two of at least 16, BN >= 16). With
+`wgmma=true` a kernel whose plan asks for warpgroup products goes to `chain_wgmma.py`, which
+subclasses this lowering (warps of 16 rows) and replaces the products only (`_dot`).
 
 Layout. The block has BM / W warps (`mlc.warp_grid = [BM / W, 1]`), W the chain plan's
 `warp_rows` (16, or 32: FlashAttention-2's warps of two m16 rows, which share each B register
@@ -176,7 +178,7 @@ class ChainMmaLowering(TileKernelLowering):
         block_rows = _block_rows(self.kernel)
         assert block_rows is not None
         self.block_rows = block_rows
-        self.warp_rows = warp_rows(self.kernel, block_rows)
+        self.warp_rows = self.choose_warp_rows(block_rows)
         warps = block_rows // self.warp_rows
         self.dot_operands = _operand_values(self.kernel)
         result = self.new_kernel()
@@ -194,6 +196,10 @@ class ChainMmaLowering(TileKernelLowering):
         stages = attributes.PIPELINE_STAGES.read(self.kernel)
         attributes.PIPELINE_STAGES.write(result, stages if stages is not None else IntegerAttr(pipeline_stages(self.kernel), i64))
         return result
+
+    def choose_warp_rows(self, block_rows: int) -> int:
+        """The query rows each warp owns (`warp_rows`)."""
+        return warp_rows(self.kernel, block_rows)
 
     def _start_thread(self, emitter: Emitter, thread: SSAValue) -> None:
         """The lane's two rows (g, g + 8 of its warp's 16) and its column pair (2t), ldmatrix's lane

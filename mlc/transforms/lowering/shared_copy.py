@@ -170,7 +170,7 @@ def redirect_read(
         local.append(difference.result)
     if isinstance(op, loop.WgmmaOp):
         operands = (shared, local, op.rhs, op.rhs_indices) if site.role == "lhs" else (op.lhs, op.lhs_indices, shared, local)
-        replacement: Operation = loop.WgmmaOp(*operands, op.c, op.columns, op.depth)
+        replacement: Operation = loop.WgmmaOp(*operands, op.c, op.columns, op.depth, op.a)
     elif isinstance(op, loop.LdMatrixOp):
         replacement = loop.LdMatrixOp(shared, local, op.matrices, op.transposed, op.registers[0].type)
     elif isinstance(op, vector.LoadOp):

@@ -26,7 +26,10 @@ Each `loop.wgmma m64nNkK` becomes `wgmma.fence`, K / 16 `wgmma.mma_async.sync.al
 {f16,bf16}.{f16,bf16}` with the accumulators tied through (scale-d = 1; trans-a = 0 and trans-b = 1 unless an operand is transposed, above),
 or on f32 buffers K / 8 `...m64nNk8.f32.tf32.tf32` (K-major operands only, no transpose immediates;
 a swizzled row holds 32 f32, so a step of 8 is again 32 bytes), then
-`wgmma.commit_group`; `loop.wgmma_wait N` becomes `wgmma.wait_group N` with the accumulators tied
+`wgmma.commit_group`. With A from registers (`loop.wgmma` without a lhs buffer, `lower_register_wgmma`)
+each step is PTX's register-A form, `... {d}, {a0, a1, a2, a3}, b-desc, p, 1, 1, trans-b` (no A
+descriptor, no trans-a), the step's 4 `vector<2xT>` A registers passed as their 32 bits.
+`loop.wgmma_wait N` becomes `wgmma.wait_group N` with the accumulators tied
 through it, so that nothing reads them before the products land. There is no LLVM intrinsic for mma_async; fence,
 commit and wait are inline assembly too, since their intrinsics abort LLVM below sm_90a.
 Async copies into a wgmma kernel's shared memory are followed, after each `cp.async.wait_group`, by
@@ -157,10 +160,13 @@ def _tied(count: int, extra: str) -> str:
     return ",".join(["=f"] * count + [str(i) for i in range(count)] + ([extra] if extra else []))
 
 
-def lower_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue) -> tuple[list[Operation], list[SSAValue]]:
-    """`op` as fence, K / 16 mma_async, commit and wait (see the module docstring)."""
+def lower_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue | None, rhs_base: SSAValue) -> tuple[list[Operation], list[SSAValue]]:
+    """`op` as fence, K / 16 mma_async, commit and wait (see the module docstring); A from
+    registers (`lhs_base` None) by `lower_register_wgmma`."""
+    if lhs_base is None:
+        return lower_register_wgmma(op, rhs_base)
     builder = _Builder()
-    lhs_type, rhs_type = op.lhs.type, op.rhs.type
+    lhs_type, rhs_type = op.lhs.type, op.rhs.type  # type: ignore[union-attr]
     assert isinstance(lhs_type, MemRefType) and isinstance(rhs_type, MemRefType)
     tf32 = lhs_type.element_type == f32
     element = "tf32" if tf32 else str(lhs_type.element_type)
@@ -177,6 +183,32 @@ def lower_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue) -> tup
     for step in range(op.depth // depth):
         lhs_descriptor, rhs_descriptor = operand_descriptors(builder, op, lhs_base, rhs_base, step * depth)
         accumulators = _inline_asm(builder, text, _tied(count, "l,l,r"), [*accumulators, lhs_descriptor, rhs_descriptor, scale], count)
+    _inline_asm(builder, "wgmma.commit_group.sync.aligned;", "", [], 0)
+    return builder.ops, accumulators
+
+
+def lower_register_wgmma(op: loop.WgmmaOp, rhs_base: SSAValue) -> tuple[list[Operation], list[SSAValue]]:
+    """`op` with A from registers: fence (it also orders the A registers' last writes before
+    the products read them), K / 16 `wgmma.mma_async ... {d}, {a0, a1, a2, a3}, b-desc, p, 1, 1,
+    trans-b` (PTX's register-A form: no A descriptor, no trans-a), each A register a
+    `vector<2xT>` passed as its 32 bits, then commit."""
+    builder = _Builder()
+    element = str(op.element_type)
+    count = op.columns // 2
+    accumulators = list(op.c)
+    _inline_asm(builder, "wgmma.fence.sync.aligned;", "", [], 0)
+    scale = builder.constant(1, i32)
+    registers = ",".join(f"${i}" for i in range(count))
+    a = ",".join(f"${2 * count + i}" for i in range(4))
+    instruction = f"wgmma.mma_async.sync.aligned.m64n{op.columns}k{loop.WGMMA_DEPTH}.f32.{element}.{element}"
+    text = (
+        f"{{ .reg .pred p; setp.ne.b32 p, ${2 * count + 5}, 0; "
+        f"{instruction} {{{registers}}}, {{{a}}}, ${2 * count + 4}, p, 1, 1, {int(not op.rhs_k_major)}; }}"
+    )
+    words = [builder.emit(llvm.BitcastOp(register, i32)) for register in op.a]
+    for step in range(op.depth // loop.WGMMA_DEPTH):
+        rhs_descriptor = _block_descriptor(builder, op.rhs, op.rhs_indices, rhs_base, step * loop.WGMMA_DEPTH, k_major=op.rhs_k_major)
+        accumulators = _inline_asm(builder, text, _tied(count, "r,r,r,r,l,r"), [*accumulators, *words[4 * step : 4 * step + 4], rhs_descriptor, scale], count)
     _inline_asm(builder, "wgmma.commit_group.sync.aligned;", "", [], 0)
     return builder.ops, accumulators
 

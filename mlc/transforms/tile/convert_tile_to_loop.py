@@ -26,7 +26,7 @@ Kernels with `tile.dot` go to `matmul_loop.py`: a register micro-tile of the out
 in short vector steps, IEEE f32 (TF32 is refused there: `dot_precision.py`). With `tensor-cores=true`,
 dots tensor cores can run (f16/bf16 operands, or f32 at precision tf32/3xtf32; f32 accumulation) go to `matmul_mma.py` (warps of
 `loop.mma_sync`) or with `wgmma=true` (sm_90a) to `matmul_wgmma.py` (warpgroups of `loop.wgmma`);
-GEMM chains to `chain_mma.py` or `chain_loop.py`; `tile.transpose` kernels to `transpose_loop.py`.
+GEMM chains to `chain_wgmma.py` (with `wgmma=true`, where the chain plan asks), `chain_mma.py` or `chain_loop.py`; `tile.transpose` kernels to `transpose_loop.py`.
 Limits (reported as unsupported): tiles of several shapes in a kernel (but broadcast and dot
 operands), tile ops but load, store, broadcast, splat, map, reduce, in_bounds, range, gather, dot,
 loops carrying scalars and `tile.reduce` inside a loop.
@@ -51,8 +51,8 @@ from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.thread_layout import ThreadLayout, iteration_shape, used_from_outside
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if, indexed_elements
-from mlc.transforms.lowering.chain_loop import is_chain_kernel, lower_chain_kernel
-from mlc.transforms.lowering.chain_mma import chain_mma_applies, lower_chain_mma_kernel
+from mlc.transforms.lowering.chain_loop import is_chain_kernel
+from mlc.transforms.lowering.chain_wgmma import lower_chain
 from mlc.transforms.lowering.dot_precision import refuse_unhonoured_precisions
 from mlc.transforms.lowering.matmul_loop import contains_dot, lower_dot_kernel
 from mlc.transforms.lowering.matmul_wgmma import lower_tensor_core_kernel
@@ -384,7 +384,7 @@ class ConvertTileToLoop(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             if is_chain_kernel(kernel):  # on tensor cores where its products can use them
-                lowered = (lower_chain_mma_kernel if self.tensor_cores and chain_mma_applies(kernel) else lower_chain_kernel)(kernel, self.vector_bytes)
+                lowered = lower_chain(kernel, self.vector_bytes, self.tensor_cores, self.wgmma)
             elif contains_transpose(kernel):
                 lowered = lower_transpose_kernel(kernel, self.vector_bytes)
             elif self.tensor_cores and (tensor_core := lower_tensor_core_kernel(kernel, self.vector_bytes, self.wgmma)):

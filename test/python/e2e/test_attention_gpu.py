@@ -114,17 +114,53 @@ TENSOR_CORE_CASES = [
 ]
 
 
+WGMMA_FAST_MATH = FAST_MATH.replace("convert-tile-to-loop{tensor-cores=true}", "convert-tile-to-loop{tensor-cores=true wgmma=true}")
+"""Fast math with convert-tile-to-loop's `wgmma` (what `mlc-lower-to-gpu{arch=sm_90}` sets)."""
+
+WGMMA_CASES = [
+    # 128-row blocks (two consumer warpgroups), K stored [N, D]: B K-major
+    pytest.param("f16", 32, 1000, 64, "none", True, True, id="wgmma-bh32-s1000-d64-fast-stored-k"),
+    pytest.param("bf16", 4, 777, 128, "causal-where", True, True, id="wgmma-bf16-bh4-s777-d128-causal-fast-stored-k"),
+    pytest.param("f16", 3, 517, 64, "padding", True, True, id="wgmma-bh3-s517-d64-padding-fast-stored-k"),
+    # Kt given [D, S] (B N-major): S a multiple of 8, so that its rows can be staged by 16-byte copies
+    pytest.param("f16", 2, 304, 128, "additive", True, False, id="wgmma-bh2-s304-d128-additive-fast"),
+]
+
+
+def _expected_products(depth: int, sequence: int, stored_keys: bool, pipeline: str | None) -> str:
+    """The chain's product instruction: warpgroup products on sm_90 where the plan asks for them
+    (head dims of 64 or 128 here, `gemm_chain.wgmma_chain_fits`), the pipeline lowers them and
+    the K or Kt rows are 16-byte multiples (`chain_wgmma_applies`)."""
+    from mlc.runtime import get_device
+    from mlc.targets import WGMMA_ARCHS
+
+    wgmma = pipeline == WGMMA_FAST_MATH or (pipeline is None and get_device().arch in WGMMA_ARCHS)
+    aligned = stored_keys or sequence % 8 == 0
+    return "wgmma.mma_async" if wgmma and depth in (64, 128) and aligned else "llvm.nvvm.mma.m16n8k16"
+
+
 @pytest.mark.parametrize(("element", "heads", "sequence", "depth", "mask", "fast_math", "stored_keys"), TENSOR_CORE_CASES)
 def test_tensor_core_chain_against_pytorch(element: str, heads: int, sequence: int, depth: int, mask: str, fast_math: bool, stored_keys: bool):
     """f16 and bf16 chains on the default GPU pipeline (or with fast math): one chain kernel, on
-    mma.sync, within the bound; K given stored [N, D] is read in place by the chain (ldmatrix
-    without trans)."""
+    mma.sync (or, by default on sm_90, warpgroup products), within the bound; K given stored
+    [N, D] is read in place by the chain (ldmatrix without trans)."""
+    _check_tensor_core_chain(element, heads, sequence, depth, mask, fast_math, stored_keys, FAST_MATH if fast_math else None)
+
+
+@pytest.mark.parametrize(("element", "heads", "sequence", "depth", "mask", "fast_math", "stored_keys"), WGMMA_CASES)
+def test_wgmma_chain_against_pytorch(element: str, heads: int, sequence: int, depth: int, mask: str, fast_math: bool, stored_keys: bool):
+    """The chain on warpgroup products (`chain_wgmma.py`: S = Q Kt and P V with A from registers,
+    K and V staged swizzled), with fast math: one chain kernel within the bound."""
+    _check_tensor_core_chain(element, heads, sequence, depth, mask, fast_math, stored_keys, WGMMA_FAST_MATH)
+
+
+def _check_tensor_core_chain(element: str, heads: int, sequence: int, depth: int, mask: str, fast_math: bool, stored_keys: bool, pipeline: str | None) -> None:
     program = attention_program(element, (heads,), sequence, sequence, depth, depth, mask, True, stored_keys)
     inputs = random_inputs(program.text, seed=sequence)
-    compiled = mlc.compile(program.text, device="cuda", pipeline=FAST_MATH if fast_math else None)
+    compiled = mlc.compile(program.text, device="cuda", pipeline=pipeline)
     assert _chain_kernels(compiled) == 1
     lowered = str(compiled.lowered_module)
-    assert "llvm.nvvm.mma.m16n8k16" in lowered
+    assert _expected_products(depth, sequence, stored_keys, pipeline) in lowered
     assert ("exp2" in lowered) == fast_math
     result = compiled(*inputs)
     reference_inputs = list(inputs)

@@ -410,3 +410,17 @@ loop.kernel @tma_unaligned_column(%a: memref<6x56xf16>) {
   loop.tma_load %a[%c0, %c1] to %stage[%c0, %c0], %bars[%c0] : memref<6x56xf16> to memref<1x64xf16, 3>, memref<1xi64, 3>
   loop.return
 }
+
+// -----
+
+loop.kernel @wgmma_register_a_count(%x: memref<256xf16>) {
+  %s = memref.alloca() : memref<32x8xf16, 3>
+  loop.parallel %t < 128 mapping thread.x {
+    %c0 = arith.constant 0 : index
+    %z = arith.constant 0.0 : f32
+    %a = vector.load %x[%t] : memref<256xf16>, vector<2xf16>
+    // expected-error @+1 {{an m64n8k32 product takes 8 A registers per thread, got 4}}
+    %d:4 = loop.wgmma m64n8k32 (%a, %a, %a, %a), %s[%c0, %c0], (%z, %z, %z, %z) : memref<32x8xf16, 3>
+  }
+  loop.return
+}

@@ -333,6 +333,22 @@ loop.kernel @ldmatrix() {
   loop.return
 }
 
+// A warpgroup product with A from registers (FlashAttention-3's P V): 4 vector<2xf16> per 16 of K,
+// B a 16 x 8 block of shared memory; the generic form has no lhs buffer (segment 0 empty).
+// CHECK-LABEL: loop.kernel @wgmma_register_a
+// CHECK:         %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = loop.wgmma m64n8k16 (%a, %a, %a, %a), %s[%c0, %c0], (%z, %z, %z, %z) : memref<16x8xf16, 3 : i64>
+// GENERIC:       "loop.wgmma"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{n = 8 : i64, k = 16 : i64, operandSegmentSizes = array<i32: 0, 0, 4, 1, 2, 4>}>
+loop.kernel @wgmma_register_a(%x: memref<256xf16>) {
+  %s = memref.alloca() : memref<16x8xf16, 3>
+  loop.parallel %t < 128 mapping thread.x {
+    %c0 = arith.constant 0 : index
+    %z = arith.constant 0.0 : f32
+    %a = vector.load %x[%t] : memref<256xf16>, vector<2xf16>
+    %d:4 = loop.wgmma m64n8k16 (%a, %a, %a, %a), %s[%c0, %c0], (%z, %z, %z, %z) : memref<16x8xf16, 3>
+  }
+  loop.return
+}
+
 // mbarriers and a bulk tensor copy: one thread initializes the barrier, announces the box's bytes
 // and copies a 64 x 64 box of %a into stage %s; the warps' lanes meet (warp_sync) before an
 // arrival; every thread waits on the phase of parity 0.
