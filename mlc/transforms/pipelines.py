@@ -9,7 +9,9 @@ read and edit: graph-decompose rewrites composite ops into the primitives kernel
 graph-fuse groups ops into `graph.fusion` regions (one kernel each; convert-graph-to-tile follows
 them and groups nothing itself; on the GPU with `compute-model=gpu`, so that a GEMM chain is fused
 only where its kernel beats separate tensor-core kernels at measured rates) and graph-plan-memory
-places the intermediates in one arena. mlc-lower-to-gpu also sets graph-fuse's `store-layouts`: an
+places the intermediates in one arena. mlc-lower-to-cpu runs graph-split-column-reductions before
+graph-fuse (long reductions over a non-last axis as partial reductions of row blocks: more
+programs for the threads). mlc-lower-to-gpu also sets graph-fuse's `store-layouts`: an
 implicit GEMM stores its product through the slice and transpose back to NCHW (`tile.scatter`)
 instead of leaving them to a layout kernel (not on the CPU: convert-tile-dot-to-cpu's vector kernels
 store blocks, a kernel with `tile.scatter` would take the slower generic loop lowering).
