@@ -49,7 +49,8 @@ from their loads, which the row's earlier loop left in L1/L2.
 Prefetch. Every row kernel streams its rows through memory once: the first column loop of a
 row that reads an operand brings it from memory (later loops of the row re-read it from L1/L2),
 and the stores write the output once. Those whole-chunk loads (the first loop to read each
-operand) and every whole-chunk store carry `mlc.cpu_prefetch_bytes` (STREAMING_PREFETCH_BYTES),
+operand, when the operand varies with the row: not a [1, C] row such as a layer norm's scale, which
+stays in L1) and every whole-chunk store carry `mlc.cpu_prefetch_bytes` (STREAMING_PREFETCH_BYTES),
 which convert-vector-to-llvm turns into a prefetch of the line that far ahead (prefetchw for the
 output: its read-for-ownership starts before the store waits on it); the re-reads prefetch
 nothing (the first loop already fetched the next rows' lines). Elementwise kernels (gelu10) and,
@@ -213,6 +214,14 @@ def _is_wide(value: SSAValue, columns: int) -> bool:
     return _shape(value)[-1] == columns and columns > 1
 
 
+def _shared_rows(kernel: tile.KernelOp, rows: int) -> set[SSAValue]:
+    """The kernel's memrefs read only as one row that all of its `rows` rows share (a layer
+    norm's scale and bias: they stay in L1, nothing to prefetch)."""
+    loads = [op for op in kernel.body.block.ops if isinstance(op, tile.LoadOp)]
+    shared = {op.source for op in loads if _shape(op.result)[0] == 1}
+    return shared - {op.source for op in loads if _shape(op.result)[0] > 1} if rows > 1 else set()
+
+
 def _has_math(op: tile.MapOp) -> bool:
     return any(inner.dialect_name() == "math" for inner in op.body.block.ops)
 
@@ -278,13 +287,13 @@ class CpuVectorLowering(TileKernelLowering):
             elif isinstance(op, tile.StoreOp):
                 self._store(op)
 
-    def _prefetch_streams(self, block: Block, streamed: set[SSAValue]) -> None:
-        """Mark the column loop's vector stores and its loads of operands not `streamed` by an
-        earlier loop (not scratch rows) with the prefetch distance, for convert-vector-to-llvm."""
+    def _prefetch_streams(self, block: Block, skipped: set[SSAValue]) -> None:
+        """Mark the column loop's vector stores and its loads of operands not in `skipped` (not
+        scratch rows) with the prefetch distance, for convert-vector-to-llvm."""
         scratch = set(self.scratch.values())
         for access in block.walk():
             if isinstance(access, vector.LoadOp | vector.StoreOp) and access.base not in scratch:
-                if isinstance(access, vector.LoadOp) and access.base in streamed:
+                if isinstance(access, vector.LoadOp) and access.base in skipped:
                     continue
                 attributes.CPU_PREFETCH_BYTES.write(access, IntegerAttr(self.prefetch_bytes, i64))
 
@@ -331,6 +340,7 @@ class RowKernelLowering(CpuVectorLowering):
         self.prefetch_bytes = override.value.data if isinstance(override, IntegerAttr) else STREAMING_PREFETCH_BYTES
         self.streamed: set[SSAValue] = set()
         """The operands that an earlier column loop of the row read (their lines are in L1/L2)."""
+        self.shared_rows = _shared_rows(kernel, rows)
 
     def lower(self) -> loop.KernelOp:
         result = self.new_kernel()
@@ -492,7 +502,7 @@ class RowKernelLowering(CpuVectorLowering):
         emitter = Emitter(block)
         emitter.builder.insert(scf.YieldOp(*body(emitter, block.args[0], list(block.args[1:]))))
         if self.prefetch_bytes and step > 1:
-            self._prefetch_streams(block, self.streamed)
+            self._prefetch_streams(block, self.streamed | {self.values[v] for v in self.shared_rows})
         self.streamed |= {access.base for access in block.walk() if isinstance(access, vector.LoadOp)}
         row = self.row_emitter
         for_op = scf.ForOp(row.index(start), row.index(stop), row.index(step), list(carried), Region(block))

@@ -271,6 +271,11 @@ builtin.module {
 // CHECK:           vector.store %{{.*}}, %output0[%row, %[[C]]] {alignment = 16 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4x64xf32>, vector<8xf32>
 // CHECK-LABEL: loop.kernel @scaled_without_prefetch
 // CHECK-NOT:     mlc.cpu_prefetch_bytes = 4096
+// A row that all rows share ([1, C], a bias) stays in L1: its loads prefetch nothing.
+// CHECK-LABEL: loop.kernel @biased
+// CHECK:           vector.load %x[%row, %[[C:.*]]] {alignment = 16 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4x64xf32>, vector<8xf32>
+// CHECK:           vector.load %b[%c0, %[[C]]] {alignment = 16 : i64} : memref<1x64xf32>, vector<8xf32>
+// CHECK:           vector.store %{{.*}}, %output0[%row, %[[C]]] {alignment = 16 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4x64xf32>, vector<8xf32>
 // CHECK:         loop.launch @scaled
 builtin.module {
   tile.kernel @scaled(%x: memref<4x64xf32>, %output0: memref<4x64xf32>) grid [1] num_warps 1 {
@@ -297,8 +302,22 @@ builtin.module {
     tile.store %y, %output0[%c0, %c0] : !tile.tile<4x64xf32>, memref<4x64xf32>
     tile.return
   }
-  func.func @f(%x: memref<4x64xf32>) -> memref<4x64xf32> {
+  tile.kernel @biased(%x: memref<4x64xf32>, %b: memref<1x64xf32>, %output0: memref<4x64xf32>) grid [1] num_warps 1 {
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %c0] : memref<4x64xf32> -> !tile.tile<4x64xf32>
+    %r = tile.load %b[%c0, %c0] : memref<1x64xf32> -> !tile.tile<1x64xf32>
+    %w = tile.broadcast %r : !tile.tile<1x64xf32> -> !tile.tile<4x64xf32>
+    %y = tile.map %t, %w : !tile.tile<4x64xf32>, !tile.tile<4x64xf32> -> !tile.tile<4x64xf32> {
+    ^bb0(%e: f32, %f: f32):
+      %d = arith.addf %e, %f : f32
+      tile.yield %d : f32
+    }
+    tile.store %y, %output0[%c0, %c0] : !tile.tile<4x64xf32>, memref<4x64xf32>
+    tile.return
+  }
+  func.func @f(%x: memref<4x64xf32>, %b: memref<1x64xf32>) -> memref<4x64xf32> {
     %0 = memref.alloc() : memref<4x64xf32>
+    tile.launch @biased(%x, %b, %0) : memref<4x64xf32>, memref<1x64xf32>, memref<4x64xf32>
     tile.launch @scaled(%x, %0) : memref<4x64xf32>, memref<4x64xf32>
     tile.launch @scaled_without_prefetch(%x, %0) : memref<4x64xf32>, memref<4x64xf32>
     func.return %0 : memref<4x64xf32>
