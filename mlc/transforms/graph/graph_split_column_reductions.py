@@ -24,7 +24,9 @@ the reshape is moved up through the elementwise ops that compute x alone (one us
 rebuilt on the split shape, their operands of x's shape split in turn (down to a function
 argument or any other value: a reshape of it, a view that fuses), operands that broadcast along the
 reduced axis and the axes before it (every such dimension 1, such as a [C] or [1, C] row) kept as
-they are, others (a per-row [R, 1]) reshaped to broadcast the same way ([P, Rb, 1]).
+they are, others (a per-row [R, 1]) reshaped to broadcast the same way ([P, Rb, 1]). A reduction
+whose reshapes would apply to the result of a layout op (x.T, a slice: graph-fuse reads those in
+place in one kernel, but a reshape of one is a copy kernel) is left whole (`reshapes_fuse`).
 
 Exactness: max and min are exact in any order; a sum's order changes (partial sums of blocks), as
 the dialect allows: within the bound of any f32 summation order (`error_bounds.py`); the
@@ -73,6 +75,8 @@ def row_blocks(op: graph.ReductionOp, block_bytes: int = SPLIT_BLOCK_BYTES) -> i
     shape, axes = _shape(op.x), op.normalized_axes()
     if len(axes) != 1 or axes[0] == len(shape) - 1:
         return 1
+    if not reshapes_fuse(op.x, axes[0]):
+        return 1
     rows, inner = shape[axes[0]], math.prod(shape[axes[0] + 1 :])
     block = 1
     while rows % (block * 2) == 0 and block * 2 * inner * 4 <= block_bytes:
@@ -86,16 +90,52 @@ def _reshaped(value: SSAValue, shape: tuple[int, ...], before: Operation) -> SSA
     return reshape.result
 
 
+def _moves(value: SSAValue) -> bool:
+    """Whether `value`'s producer moves to the split shape: an elementwise op computing it alone."""
+    owner = value.owner
+    return isinstance(owner, graph.ELEMENTWISE_OPS) and len(owner.results) == 1 and len(list(value.uses)) == 1
+
+
+def _padded(operand: SSAValue, rank: int) -> tuple[int, ...]:
+    return (1,) * (rank - len(_shape(operand))) + _shape(operand)
+
+
+def _operand_kind(operand: SSAValue, shape: tuple[int, ...], axis: int) -> str:
+    """How an operand of a moved op of `shape` follows it (see `_split_operand`): "full", "kept"
+    or "reshaped"."""
+    padded = _padded(operand, len(shape))
+    if padded == shape:
+        return "full"
+    return "kept" if all(size == 1 for size in padded[: axis + 1]) else "reshaped"
+
+
+def reshapes_fuse(value: SSAValue, axis: int) -> bool:
+    """Whether every value that the split reshapes (`_split_value`'s leaves) is one that graph-fuse
+    reads in place: not the result of a layout op (a transpose, a slice, a broadcast, a reshape:
+    a reshape of it would be a copy kernel of its own; a column sum of x.T took 13.5 ms split
+    against 5.0 ms whole on one dev-machine thread)."""
+    if not _moves(value):
+        return not isinstance(value.owner, graph.INJECTIVE_OPS)
+    shape = _shape(value)
+    for operand in value.owner.operands:  # type: ignore[union-attr]
+        kind = _operand_kind(operand, shape, axis)
+        if kind == "full" and not reshapes_fuse(operand, axis):
+            return False
+        if kind == "reshaped" and isinstance(operand.owner, graph.INJECTIVE_OPS):
+            return False
+    return True
+
+
 def _split_operand(value: SSAValue, split: tuple[int, ...], axis: int, user: Operation) -> SSAValue:
     """An operand of an elementwise op moved to the `split` shape: split in turn when it has the
-    op's full shape; as it is when it broadcasts along `axis` and every axis before it (1 there:
-    it broadcasts to the split shape the same way); else reshaped to broadcast as it did (its
-    size along `axis` split into the two, or 1 into 1 and 1)."""
-    rank, shape = len(split) - 1, _shape(value)
-    padded = (1,) * (rank - len(shape)) + shape
-    if padded == (*split[:axis], split[axis] * split[axis + 1], *split[axis + 2 :]):
+    op's full shape; kept as it is when it broadcasts along `axis` and every axis before it (1
+    there: it broadcasts to the split shape the same way); else reshaped to broadcast as it did
+    (its size along `axis` split into the two, or 1 into 1 and 1)."""
+    shape = (*split[:axis], split[axis] * split[axis + 1], *split[axis + 2 :])
+    kind, padded = _operand_kind(value, shape, axis), _padded(value, len(shape))
+    if kind == "full":
         return _split_value(value, split, axis, user)
-    if all(size == 1 for size in padded[: axis + 1]):
+    if kind == "kept":
         return value
     along = split[axis : axis + 2] if padded[axis] != 1 else (1, 1)
     return _reshaped(value, (*padded[:axis], *along, *padded[axis + 1 :]), user)
@@ -104,9 +144,10 @@ def _split_operand(value: SSAValue, split: tuple[int, ...], axis: int, user: Ope
 def _split_value(value: SSAValue, split: tuple[int, ...], axis: int, before: Operation) -> SSAValue:
     """`value` (of the reduction's operand shape) on the `split` shape: its elementwise producer
     rebuilt there when it computes `value` alone (see Producers), else a reshape before `before`."""
-    owner = value.owner
-    if not isinstance(owner, graph.ELEMENTWISE_OPS) or len(owner.results) != 1 or len(list(value.uses)) != 1:
+    if not _moves(value):
         return _reshaped(value, split, before)
+    owner = value.owner
+    assert isinstance(owner, Operation)
     rebuilt = type(owner).create(
         operands=[_split_operand(o, split, axis, owner) for o in owner.operands],
         result_types=[TensorType(value.type.element_type, split)],  # type: ignore[attr-defined]

@@ -43,8 +43,9 @@ func.func @producers(%x: tensor<2048x512xf32>, %b: tensor<512xf32>, %c: tensor<2
 
 // Left alone: a reduction along the last axis (rows: their own lowering), 32 rows (one block:
 // the largest that fits 256 KiB has 64 rows of 1024), a mean (graph-decompose makes it a sum
-// first), f16, two axes, an op already split. A producer with another use (the returned exp)
-// stays: its value is reshaped.
+// first), f16, two axes, an op already split, a sum of x.T (a reshape of the transpose would be
+// a copy kernel; whole, graph-fuse reads it in place). A producer with another use (the returned
+// exp) stays: its value is reshaped.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NEXT:    graph.reduce_sum %x axes [1]
 // CHECK-NEXT:    graph.reduce_sum %few axes [0] keepdims false : tensor<32x1024xf32>
@@ -52,20 +53,24 @@ func.func @producers(%x: tensor<2048x512xf32>, %b: tensor<512xf32>, %c: tensor<2
 // CHECK-NEXT:    graph.reduce_sum %h axes [0]
 // CHECK-NEXT:    graph.reduce_sum %x axes [0, 1]
 // CHECK-NEXT:    graph.reduce_sum %x axes [0] keepdims false {mlc.cpu_row_splits = 4 : i64}
+// CHECK-NEXT:    %xt = graph.transpose %x
+// CHECK-NEXT:    graph.reduce_sum %xt axes [0] keepdims false : tensor<512x2048xf32>
 // CHECK-NEXT:    %e = graph.exp %x
 // CHECK-NEXT:    %{{.*}} = graph.reshape %e : tensor<2048x512xf32> to tensor<16x128x512xf32>
 // CHECK-NEXT:    %{{.*}} = graph.reduce_min %{{.*}} axes [1] keepdims false {mlc.cpu_row_splits = 16 : i64}
 // CHECK-NEXT:    %{{.*}} = graph.reduce_min %{{.*}} axes [0] keepdims false : tensor<16x512xf32> to tensor<512xf32>
-func.func @left_alone(%x: tensor<2048x512xf32>, %few: tensor<32x1024xf32>, %h: tensor<2048x512xf16>) -> (tensor<2048xf32>, tensor<1024xf32>, tensor<512xf32>, tensor<512xf16>, tensor<f32>, tensor<512xf32>, tensor<512xf32>, tensor<2048x512xf32>) {
+func.func @left_alone(%x: tensor<2048x512xf32>, %few: tensor<32x1024xf32>, %h: tensor<2048x512xf16>) -> (tensor<2048xf32>, tensor<1024xf32>, tensor<512xf32>, tensor<512xf16>, tensor<f32>, tensor<512xf32>, tensor<512xf32>, tensor<2048x512xf32>, tensor<2048xf32>) {
   %0 = graph.reduce_sum %x axes [1] keepdims false : tensor<2048x512xf32> to tensor<2048xf32>
   %1 = graph.reduce_sum %few axes [0] keepdims false : tensor<32x1024xf32> to tensor<1024xf32>
   %2 = graph.reduce_mean %x axes [0] keepdims false : tensor<2048x512xf32> to tensor<512xf32>
   %3 = graph.reduce_sum %h axes [0] keepdims false : tensor<2048x512xf16> to tensor<512xf16>
   %4 = graph.reduce_sum %x axes [0, 1] keepdims false : tensor<2048x512xf32> to tensor<f32>
   %5 = graph.reduce_sum %x axes [0] keepdims false {mlc.cpu_row_splits = 4 : i64} : tensor<2048x512xf32> to tensor<512xf32>
+  %xt = graph.transpose %x perm [1, 0] : tensor<2048x512xf32> to tensor<512x2048xf32>
+  %7 = graph.reduce_sum %xt axes [0] keepdims false : tensor<512x2048xf32> to tensor<2048xf32>
   %e = graph.exp %x : tensor<2048x512xf32>
   %6 = graph.reduce_min %e axes [0] keepdims false : tensor<2048x512xf32> to tensor<512xf32>
-  func.return %0, %1, %2, %3, %4, %5, %6, %e : tensor<2048xf32>, tensor<1024xf32>, tensor<512xf32>, tensor<512xf16>, tensor<f32>, tensor<512xf32>, tensor<512xf32>, tensor<2048x512xf32>
+  func.return %0, %1, %2, %3, %4, %5, %6, %e, %7 : tensor<2048xf32>, tensor<1024xf32>, tensor<512xf32>, tensor<512xf16>, tensor<f32>, tensor<512xf32>, tensor<512xf32>, tensor<2048x512xf32>, tensor<2048xf32>
 }
 
 // -----
