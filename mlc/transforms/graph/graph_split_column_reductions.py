@@ -15,9 +15,11 @@ programs, which one thread runs, share a row block that its L2 holds) and the se
 P rows of partial results. Rb is the largest power of two dividing R whose block of Rb rows of
 `inner` f32 fits `SPLIT_BLOCK_BYTES`, at least `MIN_BLOCK_ROWS` (fewer rows would make the
 partials a large share of the traffic); P = R / Rb must be at least 2. A 4096x1024 column sum:
-Rb = 64, P = 64, 512 programs instead of 8 (one dev-machine thread: 0.97 -> 0.63 ms, two threads
-0.47 -> 0.30 ms; PyTorch 0.95 / 0.45 ms). Reductions with fewer rows are left as they are: their
-strips (columns across threads) are the better split.
+Rb = 128, P = 32, 256 programs instead of 8 (one dev-machine thread: 1.06 -> 0.70 ms, PyTorch
+1.04 ms; blocks of 256 KiB, P = 64, took the same 0.69 ms, of 1 MiB 0.74 ms); its 32 x 1024 partial
+sums are few enough that the second kernel runs on the calling thread (convert-loop-to-cpu's
+`min-parallel-elements`): one dispatch to the worker threads a call, as before. Reductions with
+fewer rows are left as they are: their strips (columns across threads) are the better split.
 
 Producers. graph-fuse fuses a reshape of a kernel's input as a view, not one between fused ops, so
 the reshape is moved up through the elementwise ops that compute x alone (one use each): they are
@@ -52,9 +54,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from mlc.dialects import attributes
 from mlc.dialects.graph import ops as graph
 
-SPLIT_BLOCK_BYTES = 1 << 18
-"""The most bytes of a row block (Rb rows of the reduction's inner elements, f32): 256 KiB, an
-eighth of the 2 MiB L2 of a core of the Xeons measured, so the block stays there while the
+SPLIT_BLOCK_BYTES = 1 << 19
+"""The most bytes of a row block (Rb rows of the reduction's inner elements, f32): 512 KiB, a
+quarter of the 2 MiB L2 of a core of the Xeons measured, so the block stays there while the
 program strips of its columns read it one after another."""
 MIN_BLOCK_ROWS = 16
 """The fewest rows of a block: the partial results are 1 / Rb of the input's traffic."""

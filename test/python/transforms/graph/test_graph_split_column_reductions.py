@@ -8,7 +8,7 @@ more rows), then interprets both functions: max and min must be bit-identical (e
 sums within the bound of any f32 summation order (`error_bounds`); the pass must have split every
 reduction whose rows make two blocks or more (`row_blocks`) and left the producers to fuse (no
 reshape of an intermediate). The end-to-end test compiles a split column mean with producers for
-the CPU (the default blocks: 2048 rows of 256) against numpy.
+the CPU (the default blocks: 4 of 512 rows of 256) against numpy.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def test_split_reductions_compute_the_same(kind, batch, rows, columns, producer,
 
 
 def test_split_column_mean_with_producers_on_the_cpu():
-    """The CPU pipeline splits a mean over 2048 rows of 256 (blocks of 256 rows: 8 of them) with
+    """The CPU pipeline splits a mean over 2048 rows of 256 (blocks of 512 rows: 4 of them) with
     its producers fused into the partial kernel; the results match numpy within the bound."""
     t, row = _tensor((2048, 256)), _tensor((256,))
     program = f"""func.func @main(%x: {t}, %y: {t}, %b: {row}) -> {_tensor((1, 256))} {{
