@@ -1,7 +1,7 @@
 """`bench/cpu.py`'s cases from several source trees of mlc, in alternating processes: an A/B in one run.
 
     python bench/cpu_trees.py --trees base=PATH,branch=PATH [--threads 16 | --threads 8,16]
-        [--rounds 2] --cases 'softmax 1024x1024;layer norm 4096x1024'
+        [--rounds 2] [--skip-numpy] --cases 'softmax 1024x1024;layer norm 4096x1024'
 
 Why. Timings of two mlc versions taken in two runs (minutes apart, on a machine that other work
 shares) differ by more than most changes do; within one run, and with the trees alternating
@@ -50,8 +50,9 @@ def best_seconds(function: Callable[[], object], repeats: int) -> float:
     return best
 
 
-def time_cases(tree: Path, threads: int, cases: list[str], references: Path) -> list[tuple[str, str, float]]:
-    """(case, implementation, seconds) of `cases` timed with `tree`'s mlc (in this process)."""
+def time_cases(tree: Path, threads: int, cases: list[str], references: Path, numpy: bool = True) -> list[tuple[str, str, float]]:
+    """(case, implementation, seconds) of `cases` timed with `tree`'s mlc (in this process);
+    numpy's times too unless `numpy` is False (the float64 check still runs)."""
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[variable] = str(threads)
     sys.argv = [str(tree / "bench" / "cpu.py")]  # the tree's bench parses no arguments when imported
@@ -69,6 +70,7 @@ def time_cases(tree: Path, threads: int, cases: list[str], references: Path) -> 
     rows: list[tuple[str, str, float]] = []
     for case in bench.CASES:
         if case.name in cases:
+            case.time_numpy = case.time_numpy and numpy
             rows += bench.run_case(case, threads, REPEATS, torch, references)
     return rows
 
@@ -91,12 +93,13 @@ def main() -> None:
     parser.add_argument("--threads", default="16", help="a count, or counts separated by commas")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--cases", required=True, help="bench/cpu.py case names separated by semicolons")
+    parser.add_argument("--skip-numpy", action="store_true", help="time mlc and PyTorch only (numpy's slow cases take most of a run)")
     parser.add_argument("--child", nargs=4, metavar=("TREE", "THREADS", "REFERENCES", "OUTPUT"), help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     cases = arguments.cases.split(";")
     if arguments.child:
         tree, threads, references, output = arguments.child
-        Path(output).write_text(json.dumps(time_cases(Path(tree), int(threads), cases, Path(references))))
+        Path(output).write_text(json.dumps(time_cases(Path(tree), int(threads), cases, Path(references), not arguments.skip_numpy)))
         return
     trees = dict(item.split("=", 1) for item in arguments.trees.split(","))
     thread_counts = [int(count) for count in arguments.threads.split(",")]
@@ -107,6 +110,7 @@ def main() -> None:
                 for name, tree in trees.items():
                     output = Path(folder) / f"{name}-{threads}-{round_index}.json"
                     command = [sys.executable, __file__, "--trees", arguments.trees, "--cases", arguments.cases, "--child", tree, str(threads), folder, str(output)]
+                    command += ["--skip-numpy"] if arguments.skip_numpy else []
                     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, MLC_CACHE="0"))
                     for case, implementation, seconds in json.loads(output.read_text()):
                         key = (case, threads, name if implementation == "mlc" else implementation)

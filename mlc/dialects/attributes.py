@@ -226,9 +226,10 @@ CPU_VECTOR_WIDTH = DeclaredAttribute(
 CPU_PREFETCH_BYTES = DeclaredAttribute(
     "mlc.cpu_prefetch_bytes",
     "a non-negative i64 (0: none)",
-    "how far ahead, in bytes, the vector loads and stores of a CPU elementwise row kernel's column loops prefetch their "
-    "streams (x86 prefetcht0 / prefetchw): on the loop.kernel, and on each vector.load / vector.store it applies to",
-    "convert-tile-rows-to-cpu (STREAMING_PREFETCH_BYTES for kernels without reductions; or a person, on the tile.kernel)",
+    "how far ahead, in bytes, the vector loads and stores of a CPU row kernel's column loops prefetch their "
+    "streams (x86 prefetcht0 / prefetchw; the loads of a row's first loop to read an operand, every store): on the "
+    "loop.kernel, and on each vector.load / vector.store it applies to",
+    "convert-tile-rows-to-cpu (STREAMING_PREFETCH_BYTES; or a person, on the tile.kernel)",
     "convert-tile-rows-to-cpu (an override on the tile.kernel), convert-vector-to-llvm (the accesses'), people",
     lambda value: isinstance(value, IntegerAttr) and value.value.data >= 0,
 )
@@ -424,6 +425,15 @@ CPU_PROGRAMS = DeclaredAttribute(
     "convert-loop-to-cpu (absent: the kernel is too small to gain from threads)",
     "the runtime (splits the programs over its worker threads)",
     _positive_integer,
+)
+CPU_ROW_SPLITS = DeclaredAttribute(
+    "mlc.cpu_row_splits",
+    "an i64 >= 2",
+    "a partial reduction over row blocks: a long f32 reduction over a non-last axis split into P "
+    "blocks of rows (this op, over the block's rows) whose P partial results a second reduction combines",
+    "graph-split-column-reductions (CPU pipeline; where the row blocks fit SPLIT_BLOCK_BYTES)",
+    "people (the split is in the graph itself; graph-split-column-reductions leaves an op that has it alone)",
+    lambda value: isinstance(value, IntegerAttr) and value.value.data >= 2,
 )
 TUNED = DeclaredAttribute(
     "mlc.tuned",

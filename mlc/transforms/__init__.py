@@ -31,6 +31,7 @@ MLC_PASSES: dict[str, str] = {
     "graph-inline-fusion": "mlc.transforms.graph.graph_inline_fusion:GraphInlineFusion",
     "graph-pad-matmul-operands": "mlc.transforms.graph.graph_pad_matmul_operands:GraphPadMatmulOperands",
     "graph-transpose-tf32-rhs": "mlc.transforms.graph.graph_transpose_tf32_rhs:GraphTransposeTf32Rhs",
+    "graph-split-column-reductions": "mlc.transforms.graph.graph_split_column_reductions:GraphSplitColumnReductions",
     "graph-plan-memory": "mlc.transforms.graph.graph_plan_memory:GraphPlanMemory",
     "graph-simplify": "mlc.transforms.graph.graph_simplify:GraphSimplify",
     "view-op-graph": "mlc.transforms.graph.view_op_graph:ViewOpGraph",

@@ -9,7 +9,9 @@ read and edit: graph-decompose rewrites composite ops into the primitives kernel
 graph-fuse groups ops into `graph.fusion` regions (one kernel each; convert-graph-to-tile follows
 them and groups nothing itself; on the GPU with `compute-model=gpu`, so that a GEMM chain is fused
 only where its kernel beats separate tensor-core kernels at measured rates) and graph-plan-memory
-places the intermediates in one arena. The GPU pipeline's graph-fuse (`GPU_FUSE`) sets `store-layouts`: an
+places the intermediates in one arena. mlc-lower-to-cpu runs graph-split-column-reductions before
+graph-fuse (long reductions over a non-last axis as partial reductions of row blocks: more
+programs for the threads). The GPU pipeline's graph-fuse (`GPU_FUSE`) sets `store-layouts`: an
 implicit GEMM stores its product through the slice and transpose back to NCHW (`tile.scatter`)
 instead of leaving them to a layout kernel (not on the CPU: convert-tile-dot-to-cpu's vector kernels
 store blocks, a kernel with `tile.scatter` would take the slower generic loop lowering).
@@ -76,7 +78,7 @@ GPU_FUSE = gpu_fuse()
 GPU_PIPELINE = f"{_TO_TILE.format(pad='graph-pad-matmul-operands,graph-transpose-tf32-rhs,', chain_model=GPU_FUSE.removeprefix('graph-fuse'), graph_to_tile='', dot_lowering='', tensor_cores='{tensor-cores=true}')},loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers,convert-gpu-to-nvvm," + _TO_LLVM.format(
     library="libdevice"
 )
-CPU_PIPELINE = f"{_TO_TILE.format(pad='', chain_model='', graph_to_tile='{target=cpu}', dot_lowering='convert-tile-dot-to-cpu,convert-tile-rows-to-cpu,', tensor_cores='')},loop-unroll,convert-loop-to-cpu,expand-math-for-cpu," + _TO_LLVM.format(
+CPU_PIPELINE = f"{_TO_TILE.format(pad='graph-split-column-reductions,', chain_model='', graph_to_tile='{target=cpu}', dot_lowering='convert-tile-dot-to-cpu,convert-tile-rows-to-cpu,', tensor_cores='')},loop-unroll,convert-loop-to-cpu,expand-math-for-cpu," + _TO_LLVM.format(
     library="libm"
 )
 

@@ -7,7 +7,9 @@ minima and means over axis 0 of a matrix, over axis 1 of a batch of matrices, wi
 producers (f32 maps: of `vector_maps.VECTOR_OPS` on vectors, others such as a sine or an rsqrt
 once per lane; masks of rows) and per-column epilogues (a mean's division), stored as
 [1, C] tiles. The tile level gives each program a strip of C columns and all R rows (the programs
-are independent: the runtime splits them over its worker threads, so the columns are threaded).
+are independent: the runtime splits them over its worker threads, so the columns are threaded;
+graph-split-column-reductions has already cut long columns into blocks of rows, whose partial
+kernel has a program per block and strip).
 
 Layout. The program's C columns are cut into *chunks* of W f32 lanes (W the host's vector width:
 16 with AVX-512, 8 with AVX2, 4 otherwise; halved until it divides C) and the chunks into *column

@@ -22,9 +22,9 @@
 // GPU-NOT-CPU-NOT: mlc-lower-to
 // GPU-NOT-CPU-NOT: convert-loop-to-cpu
 
-// graph -> tile -> loop -> llvm for the CPU (libm, the default library, is not spelled out); matmuls
-// take the CPU's blocks and vector micro-kernels.
-// CPU:      builtin.module(graph-simplify, graph-fold-constants, cse, graph-decompose, cse, graph-fold-constants, graph-fuse, graph-plan-memory, convert-graph-to-tile{target="cpu"},
+// graph -> tile -> loop -> llvm for the CPU (libm, the default library, is not spelled out); long
+// column reductions split into row blocks; matmuls take the CPU's blocks and vector micro-kernels.
+// CPU:      builtin.module(graph-simplify, graph-fold-constants, cse, graph-decompose, cse, graph-split-column-reductions, graph-fold-constants, graph-fuse, graph-plan-memory, convert-graph-to-tile{target="cpu"},
 // CPU-SAME: tile-merge-identical-kernels, convert-tile-dot-to-cpu, convert-tile-rows-to-cpu, convert-tile-to-loop,
 // CPU-SAME: convert-loop-to-cpu, expand-math-for-cpu, convert-scf-to-cf,
 // CPU-SAME: convert-math-to-llvm,

@@ -22,6 +22,7 @@
 // CHECK-NEXT: {{ +}}graph-pad-matmul-operands{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}graph-plan-memory{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}graph-simplify{{ +}}{{[A-Z].*\.}}
+// CHECK-NEXT: {{ +}}graph-split-column-reductions{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}graph-transpose-tf32-rhs{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}licm{{ +}}Move loop-invariant operations without side effects out of loops.
 // CHECK-NEXT: {{ +}}loop-double-buffer{{ +}}{{[A-Z].*\.}}

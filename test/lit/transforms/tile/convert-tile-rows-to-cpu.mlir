@@ -6,24 +6,25 @@
 // A softmax of 4 rows of 64: the rows run one after another; the max and the sum each run a
 // column loop of two 8-lane accumulators (16 columns an iteration), combined pairwise and then
 // lane by lane; the exp, needed again by the normalising store, is saved to a scratch row by
-// the sum's loop, which the store's loop reads.
+// the sum's loop, which the store's loop reads. The max's loop, the first to read x, and the
+// store prefetch 4096 bytes ahead (`mlc.cpu_prefetch_bytes`); the sum's loop re-reads x from L1.
 // CHECK-LABEL: loop.kernel @softmax
-// CHECK-SAME:    mlc.cpu_vector_width = 8 : i64, mlc.cpu_accumulators = 2 : i64
-// CHECK-NOT:     mlc.cpu_prefetch_bytes
+// CHECK-SAME:    mlc.cpu_vector_width = 8 : i64, mlc.cpu_accumulators = 2 : i64, mlc.cpu_prefetch_bytes = 4096 : i64
 // CHECK:         loop.parallel %program < 1 mapping block.x {
 // CHECK:           loop.parallel %row < 4 {
 // CHECK:             %exp_scratch = memref.alloca() {alignment = 64 : i64} : memref<64xf32>
 // CHECK:             %[[LOWEST:.*]] = arith.constant 0xff800000 : f32
 // CHECK:             %[[START:.*]] = vector.broadcast %[[LOWEST]] : f32 to vector<8xf32>
 // CHECK:             %[[M0:.*]], %[[M1:.*]] = scf.for %column = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A0:.*]] = %[[START]], %[[A1:.*]] = %[[START]]) -> (vector<8xf32>, vector<8xf32>) {
-// CHECK:               %[[X0:.*]] = vector.load %x[%row, %column] {alignment = 16 : i64} : memref<4x64xf32>, vector<8xf32>
+// CHECK:               %[[X0:.*]] = vector.load %x[%row, %column] {alignment = 16 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4x64xf32>, vector<8xf32>
 // CHECK:               arith.maximumf %[[A0]], %[[X0]] : vector<8xf32>
-// CHECK:               vector.load %x[%row, %{{.*}}] {alignment = 16 : i64} : memref<4x64xf32>, vector<8xf32>
+// CHECK:               vector.load %x[%row, %{{.*}}] {alignment = 16 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4x64xf32>, vector<8xf32>
 // CHECK:               arith.maximumf %[[A1]], %{{.*}} : vector<8xf32>
 // CHECK:             %[[BOTH:.*]] = arith.maximumf %[[M0]], %[[M1]] : vector<8xf32>
 // CHECK-COUNT-8:     vector.extract %[[BOTH]][{{.*}}] : f32 from vector<8xf32>
 // CHECK:             %max = arith.maximumf
 // CHECK:             scf.for %{{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>) {
+// CHECK:               vector.load %x[%row, %{{.*}}] {alignment = 16 : i64} : memref<4x64xf32>, vector<8xf32>
 // CHECK:               %[[WIDE_MAX:.*]] = vector.broadcast %max : f32 to vector<8xf32>
 // CHECK:               %[[D:.*]] = arith.subf %{{.*}}, %[[WIDE_MAX]] : vector<8xf32>
 // CHECK:               %[[E:.*]] = math.exp %[[D]] : vector<8xf32>
@@ -35,7 +36,7 @@
 // CHECK:               %[[SAVED:.*]] = vector.load %exp_scratch[%[[C]]] {alignment = 64 : i64} : memref<64xf32>, vector<8xf32>
 // CHECK-NOT:           math.exp
 // CHECK:               arith.mulf %[[SAVED]], %{{.*}} : vector<8xf32>
-// CHECK:               vector.store %{{.*}}, %output0[%row, %[[C]]] {alignment = 16 : i64} : memref<4x64xf32>, vector<8xf32>
+// CHECK:               vector.store %{{.*}}, %output0[%row, %[[C]]] {alignment = 16 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4x64xf32>, vector<8xf32>
 // CHECK:         loop.launch @softmax(%x, %0)
 builtin.module {
   tile.kernel @softmax(%x: memref<4x64xf32>, %output0: memref<4x64xf32>) grid [1] num_warps 1 {
@@ -88,12 +89,13 @@ builtin.module {
 // keeps only the row's condition), [16, 21) one at a time inside, [21, 24) one at a time
 // outside (the select gives 0 there), [24, 32) in chunks outside. Vector loads need not be
 // aligned (a row of 21). The row outside the memref (row 3) is masked by a condition per row.
+// The only loop, the first to read x, prefetches it (`mlc.cpu_prefetch_bytes`).
 // CHECK-LABEL: loop.kernel @row_sums
 // CHECK-SAME:    mlc.arg_alignment = array<i64: 4, 4>, mlc.cpu_vector_width = 8 : i64, mlc.cpu_accumulators = 2 : i64
 // CHECK:         loop.parallel %row < 4 {
 // CHECK:           %[[INSIDE:.*]] = arith.cmpi ult, %row, %{{.*}} : index
 // CHECK:           scf.if %[[INSIDE]] -> (f32, f32, f32, f32, f32, f32, f32, f32) {
-// CHECK:             vector.load %x[%row, %c0] {alignment = 4 : i64} : memref<3x21xf32>, vector<8xf32>
+// CHECK:             vector.load %x[%row, %c0] {alignment = 4 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<3x21xf32>, vector<8xf32>
 // CHECK:           arith.select %[[INSIDE]], %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK:           %[[SCALARS:.*]] = scf.for %column = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f32) {
 // CHECK:             memref.load %x[%row, %column] : memref<3x21xf32>
@@ -269,6 +271,11 @@ builtin.module {
 // CHECK:           vector.store %{{.*}}, %output0[%row, %[[C]]] {alignment = 16 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4x64xf32>, vector<8xf32>
 // CHECK-LABEL: loop.kernel @scaled_without_prefetch
 // CHECK-NOT:     mlc.cpu_prefetch_bytes = 4096
+// A row that all rows share ([1, C], a bias) stays in L1: its loads prefetch nothing.
+// CHECK-LABEL: loop.kernel @biased
+// CHECK:           vector.load %x[%row, %[[C:.*]]] {alignment = 16 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4x64xf32>, vector<8xf32>
+// CHECK:           vector.load %b[%c0, %[[C]]] {alignment = 16 : i64} : memref<1x64xf32>, vector<8xf32>
+// CHECK:           vector.store %{{.*}}, %output0[%row, %[[C]]] {alignment = 16 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4x64xf32>, vector<8xf32>
 // CHECK:         loop.launch @scaled
 builtin.module {
   tile.kernel @scaled(%x: memref<4x64xf32>, %output0: memref<4x64xf32>) grid [1] num_warps 1 {
@@ -295,8 +302,22 @@ builtin.module {
     tile.store %y, %output0[%c0, %c0] : !tile.tile<4x64xf32>, memref<4x64xf32>
     tile.return
   }
-  func.func @f(%x: memref<4x64xf32>) -> memref<4x64xf32> {
+  tile.kernel @biased(%x: memref<4x64xf32>, %b: memref<1x64xf32>, %output0: memref<4x64xf32>) grid [1] num_warps 1 {
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %c0] : memref<4x64xf32> -> !tile.tile<4x64xf32>
+    %r = tile.load %b[%c0, %c0] : memref<1x64xf32> -> !tile.tile<1x64xf32>
+    %w = tile.broadcast %r : !tile.tile<1x64xf32> -> !tile.tile<4x64xf32>
+    %y = tile.map %t, %w : !tile.tile<4x64xf32>, !tile.tile<4x64xf32> -> !tile.tile<4x64xf32> {
+    ^bb0(%e: f32, %f: f32):
+      %d = arith.addf %e, %f : f32
+      tile.yield %d : f32
+    }
+    tile.store %y, %output0[%c0, %c0] : !tile.tile<4x64xf32>, memref<4x64xf32>
+    tile.return
+  }
+  func.func @f(%x: memref<4x64xf32>, %b: memref<1x64xf32>) -> memref<4x64xf32> {
     %0 = memref.alloc() : memref<4x64xf32>
+    tile.launch @biased(%x, %b, %0) : memref<4x64xf32>, memref<1x64xf32>, memref<4x64xf32>
     tile.launch @scaled(%x, %0) : memref<4x64xf32>, memref<4x64xf32>
     tile.launch @scaled_without_prefetch(%x, %0) : memref<4x64xf32>, memref<4x64xf32>
     func.return %0 : memref<4x64xf32>
