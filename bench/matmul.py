@@ -7,7 +7,8 @@ Cases: C = A @ B for square 1024, 4096 and 8192, a non-square 8192x1024 by 4096 
 fused dense layer relu(A @ B + bias) at 4096 against PyTorch eager doing the three ops (a matmul,
 an add and a relu, each through memory). PyTorch runs with `allow_tf32 = False`, so both sides do
 fp32 fused multiply-adds on the CUDA cores. The `f16 ...` and `bf16 ...` cases (square 1024, 4096,
-8192 and the odd 4095x4097x1023) run on tensor cores, with the Triton kernel of `triton_matmul.py` as a third
+8192, the odd 4095x4097x1023, and `f16 xformer ...`: the transformer block's four products at batch 8)
+run on tensor cores, with the Triton kernel of `triton_matmul.py` as a third
 column where Triton is installed. The `tf32 ...` cases are f32 products of precision "tf32" (mlc: mma.sync
 m16n8k8) against cuBLAS with TF32 allowed (`allow_tf32 = True` around its call) and Triton's
 `input_precision="tf32"`; `3xtf32 ...` against cuBLAS in IEEE fp32 and Triton's "tf32x3". On an sm_90
@@ -68,7 +69,17 @@ HALF_SHAPES = {
     "f16 matmul 4095x4097x1023": (4095, 4097, 1023),
 }
 HALF_SHAPES.update({name.replace("f16", "bf16", 1): shape for name, shape in HALF_SHAPES.items()})
-TF32_SHAPES = {name.replace("f16", "tf32", 1): shape for name, shape in HALF_SHAPES.items() if name.startswith("f16")}
+# The transformer block's four products at batch 8 (8 x 512 tokens, model 1024, FFN 4096; bench/models.py):
+# short K (16 K steps of 64 for three of them) and 128-512 tiles of 128x256 for 132 multiprocessors.
+HALF_SHAPES.update(
+    {
+        "f16 xformer ffn1 4096x4096x1024": (4096, 4096, 1024),
+        "f16 xformer in-proj 4096x3072x1024": (4096, 3072, 1024),
+        "f16 xformer ffn2 4096x1024x4096": (4096, 1024, 4096),
+        "f16 xformer out-proj 4096x1024x1024": (4096, 1024, 1024),
+    }
+)
+TF32_SHAPES = {name.replace("f16", "tf32", 1): shape for name, shape in HALF_SHAPES.items() if name.startswith("f16") and "xformer" not in name}
 TF32_SHAPES["3xtf32 matmul 4096^3"] = (4096, 4096, 4096)
 TF32_LINEAR_SHAPES = {"tf32 linear 4096^3": (4096, 4096, 4096), "tf32 linear 8192^3": (8192, 8192, 8192)}
 
