@@ -25,7 +25,8 @@ a producer warpgroup issues the copies, the other warpgroups consume (full/empty
 `tma=true warp-specialize=true`) in one process, N rounds interleaved, each round with its own
 cuBLAS and Triton rows; the JSON rows name the staging and round in `implementation`; with
 `--group-tiles G` each staging runs a second time with `group-tiles=G` (loop-group-tiles: the
-grid in grouped order).
+grid in grouped order); with `--stage-epilogue` cp.async and tma run again with
+`stage-epilogue=true` (loop-stage-epilogue: tiles stored through shared memory, 16 bytes a lane).
 """
 
 from __future__ import annotations
@@ -202,21 +203,29 @@ STAGINGS = {
     "tma": "mlc-lower-to-gpu{arch=sm_90 tma=true}",
     "tma+ws": "mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true}",
 }
+STAGED_EPILOGUE_STAGINGS = {
+    "cp.async+se": "mlc-lower-to-gpu{arch=sm_90 stage-epilogue=true}",
+    "tma+se": "mlc-lower-to-gpu{arch=sm_90 tma=true stage-epilogue=true}",
+}
+"""With `--stage-epilogue`: the lockstep stagings again with loop-stage-epilogue (tiles stored
+through shared memory, 16 bytes a lane)."""
 
 
-def stagings(group_tiles: int) -> dict[str, str | None]:
-    """`STAGINGS`, and with `group_tiles` each of them again with `group-tiles=G` (loop-group-tiles)."""
+def stagings(group_tiles: int, stage_epilogue: bool = False) -> dict[str, str | None]:
+    """`STAGINGS` (and `STAGED_EPILOGUE_STAGINGS` with `stage_epilogue`), and with `group_tiles`
+    each of them again with `group-tiles=G` (loop-group-tiles)."""
+    chosen = {**STAGINGS, **(STAGED_EPILOGUE_STAGINGS if stage_epilogue else {})}
     if not group_tiles:
-        return dict(STAGINGS)
-    grouped = {f"{name}+g{group_tiles}": (pipeline or "mlc-lower-to-gpu{arch=sm_90}").replace("}", f" group-tiles={group_tiles}}}") for name, pipeline in STAGINGS.items()}
-    return {**STAGINGS, **grouped}
+        return chosen
+    grouped = {f"{name}+g{group_tiles}": (pipeline or "mlc-lower-to-gpu{arch=sm_90}").replace("}", f" group-tiles={group_tiles}}}") for name, pipeline in chosen.items()}
+    return {**chosen, **grouped}
 
 
-def compare_stagings(selected: list[Case], rounds: int, group_tiles: int = 0) -> list[Row]:
+def compare_stagings(selected: list[Case], rounds: int, group_tiles: int = 0, stage_epilogue: bool = False) -> list[Row]:
     """Every staging's rows, round by round (interleaved, so drift touches them alike)."""
     rows: list[Row] = []
     for round_index in range(1, rounds + 1):
-        for staging, pipeline in stagings(group_tiles).items():
+        for staging, pipeline in stagings(group_tiles, stage_epilogue).items():
             staged = run(selected, pipeline=pipeline)
             for row in staged:
                 row.implementation = f"{row.implementation}/{staging}/{round_index}"
@@ -234,6 +243,7 @@ def main() -> None:
     parser.add_argument("--warp-specialize", action="store_true", help="with --tma: a producer warpgroup and consumer warpgroups")
     parser.add_argument("--compare-staging", type=int, metavar="ROUNDS", help="cp.async, tma and tma+ws interleaved, ROUNDS times")
     parser.add_argument("--group-tiles", type=int, default=0, metavar="G", help="with --compare-staging: each staging also with group-tiles=G")
+    parser.add_argument("--stage-epilogue", action="store_true", help="with --compare-staging: cp.async and tma also with stage-epilogue=true")
     args = parser.parse_args()
     if args.compare_staging and (args.tma or args.matmul_tile):
         parser.error("--compare-staging picks the pipelines itself: drop --tma / --matmul-tile")
@@ -254,7 +264,7 @@ def main() -> None:
     if args.tma:
         pipeline = f"mlc-lower-to-gpu{{arch=sm_90 tma=true{' warp-specialize=true' if args.warp_specialize else ''}}}"
     if args.compare_staging:
-        rows = compare_stagings(selected, args.compare_staging, args.group_tiles)
+        rows = compare_stagings(selected, args.compare_staging, args.group_tiles, args.stage_epilogue)
     else:
         rows = run(selected, pipeline=pipeline)
         print_matmul_table(rows)

@@ -1,0 +1,250 @@
+"""loop-stage-epilogue: a warpgroup-product kernel stores its tile through shared memory, 16 bytes a lane.
+
+Why. wgmma leaves each thread two adjacent outputs of a row per 8 columns (the D fragment: lane
+(g, t) holds rows g and g + 8, columns 8b + 2t and + 1 of its warp's 16-row band), so the epilogue
+of a 128x256 f16 tile is 128 four-byte stores per thread, each warp instruction writing 8 rows x 16
+bytes: half-used 32-byte sectors and 8 L2 requests per 128 bytes. With a 16-row band staged in
+shared memory first, each warp instruction stores one 512-byte row piece (32 lanes x 16 bytes,
+whole sectors). Measured on the hand-built kernel (`bench/tma_matmul.py --epilogue tma`, BENCHMARKS.md
+"ninth step"): a staged epilogue took 8-10% off f16/bf16 4096^3 and 20-30% off the transformer's
+short-K products (K = 1024: 16 K steps per tile, so the epilogue weighs a lot).
+
+Algorithm, per `loop.kernel` with `mlc.wgmma` and `mlc.warp_tile = [16, W]` (each warp owns 16 rows
+x W columns of its block's tile, at an origin that is a multiple of (16, W)), whose one thread loop
+holds the epilogue stores after its last `scf.for` (the K loop):
+1. The stores: every `vector.store` of a 2-element vector into the kernel's rank-2 output argument
+   at the thread loop body's top level or inside an `scf.if` there (the masks of ragged tiles).
+2. A staging buffer `memref<G x 16 x (W + C) x T, 3>` allocated before the thread loop (G = the
+   block's warps, C = the elements of 16 bytes; the padding of C per row puts the 8 rows of one
+   fragment store in different banks), marked `mlc.epilogue_staging`.
+3. Each store `vector.store %v, %out[%i, %j]` writes `%staging[%warp, %i mod 16, %j mod W]`
+   instead (under the same mask).
+4. After the last store, each warp copies its band out: 16 * W / C chunks of C elements over its
+   32 lanes (chunk q = 32 * step + lane: row q / (W / C), column (q mod (W / C)) * C), each a
+   `vector.load` of the staging and a `vector.store` to `%out[i0 + row, j0 + column]` where the row
+   and the chunk are inside the output (i0, j0: the band's origin, the first store's indices
+   rounded down to multiples of 16 and W). Unwritten staging (masked fragments) is never read:
+   with N a multiple of C a chunk is inside the output or entirely outside.
+5. The output argument's `mlc.arg_alignment` becomes 16; `mlc.staged_epilogue = array<i64: 16, W,
+   W + C>` records the decision; `mlc.pipeline_stages` drops to what fits beside the staging in
+   `WGMMA_SHARED_MEMORY_BYTES` (loop-promote-shared runs after this pass and sizes the stages).
+Between the fragment writes and the chunk reads (other lanes of the same warp) gpu-insert-barriers
+places one `bar.sync` (the block's threads run in lockstep here).
+
+Preconditions (else the kernel is left alone): a 16-bit or 32-bit output whose columns N are a
+multiple of C, W a multiple of C and 16 * W / C of 32; the first store's indices defined at the
+thread loop body's top level or above; no other store into the output. Limits: not for
+warp-specialized kernels (their consumers run in divergent control, where the barrier pass places
+no barrier and does not yet know a warp's lanes are ordered by `loop.warp_sync`), so
+`mlc-lower-to-gpu` takes `stage-epilogue=true` without `warp-specialize=true` only; TMA stores of
+the staged tile (what the hand-built kernel does) are not emitted yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, memref, scf, vector
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, MemRefType, ModuleOp, UnitAttr, VectorType, i64
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from mlc.dialects import attributes
+from mlc.dialects.loop import ops as loop
+from mlc.transforms.analysis.shared_memory_promotion import WGMMA_SHARED_MEMORY_BYTES, shared_bytes
+from mlc.transforms.lowering.async_pipeline import emitter_before
+from mlc.transforms.lowering.chunk_access import Emitter, emit_if
+
+BAND_ROWS = 16
+"""Rows of a warp's band of the wgmma D fragment (m64 per warpgroup, 16 per warp)."""
+WARP = 32
+CHUNK_BYTES = 16
+
+
+@dataclass
+class Epilogue:
+    """What the rewrite needs of one kernel."""
+
+    thread_loop: loop.ParallelOp
+    output: SSAValue
+    stores: list[vector.StoreOp]
+    width: int
+    """W: the columns of a warp's band."""
+    chunk: int
+    """C: the elements of 16 bytes."""
+
+
+def _top_level(op: Operation, body: Block) -> Operation | None:
+    """`op` itself if it sits in `body`, else its ancestor there (None if outside)."""
+    while op.parent_block() is not body:
+        parent = op.parent_op()
+        if parent is None:
+            return None
+        op = parent
+    return op
+
+
+def _defined_above(value: SSAValue, body: Block) -> bool:
+    """Whether `value` is available everywhere in `body` (defined in it at top level, or around it)."""
+    owner = value.owner
+    defining = owner if isinstance(owner, Block) else owner.parent_block()
+    block: Block | None = body
+    while block is not None:
+        if block is defining:
+            return True
+        parent = block.parent_op()
+        block = parent.parent_block() if parent is not None else None
+    return False
+
+
+def find_epilogue(kernel: loop.KernelOp) -> Epilogue | None:
+    """The epilogue of `kernel` when the preconditions (module docstring) hold, else None."""
+    warp_tile = attributes.WARP_TILE.integers(kernel)
+    if attributes.WGMMA.read(kernel) is None or warp_tile is None or warp_tile[0] != BAND_ROWS:
+        return None
+    if attributes.STAGED_EPILOGUE.read(kernel) is not None:
+        return None
+    thread_loops = [op for op in kernel.walk() if isinstance(op, loop.ParallelOp) and op.mapping_name() == "thread.x"]
+    if len(thread_loops) != 1:
+        return None
+    thread_loop, body = thread_loops[0], thread_loops[0].body.block
+    loops = [op for op in body.ops if isinstance(op, scf.ForOp)]
+    if not loops:
+        return None
+    stores = [op for op in thread_loop.walk() if isinstance(op, vector.StoreOp) and op.base in kernel.body.block.args]
+    if not stores or len({store.base for store in stores}) != 1:
+        return None
+    output = stores[0].base
+    output_type = output.type
+    assert isinstance(output_type, MemRefType)
+    shape = output_type.get_shape()
+    element_bytes = output_type.element_type.bitwidth // 8  # type: ignore[attr-defined]
+    if len(shape) != 2 or any(extent < 0 for extent in shape) or element_bytes not in (2, 4):
+        return None
+    chunk, width = CHUNK_BYTES // element_bytes, warp_tile[1]
+    if shape[1] % chunk or width % chunk or (BAND_ROWS * width // chunk) % WARP:
+        return None
+    last_loop = loops[-1]
+    for store in stores:
+        value_type = store.vector.type
+        top = _top_level(store, body)
+        if not isinstance(value_type, VectorType) or value_type.get_shape() != (2,) or top is None:
+            return None
+        if not last_loop.is_before_in_block(top) or not (top is store or isinstance(top, scf.IfOp)):
+            return None
+    if not all(_defined_above(index, body) for index in stores[0].indices):
+        return None
+    return Epilogue(thread_loop, output, stores, width, chunk)
+
+
+def _stages_beside(kernel: loop.KernelOp, staging_bytes: int, element_bytes: int) -> int | None:
+    """The pipeline stages of `kernel`'s K loop that fit beside `staging_bytes` of staging."""
+    recorded = attributes.PIPELINE_STAGES.read(kernel)
+    micro, grid = attributes.WARP_TILE.integers(kernel), attributes.WARP_GRID.integers(kernel)
+    products = [op for op in kernel.walk() if isinstance(op, loop.WgmmaOp)]
+    if not isinstance(recorded, IntegerAttr) or micro is None or grid is None or not products:
+        return None
+    block_rows, block_columns, depth = micro[0] * grid[0], micro[1] * grid[1], products[0].k.value.data
+    loops = [op for op in kernel.walk() if isinstance(op, scf.ForOp) and op.is_ancestor(products[0])]
+    step = loops[0].step.owner if loops else None  # the K loop: the outermost around the products
+    if isinstance(step, arith.ConstantOp) and isinstance(step.value, IntegerAttr):
+        depth = step.value.value.data
+    stage_bytes = (block_rows + block_columns) * depth * element_bytes
+    return min(recorded.value.data, (WGMMA_SHARED_MEMORY_BYTES - shared_bytes(kernel) - staging_bytes) // stage_bytes)
+
+
+def stage_epilogue(kernel: loop.KernelOp) -> bool:
+    """Rewrites `kernel`'s epilogue through shared memory where the preconditions hold; True if it did."""
+    epilogue = find_epilogue(kernel)
+    if epilogue is None:
+        return False
+    output_type = epilogue.output.type
+    assert isinstance(output_type, MemRefType)
+    element = output_type.element_type
+    warps = epilogue.thread_loop.trip_count // WARP
+    padded = epilogue.width + epilogue.chunk
+    staging_type = MemRefType(element, [warps, BAND_ROWS, padded], memory_space=IntegerAttr(loop.SHARED_MEMORY_SPACE, i64))
+    staging_bytes = warps * BAND_ROWS * padded * element.bitwidth // 8  # type: ignore[attr-defined]
+    operand_bytes = max(arg.type.element_type.bitwidth // 8 for arg in kernel.body.block.args if isinstance(arg.type, MemRefType) and arg is not epilogue.output)  # type: ignore[attr-defined]
+    stages = _stages_beside(kernel, staging_bytes, operand_bytes)
+    if stages is None or stages < 2:
+        return False
+    allocation = memref.AllocaOp.get(element, CHUNK_BYTES, staging_type.get_shape(), memory_space=staging_type.memory_space)
+    allocation.memref.name_hint = "staging"
+    attributes.EPILOGUE_STAGING.write(allocation, UnitAttr())
+    block_body = epilogue.thread_loop.parent_block()
+    assert block_body is not None
+    block_body.insert_op_before(allocation, epilogue.thread_loop)
+    body = epilogue.thread_loop.body.block
+    first = body.first_op
+    assert first is not None
+    top = emitter_before(first)
+    thread = epilogue.thread_loop.induction_variable
+    warp = top.emit(arith.DivUIOp(thread, top.index(WARP)))
+    lane = top.emit(arith.RemUIOp(thread, top.index(WARP)))
+    warp.name_hint, lane.name_hint = "band_warp", "band_lane"
+    rows, width = top.index(BAND_ROWS), top.index(epilogue.width)
+    last = _top_level(epilogue.stores[-1], body)
+    after = last.next_op if last is not None else None
+    assert after is not None  # the thread loop body ends with its terminator
+    for store in epilogue.stores:
+        at = emitter_before(store)
+        row, column = (at.emit(arith.RemUIOp(index, bound)) for index, bound in zip(store.indices, (rows, width)))
+        Rewriter.replace_op(store, vector.StoreOp(store.vector, allocation.memref, [warp, row, column]), [])
+    _copy_out(emitter_before(after), epilogue, allocation.memref, warp, lane)
+    _raise_alignment(kernel, epilogue.output)
+    attributes.STAGED_EPILOGUE.write(kernel, DenseArrayBase.from_list(i64, [BAND_ROWS, epilogue.width, padded]))
+    attributes.PIPELINE_STAGES.write(kernel, IntegerAttr(stages, i64))
+    return True
+
+
+def _copy_out(emitter: Emitter, epilogue: Epilogue, staging: SSAValue, warp: SSAValue, lane: SSAValue) -> None:
+    """Each warp stores its band, C elements a lane (step 4 of the module docstring)."""
+    first = epilogue.stores[0]
+    row_origin = emitter.emit(arith.SubiOp(first.indices[0], emitter.emit(arith.RemUIOp(first.indices[0], emitter.index(BAND_ROWS)))))
+    column_origin = emitter.emit(arith.SubiOp(first.indices[1], emitter.emit(arith.RemUIOp(first.indices[1], emitter.index(epilogue.width)))))
+    row_origin.name_hint, column_origin.name_hint = "band_row", "band_column"
+    output_type = epilogue.output.type
+    assert isinstance(output_type, MemRefType)
+    extents = output_type.get_shape()
+    chunks_per_row = epilogue.width // epilogue.chunk
+    chunk_type = VectorType(output_type.element_type, [epilogue.chunk])
+    for step in range(BAND_ROWS * chunks_per_row // WARP):
+        chunk = emitter.add(lane, emitter.index(step * WARP))
+        row = emitter.emit(arith.DivUIOp(chunk, emitter.index(chunks_per_row)))
+        column = emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(chunk, emitter.index(chunks_per_row))), emitter.index(epilogue.chunk)))
+        target_row, target_column = emitter.add(row_origin, row), emitter.add(column_origin, column)
+        inside = emitter.all_of([emitter.below(target_row, extents[0]), emitter.below(target_column, extents[1])])
+
+        def store_chunk(inner: Emitter, row: SSAValue = row, column: SSAValue = column, target_row: SSAValue = target_row, target_column: SSAValue = target_column) -> list[SSAValue]:
+            values = inner.emit(vector.LoadOp(staging, [warp, row, column], chunk_type))
+            store = vector.StoreOp(values, epilogue.output, [target_row, target_column])
+            store.attributes["alignment"] = IntegerAttr(CHUNK_BYTES, i64)
+            inner.builder.insert(store)
+            return []
+
+        emit_if(emitter, inside, [], store_chunk, None)
+
+
+def _raise_alignment(kernel: loop.KernelOp, output: SSAValue) -> None:
+    """The output's pointer must be 16-byte aligned for the chunk stores."""
+    alignments = attributes.ARG_ALIGNMENT.integers(kernel)
+    arguments = list(kernel.body.block.args)
+    if alignments is None or len(alignments) != len(arguments):
+        return
+    raised = [max(value, CHUNK_BYTES) if argument is output else value for value, argument in zip(alignments, arguments)]
+    attributes.ARG_ALIGNMENT.write(kernel, DenseArrayBase.from_list(i64, raised))
+
+
+@dataclass(frozen=True)
+class LoopStageEpilogue(ModulePass):
+    """Store each warpgroup-product tile through shared memory, 16 bytes a lane (coalesced rows)."""
+
+    name = "loop-stage-epilogue"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in [k for k in op.walk() if isinstance(k, loop.KernelOp)]:
+            stage_epilogue(kernel)
+
