@@ -25,8 +25,9 @@ a producer warpgroup issues the copies, the other warpgroups consume (full/empty
 `tma=true warp-specialize=true`) in one process, N rounds interleaved, each round with its own
 cuBLAS and Triton rows; the JSON rows name the staging and round in `implementation`; with
 `--group-tiles G` each staging runs a second time with `group-tiles=G` (loop-group-tiles: the
-grid in grouped order); with `--stage-epilogue` cp.async and tma run again with
-`stage-epilogue=true` (loop-stage-epilogue: tiles stored through shared memory, 16 bytes a lane).
+grid in grouped order); with `--stage-epilogue` each runs again with
+`stage-epilogue=true` (loop-stage-epilogue: tiles stored through shared memory, 16 bytes a lane);
+`--staging NAME` keeps only the named ones (cp.async, tma, tma+ws, cp.async+se, ...).
 """
 
 from __future__ import annotations
@@ -206,9 +207,10 @@ STAGINGS = {
 STAGED_EPILOGUE_STAGINGS = {
     "cp.async+se": "mlc-lower-to-gpu{arch=sm_90 stage-epilogue=true}",
     "tma+se": "mlc-lower-to-gpu{arch=sm_90 tma=true stage-epilogue=true}",
+    "tma+ws+se": "mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true stage-epilogue=true}",
 }
-"""With `--stage-epilogue`: the lockstep stagings again with loop-stage-epilogue (tiles stored
-through shared memory, 16 bytes a lane)."""
+"""With `--stage-epilogue`: the stagings again with loop-stage-epilogue (tiles stored through
+shared memory, 16 bytes a lane)."""
 
 
 def stagings(group_tiles: int, stage_epilogue: bool = False) -> dict[str, str | None]:
@@ -221,11 +223,13 @@ def stagings(group_tiles: int, stage_epilogue: bool = False) -> dict[str, str | 
     return {**chosen, **grouped}
 
 
-def compare_stagings(selected: list[Case], rounds: int, group_tiles: int = 0, stage_epilogue: bool = False) -> list[Row]:
-    """Every staging's rows, round by round (interleaved, so drift touches them alike)."""
+def compare_stagings(selected: list[Case], rounds: int, group_tiles: int = 0, stage_epilogue: bool = False, only: list[str] | None = None) -> list[Row]:
+    """Every staging's rows (or those named in `only`), round by round (interleaved, so drift
+    touches them alike)."""
     rows: list[Row] = []
+    chosen = {name: pipeline for name, pipeline in stagings(group_tiles, stage_epilogue).items() if not only or name in only}
     for round_index in range(1, rounds + 1):
-        for staging, pipeline in stagings(group_tiles, stage_epilogue).items():
+        for staging, pipeline in chosen.items():
             staged = run(selected, pipeline=pipeline)
             for row in staged:
                 row.implementation = f"{row.implementation}/{staging}/{round_index}"
@@ -243,7 +247,8 @@ def main() -> None:
     parser.add_argument("--warp-specialize", action="store_true", help="with --tma: a producer warpgroup and consumer warpgroups")
     parser.add_argument("--compare-staging", type=int, metavar="ROUNDS", help="cp.async, tma and tma+ws interleaved, ROUNDS times")
     parser.add_argument("--group-tiles", type=int, default=0, metavar="G", help="with --compare-staging: each staging also with group-tiles=G")
-    parser.add_argument("--stage-epilogue", action="store_true", help="with --compare-staging: cp.async and tma also with stage-epilogue=true")
+    parser.add_argument("--stage-epilogue", action="store_true", help="with --compare-staging: each staging also with stage-epilogue=true")
+    parser.add_argument("--staging", action="append", help="with --compare-staging: only the stagings of these names (repeatable)")
     args = parser.parse_args()
     if args.compare_staging and (args.tma or args.matmul_tile):
         parser.error("--compare-staging picks the pipelines itself: drop --tma / --matmul-tile")
@@ -264,7 +269,7 @@ def main() -> None:
     if args.tma:
         pipeline = f"mlc-lower-to-gpu{{arch=sm_90 tma=true{' warp-specialize=true' if args.warp_specialize else ''}}}"
     if args.compare_staging:
-        rows = compare_stagings(selected, args.compare_staging, args.group_tiles, args.stage_epilogue)
+        rows = compare_stagings(selected, args.compare_staging, args.group_tiles, args.stage_epilogue, args.staging)
     else:
         rows = run(selected, pipeline=pipeline)
         print_matmul_table(rows)

@@ -28,16 +28,16 @@ holds the epilogue stores after its last `scf.for` (the K loop):
 5. The output argument's `mlc.arg_alignment` becomes 16; `mlc.staged_epilogue = array<i64: 16, W,
    W + C>` records the decision; `mlc.pipeline_stages` drops to what fits beside the staging in
    `WGMMA_SHARED_MEMORY_BYTES` (loop-promote-shared runs after this pass and sizes the stages).
-Between the fragment writes and the chunk reads (other lanes of the same warp) gpu-insert-barriers
-places one `bar.sync` (the block's threads run in lockstep here).
+Between the fragment writes and the chunk reads (other lanes of the same warp: the staging's
+first index is the warp) one `loop.warp_sync` (`__syncwarp`) orders them; gpu-insert-barriers
+knows a warp sync orders a warp's lanes, so it adds no block barrier, and the pass works inside
+warp roles too (the consumers of a warp-specialized kernel, in divergent control).
 
 Preconditions (else the kernel is left alone): a 16-bit or 32-bit output whose columns N are a
 multiple of C, W a multiple of C and 16 * W / C of 32; the first store's indices defined at the
-thread loop body's top level or above; no other store into the output. Limits: not for
-warp-specialized kernels (their consumers run in divergent control, where the barrier pass places
-no barrier and does not yet know a warp's lanes are ordered by `loop.warp_sync`), so
-`mlc-lower-to-gpu` takes `stage-epilogue=true` without `warp-specialize=true` only; TMA stores of
-the staged tile (what the hand-built kernel does) are not emitted yet.
+thread loop body's top level or above; no other store into the output. Limits: batched
+(rank-3) outputs keep their fragment stores; TMA stores of the staged tile (what the hand-built
+kernel does, overlapping the stores with the next tile) are not emitted yet.
 """
 
 from __future__ import annotations
@@ -201,7 +201,9 @@ def stage_epilogue(kernel: loop.KernelOp) -> bool:
 
 
 def _copy_out(emitter: Emitter, epilogue: Epilogue, staging: SSAValue, warp: SSAValue, lane: SSAValue) -> None:
-    """Each warp stores its band, C elements a lane (step 4 of the module docstring)."""
+    """Each warp stores its band, C elements a lane (step 4 of the module docstring), after a
+    `loop.warp_sync` that orders its lanes' fragment writes before their chunk reads."""
+    emitter.builder.insert(loop.WarpSyncOp())
     first = epilogue.stores[0]
     row_origin = emitter.emit(arith.SubiOp(first.indices[0], emitter.emit(arith.RemUIOp(first.indices[0], emitter.index(BAND_ROWS)))))
     column_origin = emitter.emit(arith.SubiOp(first.indices[1], emitter.emit(arith.RemUIOp(first.indices[1], emitter.index(epilogue.width)))))

@@ -210,9 +210,10 @@ def test_wgmma_matmul_with_warp_specialized_bulk_tensor_copies(a_shape, b_shape,
 STAGED_EPILOGUES = {
     "cp.async": "mlc-lower-to-gpu{arch=sm_90 stage-epilogue=true}",
     "tma": "mlc-lower-to-gpu{arch=sm_90 tma=true stage-epilogue=true}",
+    "tma+ws": "mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true stage-epilogue=true}",
 }
 """The opt-in staged epilogue (loop-stage-epilogue: each warp's band through shared memory, 16
-bytes a lane), beside either staging of the operands."""
+bytes a lane), beside each staging of the operands."""
 
 
 @GPU

@@ -5,23 +5,25 @@ blocks, N a multiple of 8 (ragged against the 64-wide blocks, so whole 16-byte c
 outside) and K over several steps; the module after each pass from the tile level (the new pass
 before loop-promote-shared, cp.async or TMA staging) through gpu-insert-barriers is interpreted on
 the same inputs: bit-identical results, no race reported (the staging's fragment writes and chunk
-reads are other lanes' accesses: gpu-insert-barriers must order them). The preconditions' other
+reads are other lanes of the same warp: the pass's `loop.warp_sync` must order them, also inside
+the consumers' branch of a warp-specialized kernel). The preconditions' other
 side: N not a multiple of 8 leaves the kernel alone.
 """
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_tensor_core_equivalence import _check_chain, program
-from test_wgmma_equivalence import STEPS, _tile_level
+from test_wgmma_equivalence import RAGGED_STAGED_SHAPES, STEPS, _tile_level
 
 from mlc.dialects.attributes import EPILOGUE_STAGING, STAGED_EPILOGUE
 from programs import lower
 
 STAGED_STEPS = [step.replace("loop-promote-shared", "loop-stage-epilogue,loop-promote-shared") for step in STEPS]
 TMA_STAGED_STEPS = [step.replace("loop-promote-shared", "loop-stage-epilogue,loop-promote-shared{tma=true}") for step in STEPS]
+WARP_SPECIALIZED_STAGED_STEPS = [step.replace("loop-promote-shared", "loop-stage-epilogue,loop-promote-shared{tma=true warp-specialize=true}") for step in STEPS]
 
 
 @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -36,6 +38,16 @@ TMA_STAGED_STEPS = [step.replace("loop-promote-shared", "loop-stage-epilogue,loo
 )
 def test_staged_epilogue_is_exact(m: int, n: int, k: int, rows: int, tma: bool, element: str, seed: int):
     _check_chain(program(m, n, k, True), element, TMA_STAGED_STEPS if tma else STAGED_STEPS, seed, tile_level=_tile_level(rows), path="loop.wgmma")
+
+
+@settings(max_examples=1, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(**RAGGED_STAGED_SHAPES)
+@example(m=70, n=72, k=456, element="f16", seed=4)
+def test_staged_epilogue_in_warp_roles_is_exact(m: int, n: int, k: int, element: str, seed: int):
+    """Warp-specialized (the epilogue runs in the consumers' divergent branch): the warp sync alone
+    orders each warp's staging writes and reads (gpu-insert-barriers adds no barrier in the roles;
+    the interpreter's race checker orders the lanes through it)."""
+    _check_chain(program(m, n, k, True), element, WARP_SPECIALIZED_STAGED_STEPS, seed, tile_level=_tile_level(128), path="loop.wgmma")
 
 
 def _staged(m: int, n: int, k: int) -> str:
