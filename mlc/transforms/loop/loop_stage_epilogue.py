@@ -5,9 +5,11 @@ Why. wgmma leaves each thread two adjacent outputs of a row per 8 columns (the D
 of a 128x256 f16 tile is 128 four-byte stores per thread, each warp instruction writing 8 rows x 16
 bytes: half-used 32-byte sectors and 8 L2 requests per 128 bytes. With a 16-row band staged in
 shared memory first, each warp instruction stores one 512-byte row piece (32 lanes x 16 bytes,
-whole sectors). Measured on the hand-built kernel (`bench/tma_matmul.py --epilogue tma`, BENCHMARKS.md
-"ninth step"): a staged epilogue took 8-10% off f16/bf16 4096^3 and 20-30% off the transformer's
-short-K products (K = 1024: 16 K steps per tile, so the epilogue weighs a lot).
+whole sectors). Measured on an H100 (BENCHMARKS.md, "ninth step"): the hand-built kernel's
+staged epilogue with TMA stores (`bench/tma_matmul.py --epilogue tma`) took 8-10% off f16/bf16
+4096^3 and 20-30% off the transformer's short-K products (K = 1024: 16 K steps a tile, so the
+epilogue weighs a lot); this pass on the warp-specialized kernel took 12% off f16 4096^3 (250 ->
+220 us) and 15-27% off the short-K products.
 
 Algorithm, per `loop.kernel` with `mlc.wgmma` and `mlc.warp_tile = [16, W]` (each warp owns 16 rows
 x W columns of its block's tile, at an origin that is a multiple of (16, W)), whose one thread loop
@@ -32,6 +34,11 @@ Between the fragment writes and the chunk reads (other lanes of the same warp: t
 first index is the warp) one `loop.warp_sync` (`__syncwarp`) orders them; gpu-insert-barriers
 knows a warp sync orders a warp's lanes, so it adds no block barrier, and the pass works inside
 warp roles too (the consumers of a warp-specialized kernel, in divergent control).
+
+Beside a lockstep pipeline (cp.async or plain TMA) the pass is correct but the staging costs a
+stage (3 stages of a 128x256x64 block beside it, which prefetch one K step ahead there): 1.5x
+slower on an H100, so `mlc-lower-to-gpu` offers `stage-epilogue=true` with `warp-specialize=true`
+only (whose producer runs all 3 stages ahead).
 
 Preconditions (else the kernel is left alone): a 16-bit or 32-bit output whose columns N are a
 multiple of C, W a multiple of C and 16 * W / C of 32; the first store's indices defined at the

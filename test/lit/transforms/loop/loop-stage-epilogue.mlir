@@ -7,9 +7,9 @@
 // RUN: mlc-opt %s -p 'graph-decompose,graph-fuse,convert-graph-to-tile{wgmma=true matmul-tile=128,64,64},convert-tile-to-loop{tensor-cores=true wgmma=true},canonicalize,cse,loop-stage-epilogue' | tee %t.loop.mlir | filecheck %s
 // RUN: mlc-opt %t.loop.mlir -p loop-stage-epilogue | filecheck %s --check-prefix=AGAIN
 // RUN: mlc-opt %t.loop.mlir -p loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers | filecheck %s --check-prefix=GPU
-// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu{arch=sm_90 stage-epilogue=true})' | mlc-translate --mlir-to-ptx --arch sm_90 | tee %t.ptx | filecheck %s --check-prefix=PTX
-// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true stage-epilogue=true})' | filecheck %s --check-prefix=WS
-// RUN: not mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu{stage-epilogue=true})' 2>&1 | filecheck %s --check-prefix=NO-ARCH
+// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true stage-epilogue=true})' | tee %t.nvvm.mlir | filecheck %s --check-prefix=WS
+// RUN: mlc-translate --mlir-to-ptx --arch sm_90 %t.nvvm.mlir | tee %t.ptx | filecheck %s --check-prefix=PTX
+// RUN: not mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu{arch=sm_90 stage-epilogue=true})' 2>&1 | filecheck %s --check-prefix=NO-WS
 // RUN: %if ptxas %{ ptxas -v -arch=sm_90a %t.ptx -o %t.cubin 2>&1 | filecheck %s --check-prefix=PTXAS %}
 
 // CHECK-LABEL: loop.kernel @dense_0_matmul_add_relu
@@ -48,7 +48,7 @@
 // PTX: st.shared.v2.b16
 // PTX: ld.shared.v4.b32
 // PTX: st.global.v4.b32
-// NO-ARCH: stage-epilogue=true stages wgmma tiles: it needs arch=
+// NO-WS: stage-epilogue=true stages the tiles of warp-specialized kernels: it needs tma=true warp-specialize=true
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
 
 func.func @dense(%a: tensor<70x200xf16>, %b: tensor<200x72xf16>, %bias: tensor<72xf16>) -> tensor<70x72xf16> {
