@@ -16,29 +16,33 @@ x W columns of its block's tile, at an origin that is a multiple of (16, W)), wh
 holds the epilogue stores after its last `scf.for` (the K loop):
 1. The stores: every `vector.store` of a 2-element vector into the kernel's rank-2 output argument
    at the thread loop body's top level or inside an `scf.if` there (the masks of ragged tiles).
-2. A staging buffer `memref<G x 16 x (W + C) x T, 3>` allocated before the thread loop (G = the
+2. A staging buffer `memref<G x R x (W + C) x T, 3>` allocated before the thread loop (G = the
    block's warps, C = the elements of 16 bytes; the padding of C per row puts the 8 rows of one
-   fragment store in different banks), marked `mlc.epilogue_staging`.
+   fragment store in different banks), marked `mlc.epilogue_staging`. R = 16 (the whole band) or
+   8 (half of it, in two rounds), whichever leaves the K loop more of its `mlc.pipeline_stages`
+   in `WGMMA_SHARED_MEMORY_BYTES` (the whole band on a tie): at 128x256x64 f16 a whole band
+   (66 KiB) leaves room for 3 stages of 48 KiB, half a band (33 KiB) for 4.
 3. Each store `vector.store %v, %out[%i, %j]` writes `%staging[%warp, %i mod 16, %j mod W]`
-   instead (under the same mask).
-4. After the last store, each warp copies its band out: 16 * W / C chunks of C elements over its
+   instead (under the same mask); with half bands, `%staging[%warp, %i mod 16 mod 8, ...]` under
+   `%i mod 16 / 8 == r` for round r, the stores (with their masks) cloned for round 1.
+4. After a round's stores, each warp copies its rows out: R * W / C chunks of C elements over its
    32 lanes (chunk q = 32 * step + lane: row q / (W / C), column (q mod (W / C)) * C), each a
-   `vector.load` of the staging and a `vector.store` to `%out[i0 + row, j0 + column]` where the row
-   and the chunk are inside the output (i0, j0: the band's origin, the first store's indices
-   rounded down to multiples of 16 and W). Unwritten staging (masked fragments) is never read:
-   with N a multiple of C a chunk is inside the output or entirely outside.
-5. The output argument's `mlc.arg_alignment` becomes 16; `mlc.staged_epilogue = array<i64: 16, W,
-   W + C>` records the decision; `mlc.pipeline_stages` drops to what fits beside the staging in
-   `WGMMA_SHARED_MEMORY_BYTES` (loop-promote-shared runs after this pass and sizes the stages).
+   `vector.load` of the staging and a `vector.store` to `%out[i0 + R r + row, j0 + column]` where
+   the row and the chunk are inside the output (i0, j0: the band's origin, the first store's
+   indices rounded down to multiples of 16 and W). Unwritten staging (masked fragments) is never
+   read: with N a multiple of C a chunk is inside the output or entirely outside.
+5. The output argument's `mlc.arg_alignment` becomes 16; `mlc.staged_epilogue = array<i64: R, W,
+   W + C>` records the decision; `mlc.pipeline_stages` becomes the stages that fit beside the
+   staging (loop-promote-shared runs after this pass and sizes the stages).
 Between the fragment writes and the chunk reads (other lanes of the same warp: the staging's
-first index is the warp) one `loop.warp_sync` (`__syncwarp`) orders them; gpu-insert-barriers
+first index is the warp) a `loop.warp_sync` (`__syncwarp`) orders them, and another between a
+round's reads and the next round's writes; gpu-insert-barriers
 knows a warp sync orders a warp's lanes, so it adds no block barrier, and the pass works inside
 warp roles too (the consumers of a warp-specialized kernel, in divergent control).
 
-Beside a lockstep pipeline (cp.async or plain TMA) the pass is correct but the staging costs a
-stage (3 stages of a 128x256x64 block beside it, which prefetch one K step ahead there): 1.5x
-slower on an H100, so `mlc-lower-to-gpu` offers `stage-epilogue=true` with `warp-specialize=true`
-only (whose producer runs all 3 stages ahead).
+Beside a lockstep pipeline (cp.async or plain TMA) the pass is correct, but measured with whole
+bands (3 stages, which prefetch one K step ahead there) it was 1.5x slower on an H100, so
+`mlc-lower-to-gpu` offers `stage-epilogue=true` with `warp-specialize=true` only.
 
 Preconditions (else the kernel is left alone): a 16-bit or 32-bit output whose columns N are a
 multiple of C, W a multiple of C and 16 * W / C of 32; the first store's indices defined at the
@@ -81,6 +85,8 @@ class Epilogue:
     """W: the columns of a warp's band."""
     chunk: int
     """C: the elements of 16 bytes."""
+    origin: tuple[SSAValue, ...]
+    """The first store's indices (available throughout the thread loop): the band's origin rounded down."""
 
 
 def _top_level(op: Operation, body: Block) -> Operation | None:
@@ -143,7 +149,7 @@ def find_epilogue(kernel: loop.KernelOp) -> Epilogue | None:
             return None
     if not all(_defined_above(index, body) for index in stores[0].indices):
         return None
-    return Epilogue(thread_loop, output, stores, width, chunk)
+    return Epilogue(thread_loop, output, stores, width, chunk, tuple(stores[0].indices))
 
 
 def _stages_beside(kernel: loop.KernelOp, staging_bytes: int, element_bytes: int) -> int | None:
@@ -172,13 +178,17 @@ def stage_epilogue(kernel: loop.KernelOp) -> bool:
     element = output_type.element_type
     warps = epilogue.thread_loop.trip_count // WARP
     padded = epilogue.width + epilogue.chunk
-    staging_type = MemRefType(element, [warps, BAND_ROWS, padded], memory_space=IntegerAttr(loop.SHARED_MEMORY_SPACE, i64))
-    staging_bytes = warps * BAND_ROWS * padded * element.bitwidth // 8  # type: ignore[attr-defined]
     operand_bytes = max(arg.type.element_type.bitwidth // 8 for arg in kernel.body.block.args if isinstance(arg.type, MemRefType) and arg is not epilogue.output)  # type: ignore[attr-defined]
-    stages = _stages_beside(kernel, staging_bytes, operand_bytes)
-    if stages is None or stages < 2:
+    choices = []
+    for rows in (BAND_ROWS, BAND_ROWS // 2):  # the whole band, or half of it twice
+        if (rows * epilogue.width // epilogue.chunk) % WARP == 0:
+            stages = _stages_beside(kernel, warps * rows * padded * element.bitwidth // 8, operand_bytes)  # type: ignore[attr-defined]
+            choices.append((stages or 0, rows))
+    stages, rows = max(choices)  # the most stages, then the whole band
+    if stages < 2:
         return False
-    allocation = memref.AllocaOp.get(element, CHUNK_BYTES, staging_type.get_shape(), memory_space=staging_type.memory_space)
+    space = IntegerAttr(loop.SHARED_MEMORY_SPACE, i64)
+    allocation = memref.AllocaOp.get(element, CHUNK_BYTES, [warps, rows, padded], memory_space=space)
     allocation.memref.name_hint = "staging"
     attributes.EPILOGUE_STAGING.write(allocation, UnitAttr())
     block_body = epilogue.thread_loop.parent_block()
@@ -192,43 +202,86 @@ def stage_epilogue(kernel: loop.KernelOp) -> bool:
     warp = top.emit(arith.DivUIOp(thread, top.index(WARP)))
     lane = top.emit(arith.RemUIOp(thread, top.index(WARP)))
     warp.name_hint, lane.name_hint = "band_warp", "band_lane"
-    rows, width = top.index(BAND_ROWS), top.index(epilogue.width)
-    last = _top_level(epilogue.stores[-1], body)
-    after = last.next_op if last is not None else None
+    band = Band(allocation.memref, warp, lane, rows, top.index(BAND_ROWS), top.index(epilogue.width), top.index(rows))
+    tops = list(dict.fromkeys(op for op in (_top_level(store, body) for store in epilogue.stores) if op is not None))
+    after = tops[-1].next_op
     assert after is not None  # the thread loop body ends with its terminator
+    later_rounds = [[op.clone() for op in tops] for _ in range(1, BAND_ROWS // rows)]
     for store in epilogue.stores:
-        at = emitter_before(store)
-        row, column = (at.emit(arith.RemUIOp(index, bound)) for index, bound in zip(store.indices, (rows, width)))
-        Rewriter.replace_op(store, vector.StoreOp(store.vector, allocation.memref, [warp, row, column]), [])
-    _copy_out(emitter_before(after), epilogue, allocation.memref, warp, lane)
+        _stage_store(store, band, 0)
+    emitter = emitter_before(after)
+    _copy_out(emitter, epilogue, band, 0)
+    for round_index, copies in enumerate(later_rounds, start=1):
+        emitter.builder.insert(loop.WarpSyncOp())  # the lanes' reads of the last round before the writes
+        for op in copies:
+            emitter.builder.insert(op)
+            for store in [inner for inner in op.walk() if isinstance(inner, vector.StoreOp) and inner.base is epilogue.output]:
+                _stage_store(store, band, round_index)
+        _copy_out(emitter, epilogue, band, round_index)
     _raise_alignment(kernel, epilogue.output)
-    attributes.STAGED_EPILOGUE.write(kernel, DenseArrayBase.from_list(i64, [BAND_ROWS, epilogue.width, padded]))
+    attributes.STAGED_EPILOGUE.write(kernel, DenseArrayBase.from_list(i64, [rows, epilogue.width, padded]))
     attributes.PIPELINE_STAGES.write(kernel, IntegerAttr(stages, i64))
     return True
 
 
-def _copy_out(emitter: Emitter, epilogue: Epilogue, staging: SSAValue, warp: SSAValue, lane: SSAValue) -> None:
-    """Each warp stores its band, C elements a lane (step 4 of the module docstring), after a
-    `loop.warp_sync` that orders its lanes' fragment writes before their chunk reads."""
+@dataclass
+class Band:
+    """The staging of the warps' bands, `rows` of their 16 rows a round, and the values that index it."""
+
+    staging: SSAValue
+    warp: SSAValue
+    lane: SSAValue
+    rows: int
+    band_rows: SSAValue
+    width: SSAValue
+    round_rows: SSAValue
+
+
+def _stage_store(store: vector.StoreOp, band: Band, round_index: int) -> None:
+    """`store` into the output writes the staging instead: row i mod 16 (of round i mod 16 / rows,
+    under that condition when a round takes half the band), column j mod W."""
+    at = emitter_before(store)
+    in_band = at.emit(arith.RemUIOp(store.indices[0], band.band_rows))
+    column = at.emit(arith.RemUIOp(store.indices[1], band.width))
+    if band.rows == BAND_ROWS:
+        Rewriter.replace_op(store, vector.StoreOp(store.vector, band.staging, [band.warp, in_band, column]), [])
+        return
+    row = at.emit(arith.RemUIOp(in_band, band.round_rows))
+    this_round = at.emit(arith.CmpiOp(at.emit(arith.DivUIOp(in_band, band.round_rows)), at.index(round_index), "eq"))
+
+    def write(inner: Emitter) -> list[SSAValue]:
+        inner.builder.insert(vector.StoreOp(store.vector, band.staging, [band.warp, row, column]))
+        return []
+
+    emit_if(at, this_round, [], write, None)
+    store.detach()
+    store.erase()
+
+
+def _copy_out(emitter: Emitter, epilogue: Epilogue, band: Band, round_index: int) -> None:
+    """Each warp stores the rows of its band that round `round_index` staged, C elements a lane
+    (step 4 of the module docstring), after a `loop.warp_sync` that orders its lanes' fragment
+    writes before their chunk reads."""
     emitter.builder.insert(loop.WarpSyncOp())
-    first = epilogue.stores[0]
-    row_origin = emitter.emit(arith.SubiOp(first.indices[0], emitter.emit(arith.RemUIOp(first.indices[0], emitter.index(BAND_ROWS)))))
-    column_origin = emitter.emit(arith.SubiOp(first.indices[1], emitter.emit(arith.RemUIOp(first.indices[1], emitter.index(epilogue.width)))))
+    first_row, first_column = epilogue.origin
+    row_origin = emitter.emit(arith.SubiOp(first_row, emitter.emit(arith.RemUIOp(first_row, emitter.index(BAND_ROWS)))))
+    column_origin = emitter.emit(arith.SubiOp(first_column, emitter.emit(arith.RemUIOp(first_column, emitter.index(epilogue.width)))))
     row_origin.name_hint, column_origin.name_hint = "band_row", "band_column"
     output_type = epilogue.output.type
     assert isinstance(output_type, MemRefType)
     extents = output_type.get_shape()
     chunks_per_row = epilogue.width // epilogue.chunk
     chunk_type = VectorType(output_type.element_type, [epilogue.chunk])
-    for step in range(BAND_ROWS * chunks_per_row // WARP):
-        chunk = emitter.add(lane, emitter.index(step * WARP))
+    for step in range(band.rows * chunks_per_row // WARP):
+        chunk = emitter.add(band.lane, emitter.index(step * WARP))
         row = emitter.emit(arith.DivUIOp(chunk, emitter.index(chunks_per_row)))
         column = emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(chunk, emitter.index(chunks_per_row))), emitter.index(epilogue.chunk)))
-        target_row, target_column = emitter.add(row_origin, row), emitter.add(column_origin, column)
+        target_row = emitter.add(row_origin, emitter.add(row, emitter.index(round_index * band.rows)))
+        target_column = emitter.add(column_origin, column)
         inside = emitter.all_of([emitter.below(target_row, extents[0]), emitter.below(target_column, extents[1])])
 
         def store_chunk(inner: Emitter, row: SSAValue = row, column: SSAValue = column, target_row: SSAValue = target_row, target_column: SSAValue = target_column) -> list[SSAValue]:
-            values = inner.emit(vector.LoadOp(staging, [warp, row, column], chunk_type))
+            values = inner.emit(vector.LoadOp(band.staging, [band.warp, row, column], chunk_type))
             store = vector.StoreOp(values, epilogue.output, [target_row, target_column])
             store.attributes["alignment"] = IntegerAttr(CHUNK_BYTES, i64)
             inner.builder.insert(store)

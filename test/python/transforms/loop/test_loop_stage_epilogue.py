@@ -50,20 +50,31 @@ def test_staged_epilogue_in_warp_roles_is_exact(m: int, n: int, k: int, element:
     _check_chain(program(m, n, k, True), element, WARP_SPECIALIZED_STAGED_STEPS, seed, tile_level=_tile_level(128), path="loop.wgmma")
 
 
+def _wide_tile_level() -> str:
+    return _tile_level(128).replace("matmul-tile=128,64,64", "matmul-tile=128,256,64")
+
+
+def test_half_bands_in_two_rounds_are_exact():
+    """128x256 tiles, warp-specialized: a whole band's staging (66 KiB) would cost a stage, so each
+    warp stages half its band (rows 0-7, then 8-15: 33 KiB beside 4 stages); ragged M and N."""
+    _check_chain(program(70, 264, 128, True), "bf16", WARP_SPECIALIZED_STAGED_STEPS, 6, tile_level=_wide_tile_level(), path="loop.wgmma")
+
+
 def _staged(m: int, n: int, k: int) -> str:
     tile_text = str(lower(program(m, n, k, True), _tile_level(128)))
     return str(lower(tile_text, "convert-tile-to-loop{tensor-cores=true wgmma=true},loop-stage-epilogue"))
 
 
-def test_a_128x256_tile_stages_beside_three_stages():
-    """A 128x256 f16 tile (8 warps of 16 x 256): the staging is 8 x 16 x 264 (a 16-byte pad per
-    row), the stores of each warp's band are 16-byte chunks, the output 16-byte aligned, and the
-    K loop keeps 3 stages (4 x 48 KiB would not fit beside 66 KiB)."""
-    tile_text = str(lower(program(256, 512, 256, True), _tile_level(128).replace("matmul-tile=128,64,64", "matmul-tile=128,256,64")))
+def test_a_128x256_tile_stages_half_bands_beside_four_stages():
+    """A 128x256 f16 tile (8 warps of 16 x 256): a whole band's staging (8 x 16 x 264, a 16-byte
+    pad per row: 66 KiB) would leave room for 3 stages of 48 KiB, half a band (8 x 8 x 264, two
+    rounds) for the kernel's 4; the stores are 16-byte chunks, the output 16-byte aligned."""
+    tile_text = str(lower(program(256, 512, 256, True), _wide_tile_level()))
     text = str(lower(tile_text, "convert-tile-to-loop{tensor-cores=true wgmma=true},loop-stage-epilogue"))
-    assert "mlc.staged_epilogue = array<i64: 16, 256, 264>" in text
-    assert "memref<8x16x264xf16, 3 : i64>" in text and "mlc.epilogue_staging" in text
-    assert "mlc.pipeline_stages = 3" in text
+    assert "mlc.staged_epilogue = array<i64: 8, 256, 264>" in text
+    assert "memref<8x8x264xf16, 3 : i64>" in text and "mlc.epilogue_staging" in text
+    assert "mlc.pipeline_stages = 4" in text
+    assert text.count("loop.warp_sync") == 3  # round 0's reads, round 1's writes, round 1's reads
     assert "vector<8xf16>" in text and "{alignment = 16 : i64} : memref<256x512xf16>, vector<8xf16>" in text
 
 
