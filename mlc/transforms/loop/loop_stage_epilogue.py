@@ -8,8 +8,8 @@ shared memory first, each warp instruction stores one 512-byte row piece (32 lan
 whole sectors). Measured on an H100 (BENCHMARKS.md, "ninth step"): the hand-built kernel's
 staged epilogue with TMA stores (`bench/tma_matmul.py --epilogue tma`) took 8-10% off f16/bf16
 4096^3 and 20-30% off the transformer's short-K products (K = 1024: 16 K steps a tile, so the
-epilogue weighs a lot); this pass on the warp-specialized kernel took 12% off f16 4096^3 (250 ->
-220 us) and 15-27% off the short-K products.
+epilogue weighs a lot); this pass on the warp-specialized kernel (half bands, 4 stages) took it
+from 228.6 to 200.4 us at f16 4096^3 (0.98x cuBLAS) and 11-31% off the short-K products.
 
 Algorithm, per `loop.kernel` with `mlc.wgmma` and `mlc.warp_tile = [16, W]` (each warp owns 16 rows
 x W columns of its block's tile, at an origin that is a multiple of (16, W)), whose one thread loop
