@@ -7,7 +7,8 @@ Cases: C = A @ B for square 1024, 4096 and 8192, a non-square 8192x1024 by 4096 
 fused dense layer relu(A @ B + bias) at 4096 against PyTorch eager doing the three ops (a matmul,
 an add and a relu, each through memory). PyTorch runs with `allow_tf32 = False`, so both sides do
 fp32 fused multiply-adds on the CUDA cores. The `f16 ...` and `bf16 ...` cases (square 1024, 4096,
-8192 and the odd 4095x4097x1023) run on tensor cores, with the Triton kernel of `triton_matmul.py` as a third
+8192, the odd 4095x4097x1023, and `f16 xformer ...`: the transformer block's four products at batch 8)
+run on tensor cores, with the Triton kernel of `triton_matmul.py` as a third
 column where Triton is installed. The `tf32 ...` cases are f32 products of precision "tf32" (mlc: mma.sync
 m16n8k8) against cuBLAS with TF32 allowed (`allow_tf32 = True` around its call) and Triton's
 `input_precision="tf32"`; `3xtf32 ...` against cuBLAS in IEEE fp32 and Triton's "tf32x3". On an sm_90
@@ -24,7 +25,9 @@ a producer warpgroup issues the copies, the other warpgroups consume (full/empty
 `tma=true warp-specialize=true`) in one process, N rounds interleaved, each round with its own
 cuBLAS and Triton rows; the JSON rows name the staging and round in `implementation`; with
 `--group-tiles G` each staging runs a second time with `group-tiles=G` (loop-group-tiles: the
-grid in grouped order).
+grid in grouped order); with `--stage-epilogue` tma+ws runs again with `stage-epilogue=true`
+(tma+ws+se: loop-stage-epilogue, tiles stored through shared memory, 16 bytes a lane);
+`--staging NAME` keeps only the named ones (cp.async, tma, tma+ws, tma+ws+se, ...).
 """
 
 from __future__ import annotations
@@ -68,7 +71,17 @@ HALF_SHAPES = {
     "f16 matmul 4095x4097x1023": (4095, 4097, 1023),
 }
 HALF_SHAPES.update({name.replace("f16", "bf16", 1): shape for name, shape in HALF_SHAPES.items()})
-TF32_SHAPES = {name.replace("f16", "tf32", 1): shape for name, shape in HALF_SHAPES.items() if name.startswith("f16")}
+# The transformer block's four products at batch 8 (8 x 512 tokens, model 1024, FFN 4096; bench/models.py):
+# short K (16 K steps of 64 for three of them) and 128-512 tiles of 128x256 for 132 multiprocessors.
+HALF_SHAPES.update(
+    {
+        "f16 xformer ffn1 4096x4096x1024": (4096, 4096, 1024),
+        "f16 xformer in-proj 4096x3072x1024": (4096, 3072, 1024),
+        "f16 xformer ffn2 4096x1024x4096": (4096, 1024, 4096),
+        "f16 xformer out-proj 4096x1024x1024": (4096, 1024, 1024),
+    }
+)
+TF32_SHAPES = {name.replace("f16", "tf32", 1): shape for name, shape in HALF_SHAPES.items() if name.startswith("f16") and "xformer" not in name}
 TF32_SHAPES["3xtf32 matmul 4096^3"] = (4096, 4096, 4096)
 TF32_LINEAR_SHAPES = {"tf32 linear 4096^3": (4096, 4096, 4096), "tf32 linear 8192^3": (8192, 8192, 8192)}
 
@@ -191,21 +204,28 @@ STAGINGS = {
     "tma": "mlc-lower-to-gpu{arch=sm_90 tma=true}",
     "tma+ws": "mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true}",
 }
+STAGED_EPILOGUE_STAGINGS = {"tma+ws+se": "mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true stage-epilogue=true}"}
+"""With `--stage-epilogue`: the warp-specialized staging again with loop-stage-epilogue (tiles
+stored through shared memory, 16 bytes a lane; the option's only pipeline)."""
 
 
-def stagings(group_tiles: int) -> dict[str, str | None]:
-    """`STAGINGS`, and with `group_tiles` each of them again with `group-tiles=G` (loop-group-tiles)."""
+def stagings(group_tiles: int, stage_epilogue: bool = False) -> dict[str, str | None]:
+    """`STAGINGS` (and `STAGED_EPILOGUE_STAGINGS` with `stage_epilogue`), and with `group_tiles`
+    each of them again with `group-tiles=G` (loop-group-tiles)."""
+    chosen = {**STAGINGS, **(STAGED_EPILOGUE_STAGINGS if stage_epilogue else {})}
     if not group_tiles:
-        return dict(STAGINGS)
-    grouped = {f"{name}+g{group_tiles}": (pipeline or "mlc-lower-to-gpu{arch=sm_90}").replace("}", f" group-tiles={group_tiles}}}") for name, pipeline in STAGINGS.items()}
-    return {**STAGINGS, **grouped}
+        return chosen
+    grouped = {f"{name}+g{group_tiles}": (pipeline or "mlc-lower-to-gpu{arch=sm_90}").replace("}", f" group-tiles={group_tiles}}}") for name, pipeline in chosen.items()}
+    return {**chosen, **grouped}
 
 
-def compare_stagings(selected: list[Case], rounds: int, group_tiles: int = 0) -> list[Row]:
-    """Every staging's rows, round by round (interleaved, so drift touches them alike)."""
+def compare_stagings(selected: list[Case], rounds: int, group_tiles: int = 0, stage_epilogue: bool = False, only: list[str] | None = None) -> list[Row]:
+    """Every staging's rows (or those named in `only`), round by round (interleaved, so drift
+    touches them alike)."""
     rows: list[Row] = []
+    chosen = {name: pipeline for name, pipeline in stagings(group_tiles, stage_epilogue).items() if not only or name in only}
     for round_index in range(1, rounds + 1):
-        for staging, pipeline in stagings(group_tiles).items():
+        for staging, pipeline in chosen.items():
             staged = run(selected, pipeline=pipeline)
             for row in staged:
                 row.implementation = f"{row.implementation}/{staging}/{round_index}"
@@ -223,6 +243,8 @@ def main() -> None:
     parser.add_argument("--warp-specialize", action="store_true", help="with --tma: a producer warpgroup and consumer warpgroups")
     parser.add_argument("--compare-staging", type=int, metavar="ROUNDS", help="cp.async, tma and tma+ws interleaved, ROUNDS times")
     parser.add_argument("--group-tiles", type=int, default=0, metavar="G", help="with --compare-staging: each staging also with group-tiles=G")
+    parser.add_argument("--stage-epilogue", action="store_true", help="with --compare-staging: tma+ws also with stage-epilogue=true")
+    parser.add_argument("--staging", action="append", help="with --compare-staging: only the stagings of these names (repeatable)")
     args = parser.parse_args()
     if args.compare_staging and (args.tma or args.matmul_tile):
         parser.error("--compare-staging picks the pipelines itself: drop --tma / --matmul-tile")
@@ -243,7 +265,7 @@ def main() -> None:
     if args.tma:
         pipeline = f"mlc-lower-to-gpu{{arch=sm_90 tma=true{' warp-specialize=true' if args.warp_specialize else ''}}}"
     if args.compare_staging:
-        rows = compare_stagings(selected, args.compare_staging, args.group_tiles)
+        rows = compare_stagings(selected, args.compare_staging, args.group_tiles, args.stage_epilogue, args.staging)
     else:
         rows = run(selected, pipeline=pipeline)
         print_matmul_table(rows)

@@ -1,6 +1,6 @@
 """The fp16 MLP block of a transformer layer: mlc against PyTorch eager, one `mlc.compile` of the graph.
 
-    python bench/mlp.py [--json bench/results/mlp.json] [--shape 8192,4096,11008]
+    python bench/mlp.py [--json bench/results/mlp.json] [--shape 8192,4096,11008] [--pipeline P ...]
 
 y = gelu(x @ W1 + b1) @ W2 + b2 with x: M x D, W1: D x H, W2: H x D (default 8192 x 4096 -> 11008
 -> 4096, issue 14's target: at most 1.2x eager's time), f16 operands and results, f32
@@ -60,9 +60,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="write the rows here")
     parser.add_argument("--shape", default="8192,4096,11008", help="M (tokens), D (model), H (hidden)")
+    parser.add_argument("--pipeline", action="append", default=[], help="also time mlc compiled with this pipeline (repeatable)")
     args = parser.parse_args()
     rows_count, model, hidden = (int(size) for size in args.shape.split(","))
-    rows = run([mlp_case(rows_count, model, hidden)])
+    case = mlp_case(rows_count, model, hidden)
+    rows = run([case])
+    for pipeline in args.pipeline:
+        extra = run([case], pipeline=pipeline)
+        for row in extra:
+            row.implementation = f"{row.implementation}/{pipeline}"
+        rows.extend(extra)
     print_mlp_table(rows, 2 * 2 * rows_count * model * hidden)
     if args.json:
         write_json(args.json, rows, None, " ".join(sys.argv))

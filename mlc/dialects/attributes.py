@@ -361,6 +361,23 @@ BLOCK_SYNCHRONOUS = DeclaredAttribute(
     "gpu-insert-barriers (places them, then removes it), convert-gpu-to-nvvm (refuses it), the interpreter",
     _unit,
 )
+STAGED_EPILOGUE = DeclaredAttribute(
+    "mlc.staged_epilogue",
+    "array<i64: rows, columns, padded columns>",
+    "a warpgroup-product kernel stores its tile through shared memory: each warp's band of rows x "
+    "columns (a row padded to `padded columns`) written in fragment layout, then stored 16 bytes a lane",
+    "loop-stage-epilogue",
+    "people",
+    _i64_array(3),
+)
+EPILOGUE_STAGING = DeclaredAttribute(
+    "mlc.epilogue_staging",
+    "unit",
+    "the shared buffer through which a kernel's epilogue stores its tile (mlc.staged_epilogue)",
+    "loop-stage-epilogue",
+    "people",
+    _unit,
+)
 TILE_GROUP = DeclaredAttribute(
     "mlc.tile_group",
     "a positive i64",
@@ -545,6 +562,8 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     BLOCK_SYNCHRONOUS,
     MIN_BLOCKS_PER_MULTIPROCESSOR,
     TILE_GROUP,
+    STAGED_EPILOGUE,
+    EPILOGUE_STAGING,
     DYNAMIC_SHARED_BYTES,
     TENSOR_MAPS,
     REQUIRED_ARCH,

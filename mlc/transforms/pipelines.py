@@ -33,6 +33,8 @@ loop-promote-shared{tma=true} stages the wgmma operands with bulk tensor copies 
 `warp-specialize=true` besides, a producer warpgroup issues them and the other warpgroups consume
 (full/empty mbarriers, no `bar.sync` in the K loop: `warp_specialization.py`). `group-tiles=G`
 (opt-in) runs loop-group-tiles{group=G} before convert-loop-to-gpu: 2-D grids in grouped order.
+`stage-epilogue=true` (opt-in, with warp-specialize=true) runs loop-stage-epilogue before
+loop-promote-shared: each warp stores its band of the tile through shared memory, 16 bytes a lane.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from mlc.transforms.graph.graph_pad_matmul_operands import GraphPadMatmulOperand
 from mlc.transforms.graph.graph_transpose_tf32_rhs import GraphTransposeTf32Rhs
 from mlc.transforms.loop.convert_loop_to_gpu import ConvertLoopToGpu
 from mlc.transforms.loop.loop_group_tiles import LoopGroupTiles
+from mlc.transforms.loop.loop_stage_epilogue import LoopStageEpilogue
 from mlc.transforms.loop.loop_promote_shared import LoopPromoteShared
 from mlc.transforms.tile.convert_tile_to_loop import ConvertTileToLoop
 
@@ -118,6 +121,9 @@ class LowerToGpu(NamedPipeline):
     """Opt-in, with `tma`: loop-promote-shared{warp-specialize=true}, a producer warpgroup and consumers."""
     group_tiles: int = 0
     """Opt-in: loop-group-tiles{group=G} before convert-loop-to-gpu (2-D grids in grouped order); 0 off."""
+    stage_epilogue: bool = False
+    """Opt-in, with `warp_specialize`: loop-stage-epilogue before loop-promote-shared (warpgroup-product
+    tiles stored through shared memory, 16 bytes a lane)."""
 
     def __post_init__(self) -> None:
         ConvertGraphToTile(precision=self.precision)  # checks the value
@@ -129,11 +135,18 @@ class LowerToGpu(NamedPipeline):
             raise ValueError("warp-specialize=true splits the TMA pipeline: it needs tma=true")
         if self.group_tiles < 0:
             raise ValueError(f"group-tiles must be 0 (off) or a positive number of row blocks, got {self.group_tiles}")
+        if self.stage_epilogue and not self.warp_specialize:
+            # Beside the lockstep pipelines the staging costs a stage (3 of 48 KiB fit beside its 66 KiB),
+            # and 3 stages prefetch one K step ahead there: 1.5x slower on an H100 (BENCHMARKS.md, ninth step).
+            raise ValueError("stage-epilogue=true stages the tiles of warp-specialized kernels: it needs tma=true warp-specialize=true")
 
     def passes(self) -> list[ModulePass]:
         passes = _with_precision(build_pipeline(GPU_PIPELINE, all_passes(), mlir_syntax=False), self.precision)
         if self.tma:
             passes = [dataclasses.replace(p, tma=True, warp_specialize=self.warp_specialize) if isinstance(p, LoopPromoteShared) else p for p in passes]
+        if self.stage_epilogue:
+            at = next(index for index, p in enumerate(passes) if isinstance(p, LoopPromoteShared))
+            passes = [*passes[:at], LoopStageEpilogue(), *passes[at:]]
         if self.group_tiles:
             at = next(index for index, p in enumerate(passes) if isinstance(p, ConvertLoopToGpu))
             passes = [*passes[:at], LoopGroupTiles(group=self.group_tiles), *passes[at:]]

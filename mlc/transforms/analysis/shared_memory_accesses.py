@@ -63,6 +63,8 @@ from mlc.transforms.analysis.thread_analysis import (
     memref_root,
 )
 
+WARP = 32
+"""Threads of a warp: the lanes a `loop.warp_sync` orders."""
 ANY_SHARED = "any shared allocation"
 """The allocation of an access that may touch any shared buffer of the block."""
 
@@ -135,7 +137,7 @@ class SharedMemoryAccesses:
     def __init__(self, threads: ThreadAnalysis):
         self.threads = threads
         self._accesses: dict[Operation, tuple[Access, ...]] = {}
-        self._collisions: dict[tuple[Access, Access, frozenset[Operation]], bool] = {}
+        self._collisions: dict[tuple[Access, Access, frozenset[Operation], bool], bool] = {}
         self._elements: dict[Access, tuple[np.ndarray, np.ndarray]] = {}
         self._order = {op: position for position, op in enumerate(threads.function.walk())}
 
@@ -230,20 +232,22 @@ class SharedMemoryAccesses:
                     reached.append(allocation)
         return [self._access(op, is_write, allocation) for allocation in reached for is_write in (False, True)]
 
-    def may_collide(self, a: Access, b: Access, changed_loops: frozenset[Operation]) -> bool:
-        """Whether two different threads may touch one element, through `a` and through `b`."""
+    def may_collide(self, a: Access, b: Access, changed_loops: frozenset[Operation], across_warps: bool = False) -> bool:
+        """Whether two different threads may touch one element, through `a` and through `b`; with
+        `across_warps`, two threads of different warps (a `loop.warp_sync` between the accesses
+        orders the lanes of each warp)."""
         if a.allocation is not ANY_SHARED and b.allocation is not ANY_SHARED and a.allocation != b.allocation:
             return False
         if np.count_nonzero(a.threads | b.threads) < 2:
             return False  # one thread at most runs both: its accesses are in program order
         if a.allocation is ANY_SHARED or b.allocation is ANY_SHARED:
             return True
-        key = (a, b, changed_loops)
+        key = (a, b, changed_loops, across_warps)
         if key not in self._collisions:
-            self._collisions[key] = self._compare(a, b, changed_loops)
+            self._collisions[key] = self._compare(a, b, changed_loops, across_warps)
         return self._collisions[key]
 
-    def _compare(self, a: Access, b: Access, changed_loops: frozenset[Operation]) -> bool:
+    def _compare(self, a: Access, b: Access, changed_loops: frozenset[Operation], across_warps: bool) -> bool:
         if a.elements is None or b.elements is None:
             return True
         for form_a, form_b in zip(a.elements, b.elements):
@@ -251,7 +255,10 @@ class SharedMemoryAccesses:
                 return True
             if any(_defined_inside(symbol, loop) for symbol, _ in form_a.symbols for loop in changed_loops):
                 return True
-        return _two_threads_share_an_element(self._elements_of(a), self._elements_of(b))
+        elements_a, elements_b = self._elements_of(a), self._elements_of(b)
+        if across_warps:  # a warp's lanes count as one thread
+            elements_a, elements_b = (elements_a[0], elements_a[1] // WARP), (elements_b[0], elements_b[1] // WARP)
+        return _two_threads_share_an_element(elements_a, elements_b)
 
     def _elements_of(self, access: Access) -> tuple[np.ndarray, np.ndarray]:
         if access not in self._elements:

@@ -53,9 +53,10 @@ so a buffer they read is promoted whatever its reuse (each lane's 8-element row 
 counts as a vector read, a wgmma's operand block as a block read by every thread)."""
 SWIZZLE_BYTES = 128
 """The swizzle span of a buffer `loop.wgmma` reads (`mlc.swizzle`): rows of 64 16-bit elements."""
-WGMMA_SHARED_MEMORY_BYTES = 200 * 1024
-"""What a kernel of `loop.wgmma` products (sm_90a only, 227 KiB a block) may use for its stages:
-an H100's 128x256x64 f16 block takes 48 KiB a stage."""
+WGMMA_SHARED_MEMORY_BYTES = 226 * 1024
+"""What a kernel of `loop.wgmma` products (sm_90a only, 227 KiB a block) may use for its stages
+and a staged epilogue (loop-stage-epilogue), leaving 1 KiB for mbarriers and alignment: an H100's
+128x256x64 f16 block takes 48 KiB a stage (4 stages, also beside a 33 KiB half-band staging)."""
 
 
 # -- what the threads read -------------------------------------------------------------------------

@@ -26,7 +26,8 @@ Per-thread values (`ThreadAnalysis.form`): an integer or index value as a `Threa
 the block (linear thread id `x + X * (y + Y * z)`, as CUDA) and the symbols are uniform values the
 analysis does not look into (kernel arguments, block ids, loop induction variables, uniform loads).
 Constants, thread ids and block and grid sizes are evaluated; `addi`, `subi` and `muli` by a
-constant keep symbols; `andi`, `ori`, `xori`, shifts, divisions, remainders, min and max are
+constant keep symbols; `remui` by a constant that divides every symbol's coefficient drops them
+(the remainder of a tile origin plus an offset, by the tile, is the offset); `andi`, `ori`, `xori`, shifts, divisions, remainders, min and max are
 evaluated thread by thread when both operands are free of symbols, `cmpi` and `select` also when both
 sides carry the same symbols (`cmpi` then only for signed and equality predicates). Anything else is
 unknown (None). Overflow is not modelled: index arithmetic in mlc kernels stays far from 2^63.
@@ -110,6 +111,16 @@ def _linear(a: ThreadForm, b: ThreadForm, sign: int) -> ThreadForm:
 
 def _scaled(form: ThreadForm, factor: int) -> ThreadForm:
     return ThreadForm(form.per_thread * factor, frozenset((s, c * factor) for s, c in form.symbols if c * factor))
+
+
+def _remainder_of_aligned(a: ThreadForm, divisor: ThreadForm) -> ThreadForm | None:
+    """`a mod d` for a uniform constant d > 0 that divides every symbol's coefficient: the symbols'
+    sum is a multiple of d, so only the per-thread part is left (a tile origin plus a thread's
+    offset in the tile, modulo the tile: the offset)."""
+    d = int(divisor.per_thread[0])
+    if d <= 0 or not np.all(divisor.per_thread == d) or any(coefficient % d for _, coefficient in a.symbols):
+        return None
+    return ThreadForm(np.mod(a.per_thread, d), frozenset())
 
 
 def _unsigned(array: np.ndarray) -> np.ndarray:
@@ -272,6 +283,8 @@ class ThreadAnalysis:
             for factor, other in ((a, b), (b, a)):
                 if factor.is_known() and np.all(factor.per_thread == factor.per_thread[0]):
                     return _scaled(other, int(factor.per_thread[0]))
+        if isinstance(op, arith.RemUIOp) and b.is_known() and not a.is_known():
+            return _remainder_of_aligned(a, b)
         if not (a.is_known() and b.is_known()):
             return None
         return self._elementwise(type(op), a.per_thread, b.per_thread)

@@ -54,6 +54,11 @@ and between blocks no barrier can. Not `mlc_gpu.shuffle`: it exchanges registers
 touches no memory and orders nothing in shared memory. Accesses the pass does not understand count
 as reads and writes of every allocation they can reach (see `shared_memory_accesses.py`).
 
+Warps: a `loop.warp_sync` orders the accesses of each warp's lanes before it against those after
+it (what `__syncwarp` does), so a pending access that a warp sync follows collides only with
+accesses of threads in other warps (a warp's band of a tile staged in shared memory and read back
+by its own lanes needs no barrier; loop-stage-epilogue relies on it inside warp roles).
+
 Limits: greedy placement then pruning gives an irredundant set of barriers, not always the
 smallest one; the analysis is path-insensitive to uniform conditions (two branches on the block id
 are not known to agree); a loop counts its back edge even if it runs once; a thread's own element
@@ -92,6 +97,8 @@ class Pending:
     """An async copy not yet completed by a `loop.async_wait`: no barrier orders its write."""
     landed: Operation | None = None
     """For an async copy, the wait that completed it: where its write happens, for placement."""
+    warp_synced: bool = False
+    """A `loop.warp_sync` lies between it and now: only threads of other warps can race with it."""
 
 
 State = frozenset[Pending]
@@ -141,6 +148,8 @@ class HazardWalk:
             state = frozenset(pending for pending in state if pending.in_flight)
         if isinstance(op, loop.MbarrierWaitOp):  # the waiting threads see the bulk copies' data: nothing to order
             state = frozenset(p for p in state if not (p.in_flight and isinstance(p.access.op, loop.TmaLoadOp)))
+        if isinstance(op, loop.WarpSyncOp):  # each warp's lanes meet: their accesses so far are ordered
+            state = frozenset(Pending(p.access, p.crossed_loops, p.in_flight, p.landed, not p.in_flight) for p in state)
         if isinstance(op, loop.AsyncWaitOp | loop.WgmmaWaitOp):
             kind = loop.AsyncCopyOp if isinstance(op, loop.AsyncWaitOp) else loop.WgmmaOp
             state = frozenset(Pending(p.access, p.crossed_loops, False, op) if p.in_flight and isinstance(p.access.op, kind) else p for p in state)
@@ -157,7 +166,7 @@ class HazardWalk:
                 for pending in state
                 if not pending.in_flight
                 and (pending.access.is_write or access.is_write)
-                and self.accesses.may_collide(pending.access, access, pending.crossed_loops)
+                and self.accesses.may_collide(pending.access, access, pending.crossed_loops, across_warps=pending.warp_synced)
             ]
             if earlier:
                 earlier.sort(key=lambda pending: (self.accesses.program_order(pending.access), len(pending.crossed_loops)))
@@ -215,7 +224,7 @@ class HazardWalk:
 
 
 def _crossing(state: State, loop: Operation) -> State:
-    return frozenset(Pending(p.access, p.crossed_loops | {loop}, p.in_flight, p.landed) for p in state)
+    return frozenset(Pending(p.access, p.crossed_loops | {loop}, p.in_flight, p.landed, p.warp_synced) for p in state)
 
 
 def _ancestors(op: Operation) -> list[Operation]:

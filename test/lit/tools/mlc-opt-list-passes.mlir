@@ -28,6 +28,7 @@
 // CHECK-NEXT: {{ +}}loop-double-buffer{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}loop-group-tiles{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}loop-promote-shared{{ +}}{{[A-Z].*\.}}
+// CHECK-NEXT: {{ +}}loop-stage-epilogue{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}loop-unroll{{ +}}{{[A-Z].*\.}}
 // The named pipelines are passes too.
 // CHECK-NEXT: {{ +}}mlc-lower-to-cpu{{ +}}{{[A-Z].*\.}}

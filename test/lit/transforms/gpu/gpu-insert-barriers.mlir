@@ -407,3 +407,40 @@ mlc_gpu.func @through_a_view(%x: memref<32xf32>, %out: memref<32xf32>) grid [1, 
   memref.store %w, %out[%t] : memref<32xf32>
   mlc_gpu.return
 }
+
+// -----
+
+// A tile origin plus a thread's offset, modulo the tile: the remainder drops the block's origin
+// (a multiple of 16), so each thread's two stores are known to hit its own elements (no barrier
+// between them); the reverse read of another thread's element needs one. Without the remainder
+// rule the origin would hide the offsets and a barrier would separate the two stores.
+// CHECK-LABEL: mlc_gpu.func @tile_offsets
+// CHECK-NOT:     mlc_gpu.barrier
+// CHECK:         memref.store %v, %s[%offset]
+// CHECK-NEXT:    memref.store %v, %s[%next]
+// CHECK-NOT:     mlc_gpu.barrier
+// CHECK:         %r = arith.subi
+// CHECK-NEXT:    mlc_gpu.barrier {inserted}
+// CHECK-NEXT:    %w = memref.load %s[%r]
+mlc_gpu.func @tile_offsets(%x: memref<64xf32>, %out: memref<64xf32>) grid [4, 1, 1] block [8, 1, 1] {
+  %t = mlc_gpu.thread_id x
+  %b = mlc_gpu.block_id x
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %s = memref.alloca() : memref<16xf32, 3>
+  %origin = arith.muli %b, %c16 : index
+  %pair = arith.muli %t, %c2 : index
+  %i = arith.addi %origin, %pair : index
+  %offset = arith.remui %i, %c16 : index
+  %c1 = arith.constant 1 : index
+  %i1 = arith.addi %i, %c1 : index
+  %next = arith.remui %i1, %c16 : index
+  %v = memref.load %x[%i] : memref<64xf32>
+  memref.store %v, %s[%offset] : memref<16xf32, 3>
+  memref.store %v, %s[%next] : memref<16xf32, 3>
+  %c15 = arith.constant 15 : index
+  %r = arith.subi %c15, %offset : index
+  %w = memref.load %s[%r] : memref<16xf32, 3>
+  memref.store %w, %out[%i] : memref<64xf32>
+  mlc_gpu.return
+}
