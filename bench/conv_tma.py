@@ -118,6 +118,16 @@ class ConvConfig:
         return (self.m // BM) * (self.n // BN)
 
     @property
+    def units(self) -> int:
+        """Work units of `tma_matmul`'s tile loop: one tile each (no clusters)."""
+        return self.tiles
+
+    @property
+    def cluster(self) -> int:
+        """Blocks of a cluster for `tma_matmul`'s helpers: none."""
+        return 1
+
+    @property
     def shared_bytes(self) -> int:
         return self.stages * (A_STAGE + B_STAGE) + 2 * self.stages * 8
 
@@ -333,7 +343,7 @@ def kernel_module(name: str, config: Any, threads: int, empty_arrivals: int, bar
     `roles` emits the `producer:` and `consumer:` blocks, which end at `exit:`."""
     ir = Ir()
     ir("entry:")
-    for line in ("%tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()", "%block = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()", "%grid = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()"):
+    for line in ("%tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()", "%block = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()", "%grid = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()", "%unit = add i32 %block, 0", "%units = add i32 %grid, 0"):
         ir(line)
     ir(f"%barriers = getelementptr i8, ptr addrspace(3) @smem, i32 {barriers_at}")
     ir("%first = icmp eq i32 %tid, 0")

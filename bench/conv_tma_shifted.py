@@ -83,6 +83,16 @@ class ShiftedConfig:
         return (self.outputs // BM) * (self.batch * self.size // ROWS)
 
     @property
+    def units(self) -> int:
+        """Work units of `tma_matmul`'s tile loop: one tile each (no clusters)."""
+        return self.tiles
+
+    @property
+    def cluster(self) -> int:
+        """Blocks of a cluster for `tma_matmul`'s helpers: none."""
+        return 1
+
+    @property
     def shared_bytes(self) -> int:
         return max(self.stages * STAGE, STAGING_BYTES) + 2 * self.stages * 8
 

@@ -200,7 +200,7 @@ def print_matmul_table(rows: list[Row]) -> None:
 
 
 STAGINGS = {
-    "cp.async": None,
+    "cp.async": "mlc-lower-to-gpu{arch=sm_90}",
     "tma": "mlc-lower-to-gpu{arch=sm_90 tma=true}",
     "tma+ws": "mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true}",
 }
