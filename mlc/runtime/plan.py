@@ -218,7 +218,7 @@ def _tensor_maps(kernel: llvm.FuncOp, specs: Sequence[BufferSpec]) -> tuple[Tens
         element = element_of_dtype(spec.dtype)
         if element is None:
             raise HostProgramError(f"{where}: tensor maps take f16, bf16 or f32 buffers, not {spec.type_text}")
-        if not 2 <= len(box) <= len(spec.shape):  # rows and columns, or a view of more dimensions
+        if len(box) != len(spec.shape):
             raise HostProgramError(f"{where}: a box of {len(box)} dimensions for {spec.type_text}")
         try:
             TensorMapGeometry.row_major(element, spec.shape, tuple(box), swizzle).check()

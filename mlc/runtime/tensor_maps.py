@@ -81,12 +81,7 @@ class TensorMapGeometry:
 
     @classmethod
     def row_major(cls, element: str, shape: tuple[int, ...], box: tuple[int, ...], swizzle: int = 128) -> TensorMapGeometry:
-        """The geometry of a contiguous row-major operand. A buffer of more dimensions than the box
-        is read as its leading dimensions collapsed into one (the kernel's rows: an implicit GEMM
-        reads the padded NHWC input as [pixels, channels])."""
-        if len(box) < len(shape):
-            kept = len(box) - 1
-            shape = (int(np.prod(shape[: len(shape) - kept])), *shape[len(shape) - kept :])
+        """The geometry of a contiguous row-major operand."""
         size = ELEMENT_TYPES[element][1]
         strides, stride = [], size
         for extent in reversed(shape):

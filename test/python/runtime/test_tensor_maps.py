@@ -334,12 +334,3 @@ def test_host_program_keeps_tensor_map_parameters_on_their_buffers(monkeypatch) 
     assert len(program._graphs) == 1  # dropped at the last eviction, then one capture replayed
     encoded = np.frombuffer(state.tensor_maps[0], np.uint64)
     assert encoded[0] == operands[0].pointer and list(encoded[1:6]) == [2, 16, 32, 16, 8]  # sizes and box innermost first
-
-
-def test_a_buffer_of_more_dimensions_than_its_box_is_read_as_rows() -> None:
-    """An implicit GEMM reads the padded NHWC input [N, H, W, C] as rows [N*H*W, C]: the map's
-    geometry collapses the leading dimensions into the box's first one."""
-    geometry = TensorMapGeometry.row_major("f16", (2, 12, 11, 64), (128, 64))
-    assert geometry.shape == (264, 64) and geometry.strides == (128, 2)
-    geometry.check()
-    assert TensorMapGeometry.row_major("f16", (2, 12, 11, 64), (4, 8, 64)).shape == (24, 11, 64)
