@@ -426,6 +426,24 @@ TENSOR_MAPS = DeclaredAttribute(
     "the runtime (encodes each map once per operand pointer into device memory: runtime/tensor_maps.py)",
     _tensor_maps,
 )
+def _tensor_map_views(value: Attribute) -> bool:
+    """An array of `array<i64: extents...>`, each extent positive."""
+    return isinstance(value, ArrayAttr) and all(
+        isinstance(item, DenseArrayBase) and item.elt_type == i64 and len(item.get_values()) >= 1 and all(v > 0 for v in item.get_values())
+        for item in value.data
+    )
+
+
+TENSOR_MAP_VIEWS = DeclaredAttribute(
+    "mlc.tensor_map_views",
+    "[array<i64: extents...>, ...]",
+    "beside `mlc.tensor_maps`, one per entry: the shape in which the kernel reads its source buffer "
+    "(rank of the box), a row-major view of the buffer launched (an implicit GEMM's padded NHWC input "
+    "read as [pixels, channels], a transformer's O [S, B, H, d] read as [S*B, H*d])",
+    "convert-gpu-to-nvvm (the memref type of each `loop.tma_load`'s source)",
+    "the runtime (each map's geometry: the view's extents over the buffer's elements)",
+    _tensor_map_views,
+)
 KERNEL = DeclaredAttribute(
     "mlc.kernel",
     "a unit attribute",
@@ -565,6 +583,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     STAGED_EPILOGUE,
     EPILOGUE_STAGING,
     DYNAMIC_SHARED_BYTES,
+    TENSOR_MAP_VIEWS,
     TENSOR_MAPS,
     REQUIRED_ARCH,
     KERNEL,

@@ -989,7 +989,7 @@ class _TensorMapCells:
             spec = launch.buffer_specs[parameter.source]
             element = element_of_dtype(spec.dtype)
             assert element is not None, "plan.py checks the element type of a tensor map's buffer"
-            geometry = TensorMapGeometry.row_major(element, spec.shape, parameter.box, parameter.swizzle)
+            geometry = TensorMapGeometry.row_major(element, parameter.view or spec.shape, parameter.box, parameter.swizzle)
             table, storage = TensorMapTable.on_device(capacity=MAX_CUDA_GRAPHS + 1, device=device)
             self.maps.append((parameter.source, geometry, table))
             self.storage.append(storage)

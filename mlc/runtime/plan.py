@@ -41,6 +41,7 @@ dense attributes (`dense_resource` is not read) and uninitialized globals are ze
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -208,6 +209,10 @@ def _tensor_maps(kernel: llvm.FuncOp, specs: Sequence[BufferSpec]) -> tuple[Tens
         raise HostProgramError(f"kernel '{name}': {failure}") from None
     if attribute is None:
         return ()
+    views_attribute = attributes.TENSOR_MAP_VIEWS.read(kernel)
+    views = [tuple(int(v) for v in view.get_values()) for view in views_attribute.data] if views_attribute is not None else []  # type: ignore[attr-defined]
+    if views and len(views) != len(attribute.data):  # type: ignore[attr-defined]
+        raise HostProgramError(f"kernel '{name}': {len(views)} views ({attributes.TENSOR_MAP_VIEWS.name}) for {len(attribute.data)} tensor maps")  # type: ignore[attr-defined]
     maps = []
     for index, entry in enumerate(attribute.data):  # type: ignore[attr-defined]
         source, swizzle, *box = (int(v) for v in entry.get_values())
@@ -218,13 +223,16 @@ def _tensor_maps(kernel: llvm.FuncOp, specs: Sequence[BufferSpec]) -> tuple[Tens
         element = element_of_dtype(spec.dtype)
         if element is None:
             raise HostProgramError(f"{where}: tensor maps take f16, bf16 or f32 buffers, not {spec.type_text}")
-        if len(box) != len(spec.shape):
-            raise HostProgramError(f"{where}: a box of {len(box)} dimensions for {spec.type_text}")
+        view = views[index] if views else tuple(spec.shape)
+        if len(box) != len(view):
+            raise HostProgramError(f"{where}: a box of {len(box)} dimensions for {spec.type_text} read as {list(view)}")
+        if math.prod(view) != math.prod(spec.shape):
+            raise HostProgramError(f"{where}: the kernel reads {spec.type_text} as {list(view)}, which is not a view of its elements")
         try:
-            TensorMapGeometry.row_major(element, spec.shape, tuple(box), swizzle).check()
+            TensorMapGeometry.row_major(element, view, tuple(box), swizzle).check()
         except TensorMapError as error:
             raise HostProgramError(f"{where} for {spec.type_text}: {error}") from None
-        maps.append(TensorMapParameter(source, tuple(box), swizzle))
+        maps.append(TensorMapParameter(source, tuple(box), swizzle, view if view != tuple(spec.shape) else ()))
     return tuple(maps)
 
 

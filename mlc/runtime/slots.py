@@ -98,6 +98,8 @@ class TensorMapParameter:
     source: int
     box: tuple[int, ...]
     swizzle: int
+    view: tuple[int, ...] = ()
+    """The shape in which the kernel reads the buffer (`mlc.tensor_map_views`); () its own."""
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,7 @@ class _TmaLowering:
         self.entry: Block = function.body.blocks[0]
         self.parameters = len(self.entry.args)
         self.maps: dict[MapKey, SSAValue] = {}
+        self.views: dict[MapKey, tuple[int, ...]] = {}
 
     def map_parameter(self, key: MapKey) -> SSAValue:
         if key not in self.maps:
@@ -142,7 +143,10 @@ class _TmaLowering:
         else:
             address_ops, address = element_address(base, destination_type, list(op.destination_indices))
             copies.append((address_ops, address, 0))
-        tensor_map = self.map_parameter((source.index, swizzle, box))  # type: ignore[attr-defined]
+        key = (source.index, swizzle, box)  # type: ignore[attr-defined]
+        tensor_map = self.map_parameter(key)
+        if isinstance(op.source.type, MemRefType):  # the kernel's view of the buffer the launch passes
+            self.views[key] = tuple(op.source.type.get_shape())
         name = f"llvm.nvvm.cp.async.bulk.tensor.g2s.tile.{len(box)}d"
         flags = [arith.ConstantOp(IntegerAttr(0, i16)), arith.ConstantOp(IntegerAttr(0, i64)), arith.ConstantOp(IntegerAttr(0, i1)), arith.ConstantOp(IntegerAttr(0, i32))]
         ops += flags
@@ -174,6 +178,8 @@ class _TmaLowering:
         argument_attributes = self.function.arg_attrs
         old = list(argument_attributes.data) if argument_attributes is not None else [DictionaryAttr({})] * self.parameters
         self.function.arg_attrs = ArrayAttr([*old, *(DictionaryAttr({}) for _ in self.maps)])
+        if len(self.views) == len(self.maps):
+            attributes.TENSOR_MAP_VIEWS.write(self.function, ArrayAttr([DenseArrayBase.from_list(i64, list(self.views[key])) for key in self.maps]))
         attributes.TENSOR_MAPS.write(self.function, ArrayAttr([DenseArrayBase.from_list(i64, [source, swizzle, *box]) for source, swizzle, box in self.maps]))
         fences = [llvm.InlineAsmOp(TMA_FENCE, "l,~{memory}", [parameter], [], has_side_effects=True) for parameter in self.maps.values()]
         first = self.entry.first_op

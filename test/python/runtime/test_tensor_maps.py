@@ -334,3 +334,16 @@ def test_host_program_keeps_tensor_map_parameters_on_their_buffers(monkeypatch) 
     assert len(program._graphs) == 1  # dropped at the last eviction, then one capture replayed
     encoded = np.frombuffer(state.tensor_maps[0], np.uint64)
     assert encoded[0] == operands[0].pointer and list(encoded[1:6]) == [2, 16, 32, 16, 8]  # sizes and box innermost first
+
+
+def test_a_map_reads_its_buffer_in_the_kernels_view() -> None:
+    """`mlc.tensor_map_views`: the kernel reads a 128x64 buffer as [16, 512] rows (as the
+    transformer's out-projection reads O [S, B, H, d] as [S*B, H*d]); the map's geometry is that
+    view, and a view that is not one of the buffer's elements is refused."""
+    text = host_module("array<i64: 0, 128, 16, 64>", parameters=4).replace("mlc.tensor_maps", "mlc.tensor_map_views = [array<i64: 16, 512>], mlc.tensor_maps")
+    (launch,) = plan_host_function(parse(text)).launches
+    assert launch.tensor_maps == (TensorMapParameter(0, (16, 64), 128, (16, 512)),)
+    with pytest.raises(HostProgramError, match=r"reads memref<128x64xf16> as \[16, 256\], which is not a view"):
+        plan_host_function(parse(text.replace("16, 512", "16, 256")))
+    with pytest.raises(HostProgramError, match="1 views"):
+        plan_host_function(parse(host_module("array<i64: 0, 128, 16, 64>, array<i64: 1, 128, 16, 64>").replace("mlc.tensor_maps", "mlc.tensor_map_views = [array<i64: 16, 512>], mlc.tensor_maps")))
