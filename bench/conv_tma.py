@@ -78,8 +78,25 @@ ROW = 64
 ROWS_PER_BLOCK = BN // ROW
 
 
+class Unclustered:
+    """What `tma_matmul`'s tile loop reads of a configuration besides its `tiles`: one tile a work
+    unit, no clusters."""
+
+    tiles: int
+
+    @property
+    def units(self) -> int:
+        """Work units of `tma_matmul`'s tile loop: one tile each (no clusters)."""
+        return self.tiles
+
+    @property
+    def cluster(self) -> int:
+        """Blocks of a cluster for `tma_matmul`'s helpers: none."""
+        return 1
+
+
 @dataclass(frozen=True)
-class ConvConfig:
+class ConvConfig(Unclustered):
     """One convolution and the kernel's variant. `m`, `n`, `k`, `tiles` are the GEMM's (the
     names `tma_matmul`'s tile order and loops read)."""
 
@@ -116,16 +133,6 @@ class ConvConfig:
     @property
     def tiles(self) -> int:
         return (self.m // BM) * (self.n // BN)
-
-    @property
-    def units(self) -> int:
-        """Work units of `tma_matmul`'s tile loop: one tile each (no clusters)."""
-        return self.tiles
-
-    @property
-    def cluster(self) -> int:
-        """Blocks of a cluster for `tma_matmul`'s helpers: none."""
-        return 1
 
     @property
     def shared_bytes(self) -> int:

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from conv_tma import ROW, Layer, arguments, consumer_main_loop, fragment, input_geometry, kernel_module, products, ptx_of, row_bases, store_pair  # noqa: E402
+from conv_tma import ROW, Layer, Unclustered, arguments, consumer_main_loop, fragment, input_geometry, kernel_module, products, ptx_of, row_bases, store_pair  # noqa: E402
 from tma_matmul import BK, Ir, _Address, _barrier, _spin, _stage_and_parity, _tile_loop_header, _tile_loop_latch  # noqa: E402
 
 TAPS = 3
@@ -64,7 +64,7 @@ STAGING_BYTES = 2 * BM * BN * 4
 
 
 @dataclass(frozen=True)
-class ShiftedConfig:
+class ShiftedConfig(Unclustered):
     """One convolution and the kernel's stages; `k` and `tiles` are what `tma_matmul`'s loops read."""
 
     batch: int = 32
@@ -81,16 +81,6 @@ class ShiftedConfig:
     @property
     def tiles(self) -> int:
         return (self.outputs // BM) * (self.batch * self.size // ROWS)
-
-    @property
-    def units(self) -> int:
-        """Work units of `tma_matmul`'s tile loop: one tile each (no clusters)."""
-        return self.tiles
-
-    @property
-    def cluster(self) -> int:
-        """Blocks of a cluster for `tma_matmul`'s helpers: none."""
-        return 1
 
     @property
     def shared_bytes(self) -> int:
