@@ -1,6 +1,6 @@
 """What the two lowerings of tile kernels to loop kernels share (`convert-tile-to-loop`).
 
-The elementwise/reduction layout (`convert_tile_to_loop.KernelLowering`) and the matmul layout
+The elementwise/reduction layout (`elementwise_loop.KernelLowering`) and the matmul layout
 (`matmul_loop.DotKernelLowering`) both build a `loop.kernel` with the tile kernel's parameters,
 one block-mapped `loop.parallel` per grid dimension (program ids become their induction
 variables, seeded for the index analysis with their ranges), clone scalar region bodies
