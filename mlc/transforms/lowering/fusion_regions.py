@@ -26,7 +26,6 @@ from xdsl.ir import Block, Operation, Region
 from mlc.dialects import attributes
 from mlc.dialects.graph import ops as graph
 from mlc.transforms.analysis.chain_operand_views import operand_views, region_ops
-from mlc.transforms.analysis.fusion_groups import FusionRules
 from mlc.transforms.analysis.gemm_chain import (
     DEFAULT_ON_CHIP_BYTES,
     FAST_MATH_KEY,
@@ -37,26 +36,8 @@ from mlc.transforms.analysis.gemm_chain import (
     match_chain,
     plan_attention,
 )
-from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.analysis.operand_maps import match_shifted_rows, output_layout_chain
 from mlc.transforms.lowering.view_rewrites import split_key_transpose
-
-GRAPH_REDUCTIONS = (*graph.REDUCTION_OPS, *graph.NORMALIZATION_OPS)
-GRAPH_RULES = FusionRules(
-    fusible=(
-        *graph.ELEMENTWISE_OPS,
-        graph.BroadcastOp,
-        graph.ReshapeOp,
-        *LAYOUT_OPS,
-        *GRAPH_REDUCTIONS,
-        *graph.CONTRACTION_OPS,
-    ),
-    reductions=GRAPH_REDUCTIONS,
-    anchors=graph.CONTRACTION_OPS,
-)
-"""The fusion rules of graph-fuse (see the module docstring)."""
-
-ANCHOR_KINDS: dict[type[Operation], str] = {graph.MatmulOp: "matmul", graph.Conv2dOp: "conv"}
 
 
 @dataclass(frozen=True)

@@ -145,8 +145,9 @@ class _TmaLowering:
             copies.append((address_ops, address, 0))
         key = (source.index, swizzle, box)  # type: ignore[attr-defined]
         tensor_map = self.map_parameter(key)
-        if isinstance(op.source.type, MemRefType):  # the kernel's view of the buffer the launch passes
-            self.views[key] = tuple(op.source.type.get_shape())
+        source_type = op.source.type
+        assert isinstance(source_type, MemRefType)  # the op's verifier: the kernel's view of the buffer the launch passes
+        self.views[key] = tuple(source_type.get_shape())
         name = f"llvm.nvvm.cp.async.bulk.tensor.g2s.tile.{len(box)}d"
         flags = [arith.ConstantOp(IntegerAttr(0, i16)), arith.ConstantOp(IntegerAttr(0, i64)), arith.ConstantOp(IntegerAttr(0, i1)), arith.ConstantOp(IntegerAttr(0, i32))]
         ops += flags
@@ -178,8 +179,7 @@ class _TmaLowering:
         argument_attributes = self.function.arg_attrs
         old = list(argument_attributes.data) if argument_attributes is not None else [DictionaryAttr({})] * self.parameters
         self.function.arg_attrs = ArrayAttr([*old, *(DictionaryAttr({}) for _ in self.maps)])
-        if len(self.views) == len(self.maps):
-            attributes.TENSOR_MAP_VIEWS.write(self.function, ArrayAttr([DenseArrayBase.from_list(i64, list(self.views[key])) for key in self.maps]))
+        attributes.TENSOR_MAP_VIEWS.write(self.function, ArrayAttr([DenseArrayBase.from_list(i64, list(self.views[key])) for key in self.maps]))
         attributes.TENSOR_MAPS.write(self.function, ArrayAttr([DenseArrayBase.from_list(i64, [source, swizzle, *box]) for source, swizzle, box in self.maps]))
         fences = [llvm.InlineAsmOp(TMA_FENCE, "l,~{memory}", [parameter], [], has_side_effects=True) for parameter in self.maps.values()]
         first = self.entry.first_op

@@ -26,21 +26,23 @@ FIRST = PASSES.index("convert-tile-to-loop{tensor-cores=true}")
 STEPS = ["convert-tile-to-loop{tensor-cores=true wgmma=true}", *PASSES[FIRST + 1 : PASSES.index("convert-gpu-to-nvvm")]]
 
 
+RAGGED_STAGED_SHAPES = dict(
+    m=st.integers(1, 140),
+    n=st.integers(1, 17).map(lambda blocks: 8 * blocks),
+    k=st.integers(9, 25).map(lambda blocks: 8 * blocks),
+    element=st.sampled_from(["f16", "bf16"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+"""Ragged M, N and K of at least 9 K steps of 8 (stages reused), as every staged wgmma test draws them."""
+
+
 def _tile_level(rows: int) -> str:
     graph = ",".join(PASSES[: PASSES.index("convert-graph-to-tile")])
     return f"{graph},convert-graph-to-tile{{matmul-tile={rows},64,64}}," + ",".join(PASSES[PASSES.index("convert-graph-to-tile") + 1 : FIRST])
 
 
 @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(
-    m=st.integers(1, 140),
-    n=st.integers(1, 17).map(lambda blocks: 8 * blocks),
-    k=st.integers(9, 25).map(lambda blocks: 8 * blocks),
-    rows=st.sampled_from([64, 128]),
-    epilogue=st.booleans(),
-    element=st.sampled_from(["f16", "bf16"]),
-    seed=st.integers(0, 2**32 - 1),
-)
+@given(**RAGGED_STAGED_SHAPES, rows=st.sampled_from([64, 128]), epilogue=st.booleans())
 def test_wgmma_passes_are_exact(m: int, n: int, k: int, rows: int, epilogue: bool, element: str, seed: int):
     _check_chain(program(m, n, k, epilogue), element, STEPS, seed, tile_level=_tile_level(rows), path="loop.wgmma")
 
@@ -61,15 +63,6 @@ def test_wgmma_reads_transposed_operands_in_place(lhs_transposed: bool, rhs_tran
     program = transposed_matmul_program((), 72 if lhs_transposed else 70, 200, 72, lhs_transposed, rhs_transposed, "f16", True)
     _check_chain(program, "f16", STEPS, 5, tile_level=_tile_level(rows), path="loop.wgmma")
 
-
-RAGGED_STAGED_SHAPES = dict(
-    m=st.integers(1, 140),
-    n=st.integers(1, 17).map(lambda blocks: 8 * blocks),
-    k=st.integers(9, 25).map(lambda blocks: 8 * blocks),
-    element=st.sampled_from(["f16", "bf16"]),
-    seed=st.integers(0, 2**32 - 1),
-)
-"""Ragged M, N and K of at least 9 K steps of 8 (stages reused), for the bulk-copy pipelines."""
 
 TMA_STEPS = [step.replace("loop-promote-shared", "loop-promote-shared{tma=true}") for step in STEPS]
 

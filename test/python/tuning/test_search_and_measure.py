@@ -305,6 +305,22 @@ def test_workloads_tuned_together_fill_each_others_start_and_end():
     assert together_end < 0.85 * alone_end
 
 
+class SecondPollJob:
+    """A fake extraction job: ready the second time it is polled; taking it records the configurations'
+    keys in `record` and extracts them."""
+
+    def __init__(self, record: list[str], source, configs):
+        self.record, self.source, self.configs, self.polls = record, source, configs, 0
+
+    def ready(self):
+        self.polls += 1
+        return self.polls > 1
+
+    def get(self):
+        self.record.extend(config_key(c) for c in self.configs)
+        return extract_from_text(self.source, "cpu", self.configs)
+
+
 class PrefetchingMeasurer(SyntheticMeasurer):
     """A synthetic measurer with one extraction process and `extract_later` (prefetch.py): a
     background job is ready the second time it is asked, and extracts when it is taken."""
@@ -323,20 +339,7 @@ class PrefetchingMeasurer(SyntheticMeasurer):
         return super().extract(source, configs)
 
     def extract_later(self, source, configs):
-        outer = self
-
-        class Job:
-            polls = 0
-
-            def ready(self):
-                self.polls += 1
-                return self.polls > 1
-
-            def get(self):
-                outer.background.extend(config_key(c) for c in configs)
-                return extract_from_text(source, "cpu", configs)
-
-        return Job()
+        return SecondPollJob(self.background, source, configs)
 
 
 def test_a_background_extraction_changes_where_features_are_extracted_not_the_search():
@@ -388,20 +391,7 @@ class SpeculatingMeasurer(SyntheticMeasurer):
         return super().extract(source, configs)
 
     def extract_soon(self, source, configs):
-        outer = self
-
-        class Job:
-            polls = 0
-
-            def ready(self):
-                self.polls += 1
-                return self.polls > 1
-
-            def get(self):
-                outer.ahead.extend(config_key(c) for c in configs)
-                return extract_from_text(source, "cpu", configs)
-
-        return Job()
+        return SecondPollJob(self.ahead, source, configs)
 
 
 @pytest.mark.parametrize("strategy", ["random", "evolutionary"])

@@ -6,9 +6,10 @@
 // + 64) through one tensor map of %a (parameter 0, 128-byte swizzle, box [128, 64]), a trailing
 // pointer parameter the kernel acquires at entry; a plain 64 x 32 destination by one box of its
 // shape without swizzle through a second map (of %b, parameter 1), into a 128-byte aligned global.
+// Each map's view (`mlc.tensor_map_views`) is the shape in which the kernel reads its buffer.
 // `loop.warp_sync` is `bar.warp.sync` with every lane's bit.
 // CHECK-LABEL: llvm.func @tma(%a: !llvm.ptr {llvm.noalias}, %b: !llvm.ptr {llvm.noalias}, %map0: !llvm.ptr, %map1: !llvm.ptr)
-// CHECK-SAME:    mlc.tensor_maps = [array<i64: 0, 128, 128, 64>, array<i64: 1, 0, 64, 32>], mlc.required_arch = "sm_90a"
+// CHECK-SAME:    mlc.tensor_map_views = [array<i64: 256, 512>, array<i64: 100, 40>], mlc.tensor_maps = [array<i64: 0, 128, 128, 64>, array<i64: 1, 0, 64, 32>], mlc.required_arch = "sm_90a"
 // CHECK-NEXT:    llvm.inline_asm has_side_effects "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l,~{memory}" %map0
 // CHECK-NEXT:    llvm.inline_asm has_side_effects "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;", "l,~{memory}" %map1
 // CHECK:         llvm.call_intrinsic "llvm.nvvm.mbarrier.init.shared"(%{{.*}}, %{{.*}}) : (!llvm.ptr<3>, i32) -> ()

@@ -27,15 +27,7 @@ WARP_SPECIALIZED_STAGED_STEPS = [step.replace("loop-promote-shared", "loop-stage
 
 
 @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(
-    m=st.integers(1, 140),
-    n=st.integers(1, 17).map(lambda blocks: 8 * blocks),
-    k=st.integers(9, 25).map(lambda blocks: 8 * blocks),
-    rows=st.sampled_from([64, 128]),
-    tma=st.booleans(),
-    element=st.sampled_from(["f16", "bf16"]),
-    seed=st.integers(0, 2**32 - 1),
-)
+@given(**RAGGED_STAGED_SHAPES, rows=st.sampled_from([64, 128]), tma=st.booleans())
 def test_staged_epilogue_is_exact(m: int, n: int, k: int, rows: int, tma: bool, element: str, seed: int):
     _check_chain(program(m, n, k, True), element, TMA_STAGED_STEPS if tma else STAGED_STEPS, seed, tile_level=_tile_level(rows), path="loop.wgmma")
 
