@@ -639,14 +639,21 @@ def _default_pipeline(target: str, precision: str | None = None) -> str:
     return default_pipeline_for(target, arch, precision)
 
 
+HOPPER_STAGING = ("tma=true", "warp-specialize=true", "stage-epilogue=true")
+"""mlc-lower-to-gpu's options that `mlc.compile` adds on sm_90: warpgroup products fed by TMA from a
+producer warpgroup, tiles stored through shared memory (0.84-0.98x cuBLAS at 4096^3 and 8192^3
+against 0.72-0.87x for the cp.async pipeline: BENCHMARKS.md, ninth step)."""
+
+
 def default_pipeline_for(target: str, arch: str = "", precision: str | None = None) -> str:
     """`mlc-lower-to-cpu`, or `mlc-lower-to-gpu` with the GPU's `arch` where it changes the
-    lowering (sm_90: wgmma), and `precision` if given: what `mlc.compile` runs by default."""
+    lowering (sm_90: wgmma, with `HOPPER_STAGING`), and `precision` if given: what `mlc.compile`
+    runs by default."""
     options = [] if precision is None else [f"precision={precision}"]
     if target == "cuda" and arch:
         from mlc.targets import WGMMA_ARCHS
 
-        options = options + [f"arch={arch}"] if arch in WGMMA_ARCHS else options
+        options = options + [f"arch={arch}", *HOPPER_STAGING] if arch in WGMMA_ARCHS else options
     name = "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
     return name + ("{" + " ".join(options) + "}" if options else "")
 

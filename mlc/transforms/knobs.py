@@ -217,6 +217,19 @@ def _wgmma_stage_bytes(block: tuple[int, ...]) -> int:
     return (bm * bk + bk * bn) * 2
 
 
+def _epilogue_staging_bytes(block: tuple[int, ...]) -> int:
+    """Shared memory that loop-stage-epilogue takes beside the stages on sm_90 (mlc.compile's default
+    pipeline stages the epilogues of warp-specialized kernels): at least half a 16-row band per
+    warp (BM / 16 warps, 8 rows of BN f16 padded by 16 bytes)."""
+    bm, bn, _ = block
+    return bm // 16 * 8 * (bn + 8) * 2
+
+
+def _wgmma_shared_bytes(block: tuple[int, ...], stages: int) -> int:
+    """Shared memory of a wgmma kernel with `stages` stages of `block` and its staged epilogue."""
+    return stages * _wgmma_stage_bytes(block) + _epilogue_staging_bytes(block)
+
+
 def _prune_matmul_tile(value: Value, facts: WorkloadFacts, target: str) -> str | None:
     if not value:
         return None
@@ -225,9 +238,9 @@ def _prune_matmul_tile(value: Value, facts: WorkloadFacts, target: str) -> str |
     if target == "cuda" and any(_takes_wgmma(value, m, facts) for m in facts.matmuls):
         # Warpgroup products: BM / 16 warps hold BN / 2 accumulators each; the operands are staged
         # in at least MIN_WGMMA_STAGES buffers (swizzled: a register copy cannot write that layout).
-        staged = MIN_WGMMA_STAGES * _wgmma_stage_bytes(value)
+        staged = _wgmma_shared_bytes(value, MIN_WGMMA_STAGES)
         if staged > WGMMA_SHARED_MEMORY_BYTES:
-            return f"{MIN_WGMMA_STAGES} stages of the operand tiles take {staged} bytes of shared memory (at most {WGMMA_SHARED_MEMORY_BYTES})"
+            return f"{MIN_WGMMA_STAGES} stages of the operand tiles and the staged epilogue take {staged} bytes of shared memory (at most {WGMMA_SHARED_MEMORY_BYTES})"
         return None
     threads = 32 * min(8, max(1, bm * bn // 16 // 32))  # matmul_kernel.matmul_warps
     if target == "cuda" and bm * bn // threads > MAX_ACCUMULATORS[target]:  # the CPU's: micro-kernel
@@ -265,8 +278,8 @@ def _wgmma_stages_fit(config: Mapping[str, Value], facts: WorkloadFacts, target:
             continue
         if stages < MIN_WGMMA_STAGES:
             return f"{stages} stages: a wgmma kernel needs at least {MIN_WGMMA_STAGES}"
-        if stages * _wgmma_stage_bytes(tuple(block)) > WGMMA_SHARED_MEMORY_BYTES:
-            return f"{stages} stages of {tuple(block)} take {stages * _wgmma_stage_bytes(tuple(block))} bytes of shared memory (at most {WGMMA_SHARED_MEMORY_BYTES})"
+        if _wgmma_shared_bytes(tuple(block), stages) > WGMMA_SHARED_MEMORY_BYTES:
+            return f"{stages} stages of {tuple(block)} and the staged epilogue take {_wgmma_shared_bytes(tuple(block), stages)} bytes of shared memory (at most {WGMMA_SHARED_MEMORY_BYTES})"
     return None
 
 
