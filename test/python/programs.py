@@ -368,14 +368,25 @@ def lower(module_text: str, pipeline: str):
     A fresh copy each call (callers may change it). The equivalence tests lower the same program
     through every prefix of a pipeline, one pass further each step; `_lowered` remembers the
     recent prefixes, so each step applies one pass instead of the whole prefix again."""
+    remembered = stage(module_text, pipeline)
+    module = remembered.clone()
+    _LOWERED_FROM[module] = _LOWERED_FROM[remembered]
+    return module
+
+
+def stage(module_text: str, pipeline: str):
+    """`lower` without the copy: the remembered module itself, to read only (interpret it, compare
+    it with `assert_equivalent`, print it), never to change; `lower` gives a copy to change. The
+    equivalence tests compare each stage with the next: a copy of both for every example and step
+    cost them as much as the passes (xDSL's `clone` is slow)."""
     passes = tuple(split_pipeline(pipeline))
-    module = _lowered(module_text, passes).clone()
+    module = _lowered(module_text, passes)
     _LOWERED_FROM[module] = (module_text, passes)
     return module
 
 
 _LOWERED_FROM: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-"""Which (program, passes) each module `lower` handed out came from, so that `assert_equivalent`
+"""Which (program, passes) each module `lower` or `stage` handed out came from, so that `assert_equivalent`
 can reuse the interpretation of a stage the previous step already ran (a test that changes the
 module after `lower` must not compare it with `assert_equivalent`: see `_interpret`)."""
 
@@ -553,7 +564,8 @@ def _interpret(module, inputs: list[np.ndarray]) -> list[np.ndarray]:
 def _interpreted_stage(module_text: str, passes: tuple[str, ...], inputs: _Inputs) -> list[np.ndarray]:
     from mlc.interpreter import run
 
-    return run(_lowered(module_text, passes).clone(), "main", [x.copy() for x in inputs.arrays])
+    # No copy: the interpreter reads the module and never changes it.
+    return run(_lowered(module_text, passes), "main", [x.copy() for x in inputs.arrays])
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from mlc.dialects.graph.error_bounds import check_results, result_bounds
 from mlc.dialects.graph.nn_ops import windowed_size
 from mlc.interpreter import run
 from mlc.transforms.pipelines import CPU_PIPELINE, GPU_PIPELINE
-from programs import lower, random_inputs, transposed_matmul_program
+from programs import random_inputs, stage, transposed_matmul_program
 
 BOUNDED = ("graph-decompose", "convert-graph-to-tile")
 
@@ -125,12 +125,12 @@ def layout_programs(draw, kinds: tuple[str, ...] = KINDS) -> str:
 @given(program=layout_programs(), seed=st.integers(0, 2**32 - 1))
 def test_pass_preserves_layout_and_windows(step: tuple[str, str], program: str, seed: int):
     before_passes, name = step
-    before = lower(program, before_passes)
-    after = lower(program, f"{before_passes},{name}" if before_passes else name)
+    before = stage(program, before_passes)
+    after = stage(program, f"{before_passes},{name}" if before_passes else name)
     inputs = random_inputs(program, seed)
     actual = run(after, "main", [x.copy() for x in inputs])
     if name.split("{")[0] in BOUNDED:
-        expected, bounds = result_bounds(select_entry(lower(program, ""), None), inputs)
+        expected, bounds = result_bounds(select_entry(stage(program, ""), None), inputs)
         comparison = check_results(actual, expected, bounds)
         assert comparison.failure is None, f"{comparison.failure}\n{program}"
     else:

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from matmul_programs import matmul_programs
 from mlc.interpreter import run
 from mlc.transforms.pipelines import CPU_PIPELINE, GPU_PIPELINE
-from programs import assert_equivalent, assert_perturbation_caught, assert_within_bounds, lower, random_inputs, same_draws_for_every_step
+from programs import assert_equivalent, assert_perturbation_caught, assert_within_bounds, lower, random_inputs, same_draws_for_every_step, stage
 
 PASSES_BELOW_GRAPH = ("convert-graph-to-tile",)
 
@@ -93,8 +93,8 @@ def test_pass_preserves_a_ragged_matmul(step: str):
 
 def _check_step(step: str, program: str, seed: int) -> None:
     before_passes, name = STEPS[step]
-    before = lower(program, before_passes)
-    after = lower(program, f"{before_passes},{name}" if before_passes else name)
+    before = stage(program, before_passes)
+    after = stage(program, f"{before_passes},{name}" if before_passes else name)
     inputs = random_inputs(program, seed)
     if name.split("{")[0] in PASSES_BELOW_GRAPH:
         actual = run(after, "main", [x.copy() for x in inputs])

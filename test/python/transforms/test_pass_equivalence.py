@@ -39,10 +39,10 @@ from programs import (
     assert_within_bounds,
     comparison_event,
     elementwise_programs,
-    lower,
     random_inputs,
     reduction_programs,
     same_draws_for_every_step,
+    stage,
 )
 
 
@@ -75,8 +75,8 @@ STEPS |= {f"cpu:{label}": (before, name) for label, before, name in _steps(CPU_P
 @given(program=elementwise_programs(max_ops=5), seed=st.integers(0, 2**32 - 1))
 def test_pass_preserves_semantics(step: str, program: str, seed: int):
     before_passes, name = STEPS[step]
-    before = lower(program, before_passes)
-    after = lower(program, f"{before_passes},{name}" if before_passes else name)
+    before = stage(program, before_passes)
+    after = stage(program, f"{before_passes},{name}" if before_passes else name)
     # Elementwise programs have no reduction: only convert-graph-to-tile (f32 for float64) and
     # expand-math-for-cpu (polynomials within error_bounds.ACCURACY for libm) change their arithmetic.
     _check(program, name, before, after, random_inputs(program, seed), bounded=name in ("convert-graph-to-tile", "expand-math-for-cpu"))
@@ -106,8 +106,8 @@ def _check(program: str, name: str, before, after, inputs: list[np.ndarray], bou
 @given(program=reduction_programs(), seed=st.integers(0, 2**32 - 1))
 def test_pass_preserves_reductions(step: str, program: str, seed: int):
     before_passes, name = STEPS[step]
-    before = lower(program, before_passes)
-    after = lower(program, f"{before_passes},{name}" if before_passes else name)
+    before = stage(program, before_passes)
+    after = stage(program, f"{before_passes},{name}" if before_passes else name)
     _check(program, name, before, after, random_inputs(program, seed), bounded=name.split("{")[0] in REORDERING_PASSES)
 
 
@@ -125,6 +125,6 @@ LONG_ROW_STEPS = (
 @given(program=reduction_programs(row_lengths=LONG_ROW_LENGTHS, largest_other=2), seed=st.integers(0, 2**32 - 1))
 def test_pass_preserves_long_row_reductions(step: str, program: str, seed: int):
     before_passes, name = STEPS[step]
-    before = lower(program, before_passes)
-    after = lower(program, f"{before_passes},{name}")
+    before = stage(program, before_passes)
+    after = stage(program, f"{before_passes},{name}")
     _check(program, name, before, after, random_inputs(program, seed), bounded=name.split("{")[0] in REORDERING_PASSES)

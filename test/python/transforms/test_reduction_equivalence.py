@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from mlc.dialects.graph.error_bounds import U32, gamma
 from mlc.interpreter import run
 from mlc.transforms.pipelines import CPU_PIPELINE, GPU_PIPELINE
-from programs import assert_equivalent, lower, same_draws_for_every_step
+from programs import assert_equivalent, lower, same_draws_for_every_step, stage
 
 COMBINERS = {"add": ("addf", "0.0"), "max": ("maximumf", "0xFF800000"), "min": ("minimumf", "0x7F800000")}
 
@@ -141,8 +141,8 @@ def _assert_reassociation_within_bound(before, after, x: np.ndarray, axis: int, 
 def test_pass_preserves_reductions(step: str, kernel: tuple[str, tuple[int, int], int, str], seed: int):
     text, shape, axis, kind = kernel
     before_passes, name = STEPS[step]
-    before = lower(text, before_passes)
-    after = lower(text, f"{before_passes},{name}" if before_passes else name)
+    before = stage(text, before_passes)
+    after = stage(text, f"{before_passes},{name}" if before_passes else name)
     inputs = [np.random.default_rng(seed).standard_normal(shape).astype(np.float32)]
     if name.split("{")[0] == "convert-tile-to-loop":
         _assert_reassociation_within_bound(before, after, inputs[0], axis, kind)
