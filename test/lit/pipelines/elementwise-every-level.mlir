@@ -11,7 +11,7 @@
 // RUN: filecheck %s --check-prefix=NVVM < %t.nvvm.mlir
 // RUN: filecheck %s --check-prefix=LLVM < %t.llvm.mlir
 // The named pipeline gives the same kernels:
-// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu)' | mlc-translate --mlir-to-ptx | filecheck %s --check-prefix=PTX
+// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu)' -t ptx | filecheck %s --check-prefix=PTX
 
 // TILE:       tile.kernel @bias_gelu_0_add_gelu({{.*}}) grid [32] num_warps 4
 // TILE:         tile.map

@@ -7,7 +7,7 @@
 // RUN: mlc-opt %s -p graph-decompose,graph-fuse,convert-graph-to-tile,convert-tile-to-loop | tee %t.loop.mlir \
 // RUN:   | mlc-opt -p convert-loop-to-gpu,gpu-insert-barriers | filecheck %s --check-prefix=GPU
 // RUN: filecheck %s --check-prefix=LOOP < %t.loop.mlir
-// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu)' | mlc-translate --mlir-to-ptx | filecheck %s --check-prefix=PTX
+// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu)' -t ptx | filecheck %s --check-prefix=PTX
 
 // LOOP:       loop.kernel @long_softmax_0_reduce_max_sub_exp_reduce_sum
 // LOOP:         loop.parallel %program < 2 mapping block.x

@@ -12,7 +12,7 @@
 // RUN: filecheck %s --check-prefix=GPU < %t.gpu.mlir
 // The named pipelines give the same kernel, and the CPU one (vector micro-kernels of the host's
 // width, convert-tile-dot-to-cpu) compiles for the host:
-// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu)' | mlc-translate --mlir-to-ptx | filecheck %s --check-prefix=PTX
+// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu)' -t ptx | filecheck %s --check-prefix=PTX
 // RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-cpu)' | mlc-translate --mlir-to-llvmir | filecheck %s --check-prefix=CPU
 
 // TILE:       tile.kernel @dense_0_matmul_add_relu({{.*}}) grid [4, 4] num_warps 8 attributes {mlc.matmul_tile = array<i64: 64, 64, 16>}

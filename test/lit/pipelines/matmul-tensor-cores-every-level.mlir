@@ -11,7 +11,7 @@
 // RUN: filecheck %s --check-prefix=GPU < %t.gpu.mlir
 // RUN: filecheck %s --check-prefix=NVVM < %t.nvvm.mlir
 // The named GPU pipeline takes the tensor-core path; the CPU one keeps the CUDA-core lowering:
-// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu)' | mlc-translate --mlir-to-ptx | filecheck %s --check-prefix=PTX
+// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu)' -t ptx | filecheck %s --check-prefix=PTX
 // RUN: mlc-opt %s -p graph-decompose,graph-fuse,convert-graph-to-tile,convert-tile-to-loop | filecheck %s --check-prefix=CUDA-CORES
 
 // A 64x64 block of 8 warps: a 2x4 grid of 32x16 warp tiles, each 2x2 instruction tiles of

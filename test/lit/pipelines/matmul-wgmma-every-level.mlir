@@ -11,8 +11,8 @@
 // RUN: filecheck %s --check-prefix=GPU < %t.gpu.mlir
 // RUN: filecheck %s --check-prefix=NVVM < %t.nvvm.mlir
 // The named pipeline with the arch takes the same path; without it, mma.sync:
-// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu{arch=sm_90})' | mlc-translate --mlir-to-ptx --arch sm_90 | filecheck %s --check-prefix=PTX
-// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu)' | mlc-translate --mlir-to-ptx --arch sm_90 | filecheck %s --check-prefix=MMA-SYNC
+// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu{arch=sm_90})' -t 'ptx{arch=sm_90}' | filecheck %s --check-prefix=PTX
+// RUN: mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu)' -t 'ptx{arch=sm_90}' | filecheck %s --check-prefix=MMA-SYNC
 // A plain product (its accumulators only converted and stored) leaves each product in flight
 // until the next iteration's wait (wait_group 1), the last one completed after the loop:
 // RUN: mlc-opt %s -p 'graph-decompose,graph-fuse,convert-graph-to-tile{wgmma=true},convert-tile-to-loop{tensor-cores=true wgmma=true},canonicalize,cse,loop-promote-shared' | filecheck %s --check-prefix=PLAIN
