@@ -25,6 +25,7 @@ op as a graph function and use the same helpers.
 
 from __future__ import annotations
 
+import collections
 import functools
 import weakref
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ import ml_dtypes
 import numpy as np
 from hypothesis import seed, settings
 from hypothesis import strategies as st
+from xdsl.dialects.builtin import ModuleOp
 
 from mlc.dialects import make_context
 from mlc.diagnostics import parse_module
@@ -411,18 +413,35 @@ def split_pipeline(pipeline: str) -> list[str]:
     return [name for name in passes if name]
 
 
-@functools.lru_cache(maxsize=192)
-def _lowered(module_text: str, passes: tuple[str, ...]):
-    """`module_text` after `passes`, built from the (remembered) module one pass shorter. Treated as
-    read-only: `lower` hands out clones."""
-    if not passes:
+_REMEMBERED: collections.OrderedDict[tuple[str, tuple[str, ...]], ModuleOp] = collections.OrderedDict()
+"""The modules `_lowered` built last, least recently used first."""
+_REMEMBERED_COUNT = 192
+
+
+def _lowered(module_text: str, passes: tuple[str, ...]) -> ModuleOp:
+    """`module_text` after `passes`, remembered; treated as read-only (`lower` hands out clones).
+
+    Built from a copy of the longest remembered prefix of `passes` (in the step-by-step tests, the
+    module one pass shorter), else parsed; the module is verified after each pass. Only the result
+    is remembered: a copy of every intermediate module would cost more than the passes."""
+    key = (module_text, passes)
+    if key in _REMEMBERED:
+        _REMEMBERED.move_to_end(key)
+        return _REMEMBERED[key]
+    start = next((length for length in range(len(passes) - 1, -1, -1) if (module_text, passes[:length]) in _REMEMBERED), None)
+    if start is None:
         module, _ = parse_module(module_text, make_context())
         module.verify()
-        return module
-    module = _lowered(module_text, passes[:-1]).clone()
-    for module_pass in build_pipeline(passes[-1], all_passes(), mlir_syntax=False):
-        module_pass.apply(make_context(), module)
-    module.verify()
+        start = 0
+    else:
+        module = _REMEMBERED[(module_text, passes[:start])].clone()
+    for name in passes[start:]:
+        for module_pass in build_pipeline(name, all_passes(), mlir_syntax=False):
+            module_pass.apply(make_context(), module)
+        module.verify()
+    _REMEMBERED[key] = module
+    if len(_REMEMBERED) > _REMEMBERED_COUNT:
+        _REMEMBERED.popitem(last=False)
     return module
 
 
