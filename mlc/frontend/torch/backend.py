@@ -136,7 +136,8 @@ class MlcPartition(torch.nn.Module):
         self.result_specs = [(tuple(fake_value(r).shape), fake_value(r).dtype) for r in results]
 
     def forward(self, *tensors: torch.Tensor) -> Any:
-        inputs = [t.detach().contiguous() for t in tensors]
+        # detach only what autograd tracks (the parameters): a new tensor object per input is host time
+        inputs = [(t.detach() if t.requires_grad else t).contiguous() for t in tensors]
         if self.device == "cuda":
             device = inputs[0].device if inputs else torch.device("cuda")
             outputs = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in self.result_specs]
