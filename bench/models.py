@@ -36,7 +36,8 @@ calls: kernels launched per call, the sum of their device times per call (the ti
 it is time the device waited for the host), and the N (8) costliest kernels. For `mlc`, which
 ATen nodes ran in PyTorch and whether each mlc partition replays CUDA graphs; for `mlc-export`,
 whether its program does. `--rounds N` compiles every backend of a model and batch once, then times
-them N times, round after round (each round's speed is against that round's eager). `--small` shrinks every shape (a smoke run, also with `--device cpu`).
+them N times, round after round (each round's speed is against that round's eager). `--small`
+shrinks every shape (a smoke run, also with `--device cpu`).
 """
 
 from __future__ import annotations

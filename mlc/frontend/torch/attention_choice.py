@@ -72,7 +72,10 @@ class AttentionChoice:
                 f"PyTorch's fused attention kernel: mlc's chain kernel would take ~{extra:.0f} us more, "
                 f"more than the ~{split:.0f} us a split around it costs (attention='auto'; 'mlc' compiles it)"
             )
-        return f"mlc's chain kernel: ~{extra:.0f} us slower than PyTorch's fused kernel, less than the ~{split:.0f} us a split around it would cost"
+        return (
+            f"mlc's chain kernel: ~{extra:.0f} us slower than PyTorch's fused kernel, "
+            f"less than the ~{split:.0f} us a split around it would cost"
+        )
 
 
 def attention_flops(node: torch.fx.Node) -> float:

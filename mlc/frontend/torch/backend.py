@@ -163,7 +163,9 @@ ATTENTION_CHOICES = ("pytorch", "mlc", "auto")
 PYTORCH_ATTENTION_REASON = "PyTorch's fused attention kernel (the backend option attention='pytorch')"
 
 
-def attention_placements(gm: torch.fx.GraphModule, device: str, attention: str, wgmma: bool | None = None) -> dict[torch.fx.Node, AttentionChoice | None]:
+def attention_placements(
+    gm: torch.fx.GraphModule, device: str, attention: str, wgmma: bool | None = None
+) -> dict[torch.fx.Node, AttentionChoice | None]:
     """Each fused attention node of `gm` -> its `attention="auto"` estimate, or None where the
     option decides alone (in PyTorch: 'pytorch' on CUDA; in mlc: 'mlc', or the CPU, whose fused
     op mlc always compiles). `wgmma`: whether the chain runs on warpgroup products (None: ask
