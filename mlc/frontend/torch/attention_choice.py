@@ -30,7 +30,8 @@ of host time (246.3 against 128.6 µs). Head dim 128 (64 x 1024 tokens): the cha
 d 64, 2.2 at d 128.
 
 Limits: the constants are one H100's; on other GPUs the rates were not measured (the ratios
-stand in). The split's cost is the same for any graph (the boundary tensors' bytes), not the
+stand in). f16/bf16 rates: an f32 attention (the chain on CUDA cores, PyTorch's memory-efficient
+kernel) is estimated with them too. The split's cost is the same for any graph (the boundary tensors' bytes), not the
 graph's actual layout copies; the host term is paid in full only by host-bound graphs.
 """
 
@@ -92,8 +93,14 @@ def boundary_bytes(node: torch.fx.Node) -> int:
 
 
 def slowdown(head_dim: int, wgmma: bool) -> float:
-    """The chain kernel's time over the fused kernel's at this head dim (see the module docstring)."""
-    table = WGMMA_SLOWDOWN if wgmma else MMA_SYNC_SLOWDOWN
+    """The chain kernel's time over the fused kernel's at this head dim (see the module docstring):
+    on a wgmma device, head dims whose power of two the warpgroup blocks do not take (below 64,
+    above 256: `gemm_chain.WGMMA_CHAIN_EXTENT`) run the mma.sync chain."""
+    from mlc.transforms.analysis.gemm_chain import WGMMA_CHAIN_EXTENT
+
+    step, most = WGMMA_CHAIN_EXTENT
+    padded = 1 << max(0, (head_dim - 1).bit_length())
+    table = WGMMA_SLOWDOWN if wgmma and padded % step == 0 and padded <= most else MMA_SYNC_SLOWDOWN
     return next((ratio for dim, ratio in sorted(table.items()) if head_dim <= dim), max(table.values()))
 
 
