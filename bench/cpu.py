@@ -11,7 +11,9 @@ Cases (f32): softmax of 1024x1024 and of long rows (64x65536), tanh(x*y + x) on 
 `MIN_TIMED_SECONDS` when that is more (the steady cost on a machine shared with other work, where
 the median mostly measures the neighbours). With `--rounds R` the implementations of a case take
 turns, R times (mlc, numpy, PyTorch, mlc, ...), each turn timed so; a row has the best over the
-rounds and each round's ratio to PyTorch (how far one process's figure moves).
+rounds and each round's ratio to PyTorch (how far one process's figure moves), and each
+implementation's minor page faults per call (the most over the rounds; warm-up calls included):
+a result on fresh pages is zero-filled by the kernel at its first write, inside the timed call.
 
 Threads: mlc gets `num_threads=N`, PyTorch `torch.set_num_threads(N)`; numpy's BLAS is limited
 through `OPENBLAS_NUM_THREADS` / `OMP_NUM_THREADS` / `MKL_NUM_THREADS`, set before numpy is
@@ -33,6 +35,7 @@ import os
 import subprocess
 import platform
 import re
+import resource
 import sys
 import time
 from collections.abc import Callable
@@ -259,11 +262,19 @@ def _reference(case: Case, inputs: list[np.ndarray], folder: Path | None) -> np.
     return want
 
 
+def minor_faults() -> int:
+    """The process's minor page faults so far (a fresh page's first touch is one)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def run_case(
-    case: Case, threads: int, repeats: int, torch: object | None, references: Path | None = None, rounds: int = 1
+    case: Case, threads: int, repeats: int, torch: object | None, references: Path | None = None, rounds: int = 1,
+    faults: list[float] | None = None,
 ) -> list[tuple[str, str, float]]:
     """(case, implementation, seconds) rows: one per implementation and round, in the order the
-    rounds ran (see the module docstring)."""
+    rounds ran (see the module docstring). `faults`, when given, gets each row's minor page
+    faults per call (warm-up calls included): an implementation whose results land on fresh pages
+    pays their first touch inside the timed call."""
     generator = np.random.default_rng(0)
     inputs = [generator.standard_normal(shape).astype(np.float32) for shape in case.shapes]
     want = _reference(case, inputs, references)
@@ -283,7 +294,16 @@ def run_case(
         _check(case.name, implementation, result, want, case.tolerance)
     for _ in range(rounds):  # the implementations take turns
         for implementation, function in implementations:
-            rows.append((case.name, implementation, best_seconds(function, repeats)))
+            calls = [0]
+
+            def counted(function: Callable[[], object] = function) -> object:
+                calls[0] += 1
+                return function()
+
+            before = minor_faults()
+            rows.append((case.name, implementation, best_seconds(counted, repeats)))
+            if faults is not None:
+                faults.append((minor_faults() - before) / calls[0])
     print(f"  ({case.name}: mlc compiled in {compile_seconds:.2f} s)", file=sys.stderr)
     return rows
 
@@ -302,20 +322,23 @@ def main(arguments: argparse.Namespace) -> None:
         torch, torch_version = None, "absent"
     print(f"CPU: {cpu_model()}, {os.cpu_count()} logical CPUs; threads: {threads}; "
           f"numpy {np.__version__}; PyTorch {torch_version}")
-    print("| case | impl | best ms | vs PyTorch |\n| --- | --- | ---: | ---: |")
+    print("| case | impl | best ms | vs PyTorch | faults/call |\n| --- | --- | ---: | ---: | ---: |")
     results = []
     wanted = arguments.only.split(",") if arguments.only else None
     for case in CASES:
         if wanted and not any(part in case.name for part in wanted):
             continue
-        rows = run_case(case, threads, arguments.repeats, torch, arguments.references, arguments.rounds)
+        faults: list[float] = []
+        rows = run_case(case, threads, arguments.repeats, torch, arguments.references, arguments.rounds, faults)
         rounds = _per_round(rows)
         reference = min(rounds["PyTorch"]) if "PyTorch" in rounds else None
         for implementation, seconds in rounds.items():
             ratio = f"{reference / min(seconds):.2f}x" if reference else "-"
-            print(f"| {case.name} | {implementation} | {min(seconds) * 1e3:.3f} | {ratio} |", flush=True)
+            own_faults = [count for (_, name, _), count in zip(rows, faults) if name == implementation]
+            print(f"| {case.name} | {implementation} | {min(seconds) * 1e3:.3f} | {ratio} | {max(own_faults):.0f} |", flush=True)
             results.append({"case": case.name, "implementation": implementation, "best_ms": min(seconds) * 1e3,
-                            "rounds_ms": [round(value * 1e3, 4) for value in seconds]})
+                            "rounds_ms": [round(value * 1e3, 4) for value in seconds],
+                            "faults_per_call": [round(count, 1) for count in own_faults]})
     if arguments.json is not None:
         arguments.json.write_text(json.dumps(
             {"cpu": cpu_model(), "threads": threads, "numpy": np.__version__, "torch": torch_version, "command": " ".join(sys.argv),
@@ -355,8 +378,8 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
             runs.append(json.loads(output.read_text()))
     print(f"CPU: {cpu_model()}, {os.cpu_count()} logical CPUs; numpy {runs[0]['numpy']}; PyTorch {runs[0]['torch']}; "
           f"best of {arguments.repeats}, {arguments.rounds} interleaved round(s), wall clock")
-    print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | rounds vs PyTorch | mlc vs numpy |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | rounds vs PyTorch | mlc vs numpy | faults/call mlc, PyTorch |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cases = list(dict.fromkeys(row["case"] for row in runs[0]["rows"]))
     for case in cases:
         for run in runs:
@@ -366,6 +389,8 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
             ratios = [f"{other / mlc_ms:.2f}x" if other and mlc_ms else "-" for other in (torch_ms, numpy_ms)]
             rounds = {row["implementation"]: row["rounds_ms"] for row in run["rows"] if row["case"] == case}
             ratios.insert(1, _round_ratios(rounds))
+            faults = {row["implementation"]: max(row.get("faults_per_call") or [0]) for row in run["rows"] if row["case"] == case}
+            ratios.append(", ".join(f"{faults[name]:.0f}" if name in faults else "-" for name in ("mlc", "PyTorch")))
             print(f"| {case} | {run['threads']} | " + " | ".join(cells + ratios) + " |", flush=True)
     if arguments.json is not None:
         arguments.json.write_text(json.dumps({"cpu": cpu_model(), "runs": runs}, indent=1))
