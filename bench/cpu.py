@@ -1,6 +1,7 @@
 """CPU benchmarks: mlc's CPU path against numpy and PyTorch CPU, same threads, one process.
 
     python bench/cpu.py [--threads N | --threads 1,2,8,16] [--repeats 20] [--rounds 3] [--only softmax,gelu] [--json out.json]
+                        [--malloc steady|default]
 
 Cases (f32): softmax of 1024x1024 and of long rows (64x65536), tanh(x*y + x) on 4096x1024, exact
 (erf) GELU of 4096x1024, its memory floor (-x of 4096x1024), layer norm of 4096x1024 with scale and bias, a column sum (axis 0) of
@@ -12,8 +13,12 @@ Cases (f32): softmax of 1024x1024 and of long rows (64x65536), tanh(x*y + x) on 
 the median mostly measures the neighbours). With `--rounds R` the implementations of a case take
 turns, R times (mlc, numpy, PyTorch, mlc, ...), each turn timed so; a row has the best over the
 rounds and each round's ratio to PyTorch (how far one process's figure moves), and each
-implementation's minor page faults per call (the most over the rounds; warm-up calls included):
+implementation's minor page faults per call (the most over the rounds; warm-up calls included,
+after SETTLING_CALLS untimed ones):
 a result on fresh pages is zero-filled by the kernel at its first write, inside the timed call.
+Processes run with glibc's malloc thresholds fixed (`--malloc steady`, the default: see
+STEADY_MALLOC), so that no implementation's figure depends on whether its process's allocator
+happens to hand out fresh pages.
 
 Threads: mlc gets `num_threads=N`, PyTorch `torch.set_num_threads(N)`; numpy's BLAS is limited
 through `OPENBLAS_NUM_THREADS` / `OMP_NUM_THREADS` / `MKL_NUM_THREADS`, set before numpy is
@@ -51,10 +56,31 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("--only", default=None, help="run the cases whose name contains one of these (separated by commas)")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--references", type=Path, default=None, help="a folder keeping the float64 references between runs")
+    parser.add_argument("--malloc", choices=("steady", "default"), default="steady",
+                        help="steady: glibc's malloc with fixed thresholds (STEADY_MALLOC), default: as the process finds it")
     return parser.parse_args()
 
 
+STEADY_MALLOC = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296"
+"""GLIBC_TUNABLES for `--malloc steady`: blocks below 32 MiB (glibc's largest mmap threshold) come
+from the heap, which is not given back below 4 GiB free. With glibc's defaults the threshold moves
+with the sizes freed so far and a large free top is returned to the system, so whether a 16 MiB
+result (or a PyTorch temporary) lands on fresh pages, zero-filled by page faults inside the timed
+call, depends on the process's history: on the 16-CPU host one process took 12256 faults in every
+PyTorch call of the tanh chain (3 arrays of 4096 pages; 6.6 ms at 16 threads instead of 0.7) and
+another none. Fixed thresholds give every implementation its allocator's steady state; mlc's
+results do not depend on it (`ResultBlocks` recycles them), PyTorch's and numpy's do."""
+
+
+def _with_steady_malloc(argv: list[str]) -> None:
+    """Re-executes this script with STEADY_MALLOC (glibc reads its tunables at start only)."""
+    if os.environ.get("GLIBC_TUNABLES") != STEADY_MALLOC:
+        os.execve(sys.executable, [sys.executable, *argv], dict(os.environ, GLIBC_TUNABLES=STEADY_MALLOC))
+
+
 ARGUMENTS = _parse() if __name__ == "__main__" else None
+if ARGUMENTS is not None and ARGUMENTS.malloc == "steady" and sys.platform.startswith("linux"):
+    _with_steady_malloc(sys.argv)
 if ARGUMENTS is not None and "," not in ARGUMENTS.threads:  # before numpy is imported, so that its BLAS reads them
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[variable] = ARGUMENTS.threads
@@ -217,6 +243,10 @@ CASES = [
 ]
 
 
+SETTLING_CALLS = 3
+"""Untimed calls of each implementation after its check: with the steady malloc its heap grows to
+what a call needs within the first few calls (then no call takes page faults)."""
+
 MIN_TIMED_SECONDS = 0.05
 """Calls are repeated at least `--repeats` times and until this long has been timed: a kernel of
 0.1 ms (16 threads) gets hundreds of tries, so its best is not one lucky or unlucky call of five."""
@@ -292,6 +322,8 @@ def run_case(
         result = function()
         result = result[0] if isinstance(result, tuple) else result
         _check(case.name, implementation, result, want, case.tolerance)
+        for _ in range(SETTLING_CALLS):
+            function()
     for _ in range(rounds):  # the implementations take turns
         for implementation, function in implementations:
             calls = [0]
@@ -342,6 +374,7 @@ def main(arguments: argparse.Namespace) -> None:
     if arguments.json is not None:
         arguments.json.write_text(json.dumps(
             {"cpu": cpu_model(), "threads": threads, "numpy": np.__version__, "torch": torch_version, "command": " ".join(sys.argv),
+             "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
              "rows": results},
             indent=1,
         ))
@@ -373,11 +406,11 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
         for threads in arguments.threads.split(","):
             output = Path(folder) / f"{threads}.json"
             command = [sys.executable, __file__, "--threads", threads, "--repeats", str(arguments.repeats), "--rounds", str(arguments.rounds),
-                       "--json", str(output), "--references", folder]
+                       "--json", str(output), "--references", folder, "--malloc", arguments.malloc]
             subprocess.run(command + (["--only", arguments.only] if arguments.only else []), check=True, stdout=subprocess.DEVNULL)
             runs.append(json.loads(output.read_text()))
     print(f"CPU: {cpu_model()}, {os.cpu_count()} logical CPUs; numpy {runs[0]['numpy']}; PyTorch {runs[0]['torch']}; "
-          f"best of {arguments.repeats}, {arguments.rounds} interleaved round(s), wall clock")
+          f"best of {arguments.repeats}, {arguments.rounds} interleaved round(s), wall clock; malloc {arguments.malloc}")
     print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | rounds vs PyTorch | mlc vs numpy | faults/call mlc, PyTorch |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cases = list(dict.fromkeys(row["case"] for row in runs[0]["rows"]))

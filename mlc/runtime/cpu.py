@@ -24,6 +24,9 @@ last)`; a `ProgramPool` of worker threads runs contiguous shares of [0, N) in pa
 where the native pool (`mlc/runtime/native_pool.py`, the faster one) cannot be built.
 The thread count is `MLC_NUM_THREADS`, else the cores the process may use (`default_thread_count`).
 
+Results. `ResultBlocks` hands out result arrays whose memory goes back to the program when the
+caller drops them, so that large results do not land on fresh pages (see its docstring).
+
 Limits: the object must target this host (same triple and ABI); the symbol check reads ELF only
 (other formats load unchecked); each CpuModule owns its engine, so loading many modules costs
 memory until they are closed; a SharedLibrary stays mapped until it is closed (dlclose).

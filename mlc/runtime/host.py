@@ -900,7 +900,8 @@ class CpuExecutor(HostMemoryExecutor):
     a kernel marked `mlc.cpu_programs` has its grid split over `num_threads` threads (default:
     `MLC_NUM_THREADS`, else the available cores; the pool starts with the first such kernel).
     The pool is the native one (`mlc/runtime/native_pool.py`) where it can be built and the
-    kernel's pointers are few enough for it, else the Python `ProgramPool`."""
+    kernel's pointers are few enough for it, else the Python `ProgramPool`. Results of
+    RECYCLED_RESULT_BYTES or more come from the executor's `ResultBlocks` (mlc/runtime/cpu.py)."""
 
     launch_op_name = CPU_LAUNCH
 

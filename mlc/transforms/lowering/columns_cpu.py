@@ -47,12 +47,10 @@ x minus its column means, is left as it was); masks whose columns are not provab
 
 from __future__ import annotations
 
-import math
-import os
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, scf, vector
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, VectorType, f32, i1, i64
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, VectorType, f32, i1
 from xdsl.ir import Block, Region, SSAValue
 
 from mlc.dialects import attributes
@@ -142,7 +140,6 @@ class ColumnKernelLowering(CpuVectorLowering):
         override = attributes.CPU_ACCUMULATORS.read(kernel)
         in_flight = override.value.data if isinstance(override, IntegerAttr) else ACCUMULATOR_VECTORS // self.block_chunks
         self.rows_in_flight = max(u for u in (1, 2, 4, 8, 16) if u <= max(1, in_flight) and rows % u == 0)
-        self.prefetch_rows = int(os.environ.get("MLC_EXP_ROWS", "0"))
         self.vector_type = VectorType(f32, [self.width])
         self.column_values: dict[tuple[SSAValue, int], SSAValue] = {}
 
@@ -277,7 +274,6 @@ class ColumnKernelLowering(CpuVectorLowering):
                 value = as_vector(emitter, self._wide_chunk(scope, op.source, chunk), self.vector_type)
                 accumulators[chunk * in_flight + u] = combine(emitter, accumulators[chunk * in_flight + u], value)
         emitter.builder.insert(scf.YieldOp(*accumulators))
-        self._prefetch_rows_ahead(body)
         block = self.block
         row_loop = scf.ForOp(block.index(0), block.index(self.shape[self.axis]), block.index(in_flight), [start] * len(accumulators), Region(body))
         block.builder.insert(row_loop)
@@ -288,21 +284,6 @@ class ColumnKernelLowering(CpuVectorLowering):
                 vectors = [combine(block, vectors[i], vectors[i + half]) for i in range(half)]
             vectors[0].name_hint = op.result.name_hint
             self.column_values[(op.result, chunk)] = vectors[0]
-
-    def _prefetch_rows_ahead(self, body: Block) -> None:
-        """Marks the row loop's vector loads of wide operands to prefetch the same columns
-        `self.prefetch_rows` rows further on (`mlc.cpu_prefetch_bytes`: that many rows of the
-        operand's memref): a program's rows are a page apart or more, out of the hardware
-        prefetcher's reach, so without this each row's lines are fetched on demand."""
-        if not self.prefetch_rows:
-            return
-        for access in body.walk():
-            if isinstance(access, vector.LoadOp) and isinstance(access.base.type, MemRefType):
-                shape = access.base.type.get_shape()
-                if len(shape) == len(self.shape):
-                    stride = math.prod(shape[self.axis + 1 :]) * 4
-                    attributes.CPU_PREFETCH_BYTES.write(access, IntegerAttr(self.prefetch_rows * stride, i64))
-                    self.prefetch_bytes = max(self.prefetch_bytes, self.prefetch_rows * stride)
 
     def _store(self, op: tile.StoreOp) -> None:
         target = self.values[op.dest]
