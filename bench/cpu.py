@@ -16,9 +16,9 @@ rounds and each round's ratio to PyTorch (how far one process's figure moves), a
 implementation's minor page faults per call (the most over the rounds; warm-up calls included,
 after SETTLING_CALLS untimed ones):
 a result on fresh pages is zero-filled by the kernel at its first write, inside the timed call.
-Processes run with glibc's malloc thresholds fixed (`--malloc steady`, the default: see
-STEADY_MALLOC), so that no implementation's figure depends on whether its process's allocator
-happens to hand out fresh pages.
+`--malloc steady` fixes glibc's malloc thresholds (see STEADY_MALLOC: no implementation's figure
+then depends on whether its process's allocator hands out fresh pages, but the arrays' placement
+changes).
 
 Threads: mlc gets `num_threads=N`, PyTorch `torch.set_num_threads(N)`; numpy's BLAS is limited
 through `OPENBLAS_NUM_THREADS` / `OMP_NUM_THREADS` / `MKL_NUM_THREADS`, set before numpy is
@@ -56,8 +56,8 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("--only", default=None, help="run the cases whose name contains one of these (separated by commas)")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--references", type=Path, default=None, help="a folder keeping the float64 references between runs")
-    parser.add_argument("--malloc", choices=("steady", "default"), default="steady",
-                        help="steady: glibc's malloc with fixed thresholds (STEADY_MALLOC), default: as the process finds it")
+    parser.add_argument("--malloc", choices=("default", "steady"), default="default",
+                        help="default: glibc's malloc as the process finds it; steady: fixed thresholds (STEADY_MALLOC)")
     return parser.parse_args()
 
 
@@ -67,9 +67,11 @@ from the heap, which is not given back below 4 GiB free. With glibc's defaults t
 with the sizes freed so far and a large free top is returned to the system, so whether a 16 MiB
 result (or a PyTorch temporary) lands on fresh pages, zero-filled by page faults inside the timed
 call, depends on the process's history: on the 16-CPU host one process took 12256 faults in every
-PyTorch call of the tanh chain (3 arrays of 4096 pages; 6.6 ms at 16 threads instead of 0.7) and
-another none. Fixed thresholds give every implementation its allocator's steady state; mlc's
-results do not depend on it (`ResultBlocks` recycles them), PyTorch's and numpy's do."""
+PyTorch call of the tanh chain (3 arrays of 4096 pages; 5.8 ms at 16 threads instead of 0.8).
+Not the default: on that host the steady heap also placed the arrays so that mlc's elementwise
+and layer-norm kernels ran 2-3x slower than in default processes of the same call (and PyTorch's
+layer norm 3.5x slower at one thread), for a reason not yet found (BENCHMARKS.md, branch cpu12);
+it is the switch that reproduces that."""
 
 
 def _with_steady_malloc(argv: list[str]) -> None:
