@@ -24,15 +24,20 @@ from __future__ import annotations
 import resource
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
 import mlc
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cpu import tanh_chain_case  # noqa: E402 - bench/cpu.py, beside this script
+
 THREADS, LABEL = int(sys.argv[1]), sys.argv[2]
 WITH_TORCH = sys.argv[3:] != ["notorch"]
 CALLS, WARM = 15, 3
+ROWS, COLUMNS = 4096, 1024
 
 
 def usage() -> tuple[int, float]:
@@ -42,15 +47,9 @@ def usage() -> tuple[int, float]:
 
 def main() -> None:
     torch.set_num_threads(THREADS)
-    t = "tensor<4096x1024xf32>"
-    source = f"""func.func @f(%x: {t}, %y: {t}) -> {t} {{
-  %0 = graph.mul %x, %y : ({t}, {t}) -> {t}
-  %1 = graph.add %0, %x : ({t}, {t}) -> {t}
-  %2 = graph.tanh %1 : {t}
-  func.return %2 : {t}
-}}"""
+    source = tanh_chain_case(ROWS, COLUMNS).source
     generator = np.random.default_rng(0)
-    x, y = [generator.standard_normal((4096, 1024)).astype(np.float32) for _ in range(2)]
+    x, y = [generator.standard_normal((ROWS, COLUMNS)).astype(np.float32) for _ in range(2)]
     compiled = mlc.compile(source, device="cpu", num_threads=THREADS)
     cases = {"mlc fresh": lambda: compiled(x, y)}
     if hasattr(compiled.program.executor, "_recycled_bytes"):

@@ -17,11 +17,16 @@ array (BENCHMARKS.md, branch cpu12): the arrays' placement relative to each othe
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 import mlc
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cpu import tanh_chain_case  # noqa: E402 - bench/cpu.py, beside this script
 from mlc.runtime.host import aligned_empty
 
 ROWS, COLUMNS = 4096, 1024
@@ -40,13 +45,7 @@ def main() -> None:
     parser.add_argument("--threads", default="1,16")
     parser.add_argument("--calls", type=int, default=30)
     arguments = parser.parse_args()
-    t = f"tensor<{ROWS}x{COLUMNS}xf32>"
-    source = f"""func.func @f(%x: {t}, %y: {t}) -> {t} {{
-  %0 = graph.mul %x, %y : ({t}, {t}) -> {t}
-  %1 = graph.add %0, %x : ({t}, {t}) -> {t}
-  %2 = graph.tanh %1 : {t}
-  func.return %2 : {t}
-}}"""
+    source = tanh_chain_case(ROWS, COLUMNS).source
     generator = np.random.default_rng(0)
     x = placed(0)
     x[...] = generator.standard_normal((ROWS, COLUMNS))

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 import mlc
 from mlc.runtime.cpu import KEPT_BLOCKS, RECYCLED_RESULT_BYTES, ResultBlocks, _Lease
+from mlc.runtime.host import CpuExecutor
+from mlc.runtime.slots import BufferSpec
 
 ROWS = RECYCLED_RESULT_BYTES // (4 * 64)  # a [ROWS, 64] f32 result is exactly the threshold
 
@@ -43,9 +45,11 @@ def test_a_dropped_result_is_reused_and_a_held_one_is_not():
     np.testing.assert_array_equal(second, -(x + 1))
 
 
-def test_small_results_are_numpys():
-    small = _negate(ROWS - 1)(np.ones((ROWS - 1, 64), np.float32))
-    assert not isinstance(small.base, _Lease)
+def test_results_below_the_threshold_are_numpys():
+    executor = CpuExecutor(module=None, num_threads=1)  # type: ignore[arg-type]  # allocation only
+    small, large = (BufferSpec((rows, 64), np.dtype(np.float32), f"tensor<{rows}x64xf32>") for rows in (ROWS - 1, ROWS))
+    assert not isinstance(executor.allocate_result(small, 64).base, _Lease)
+    assert isinstance(executor.allocate_result(large, 64).base, _Lease)
 
 
 def test_a_shelf_keeps_at_most_kept_blocks():
