@@ -97,7 +97,7 @@ if TYPE_CHECKING:
     from xdsl.dialects import func
     from xdsl.dialects.builtin import ModuleOp
 
-    from mlc.runtime.cpu import NativeCode, ProgramPool
+    from mlc.runtime.cpu import NativeCode, ProgramPool, ResultBlocks
     from mlc.runtime.native_pool import NativeProgramPool
     from mlc.runtime.cuda import CudaModule, Device, DeviceBuffer, Stream
     from mlc.runtime.foreign_arrays import DeviceArrayView
@@ -273,6 +273,10 @@ class Executor(ABC):
 
     @abstractmethod
     def allocate(self, spec: BufferSpec, alignment: int) -> Buffer: ...
+
+    def allocate_result(self, spec: BufferSpec, alignment: int) -> Buffer:
+        """A buffer for a result returned to the caller (a call's own, as `allocate`'s)."""
+        return self.allocate(spec, alignment)
 
     @abstractmethod
     def upload(self, values: np.ndarray, alignment: int) -> Buffer: ...
@@ -651,7 +655,7 @@ class HostProgram:
         allocation = self._allocations.get(result.slot)
         alignment = allocation.alignment if allocation is not None else DEFAULT_ALIGNMENT
         with self._naming_allocation(f"result #{index}", result.spec):
-            return self.executor.allocate(result.spec, alignment)
+            return self.executor.allocate_result(result.spec, alignment)
 
     def _bind_arguments(self, arguments: Sequence[object]) -> dict[int, Buffer]:
         bound: dict[int, Buffer] = {}
@@ -896,17 +900,27 @@ class CpuExecutor(HostMemoryExecutor):
     a kernel marked `mlc.cpu_programs` has its grid split over `num_threads` threads (default:
     `MLC_NUM_THREADS`, else the available cores; the pool starts with the first such kernel).
     The pool is the native one (`mlc/runtime/native_pool.py`) where it can be built and the
-    kernel's pointers are few enough for it, else the Python `ProgramPool`."""
+    kernel's pointers are few enough for it, else the Python `ProgramPool`. Results of
+    RECYCLED_RESULT_BYTES or more come from the executor's `ResultBlocks` (mlc/runtime/cpu.py)."""
 
     launch_op_name = CPU_LAUNCH
 
     def __init__(self, module: NativeCode, num_threads: int | None = None):
-        from mlc.runtime.cpu import default_thread_count
+        from mlc.runtime.cpu import RECYCLED_RESULT_BYTES, ResultBlocks, default_thread_count
 
         self.module = module
         self.num_threads = default_thread_count() if num_threads is None else num_threads
         self._pool: ProgramPool | None = None
         self._native_pool: NativeProgramPool | None = None
+        self._results = ResultBlocks()
+        self._recycled_bytes = RECYCLED_RESULT_BYTES
+
+    def allocate_result(self, spec: BufferSpec, alignment: int) -> Buffer:
+        """Large results reuse the memory of the program's dropped results (`ResultBlocks`: no
+        page faults in the kernel that writes them); small ones are numpy's."""
+        if spec.nbytes < self._recycled_bytes:
+            return host_buffer(spec, alignment)
+        return self._results.take((spec, alignment), lambda: host_buffer(spec, alignment))  # type: ignore[return-value]
 
     def load_kernel(self, launch: KernelLaunch) -> LoadedKernel:
         count = len(launch.slots)
