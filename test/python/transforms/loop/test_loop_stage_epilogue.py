@@ -95,7 +95,7 @@ def test_staged_epilogue_in_grouped_tile_order_is_exact():
     """With loop-group-tiles besides (`group-tiles=G`): the band origins are a grouped order's
     row and column blocks, computed from the block ids with `remui`, which the barrier pass must
     know uniform (else the staging's indices are unknown per thread and every fragment store a
-    WAW hazard across warps); 3 x 2 blocks in groups of 2 rows, ragged M and N, bit-identical."""
+    WAW hazard across warps); 3 x 2 blocks of 64 rows in groups of 2, ragged M and N, bit-identical."""
     steps = [step.replace("convert-loop-to-gpu", "loop-group-tiles{group=2},convert-loop-to-gpu") for step in WARP_SPECIALIZED_STAGED_STEPS]
     assert any("loop-group-tiles" in step for step in steps)
-    _check_chain(program(300, 72, 136, True), "f16", steps, 8, tile_level=_tile_level(128), path="loop.wgmma")
+    _check_chain(program(130, 72, 136, True), "f16", steps, 8, tile_level=_tile_level(64), path="loop.wgmma")
