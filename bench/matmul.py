@@ -13,8 +13,10 @@ column where Triton is installed. The `tf32 ...` cases are f32 products of preci
 m16n8k8) against cuBLAS with TF32 allowed (`allow_tf32 = True` around its call) and Triton's
 `input_precision="tf32"`; `3xtf32 ...` against cuBLAS in IEEE fp32 and Triton's "tf32x3". On an sm_90
 GPU mlc's tf32 products run on wgmma (a row-major B first transposed by a kernel of its own, which
-the times include); `tf32 linear ...` is the torch linear x @ w.T (w stored N x K, read in place:
+the times include; K not a multiple of 4 keeps mma.sync), fed by TMA like the f16 ones; `tf32 linear ...` is the torch linear x @ w.T (w stored N x K, read in place:
 the product alone), against cuBLAS's `x @ w.T` with TF32 allowed.
+Without `--compare-staging` / `--tma` / `--matmul-tile`, mlc's rows are `mlc.compile`'s default
+pipeline (on sm_90: `mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true stage-epilogue=true}`).
 TFLOP/s count 2 * M * N * K per product.
 `--matmul-tile` passes a block tile to `convert-graph-to-tile` instead of its heuristic (tuning).
 `--tma` compiles with `mlc-lower-to-gpu{arch=sm_90 tma=true}` (sm_90 only): the f16/bf16 cases'
