@@ -71,7 +71,7 @@ def _memref_bytes(value: SSAValue) -> int:
     count = 1
     for size in kind.get_shape():
         count *= size
-    return count * (kind.get_element_type().bitwidth + 7) // 8  # type: ignore[union-attr]
+    return count * ((kind.get_element_type().bitwidth + 7) // 8)  # type: ignore[union-attr]
 
 
 def largest_read_operand(kernel: loop.KernelOp) -> int:
