@@ -14,6 +14,7 @@ its rule names (a product reading more than `l2-bytes`), and either way the resu
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -121,3 +122,23 @@ def test_a_group_walks_its_rows_down_every_column():
     then the short last group of row 4 alone."""
     assert grouped_order(5, 3, 2)[:8] == [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 0), (3, 0)]
     assert grouped_order(5, 3, 2)[-3:] == [(4, 0), (4, 1), (4, 2)]
+
+
+def test_the_pipeline_groups_beyond_l2_unless_told_to_group_every_grid():
+    """`l2-group-tiles=G` runs the pass deciding per kernel (l2-bytes = the L2 cache), right before
+    convert-loop-to-gpu; `group-tiles=G` overrides it (every 2-D grid); a negative G is refused."""
+    from mlc.transforms.loop.convert_loop_to_gpu import ConvertLoopToGpu
+    from mlc.transforms.loop.loop_group_tiles import L2_BYTES, LoopGroupTiles
+    from mlc.transforms.pipelines import LowerToGpu
+
+    def grouping(pipeline: LowerToGpu) -> list[LoopGroupTiles]:
+        passes = pipeline.passes()
+        found = [(index, p) for index, p in enumerate(passes) if isinstance(p, LoopGroupTiles)]
+        assert all(isinstance(passes[index + 1], ConvertLoopToGpu) for index, _ in found)
+        return [p for _, p in found]
+
+    assert grouping(LowerToGpu(arch="sm_90", l2_group_tiles=8)) == [LoopGroupTiles(group=8, l2_bytes=L2_BYTES)]
+    assert grouping(LowerToGpu(arch="sm_90", l2_group_tiles=8, group_tiles=4)) == [LoopGroupTiles(group=4)]
+    assert grouping(LowerToGpu(arch="sm_90")) == []
+    with pytest.raises(ValueError, match="l2-group-tiles must be 0"):
+        LowerToGpu(l2_group_tiles=-1)
