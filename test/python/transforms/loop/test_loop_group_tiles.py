@@ -23,15 +23,26 @@ from mlc.interpreter import run_kernel
 from programs import lower
 
 
+def grid_kernel(rows: int, columns: int, source: str, target: str, threads: int, body: str) -> str:
+    """`@tiles(%a: memref<source>, %out: memref<target>)`: `body` in thread %t of block (%x, %y)."""
+    return f"""
+loop.kernel @tiles(%a: memref<{source}>, %out: memref<{target}>) {{
+  loop.parallel %x < {rows} mapping block.x {{
+    loop.parallel %y < {columns} mapping block.y {{
+      loop.parallel %t < {threads} mapping thread.x {{
+{body}
+      }}
+    }}
+  }}
+  loop.return
+}}
+"""
+
+
 def kernel_text(rows: int, columns: int) -> str:
     """out[x, y, t] = 2 * a[x, y, t] + 100 * x + y for each block (x, y) and thread t."""
     shape = f"{rows}x{columns}x4xf32"
-    return f"""
-loop.kernel @tiles(%a: memref<{shape}>, %out: memref<{shape}>) {{
-  loop.parallel %x < {rows} mapping block.x {{
-    loop.parallel %y < {columns} mapping block.y {{
-      loop.parallel %t < 4 mapping thread.x {{
-        %c2 = arith.constant 2.0 : f32
+    body = f"""        %c2 = arith.constant 2.0 : f32
         %c100 = arith.constant 100 : index
         %v = memref.load %a[%x, %y, %t] : memref<{shape}>
         %scaled = arith.mulf %v, %c2 : f32
@@ -40,35 +51,20 @@ loop.kernel @tiles(%a: memref<{shape}>, %out: memref<{shape}>) {{
         %tag_int = arith.index_cast %tag : index to i64
         %tag_float = arith.sitofp %tag_int : i64 to f32
         %r = arith.addf %scaled, %tag_float : f32
-        memref.store %r, %out[%x, %y, %t] : memref<{shape}>
-      }}
-    }}
-  }}
-  loop.return
-}}
-"""
+        memref.store %r, %out[%x, %y, %t] : memref<{shape}>"""
+    return grid_kernel(rows, columns, shape, shape, 4, body)
 
 
 def product_kernel_text(rows: int, columns: int) -> str:
     """out[x, y, lane] = the first accumulator of a warp's m16n8k16 product of a[x, y] with itself."""
     source, target = f"{rows}x{columns}x64xf16", f"{rows}x{columns}x32xf32"
-    return f"""
-loop.kernel @tiles(%a: memref<{source}>, %out: memref<{target}>) {{
-  loop.parallel %x < {rows} mapping block.x {{
-    loop.parallel %y < {columns} mapping block.y {{
-      loop.parallel %t < 32 mapping thread.x {{
-        %c2 = arith.constant 2 : index
+    body = f"""        %c2 = arith.constant 2 : index
         %pair = arith.muli %t, %c2 : index
         %v = vector.load %a[%x, %y, %pair] : memref<{source}>, vector<2xf16>
         %z = arith.constant 0.0 : f32
         %d:4 = loop.mma_sync m16n8k16 (%v, %v, %v, %v) * (%v, %v) + (%z, %z, %z, %z) : vector<2xf16> -> f32
-        memref.store %d#0, %out[%x, %y, %t] : memref<{target}>
-      }}
-    }}
-  }}
-  loop.return
-}}
-"""
+        memref.store %d#0, %out[%x, %y, %t] : memref<{target}>"""
+    return grid_kernel(rows, columns, source, target, 32, body)
 
 
 def grouped_order(rows: int, columns: int, group: int) -> list[tuple[int, int]]:
