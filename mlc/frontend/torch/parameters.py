@@ -125,7 +125,9 @@ class ParameterWork:
             return True
         for source, position, state in zip(self.sources, self.static, self.states):
             current = inputs[position]
-            if current is not source or state is None or _state(current) != state:
+            # `_state` inlined (a call per parameter and call): the same object with a version
+            # counter, so reading it cannot raise.
+            if current is not source or state is None or current._version != state[1] or current.data_ptr() != state[0]:
                 return True
         return False
 
