@@ -35,7 +35,8 @@ events, median), the speed against eager and, with `--profile`, from torch.profi
 calls: kernels launched per call, the sum of their device times per call (the time per call minus
 it is time the device waited for the host), and the N (8) costliest kernels. For `mlc`, which
 ATen nodes ran in PyTorch and whether each mlc partition replays CUDA graphs; for `mlc-export`,
-whether its program does. `--rounds N` compiles every backend of a model and batch once, then times
+whether its program does. To tell a slow round's cause: the host µs per call (50 calls not waiting
+for the device), and the CUDA graphs captured and Python garbage collections made while timing. `--rounds N` compiles every backend of a model and batch once, then times
 them N times, round after round (each round's speed is against that round's eager). `--small`
 shrinks every shape (a smoke run, also with `--device cpu`).
 """
@@ -95,6 +96,12 @@ class Result:
     cuda_graphs: list[bool] = field(default_factory=list)
     in_pytorch: dict[str, int] = field(default_factory=dict)
     top_kernels: list[tuple[str, float, float]] = field(default_factory=list)
+    host_us: float = 0.0
+    """Host time per call: 50 back-to-back calls, before waiting for the device (round diagnosis)."""
+    graph_captures: int = 0
+    """CUDA graphs the backend's mlc programs captured during this round's timing."""
+    gc_collections: list[int] = field(default_factory=list)
+    """Python's collections of generations 0, 1, 2 during this round's timing."""
 
 
 def make_model(name: str, batch: int, device: str, small: bool) -> tuple[torch.nn.Module, torch.Tensor]:
@@ -146,6 +153,7 @@ def _through_torch_compile(model: torch.nn.Module, x: torch.Tensor, attention: s
             mine.extend(p for p in _partitions() if id(p) not in before)
         result.in_pytorch = dict(Counter(r.op for r in explanation.in_pytorch))
         result.cuda_graphs = [_uses_cuda_graphs(p.compiled) for p in mine]
+        result.graph_captures = sum(_captures(p.compiled) for p in mine)
 
     return (lambda: function(x)), record
 
@@ -159,6 +167,23 @@ def _partitions() -> list[Any]:
 
 def _uses_cuda_graphs(compiled: Any) -> bool:
     return bool(getattr(compiled.program, "uses_cuda_graphs", False))
+
+
+def _captures(compiled: Any) -> int:
+    """CUDA graphs the compiled program captured so far (0 on the CPU)."""
+    return int(getattr(compiled.program, "graph_captures", 0))
+
+
+def host_us_per_call(function: Callable[[], Any], calls: int = 50) -> float:
+    """Host µs per call of `calls` back-to-back calls, not waiting for the device in between (a
+    host-bound call's cost; a device-bound one's is hidden only until the launch queue fills)."""
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        function()
+    elapsed = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return elapsed / calls * 1e6
 
 
 def _through_export(model: torch.nn.Module, x: torch.Tensor) -> tuple[Callable[[], Any], Callable[[Result], None]]:
@@ -178,6 +203,7 @@ def _through_export(model: torch.nn.Module, x: torch.Tensor) -> tuple[Callable[[
 
     def record(result: Result) -> None:
         result.cuda_graphs = [_uses_cuda_graphs(compiled)]
+        result.graph_captures = _captures(compiled)
 
     return call, record
 
@@ -233,16 +259,27 @@ def bench(model_name: str, batch: int, backends: list[str], args: argparse.Names
             for first, function, record in compiled:
                 result = dataclasses.replace(first, round=round_index + 1)
                 if args.device == "cuda":
+                    record(result)
+                    captures_before, collections = result.graph_captures, _collections()
                     result.median_us = statistics.median(time_gpu(function, warmup=20, batches=11, batch_ms=10.0))
+                    result.host_us = host_us_per_call(function)
+                    result.gc_collections = [after - before for after, before in zip(_collections(), collections)]
+                    record(result)
+                    result.graph_captures -= captures_before
                     if args.profile and round_index == 0:
                         result.kernels_per_call, result.kernel_us_per_call, result.top_kernels = profile_kernels(function, args.profile)
-                record(result)
+                else:
+                    record(result)
                 results.append(result)
                 print_result(result)
     for result in results:
         eager = next((r.median_us for r in results if r.backend == "eager" and r.round == result.round), 0.0)
         result.speedup_vs_eager = eager / result.median_us if result.median_us and eager else 0.0
     return results
+
+
+def _collections() -> list[int]:
+    return [generation["collections"] for generation in gc.get_stats()]
 
 
 def print_result(r: Result) -> None:
@@ -255,6 +292,12 @@ def print_result(r: Result) -> None:
     if r.backend.startswith("mlc"):
         where = ", ".join(f"{op} x{n}" for op, n in sorted(r.in_pytorch.items())) or "none"
         print(f"    in PyTorch: {where}; CUDA graphs per program: {r.cuda_graphs}", flush=True)
+    if r.host_us:
+        print(
+            f"    host {r.host_us:.1f} us per call; during the timing: {r.graph_captures} graph captures,"
+            f" gc collections {r.gc_collections}",
+            flush=True,
+        )
     for name, device_us, launches in r.top_kernels:
         print(f"    {device_us:8.1f} us  x{launches:<4g} {name}", flush=True)
 

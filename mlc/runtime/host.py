@@ -350,6 +350,8 @@ class HostProgram:
         self._graphs_tensor_maps = 0  # the executor's tensor_map_generation the graphs were captured under
         # Chosen automatically (graph_choice.py): given up when the buffers move too often.
         self._capture_guard = CaptureGuard() if cuda_graph and automatic_graphs else None
+        self.graph_captures = 0
+        """CUDA graphs captured so far (a capture costs tens to hundreds of µs: benchmarks read it)."""
         foreign = plan.launch_kinds - {executor.launch_op_name}
         if foreign:
             raise HostProgramError(
@@ -709,6 +711,7 @@ class HostProgram:
             return False
         if graph is None:
             graph = self.executor.capture(lambda: [kernel.launch() for kernel in self._kernels])
+            self.graph_captures += 1
             if len(self._graphs) >= MAX_CUDA_GRAPHS:
                 del self._graphs[next(iter(self._graphs))]
         self._graphs[key] = graph

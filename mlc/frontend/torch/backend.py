@@ -135,8 +135,14 @@ class MlcPartition(torch.nn.Module):
         results = output if self.returns_tuple else [output]
         self.result_specs = [(tuple(fake_value(r).shape), fake_value(r).dtype) for r in results]
 
+    def __call__(self, *tensors: torch.Tensor) -> Any:
+        # Module.__call__'s hook handling skipped (the fused graph calls this at every call, and
+        # nobody hooks a partition): host time that bounds a small batch (issue 18).
+        return self.forward(*tensors)
+
     def forward(self, *tensors: torch.Tensor) -> Any:
-        # detach only what autograd tracks (the parameters): a new tensor object per input is host time
+        # detach only what autograd tracks (parameters not given as `ParameterWork`'s aliases): a
+        # new tensor object per input is host time
         inputs = [(t.detach() if t.requires_grad else t).contiguous() for t in tensors]
         if self.device == "cuda":
             device = inputs[0].device if inputs else torch.device("cuda")

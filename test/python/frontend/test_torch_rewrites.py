@@ -52,6 +52,27 @@ def test_parameter_work_is_hoisted_and_redone_only_when_a_parameter_changes():
     assert work.computations == 3
 
 
+def test_parameter_work_hands_main_aliases_that_follow_the_parameters():
+    # The parameters reach the graph as detached aliases made once (no detach per call), and an
+    # in-place write or a new `.data` behind the same Parameter object is still what main reads.
+    x, w, b = _randn(3, 4), torch.nn.Parameter(_randn(5, 4, seed=1)), torch.nn.Parameter(_randn(5, seed=2))
+    gm = make_fx(linear_relu, tracing_mode="fake")(x, w.detach(), b.detach())
+    hoisted = hoist_parameter_work(gm, {1, 2})
+    assert hoisted is not None
+    grads: list[bool] = []
+
+    def main(*arguments: torch.Tensor) -> torch.Tensor:
+        grads.extend(a.requires_grad for a in arguments)
+        return gm(*arguments)
+
+    work = ParameterWork(hoisted.prefix, main, [1, 2])
+    with torch.no_grad():
+        for change in (lambda: None, lambda: b.add_(1.0), lambda: setattr(b, "data", _randn(5, seed=3))):
+            change()
+            torch.testing.assert_close(work(x, w, b), linear_relu(x, w, b))
+    assert not any(grads) and work.computations == 3
+
+
 def test_nothing_is_hoisted_from_a_graph_without_parameter_work():
     x, w = _randn(3, 4), _randn(4, 5, seed=1)
     gm = make_fx(lambda x, w: torch.relu(x @ w), tracing_mode="fake")(x, w)
