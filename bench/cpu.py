@@ -58,7 +58,22 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("--references", type=Path, default=None, help="a folder keeping the float64 references between runs")
     parser.add_argument("--malloc", choices=("default", "steady"), default="default",
                         help="default: glibc's malloc as the process finds it; steady: fixed thresholds (STEADY_MALLOC)")
+    parser.add_argument("--prefetch", default=None, metavar="LOADS/STORES",
+                        help="compile mlc's row kernels with these prefetch distances in bytes (0: none; `prefetch_pipeline`)")
     return parser.parse_args()
+
+
+def prefetch_pipeline(prefetch: str | None) -> str | None:
+    """mlc's CPU pipeline with convert-tile-rows-to-cpu's prefetch distances set from "LOADS/STORES"
+    (bytes, 0 for none), or None (mlc.compile's default pipeline) without `prefetch`."""
+    if prefetch is None:
+        return None
+    from mlc.transforms.pipelines import CPU_PIPELINE
+
+    loads, stores = (int(part) for part in prefetch.split("/"))
+    name = "convert-tile-rows-to-cpu,"
+    assert CPU_PIPELINE.count(name) == 1, "the CPU pipeline's row lowering is not where this expects it"
+    return CPU_PIPELINE.replace(name, f"convert-tile-rows-to-cpu{{prefetch-bytes={loads} store-prefetch-bytes={stores}}},")
 
 
 STEADY_MALLOC = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296"
@@ -301,7 +316,7 @@ def minor_faults() -> int:
 
 def run_case(
     case: Case, threads: int, repeats: int, torch: object | None, references: Path | None = None, rounds: int = 1,
-    faults: list[float] | None = None,
+    faults: list[float] | None = None, pipeline: str | None = None,
 ) -> list[tuple[str, str, float]]:
     """(case, implementation, seconds) rows: one per implementation and round, in the order the
     rounds ran (see the module docstring). `faults`, when given, gets each row's minor page
@@ -311,7 +326,7 @@ def run_case(
     inputs = [generator.standard_normal(shape).astype(np.float32) for shape in case.shapes]
     want = _reference(case, inputs, references)
     start = time.perf_counter()
-    compiled = mlc.compile(case.source, device="cpu", num_threads=threads)
+    compiled = mlc.compile(case.source, device="cpu", num_threads=threads, pipeline=pipeline)
     compile_seconds = time.perf_counter() - start
     rows = []
     implementations: list[tuple[str, Callable[[], object]]] = [("mlc", lambda: compiled(*inputs))]
@@ -363,7 +378,8 @@ def main(arguments: argparse.Namespace) -> None:
         if wanted and not any(part in case.name for part in wanted):
             continue
         faults: list[float] = []
-        rows = run_case(case, threads, arguments.repeats, torch, arguments.references, arguments.rounds, faults)
+        rows = run_case(case, threads, arguments.repeats, torch, arguments.references, arguments.rounds, faults,
+                        prefetch_pipeline(arguments.prefetch))
         rounds = _per_round(rows)
         reference = min(rounds["PyTorch"]) if "PyTorch" in rounds else None
         for implementation, seconds in rounds.items():
@@ -375,7 +391,7 @@ def main(arguments: argparse.Namespace) -> None:
                             "faults_per_call": [round(count, 1) for count in own_faults]})
     if arguments.json is not None:
         arguments.json.write_text(json.dumps(
-            {"cpu": cpu_model(), "threads": threads, "numpy": np.__version__, "torch": torch_version, "command": " ".join(sys.argv),
+            {"cpu": cpu_model(), "threads": threads, "numpy": np.__version__, "torch": torch_version, "command": " ".join(sys.argv), "prefetch": arguments.prefetch,
              "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
              "rows": results},
             indent=1,
@@ -409,10 +425,13 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
             output = Path(folder) / f"{threads}.json"
             command = [sys.executable, __file__, "--threads", threads, "--repeats", str(arguments.repeats), "--rounds", str(arguments.rounds),
                        "--json", str(output), "--references", folder, "--malloc", arguments.malloc]
-            subprocess.run(command + (["--only", arguments.only] if arguments.only else []), check=True, stdout=subprocess.DEVNULL)
+            command += ["--only", arguments.only] if arguments.only else []
+            command += ["--prefetch", arguments.prefetch] if arguments.prefetch else []
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
             runs.append(json.loads(output.read_text()))
     print(f"CPU: {cpu_model()}, {os.cpu_count()} logical CPUs; numpy {runs[0]['numpy']}; PyTorch {runs[0]['torch']}; "
-          f"best of {arguments.repeats}, {arguments.rounds} interleaved round(s), wall clock; malloc {arguments.malloc}")
+          f"best of {arguments.repeats}, {arguments.rounds} interleaved round(s), wall clock; malloc {arguments.malloc}"
+          + (f"; mlc's prefetch {arguments.prefetch}" if arguments.prefetch else ""))
     print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | rounds vs PyTorch | mlc vs numpy | faults/call mlc, PyTorch |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cases = list(dict.fromkeys(row["case"] for row in runs[0]["rows"]))
