@@ -229,7 +229,7 @@ CPU_PREFETCH_BYTES = DeclaredAttribute(
     "how far ahead, in bytes, a vector load or store prefetches its stream (x86 prefetcht0 / prefetchw), on each "
     "vector.load / vector.store it applies to (a CPU row kernel's loads of a row's first loop to read an operand, "
     "its whole-chunk stores); on a loop.kernel or tile.kernel, the distance of its loads "
-    "(`mlc.cpu_store_prefetch_bytes` is its stores')",
+    "(`mlc.cpu_store_prefetch_bytes` is its stores'; on a tile.kernel without that, of its stores too)",
     "convert-tile-rows-to-cpu (its prefetch-bytes option; or a person, on the tile.kernel)",
     "convert-tile-rows-to-cpu (an override on the tile.kernel), convert-vector-to-llvm (the accesses'), people",
     lambda value: isinstance(value, IntegerAttr) and value.value.data >= 0,

@@ -55,11 +55,16 @@ which convert-vector-to-llvm turns into a prefetch of the line that far ahead (p
 output: its read-for-ownership starts before the store waits on it); the re-reads prefetch
 nothing (the first loop already fetched the next rows' lines). Elementwise kernels (gelu10) and,
 since cpu11, kernels with reductions: a layer norm of 4096x1024 on two dev-machine threads 0.80
--> 0.66 ms, a softmax of 64x65536 1.10 -> 0.97 ms, of 1024x1024 0.275 -> 0.235 ms.
+-> 0.66 ms, a softmax of 64x65536 1.10 -> 0.97 ms, of 1024x1024 0.275 -> 0.235 ms. The loads'
+and the stores' distances are separate options (`PrefetchDistances`). On the 16-CPU host (cpu13)
+no distance (0, 256, 1024, 4096, 8192 bytes, loads or stores alone) changed which placements of
+the arrays were slow; on 4 KiB pages the prefetches a page ahead take the one-thread tanh chain
+from 4.74 to 3.57 ms (huge pages: 2.80 and 2.77).
 
 Recorded on the loop kernel: `mlc.cpu_vector_width = W`, `mlc.cpu_accumulators = U` and, where
-nonzero, `mlc.cpu_prefetch_bytes`; the same attributes on the tile kernel override the pass's
-choice for it.
+nonzero, `mlc.cpu_prefetch_bytes` (the loads' distance) and `mlc.cpu_store_prefetch_bytes` (the
+stores'; both the pass's `PrefetchDistances`); the same attributes on the tile kernel override the
+pass's choice for it (`mlc.cpu_prefetch_bytes` alone sets both distances).
 
 Alignment: as `matmul_cpu.py` (vector accesses of parameters state at most 16 bytes).
 Limits (`row_kernel_refusal` names the first that applies; such kernels are left for
@@ -357,10 +362,12 @@ class RowKernelLowering(CpuVectorLowering):
         self.stored: set[SSAValue] = set()
         self.saving: set[SSAValue] = set()
         prefetch = prefetch or PrefetchDistances()
-        override = attributes.CPU_PREFETCH_BYTES.read(kernel)
-        self.prefetch_bytes = override.value.data if isinstance(override, IntegerAttr) else prefetch.loads
-        override = attributes.CPU_STORE_PREFETCH_BYTES.read(kernel)
-        self.store_prefetch_bytes = override.value.data if isinstance(override, IntegerAttr) else prefetch.stores
+        loads = attributes.CPU_PREFETCH_BYTES.read(kernel)
+        stores = attributes.CPU_STORE_PREFETCH_BYTES.read(kernel)
+        self.prefetch_bytes = loads.value.data if isinstance(loads, IntegerAttr) else prefetch.loads
+        # A tile kernel's `mlc.cpu_prefetch_bytes` alone sets its stores' distance too.
+        stores = stores if isinstance(stores, IntegerAttr) else loads
+        self.store_prefetch_bytes = stores.value.data if isinstance(stores, IntegerAttr) else prefetch.stores
         self.streamed: set[SSAValue] = set()
         """The operands that an earlier column loop of the row read (their lines are in L1/L2)."""
         self.shared_rows = _shared_rows(kernel, rows)
