@@ -17,7 +17,9 @@ moment that was slow (other work on the machine). `--pages` says how the arrays 
 numpy's memory (`aligned_empty`, as mlc's inputs usually are), or an mmap of their own advised
 MADV_HUGEPAGE (`huge`) or MADV_NOHUGEPAGE (`small`) before their first touch (`IN/OUT`: the
 inputs one way, the outputs another); each array's share of transparent huge pages
-(/proc/self/smaps) is printed. `--placements 0:0,2048:64` times only those (y, output) offsets.
+(/proc/self/smaps) is printed. `--placements 0:0,2048:64` times only those (y, output) offsets,
+x at 0; `--placements 16:16:64,...` places x too (X:Y:OUT: offsets off a 64-byte line, as numpy's
+arrays from glibc lie at 16 bytes past one, split every 64-byte vector access over two lines).
 
 Why. On the 16-CPU host the same kernel took 2.6 ms at one thread with some output arrays and
 3.7 ms with others, without page faults, in one process; and 8.6 ms when glibc's heap placed every
@@ -82,7 +84,7 @@ def main() -> None:
     parser.add_argument("--variants", default=None, help="prefetch distances LOADS/STORES, separated by commas (default: mlc's)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--pages", default="numpy", help="numpy, huge or small; IN/OUT for the inputs and the outputs")
-    parser.add_argument("--placements", default=None, help="Y:OUT offset pairs, separated by commas (default: every pair)")
+    parser.add_argument("--placements", default=None, help="[X:]Y:OUT offsets, separated by commas (default: x at 0, every Y_OFFSETS, OUT_OFFSETS pair)")
     parser.add_argument("--json", type=Path, default=None)
     arguments = parser.parse_args()
     keep: list[mmap.mmap] = []
@@ -90,37 +92,39 @@ def main() -> None:
     output_pages = output_pages or input_pages
     assert {input_pages, output_pages} <= {"numpy", "huge", "small"}, arguments.pages
     source = tanh_chain_case(ROWS, COLUMNS).source
-    generator = np.random.default_rng(0)
-    x = placed(0, input_pages, keep)
-    x[...] = generator.standard_normal((ROWS, COLUMNS))
     if arguments.placements:
-        placements = [tuple(int(part) for part in pair.split(":")) for pair in arguments.placements.split(",")]
+        placements = [tuple(int(part) for part in ([0] + pair.split(":"))[-3:]) for pair in arguments.placements.split(",")]
     else:
-        placements = [(y_offset, out_offset) for y_offset in Y_OFFSETS for out_offset in OUT_OFFSETS]
-    ys = {offset: placed(offset, input_pages, keep) for offset in dict.fromkeys(y for y, _ in placements)}
+        placements = [(0, y_offset, out_offset) for y_offset in Y_OFFSETS for out_offset in OUT_OFFSETS]
+    generator = np.random.default_rng(0)
+    xs = {offset: placed(offset, input_pages, keep) for offset in dict.fromkeys(x for x, _, _ in placements)}
+    ys = {offset: placed(offset, input_pages, keep) for offset in dict.fromkeys(y for _, y, _ in placements)}
+    data = generator.standard_normal((2, ROWS, COLUMNS)).astype(np.float32)
+    for x in xs.values():
+        x[...] = data[0]
     for y in ys.values():
-        y[...] = generator.standard_normal((ROWS, COLUMNS))
-    wants = {offset: np.tanh(x * y + x) for offset, y in ys.items()}
-    outs = {offset: placed(offset, output_pages, keep) for offset in dict.fromkeys(out for _, out in placements)}
+        y[...] = data[1]
+    want = np.tanh(data[0] * data[1] + data[0])
+    outs = {offset: placed(offset, output_pages, keep) for offset in dict.fromkeys(out for _, _, out in placements)}
     for out in outs.values():
         out[...] = 0
-    shares = [huge_page_share(array) for array in (x, *ys.values(), *outs.values())]
+    shares = [huge_page_share(array) for array in (*xs.values(), *ys.values(), *outs.values())]
     print(f"pages: {arguments.pages}; huge-page share of x, y, outputs: " + " ".join(f"{share:.2f}" for share in shares))
     variants = arguments.variants.split(",") if arguments.variants else [None]
     rows = []
-    print("| threads | round | prefetch | y offset | output offset | best ms | median ms |\n| ---: | ---: | --- | ---: | ---: | ---: | ---: |")
+    print("| threads | round | prefetch | x offset | y offset | output offset | best ms | median ms |\n| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
     for threads in map(int, arguments.threads.split(",")):
         compiled = {variant: mlc.compile(source, device="cpu", num_threads=threads, pipeline=prefetch_pipeline(variant)) for variant in variants}
         for round_ in range(arguments.rounds):
             order = np.random.default_rng(round_).permutation(len(placements)) if round_ else range(len(placements))
-            for y_offset, out_offset in (placements[index] for index in order):
-                y, out = ys[y_offset], outs[out_offset]
+            for x_offset, y_offset, out_offset in (placements[index] for index in order):
+                x, y, out = xs[x_offset], ys[y_offset], outs[out_offset]
                 for variant in variants:
-                    times = sorted(timed_calls(compiled[variant], x, y, out, wants[y_offset], arguments.calls))
-                    row = {"threads": threads, "round": round_, "prefetch": variant or "default", "y": y_offset, "out": out_offset,
+                    times = sorted(timed_calls(compiled[variant], x, y, out, want, arguments.calls))
+                    row = {"threads": threads, "round": round_, "prefetch": variant or "default", "x": x_offset, "y": y_offset, "out": out_offset,
                            "pages": arguments.pages, "best_ms": round(times[0], 4), "median_ms": round(times[len(times) // 2], 4)}
                     rows.append(row)
-                    print(f"| {threads} | {round_} | {row['prefetch']} | {y_offset} | {out_offset} | {row['best_ms']:.3f} | {row['median_ms']:.3f} |", flush=True)
+                    print(f"| {threads} | {round_} | {row['prefetch']} | {x_offset} | {y_offset} | {out_offset} | {row['best_ms']:.3f} | {row['median_ms']:.3f} |", flush=True)
     print("\n| threads | prefetch | fastest placement ms | median placement ms | slowest placement ms |\n| ---: | --- | ---: | ---: | ---: |")
     for threads in map(int, arguments.threads.split(",")):
         for variant in variants:

@@ -399,7 +399,8 @@ def huge_page_array(nbytes: int, alignment: int) -> object:
     """A writable uint8 numpy array of `nbytes` starting on a HUGE_PAGE_BYTES boundary (so on an
     `alignment` one, for any alignment up to it) in a private anonymous mapping of its own,
     advised MADV_HUGEPAGE before its first touch; the mapping lives as long as the array (its
-    `base`). Where the system has no MADV_HUGEPAGE it is an ordinary mapping.
+    `base`). Where the system has no MADV_HUGEPAGE it is an ordinary mapping; OSError where there
+    is no mapping (none of this kind, or no address space left).
 
     Why. On the 16-CPU host (BENCHMARKS.md, branch cpu13) the tanh chain writing an output on 4 KiB
     pages ran 1.4x slower at one thread than writing one on huge pages (3.95 against 2.77 ms, the
@@ -412,6 +413,8 @@ def huge_page_array(nbytes: int, alignment: int) -> object:
 
     if alignment > HUGE_PAGE_BYTES:
         raise ValueError(f"an alignment of {alignment} bytes exceeds a huge page")
+    if not hasattr(mmap, "MAP_PRIVATE"):  # Windows: the caller falls back to numpy's memory
+        raise OSError("no private anonymous mappings on this system")
     mapping = mmap.mmap(-1, nbytes + HUGE_PAGE_BYTES, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     raw = np.frombuffer(mapping, dtype=np.uint8)
     start = -raw.ctypes.data % HUGE_PAGE_BYTES
