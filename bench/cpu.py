@@ -58,7 +58,22 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("--references", type=Path, default=None, help="a folder keeping the float64 references between runs")
     parser.add_argument("--malloc", choices=("default", "steady"), default="default",
                         help="default: glibc's malloc as the process finds it; steady: fixed thresholds (STEADY_MALLOC)")
+    parser.add_argument("--prefetch", default=None, metavar="LOADS/STORES",
+                        help="compile mlc's row kernels with these prefetch distances in bytes (0: none; `prefetch_pipeline`)")
     return parser.parse_args()
+
+
+def prefetch_pipeline(prefetch: str | None) -> str | None:
+    """mlc's CPU pipeline with convert-tile-rows-to-cpu's prefetch distances set from "LOADS/STORES"
+    (bytes, 0 for none), or None (mlc.compile's default pipeline) without `prefetch`."""
+    if prefetch is None:
+        return None
+    from mlc.transforms.pipelines import CPU_PIPELINE
+
+    loads, stores = (int(part) for part in prefetch.split("/"))
+    name = "convert-tile-rows-to-cpu,"
+    assert CPU_PIPELINE.count(name) == 1, "the CPU pipeline's row lowering is not where this expects it"
+    return CPU_PIPELINE.replace(name, f"convert-tile-rows-to-cpu{{prefetch-bytes={loads} store-prefetch-bytes={stores}}},")
 
 
 STEADY_MALLOC = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296"
@@ -299,19 +314,43 @@ def minor_faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
+def huge_page_share(array: np.ndarray) -> float:
+    """The share of the mapping(s) holding `array` that transparent huge pages back (AnonHugePages
+    over Rss, /proc/self/smaps; 0 where it cannot be read): arrays on 4 KiB pages cost a TLB walk
+    a page, and the hardware prefetchers stop at each page's end."""
+    start, stop = array.ctypes.data, array.ctypes.data + array.nbytes
+    rss = huge = 0
+    inside = False
+    try:
+        lines = Path("/proc/self/smaps").read_text().splitlines()
+    except OSError:
+        return 0.0
+    for line in lines:
+        fields = line.split()
+        if "-" in fields[0] and not fields[0].endswith(":"):
+            low, high = (int(part, 16) for part in fields[0].split("-"))
+            inside = low < stop and start < high
+        elif inside and fields[0] == "Rss:":
+            rss += int(fields[1])
+        elif inside and fields[0] == "AnonHugePages:":
+            huge += int(fields[1])
+    return huge / rss if rss else 0.0
+
+
 def run_case(
     case: Case, threads: int, repeats: int, torch: object | None, references: Path | None = None, rounds: int = 1,
-    faults: list[float] | None = None,
+    faults: list[float] | None = None, pipeline: str | None = None, pages: list[float] | None = None,
 ) -> list[tuple[str, str, float]]:
     """(case, implementation, seconds) rows: one per implementation and round, in the order the
     rounds ran (see the module docstring). `faults`, when given, gets each row's minor page
     faults per call (warm-up calls included): an implementation whose results land on fresh pages
-    pays their first touch inside the timed call."""
+    pays their first touch inside the timed call. `pages`, when given, gets the huge-page share
+    (`huge_page_share`) of the first input and of mlc's result."""
     generator = np.random.default_rng(0)
     inputs = [generator.standard_normal(shape).astype(np.float32) for shape in case.shapes]
     want = _reference(case, inputs, references)
     start = time.perf_counter()
-    compiled = mlc.compile(case.source, device="cpu", num_threads=threads)
+    compiled = mlc.compile(case.source, device="cpu", num_threads=threads, pipeline=pipeline)
     compile_seconds = time.perf_counter() - start
     rows = []
     implementations: list[tuple[str, Callable[[], object]]] = [("mlc", lambda: compiled(*inputs))]
@@ -324,6 +363,8 @@ def run_case(
         result = function()
         result = result[0] if isinstance(result, tuple) else result
         _check(case.name, implementation, result, want, case.tolerance)
+        if implementation == "mlc" and pages is not None:
+            pages[:] = [huge_page_share(inputs[0]), huge_page_share(result)]
         for _ in range(SETTLING_CALLS):
             function()
     for _ in range(rounds):  # the implementations take turns
@@ -363,7 +404,9 @@ def main(arguments: argparse.Namespace) -> None:
         if wanted and not any(part in case.name for part in wanted):
             continue
         faults: list[float] = []
-        rows = run_case(case, threads, arguments.repeats, torch, arguments.references, arguments.rounds, faults)
+        pages: list[float] = []
+        rows = run_case(case, threads, arguments.repeats, torch, arguments.references, arguments.rounds, faults,
+                        prefetch_pipeline(arguments.prefetch), pages)
         rounds = _per_round(rows)
         reference = min(rounds["PyTorch"]) if "PyTorch" in rounds else None
         for implementation, seconds in rounds.items():
@@ -372,10 +415,11 @@ def main(arguments: argparse.Namespace) -> None:
             print(f"| {case.name} | {implementation} | {min(seconds) * 1e3:.3f} | {ratio} | {max(own_faults):.0f} |", flush=True)
             results.append({"case": case.name, "implementation": implementation, "best_ms": min(seconds) * 1e3,
                             "rounds_ms": [round(value * 1e3, 4) for value in seconds],
-                            "faults_per_call": [round(count, 1) for count in own_faults]})
+                            "faults_per_call": [round(count, 1) for count in own_faults]}
+                           | ({"huge_page_share": [round(share, 2) for share in pages]} if implementation == "mlc" else {}))
     if arguments.json is not None:
         arguments.json.write_text(json.dumps(
-            {"cpu": cpu_model(), "threads": threads, "numpy": np.__version__, "torch": torch_version, "command": " ".join(sys.argv),
+            {"cpu": cpu_model(), "threads": threads, "numpy": np.__version__, "torch": torch_version, "command": " ".join(sys.argv), "prefetch": arguments.prefetch,
              "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
              "rows": results},
             indent=1,
@@ -409,12 +453,15 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
             output = Path(folder) / f"{threads}.json"
             command = [sys.executable, __file__, "--threads", threads, "--repeats", str(arguments.repeats), "--rounds", str(arguments.rounds),
                        "--json", str(output), "--references", folder, "--malloc", arguments.malloc]
-            subprocess.run(command + (["--only", arguments.only] if arguments.only else []), check=True, stdout=subprocess.DEVNULL)
+            command += ["--only", arguments.only] if arguments.only else []
+            command += ["--prefetch", arguments.prefetch] if arguments.prefetch else []
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
             runs.append(json.loads(output.read_text()))
     print(f"CPU: {cpu_model()}, {os.cpu_count()} logical CPUs; numpy {runs[0]['numpy']}; PyTorch {runs[0]['torch']}; "
-          f"best of {arguments.repeats}, {arguments.rounds} interleaved round(s), wall clock; malloc {arguments.malloc}")
-    print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | rounds vs PyTorch | mlc vs numpy | faults/call mlc, PyTorch |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          f"best of {arguments.repeats}, {arguments.rounds} interleaved round(s), wall clock; malloc {arguments.malloc}"
+          + (f"; mlc's prefetch {arguments.prefetch}" if arguments.prefetch else ""))
+    print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | rounds vs PyTorch | mlc vs numpy | faults/call mlc, PyTorch | huge pages: input, mlc result |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cases = list(dict.fromkeys(row["case"] for row in runs[0]["rows"]))
     for case in cases:
         for run in runs:
@@ -426,6 +473,8 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
             ratios.insert(1, _round_ratios(rounds))
             faults = {row["implementation"]: max(row.get("faults_per_call") or [0]) for row in run["rows"] if row["case"] == case}
             ratios.append(", ".join(f"{faults[name]:.0f}" if name in faults else "-" for name in ("mlc", "PyTorch")))
+            shares = next((row.get("huge_page_share") for row in run["rows"] if row["case"] == case and row["implementation"] == "mlc"), None)
+            ratios.append(", ".join(f"{share:.2f}" for share in shares) if shares else "-")
             print(f"| {case} | {run['threads']} | " + " | ".join(cells + ratios) + " |", flush=True)
     if arguments.json is not None:
         arguments.json.write_text(json.dumps({"cpu": cpu_model(), "runs": runs}, indent=1))

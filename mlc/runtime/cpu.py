@@ -25,7 +25,9 @@ where the native pool (`mlc/runtime/native_pool.py`, the faster one) cannot be b
 The thread count is `MLC_NUM_THREADS`, else the cores the process may use (`default_thread_count`).
 
 Results. `ResultBlocks` hands out result arrays whose memory goes back to the program when the
-caller drops them, so that large results do not land on fresh pages (see its docstring).
+caller drops them, so that large results do not land on fresh pages (see its docstring); blocks
+of HUGE_PAGE_RESULT_BYTES or more are mappings of their own on transparent huge pages
+(`huge_page_array`), whatever state glibc's heap is in.
 
 Limits: the object must target this host (same triple and ABI); the symbol check reads ELF only
 (other formats load unchecked); each CpuModule owns its engine, so loading many modules costs
@@ -383,6 +385,42 @@ do not page-fault anyway)."""
 KEPT_BLOCKS = 2
 """Blocks a shelf keeps per result: two, so that `y = f(x)` in a loop (the last result still alive
 while the next call runs) alternates between two blocks."""
+
+
+HUGE_PAGE_RESULT_BYTES = 4 << 20
+"""Recycled result blocks of at least this many bytes are `huge_page_array`s (numpy advises huge
+pages from the same size, 4 MiB, but only its fresh mappings get them); smaller ones are numpy's
+(a 2 MiB page for a 128 KiB result would be mostly waste)."""
+
+HUGE_PAGE_BYTES = 2 << 20
+
+
+def huge_page_array(nbytes: int, alignment: int) -> object:
+    """A writable uint8 numpy array of `nbytes` starting on a HUGE_PAGE_BYTES boundary (so on an
+    `alignment` one, for any alignment up to it) in a private anonymous mapping of its own,
+    advised MADV_HUGEPAGE before its first touch; the mapping lives as long as the array (its
+    `base`). Where the system has no MADV_HUGEPAGE it is an ordinary mapping; OSError where there
+    is no mapping (none of this kind, or no address space left).
+
+    Why. On the 16-CPU host (BENCHMARKS.md, branch cpu13) the tanh chain writing an output on 4 KiB
+    pages ran 1.4x slower at one thread than writing one on huge pages (3.95 against 2.77 ms, the
+    inputs on huge pages either way; 4 KiB pages cost a TLB walk each and stop the hardware
+    prefetchers at every page's end), and results taken from glibc's heap were 0-83% huge pages
+    depending on the heap's history: a block that was ever handed out as 4 KiB pages stays so."""
+    import mmap
+
+    import numpy as np
+
+    if alignment > HUGE_PAGE_BYTES:
+        raise ValueError(f"an alignment of {alignment} bytes exceeds a huge page")
+    if not hasattr(mmap, "MAP_PRIVATE"):  # Windows: the caller falls back to numpy's memory
+        raise OSError("no private anonymous mappings on this system")
+    mapping = mmap.mmap(-1, nbytes + HUGE_PAGE_BYTES, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    raw = np.frombuffer(mapping, dtype=np.uint8)
+    start = -raw.ctypes.data % HUGE_PAGE_BYTES
+    if hasattr(mmap, "MADV_HUGEPAGE"):  # Linux; before anything touches the pages
+        mapping.madvise(mmap.MADV_HUGEPAGE, start, nbytes)
+    return raw[start : start + nbytes]
 
 
 class _Lease:

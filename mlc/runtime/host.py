@@ -898,6 +898,19 @@ class _NativeParallelCpuKernel(LoadedKernel):
         self._pool.run(self._address, self._pointers, self._programs)
 
 
+def _result_block(spec: BufferSpec, alignment: int) -> np.ndarray:
+    """A new block for `ResultBlocks`: on huge pages from HUGE_PAGE_RESULT_BYTES on
+    (`huge_page_array`), else (or where the mapping is refused) numpy's, as `host_buffer`."""
+    from mlc.runtime.cpu import HUGE_PAGE_RESULT_BYTES, huge_page_array
+
+    if spec.nbytes >= HUGE_PAGE_RESULT_BYTES:
+        try:
+            return huge_page_array(spec.nbytes, alignment).view(spec.dtype).reshape(spec.shape)  # type: ignore[attr-defined]
+        except OSError:  # no address space for a mapping of its own: numpy's, or its OutOfMemoryError
+            pass
+    return host_buffer(spec, alignment)
+
+
 class CpuExecutor(HostMemoryExecutor):
     """Runs `loop.launch`es: each kernel of a CpuModule is called with one pointer per buffer;
     a kernel marked `mlc.cpu_programs` has its grid split over `num_threads` threads (default:
@@ -920,10 +933,11 @@ class CpuExecutor(HostMemoryExecutor):
 
     def allocate_result(self, spec: BufferSpec, alignment: int) -> Buffer:
         """Large results reuse the memory of the program's dropped results (`ResultBlocks`: no
-        page faults in the kernel that writes them); small ones are numpy's."""
+        page faults in the kernel that writes them), the largest on huge pages (`huge_page_array`);
+        small ones are numpy's."""
         if spec.nbytes < self._recycled_bytes:
             return host_buffer(spec, alignment)
-        return self._results.take((spec, alignment), lambda: host_buffer(spec, alignment))  # type: ignore[return-value]
+        return self._results.take((spec, alignment), lambda: _result_block(spec, alignment))  # type: ignore[return-value]
 
     def load_kernel(self, launch: KernelLaunch) -> LoadedKernel:
         count = len(launch.slots)
