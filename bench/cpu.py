@@ -1,6 +1,7 @@
 """CPU benchmarks: mlc's CPU path against numpy and PyTorch CPU, same threads, one process.
 
     python bench/cpu.py [--threads N | --threads 1,2,8,16] [--repeats 20] [--rounds 3] [--only softmax,gelu] [--json out.json]
+                        [--malloc steady|default]
 
 Cases (f32): softmax of 1024x1024 and of long rows (64x65536), tanh(x*y + x) on 4096x1024, exact
 (erf) GELU of 4096x1024, its memory floor (-x of 4096x1024), layer norm of 4096x1024 with scale and bias, a column sum (axis 0) of
@@ -11,7 +12,13 @@ Cases (f32): softmax of 1024x1024 and of long rows (64x65536), tanh(x*y + x) on 
 `MIN_TIMED_SECONDS` when that is more (the steady cost on a machine shared with other work, where
 the median mostly measures the neighbours). With `--rounds R` the implementations of a case take
 turns, R times (mlc, numpy, PyTorch, mlc, ...), each turn timed so; a row has the best over the
-rounds and each round's ratio to PyTorch (how far one process's figure moves).
+rounds and each round's ratio to PyTorch (how far one process's figure moves), and each
+implementation's minor page faults per call (the most over the rounds; warm-up calls included,
+after SETTLING_CALLS untimed ones):
+a result on fresh pages is zero-filled by the kernel at its first write, inside the timed call.
+`--malloc steady` fixes glibc's malloc thresholds (see STEADY_MALLOC: no implementation's figure
+then depends on whether its process's allocator hands out fresh pages, but the arrays' placement
+changes).
 
 Threads: mlc gets `num_threads=N`, PyTorch `torch.set_num_threads(N)`; numpy's BLAS is limited
 through `OPENBLAS_NUM_THREADS` / `OMP_NUM_THREADS` / `MKL_NUM_THREADS`, set before numpy is
@@ -33,6 +40,7 @@ import os
 import subprocess
 import platform
 import re
+import resource
 import sys
 import time
 from collections.abc import Callable
@@ -48,10 +56,48 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("--only", default=None, help="run the cases whose name contains one of these (separated by commas)")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--references", type=Path, default=None, help="a folder keeping the float64 references between runs")
+    parser.add_argument("--malloc", choices=("default", "steady"), default="default",
+                        help="default: glibc's malloc as the process finds it; steady: fixed thresholds (STEADY_MALLOC)")
+    parser.add_argument("--prefetch", default=None, metavar="LOADS/STORES",
+                        help="compile mlc's row kernels with these prefetch distances in bytes (0: none; `prefetch_pipeline`)")
     return parser.parse_args()
 
 
+def prefetch_pipeline(prefetch: str | None) -> str | None:
+    """mlc's CPU pipeline with convert-tile-rows-to-cpu's prefetch distances set from "LOADS/STORES"
+    (bytes, 0 for none), or None (mlc.compile's default pipeline) without `prefetch`."""
+    if prefetch is None:
+        return None
+    from mlc.transforms.pipelines import CPU_PIPELINE
+
+    loads, stores = (int(part) for part in prefetch.split("/"))
+    name = "convert-tile-rows-to-cpu,"
+    assert CPU_PIPELINE.count(name) == 1, "the CPU pipeline's row lowering is not where this expects it"
+    return CPU_PIPELINE.replace(name, f"convert-tile-rows-to-cpu{{prefetch-bytes={loads} store-prefetch-bytes={stores}}},")
+
+
+STEADY_MALLOC = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296"
+"""GLIBC_TUNABLES for `--malloc steady`: blocks below 32 MiB (glibc's largest mmap threshold) come
+from the heap, which is not given back below 4 GiB free. With glibc's defaults the threshold moves
+with the sizes freed so far and a large free top is returned to the system, so whether a 16 MiB
+result (or a PyTorch temporary) lands on fresh pages, zero-filled by page faults inside the timed
+call, depends on the process's history: on the 16-CPU host one process took 12256 faults in every
+PyTorch call of the tanh chain (3 arrays of 4096 pages; 5.8 ms at 16 threads instead of 0.8).
+Not the default: on that host the steady heap also placed the arrays so that mlc's elementwise
+and layer-norm kernels ran 2-3x slower than in default processes of the same call (and PyTorch's
+layer norm 3.5x slower at one thread), for a reason not yet found (BENCHMARKS.md, branch cpu12);
+it is the switch that reproduces that."""
+
+
+def _with_steady_malloc(argv: list[str]) -> None:
+    """Re-executes this script with STEADY_MALLOC (glibc reads its tunables at start only)."""
+    if os.environ.get("GLIBC_TUNABLES") != STEADY_MALLOC:
+        os.execve(sys.executable, [sys.executable, *argv], dict(os.environ, GLIBC_TUNABLES=STEADY_MALLOC))
+
+
 ARGUMENTS = _parse() if __name__ == "__main__" else None
+if ARGUMENTS is not None and ARGUMENTS.malloc == "steady" and sys.platform.startswith("linux"):
+    _with_steady_malloc(sys.argv)
 if ARGUMENTS is not None and "," not in ARGUMENTS.threads:  # before numpy is imported, so that its BLAS reads them
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[variable] = ARGUMENTS.threads
@@ -214,6 +260,10 @@ CASES = [
 ]
 
 
+SETTLING_CALLS = 3
+"""Untimed calls of each implementation after its check: with the steady malloc its heap grows to
+what a call needs within the first few calls (then no call takes page faults)."""
+
 MIN_TIMED_SECONDS = 0.05
 """Calls are repeated at least `--repeats` times and until this long has been timed: a kernel of
 0.1 ms (16 threads) gets hundreds of tries, so its best is not one lucky or unlucky call of five."""
@@ -259,16 +309,48 @@ def _reference(case: Case, inputs: list[np.ndarray], folder: Path | None) -> np.
     return want
 
 
+def minor_faults() -> int:
+    """The process's minor page faults so far (a fresh page's first touch is one)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def huge_page_share(array: np.ndarray) -> float:
+    """The share of the mapping(s) holding `array` that transparent huge pages back (AnonHugePages
+    over Rss, /proc/self/smaps; 0 where it cannot be read): arrays on 4 KiB pages cost a TLB walk
+    a page, and the hardware prefetchers stop at each page's end."""
+    start, stop = array.ctypes.data, array.ctypes.data + array.nbytes
+    rss = huge = 0
+    inside = False
+    try:
+        lines = Path("/proc/self/smaps").read_text().splitlines()
+    except OSError:
+        return 0.0
+    for line in lines:
+        fields = line.split()
+        if "-" in fields[0] and not fields[0].endswith(":"):
+            low, high = (int(part, 16) for part in fields[0].split("-"))
+            inside = low < stop and start < high
+        elif inside and fields[0] == "Rss:":
+            rss += int(fields[1])
+        elif inside and fields[0] == "AnonHugePages:":
+            huge += int(fields[1])
+    return huge / rss if rss else 0.0
+
+
 def run_case(
-    case: Case, threads: int, repeats: int, torch: object | None, references: Path | None = None, rounds: int = 1
+    case: Case, threads: int, repeats: int, torch: object | None, references: Path | None = None, rounds: int = 1,
+    faults: list[float] | None = None, pipeline: str | None = None, pages: list[float] | None = None,
 ) -> list[tuple[str, str, float]]:
     """(case, implementation, seconds) rows: one per implementation and round, in the order the
-    rounds ran (see the module docstring)."""
+    rounds ran (see the module docstring). `faults`, when given, gets each row's minor page
+    faults per call (warm-up calls included): an implementation whose results land on fresh pages
+    pays their first touch inside the timed call. `pages`, when given, gets the huge-page share
+    (`huge_page_share`) of the first input and of mlc's result."""
     generator = np.random.default_rng(0)
     inputs = [generator.standard_normal(shape).astype(np.float32) for shape in case.shapes]
     want = _reference(case, inputs, references)
     start = time.perf_counter()
-    compiled = mlc.compile(case.source, device="cpu", num_threads=threads)
+    compiled = mlc.compile(case.source, device="cpu", num_threads=threads, pipeline=pipeline)
     compile_seconds = time.perf_counter() - start
     rows = []
     implementations: list[tuple[str, Callable[[], object]]] = [("mlc", lambda: compiled(*inputs))]
@@ -281,9 +363,22 @@ def run_case(
         result = function()
         result = result[0] if isinstance(result, tuple) else result
         _check(case.name, implementation, result, want, case.tolerance)
+        if implementation == "mlc" and pages is not None:
+            pages[:] = [huge_page_share(inputs[0]), huge_page_share(result)]
+        for _ in range(SETTLING_CALLS):
+            function()
     for _ in range(rounds):  # the implementations take turns
         for implementation, function in implementations:
-            rows.append((case.name, implementation, best_seconds(function, repeats)))
+            calls = [0]
+
+            def counted(function: Callable[[], object] = function) -> object:
+                calls[0] += 1
+                return function()
+
+            before = minor_faults()
+            rows.append((case.name, implementation, best_seconds(counted, repeats)))
+            if faults is not None:
+                faults.append((minor_faults() - before) / calls[0])
     print(f"  ({case.name}: mlc compiled in {compile_seconds:.2f} s)", file=sys.stderr)
     return rows
 
@@ -302,23 +397,30 @@ def main(arguments: argparse.Namespace) -> None:
         torch, torch_version = None, "absent"
     print(f"CPU: {cpu_model()}, {os.cpu_count()} logical CPUs; threads: {threads}; "
           f"numpy {np.__version__}; PyTorch {torch_version}")
-    print("| case | impl | best ms | vs PyTorch |\n| --- | --- | ---: | ---: |")
+    print("| case | impl | best ms | vs PyTorch | faults/call |\n| --- | --- | ---: | ---: | ---: |")
     results = []
     wanted = arguments.only.split(",") if arguments.only else None
     for case in CASES:
         if wanted and not any(part in case.name for part in wanted):
             continue
-        rows = run_case(case, threads, arguments.repeats, torch, arguments.references, arguments.rounds)
+        faults: list[float] = []
+        pages: list[float] = []
+        rows = run_case(case, threads, arguments.repeats, torch, arguments.references, arguments.rounds, faults,
+                        prefetch_pipeline(arguments.prefetch), pages)
         rounds = _per_round(rows)
         reference = min(rounds["PyTorch"]) if "PyTorch" in rounds else None
         for implementation, seconds in rounds.items():
             ratio = f"{reference / min(seconds):.2f}x" if reference else "-"
-            print(f"| {case.name} | {implementation} | {min(seconds) * 1e3:.3f} | {ratio} |", flush=True)
+            own_faults = [count for (_, name, _), count in zip(rows, faults) if name == implementation]
+            print(f"| {case.name} | {implementation} | {min(seconds) * 1e3:.3f} | {ratio} | {max(own_faults):.0f} |", flush=True)
             results.append({"case": case.name, "implementation": implementation, "best_ms": min(seconds) * 1e3,
-                            "rounds_ms": [round(value * 1e3, 4) for value in seconds]})
+                            "rounds_ms": [round(value * 1e3, 4) for value in seconds],
+                            "faults_per_call": [round(count, 1) for count in own_faults]}
+                           | ({"huge_page_share": [round(share, 2) for share in pages]} if implementation == "mlc" else {}))
     if arguments.json is not None:
         arguments.json.write_text(json.dumps(
-            {"cpu": cpu_model(), "threads": threads, "numpy": np.__version__, "torch": torch_version, "command": " ".join(sys.argv),
+            {"cpu": cpu_model(), "threads": threads, "numpy": np.__version__, "torch": torch_version, "command": " ".join(sys.argv), "prefetch": arguments.prefetch,
+             "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
              "rows": results},
             indent=1,
         ))
@@ -350,13 +452,16 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
         for threads in arguments.threads.split(","):
             output = Path(folder) / f"{threads}.json"
             command = [sys.executable, __file__, "--threads", threads, "--repeats", str(arguments.repeats), "--rounds", str(arguments.rounds),
-                       "--json", str(output), "--references", folder]
-            subprocess.run(command + (["--only", arguments.only] if arguments.only else []), check=True, stdout=subprocess.DEVNULL)
+                       "--json", str(output), "--references", folder, "--malloc", arguments.malloc]
+            command += ["--only", arguments.only] if arguments.only else []
+            command += ["--prefetch", arguments.prefetch] if arguments.prefetch else []
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
             runs.append(json.loads(output.read_text()))
     print(f"CPU: {cpu_model()}, {os.cpu_count()} logical CPUs; numpy {runs[0]['numpy']}; PyTorch {runs[0]['torch']}; "
-          f"best of {arguments.repeats}, {arguments.rounds} interleaved round(s), wall clock")
-    print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | rounds vs PyTorch | mlc vs numpy |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          f"best of {arguments.repeats}, {arguments.rounds} interleaved round(s), wall clock; malloc {arguments.malloc}"
+          + (f"; mlc's prefetch {arguments.prefetch}" if arguments.prefetch else ""))
+    print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | rounds vs PyTorch | mlc vs numpy | faults/call mlc, PyTorch | huge pages: input, mlc result |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cases = list(dict.fromkeys(row["case"] for row in runs[0]["rows"]))
     for case in cases:
         for run in runs:
@@ -366,6 +471,10 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
             ratios = [f"{other / mlc_ms:.2f}x" if other and mlc_ms else "-" for other in (torch_ms, numpy_ms)]
             rounds = {row["implementation"]: row["rounds_ms"] for row in run["rows"] if row["case"] == case}
             ratios.insert(1, _round_ratios(rounds))
+            faults = {row["implementation"]: max(row.get("faults_per_call") or [0]) for row in run["rows"] if row["case"] == case}
+            ratios.append(", ".join(f"{faults[name]:.0f}" if name in faults else "-" for name in ("mlc", "PyTorch")))
+            shares = next((row.get("huge_page_share") for row in run["rows"] if row["case"] == case and row["implementation"] == "mlc"), None)
+            ratios.append(", ".join(f"{share:.2f}" for share in shares) if shares else "-")
             print(f"| {case} | {run['threads']} | " + " | ".join(cells + ratios) + " |", flush=True)
     if arguments.json is not None:
         arguments.json.write_text(json.dumps({"cpu": cpu_model(), "runs": runs}, indent=1))

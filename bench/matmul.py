@@ -13,8 +13,11 @@ column where Triton is installed. The `tf32 ...` cases are f32 products of preci
 m16n8k8) against cuBLAS with TF32 allowed (`allow_tf32 = True` around its call) and Triton's
 `input_precision="tf32"`; `3xtf32 ...` against cuBLAS in IEEE fp32 and Triton's "tf32x3". On an sm_90
 GPU mlc's tf32 products run on wgmma (a row-major B first transposed by a kernel of its own, which
-the times include); `tf32 linear ...` is the torch linear x @ w.T (w stored N x K, read in place:
+the times include; K not a multiple of 4 keeps mma.sync), fed by TMA like the f16 ones; `tf32 linear ...` is the torch linear x @ w.T (w stored N x K, read in place:
 the product alone), against cuBLAS's `x @ w.T` with TF32 allowed.
+Without `--compare-staging` / `--tma` / `--matmul-tile`, mlc's rows are `mlc.compile`'s default
+pipeline (on sm_90: `mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true stage-epilogue=true
+l2-group-tiles=8}`, which the `tma+ws+se` staging runs without its last option).
 TFLOP/s count 2 * M * N * K per product.
 `--matmul-tile` passes a block tile to `convert-graph-to-tile` instead of its heuristic (tuning).
 `--tma` compiles with `mlc-lower-to-gpu{arch=sm_90 tma=true}` (sm_90 only): the f16/bf16 cases'
@@ -24,8 +27,9 @@ a producer warpgroup issues the copies, the other warpgroups consume (full/empty
 `--compare-staging N` runs the selected cases under the three sm_90 stagings (cp.async, `tma=true`,
 `tma=true warp-specialize=true`) in one process, N rounds interleaved, each round with its own
 cuBLAS and Triton rows; the JSON rows name the staging and round in `implementation`; with
-`--group-tiles G` each staging runs a second time with `group-tiles=G` (loop-group-tiles: the
-grid in grouped order); with `--stage-epilogue` tma+ws runs again with `stage-epilogue=true`
+`--group-tiles G` (repeatable) each staging runs again with `group-tiles=G` (loop-group-tiles: the
+grid in grouped order; `NAME+gG`), with `--l2-group-tiles G` with `l2-group-tiles=G` (grouped only
+where the pass finds an operand larger than L2; `NAME+l2gG`); with `--stage-epilogue` tma+ws runs again with `stage-epilogue=true`
 (tma+ws+se: loop-stage-epilogue, tiles stored through shared memory, 16 bytes a lane);
 `--staging NAME` keeps only the named ones (cp.async, tma, tma+ws, tma+ws+se, ...).
 """
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -209,21 +214,29 @@ STAGED_EPILOGUE_STAGINGS = {"tma+ws+se": "mlc-lower-to-gpu{arch=sm_90 tma=true w
 stored through shared memory, 16 bytes a lane; the option's only pipeline)."""
 
 
-def stagings(group_tiles: int, stage_epilogue: bool = False) -> dict[str, str | None]:
-    """`STAGINGS` (and `STAGED_EPILOGUE_STAGINGS` with `stage_epilogue`), and with `group_tiles`
-    each of them again with `group-tiles=G` (loop-group-tiles)."""
+def stagings(group_tiles: Sequence[int] = (), stage_epilogue: bool = False, l2_group_tiles: Sequence[int] = ()) -> dict[str, str]:
+    """`STAGINGS` (and `STAGED_EPILOGUE_STAGINGS` with `stage_epilogue`), and for each G of
+    `group_tiles` each of them again with `group-tiles=G` (`NAME+gG`: every 2-D grid grouped), for
+    each G of `l2_group_tiles` with `l2-group-tiles=G` (`NAME+l2gG`: loop-group-tiles decides per
+    kernel, grouping where an operand exceeds L2)."""
     chosen = {**STAGINGS, **(STAGED_EPILOGUE_STAGINGS if stage_epilogue else {})}
-    if not group_tiles:
-        return chosen
-    grouped = {f"{name}+g{group_tiles}": (pipeline or "mlc-lower-to-gpu{arch=sm_90}").replace("}", f" group-tiles={group_tiles}}}") for name, pipeline in chosen.items()}
+    variants = [(f"g{g}", f"group-tiles={g}") for g in group_tiles] + [(f"l2g{g}", f"l2-group-tiles={g}") for g in l2_group_tiles]
+    grouped = {f"{name}+{suffix}": pipeline.replace("}", f" {option}}}") for suffix, option in variants for name, pipeline in chosen.items()}
     return {**chosen, **grouped}
 
 
-def compare_stagings(selected: list[Case], rounds: int, group_tiles: int = 0, stage_epilogue: bool = False, only: list[str] | None = None) -> list[Row]:
+def compare_stagings(
+    selected: list[Case],
+    rounds: int,
+    group_tiles: Sequence[int] = (),
+    stage_epilogue: bool = False,
+    only: list[str] | None = None,
+    l2_group_tiles: Sequence[int] = (),
+) -> list[Row]:
     """Every staging's rows (or those named in `only`), round by round (interleaved, so drift
     touches them alike)."""
     rows: list[Row] = []
-    chosen = {name: pipeline for name, pipeline in stagings(group_tiles, stage_epilogue).items() if not only or name in only}
+    chosen = {name: pipeline for name, pipeline in stagings(group_tiles, stage_epilogue, l2_group_tiles).items() if not only or name in only}
     for round_index in range(1, rounds + 1):
         for staging, pipeline in chosen.items():
             staged = run(selected, pipeline=pipeline)
@@ -242,7 +255,8 @@ def main() -> None:
     parser.add_argument("--tma", action="store_true", help="compile with mlc-lower-to-gpu{arch=sm_90 tma=true} (wgmma operands by TMA)")
     parser.add_argument("--warp-specialize", action="store_true", help="with --tma: a producer warpgroup and consumer warpgroups")
     parser.add_argument("--compare-staging", type=int, metavar="ROUNDS", help="cp.async, tma and tma+ws interleaved, ROUNDS times")
-    parser.add_argument("--group-tiles", type=int, default=0, metavar="G", help="with --compare-staging: each staging also with group-tiles=G")
+    parser.add_argument("--group-tiles", type=int, action="append", default=[], metavar="G", help="with --compare-staging: each staging also with group-tiles=G (repeatable)")
+    parser.add_argument("--l2-group-tiles", type=int, action="append", default=[], metavar="G", help="with --compare-staging: each staging also with l2-group-tiles=G (repeatable)")
     parser.add_argument("--stage-epilogue", action="store_true", help="with --compare-staging: tma+ws also with stage-epilogue=true")
     parser.add_argument("--staging", action="append", help="with --compare-staging: only the stagings of these names (repeatable)")
     args = parser.parse_args()
@@ -265,7 +279,7 @@ def main() -> None:
     if args.tma:
         pipeline = f"mlc-lower-to-gpu{{arch=sm_90 tma=true{' warp-specialize=true' if args.warp_specialize else ''}}}"
     if args.compare_staging:
-        rows = compare_stagings(selected, args.compare_staging, args.group_tiles, args.stage_epilogue, args.staging)
+        rows = compare_stagings(selected, args.compare_staging, args.group_tiles, args.stage_epilogue, args.staging, args.l2_group_tiles)
     else:
         rows = run(selected, pipeline=pipeline)
         print_matmul_table(rows)

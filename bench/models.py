@@ -2,7 +2,7 @@
 
     python bench/models.py [--models cnn,transformer] [--batches 1,4,8]
                            [--backends eager,inductor,mlc,mlc-export] [--profile [N]] [--jobs N]
-                           [--small] [--device cuda|cpu] [--json FILE]
+                           [--rounds N] [--small] [--device cuda|cpu] [--json FILE]
 
 Models (f16, eval mode, no autograd; `torch_models.py` defines them): the small CNN (three
 conv3x3-batchnorm-relu-maxpool stages 3 -> 32 -> 64 -> 128 channels on Bx3x128x128, global
@@ -35,12 +35,16 @@ events, median), the speed against eager and, with `--profile`, from torch.profi
 calls: kernels launched per call, the sum of their device times per call (the time per call minus
 it is time the device waited for the host), and the N (8) costliest kernels. For `mlc`, which
 ATen nodes ran in PyTorch and whether each mlc partition replays CUDA graphs; for `mlc-export`,
-whether its program does. `--small` shrinks every shape (a smoke run, also with `--device cpu`).
+whether its program does. To tell a slow round's cause: the host µs per call (50 calls not waiting
+for the device), and the CUDA graphs captured and Python garbage collections made while timing. `--rounds N` compiles every backend of a model and batch once, then times
+them N times, round after round (each round's speed is against that round's eager). `--small`
+shrinks every shape (a smoke run, also with `--device cpu`).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import os
 import statistics
@@ -60,11 +64,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch  # noqa: E402
 
 from harness import time_gpu  # noqa: E402
-from torch_models import SmallCnn, errors, profiled_kernels, write_record  # noqa: E402
+from torch_models import ATTENTION_OPTIONS, SmallCnn, errors, profiled_kernels, write_record  # noqa: E402
 
 BACKENDS = ("eager", "inductor", "mlc", "mlc-attention", "mlc-sdpa", "mlc-export")
-ATTENTION_OPTIONS = {"mlc": "auto", "mlc-attention": "mlc", "mlc-sdpa": "pytorch"}
-"""The torch.compile backends' `attention` option (`mlc.frontend.torch.backend`)."""
 PROFILED_CALLS = 5
 
 
@@ -82,6 +84,7 @@ class Result:
     model: str
     batch: int
     backend: str
+    round: int = 1
     compile_s: float = 0.0
     warm_compile_s: float = 0.0
     median_us: float = 0.0
@@ -93,6 +96,12 @@ class Result:
     cuda_graphs: list[bool] = field(default_factory=list)
     in_pytorch: dict[str, int] = field(default_factory=dict)
     top_kernels: list[tuple[str, float, float]] = field(default_factory=list)
+    host_us: float = 0.0
+    """Host time per call: 50 back-to-back calls, before waiting for the device (round diagnosis)."""
+    graph_captures: int = 0
+    """CUDA graphs the backend's mlc programs captured during this round's timing."""
+    gc_collections: list[int] = field(default_factory=list)
+    """Python's collections of generations 0, 1, 2 during this round's timing."""
 
 
 def make_model(name: str, batch: int, device: str, small: bool) -> tuple[torch.nn.Module, torch.Tensor]:
@@ -137,9 +146,14 @@ def _through_torch_compile(model: torch.nn.Module, x: torch.Tensor, attention: s
 
     function = torch.compile(model, backend=recording_backend, dynamic=False)
 
+    mine: list[Any] = []
+
     def record(result: Result) -> None:
+        if not mine:  # the first record, right after the first call: the partitions it made
+            mine.extend(p for p in _partitions() if id(p) not in before)
         result.in_pytorch = dict(Counter(r.op for r in explanation.in_pytorch))
-        result.cuda_graphs = [_uses_cuda_graphs(p.compiled) for p in _partitions() if id(p) not in before]
+        result.cuda_graphs = [_uses_cuda_graphs(p.compiled) for p in mine]
+        result.graph_captures = sum(_captures(p.compiled) for p in mine)
 
     return (lambda: function(x)), record
 
@@ -153,6 +167,23 @@ def _partitions() -> list[Any]:
 
 def _uses_cuda_graphs(compiled: Any) -> bool:
     return bool(getattr(compiled.program, "uses_cuda_graphs", False))
+
+
+def _captures(compiled: Any) -> int:
+    """CUDA graphs the compiled program captured so far (0 on the CPU)."""
+    return int(getattr(compiled.program, "graph_captures", 0))
+
+
+def host_us_per_call(function: Callable[[], Any], calls: int = 50) -> float:
+    """Host µs per call of `calls` back-to-back calls, not waiting for the device in between (a
+    host-bound call's cost; a device-bound one's is hidden only until the launch queue fills)."""
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        function()
+    elapsed = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return elapsed / calls * 1e6
 
 
 def _through_export(model: torch.nn.Module, x: torch.Tensor) -> tuple[Callable[[], Any], Callable[[Result], None]]:
@@ -172,6 +203,7 @@ def _through_export(model: torch.nn.Module, x: torch.Tensor) -> tuple[Callable[[
 
     def record(result: Result) -> None:
         result.cuda_graphs = [_uses_cuda_graphs(compiled)]
+        result.graph_captures = _captures(compiled)
 
     return call, record
 
@@ -202,12 +234,14 @@ def compile_in_workers(jobs: list[Job], workers: int) -> dict[Job, float]:
 
 
 def bench(model_name: str, batch: int, backends: list[str], args: argparse.Namespace, cold: dict[Job, float]) -> list[Result]:
+    """Every backend compiled (and checked against eager), then timed in `args.rounds` rounds, each
+    round timing the backends one after the other: one Result per backend and round."""
     model, x = make_model(model_name, batch, args.device, args.small)
-    results = []
+    compiled: list[tuple[Result, Callable[[], Any], Callable[[Result], None]]] = []
+    torch._dynamo.reset()  # no reset between backends: dynamo keeps each backend's code apart
     with torch.no_grad():
         expected = model(x)
         for backend in backends:
-            torch._dynamo.reset()
             result = Result(model_name, batch, backend)
             start = time.perf_counter()
             function, record = compiled_by(backend, model, x)
@@ -218,22 +252,39 @@ def bench(model_name: str, batch: int, backends: list[str], args: argparse.Names
             job = Job(model_name, batch, backend, args.device, args.small)
             result.compile_s, result.warm_compile_s = (cold[job], elapsed) if job in cold else (elapsed, 0.0)
             result.max_abs_error, result.relative_l2_error = errors(got, expected)
-            if args.device == "cuda":
-                result.median_us = statistics.median(time_gpu(function, warmup=20, batches=11, batch_ms=10.0))
-                if args.profile:
-                    result.kernels_per_call, result.kernel_us_per_call, result.top_kernels = profile_kernels(function, args.profile)
             record(result)
-            results.append(result)
-            print_result(result)
-    eager = next((r.median_us for r in results if r.backend == "eager"), 0.0)
+            compiled.append((result, function, record))
+        results = []
+        for round_index in range(args.rounds):
+            for first, function, record in compiled:
+                result = dataclasses.replace(first, round=round_index + 1)
+                if args.device == "cuda":
+                    record(result)
+                    captures_before, collections = result.graph_captures, _collections()
+                    result.median_us = statistics.median(time_gpu(function, warmup=20, batches=11, batch_ms=10.0))
+                    result.host_us = host_us_per_call(function)
+                    result.gc_collections = [after - before for after, before in zip(_collections(), collections)]
+                    record(result)
+                    result.graph_captures -= captures_before
+                    if args.profile and round_index == 0:
+                        result.kernels_per_call, result.kernel_us_per_call, result.top_kernels = profile_kernels(function, args.profile)
+                else:
+                    record(result)
+                results.append(result)
+                print_result(result)
     for result in results:
+        eager = next((r.median_us for r in results if r.backend == "eager" and r.round == result.round), 0.0)
         result.speedup_vs_eager = eager / result.median_us if result.median_us and eager else 0.0
     return results
 
 
+def _collections() -> list[int]:
+    return [generation["collections"] for generation in gc.get_stats()]
+
+
 def print_result(r: Result) -> None:
     print(
-        f"{r.model:<12} B={r.batch:<3} {r.backend:<10} compile {r.compile_s:6.2f} s (warm {r.warm_compile_s:5.2f})"
+        f"{r.model:<12} B={r.batch:<3} {r.backend:<10} r{r.round} compile {r.compile_s:6.2f} s (warm {r.warm_compile_s:5.2f})"
         f" {r.median_us:9.1f} us  {r.kernels_per_call:5.1f} kernels {r.kernel_us_per_call:8.1f} us"
         f"  max|err| {r.max_abs_error:.2e} rel {r.relative_l2_error:.1e}",
         flush=True,
@@ -241,15 +292,21 @@ def print_result(r: Result) -> None:
     if r.backend.startswith("mlc"):
         where = ", ".join(f"{op} x{n}" for op, n in sorted(r.in_pytorch.items())) or "none"
         print(f"    in PyTorch: {where}; CUDA graphs per program: {r.cuda_graphs}", flush=True)
+    if r.host_us:
+        print(
+            f"    host {r.host_us:.1f} us per call; during the timing: {r.graph_captures} graph captures,"
+            f" gc collections {r.gc_collections}",
+            flush=True,
+        )
     for name, device_us, launches in r.top_kernels:
         print(f"    {device_us:8.1f} us  x{launches:<4g} {name}", flush=True)
 
 
 def print_table(results: list[Result]) -> None:
-    print(f"\n{'model':<12} {'batch':>5} {'backend':<10} {'compile s':>9} {'median us':>10} {'kernels':>8} {'vs eager':>9}")
+    print(f"\n{'model':<12} {'batch':>5} {'backend':<10} {'round':>5} {'compile s':>9} {'median us':>10} {'kernels':>8} {'vs eager':>9}")
     for r in results:
         print(
-            f"{r.model:<12} {r.batch:>5} {r.backend:<10} {r.compile_s:9.2f} {r.median_us:10.1f}"
+            f"{r.model:<12} {r.batch:>5} {r.backend:<10} {r.round:>5} {r.compile_s:9.2f} {r.median_us:10.1f}"
             f" {r.kernels_per_call:8.1f} {r.speedup_vs_eager:8.2f}x"
         )
 
@@ -263,6 +320,7 @@ def main() -> None:
     parser.add_argument("--profile", type=int, nargs="?", const=8, default=0, help="list the N costliest kernels (8)")
     parser.add_argument("--jobs", type=int, default=1, help="compile in N worker processes first (cold caches)")
     parser.add_argument("--small", action="store_true")
+    parser.add_argument("--rounds", type=int, default=1, help="time every backend N times, round after round")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     models, batches, backends = args.models.split(","), [int(b) for b in args.batches.split(",")], args.backends.split(",")

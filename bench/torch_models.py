@@ -1,7 +1,7 @@
 """PyTorch modules through `torch.compile(backend="mlc")` against eager PyTorch and Inductor (issue 18).
 
     python bench/torch_models.py [--models mlp,transformer,cnn16,cnn32] [--backends eager,inductor,mlc]
-                                 [--profile [N]] [--small] [--json FILE]
+                                 [--profile [N]] [--rounds N] [--small] [--json FILE]
 
 Models (eval mode, no autograd, CUDA): the fp16 MLP block of a transformer (x + W2 gelu_tanh(W1 x
 + b1) + b2, 4096 tokens, 1024 -> 4096 -> 1024), `torch.nn.TransformerEncoderLayer` in f16 (batch
@@ -9,17 +9,19 @@ Models (eval mode, no autograd, CUDA): the fp16 MLP block of a transformer (x + 
 conv3x3-batchnorm-relu-maxpool stages 3 -> 32 -> 64 -> 128 channels on 32x3x128x128, global
 average pooling, a linear head) in f16 and f32. All backends run in this one process on the same
 inputs: eager, Inductor (`torch.compile` with its default backend) and mlc (`torch.compile` with
-mlc's backend callable: the GPU machine runs mlc from a source tree, without its entry point);
-for the transformer also `mlc-attention`, mlc with the backend option `attention="mlc"` (PyTorch's
-fused SDPA kernel compiled by mlc as attention instead of left to PyTorch).
+mlc's backend callable with its default `attention="auto"`: the GPU machine runs mlc from a
+source tree, without its entry point); for the transformer also `mlc-attention` and `mlc-sdpa`,
+mlc with the backend option `attention="mlc"` (PyTorch's fused SDPA kernel compiled by mlc as
+attention) and `attention="pytorch"` (left to PyTorch).
 
-Per model and backend: the compile time (dynamo's reset, then the first call, synchronized:
+Per model and backend: the compile time (the first call, synchronized:
 tracing, AOT autograd, the backend's compile), the result's distance from eager's (max abs
 error, relative L2 error), then the steady time per call (`harness.time_gpu`: warm-up, batches
 of back-to-back calls between CUDA events, median) and the speed against eager. For mlc, which
 ATen nodes ran in PyTorch (the backend's `Explanation`), grouped by op. `--profile [N]` adds each
 backend's N (8) most expensive CUDA kernels (torch.profiler over a few calls; mlc's kernels are
-launched through the driver API and show under their PTX names). `--small` shrinks every shape
+launched through the driver API and show under their PTX names). `--rounds N` times every
+backend of a model N times, round after round, after compiling each once. `--small` shrinks every shape
 (a smoke run, also on the CPU with `--device cpu`).
 """
 
@@ -32,7 +34,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -111,9 +113,10 @@ class Result:
     in_pytorch: dict[str, int] = field(default_factory=dict)
     nodes_in_mlc: int = 0
     top_kernels: list[tuple[str, float, int]] = field(default_factory=list)
+    round: int = 1
 
 
-def mlc_compiled(model: torch.nn.Module, attention: str = "pytorch") -> tuple[Callable[..., Any], Any]:
+def mlc_compiled(model: torch.nn.Module, attention: str = "auto") -> tuple[Callable[..., Any], Any]:
     """The model compiled with mlc's backend, and the Explanation it fills while compiling."""
     from mlc.frontend.torch.backend import Explanation, mlc_backend
 
@@ -125,12 +128,16 @@ def mlc_compiled(model: torch.nn.Module, attention: str = "pytorch") -> tuple[Ca
     return torch.compile(model, backend=recording_backend, dynamic=False), explanation
 
 
+ATTENTION_OPTIONS = {"mlc": "auto", "mlc-attention": "mlc", "mlc-sdpa": "pytorch"}
+"""The mlc backends' `attention` option (`mlc.frontend.torch.backend`)."""
+
+
 def compiled_by(backend: str, model: torch.nn.Module) -> tuple[Callable[..., Any], Any]:
     if backend == "eager":
         return model, None
     if backend == "inductor":
         return torch.compile(model, dynamic=False), None
-    return mlc_compiled(model, "mlc" if backend == "mlc-attention" else "pytorch")
+    return mlc_compiled(model, ATTENTION_OPTIONS[backend])
 
 
 def top_kernels(function: Callable[[], Any], count: int = 8) -> list[tuple[str, float, int]]:
@@ -160,19 +167,21 @@ def errors(got: torch.Tensor, want: torch.Tensor) -> tuple[float, float]:
     return float((got - want).abs().max()), float((got - want).norm() / want.norm().clamp_min(1e-30))
 
 
-def bench_model(model_spec: Model, backends: list[str], device: str, profile: int) -> list[Result]:
+def bench_model(model_spec: Model, backends: list[str], device: str, profile: int, rounds: int = 1) -> list[Result]:
+    """Every backend compiled (and checked against eager), then timed `rounds` times, round after
+    round (no dynamo reset between backends: dynamo keeps each backend's code apart)."""
     torch.manual_seed(0)
     model = model_spec.make().to(device=device, dtype=model_spec.dtype).eval()
     x = torch.randn(model_spec.input_shape, device=device).to(model_spec.dtype)
-    results: list[Result] = []
+    compiled: list[tuple[Result, Callable[..., Any]]] = []
+    torch._dynamo.reset()
+    synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     with torch.no_grad():
         expected = model(x)
         for backend in backends:
-            if backend == "mlc-attention" and not model_spec.has_attention:
+            if backend in ("mlc-attention", "mlc-sdpa") and not model_spec.has_attention:
                 continue
-            torch._dynamo.reset()
             function, explanation = compiled_by(backend, model)
-            synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
             synchronize()
             start = time.perf_counter()
             got = function(x)
@@ -182,21 +191,26 @@ def bench_model(model_spec: Model, backends: list[str], device: str, profile: in
             if explanation is not None:
                 result.nodes_in_mlc = len(explanation.in_mlc)
                 result.in_pytorch = dict(Counter(record.op for record in explanation.in_pytorch))
-            if device == "cuda":
-                result.median_us = statistics.median(time_gpu(lambda: function(x), warmup=10, batches=11, batch_ms=20.0))
-                if profile:
-                    result.top_kernels = top_kernels(lambda: function(x), profile)
-            results.append(result)
-            print_result(result, flush=True)
-    eager = next((r.median_us for r in results if r.backend == "eager"), 0.0)
+            compiled.append((result, function))
+        results: list[Result] = []
+        for round_index in range(rounds):
+            for first, function in compiled:
+                result = replace(first, round=round_index + 1)
+                if device == "cuda":
+                    result.median_us = statistics.median(time_gpu(lambda: function(x), warmup=10, batches=11, batch_ms=20.0))
+                    if profile and round_index == 0:
+                        result.top_kernels = top_kernels(lambda: function(x), profile)
+                results.append(result)
+                print_result(result, flush=True)
     for result in results:
+        eager = next((r.median_us for r in results if r.backend == "eager" and r.round == result.round), 0.0)
         result.speedup_vs_eager = eager / result.median_us if result.median_us and eager else 0.0
     return results
 
 
 def print_result(result: Result, flush: bool = False) -> None:
     print(
-        f"{result.model:<30} {result.backend:<9} compile {result.compile_s:7.2f} s  {result.median_us:10.1f} us"
+        f"{result.model:<30} {result.backend:<9} r{result.round} compile {result.compile_s:7.2f} s  {result.median_us:10.1f} us"
         f"  max|err| {result.max_abs_error:.2e}  rel {result.relative_l2_error:.1e}",
         flush=flush,
     )
@@ -208,9 +222,9 @@ def print_result(result: Result, flush: bool = False) -> None:
 
 
 def print_table(results: list[Result]) -> None:
-    print(f"\n{'model':<30} {'backend':<9} {'compile s':>9} {'median us':>10} {'vs eager':>9}")
+    print(f"\n{'model':<30} {'backend':<9} {'round':>5} {'compile s':>9} {'median us':>10} {'vs eager':>9}")
     for r in results:
-        print(f"{r.model:<30} {r.backend:<9} {r.compile_s:9.2f} {r.median_us:10.1f} {r.speedup_vs_eager:8.2f}x")
+        print(f"{r.model:<30} {r.backend:<9} {r.round:>5} {r.compile_s:9.2f} {r.median_us:10.1f} {r.speedup_vs_eager:8.2f}x")
 
 
 def main() -> None:
@@ -220,12 +234,13 @@ def main() -> None:
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     parser.add_argument("--profile", type=int, nargs="?", const=8, default=0, help="list the N costliest kernels (8)")
     parser.add_argument("--small", action="store_true")
+    parser.add_argument("--rounds", type=int, default=1, help="time every backend N times, round after round")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     chosen, backends = models(args.small), args.backends.split(",")
     results: list[Result] = []
     for name in args.models.split(","):
-        results += bench_model(chosen[name], backends, args.device, args.profile)
+        results += bench_model(chosen[name], backends, args.device, args.profile, args.rounds)
     print_table(results)
     if args.json:
         write_record(args.json, args.device, results)

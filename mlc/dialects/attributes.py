@@ -226,11 +226,21 @@ CPU_VECTOR_WIDTH = DeclaredAttribute(
 CPU_PREFETCH_BYTES = DeclaredAttribute(
     "mlc.cpu_prefetch_bytes",
     "a non-negative i64 (0: none)",
-    "how far ahead, in bytes, the vector loads and stores of a CPU row kernel's column loops prefetch their "
-    "streams (x86 prefetcht0 / prefetchw; the loads of a row's first loop to read an operand, every store): on the "
-    "loop.kernel, and on each vector.load / vector.store it applies to",
-    "convert-tile-rows-to-cpu (STREAMING_PREFETCH_BYTES; or a person, on the tile.kernel)",
+    "how far ahead, in bytes, a vector load or store prefetches its stream (x86 prefetcht0 / prefetchw), on each "
+    "vector.load / vector.store it applies to (a CPU row kernel's loads of a row's first loop to read an operand, "
+    "its whole-chunk stores); on a loop.kernel or tile.kernel, the distance of its loads "
+    "(`mlc.cpu_store_prefetch_bytes` is its stores'; on a tile.kernel without that, of its stores too)",
+    "convert-tile-rows-to-cpu (its prefetch-bytes option; or a person, on the tile.kernel)",
     "convert-tile-rows-to-cpu (an override on the tile.kernel), convert-vector-to-llvm (the accesses'), people",
+    lambda value: isinstance(value, IntegerAttr) and value.value.data >= 0,
+)
+CPU_STORE_PREFETCH_BYTES = DeclaredAttribute(
+    "mlc.cpu_store_prefetch_bytes",
+    "a non-negative i64 (0: none)",
+    "how far ahead, in bytes, a CPU row kernel's whole-chunk vector stores prefetch (prefetchw) their output: on "
+    "the loop.kernel (each store carries it as its `mlc.cpu_prefetch_bytes`)",
+    "convert-tile-rows-to-cpu (its store-prefetch-bytes option; or a person, on the tile.kernel)",
+    "convert-tile-rows-to-cpu (an override on the tile.kernel), people",
     lambda value: isinstance(value, IntegerAttr) and value.value.data >= 0,
 )
 CPU_ACCUMULATORS = DeclaredAttribute(
@@ -564,6 +574,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     CPU_PACKED,
     CPU_VECTOR_WIDTH,
     CPU_PREFETCH_BYTES,
+    CPU_STORE_PREFETCH_BYTES,
     CPU_ACCUMULATORS,
     MMA,
     WARP_GRID,

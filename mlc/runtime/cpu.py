@@ -24,6 +24,11 @@ last)`; a `ProgramPool` of worker threads runs contiguous shares of [0, N) in pa
 where the native pool (`mlc/runtime/native_pool.py`, the faster one) cannot be built.
 The thread count is `MLC_NUM_THREADS`, else the cores the process may use (`default_thread_count`).
 
+Results. `ResultBlocks` hands out result arrays whose memory goes back to the program when the
+caller drops them, so that large results do not land on fresh pages (see its docstring); blocks
+of HUGE_PAGE_RESULT_BYTES or more are mappings of their own on transparent huge pages
+(`huge_page_array`), whatever state glibc's heap is in.
+
 Limits: the object must target this host (same triple and ABI); the symbol check reads ELF only
 (other formats load unchecked); each CpuModule owns its engine, so loading many modules costs
 memory until they are closed; a SharedLibrary stays mapped until it is closed (dlclose).
@@ -37,7 +42,7 @@ import struct
 import threading
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from mlc.errors import MlcError
@@ -370,6 +375,113 @@ class ProgramPool:
 def _stop_workers(task_queues: list[queue.SimpleQueue]) -> None:  # type: ignore[type-arg]
     for tasks in task_queues:
         tasks.put(None)
+
+
+RECYCLED_RESULT_BYTES = 128 * 1024
+"""Results of at least this many bytes come from `ResultBlocks`; smaller ones from numpy (glibc's
+malloc serves requests below its default mmap threshold, 128 KiB, from a heap it keeps, so they
+do not page-fault anyway)."""
+
+KEPT_BLOCKS = 2
+"""Blocks a shelf keeps per result: two, so that `y = f(x)` in a loop (the last result still alive
+while the next call runs) alternates between two blocks."""
+
+
+HUGE_PAGE_RESULT_BYTES = 4 << 20
+"""Recycled result blocks of at least this many bytes are `huge_page_array`s (numpy advises huge
+pages from the same size, 4 MiB, but only its fresh mappings get them); smaller ones are numpy's
+(a 2 MiB page for a 128 KiB result would be mostly waste)."""
+
+HUGE_PAGE_BYTES = 2 << 20
+
+
+def huge_page_array(nbytes: int, alignment: int) -> object:
+    """A writable uint8 numpy array of `nbytes` starting on a HUGE_PAGE_BYTES boundary (so on an
+    `alignment` one, for any alignment up to it) in a private anonymous mapping of its own,
+    advised MADV_HUGEPAGE before its first touch; the mapping lives as long as the array (its
+    `base`). Where the system has no MADV_HUGEPAGE it is an ordinary mapping; OSError where there
+    is no mapping (none of this kind, or no address space left).
+
+    Why. On the 16-CPU host (BENCHMARKS.md, branch cpu13) the tanh chain writing an output on 4 KiB
+    pages ran 1.4x slower at one thread than writing one on huge pages (3.95 against 2.77 ms, the
+    inputs on huge pages either way; 4 KiB pages cost a TLB walk each and stop the hardware
+    prefetchers at every page's end), and results taken from glibc's heap were 0-83% huge pages
+    depending on the heap's history: a block that was ever handed out as 4 KiB pages stays so."""
+    import mmap
+
+    import numpy as np
+
+    if alignment > HUGE_PAGE_BYTES:
+        raise ValueError(f"an alignment of {alignment} bytes exceeds a huge page")
+    if not hasattr(mmap, "MAP_PRIVATE"):  # Windows: the caller falls back to numpy's memory
+        raise OSError("no private anonymous mappings on this system")
+    mapping = mmap.mmap(-1, nbytes + HUGE_PAGE_BYTES, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    raw = np.frombuffer(mapping, dtype=np.uint8)
+    start = -raw.ctypes.data % HUGE_PAGE_BYTES
+    if hasattr(mmap, "MADV_HUGEPAGE"):  # Linux; before anything touches the pages
+        mapping.madvise(mmap.MADV_HUGEPAGE, start, nbytes)
+    return raw[start : start + nbytes]
+
+
+class _Lease:
+    """The owner, as numpy sees it (the `base` of a result array), of one block while the caller
+    holds views of it; when the last view goes, the block goes back on its shelf."""
+
+    __slots__ = ("__array_interface__", "_block", "_shelf")
+
+    def __init__(self, block: tuple[object, dict[str, object]], shelf: list[tuple[object, dict[str, object]]]):
+        self._block, self._shelf = block, shelf
+        self.__array_interface__ = block[1]
+
+    def __del__(self) -> None:
+        if len(self._shelf) < KEPT_BLOCKS:  # list.append is atomic: a result may die on any thread
+            self._shelf.append(self._block)
+
+
+class ResultBlocks:
+    """Fresh-looking result arrays whose memory is recycled once the caller drops them.
+
+    Why. A program returns new arrays on every call, and numpy takes their memory from glibc's
+    malloc, which for large blocks either reuses its heap or maps fresh pages, depending on its
+    history in the process (its mmap threshold moves with the sizes freed so far, and a heap top
+    beyond the trim threshold is given back). Fresh pages are zero-filled by the kernel at their
+    first write, inside the kernel that writes the result: a 16 MiB result is 4096 page faults
+    (or 8 huge-page clears), 1-4 ms beside a 0.4-4 ms kernel, taken in parallel by the worker
+    threads that first touch each page, which contend in the kernel's memory management. Which
+    processes paid that, and on which calls, made the same kernel's figures move by 2-9x.
+
+    Algorithm. One shelf of blocks per key (the runtime's: a result's spec and alignment): `take` pops a block (else
+    allocates one with `allocate`) and returns a new array over its memory whose `base` is a
+    `_Lease`; when the last array or view of that memory is garbage-collected, the lease puts the
+    block back on its shelf (at most KEPT_BLOCKS are kept; more are freed). The caller owns what
+    it gets exactly as it owns a numpy array: the memory is reused only once nothing refers to it.
+
+    Limits: memory kept per result is at most KEPT_BLOCKS of its size, for as long as the program
+    lives; a result whose memory is exported without a Python reference (a raw pointer kept in C)
+    is as unsafe to use after its arrays die as any numpy array's."""
+
+    def __init__(self) -> None:
+        self._shelves: dict[Hashable, list[tuple[object, dict[str, object]]]] = {}
+
+    def take(self, key: Hashable, allocate: Callable[[], object]) -> object:
+        """An array like the one `allocate()` returns (an aligned, C-contiguous, writable numpy
+        array; the same shape, dtype and alignment for every call with this `key`), over a kept
+        block's memory, or over a new block's."""
+        import numpy as np
+
+        shelf = self._shelves.get(key)
+        if shelf is None:
+            shelf = self._shelves[key] = []
+        try:
+            block = shelf.pop()
+        except IndexError:
+            array = allocate()
+            block = (array, dict(array.__array_interface__))  # type: ignore[attr-defined]
+        return np.asarray(_Lease(block, shelf))
+
+    def kept(self) -> int:
+        """The blocks on the shelves now (for the tests)."""
+        return sum(len(shelf) for shelf in self._shelves.values())
 
 
 def program_range_function(module: NativeCode, kernel: str, pointer_count: int) -> ctypes._CFuncPtr:  # type: ignore[name-defined]

@@ -97,7 +97,7 @@ if TYPE_CHECKING:
     from xdsl.dialects import func
     from xdsl.dialects.builtin import ModuleOp
 
-    from mlc.runtime.cpu import NativeCode, ProgramPool
+    from mlc.runtime.cpu import NativeCode, ProgramPool, ResultBlocks
     from mlc.runtime.native_pool import NativeProgramPool
     from mlc.runtime.cuda import CudaModule, Device, DeviceBuffer, Stream
     from mlc.runtime.foreign_arrays import DeviceArrayView
@@ -274,6 +274,10 @@ class Executor(ABC):
     @abstractmethod
     def allocate(self, spec: BufferSpec, alignment: int) -> Buffer: ...
 
+    def allocate_result(self, spec: BufferSpec, alignment: int) -> Buffer:
+        """A buffer for a result returned to the caller (a call's own, as `allocate`'s)."""
+        return self.allocate(spec, alignment)
+
     @abstractmethod
     def upload(self, values: np.ndarray, alignment: int) -> Buffer: ...
 
@@ -346,6 +350,8 @@ class HostProgram:
         self._graphs_tensor_maps = 0  # the executor's tensor_map_generation the graphs were captured under
         # Chosen automatically (graph_choice.py): given up when the buffers move too often.
         self._capture_guard = CaptureGuard() if cuda_graph and automatic_graphs else None
+        self.graph_captures = 0
+        """CUDA graphs captured so far (a capture costs tens to hundreds of µs: benchmarks read it)."""
         foreign = plan.launch_kinds - {executor.launch_op_name}
         if foreign:
             raise HostProgramError(
@@ -651,7 +657,7 @@ class HostProgram:
         allocation = self._allocations.get(result.slot)
         alignment = allocation.alignment if allocation is not None else DEFAULT_ALIGNMENT
         with self._naming_allocation(f"result #{index}", result.spec):
-            return self.executor.allocate(result.spec, alignment)
+            return self.executor.allocate_result(result.spec, alignment)
 
     def _bind_arguments(self, arguments: Sequence[object]) -> dict[int, Buffer]:
         bound: dict[int, Buffer] = {}
@@ -705,6 +711,7 @@ class HostProgram:
             return False
         if graph is None:
             graph = self.executor.capture(lambda: [kernel.launch() for kernel in self._kernels])
+            self.graph_captures += 1
             if len(self._graphs) >= MAX_CUDA_GRAPHS:
                 del self._graphs[next(iter(self._graphs))]
         self._graphs[key] = graph
@@ -891,22 +898,46 @@ class _NativeParallelCpuKernel(LoadedKernel):
         self._pool.run(self._address, self._pointers, self._programs)
 
 
+def _result_block(spec: BufferSpec, alignment: int) -> np.ndarray:
+    """A new block for `ResultBlocks`: on huge pages from HUGE_PAGE_RESULT_BYTES on
+    (`huge_page_array`), else (or where the mapping is refused) numpy's, as `host_buffer`."""
+    from mlc.runtime.cpu import HUGE_PAGE_RESULT_BYTES, huge_page_array
+
+    if spec.nbytes >= HUGE_PAGE_RESULT_BYTES:
+        try:
+            return huge_page_array(spec.nbytes, alignment).view(spec.dtype).reshape(spec.shape)  # type: ignore[attr-defined]
+        except OSError:  # no address space for a mapping of its own: numpy's, or its OutOfMemoryError
+            pass
+    return host_buffer(spec, alignment)
+
+
 class CpuExecutor(HostMemoryExecutor):
     """Runs `loop.launch`es: each kernel of a CpuModule is called with one pointer per buffer;
     a kernel marked `mlc.cpu_programs` has its grid split over `num_threads` threads (default:
     `MLC_NUM_THREADS`, else the available cores; the pool starts with the first such kernel).
     The pool is the native one (`mlc/runtime/native_pool.py`) where it can be built and the
-    kernel's pointers are few enough for it, else the Python `ProgramPool`."""
+    kernel's pointers are few enough for it, else the Python `ProgramPool`. Results of
+    RECYCLED_RESULT_BYTES or more come from the executor's `ResultBlocks` (mlc/runtime/cpu.py)."""
 
     launch_op_name = CPU_LAUNCH
 
     def __init__(self, module: NativeCode, num_threads: int | None = None):
-        from mlc.runtime.cpu import default_thread_count
+        from mlc.runtime.cpu import RECYCLED_RESULT_BYTES, ResultBlocks, default_thread_count
 
         self.module = module
         self.num_threads = default_thread_count() if num_threads is None else num_threads
         self._pool: ProgramPool | None = None
         self._native_pool: NativeProgramPool | None = None
+        self._results = ResultBlocks()
+        self._recycled_bytes = RECYCLED_RESULT_BYTES
+
+    def allocate_result(self, spec: BufferSpec, alignment: int) -> Buffer:
+        """Large results reuse the memory of the program's dropped results (`ResultBlocks`: no
+        page faults in the kernel that writes them), the largest on huge pages (`huge_page_array`);
+        small ones are numpy's."""
+        if spec.nbytes < self._recycled_bytes:
+            return host_buffer(spec, alignment)
+        return self._results.take((spec, alignment), lambda: _result_block(spec, alignment))  # type: ignore[return-value]
 
     def load_kernel(self, launch: KernelLaunch) -> LoadedKernel:
         count = len(launch.slots)

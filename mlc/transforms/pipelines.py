@@ -32,7 +32,9 @@ loop-promote-shared{tma=true} stages the wgmma operands with bulk tensor copies 
 (`mlc.tma`; convert-gpu-to-nvvm adds the tensor-map parameters the runtime fills); with
 `warp-specialize=true` besides, a producer warpgroup issues them and the other warpgroups consume
 (full/empty mbarriers, no `bar.sync` in the K loop: `warp_specialization.py`). `group-tiles=G`
-(opt-in) runs loop-group-tiles{group=G} before convert-loop-to-gpu: 2-D grids in grouped order.
+(opt-in) runs loop-group-tiles{group=G} before convert-loop-to-gpu: 2-D grids in grouped order;
+`l2-group-tiles=G` (opt-in) runs it with `l2-bytes` = 50 MiB instead: only the tensor-core kernels
+that read an operand larger than L2 are grouped (the pass decides per kernel; `group-tiles` wins).
 `stage-epilogue=true` (opt-in, with warp-specialize=true) runs loop-stage-epilogue before
 loop-promote-shared: each warp stores its band of the tile through shared memory, 16 bytes a lane.
 """
@@ -52,7 +54,7 @@ from mlc.transforms.graph.convert_graph_to_tile import ConvertGraphToTile
 from mlc.transforms.graph.graph_pad_matmul_operands import GraphPadMatmulOperands
 from mlc.transforms.graph.graph_transpose_tf32_rhs import GraphTransposeTf32Rhs
 from mlc.transforms.loop.convert_loop_to_gpu import ConvertLoopToGpu
-from mlc.transforms.loop.loop_group_tiles import LoopGroupTiles
+from mlc.transforms.loop.loop_group_tiles import L2_BYTES, LoopGroupTiles
 from mlc.transforms.loop.loop_stage_epilogue import LoopStageEpilogue
 from mlc.transforms.loop.loop_promote_shared import LoopPromoteShared
 from mlc.transforms.tile.convert_tile_to_loop import ConvertTileToLoop
@@ -121,6 +123,9 @@ class LowerToGpu(NamedPipeline):
     """Opt-in, with `tma`: loop-promote-shared{warp-specialize=true}, a producer warpgroup and consumers."""
     group_tiles: int = 0
     """Opt-in: loop-group-tiles{group=G} before convert-loop-to-gpu (2-D grids in grouped order); 0 off."""
+    l2_group_tiles: int = 0
+    """Opt-in: loop-group-tiles{group=G l2-bytes=L2_BYTES}, where `group_tiles` is 0: only tensor-core
+    kernels reading an operand larger than L2 run in grouped order; 0 off."""
     stage_epilogue: bool = False
     """Opt-in, with `warp_specialize`: loop-stage-epilogue before loop-promote-shared (warpgroup-product
     tiles stored through shared memory, 16 bytes a lane)."""
@@ -135,6 +140,8 @@ class LowerToGpu(NamedPipeline):
             raise ValueError("warp-specialize=true splits the TMA pipeline: it needs tma=true")
         if self.group_tiles < 0:
             raise ValueError(f"group-tiles must be 0 (off) or a positive number of row blocks, got {self.group_tiles}")
+        if self.l2_group_tiles < 0:
+            raise ValueError(f"l2-group-tiles must be 0 (off) or a positive number of row blocks, got {self.l2_group_tiles}")
         if self.stage_epilogue and not self.warp_specialize:
             # Beside the lockstep pipelines the staging costs a stage (3 of 48 KiB fit beside its 66 KiB),
             # and 3 stages prefetch one K step ahead there: 1.5x slower on an H100 (BENCHMARKS.md, ninth step).
@@ -147,9 +154,12 @@ class LowerToGpu(NamedPipeline):
         if self.stage_epilogue:
             at = next(index for index, p in enumerate(passes) if isinstance(p, LoopPromoteShared))
             passes = [*passes[:at], LoopStageEpilogue(), *passes[at:]]
-        if self.group_tiles:
+        grouping = LoopGroupTiles(group=self.group_tiles) if self.group_tiles else None
+        if grouping is None and self.l2_group_tiles:
+            grouping = LoopGroupTiles(group=self.l2_group_tiles, l2_bytes=L2_BYTES)
+        if grouping is not None:
             at = next(index for index, p in enumerate(passes) if isinstance(p, ConvertLoopToGpu))
-            passes = [*passes[:at], LoopGroupTiles(group=self.group_tiles), *passes[at:]]
+            passes = [*passes[:at], grouping, *passes[at:]]
         return _with_wgmma(passes) if self.arch in WGMMA_ARCHS else passes
 
 

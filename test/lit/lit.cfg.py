@@ -20,6 +20,10 @@ config.test_exec_root = os.path.join(config.test_source_root, "Output")
 tool_directory = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join([tool_directory, os.environ.get("PATH", "")])
 config.environment["PYTHONUNBUFFERED"] = "1"
+# lit passes only a few variables through; a PYTHONPATH naming a source tree (a worktree tested
+# with another checkout's virtual environment) must reach the tools, or they import the other mlc.
+if "PYTHONPATH" in os.environ:
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
 # The CPU is the device in CI; tests that need a GPU live in the pytest suite.
 config.environment["MLC_DEVICE"] = "cpu"
 # Tests never read or write the user's compile cache (mlc/runtime/artifact_cache.py).

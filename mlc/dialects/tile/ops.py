@@ -309,6 +309,36 @@ def _verify_block_access(
         )
 
 
+def _verify_indexed_access(
+    memref_value: SSAValue,
+    memref_role: str,
+    indices: Sequence[SSAValue],
+    tile_type: Attribute,
+    tile_role: str,
+) -> None:
+    """Checks a gather or scatter: one index tile per dimension of the memref, each a tile of
+    index of the data tile's shape; the roles name the operands in messages ("dest", "value")."""
+    memref_type = memref_value.type
+    assert isinstance(memref_type, MemRefType) and isinstance(tile_type, TileType)
+    if len(indices) != memref_type.get_num_dims():
+        raise VerifyException(
+            f"expected {memref_type.get_num_dims()} index tiles for {memref_role} of type {memref_type}, got {len(indices)}"
+        )
+    if tile_type.element_type != memref_type.element_type:
+        raise VerifyException(
+            f"{tile_role} tile element type {tile_type.element_type} must equal the element type "
+            f"{memref_type.element_type} of {memref_role}"
+        )
+    for index, position in enumerate(indices):
+        index_type = position.type
+        assert isinstance(index_type, TileType)
+        if not isinstance(index_type.element_type, IndexType) or index_type.get_shape() != tile_type.get_shape():
+            raise VerifyException(
+                f"index tile #{index} must be a tile of index of the {tile_role}'s shape "
+                f"{format_shape(tile_type.get_shape())}, got {index_type}"
+            )
+
+
 @irdl_op_definition
 class LoadOp(IRDLOperation):
     """Reads the block of `source` at origin `indices` with the result tile's shape.
@@ -753,27 +783,10 @@ class GatherOp(IRDLOperation):
         super().__init__(operands=[source, indices], result_types=[result_type])
 
     def verify_(self) -> None:
-        memref_type, result_type = self.source.type, self.result.type
-        assert isinstance(memref_type, MemRefType) and isinstance(result_type, TileType)
-        if len(self.indices) != memref_type.get_num_dims():
-            raise VerifyException(
-                f"expected {memref_type.get_num_dims()} index tiles for source of type {memref_type}, got {len(self.indices)}"
-            )
-        if result_type.element_type != memref_type.element_type:
-            raise VerifyException(
-                f"result tile element type {result_type.element_type} must equal the element type "
-                f"{memref_type.element_type} of source"
-            )
-        for index, value in enumerate(self.indices):
-            index_type = value.type
-            assert isinstance(index_type, TileType)
-            if not isinstance(index_type.element_type, IndexType) or index_type.get_shape() != result_type.get_shape():
-                raise VerifyException(
-                    f"index tile #{index} must be a tile of index of the result's shape "
-                    f"{format_shape(result_type.get_shape())}, got {index_type}"
-                )
-        if self.padding is not None and self.padding.type != memref_type.element_type:
-            raise VerifyException(f"padding {self.padding} must have the element type {memref_type.element_type} of source")
+        _verify_indexed_access(self.source, "source", self.indices, self.result.type, "result")
+        element_type = self.source.type.element_type  # type: ignore[attr-defined]
+        if self.padding is not None and self.padding.type != element_type:
+            raise VerifyException(f"padding {self.padding} must have the element type {element_type} of source")
 
 
 @irdl_op_definition
@@ -800,25 +813,7 @@ class ScatterOp(IRDLOperation):
         super().__init__(operands=[value, dest, indices])
 
     def verify_(self) -> None:
-        memref_type, value_type = self.dest.type, self.value.type
-        assert isinstance(memref_type, MemRefType) and isinstance(value_type, TileType)
-        if len(self.indices) != memref_type.get_num_dims():
-            raise VerifyException(
-                f"expected {memref_type.get_num_dims()} index tiles for dest of type {memref_type}, got {len(self.indices)}"
-            )
-        if value_type.element_type != memref_type.element_type:
-            raise VerifyException(
-                f"value tile element type {value_type.element_type} must equal the element type "
-                f"{memref_type.element_type} of dest"
-            )
-        for index, position in enumerate(self.indices):
-            index_type = position.type
-            assert isinstance(index_type, TileType)
-            if not isinstance(index_type.element_type, IndexType) or index_type.get_shape() != value_type.get_shape():
-                raise VerifyException(
-                    f"index tile #{index} must be a tile of index of the value's shape "
-                    f"{format_shape(value_type.get_shape())}, got {index_type}"
-                )
+        _verify_indexed_access(self.dest, "dest", self.indices, self.value.type, "value")
 
 
 DOT_INPUT_TYPES = (Float16Type, BFloat16Type, Float32Type)

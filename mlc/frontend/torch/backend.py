@@ -20,12 +20,13 @@ For each FX graph dynamo hands over:
    runs in PyTorch: ...`).
    A view whose users all run in PyTorch runs there too, where it copies nothing
    (`graph_rewrites.layout_ops_for_pytorch`). On CUDA, PyTorch's fused SDPA kernels (the
-   dispatcher's choice for `scaled_dot_product_attention`: cuDNN, flash, memory-efficient) stay
-   in PyTorch where the graph is device-bound, being faster than mlc's chain kernel today
-   (`bench/models.py`); in a host-bound graph (`attention="auto"`, the default: fewer than
-   `HOST_BOUND_FLOPS` of products) mlc imports them as attention (mask and `is_causal`
-   included), so that the graph stays one mlc partition. `attention="pytorch"` or `"mlc"` decides
-   for every graph.
+   dispatcher's choice for `scaled_dot_product_attention`: cuDNN, flash, memory-efficient) are
+   placed by `attention_choice.decide` (`attention="auto"`, the default): mlc imports one as
+   attention (mask and `is_causal` included) unless its chain kernel's estimated extra time over
+   PyTorch's kernel exceeds what a split around the node costs (its q, k, v and output moved in
+   PyTorch's layouts, a second partition); short sequences go to mlc, so that the graph stays one
+   partition, long ones stay in PyTorch. `explain` gives both estimates for each such node.
+   `attention="pytorch"` or `"mlc"` decides for every graph.
 3. **Partition.** `CapabilityBasedPartitioner` groups the supported nodes into maximal
    partitions; each becomes one function (`FxImporter`, parameters as arguments) compiled with
    `mlc.compile` for the device and called through `MlcPartition`: on the CPU through numpy views
@@ -60,6 +61,7 @@ import torch
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupport
 
+from mlc.frontend.torch.attention_choice import AttentionChoice, decide, device_has_wgmma, is_fused_attention
 from mlc.frontend.torch.decompositions import decompositions
 from mlc.frontend.torch.emitter import describe_node, fake_value, target_name
 from mlc.frontend.torch.errors import TorchImportError
@@ -82,6 +84,8 @@ class NodeRecord:
     op: str
     ran_in: str
     reason: str | None = None
+    note: str | None = None
+    """For a node placed by a rule (the attention), why it ran where it did."""
 
 
 @dataclass
@@ -104,7 +108,7 @@ class Explanation:
     def __str__(self) -> str:
         lines = [f"{self.graphs} graph(s): {len(self.in_mlc)} node(s) ran in mlc, {len(self.in_pytorch)} in PyTorch"]
         for r in self.records:
-            why = f"  ({r.reason})" if r.reason else ""
+            why = f"  ({r.reason or r.note})" if r.reason or r.note else ""
             lines.append(f"  graph {r.graph}  {r.ran_in:<8} {r.node:<24} {r.op}{why}")
         return "\n".join(lines)
 
@@ -131,8 +135,15 @@ class MlcPartition(torch.nn.Module):
         results = output if self.returns_tuple else [output]
         self.result_specs = [(tuple(fake_value(r).shape), fake_value(r).dtype) for r in results]
 
+    def __call__(self, *tensors: torch.Tensor) -> Any:
+        # Module.__call__'s hook handling skipped (the fused graph calls this at every call, and
+        # nobody hooks a partition): host time that bounds a small batch (issue 18).
+        return self.forward(*tensors)
+
     def forward(self, *tensors: torch.Tensor) -> Any:
-        inputs = [t.detach().contiguous() for t in tensors]
+        # detach only what autograd tracks (parameters not given as `ParameterWork`'s aliases): a
+        # new tensor object per input is host time
+        inputs = [(t.detach() if t.requires_grad else t).contiguous() for t in tensors]
         if self.device == "cuda":
             device = inputs[0].device if inputs else torch.device("cuda")
             outputs = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in self.result_specs]
@@ -155,41 +166,25 @@ def graph_device(example_inputs: Sequence[Any]) -> str | None:
 
 
 ATTENTION_CHOICES = ("pytorch", "mlc", "auto")
-PYTORCH_ATTENTION_REASON = (
-    "PyTorch's fused attention kernel, faster than mlc's chain kernel on CUDA today "
-    "(bench/torch_models.py; the backend option attention='mlc' compiles it)"
-)
-HOST_BOUND_FLOPS = 40e9
-"""attention="auto": below this many FLOPs of products in a graph, mlc compiles PyTorch's fused
-attention too. Such a graph is host-bound (an H100 runs 40 GFLOP of f16 products in ~130 µs, the
-host time of one compiled call), and splitting it around PyTorch's kernel costs a second mlc call
-and PyTorch's dispatch in full, more than the chain kernel's slower attention: TransformerEncoderLayer
-at batch 1 x 512 tokens (14 GFLOP) ran in 128.6 µs as one mlc partition against 246.3 split, at
-batch 8 (110 GFLOP, device-bound) in 351.4 against 298.3 (H100, bench/models.py, BENCHMARKS.md)."""
+PYTORCH_ATTENTION_REASON = "PyTorch's fused attention kernel (the backend option attention='pytorch')"
 
 
-def product_flops(gm: torch.fx.GraphModule) -> float:
-    """FLOPs of the graph's matrix products and fused attention ops, from their fake values."""
-    total = 0.0
-    for node in gm.graph.nodes:
-        if node.op != "call_function":
-            continue
-        name = target_name(node)
-        if name.split(".")[1:2] in (["mm"], ["bmm"], ["addmm"], ["matmul"]):
-            result = fake_value(node)
-            lhs = node.args[1] if name.startswith("aten.addmm.") else node.args[0]
-            depth = fake_value(lhs).shape[-1] if isinstance(lhs, torch.fx.Node) else 0
-            total += 2.0 * result.numel() * depth
-        elif _is_fused_attention(node) or name.startswith("aten.scaled_dot_product_attention."):
-            query, key = (fake_value(arg) for arg in node.args[:2])
-            total += 4.0 * query.numel() * key.shape[-2]
-    return total
+def attention_placements(
+    gm: torch.fx.GraphModule, device: str, attention: str, wgmma: bool | None = None
+) -> dict[torch.fx.Node, AttentionChoice | None]:
+    """Each fused attention node of `gm` -> its `attention="auto"` estimate, or None where the
+    option decides alone (in PyTorch: 'pytorch' on CUDA; in mlc: 'mlc', or the CPU, whose fused
+    op mlc always compiles). `wgmma`: whether the chain runs on warpgroup products (None: ask
+    the current CUDA device)."""
+    nodes = [node for node in gm.graph.nodes if is_fused_attention(node)]
+    if device != "cuda" or attention != "auto":
+        return dict.fromkeys(nodes)
+    wgmma = device_has_wgmma() if wgmma is None else wgmma
+    return {node: decide(node, wgmma) for node in nodes}
 
 
-def _attention_in_pytorch(gm: torch.fx.GraphModule, device: str, attention: str) -> bool:
-    if device != "cuda" or attention == "mlc":
-        return False
-    return attention == "pytorch" or product_flops(gm) > HOST_BOUND_FLOPS
+def _in_pytorch(choice: AttentionChoice | None, device: str, attention: str) -> bool:
+    return choice.in_pytorch if choice is not None else device == "cuda" and attention == "pytorch"
 
 
 def compile_graph(
@@ -207,12 +202,13 @@ def compile_graph(
     reasons: dict[torch.fx.Node, str | None] = {}
     oracle = SupportOracle(device, lambda module, target: mlc.lower(module, device=target))
     ask = _AskMlc(oracle, reasons)
-    attention_in_pytorch = _attention_in_pytorch(gm, device, attention)
+    placements = attention_placements(gm, device, attention)
     for node in gm.graph.nodes:
         if node.op == "call_function":
             ask.is_node_supported({}, node)
-            if attention_in_pytorch and _is_fused_attention(node):
-                reasons[node] = PYTORCH_ATTENTION_REASON
+    for node, choice in placements.items():
+        if _in_pytorch(choice, device, attention):
+            reasons[node] = choice.why() if choice is not None else PYTORCH_ATTENTION_REASON
     layout_ops_for_pytorch(gm, reasons)
     partitioner = CapabilityBasedPartitioner(gm, ask, allows_single_node_partition=True)
     partitions = partitioner.propose_partitions()
@@ -240,14 +236,10 @@ def compile_graph(
             reason = f"its partition did not compile: {failed[partition_of[node]]}"
         if explanation is not None:
             where = "pytorch" if reason is not None else "mlc"
-            explanation.records.append(NodeRecord(graph_index, node.name, target_name(node), where, reason))
+            choice = placements.get(node)
+            note = choice.why() if choice is not None and where == "mlc" else None
+            explanation.records.append(NodeRecord(graph_index, node.name, target_name(node), where, reason, note))
     return fused
-
-
-def _is_fused_attention(node: torch.fx.Node) -> bool:
-    from mlc.frontend.torch.neural import FUSED_ATTENTION_OPS
-
-    return any(target_name(node).startswith(f"aten.{name}.") for name in FUSED_ATTENTION_OPS)
 
 
 def _has_symbolic_sizes(example_inputs: Sequence[Any]) -> bool:

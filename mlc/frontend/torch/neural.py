@@ -15,7 +15,7 @@
 | sum, mean, amax, amin, max/min (values), var | graph.reduce_* (var: mean of squared deviations, times n/(n - correction)) |
 | embedding | one-hot rows (graph.cmp of the indices with 0..V-1, graph.cast) times the weight (graph.matmul): exact for finite weights |
 | scaled_dot_product_attention | softmax(q k^T * scale + mask) v (causal masks as constants; no dropout; the product marked `mlc.fused_attention`: its chain kernel computes as PyTorch's fused kernels do, f32 scores and exp2) |
-| _scaled_dot_product_{cudnn,flash,efficient}_attention, ..._flash_attention_for_cpu | the same, their output only (the backend leaves them to PyTorch on CUDA unless asked: `attention="mlc"`) |
+| _scaled_dot_product_{cudnn,flash,efficient}_attention, ..._flash_attention_for_cpu | the same, their output only (on CUDA the backend places them: `attention_choice.py`) |
 """
 
 from __future__ import annotations

@@ -358,9 +358,17 @@ def _divergent_outputs(op: Operation, divergent: set[SSAValue], diverges_alone: 
     return []
 
 
+EFFECT_FREE_UNDECLARED = (arith.RemUIOp,)
+"""Ops without memory effects that xDSL 0.74 declares no effect trait for (MLIR's `arith.remui` is
+`NoMemoryEffect`; xDSL's `get_effects` says unknown): a grouped tile order's `launch mod per_group`
+of block ids is uniform, not divergent."""
+
+
 def _diverges_alone(op: Operation) -> bool:
     """Whether the results of `op` (no regions) may differ between threads whatever its operands:
     unknown effects, or a read of thread-private memory."""
+    if isinstance(op, EFFECT_FREE_UNDECLARED):
+        return False
     effects = get_effects(op)
     if effects is None:
         return True

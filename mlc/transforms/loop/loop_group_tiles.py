@@ -20,13 +20,23 @@ start of each thread loop of the block body: convert-loop-to-gpu keeps divisions
 trap, inside thread loops; every thread computes the same uniform values). This is a bijection
 of the X * Y iterations (the last group may be shorter than G), and the iterations of a parallel
 loop are independent, so every result is unchanged: only the order in which blocks run changes.
-The kernel records `mlc.tile_group = G` (a kernel that has it is left alone).
+The kernel records `mlc.tile_group = G` (a kernel that has it is left alone; one without it
+runs in launch order).
+
+When. With `l2-bytes=0` (the default) every 2-D grid that meets the preconditions is grouped.
+With `l2-bytes=N` the pass decides per kernel, from the IR: only a kernel that runs tensor-core
+products (`loop.wgmma` / `loop.mma_sync`) and reads a memref argument of more than N bytes (one
+it never stores to) is grouped. Why that rule: a wave in launch order spans every row block, so
+it rereads the whole row operand; where that operand fits in L2 (f16 4096^3: 32 MiB of a 50 MiB
+L2) the rereads hit L2 and grouping brought nothing (BENCHMARKS.md, tenth step: 201.9 vs 205.7
+us); where it does not (8192^3: 128 MiB) each wave reads it from DRAM again. Outputs are written
+once and do not count; kernels without tensor-core products are not matmuls and not measured.
 
 Preconditions: %x and %y are used only inside the thread loops of the inner loop's body (else
 the kernel is left alone). Limits: two-dimensional grids only; G is the `group` option (8, as
-Triton's tutorial and the hand-built kernel). Not in the default pipeline:
-`mlc-lower-to-gpu{group-tiles=G}` adds it before convert-loop-to-gpu; not yet timed on mlc's
-kernels (BENCHMARKS.md, eighth step).
+Triton's tutorial and the hand-built kernel). `mlc-lower-to-gpu{group-tiles=G}` adds the pass
+before convert-loop-to-gpu for every 2-D grid (the override); `mlc-lower-to-gpu{l2-group-tiles=G}`
+adds it with `l2-bytes` = `L2_BYTES` (the per-kernel decision).
 """
 
 from __future__ import annotations
@@ -35,7 +45,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, i64
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
@@ -44,6 +54,40 @@ from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.transforms.lowering.async_pipeline import emitter_before
 from mlc.transforms.lowering.chunk_access import Emitter
+
+
+L2_BYTES = 50 * 2**20
+"""An H100's (and H200's) L2 cache: the `l2-bytes` that `mlc-lower-to-gpu{l2-group-tiles=G}` passes."""
+
+STORES = frozenset({"memref.store", "vector.store"})
+"""The ops whose second operand is the memref they write (a kernel argument they write is an output)."""
+
+
+def _memref_bytes(value: SSAValue) -> int:
+    """The bytes of a statically shaped memref value (0 for anything else)."""
+    kind = value.type
+    if not isinstance(kind, MemRefType) or any(size < 0 for size in kind.get_shape()):
+        return 0
+    count = 1
+    for size in kind.get_shape():
+        count *= size
+    return count * ((kind.get_element_type().bitwidth + 7) // 8)  # type: ignore[union-attr]
+
+
+def largest_read_operand(kernel: loop.KernelOp) -> int:
+    """The bytes of the kernel's largest memref argument that it reads and never stores to."""
+    read = [
+        argument
+        for argument in kernel.body.block.args
+        if not any(use.operation.name in STORES and use.index == 1 for use in argument.uses)
+    ]
+    return max((_memref_bytes(argument) for argument in read), default=0)
+
+
+def pays_beyond_l2(kernel: loop.KernelOp, l2_bytes: int) -> bool:
+    """The per-kernel decision (module docstring, When): tensor-core products reading more than L2."""
+    products = any(isinstance(op, loop.WgmmaOp | loop.MmaSyncOp) for op in kernel.walk())
+    return products and largest_read_operand(kernel) > l2_bytes
 
 
 def block_loops(kernel: loop.KernelOp) -> tuple[loop.ParallelOp, loop.ParallelOp] | None:
@@ -109,9 +153,14 @@ class LoopGroupTiles(ModulePass):
 
     group: int = 8
     """How many row blocks (block.x) a group walks down every column block (block.y)."""
+    l2_bytes: int = 0
+    """0: every 2-D grid; N > 0: only tensor-core kernels that read a memref of more than N bytes."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.group < 1:
             raise PassFailure(op, f"loop-group-tiles needs group >= 1, got {self.group}")
+        if self.l2_bytes < 0:
+            raise PassFailure(op, f"loop-group-tiles needs l2-bytes >= 0 (0: every grid), got {self.l2_bytes}")
         for kernel in [k for k in op.walk() if isinstance(k, loop.KernelOp)]:
-            group_tiles(kernel, self.group)
+            if self.l2_bytes == 0 or pays_beyond_l2(kernel, self.l2_bytes):
+                group_tiles(kernel, self.group)

@@ -42,9 +42,14 @@ warp roles too (the consumers of a warp-specialized kernel, in divergent control
 
 Beside a lockstep pipeline (cp.async or plain TMA) the pass is correct, but measured with whole
 bands (3 stages, which prefetch one K step ahead there) it was 1.5x slower on an H100, so
-`mlc-lower-to-gpu` offers `stage-epilogue=true` with `warp-specialize=true` only.
+`mlc-lower-to-gpu` offers `stage-epilogue=true` with `warp-specialize=true` only, and the pass
+leaves alone a kernel whose products could not stay in flight across K steps
+(`async_pipeline.products_stay_in_flight`: an f32 accumulator that the epilogue computes with),
+which warp specialization does not take either (TF32 4096^3 staged beside cp.async: 0.52x
+cuBLAS, 0.78x without the staging; BENCHMARKS.md, wg12).
 
-Preconditions (else the kernel is left alone): a 16-bit or 32-bit output whose columns N are a
+Preconditions (else the kernel is left alone): the K loop's accumulators only stored or rounded to
+16 bits after it (the products stay in flight), a 16-bit or 32-bit output whose columns N are a
 multiple of C, W a multiple of C and 16 * W / C of 32; the first store's indices defined at the
 thread loop body's top level or above; no other store into the output. Limits: batched
 (rank-3) outputs keep their fragment stores; TMA stores of the staged tile (what the hand-built
@@ -65,7 +70,7 @@ from xdsl.rewriter import Rewriter
 from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.transforms.analysis.shared_memory_promotion import WGMMA_SHARED_MEMORY_BYTES, shared_bytes
-from mlc.transforms.lowering.async_pipeline import emitter_before
+from mlc.transforms.lowering.async_pipeline import emitter_before, products_stay_in_flight
 from mlc.transforms.lowering.chunk_access import Emitter, emit_if
 
 BAND_ROWS = 16
@@ -140,6 +145,8 @@ def find_epilogue(kernel: loop.KernelOp) -> Epilogue | None:
     if shape[1] % chunk or width % chunk or (BAND_ROWS * width // chunk) % WARP:
         return None
     last_loop = loops[-1]
+    if not all(products_stay_in_flight(result) for result in last_loop.results):
+        return None  # the products would wait in each K step: a lockstep pipeline (module docstring)
     for store in stores:
         value_type = store.vector.type
         top = _top_level(store, body)

@@ -183,7 +183,7 @@ def overlap_products(scope: scf.ForOp) -> None:
     positions = [p for p, value in enumerate(terminator.arguments) if any(value.owner is wait for wait in waits)]
     if not waits or len(positions) != sum(len(wait.d) for wait in waits):
         return  # an accumulator is used in the body after its wait: keep waiting for it there
-    if not all(_only_stored(scope.results[p]) or _rounded_to_16_bits(scope.results[p]) for p in positions):
+    if not all(products_stay_in_flight(scope.results[p]) for p in positions):
         return
     for wait in waits:
         relaxed = loop.WgmmaWaitOp(1, list(wait.accumulators))
@@ -217,6 +217,13 @@ register, which LLVM emits for an `arith.truncf` whose result is not stored as a
 every read after the loop's `wgmma.wait_group 0`; the same epilogue with each two accumulators
 rounded together (`cvt.rn.f16x2.f32`, what a plain store gets) is not serialized (ptxas 13.0,
 sm_90a: 4096^3 with relu and exp, the fp16 MLP's kernels in f16 and bf16)."""
+
+
+def products_stay_in_flight(value: SSAValue) -> bool:
+    """Whether `overlap_products` may leave the products of a K loop's accumulator `value` (one of
+    the loop's results) in flight across K steps: it is only stored (`STORING_OPS`) or only rounded
+    to 16 bits (`PACKED_ROUNDING`)."""
+    return _only_stored(value) or _rounded_to_16_bits(value)
 
 
 def _rounded_to_16_bits(value: SSAValue) -> bool:

@@ -55,11 +55,16 @@ which convert-vector-to-llvm turns into a prefetch of the line that far ahead (p
 output: its read-for-ownership starts before the store waits on it); the re-reads prefetch
 nothing (the first loop already fetched the next rows' lines). Elementwise kernels (gelu10) and,
 since cpu11, kernels with reductions: a layer norm of 4096x1024 on two dev-machine threads 0.80
--> 0.66 ms, a softmax of 64x65536 1.10 -> 0.97 ms, of 1024x1024 0.275 -> 0.235 ms.
+-> 0.66 ms, a softmax of 64x65536 1.10 -> 0.97 ms, of 1024x1024 0.275 -> 0.235 ms. The loads'
+and the stores' distances are separate options (`PrefetchDistances`). On the 16-CPU host (cpu13)
+no distance (0, 256, 1024, 4096, 8192 bytes, loads or stores alone) changed which placements of
+the arrays were slow; on 4 KiB pages the prefetches a page ahead take the one-thread tanh chain
+from 4.74 to 3.57 ms (huge pages: 2.80 and 2.77).
 
 Recorded on the loop kernel: `mlc.cpu_vector_width = W`, `mlc.cpu_accumulators = U` and, where
-nonzero, `mlc.cpu_prefetch_bytes`; the same attributes on the tile kernel override the pass's
-choice for it.
+nonzero, `mlc.cpu_prefetch_bytes` (the loads' distance) and `mlc.cpu_store_prefetch_bytes` (the
+stores'; both the pass's `PrefetchDistances`); the same attributes on the tile kernel override the
+pass's choice for it (`mlc.cpu_prefetch_bytes` alone sets both distances).
 
 Alignment: as `matmul_cpu.py` (vector accesses of parameters state at most 16 bytes).
 Limits (`row_kernel_refusal` names the first that applies; such kernels are left for
@@ -102,6 +107,17 @@ STREAMING_PREFETCH_BYTES = 4096
 see Prefetch in the module docstring): each row is read from and written to memory once, and a prefetchw of the output line
 a page ahead starts its read-for-ownership before the store waits on it (a 4096x1024 exact GELU
 on one dev-machine thread: 1.15-1.19 ms against 1.21-1.31 without, where -x takes 1.15-1.19)."""
+
+
+@dataclass(frozen=True)
+class PrefetchDistances:
+    """How far ahead (bytes) a row kernel's streaming loads and its stores prefetch (0: no
+    prefetch); the pass's options, which a tile kernel's `mlc.cpu_prefetch_bytes` /
+    `mlc.cpu_store_prefetch_bytes` override."""
+
+    loads: int = STREAMING_PREFETCH_BYTES
+    stores: int = STREAMING_PREFETCH_BYTES
+
 
 IDENTITIES: dict[type[Operation], float] = {
     arith.AddfOp: -0.0,
@@ -267,7 +283,9 @@ class CpuVectorLowering(TileKernelLowering):
 
     width: int
     prefetch_bytes: int = 0
-    """`mlc.cpu_prefetch_bytes` of the kernel's streaming accesses (0: none; row kernels set it)."""
+    """`mlc.cpu_prefetch_bytes` of the kernel's streaming loads (0: none; row kernels set it)."""
+    store_prefetch_bytes: int = 0
+    """`mlc.cpu_store_prefetch_bytes`: the prefetch distance of its whole-chunk stores (0: none)."""
 
     def require_alignment(self, memref_value: SSAValue, alignment: int) -> None:
         super().require_alignment(memref_value, min(alignment, ASSUMED_ALIGNMENT))
@@ -289,13 +307,18 @@ class CpuVectorLowering(TileKernelLowering):
 
     def _prefetch_streams(self, block: Block, skipped: set[SSAValue]) -> None:
         """Mark the column loop's vector stores and its loads of operands not in `skipped` (not
-        scratch rows) with the prefetch distance, for convert-vector-to-llvm."""
+        scratch rows) with their prefetch distance (`mlc.cpu_prefetch_bytes`, the loads' or the
+        stores'; none where it is 0), for convert-vector-to-llvm."""
         scratch = set(self.scratch.values())
         for access in block.walk():
-            if isinstance(access, vector.LoadOp | vector.StoreOp) and access.base not in scratch:
-                if isinstance(access, vector.LoadOp) and access.base in skipped:
-                    continue
-                attributes.CPU_PREFETCH_BYTES.write(access, IntegerAttr(self.prefetch_bytes, i64))
+            if isinstance(access, vector.LoadOp) and access.base not in scratch and access.base not in skipped:
+                distance = self.prefetch_bytes
+            elif isinstance(access, vector.StoreOp) and access.base not in scratch:
+                distance = self.store_prefetch_bytes
+            else:
+                continue
+            if distance:
+                attributes.CPU_PREFETCH_BYTES.write(access, IntegerAttr(distance, i64))
 
     def _reduce(self, op: tile.ReduceOp) -> None:
         raise NotImplementedError
@@ -310,13 +333,15 @@ class CpuVectorLowering(TileKernelLowering):
         attributes.CPU_ACCUMULATORS.write(result, IntegerAttr(accumulators, i64))
         if self.prefetch_bytes:
             attributes.CPU_PREFETCH_BYTES.write(result, IntegerAttr(self.prefetch_bytes, i64))
+        if self.store_prefetch_bytes:
+            attributes.CPU_STORE_PREFETCH_BYTES.write(result, IntegerAttr(self.store_prefetch_bytes, i64))
         return result
 
 
 class RowKernelLowering(CpuVectorLowering):
     """Lowers one row kernel (see the module docstring)."""
 
-    def __init__(self, kernel: tile.KernelOp, width: int, accumulators: int):
+    def __init__(self, kernel: tile.KernelOp, width: int, accumulators: int, prefetch: PrefetchDistances | None = None):
         super().__init__(kernel, width * 4)
         self.full_shape: tuple[int, ...] = row_shape(kernel)  # type: ignore[assignment]
         rows, columns = self.full_shape if len(self.full_shape) == 2 else (1, *self.full_shape)
@@ -336,8 +361,13 @@ class RowKernelLowering(CpuVectorLowering):
         self.scratch: dict[SSAValue, SSAValue] = {}
         self.stored: set[SSAValue] = set()
         self.saving: set[SSAValue] = set()
-        override = attributes.CPU_PREFETCH_BYTES.read(kernel)
-        self.prefetch_bytes = override.value.data if isinstance(override, IntegerAttr) else STREAMING_PREFETCH_BYTES
+        prefetch = prefetch or PrefetchDistances()
+        loads = attributes.CPU_PREFETCH_BYTES.read(kernel)
+        stores = attributes.CPU_STORE_PREFETCH_BYTES.read(kernel)
+        self.prefetch_bytes = loads.value.data if isinstance(loads, IntegerAttr) else prefetch.loads
+        # A tile kernel's `mlc.cpu_prefetch_bytes` alone sets its stores' distance too.
+        stores = stores if isinstance(stores, IntegerAttr) else loads
+        self.store_prefetch_bytes = stores.value.data if isinstance(stores, IntegerAttr) else prefetch.stores
         self.streamed: set[SSAValue] = set()
         """The operands that an earlier column loop of the row read (their lines are in L1/L2)."""
         self.shared_rows = _shared_rows(kernel, rows)
@@ -501,7 +531,7 @@ class RowKernelLowering(CpuVectorLowering):
         block.args[0].name_hint = "column"
         emitter = Emitter(block)
         emitter.builder.insert(scf.YieldOp(*body(emitter, block.args[0], list(block.args[1:]))))
-        if self.prefetch_bytes and step > 1:
+        if (self.prefetch_bytes or self.store_prefetch_bytes) and step > 1:
             self._prefetch_streams(block, self.streamed | {self.values[v] for v in self.shared_rows})
         self.streamed |= {access.base for access in block.walk() if isinstance(access, vector.LoadOp)}
         row = self.row_emitter
@@ -583,5 +613,7 @@ class RowKernelLowering(CpuVectorLowering):
         self.stored |= self.saving
 
 
-def lower_cpu_row_kernel(kernel: tile.KernelOp, width: int, accumulators: int = DEFAULT_ACCUMULATORS) -> loop.KernelOp:
-    return RowKernelLowering(kernel, width, accumulators).lower()
+def lower_cpu_row_kernel(
+    kernel: tile.KernelOp, width: int, accumulators: int = DEFAULT_ACCUMULATORS, prefetch: PrefetchDistances | None = None
+) -> loop.KernelOp:
+    return RowKernelLowering(kernel, width, accumulators, prefetch).lower()

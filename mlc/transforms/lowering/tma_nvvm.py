@@ -42,6 +42,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
+from mlc.dialects.element_types import byte_width
 from mlc.dialects.llvm_extra import AddrSpaceCastOp
 from mlc.dialects.loop import ops as loop
 from mlc.transforms.analysis.affine_index import constant_index
@@ -130,9 +131,9 @@ class _TmaLowering:
         copies: list[tuple[list[Operation], SSAValue, int]] = []  # (ops, destination, column offset)
         if swizzle:
             rows, columns = box[-2:]
-            block = SWIZZLE_ROW_BYTES // 2
+            block = SWIZZLE_ROW_BYTES // byte_width(destination_type.element_type)
             if len(box) != 2 or rows % 8 or columns % block or not all(constant_index(index) == 0 for index in list(op.destination_indices)[-2:]):
-                raise PassFailure(op, "a bulk copy into a swizzled buffer copies whole R x C matrices (8k rows, 64m columns of 16-bit elements) from row 0, column 0")
+                raise PassFailure(op, f"a bulk copy into a swizzled buffer copies whole R x C matrices (8k rows, {block}m columns of {destination_type.element_type}) from row 0, column 0")
             box = (rows, block)
             outer = list(op.destination_indices)[:-2]
             for column in range(0, columns, block):

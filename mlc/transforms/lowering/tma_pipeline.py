@@ -161,14 +161,15 @@ def issue_counter(issue: scf.IfOp) -> SSAValue:
     return comparison.lhs
 
 
-TMA_ELEMENT_BYTES = 2
-"""The element size of the operands the TMA pipeline copies (f16, bf16: wgmma's swizzled stages)."""
+TMA_ELEMENT_BYTES = (2, 4)
+"""The element sizes of the operands the TMA pipeline copies: f16 and bf16, and f32 (the operands of
+TF32 warpgroup products), each in wgmma's 128-byte-swizzled stages."""
 
 
 def bulk_copies_possible(kernel: loop.KernelOp, source: SSAValue, extents: Sequence[int], scope: Operation, thread_loop: loop.ParallelOp) -> bool:
     """Whether `kernel` asks for TMA (`mlc.tma`) and the box `extents` of `source`, copied per
     iteration of `scope`, can be one bulk tensor copy: `scope` a loop directly in the thread
-    loop's body, `source` a kernel argument of 16-bit elements with rows of a multiple of 16
+    loop's body, `source` a kernel argument of 16-bit or f32 elements with rows of a multiple of 16
     bytes (a tensor map's strides), a matrix (a batched operand keeps cp.async), the box 1 to 256
     elements per dimension."""
     source_type = source.type
@@ -179,8 +180,8 @@ def bulk_copies_possible(kernel: loop.KernelOp, source: SSAValue, extents: Seque
         and isinstance(source, BlockArgument)
         and isinstance(source_type, MemRefType)
         and source_type.has_static_shape()
-        and byte_width(source_type.element_type) == TMA_ELEMENT_BYTES
-        and source_type.get_shape()[-1] * TMA_ELEMENT_BYTES % 16 == 0
+        and byte_width(source_type.element_type) in TMA_ELEMENT_BYTES
+        and source_type.get_shape()[-1] * byte_width(source_type.element_type) % 16 == 0
         and len(extents) == source_type.get_num_dims() == 2
         and all(0 < extent <= loop.TMA_BOX_LIMIT for extent in extents)
     )

@@ -14,6 +14,11 @@
 // RUN: filecheck %s --check-prefix=GPU < %t.gpu.mlir
 // RUN: filecheck %s --check-prefix=NVVM < %t.nvvm.mlir
 // RUN: %if ptxas %{ ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
+// RUN: mlc-opt %s -p 'mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true stage-epilogue=true}' | tee %t.default.mlir \
+// RUN:   | mlc-translate --mlir-to-ptx --arch sm_90 > %t.default.ptx
+// RUN: filecheck %s --check-prefix=DEFAULT < %t.default.mlir
+// RUN: filecheck %s --check-prefix=DEFAULT-PTX < %t.default.ptx
+// RUN: %if ptxas %{ ptxas -arch=sm_90a %t.default.ptx -o %t.default.cubin %}
 
 // The row-major B: a transpose kernel writes it N x K, the product reads that K-major with the
 // bias and relu fused; TF32 wgmma blocks have a K step of 32 f32 (one 128-byte swizzle row).
@@ -46,6 +51,30 @@
 // PTX-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
 // PTX:        .visible .entry linear_0_transpose_matmul(
 // PTX:        wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
+
+// mlc.compile's sm_90 default: the f32 operands arrive by bulk tensor copies, boxes of 32 f32 (one
+// 128-byte swizzle row) of A and of B's N x K rows (the transpose kernel's output, 512 x 192).
+// The bias and relu compute on the f32 accumulators, so the products wait in each K step: a
+// lockstep TMA pipeline of 4 stages, fragment stores. The linear's products stay in flight: a
+// producer warpgroup (256 threads), its tile stored through shared memory.
+// DEFAULT:      llvm.func @row_major_1_transpose_matmul_add_relu
+// DEFAULT-NOT:    mlc.staged_epilogue
+// DEFAULT-SAME:   mlc.pipeline_stages = 4 : i64, mlc.tma,
+// DEFAULT-NOT:    mlc.staged_epilogue
+// DEFAULT-SAME:   nvvm.maxntid = array<i32: 128, 1, 1>, mlc.tensor_map_views = [array<i64: 256, 192>, array<i64: 512, 192>], mlc.tensor_maps = [array<i64: 0, 128, 64, 32>, array<i64: 1, 128, 128, 32>]
+// DEFAULT:      llvm.func @linear_0_transpose_matmul
+// DEFAULT-SAME:   mlc.staged_epilogue = array<i64: 16, 128, 132>, mlc.tma
+// DEFAULT-SAME:   nvvm.maxntid = array<i32: 256, 1, 1>
+// DEFAULT-SAME:   mlc.tensor_maps = [array<i64: 0, 128, 64, 32>, array<i64: 1, 128, 128, 32>]
+// DEFAULT:        setmaxnreg.dec.sync.aligned.u32
+// DEFAULT:        llvm.nvvm.cp.async.bulk.tensor.g2s.tile.2d
+// DEFAULT-PTX:  .visible .entry row_major_1_transpose_matmul_add_relu(
+// DEFAULT-PTX:    cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// DEFAULT-PTX:    wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
+// DEFAULT-PTX:  .visible .entry linear_0_transpose_matmul(
+// DEFAULT-PTX:    cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// DEFAULT-PTX:    wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
+// DEFAULT-PTX:    st.global.v4.b32
 
 func.func @row_major(%a: tensor<256x192xf32>, %b: tensor<192x512xf32>, %bias: tensor<512xf32>) -> tensor<256x512xf32> {
   %p = graph.matmul %a, %b {precision = "tf32"} : (tensor<256x192xf32>, tensor<192x512xf32>) -> tensor<256x512xf32>

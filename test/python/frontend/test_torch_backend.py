@@ -278,3 +278,22 @@ def test_the_backend_runs_on_pytorchs_current_stream():
             result = compiled(x)
         side.synchronize()
     assert_within_bounds(_reference_module(model.cpu(), [values.cpu()]), [values.cpu()], [result.cpu()])
+
+
+@pytest.mark.gpu
+def test_auto_attention_keeps_a_short_sequence_layer_in_mlc_on_cuda():
+    """attention='auto' on CUDA: a layer of 64 tokens (one head of 64, f32: PyTorch's fused
+    memory-efficient kernel) whose attention costs less in mlc's chain kernel than a split around
+    it: that node runs in mlc, explain says why, and nothing but the hoisted parameter work is
+    left to PyTorch; the result is within the bound derived from the layer's graph."""
+    if not torch.cuda.is_available() or "cuda" not in mlc.available_devices():
+        pytest.skip("needs a CUDA device")
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(64, 1, 128, dropout=0.0, batch_first=True).eval()
+    x = _randn(1, 64, 64)
+    with torch.no_grad():
+        explanation = explain(layer.cuda(), [x.cuda()])
+    fused = [r for r in explanation.records if "_scaled_dot_product" in r.op]
+    assert fused and all(r.ran_in == "mlc" and "mlc's chain kernel" in (r.note or "") for r in fused), str(explanation)
+    assert all(r.reason.startswith("computed from parameters") for r in explanation.in_pytorch), str(explanation)
+    assert_within_bounds(_reference_module(layer.cpu(), [x]), [x], [explanation.outputs.cpu()])

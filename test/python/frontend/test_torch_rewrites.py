@@ -52,6 +52,27 @@ def test_parameter_work_is_hoisted_and_redone_only_when_a_parameter_changes():
     assert work.computations == 3
 
 
+def test_parameter_work_hands_main_aliases_that_follow_the_parameters():
+    # The parameters reach the graph as detached aliases made once (no detach per call), and an
+    # in-place write or a new `.data` behind the same Parameter object is still what main reads.
+    x, w, b = _randn(3, 4), torch.nn.Parameter(_randn(5, 4, seed=1)), torch.nn.Parameter(_randn(5, seed=2))
+    gm = make_fx(linear_relu, tracing_mode="fake")(x, w.detach(), b.detach())
+    hoisted = hoist_parameter_work(gm, {1, 2})
+    assert hoisted is not None
+    grads: list[bool] = []
+
+    def main(*arguments: torch.Tensor) -> torch.Tensor:
+        grads.extend(a.requires_grad for a in arguments)
+        return gm(*arguments)
+
+    work = ParameterWork(hoisted.prefix, main, [1, 2])
+    with torch.no_grad():
+        for change in (lambda: None, lambda: b.add_(1.0), lambda: setattr(b, "data", _randn(5, seed=3))):
+            change()
+            torch.testing.assert_close(work(x, w, b), linear_relu(x, w, b))
+    assert not any(grads) and work.computations == 3
+
+
 def test_nothing_is_hoisted_from_a_graph_without_parameter_work():
     x, w = _randn(3, 4), _randn(4, 5, seed=1)
     gm = make_fx(lambda x, w: torch.relu(x @ w), tracing_mode="fake")(x, w)
@@ -124,23 +145,43 @@ def test_the_backends_attention_option_is_checked():
         mlc_backend(gm, [_randn(2)], attention="flash")
 
 
-def _attention_layer(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    q, k, v = torch.addmm(torch.zeros(3 * x.shape[-1]), x, w).chunk(3, dim=-1)
-    heads = [t.reshape(x.shape[0], 2, -1).transpose(0, 1) for t in (q, k, v)]
-    return torch.nn.functional.scaled_dot_product_attention(*heads)
+def _fused_attention_graph(batch_heads: int, tokens: int, head_dim: int) -> torch.fx.GraphModule:
+    """A graph of one cuDNN attention node (its fake values alone: traced on the CPU's meta device)."""
+
+    def cudnn_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return aten._scaled_dot_product_cudnn_attention.default(q, k, v, None, False, 0.0, False, False)[0]
+
+    shape = (batch_heads // 16, 16, tokens, head_dim)
+    return make_fx(cudnn_attention, tracing_mode="fake")(*(torch.empty(shape, dtype=torch.float16, device="meta") for _ in range(3)))
 
 
-@pytest.mark.parametrize("tokens", [8, 16384])
-def test_auto_attention_stays_in_pytorch_only_for_device_bound_graphs(tokens: int):
-    """attention='auto': the graph's product FLOPs (the projection 2*T*E*3E, the attention
-    4*heads*T*T*d) decide whether PyTorch runs its fused attention on CUDA."""
-    from mlc.frontend.torch.backend import HOST_BOUND_FLOPS, _attention_in_pytorch, product_flops
+@pytest.mark.parametrize(
+    ("batch_heads", "tokens", "head_dim", "wgmma", "in_pytorch"),
+    [
+        (16, 512, 64, True, False),  # TransformerEncoderLayer at batch 1: host-bound, one partition
+        (128, 512, 64, True, False),  # batch 8: the chain's ~12 us extra < the split's ~70 us
+        (128, 512, 64, False, False),
+        (64, 4096, 64, True, True),  # 64 x 4096 tokens: the chain ~370 us slower, the split ~200 us
+        (64, 2048, 128, False, True),  # d 128 on mma.sync: 2.2x the fused kernel
+        (64, 1024, 128, True, False),
+        (64, 4096, 32, True, True),  # d 32 is not a warpgroup block: the mma.sync chain's 1.6x
+    ],
+)
+def test_auto_attention_weighs_the_chains_extra_time_against_a_split(batch_heads, tokens, head_dim, wgmma, in_pytorch):
+    """attention='auto': mlc takes a fused attention unless its chain kernel's estimated extra
+    time (FLOPs 4*BH*S*S*d at the fused kernel's rate, times the slowdown - 1) exceeds the cost of
+    a split (q, k, v and the output through HBM SPLIT_PASSES more times, plus the host's share)."""
+    from mlc.frontend.torch import attention_choice as rule
+    from mlc.frontend.torch.backend import attention_placements
 
-    width = 128
-    gm = make_fx(_attention_layer, tracing_mode="fake", pre_dispatch=False)(torch.empty(tokens, width), torch.empty(width, 3 * width))
-    projection = 2 * tokens * width * 3 * width
-    assert product_flops(gm) >= projection
-    assert _attention_in_pytorch(gm, "cuda", "auto") == (product_flops(gm) > HOST_BOUND_FLOPS)
-    assert _attention_in_pytorch(gm, "cuda", "auto") == (tokens == 16384)
-    assert not _attention_in_pytorch(gm, "cpu", "pytorch") and _attention_in_pytorch(gm, "cuda", "pytorch")
-    assert not _attention_in_pytorch(gm, "cuda", "mlc")
+    gm = _fused_attention_graph(batch_heads, tokens, head_dim)
+    (node, choice), = attention_placements(gm, "cuda", "auto", wgmma=wgmma).items()
+    flops = 4.0 * batch_heads * tokens * tokens * head_dim
+    slowdown = (rule.WGMMA_SLOWDOWN if wgmma and head_dim >= 64 else rule.MMA_SYNC_SLOWDOWN)[max(head_dim, 64)]
+    assert choice.chain_extra_s == pytest.approx(flops / rule.FUSED_ATTENTION_RATE * (slowdown - 1))
+    boundary = 4 * batch_heads * tokens * head_dim * 2
+    assert choice.split_s == pytest.approx(rule.SPLIT_PASSES * boundary / rule.HBM_BANDWIDTH + rule.SPLIT_HOST_S)
+    assert choice.in_pytorch == in_pytorch == (choice.chain_extra_s > choice.split_s)
+    assert ("PyTorch's fused attention kernel" in choice.why()) == in_pytorch
+    assert attention_placements(gm, "cuda", "mlc") == {node: None} == attention_placements(gm, "cpu", "auto")
+    assert attention_placements(gm, "cuda", "pytorch") == {node: None}

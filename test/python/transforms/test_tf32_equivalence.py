@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from programs import assert_perturbation_caught, assert_within_bounds, lower, make_context, random_inputs
 
@@ -146,3 +146,27 @@ def test_tf32_wgmma_truncates_its_operands():
     assert_within_bounds(text, inputs, [result])
     (rounded,) = run(lower(text, _wgmma_tile_level(64)), "main", [x.copy() for x in inputs])
     assert not np.array_equal(result, rounded)
+
+
+HOPPER_DEFAULT_STEPS = [step.replace("loop-promote-shared", "loop-stage-epilogue,loop-promote-shared{tma=true warp-specialize=true}") for step in WGMMA_STEPS]
+"""The TF32 wgmma steps as `mlc.compile`'s sm_90 default runs them: the tile staged through shared
+memory (loop-stage-epilogue, f32 outputs), the f32 operands by bulk tensor copies (boxes of 32 f32,
+one 128-byte swizzle row) from a producer warpgroup to consumer warpgroups."""
+
+
+@settings(max_examples=1, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(
+    m=st.integers(1, 140),
+    n=st.integers(1, 20).map(lambda chunks: 4 * chunks),
+    k=st.integers(9, 25).map(lambda blocks: 4 * blocks),
+    seed=st.integers(0, 2**32 - 1),
+)
+@example(m=70, n=72, k=200, seed=3)  # 7 K steps of 32: every stage released and refilled, ragged M, N and K
+def test_tf32_wgmma_warp_specialized_bulk_copies(m: int, n: int, k: int, seed: int):
+    """Any M, N in 16-byte chunks (the staged epilogue's stores), K a multiple of 4 (16-byte rows,
+    a tensor map's strides): each step from convert-tile-to-loop on bit-identical to it, the
+    operands' boxes zero-filled past ragged N and K. No bias or relu: an f32 epilogue that computes
+    waits for each K step's products (`async_pipeline.overlap_products`), and warp specialization
+    takes only pipelines whose products stay in flight."""
+    lowered = _check_chain(program(m, n, k, False, "tf32"), "tf32", HOPPER_DEFAULT_STEPS, seed, _wgmma_tile_level(128), "loop.wgmma")
+    assert "loop.tma_load" in lowered and "mlc.warp_roles" in lowered and "mlc.staged_epilogue" in lowered

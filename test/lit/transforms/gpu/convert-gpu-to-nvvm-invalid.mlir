@@ -31,7 +31,7 @@ mlc_gpu.func @tma_into_the_middle_of_a_swizzled_matrix(%a: memref<64x64xf16>) gr
   %c8 = arith.constant 8 : index
   %bars = memref.alloca() : memref<1xi64, 3 : i64>
   %stage = memref.alloca() {mlc.swizzle = 128 : i64} : memref<128x64xf16, 3 : i64>
-  // expected-error @+1 {{a bulk copy into a swizzled buffer copies whole R x C matrices (8k rows, 64m columns of 16-bit elements) from row 0, column 0}}
+  // expected-error @+1 {{a bulk copy into a swizzled buffer copies whole R x C matrices (8k rows, 64m columns of f16) from row 0, column 0}}
   loop.tma_load %a[%c0, %c0] to %stage[%c8, %c0], %bars[%c0] : memref<64x64xf16> to memref<128x64xf16, 3 : i64>, memref<1xi64, 3 : i64>
   mlc_gpu.return
 }

@@ -444,3 +444,30 @@ mlc_gpu.func @tile_offsets(%x: memref<64xf32>, %out: memref<64xf32>) grid [4, 1,
   memref.store %w, %out[%i] : memref<64xf32>
   mlc_gpu.return
 }
+
+// -----
+
+// A tile origin from a remainder of block ids (a grouped tile order's `launch mod per_group`):
+// `arith.remui` of uniform values is uniform (xDSL declares no effects for it), so the origin is
+// a symbol that `mod 16` drops and each thread reads back only its own elements: no barrier.
+// CHECK-LABEL: mlc_gpu.func @remainder_of_block_ids
+// CHECK-NOT:     mlc_gpu.barrier
+// CHECK:         mlc_gpu.return
+mlc_gpu.func @remainder_of_block_ids(%x: memref<64xf32>, %out: memref<64xf32>) grid [4, 1, 1] block [8, 1, 1] {
+  %t = mlc_gpu.thread_id x
+  %b = mlc_gpu.block_id x
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c16 = arith.constant 16 : index
+  %s = memref.alloca() : memref<16xf32, 3>
+  %group = arith.remui %b, %c3 : index
+  %origin = arith.muli %group, %c16 : index
+  %pair = arith.muli %t, %c2 : index
+  %i = arith.addi %origin, %pair : index
+  %offset = arith.remui %i, %c16 : index
+  %v = memref.load %x[%i] : memref<64xf32>
+  memref.store %v, %s[%offset] : memref<16xf32, 3>
+  %w = memref.load %s[%offset] : memref<16xf32, 3>
+  memref.store %w, %out[%i] : memref<64xf32>
+  mlc_gpu.return
+}

@@ -1,7 +1,10 @@
 // RUN: mlc-opt %s --split-input-file -p 'convert-tile-rows-to-cpu{vector-width=8 accumulators=2},canonicalize,cse' | filecheck %s
 // RUN: not mlc-opt %s -p 'convert-tile-rows-to-cpu{accumulators=3}' 2>&1 | filecheck %s --check-prefix=OPTION
 
+// RUN: not mlc-opt %s -p 'convert-tile-rows-to-cpu{store-prefetch-bytes=-64}' 2>&1 | filecheck %s --check-prefix=PREFETCH
+
 // OPTION: accumulators must be a power of two, got 3
+// PREFETCH: store-prefetch-bytes must not be negative, got -64
 
 // A softmax of 4 rows of 64: the rows run one after another; the max and the sum each run a
 // column loop of two 8-lane accumulators (16 columns an iteration), combined pairwise and then
@@ -263,14 +266,19 @@ builtin.module {
 
 // An elementwise kernel (no reduction) streams its rows: the whole-chunk loads and stores of its
 // operands carry `mlc.cpu_prefetch_bytes` (4096 by default, recorded on the loop kernel), for
-// convert-vector-to-llvm's prefetches; the same attribute on a tile kernel overrides it (0: none).
+// convert-vector-to-llvm's prefetches; the same attribute on a tile kernel overrides it (0: none),
+// for the stores too unless `mlc.cpu_store_prefetch_bytes` gives theirs.
 // CHECK-LABEL: loop.kernel @scaled
-// CHECK-SAME:    mlc.cpu_prefetch_bytes = 4096 : i64
+// CHECK-SAME:    mlc.cpu_prefetch_bytes = 4096 : i64, mlc.cpu_store_prefetch_bytes = 4096 : i64
 // CHECK:         scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:           vector.load %x[%row, %[[C]]] {alignment = 16 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4x64xf32>, vector<8xf32>
 // CHECK:           vector.store %{{.*}}, %output0[%row, %[[C]]] {alignment = 16 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4x64xf32>, vector<8xf32>
 // CHECK-LABEL: loop.kernel @scaled_without_prefetch
 // CHECK-NOT:     mlc.cpu_prefetch_bytes = 4096
+// CHECK-LABEL: loop.kernel @scaled_stores_prefetched
+// CHECK-SAME:    mlc.cpu_store_prefetch_bytes = 1024 : i64
+// CHECK:           vector.load %x[%row, %[[C:.*]]] {alignment = 16 : i64} : memref<4x64xf32>, vector<8xf32>
+// CHECK:           vector.store %{{.*}}, %output0[%row, %[[C]]] {alignment = 16 : i64, mlc.cpu_prefetch_bytes = 1024 : i64} : memref<4x64xf32>, vector<8xf32>
 // A row that all rows share ([1, C], a bias) stays in L1: its loads prefetch nothing.
 // CHECK-LABEL: loop.kernel @biased
 // CHECK:           vector.load %x[%row, %[[C:.*]]] {alignment = 16 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4x64xf32>, vector<8xf32>
@@ -291,6 +299,18 @@ builtin.module {
     tile.return
   }
   tile.kernel @scaled_without_prefetch(%x: memref<4x64xf32>, %output0: memref<4x64xf32>) grid [1] num_warps 1 attributes {mlc.cpu_prefetch_bytes = 0 : i64} {
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %c0] : memref<4x64xf32> -> !tile.tile<4x64xf32>
+    %y = tile.map %t : !tile.tile<4x64xf32> -> !tile.tile<4x64xf32> {
+    ^bb0(%e: f32):
+      %two = arith.constant 2.0 : f32
+      %d = arith.mulf %e, %two : f32
+      tile.yield %d : f32
+    }
+    tile.store %y, %output0[%c0, %c0] : !tile.tile<4x64xf32>, memref<4x64xf32>
+    tile.return
+  }
+  tile.kernel @scaled_stores_prefetched(%x: memref<4x64xf32>, %output0: memref<4x64xf32>) grid [1] num_warps 1 attributes {mlc.cpu_prefetch_bytes = 0 : i64, mlc.cpu_store_prefetch_bytes = 1024 : i64} {
     %c0 = arith.constant 0 : index
     %t = tile.load %x[%c0, %c0] : memref<4x64xf32> -> !tile.tile<4x64xf32>
     %y = tile.map %t : !tile.tile<4x64xf32> -> !tile.tile<4x64xf32> {

@@ -7,7 +7,8 @@ before loop-promote-shared, cp.async or TMA staging) through gpu-insert-barriers
 the same inputs: bit-identical results, no race reported (the staging's fragment writes and chunk
 reads are other lanes of the same warp: the pass's `loop.warp_sync` must order them, also inside
 the consumers' branch of a warp-specialized kernel). The preconditions' other
-side: N not a multiple of 8 leaves the kernel alone.
+side: N not a multiple of 8 leaves the kernel alone, and so do f32 accumulators that the
+epilogue computes with (TF32 + bias + relu).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_tensor_core_equivalence import _check_chain, program
+from test_tf32_equivalence import _wgmma_tile_level as _tf32_tile_level
+from test_tf32_equivalence import program as tf32_program
 from test_wgmma_equivalence import RAGGED_STAGED_SHAPES, STEPS, _tile_level
 
 from mlc.dialects.attributes import EPILOGUE_STAGING, STAGED_EPILOGUE
@@ -74,3 +77,25 @@ def test_a_128x256_tile_stages_half_bands_beside_four_stages():
 def test_columns_not_in_whole_chunks_keep_the_fragment_stores(n: int):
     module = lower(str(lower(program(70, n, 72, True), _tile_level(64))), "convert-tile-to-loop{tensor-cores=true wgmma=true},loop-stage-epilogue")
     assert not any(STAGED_EPILOGUE.read(op) is not None or EPILOGUE_STAGING.read(op) is not None for op in module.walk())
+
+
+@pytest.mark.parametrize("epilogue", [False, True])
+def test_f32_accumulators_computed_with_keep_the_fragment_stores(epilogue: bool):
+    """A TF32 product (f32 output) is staged where only stored; with a bias and a relu computed on
+    its f32 accumulators its products wait in each K step (`products_stay_in_flight`: a lockstep
+    pipeline, which warp specialization does not take), and the pass leaves it alone."""
+    text = tf32_program(70, 72, 200, epilogue, "tf32")
+    module = lower(str(lower(text, _tf32_tile_level(128))), "convert-tile-to-loop{tensor-cores=true wgmma=true},loop-stage-epilogue")
+    assert "loop.wgmma" in str(module)
+    staged = any(STAGED_EPILOGUE.read(op) is not None for op in module.walk())
+    assert staged is not epilogue
+
+
+def test_staged_epilogue_in_grouped_tile_order_is_exact():
+    """With loop-group-tiles besides (`group-tiles=G`): the band origins are a grouped order's
+    row and column blocks, computed from the block ids with `remui`, which the barrier pass must
+    know uniform (else the staging's indices are unknown per thread and every fragment store a
+    WAW hazard across warps); 3 x 2 blocks of 64 rows in groups of 2, ragged M and N, bit-identical."""
+    steps = [step.replace("convert-loop-to-gpu", "loop-group-tiles{group=2},convert-loop-to-gpu") for step in WARP_SPECIALIZED_STAGED_STEPS]
+    assert any("loop-group-tiles" in step for step in steps)
+    _check_chain(program(130, 72, 136, True), "f16", steps, 8, tile_level=_tile_level(64), path="loop.wgmma")

@@ -7,7 +7,8 @@ lowered to the tile level for the CPU, the pass is applied, and the loop-level i
 results must lie within `error_bounds.result_bounds` of the graph interpreter's (the pass sums in
 another order than the tile interpreter, which the bounds allow for: any f32 summation order).
 Elementwise kernels (no reduction) are drawn too (`programs.elementwise_programs`).
-Maxima and minima do not depend on the order: there the loop kernel must give the tile
+The elementwise draws also draw the loads' and the stores' prefetch distances (options), which must
+reach exactly the accesses they are for and change no result. Maxima and minima do not depend on the order: there the loop kernel must give the tile
 interpreter's bits. Fixed cases check that the kernels of the benchmarks (softmax, layer norm,
 ragged rows whose chunks need masks) are the ones lowered.
 """
@@ -19,6 +20,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from xdsl.dialects import scf, vector
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+
+from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.interpreter import run
 from programs import assert_equivalent, assert_within_bounds, elementwise_programs, lower, random_inputs, reduction_programs
@@ -33,13 +38,19 @@ def _lowered_row_kernels(module) -> int:
     return sum(1 for op in module.walk() if isinstance(op, loop.KernelOp) and "mlc.cpu_vector_width" in op.attributes)
 
 
-def _check(program: str, width: int, accumulators: int, seed: int) -> int:
-    """Runs the pass on `program`'s tile kernels and checks the results; returns how many kernels
-    it lowered."""
-    after = lower(program, f"{TO_TILE},{ROWS.format(width=width, accumulators=accumulators)}")
+def _checked(program: str, width: int, accumulators: int, seed: int, options: str = "") -> ModuleOp:
+    """Runs the pass (with `options` besides W and U) on `program`'s tile kernels, checks the
+    results and returns the lowered module."""
+    rows = ROWS.format(width=width, accumulators=accumulators)
+    after = lower(program, f"{TO_TILE},{rows[:-1]} {options}}}" if options else f"{TO_TILE},{rows}")
     inputs = random_inputs(program, seed)
     assert_within_bounds(program, inputs, run(after, "main", [x.copy() for x in inputs]))
-    return _lowered_row_kernels(after)
+    return after
+
+
+def _check(program: str, width: int, accumulators: int, seed: int) -> int:
+    """`_checked`; returns how many kernels the pass lowered."""
+    return _lowered_row_kernels(_checked(program, width, accumulators, seed))
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -53,14 +64,30 @@ def test_row_kernels_stay_within_the_error_bounds(program: str, width: int, accu
     _check(program, width, accumulators, seed)
 
 
+def _prefetch_distances(module, access_type: type) -> set[int]:
+    """The `mlc.cpu_prefetch_bytes` of the module's vector accesses of `access_type`."""
+    found = (attributes.CPU_PREFETCH_BYTES.read(op) for op in module.walk() if isinstance(op, access_type))
+    return {distance.value.data for distance in found if distance is not None}
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
     program=elementwise_programs(max_ops=5).filter(lambda text: "f16" not in text and "i32" not in text),
     width=WIDTHS,
     seed=st.integers(0, 2**32 - 1),
+    loads=st.sampled_from((0, 64, 4096)),
+    stores=st.sampled_from((0, 1024, 4096)),
 )
-def test_elementwise_kernels_stay_within_the_error_bounds(program: str, width: int, seed: int):
-    _check(program, width, 1, seed)
+def test_elementwise_kernels_stay_within_the_error_bounds(program: str, width: int, seed: int, loads: int, stores: int):
+    after = _checked(program, width, 1, seed, f"prefetch-bytes={loads} store-prefetch-bytes={stores}")
+    assert _prefetch_distances(after, vector.LoadOp) <= ({loads} if loads else set())
+    assert _prefetch_distances(after, vector.StoreOp) <= ({stores} if stores else set())
+    for kernel in (op for op in after.walk() if isinstance(op, loop.KernelOp) and "mlc.cpu_vector_width" in op.attributes):
+        lanes = kernel.attributes["mlc.cpu_vector_width"].value.data
+        for store in (op for op in kernel.walk() if isinstance(op, vector.StoreOp)):
+            if lanes > 1 and store.vector.type.get_shape() == (lanes,) and isinstance(store.parent_op(), scf.ForOp):
+                # a column loop's whole-chunk store: prefetched, or not at 0
+                assert attributes.CPU_PREFETCH_BYTES.read(store) == (IntegerAttr(stores, i64) if stores else None)
 
 
 def _extremum(kind: str, rows: int, columns: int) -> str:
