@@ -477,7 +477,11 @@ class ResultBlocks:
         except IndexError:
             array = allocate()
             block = (array, dict(array.__array_interface__))  # type: ignore[attr-defined]
-        return np.asarray(_Lease(block, shelf))
+        # The array interface spells extension dtypes (ml_dtypes' bfloat16) as raw bytes ("V2"):
+        # view the memory as the allocated array's dtype again.
+        array = np.asarray(_Lease(block, shelf))
+        dtype = block[0].dtype  # type: ignore[attr-defined]
+        return array if array.dtype == dtype else array.view(dtype)
 
     def kept(self) -> int:
         """The blocks on the shelves now (for the tests)."""

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import torch
 
 from mlc.frontend.torch.emitter import fake_value, target_name
+from mlc.targets import WGMMA_CHAIN_EXTENT
 
 FUSED_ATTENTION_RATE = 334e12
 """FLOP/s of PyTorch's fused attention (cuDNN's sm_90 kernel: 8.6 GFLOP in 25.7 µs, H100)."""
@@ -95,9 +96,7 @@ def boundary_bytes(node: torch.fx.Node) -> int:
 def slowdown(head_dim: int, wgmma: bool) -> float:
     """The chain kernel's time over the fused kernel's at this head dim (see the module docstring):
     on a wgmma device, head dims whose power of two the warpgroup blocks do not take (below 64,
-    above 256: `gemm_chain.WGMMA_CHAIN_EXTENT`) run the mma.sync chain."""
-    from mlc.transforms.analysis.gemm_chain import WGMMA_CHAIN_EXTENT
-
+    above 256: `WGMMA_CHAIN_EXTENT`) run the mma.sync chain."""
     step, most = WGMMA_CHAIN_EXTENT
     padded = 1 << max(0, (head_dim - 1).bit_length())
     table = WGMMA_SLOWDOWN if wgmma and padded % step == 0 and padded <= most else MMA_SYNC_SLOWDOWN

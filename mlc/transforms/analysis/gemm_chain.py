@@ -101,6 +101,7 @@ from mlc.dialects.graph.error_bounds import ONLINE_SOFTMAX_MIN_BLOCK
 from mlc.transforms.analysis.causal_mask import CausalMask, causal_mask
 from mlc.transforms.analysis.fusion_groups import is_splat_constant
 from mlc.transforms.analysis.strided_views import transpose_permutation
+from mlc.targets import WGMMA_CHAIN_EXTENT
 from mlc.transforms.lowering.elementwise_expansion import splat_constant_value
 
 MAX_HEAD_DIM = 256
@@ -525,12 +526,6 @@ def warp_rows_for(block_rows: int, depth: int, value_depth: int) -> int:
     """The tensor-core kernel's query rows per warp (see `WIDE_WARP_MAX_HEAD_DIM`)."""
     narrow_heads = max(_pow2(depth), _pow2(value_depth)) <= WIDE_WARP_MAX_HEAD_DIM
     return 32 if block_rows >= 128 and narrow_heads else 16
-
-
-WGMMA_CHAIN_EXTENT = (64, 256)
-"""Warpgroup products (`chain_wgmma.py`): the query block in whole warpgroups of 64 rows, the key
-block and both head dims (padded to powers of two) in 128-byte swizzle rows of 64 elements, each
-at most 256 (an instruction's N)."""
 
 
 def wgmma_chain_fits(block_rows: int, block_keys: int, depth: int, value_depth: int) -> bool:

@@ -134,3 +134,15 @@ def test_held_arrays_keep_their_values(steps: list[tuple[bool, int]]):
         for array, value in held:
             assert (array == value).all()
         assert len({array.ctypes.data for array, _ in held}) == len(held)
+
+
+def test_a_recycled_result_keeps_an_extension_dtype():
+    """bfloat16 (ml_dtypes) has no array-interface spelling of its own: a recycled block must come
+    back as bfloat16, not as raw two-byte records."""
+    blocks, bfloat16 = ResultBlocks(), pytest.importorskip("ml_dtypes").bfloat16
+    first = blocks.take("k", lambda: np.full(8, 1.5, bfloat16))
+    assert first.dtype == bfloat16 and float(first[0]) == 1.5
+    del first
+    gc.collect()
+    again = blocks.take("k", lambda: pytest.fail("a kept block was not reused"))
+    assert again.dtype == bfloat16 and float(again.astype(np.float32)[0]) == 1.5
