@@ -280,6 +280,14 @@ class ProgramIdOp(IRDLOperation):
             )
 
 
+def _verify_same_element_type(memref_type: MemRefType, memref_role: str, tile_type: TileType, tile_role: str) -> None:
+    if tile_type.element_type != memref_type.element_type:
+        raise VerifyException(
+            f"{tile_role} tile element type {tile_type.element_type} must equal the element type "
+            f"{memref_type.element_type} of {memref_role}"
+        )
+
+
 def _verify_block_access(
     memref_value: SSAValue,
     memref_role: str,
@@ -302,11 +310,7 @@ def _verify_block_access(
             f"{tile_role} tile rank {len(tile_type.get_shape())} must equal the rank {rank} of "
             f"{memref_role} of type {memref_type}"
         )
-    if tile_type.element_type != memref_type.element_type:
-        raise VerifyException(
-            f"{tile_role} tile element type {tile_type.element_type} must equal the element type "
-            f"{memref_type.element_type} of {memref_role}"
-        )
+    _verify_same_element_type(memref_type, memref_role, tile_type, tile_role)
 
 
 def _verify_indexed_access(
@@ -324,11 +328,7 @@ def _verify_indexed_access(
         raise VerifyException(
             f"expected {memref_type.get_num_dims()} index tiles for {memref_role} of type {memref_type}, got {len(indices)}"
         )
-    if tile_type.element_type != memref_type.element_type:
-        raise VerifyException(
-            f"{tile_role} tile element type {tile_type.element_type} must equal the element type "
-            f"{memref_type.element_type} of {memref_role}"
-        )
+    _verify_same_element_type(memref_type, memref_role, tile_type, tile_role)
     for index, position in enumerate(indices):
         index_type = position.type
         assert isinstance(index_type, TileType)

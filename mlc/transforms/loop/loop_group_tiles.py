@@ -51,6 +51,7 @@ from xdsl.passes import ModulePass
 
 from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
+from mlc.dialects.buffer_limits import buffer_bytes
 from mlc.dialects.loop import ops as loop
 from mlc.transforms.lowering.async_pipeline import emitter_before
 from mlc.transforms.lowering.chunk_access import Emitter
@@ -66,12 +67,9 @@ STORES = frozenset({"memref.store", "vector.store"})
 def _memref_bytes(value: SSAValue) -> int:
     """The bytes of a statically shaped memref value (0 for anything else)."""
     kind = value.type
-    if not isinstance(kind, MemRefType) or any(size < 0 for size in kind.get_shape()):
+    if not isinstance(kind, MemRefType) or not kind.has_static_shape():
         return 0
-    count = 1
-    for size in kind.get_shape():
-        count *= size
-    return count * ((kind.get_element_type().bitwidth + 7) // 8)  # type: ignore[union-attr]
+    return buffer_bytes(kind.get_shape(), kind.get_element_type())
 
 
 def largest_read_operand(kernel: loop.KernelOp) -> int:
