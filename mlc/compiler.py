@@ -639,13 +639,13 @@ def _default_pipeline(target: str, precision: str | None = None) -> str:
     return default_pipeline_for(target, arch, precision)
 
 
-HOPPER_STAGING = ("tma=true", "warp-specialize=true", "stage-epilogue=true")
+HOPPER_STAGING = ("tma=true", "warp-specialize=true", "stage-epilogue=true", "l2-group-tiles=8")
 """mlc-lower-to-gpu's options that `mlc.compile` adds on sm_90: warpgroup products fed by TMA from a
 producer warpgroup, tiles stored through shared memory (0.84-0.98x cuBLAS at 4096^3 and 8192^3
-against 0.72-0.87x for the cp.async pipeline: BENCHMARKS.md, ninth step). Not yet the grouped
-tile order of `l2-group-tiles=8` (8192^3 1-7.5% faster in 4 interleaved pairs, BENCHMARKS.md,
-wg13): it also regroups kernels not measured with it (the conv's implicit GEMM, the fp16 MLP),
-so it waits for their GPU run."""
+against 0.72-0.87x for the cp.async pipeline: BENCHMARKS.md, ninth step), and the grouped tile
+order for tensor-core kernels reading an operand larger than L2 (8192^3: 1-7.5% faster in 4
+interleaved pairs, BENCHMARKS.md, wg13; the other kernels it regroups, the conv's implicit GEMM
+and the fp16 MLP's products, measured no slower with it: BENCHMARKS.md, session 13 start)."""
 
 
 def default_pipeline_for(target: str, arch: str = "", precision: str | None = None) -> str:

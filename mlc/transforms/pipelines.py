@@ -33,7 +33,7 @@ loop-promote-shared{tma=true} stages the wgmma operands with bulk tensor copies 
 `warp-specialize=true` besides, a producer warpgroup issues them and the other warpgroups consume
 (full/empty mbarriers, no `bar.sync` in the K loop: `warp_specialization.py`). `group-tiles=G`
 (opt-in) runs loop-group-tiles{group=G} before convert-loop-to-gpu: 2-D grids in grouped order;
-`l2-group-tiles=G` (opt-in) runs it with `l2-bytes` = 50 MiB instead: only the tensor-core kernels
+`l2-group-tiles=G` (mlc.compile's sm_90 default: G = 8) runs it with `l2-bytes` = 50 MiB instead: only the tensor-core kernels
 that read an operand larger than L2 are grouped (the pass decides per kernel; `group-tiles` wins).
 `stage-epilogue=true` (opt-in, with warp-specialize=true) runs loop-stage-epilogue before
 loop-promote-shared: each warp stores its band of the tile through shared memory, 16 bytes a lane.
