@@ -532,7 +532,7 @@ CHAIN_PLAN = DeclaredAttribute(
     "product); warp_rows: the query rows each warp of the tensor-core kernel owns (default 16); products: "
     '"wgmma" asks for warpgroup products (FlashAttention-3 style, chain_wgmma.py) where the target has them '
     '(convert-tile-to-loop{wgmma=true}), "mma_sync" (the default) for mma.sync warps',
-    "graph-fuse (analysis/gemm_chain.py), copied by convert-graph-to-tile onto the kernel",
+    "graph-fuse (analysis/attention_cost.py), copied by convert-graph-to-tile onto the kernel",
     "convert-graph-to-tile (the block sizes), convert-tile-to-loop (warp_rows, products), people",
     _chain_plan,
 )

@@ -34,6 +34,7 @@ from mlc.dialects.buffer_limits import element_bytes
 from mlc.dialects.graph import ops as graph
 from mlc.targets import WGMMA_ARCHS
 from mlc.transforms.analysis.shared_memory_promotion import WGMMA_SHARED_MEMORY_BYTES
+from mlc.transforms.analysis.tile_sizes import next_power_of_two
 from mlc.transforms.lowering.matmul_kernel import choose_matmul_tile
 from mlc.transforms.lowering.matmul_wgmma import WGMMA_PIPELINE_STAGES
 
@@ -129,9 +130,6 @@ class Knob:
         return self.option.replace("-", "_")
 
 
-def _next_power_of_two(value: int) -> int:
-    return 1 << max(0, (value - 1).bit_length())
-
 
 def powers_of_two(low: int, high: int) -> list[int]:
     return [1 << bit for bit in range(low.bit_length() - 1, high.bit_length()) if low <= 1 << bit <= high]
@@ -156,15 +154,15 @@ def _elements_per_program(facts: WorkloadFacts) -> tuple[Value, ...]:
     if not facts.other_kernels:
         return (2048,)
     # Tiles beyond the largest tensor are that tensor's own tile: the same kernel again.
-    return _with_default(2048, list(powers_of_two(256, min(16384, _next_power_of_two(facts.largest_elements)))))
+    return _with_default(2048, list(powers_of_two(256, min(16384, next_power_of_two(facts.largest_elements)))))
 
 
 def _matmul_tiles(facts: WorkloadFacts) -> tuple[Value, ...]:
     if not facts.matmuls:
         return ((),)
-    rows = _next_power_of_two(max(m.rows for m in facts.matmuls))
-    columns = _next_power_of_two(max(m.columns for m in facts.matmuls))
-    depth = _next_power_of_two(max(m.depth for m in facts.matmuls))
+    rows = next_power_of_two(max(m.rows for m in facts.matmuls))
+    columns = next_power_of_two(max(m.columns for m in facts.matmuls))
+    depth = next_power_of_two(max(m.depth for m in facts.matmuls))
     blocks: list[Value] = [
         (bm, bn, bk)
         for bm in powers_of_two(16, min(128, max(16, rows)))
@@ -190,8 +188,8 @@ def _wgmma_tiles(facts: WorkloadFacts) -> list[Value]:
     halves = [m for m in facts.matmuls if m.element_bytes == 2]
     if not facts.wgmma or not halves or any(m.depth % WGMMA_ROW_ALIGNMENT or m.columns % WGMMA_ROW_ALIGNMENT for m in halves):
         return []
-    rows = max(64, _next_power_of_two(max(m.rows for m in halves)))
-    columns = max(64, _next_power_of_two(max(m.columns for m in halves)))
+    rows = max(64, next_power_of_two(max(m.rows for m in halves)))
+    columns = max(64, next_power_of_two(max(m.columns for m in halves)))
     depth = min(m.depth for m in halves)
     return [
         (bm, bn, bk)
@@ -311,7 +309,7 @@ def _prune_micro_kernel(value: Value, facts: WorkloadFacts, target: str) -> str 
 
 def _min_parallel_elements(facts: WorkloadFacts) -> tuple[Value, ...]:
     # Thresholds above every buffer all mean "one thread": keep the first of them only.
-    cap = max(1 << 12, _next_power_of_two(facts.largest_elements))
+    cap = max(1 << 12, next_power_of_two(facts.largest_elements))
     return _with_default(1 << 16, list(powers_of_two(1 << 12, min(1 << 20, cap))))
 
 

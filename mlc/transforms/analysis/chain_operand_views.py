@@ -41,6 +41,7 @@ from xdsl.ir import Operation, SSAValue
 
 from mlc.transforms.analysis.gemm_chain import AttentionChain
 from mlc.transforms.analysis.strided_views import LAYOUT_OP_NAMES, StridedView, layout_chain, transpose_permutation
+from mlc.transforms.analysis.tile_sizes import next_power_of_two
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ class OperandView:
 
 def _loaded_columns(chain: AttentionChain, operand: SSAValue) -> int:
     shape = operand.type.get_shape()  # type: ignore[attr-defined]
-    return 1 << max(0, (shape[-1] - 1).bit_length())
+    return next_power_of_two(shape[-1])
 
 
 def _operand_view(operand: SSAValue, columns: int, allowed: Collection[Operation] | None, users: set[Operation]) -> OperandView | None:

@@ -22,7 +22,8 @@ def _product(values: Sequence[int]) -> int:
     return math.prod(values)
 
 
-def _next_power_of_two(value: int) -> int:
+def next_power_of_two(value: int) -> int:
+    """The smallest power of two at least `value` (1 for values below 2)."""
     return 1 << max(0, (value - 1).bit_length())
 
 
@@ -31,7 +32,7 @@ def choose_tile_shape(domain: Sequence[int], elements_per_program: int) -> tuple
     budget = max(1, elements_per_program)
     tile_shape = []
     for size in reversed(domain):
-        dim = min(_next_power_of_two(size), _next_power_of_two(budget))
+        dim = min(next_power_of_two(size), next_power_of_two(budget))
         tile_shape.append(dim)
         budget = max(1, budget // dim)
     return tuple(reversed(tile_shape))
@@ -58,7 +59,7 @@ def choose_reduction_tile(domain: Sequence[int], reduced_axes: Sequence[int], el
     a column reduction still reads whole memory segments. Reduced dimensions of more than
     `MAX_REDUCTION_TILE` elements in all get `choose_looped_reduction_tile`'s chunk instead.
     """
-    reduced_elements = _product([_next_power_of_two(domain[a]) for a in reduced_axes])
+    reduced_elements = _product([next_power_of_two(domain[a]) for a in reduced_axes])
     if reduced_elements > MAX_REDUCTION_TILE:
         return choose_looped_reduction_tile(domain, reduced_axes)
     target = max(elements_per_program, reduced_elements)
@@ -67,7 +68,7 @@ def choose_reduction_tile(domain: Sequence[int], reduced_axes: Sequence[int], el
     kept = [d for axis, d in enumerate(domain) if axis not in reduced_axes]
     kept_tile = iter(choose_tile_shape(kept, target // reduced_elements)) if kept else iter(())
     return tuple(
-        _next_power_of_two(size) if axis in reduced_axes else next(kept_tile) for axis, size in enumerate(domain)
+        next_power_of_two(size) if axis in reduced_axes else next(kept_tile) for axis, size in enumerate(domain)
     )
 
 
@@ -100,9 +101,9 @@ def choose_cpu_column_tile(domain: Sequence[int], reduced_axes: Sequence[int], g
         return None
     (axis,) = reduced_axes
     span = math.gcd(CPU_COLUMN_SPAN, domain[last])
-    if span < 2 or _next_power_of_two(domain[axis]) * span > CPU_MAX_COLUMN_TILE:
+    if span < 2 or next_power_of_two(domain[axis]) * span > CPU_MAX_COLUMN_TILE:
         return None
-    return tuple(_next_power_of_two(size) if d == axis else (span if d == last else 1) for d, size in enumerate(domain))
+    return tuple(next_power_of_two(size) if d == axis else (span if d == last else 1) for d, size in enumerate(domain))
 
 
 def _streams_columns(group: FusionGroup) -> bool:
@@ -128,7 +129,7 @@ def choose_looped_reduction_tile(domain: Sequence[int], reduced_axes: Sequence[i
     not cover whole are looped over (`group_kernel.py`).
     """
     last = len(domain) - 1
-    span = min(COALESCED_SPAN, _next_power_of_two(domain[last])) if last not in reduced_axes else 1
+    span = min(COALESCED_SPAN, next_power_of_two(domain[last])) if last not in reduced_axes else 1
     chunk = iter(choose_tile_shape([domain[a] for a in reduced_axes], LOOPED_REDUCTION_TILE // span))
     return tuple(
         next(chunk) if axis in reduced_axes else (span if axis == last else 1) for axis in range(len(domain))
@@ -142,5 +143,5 @@ def reduction_warps(tile_shape: Sequence[int]) -> int:
     costs a barrier); sixteen f32 values in flight per thread still hide the memory latency (on an
     H200, 8 per thread left a row sum at 62% of copy bandwidth, 16 reached copy speed).
     """
-    threads = _next_power_of_two(max(1, _product(tile_shape) // 16))
+    threads = next_power_of_two(max(1, _product(tile_shape) // 16))
     return min(32, max(1, threads // 32))

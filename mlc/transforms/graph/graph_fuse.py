@@ -102,7 +102,7 @@ from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.graph import ops as graph
 from mlc.transforms.analysis.fusion_groups import FusionGroup, FusionRules, partition
-from mlc.transforms.analysis.gemm_chain import COMPUTE_MODELS, DEFAULT_ON_CHIP_BYTES
+from mlc.transforms.analysis.attention_cost import COMPUTE_MODELS, DEFAULT_ON_CHIP_BYTES
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.analysis.memory_plan import forget_memory_plan
 from mlc.transforms.analysis.operand_maps import (
@@ -294,7 +294,7 @@ class GraphFuse(ModulePass):
     """What one program may hold on chip (GEMM chains' blocks must fit)."""
     compute_model: str = "none"
     """GEMM chains' compute term: `none` (bytes only) or `gpu` (the measured rates of
-    `analysis/gemm_chain.COMPUTE_MODELS`)."""
+    `analysis/attention_cost.COMPUTE_MODELS`)."""
     fast_math: bool = False
     """Attention chains' kernels may skip the graph's per-op f16 roundings of the scores and use
     `exp2` with log2(e) folded in (`fast_math` in `mlc.chain_plan`; `attention_kernel.py`)."""

@@ -1,8 +1,9 @@
 """The tile kernel of an attention chain: one kernel, the keys walked in blocks, an online softmax.
 
 `convert-graph-to-tile` builds this kernel for a `graph.fusion` marked `mlc.chain = "attention"`
-(graph-fuse, `analysis/gemm_chain.py`), with the blocks of its `mlc.chain_plan` (BM query rows, BN
-keys; the rows-outer order, FlashAttention's). A program owns BM rows of one (batch, head):
+(graph-fuse: `analysis/gemm_chain.py` matches the chain, `analysis/attention_cost.py` plans it),
+with the blocks of its `mlc.chain_plan` (BM query rows, BN keys; the rows-outer order,
+FlashAttention's). A program owns BM rows of one (batch, head):
 
     %q = tile.load %Q[b, m, 0]                          [BM, D']      (D' = D padded to a power of 2)
     %state = scf.for %n = 0 to N step BN iter_args(%max = -inf, %sum = 0, %acc = 0) {
@@ -89,6 +90,7 @@ from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.chain_operand_views import OperandView, RowView, operand_views, region_ops
 from mlc.transforms.analysis.fusion_groups import is_splat_constant, shape_of
 from mlc.transforms.analysis.gemm_chain import FAST_MATH_KEY, AttentionChain, match_chain
+from mlc.transforms.analysis.tile_sizes import next_power_of_two
 from mlc.transforms.lowering.elementwise_expansion import (
     ScalarBuilder,
     expand_elementwise,
@@ -96,9 +98,6 @@ from mlc.transforms.lowering.elementwise_expansion import (
 )
 from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dimensions, keep_dimensions
 
-
-def _pow2(value: int) -> int:
-    return 1 << max(0, (value - 1).bit_length())
 
 
 def _element(value: SSAValue) -> Attribute:
@@ -178,7 +177,7 @@ class AttentionKernelBuilder:
         self.unit, self.chain = unit, unit.chain
         _, self.rows, self.keys, depth, value_depth = self.chain.dims
         self.block_rows, self.block_keys = unit.block("block_rows"), unit.block("block_keys")
-        self.depth, self.value_depth = _pow2(depth), _pow2(value_depth)
+        self.depth, self.value_depth = next_power_of_two(depth), next_power_of_two(value_depth)
         output_shape = shape_of(self.chain.output.result)
         self.rank = len(output_shape)
         participants = [self._aligned(shape_of(v))[:-2] for v in unit.operands]

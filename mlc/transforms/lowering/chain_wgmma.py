@@ -2,7 +2,7 @@
 
 `convert-tile-to-loop{tensor-cores=true wgmma=true}` hands an attention kernel here instead of to
 `chain_mma.py` when its `mlc.chain_plan` asks for `products = "wgmma"` (graph-fuse's model,
-`gemm_chain.wgmma_chain_fits`) and `chain_wgmma_applies`. Everything but the products is
+`attention_cost.wgmma_chain_fits`) and `chain_wgmma_applies`. Everything but the products is
 `ChainMmaLowering`'s with warps of 16 query rows, because a warpgroup's `loop.wgmma` m64nN
 accumulator is the m16n8 layout of its 4 warps stacked: warp w of the block (warp w % 4 of
 warpgroup w / 4) owns query rows 16w .. 16w + 15, lane l rows 16w + l / 4 (+ 8) at columns

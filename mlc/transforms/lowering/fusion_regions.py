@@ -2,7 +2,7 @@
 
 `PlannedGroup` is a group of graph ops that becomes one kernel; `make_fusion` moves a group's ops
 into a detached `graph.fusion` whose inputs and results are the values crossing its boundary.
-`fuse_chains` (GEMM chains the data-movement model accepts, `analysis/gemm_chain.py`) and
+`fuse_chains` (GEMM chains the data-movement model accepts, `analysis/attention_cost.py`) and
 `fuse_implicit_gemms` (matmuls reading their lhs through layout ops in place,
 `analysis/operand_maps.py`) make the regions graph-fuse forms before its general grouping; see
 `graph/graph_fuse.py`'s docstring for the rules and `ChainOptions` for the knobs.
@@ -26,16 +26,8 @@ from xdsl.ir import Block, Operation, Region
 from mlc.dialects import attributes
 from mlc.dialects.graph import ops as graph
 from mlc.transforms.analysis.chain_operand_views import operand_views, region_ops
-from mlc.transforms.analysis.gemm_chain import (
-    DEFAULT_ON_CHIP_BYTES,
-    FAST_MATH_KEY,
-    PRODUCTS_KEY,
-    ChainPlan,
-    ComputeModel,
-    match_attention,
-    match_chain,
-    plan_attention,
-)
+from mlc.transforms.analysis.attention_cost import DEFAULT_ON_CHIP_BYTES, ChainPlan, ComputeModel, plan_attention
+from mlc.transforms.analysis.gemm_chain import FAST_MATH_KEY, PRODUCTS_KEY, match_attention, match_chain
 from mlc.transforms.analysis.operand_maps import match_shifted_rows, output_layout_chain
 from mlc.transforms.lowering.view_rewrites import split_key_transpose
 

@@ -61,6 +61,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mlc.diagnostics import PassFailure
+from mlc.transforms.analysis.tile_sizes import next_power_of_two
 
 INDEX_TYPE = i64
 """`index` is 64 bits wide on every mlc target (NVPTX64 and the 64-bit CPUs)."""
@@ -151,17 +152,14 @@ def bit_width(type_: Attribute) -> int:
     return type_.bitwidth
 
 
-def _next_power_of_two(value: int) -> int:
-    return 1 << max(0, (value - 1).bit_length())
-
 
 def natural_alignment(type_: Attribute) -> int:
     """The ABI alignment LLVM gives `type_` on mlc's targets, in bytes."""
     if isinstance(type_, VectorType):
-        return _next_power_of_two(max(1, (bit_width(type_.element_type) * type_.element_count() + 7) // 8))
+        return next_power_of_two(max(1, (bit_width(type_.element_type) * type_.element_count() + 7) // 8))
     if isinstance(type_, llvm.LLVMPointerType):
         return 8
-    return _next_power_of_two(max(1, (bit_width(type_) + 7) // 8))
+    return next_power_of_two(max(1, (bit_width(type_) + 7) // 8))
 
 
 def intrinsic_suffix(type_: Attribute) -> str:

@@ -109,7 +109,7 @@ TENSOR_CORE_CASES = [
     pytest.param("f16", 3, 517, 64, "padding", True, True, id="bh3-s517-d64-padding-fast-stored-k"),
     pytest.param("bf16", 4, 777, 128, "causal-where", True, False, id="bf16-bh4-s777-d128-causal-fast"),
     pytest.param("bf16", 2, 300, 64, "additive", False, False, id="bf16-bh2-s300-d64-additive"),
-    # 256 programs of 128 rows: the plan's warps of 32 rows (`gemm_chain.warp_rows_for`)
+    # 256 programs of 128 rows: the plan's warps of 32 rows (`attention_cost.warp_rows_for`)
     pytest.param("f16", 32, 1000, 64, "none", True, True, id="bh32-s1000-d64-fast-stored-k-warps-of-32"),
 ]
 
@@ -129,7 +129,7 @@ WGMMA_CASES = [
 
 def _expected_products(depth: int, sequence: int, stored_keys: bool, pipeline: str | None) -> str:
     """The chain's product instruction: warpgroup products on sm_90 where the plan asks for them
-    (head dims of 64 or 128 here, `gemm_chain.wgmma_chain_fits`), the pipeline lowers them and
+    (head dims of 64 or 128 here, `attention_cost.wgmma_chain_fits`), the pipeline lowers them and
     the K or Kt rows are 16-byte multiples (`chain_wgmma_applies`)."""
     from mlc.runtime import get_device
     from mlc.targets import WGMMA_ARCHS

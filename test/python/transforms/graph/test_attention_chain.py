@@ -377,7 +377,7 @@ def test_unknown_compute_model_is_reported():
 
 
 def test_query_blocks_are_halved_while_twice_the_programs_fit_one_wave():
-    from mlc.transforms.analysis.gemm_chain import TENSOR_CORE_MIN_ROWS, wave_filling_rows
+    from mlc.transforms.analysis.attention_cost import TENSOR_CORE_MIN_ROWS, wave_filling_rows
 
     assert wave_filling_rows(16, 512, 128, 132) == 64  # 64 programs of 128 rows -> 128 of 64
     assert wave_filling_rows(128, 512, 128, 132) == 128  # 512 programs fill the GPU already

@@ -1,7 +1,7 @@
 """The attention chain on Hopper's warpgroup products (`chain_wgmma.py`, FlashAttention-3's registers).
 
 graph-fuse's model asks for warpgroup products (`products = "wgmma"` in `mlc.chain_plan`) where
-the tensor-core kernel's blocks fit them (`gemm_chain.wgmma_chain_fits`); with
+the tensor-core kernel's blocks fit them (`attention_cost.wgmma_chain_fits`); with
 `convert-tile-to-loop{tensor-cores=true wgmma=true}` (sm_90) each key block is then one
 `loop.wgmma` per warpgroup for S = Q Kt and one for P V, both with A from registers (Q's and P's
 fragments), K and V staged swizzled by loop-promote-shared. Checked:
@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from programs import AttentionProgram, assert_compiled_matches, attention_program, attention_programs, head_split_attention_program, lower, random_inputs
 from test_attention_chain import SETTINGS, TENSOR_CORE_PREFIX, _head_split_reference, _inputs, _reference, _run
 
-from mlc.transforms.analysis.gemm_chain import wgmma_chain_fits
+from mlc.transforms.analysis.attention_cost import wgmma_chain_fits
 
 WGMMA_PREFIX = TENSOR_CORE_PREFIX.replace("convert-tile-to-loop{tensor-cores=true}", "convert-tile-to-loop{tensor-cores=true wgmma=true}")
 """The GPU pipeline as sm_90 sets it (convert-tile-to-loop's `wgmma`), down to gpu-insert-barriers."""
