@@ -374,8 +374,9 @@ BLOCK_SYNCHRONOUS = DeclaredAttribute(
 STAGED_EPILOGUE = DeclaredAttribute(
     "mlc.staged_epilogue",
     "array<i64: rows, columns, padded columns>",
-    "a warpgroup-product kernel stores its tile through shared memory: each warp's band of rows x "
-    "columns (a row padded to `padded columns`) written in fragment layout, then stored 16 bytes a lane",
+    "a warpgroup-product kernel stores its tile through shared memory: each warp's 16-row band "
+    "`rows` x `columns` a round (16 / rows x W / columns rounds of its W = mlc.warp_tile columns; a "
+    "row padded to `padded columns`) written in fragment layout, then stored 16 bytes a lane",
     "loop-stage-epilogue",
     "people",
     _i64_array(3),

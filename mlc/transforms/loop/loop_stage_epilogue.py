@@ -16,24 +16,31 @@ x W columns of its block's tile, at an origin that is a multiple of (16, W)), wh
 holds the epilogue stores after its last `scf.for` (the K loop):
 1. The stores: every `vector.store` of a 2-element vector into the kernel's rank-2 output argument
    at the thread loop body's top level or inside an `scf.if` there (the masks of ragged tiles).
-2. A staging buffer `memref<G x R x (W + C) x T, 3>` allocated before the thread loop (G = the
+2. A staging buffer `memref<G x R x (Wr + C) x T, 3>` allocated before the thread loop (G = the
    block's warps, C = the elements of 16 bytes; the padding of C per row puts the 8 rows of one
-   fragment store in different banks), marked `mlc.epilogue_staging`. R = 16 (the whole band) or
-   8 (half of it, in two rounds), whichever leaves the K loop more of its `mlc.pipeline_stages`
-   in `WGMMA_SHARED_MEMORY_BYTES` (the whole band on a tie): at 128x256x64 f16 a whole band
-   (66 KiB) leaves room for 3 stages of 48 KiB, half a band (33 KiB) for 4.
+   fragment store in different banks), marked `mlc.epilogue_staging`. A warp stages its 16 x W band
+   R x Wr at a time (`round_choices`): the whole band (16 x W, one round), its two row halves (8 x W:
+   rows 0-7, then 8-15; a lane's fragment rows g and g + 8 fall one in each, so every lane writes
+   in every round), or those halves in 2^j column parts (8 x W / 2^j, j >= 1: a quarter band and
+   smaller; a fragment's 8 columns fall in one part, so a round's condition is the same across a
+   warp, never one half of its lanes idling). The pass takes the largest that leaves the K loop
+   the most of its `mlc.pipeline_stages` in `WGMMA_SHARED_MEMORY_BYTES`: at 128x256x64 f16 a whole
+   band (66 KiB) leaves room for 3 stages of 48 KiB, half a band (33 KiB) for 4; at 128x256x32
+   TF32 (f32 outputs, 48 KiB a stage) a whole band (130 KiB) for 2, half (65 KiB) for 3, a
+   quarter (8 x 132 f32 a warp, 33 KiB) for 4, in 230,400 bytes (of the 232,448 a block may take).
 3. Each store `vector.store %v, %out[%i, %j]` writes `%staging[%warp, %i mod 16, %j mod W]`
-   instead (under the same mask); with half bands, `%staging[%warp, %i mod 16 mod 8, ...]` under
-   `%i mod 16 / 8 == r` for round r, the stores (with their masks) cloned for round 1.
-4. After a round's stores, each warp copies its rows out: R * W / C chunks of C elements over its
-   32 lanes (chunk q = 32 * step + lane: row q / (W / C), column (q mod (W / C)) * C), each a
-   `vector.load` of the staging and a `vector.store` to `%out[i0 + R r + row, j0 + column]` where
-   the row and the chunk are inside the output (i0, j0: the band's origin, the first store's
+   instead (under the same mask); with parts of the band, `%staging[%warp, %i mod 16 mod R, %j mod
+   W mod Wr]` under `%i mod 16 / R == r` and `%j mod W / Wr == c` for round (r, c) (row halves
+   first, then column parts), the stores (with their masks) cloned for each later round.
+4. After a round's stores, each warp copies its part out: R * Wr / C chunks of C elements over its
+   32 lanes (chunk q = 32 * step + lane: row q / (Wr / C), column (q mod (Wr / C)) * C), each a
+   `vector.load` of the staging and a `vector.store` to `%out[i0 + R r + row, j0 + Wr c + column]`
+   where the row and the chunk are inside the output (i0, j0: the band's origin, the first store's
    indices rounded down to multiples of 16 and W). Unwritten staging (masked fragments) is never
    read: with N a multiple of C a chunk is inside the output or entirely outside.
-5. The output argument's `mlc.arg_alignment` becomes 16; `mlc.staged_epilogue = array<i64: R, W,
-   W + C>` records the decision; `mlc.pipeline_stages` becomes the stages that fit beside the
-   staging (loop-promote-shared runs after this pass and sizes the stages).
+5. The output argument's `mlc.arg_alignment` becomes 16; `mlc.staged_epilogue = array<i64: R, Wr,
+   Wr + C>` records the decision (the rounds: 16 / R x W / Wr); `mlc.pipeline_stages` becomes the
+   stages that fit beside the staging (loop-promote-shared runs after this pass and sizes the stages).
 Between the fragment writes and the chunk reads (other lanes of the same warp: the staging's
 first index is the warp) a `loop.warp_sync` (`__syncwarp`) orders them, and another between a
 round's reads and the next round's writes; gpu-insert-barriers
@@ -77,6 +84,8 @@ BAND_ROWS = 16
 """Rows of a warp's band of the wgmma D fragment (m64 per warpgroup, 16 per warp)."""
 WARP = 32
 CHUNK_BYTES = 16
+FRAGMENT_COLUMNS = 8
+"""Columns of one D-fragment group (8b + 2t and + 1 over a quad's four lanes t)."""
 
 
 @dataclass
@@ -92,6 +101,32 @@ class Epilogue:
     """C: the elements of 16 bytes."""
     origin: tuple[SSAValue, ...]
     """The first store's indices (available throughout the thread loop): the band's origin rounded down."""
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """How a warp stages its 16 x W band: `rows` x `columns` of it a round."""
+
+    rows: int
+    columns: int
+
+    def count(self, width: int) -> int:
+        """The rounds a band of `width` columns takes."""
+        return BAND_ROWS // self.rows * (width // self.columns)
+
+
+def round_choices(width: int, chunk: int) -> list[Rounds]:
+    """The stagings of a 16 x `width` band, largest first: the whole band; its two row halves (rows
+    0-7 then 8-15: a lane's fragment rows g and g + 8 fall one in each, so every lane writes in every
+    round); those halves' columns halved again and again (1/2^k of the band, k >= 2: a fragment's 8
+    columns fall in one part, so a round's condition is the same across a warp). Each round's chunks
+    of `chunk` elements must be a whole number of the warp's 32 lanes."""
+    choices = [Rounds(BAND_ROWS, width)]
+    columns = width
+    while columns % FRAGMENT_COLUMNS == 0 and columns % chunk == 0 and (BAND_ROWS // 2 * columns // chunk) % WARP == 0:
+        choices.append(Rounds(BAND_ROWS // 2, columns))
+        columns //= 2
+    return choices
 
 
 def _top_level(op: Operation, body: Block) -> Operation | None:
@@ -184,18 +219,15 @@ def stage_epilogue(kernel: loop.KernelOp) -> bool:
     assert isinstance(output_type, MemRefType)
     element = output_type.element_type
     warps = epilogue.thread_loop.trip_count // WARP
-    padded = epilogue.width + epilogue.chunk
     operand_bytes = max(arg.type.element_type.bitwidth // 8 for arg in kernel.body.block.args if isinstance(arg.type, MemRefType) and arg is not epilogue.output)  # type: ignore[attr-defined]
-    choices = []
-    for rows in (BAND_ROWS, BAND_ROWS // 2):  # the whole band, or half of it twice
-        if (rows * epilogue.width // epilogue.chunk) % WARP == 0:
-            stages = _stages_beside(kernel, warps * rows * padded * element.bitwidth // 8, operand_bytes)  # type: ignore[attr-defined]
-            choices.append((stages or 0, rows))
-    stages, rows = max(choices)  # the most stages, then the whole band
+    element_bytes = element.bitwidth // 8  # type: ignore[attr-defined]
+    options = [(_stages_beside(kernel, warps * choice.rows * (choice.columns + epilogue.chunk) * element_bytes, operand_bytes) or 0, choice) for choice in round_choices(epilogue.width, epilogue.chunk)]
+    stages, rounds = max(options, key=lambda option: option[0])  # the first of the most stages: the largest rounds
     if stages < 2:
         return False
+    padded = rounds.columns + epilogue.chunk
     space = IntegerAttr(loop.SHARED_MEMORY_SPACE, i64)
-    allocation = memref.AllocaOp.get(element, CHUNK_BYTES, [warps, rows, padded], memory_space=space)
+    allocation = memref.AllocaOp.get(element, CHUNK_BYTES, [warps, rounds.rows, padded], memory_space=space)
     allocation.memref.name_hint = "staging"
     attributes.EPILOGUE_STAGING.write(allocation, UnitAttr())
     block_body = epilogue.thread_loop.parent_block()
@@ -209,11 +241,11 @@ def stage_epilogue(kernel: loop.KernelOp) -> bool:
     warp = top.emit(arith.DivUIOp(thread, top.index(WARP)))
     lane = top.emit(arith.RemUIOp(thread, top.index(WARP)))
     warp.name_hint, lane.name_hint = "band_warp", "band_lane"
-    band = Band(allocation.memref, warp, lane, rows, top.index(BAND_ROWS), top.index(epilogue.width), top.index(rows))
+    band = Band(allocation.memref, warp, lane, rounds, epilogue.width, top.index(BAND_ROWS), top.index(epilogue.width), top.index(rounds.rows), top.index(rounds.columns))
     tops = list(dict.fromkeys(op for op in (_top_level(store, body) for store in epilogue.stores) if op is not None))
     after = tops[-1].next_op
     assert after is not None  # the thread loop body ends with its terminator
-    later_rounds = [[op.clone() for op in tops] for _ in range(1, BAND_ROWS // rows)]
+    later_rounds = [[op.clone() for op in tops] for _ in range(1, rounds.count(epilogue.width))]
     for store in epilogue.stores:
         _stage_store(store, band, 0)
     emitter = emitter_before(after)
@@ -226,47 +258,62 @@ def stage_epilogue(kernel: loop.KernelOp) -> bool:
                 _stage_store(store, band, round_index)
         _copy_out(emitter, epilogue, band, round_index)
     _raise_alignment(kernel, epilogue.output)
-    attributes.STAGED_EPILOGUE.write(kernel, DenseArrayBase.from_list(i64, [rows, epilogue.width, padded]))
+    attributes.STAGED_EPILOGUE.write(kernel, DenseArrayBase.from_list(i64, [rounds.rows, rounds.columns, padded]))
     attributes.PIPELINE_STAGES.write(kernel, IntegerAttr(stages, i64))
     return True
 
 
 @dataclass
 class Band:
-    """The staging of the warps' bands, `rows` of their 16 rows a round, and the values that index it."""
+    """The staging of the warps' bands, `rounds.rows` x `rounds.columns` of their 16 x W a round, and
+    the values that index it."""
 
     staging: SSAValue
     warp: SSAValue
     lane: SSAValue
-    rows: int
+    rounds: Rounds
+    width: int
+    """W: a warp's band columns."""
     band_rows: SSAValue
-    width: SSAValue
+    band_width: SSAValue
     round_rows: SSAValue
+    round_columns: SSAValue
+
+    def place(self, round_index: int) -> tuple[int, int]:
+        """Round `round_index`'s (row half, column part) of the band: rows first, then columns."""
+        return divmod(round_index, self.width // self.rounds.columns)
 
 
 def _stage_store(store: vector.StoreOp, band: Band, round_index: int) -> None:
-    """`store` into the output writes the staging instead: row i mod 16 (of round i mod 16 / rows,
-    under that condition when a round takes half the band), column j mod W."""
+    """`store` into the output writes the staging instead: row i mod 16, column j mod W, each taken
+    modulo the round's rows and columns when a round stages part of the band (then under the
+    condition that the element falls in round `round_index`'s part)."""
     at = emitter_before(store)
-    in_band = at.emit(arith.RemUIOp(store.indices[0], band.band_rows))
-    column = at.emit(arith.RemUIOp(store.indices[1], band.width))
-    if band.rows == BAND_ROWS:
-        Rewriter.replace_op(store, vector.StoreOp(store.vector, band.staging, [band.warp, in_band, column]), [])
+    row = at.emit(arith.RemUIOp(store.indices[0], band.band_rows))
+    column = at.emit(arith.RemUIOp(store.indices[1], band.band_width))
+    row_part, column_part = band.place(round_index)
+    conditions = []
+    if band.rounds.rows < BAND_ROWS:
+        conditions.append(at.emit(arith.CmpiOp(at.emit(arith.DivUIOp(row, band.round_rows)), at.index(row_part), "eq")))
+        row = at.emit(arith.RemUIOp(row, band.round_rows))
+    if band.rounds.columns < band.width:
+        conditions.append(at.emit(arith.CmpiOp(at.emit(arith.DivUIOp(column, band.round_columns)), at.index(column_part), "eq")))
+        column = at.emit(arith.RemUIOp(column, band.round_columns))
+    if not conditions:
+        Rewriter.replace_op(store, vector.StoreOp(store.vector, band.staging, [band.warp, row, column]), [])
         return
-    row = at.emit(arith.RemUIOp(in_band, band.round_rows))
-    this_round = at.emit(arith.CmpiOp(at.emit(arith.DivUIOp(in_band, band.round_rows)), at.index(round_index), "eq"))
 
     def write(inner: Emitter) -> list[SSAValue]:
         inner.builder.insert(vector.StoreOp(store.vector, band.staging, [band.warp, row, column]))
         return []
 
-    emit_if(at, this_round, [], write, None)
+    emit_if(at, at.all_of(conditions), [], write, None)
     store.detach()
     store.erase()
 
 
 def _copy_out(emitter: Emitter, epilogue: Epilogue, band: Band, round_index: int) -> None:
-    """Each warp stores the rows of its band that round `round_index` staged, C elements a lane
+    """Each warp stores the part of its band that round `round_index` staged, C elements a lane
     (step 4 of the module docstring), after a `loop.warp_sync` that orders its lanes' fragment
     writes before their chunk reads."""
     emitter.builder.insert(loop.WarpSyncOp())
@@ -277,14 +324,15 @@ def _copy_out(emitter: Emitter, epilogue: Epilogue, band: Band, round_index: int
     output_type = epilogue.output.type
     assert isinstance(output_type, MemRefType)
     extents = output_type.get_shape()
-    chunks_per_row = epilogue.width // epilogue.chunk
+    chunks_per_row = band.rounds.columns // epilogue.chunk
     chunk_type = VectorType(output_type.element_type, [epilogue.chunk])
-    for step in range(band.rows * chunks_per_row // WARP):
+    row_part, column_part = band.place(round_index)
+    for step in range(band.rounds.rows * chunks_per_row // WARP):
         chunk = emitter.add(band.lane, emitter.index(step * WARP))
         row = emitter.emit(arith.DivUIOp(chunk, emitter.index(chunks_per_row)))
         column = emitter.emit(arith.MuliOp(emitter.emit(arith.RemUIOp(chunk, emitter.index(chunks_per_row))), emitter.index(epilogue.chunk)))
-        target_row = emitter.add(row_origin, emitter.add(row, emitter.index(round_index * band.rows)))
-        target_column = emitter.add(column_origin, column)
+        target_row = emitter.add(row_origin, emitter.add(row, emitter.index(row_part * band.rounds.rows)))
+        target_column = emitter.add(column_origin, emitter.add(column, emitter.index(column_part * band.rounds.columns)))
         inside = emitter.all_of([emitter.below(target_row, extents[0]), emitter.below(target_column, extents[1])])
 
         def store_chunk(inner: Emitter, row: SSAValue = row, column: SSAValue = column, target_row: SSAValue = target_row, target_column: SSAValue = target_column) -> list[SSAValue]:

@@ -11,6 +11,7 @@
 // RUN: mlc-translate --mlir-to-ptx --arch sm_90 %t.nvvm.mlir | tee %t.ptx | filecheck %s --check-prefix=PTX
 // RUN: not mlc-opt %s --pass-pipeline='builtin.module(mlc-lower-to-gpu{arch=sm_90 stage-epilogue=true})' 2>&1 | filecheck %s --check-prefix=NO-WS
 // RUN: %if ptxas %{ ptxas -v -arch=sm_90a %t.ptx -o %t.cubin 2>&1 | filecheck %s --check-prefix=PTXAS %}
+// RUN: sed -n 's|^// INPUT-QUARTER: ||p' %s | mlc-opt -p 'graph-decompose,graph-fuse,convert-graph-to-tile{wgmma=true matmul-tile=128,256,32},convert-tile-to-loop{tensor-cores=true wgmma=true},canonicalize,cse,loop-stage-epilogue' | filecheck %s --check-prefix=QUARTER
 
 // CHECK-LABEL: loop.kernel @dense_0_matmul_add_relu
 // CHECK-SAME:    mlc.arg_alignment = array<i64: 2, 2, 4, 16>
@@ -57,3 +58,35 @@ func.func @dense(%a: tensor<70x200xf16>, %b: tensor<200x72xf16>, %bias: tensor<7
   %2 = graph.relu %1 : tensor<70x72xf16>
   func.return %2 : tensor<70x72xf16>
 }
+
+// A quarter band, where a half would cost a stage: a TF32 linear at 128x256x32 blocks (f32
+// outputs, 48 KiB a stage; 8 warps, each a band of 16 x 256). Half a band (8 x 8 x 260 f32, 65
+// KiB) would leave room for 3 stages, a quarter for the kernel's 4: rows 0-7 then 8-15, each in
+// two column parts of 128 (8 x 8 x 132 f32, 33 KiB), four rounds: each fragment store under its
+// round's row half and column part, each round's 8 steps of 32 lanes x 4 f32 at the band's origin
+// plus the part's (rows + 0 or 8, columns + 0 or 128), a warp sync before each round's reads and
+// before each later round's writes. The input (a second module, read by the RUN line's sed):
+// INPUT-QUARTER: func.func @linear(%x: tensor<200x96xf32>, %w: tensor<264x96xf32>) -> tensor<200x264xf32> {
+// INPUT-QUARTER:   %wt = graph.transpose %w perm [1, 0] : tensor<264x96xf32> to tensor<96x264xf32>
+// INPUT-QUARTER:   %0 = graph.matmul %x, %wt {precision = "tf32"} : (tensor<200x96xf32>, tensor<96x264xf32>) -> tensor<200x264xf32>
+// INPUT-QUARTER:   func.return %0 : tensor<200x264xf32>
+// INPUT-QUARTER: }
+// QUARTER-LABEL: loop.kernel @linear_0_transpose_matmul
+// QUARTER-SAME:    mlc.pipeline_stages = 4
+// QUARTER-SAME:    mlc.staged_epilogue = array<i64: 8, 128, 132>
+// QUARTER:         %staging = memref.alloca() {mlc.epilogue_staging, alignment = 16 : i64} : memref<8x8x132xf32, 3 : i64>
+// QUARTER:         vector.store %{{.*}}, %staging[%band_warp, %{{.*}}, %{{.*}}] : memref<8x8x132xf32, 3 : i64>, vector<2xf32>
+// QUARTER-COUNT-8: vector.load %staging[%band_warp, %{{.*}}, %{{.*}}] : memref<8x8x132xf32, 3 : i64>, vector<4xf32>
+// QUARTER:         loop.warp_sync
+// QUARTER:         vector.store %{{.*}}, %staging
+// QUARTER:         loop.warp_sync
+// QUARTER-COUNT-8: vector.load %staging
+// QUARTER:         loop.warp_sync
+// QUARTER:         loop.warp_sync
+// QUARTER-COUNT-8: vector.load %staging
+// QUARTER:         loop.warp_sync
+// QUARTER:         loop.warp_sync
+// QUARTER-COUNT-8: vector.load %staging
+// QUARTER-NOT:     vector.load %staging
+// QUARTER-NOT:     loop.warp_sync
+// QUARTER:         loop.return

@@ -17,11 +17,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_tensor_core_equivalence import _check_chain, program
+from test_tf32_equivalence import HOPPER_DEFAULT_STEPS as TF32_STAGED_STEPS
+from test_tf32_equivalence import _check_chain as _tf32_check_chain
 from test_tf32_equivalence import _wgmma_tile_level as _tf32_tile_level
 from test_tf32_equivalence import program as tf32_program
 from test_wgmma_equivalence import RAGGED_STAGED_SHAPES, STEPS, _tile_level
 
 from mlc.dialects.attributes import EPILOGUE_STAGING, STAGED_EPILOGUE
+from mlc.transforms.loop.loop_stage_epilogue import BAND_ROWS, FRAGMENT_COLUMNS, WARP, Rounds, round_choices
 from programs import lower
 
 STAGED_STEPS = [step.replace("loop-promote-shared", "loop-stage-epilogue,loop-promote-shared") for step in STEPS]
@@ -51,8 +54,42 @@ def _wide_tile_level() -> str:
 
 def test_half_bands_in_two_rounds_are_exact():
     """128x256 tiles, warp-specialized: a whole band's staging (66 KiB) would cost a stage, so each
-    warp stages half its band (rows 0-7, then 8-15: 33 KiB beside 4 stages); ragged M and N."""
-    _check_chain(program(70, 264, 128, True), "bf16", WARP_SPECIALIZED_STAGED_STEPS, 6, tile_level=_wide_tile_level(), path="loop.wgmma")
+    warp stages half its band (rows 0-7, then 8-15: 33 KiB beside 4 stages); one block, ragged M and N
+    (136 of its 256 columns)."""
+    _check_chain(program(70, 136, 128, True), "bf16", WARP_SPECIALIZED_STAGED_STEPS, 6, tile_level=_wide_tile_level(), path="loop.wgmma")
+
+
+def _tf32_wide_tile_level() -> str:
+    return _tf32_tile_level(128).replace("matmul-tile=128,64,32", "matmul-tile=128,256,32")
+
+
+@settings(max_examples=1, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(m=st.integers(1, 128), n=st.integers(1, 64).map(lambda chunks: 4 * chunks), k=st.integers(9, 32).map(lambda blocks: 4 * blocks), seed=st.integers(0, 2**32 - 1))
+@example(m=70, n=136, k=100, seed=9)  # ragged M, K and N: the second column part holds 8 of its 128 columns
+def test_quarter_bands_in_four_rounds_are_exact(m: int, n: int, k: int, seed: int):
+    """TF32 at 128x256x32, as mlc.compile's sm_90 default runs it (f32 outputs, warp-specialized): a
+    half band (8 x 260 f32 a warp, 65 KiB) leaves room for 3 stages of 48 KiB, a quarter (rows 0-7
+    then 8-15, each in two column parts of 128: 8 x 132 f32, 33 KiB) for 4; one block of the grid,
+    every step from convert-tile-to-loop bit-identical to it, no race (each round's writes and reads
+    ordered by warp syncs)."""
+    lowered = _tf32_check_chain(tf32_program(m, n, k, False, "tf32"), "tf32", TF32_STAGED_STEPS, seed, _tf32_wide_tile_level(), "loop.wgmma")
+    assert "mlc.staged_epilogue = array<i64: 8, 128, 132>" in lowered and "mlc.warp_roles" in lowered
+
+
+@settings(max_examples=30, deadline=None)
+@given(width=st.integers(1, 32).map(lambda groups: 8 * groups), chunk=st.sampled_from([4, 8]))
+def test_round_choices_tile_the_band(width: int, chunk: int):
+    """Every staging the pass may choose covers a warp's 16 x W band exactly once over its rounds,
+    each round's chunks a whole number of the warp's lanes, each fragment's 8 columns in one part;
+    the whole band first, then ever smaller parts (the pass takes the first of the most stages)."""
+    choices = round_choices(width, chunk)
+    assert choices[0] == Rounds(BAND_ROWS, width)
+    for choice in choices:
+        assert choice.count(width) * choice.rows * choice.columns == BAND_ROWS * width
+        assert width % choice.columns == 0 and choice.columns % FRAGMENT_COLUMNS == 0 and choice.columns % chunk == 0
+        assert choice.rows * choice.columns // chunk % WARP == 0 or choice.rows == BAND_ROWS
+    sizes = [choice.rows * choice.columns for choice in choices]
+    assert sizes == sorted(sizes, reverse=True) and len(set(sizes)) == len(sizes)
 
 
 def _staged(m: int, n: int, k: int) -> str:
@@ -71,6 +108,18 @@ def test_a_128x256_tile_stages_half_bands_beside_four_stages():
     assert "mlc.pipeline_stages = 4" in text
     assert text.count("loop.warp_sync") == 3  # round 0's reads, round 1's writes, round 1's reads
     assert "vector<8xf16>" in text and "{alignment = 16 : i64} : memref<256x512xf16>, vector<8xf16>" in text
+
+
+def test_a_tf32_128x256_tile_stages_quarter_bands_beside_four_stages():
+    """TF32 4096^3's tile under mlc.compile's default (128x256x32 f32, 48 KiB a stage): a whole band
+    (8 x 16 x 260 f32, 130 KiB) would leave 2 stages, half a band 3, a quarter (8 x 8 x 132: rows
+    0-7 and 8-15, each in two parts of 128 columns, four rounds) the kernel's 4."""
+    tile_text = str(lower(tf32_program(256, 512, 256, False, "tf32"), _tf32_wide_tile_level()))
+    text = str(lower(tile_text, "convert-tile-to-loop{tensor-cores=true wgmma=true},loop-stage-epilogue"))
+    assert "mlc.staged_epilogue = array<i64: 8, 128, 132>" in text and "mlc.pipeline_stages = 4" in text
+    assert "memref<8x8x132xf32, 3 : i64>" in text
+    assert text.count("loop.warp_sync") == 7  # round 0's reads; rounds 1-3's writes and reads
+    assert "{alignment = 16 : i64} : memref<256x512xf32>, vector<4xf32>" in text
 
 
 @pytest.mark.parametrize("n", [70, 203])
