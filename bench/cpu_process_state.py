@@ -3,11 +3,12 @@
     python bench/cpu_process_state.py [--threads 1,16] [--calls 20] [--env bench|clean] [--json out.json]
     python bench/cpu_process_state.py --child T ENV      (one process: what the driver runs)
 
-Each process compiles two probes first, the tanh chain tanh(x*y+x) and the exact GELU of
-`bench/cpu.py` (4096x1024 f32, fresh results as there), then does what `bench/cpu.py`'s process does
-before and while it times those cases, one step at a time, and times both probes after every
-step (best and median of `--calls` calls after 3 warm-ups, on the inputs and the program made at the
-start). The steps, cumulative, in bench/cpu.py's order:
+Each process compiles its probes first, the tanh chain tanh(x*y+x) and the exact GELU of
+`bench/cpu.py` (4096x1024 f32, fresh results as there) and the tanh chain on 256x1024
+(`SMALL_ROWS`: its operands stay in the caches), then does what `bench/cpu.py`'s process does
+before and while it times those cases, one step at a time, and times the probes after every
+step (best and median of `--calls` calls after 3 warm-ups, on the inputs and the programs made at
+the start). The steps, cumulative, in bench/cpu.py's order:
 
   start                numpy and mlc imported (with ENV `bench`: OMP/OPENBLAS/MKL_NUM_THREADS=T
                        set before numpy, as bench/cpu.py sets them; `clean`: not set)
@@ -24,7 +25,7 @@ start). The steps, cumulative, in bench/cpu.py's order:
 
 With every probe the process's other threads' CPU time during it (from /proc/self/task/*/schedstat:
 workers spinning beside the kernel show here), the calling thread's run-queue wait (it was
-runnable but off a core), the machine's busy CPUs over the probe (/proc/stat), the thread count
+runnable but off a core), the machine's busy and stolen CPUs over the probe (/proc/stat), the thread count
 and the calling thread's CPU affinity. The driver runs one child per thread count (each a fresh
 process, as bench/cpu.py's are) and prints one table.
 
@@ -44,6 +45,10 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+SMALL_ROWS = 256
+"""The small probe: the tanh chain on 256x1024 (3 MiB of operands, in a core's L2 and the L3
+whatever else the machine does): a slowdown of the large probes alone is the memory's."""
 
 ENV_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -73,21 +78,23 @@ def _threads() -> dict[str, tuple[int, int]]:
         return {}
 
 
-def _busy_jiffies() -> tuple[int, int]:
-    """(busy, total) jiffies of all CPUs so far (/proc/stat)."""
+def _jiffies() -> tuple[int, int, int]:
+    """(busy, stolen, total) jiffies of all CPUs so far (/proc/stat; stolen: the hypervisor ran
+    something else on a virtual CPU that had work)."""
     try:
-        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
     except (OSError, ValueError):
-        return 0, 0
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
-    return sum(fields) - idle, sum(fields)
+        return 0, 0, 0
+    idle = fields[3] + fields[4]
+    steal = fields[7] if len(fields) > 7 else 0
+    return sum(fields) - idle - steal, steal, sum(fields)
 
 
 def probe(functions: dict[str, Callable[[], object]], calls: int) -> dict[str, object]:
     """Each function's best and median ms over `calls` calls after 3 warm-ups, and what the
     process's other threads and the machine did meanwhile."""
     main = str(os.getpid())  # the calling thread's task id is the process id (the main thread)
-    before, busy_before, start = _threads(), _busy_jiffies(), time.perf_counter()
+    before, jiffies_before, start = _threads(), _jiffies(), time.perf_counter()
     row: dict[str, object] = {}
     for name, function in functions.items():
         for _ in range(3):
@@ -100,14 +107,16 @@ def probe(functions: dict[str, Callable[[], object]], calls: int) -> dict[str, o
         times.sort()
         row[name] = (round(times[0], 3), round(times[len(times) // 2], 3))
     wall = time.perf_counter() - start
-    after, busy_after = _threads(), _busy_jiffies()
+    after, jiffies_after = _threads(), _jiffies()
     others = sum(after[t][0] - before.get(t, (0, 0))[0] for t in after if t != main)
-    busy = (busy_after[0] - busy_before[0]) / max(1, busy_after[1] - busy_before[1]) * (os.cpu_count() or 1)
+    busy, steal, total = (later - earlier for later, earlier in zip(jiffies_after, jiffies_before))
+    cpus = (os.cpu_count() or 1) / max(1, total)
     row |= {
         "other_threads_cpu_ms": round(others / 1e6, 1),
         "main_wait_ms": round((after.get(main, (0, 0))[1] - before.get(main, (0, 0))[1]) / 1e6, 1),
         "wall_ms": round(wall * 1e3, 1),
-        "busy_cpus": round(busy, 1),
+        "busy_cpus": round(busy * cpus, 1),
+        "stolen_cpus": round(steal * cpus, 1),
         "tasks": len(after),
         "affinity": len(os.sched_getaffinity(0)),
     }
@@ -124,13 +133,16 @@ def child(threads: int, env: str, calls: int) -> list[dict[str, object]]:
     import mlc  # noqa: E402
 
     tanh_case, gelu_case = bench.tanh_chain_case(4096, 1024), bench.gelu_erf_case(4096, 1024)
+    small_case = bench.tanh_chain_case(SMALL_ROWS, 1024)
 
     def programs(seed: int) -> dict[str, Callable[[], object]]:
         generator = np.random.default_rng(seed)
         x, y = (generator.standard_normal((4096, 1024)).astype(np.float32) for _ in range(2))
         tanh = mlc.compile(tanh_case.source, device="cpu", num_threads=threads)
         gelu = mlc.compile(gelu_case.source, device="cpu", num_threads=threads)
-        return {"tanh": lambda: tanh(x, y), "gelu": lambda: gelu(x)}
+        small = mlc.compile(small_case.source, device="cpu", num_threads=threads)
+        xs, ys = x[:SMALL_ROWS].copy(), y[:SMALL_ROWS].copy()
+        return {"tanh": lambda: tanh(x, y), "gelu": lambda: gelu(x), "small tanh": lambda: small(xs, ys)}
 
     probes = programs(0)
     rows: list[dict[str, object]] = []
@@ -189,13 +201,13 @@ def main() -> None:
             done = subprocess.run([sys.executable, __file__, "--child", threads, env, "--calls", str(arguments.calls)],
                                   check=True, stdout=subprocess.PIPE, text=True)
             rows += json.loads(done.stdout.strip().splitlines()[-1])
-    print("| threads | env | step | tanh best / median ms | GELU best / median ms | other threads' CPU ms | main's run-queue wait ms | probe wall ms | busy CPUs | threads in process |")
-    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| threads | env | step | tanh best / median ms | GELU best / median ms | small tanh best / median ms | other threads' CPU ms | main's run-queue wait ms | probe wall ms | busy CPUs | stolen CPUs | threads in process |")
+    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for row in rows:
-        tanh, gelu = row["tanh"], row["gelu"]
+        tanh, gelu, small = row["tanh"], row["gelu"], row["small tanh"]
         extra = f" (bench/cpu.py's run_case: {row['bench_tanh_ms']})" if "bench_tanh_ms" in row else ""
-        print(f"| {row['threads']} | {row['env']} | {row['step']}{extra} | {tanh[0]:.3f} / {tanh[1]:.3f} | {gelu[0]:.3f} / {gelu[1]:.3f} | "
-              f"{row['other_threads_cpu_ms']} | {row['main_wait_ms']} | {row['wall_ms']} | {row['busy_cpus']} | {row['tasks']} |")
+        print(f"| {row['threads']} | {row['env']} | {row['step']}{extra} | {tanh[0]:.3f} / {tanh[1]:.3f} | {gelu[0]:.3f} / {gelu[1]:.3f} | {small[0]:.3f} / {small[1]:.3f} | "
+              f"{row['other_threads_cpu_ms']} | {row['main_wait_ms']} | {row['wall_ms']} | {row['busy_cpus']} | {row['stolen_cpus']} | {row['tasks']} |")
     if arguments.json is not None:
         arguments.json.write_text(json.dumps(rows, indent=0))
 
