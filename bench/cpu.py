@@ -402,6 +402,37 @@ def huge_page_share(array: np.ndarray) -> float:
     return huge / rss if rss else 0.0
 
 
+PAGE_BYTES = 4096
+KPF_THP = 22
+"""/proc/kpageflags' bit for a page that is part of a transparent huge page."""
+
+
+def physical_pages(array: np.ndarray) -> tuple[float, float]:
+    """(the share of `array`'s own 4 KiB pages that are parts of transparent huge pages, the median
+    physical address of its pages in GiB), from /proc/self/pagemap and /proc/kpageflags: exact for
+    the array's range (`huge_page_share` reads whole mappings). NaNs where the frame numbers are
+    hidden (they need CAP_SYS_ADMIN) or the files are absent."""
+    import struct
+
+    first, count = array.ctypes.data // PAGE_BYTES, -(-array.nbytes // PAGE_BYTES)
+    nothing = (float("nan"), float("nan"))
+    try:
+        with open("/proc/self/pagemap", "rb") as pagemap:
+            pagemap.seek(first * 8)
+            entries = struct.unpack(f"<{count}Q", pagemap.read(count * 8))
+        frames = [entry & ((1 << 55) - 1) for entry in entries if entry >> 63]
+        if not frames or not any(frames):
+            return nothing
+        huge = 0
+        with open("/proc/kpageflags", "rb") as flags:
+            for frame in frames:
+                flags.seek(frame * 8)
+                huge += (int.from_bytes(flags.read(8), "little") >> KPF_THP) & 1
+    except (OSError, struct.error):
+        return nothing
+    return huge / len(frames), sorted(frames)[len(frames) // 2] * PAGE_BYTES / 2**30
+
+
 def run_case(
     case: Case, threads: int, repeats: int, torch: object | None, references: Path | None = None, rounds: int = 1,
     faults: list[float] | None = None, pipeline: str | None = None, pages: list[float] | None = None,
@@ -411,7 +442,7 @@ def run_case(
     rounds ran (see the module docstring). `faults`, when given, gets each row's minor page
     faults per call (warm-up calls included): an implementation whose results land on fresh pages
     pays their first touch inside the timed call. `pages`, when given, gets the huge-page share
-    (`huge_page_share`) of the first input and of mlc's result; `waits` the seconds each turn
+    (`huge_page_share`) of the first input and of mlc's result, then `physical_pages` of both; `waits` the seconds each turn
     waited for the process's other threads to go quiet (`wait_until_quiet`)."""
     generator = np.random.default_rng(0)
     inputs = [generator.standard_normal(shape).astype(np.float32) for shape in case.shapes]
@@ -431,7 +462,7 @@ def run_case(
         result = result[0] if isinstance(result, tuple) else result
         _check(case.name, implementation, result, want, case.tolerance)
         if implementation == "mlc" and pages is not None:
-            pages[:] = [huge_page_share(inputs[0]), huge_page_share(result)]
+            pages[:] = [huge_page_share(inputs[0]), huge_page_share(result), *physical_pages(inputs[0]), *physical_pages(result)]
         for _ in range(SETTLING_CALLS):
             function()
     for _ in range(rounds):  # the implementations take turns
@@ -537,8 +568,8 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
           f"best of {arguments.repeats}, {arguments.rounds} interleaved round(s), wall clock; malloc {arguments.malloc}"
           + (f"; mlc's prefetch {arguments.prefetch}" if arguments.prefetch else "")
           + ("; mlc's large results from numpy's memory (--results heap)" if arguments.results == "heap" else ""))
-    print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | rounds vs PyTorch | mlc vs numpy | faults/call mlc, PyTorch | huge pages: input, mlc result |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | rounds vs PyTorch | mlc vs numpy | faults/call mlc, PyTorch | huge pages: input, mlc result | exact: input THP, GiB; result THP, GiB |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cases = list(dict.fromkeys(row["case"] for row in runs[0]["rows"]))
     for case in cases:
         for run in runs:
@@ -551,7 +582,8 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
             faults = {row["implementation"]: max(row.get("faults_per_call") or [0]) for row in run["rows"] if row["case"] == case}
             ratios.append(", ".join(f"{faults[name]:.0f}" if name in faults else "-" for name in ("mlc", "PyTorch")))
             shares = next((row.get("huge_page_share") for row in run["rows"] if row["case"] == case and row["implementation"] == "mlc"), None)
-            ratios.append(", ".join(f"{share:.2f}" for share in shares) if shares else "-")
+            ratios.append(", ".join(f"{share:.2f}" for share in shares[:2]) if shares else "-")
+            ratios.append(", ".join(f"{share:.2f}" for share in shares[2:]) if shares and len(shares) > 2 else "-")
             print(f"| {case} | {run['threads']} | " + " | ".join(cells + ratios) + " |", flush=True)
     if arguments.json is not None:
         arguments.json.write_text(json.dumps({"cpu": cpu_model(), "runs": runs}, indent=1))

@@ -9,8 +9,8 @@ after 2 warm-ups, set after set, `--passes` times (every other pass in reverse o
 every pass is slow by its memory, a set slow in one pass was slow at a moment). With each set,
 where its pages lie in (guest-)physical memory: the median and the range of the page frame
 numbers of x, y and the output in GiB, from /proc/self/pagemap (frame numbers need
-CAP_SYS_ADMIN: without it they read 0 and the column says so), and each array's share of huge
-pages. `--memory numpy` allocates as numpy does (glibc: the arrays of `bench/cpu.py`), `huge` in
+CAP_SYS_ADMIN: without it they read 0 and the columns say nan), and the share of each array's
+pages that are parts of transparent huge pages (/proc/kpageflags, `physical_pages`). `--memory numpy` allocates as numpy does (glibc: the arrays of `bench/cpu.py`), `huge` in
 mappings of their own advised MADV_HUGEPAGE (mlc's large results since cpu13).
 
 Why. In whole `bench/cpu.py` runs (branches cpu12, cpu13) the tanh chain ran 9-10 ms at one thread
@@ -34,7 +34,7 @@ import numpy as np
 import mlc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu import huge_page_share, tanh_chain_case  # noqa: E402 - bench/cpu.py, beside this script
+from cpu import physical_pages, tanh_chain_case  # noqa: E402 - bench/cpu.py, beside this script
 
 ROWS, COLUMNS = 4096, 1024
 PAGE = 4096
@@ -106,7 +106,7 @@ def main() -> None:
     print("| ---: | --- | --- | --- | --- | --- |")
     for index, (x, y, out) in enumerate(sets):
         where = [" / ".join(f"{value:.1f}" for value in frames_gib(array)) for array in (x, y, out)]
-        shares = ", ".join(f"{huge_page_share(array):.2f}" for array in (x, y, out))
+        shares = ", ".join(f"{physical_pages(array)[0]:.2f}" for array in (x, y, out))
         print(f"| {index} | {' '.join(f'{value:.3f}' for value in times[index])} | {' | '.join(where)} | {shares} |", flush=True)
 
 
