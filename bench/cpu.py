@@ -402,6 +402,14 @@ def huge_page_share(array: np.ndarray) -> float:
     return huge / rss if rss else 0.0
 
 
+def current_cpu() -> int:
+    """The CPU the calling thread last ran on (/proc/thread-self/stat's 39th field; -1 elsewhere)."""
+    try:
+        return int(Path("/proc/thread-self/stat").read_text().rsplit(")", 1)[1].split()[36])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
 PAGE_BYTES = 4096
 KPF_THP = 22
 """/proc/kpageflags' bit for a page that is part of a transparent huge page."""

@@ -34,7 +34,7 @@ import numpy as np
 import mlc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu import physical_pages, tanh_chain_case  # noqa: E402 - bench/cpu.py, beside this script
+from cpu import current_cpu, physical_pages, tanh_chain_case  # noqa: E402 - bench/cpu.py, beside this script
 
 ROWS, COLUMNS = 4096, 1024
 PAGE = 4096
@@ -101,7 +101,8 @@ def main() -> None:
             times[index][pass_] = best * 1e3
     for x, y, out in sets:
         assert float(np.max(np.abs(out - want))) <= 1.1e-5
-    print(f"memory {arguments.memory}, threads {arguments.threads}, pid {os.getpid()}; best of {arguments.calls} calls a pass")
+    print(f"memory {arguments.memory}, threads {arguments.threads}, pid {os.getpid()}, calling thread on CPU {current_cpu()}; "
+          f"best of {arguments.calls} calls a pass")
     print("| set | ms in each pass | x: GiB low / median / high | y | output | huge-page share x, y, output |")
     print("| ---: | --- | --- | --- | --- | --- |")
     for index, (x, y, out) in enumerate(sets):
