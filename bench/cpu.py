@@ -100,9 +100,15 @@ result (or a PyTorch temporary) lands on fresh pages, zero-filled by page faults
 call, depends on the process's history: on the 16-CPU host one process took 12256 faults in every
 PyTorch call of the tanh chain (3 arrays of 4096 pages; 5.8 ms at 16 threads instead of 0.8).
 Not the default: on that host the steady heap also placed the arrays so that mlc's elementwise
-and layer-norm kernels ran 2-3x slower than in default processes of the same call (and PyTorch's
-layer norm 3.5x slower at one thread), for a reason not yet found (BENCHMARKS.md, branch cpu12);
-it is the switch that reproduces that."""
+and layer-norm kernels ran 2-5x slower than in default processes of the same call (and PyTorch's
+layer norm 3.5x slower at one thread). The reason (BENCHMARKS.md, cpu14): consecutive 16 MiB
+arrays on glibc's heap lie 16 MiB + 16 bytes apart, so a result taken from the heap right after
+its inputs lies a few cache lines after them modulo 16 MiB, and on that Intel CPU the kernel then
+runs 4-5x slower (10-13 ms against 2.3-2.4 for the tanh chain at one thread, `bench/cpu_physical.py
+--memory slab:...`; by the pattern, loads held behind the store a few lines before them, a
+mechanism inferred, not counted); mlc's large results have mappings of their own since
+(`--results heap` brings the old placement back), which is also why this is the switch that
+reproduced it."""
 
 
 def _with_steady_malloc(argv: list[str]) -> None:

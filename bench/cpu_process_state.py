@@ -32,7 +32,9 @@ process, as bench/cpu.py's are) and prints one table.
 Why. On the 16-CPU host the tanh chain ran 2.3-2.7 ms at one thread in `bench/cpu_placement.py`
 and 9.3-10.1 ms inside `bench/cpu.py --threads 1,2,8,16`, the exact GELU 3.0-7.4 ms against 1.3,
 while softmax kept its figures (BENCHMARKS.md, cpu12, cpu13, session 13 start): a state of the
-benchmark's process, found by walking its steps.
+benchmark's process, looked for by walking its steps. Outcome (cpu14): no step slowed the probes
+(on that host, 1, 2 and 16 threads, with and without the thread variables); the state is where
+the process's allocations put the arrays relative to each other (`bench/cpu_physical.py`).
 """
 
 from __future__ import annotations
