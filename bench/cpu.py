@@ -23,6 +23,10 @@ a result on fresh pages is zero-filled by the kernel at its first write, inside 
 then depends on whether its process's allocator hands out fresh pages, but the arrays' placement
 changes). `--results heap` takes mlc's large results from numpy's memory (recycled), as the runtime
 did before they had huge-page mappings of their own (`use_heap_results`: the cpu12/cpu13 runs).
+The table's last columns describe mlc's arrays: the huge-page share of the mappings holding the
+first input and the result, the exact share and physical address of their own pages
+(`physical_pages`), and how far the result lies after its nearest input modulo 16 MiB
+(`output_after_inputs`: a few hundred bytes slowed streaming kernels 4-5x on the 16-CPU host).
 
 Threads: mlc gets `num_threads=N`, PyTorch `torch.set_num_threads(N)`; numpy's BLAS is limited
 through `OPENBLAS_NUM_THREADS` / `OMP_NUM_THREADS` / `MKL_NUM_THREADS`, set before numpy is
@@ -447,6 +451,17 @@ def physical_pages(array: np.ndarray) -> tuple[float, float]:
     return huge / len(frames), sorted(frames)[len(frames) // 2] * PAGE_BYTES / 2**30
 
 
+ALIAS_SPAN = 16 << 20
+"""The modulus in which an output a few cache lines after an input slowed the host's kernels 4-5x
+(BENCHMARKS.md, cpu14: 32-160 bytes after, modulo 16 MiB)."""
+
+
+def output_after_inputs(output: np.ndarray, inputs: list[np.ndarray]) -> int:
+    """The least distance in bytes, modulo ALIAS_SPAN, from the start of an input to the start of
+    `output` (a few hundred or less: the layout that slowed streaming kernels 4-5x on the host)."""
+    return min((output.ctypes.data - array.ctypes.data) % ALIAS_SPAN for array in inputs)
+
+
 def run_case(
     case: Case, threads: int, repeats: int, torch: object | None, references: Path | None = None, rounds: int = 1,
     faults: list[float] | None = None, pipeline: str | None = None, pages: list[float] | None = None,
@@ -456,7 +471,8 @@ def run_case(
     rounds ran (see the module docstring). `faults`, when given, gets each row's minor page
     faults per call (warm-up calls included): an implementation whose results land on fresh pages
     pays their first touch inside the timed call. `pages`, when given, gets the huge-page share
-    (`huge_page_share`) of the first input and of mlc's result, then `physical_pages` of both; `waits` the seconds each turn
+    (`huge_page_share`) of the first input and of mlc's result, then `physical_pages` of both, then
+    `output_after_inputs`; `waits` the seconds each turn
     waited for the process's other threads to go quiet (`wait_until_quiet`)."""
     generator = np.random.default_rng(0)
     inputs = [generator.standard_normal(shape).astype(np.float32) for shape in case.shapes]
@@ -476,7 +492,8 @@ def run_case(
         result = result[0] if isinstance(result, tuple) else result
         _check(case.name, implementation, result, want, case.tolerance)
         if implementation == "mlc" and pages is not None:
-            pages[:] = [huge_page_share(inputs[0]), huge_page_share(result), *physical_pages(inputs[0]), *physical_pages(result)]
+            pages[:] = [huge_page_share(inputs[0]), huge_page_share(result), *physical_pages(inputs[0]), *physical_pages(result),
+                        output_after_inputs(result, inputs)]
         for _ in range(SETTLING_CALLS):
             function()
     for _ in range(rounds):  # the implementations take turns
@@ -582,8 +599,8 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
           f"best of {arguments.repeats}, {arguments.rounds} interleaved round(s), wall clock; malloc {arguments.malloc}"
           + (f"; mlc's prefetch {arguments.prefetch}" if arguments.prefetch else "")
           + ("; mlc's large results from numpy's memory (--results heap)" if arguments.results == "heap" else ""))
-    print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | rounds vs PyTorch | mlc vs numpy | faults/call mlc, PyTorch | huge pages: input, mlc result | exact: input THP, GiB; result THP, GiB |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | rounds vs PyTorch | mlc vs numpy | faults/call mlc, PyTorch | huge pages: input, mlc result | exact: input THP, GiB; result THP, GiB | result after inputs mod 16 MiB, bytes |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cases = list(dict.fromkeys(row["case"] for row in runs[0]["rows"]))
     for case in cases:
         for run in runs:
@@ -597,7 +614,8 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
             ratios.append(", ".join(f"{faults[name]:.0f}" if name in faults else "-" for name in ("mlc", "PyTorch")))
             shares = next((row.get("huge_page_share") for row in run["rows"] if row["case"] == case and row["implementation"] == "mlc"), None)
             ratios.append(", ".join(f"{share:.2f}" for share in shares[:2]) if shares else "-")
-            ratios.append(", ".join(f"{share:.2f}" for share in shares[2:]) if shares and len(shares) > 2 else "-")
+            ratios.append(", ".join(f"{share:.2f}" for share in shares[2:6]) if shares and len(shares) > 2 else "-")
+            ratios.append(f"{shares[6]:.0f}" if shares and len(shares) > 6 else "-")
             print(f"| {case} | {run['threads']} | " + " | ".join(cells + ratios) + " |", flush=True)
     if arguments.json is not None:
         arguments.json.write_text(json.dumps({"cpu": cpu_model(), "runs": runs}, indent=1))
