@@ -1,7 +1,7 @@
 """CPU benchmarks: mlc's CPU path against numpy and PyTorch CPU, same threads, one process.
 
     python bench/cpu.py [--threads N | --threads 1,2,8,16] [--repeats 20] [--rounds 3] [--only softmax,gelu] [--json out.json]
-                        [--malloc steady|default]
+                        [--malloc steady|default] [--results runtime|heap]
 
 Cases (f32): softmax of 1024x1024 and of long rows (64x65536), tanh(x*y + x) on 4096x1024, exact
 (erf) GELU of 4096x1024, its memory floor (-x of 4096x1024), layer norm of 4096x1024 with scale and bias, a column sum (axis 0) of
@@ -11,14 +11,22 @@ Cases (f32): softmax of 1024x1024 and of long rows (64x65536), tanh(x*y + x) on 
 `time.perf_counter`: warm-up calls, then the best of `--repeats` calls, or of as many as fill
 `MIN_TIMED_SECONDS` when that is more (the steady cost on a machine shared with other work, where
 the median mostly measures the neighbours). With `--rounds R` the implementations of a case take
-turns, R times (mlc, numpy, PyTorch, mlc, ...), each turn timed so; a row has the best over the
+turns, R times (mlc, numpy, PyTorch, mlc, ...), each turn timed so, and each starting only once
+the process's other threads are quiet (`wait_until_quiet`: numpy's OpenBLAS and PyTorch's OpenMP
+workers spin for up to ~0.1 s after a call, mlc's for 200 us; an implementation timed inside
+another's spin shared the cores with it); a row has the best over the
 rounds and each round's ratio to PyTorch (how far one process's figure moves), and each
 implementation's minor page faults per call (the most over the rounds; warm-up calls included,
 after SETTLING_CALLS untimed ones):
 a result on fresh pages is zero-filled by the kernel at its first write, inside the timed call.
 `--malloc steady` fixes glibc's malloc thresholds (see STEADY_MALLOC: no implementation's figure
 then depends on whether its process's allocator hands out fresh pages, but the arrays' placement
-changes).
+changes). `--results heap` takes mlc's large results from numpy's memory (recycled), as the runtime
+did before they had huge-page mappings of their own (`use_heap_results`: the cpu12/cpu13 runs).
+The table's last columns describe mlc's arrays: the huge-page share of the mappings holding the
+first input and the result, the exact share and physical address of their own pages
+(`physical_pages`), and how far the result lies after its nearest input modulo 16 MiB
+(`output_after_inputs`: a few hundred bytes slowed streaming kernels 4-5x on the 16-CPU host).
 
 Threads: mlc gets `num_threads=N`, PyTorch `torch.set_num_threads(N)`; numpy's BLAS is limited
 through `OPENBLAS_NUM_THREADS` / `OMP_NUM_THREADS` / `MKL_NUM_THREADS`, set before numpy is
@@ -58,6 +66,9 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("--references", type=Path, default=None, help="a folder keeping the float64 references between runs")
     parser.add_argument("--malloc", choices=("default", "steady"), default="default",
                         help="default: glibc's malloc as the process finds it; steady: fixed thresholds (STEADY_MALLOC)")
+    parser.add_argument("--results", choices=("runtime", "heap"), default="runtime",
+                        help="runtime: mlc's result memory as the runtime gives it; heap: large results from numpy's "
+                             "(glibc's) memory, recycled, as before huge-page results (`use_heap_results`)")
     parser.add_argument("--prefetch", default=None, metavar="LOADS/STORES",
                         help="compile mlc's row kernels with these prefetch distances in bytes (0: none; `prefetch_pipeline`)")
     return parser.parse_args()
@@ -76,6 +87,15 @@ def prefetch_pipeline(prefetch: str | None) -> str | None:
     return CPU_PIPELINE.replace(name, f"convert-tile-rows-to-cpu{{prefetch-bytes={loads} store-prefetch-bytes={stores}}},")
 
 
+def use_heap_results() -> None:
+    """mlc's large results taken from numpy's memory (glibc's heap or its mappings), recycled by
+    ResultBlocks as before, instead of huge-page mappings of their own (HUGE_PAGE_RESULT_BYTES made
+    unreachable): the runtime as the cpu12 and cpu13 whole-benchmark runs had it."""
+    import mlc.runtime.cpu
+
+    mlc.runtime.cpu.HUGE_PAGE_RESULT_BYTES = 1 << 62
+
+
 STEADY_MALLOC = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296"
 """GLIBC_TUNABLES for `--malloc steady`: blocks below 32 MiB (glibc's largest mmap threshold) come
 from the heap, which is not given back below 4 GiB free. With glibc's defaults the threshold moves
@@ -84,9 +104,15 @@ result (or a PyTorch temporary) lands on fresh pages, zero-filled by page faults
 call, depends on the process's history: on the 16-CPU host one process took 12256 faults in every
 PyTorch call of the tanh chain (3 arrays of 4096 pages; 5.8 ms at 16 threads instead of 0.8).
 Not the default: on that host the steady heap also placed the arrays so that mlc's elementwise
-and layer-norm kernels ran 2-3x slower than in default processes of the same call (and PyTorch's
-layer norm 3.5x slower at one thread), for a reason not yet found (BENCHMARKS.md, branch cpu12);
-it is the switch that reproduces that."""
+and layer-norm kernels ran 2-5x slower than in default processes of the same call (and PyTorch's
+layer norm 3.5x slower at one thread). The reason (BENCHMARKS.md, cpu14): consecutive 16 MiB
+arrays on glibc's heap lie 16 MiB + 16 bytes apart, so a result taken from the heap right after
+its inputs lies a few cache lines after them modulo 16 MiB, and on that Intel CPU the kernel then
+runs 4-5x slower (10-13 ms against 2.3-2.4 for the tanh chain at one thread, `bench/cpu_physical.py
+--memory slab:...`; by the pattern, loads held behind the store a few lines before them, a
+mechanism inferred, not counted); mlc's large results have mappings of their own since
+(`--results heap` brings the old placement back), which is also why this is the switch that
+reproduced it."""
 
 
 def _with_steady_malloc(argv: list[str]) -> None:
@@ -269,6 +295,55 @@ MIN_TIMED_SECONDS = 0.05
 0.1 ms (16 threads) gets hundreds of tries, so its best is not one lucky or unlucky call of five."""
 
 
+QUIET_WINDOW_SECONDS = 0.01
+QUIET_CPU_SHARE = 0.1
+QUIET_LIMIT_SECONDS = 1.0
+
+
+def other_threads_cpu_ns() -> int | None:
+    """On-CPU nanoseconds so far of this process's threads other than the calling one
+    (/proc/self/task/*/schedstat), None where that cannot be read (not Linux)."""
+    import threading
+
+    own, total = str(threading.get_native_id()), 0
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    for task in tasks:
+        if task != own:
+            try:
+                total += int(Path(f"/proc/self/task/{task}/schedstat").read_text().split()[0])
+            except (OSError, IndexError, ValueError):  # a thread that ended meanwhile
+                pass
+    return total
+
+
+def wait_until_quiet(limit: float = QUIET_LIMIT_SECONDS) -> float:
+    """Waits until the process's other threads together run less than QUIET_CPU_SHARE of one CPU
+    over QUIET_WINDOW_SECONDS, at most `limit` seconds; returns the seconds waited.
+
+    Why. Idle workers spin before they sleep: numpy's OpenBLAS threads for ~0.1 s after a BLAS
+    call, PyTorch's OpenMP team after each parallel region (libgomp's spin count), mlc's pool
+    200 us. An implementation timed right after another one shared the cores with the other's
+    spinning workers (PyTorch's 512^3 matmul at 16 threads: 7.8 ms against 0.35 at 8, after numpy's
+    OpenBLAS; BENCHMARKS.md, cpu12). So every turn starts once the others are asleep; where the
+    threads cannot be read, it sleeps 0.2 s."""
+    start = time.perf_counter()
+    before = other_threads_cpu_ns()
+    if before is None:
+        time.sleep(0.2)
+        return time.perf_counter() - start
+    while time.perf_counter() - start < limit:
+        time.sleep(QUIET_WINDOW_SECONDS)
+        after = other_threads_cpu_ns()
+        assert after is not None
+        if after - before < QUIET_CPU_SHARE * QUIET_WINDOW_SECONDS * 1e9:
+            break
+        before = after
+    return time.perf_counter() - start
+
+
 def best_seconds(function: Callable[[], object], repeats: int) -> float:
     function()  # warm-up (and first-touch of the outputs)
     function()
@@ -337,15 +412,68 @@ def huge_page_share(array: np.ndarray) -> float:
     return huge / rss if rss else 0.0
 
 
+def current_cpu() -> int:
+    """The CPU the calling thread last ran on (/proc/thread-self/stat's 39th field; -1 elsewhere)."""
+    try:
+        return int(Path("/proc/thread-self/stat").read_text().rsplit(")", 1)[1].split()[36])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+PAGE_BYTES = 4096
+KPF_THP = 22
+"""/proc/kpageflags' bit for a page that is part of a transparent huge page."""
+
+
+def physical_pages(array: np.ndarray) -> tuple[float, float]:
+    """(the share of `array`'s own 4 KiB pages that are parts of transparent huge pages, the median
+    physical address of its pages in GiB), from /proc/self/pagemap and /proc/kpageflags: exact for
+    the array's range (`huge_page_share` reads whole mappings). NaNs where the frame numbers are
+    hidden (they need CAP_SYS_ADMIN) or the files are absent."""
+    import struct
+
+    first, count = array.ctypes.data // PAGE_BYTES, -(-array.nbytes // PAGE_BYTES)
+    nothing = (float("nan"), float("nan"))
+    try:
+        with open("/proc/self/pagemap", "rb") as pagemap:
+            pagemap.seek(first * 8)
+            entries = struct.unpack(f"<{count}Q", pagemap.read(count * 8))
+        frames = [entry & ((1 << 55) - 1) for entry in entries if entry >> 63]
+        if not frames or not any(frames):
+            return nothing
+        huge = 0
+        with open("/proc/kpageflags", "rb") as flags:
+            for frame in frames:
+                flags.seek(frame * 8)
+                huge += (int.from_bytes(flags.read(8), "little") >> KPF_THP) & 1
+    except (OSError, struct.error):
+        return nothing
+    return huge / len(frames), sorted(frames)[len(frames) // 2] * PAGE_BYTES / 2**30
+
+
+ALIAS_SPAN = 16 << 20
+"""The modulus in which an output a few cache lines after an input slowed the host's kernels 4-5x
+(BENCHMARKS.md, cpu14: 32-160 bytes after, modulo 16 MiB)."""
+
+
+def output_after_inputs(output: np.ndarray, inputs: list[np.ndarray]) -> int:
+    """The least distance in bytes, modulo ALIAS_SPAN, from the start of an input to the start of
+    `output` (a few hundred or less: the layout that slowed streaming kernels 4-5x on the host)."""
+    return min((output.ctypes.data - array.ctypes.data) % ALIAS_SPAN for array in inputs)
+
+
 def run_case(
     case: Case, threads: int, repeats: int, torch: object | None, references: Path | None = None, rounds: int = 1,
     faults: list[float] | None = None, pipeline: str | None = None, pages: list[float] | None = None,
+    waits: list[float] | None = None,
 ) -> list[tuple[str, str, float]]:
     """(case, implementation, seconds) rows: one per implementation and round, in the order the
     rounds ran (see the module docstring). `faults`, when given, gets each row's minor page
     faults per call (warm-up calls included): an implementation whose results land on fresh pages
     pays their first touch inside the timed call. `pages`, when given, gets the huge-page share
-    (`huge_page_share`) of the first input and of mlc's result."""
+    (`huge_page_share`) of the first input and of mlc's result, then `physical_pages` of both, then
+    `output_after_inputs`; `waits` the seconds each turn
+    waited for the process's other threads to go quiet (`wait_until_quiet`)."""
     generator = np.random.default_rng(0)
     inputs = [generator.standard_normal(shape).astype(np.float32) for shape in case.shapes]
     want = _reference(case, inputs, references)
@@ -364,7 +492,8 @@ def run_case(
         result = result[0] if isinstance(result, tuple) else result
         _check(case.name, implementation, result, want, case.tolerance)
         if implementation == "mlc" and pages is not None:
-            pages[:] = [huge_page_share(inputs[0]), huge_page_share(result)]
+            pages[:] = [huge_page_share(inputs[0]), huge_page_share(result), *physical_pages(inputs[0]), *physical_pages(result),
+                        output_after_inputs(result, inputs)]
         for _ in range(SETTLING_CALLS):
             function()
     for _ in range(rounds):  # the implementations take turns
@@ -375,10 +504,13 @@ def run_case(
                 calls[0] += 1
                 return function()
 
+            waited = wait_until_quiet()
             before = minor_faults()
             rows.append((case.name, implementation, best_seconds(counted, repeats)))
             if faults is not None:
                 faults.append((minor_faults() - before) / calls[0])
+            if waits is not None:
+                waits.append(waited)
     print(f"  ({case.name}: mlc compiled in {compile_seconds:.2f} s)", file=sys.stderr)
     return rows
 
@@ -388,6 +520,8 @@ def main(arguments: argparse.Namespace) -> None:
         several_thread_counts(arguments)
         return
     threads = int(arguments.threads)
+    if arguments.results == "heap":
+        use_heap_results()
     try:
         import torch
 
@@ -405,22 +539,25 @@ def main(arguments: argparse.Namespace) -> None:
             continue
         faults: list[float] = []
         pages: list[float] = []
+        waits: list[float] = []
         rows = run_case(case, threads, arguments.repeats, torch, arguments.references, arguments.rounds, faults,
-                        prefetch_pipeline(arguments.prefetch), pages)
+                        prefetch_pipeline(arguments.prefetch), pages, waits)
         rounds = _per_round(rows)
         reference = min(rounds["PyTorch"]) if "PyTorch" in rounds else None
         for implementation, seconds in rounds.items():
             ratio = f"{reference / min(seconds):.2f}x" if reference else "-"
             own_faults = [count for (_, name, _), count in zip(rows, faults) if name == implementation]
+            own_waits = [seconds for (_, name, _), seconds in zip(rows, waits) if name == implementation]
             print(f"| {case.name} | {implementation} | {min(seconds) * 1e3:.3f} | {ratio} | {max(own_faults):.0f} |", flush=True)
             results.append({"case": case.name, "implementation": implementation, "best_ms": min(seconds) * 1e3,
                             "rounds_ms": [round(value * 1e3, 4) for value in seconds],
-                            "faults_per_call": [round(count, 1) for count in own_faults]}
+                            "faults_per_call": [round(count, 1) for count in own_faults],
+                            "quiet_wait_ms": [round(seconds * 1e3, 1) for seconds in own_waits]}
                            | ({"huge_page_share": [round(share, 2) for share in pages]} if implementation == "mlc" else {}))
     if arguments.json is not None:
         arguments.json.write_text(json.dumps(
             {"cpu": cpu_model(), "threads": threads, "numpy": np.__version__, "torch": torch_version, "command": " ".join(sys.argv), "prefetch": arguments.prefetch,
-             "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
+             "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""), "results": arguments.results,
              "rows": results},
             indent=1,
         ))
@@ -455,13 +592,15 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
                        "--json", str(output), "--references", folder, "--malloc", arguments.malloc]
             command += ["--only", arguments.only] if arguments.only else []
             command += ["--prefetch", arguments.prefetch] if arguments.prefetch else []
+            command += ["--results", arguments.results]
             subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
             runs.append(json.loads(output.read_text()))
     print(f"CPU: {cpu_model()}, {os.cpu_count()} logical CPUs; numpy {runs[0]['numpy']}; PyTorch {runs[0]['torch']}; "
           f"best of {arguments.repeats}, {arguments.rounds} interleaved round(s), wall clock; malloc {arguments.malloc}"
-          + (f"; mlc's prefetch {arguments.prefetch}" if arguments.prefetch else ""))
-    print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | rounds vs PyTorch | mlc vs numpy | faults/call mlc, PyTorch | huge pages: input, mlc result |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          + (f"; mlc's prefetch {arguments.prefetch}" if arguments.prefetch else "")
+          + ("; mlc's large results from numpy's memory (--results heap)" if arguments.results == "heap" else ""))
+    print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | rounds vs PyTorch | mlc vs numpy | faults/call mlc, PyTorch | huge pages: input, mlc result | exact: input THP, GiB; result THP, GiB | result after inputs mod 16 MiB, bytes |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cases = list(dict.fromkeys(row["case"] for row in runs[0]["rows"]))
     for case in cases:
         for run in runs:
@@ -474,7 +613,9 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
             faults = {row["implementation"]: max(row.get("faults_per_call") or [0]) for row in run["rows"] if row["case"] == case}
             ratios.append(", ".join(f"{faults[name]:.0f}" if name in faults else "-" for name in ("mlc", "PyTorch")))
             shares = next((row.get("huge_page_share") for row in run["rows"] if row["case"] == case and row["implementation"] == "mlc"), None)
-            ratios.append(", ".join(f"{share:.2f}" for share in shares) if shares else "-")
+            ratios.append(", ".join(f"{share:.2f}" for share in shares[:2]) if shares else "-")
+            ratios.append(", ".join(f"{share:.2f}" for share in shares[2:6]) if shares and len(shares) > 2 else "-")
+            ratios.append(f"{shares[6]:.0f}" if shares and len(shares) > 6 else "-")
             print(f"| {case} | {run['threads']} | " + " | ".join(cells + ratios) + " |", flush=True)
     if arguments.json is not None:
         arguments.json.write_text(json.dumps({"cpu": cpu_model(), "runs": runs}, indent=1))

@@ -406,7 +406,11 @@ def huge_page_array(nbytes: int, alignment: int) -> object:
     pages ran 1.4x slower at one thread than writing one on huge pages (3.95 against 2.77 ms, the
     inputs on huge pages either way; 4 KiB pages cost a TLB walk each and stop the hardware
     prefetchers at every page's end), and results taken from glibc's heap were 0-83% huge pages
-    depending on the heap's history: a block that was ever handed out as 4 KiB pages stays so."""
+    depending on the heap's history: a block that was ever handed out as 4 KiB pages stays so.
+    A mapping of its own also keeps a result away from its inputs: glibc's heap puts consecutive
+    16 MiB arrays 16 MiB + 16 bytes apart, so a result allocated right after its inputs lay a few
+    cache lines after them modulo 16 MiB, which made the same kernels 4-5x slower on that host
+    (BENCHMARKS.md, cpu14: the tanh chain 10-13 ms at one thread against 2.3-2.4)."""
     import mmap
 
     import numpy as np
