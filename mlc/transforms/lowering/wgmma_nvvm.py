@@ -169,6 +169,8 @@ def lower_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue | None, rhs_base: SSAValue)
     lhs_type, rhs_type = op.lhs.type, op.rhs.type  # type: ignore[union-attr]
     assert isinstance(lhs_type, MemRefType) and isinstance(rhs_type, MemRefType)
     tf32 = lhs_type.element_type == f32
+    if tf32 and op.lhs_m_major:
+        return lower_register_tf32_wgmma(op, lhs_base, rhs_base)
     element = "tf32" if tf32 else str(lhs_type.element_type)
     depth = loop.TF32_WGMMA_DEPTH if tf32 else loop.WGMMA_DEPTH
     count = op.columns // 2
@@ -208,6 +210,59 @@ def lower_register_wgmma(op: loop.WgmmaOp, rhs_base: SSAValue) -> tuple[list[Ope
     words = [builder.emit(llvm.BitcastOp(register, i32)) for register in op.a]
     for step in range(op.depth // loop.WGMMA_DEPTH):
         rhs_descriptor = _block_descriptor(builder, op.rhs, op.rhs_indices, rhs_base, step * loop.WGMMA_DEPTH, k_major=op.rhs_k_major)
+        accumulators = _inline_asm(builder, text, _tied(count, "r,r,r,r,l,r"), [*accumulators, *words[4 * step : 4 * step + 4], rhs_descriptor, scale], count)
+    _inline_asm(builder, "wgmma.commit_group.sync.aligned;", "", [], 0)
+    return builder.ops, accumulators
+
+
+TF32_A_POSITIONS = ((0, 0), (8, 0), (0, 4), (8, 4))
+"""(row, k) offsets of a lane's 4 TF32 A registers from (16 w + g, t) (PTX's m64k8 .tf32 A fragment,
+mma.sync m16n8k8's: lane l, g = l / 4, t = l % 4, warp w of the warpgroup)."""
+
+
+def lower_register_tf32_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue) -> tuple[list[Operation], list[SSAValue]]:
+    """`op` (f32, `mlc.operand_major` ["m", "k"]) with A loaded into registers: A's block is
+    stored M-major (K rows of M, swizzled like an N-major B), a layout TF32 wgmma cannot read
+    from shared memory, so each thread loads its fragment with 32-bit `ld.shared` (4 a step of 8:
+    `TF32_A_POSITIONS`; all K / 8 steps' loads first), then fence, K / 8 `wgmma.mma_async ...
+    m64nNk8.f32.tf32.tf32 {d}, {a0, a1, a2, a3}, b-desc, p, 1, 1` (no transpose immediates: B is
+    K-major) and commit. The loads read the bits as they are: the tensor core ignores the low 13.
+
+    Bank conflicts: a load's 32 lanes read rows t (+ 4) of K, 8 consecutive f32 of M each; the
+    128-byte swizzle XORs row r's 16-byte chunks with r mod 8, which separates rows {0, 1} from
+    {2, 3} but not 0 from 1: two-way conflicts, 8 KiB read a 64 x 32 block against the 32 KiB
+    that the product's m64n256 B descriptor reads."""
+    builder = _Builder()
+    memref_type = op.lhs.type  # type: ignore[union-attr]
+    assert isinstance(memref_type, MemRefType)
+    thread_read = llvm.CallIntrinsicOp("llvm.nvvm.read.ptx.sreg.tid.x", [], [i32])
+    builder.ops.append(thread_read)
+    widened = builder.emit(llvm.ZExtOp(thread_read.results[0], i64))
+    thread = builder.emit(UnrealizedConversionCastOp.get([widened], [IndexType()]))
+    lane = builder.emit(arith.RemUIOp(thread, builder.constant(loop.WARP_SIZE)))
+    warp = builder.emit(arith.RemUIOp(builder.emit(arith.DivUIOp(thread, builder.constant(loop.WARP_SIZE))), builder.constant(4)))
+    group = builder.emit(arith.DivUIOp(lane, builder.constant(4)))
+    quad = builder.emit(arith.RemUIOp(lane, builder.constant(4)))
+    *outer, k_origin, m_origin = op.lhs_indices
+    row = builder.add(builder.add(m_origin, builder.mul(warp, 16)), group)  # M, along the buffer's columns
+    depth = builder.add(k_origin, quad)  # K, along its rows
+    words: list[SSAValue] = []
+    for step in range(op.depth // loop.TF32_WGMMA_DEPTH):
+        for row_offset, depth_offset in TF32_A_POSITIONS:
+            at = [*outer, builder.add(depth, builder.constant(step * loop.TF32_WGMMA_DEPTH + depth_offset)), builder.add(row, builder.constant(row_offset))]
+            address_ops, address = swizzled_address(lhs_base, memref_type, at)
+            builder.ops.extend(address_ops)
+            words.append(builder.emit(llvm.LoadOp(address, i32)))
+    count = op.columns // 2
+    accumulators = list(op.c)
+    _inline_asm(builder, "wgmma.fence.sync.aligned;", "", [], 0)
+    scale = builder.constant(1, i32)
+    registers = ",".join(f"${i}" for i in range(count))
+    a = ",".join(f"${2 * count + i}" for i in range(4))
+    instruction = f"wgmma.mma_async.sync.aligned.m64n{op.columns}k{loop.TF32_WGMMA_DEPTH}.f32.tf32.tf32"
+    text = f"{{ .reg .pred p; setp.ne.b32 p, ${2 * count + 5}, 0; {instruction} {{{registers}}}, {{{a}}}, ${2 * count + 4}, p, 1, 1; }}"
+    for step in range(op.depth // loop.TF32_WGMMA_DEPTH):
+        rhs_descriptor = _block_descriptor(builder, op.rhs, op.rhs_indices, rhs_base, step * loop.TF32_WGMMA_DEPTH, k_major=True)
         accumulators = _inline_asm(builder, text, _tied(count, "r,r,r,r,l,r"), [*accumulators, *words[4 * step : 4 * step + 4], rhs_descriptor, scale], count)
     _inline_asm(builder, "wgmma.commit_group.sync.aligned;", "", [], 0)
     return builder.ops, accumulators
