@@ -12,8 +12,10 @@ run on tensor cores, with the Triton kernel of `triton_matmul.py` as a third
 column where Triton is installed. The `tf32 ...` cases are f32 products of precision "tf32" (mlc: mma.sync
 m16n8k8) against cuBLAS with TF32 allowed (`allow_tf32 = True` around its call) and Triton's
 `input_precision="tf32"`; `3xtf32 ...` against cuBLAS in IEEE fp32 and Triton's "tf32x3". On an sm_90
-GPU mlc's tf32 products run on wgmma (a row-major B first transposed by a kernel of its own, which
-the times include; K not a multiple of 4 keeps mma.sync), fed by TMA like the f16 ones; `tf32 linear ...` is the torch linear x @ w.T (w stored N x K, read in place:
+GPU mlc's tf32 products run on wgmma (a plain product on a row-major B computed transposed,
+C^T = B^T A^T with B's block in wgmma's A registers, `mlc.swap_operands`; where N is not a multiple
+of 4 a row-major B is first transposed by a kernel of its own, which the times include; K not a
+multiple of 4 keeps mma.sync), fed by TMA like the f16 ones; `tf32 linear ...` is the torch linear x @ w.T (w stored N x K, read in place:
 the product alone), against cuBLAS's `x @ w.T` with TF32 allowed.
 Without `--compare-staging` / `--tma` / `--matmul-tile`, mlc's rows are `mlc.compile`'s default
 pipeline (on sm_90: `mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true stage-epilogue=true

@@ -37,6 +37,15 @@ value read zeros (the load's bounds), as the chain's zero rows do. The tensor-co
 lowerings see an ordinary tile load at a computed origin (the pipelined copies recompute it for
 their own K step). The kernel records `mlc.implicit_gemm` too.
 
+Computed transposed. A TF32 matmul with a row-major B that graph-transpose-tf32-rhs marked
+`mlc.swap_operands` (Hopper's TF32 wgmma reads a B from shared memory K-major only, and a
+row-major B is N-major) gets the kernel of C^T = B^T A^T (`takes_swapped_operands`: a plain 2-D
+product, no epilogue): the dot's lhs is B's stored K x BN block transposed, its rhs A's BM x K
+block transposed (`mlc.operand_major` = ["m", "k"]), its BN x BM accumulator C^T's block, which
+one `tile.scatter` stores at C[m + j, n + i]; the block (BM, BN, BK) stays C's, chosen as the
+transposed problem's (`choose_tf32_wgmma_tile(N, M)` with `wgmma`). On the GPU the lhs, M-major,
+is wgmma's A loaded into registers, the rhs, K-major, wgmma's B (`matmul_wgmma.py`).
+
 Stored through a layout chain. A group holding the matmul and, instead of an epilogue, the chain of
 reshapes, unit-step slices and transposes that alone reads the product (`output_layout_chain`:
 graph-fuse{store-layouts=true} puts a convolution's slice and transpose back to NCHW there) writes

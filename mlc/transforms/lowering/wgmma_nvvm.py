@@ -26,7 +26,11 @@ Each `loop.wgmma m64nNkK` becomes `wgmma.fence`, K / 16 `wgmma.mma_async.sync.al
 {f16,bf16}.{f16,bf16}` with the accumulators tied through (scale-d = 1; trans-a = 0 and trans-b = 1 unless an operand is transposed, above),
 or on f32 buffers K / 8 `...m64nNk8.f32.tf32.tf32` (K-major operands only, no transpose immediates;
 a swizzled row holds 32 f32, so a step of 8 is again 32 bytes), then
-`wgmma.commit_group`. With A from registers (`loop.wgmma` without a lhs buffer, `lower_register_wgmma`)
+`wgmma.commit_group`. An f32 `loop.wgmma` whose A is M-major (`mlc.operand_major` ["m", "k"]: a
+product computed transposed, `mlc.swap_operands`, or a transposed A), a layout TF32 wgmma cannot
+read from shared memory, loads A's fragment from the swizzled buffer into registers with 32-bit
+shared loads and issues the register-A form (`lower_register_tf32_wgmma`).
+With A from registers (`loop.wgmma` without a lhs buffer, `lower_register_wgmma`)
 each step is PTX's register-A form, `... {d}, {a0, a1, a2, a3}, b-desc, p, 1, 1, trans-b` (no A
 descriptor, no trans-a), the step's 4 `vector<2xT>` A registers passed as their 32 bits.
 `loop.wgmma_wait N` becomes `wgmma.wait_group N` with the accumulators tied
