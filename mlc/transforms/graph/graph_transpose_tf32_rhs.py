@@ -9,7 +9,9 @@ rewrites such a matmul to read B through a materialised transpose:
     bt = transpose(b)                 (N x K: a copy kernel, graph-fuse's transpose kernel)
     r  = matmul(a, transpose(bt))     (the torch `linear` form: bt read in place, K-major)
 
-With `swap-operands` (the default) a 2-D product that no elementwise op reads (so graph-fuse gives
+With `swap-operands` (opt-in: `mlc-lower-to-gpu{tf32-swap=true}`; measured slower than the
+transpose kernel and the K-major product together on an H100 and an H200, BENCHMARKS.md "TF32
+without the transpose kernel") a 2-D product that no elementwise op reads (so graph-fuse gives
 it no epilogue) is instead marked `mlc.swap_operands`, and nothing is materialised: its kernel
 computes C^T = B^T A^T (`matmul_kernel.takes_swapped_operands`), wgmma's A = B^T taken from
 registers, which any layout can be loaded into (`wgmma_nvvm.lower_register_tf32_wgmma`: 32-bit
@@ -108,7 +110,7 @@ class GraphTransposeTf32Rhs(ModulePass):
     """Rewrite for Hopper's wgmma lowering (without it the pass changes nothing)."""
     precision: str = DEFAULT_PRECISION
     """The precision of f32 matmuls that state none (convert-graph-to-tile's option of that name)."""
-    swap_operands: bool = True
+    swap_operands: bool = False
     """Mark the matmuls `takes_swap` admits `mlc.swap_operands` instead of transposing their B."""
 
     def __post_init__(self) -> None:

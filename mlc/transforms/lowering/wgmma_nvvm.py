@@ -219,23 +219,31 @@ def lower_register_wgmma(op: loop.WgmmaOp, rhs_base: SSAValue) -> tuple[list[Ope
     return builder.ops, accumulators
 
 
-TF32_A_POSITIONS = ((0, 0), (8, 0), (0, 4), (8, 4))
-"""(row, k) offsets of a lane's 4 TF32 A registers from (16 w + g, t) (PTX's m64k8 .tf32 A fragment,
-mma.sync m16n8k8's: lane l, g = l / 4, t = l % 4, warp w of the warpgroup)."""
+TF32_A_ROWS = (0, 8)
+"""Row offsets (of M) of a lane's TF32 A registers from 16 w + g: registers 0, 2 at the first,
+1, 3 at the second; registers 0, 1 at depth t, 2, 3 at t + 4 (PTX's m64k8 .tf32 A fragment,
+mma.sync m16n8k8's; lane l, g = l / 4, t = l % 4, warp w of the warpgroup)."""
 
 
 def lower_register_tf32_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue) -> tuple[list[Operation], list[SSAValue]]:
     """`op` (f32, `mlc.operand_major` ["m", "k"]) with A loaded into registers: A's block is
     stored M-major (K rows of M, swizzled like an N-major B), a layout TF32 wgmma cannot read
-    from shared memory, so each thread loads its fragment with 32-bit `ld.shared` (4 a step of 8:
-    `TF32_A_POSITIONS`; all K / 8 steps' loads first), then fence, K / 8 `wgmma.mma_async ...
+    from shared memory, so each thread loads its fragment with 32-bit `ld.shared` (4 a step of 8,
+    `TF32_A_ROWS`; all K / 8 steps' loads first), then fence, K / 8 `wgmma.mma_async ...
     m64nNk8.f32.tf32.tf32 {d}, {a0, a1, a2, a3}, b-desc, p, 1, 1` (no transpose immediates: B is
     K-major) and commit. The loads read the bits as they are: the tensor core ignores the low 13.
 
-    Bank conflicts: a load's 32 lanes read rows t (+ 4) of K, 8 consecutive f32 of M each; the
-    128-byte swizzle XORs row r's 16-byte chunks with r mod 8, which separates rows {0, 1} from
-    {2, 3} but not 0 from 1: two-way conflicts, 8 KiB read a 64 x 32 block against the 32 KiB
-    that the product's m64n256 B descriptor reads."""
+    The loads come after a `wgmma.wait_group 0`: in a K loop they rewrite the registers that the
+    previous step's products read, and PTX leaves writing a product's A registers before a wait
+    that completes it undefined. So one warpgroup's products do not overlap each other across K
+    steps; the other consumer warpgroups' products fill the tensor cores meanwhile.
+
+    Bank conflicts. A load's 32 lanes read 8 consecutive f32 of M (two 16-byte chunks c, c + 1,
+    c even) in each of 4 rows of K; the 128-byte swizzle XORs row r's chunks with r mod 8, and
+    {c, c + 1} is closed under XOR 1, so rows t = 0..3 (registers 0 or 1 of every lane) would
+    conflict two ways. Instead load j (0, 1) of a row offset reads depth t + 4 ((t mod 2) XOR j):
+    rows {0, 5, 2, 7}, then {4, 1, 6, 3}, whose XORs put the 4 pairs in 8 distinct chunks
+    (conflict-free), and a select by t mod 2 puts each load in its register."""
     builder = _Builder()
     memref_type = op.lhs.type  # type: ignore[union-attr]
     assert isinstance(memref_type, MemRefType)
@@ -247,16 +255,29 @@ def lower_register_tf32_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SS
     warp = builder.emit(arith.RemUIOp(builder.emit(arith.DivUIOp(thread, builder.constant(loop.WARP_SIZE))), builder.constant(4)))
     group = builder.emit(arith.DivUIOp(lane, builder.constant(4)))
     quad = builder.emit(arith.RemUIOp(lane, builder.constant(4)))
+    odd_bit = builder.emit(arith.AndIOp(quad, builder.constant(1)))
+    odd = builder.emit(arith.CmpiOp(odd_bit, builder.constant(0), "ne"))
+    # load j reads depth t + 4 ((t mod 2) XOR j): t + 4 (t mod 2), then t + 4 - 4 (t mod 2)
+    first_depth = builder.add(quad, builder.mul(odd_bit, 4))
+    second_depth = builder.add(quad, builder.mul(builder.emit(arith.XOrIOp(odd_bit, builder.constant(1))), 4))
+    _inline_asm(builder, "wgmma.wait_group.sync.aligned 0;", "", [], 0)  # the previous products read the A registers
     *outer, k_origin, m_origin = op.lhs_indices
     row = builder.add(builder.add(m_origin, builder.mul(warp, 16)), group)  # M, along the buffer's columns
-    depth = builder.add(k_origin, quad)  # K, along its rows
+    depths = [builder.add(k_origin, first_depth), builder.add(k_origin, second_depth)]  # K, along its rows
     words: list[SSAValue] = []
     for step in range(op.depth // loop.TF32_WGMMA_DEPTH):
-        for row_offset, depth_offset in TF32_A_POSITIONS:
-            at = [*outer, builder.add(depth, builder.constant(step * loop.TF32_WGMMA_DEPTH + depth_offset)), builder.add(row, builder.constant(row_offset))]
-            address_ops, address = swizzled_address(lhs_base, memref_type, at)
-            builder.ops.extend(address_ops)
-            words.append(builder.emit(llvm.LoadOp(address, i32)))
+        loaded: list[list[SSAValue]] = []
+        for depth in depths:
+            loaded.append([])
+            for row_offset in TF32_A_ROWS:
+                at = [*outer, builder.add(depth, builder.constant(step * loop.TF32_WGMMA_DEPTH)), builder.add(row, builder.constant(row_offset))]
+                address_ops, address = swizzled_address(lhs_base, memref_type, at)
+                builder.ops.extend(address_ops)
+                loaded[-1].append(builder.emit(llvm.LoadOp(address, i32)))
+        # depth t: load 0 on even lanes, load 1 on odd ones; depth t + 4 the other
+        near = [builder.emit(arith.SelectOp(odd, loaded[1][h], loaded[0][h])) for h in range(2)]
+        far = [builder.emit(arith.SelectOp(odd, loaded[0][h], loaded[1][h])) for h in range(2)]
+        words += [near[0], near[1], far[0], far[1]]
     count = op.columns // 2
     accumulators = list(op.c)
     _inline_asm(builder, "wgmma.fence.sync.aligned;", "", [], 0)

@@ -2,10 +2,11 @@
 // to PTX for sm_90a (no GPU needed): wgmma reads a 32-bit B from shared memory K-major only, so a
 // row-major B that an epilogue reads is transposed by a kernel of its own
 // (graph-transpose-tf32-rhs) and read back K-major, like the torch linear's stored weight, which
-// needs no transpose kernel; a plain product on a row-major B is computed transposed instead,
-// C^T = B^T A^T (`mlc.swap_operands`): B's K x N block is wgmma's A, loaded into registers.
+// needs no transpose kernel; with swap-operands / tf32-swap (opt-in) a plain product on a row-major
+// B is computed transposed instead, C^T = B^T A^T (`mlc.swap_operands`): B's K x N block is wgmma's
+// A, loaded into registers.
 //
-// RUN: mlc-opt %s -p 'graph-decompose,graph-transpose-tf32-rhs{wgmma=true},graph-fuse,convert-graph-to-tile{wgmma=true}' | tee %t.tile.mlir \
+// RUN: mlc-opt %s -p 'graph-decompose,graph-transpose-tf32-rhs{wgmma=true swap-operands=true},graph-fuse,convert-graph-to-tile{wgmma=true}' | tee %t.tile.mlir \
 // RUN:   | mlc-opt -p 'convert-tile-to-loop{tensor-cores=true wgmma=true},canonicalize,cse' | tee %t.loop.mlir \
 // RUN:   | mlc-opt -p loop-promote-shared,loop-unroll,convert-loop-to-gpu,gpu-insert-barriers | tee %t.gpu.mlir \
 // RUN:   | mlc-opt -p convert-gpu-to-nvvm | tee %t.nvvm.mlir \
@@ -16,7 +17,7 @@
 // RUN: filecheck %s --check-prefix=GPU < %t.gpu.mlir
 // RUN: filecheck %s --check-prefix=NVVM < %t.nvvm.mlir
 // RUN: %if ptxas %{ ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
-// RUN: mlc-opt %s -p 'mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true stage-epilogue=true}' | tee %t.default.mlir \
+// RUN: mlc-opt %s -p 'mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true stage-epilogue=true tf32-swap=true}' | tee %t.default.mlir \
 // RUN:   | mlc-translate --mlir-to-ptx --arch sm_90 > %t.default.ptx
 // RUN: filecheck %s --check-prefix=DEFAULT < %t.default.mlir
 // RUN: filecheck %s --check-prefix=DEFAULT-PTX < %t.default.ptx

@@ -115,13 +115,14 @@ WGMMA_STEPS = ["convert-tile-to-loop{tensor-cores=true wgmma=true}", *LOOP_STEPS
 not interpreted; the GPU tests run it)."""
 
 
-def _wgmma_tile_level(rows: int, swap: bool = True) -> str:
-    """The GPU pipeline's graph and tile passes for sm_90, at a `rows` x 64 x 32 TF32 wgmma block
-    (C's; a product computed transposed, `mlc.swap_operands`, has a 64 x `rows` dot); `swap`
-    false: graph-transpose-tf32-rhs transposes every row-major B."""
-    option = "graph-transpose-tf32-rhs{wgmma=true" + ("}" if swap else " swap-operands=false}")
+def _wgmma_tile_level(rows: int, swap: bool = False, columns: int = 64) -> str:
+    """The GPU pipeline's graph and tile passes for sm_90, at a `rows` x `columns` x 32 TF32 wgmma
+    block (C's; a product computed transposed, `mlc.swap_operands`, has a `columns` x `rows` dot:
+    a warpgroup per 64 columns); `swap`:
+    graph-transpose-tf32-rhs{swap-operands=true}, else it transposes every row-major B."""
+    option = "graph-transpose-tf32-rhs{wgmma=true" + (" swap-operands=true}" if swap else "}")
     graph = ",".join(PASSES[: PASSES.index("convert-graph-to-tile")]).replace("graph-transpose-tf32-rhs", option)
-    return f"{graph},convert-graph-to-tile{{matmul-tile={rows},64,32 wgmma=true}}," + ",".join(PASSES[PASSES.index("convert-graph-to-tile") + 1 : FIRST])
+    return f"{graph},convert-graph-to-tile{{matmul-tile={rows},{columns},32 wgmma=true}}," + ",".join(PASSES[PASSES.index("convert-graph-to-tile") + 1 : FIRST])
 
 
 @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -172,9 +173,11 @@ def test_tf32_wgmma_warp_specialized_bulk_copies(swap: bool, m: int, n: int, k: 
     step from convert-tile-to-loop on bit-identical to it, the operands' boxes zero-filled past
     ragged N and K. No bias or relu: an f32 epilogue that computes waits for each K step's
     products (`async_pipeline.overlap_products`), and warp specialization takes only pipelines
-    whose products stay in flight. `swap`: C^T = B^T A^T, B's K x N boxes M-major as the lhs (A
-    from registers on the GPU), the transposed tile scattered (no staged epilogue); else B
-    through a transpose kernel, read K-major, the tile stored through shared memory."""
-    lowered = _check_chain(program(m, n, k, False, "tf32"), "tf32", HOPPER_DEFAULT_STEPS, seed, _wgmma_tile_level(128, swap), "loop.wgmma")
+    whose products stay in flight. `swap`: C^T = B^T A^T at a 64 x 128 block (two consumer
+    warpgroups of m64n64 on C^T's 128 x 64 tile), B's K x N boxes M-major as the lhs (A from
+    registers on the GPU), the transposed tile scattered (no staged epilogue); else B through a
+    transpose kernel, read K-major, at 128 x 64, the tile stored through shared memory."""
+    tile_level = _wgmma_tile_level(64, swap, 128) if swap else _wgmma_tile_level(128)
+    lowered = _check_chain(program(m, n, k, False, "tf32"), "tf32", HOPPER_DEFAULT_STEPS, seed, tile_level, "loop.wgmma")
     assert "loop.tma_load" in lowered and "mlc.warp_roles" in lowered
     assert ('mlc.operand_major = ["m", "k"]' in lowered) == swap and ("mlc.staged_epilogue" in lowered) == (not swap)

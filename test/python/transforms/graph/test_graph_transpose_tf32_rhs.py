@@ -6,7 +6,7 @@ given by the pass's option, an epilogue (none, or relu) and the `swap-operands` 
 interprets the rewritten function, then graph-fuse's kernels of it, with the graph interpreter
 against the original: a transpose copies values and `mlc.swap_operands` only marks the matmul, so
 the results must be bit-identical. A product without the relu whose N is a multiple of 4 too is
-marked (with `swap-operands`, the default) and nothing is transposed; otherwise graph-fuse must
+marked (with `swap-operands`, opt-in) and nothing is transposed; otherwise graph-fuse must
 write B transposed in one kernel and read it back in place in the product's (`mlc.operand_major`).
 """
 
@@ -35,7 +35,7 @@ from programs import lower, matmul_relu_program, random_inputs
 @example(m=7, n=40, k=96, relu=False, stated=True, swap=True, seed=3)  # computed transposed
 def test_transposed_rhs_preserves_the_product(m: int, n: int, k: int, relu: bool, stated: bool, swap: bool, seed: int):
     text = matmul_relu_program((), m, n, k, "f32", relu, '{precision = "tf32"}' if stated else "")
-    rewrite = "graph-transpose-tf32-rhs{wgmma=true" + ("" if stated else " precision=tf32") + ("" if swap else " swap-operands=false") + "}"
+    rewrite = "graph-transpose-tf32-rhs{wgmma=true" + ("" if stated else " precision=tf32") + (" swap-operands=true" if swap else "") + "}"
     rewritten = lower(text, rewrite)
     swapped = swap and k % 4 == 0 and n % 4 == 0 and not relu
     assert ("graph.transpose" in str(rewritten)) == (k % 4 == 0 and not swapped)
