@@ -31,12 +31,12 @@
 // TILE:         tile.dot {{.*}} {precision = "tf32"}
 // TILE:       tile.kernel @linear_0_transpose_matmul(%x: memref<256x192xf32>, %w: memref<512x192xf32>, %output0: memref<256x512xf32>)
 // The plain product, computed transposed: B's stored 32 x BN block is the dot's lhs (M-major),
-// A's BM x 32 block its K-major rhs, the 64 x 128 accumulator C^T's block, scattered into C.
-// TILE:       tile.kernel @plain_0_matmul(%a: memref<256x192xf32>, %b: memref<192x512xf32>, %output0: memref<256x512xf32>)
-// TILE-SAME:    mlc.matmul_tile = array<i64: 128, 64, 32>, mlc.operand_major = ["m", "k"], mlc.swap_operands
-// TILE:         %[[BT:.*]] = tile.load %b[%k, %n] : memref<192x512xf32> -> !tile.tile<32x64xf32>
-// TILE:         %[[AT:.*]] = tile.load %a[%m, %k] : memref<256x192xf32> -> !tile.tile<128x32xf32>
-// TILE:         tile.dot {{.*}} {precision = "tf32"} : !tile.tile<64x32xf32>, !tile.tile<32x128xf32> -> !tile.tile<64x128xf32>
+// A's BM x 32 block its K-major rhs, the 64 x 64 accumulator C^T's block, scattered into C.
+// TILE:       tile.kernel @plain_0_matmul(%a: memref<64x96xf32>, %b: memref<96x128xf32>, %output0: memref<64x128xf32>)
+// TILE-SAME:    mlc.matmul_tile = array<i64: 64, 64, 32>, mlc.operand_major = ["m", "k"], mlc.swap_operands
+// TILE:         tile.load %b[%k, %n] : memref<96x128xf32> -> !tile.tile<32x64xf32>
+// TILE:         tile.load %a[%m, %k] : memref<64x96xf32> -> !tile.tile<64x32xf32>
+// TILE:         tile.dot {{.*}} {precision = "tf32"} : !tile.tile<64x32xf32>, !tile.tile<32x64xf32> -> !tile.tile<64x64xf32>
 // TILE:         tile.scatter %acc, %output0
 // TILE-NOT:   tile.kernel
 
@@ -49,7 +49,7 @@
 // The swapped product: wgmma's A is B's block at [k, n + 64 warpgroup] (M-major), its B A's rows.
 // LOOP:       loop.kernel @plain_0_matmul
 // LOOP-SAME:    mlc.swap_operands
-// LOOP:         loop.wgmma m64n128k32 %b[%k, %{{.*}}], %a[%m, %k], ({{.*}}) {mlc.operand_major = ["m", "k"]} : memref<192x512xf32>, memref<256x192xf32>
+// LOOP:         loop.wgmma m64n64k32 %b[%k, %{{.*}}], %a[%m, %k], ({{.*}}) {mlc.operand_major = ["m", "k"]} : memref<96x128xf32>, memref<64x96xf32>
 // LOOP:         memref.store {{.*}}, %output0
 
 // Both staged as rows of 32 f32 (128 bytes), swizzled, by async copies.
@@ -58,7 +58,7 @@
 // GPU:          %input1_shared = memref.alloca() {mlc.promoted = "%input1: 128x32 elements {{.*}} read by wgmma; swizzled {{.*}} : memref<{{[0-9]+}}x128x32xf32, 3 : i64>
 // GPU:          loop.async_copy
 // GPU:        mlc_gpu.func @plain_0_matmul
-// GPU:          %a_shared = memref.alloca() {{.*}} mlc.swizzle = 128 : i64{{.*}} : memref<4x128x32xf32, 3 : i64>
+// GPU:          %a_shared = memref.alloca() {{.*}} mlc.swizzle = 128 : i64{{.*}} : memref<4x64x32xf32, 3 : i64>
 // GPU:          %b_shared = memref.alloca() {{.*}} mlc.swizzle = 128 : i64{{.*}} : memref<4x32x64xf32, 3 : i64>
 
 // TF32 wgmma has no transpose immediates: d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b.
@@ -70,7 +70,7 @@
 // NVVM:         llvm.nvvm.read.ptx.sreg.tid.x
 // NVVM-COUNT-16: llvm.load %{{.*}} : !llvm.ptr<3> -> i32
 // NVVM:         wgmma.fence.sync.aligned;
-// NVVM:         wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {{.*}}, {$128,$129,$130,$131}, $132, p, 1, 1; }
+// NVVM:         wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {{.*}}, {$64,$65,$66,$67}, $68, p, 1, 1; }
 
 // PTX:        .target sm_90a
 // PTX:        .visible .entry row_major_1_transpose_matmul_add_relu(
@@ -79,7 +79,7 @@
 // PTX:        wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
 // PTX:        .visible .entry plain_0_matmul(
 // PTX:        ld.shared.b32
-// PTX:        wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {{.*}}, {%r{{[0-9]+}},%r{{[0-9]+}},%r{{[0-9]+}},%r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1;
+// PTX:        wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {{.*}}, {%r{{[0-9]+}},%r{{[0-9]+}},%r{{[0-9]+}},%r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1;
 
 // mlc.compile's sm_90 default: the f32 operands arrive by bulk tensor copies, boxes of 32 f32 (one
 // 128-byte swizzle row) of A and of B's N x K rows (the transpose kernel's output, 512 x 192).
@@ -98,12 +98,12 @@
 // DEFAULT:        setmaxnreg.dec.sync.aligned.u32
 // DEFAULT:        llvm.nvvm.cp.async.bulk.tensor.g2s.tile.2d
 // The swapped product: a producer warpgroup, B's K x 64 block in boxes of 32 x 32 f32 (one
-// swizzle row of M each), A's in boxes of 128 rows of 32 f32; no staged epilogue (scattered stores).
+// swizzle row of M each), A's in boxes of 64 rows of 32 f32; no staged epilogue (scattered stores).
 // DEFAULT:      llvm.func @plain_0_matmul
 // DEFAULT-NOT:    mlc.staged_epilogue
 // DEFAULT-SAME:   mlc.pipeline_stages = 4 : i64, mlc.swap_operands, mlc.tma,
 // DEFAULT-SAME:   nvvm.maxntid = array<i32: 256, 1, 1>
-// DEFAULT-SAME:   mlc.tensor_maps = [array<i64: 0, 128, 128, 32>, array<i64: 1, 128, 32, 32>]
+// DEFAULT-SAME:   mlc.tensor_maps = [array<i64: 0, 128, 64, 32>, array<i64: 1, 128, 32, 32>]
 // DEFAULT-PTX:  .visible .entry row_major_1_transpose_matmul_add_relu(
 // DEFAULT-PTX:    cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // DEFAULT-PTX:    wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
@@ -114,7 +114,7 @@
 // DEFAULT-PTX:  .visible .entry plain_0_matmul(
 // DEFAULT-PTX:    cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // DEFAULT-PTX:    ld.shared.b32
-// DEFAULT-PTX:    wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
+// DEFAULT-PTX:    wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32
 
 func.func @row_major(%a: tensor<256x192xf32>, %b: tensor<192x512xf32>, %bias: tensor<512xf32>) -> tensor<256x512xf32> {
   %p = graph.matmul %a, %b {precision = "tf32"} : (tensor<256x192xf32>, tensor<192x512xf32>) -> tensor<256x512xf32>
@@ -129,7 +129,7 @@ func.func @linear(%x: tensor<256x192xf32>, %w: tensor<512x192xf32>) -> tensor<25
   func.return %y : tensor<256x512xf32>
 }
 
-func.func @plain(%a: tensor<256x192xf32>, %b: tensor<192x512xf32>) -> tensor<256x512xf32> {
-  %p = graph.matmul %a, %b {precision = "tf32"} : (tensor<256x192xf32>, tensor<192x512xf32>) -> tensor<256x512xf32>
-  func.return %p : tensor<256x512xf32>
+func.func @plain(%a: tensor<64x96xf32>, %b: tensor<96x128xf32>) -> tensor<64x128xf32> {
+  %p = graph.matmul %a, %b {precision = "tf32"} : (tensor<64x96xf32>, tensor<96x128xf32>) -> tensor<64x128xf32>
+  func.return %p : tensor<64x128xf32>
 }
