@@ -45,7 +45,7 @@ vector<2xf32>, left by `async_pipeline.pack_roundings`) become one `cvt.rn.{f16x
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, IntegerType, MemRefType, UnrealizedConversionCastOp, VectorType, f32, i32, i64
@@ -199,17 +199,20 @@ def lower_register_wgmma(op: loop.WgmmaOp, rhs_base: SSAValue) -> tuple[list[Ope
     trans-b` (PTX's register-A form: no A descriptor, no trans-a), each A register a
     `vector<2xT>` passed as its 32 bits, then commit."""
     builder = _Builder()
-    words = [builder.emit(llvm.BitcastOp(register, i32)) for register in op.a]
     element = str(op.element_type)
+
+    def words() -> list[SSAValue]:
+        return [builder.emit(llvm.BitcastOp(register, i32)) for register in op.a]
+
     return builder.ops, _register_a_products(builder, op, rhs_base, words, f"{element}.{element}", loop.WGMMA_DEPTH, f", {int(not op.rhs_k_major)}")
 
 
 def _register_a_products(
-    builder: _Builder, op: loop.WgmmaOp, rhs_base: SSAValue, words: Sequence[SSAValue], types: str, depth: int, transpose_b: str
+    builder: _Builder, op: loop.WgmmaOp, rhs_base: SSAValue, words: Callable[[], Sequence[SSAValue]], types: str, depth: int, transpose_b: str
 ) -> list[SSAValue]:
     """Fence, one register-A `wgmma.mma_async ... m64nNk{depth}.f32.{types}` per `depth` of
-    `op.depth` (A: the step's 4 32-bit `words`, then `transpose_b`'s immediate if any), commit;
-    returns the accumulators."""
+    `op.depth` (A: the step's 4 32-bit values of `words()`, which emits what they need after the
+    fence, then `transpose_b`'s immediate if any), commit; returns the accumulators."""
     count = op.columns // 2
     accumulators = list(op.c)
     _inline_asm(builder, "wgmma.fence.sync.aligned;", "", [], 0)
@@ -218,9 +221,10 @@ def _register_a_products(
     a = ",".join(f"${2 * count + i}" for i in range(4))
     instruction = f"wgmma.mma_async.sync.aligned.m64n{op.columns}k{depth}.f32.{types}"
     text = f"{{ .reg .pred p; setp.ne.b32 p, ${2 * count + 5}, 0; {instruction} {{{registers}}}, {{{a}}}, ${2 * count + 4}, p, 1, 1{transpose_b}; }}"
+    a_words = words()
     for step in range(op.depth // depth):
         rhs_descriptor = _block_descriptor(builder, op.rhs, op.rhs_indices, rhs_base, step * depth, k_major=op.rhs_k_major)
-        accumulators = _inline_asm(builder, text, _tied(count, "r,r,r,r,l,r"), [*accumulators, *words[4 * step : 4 * step + 4], rhs_descriptor, scale], count)
+        accumulators = _inline_asm(builder, text, _tied(count, "r,r,r,r,l,r"), [*accumulators, *a_words[4 * step : 4 * step + 4], rhs_descriptor, scale], count)
     _inline_asm(builder, "wgmma.commit_group.sync.aligned;", "", [], 0)
     return accumulators
 
@@ -285,7 +289,7 @@ def lower_register_tf32_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SS
         far = [builder.emit(arith.SelectOp(odd, loaded[0][h], loaded[1][h])) for h in range(2)]
         words += [near[0], near[1], far[0], far[1]]
     # no transpose immediates: TF32 reads B K-major only
-    return builder.ops, _register_a_products(builder, op, rhs_base, words, "tf32.tf32", loop.TF32_WGMMA_DEPTH, "")
+    return builder.ops, _register_a_products(builder, op, rhs_base, lambda: words, "tf32.tf32", loop.TF32_WGMMA_DEPTH, "")
 
 
 def operand_descriptors(builder: _Builder, op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue, depth: int) -> tuple[SSAValue, SSAValue]:
