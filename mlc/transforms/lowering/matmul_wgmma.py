@@ -43,7 +43,7 @@ layout): K steps of 32 f32 (one 128-byte swizzle
 row), `mlc.wgmma` = [64, BN, 8], `loop.wgmma` on f32 buffers, which the tensor core truncates to
 TF32 instead of rounding (`precision.py`: within the same bound; the loop interpreter models it).
 
-Limits: 3xtf32 and TF32 dots on an N-major rhs take mma.sync; no register A operand; an epilogue that computes
+Limits: 3xtf32 and TF32 dots on an N-major rhs take mma.sync; registers hold A only for an M-major TF32 lhs; an epilogue that computes
 on the f32 accumulators themselves (no rounding first) waits for each K step's products; no TMA.
 """
 
