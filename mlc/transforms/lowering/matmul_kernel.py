@@ -186,17 +186,17 @@ def choose_matmul_tile(
 
 
 def takes_tf32_wgmma(unit: MatmulUnit, precision: str) -> bool:
-    """Whether `unit` is a TF32 product that wgmma can run: precision "tf32", B read K-major (a
-    transposed B: `matmul_wgmma.tf32_wgmma_applies`), A row-major (K-major) or transposed (M-major,
-    into wgmma's A registers; its stored rows, M, a multiple of `TF32_WGMMA_ALIGNMENT`), K a
-    multiple of `TF32_WGMMA_ALIGNMENT` deeper than one K step (a K loop for the async copies to
-    pipeline)."""
+    """Whether `unit` is a TF32 product that wgmma can run: precision "tf32", both operands read
+    K-major (a row-major A, a transposed B: `matmul_wgmma.tf32_wgmma_applies`), K a multiple of
+    `TF32_WGMMA_ALIGNMENT` deeper than one K step (a K loop for the async copies to pipeline). A
+    transposed A (M-major) could take wgmma's A from registers too, as a product computed
+    transposed does (`takes_swapped_operands`); unmeasured, it keeps mma.sync's block."""
     op = unit.op
-    rows, depth = shape_of(op.a)[-2:]
-    if precision != "tf32" or _element_type(op.a) != f32 or unit.lhs_rows is not None or unit.transposed(op.b) is None:
+    depth = shape_of(op.a)[-1]
+    if precision != "tf32" or _element_type(op.a) != f32 or unit.lhs_rows is not None:
         return False
-    lhs_aligned = unit.transposed(op.a) is None or rows % TF32_WGMMA_ALIGNMENT == 0
-    return lhs_aligned and depth % TF32_WGMMA_ALIGNMENT == 0 and depth > TF32_WGMMA_TILE[2]
+    k_major = unit.transposed(op.a) is None and unit.transposed(op.b) is not None
+    return k_major and depth % TF32_WGMMA_ALIGNMENT == 0 and depth > TF32_WGMMA_TILE[2]
 
 
 def swapped_tf32_applies(op: graph.MatmulOp) -> bool:
