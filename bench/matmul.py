@@ -12,8 +12,10 @@ run on tensor cores, with the Triton kernel of `triton_matmul.py` as a third
 column where Triton is installed. The `tf32 ...` cases are f32 products of precision "tf32" (mlc: mma.sync
 m16n8k8) against cuBLAS with TF32 allowed (`allow_tf32 = True` around its call) and Triton's
 `input_precision="tf32"`; `3xtf32 ...` against cuBLAS in IEEE fp32 and Triton's "tf32x3". On an sm_90
-GPU mlc's tf32 products run on wgmma (a row-major B first transposed by a kernel of its own, which
-the times include; K not a multiple of 4 keeps mma.sync), fed by TMA like the f16 ones; `tf32 linear ...` is the torch linear x @ w.T (w stored N x K, read in place:
+GPU mlc's tf32 products run on wgmma (a plain product on a row-major B computed transposed,
+C^T = B^T A^T with B's block in wgmma's A registers, `mlc.swap_operands`; where N is not a multiple
+of 4 a row-major B is first transposed by a kernel of its own, which the times include; K not a
+multiple of 4 keeps mma.sync), fed by TMA like the f16 ones; `tf32 linear ...` is the torch linear x @ w.T (w stored N x K, read in place:
 the product alone), against cuBLAS's `x @ w.T` with TF32 allowed.
 Without `--compare-staging` / `--tma` / `--matmul-tile`, mlc's rows are `mlc.compile`'s default
 pipeline (on sm_90: `mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true stage-epilogue=true
@@ -31,7 +33,9 @@ cuBLAS and Triton rows; the JSON rows name the staging and round in `implementat
 grid in grouped order; `NAME+gG`), with `--l2-group-tiles G` with `l2-group-tiles=G` (grouped only
 where the pass finds an operand larger than L2; `NAME+l2gG`); with `--stage-epilogue` tma+ws runs again with `stage-epilogue=true`
 (tma+ws+se: loop-stage-epilogue, tiles stored through shared memory, 16 bytes a lane);
-`--staging NAME` keeps only the named ones (cp.async, tma, tma+ws, tma+ws+se, ...).
+`--staging NAME` keeps only the named ones (cp.async, tma, tma+ws, tma+ws+se, ...); with `--tf32-swap`
+each runs again with `tf32-swap=true` (`NAME+swap`: plain TF32 products on a row-major B computed
+transposed, B's block in wgmma's A registers, instead of after a transpose kernel).
 """
 
 from __future__ import annotations
@@ -214,15 +218,18 @@ STAGED_EPILOGUE_STAGINGS = {"tma+ws+se": "mlc-lower-to-gpu{arch=sm_90 tma=true w
 stored through shared memory, 16 bytes a lane; the option's only pipeline)."""
 
 
-def stagings(group_tiles: Sequence[int] = (), stage_epilogue: bool = False, l2_group_tiles: Sequence[int] = ()) -> dict[str, str]:
+def stagings(group_tiles: Sequence[int] = (), stage_epilogue: bool = False, l2_group_tiles: Sequence[int] = (), tf32_swap: bool = False) -> dict[str, str]:
     """`STAGINGS` (and `STAGED_EPILOGUE_STAGINGS` with `stage_epilogue`), and for each G of
     `group_tiles` each of them again with `group-tiles=G` (`NAME+gG`: every 2-D grid grouped), for
     each G of `l2_group_tiles` with `l2-group-tiles=G` (`NAME+l2gG`: loop-group-tiles decides per
-    kernel, grouping where an operand exceeds L2)."""
+    kernel, grouping where an operand exceeds L2); with `tf32_swap` each of those again with
+    `tf32-swap=true` (`NAME+swap`: plain TF32 products on a row-major B computed transposed)."""
     chosen = {**STAGINGS, **(STAGED_EPILOGUE_STAGINGS if stage_epilogue else {})}
     variants = [(f"g{g}", f"group-tiles={g}") for g in group_tiles] + [(f"l2g{g}", f"l2-group-tiles={g}") for g in l2_group_tiles]
     grouped = {f"{name}+{suffix}": pipeline.replace("}", f" {option}}}") for suffix, option in variants for name, pipeline in chosen.items()}
-    return {**chosen, **grouped}
+    every = {**chosen, **grouped}
+    swapped = {f"{name}+swap": pipeline.replace("}", " tf32-swap=true}") for name, pipeline in every.items()} if tf32_swap else {}
+    return {**every, **swapped}
 
 
 def compare_stagings(
@@ -232,11 +239,12 @@ def compare_stagings(
     stage_epilogue: bool = False,
     only: list[str] | None = None,
     l2_group_tiles: Sequence[int] = (),
+    tf32_swap: bool = False,
 ) -> list[Row]:
     """Every staging's rows (or those named in `only`), round by round (interleaved, so drift
     touches them alike)."""
     rows: list[Row] = []
-    chosen = {name: pipeline for name, pipeline in stagings(group_tiles, stage_epilogue, l2_group_tiles).items() if not only or name in only}
+    chosen = {name: pipeline for name, pipeline in stagings(group_tiles, stage_epilogue, l2_group_tiles, tf32_swap).items() if not only or name in only}
     for round_index in range(1, rounds + 1):
         for staging, pipeline in chosen.items():
             staged = run(selected, pipeline=pipeline)
@@ -259,6 +267,7 @@ def main() -> None:
     parser.add_argument("--l2-group-tiles", type=int, action="append", default=[], metavar="G", help="with --compare-staging: each staging also with l2-group-tiles=G (repeatable)")
     parser.add_argument("--stage-epilogue", action="store_true", help="with --compare-staging: tma+ws also with stage-epilogue=true")
     parser.add_argument("--staging", action="append", help="with --compare-staging: only the stagings of these names (repeatable)")
+    parser.add_argument("--tf32-swap", action="store_true", help="with --compare-staging: each staging also with tf32-swap=true (NAME+swap)")
     args = parser.parse_args()
     if args.compare_staging and (args.tma or args.matmul_tile):
         parser.error("--compare-staging picks the pipelines itself: drop --tma / --matmul-tile")
@@ -279,7 +288,7 @@ def main() -> None:
     if args.tma:
         pipeline = f"mlc-lower-to-gpu{{arch=sm_90 tma=true{' warp-specialize=true' if args.warp_specialize else ''}}}"
     if args.compare_staging:
-        rows = compare_stagings(selected, args.compare_staging, args.group_tiles, args.stage_epilogue, args.staging, args.l2_group_tiles)
+        rows = compare_stagings(selected, args.compare_staging, args.group_tiles, args.stage_epilogue, args.staging, args.l2_group_tiles, args.tf32_swap)
     else:
         rows = run(selected, pipeline=pipeline)
         print_matmul_table(rows)

@@ -175,6 +175,17 @@ OPERAND_MAJOR = DeclaredAttribute(
     and value.data[0].data in ("m", "k")  # type: ignore[attr-defined]
     and value.data[1].data in ("k", "n"),  # type: ignore[attr-defined]
 )
+SWAP_OPERANDS = DeclaredAttribute(
+    "mlc.swap_operands",
+    "unit",
+    "a TF32 matmul C = A B with a row-major B computed transposed, C^T = B^T A^T: its kernel's dot "
+    "reads B's stored K x N block as the lhs (M-major, which Hopper's wgmma takes from registers) and "
+    "A's M x K block as a K-major rhs, and stores the transposed accumulator (tile.scatter)",
+    "graph-transpose-tf32-rhs{wgmma=true} (on the graph.matmul), convert-graph-to-tile (on the tile.kernel), "
+    "convert-tile-to-loop{wgmma=true} (on the loop.kernel)",
+    "convert-graph-to-tile (the kernel's roles), people",
+    lambda value: isinstance(value, UnitAttr),
+)
 TRANSPOSE_BLOCK = DeclaredAttribute(
     "mlc.transpose_block",
     "a positive i64 (a power of two)",
@@ -568,6 +579,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     MATMUL_TILE,
     IMPLICIT_GEMM,
     OPERAND_MAJOR,
+    SWAP_OPERANDS,
     TRANSPOSE_BLOCK,
     MICRO_TILE,
     WARP_TILE,

@@ -37,6 +37,9 @@ loop-promote-shared{tma=true} stages the wgmma operands with bulk tensor copies 
 that read an operand larger than L2 are grouped (the pass decides per kernel; `group-tiles` wins).
 `stage-epilogue=true` (opt-in, with warp-specialize=true) runs loop-stage-epilogue before
 loop-promote-shared: each warp stores its band of the tile through shared memory, 16 bytes a lane.
+`tf32-swap=true` (opt-in, sm_90) runs graph-transpose-tf32-rhs{swap-operands=true}: a plain TF32
+product on a row-major B is computed transposed (`mlc.swap_operands`) instead of after a transpose
+kernel of B.
 """
 
 from __future__ import annotations
@@ -129,6 +132,10 @@ class LowerToGpu(NamedPipeline):
     stage_epilogue: bool = False
     """Opt-in, with `warp_specialize`: loop-stage-epilogue before loop-promote-shared (warpgroup-product
     tiles stored through shared memory, 16 bytes a lane)."""
+    tf32_swap: bool = False
+    """Opt-in, with a wgmma `arch`: graph-transpose-tf32-rhs{swap-operands=true}, plain TF32 products on
+    a row-major B computed transposed (B's block in wgmma's A registers) instead of after a transpose
+    kernel; slower on an H100/H200 at 4096^3 and 8192^3 (BENCHMARKS.md, "TF32 without the transpose kernel")."""
 
     def __post_init__(self) -> None:
         ConvertGraphToTile(precision=self.precision)  # checks the value
@@ -142,6 +149,8 @@ class LowerToGpu(NamedPipeline):
             raise ValueError(f"group-tiles must be 0 (off) or a positive number of row blocks, got {self.group_tiles}")
         if self.l2_group_tiles < 0:
             raise ValueError(f"l2-group-tiles must be 0 (off) or a positive number of row blocks, got {self.l2_group_tiles}")
+        if self.tf32_swap and self.arch not in WGMMA_ARCHS:
+            raise ValueError(f"tf32-swap=true computes TF32 products for wgmma: it needs arch={' or '.join(WGMMA_ARCHS)}, got arch={self.arch or '(none)'}")
         if self.stage_epilogue and not self.warp_specialize:
             # Beside the lockstep pipelines the staging costs a stage (3 of 48 KiB fit beside its 66 KiB),
             # and 3 stages prefetch one K step ahead there: 1.5x slower on an H100 (BENCHMARKS.md, ninth step).
@@ -151,6 +160,8 @@ class LowerToGpu(NamedPipeline):
         passes = _with_precision(build_pipeline(GPU_PIPELINE, all_passes(), mlir_syntax=False), self.precision)
         if self.tma:
             passes = [dataclasses.replace(p, tma=True, warp_specialize=self.warp_specialize) if isinstance(p, LoopPromoteShared) else p for p in passes]
+        if self.tf32_swap:
+            passes = [dataclasses.replace(p, swap_operands=True) if isinstance(p, GraphTransposeTf32Rhs) else p for p in passes]
         if self.stage_epilogue:
             at = next(index for index, p in enumerate(passes) if isinstance(p, LoopPromoteShared))
             passes = [*passes[:at], LoopStageEpilogue(), *passes[at:]]

@@ -657,8 +657,10 @@ class WgmmaOp(IRDLOperation):
     K, staged K-major like A, read without the instruction's B transpose); lhs "m", `a` holds A
     transposed (row-major K x M; the block at [i, j] is K x 64, staged M-major like a row-major B,
     read with the instruction's A transpose). f32 operands are TF32 products (PTX m64nNk8
-    `.tf32`), read K-major only (`mlc.operand_major` ["k", "k"]: wgmma transposes 16-bit operands
-    only), each operand truncated to TF32 as the tensor core reads it (its low 13 mantissa bits
+    `.tf32`), B read K-major only (wgmma transposes 16-bit operands only): `mlc.operand_major`
+    ["k", "k"], or ["m", "k"], where the GPU lowering loads A's M-major block from shared memory
+    into registers (PTX's register-A form, any layout; a matmul computed transposed,
+    `mlc.swap_operands`), each operand truncated to TF32 as the tensor core reads it (its low 13 mantissa bits
     ignored, `TF32_IGNORED_BITS`), which is how the op computes them too. The definition sums
     each element in increasing k with f32 fused multiply-adds, as `loop.mma_sync`; the hardware
     agrees within the dot's error bound. Every thread of a warpgroup must execute it, with no
@@ -766,8 +768,8 @@ class WgmmaOp(IRDLOperation):
             raise VerifyException("wgmma takes A from a buffer or from registers, not both")
         if str(lhs_type.element_type) not in WGMMA_OPERAND_TYPES or lhs_type.element_type != rhs_type.element_type:
             raise VerifyException(f"wgmma reads f16, bf16 or f32 (TF32) operands of one type, got {lhs_type.element_type} and {rhs_type.element_type}")
-        if lhs_type.element_type == f32 and (self.lhs_m_major or not self.rhs_k_major):
-            raise VerifyException('wgmma reads f32 (TF32) operands K-major only: mlc.operand_major must be ["k", "k"]')
+        if lhs_type.element_type == f32 and not self.rhs_k_major:
+            raise VerifyException('wgmma reads an f32 (TF32) B K-major only: mlc.operand_major must be ["k", "k"] or ["m", "k"]')
         for name, memref_type, indices in (("lhs", lhs_type, self.lhs_indices), ("rhs", rhs_type, self.rhs_indices)):
             if memref_type.get_num_dims() < 2 or len(indices) != memref_type.get_num_dims():
                 raise VerifyException(f"expected {memref_type.get_num_dims()} {name} indices (at least 2), got {len(indices)}")

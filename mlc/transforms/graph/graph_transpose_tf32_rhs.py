@@ -9,6 +9,16 @@ rewrites such a matmul to read B through a materialised transpose:
     bt = transpose(b)                 (N x K: a copy kernel, graph-fuse's transpose kernel)
     r  = matmul(a, transpose(bt))     (the torch `linear` form: bt read in place, K-major)
 
+With `swap-operands` (opt-in: `mlc-lower-to-gpu{tf32-swap=true}`; measured slower than the
+transpose kernel and the K-major product together on an H100 and an H200, BENCHMARKS.md "TF32
+without the transpose kernel") a 2-D product that no elementwise op reads (so graph-fuse gives
+it no epilogue) is instead marked `mlc.swap_operands`, and nothing is materialised: its kernel
+computes C^T = B^T A^T (`matmul_kernel.takes_swapped_operands`), wgmma's A = B^T taken from
+registers, which any layout can be loaded into (`wgmma_nvvm.lower_register_tf32_wgmma`: 32-bit
+loads of B's staged K x N block, M-major), and wgmma's B = A^T, whose K-major form is A's
+row-major block; the kernel stores the transposed accumulator (`tile.scatter`). A matmul with an
+elementwise reader keeps the transpose below (its kernel's epilogue works on C's layout).
+
 graph-fuse then makes a kernel of `bt` and reads `transpose(bt)` in its stored layout
 (`operand_maps.transposed_operands`, `mlc.operand_major` = ["k", "k"]), which `matmul_wgmma.py`
 runs as TF32 warpgroup products. A matmul whose B is already a transpose (x @ transpose(w), the
@@ -35,7 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
+from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType, UnitAttr
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -44,7 +54,9 @@ from mlc.dialects.graph import ops as graph
 from mlc.dialects.precision import DEFAULT_PRECISION, PRECISIONS
 from mlc.transforms.analysis.gemm_chain import matmuls_outside_attention
 from mlc.transforms.analysis.operand_maps import matrix_transpose
-from mlc.transforms.lowering.matmul_kernel import TF32_WGMMA_TILE
+from mlc.dialects import attributes
+from mlc.transforms.analysis.fusion_groups import EPILOGUE_OPS
+from mlc.transforms.lowering.matmul_kernel import TF32_WGMMA_TILE, swapped_tf32_applies
 
 TF32_PRECISION = "tf32"
 ROW_ALIGNMENT = 4
@@ -81,6 +93,13 @@ def transpose_rhs(op: graph.MatmulOp) -> None:
     op.operands[1] = read.result
 
 
+def takes_swap(op: graph.MatmulOp) -> bool:
+    """Whether `op` (a TF32 matmul with a row-major B) is computed transposed instead: 2-D
+    operands whose rows allow it (`swapped_tf32_applies`) and no elementwise reader (see the
+    module docstring)."""
+    return swapped_tf32_applies(op) and not any(isinstance(use.operation, EPILOGUE_OPS) for use in op.result.uses)
+
+
 @dataclass(frozen=True)
 class GraphTransposeTf32Rhs(ModulePass):
     """Read the B of TF32 matmuls through a materialised transpose, K-major, for wgmma."""
@@ -91,6 +110,8 @@ class GraphTransposeTf32Rhs(ModulePass):
     """Rewrite for Hopper's wgmma lowering (without it the pass changes nothing)."""
     precision: str = DEFAULT_PRECISION
     """The precision of f32 matmuls that state none (convert-graph-to-tile's option of that name)."""
+    swap_operands: bool = False
+    """Mark the matmuls `takes_swap` admits `mlc.swap_operands` instead of transposing their B."""
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISIONS:
@@ -100,5 +121,9 @@ class GraphTransposeTf32Rhs(ModulePass):
         if not self.wgmma:
             return
         for matmul in matmuls_outside_attention(op):
-            if needs_transposed_rhs(matmul, self.precision):
+            if not needs_transposed_rhs(matmul, self.precision):
+                continue
+            if self.swap_operands and takes_swap(matmul):
+                attributes.SWAP_OPERANDS.write(matmul, UnitAttr())
+            else:
                 transpose_rhs(matmul)

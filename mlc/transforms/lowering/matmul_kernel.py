@@ -37,6 +37,15 @@ value read zeros (the load's bounds), as the chain's zero rows do. The tensor-co
 lowerings see an ordinary tile load at a computed origin (the pipelined copies recompute it for
 their own K step). The kernel records `mlc.implicit_gemm` too.
 
+Computed transposed. A TF32 matmul with a row-major B that graph-transpose-tf32-rhs marked
+`mlc.swap_operands` (Hopper's TF32 wgmma reads a B from shared memory K-major only, and a
+row-major B is N-major) gets the kernel of C^T = B^T A^T (`takes_swapped_operands`: a plain 2-D
+product, no epilogue): the dot's lhs is B's stored K x BN block transposed, its rhs A's BM x K
+block transposed (`mlc.operand_major` = ["m", "k"]), its BN x BM accumulator C^T's block, which
+one `tile.scatter` stores at C[m + j, n + i]; the block (BM, BN, BK) stays C's, chosen as the
+transposed problem's (`choose_tf32_wgmma_tile(N, M)` with `wgmma`). On the GPU the lhs, M-major,
+is wgmma's A loaded into registers, the rhs, K-major, wgmma's B (`matmul_wgmma.py`).
+
 Stored through a layout chain. A group holding the matmul and, instead of an epilogue, the chain of
 reshapes, unit-step slices and transposes that alone reads the product (`output_layout_chain`:
 graph-fuse{store-layouts=true} puts a convolution's slice and transpose back to NCHW there) writes
@@ -74,6 +83,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     StringAttr,
+    UnitAttr,
     f32,
     i64,
 )
@@ -178,13 +188,37 @@ def choose_matmul_tile(
 def takes_tf32_wgmma(unit: MatmulUnit, precision: str) -> bool:
     """Whether `unit` is a TF32 product that wgmma can run: precision "tf32", both operands read
     K-major (a row-major A, a transposed B: `matmul_wgmma.tf32_wgmma_applies`), K a multiple of
-    `TF32_WGMMA_ALIGNMENT` deeper than one K step (a K loop for the async copies to pipeline)."""
+    `TF32_WGMMA_ALIGNMENT` deeper than one K step (a K loop for the async copies to pipeline). A
+    transposed A (M-major) could take wgmma's A from registers too, as a product computed
+    transposed does (`takes_swapped_operands`); unmeasured, it keeps mma.sync's block."""
     op = unit.op
     depth = shape_of(op.a)[-1]
     if precision != "tf32" or _element_type(op.a) != f32 or unit.lhs_rows is not None:
         return False
     k_major = unit.transposed(op.a) is None and unit.transposed(op.b) is not None
     return k_major and depth % TF32_WGMMA_ALIGNMENT == 0 and depth > TF32_WGMMA_TILE[2]
+
+
+def swapped_tf32_applies(op: graph.MatmulOp) -> bool:
+    """Whether the shapes of `op` (f32, 2-D, neither operand a transpose) allow computing it
+    transposed (`mlc.swap_operands`, see the module docstring): K a multiple of
+    `TF32_WGMMA_ALIGNMENT` deeper than one K step, and B's rows (N) too, since B's stored K x N
+    block becomes the dot's lhs, copied 16 bytes at a time."""
+    if _element_type(op.a) != f32 or len(shape_of(op.a)) != 2 or len(shape_of(op.b)) != 2 or 0 in shape_of(op.result):
+        return False
+    depth, columns = shape_of(op.b)
+    return depth % TF32_WGMMA_ALIGNMENT == 0 and columns % TF32_WGMMA_ALIGNMENT == 0 and depth > TF32_WGMMA_TILE[2]
+
+
+def takes_swapped_operands(unit: MatmulUnit, precision: str) -> bool:
+    """Whether `unit`'s kernel computes C^T = B^T A^T: its matmul carries `mlc.swap_operands`
+    (graph-transpose-tf32-rhs's decision), is a TF32 product `swapped_tf32_applies` admits, and the
+    kernel stores the plain product (no epilogue, no layout chain, no transposed or shifted operand)."""
+    op = unit.op
+    if attributes.SWAP_OPERANDS.read(op) is None or precision != "tf32":
+        return False
+    plain = unit.epilogue is None and not unit.output_chain and not unit.transposes and unit.lhs_rows is None
+    return plain and swapped_tf32_applies(op)
 
 
 def choose_tf32_wgmma_tile(batch: int, rows: int, columns: int) -> tuple[int, int, int]:
@@ -364,6 +398,8 @@ class MatmulPlan:
     """How the result's batch dimensions collapse (no groups: one matrix, no batch axis)."""
     precision: str = DEFAULT_PRECISION
     """The `tile.dot`'s precision: the matmul's own, else the pass option's for f32 products."""
+    swapped: bool = False
+    """The dot computes the block of C^T = B^T A^T (`takes_swapped_operands`); `block` stays C's."""
 
     @property
     def op(self) -> graph.MatmulOp:
@@ -412,6 +448,11 @@ def plan_matmul(
     participants = [shape_of(op.a)[:-2], shape_of(op.b)[:-2], *(seen[:-2] for _, seen in unit.epilogue_inputs)]
     collapse = collapse_dimensions(batch, participants)
     rows, columns = shape_of(op.result)[-2:]
+    swapped = not cpu and takes_swapped_operands(unit, matmul_precision(op, precision))
+    if block is None and swapped:  # the dot's block is C^T's: N rows, M columns
+        depth = shape_of(op.a)[-1]
+        dot_block = choose_tf32_wgmma_tile(1, columns, rows) if wgmma else choose_matmul_tile(1, columns, rows, depth, tf32=True)
+        block = (dot_block[1], dot_block[0], dot_block[2])
     if block is None and wgmma and not cpu and takes_tf32_wgmma(unit, matmul_precision(op, precision)):
         block = choose_tf32_wgmma_tile(math.prod(batch), rows, columns)
     if block is None:
@@ -421,7 +462,7 @@ def plan_matmul(
     if unit.lhs_rows is not None:  # a K step inside one piece of the shifted rows, whoever chose it
         piece = unit.lhs_rows.piece_columns
         block = (block[0], block[1], math.gcd(block[2], piece & -piece))
-    return MatmulPlan(name, unit, tuple(block), collapse, matmul_precision(op, precision))  # type: ignore[arg-type]
+    return MatmulPlan(name, unit, tuple(block), collapse, matmul_precision(op, precision), swapped)  # type: ignore[arg-type]
 
 
 def _element_type(value: SSAValue) -> Attribute:
@@ -449,8 +490,11 @@ class MatmulKernelBuilder:
         attributes.MATMUL_TILE.write(kernel, DenseArrayBase.from_list(i64, plan.block))
         if unit.lhs_rows is not None:
             attributes.IMPLICIT_GEMM.write(kernel, DenseArrayBase.from_list(i64, unit.lhs_rows.shifts))
-        if unit.transposes:
-            attributes.OPERAND_MAJOR.write(kernel, ArrayAttr([StringAttr(side) for side in unit.operand_major]))
+        if unit.transposes or plan.swapped:
+            major = operand_major(True, True) if plan.swapped else unit.operand_major
+            attributes.OPERAND_MAJOR.write(kernel, ArrayAttr([StringAttr(side) for side in major]))
+        if plan.swapped:
+            attributes.SWAP_OPERANDS.write(kernel, UnitAttr())
         arguments = kernel.body.block.args
         for index, ((value, _), parameter) in enumerate(zip(inputs, arguments)):
             parameter.name_hint = value.name_hint or f"input{index}"
@@ -467,7 +511,9 @@ class MatmulKernelBuilder:
         self.columns_origin = self._block_origin(rows_axis + 1, block_columns, "n")
         results = self._epilogue(self._accumulate())
         for value, result in zip(unit.outputs, results):
-            if unit.output_chain:  # through the chain's inverse maps (`scattered_store.py`)
+            if plan.swapped:
+                self._store_transposed(result, self.parameters[value])
+            elif unit.output_chain:  # through the chain's inverse maps (`scattered_store.py`)
                 scatter_through(self.builder, result, self.parameters[value], unit.output_chain, (self.rows_origin, self.columns_origin))
             else:
                 self.builder.insert(tile.StoreOp(result, self.parameters[value], self._indices(shape_of(value))))
@@ -531,7 +577,8 @@ class MatmulKernelBuilder:
         block_rows, block_columns, block_depth = plan.block
         zero = self.builder.insert(arith.ConstantOp(FloatAttr(0.0, f32))).result
         zero.name_hint = "zero"
-        initial = self.builder.insert(tile.SplatOp(zero, self._tile_type(block_rows, block_columns, f32))).result
+        accumulator_shape = (block_columns, block_rows) if plan.swapped else (block_rows, block_columns)
+        initial = self.builder.insert(tile.SplatOp(zero, self._tile_type(*accumulator_shape, f32))).result
         initial.name_hint = "zeros"
         if plan.depth == 0:
             return initial
@@ -540,12 +587,16 @@ class MatmulKernelBuilder:
         k, partial = body.args
         k.name_hint, partial.name_hint = "k", "partial"
         outer, self.builder = self.builder, Builder(InsertPoint.at_end(body))
-        if plan.unit.transposed(op.a) is not None:
+        if plan.swapped:  # C^T = B^T A^T: B's stored K x BN block and A's BM x K block, transposed
+            a_tile = self._transposed_load(op.b, k, self.columns_origin, (block_depth, block_columns))
+        elif plan.unit.transposed(op.a) is not None:
             a_tile = self._transposed_load(op.a, k, self.rows_origin, (block_depth, block_rows))
         else:  # rows past a shifted-rows leaf read as zeros: the zero rows its layout ops append
             lhs_type = self._tile_type(block_rows, block_depth, element_type)
             a_tile = self.builder.insert(tile.LoadOp(self.parameters[plan.unit.lhs_source], self._lhs_indices(k), lhs_type)).result
-        if plan.unit.transposed(op.b) is not None:
+        if plan.swapped:
+            b_tile = self._transposed_load(op.a, self.rows_origin, k, (block_rows, block_depth))
+        elif plan.unit.transposed(op.b) is not None:
             b_tile = self._transposed_load(op.b, self.columns_origin, k, (block_columns, block_depth))
         else:
             rhs_type = self._tile_type(block_depth, block_columns, element_type)
@@ -568,6 +619,16 @@ class MatmulKernelBuilder:
         loaded = self.builder.insert(tile.LoadOp(self.parameters[stored], self._indices(shape_of(stored), rows, columns), stored_type)).result
         loaded.name_hint = "stored"
         return self.builder.insert(tile.TransposeOp(loaded)).result
+
+    def _store_transposed(self, block: SSAValue, dest: SSAValue) -> None:
+        """Stores the dot's BN x BM block of C^T (a swapped plan) into C: element (i, j) at
+        C[m + j, n + i], one `tile.scatter` (indices past C drop their element)."""
+        block_rows, block_columns, _ = self.plan.block
+        shape = (block_columns, block_rows)
+        columns = self.builder.insert(tile.RangeOp(self.columns_origin, 0, (block_columns, 1))).result
+        rows = self.builder.insert(tile.RangeOp(self.rows_origin, 1, (1, block_rows))).result
+        indices = [self.builder.insert(tile.BroadcastOp(index, tile.TileType(shape, IndexType()))).result for index in (rows, columns)]
+        self.builder.insert(tile.ScatterOp(block, dest, indices))
 
     def _lhs_indices(self, k: SSAValue) -> list[SSAValue]:
         """The origin of the lhs block at K counter `k`: `(m, k)`, or for shifted rows (module

@@ -34,13 +34,16 @@ loop-promote-shared stages a transposed rhs's N x BK block K-major like A's (rea
 instruction's B transpose) and a transposed lhs's BK x 64 blocks M-major like a row-major B's
 (read with the instruction's A transpose).
 
-TF32 dots (f32 operands at precision "tf32", `tf32_wgmma_applies`) take the same path when both
-operands are K-major (a row-major lhs, a transposed rhs: graph-transpose-tf32-rhs gives a row-major
-B one), the only layout wgmma reads 32-bit operands in: K steps of 32 f32 (one 128-byte swizzle
+TF32 dots (f32 operands at precision "tf32", `tf32_wgmma_applies`) take the same path when the
+rhs is K-major (a transposed rhs: graph-transpose-tf32-rhs gives a row-major B one), the only
+layout wgmma reads a 32-bit B in; the lhs is row-major (K-major, read from shared memory) or
+transposed (M-major: the dot of a matmul computed transposed, `mlc.swap_operands`, whose lhs is
+B's stored K x N block; the GPU lowering loads it into registers, where wgmma takes A in any
+layout): K steps of 32 f32 (one 128-byte swizzle
 row), `mlc.wgmma` = [64, BN, 8], `loop.wgmma` on f32 buffers, which the tensor core truncates to
 TF32 instead of rounding (`precision.py`: within the same bound; the loop interpreter models it).
 
-Limits: 3xtf32 and TF32 dots on an M-major lhs or N-major rhs take mma.sync; no register A operand; an epilogue that computes
+Limits: 3xtf32 and TF32 dots on an N-major rhs take mma.sync; registers hold A only for an M-major TF32 lhs; an epilogue that computes
 on the f32 accumulators themselves (no rounding first) waits for each K step's products; no TMA.
 """
 
@@ -49,7 +52,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, UnitAttr, i64
 from xdsl.ir import SSAValue
 
 from mlc.dialects import attributes
@@ -118,11 +121,13 @@ def swizzle_row_elements(dot: tile.DotOp) -> int:
 
 def tf32_wgmma_applies(dot: tile.DotOp) -> bool:
     """Whether a TF32 dot can be warpgroup products: precision "tf32" (3xtf32 splits its operands
-    in registers, which wgmma's shared-memory operands cannot), and both operands K-major in
-    memory, the only layout wgmma reads 32-bit operands in: a row-major lhs and a transposed rhs
-    (`tile.transpose` of a stored N x K block; graph-transpose-tf32-rhs gives a row-major B one)."""
-    lhs_transposed, rhs_transposed = (isinstance(operand.owner, tile.TransposeOp) for operand in (dot.lhs, dot.rhs))
-    return dot.precision.data == "tf32" and not lhs_transposed and rhs_transposed
+    in registers, which wgmma's shared-memory operands cannot), and a K-major rhs, the only layout
+    wgmma reads a 32-bit B in (`tile.transpose` of a stored N x K block; graph-transpose-tf32-rhs
+    gives a row-major B one, or computes the product transposed, `mlc.swap_operands`). The lhs is
+    row-major (read K-major from shared memory) or transposed (M-major, staged like a row-major B's
+    block and loaded into registers by the GPU lowering: `wgmma_nvvm.lower_register_tf32_wgmma`)."""
+    rhs_transposed = isinstance(dot.rhs.owner, tile.TransposeOp)
+    return dot.precision.data == "tf32" and rhs_transposed
 
 
 def _stored_operand(dot: tile.DotOp, role: str) -> tile.LoadOp | None:
@@ -155,6 +160,8 @@ class WgmmaKernelLowering(MmaKernelLowering):
         attributes.WARP_GRID.write(result, DenseArrayBase.from_list(i64, [layout.warp_rows, layout.warp_columns]))
         stages = attributes.PIPELINE_STAGES.read(self.kernel)
         attributes.PIPELINE_STAGES.write(result, stages if stages is not None else IntegerAttr(WGMMA_PIPELINE_STAGES, i64))
+        if attributes.SWAP_OPERANDS.read(self.kernel) is not None:  # the accumulator is C^T's block
+            attributes.SWAP_OPERANDS.write(result, UnitAttr())
         return result
 
     def _start_thread(self, emitter: Emitter, thread: SSAValue) -> None:

@@ -26,7 +26,11 @@ Each `loop.wgmma m64nNkK` becomes `wgmma.fence`, K / 16 `wgmma.mma_async.sync.al
 {f16,bf16}.{f16,bf16}` with the accumulators tied through (scale-d = 1; trans-a = 0 and trans-b = 1 unless an operand is transposed, above),
 or on f32 buffers K / 8 `...m64nNk8.f32.tf32.tf32` (K-major operands only, no transpose immediates;
 a swizzled row holds 32 f32, so a step of 8 is again 32 bytes), then
-`wgmma.commit_group`. With A from registers (`loop.wgmma` without a lhs buffer, `lower_register_wgmma`)
+`wgmma.commit_group`. An f32 `loop.wgmma` whose A is M-major (`mlc.operand_major` ["m", "k"]: a
+product computed transposed, `mlc.swap_operands`, or a transposed A), a layout TF32 wgmma cannot
+read from shared memory, loads A's fragment from the swizzled buffer into registers with 32-bit
+shared loads and issues the register-A form (`lower_register_tf32_wgmma`).
+With A from registers (`loop.wgmma` without a lhs buffer, `lower_register_wgmma`)
 each step is PTX's register-A form, `... {d}, {a0, a1, a2, a3}, b-desc, p, 1, 1, trans-b` (no A
 descriptor, no trans-a), the step's 4 `vector<2xT>` A registers passed as their 32 bits.
 `loop.wgmma_wait N` becomes `wgmma.wait_group N` with the accumulators tied
@@ -41,7 +45,7 @@ vector<2xf32>, left by `async_pipeline.pack_roundings`) become one `cvt.rn.{f16x
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, IntegerType, MemRefType, UnrealizedConversionCastOp, VectorType, f32, i32, i64
@@ -169,6 +173,8 @@ def lower_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue | None, rhs_base: SSAValue)
     lhs_type, rhs_type = op.lhs.type, op.rhs.type  # type: ignore[union-attr]
     assert isinstance(lhs_type, MemRefType) and isinstance(rhs_type, MemRefType)
     tf32 = lhs_type.element_type == f32
+    if tf32 and op.lhs_m_major:
+        return lower_register_tf32_wgmma(op, lhs_base, rhs_base)
     element = "tf32" if tf32 else str(lhs_type.element_type)
     depth = loop.TF32_WGMMA_DEPTH if tf32 else loop.WGMMA_DEPTH
     count = op.columns // 2
@@ -194,23 +200,96 @@ def lower_register_wgmma(op: loop.WgmmaOp, rhs_base: SSAValue) -> tuple[list[Ope
     `vector<2xT>` passed as its 32 bits, then commit."""
     builder = _Builder()
     element = str(op.element_type)
+
+    def words() -> list[SSAValue]:
+        return [builder.emit(llvm.BitcastOp(register, i32)) for register in op.a]
+
+    return builder.ops, _register_a_products(builder, op, rhs_base, words, f"{element}.{element}", loop.WGMMA_DEPTH, f", {int(not op.rhs_k_major)}")
+
+
+def _register_a_products(
+    builder: _Builder, op: loop.WgmmaOp, rhs_base: SSAValue, words: Callable[[], Sequence[SSAValue]], types: str, depth: int, transpose_b: str
+) -> list[SSAValue]:
+    """Fence, one register-A `wgmma.mma_async ... m64nNk{depth}.f32.{types}` per `depth` of
+    `op.depth` (A: the step's 4 32-bit values of `words()`, which emits what they need after the
+    fence, then `transpose_b`'s immediate if any), commit; returns the accumulators."""
     count = op.columns // 2
     accumulators = list(op.c)
     _inline_asm(builder, "wgmma.fence.sync.aligned;", "", [], 0)
     scale = builder.constant(1, i32)
     registers = ",".join(f"${i}" for i in range(count))
     a = ",".join(f"${2 * count + i}" for i in range(4))
-    instruction = f"wgmma.mma_async.sync.aligned.m64n{op.columns}k{loop.WGMMA_DEPTH}.f32.{element}.{element}"
-    text = (
-        f"{{ .reg .pred p; setp.ne.b32 p, ${2 * count + 5}, 0; "
-        f"{instruction} {{{registers}}}, {{{a}}}, ${2 * count + 4}, p, 1, 1, {int(not op.rhs_k_major)}; }}"
-    )
-    words = [builder.emit(llvm.BitcastOp(register, i32)) for register in op.a]
-    for step in range(op.depth // loop.WGMMA_DEPTH):
-        rhs_descriptor = _block_descriptor(builder, op.rhs, op.rhs_indices, rhs_base, step * loop.WGMMA_DEPTH, k_major=op.rhs_k_major)
-        accumulators = _inline_asm(builder, text, _tied(count, "r,r,r,r,l,r"), [*accumulators, *words[4 * step : 4 * step + 4], rhs_descriptor, scale], count)
+    instruction = f"wgmma.mma_async.sync.aligned.m64n{op.columns}k{depth}.f32.{types}"
+    text = f"{{ .reg .pred p; setp.ne.b32 p, ${2 * count + 5}, 0; {instruction} {{{registers}}}, {{{a}}}, ${2 * count + 4}, p, 1, 1{transpose_b}; }}"
+    a_words = words()
+    for step in range(op.depth // depth):
+        rhs_descriptor = _block_descriptor(builder, op.rhs, op.rhs_indices, rhs_base, step * depth, k_major=op.rhs_k_major)
+        accumulators = _inline_asm(builder, text, _tied(count, "r,r,r,r,l,r"), [*accumulators, *a_words[4 * step : 4 * step + 4], rhs_descriptor, scale], count)
     _inline_asm(builder, "wgmma.commit_group.sync.aligned;", "", [], 0)
-    return builder.ops, accumulators
+    return accumulators
+
+
+TF32_A_ROWS = (0, 8)
+"""Row offsets (of M) of a lane's TF32 A registers from 16 w + g: registers 0, 2 at the first,
+1, 3 at the second; registers 0, 1 at depth t, 2, 3 at t + 4 (PTX's m64k8 .tf32 A fragment,
+mma.sync m16n8k8's; lane l, g = l / 4, t = l % 4, warp w of the warpgroup)."""
+
+
+def lower_register_tf32_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue) -> tuple[list[Operation], list[SSAValue]]:
+    """`op` (f32, `mlc.operand_major` ["m", "k"]) with A loaded into registers: A's block is
+    stored M-major (K rows of M, swizzled like an N-major B), a layout TF32 wgmma cannot read
+    from shared memory, so each thread loads its fragment with 32-bit `ld.shared` (4 a step of 8,
+    `TF32_A_ROWS`; all K / 8 steps' loads first), then fence, K / 8 `wgmma.mma_async ...
+    m64nNk8.f32.tf32.tf32 {d}, {a0, a1, a2, a3}, b-desc, p, 1, 1` (no transpose immediates: B is
+    K-major) and commit. The loads read the bits as they are: the tensor core ignores the low 13.
+
+    The loads come after a `wgmma.wait_group 0`: in a K loop they rewrite the registers that the
+    previous step's products read, and PTX leaves writing a product's A registers before a wait
+    that completes it undefined. So one warpgroup's products do not overlap each other across K
+    steps; the other consumer warpgroups' products fill the tensor cores meanwhile.
+
+    Bank conflicts. A load's 32 lanes read 8 consecutive f32 of M (two 16-byte chunks c, c + 1,
+    c even) in each of 4 rows of K; the 128-byte swizzle XORs row r's chunks with r mod 8, and
+    {c, c + 1} is closed under XOR 1, so rows t = 0..3 (registers 0 or 1 of every lane) would
+    conflict two ways. Instead load j (0, 1) of a row offset reads depth t + 4 ((t mod 2) XOR j):
+    rows {0, 5, 2, 7}, then {4, 1, 6, 3}, whose XORs put the 4 pairs in 8 distinct chunks
+    (conflict-free), and a select by t mod 2 puts each load in its register."""
+    builder = _Builder()
+    memref_type = op.lhs.type  # type: ignore[union-attr]
+    assert isinstance(memref_type, MemRefType)
+    thread_read = llvm.CallIntrinsicOp("llvm.nvvm.read.ptx.sreg.tid.x", [], [i32])
+    builder.ops.append(thread_read)
+    widened = builder.emit(llvm.ZExtOp(thread_read.results[0], i64))
+    thread = builder.emit(UnrealizedConversionCastOp.get([widened], [IndexType()]))
+    lane = builder.emit(arith.RemUIOp(thread, builder.constant(loop.WARP_SIZE)))
+    warp = builder.emit(arith.RemUIOp(builder.emit(arith.DivUIOp(thread, builder.constant(loop.WARP_SIZE))), builder.constant(4)))
+    group = builder.emit(arith.DivUIOp(lane, builder.constant(4)))
+    quad = builder.emit(arith.RemUIOp(lane, builder.constant(4)))
+    odd_bit = builder.emit(arith.AndIOp(quad, builder.constant(1)))
+    odd = builder.emit(arith.CmpiOp(odd_bit, builder.constant(0), "ne"))
+    # load j reads depth t + 4 ((t mod 2) XOR j): t + 4 (t mod 2), then t + 4 - 4 (t mod 2)
+    first_depth = builder.add(quad, builder.mul(odd_bit, 4))
+    second_depth = builder.add(quad, builder.mul(builder.emit(arith.XOrIOp(odd_bit, builder.constant(1))), 4))
+    _inline_asm(builder, "wgmma.wait_group.sync.aligned 0;", "", [], 0)  # the previous products read the A registers
+    *outer, k_origin, m_origin = op.lhs_indices
+    row = builder.add(builder.add(m_origin, builder.mul(warp, 16)), group)  # M, along the buffer's columns
+    depths = [builder.add(k_origin, first_depth), builder.add(k_origin, second_depth)]  # K, along its rows
+    words: list[SSAValue] = []
+    for step in range(op.depth // loop.TF32_WGMMA_DEPTH):
+        loaded: list[list[SSAValue]] = []
+        for depth in depths:
+            loaded.append([])
+            for row_offset in TF32_A_ROWS:
+                at = [*outer, builder.add(depth, builder.constant(step * loop.TF32_WGMMA_DEPTH)), builder.add(row, builder.constant(row_offset))]
+                address_ops, address = swizzled_address(lhs_base, memref_type, at)
+                builder.ops.extend(address_ops)
+                loaded[-1].append(builder.emit(llvm.LoadOp(address, i32)))
+        # depth t: load 0 on even lanes, load 1 on odd ones; depth t + 4 the other
+        near = [builder.emit(arith.SelectOp(odd, loaded[1][h], loaded[0][h])) for h in range(2)]
+        far = [builder.emit(arith.SelectOp(odd, loaded[0][h], loaded[1][h])) for h in range(2)]
+        words += [near[0], near[1], far[0], far[1]]
+    # no transpose immediates: TF32 reads B K-major only
+    return builder.ops, _register_a_products(builder, op, rhs_base, lambda: words, "tf32.tf32", loop.TF32_WGMMA_DEPTH, "")
 
 
 def operand_descriptors(builder: _Builder, op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SSAValue, depth: int) -> tuple[SSAValue, SSAValue]:

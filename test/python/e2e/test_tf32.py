@@ -4,9 +4,11 @@ products per term for 3xtf32; `test_tf32_equivalence.py` checks the lowering wit
 `gpu` cases cover ragged shapes (masked loads, stores and copies), the large pipelined block, a
 batch and a fused epilogue; a GPU without TF32 tensor cores refuses them. On Hopper
 (`mlc-lower-to-gpu{arch=sm_90}`) tf32 products whose K allows it run as TF32 warpgroup products
-(`wgmma.mma_async ... .tf32.tf32` on a K-major B: the torch linear's stored weight, or a row-major
-B through graph-transpose-tf32-rhs's transpose kernel), asserted to be on that path; the tensor
-core truncates their operands, which the same bound allows.
+(`wgmma.mma_async ... .tf32.tf32` on a K-major B: the torch linear's stored weight, a row-major
+B through graph-transpose-tf32-rhs's transpose kernel, or, for a plain product on a row-major B,
+the product computed transposed, C^T = B^T A^T, `mlc.swap_operands`, with B's block loaded into
+wgmma's A registers), asserted to be on that path; the tensor core truncates their operands,
+which the same bound allows.
 """
 
 from __future__ import annotations
@@ -16,11 +18,16 @@ import numpy as np
 import pytest
 
 import mlc
+from mlc.compiler import HOPPER_STAGING
 from programs import assert_compiled_matches, lower, transposed_matmul_program
 
 GPU = pytest.mark.gpu
 PRECISIONS = ["tf32", "3xtf32"]
 WGMMA = "mlc-lower-to-gpu{arch=sm_90}"
+HOPPER_DEFAULT = "mlc-lower-to-gpu{arch=sm_90 " + " ".join(HOPPER_STAGING) + "}"
+"""What `mlc.compile` runs on an sm_90 GPU: TMA, a producer warpgroup, the staged epilogue."""
+SWAP, HOPPER_DEFAULT_SWAP = (pipeline.replace("}", " tf32-swap=true}") for pipeline in (WGMMA, HOPPER_DEFAULT))
+"""The same with `tf32-swap=true` (opt-in): plain products on a row-major B computed transposed."""
 
 
 def tensor(shape: tuple[int, ...]) -> str:
@@ -90,25 +97,37 @@ def test_tf32_on_a_gpu_without_tensor_cores_is_refused(monkeypatch: pytest.Monke
 
 
 WGMMA_CASES = [
-    pytest.param((1024, 1024), (1024, 1024), False, id="1024^3"),
-    pytest.param((333, 516), (516, 250), False, id="333x250x516-ragged"),
-    pytest.param((300, 520), (520, 260), True, id="300x260x520-bias-relu"),
+    pytest.param((1024, 1024), (1024, 1024), False, WGMMA, id="1024^3"),
+    pytest.param((1024, 1024), (1024, 1024), False, SWAP, id="1024^3-swapped"),
+    pytest.param((1024, 1024), (1024, 1024), False, HOPPER_DEFAULT_SWAP, id="1024^3-swapped-default"),
+    pytest.param((2048, 520), (520, 2048), False, HOPPER_DEFAULT_SWAP, id="2048x2048x520-swapped-default"),
+    pytest.param((2048, 520), (520, 2048), False, "mlc-lower-to-gpu{arch=sm_90 tma=true tf32-swap=true}", id="2048x2048x520-swapped-tma"),
+    pytest.param((333, 516), (516, 252), False, HOPPER_DEFAULT_SWAP, id="333x252x516-ragged-swapped-default"),
+    pytest.param((333, 516), (516, 250), False, SWAP, id="333x250x516-ragged"),
+    pytest.param((300, 520), (520, 260), True, SWAP, id="300x260x520-bias-relu"),
 ]
 
 
 @GPU
-@pytest.mark.parametrize("a_shape, b_shape, epilogue", WGMMA_CASES)
-def test_tf32_on_wgmma(a_shape, b_shape, epilogue: bool, rng: np.random.Generator):
-    """A row-major B: one transpose kernel, then the TF32 warpgroup products on its K-major copy."""
+@pytest.mark.parametrize("a_shape, b_shape, epilogue, pipeline", WGMMA_CASES)
+def test_tf32_on_wgmma(a_shape, b_shape, epilogue: bool, pipeline: str, rng: np.random.Generator):
+    """A row-major B: with `tf32-swap=true` computed transposed (one kernel, B's block in wgmma's A
+    registers: 2048 x 2048 x 520 has two consumer warpgroups, a ragged K and, in the lockstep TMA
+    pipeline, was wrong before the register loads waited for the previous products) where N is a
+    multiple of 4 and no epilogue reads the product, else one transpose kernel, then the TF32
+    warpgroup products on its K-major copy."""
     from mlc.runtime import get_device
 
     if get_device().arch != "sm_90":
         pytest.skip("not an sm_90 GPU")
     text = program(a_shape, b_shape, "tf32", epilogue)
-    assert ".tf32.tf32" in str(lower(text, WGMMA)), "the TF32 wgmma path did not apply"
+    lowered = str(lower(text, pipeline))
+    swapped = "tf32-swap=true" in pipeline and not epilogue and b_shape[-1] % 4 == 0
+    assert ".tf32.tf32" in lowered, "the TF32 wgmma path did not apply"
+    assert ("mlc.swap_operands" in lowered) == swapped
     arrays = [rng.standard_normal(shape).astype(np.float32) for shape in (a_shape, b_shape, *([b_shape[-1:]] if epilogue else []))]
-    compiled = mlc.compile(text, device="cuda", pipeline=WGMMA)
-    assert len(compiled.program.plan.launches) == 2  # the transpose of B, the product
+    compiled = mlc.compile(text, device="cuda", pipeline=pipeline)
+    assert len(compiled.program.plan.launches) == (1 if swapped else 2)  # (the transpose of B,) the product
     got = compiled(*arrays)
     expected = np.matmul(arrays[0].astype(np.float64), arrays[1].astype(np.float64))
     if epilogue:

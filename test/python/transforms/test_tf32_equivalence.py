@@ -115,10 +115,14 @@ WGMMA_STEPS = ["convert-tile-to-loop{tensor-cores=true wgmma=true}", *LOOP_STEPS
 not interpreted; the GPU tests run it)."""
 
 
-def _wgmma_tile_level(rows: int) -> str:
-    """The GPU pipeline's graph and tile passes for sm_90, at a `rows` x 64 x 32 TF32 wgmma block."""
-    graph = ",".join(PASSES[: PASSES.index("convert-graph-to-tile")]).replace("graph-transpose-tf32-rhs", "graph-transpose-tf32-rhs{wgmma=true}")
-    return f"{graph},convert-graph-to-tile{{matmul-tile={rows},64,32 wgmma=true}}," + ",".join(PASSES[PASSES.index("convert-graph-to-tile") + 1 : FIRST])
+def _wgmma_tile_level(rows: int, swap: bool = False, columns: int = 64) -> str:
+    """The GPU pipeline's graph and tile passes for sm_90, at a `rows` x `columns` x 32 TF32 wgmma
+    block (C's; a product computed transposed, `mlc.swap_operands`, has a `columns` x `rows` dot:
+    a warpgroup per 64 columns); `swap`:
+    graph-transpose-tf32-rhs{swap-operands=true}, else it transposes every row-major B."""
+    option = "graph-transpose-tf32-rhs{wgmma=true" + (" swap-operands=true}" if swap else "}")
+    graph = ",".join(PASSES[: PASSES.index("convert-graph-to-tile")]).replace("graph-transpose-tf32-rhs", option)
+    return f"{graph},convert-graph-to-tile{{matmul-tile={rows},{columns},32 wgmma=true}}," + ",".join(PASSES[PASSES.index("convert-graph-to-tile") + 1 : FIRST])
 
 
 @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -162,11 +166,18 @@ one 128-byte swizzle row) from a producer warpgroup to consumer warpgroups."""
     seed=st.integers(0, 2**32 - 1),
 )
 @example(m=70, n=72, k=200, seed=3)  # 7 K steps of 32: every stage released and refilled, ragged M, N and K
-def test_tf32_wgmma_warp_specialized_bulk_copies(m: int, n: int, k: int, seed: int):
-    """Any M, N in 16-byte chunks (the staged epilogue's stores), K a multiple of 4 (16-byte rows,
-    a tensor map's strides): each step from convert-tile-to-loop on bit-identical to it, the
-    operands' boxes zero-filled past ragged N and K. No bias or relu: an f32 epilogue that computes
-    waits for each K step's products (`async_pipeline.overlap_products`), and warp specialization
-    takes only pipelines whose products stay in flight."""
-    lowered = _check_chain(program(m, n, k, False, "tf32"), "tf32", HOPPER_DEFAULT_STEPS, seed, _wgmma_tile_level(128), "loop.wgmma")
-    assert "loop.tma_load" in lowered and "mlc.warp_roles" in lowered and "mlc.staged_epilogue" in lowered
+@pytest.mark.parametrize("swap", [True, False])
+def test_tf32_wgmma_warp_specialized_bulk_copies(swap: bool, m: int, n: int, k: int, seed: int):
+    """Any M, N in 16-byte chunks (the staged epilogue's stores; B's rows when it is the lhs of a
+    product computed transposed), K a multiple of 4 (16-byte rows, a tensor map's strides): each
+    step from convert-tile-to-loop on bit-identical to it, the operands' boxes zero-filled past
+    ragged N and K. No bias or relu: an f32 epilogue that computes waits for each K step's
+    products (`async_pipeline.overlap_products`), and warp specialization takes only pipelines
+    whose products stay in flight. `swap`: C^T = B^T A^T at a 64 x 128 block (two consumer
+    warpgroups of m64n64 on C^T's 128 x 64 tile), B's K x N boxes M-major as the lhs (A from
+    registers on the GPU), the transposed tile scattered (no staged epilogue); else B through a
+    transpose kernel, read K-major, at 128 x 64, the tile stored through shared memory."""
+    tile_level = _wgmma_tile_level(64, swap, 128) if swap else _wgmma_tile_level(128)
+    lowered = _check_chain(program(m, n, k, False, "tf32"), "tf32", HOPPER_DEFAULT_STEPS, seed, tile_level, "loop.wgmma")
+    assert "loop.tma_load" in lowered and "mlc.warp_roles" in lowered
+    assert ('mlc.operand_major = ["m", "k"]' in lowered) == swap and ("mlc.staged_epilogue" in lowered) == (not swap)

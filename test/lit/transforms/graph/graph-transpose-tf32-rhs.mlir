@@ -1,15 +1,37 @@
-// RUN: mlc-opt %s --split-input-file -p "graph-transpose-tf32-rhs{wgmma=true}" | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p "graph-transpose-tf32-rhs{wgmma=true swap-operands=true}" | filecheck %s
 // RUN: mlc-opt %s --split-input-file -p "graph-transpose-tf32-rhs{wgmma=true precision=tf32}" | filecheck %s --check-prefix=DEFAULT
+// RUN: mlc-opt %s --split-input-file -p "graph-transpose-tf32-rhs{wgmma=true}" | filecheck %s --check-prefix=NOSWAP
 // RUN: mlc-opt %s --split-input-file -p graph-transpose-tf32-rhs | filecheck %s --check-prefix=OFF
 
-// A TF32 product on a row-major B: B is transposed (a kernel of its own after graph-fuse) and
-// read transposed back, K-major, the only layout TF32 wgmma reads.
-// CHECK-LABEL: func.func @row_major
+// A TF32 product on a row-major B that an elementwise op reads (its kernel's epilogue): B is
+// transposed (a kernel of its own after graph-fuse) and read transposed back, K-major, the only
+// layout TF32 wgmma reads from shared memory.
+// CHECK-LABEL: func.func @row_major_relu
 // CHECK-NEXT:    %0 = graph.transpose %b perm [1, 0] : tensor<96x72xf32> to tensor<72x96xf32>
 // CHECK-NEXT:    %1 = graph.transpose %0 perm [1, 0] : tensor<72x96xf32> to tensor<96x72xf32>
 // CHECK-NEXT:    %p = graph.matmul %a, %1 {precision = "tf32"} : (tensor<50x96xf32>, tensor<96x72xf32>) -> tensor<50x72xf32>
-// OFF-LABEL: func.func @row_major
+// OFF-LABEL: func.func @row_major_relu
 // OFF-NEXT:    %p = graph.matmul %a, %b {precision = "tf32"}
+func.func @row_major_relu(%a: tensor<50x96xf32>, %b: tensor<96x72xf32>) -> tensor<50x72xf32> {
+  %p = graph.matmul %a, %b {precision = "tf32"} : (tensor<50x96xf32>, tensor<96x72xf32>) -> tensor<50x72xf32>
+  %r = graph.relu %p : tensor<50x72xf32>
+  func.return %r : tensor<50x72xf32>
+}
+
+// -----
+
+// With swap-operands=true (opt-in) the plain product (no elementwise reader, N a multiple of 4
+// too) is computed transposed instead, C^T = B^T A^T: marked, nothing materialised
+// (convert-graph-to-tile builds its kernel). Without the option (NOSWAP) its B is transposed as above.
+// CHECK-LABEL: func.func @row_major
+// CHECK-NEXT:    %p = graph.matmul %a, %b {mlc.swap_operands, precision = "tf32"} : (tensor<50x96xf32>, tensor<96x72xf32>) -> tensor<50x72xf32>
+// CHECK-NEXT:    func.return %p
+// NOSWAP-LABEL: func.func @row_major
+// NOSWAP-NEXT:    %0 = graph.transpose %b perm [1, 0]
+// NOSWAP-NEXT:    %1 = graph.transpose %0 perm [1, 0]
+// NOSWAP-NEXT:    %p = graph.matmul %a, %1 {precision = "tf32"}
+// OFF-LABEL: func.func @row_major
+// OFF-NEXT:    %p = graph.matmul %a, %b {precision = "tf32"} :
 func.func @row_major(%a: tensor<50x96xf32>, %b: tensor<96x72xf32>) -> tensor<50x72xf32> {
   %p = graph.matmul %a, %b {precision = "tf32"} : (tensor<50x96xf32>, tensor<96x72xf32>) -> tensor<50x72xf32>
   func.return %p : tensor<50x72xf32>
