@@ -105,6 +105,7 @@ from mlc.transforms.analysis.fusion_groups import (
 )
 from mlc.transforms.analysis.gemm_chain import upstream_ops
 from mlc.transforms.analysis.operand_maps import ShiftedRows, match_shifted_rows, operand_major, output_layout_chain, transposed_operands
+from mlc.transforms.analysis.tile_sizes import next_power_of_two
 from mlc.transforms.lowering.elementwise_expansion import (
     ScalarBuilder,
     expand_elementwise,
@@ -157,9 +158,6 @@ OUTPUTS_PER_THREAD = 16
 MAX_MATMUL_WARPS = 8
 
 
-def _next_power_of_two(value: int) -> int:
-    return 1 << max(0, (value - 1).bit_length())
-
 
 def choose_matmul_tile(
     batch: int, rows: int, columns: int, depth: int, half: bool = False, cpu: bool = False, wgmma: bool = False, tf32: bool = False
@@ -174,15 +172,15 @@ def choose_matmul_tile(
         programs = batch * -(-rows // TF32_LARGE_TILE[0]) * -(-columns // TF32_LARGE_TILE[1])
         limit = TF32_LARGE_TILE if programs >= LARGE_TILE_PROGRAMS else DEFAULT_TILE
         sizes = zip(limit, TF32_MINIMUM_TILE, (rows, columns, depth))
-        return tuple(min(cap, max(least, _next_power_of_two(size))) for cap, least, size in sizes)  # type: ignore[return-value]
+        return tuple(min(cap, max(least, next_power_of_two(size))) for cap, least, size in sizes)  # type: ignore[return-value]
     if half and wgmma and not cpu and depth > WGMMA_TILES[0][2] and depth % WGMMA_ALIGNMENT == 0 and columns % WGMMA_ALIGNMENT == 0:
         candidates = (*WGMMA_TILES, WGMMA_FEW_TILE_BLOCK)
         tile = next((t for t in candidates if batch * -(-rows // t[0]) * -(-columns // t[1]) >= LARGE_TILE_PROGRAMS), WGMMA_TILES[-1])
-        return min(tile[0], max(64, _next_power_of_two(rows))), min(tile[1], max(64, _next_power_of_two(columns))), tile[2]
+        return min(tile[0], max(64, next_power_of_two(rows))), min(tile[1], max(64, next_power_of_two(columns))), tile[2]
     large = HALF_LARGE_TILE if half else LARGE_TILE
     programs = batch * -(-rows // large[0]) * -(-columns // large[1])
     limit = CPU_TILE if cpu else large if programs >= LARGE_TILE_PROGRAMS else DEFAULT_TILE
-    return tuple(min(cap, _next_power_of_two(size)) for cap, size in zip(limit, (rows, columns, depth)))  # type: ignore[return-value]
+    return tuple(min(cap, next_power_of_two(size)) for cap, size in zip(limit, (rows, columns, depth)))  # type: ignore[return-value]
 
 
 def takes_tf32_wgmma(unit: MatmulUnit, precision: str) -> bool:
@@ -225,7 +223,7 @@ def choose_tf32_wgmma_tile(batch: int, rows: int, columns: int) -> tuple[int, in
     """The first of `TF32_WGMMA_TILES` that makes `LARGE_TILE_PROGRAMS` blocks, else the last, cut
     to the matrix (whole warpgroups of rows, 64-column blocks)."""
     tile = next((t for t in TF32_WGMMA_TILES if batch * -(-rows // t[0]) * -(-columns // t[1]) >= LARGE_TILE_PROGRAMS), TF32_WGMMA_TILES[-1])
-    return min(tile[0], max(64, _next_power_of_two(rows))), min(tile[1], max(64, _next_power_of_two(columns))), tile[2]
+    return min(tile[0], max(64, next_power_of_two(rows))), min(tile[1], max(64, next_power_of_two(columns))), tile[2]
 
 
 def check_matmul_options(matmul_tile: Sequence[int], target: str) -> None:
