@@ -130,7 +130,6 @@ class Knob:
         return self.option.replace("-", "_")
 
 
-
 def powers_of_two(low: int, high: int) -> list[int]:
     return [1 << bit for bit in range(low.bit_length() - 1, high.bit_length()) if low <= 1 << bit <= high]
 

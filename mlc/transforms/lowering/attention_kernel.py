@@ -99,7 +99,6 @@ from mlc.transforms.lowering.elementwise_expansion import (
 from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dimensions, keep_dimensions
 
 
-
 def _element(value: SSAValue) -> Attribute:
     return value.type.element_type  # type: ignore[attr-defined]
 

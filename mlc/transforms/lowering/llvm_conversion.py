@@ -152,7 +152,6 @@ def bit_width(type_: Attribute) -> int:
     return type_.bitwidth
 
 
-
 def natural_alignment(type_: Attribute) -> int:
     """The ABI alignment LLVM gives `type_` on mlc's targets, in bytes."""
     if isinstance(type_, VectorType):

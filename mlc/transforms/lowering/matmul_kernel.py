@@ -158,7 +158,6 @@ OUTPUTS_PER_THREAD = 16
 MAX_MATMUL_WARPS = 8
 
 
-
 def choose_matmul_tile(
     batch: int, rows: int, columns: int, depth: int, half: bool = False, cpu: bool = False, wgmma: bool = False, tf32: bool = False
 ) -> tuple[int, int, int]:

@@ -56,6 +56,7 @@ from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.fusion_groups import FusionGroup
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS, AxisMap, pieces
 from mlc.transforms.analysis.operand_maps import splat_of
+from mlc.transforms.analysis.tile_sizes import next_power_of_two
 
 LARGEST_BLOCK = 64
 """T for elements of up to 4 bytes: 64x64 blocks moved 128 bytes per warp access on an H100."""
@@ -95,7 +96,7 @@ def is_matrix_transpose(group: FusionGroup) -> graph.TransposeOp | None:
 def transpose_block(rows: int, columns: int, element_bytes: int) -> int:
     """T: the block's side (see the module docstring)."""
     largest = LARGEST_BLOCK if element_bytes <= 4 else LARGEST_BLOCK // 2
-    return min(largest, max(SMALLEST_BLOCK, 1 << max(0, (max(rows, columns) - 1).bit_length())))
+    return min(largest, max(SMALLEST_BLOCK, next_power_of_two(max(rows, columns))))
 
 
 def transpose_threads(block: int) -> int:
