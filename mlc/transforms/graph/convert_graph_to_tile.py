@@ -106,7 +106,8 @@ from mlc.transforms.lowering.host_arena import HostArena
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.lowering.group_kernel import KernelPlan, build_kernel, collapse_dimensions, keep_dimensions
 from mlc.transforms.lowering.attention_kernel import AttentionUnit, attention_unit, build_attention_kernel
-from mlc.transforms.lowering.matmul_kernel import LaunchUnit, MatmulUnit, build_matmul_kernel, check_matmul_options
+from mlc.transforms.lowering.matmul_blocks import check_matmul_options
+from mlc.transforms.lowering.matmul_kernel import LaunchUnit, MatmulUnit, build_matmul_kernel
 from mlc.transforms.lowering.matmul_kernel import launch_order, matmul_unit, plan_matmul
 from mlc.transforms.lowering.transpose_kernel import build_gpu_layout_kernel
 
@@ -369,11 +370,11 @@ class ConvertGraphToTile(ModulePass):
     reduction_warps: int = 0
     """Warps of reduction kernels instead of `tile_sizes.reduction_warps`' choice (0: its choice)."""
     matmul_tile: tuple[int, ...] = ()
-    """(BM, BN, BK) for every matmul instead of `matmul_kernel.choose_matmul_tile`'s choice."""
+    """(BM, BN, BK) for every matmul instead of `matmul_blocks.choose_matmul_tile`'s choice."""
     precision: str = DEFAULT_PRECISION
     """The precision of f32 matmuls without a `precision` property of their own."""
     target: str = "gpu"
-    """Whose heuristic picks matmul blocks: "gpu" or "cpu" (`matmul_kernel.choose_matmul_tile`)."""
+    """Whose heuristic picks matmul blocks: "gpu" or "cpu" (`matmul_blocks.choose_matmul_tile`)."""
     wgmma: bool = False
     """On the GPU, f16/bf16 matmuls whose rows allow it take wgmma blocks (`choose_matmul_tile`)."""
 

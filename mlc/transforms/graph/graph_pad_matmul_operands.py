@@ -40,7 +40,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.graph.constants import splat_dense
 from mlc.transforms.analysis.gemm_chain import matmuls_outside_attention
-from mlc.transforms.lowering.matmul_kernel import WGMMA_ALIGNMENT, WGMMA_TILES
+from mlc.transforms.lowering.matmul_blocks import WGMMA_ALIGNMENT, WGMMA_TILES
 
 
 def _round_up(size: int) -> int:

@@ -56,7 +56,7 @@ from mlc.transforms.analysis.gemm_chain import matmuls_outside_attention
 from mlc.transforms.analysis.operand_maps import matrix_transpose
 from mlc.dialects import attributes
 from mlc.transforms.analysis.fusion_groups import EPILOGUE_OPS
-from mlc.transforms.lowering.matmul_kernel import TF32_WGMMA_TILE, swapped_tf32_applies
+from mlc.transforms.lowering.matmul_blocks import TF32_WGMMA_TILE, swapped_tf32_applies
 
 TF32_PRECISION = "tf32"
 ROW_ALIGNMENT = 4

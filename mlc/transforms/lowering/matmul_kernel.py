@@ -52,16 +52,12 @@ graph-fuse{store-layouts=true} puts a convolution's slice and transpose back to 
 the chain's result: its block goes out as one `tile.scatter` through the chain's inverse index maps
 (`scattered_store.py`), elements the chain drops (a padded grid's extra pixels) not at all.
 
-Block sizes (`choose_matmul_tile`): 128x128x16 when that still gives at least `LARGE_TILE_PROGRAMS`
-programs (128x256x32 for f16/bf16 products, whose 8 warps then own 64x64 tensor-core warp tiles),
-else at most 64x64x16; each dimension is cut to the smallest power of two that covers
-the matrix's (a 17x33x65 product gets 32x64x16). f32 products of precision tf32/3xtf32 on the GPU
-(tensor cores, `matmul_mma.py`) take `TF32_LARGE_TILE` as their large block and at least
-`TF32_MINIMUM_TILE` (one m16n8k8 step), so that the tensor-core lowering always applies. `convert-graph-to-tile{matmul-tile=BM,BN,BK}`
-overrides the choice; `convert-graph-to-tile{target=cpu}` (the CPU pipeline) takes `CPU_TILE` instead. The dot carries the matmul's `precision` (its property, else
-`convert-graph-to-tile{precision=...}` for f32 products) for the lowering of `tile.dot`. Warps: one thread per 16 outputs, 1 to 8 warps (`matmul_warps`). The
-kernel records its block as `mlc.matmul_tile = array<i64: BM, BN, BK>`; the tile types carry it
-too. How threads share the block is decided below, by `convert-tile-to-loop` (`matmul_loop.py`).
+Block sizes are `matmul_blocks.py`'s choice (`choose_matmul_tile`, `choose_tf32_wgmma_tile`);
+`convert-graph-to-tile{matmul-tile=BM,BN,BK}` overrides it. The dot carries the matmul's
+`precision` (its property, else `convert-graph-to-tile{precision=...}` for f32 products) for the
+lowering of `tile.dot`; warps: `matmul_blocks.matmul_warps`. The kernel records its block as
+`mlc.matmul_tile = array<i64: BM, BN, BK>`; the tile types carry it too. How threads share the
+block is decided below, by `convert-tile-to-loop` (`matmul_loop.py`).
 
 Limits: f32, f16 and bf16 operands (the graph verifier admits integer matmuls; they are reported);
 an in-place lhs only for the shifted rows of a 2-D matmul.
@@ -105,82 +101,21 @@ from mlc.transforms.analysis.fusion_groups import (
 )
 from mlc.transforms.analysis.gemm_chain import upstream_ops
 from mlc.transforms.analysis.operand_maps import ShiftedRows, match_shifted_rows, operand_major, output_layout_chain, transposed_operands
-from mlc.transforms.analysis.tile_sizes import next_power_of_two
 from mlc.transforms.lowering.elementwise_expansion import (
     ScalarBuilder,
     expand_elementwise,
     splat_constant_value,
 )
 from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dimensions
+from mlc.transforms.lowering.matmul_blocks import (
+    TF32_WGMMA_ALIGNMENT,
+    TF32_WGMMA_TILE,
+    choose_matmul_tile,
+    choose_tf32_wgmma_tile,
+    matmul_warps,
+    swapped_tf32_applies,
+)
 from mlc.transforms.lowering.scattered_store import scatter_through
-
-LARGE_TILE = (128, 128, 16)
-DEFAULT_TILE = (64, 64, 16)
-HALF_LARGE_TILE = (128, 256, 32)
-"""The large block of f16/bf16 products: on an H100, 4096^3 f16 through mma.sync and ldmatrix ran at
-290 TFLOP/s with it against 176 with 128x128x16 and 177 with 128x128x32 (bench/matmul_tiles.py,
-BENCHMARKS.md): 64x64 warp tiles load fewer fragments per mma, BK = 32 halves the barriers."""
-WGMMA_TILES = ((128, 256, 64), (128, 128, 64), (64, 128, 64))
-"""The blocks of f16/bf16 products on Hopper (wgmma, `matmul_wgmma.py`), largest first: the first
-that makes `LARGE_TILE_PROGRAMS` blocks (then `WGMMA_FEW_TILE_BLOCK` if that does), else the last,
-cut to the matrix. 128x256x64 is Triton's and cuBLAS's H100 block (two warpgroups of m64n256k16,
-48 KiB of operands a K step); 64 is one 128-byte swizzle row of K."""
-WGMMA_FEW_TILE_BLOCK = (64, 64, 64)
-"""For few-tile products that it brings to `LARGE_TILE_PROGRAMS` blocks: a transformer's 512x1024
-outputs (K 1024 and 4096, batch 1 x 512 tokens) make 64 blocks of 64x128 for 132 multiprocessors,
-128 of 64x64 (FFN2 26.8 -> 22.9 µs, the out-projection 8.9 -> 6.9, H100; cuBLAS picks 64x64 there
-too, `nvjet_sm90_hsh_64x64_64x13`: BENCHMARKS.md, branch xformer9)."""
-WGMMA_ALIGNMENT = 8
-"""Elements (16 bytes) the rows of both operands must be a multiple of for the wgmma blocks: their
-copies are 16-byte async copies."""
-TF32_LARGE_TILE = (128, 256, 16)
-"""The large block of f32 products at a TF32 precision (mma.sync m16n8k8): 8 warps of 64x64 warp
-tiles (80 shared loads per 64 mma.sync a K step, against 96 with 64x32), 27 KiB of f32 operands a
-K step, so that 3 stages of async copies fit."""
-TF32_WGMMA_TILES = ((128, 256, 32), (128, 128, 32), (64, 128, 32))
-"""The blocks of TF32 products on Hopper (wgmma on K-major f32 operands), largest first, chosen as
-`WGMMA_TILES` are: 32 f32 are one 128-byte swizzle row of K, so a stage holds the same 48 KiB of
-operands as the f16 128x256x64 block."""
-TF32_WGMMA_TILE = TF32_WGMMA_TILES[0]
-TF32_WGMMA_ALIGNMENT = 4
-"""f32 elements (16 bytes) that K must be a multiple of for TF32 wgmma's async copies."""
-TF32_MINIMUM_TILE = (16, 8, 8)
-"""The smallest block a TF32 dot takes (one m16n8k8 instruction): TF32 has no CUDA-core lowering."""
-CPU_TILE = (128, 128, 16)
-"""The CPU's block (`convert-graph-to-tile{target=cpu}`), whatever the number of programs (a few
-threads are kept busy by a few programs): one thread on a Xeon with AVX-512 ran 1024^3 f32 in
-14.1 ms with it against 18.9 ms with 64x64x16 (a 128-row block packs each rhs panel for twice the
-rows, `matmul_cpu.py`); 256x128x16 was within noise of it."""
-LARGE_TILE_PROGRAMS = 128
-"""Large blocks only when at least this many of them keep the GPU's ~132 multiprocessors busy."""
-
-OUTPUTS_PER_THREAD = 16
-MAX_MATMUL_WARPS = 8
-
-
-def choose_matmul_tile(
-    batch: int, rows: int, columns: int, depth: int, half: bool = False, cpu: bool = False, wgmma: bool = False, tf32: bool = False
-) -> tuple[int, int, int]:
-    """(BM, BN, BK) for a `batch` of `rows x depth @ depth x columns` products (see the docstring).
-
-    `half`: 16-bit (f16/bf16) operands, which take `HALF_LARGE_TILE` as their large block on the
-    GPU, or with `wgmma` one of `WGMMA_TILES` where the K loop has two steps or more and the rows are
-    16-byte multiples; `tf32`: f32 operands at a TF32 precision (`TF32_LARGE_TILE`, at least
-    `TF32_MINIMUM_TILE` on the GPU); `cpu`: the CPU's block, `CPU_TILE`, cut to the matrix likewise."""
-    if tf32 and not cpu:
-        programs = batch * -(-rows // TF32_LARGE_TILE[0]) * -(-columns // TF32_LARGE_TILE[1])
-        limit = TF32_LARGE_TILE if programs >= LARGE_TILE_PROGRAMS else DEFAULT_TILE
-        sizes = zip(limit, TF32_MINIMUM_TILE, (rows, columns, depth))
-        return tuple(min(cap, max(least, next_power_of_two(size))) for cap, least, size in sizes)  # type: ignore[return-value]
-    if half and wgmma and not cpu and depth > WGMMA_TILES[0][2] and depth % WGMMA_ALIGNMENT == 0 and columns % WGMMA_ALIGNMENT == 0:
-        candidates = (*WGMMA_TILES, WGMMA_FEW_TILE_BLOCK)
-        tile = next((t for t in candidates if batch * -(-rows // t[0]) * -(-columns // t[1]) >= LARGE_TILE_PROGRAMS), WGMMA_TILES[-1])
-        return min(tile[0], max(64, next_power_of_two(rows))), min(tile[1], max(64, next_power_of_two(columns))), tile[2]
-    large = HALF_LARGE_TILE if half else LARGE_TILE
-    programs = batch * -(-rows // large[0]) * -(-columns // large[1])
-    limit = CPU_TILE if cpu else large if programs >= LARGE_TILE_PROGRAMS else DEFAULT_TILE
-    return tuple(min(cap, next_power_of_two(size)) for cap, size in zip(limit, (rows, columns, depth)))  # type: ignore[return-value]
-
 
 def takes_tf32_wgmma(unit: MatmulUnit, precision: str) -> bool:
     """Whether `unit` is a TF32 product that wgmma can run: precision "tf32", both operands read
@@ -196,17 +131,6 @@ def takes_tf32_wgmma(unit: MatmulUnit, precision: str) -> bool:
     return k_major and depth % TF32_WGMMA_ALIGNMENT == 0 and depth > TF32_WGMMA_TILE[2]
 
 
-def swapped_tf32_applies(op: graph.MatmulOp) -> bool:
-    """Whether the shapes of `op` (f32, 2-D, neither operand a transpose) allow computing it
-    transposed (`mlc.swap_operands`, see the module docstring): K a multiple of
-    `TF32_WGMMA_ALIGNMENT` deeper than one K step, and B's rows (N) too, since B's stored K x N
-    block becomes the dot's lhs, copied 16 bytes at a time."""
-    if _element_type(op.a) != f32 or len(shape_of(op.a)) != 2 or len(shape_of(op.b)) != 2 or 0 in shape_of(op.result):
-        return False
-    depth, columns = shape_of(op.b)
-    return depth % TF32_WGMMA_ALIGNMENT == 0 and columns % TF32_WGMMA_ALIGNMENT == 0 and depth > TF32_WGMMA_TILE[2]
-
-
 def takes_swapped_operands(unit: MatmulUnit, precision: str) -> bool:
     """Whether `unit`'s kernel computes C^T = B^T A^T: its matmul carries `mlc.swap_operands`
     (graph-transpose-tf32-rhs's decision), is a TF32 product `swapped_tf32_applies` admits, and the
@@ -216,27 +140,6 @@ def takes_swapped_operands(unit: MatmulUnit, precision: str) -> bool:
         return False
     plain = unit.epilogue is None and not unit.output_chain and not unit.transposes and unit.lhs_rows is None
     return plain and swapped_tf32_applies(op)
-
-
-def choose_tf32_wgmma_tile(batch: int, rows: int, columns: int) -> tuple[int, int, int]:
-    """The first of `TF32_WGMMA_TILES` that makes `LARGE_TILE_PROGRAMS` blocks, else the last, cut
-    to the matrix (whole warpgroups of rows, 64-column blocks)."""
-    tile = next((t for t in TF32_WGMMA_TILES if batch * -(-rows // t[0]) * -(-columns // t[1]) >= LARGE_TILE_PROGRAMS), TF32_WGMMA_TILES[-1])
-    return min(tile[0], max(64, next_power_of_two(rows))), min(tile[1], max(64, next_power_of_two(columns))), tile[2]
-
-
-def check_matmul_options(matmul_tile: Sequence[int], target: str) -> None:
-    """Raises ValueError for convert-graph-to-tile's `matmul-tile` or `target` of the wrong form."""
-    if matmul_tile and (len(matmul_tile) != 3 or any(size < 1 or size & (size - 1) for size in matmul_tile)):
-        raise ValueError(f"matmul-tile must be three powers of two (BM,BN,BK), got {','.join(map(str, matmul_tile))}")
-    if target not in ("gpu", "cpu"):
-        raise ValueError(f"target must be gpu or cpu, got {target}")
-
-
-def matmul_warps(block_rows: int, block_columns: int) -> int:
-    """One thread per `OUTPUTS_PER_THREAD` outputs of the block, 1 to `MAX_MATMUL_WARPS` warps."""
-    threads = block_rows * block_columns // OUTPUTS_PER_THREAD
-    return min(MAX_MATMUL_WARPS, max(1, threads // 32))
 
 
 # -- which kernels: matmuls with their epilogues, fusion groups --------------------------------------
