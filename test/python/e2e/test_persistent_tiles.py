@@ -36,6 +36,7 @@ def program(m: int, n: int, k: int, element: str) -> str:
 
 
 def _multiprocessors() -> int:
+    """The GPU's multiprocessors (skips off sm_90: the persistent grid is for warp-specialized products)."""
     from mlc.runtime import get_device
 
     device = get_device()
@@ -44,17 +45,18 @@ def _multiprocessors() -> int:
     return device.properties.multiprocessor_count
 
 
-CASES = [
-    pytest.param(1000, 1000, 1000, 5, id="1000^3-5-blocks"),  # 8 x 4 tiles of 128 x 256: 32 = 6 * 5 + 2
-    pytest.param(300, 203, 131, 2, id="300x203x131-padded-2-blocks"),  # ragged rows padded, 3 tiles
-    pytest.param(2048, 2048, 520, 7, id="2048x2048x520-7-blocks"),  # a ragged K step
-    pytest.param(4096, 4096, 4096, 0, id="4096^3-every-multiprocessor"),  # 512 tiles on 132 (H100 SXM)
+SHAPES = [
+    pytest.param(1000, 1000, 1000, 5, ("f16", "bf16", "f32"), id="1000^3-5-blocks"),  # f16: 8 x 4 tiles of 128 x 256, 32 = 6 * 5 + 2
+    pytest.param(300, 203, 131, 2, ("f16", "bf16"), id="300x203x131-padded-2-blocks"),  # ragged rows padded to 16 bytes: 3 tiles
+    pytest.param(333, 252, 516, 2, ("f32",), id="333x252x516-ragged-2-blocks"),  # TF32 (K a multiple of 4): ragged M and N
+    pytest.param(2048, 2048, 520, 7, ("f16", "bf16", "f32"), id="2048x2048x520-7-blocks"),  # a ragged K step
+    pytest.param(4096, 4096, 4096, 0, ("f16", "bf16", "f32"), id="4096^3-every-multiprocessor"),  # 512 tiles on 132 (H100 SXM)
 ]
+CASES = [pytest.param(*shape.values[:4], element, id=f"{shape.id}-{element}") for shape in SHAPES for element in shape.values[4]]
 
 
 @GPU
-@pytest.mark.parametrize("element", ["f16", "bf16", "f32"])
-@pytest.mark.parametrize("m, n, k, blocks", CASES)
+@pytest.mark.parametrize("m, n, k, blocks, element", CASES)
 def test_persistent_products(m: int, n: int, k: int, blocks: int, element: str, request: pytest.FixtureRequest):
     multiprocessors = _multiprocessors()
     blocks = blocks or multiprocessors
