@@ -39,7 +39,8 @@ that read an operand larger than L2 are grouped (the pass decides per kernel; `g
 loop-promote-shared: each warp stores its band of the tile through shared memory, 16 bytes a lane.
 `persistent-tiles=P` (opt-in, with warp-specialize=true) runs loop-persistent-tiles{blocks=P} after
 loop-group-tiles: the warp-specialized products run on a persistent grid of P blocks, each looping
-over tiles, its producer loading the next tile's stages during the epilogue.
+over tiles, its producer loading the next tile's stages during the epilogue (measured slower on an
+H100, so not mlc.compile's default: BENCHMARKS.md, "A persistent grid ...").
 `tf32-swap=true` (opt-in, sm_90) runs graph-transpose-tf32-rhs{swap-operands=true}: a plain TF32
 product on a row-major B is computed transposed (`mlc.swap_operands`) instead of after a transpose
 kernel of B.

@@ -46,6 +46,11 @@ blocks per multiprocessor, 1 for these kernels); `mlc-lower-to-gpu{persistent-ti
 pass after loop-group-tiles, and `mlc.compile` passes the device's multiprocessor count where it
 asks for it. Kernels with at most P tiles are left alone (each block would run one tile anyway).
 
+Measured (BENCHMARKS.md, "A persistent grid for the warp-specialized product"): on an H100 never
+faster than the default grid and 5-14% slower for TF32 4096^3 and f16/bf16 8192^3 (the same DRAM
+traffic, the tensor pipe active 79% of the cycles against 86%: the consumers wait longer for
+stages), so it is opt-in and not part of `mlc.compile`'s sm_90 default.
+
 Preconditions (else the kernel is left alone): the shape above; the ops before the roles that
 depend on the block coordinates are side-effect-free arith ops (so that the roles can recompute
 them per tile) and are used only by each other and inside the roles; each K loop has constant
@@ -67,9 +72,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
+from mlc.transforms.analysis.block_grid import block_loops
 from mlc.transforms.lowering.async_pipeline import emitter_before
 from mlc.transforms.lowering.chunk_access import Emitter
-from mlc.transforms.loop.loop_group_tiles import block_loops
 
 WARP = 32
 

@@ -25,7 +25,7 @@ from mlc.dialects.loop import ops as loop
 from mlc.interpreter import run
 from mlc.transforms.loop.loop_persistent_tiles import persist_tiles
 from mlc.transforms.pipelines import GPU_PIPELINE
-from programs import lower, random_inputs
+from programs import lower, random_inputs, transposed_matmul_program
 
 PASSES = GPU_PIPELINE.split(",")
 TILE_LEVEL = ",".join(PASSES[: PASSES.index("convert-graph-to-tile")] + ["convert-graph-to-tile{matmul-tile=64,64,64}"] + PASSES[PASSES.index("convert-graph-to-tile") + 1 : PASSES.index("convert-tile-to-loop{tensor-cores=true}")])
@@ -33,17 +33,8 @@ TO_LOOPS = "convert-tile-to-loop{tensor-cores=true wgmma=true},cse,canonicalize,
 
 
 def program(m: int, n: int, k: int, bias: bool = False) -> str:
-    a, b, c, vector = (f"tensor<{shape}xf16>" for shape in (f"{m}x{k}", f"{k}x{n}", f"{m}x{n}", f"{n}"))
-    if bias:
-        return f"""func.func @main(%a: {a}, %b: {b}, %bias: {vector}) -> {c} {{
-  %0 = graph.matmul %a, %b : ({a}, {b}) -> {c}
-  %1 = graph.add %0, %bias : ({c}, {vector}) -> {c}
-  func.return %1 : {c}
-}}"""
-    return f"""func.func @main(%a: {a}, %b: {b}) -> {c} {{
-  %0 = graph.matmul %a, %b : ({a}, {b}) -> {c}
-  func.return %0 : {c}
-}}"""
+    """`@main`: an f16 M x K by K x N product (with `bias`, relu(product + bias))."""
+    return transposed_matmul_program((), m, k, n, False, False, "f16", bias)
 
 
 def loop_level(text: str, element: str, group: int) -> str:
