@@ -218,18 +218,21 @@ STAGED_EPILOGUE_STAGINGS = {"tma+ws+se": "mlc-lower-to-gpu{arch=sm_90 tma=true w
 stored through shared memory, 16 bytes a lane; the option's only pipeline)."""
 
 
-def stagings(group_tiles: Sequence[int] = (), stage_epilogue: bool = False, l2_group_tiles: Sequence[int] = (), tf32_swap: bool = False) -> dict[str, str]:
+def stagings(group_tiles: Sequence[int] = (), stage_epilogue: bool = False, l2_group_tiles: Sequence[int] = (), tf32_swap: bool = False, persistent: int = 0) -> dict[str, str]:
     """`STAGINGS` (and `STAGED_EPILOGUE_STAGINGS` with `stage_epilogue`), and for each G of
     `group_tiles` each of them again with `group-tiles=G` (`NAME+gG`: every 2-D grid grouped), for
     each G of `l2_group_tiles` with `l2-group-tiles=G` (`NAME+l2gG`: loop-group-tiles decides per
     kernel, grouping where an operand exceeds L2); with `tf32_swap` each of those again with
-    `tf32-swap=true` (`NAME+swap`: plain TF32 products on a row-major B computed transposed)."""
+    `tf32-swap=true` (`NAME+swap`: plain TF32 products on a row-major B computed transposed); with
+    `persistent` = P > 0 each warp-specialized one again with `persistent-tiles=P` (`NAME+p`)."""
     chosen = {**STAGINGS, **(STAGED_EPILOGUE_STAGINGS if stage_epilogue else {})}
     variants = [(f"g{g}", f"group-tiles={g}") for g in group_tiles] + [(f"l2g{g}", f"l2-group-tiles={g}") for g in l2_group_tiles]
     grouped = {f"{name}+{suffix}": pipeline.replace("}", f" {option}}}") for suffix, option in variants for name, pipeline in chosen.items()}
     every = {**chosen, **grouped}
     swapped = {f"{name}+swap": pipeline.replace("}", " tf32-swap=true}") for name, pipeline in every.items()} if tf32_swap else {}
-    return {**every, **swapped}
+    every = {**every, **swapped}
+    persistent_ones = {f"{name}+p": pipeline.replace("}", f" persistent-tiles={persistent}}}") for name, pipeline in every.items() if "warp-specialize" in pipeline} if persistent else {}
+    return {**every, **persistent_ones}
 
 
 def compare_stagings(
@@ -240,11 +243,12 @@ def compare_stagings(
     only: list[str] | None = None,
     l2_group_tiles: Sequence[int] = (),
     tf32_swap: bool = False,
+    persistent: int = 0,
 ) -> list[Row]:
     """Every staging's rows (or those named in `only`), round by round (interleaved, so drift
     touches them alike)."""
     rows: list[Row] = []
-    chosen = {name: pipeline for name, pipeline in stagings(group_tiles, stage_epilogue, l2_group_tiles, tf32_swap).items() if not only or name in only}
+    chosen = {name: pipeline for name, pipeline in stagings(group_tiles, stage_epilogue, l2_group_tiles, tf32_swap, persistent).items() if not only or name in only}
     for round_index in range(1, rounds + 1):
         for staging, pipeline in chosen.items():
             staged = run(selected, pipeline=pipeline)
@@ -253,6 +257,13 @@ def compare_stagings(
             print_matmul_table(staged)  # as it goes: a later staging that hangs keeps these
             rows.extend(staged)
     return rows
+
+
+def _multiprocessors() -> int:
+    """The GPU's multiprocessors: the blocks of a persistent grid (one block each)."""
+    from mlc.runtime import get_device
+
+    return get_device().properties.multiprocessor_count
 
 
 def main() -> None:
@@ -267,6 +278,7 @@ def main() -> None:
     parser.add_argument("--l2-group-tiles", type=int, action="append", default=[], metavar="G", help="with --compare-staging: each staging also with l2-group-tiles=G (repeatable)")
     parser.add_argument("--stage-epilogue", action="store_true", help="with --compare-staging: tma+ws also with stage-epilogue=true")
     parser.add_argument("--staging", action="append", help="with --compare-staging: only the stagings of these names (repeatable)")
+    parser.add_argument("--persistent", action="store_true", help="with --compare-staging: each warp-specialized staging also with persistent-tiles=<the GPU's multiprocessors> (NAME+p)")
     parser.add_argument("--tf32-swap", action="store_true", help="with --compare-staging: each staging also with tf32-swap=true (NAME+swap)")
     args = parser.parse_args()
     if args.compare_staging and (args.tma or args.matmul_tile):
@@ -288,7 +300,7 @@ def main() -> None:
     if args.tma:
         pipeline = f"mlc-lower-to-gpu{{arch=sm_90 tma=true{' warp-specialize=true' if args.warp_specialize else ''}}}"
     if args.compare_staging:
-        rows = compare_stagings(selected, args.compare_staging, args.group_tiles, args.stage_epilogue, args.staging, args.l2_group_tiles, args.tf32_swap)
+        rows = compare_stagings(selected, args.compare_staging, args.group_tiles, args.stage_epilogue, args.staging, args.l2_group_tiles, args.tf32_swap, _multiprocessors() if args.persistent else 0)
     else:
         rows = run(selected, pipeline=pipeline)
         print_matmul_table(rows)

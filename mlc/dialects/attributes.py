@@ -408,6 +408,15 @@ TILE_GROUP = DeclaredAttribute(
     "people",
     _positive_integer,
 )
+PERSISTENT_TILES = DeclaredAttribute(
+    "mlc.persistent_tiles",
+    "a positive i64",
+    "the kernel runs a persistent grid of P blocks, each looping over the tiles b, b + P, ... (in the "
+    "launch order the grid had); its producer's stage and phase counters run on across tiles",
+    "loop-persistent-tiles",
+    "people",
+    _positive_integer,
+)
 MIN_BLOCKS_PER_MULTIPROCESSOR = DeclaredAttribute(
     "mlc.min_blocks_per_multiprocessor",
     "a positive i64",
@@ -604,6 +613,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     BLOCK_SYNCHRONOUS,
     MIN_BLOCKS_PER_MULTIPROCESSOR,
     TILE_GROUP,
+    PERSISTENT_TILES,
     STAGED_EPILOGUE,
     EPILOGUE_STAGING,
     DYNAMIC_SHARED_BYTES,

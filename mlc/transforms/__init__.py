@@ -45,6 +45,7 @@ MLC_PASSES: dict[str, str] = {
     "gpu-insert-barriers": "mlc.transforms.gpu.gpu_insert_barriers:GpuInsertBarriers",
     "loop-double-buffer": "mlc.transforms.loop.loop_double_buffer:LoopDoubleBuffer",
     "loop-group-tiles": "mlc.transforms.loop.loop_group_tiles:LoopGroupTiles",
+    "loop-persistent-tiles": "mlc.transforms.loop.loop_persistent_tiles:LoopPersistentTiles",
     "loop-stage-epilogue": "mlc.transforms.loop.loop_stage_epilogue:LoopStageEpilogue",
     "loop-promote-shared": "mlc.transforms.loop.loop_promote_shared:LoopPromoteShared",
     "loop-unroll": "mlc.transforms.loop.loop_unroll:LoopUnroll",

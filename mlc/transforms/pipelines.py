@@ -37,6 +37,10 @@ loop-promote-shared{tma=true} stages the wgmma operands with bulk tensor copies 
 that read an operand larger than L2 are grouped (the pass decides per kernel; `group-tiles` wins).
 `stage-epilogue=true` (opt-in, with warp-specialize=true) runs loop-stage-epilogue before
 loop-promote-shared: each warp stores its band of the tile through shared memory, 16 bytes a lane.
+`persistent-tiles=P` (opt-in, with warp-specialize=true) runs loop-persistent-tiles{blocks=P} after
+loop-group-tiles: the warp-specialized products run on a persistent grid of P blocks, each looping
+over tiles, its producer loading the next tile's stages during the epilogue (measured slower on an
+H100, so not mlc.compile's default: BENCHMARKS.md, "A persistent grid ...").
 `tf32-swap=true` (opt-in, sm_90) runs graph-transpose-tf32-rhs{swap-operands=true}: a plain TF32
 product on a row-major B is computed transposed (`mlc.swap_operands`) instead of after a transpose
 kernel of B.
@@ -58,6 +62,7 @@ from mlc.transforms.graph.graph_pad_matmul_operands import GraphPadMatmulOperand
 from mlc.transforms.graph.graph_transpose_tf32_rhs import GraphTransposeTf32Rhs
 from mlc.transforms.loop.convert_loop_to_gpu import ConvertLoopToGpu
 from mlc.transforms.loop.loop_group_tiles import L2_BYTES, LoopGroupTiles
+from mlc.transforms.loop.loop_persistent_tiles import LoopPersistentTiles
 from mlc.transforms.loop.loop_stage_epilogue import LoopStageEpilogue
 from mlc.transforms.loop.loop_promote_shared import LoopPromoteShared
 from mlc.transforms.tile.convert_tile_to_loop import ConvertTileToLoop
@@ -132,6 +137,9 @@ class LowerToGpu(NamedPipeline):
     stage_epilogue: bool = False
     """Opt-in, with `warp_specialize`: loop-stage-epilogue before loop-promote-shared (warpgroup-product
     tiles stored through shared memory, 16 bytes a lane)."""
+    persistent_tiles: int = 0
+    """Opt-in, with `warp_specialize`: loop-persistent-tiles{blocks=P} after loop-group-tiles, a
+    persistent grid of P blocks (the device's multiprocessors) looping over the tiles; 0 off."""
     tf32_swap: bool = False
     """Opt-in, with a wgmma `arch`: graph-transpose-tf32-rhs{swap-operands=true}, plain TF32 products on
     a row-major B computed transposed (B's block in wgmma's A registers) instead of after a transpose
@@ -149,6 +157,10 @@ class LowerToGpu(NamedPipeline):
             raise ValueError(f"group-tiles must be 0 (off) or a positive number of row blocks, got {self.group_tiles}")
         if self.l2_group_tiles < 0:
             raise ValueError(f"l2-group-tiles must be 0 (off) or a positive number of row blocks, got {self.l2_group_tiles}")
+        if self.persistent_tiles < 0:
+            raise ValueError(f"persistent-tiles must be 0 (off) or the persistent grid's blocks, got {self.persistent_tiles}")
+        if self.persistent_tiles and not self.warp_specialize:
+            raise ValueError("persistent-tiles=P loops the warp-specialized product over tiles: it needs tma=true warp-specialize=true")
         if self.tf32_swap and self.arch not in WGMMA_ARCHS:
             raise ValueError(f"tf32-swap=true computes TF32 products for wgmma: it needs arch={' or '.join(WGMMA_ARCHS)}, got arch={self.arch or '(none)'}")
         if self.stage_epilogue and not self.warp_specialize:
@@ -171,6 +183,9 @@ class LowerToGpu(NamedPipeline):
         if grouping is not None:
             at = next(index for index, p in enumerate(passes) if isinstance(p, ConvertLoopToGpu))
             passes = [*passes[:at], grouping, *passes[at:]]
+        if self.persistent_tiles:
+            at = next(index for index, p in enumerate(passes) if isinstance(p, ConvertLoopToGpu))
+            passes = [*passes[:at], LoopPersistentTiles(blocks=self.persistent_tiles), *passes[at:]]
         return _with_wgmma(passes) if self.arch in WGMMA_ARCHS else passes
 
 

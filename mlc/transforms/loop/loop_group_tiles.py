@@ -53,6 +53,7 @@ from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.buffer_limits import buffer_bytes
 from mlc.dialects.loop import ops as loop
+from mlc.transforms.analysis.block_grid import block_loops
 from mlc.transforms.lowering.async_pipeline import emitter_before
 from mlc.transforms.lowering.chunk_access import Emitter
 
@@ -86,15 +87,6 @@ def pays_beyond_l2(kernel: loop.KernelOp, l2_bytes: int) -> bool:
     """The per-kernel decision (module docstring, When): tensor-core products reading more than L2."""
     products = any(isinstance(op, loop.WgmmaOp | loop.MmaSyncOp) for op in kernel.walk())
     return products and largest_read_operand(kernel) > l2_bytes
-
-
-def block_loops(kernel: loop.KernelOp) -> tuple[loop.ParallelOp, loop.ParallelOp] | None:
-    """The kernel's `block.x` loop and the `block.y` loop directly in its body, or None."""
-    rows = [op for op in kernel.body.block.ops if isinstance(op, loop.ParallelOp) and op.mapping_name() == "block.x"]
-    if len(rows) != 1:
-        return None
-    columns = [op for op in rows[0].body.block.ops if isinstance(op, loop.ParallelOp) and op.mapping_name() == "block.y"]
-    return (rows[0], columns[0]) if len(columns) == 1 else None
 
 
 def group_tiles(kernel: loop.KernelOp, group: int) -> bool:
