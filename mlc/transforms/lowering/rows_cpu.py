@@ -50,7 +50,7 @@ Prefetch. Every row kernel streams its rows through memory once: the first colum
 row that reads an operand brings it from memory (later loops of the row re-read it from L1/L2),
 and the stores write the output once. Those whole-chunk loads (the first loop to read each
 operand, when the operand varies with the row: not a [1, C] row such as a layer norm's scale, which
-stays in L1) and every whole-chunk store carry `mlc.cpu_prefetch_bytes` (STREAMING_PREFETCH_BYTES),
+stays in L1) and every whole-chunk store carry `mlc.cpu_prefetch_bytes` (the host's distance, `host_prefetch_distances`),
 which convert-vector-to-llvm turns into a prefetch of the line that far ahead (prefetchw for the
 output: its read-for-ownership starts before the store waits on it); the re-reads prefetch
 nothing (the first loop already fetched the next rows' lines). Elementwise kernels (gelu10) and,
@@ -78,6 +78,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from llvmlite import binding
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import Float32Type, FloatAttr, IndexType, IntegerAttr, VectorType, f32, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
@@ -117,6 +118,27 @@ class PrefetchDistances:
 
     loads: int = STREAMING_PREFETCH_BYTES
     stores: int = STREAMING_PREFETCH_BYTES
+
+
+UNPREFETCHED_CPU_PREFIXES = ("znver",)
+"""LLVM names of the host cores whose row kernels prefetch nothing by default (`host_prefetch_distances`):
+AMD's Zen cores. On the 2-core Zen 4 EPYC dev machine a 4096x1024 -x takes 0.78 / 0.84 ms at one thread
+without the prefetches against 1.48 / 1.11 ms with them (session 13), the other row kernels move within
+noise; its hardware prefetchers follow a row's stream by themselves and the extra prefetch / prefetchw
+instructions only take load-port slots. On the 16-CPU Intel Xeon host the prefetches take a
+one-thread tanh chain on 4 KiB pages from 4.74 to 3.57 ms (cpu13): every other core keeps them."""
+
+
+def host_prefetch_distances(cpu_name: str | None = None) -> PrefetchDistances:
+    """The row kernels' default prefetch distances for the host core (`cpu_name`: LLVM's name of it,
+    by default llvmlite's `get_host_cpu_name()`): none on the cores `UNPREFETCHED_CPU_PREFIXES` names,
+    `STREAMING_PREFETCH_BYTES` for loads and stores elsewhere. The one place the per-host choice is
+    made; the caches key compiled code by the host CPU already (`caching.host_cpu_fingerprint`)."""
+    if cpu_name is None:
+        cpu_name = binding.get_host_cpu_name()
+    if cpu_name.startswith(UNPREFETCHED_CPU_PREFIXES):
+        return PrefetchDistances(0, 0)
+    return PrefetchDistances()
 
 
 IDENTITIES: dict[type[Operation], float] = {
