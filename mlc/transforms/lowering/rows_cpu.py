@@ -121,19 +121,27 @@ class PrefetchDistances:
 
 
 UNPREFETCHED_CPU_PREFIXES = ("znver",)
-"""LLVM names of the host cores whose row kernels prefetch nothing by default (`host_prefetch_distances`):
-AMD's Zen cores. On the 2-core Zen 4 EPYC dev machine a 4096x1024 -x takes 0.78 / 0.84 ms at one thread
-without the prefetches against 1.48 / 1.11 ms with them (session 13), the other row kernels move within
-noise; its hardware prefetchers follow a row's stream by themselves and the extra prefetch / prefetchw
-instructions only take load-port slots. On the 16-CPU Intel Xeon host the prefetches take a
-one-thread tanh chain on 4 KiB pages from 4.74 to 3.57 ms (cpu13): every other core keeps them."""
+"""LLVM names of the host cores whose elementwise row kernels (no reduction) prefetch nothing by
+default (`host_prefetch_distances`): AMD's Zen cores. On the 2-core Zen 4 EPYC dev machine a
+4096x1024 -x takes 0.71-0.75 ms at one thread without the prefetches against 0.98-1.33 with them,
+0.36-0.40 against 0.47-0.52 at two (cpu15, `bench/cpu.py --prefetch`, two alternating processes
+each): one load stream and one store stream, which the core's own prefetchers follow, so the
+prefetch / prefetchw instructions only cost issue slots; the tanh chain and the exact GELU move
+within noise. Kernels with reductions keep them there: a row is read by several column loops,
+the later ones from L1, and the prefetch a page ahead brings the next rows meanwhile (layer norm
+at two threads 0.56-0.59 ms with, 0.71-0.75 without; softmax 64x65536 0.89-1.19 with, 1.12-1.16
+without). On the 16-CPU Intel Xeon host (Emerald Rapids) every row kernel
+keeps them: a one-thread tanh chain on 4 KiB pages takes 3.57 ms with, 4.74 without (cpu13)."""
 
 
-def host_prefetch_distances(cpu_name: str | None = None) -> PrefetchDistances:
-    """The row kernels' default prefetch distances for the host core (`cpu_name`: LLVM's name of it,
-    by default llvmlite's `get_host_cpu_name()`): none on the cores `UNPREFETCHED_CPU_PREFIXES` names,
-    `STREAMING_PREFETCH_BYTES` for loads and stores elsewhere. The one place the per-host choice is
-    made; the caches key compiled code by the host CPU already (`caching.host_cpu_fingerprint`)."""
+def host_prefetch_distances(reduces: bool, cpu_name: str | None = None) -> PrefetchDistances:
+    """The default prefetch distances of a row kernel (`reduces`: whether it has a reduction) on
+    the host core (`cpu_name`: LLVM's name of it, by default llvmlite's `get_host_cpu_name()`):
+    none for an elementwise kernel on the cores `UNPREFETCHED_CPU_PREFIXES` names,
+    `STREAMING_PREFETCH_BYTES` for loads and stores otherwise. The one place the per-host choice
+    is made; compiled code is cached per host CPU already (`caching.host_cpu_fingerprint`)."""
+    if reduces:
+        return PrefetchDistances()
     if cpu_name is None:
         cpu_name = binding.get_host_cpu_name()
     if cpu_name.startswith(UNPREFETCHED_CPU_PREFIXES):

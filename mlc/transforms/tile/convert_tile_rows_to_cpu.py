@@ -18,8 +18,8 @@ AVX/AVX2, 4 otherwise, from llvmlite's host CPU features) and `accumulators=U` (
 default 4: a row kernel's accumulators per reduction; a column kernel carries
 `columns_cpu.ACCUMULATOR_VECTORS` in all), `prefetch-bytes=B` and `store-prefetch-bytes=S` (how
 far ahead a row kernel's streaming loads and its stores prefetch, 0 for none; by default the
-host's, `rows_cpu.host_prefetch_distances`: none on AMD Zen cores, `STREAMING_PREFETCH_BYTES`
-elsewhere). The loop kernel records W and U as
+host's, `rows_cpu.host_prefetch_distances`: none for an elementwise kernel on AMD Zen cores,
+`STREAMING_PREFETCH_BYTES` otherwise). The loop kernel records W and U as
 `mlc.cpu_vector_width` / `mlc.cpu_accumulators` (cut to the row; a column kernel's U is its rows
 in flight), and a row kernel B and S as `mlc.cpu_prefetch_bytes` / `mlc.cpu_store_prefetch_bytes`
 (each streaming vector access carries its own distance as `mlc.cpu_prefetch_bytes`, for
@@ -80,15 +80,10 @@ class ConvertTileRowsToCpu(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         width = self.vector_width or host_vector_width()
-        host = host_prefetch_distances()
-        prefetch = PrefetchDistances(
-            host.loads if self.prefetch_bytes is None else self.prefetch_bytes,
-            host.stores if self.store_prefetch_bytes is None else self.store_prefetch_bytes,
-        )
         lowered: set[str] = set()
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             if row_kernel_refusal(kernel) is None:
-                replacement = lower_cpu_row_kernel(kernel, width, self.accumulators, prefetch)
+                replacement = lower_cpu_row_kernel(kernel, width, self.accumulators, self._prefetch(kernel))
             elif column_kernel_refusal(kernel) is None:
                 replacement = lower_cpu_column_kernel(kernel, width)
             else:
@@ -97,3 +92,11 @@ class ConvertTileRowsToCpu(ModulePass):
             lowered.add(kernel.sym_name.data)
         for launch in [l for l in op.walk() if isinstance(l, tile.LaunchOp) and l.kernel.root_reference.data in lowered]:
             Rewriter.replace_op(launch, loop.LaunchOp(launch.kernel, launch.arguments))
+
+    def _prefetch(self, kernel: tile.KernelOp) -> PrefetchDistances:
+        """The options' distances, the host's (`host_prefetch_distances`) where an option is unset."""
+        host = host_prefetch_distances(any(isinstance(op, tile.ReduceOp) for op in kernel.walk()))
+        return PrefetchDistances(
+            host.loads if self.prefetch_bytes is None else self.prefetch_bytes,
+            host.stores if self.store_prefetch_bytes is None else self.store_prefetch_bytes,
+        )

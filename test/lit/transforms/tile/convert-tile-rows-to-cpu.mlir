@@ -266,7 +266,7 @@ builtin.module {
 
 // An elementwise kernel (no reduction) streams its rows: the whole-chunk loads and stores of its
 // operands carry `mlc.cpu_prefetch_bytes` (4096 from the RUN line's options; by default the
-// host's, none on AMD Zen cores; recorded on the loop kernel), for convert-vector-to-llvm's
+// host's, none for this elementwise kernel on AMD Zen cores; recorded on the loop kernel), for convert-vector-to-llvm's
 // prefetches; the same attribute on a tile kernel overrides it (0: none),
 // for the stores too unless `mlc.cpu_store_prefetch_bytes` gives theirs.
 // CHECK-LABEL: loop.kernel @scaled
