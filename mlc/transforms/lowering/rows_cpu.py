@@ -50,7 +50,7 @@ Prefetch. Every row kernel streams its rows through memory once: the first colum
 row that reads an operand brings it from memory (later loops of the row re-read it from L1/L2),
 and the stores write the output once. Those whole-chunk loads (the first loop to read each
 operand, when the operand varies with the row: not a [1, C] row such as a layer norm's scale, which
-stays in L1) and every whole-chunk store carry `mlc.cpu_prefetch_bytes` (STREAMING_PREFETCH_BYTES),
+stays in L1) and every whole-chunk store carry `mlc.cpu_prefetch_bytes` (the host's distance, `host_prefetch_distances`),
 which convert-vector-to-llvm turns into a prefetch of the line that far ahead (prefetchw for the
 output: its read-for-ownership starts before the store waits on it); the re-reads prefetch
 nothing (the first loop already fetched the next rows' lines). Elementwise kernels (gelu10) and,
@@ -78,6 +78,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from llvmlite import binding
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import Float32Type, FloatAttr, IndexType, IntegerAttr, VectorType, f32, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
@@ -117,6 +118,35 @@ class PrefetchDistances:
 
     loads: int = STREAMING_PREFETCH_BYTES
     stores: int = STREAMING_PREFETCH_BYTES
+
+
+UNPREFETCHED_CPU_PREFIXES = ("znver",)
+"""LLVM names of the host cores whose elementwise row kernels (no reduction) prefetch nothing by
+default (`host_prefetch_distances`): AMD's Zen cores. On the 2-core Zen 4 EPYC dev machine a
+4096x1024 -x takes 0.71-0.75 ms at one thread without the prefetches against 0.98-1.33 with them,
+0.36-0.40 against 0.47-0.52 at two (cpu15, `bench/cpu.py --prefetch`, two alternating processes
+each): one load stream and one store stream, which the core's own prefetchers follow, so the
+prefetch / prefetchw instructions only cost issue slots; the tanh chain and the exact GELU move
+within noise. Kernels with reductions keep them there: a row is read by several column loops,
+the later ones from L1, and the prefetch a page ahead brings the next rows meanwhile (layer norm
+at two threads 0.56-0.59 ms with, 0.71-0.75 without; softmax 64x65536 0.89-1.19 with, 1.12-1.16
+without). On the 16-CPU Intel Xeon host (Emerald Rapids) every row kernel
+keeps them: a one-thread tanh chain on 4 KiB pages takes 3.57 ms with, 4.74 without (cpu13)."""
+
+
+def host_prefetch_distances(reduces: bool, cpu_name: str | None = None) -> PrefetchDistances:
+    """The default prefetch distances of a row kernel (`reduces`: whether it has a reduction) on
+    the host core (`cpu_name`: LLVM's name of it, by default llvmlite's `get_host_cpu_name()`):
+    none for an elementwise kernel on the cores `UNPREFETCHED_CPU_PREFIXES` names,
+    `STREAMING_PREFETCH_BYTES` for loads and stores otherwise. The one place the per-host choice
+    is made; compiled code is cached per host CPU already (`caching.host_cpu_fingerprint`)."""
+    if reduces:
+        return PrefetchDistances()
+    if cpu_name is None:
+        cpu_name = binding.get_host_cpu_name()
+    if cpu_name.startswith(UNPREFETCHED_CPU_PREFIXES):
+        return PrefetchDistances(0, 0)
+    return PrefetchDistances()
 
 
 IDENTITIES: dict[type[Operation], float] = {

@@ -17,8 +17,9 @@ Options: `vector-width=W` (a power of two; by default the host's: 16 with AVX-51
 AVX/AVX2, 4 otherwise, from llvmlite's host CPU features) and `accumulators=U` (a power of two,
 default 4: a row kernel's accumulators per reduction; a column kernel carries
 `columns_cpu.ACCUMULATOR_VECTORS` in all), `prefetch-bytes=B` and `store-prefetch-bytes=S` (how
-far ahead a row kernel's streaming loads and its stores prefetch, 0 for none; default
-`rows_cpu.STREAMING_PREFETCH_BYTES` both). The loop kernel records W and U as
+far ahead a row kernel's streaming loads and its stores prefetch, 0 for none; by default the
+host's, `rows_cpu.host_prefetch_distances`: none for an elementwise kernel on AMD Zen cores,
+`STREAMING_PREFETCH_BYTES` otherwise). The loop kernel records W and U as
 `mlc.cpu_vector_width` / `mlc.cpu_accumulators` (cut to the row; a column kernel's U is its rows
 in flight), and a row kernel B and S as `mlc.cpu_prefetch_bytes` / `mlc.cpu_store_prefetch_bytes`
 (each streaming vector access carries its own distance as `mlc.cpu_prefetch_bytes`, for
@@ -45,8 +46,8 @@ from mlc.transforms.lowering.columns_cpu import column_kernel_refusal, lower_cpu
 from mlc.transforms.lowering.matmul_cpu import host_vector_width
 from mlc.transforms.lowering.rows_cpu import (
     DEFAULT_ACCUMULATORS,
-    STREAMING_PREFETCH_BYTES,
     PrefetchDistances,
+    host_prefetch_distances,
     lower_cpu_row_kernel,
     row_kernel_refusal,
 )
@@ -64,17 +65,17 @@ class ConvertTileRowsToCpu(ModulePass):
     """f32 lanes per vector (0: the host's)."""
     accumulators: int = DEFAULT_ACCUMULATORS
     """Vector accumulators per reduction."""
-    prefetch_bytes: int = STREAMING_PREFETCH_BYTES
-    """How far ahead a row kernel's streaming loads prefetch (0: none)."""
-    store_prefetch_bytes: int = STREAMING_PREFETCH_BYTES
-    """How far ahead a row kernel's stores prefetch (0: none)."""
+    prefetch_bytes: int | None = None
+    """How far ahead a row kernel's streaming loads prefetch (0: none; None: the host's)."""
+    store_prefetch_bytes: int | None = None
+    """How far ahead a row kernel's stores prefetch (0: none; None: the host's)."""
 
     def __post_init__(self) -> None:
         for option, value in (("vector-width", self.vector_width or 1), ("accumulators", self.accumulators)):
             if not is_power_of_two(value):
                 raise ValueError(f"{option} must be a power of two, got {value}")
         for option, value in (("prefetch-bytes", self.prefetch_bytes), ("store-prefetch-bytes", self.store_prefetch_bytes)):
-            if value < 0:
+            if value is not None and value < 0:
                 raise ValueError(f"{option} must not be negative, got {value}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -82,9 +83,7 @@ class ConvertTileRowsToCpu(ModulePass):
         lowered: set[str] = set()
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             if row_kernel_refusal(kernel) is None:
-                replacement = lower_cpu_row_kernel(
-                    kernel, width, self.accumulators, PrefetchDistances(self.prefetch_bytes, self.store_prefetch_bytes)
-                )
+                replacement = lower_cpu_row_kernel(kernel, width, self.accumulators, self._prefetch(kernel))
             elif column_kernel_refusal(kernel) is None:
                 replacement = lower_cpu_column_kernel(kernel, width)
             else:
@@ -93,3 +92,11 @@ class ConvertTileRowsToCpu(ModulePass):
             lowered.add(kernel.sym_name.data)
         for launch in [l for l in op.walk() if isinstance(l, tile.LaunchOp) and l.kernel.root_reference.data in lowered]:
             Rewriter.replace_op(launch, loop.LaunchOp(launch.kernel, launch.arguments))
+
+    def _prefetch(self, kernel: tile.KernelOp) -> PrefetchDistances:
+        """The options' distances, the host's (`host_prefetch_distances`) where an option is unset."""
+        host = host_prefetch_distances(any(isinstance(op, tile.ReduceOp) for op in kernel.walk()))
+        return PrefetchDistances(
+            host.loads if self.prefetch_bytes is None else self.prefetch_bytes,
+            host.stores if self.store_prefetch_bytes is None else self.store_prefetch_bytes,
+        )

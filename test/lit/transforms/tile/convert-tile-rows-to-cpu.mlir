@@ -1,4 +1,4 @@
-// RUN: mlc-opt %s --split-input-file -p 'convert-tile-rows-to-cpu{vector-width=8 accumulators=2},canonicalize,cse' | filecheck %s
+// RUN: mlc-opt %s --split-input-file -p 'convert-tile-rows-to-cpu{vector-width=8 accumulators=2 prefetch-bytes=4096 store-prefetch-bytes=4096},canonicalize,cse' | filecheck %s
 // RUN: not mlc-opt %s -p 'convert-tile-rows-to-cpu{accumulators=3}' 2>&1 | filecheck %s --check-prefix=OPTION
 
 // RUN: not mlc-opt %s -p 'convert-tile-rows-to-cpu{store-prefetch-bytes=-64}' 2>&1 | filecheck %s --check-prefix=PREFETCH
@@ -265,8 +265,9 @@ builtin.module {
 // -----
 
 // An elementwise kernel (no reduction) streams its rows: the whole-chunk loads and stores of its
-// operands carry `mlc.cpu_prefetch_bytes` (4096 by default, recorded on the loop kernel), for
-// convert-vector-to-llvm's prefetches; the same attribute on a tile kernel overrides it (0: none),
+// operands carry `mlc.cpu_prefetch_bytes` (4096 from the RUN line's options; by default the
+// host's, none for this elementwise kernel on AMD Zen cores; recorded on the loop kernel), for convert-vector-to-llvm's
+// prefetches; the same attribute on a tile kernel overrides it (0: none),
 // for the stores too unless `mlc.cpu_store_prefetch_bytes` gives theirs.
 // CHECK-LABEL: loop.kernel @scaled
 // CHECK-SAME:    mlc.cpu_prefetch_bytes = 4096 : i64, mlc.cpu_store_prefetch_bytes = 4096 : i64

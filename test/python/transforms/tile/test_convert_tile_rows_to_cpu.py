@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.interpreter import run
+from mlc.transforms.lowering.rows_cpu import PrefetchDistances, host_prefetch_distances
 from programs import assert_equivalent, assert_within_bounds, elementwise_programs, lower, random_inputs, reduction_programs
 
 TO_TILE = "graph-decompose,graph-fuse,graph-plan-memory,convert-graph-to-tile{target=cpu},canonicalize"
@@ -160,6 +161,25 @@ ROW_SUMS = """func.func @main(%x: tensor<5x33xf32>) -> (tensor<5xf32>, tensor<5x
 @pytest.mark.parametrize(("width", "accumulators"), [(16, 4), (8, 2), (4, 1)])
 def test_benchmark_shapes_are_lowered_and_within_bounds(program: str, width: int, accumulators: int):
     assert _check(program, width, accumulators, seed=7) >= 1
+
+
+@pytest.mark.parametrize("cpu", ["znver4", "znver2", "emeraldrapids", "skylake-avx512"])
+@pytest.mark.parametrize("reduces", [False, True])
+def test_the_prefetch_default_follows_the_host_core(cpu: str, reduces: bool):
+    """AMD Zen cores prefetch nothing in elementwise kernels; other kernels and cores a page ahead."""
+    expected = PrefetchDistances(0, 0) if cpu.startswith("znver") and not reduces else PrefetchDistances(4096, 4096)
+    assert host_prefetch_distances(reduces, cpu) == expected
+
+
+def test_the_pass_without_distances_uses_the_hosts_and_records_them():
+    """Without prefetch options the loop kernel records this host's distances (none where 0); an
+    explicit option wins over the host's for its own accesses only."""
+    host = host_prefetch_distances(reduces=False)
+    for options, (loads, stores) in (("", (host.loads, host.stores)), ("store-prefetch-bytes=512", (host.loads, 512))):
+        after = _checked(LOG_BIAS, 8, 1, 3, options)
+        kernel = next(op for op in after.walk() if isinstance(op, loop.KernelOp) and "mlc.cpu_vector_width" in op.attributes)
+        recorded = (attributes.CPU_PREFETCH_BYTES.read(kernel), attributes.CPU_STORE_PREFETCH_BYTES.read(kernel))
+        assert recorded == tuple(IntegerAttr(d, i64) if d else None for d in (loads, stores))
 
 
 # -- column kernels (reductions over a non-last axis: columns_cpu.py) ---------------------------------
