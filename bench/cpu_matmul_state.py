@@ -1,7 +1,7 @@
 """What makes mlc's f32 matmul 1024^3 take 16 ms in one process and 25 in another? Placement and blocking, bisected in one process.
 
     python bench/cpu_matmul_state.py [--size 1024] [--threads 1] [--sets 3] [--calls 5] [--passes 2]
-        [--memory small,huge,numpy] [--micro-kernels 8,32,16 4,64,16] [--json FILE]
+        [--memory small,huge,numpy] [--micro-kernels default 4,64,16 default@256,128,16] [--json FILE]
 
 Allocates `--sets` sets of (a, b, out), size x size f32, for each kind of `--memory`, all alive at
 once (each set has pages of its own): `small` in mappings of their own advised MADV_NOHUGEPAGE (4
@@ -9,15 +9,21 @@ KiB pages: what `bench/cpu.py`'s 4 MiB inputs got at one thread in both host run
 table, `physical_pages` 0.0), `huge` in mappings advised MADV_HUGEPAGE starting on a 2 MiB
 boundary, `numpy` numpy's own `np.empty` (glibc). Then, `--passes` times (every other pass in
 reverse set order), each set in turn runs every implementation into the set's `out` (no result
-allocation, no page fault), best of `--calls` after a warm-up, each turn after the process's other
-threads went quiet (`bench/cpu.py`'s `wait_until_quiet`): mlc compiled with each micro-kernel of
+allocation, no page fault) `--calls` times after a warm-up, the implementations taking turns call
+by call (the order rotated each call) once the process's other threads went quiet (`bench/cpu.py`'s
+`wait_until_quiet`): mlc compiled with each micro-kernel of
 `--micro-kernels` (MR,NR,W: `convert-tile-dot-to-cpu{micro-kernel=...}`), numpy's `np.matmul(a,
 b, out=out)` and PyTorch's `torch.matmul(..., out=)` on the same memory (`torch.from_numpy`),
-with `OMP/OPENBLAS/MKL_NUM_THREADS` and `torch.set_num_threads` at `--threads`.
+with `OMP/OPENBLAS/MKL_NUM_THREADS` and `torch.set_num_threads` at `--threads`. A variant
+`MICRO@BM,BN,BK` also sets the program's block (`convert-graph-to-tile{matmul-tile=...}`).
 
 A set slow for every implementation in every pass is slow by its memory; an implementation slow
 on one kind of memory and not on another is sensitive to placement; one slow everywhere is slow
-by its code. Each row also has the share of the set's pages that are parts of transparent huge
+by its code. Taking turns call by call matters on the host: its core's speed moves by up to 2x
+over seconds (BENCHMARKS.md, mm15), so blocks of calls one implementation after another compare
+an implementation's fast moment with another's slow one; each row's `paired` column is the median
+over the calls of mlc's time (the first micro-kernel) over PyTorch's next to it (the call before
+or after it in the same rotation), the ratio a phase of the host's speed moves least. Each row also has the share of the set's pages that are parts of transparent huge
 pages (a, b, out; /proc/kpageflags, root only: nan elsewhere) and the addresses modulo 4096.
 """
 
@@ -85,16 +91,39 @@ def new_set(memory: str, size: int, keep: list[mmap.mmap]) -> list[np.ndarray]:
     raise ValueError(f"unknown memory {memory!r}")
 
 
-def best_ms(function: Callable[[], object], calls: int) -> float:
-    """Best wall time of `calls` calls in ms, after one warm-up call and a wait for quiet threads."""
-    function()
-    wait_until_quiet()
-    best = float("inf")
-    for _ in range(calls):
-        start = time.perf_counter()
+def turns_ms(functions: list[Callable[[], object]], calls: int) -> list[list[float]]:
+    """Wall times in ms of `calls` calls of each function, the functions taking turns call by call
+    (the order rotated by one each call), after one warm-up call each and a wait for quiet threads:
+    `[function][call]`."""
+    for function in functions:
         function()
-        best = min(best, time.perf_counter() - start)
-    return best * 1e3
+    wait_until_quiet()
+    times: list[list[float]] = [[] for _ in functions]
+    for call in range(calls):
+        for position in range(len(functions)):
+            index = (position + call) % len(functions)
+            start = time.perf_counter()
+            functions[index]()
+            times[index].append((time.perf_counter() - start) * 1e3)
+    return times
+
+
+def paired_ratio(mlc_ms: list[float], torch_ms: list[float]) -> float:
+    """The median over the calls of PyTorch's time over mlc's in the same rotation (>1: mlc faster)."""
+    return float(np.median([t / m for m, t in zip(mlc_ms, torch_ms)]))
+
+
+def variant_pipeline(variant: str) -> str | None:
+    """mlc's CPU pipeline for `MICRO[@BM,BN,BK]`: MICRO `default` or MR,NR,W
+    (`convert-tile-dot-to-cpu{micro-kernel=...}`), the block `convert-graph-to-tile{target=cpu
+    matmul-tile=...}` (default: `matmul_blocks.CPU_TILE`); None for the default pipeline."""
+    micro_kernel, _, block = variant.partition("@")
+    pipeline = CPU_PIPELINE
+    if micro_kernel != "default":
+        pipeline = pipeline.replace("convert-tile-dot-to-cpu", "convert-tile-dot-to-cpu{micro-kernel=" + micro_kernel + "}")
+    if block:
+        pipeline = pipeline.replace("convert-graph-to-tile{target=cpu}", "convert-graph-to-tile{target=cpu matmul-tile=" + block + "}")
+    return None if pipeline == CPU_PIPELINE else pipeline
 
 
 def matmul_source(size: int) -> str:
@@ -110,17 +139,15 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=5)
     parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--memory", default="small,huge,numpy", help="comma-separated kinds: small, huge, numpy")
-    parser.add_argument("--micro-kernels", nargs="*", default=["default"], help="MR,NR,W each, or `default`")
+    parser.add_argument("--micro-kernels", nargs="*", default=["default"], help="mlc variants: MR,NR,W or `default`, each optionally @BM,BN,BK (`variant_pipeline`)")
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--json", type=Path)
     arguments = parser.parse_args()
     size, threads = arguments.size, arguments.threads
     implementations: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], object]] = {}
-    for micro_kernel in arguments.micro_kernels:
-        pipeline = None if micro_kernel == "default" else CPU_PIPELINE.replace(
-            "convert-tile-dot-to-cpu", "convert-tile-dot-to-cpu{micro-kernel=" + micro_kernel + "}")
-        compiled = mlc.compile(matmul_source(size), device="cpu", num_threads=threads, pipeline=pipeline)
-        implementations[f"mlc {micro_kernel}"] = lambda a, b, out, compiled=compiled: compiled.run_on_device(a, b, outputs=[out])
+    for variant in arguments.micro_kernels:
+        compiled = mlc.compile(matmul_source(size), device="cpu", num_threads=threads, pipeline=variant_pipeline(variant))
+        implementations[f"mlc {variant}"] = lambda a, b, out, compiled=compiled: compiled.run_on_device(a, b, outputs=[out])
     implementations["numpy"] = lambda a, b, out: np.matmul(a, b, out=out)
     if not arguments.no_torch:
         try:
@@ -134,34 +161,47 @@ def main() -> None:
     generator = np.random.default_rng(0)
     data = generator.standard_normal((2, size, size)).astype(np.float32)
     want = data[0].astype(np.float64) @ data[1].astype(np.float64)
+    # A dot of `size` f32 products, summed in any order: |error| <= size * eps * sum |a||b| (+ the
+    # products' own rounding), with a factor 4 of slack for the f64 reference's rounding.
     bound = 4 * size * np.finfo(np.float32).eps * float((np.abs(data[0]) @ np.abs(data[1])).max())
+
+    def check(out: np.ndarray) -> None:
+        error = float(np.max(np.abs(out - want)))
+        assert error <= bound, f"error {error} above the bound {bound}"
     sets: list[tuple[str, list[np.ndarray]]] = []
     for memory in arguments.memory.split(","):
         for _ in range(arguments.sets):
             a, b, out = new_set(memory, size, keep)
             a[...], b[...], out[...] = data[0], data[1], 0
             sets.append((memory, [a, b, out]))
-    times = {(index, name): [] for index in range(len(sets)) for name in implementations}
+    names = list(implementations)
+    times: dict[tuple[int, str], list[float]] = {(index, name): [] for index in range(len(sets)) for name in names}
+    ratios: dict[int, list[float]] = {index: [] for index in range(len(sets))}
     for pass_ in range(arguments.passes):
         order = list(range(len(sets))) if pass_ % 2 == 0 else list(reversed(range(len(sets))))
         for index in order:
             a, b, out = sets[index][1]
-            for name, function in implementations.items():
-                times[index, name].append(best_ms(lambda: function(a, b, out), arguments.calls))
-                error = float(np.max(np.abs(out - want)))
-                assert error <= bound, f"{name}: error {error} above the bound {bound}"
-    print(f"{cpu_model()}; matmul {size}^3 f32, {threads} thread(s), best of {arguments.calls} calls a pass, "
+            calls = turns_ms([lambda function=function: function(a, b, out) for function in implementations.values()], arguments.calls)
+            for function in implementations.values():  # each implementation's result, checked once a turn
+                out[...] = 0
+                function(a, b, out)
+                check(out)
+            for name, call_ms in zip(names, calls):
+                times[index, name].append(min(call_ms))
+            if "PyTorch" in implementations:
+                ratios[index].append(paired_ratio(calls[0], calls[names.index("PyTorch")]))
+    print(f"{cpu_model()}; matmul {size}^3 f32, {threads} thread(s), best of {arguments.calls} calls a pass (taking turns), "
           f"{arguments.passes} passes; pid {os.getpid()}")
-    names = list(implementations)
-    print(f"| set | memory | {' | '.join(names)} | huge-page share a, b, out | a, b, out mod 4096 |")
-    print(f"| ---: | --- | {' | '.join('---:' for _ in names)} | --- | --- |")
+    print(f"| set | memory | {' | '.join(names)} | paired PyTorch / mlc | huge-page share a, b, out | a, b, out mod 4096 |")
+    print(f"| ---: | --- | {' | '.join('---:' for _ in names)} | ---: | --- | --- |")
     rows = []
     for index, (memory, arrays) in enumerate(sets):
         shares = [physical_pages(array)[0] for array in arrays]
         cells = [" / ".join(f"{value:.2f}" for value in times[index, name]) for name in names]
         offsets = [array.ctypes.data % 4096 for array in arrays]
-        print(f"| {index} | {memory} | {' | '.join(cells)} | {', '.join(f'{s:.2f}' for s in shares)} | {', '.join(map(str, offsets))} |", flush=True)
-        rows.append({"set": index, "memory": memory, "ms": {name: times[index, name] for name in names},
+        paired = " / ".join(f"{value:.2f}" for value in ratios[index]) or "-"
+        print(f"| {index} | {memory} | {' | '.join(cells)} | {paired} | {', '.join(f'{s:.2f}' for s in shares)} | {', '.join(map(str, offsets))} |", flush=True)
+        rows.append({"set": index, "memory": memory, "ms": {name: times[index, name] for name in names}, "paired": ratios[index],
                      "huge_page_share": shares, "offsets": offsets})
     if arguments.json is not None:
         arguments.json.write_text(json.dumps({"cpu": cpu_model(), "size": size, "threads": threads, "command": " ".join(sys.argv), "rows": rows}, indent=1))
