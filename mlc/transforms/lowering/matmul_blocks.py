@@ -9,7 +9,8 @@
   two that covers the matrix's (a 17x33x65 product gets 32x64x16). f32 products of precision
   tf32/3xtf32 on the GPU (tensor cores, `matmul_mma.py`) take `TF32_LARGE_TILE` as their large
   block and at least `TF32_MINIMUM_TILE` (one m16n8k8 step), so that the tensor-core lowering
-  always applies; the CPU pipeline (`convert-graph-to-tile{target=cpu}`) takes `CPU_TILE`.
+  always applies; the CPU pipeline (`convert-graph-to-tile{target=cpu}`) takes `cpu_tile`'s block
+  (512 or 256 rows where that still makes `CPU_MIN_PROGRAMS` programs, else `CPU_TILE`).
 - `choose_tf32_wgmma_tile`: TF32 products on Hopper's wgmma (`TF32_WGMMA_TILES`).
 - `matmul_warps`: one thread per `OUTPUTS_PER_THREAD` outputs of the block, 1 to 8 warps.
 - `swapped_tf32_applies`: whether a TF32 product's shapes allow computing it transposed
@@ -62,10 +63,20 @@ TF32_WGMMA_ALIGNMENT = 4
 TF32_MINIMUM_TILE = (16, 8, 8)
 """The smallest block a TF32 dot takes (one m16n8k8 instruction): TF32 has no CUDA-core lowering."""
 CPU_TILE = (128, 128, 16)
-"""The CPU's block (`convert-graph-to-tile{target=cpu}`), whatever the number of programs (a few
-threads are kept busy by a few programs): one thread on a Xeon with AVX-512 ran 1024^3 f32 in
+"""The CPU's block (`convert-graph-to-tile{target=cpu}`) where a taller one (`CPU_TALL_ROWS`) would
+leave fewer than `CPU_MIN_PROGRAMS` programs: one thread on a Xeon with AVX-512 ran 1024^3 f32 in
 14.1 ms with it against 18.9 ms with 64x64x16 (a 128-row block packs each rhs panel for twice the
-rows, `matmul_cpu.py`); 256x128x16 was within noise of it."""
+rows, `matmul_cpu.py`)."""
+CPU_TALL_ROWS = (512, 256)
+"""Taller CPU blocks (BM; BN and BK those of `CPU_TILE`), the first that keeps `CPU_MIN_PROGRAMS`
+programs taken. Every program packs its rhs panels (K x NR) for its own rows, so a 512-row block
+packs the rhs a quarter as often as a 128-row one: on the Intel host's Xeon (BENCHMARKS.md, mm15:
+one core's L3 reads are slow there) 1024^3 f32 at one thread ran 13.8-15.5 ms with 512x128x16
+against 15.3-20.1 with 128x128x16 (PyTorch 13.6-16.3 in the same turns), 2048^3 112-128 ms against
+136-174; 256x128x16 and 256x256x16 fell between."""
+CPU_MIN_PROGRAMS = 16
+"""Programs a taller CPU block must still make (the host's 16 threads get one each at 1024^3; a
+machine with more cores gets fewer programs than threads for 1024^3 as for 512^3 below it)."""
 LARGE_TILE_PROGRAMS = 128
 """Large blocks only when at least this many of them keep the GPU's ~132 multiprocessors busy."""
 
@@ -81,7 +92,7 @@ def choose_matmul_tile(
     `half`: 16-bit (f16/bf16) operands, which take `HALF_LARGE_TILE` as their large block on the
     GPU, or with `wgmma` one of `WGMMA_TILES` where the K loop has two steps or more and the rows are
     16-byte multiples; `tf32`: f32 operands at a TF32 precision (`TF32_LARGE_TILE`, at least
-    `TF32_MINIMUM_TILE` on the GPU); `cpu`: the CPU's block, `CPU_TILE`, cut to the matrix likewise."""
+    `TF32_MINIMUM_TILE` on the GPU); `cpu`: the CPU's block, `cpu_tile`, cut to the matrix likewise."""
     if tf32 and not cpu:
         programs = batch * -(-rows // TF32_LARGE_TILE[0]) * -(-columns // TF32_LARGE_TILE[1])
         limit = TF32_LARGE_TILE if programs >= LARGE_TILE_PROGRAMS else DEFAULT_TILE
@@ -93,8 +104,18 @@ def choose_matmul_tile(
         return min(tile[0], max(64, next_power_of_two(rows))), min(tile[1], max(64, next_power_of_two(columns))), tile[2]
     large = HALF_LARGE_TILE if half else LARGE_TILE
     programs = batch * -(-rows // large[0]) * -(-columns // large[1])
-    limit = CPU_TILE if cpu else large if programs >= LARGE_TILE_PROGRAMS else DEFAULT_TILE
+    limit = cpu_tile(batch, rows, columns) if cpu else large if programs >= LARGE_TILE_PROGRAMS else DEFAULT_TILE
     return tuple(min(cap, next_power_of_two(size)) for cap, size in zip(limit, (rows, columns, depth)))  # type: ignore[return-value]
+
+
+def cpu_tile(batch: int, rows: int, columns: int) -> tuple[int, int, int]:
+    """The CPU's block before it is cut to the matrix: the tallest of `CPU_TALL_ROWS` whose
+    programs still number `CPU_MIN_PROGRAMS`, else `CPU_TILE`."""
+    columns_per_block, depth = CPU_TILE[1:]
+    for block_rows in CPU_TALL_ROWS:
+        if batch * -(-rows // block_rows) * -(-columns // columns_per_block) >= CPU_MIN_PROGRAMS:
+            return block_rows, columns_per_block, depth
+    return CPU_TILE
 
 
 def swapped_tf32_applies(op: graph.MatmulOp) -> bool:

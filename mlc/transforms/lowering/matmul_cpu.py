@@ -3,7 +3,7 @@
 `convert-tile-dot-to-cpu` hands every `tile.kernel` holding a `tile.dot` to `lower_cpu_dot_kernel`.
 
 Blocking (the loop order of the Goto/BLIS macro-kernel). A program computes its BM x BN output
-block (the tile level's block, `CPU_TILE` of `matmul_kernel.py`: the grid over programs is the
+block (the tile level's block, `matmul_blocks.cpu_tile`: the grid over programs is the
 outer cache blocking, and the runtime splits the programs over worker threads). Within the block,
 an unmapped `loop.parallel` (a plain loop on the CPU) runs over *panels* of NR columns; each panel
 first copies its rhs rows (all of K, rounded up to the K step, masked elements as the load's

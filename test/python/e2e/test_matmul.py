@@ -115,6 +115,17 @@ def test_block_sizes_from_the_pass_option(device: str, block: str, rng: np.rando
     assert_matmul_close(text, mlc.compile(text, device=device, pipeline=pipeline)(a, b), a, b)
 
 
+def test_cpu_tall_block(rng: np.random.Generator):
+    """The CPU's default block is 512 rows tall where that still makes 16 programs
+    (`matmul_blocks.cpu_tile`); 520 rows end in a partial block of 8, 2050 columns in one of 2."""
+    a_shape, b_shape = (520, 40), (40, 2050)
+    text = matmul_program(a_shape, b_shape)
+    kernel = next(op for op in lower(text, "convert-graph-to-tile{target=cpu}").walk() if isinstance(op, tile.KernelOp))
+    assert list(kernel.attributes["mlc.matmul_tile"].get_values()) == [512, 128, 16]
+    a, b = random(rng, a_shape), random(rng, b_shape)
+    assert_matmul_close(text, mlc.compile(text, device="cpu")(a, b), a, b)
+
+
 CPU_MICRO_KERNEL_SHAPES = [
     pytest.param((130, 70), (70, 129), id="130x129x70"),
     pytest.param((2, 37, 50), (2, 50, 45), id="batch2-37x45x50"),
