@@ -27,6 +27,7 @@
 // CHECK-NEXT: {{ +}}licm{{ +}}Move loop-invariant operations without side effects out of loops.
 // CHECK-NEXT: {{ +}}loop-double-buffer{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}loop-group-tiles{{ +}}{{[A-Z].*\.}}
+// CHECK-NEXT: {{ +}}loop-persistent-tiles{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}loop-promote-shared{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}loop-stage-epilogue{{ +}}{{[A-Z].*\.}}
 // CHECK-NEXT: {{ +}}loop-unroll{{ +}}{{[A-Z].*\.}}
