@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from ptx_kernels import parse
 
-from mlc.errors import OutOfMemoryError
+from mlc.errors import ArgumentError, OutOfMemoryError
 from mlc.runtime.host import HostMemoryExecutor, HostProgram, LoadedKernel, aligned_empty
 from mlc.runtime.plan import CPU_LAUNCH, GPU_LAUNCH, BufferSpec, HostProgramError, KernelLaunch
 
@@ -173,6 +173,28 @@ def test_contiguous_aligned_arguments_are_used_in_place() -> None:
     program.run(x, y)
     first_add = executor.log[0][1]
     assert first_add[:2] == (x.ctypes.data, y.ctypes.data)
+
+
+def test_well_formed_arrays_skip_the_binders_and_others_take_them() -> None:
+    """The hot path (`NumpyFastCheck`): arrays exactly as the kernels expect them are pointed at
+    without the general binders; anything else (here a strided view, a byteswapped copy, a
+    read-only output) goes through them, which stage, convert or refuse it."""
+    program, executor = make_program()
+    x, y = random_inputs()
+    calls = []
+    program._binders = [lambda value, binder=binder: calls.append(value) or binder(value) for binder in program._binders]
+    o, r = program.run(x, y)
+    assert calls == [] and [pointers[:2] for _, pointers in executor.log[:1]] == [(x.ctypes.data, y.ctypes.data)]
+    np.testing.assert_array_equal(o, reference(x, y)[0])
+    strided = np.repeat(x, 2, axis=1)[:, ::2]
+    swapped = y.astype(y.dtype.newbyteorder())
+    o, r = program.run(strided, swapped)
+    assert len(calls) == 2
+    np.testing.assert_array_equal(r, reference(x, y)[1])
+    read_only = np.empty((2, 3), np.float32)
+    read_only.setflags(write=False)
+    with pytest.raises(ArgumentError, match="writable"):
+        program.run_on_device(x, y, outputs=(read_only, np.empty(6, np.float32)))
 
 
 def test_non_contiguous_arguments_are_copied() -> None:
