@@ -1,0 +1,59 @@
+"""The per-call cost of a CPU program: -x with and without the host fast path, against torch.neg.
+
+One process, one compiled -x per (threads, rows): each turn times the call with the fast path
+(`HostProgram._run_fast_on_host`, arrays exactly as the kernels expect them) and with it switched
+off (`program._fast_checks = None` sends every call down the general path), then torch.neg on the
+same array, at 16 x 1024 (the fixed cost alone), 256 x 1024 (1 MiB) and 4096 x 1024 (16 MiB). Prints
+the 10th percentile and the median of each, in ms. Usage: `python bench/cpu_call_overhead.py`
+(needs torch). Results: BENCHMARKS.md, "Session 14, merged main".
+"""
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import mlc
+
+sys.path.insert(0, str(Path(__file__).parent))
+import cpu as benchcpu  # noqa: E402
+
+
+def percentiles(function: Callable[[], object], calls: int) -> tuple[float, float]:
+    """(10th percentile, median) of `calls` calls of `function`, in ms."""
+    seconds = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        function()
+        seconds.append(time.perf_counter() - start)
+    seconds.sort()
+    return seconds[calls // 10] * 1e3, seconds[calls // 2] * 1e3
+
+
+def main() -> None:
+    for threads in (1, 16):
+        torch.set_num_threads(threads)
+        for rows in (16, 256, 4096):
+            case = benchcpu.negate_case(rows, 1024)
+            f = mlc.compile(case.source, device="cpu", num_threads=threads)
+            x = np.random.default_rng(0).standard_normal((rows, 1024), dtype=np.float32)
+            t = torch.from_numpy(x)
+            assert np.array_equal(f(x), -x)
+            checks = f.program._fast_checks
+            calls = 2000 if rows < 4096 else 300
+            for turn in range(3):
+                f.program._fast_checks = checks
+                fast = percentiles(lambda: f(x), calls)
+                f.program._fast_checks = None
+                general = percentiles(lambda: f(x), calls)
+                pytorch = percentiles(lambda: torch.neg(t), calls)
+                print(
+                    f"threads {threads} rows {rows:5d} turn {turn}: fast {fast[0]:.4f}/{fast[1]:.4f} ms  "
+                    f"general {general[0]:.4f}/{general[1]:.4f}  torch {pytorch[0]:.4f}/{pytorch[1]:.4f}  (p10/median)"
+                )
+
+
+if __name__ == "__main__":
+    main()
