@@ -1,7 +1,7 @@
 """The per-call cost of a CPU program: -x with and without the host fast path, against torch.neg.
 
 One process, one compiled -x per (threads, rows): each turn times the call with the fast path
-(`HostProgram._run_fast_on_host`, arrays exactly as the kernels expect them) and with it switched
+(`HostProgram._run_fast`, arrays exactly as the kernels expect them) and with it switched
 off (`program._fast_checks = None` sends every call down the general path), then torch.neg on the
 same array, at 16 x 1024 (the fixed cost alone), 256 x 1024 (1 MiB) and 4096 x 1024 (16 MiB). Prints
 the 10th percentile and the median of each, in ms. Usage: `python bench/cpu_call_overhead.py`

@@ -63,31 +63,15 @@ import mlc  # noqa: E402
 from mlc.transforms.pipelines import CPU_PIPELINE  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu import cpu_model, physical_pages, wait_until_quiet  # noqa: E402 - bench/cpu.py, beside this script
-
-HUGE_PAGE = 2 << 20
-
-
-def mapped_matrix(size: int, huge: bool, keep: list[mmap.mmap]) -> np.ndarray:
-    """A size x size f32 matrix in a private anonymous mapping of its own, starting on a 2 MiB
-    boundary, advised MADV_HUGEPAGE (`huge`) or MADV_NOHUGEPAGE before its first touch."""
-    nbytes = size * size * 4
-    mapping = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    keep.append(mapping)
-    raw = np.frombuffer(mapping, dtype=np.uint8)
-    start = -raw.ctypes.data % HUGE_PAGE
-    advice = getattr(mmap, "MADV_HUGEPAGE" if huge else "MADV_NOHUGEPAGE", None)
-    if advice is not None:
-        mapping.madvise(advice, start, nbytes)
-    return raw[start : start + nbytes].view(np.float32).reshape(size, size)
-
+from cpu import cpu_model, matmul_case, physical_pages, wait_until_quiet  # noqa: E402 - bench/cpu.py, beside this script
+from cpu_physical import huge_block  # noqa: E402
 
 def new_set(memory: str, size: int, keep: list[mmap.mmap]) -> list[np.ndarray]:
     """a, b and out on `memory` (see the module docstring)."""
     if memory == "numpy":
         return [np.empty((size, size), np.float32) for _ in range(3)]
     if memory in ("small", "huge"):
-        return [mapped_matrix(size, memory == "huge", keep) for _ in range(3)]
+        return [huge_block(size * size * 4, keep, memory == "huge").view(np.float32).reshape(size, size) for _ in range(3)]
     raise ValueError(f"unknown memory {memory!r}")
 
 
@@ -126,11 +110,6 @@ def variant_pipeline(variant: str) -> str | None:
     return None if pipeline == CPU_PIPELINE else pipeline
 
 
-def matmul_source(size: int) -> str:
-    t = f"tensor<{size}x{size}xf32>"
-    return f"func.func @f(%a: {t}, %b: {t}) -> {t} {{\n  %0 = graph.matmul %a, %b : ({t}, {t}) -> {t}\n  func.return %0 : {t}\n}}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size", type=int, default=1024)
@@ -146,7 +125,7 @@ def main() -> None:
     size, threads = arguments.size, arguments.threads
     implementations: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], object]] = {}
     for variant in arguments.micro_kernels:
-        compiled = mlc.compile(matmul_source(size), device="cpu", num_threads=threads, pipeline=variant_pipeline(variant))
+        compiled = mlc.compile(matmul_case(size).source, device="cpu", num_threads=threads, pipeline=variant_pipeline(variant))
         implementations[f"mlc {variant}"] = lambda a, b, out, compiled=compiled: compiled.run_on_device(a, b, outputs=[out])
     implementations["numpy"] = lambda a, b, out: np.matmul(a, b, out=out)
     if not arguments.no_torch:

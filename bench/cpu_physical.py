@@ -63,13 +63,14 @@ ARRAY_BYTES = ROWS * COLUMNS * 4
 HUGE_PAGE = 2 << 20
 
 
-def huge_block(nbytes: int, keep: list[mmap.mmap]) -> np.ndarray:
-    """`nbytes` of uint8 starting on a 2 MiB boundary, in a mapping of its own advised MADV_HUGEPAGE."""
+def huge_block(nbytes: int, keep: list[mmap.mmap], huge: bool = True) -> np.ndarray:
+    """`nbytes` of uint8 starting on a 2 MiB boundary, in a private mapping of its own (kept alive
+    in `keep`), advised MADV_HUGEPAGE (`huge`) or MADV_NOHUGEPAGE before its first touch."""
     mapping = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     keep.append(mapping)
     raw = np.frombuffer(mapping, dtype=np.uint8)
     start = -raw.ctypes.data % HUGE_PAGE
-    mapping.madvise(mmap.MADV_HUGEPAGE, start, nbytes)
+    mapping.madvise(mmap.MADV_HUGEPAGE if huge else mmap.MADV_NOHUGEPAGE, start, nbytes)
     return raw[start : start + nbytes]
 
 

@@ -604,10 +604,8 @@ class HostProgram:
         write the results into (GPU: DeviceBuffers or CUDA arrays; CPU: numpy arrays); they are
         returned. Without `outputs`, every call allocates its results afresh.
         """
-        if outputs is not None and self._run_fast(arguments, outputs, stream):
-            return tuple(outputs)
-        if outputs is None and stream is None and self.executor.results_on_host:
-            results = self._run_fast_on_host(arguments)
+        if outputs is not None or (stream is None and self.executor.results_on_host):
+            results = self._run_fast(arguments, outputs, stream)
             if results is not None:
                 return results
         self._check_count(arguments, outputs)
@@ -618,48 +616,38 @@ class HostProgram:
             except CudaError as error:
                 raise self._with_last_launches(error) from None
 
-    def _run_fast(self, arguments: Sequence[object], outputs: Sequence[object], stream: object) -> bool:
+    def _run_fast(
+        self, arguments: Sequence[object], outputs: Sequence[object] | None, stream: object
+    ) -> tuple[Buffer, ...] | None:
         """The hot path of small kernels: every array passes its executor's fast check (PyTorch CUDA
-        tensors as the kernels expect them), so binding is pointing slots. False, having done
-        nothing, when any does not: the general path then checks everything and explains."""
+        tensors, or on the host numpy arrays, exactly as the kernels expect them: `TorchFastCheck`,
+        `NumpyFastCheck`), so binding is pointing slots; without `outputs` (host programs) the
+        results are allocated as the general path allocates them (a 64-element -x on the dev
+        machine: 8.6 us a call against the general path's 10.0; what is left is mostly numpy's
+        pointer and allocation calls, ~1 us each). None, having done nothing, when any array does
+        not pass: the general path then stages, converts or refuses it and explains."""
         checks = self._fast_checks
-        if checks is None or len(arguments) != len(self.plan.arguments) or len(outputs) != len(self.plan.results):
-            return False
-        pointers = [check.pointer(value) for (check, _), value in zip(checks, (*arguments, *outputs))]
+        if checks is None or len(arguments) != len(self.plan.arguments):
+            return None
+        if outputs is not None and len(outputs) != len(self.plan.results):
+            return None
+        values = arguments if outputs is None else (*arguments, *outputs)
+        pointers = [check.pointer(value) for (check, _), value in zip(checks, values)]
         if None in pointers:
-            return False
+            return None
         with self._lock, self.executor.call_scope():
             self.executor.begin_call(stream, arguments, torch_tensors=True)
             for (_, slot), pointer in zip(checks, pointers):
                 self._point(slot, pointer)  # type: ignore[arg-type]
+            results = outputs
+            if results is None:
+                results = [self._allocate_result(index, result) for index, result in enumerate(self.plan.results)]
+                for result, buffer in zip(self.plan.results, results):
+                    self._point(result.slot, self.executor.pointer_of(buffer))
             try:
                 self._launch_all()
             except CudaError as error:
                 raise self._with_last_launches(error) from None
-        return True
-
-    def _run_fast_on_host(self, arguments: Sequence[object]) -> tuple[Buffer, ...] | None:
-        """The hot path of host programs called with arrays exactly as the kernels expect them
-        (`NumpyFastCheck`): binding is pointing slots, and the results are allocated as the general
-        path allocates them (a 64-element -x on the dev machine: 8.6 us a call against the general
-        path's 10.0; what is left is mostly numpy's pointer and allocation calls, ~1 us each).
-        None, having done nothing, when any argument does not pass: the general path then stages,
-        converts or refuses it and explains."""
-        checks = self._fast_checks
-        if checks is None or len(arguments) != len(self.plan.arguments):
-            return None
-        pointers = [check.pointer(value) for (check, _), value in zip(checks, arguments)]
-        if None in pointers:
-            return None
-        with self._lock:
-            for (_, slot), pointer in zip(checks, pointers):
-                self._point(slot, pointer)  # type: ignore[arg-type]
-            results = []
-            for index, result in enumerate(self.plan.results):
-                buffer = self._allocate_result(index, result)
-                self._point(result.slot, self.executor.pointer_of(buffer))
-                results.append(buffer)
-            self._launch_all()
         return tuple(results)
 
     def _run_on_device_locked(

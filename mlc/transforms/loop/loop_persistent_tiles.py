@@ -43,8 +43,8 @@ tiles in flight at once are the ones a wave ran before. The kernel records `mlc.
 
 The grid: P is the `blocks` option, the blocks that run at once on the device (multiprocessors x
 blocks per multiprocessor, 1 for these kernels); `mlc-lower-to-gpu{persistent-tiles=P}` runs the
-pass after loop-group-tiles, and `mlc.compile` passes the device's multiprocessor count where it
-asks for it. Kernels with at most P tiles are left alone (each block would run one tile anyway).
+pass after loop-group-tiles; the caller names P (`bench/matmul.py --persistent` reads the device's
+multiprocessor count). Kernels with at most P tiles are left alone (each block would run one tile anyway).
 
 Measured (BENCHMARKS.md, "A persistent grid for the warp-specialized product"): on an H100 never
 faster than the default grid and 5-14% slower for TF32 4096^3 and f16/bf16 8192^3 (the same DRAM
@@ -73,26 +73,15 @@ from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.transforms.analysis.block_grid import block_loops
+from mlc.transforms.analysis.shared_memory_promotion import constant_bounds
 from mlc.transforms.lowering.async_pipeline import emitter_before
 from mlc.transforms.lowering.chunk_access import Emitter
-
-WARP = 32
-
-
-def _constant(value: SSAValue) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
 
 
 def _trip_count(scope: scf.ForOp) -> int | None:
     """The K loop's iterations where its bounds are constants, else None."""
-    bounds = [_constant(value) for value in (scope.lb, scope.ub, scope.step)]
-    if any(bound is None for bound in bounds) or bounds[2] <= 0:  # type: ignore[operator]
-        return None
-    lower, upper, step = bounds
-    return max(0, -(-(upper - lower) // step))  # type: ignore[operator]
+    bounds = constant_bounds(scope)
+    return None if bounds is None else len(range(*bounds))
 
 
 def _waiting_loop(block: Block) -> tuple[scf.ForOp, loop.MbarrierWaitOp] | None:
@@ -246,7 +235,7 @@ class _Persistent:
         emitter = emitter_before(following)
         last = emitter.emit(arith.RemUIOp(emitter.add(base, emitter.index(iterations - 1)), emitter.index(stages)))
         emitter.builder.insert(loop.WarpSyncOp())
-        lane = emitter.emit(arith.RemUIOp(self.thread_loop.induction_variable, emitter.index(WARP)))
+        lane = emitter.emit(arith.RemUIOp(self.thread_loop.induction_variable, emitter.index(loop.WARP_SIZE)))
         leader = emitter.emit(arith.CmpiOp(lane, emitter.index(0), "eq"))
         arrival = Block()
         empty = self.producer[1].barrier
