@@ -35,7 +35,7 @@ from mlc.dialects.graph import ops as graph
 from mlc.targets import WGMMA_ARCHS
 from mlc.transforms.analysis.shared_memory_promotion import WGMMA_SHARED_MEMORY_BYTES
 from mlc.transforms.analysis.tile_sizes import next_power_of_two
-from mlc.transforms.lowering.matmul_blocks import choose_matmul_tile
+from mlc.transforms.lowering.matmul_blocks import choose_matmul_tile, matmul_warps
 from mlc.transforms.lowering.matmul_wgmma import WGMMA_PIPELINE_STAGES
 
 TARGETS = ("cpu", "cuda")
@@ -239,7 +239,7 @@ def _prune_matmul_tile(value: Value, facts: WorkloadFacts, target: str) -> str |
         if staged > WGMMA_SHARED_MEMORY_BYTES:
             return f"{MIN_WGMMA_STAGES} stages of the operand tiles and the staged epilogue take {staged} bytes of shared memory (at most {WGMMA_SHARED_MEMORY_BYTES})"
         return None
-    threads = 32 * min(8, max(1, bm * bn // 16 // 32))  # matmul_blocks.matmul_warps
+    threads = 32 * matmul_warps(bm, bn)
     if target == "cuda" and bm * bn // threads > MAX_ACCUMULATORS[target]:  # the CPU's: micro-kernel
         return f"{bm * bn // threads} accumulators per thread (at most {MAX_ACCUMULATORS[target]} on {target})"
     widest = max((m.element_bytes for m in facts.matmuls), default=4)
