@@ -2,7 +2,7 @@
 
 The CPU pipeline runs this pass just before `convert-tile-to-loop`, whose GPU-shaped layout (a
 block of threads, 4-element chunks each, reductions across threads) leaves LLVM 4-wide code and
-trees of scalars on the CPU. Every *row kernel* (`rows_cpu.row_kernel_refusal`: tiles of one
+trees of scalars on the CPU. Every *row kernel* (`row_kernel_shape.row_kernel_refusal`: tiles of one
 2-d shape [R, C] and its broadcasts, maps of f32 arithmetic, reductions along the rows with
 addf/maximumf/minimumf/mulf, loads and stores: softmax, layer norm, RMS norm, elementwise chains)
 becomes a `loop.kernel` that runs a program's rows one after another, each as column loops over
@@ -18,7 +18,7 @@ AVX/AVX2, 4 otherwise, from llvmlite's host CPU features) and `accumulators=U` (
 default 4: a row kernel's accumulators per reduction; a column kernel carries
 `columns_cpu.ACCUMULATOR_VECTORS` in all), `prefetch-bytes=B` and `store-prefetch-bytes=S` (how
 far ahead a row kernel's streaming loads and its stores prefetch, 0 for none; by default the
-host's, `rows_cpu.host_prefetch_distances`: none for an elementwise kernel on AMD Zen cores,
+host's, `cpu_prefetch.host_prefetch_distances`: none for an elementwise kernel on AMD Zen cores,
 `STREAMING_PREFETCH_BYTES` otherwise). The loop kernel records W and U as
 `mlc.cpu_vector_width` / `mlc.cpu_accumulators` (cut to the row; a column kernel's U is its rows
 in flight), and a row kernel B and S as `mlc.cpu_prefetch_bytes` / `mlc.cpu_store_prefetch_bytes`
@@ -44,13 +44,9 @@ from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.columns_cpu import column_kernel_refusal, lower_cpu_column_kernel
 from mlc.transforms.lowering.matmul_cpu import host_vector_width
-from mlc.transforms.lowering.rows_cpu import (
-    DEFAULT_ACCUMULATORS,
-    PrefetchDistances,
-    host_prefetch_distances,
-    lower_cpu_row_kernel,
-    row_kernel_refusal,
-)
+from mlc.transforms.lowering.cpu_prefetch import PrefetchDistances, host_prefetch_distances
+from mlc.transforms.lowering.row_kernel_shape import row_kernel_refusal
+from mlc.transforms.lowering.rows_cpu import DEFAULT_ACCUMULATORS, lower_cpu_row_kernel
 from mlc.transforms.lowering.tile_kernel_lowering import is_power_of_two
 
 

@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.interpreter import run
-from mlc.transforms.lowering.rows_cpu import PrefetchDistances, host_prefetch_distances
+from mlc.transforms.lowering.cpu_prefetch import PrefetchDistances, host_prefetch_distances
 from programs import assert_equivalent, assert_within_bounds, elementwise_programs, lower, random_inputs, reduction_programs
 
 TO_TILE = "graph-decompose,graph-fuse,graph-plan-memory,convert-graph-to-tile{target=cpu},canonicalize"
