@@ -100,11 +100,10 @@ class CpuVectorLowering(TileKernelLowering):
             elif isinstance(op, tile.StoreOp):
                 self._store(op)
 
-    def _prefetch_streams(self, block: Block, skipped: set[SSAValue]) -> None:
+    def _prefetch_streams(self, block: Block, skipped: set[SSAValue], scratch: set[SSAValue]) -> None:
         """Mark the column loop's vector stores and its loads of operands not in `skipped` (not
-        scratch rows) with their prefetch distance (`mlc.cpu_prefetch_bytes`, the loads' or the
+        `scratch` rows) with their prefetch distance (`mlc.cpu_prefetch_bytes`, the loads' or the
         stores'; none where it is 0), for convert-vector-to-llvm."""
-        scratch = set(self.scratch.values())
         for access in block.walk():
             if isinstance(access, vector.LoadOp) and access.base not in scratch and access.base not in skipped:
                 distance = self.prefetch_bytes

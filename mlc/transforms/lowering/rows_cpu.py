@@ -10,8 +10,8 @@ reduction: the shape of their stores) whose maps are of `vector_maps.VECTOR_OPS`
 GELU included).
 
 Layout. A program's R rows run one after another in an unmapped `loop.parallel` (a plain loop on
-the CPU); within a row, every tile value of C columns is computed W columns at a time
-(`vector<W x f32>`, W the host's vector width: 16 with AVX-512, 8 with AVX2, 4 otherwise), in
+the CPU), I at a time (see Interleaved rows; I = 1 by default); within a row, every tile value of
+C columns is computed W columns at a time (`vector<W x f32>`, W the host's vector width: 16 with AVX-512, 8 with AVX2, 4 otherwise), in
 *column loops* (`scf.for` over [0, C)), one per `tile.reduce` and one per `tile.store` of a wide
 value, in the tile program's order. A column loop evaluates the expression it needs on one chunk
 of W columns: loads through `chunk_access.py` (masked where the index analysis cannot prove them
@@ -30,18 +30,25 @@ in a halving tree. The tile dialect leaves the order of a reduction open; a sum'
 from the tile interpreter's halving tree, within the bound of any f32 summation order
 (gamma(n - 1) * sum|terms|, `error_bounds.py`); max and min are exact.
 
+Interleaved rows. With I > 1 (`interleaved-rows`, `mlc.cpu_interleaved_rows`) the row loop runs
+R / I steps of I rows (rows step * I + [0, I)), and each column loop computes the chunks of all I
+rows side by side: a reduction carries U accumulators per row (I * U in all), a store's loop
+stores every row's chunk; each row keeps its own per-row values and scratch rows (`RowLane`), so
+the I rows' horizontal reductions, per-row scalars and loop-carried chains are independent and
+may overlap. The R mod I rows left over run after them one at a time. I is cut to R.
+
 Scratch rows. A map with a `math` op in its body (an exp) that two column loops compute is
 computed once: the first loop stores the results that later loops use into rows of C f32
 (`memref.alloca` in the row's body, which convert-memref-to-llvm hoists to one stack slot;
-`SCRATCH_ALIGNMENT`-aligned, `MAX_SCRATCH_BYTES` in all), later loops load them (a softmax's
-exp: computed by the sum's loop, read by the normalising store's). Other values are recomputed
+`SCRATCH_ALIGNMENT`-aligned, `MAX_SCRATCH_BYTES` in all, for the I rows together), later loops
+load them (a softmax's exp: computed by the sum's loop, read by the normalising store's). Other values are recomputed
 from their loads, which the row's earlier loop left in L1/L2.
 
 Prefetch: see `cpu_prefetch.py` (the host's distances) and `CpuVectorLowering._prefetch_streams`
 (the accesses it marks).
 
-Recorded on the loop kernel: `mlc.cpu_vector_width = W`, `mlc.cpu_accumulators = U` and, where
-nonzero, `mlc.cpu_prefetch_bytes` (the loads' distance) and `mlc.cpu_store_prefetch_bytes` (the
+Recorded on the loop kernel: `mlc.cpu_vector_width = W`, `mlc.cpu_accumulators = U`,
+`mlc.cpu_interleaved_rows = I` and, where nonzero, `mlc.cpu_prefetch_bytes` (the loads' distance) and `mlc.cpu_store_prefetch_bytes` (the
 stores'; both the pass's `PrefetchDistances`); the same attributes on the tile kernel override the
 pass's choice for it (`mlc.cpu_prefetch_bytes` alone sets both distances).
 
@@ -53,6 +60,7 @@ Which kernels are row kernels, and the column ranges of a mask: `row_kernel_shap
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, VectorType, f32, i1, i64
@@ -85,12 +93,36 @@ MAX_SCRATCH_BYTES = 1 << 18
 """The most bytes of scratch rows a kernel keeps (stack space of each worker thread); values
 beyond it are recomputed."""
 SCRATCH_ALIGNMENT = 64
+DEFAULT_INTERLEAVED_ROWS = 1
+"""Rows of a program that each column loop computes at once by default (R; see Interleaved rows
+in the module docstring): one. On the 2-core Zen 4 dev machine (ln16) two rows of a layer norm
+of 4096x1024 at one thread take 1.9-2.0 ms against 1.3-1.4 with one (1.67 against 1.62 at
+4096x1040, where rows are not 4 KiB apart; 0.218 both at 1024x1024, in cache), a softmax of
+1024x1024 0.400 against 0.427: the rows' overlapped tails buy nothing measurable, and rows 4 KiB
+apart collide in their address bits. An option and an autotuner knob."""
+
+
+@dataclass
+class RowLane:
+    """One of the rows a column loop computes at once: its row index, its per-row values (scalars
+    of the tile values that do not vary along the columns), its scratch rows."""
+
+    row: SSAValue
+    values: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    scratch: dict[SSAValue, SSAValue] = field(default_factory=dict)
 
 
 class RowKernelLowering(CpuVectorLowering):
     """Lowers one row kernel (see the module docstring)."""
 
-    def __init__(self, kernel: tile.KernelOp, width: int, accumulators: int, prefetch: PrefetchDistances | None = None):
+    def __init__(
+        self,
+        kernel: tile.KernelOp,
+        width: int,
+        accumulators: int,
+        prefetch: PrefetchDistances | None = None,
+        interleaved_rows: int = DEFAULT_INTERLEAVED_ROWS,
+    ):
         super().__init__(kernel, width * 4)
         self.full_shape: tuple[int, ...] = row_shape(kernel)  # type: ignore[assignment]
         rows, columns = self.full_shape if len(self.full_shape) == 2 else (1, *self.full_shape)
@@ -106,8 +138,13 @@ class RowKernelLowering(CpuVectorLowering):
         self.accumulators = max(u for u in (1, 2, 4, 8, 16) if u <= accumulators and u <= chunks)
         self.ranges = column_ranges(columns, column_mask(kernel, columns), self.width)
         self.vector_type = VectorType(f32, [self.width])
-        self.row_values: dict[SSAValue, SSAValue] = {}
-        self.scratch: dict[SSAValue, SSAValue] = {}
+        override = attributes.CPU_INTERLEAVED_ROWS.read(kernel)
+        interleaved_rows = override.value.data if isinstance(override, IntegerAttr) else interleaved_rows
+        self.interleaved_rows = min(interleaved_rows, rows)
+        self.lanes: list[RowLane] = []
+        """The rows that the column loops being emitted compute at once."""
+        self.lane: RowLane
+        """The row of `lanes` whose values `_row_scalar` and `_chunk` compute now."""
         self.stored: set[SSAValue] = set()
         self.saving: set[SSAValue] = set()
         prefetch = prefetch or PrefetchDistances()
@@ -126,33 +163,77 @@ class RowKernelLowering(CpuVectorLowering):
         bodies = self.grid_loops(result.body.block)
         program = Emitter(bodies[-1])
         self.clone_uniform_code(program)  # shared by the rows
-        rows = unmapped_loop(self.shape[0], "row")
+        self.zero = program.index(0)
+        rows, interleaved = self.shape[0], self.interleaved_rows
+        row_loops = [self._lower_rows(program, rows // interleaved, interleaved, 0)]
+        if rows % interleaved:  # the rows that `interleaved` leaves over, one at a time
+            row_loops.append(self._lower_rows(program, rows % interleaved, 1, rows // interleaved * interleaved))
+        result = self.finish_vector_kernel(result, [*row_loops, *bodies], self.accumulators)
+        attributes.CPU_INTERLEAVED_ROWS.write(result, IntegerAttr(interleaved, i64))
+        return result
+
+    def _lower_rows(self, program: Emitter, steps: int, interleaved: int, first: int) -> Block:
+        """A loop of `steps` steps, each computing rows first + step * interleaved + [0, interleaved)
+        in the same column loops; returns its body."""
+        rows = unmapped_loop(steps, "row" if interleaved == 1 and first == 0 else "rows")
         program.builder.insert(rows)
-        self.row, self.zero = rows.body.block.args[0], program.index(0)
+        step = rows.body.block.args[0]
         self.row_emitter = Emitter(rows.body.block)
-        self._allocate_scratch(self.row_emitter)  # one per row: the rows are independent
+        self.lanes = [RowLane(self._row_index(step, interleaved, first + lane)) for lane in range(interleaved)]
+        self.stored, self.saving, self.streamed = set(), set(), set()
+        scratch = self._scratch_values()
+        for self.lane in self.lanes:  # one scratch row per row: the rows are independent
+            self._allocate_scratch(self.row_emitter, scratch)
         self.lower_in_program_order()
-        return self.finish_vector_kernel(result, [rows.body.block, *bodies], self.accumulators)
+        return rows.body.block
+
+    def _row_index(self, step: SSAValue, interleaved: int, offset: int) -> SSAValue:
+        """step * interleaved + offset, at the row level (step itself where that is all)."""
+        row = step if interleaved == 1 else self.row_emitter.emit(arith.MuliOp(step, self.row_emitter.index(interleaved)))
+        if offset:
+            row = self.row_emitter.add(row, self.row_emitter.index(offset))
+        row.name_hint = "row"
+        return row
+
+    @property
+    def row(self) -> SSAValue:
+        return self.lane.row
+
+    @property
+    def row_values(self) -> dict[SSAValue, SSAValue]:
+        return self.lane.values
+
+    @property
+    def scratch(self) -> dict[SSAValue, SSAValue]:
+        return self.lane.scratch
 
     # -- scratch rows -------------------------------------------------------------------------------
 
-    def _allocate_scratch(self, emitter: Emitter) -> None:
-        """A scratch row for each result of a map with a math op that a column loop needs after
-        an earlier one computed the map (its first loop saves all of its scratch results)."""
-        columns = self.shape[1]
+    def _scratch_values(self) -> list[SSAValue]:
+        """The results of maps with a math op that a column loop needs after an earlier one
+        computed the map (its first loop saves all of its scratch results), as many as
+        `MAX_SCRATCH_BYTES` holds for every interleaved row."""
+        row_bytes = self.shape[1] * 4 * len(self.lanes)
         loops = [self._wide_dependencies(op.operands[0]) for op in self.kernel.body.block.ops if isinstance(op, tile.ReduceOp | tile.StoreOp)]
         first_loop: dict[Operation, int] = {}
         for index, values in enumerate(loops):
             for value in values:
                 first_loop.setdefault(value.owner, index)  # type: ignore[arg-type]
+        chosen: dict[SSAValue, None] = {}
         for index, values in enumerate(loops):
             for value in values:
                 owner = value.owner
-                fits = (len(self.scratch) + 1) * columns * 4 <= MAX_SCRATCH_BYTES
-                if isinstance(owner, tile.MapOp) and has_math(owner) and first_loop[owner] < index and value not in self.scratch and fits:
-                    buffer = emitter.emit(memref.AllocaOp.get(f32, SCRATCH_ALIGNMENT, [columns]))
-                    buffer.name_hint = f"{value.name_hint or 'row'}_scratch"
-                    self.scratch[value] = buffer
+                fits = (len(chosen) + 1) * row_bytes <= MAX_SCRATCH_BYTES
+                if isinstance(owner, tile.MapOp) and has_math(owner) and first_loop[owner] < index and fits:
+                    chosen[value] = None
+        return list(chosen)
+
+    def _allocate_scratch(self, emitter: Emitter, values: Sequence[SSAValue]) -> None:
+        """The current row's scratch rows of `values`."""
+        for value in values:
+            buffer = emitter.emit(memref.AllocaOp.get(f32, SCRATCH_ALIGNMENT, [self.shape[1]]))
+            buffer.name_hint = f"{value.name_hint or 'row'}_scratch"
+            self.scratch[value] = buffer
 
     def _wide_dependencies(self, value: SSAValue) -> dict[SSAValue, None]:
         """The wide values a column loop computing `value` computes (itself included), in a
@@ -281,7 +362,8 @@ class RowKernelLowering(CpuVectorLowering):
         emitter = Emitter(block)
         emitter.builder.insert(scf.YieldOp(*body(emitter, block.args[0], list(block.args[1:]))))
         if (self.prefetch_bytes or self.store_prefetch_bytes) and step > 1:
-            self._prefetch_streams(block, self.streamed | {self.values[v] for v in self.shared_rows})
+            scratch = {buffer for lane in self.lanes for buffer in lane.scratch.values()}
+            self._prefetch_streams(block, self.streamed | {self.values[v] for v in self.shared_rows}, scratch)
         self.streamed |= {access.base for access in block.walk() if isinstance(access, vector.LoadOp)}
         row = self.row_emitter
         for_op = scf.ForOp(row.index(start), row.index(stop), row.index(step), list(carried), Region(block))
@@ -289,66 +371,76 @@ class RowKernelLowering(CpuVectorLowering):
         return list(for_op.results)
 
     def _reduce(self, op: tile.ReduceOp) -> None:
-        """The reduction's column loops (see the module docstring): U vector accumulators over
-        ranges of whole chunks, one scalar over ranges of scalars; then the pairwise tree."""
+        """The reduction's column loops (see the module docstring): U vector accumulators per
+        interleaved row over ranges of whole chunks, one scalar per row over ranges of scalars;
+        then each row's pairwise tree."""
         combiner_class = combiner(op)
         assert combiner_class is not None
-        row = self.row_emitter
+        row, lanes = self.row_emitter, len(self.lanes)
         identity = row.emit(arith.ConstantOp(FloatAttr(IDENTITIES[combiner_class], f32)))
-        vectors = [row.emit(vector.BroadcastOp(identity, self.vector_type))] * self.accumulators
-        scalar = identity
+        start = row.emit(vector.BroadcastOp(identity, self.vector_type))
+        vectors = [start] * (self.accumulators * lanes)  # row by row: U for the first, U for the next...
+        scalars = [identity] * lanes
 
         def combine(emitter: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
             return emitter.emit(combiner_class.create(operands=[a, b], result_types=[a.type]))
 
         def body_of(columns: ColumnRange) -> Callable[[Emitter, SSAValue, list[SSAValue]], list[SSAValue]]:
             def body(emitter: Emitter, column: SSAValue, accumulators: list[SSAValue]) -> list[SSAValue]:
-                results = []
-                for u, accumulator in enumerate(accumulators):
+                per_row = len(accumulators) // lanes
+                results = list(accumulators)
+                for u in range(per_row):  # the rows' chunks side by side: independent chains
                     offset = emitter.add(column, emitter.index(u * columns.width)) if u else column
-                    chunk = self._chunk(ChunkScope(emitter, offset, columns), op.source)
-                    results.append(combine(emitter, accumulator, self._as_vector(emitter, chunk) if columns.width > 1 else chunk))
+                    for index, self.lane in enumerate(self.lanes):
+                        chunk = self._chunk(ChunkScope(emitter, offset, columns), op.source)
+                        at = index * per_row + u
+                        results[at] = combine(emitter, accumulators[at], self._as_vector(emitter, chunk) if columns.width > 1 else chunk)
                 return results
 
             return body
 
         self.saving = set()
+        firsts = slice(0, None, self.accumulators)  # each row's first accumulator
         for columns in self.ranges:
             if columns.width == 1:
-                (scalar,) = self._column_loop(columns.start, columns.stop, 1, [scalar], body_of(columns))
+                scalars = self._column_loop(columns.start, columns.stop, 1, scalars, body_of(columns))
                 continue
             step = self.width * self.accumulators
             middle = columns.start + (columns.stop - columns.start) // step * step
             if middle > columns.start:
                 vectors = self._column_loop(columns.start, middle, step, vectors, body_of(columns))
             if middle < columns.stop:
-                vectors[:1] = self._column_loop(middle, columns.stop, self.width, vectors[:1], body_of(columns))
+                vectors[firsts] = self._column_loop(middle, columns.stop, self.width, vectors[firsts], body_of(columns))
         self.stored |= self.saving
-        while len(vectors) > 1:
-            half = len(vectors) // 2
-            vectors = [combine(row, vectors[i], vectors[i + half]) for i in range(half)]
-        lanes = [row.emit(vector.ExtractOp(vectors[0], [lane], f32)) for lane in range(self.width)]
-        while len(lanes) > 1:
-            half = len(lanes) // 2
-            lanes = [combine(row, lanes[i], lanes[i + half]) for i in range(half)]
-        result = combine(row, lanes[0], scalar) if any(c.width == 1 for c in self.ranges) else lanes[0]
-        result.name_hint = op.result.name_hint
-        self.row_values[op.result] = result
+        for index, self.lane in enumerate(self.lanes):
+            tree = vectors[index * self.accumulators : (index + 1) * self.accumulators]
+            while len(tree) > 1:
+                half = len(tree) // 2
+                tree = [combine(row, tree[i], tree[i + half]) for i in range(half)]
+            elements = [row.emit(vector.ExtractOp(tree[0], [lane], f32)) for lane in range(self.width)]
+            while len(elements) > 1:
+                half = len(elements) // 2
+                elements = [combine(row, elements[i], elements[i + half]) for i in range(half)]
+            result = combine(row, elements[0], scalars[index]) if any(c.width == 1 for c in self.ranges) else elements[0]
+            result.name_hint = op.result.name_hint
+            self.row_values[op.result] = result
 
     def _store(self, op: tile.StoreOp) -> None:
         origin, target = self.origin(op.indices), self.values[op.dest]
         if not is_wide(op.value, self.shape[1]):
-            self._accesses(1).store(self.row_emitter, [self._row_scalar(op.value)], target, origin, tile_shape(op.value))
+            for self.lane in self.lanes:
+                self._accesses(1).store(self.row_emitter, [self._row_scalar(op.value)], target, origin, tile_shape(op.value))
             return
 
         def body_of(columns: ColumnRange) -> Callable[[Emitter, SSAValue, list[SSAValue]], list[SSAValue]]:
             def body(emitter: Emitter, column: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-                chunk = self._chunk(ChunkScope(emitter, column, columns), op.value)
-                if isinstance(chunk.type, VectorType):
-                    elements = [emitter.emit(vector.ExtractOp(chunk, [lane], f32)) for lane in range(columns.width)]
-                else:
-                    elements = [chunk]
-                self._accesses(columns.width, column).store(emitter, elements, target, origin, within(tile_shape(op.value), columns))
+                for self.lane in self.lanes:
+                    chunk = self._chunk(ChunkScope(emitter, column, columns), op.value)
+                    if isinstance(chunk.type, VectorType):
+                        elements = [emitter.emit(vector.ExtractOp(chunk, [lane], f32)) for lane in range(columns.width)]
+                    else:
+                        elements = [chunk]
+                    self._accesses(columns.width, column).store(emitter, elements, target, origin, within(tile_shape(op.value), columns))
                 return []
 
             return body
@@ -363,6 +455,11 @@ class RowKernelLowering(CpuVectorLowering):
 
 
 def lower_cpu_row_kernel(
-    kernel: tile.KernelOp, width: int, accumulators: int = DEFAULT_ACCUMULATORS, prefetch: PrefetchDistances | None = None
+    kernel: tile.KernelOp,
+    width: int,
+    accumulators: int = DEFAULT_ACCUMULATORS,
+    prefetch: PrefetchDistances | None = None,
+    interleaved_rows: int = DEFAULT_INTERLEAVED_ROWS,
 ) -> loop.KernelOp:
-    return RowKernelLowering(kernel, width, accumulators, prefetch).lower()
+    """`kernel` as a loop kernel (see the module docstring)."""
+    return RowKernelLowering(kernel, width, accumulators, prefetch, interleaved_rows).lower()
