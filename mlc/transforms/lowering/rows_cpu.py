@@ -94,12 +94,14 @@ MAX_SCRATCH_BYTES = 1 << 18
 beyond it are recomputed."""
 SCRATCH_ALIGNMENT = 64
 DEFAULT_INTERLEAVED_ROWS = 1
-"""Rows of a program that each column loop computes at once by default (R; see Interleaved rows
-in the module docstring): one. On the 2-core Zen 4 dev machine (ln16) two rows of a layer norm
-of 4096x1024 at one thread take 1.9-2.0 ms against 1.3-1.4 with one (1.67 against 1.62 at
-4096x1040, where rows are not 4 KiB apart; 0.218 both at 1024x1024, in cache), a softmax of
-1024x1024 0.400 against 0.427: the rows' overlapped tails buy nothing measurable, and rows 4 KiB
-apart collide in their address bits. An option and an autotuner knob."""
+"""Rows of a program that each column loop computes at once by default (I; see Interleaved rows
+in the module docstring): one. Measured on the 2-core Zen 4 dev machine at one thread (ln16, best
+of 20-30 in alternating turns): where the arrays stream from memory, interleaving is slower — a
+layer norm of 4096x1024 1.9-2.0 ms with two rows against 1.2-1.4 with one, a softmax of
+4096x1024 2.77 against 1.99; where they stay in cache it gains little or nothing — softmax of
+1024x1024 0.394-0.400 against 0.416-0.427, layer norm of 1024x1024 0.218 both, softmax of
+256x4096 0.395 both. So the row kernels are not held up by each row's serial tails (the
+horizontal reductions, the per-row scalars); the option and the autotuner knob remain."""
 
 
 @dataclass
