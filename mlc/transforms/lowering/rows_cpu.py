@@ -95,13 +95,14 @@ beyond it are recomputed."""
 SCRATCH_ALIGNMENT = 64
 DEFAULT_INTERLEAVED_ROWS = 1
 """Rows of a program that each column loop computes at once by default (I; see Interleaved rows
-in the module docstring): one. Measured on the 2-core Zen 4 dev machine at one thread (ln16, best
-of 20-30 in alternating turns): where the arrays stream from memory, interleaving is slower — a
-layer norm of 4096x1024 1.9-2.0 ms with two rows against 1.2-1.4 with one, a softmax of
-4096x1024 2.77 against 1.99; where they stay in cache it gains little or nothing — softmax of
-1024x1024 0.394-0.400 against 0.416-0.427, layer norm of 1024x1024 0.218 both, softmax of
-256x4096 0.395 both. So the row kernels are not held up by each row's serial tails (the
-horizontal reductions, the per-row scalars); the option and the autotuner knob remain."""
+in the module docstring): one. Measured on the 2-core Zen 4 dev machine at one thread (ln16,
+`bench/cpu_row_variants.py`, BENCHMARKS.md): where rows of 4 KiB stream from memory, two or four
+rows are slower (layer norm of 4096x1024 1.75-2.0 ms against 1.2-1.4 with one, softmax 2.8-2.9
+against 2.0-2.1); rows of 4160 bytes are not (layer norm of 4096x1040 1.44-1.51 against 1.52), so
+it is the rows' streams 4 KiB apart, not the interleaving as such; in cache it gains up to 5%
+(softmax of 1024x1024 0.396 against 0.416, layer norm 0.208 against 0.216). So the row kernels
+are not held up by each row's serial tails (the horizontal reductions, the per-row scalars); the
+option and the autotuner knob remain for the shapes where it pays."""
 
 
 @dataclass
