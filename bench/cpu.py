@@ -1,7 +1,7 @@
 """CPU benchmarks: mlc's CPU path against numpy and PyTorch CPU, same threads, one process.
 
     python bench/cpu.py [--threads N | --threads 1,2,8,16] [--repeats 20] [--rounds 3] [--only softmax,gelu] [--json out.json]
-                        [--malloc steady|default] [--results runtime|heap]
+                        [--malloc steady|default] [--results runtime|heap] [--prefetch LOADS/STORES] [--interleaved-rows I]
 
 Cases (f32): softmax of 1024x1024 and of long rows (64x65536), tanh(x*y + x) on 4096x1024, exact
 (erf) GELU of 4096x1024, its memory floor (-x of 4096x1024), layer norm of 4096x1024 with scale and bias, a column sum (axis 0) of
@@ -71,20 +71,28 @@ def _parse() -> argparse.Namespace:
                              "(glibc's) memory, recycled, as before huge-page results (`use_heap_results`)")
     parser.add_argument("--prefetch", default=None, metavar="LOADS/STORES",
                         help="compile mlc's row kernels with these prefetch distances in bytes (0: none; `prefetch_pipeline`)")
+    parser.add_argument("--interleaved-rows", type=int, default=None, metavar="I",
+                        help="compile mlc's row kernels with I rows in each column loop (`prefetch_pipeline`)")
     return parser.parse_args()
 
 
-def prefetch_pipeline(prefetch: str | None) -> str | None:
+def prefetch_pipeline(prefetch: str | None, interleaved_rows: int | None = None) -> str | None:
     """mlc's CPU pipeline with convert-tile-rows-to-cpu's prefetch distances set from "LOADS/STORES"
-    (bytes, 0 for none), or None (mlc.compile's default pipeline) without `prefetch`."""
-    if prefetch is None:
+    (bytes, 0 for none) and its interleaved rows from `interleaved_rows`, or None (mlc.compile's
+    default pipeline) with neither."""
+    options = []
+    if prefetch is not None:
+        loads, stores = (int(part) for part in prefetch.split("/"))
+        options += [f"prefetch-bytes={loads}", f"store-prefetch-bytes={stores}"]
+    if interleaved_rows is not None:
+        options.append(f"interleaved-rows={interleaved_rows}")
+    if not options:
         return None
     from mlc.transforms.pipelines import CPU_PIPELINE
 
-    loads, stores = (int(part) for part in prefetch.split("/"))
     name = "convert-tile-rows-to-cpu,"
     assert CPU_PIPELINE.count(name) == 1, "the CPU pipeline's row lowering is not where this expects it"
-    return CPU_PIPELINE.replace(name, f"convert-tile-rows-to-cpu{{prefetch-bytes={loads} store-prefetch-bytes={stores}}},")
+    return CPU_PIPELINE.replace(name, "convert-tile-rows-to-cpu{" + " ".join(options) + "},")
 
 
 def use_heap_results() -> None:
@@ -541,7 +549,7 @@ def main(arguments: argparse.Namespace) -> None:
         pages: list[float] = []
         waits: list[float] = []
         rows = run_case(case, threads, arguments.repeats, torch, arguments.references, arguments.rounds, faults,
-                        prefetch_pipeline(arguments.prefetch), pages, waits)
+                        prefetch_pipeline(arguments.prefetch, arguments.interleaved_rows), pages, waits)
         rounds = _per_round(rows)
         reference = min(rounds["PyTorch"]) if "PyTorch" in rounds else None
         for implementation, seconds in rounds.items():
@@ -557,6 +565,7 @@ def main(arguments: argparse.Namespace) -> None:
     if arguments.json is not None:
         arguments.json.write_text(json.dumps(
             {"cpu": cpu_model(), "threads": threads, "numpy": np.__version__, "torch": torch_version, "command": " ".join(sys.argv), "prefetch": arguments.prefetch,
+             "interleaved_rows": arguments.interleaved_rows,
              "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""), "results": arguments.results,
              "rows": results},
             indent=1,
@@ -592,12 +601,14 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
                        "--json", str(output), "--references", folder, "--malloc", arguments.malloc]
             command += ["--only", arguments.only] if arguments.only else []
             command += ["--prefetch", arguments.prefetch] if arguments.prefetch else []
+            command += ["--interleaved-rows", str(arguments.interleaved_rows)] if arguments.interleaved_rows else []
             command += ["--results", arguments.results]
             subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
             runs.append(json.loads(output.read_text()))
     print(f"CPU: {cpu_model()}, {os.cpu_count()} logical CPUs; numpy {runs[0]['numpy']}; PyTorch {runs[0]['torch']}; "
           f"best of {arguments.repeats}, {arguments.rounds} interleaved round(s), wall clock; malloc {arguments.malloc}"
           + (f"; mlc's prefetch {arguments.prefetch}" if arguments.prefetch else "")
+          + (f"; mlc's interleaved rows {arguments.interleaved_rows}" if arguments.interleaved_rows else "")
           + ("; mlc's large results from numpy's memory (--results heap)" if arguments.results == "heap" else ""))
     print("| case | threads | mlc ms | numpy ms | PyTorch ms | mlc vs PyTorch | rounds vs PyTorch | mlc vs numpy | faults/call mlc, PyTorch | huge pages: input, mlc result | exact: input THP, GiB; result THP, GiB | result after inputs mod 16 MiB, bytes |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")

@@ -254,6 +254,16 @@ CPU_STORE_PREFETCH_BYTES = DeclaredAttribute(
     "convert-tile-rows-to-cpu (an override on the tile.kernel), people",
     lambda value: isinstance(value, IntegerAttr) and value.value.data >= 0,
 )
+CPU_INTERLEAVED_ROWS = DeclaredAttribute(
+    "mlc.cpu_interleaved_rows",
+    "a positive i64",
+    "the rows of a program that each column loop of a CPU row kernel computes at once (their chunks, accumulators and "
+    "per-row values side by side, so that one row's reduction tails overlap the others'); the rows it does not divide "
+    "run one at a time after them",
+    "convert-tile-rows-to-cpu (its interleaved-rows option, 1 by default; or a person, on the tile.kernel)",
+    "convert-tile-rows-to-cpu (an override on the tile.kernel), people",
+    _positive_integer,
+)
 CPU_ACCUMULATORS = DeclaredAttribute(
     "mlc.cpu_accumulators",
     "a positive i64 (a power of two)",
@@ -598,6 +608,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     CPU_PREFETCH_BYTES,
     CPU_STORE_PREFETCH_BYTES,
     CPU_ACCUMULATORS,
+    CPU_INTERLEAVED_ROWS,
     MMA,
     WARP_GRID,
     WGMMA,

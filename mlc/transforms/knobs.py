@@ -332,6 +332,7 @@ KNOBS: dict[str, tuple[Knob, ...]] = {
     "convert-tile-rows-to-cpu": (
         Knob("vector-width", lambda facts: (0, 16, 8, 4) if facts.other_kernels else (0,), "f32 lanes of CPU row kernels' vectors (0: the host's)", ("cpu",)),
         Knob("accumulators", lambda facts: (4, 1, 2, 8) if facts.other_kernels else (4,), "vector accumulators of each CPU row reduction", ("cpu",)),
+        Knob("interleaved-rows", lambda facts: (1, 2, 4) if facts.other_kernels else (1,), "rows each CPU row kernel's column loops compute at once", ("cpu",)),
     ),
     "convert-loop-to-cpu": (
         Knob("min-parallel-elements", _min_parallel_elements, "smallest kernel split over threads", ("cpu",)),

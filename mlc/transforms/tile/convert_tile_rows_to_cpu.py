@@ -2,7 +2,7 @@
 
 The CPU pipeline runs this pass just before `convert-tile-to-loop`, whose GPU-shaped layout (a
 block of threads, 4-element chunks each, reductions across threads) leaves LLVM 4-wide code and
-trees of scalars on the CPU. Every *row kernel* (`rows_cpu.row_kernel_refusal`: tiles of one
+trees of scalars on the CPU. Every *row kernel* (`row_kernel_shape.row_kernel_refusal`: tiles of one
 2-d shape [R, C] and its broadcasts, maps of f32 arithmetic, reductions along the rows with
 addf/maximumf/minimumf/mulf, loads and stores: softmax, layer norm, RMS norm, elementwise chains)
 becomes a `loop.kernel` that runs a program's rows one after another, each as column loops over
@@ -18,10 +18,13 @@ AVX/AVX2, 4 otherwise, from llvmlite's host CPU features) and `accumulators=U` (
 default 4: a row kernel's accumulators per reduction; a column kernel carries
 `columns_cpu.ACCUMULATOR_VECTORS` in all), `prefetch-bytes=B` and `store-prefetch-bytes=S` (how
 far ahead a row kernel's streaming loads and its stores prefetch, 0 for none; by default the
-host's, `rows_cpu.host_prefetch_distances`: none for an elementwise kernel on AMD Zen cores,
-`STREAMING_PREFETCH_BYTES` otherwise). The loop kernel records W and U as
+host's, `cpu_prefetch.host_prefetch_distances`: none for an elementwise kernel on AMD Zen cores,
+`STREAMING_PREFETCH_BYTES` otherwise) and `interleaved-rows=R` (how many of a program's rows each
+column loop of a row kernel computes at once, their accumulators and per-row values side by side;
+cut to the program's rows, which it need not divide; default 1, `rows_cpu.DEFAULT_INTERLEAVED_ROWS`
+says why). The loop kernel records W and U as
 `mlc.cpu_vector_width` / `mlc.cpu_accumulators` (cut to the row; a column kernel's U is its rows
-in flight), and a row kernel B and S as `mlc.cpu_prefetch_bytes` / `mlc.cpu_store_prefetch_bytes`
+in flight), and a row kernel R as `mlc.cpu_interleaved_rows` and B and S as `mlc.cpu_prefetch_bytes` / `mlc.cpu_store_prefetch_bytes`
 (each streaming vector access carries its own distance as `mlc.cpu_prefetch_bytes`, for
 convert-vector-to-llvm's prefetches); the same attributes on a tile kernel override the options
 for it.
@@ -44,13 +47,9 @@ from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.columns_cpu import column_kernel_refusal, lower_cpu_column_kernel
 from mlc.transforms.lowering.matmul_cpu import host_vector_width
-from mlc.transforms.lowering.rows_cpu import (
-    DEFAULT_ACCUMULATORS,
-    PrefetchDistances,
-    host_prefetch_distances,
-    lower_cpu_row_kernel,
-    row_kernel_refusal,
-)
+from mlc.transforms.lowering.cpu_prefetch import PrefetchDistances, host_prefetch_distances
+from mlc.transforms.lowering.row_kernel_shape import row_kernel_refusal
+from mlc.transforms.lowering.rows_cpu import DEFAULT_ACCUMULATORS, DEFAULT_INTERLEAVED_ROWS, lower_cpu_row_kernel
 from mlc.transforms.lowering.tile_kernel_lowering import is_power_of_two
 
 
@@ -69,6 +68,8 @@ class ConvertTileRowsToCpu(ModulePass):
     """How far ahead a row kernel's streaming loads prefetch (0: none; None: the host's)."""
     store_prefetch_bytes: int | None = None
     """How far ahead a row kernel's stores prefetch (0: none; None: the host's)."""
+    interleaved_rows: int = DEFAULT_INTERLEAVED_ROWS
+    """Rows of a program each column loop of a row kernel computes at once."""
 
     def __post_init__(self) -> None:
         for option, value in (("vector-width", self.vector_width or 1), ("accumulators", self.accumulators)):
@@ -77,13 +78,15 @@ class ConvertTileRowsToCpu(ModulePass):
         for option, value in (("prefetch-bytes", self.prefetch_bytes), ("store-prefetch-bytes", self.store_prefetch_bytes)):
             if value is not None and value < 0:
                 raise ValueError(f"{option} must not be negative, got {value}")
+        if self.interleaved_rows < 1:
+            raise ValueError(f"interleaved-rows must be positive, got {self.interleaved_rows}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         width = self.vector_width or host_vector_width()
         lowered: set[str] = set()
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             if row_kernel_refusal(kernel) is None:
-                replacement = lower_cpu_row_kernel(kernel, width, self.accumulators, self._prefetch(kernel))
+                replacement = lower_cpu_row_kernel(kernel, width, self.accumulators, self._prefetch(kernel), self.interleaved_rows)
             elif column_kernel_refusal(kernel) is None:
                 replacement = lower_cpu_column_kernel(kernel, width)
             else:

@@ -2,9 +2,12 @@
 // RUN: not mlc-opt %s -p 'convert-tile-rows-to-cpu{accumulators=3}' 2>&1 | filecheck %s --check-prefix=OPTION
 
 // RUN: not mlc-opt %s -p 'convert-tile-rows-to-cpu{store-prefetch-bytes=-64}' 2>&1 | filecheck %s --check-prefix=PREFETCH
+// RUN: not mlc-opt %s -p 'convert-tile-rows-to-cpu{interleaved-rows=0}' 2>&1 | filecheck %s --check-prefix=INTERLEAVE
+// RUN: mlc-opt %s --split-input-file -p 'convert-tile-rows-to-cpu{vector-width=8 accumulators=2 interleaved-rows=2 prefetch-bytes=0 store-prefetch-bytes=0},canonicalize,cse' | filecheck %s --check-prefix=TWO
 
 // OPTION: accumulators must be a power of two, got 3
 // PREFETCH: store-prefetch-bytes must not be negative, got -64
+// INTERLEAVE: interleaved-rows must be positive, got 0
 
 // A softmax of 4 rows of 64: the rows run one after another; the max and the sum each run a
 // column loop of two 8-lane accumulators (16 columns an iteration), combined pairwise and then
@@ -342,5 +345,70 @@ builtin.module {
     tile.launch @scaled(%x, %0) : memref<4x64xf32>, memref<4x64xf32>
     tile.launch @scaled_without_prefetch(%x, %0) : memref<4x64xf32>, memref<4x64xf32>
     func.return %0 : memref<4x64xf32>
+  }
+}
+
+// -----
+
+// Two rows interleaved (prefix TWO, interleaved-rows=2) in a program of 3 rows of 32: the row loop runs
+// one step of rows 2 * step and 2 * step + 1, whose sum loop carries two accumulators for each
+// (four), loading both rows' chunks in every iteration; each row's accumulators are combined in
+// a tree of its own (%sum, %sum_1), and one store loop writes both rows' chunks. The row that 2
+// leaves over (row 2) runs after them, alone, in a second row loop. Without the option (CHECK)
+// the rows run one at a time in one loop.
+// CHECK-LABEL: loop.kernel @centered
+// CHECK-SAME:    mlc.cpu_interleaved_rows = 1 : i64
+// CHECK:         loop.parallel %row < 3 {
+// CHECK-NOT:     loop.parallel
+// CHECK:         loop.launch @centered
+// TWO-LABEL: loop.kernel @centered
+// TWO-SAME:    mlc.cpu_interleaved_rows = 2 : i64
+// TWO:         loop.parallel %[[STEP:.*]] < 1 {
+// TWO:           %[[FIRST:.*]] = arith.muli %[[STEP]], %{{.*}} : index
+// TWO:           %[[SECOND:.*]] = arith.addi %[[FIRST]], %{{.*}} : index
+// TWO:           scf.for %{{.*}} iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}}, %[[B0:.*]] = %{{.*}}, %[[B1:.*]] = %{{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// TWO:             vector.load %x[%[[FIRST]], %{{.*}}] {alignment = 16 : i64} : memref<3x32xf32>, vector<8xf32>
+// TWO:             arith.addf %[[A0]], %{{.*}} : vector<8xf32>
+// TWO:             vector.load %x[%[[SECOND]], %{{.*}}] {alignment = 16 : i64} : memref<3x32xf32>, vector<8xf32>
+// TWO:             arith.addf %[[B0]], %{{.*}} : vector<8xf32>
+// TWO:             arith.addf %[[A1]], %{{.*}} : vector<8xf32>
+// TWO:             arith.addf %[[B1]], %{{.*}} : vector<8xf32>
+// TWO:           %sum = arith.addf
+// TWO:           %sum_1 = arith.addf
+// TWO:           scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// TWO:             vector.broadcast %sum : f32 to vector<8xf32>
+// TWO:             vector.store %{{.*}}, %output0[%[[FIRST]], %[[C]]]
+// TWO:             vector.broadcast %sum_1 : f32 to vector<8xf32>
+// TWO:             vector.store %{{.*}}, %output0[%[[SECOND]], %[[C]]]
+// TWO:         loop.parallel %[[LEFT:.*]] < 1 {
+// TWO:           %[[LAST:.*]] = arith.addi %[[LEFT]], %{{.*}} : index
+// TWO:           scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<8xf32>, vector<8xf32>) {
+// TWO:             vector.load %x[%[[LAST]], %{{.*}}]
+// TWO:           %sum_2 = arith.addf
+// TWO:           scf.for
+// TWO:             vector.store %{{.*}}, %output0[%[[LAST]], %{{.*}}]
+// TWO:         loop.launch @centered
+builtin.module {
+  tile.kernel @centered(%x: memref<3x32xf32>, %output0: memref<3x32xf32>) grid [1] num_warps 1 {
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %c0] : memref<3x32xf32> -> !tile.tile<3x32xf32>
+    %sum = tile.reduce %t axis 1 : !tile.tile<3x32xf32> -> !tile.tile<3x1xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      tile.yield %s : f32
+    }
+    %wide_sum = tile.broadcast %sum : !tile.tile<3x1xf32> -> !tile.tile<3x32xf32>
+    %out = tile.map %t, %wide_sum : !tile.tile<3x32xf32>, !tile.tile<3x32xf32> -> !tile.tile<3x32xf32> {
+    ^bb0(%e: f32, %s: f32):
+      %y = arith.subf %e, %s : f32
+      tile.yield %y : f32
+    }
+    tile.store %out, %output0[%c0, %c0] : !tile.tile<3x32xf32>, memref<3x32xf32>
+    tile.return
+  }
+  func.func @f(%x: memref<3x32xf32>) -> memref<3x32xf32> {
+    %0 = memref.alloc() : memref<3x32xf32>
+    tile.launch @centered(%x, %0) : memref<3x32xf32>, memref<3x32xf32>
+    func.return %0 : memref<3x32xf32>
   }
 }
