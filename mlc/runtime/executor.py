@@ -18,7 +18,7 @@ from typing import ClassVar, Protocol
 import numpy as np
 
 from mlc.errors import ArgumentError
-from mlc.runtime.slots import ArgumentSlot, BufferSpec, KernelLaunch
+from mlc.runtime.slots import ArgumentSlot, BufferSpec, HostPlan, KernelLaunch
 
 MAX_CUDA_GRAPHS = 8
 """Captured graphs a program keeps (one per set of buffer addresses it was called with)."""
@@ -121,4 +121,19 @@ class Executor(ABC):
 
     def synchronize(self) -> None:
         """Waits for everything enqueued so far (nothing to wait for where calls are synchronous)."""
+        return None
+
+    def host_call(
+        self,
+        plan: HostPlan,
+        pointers: Sequence[int | None],
+        kernels: Sequence[LoadedKernel],
+        allocate_result: Callable[[int], Buffer],
+    ) -> Callable[[Sequence[object]], tuple[Buffer, ...] | None] | None:
+        """A whole call in one step, where the executor has one (the CPU's native call): called
+        with a call's arguments, it returns the results, or None having done nothing when an
+        argument is not exactly what its slot takes (the caller then takes the general path).
+        `pointers`: the slots' pointers after building (constants, intermediates); `kernels`:
+        the plan's launches, loaded; `allocate_result(index)`: a fresh buffer for result #index.
+        Only asked of programs whose results are plain allocations."""
         return None

@@ -155,6 +155,13 @@ class HostProgram:
             self._direct_results.append(result.source == "allocation" and result.slot not in seen)
             seen.add(result.slot)
         self._fast_checks = self._build_fast_checks()
+        self._native = None
+        if all(self._direct_results):
+            # No reference back to the program (a cycle would keep its pool's threads until the
+            # collector runs): the results' allocation is bound to the executor alone.
+            allocators = [_ResultAllocator(executor, self.name, index, result.spec, self._result_alignment(result))
+                          for index, result in enumerate(plan.results)]
+            self._native = executor.host_call(plan, self._pointers, self._kernels, lambda index: allocators[index]())
 
     # -- construction helpers ----------------------------------------------------------------
 
@@ -345,6 +352,11 @@ class HostProgram:
         write the results into (GPU: DeviceBuffers or CUDA arrays; CPU: numpy arrays); they are
         returned. Without `outputs`, every call allocates its results afresh.
         """
+        if outputs is None and stream is None and self._native is not None:
+            with self._lock:
+                results = self._native(arguments)
+            if results is not None:
+                return results
         if outputs is not None or (stream is None and self.executor.results_on_host):
             results = self._run_fast(arguments, outputs, stream)
             if results is not None:
@@ -437,10 +449,12 @@ class HostProgram:
 
     def _allocate_result(self, index: int, result: ResultSlot) -> Buffer:
         """A fresh buffer for result #index (aligned as its allocation, or as the runtime aligns)."""
-        allocation = self._allocations.get(result.slot)
-        alignment = allocation.alignment if allocation is not None else DEFAULT_ALIGNMENT
         with self._naming_allocation(f"result #{index}", result.spec):
-            return self.executor.allocate_result(result.spec, alignment)
+            return self.executor.allocate_result(result.spec, self._result_alignment(result))
+
+    def _result_alignment(self, result: ResultSlot) -> int:
+        allocation = self._allocations.get(result.slot)
+        return allocation.alignment if allocation is not None else DEFAULT_ALIGNMENT
 
     def _bind_arguments(self, arguments: Sequence[object]) -> dict[int, Buffer]:
         bound: dict[int, Buffer] = {}
@@ -511,6 +525,20 @@ class HostProgram:
                 raise error
         except CudaError as described:
             return described
+
+
+class _ResultAllocator:
+    """Allocates result #index as `HostProgram._allocate_result` does, without the program."""
+
+    __slots__ = ("executor", "naming", "spec", "alignment")
+
+    def __init__(self, executor: Executor, function: str, index: int, spec: BufferSpec, alignment: int):
+        self.executor, self.spec, self.alignment = executor, spec, alignment
+        self.naming = _NamingAllocation(function, f"result #{index}", spec)
+
+    def __call__(self) -> Buffer:
+        with self.naming:
+            return self.executor.allocate_result(self.spec, self.alignment)
 
 
 class _NamingAllocation:
