@@ -99,14 +99,32 @@ KEPT_RESULTS = 2
 alive while the next call runs) alternates between two arrays."""
 
 
-def _free_references() -> int:
-    """What `sys.getrefcount` says of a list's item that nothing else refers to (measured, so that
-    interpreters that count differently are read right)."""
+def _free_references() -> tuple[int, int]:
+    """What `sys.getrefcount` says of a list's item and of an array's base that nothing else
+    refers to (measured, so that interpreters that count differently are read right)."""
     items = [object()]
-    return sys.getrefcount(items[0])
+    view = np.empty(4, np.uint8)[1:]
+    return sys.getrefcount(items[0]), sys.getrefcount(view.base)
 
 
-_FREE = _free_references()
+_FREE, _FREE_BASE = _free_references()
+
+
+def _unreferenced(items: list[Buffer], index: int) -> bool:
+    """Whether nothing but `items` refers to the array `items[index]` or to the memory it views.
+
+    numpy points a view's `base` at the object that owns the memory (an array owning its data, a
+    `_Lease`, a mapping), not at the array it was taken from, so a view of a result holds a
+    reference to the result's base, not to the result: every object of the base chain must be
+    referred to by its predecessor alone. Weak references count as references."""
+    if sys.getrefcount(items[index]) != _FREE or weakref.getweakrefcount(items[index]):
+        return False
+    holder = items[index]
+    while isinstance(holder, np.ndarray) and holder.base is not None:
+        if sys.getrefcount(holder.base) != _FREE_BASE or weakref.getweakrefcount(holder.base):
+            return False
+        holder = holder.base
+    return True
 
 
 class _ResultShelf:
@@ -130,7 +148,7 @@ class _ResultShelf:
     def take(self) -> Buffer:
         arrays = self._arrays
         for index in range(len(arrays)):
-            if sys.getrefcount(arrays[index]) == _FREE and not weakref.getweakrefcount(arrays[index]):
+            if _unreferenced(arrays, index):
                 return arrays[index]
         array = self._allocate()
         if len(arrays) < KEPT_RESULTS:
