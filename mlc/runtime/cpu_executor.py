@@ -100,26 +100,27 @@ alive while the next call runs) alternates between two arrays."""
 
 
 def _free_references() -> tuple[int, int]:
-    """What `sys.getrefcount` says of a list's item and of an array's base that nothing else
-    refers to (measured, so that interpreters that count differently are read right)."""
-    items = [object()]
-    view = np.empty(4, np.uint8)[1:]
-    return sys.getrefcount(items[0]), sys.getrefcount(view.base)
+    """What `sys.getrefcount` says, in `_ResultShelf.take`'s loop, of a list's item that nothing
+    else refers to, and of an array's base that only the array refers to (measured the same way,
+    so that interpreters that count differently are read right)."""
+    for item in [object()]:
+        view = np.empty(4, np.uint8)[1:]
+        return sys.getrefcount(item), sys.getrefcount(view.base)
+    raise AssertionError("unreachable")
 
 
 _FREE, _FREE_BASE = _free_references()
 
 
-def _unreferenced(items: list[Buffer], index: int) -> bool:
-    """Whether nothing but `items` refers to the array `items[index]` or to the memory it views.
+def _memory_unreferenced(array: Buffer) -> bool:
+    """Whether nothing but `array` refers to the memory it views (given that nothing but its
+    shelf refers to `array` itself).
 
     numpy points a view's `base` at the object that owns the memory (an array owning its data, a
     `_Lease`, a mapping), not at the array it was taken from, so a view of a result holds a
     reference to the result's base, not to the result: every object of the base chain must be
     referred to by its predecessor alone. Weak references count as references."""
-    if sys.getrefcount(items[index]) != _FREE or weakref.getweakrefcount(items[index]):
-        return False
-    holder = items[index]
+    holder = array
     while isinstance(holder, np.ndarray) and holder.base is not None:
         if sys.getrefcount(holder.base) != _FREE_BASE or weakref.getweakrefcount(holder.base):
             return False
@@ -147,9 +148,9 @@ class _ResultShelf:
 
     def take(self) -> Buffer:
         arrays = self._arrays
-        for index in range(len(arrays)):
-            if _unreferenced(arrays, index):
-                return arrays[index]
+        for array in arrays:
+            if sys.getrefcount(array) == _FREE and not weakref.getweakrefcount(array) and _memory_unreferenced(array):
+                return array
         array = self._allocate()
         if len(arrays) < KEPT_RESULTS:
             arrays.append(array)
@@ -193,17 +194,18 @@ class NativeHostCall:
             from mlc.runtime.native_call import POOL_WORD
 
             self._spec[POOL_WORD] = pool.handle()
-        results = [shelf.take() for shelf in self._shelves]
+        shelves = self._shelves
+        results = (shelves[0].take(),) if len(shelves) == 1 else tuple([shelf.take() for shelf in shelves])
         failed = self._function(self._spec_address, *arguments, *results)
         if not failed:
-            return tuple(results)
+            return results
         if failed > self._arguments:  # a kept result changed in place by a caller: fresh ones
             for shelf in self._shelves:
                 shelf.clear()
-            results = [shelf.take() for shelf in self._shelves]
+            results = tuple([shelf.take() for shelf in shelves])
             failed = self._function(self._spec_address, *arguments, *results)
             if not failed:
-                return tuple(results)
+                return results
             self._off = failed > self._arguments  # fresh results that do not pass: never will
         return None
 

@@ -324,6 +324,9 @@ class HostProgram:
         On the GPU the call runs on `stream` (see `call_streams.py`: default PyTorch's current
         stream when an argument is a PyTorch CUDA tensor, else the program's own)."""
         if self.executor.results_on_host:
+            if stream is None and self._native is not None:
+                results = self._run_native(arguments)
+                return results if results is not None else self._run_on_device_after_native(arguments, None, None)
             return self.run_on_device(*arguments, stream=stream)  # type: ignore[return-value]
         self._check_count(arguments, None)
         with self._lock, self._describing_failures(), self.executor.call_scope():
@@ -353,10 +356,21 @@ class HostProgram:
         returned. Without `outputs`, every call allocates its results afresh.
         """
         if outputs is None and stream is None and self._native is not None:
-            with self._lock:
-                results = self._native(arguments)
+            results = self._run_native(arguments)
             if results is not None:
                 return results
+        return self._run_on_device_after_native(arguments, outputs, stream)
+
+    def _run_native(self, arguments: Sequence[object]) -> tuple[Buffer, ...] | None:
+        """The executor's whole-call path (`Executor.host_call`: the CPU's native call), or None
+        having done nothing when it does not take these arguments."""
+        with self._lock:
+            return self._native(arguments)  # type: ignore[misc]
+
+    def _run_on_device_after_native(
+        self, arguments: Sequence[object], outputs: Sequence[object] | None, stream: object
+    ) -> tuple[Buffer, ...]:
+        """`run_on_device` where the native call is not taken or did not take these arrays."""
         if outputs is not None or (stream is None and self.executor.results_on_host):
             results = self._run_fast(arguments, outputs, stream)
             if results is not None:
