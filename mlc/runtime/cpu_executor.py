@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mlc.runtime.executor import Buffer, LoadedKernel
+from mlc.runtime.executor import Buffer, HostCall, LoadedKernel, ResultAllocator
 from mlc.runtime.host_memory import HostMemoryExecutor, host_buffer
 from mlc.runtime.slots import CPU_LAUNCH, BufferSpec, HostPlan, KernelLaunch
 
@@ -243,8 +243,8 @@ class CpuExecutor(HostMemoryExecutor):
         plan: HostPlan,
         pointers: Sequence[int | None],
         kernels: Sequence[LoadedKernel],
-        allocate_result: Callable[[int], Buffer],
-    ) -> Callable[[Sequence[object]], tuple[Buffer, ...] | None] | None:
+        allocate_result: ResultAllocator,
+    ) -> HostCall | None:
         """The program's native call (`native_call.py`, `NativeHostCall`), or None: switched off
         (`MLC_CPU_CALL=python`), a kernel on the Python pool, or the native call unavailable."""
         from mlc.runtime import native_call

@@ -29,6 +29,12 @@ Buffer = object
 ArgumentBinder = Callable[[object], tuple[Buffer, int]]
 """Checks one argument value and returns the buffer to use and its address."""
 
+HostCall = Callable[[Sequence[object]], "tuple[Buffer, ...] | None"]
+"""A whole call of a program (`Executor.host_call`): its results, or None having done nothing."""
+
+ResultAllocator = Callable[[int], Buffer]
+"""A fresh buffer for result #index of a program."""
+
 
 class PointerCheck(Protocol):
     """The pointer of an array that is exactly what a slot expects, or None (then check it fully)."""
@@ -128,8 +134,8 @@ class Executor(ABC):
         plan: HostPlan,
         pointers: Sequence[int | None],
         kernels: Sequence[LoadedKernel],
-        allocate_result: Callable[[int], Buffer],
-    ) -> Callable[[Sequence[object]], tuple[Buffer, ...] | None] | None:
+        allocate_result: ResultAllocator,
+    ) -> HostCall | None:
         """A whole call in one step, where the executor has one (the CPU's native call): called
         with a call's arguments, it returns the results, or None having done nothing when an
         argument is not exactly what its slot takes (the caller then takes the general path).

@@ -103,8 +103,12 @@ static int mlc_host_call(const int64_t *spec, void *const *arrays) {
     const int64_t programs = word[1], count = word[2];
     void *pointers[MLC_MAX_POINTERS];
     for (int64_t parameter = 0; parameter < count; ++parameter) pointers[parameter] = slots[word[3 + parameter]];
-    if (programs < 0) mlc_direct(function, (int)count, pointers);
-    else ((mlc_pool_run_fn)(intptr_t)spec[H_POOL_RUN])((void *)(intptr_t)spec[H_POOL], function, (int)count, pointers, programs);
+    if (programs < 0) {
+      mlc_direct(function, (int)count, pointers);
+    } else {
+      mlc_pool_run_fn run = (mlc_pool_run_fn)(intptr_t)spec[H_POOL_RUN];
+      run((void *)(intptr_t)spec[H_POOL], function, (int)count, pointers, programs);
+    }
     word += 3 + count;
   }
   return 0;
