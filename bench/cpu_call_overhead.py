@@ -1,12 +1,15 @@
-"""The per-call cost of a CPU program: -x with and without the host fast path, against torch.neg.
+"""The per-call cost of a CPU program: -x by its three call paths, against torch.neg.
 
-One process, one compiled -x per (threads, rows): each turn times the call with the fast path
-(`HostProgram._run_fast`, arrays exactly as the kernels expect them) and with it switched
-off (`program._fast_checks = None` sends every call down the general path), then torch.neg on the
-same array, at 16 x 1024 (the fixed cost alone), 256 x 1024 (1 MiB) and 4096 x 1024 (16 MiB). Prints
-the 10th percentile and the median of each, in ms. Usage: `python bench/cpu_call_overhead.py`
-(needs torch). Results: BENCHMARKS.md, "Session 14, merged main".
+One process, one compiled -x per (threads, rows): each turn times the call through the native call
+(`NativeHostCall`, the default), through the Python fast path (`program._native = None`:
+`HostProgram._run_fast`, arrays exactly as the kernels expect them), through the general path
+(`program._fast_checks = None` as well: the binders), then torch.neg on the same array, at
+16 x 1024 (the fixed cost alone), 256 x 1024 (1 MiB) and 4096 x 1024 (16 MiB). Prints the 10th
+percentile and the median of each, in ms. Usage: `python bench/cpu_call_overhead.py [--threads
+1,16]` (needs torch). Results: BENCHMARKS.md, "Session 14, merged main" and "The CPU call in one
+native function".
 """
+import argparse
 import sys
 import time
 from collections.abc import Callable
@@ -33,7 +36,11 @@ def percentiles(function: Callable[[], object], calls: int) -> tuple[float, floa
 
 
 def main() -> None:
-    for threads in (1, 16):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", default="1,16", help="thread counts, comma-separated")
+    parser.add_argument("--calls", type=int, default=2000, help="calls per timing below 16 MiB (300 at 16 MiB)")
+    options = parser.parse_args()
+    for threads in (int(text) for text in options.threads.split(",")):
         torch.set_num_threads(threads)
         for rows in (16, 256, 4096):
             case = benchcpu.negate_case(rows, 1024)
@@ -41,17 +48,21 @@ def main() -> None:
             x = np.random.default_rng(0).standard_normal((rows, 1024), dtype=np.float32)
             t = torch.from_numpy(x)
             assert np.array_equal(f(x), -x)
-            checks = f.program._fast_checks
-            calls = 2000 if rows < 4096 else 300
+            native, checks = f.program._native, f.program._fast_checks
+            calls = options.calls if rows < 4096 else 300
             for turn in range(3):
-                f.program._fast_checks = checks
+                f.program._native, f.program._fast_checks = native, checks
+                through_native = percentiles(lambda: f(x), calls)
+                f.program._native = None
                 fast = percentiles(lambda: f(x), calls)
                 f.program._fast_checks = None
                 general = percentiles(lambda: f(x), calls)
                 pytorch = percentiles(lambda: torch.neg(t), calls)
                 print(
-                    f"threads {threads} rows {rows:5d} turn {turn}: fast {fast[0]:.4f}/{fast[1]:.4f} ms  "
-                    f"general {general[0]:.4f}/{general[1]:.4f}  torch {pytorch[0]:.4f}/{pytorch[1]:.4f}  (p10/median)"
+                    f"threads {threads} rows {rows:5d} turn {turn}: native {through_native[0]:.4f}/{through_native[1]:.4f} ms  "
+                    f"fast {fast[0]:.4f}/{fast[1]:.4f}  general {general[0]:.4f}/{general[1]:.4f}  "
+                    f"torch {pytorch[0]:.4f}/{pytorch[1]:.4f}  (p10/median; native {native is not None})",
+                    flush=True,
                 )
 
 

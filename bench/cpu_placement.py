@@ -42,7 +42,7 @@ import mlc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cpu import huge_page_share, prefetch_pipeline, tanh_chain_case  # noqa: E402 - bench/cpu.py, beside this script
-from mlc.runtime.host import aligned_empty
+from mlc.runtime.host_memory import aligned_empty
 
 ROWS, COLUMNS = 4096, 1024
 Y_OFFSETS = (0, 1024, 2048)

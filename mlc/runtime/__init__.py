@@ -20,14 +20,11 @@ loaded from the cache does not pay for it.
 from typing import Any
 
 from mlc.errors import CudaError
-from mlc.runtime.host import (
-    CpuExecutor,
-    CudaExecutor,
-    Executor,
-    HostMemoryExecutor,
-    HostProgram,
-    LoadedKernel,
-)
+from mlc.runtime.cpu_executor import CpuExecutor
+from mlc.runtime.cuda_executor import CudaExecutor
+from mlc.runtime.executor import Executor, LoadedKernel
+from mlc.runtime.host import HostProgram
+from mlc.runtime.host_memory import HostMemoryExecutor
 from mlc.runtime.slots import HostPlan, HostProgramError
 
 __all__ = [

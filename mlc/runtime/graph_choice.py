@@ -40,7 +40,7 @@ MIN_LAUNCHES = 2
 
 CAPTURES_BEFORE_JUDGING = 9
 """Captures an automatically graphed function makes before it may give graphs up: one more than
-the graphs a program keeps (`host.MAX_CUDA_GRAPHS`), so that a caller cycling through up to 8
+the graphs a program keeps (`executor.MAX_CUDA_GRAPHS`), so that a caller cycling through up to 8
 sets of buffers keeps its graphs."""
 
 MAX_CAPTURE_SHARE = 0.25

@@ -1,10 +1,12 @@
 """Running a host function: `HostProgram`, built once from a plan, then called many times.
 
 A `HostProgram` pairs a `HostPlan` (the host function read once into slots and launches, see
-`plan.py`) with an `Executor`, the device side: `CudaExecutor` (device buffers, PTX kernels
-launched with `mlc_gpu.launch`'s grid and block) or `CpuExecutor` (numpy buffers, native kernels
-called through ctypes for `loop.launch`). Tests use their own executors (`HostMemoryExecutor`
-with Python kernels) to exercise `HostProgram` without any backend.
+`plan.py`) with an `Executor` (executor.py), the device side: `CudaExecutor` (cuda_executor.py:
+device buffers, PTX kernels launched with `mlc_gpu.launch`'s grid and block) or `CpuExecutor`
+(cpu_executor.py: numpy buffers, native kernels called through ctypes for `loop.launch`). Tests
+use their own executors (`HostMemoryExecutor`, host_memory.py, with Python kernels) to exercise
+`HostProgram` without any backend. The argument checks shared by the executors are in
+host_memory.py.
 
 Building a program loads every launched kernel once (a launch-configuration the kernel cannot
 take fails here, before any call), uploads the constants once, and allocates the intermediate
@@ -68,28 +70,24 @@ style), never its arguments or constants.
 
 from __future__ import annotations
 
-import math
-import os
 import threading
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mlc.errors import ArgumentError, ArgumentTypeError, CudaError, OutOfMemoryError, format_bytes
+from mlc.errors import ArgumentError, CudaError, OutOfMemoryError, format_bytes
+from mlc.runtime.cpu_executor import CpuExecutor
+from mlc.runtime.cuda_executor import CudaExecutor
+from mlc.runtime.executor import MAX_CUDA_GRAPHS, Buffer, Executor, LoadedKernel, PointerCheck
 from mlc.runtime.graph_choice import CaptureGuard, graph_pays
 from mlc.runtime.slots import (
-    CPU_LAUNCH,
     DEFAULT_ALIGNMENT,
-    GPU_LAUNCH,
     AllocationSlot,
-    ArgumentSlot,
     BufferSpec,
     HostPlan,
     HostProgramError,
-    KernelLaunch,
     ResultSlot,
     ViewSlot,
 )
@@ -98,264 +96,7 @@ if TYPE_CHECKING:
     from xdsl.dialects import func
     from xdsl.dialects.builtin import ModuleOp
 
-    from mlc.runtime.cpu import NativeCode, ProgramPool, ResultBlocks
-    from mlc.runtime.native_pool import NativeProgramPool
-    from mlc.runtime.cuda import CudaModule, Device, DeviceBuffer, Stream
-    from mlc.runtime.foreign_arrays import DeviceArrayView
-
-MAX_CUDA_GRAPHS = 8
-"""Captured graphs a program keeps (one per set of buffer addresses it was called with)."""
-
-Buffer = object
-"""What an executor hands out for a buffer: a numpy array, a DeviceBuffer, a DeviceArrayView."""
-
-ArgumentBinder = Callable[[object], tuple[Buffer, int]]
-"""Checks one argument value and returns the buffer to use and its address."""
-
-
-class PointerCheck(Protocol):
-    """The pointer of an array that is exactly what a slot expects, or None (then check it fully)."""
-
-    def pointer(self, value: object) -> int | None: ...
-
-
-class NumpyFastCheck:
-    """Takes a numpy array's pointer when it is exactly what a slot expects: an `np.ndarray` (not
-    a subclass) of the slot's dtype (native byte order) and shape, C-contiguous, aligned enough,
-    and writable where the kernels write it. Otherwise None, and the caller takes the general path
-    (`_HostArgumentBinder`, `bind_output`), which stages or refuses the array and explains."""
-
-    __slots__ = ("dtype", "shape", "alignment", "written")
-
-    def __init__(self, spec: BufferSpec, alignment: int, written: bool):
-        self.dtype = np.dtype(spec.dtype)
-        self.shape = tuple(spec.shape)
-        self.alignment = max(alignment, 1)
-        self.written = written
-
-    def pointer(self, value: object) -> int | None:
-        if type(value) is not np.ndarray or value.dtype != self.dtype or value.shape != self.shape:
-            return None
-        flags = value.flags
-        if not flags.c_contiguous or (self.written and not flags.writeable):
-            return None
-        pointer = value.ctypes.data
-        return pointer if pointer % self.alignment == 0 else None
-
-
-# --------------------------------------------------------------------------------------------
-# Checks shared by the executors
-# --------------------------------------------------------------------------------------------
-
-
-def expected_array(spec: BufferSpec) -> str:
-    """'float32 values of shape (4, 8)', as messages describe what a parameter takes."""
-    return f"{spec.dtype.name} values of shape {spec.shape} ({spec.type_text})"
-
-
-def conversion_hint(spec: BufferSpec) -> str:
-    return f"np.asarray(value, dtype={_dtype_spelling(spec.dtype)})"
-
-
-
-def _dtype_spelling(dtype: np.dtype) -> str:
-    """How a caller names `dtype`: `np.float32`, or `ml_dtypes.bfloat16` (numpy has no bf16)."""
-    return "ml_dtypes.bfloat16" if dtype.name == "bfloat16" else f"np.{dtype.name}"
-
-def check_shape_and_dtype(description: str, spec: BufferSpec, shape: Sequence[int], dtype: np.dtype) -> None:
-    if np.dtype(dtype) != spec.dtype:
-        given = np.dtype(dtype)
-        order = " in non-native byte order" if given.newbyteorder("=") == spec.dtype else ""
-        raise ArgumentError(
-            f"{description}: expected dtype {spec.dtype.name} ({spec.type_text}), got {given.name}{order}; "
-            f"mlc does not convert dtypes (convert it with .astype({_dtype_spelling(spec.dtype)}))"
-        )
-    if tuple(shape) != spec.shape:
-        raise ArgumentError(
-            f"{description}: expected shape {spec.shape} ({spec.type_text}), got {tuple(shape)}"
-        )
-
-
-def check_alignment(description: str, pointer: int, alignment: int, reason: str) -> None:
-    if pointer % alignment:
-        raise ArgumentError(
-            f"{description}: its address {pointer:#x} is not aligned to {alignment} bytes "
-            f"(offset {pointer % alignment}), which {reason} needs; pass an aligned array "
-            "(a fresh allocation or a contiguous copy is aligned)"
-        )
-
-
-def aligned_empty(shape: Sequence[int], dtype: np.dtype, alignment: int) -> np.ndarray:
-    """An uninitialized C-contiguous array whose data starts on an `alignment`-byte boundary.
-
-    Runs on every call of a program that returns fresh results, so it is kept cheap: `math.prod`
-    instead of `np.prod` saves ~6 us a call on a loaded dev-machine core (a 16-thread softmax of
-    1024x1024 takes ~80 us)."""
-    dtype = np.dtype(dtype)
-    nbytes = math.prod(shape) * dtype.itemsize
-    raw = np.empty(nbytes + alignment, dtype=np.uint8)
-    offset = -raw.ctypes.data % alignment
-    return raw[offset : offset + nbytes].view(dtype).reshape(shape)
-
-
-def host_buffer(spec: BufferSpec, alignment: int, description: str = "") -> np.ndarray:
-    """`aligned_empty` for `spec`; OutOfMemoryError (prefixed by `description`) when numpy refuses."""
-    try:
-        return aligned_empty(spec.shape, spec.dtype, alignment)
-    except (MemoryError, ValueError) as error:  # numpy: "Unable to allocate ...", "array is too big"
-        prefix = f"{description} ({spec.type_text}, {format_bytes(spec.nbytes)}): " if description else ""
-        raise OutOfMemoryError(f"{prefix}the host refused {format_bytes(spec.nbytes)}: {error}") from None
-
-
-def host_array(value: object, description: str) -> np.ndarray | None:
-    """`value` as a numpy array when it lives in host memory, else None.
-
-    Host memory: numpy arrays and scalars, DLPack CPU arrays, and objects with numpy's array
-    protocol that are not CUDA arrays. Masked arrays are refused (`description` names the value).
-    """
-    if isinstance(value, np.ma.MaskedArray):
-        raise ArgumentTypeError(
-            f"{description}: masked arrays are not supported (the kernels would ignore the mask); "
-            "pass value.filled(...) or value.data"
-        )
-    if isinstance(value, np.ndarray):
-        return value
-    if isinstance(value, np.generic):
-        return np.asarray(value)
-    from mlc.runtime.foreign_arrays import DLPACK_CPU, dlpack_device
-
-    device = dlpack_device(value)
-    if device is not None:
-        return np.from_dlpack(value) if device[0] == DLPACK_CPU else None
-    if hasattr(value, "__cuda_array_interface__"):
-        return None
-    if hasattr(value, "__array_interface__") or hasattr(value, "__array__"):
-        try:
-            return np.asarray(value)
-        except Exception as error:  # the object's own conversion failed; say so
-            raise ArgumentTypeError(f"{description}: converting it to a numpy array failed: {error}") from None
-    return None
-
-
-def not_an_array(argument: ArgumentSlot, value: object, where: str) -> ArgumentTypeError:
-    """The error for an argument that is no array at all (`where`: 'a numpy array', ...)."""
-    kind = type(value).__name__
-    message = f"{argument.description}: expected {where}, got {kind}; it takes {expected_array(argument.spec)}"
-    if isinstance(value, list | tuple | int | float | bool | complex):
-        message += f"; mlc does not guess a dtype: convert it with {conversion_hint(argument.spec)}"
-    return ArgumentTypeError(message)
-
-
-def in_native_byte_order(array: np.ndarray, spec: BufferSpec) -> np.ndarray:
-    """`array`, converted to native byte order when that is all that differs from `spec`'s dtype."""
-    if array.dtype != spec.dtype and array.dtype.newbyteorder("=") == spec.dtype:
-        return array.astype(spec.dtype)
-    return array
-
-
-def host_memory() -> tuple[int, str] | None:
-    """(bytes, what they are): this machine's physical memory, or this process's cgroup (v2)
-    memory limit when that is lower; None when neither can be read."""
-    try:
-        physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):
-        return None
-    try:
-        with open("/sys/fs/cgroup/memory.max") as limit_file:
-            limit = limit_file.read().strip()
-    except OSError:
-        limit = "max"
-    if limit.isdigit() and int(limit) < physical:
-        return int(limit), "this process's cgroup memory limit"
-    return physical, "this machine's physical memory"
-
-
-# --------------------------------------------------------------------------------------------
-# The executor interface
-# --------------------------------------------------------------------------------------------
-
-
-class LoadedKernel(ABC):
-    """One launch site, ready to go: its parameters are set one by one, then it is launched."""
-
-    @abstractmethod
-    def set_pointer(self, parameter: int, pointer: int) -> None: ...
-
-    @abstractmethod
-    def launch(self) -> None: ...
-
-
-class Executor(ABC):
-    """The device side of a HostProgram: memory, kernels and launches of one kind of device."""
-
-    launch_op_name: ClassVar[str]
-    """The launch op whose kernels this executor runs (`mlc_gpu.launch` or `loop.launch`)."""
-    results_on_host: ClassVar[bool]
-    """Whether buffers are numpy arrays already, so `run` can return them as they are."""
-
-    @abstractmethod
-    def load_kernel(self, launch: KernelLaunch) -> LoadedKernel: ...
-
-    @abstractmethod
-    def allocate(self, spec: BufferSpec, alignment: int) -> Buffer: ...
-
-    def allocate_result(self, spec: BufferSpec, alignment: int) -> Buffer:
-        """A buffer for a result returned to the caller (a call's own, as `allocate`'s)."""
-        return self.allocate(spec, alignment)
-
-    @abstractmethod
-    def upload(self, values: np.ndarray, alignment: int) -> Buffer: ...
-
-    @abstractmethod
-    def view(self, root: Buffer, byte_offset: int, spec: BufferSpec) -> Buffer:
-        """`spec.nbytes` bytes of `root` (a buffer this executor allocated) from `byte_offset` on,
-        as a buffer of `spec`'s shape and dtype sharing `root`'s memory."""
-
-    @abstractmethod
-    def pointer_of(self, buffer: Buffer) -> int: ...
-
-    @abstractmethod
-    def argument_binder(self, argument: ArgumentSlot) -> ArgumentBinder: ...
-
-    @abstractmethod
-    def bind_output(
-        self, value: object, spec: BufferSpec, description: str, alignment: int, reason: str
-    ) -> tuple[Buffer, int]:
-        """Checks a caller-provided output buffer; returns it (or a view of it) and its address."""
-
-    @abstractmethod
-    def copy(self, source: Buffer, destination: Buffer, nbytes: int) -> None: ...
-
-    @abstractmethod
-    def to_numpy(self, buffer: Buffer) -> np.ndarray:
-        """The buffer's contents as a numpy array the caller owns."""
-
-    def call_scope(self) -> AbstractContextManager[object]:
-        """Entered around building and every call (the GPU makes its context current)."""
-        return nullcontext()
-
-    def begin_call(self, stream: object, values: Sequence[object], torch_tensors: bool | None = None) -> None:
-        """Chooses what a call runs on, before anything is bound: `stream` is the caller's
-        `stream=` (None: the default), `values` the call's arrays (or `torch_tensors` says whether
-        one is a PyTorch CUDA tensor). Executors without streams refuse any `stream`."""
-        if stream is not None:
-            raise ArgumentError(
-                f"stream={stream!r}: this program runs on {type(self).__name__}, without CUDA streams; "
-                "stream= is for programs compiled for the GPU"
-            )
-
-    def memory_capacity(self) -> tuple[int, str] | None:
-        """(bytes, what they are) of the memory buffers come from, or None when unknown."""
-        return None
-
-    def fast_pointer_check(self, spec: BufferSpec, alignment: int, written: bool = False) -> PointerCheck | None:
-        """A cheap check that takes the pointer of a well-formed array (`written`: one the kernels
-        write, a caller's output), if the executor has one."""
-        return None
-
-    def synchronize(self) -> None:
-        """Waits for everything enqueued so far (nothing to wait for where calls are synchronous)."""
-        return None
+    from mlc.runtime.cuda import CudaModule, Device, Stream
 
 
 # --------------------------------------------------------------------------------------------
@@ -414,6 +155,13 @@ class HostProgram:
             self._direct_results.append(result.source == "allocation" and result.slot not in seen)
             seen.add(result.slot)
         self._fast_checks = self._build_fast_checks()
+        self._native = None
+        if all(self._direct_results):
+            # No reference back to the program (a cycle would keep its pool's threads until the
+            # collector runs): the results' allocation is bound to the executor alone.
+            allocators = [_ResultAllocator(executor, self.name, index, result.spec, self._result_alignment(result))
+                          for index, result in enumerate(plan.results)]
+            self._native = executor.host_call(plan, self._pointers, self._kernels, lambda index: allocators[index]())
 
     # -- construction helpers ----------------------------------------------------------------
 
@@ -576,6 +324,9 @@ class HostProgram:
         On the GPU the call runs on `stream` (see `call_streams.py`: default PyTorch's current
         stream when an argument is a PyTorch CUDA tensor, else the program's own)."""
         if self.executor.results_on_host:
+            if stream is None and self._native is not None:
+                results = self._run_native(arguments)
+                return results if results is not None else self._run_on_device_after_native(arguments, None, None)
             return self.run_on_device(*arguments, stream=stream)  # type: ignore[return-value]
         self._check_count(arguments, None)
         with self._lock, self._describing_failures(), self.executor.call_scope():
@@ -604,6 +355,22 @@ class HostProgram:
         write the results into (GPU: DeviceBuffers or CUDA arrays; CPU: numpy arrays); they are
         returned. Without `outputs`, every call allocates its results afresh.
         """
+        if outputs is None and stream is None and self._native is not None:
+            results = self._run_native(arguments)
+            if results is not None:
+                return results
+        return self._run_on_device_after_native(arguments, outputs, stream)
+
+    def _run_native(self, arguments: Sequence[object]) -> tuple[Buffer, ...] | None:
+        """The executor's whole-call path (`Executor.host_call`: the CPU's native call), or None
+        having done nothing when it does not take these arguments."""
+        with self._lock:
+            return self._native(arguments)  # type: ignore[misc]
+
+    def _run_on_device_after_native(
+        self, arguments: Sequence[object], outputs: Sequence[object] | None, stream: object
+    ) -> tuple[Buffer, ...]:
+        """`run_on_device` where the native call is not taken or did not take these arrays."""
         if outputs is not None or (stream is None and self.executor.results_on_host):
             results = self._run_fast(arguments, outputs, stream)
             if results is not None:
@@ -696,10 +463,12 @@ class HostProgram:
 
     def _allocate_result(self, index: int, result: ResultSlot) -> Buffer:
         """A fresh buffer for result #index (aligned as its allocation, or as the runtime aligns)."""
-        allocation = self._allocations.get(result.slot)
-        alignment = allocation.alignment if allocation is not None else DEFAULT_ALIGNMENT
         with self._naming_allocation(f"result #{index}", result.spec):
-            return self.executor.allocate_result(result.spec, alignment)
+            return self.executor.allocate_result(result.spec, self._result_alignment(result))
+
+    def _result_alignment(self, result: ResultSlot) -> int:
+        allocation = self._allocations.get(result.slot)
+        return allocation.alignment if allocation is not None else DEFAULT_ALIGNMENT
 
     def _bind_arguments(self, arguments: Sequence[object]) -> dict[int, Buffer]:
         bound: dict[int, Buffer] = {}
@@ -772,6 +541,20 @@ class HostProgram:
             return described
 
 
+class _ResultAllocator:
+    """Allocates result #index as `HostProgram._allocate_result` does, without the program."""
+
+    __slots__ = ("executor", "naming", "spec", "alignment")
+
+    def __init__(self, executor: Executor, function: str, index: int, spec: BufferSpec, alignment: int):
+        self.executor, self.spec, self.alignment = executor, spec, alignment
+        self.naming = _NamingAllocation(function, f"result #{index}", spec)
+
+    def __call__(self) -> Buffer:
+        with self.naming:
+            return self.executor.allocate_result(self.spec, self.alignment)
+
+
 class _NamingAllocation:
     """Re-raises an OutOfMemoryError of the executor with the buffer's name and size in front."""
 
@@ -812,541 +595,3 @@ class _AppendLaunches:
                 "stop at the faulting launch)"
             )
             raise CudaError(message, error.error_name) from None
-
-
-# --------------------------------------------------------------------------------------------
-# Host memory (numpy) executors: the CPU, and tests
-# --------------------------------------------------------------------------------------------
-
-
-class _HostArgumentBinder:
-    def __init__(self, argument: ArgumentSlot):
-        self.argument = argument
-        self.staging: np.ndarray | None = None
-
-    def __call__(self, value: object) -> tuple[Buffer, int]:
-        argument = self.argument
-        array = host_array(value, argument.description)
-        if array is None:
-            if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):
-                raise ArgumentTypeError(
-                    f"{argument.description}: a device array cannot be passed to a program that runs on "
-                    "the CPU; copy it to the host first (e.g. tensor.cpu())"
-                )
-            raise not_an_array(argument, value, "a numpy array")
-        array = in_native_byte_order(array, argument.spec)
-        check_shape_and_dtype(argument.description, argument.spec, array.shape, array.dtype)
-        pointer = array.ctypes.data
-        if array.flags.c_contiguous and pointer % argument.alignment == 0:
-            return array, pointer
-        if self.staging is None:
-            self.staging = host_buffer(argument.spec, max(argument.alignment, 64), argument.description)
-        np.copyto(self.staging, array)
-        return self.staging, self.staging.ctypes.data
-
-
-class HostMemoryExecutor(Executor):
-    """Buffers are aligned numpy arrays; subclasses say how kernels are loaded and launched."""
-
-    results_on_host = True
-
-    def allocate(self, spec: BufferSpec, alignment: int) -> Buffer:
-        return host_buffer(spec, alignment)
-
-    def memory_capacity(self) -> tuple[int, str] | None:
-        return host_memory()
-
-    def upload(self, values: np.ndarray, alignment: int) -> Buffer:
-        array = host_buffer(BufferSpec(values.shape, values.dtype, "a constant"), alignment)
-        np.copyto(array, values)
-        array.setflags(write=False)
-        return array
-
-    def view(self, root: Buffer, byte_offset: int, spec: BufferSpec) -> Buffer:
-        data = np.asarray(root).reshape(-1).view(np.uint8)
-        return data[byte_offset : byte_offset + spec.nbytes].view(spec.dtype).reshape(spec.shape)
-
-    def pointer_of(self, buffer: Buffer) -> int:
-        return buffer.ctypes.data  # type: ignore[attr-defined]
-
-    def argument_binder(self, argument: ArgumentSlot) -> ArgumentBinder:
-        return _HostArgumentBinder(argument)
-
-    def fast_pointer_check(self, spec: BufferSpec, alignment: int, written: bool = False) -> PointerCheck | None:
-        return NumpyFastCheck(spec, alignment, written)
-
-    def bind_output(
-        self, value: object, spec: BufferSpec, description: str, alignment: int, reason: str
-    ) -> tuple[Buffer, int]:
-        if not isinstance(value, np.ndarray):
-            raise ArgumentTypeError(
-                f"{description}: expected a numpy array to write into, got {type(value).__name__}"
-            )
-        check_shape_and_dtype(description, spec, value.shape, value.dtype)
-        if not value.flags.c_contiguous or not value.flags.writeable:
-            raise ArgumentError(f"{description}: the array to write into must be C-contiguous and writable")
-        check_alignment(description, value.ctypes.data, alignment, reason)
-        return value, value.ctypes.data
-
-    def copy(self, source: Buffer, destination: Buffer, nbytes: int) -> None:
-        np.copyto(destination, np.asarray(source).reshape(np.shape(destination)))  # type: ignore[arg-type]
-
-    def to_numpy(self, buffer: Buffer) -> np.ndarray:
-        return buffer  # type: ignore[return-value]
-
-
-class _CpuKernel(LoadedKernel):
-    __slots__ = ("_call", "_pointers")
-
-    def __init__(self, call: Callable[..., None], parameter_count: int):
-        self._call = call
-        self._pointers = [0] * parameter_count
-
-    def set_pointer(self, parameter: int, pointer: int) -> None:
-        self._pointers[parameter] = pointer
-
-    def launch(self) -> None:
-        self._call(*self._pointers)
-
-
-class _ParallelCpuKernel(_CpuKernel):
-    """A kernel whose grid is split over a ProgramPool: `launch` runs every share to completion."""
-
-    __slots__ = ("_pool", "_programs")
-
-    def __init__(self, call: Callable[..., None], parameter_count: int, pool: ProgramPool, programs: int):
-        super().__init__(call, parameter_count)
-        self._pool = pool
-        self._programs = programs
-
-    def launch(self) -> None:
-        self._pool.run(self._call, self._pointers, self._programs)
-
-
-class _NativeParallelCpuKernel(LoadedKernel):
-    """A kernel whose grid the native pool runs: `launch` is one ctypes call, without the GIL."""
-
-    __slots__ = ("_address", "_pointers", "_pool", "_programs")
-
-    def __init__(self, address: int, parameter_count: int, pool: NativeProgramPool, programs: int):
-        import ctypes
-
-        self._address = address
-        self._pointers = (ctypes.c_void_p * parameter_count)()
-        self._pool = pool
-        self._programs = programs
-
-    def set_pointer(self, parameter: int, pointer: int) -> None:
-        self._pointers[parameter] = pointer
-
-    def launch(self) -> None:
-        self._pool.run(self._address, self._pointers, self._programs)
-
-
-def _result_block(spec: BufferSpec, alignment: int) -> np.ndarray:
-    """A new block for `ResultBlocks`: on huge pages from HUGE_PAGE_RESULT_BYTES on
-    (`huge_page_array`), else (or where the mapping is refused) numpy's, as `host_buffer`."""
-    from mlc.runtime.cpu import HUGE_PAGE_RESULT_BYTES, huge_page_array
-
-    if spec.nbytes >= HUGE_PAGE_RESULT_BYTES:
-        try:
-            return huge_page_array(spec.nbytes, alignment).view(spec.dtype).reshape(spec.shape)  # type: ignore[attr-defined]
-        except OSError:  # no address space for a mapping of its own: numpy's, or its OutOfMemoryError
-            pass
-    return host_buffer(spec, alignment)
-
-
-class CpuExecutor(HostMemoryExecutor):
-    """Runs `loop.launch`es: each kernel of a CpuModule is called with one pointer per buffer;
-    a kernel marked `mlc.cpu_programs` has its grid split over `num_threads` threads (default:
-    `MLC_NUM_THREADS`, else the available cores; the pool starts with the first such kernel).
-    The pool is the native one (`mlc/runtime/native_pool.py`) where it can be built and the
-    kernel's pointers are few enough for it, else the Python `ProgramPool`. Results of
-    RECYCLED_RESULT_BYTES or more come from the executor's `ResultBlocks` (mlc/runtime/cpu.py)."""
-
-    launch_op_name = CPU_LAUNCH
-
-    def __init__(self, module: NativeCode, num_threads: int | None = None):
-        from mlc.runtime.cpu import RECYCLED_RESULT_BYTES, ResultBlocks, default_thread_count
-
-        self.module = module
-        self.num_threads = default_thread_count() if num_threads is None else num_threads
-        self._pool: ProgramPool | None = None
-        self._native_pool: NativeProgramPool | None = None
-        self._results = ResultBlocks()
-        self._recycled_bytes = RECYCLED_RESULT_BYTES
-
-    def allocate_result(self, spec: BufferSpec, alignment: int) -> Buffer:
-        """Large results reuse the memory of the program's dropped results (`ResultBlocks`: no
-        page faults in the kernel that writes them), the largest on huge pages (`huge_page_array`);
-        small ones are numpy's."""
-        if spec.nbytes < self._recycled_bytes:
-            return host_buffer(spec, alignment)
-        return self._results.take((spec, alignment), lambda: _result_block(spec, alignment))  # type: ignore[return-value]
-
-    def load_kernel(self, launch: KernelLaunch) -> LoadedKernel:
-        count = len(launch.slots)
-        if launch.programs is None or launch.programs < 2 or self.num_threads < 2:
-            return _CpuKernel(self.module.function(launch.kernel, count).raw, count)
-        from mlc.runtime.cpu import PROGRAMS_SUFFIX, ProgramPool, program_range_function
-        from mlc.runtime.native_pool import MAX_POINTERS, NativeProgramPool, native_pool_library
-
-        if count <= MAX_POINTERS:
-            if self._native_pool is None:
-                library = native_pool_library()
-                if library is not None:
-                    self._native_pool = NativeProgramPool(library, self.num_threads)
-            if self._native_pool is not None:
-                address = self.module.address_of(launch.kernel + PROGRAMS_SUFFIX)
-                return _NativeParallelCpuKernel(address, count, self._native_pool, launch.programs)
-        if self._pool is None:
-            self._pool = ProgramPool(self.num_threads)
-        call = program_range_function(self.module, launch.kernel, count)
-        return _ParallelCpuKernel(call, count, self._pool, launch.programs)
-
-
-# --------------------------------------------------------------------------------------------
-# The GPU executor
-# --------------------------------------------------------------------------------------------
-
-
-class _CudaKernel(LoadedKernel):
-    """A kernel's launch with its parameter block. The cells after the buffers hold the tensor maps
-    of `mlc.tensor_maps` (`_TensorMapCells`), updated with the buffers they map."""
-
-    __slots__ = ("arguments", "_enqueue", "_grid", "_block", "stream_handle", "_shared_bytes", "tensor_maps")
-
-    def __init__(self, executor: CudaExecutor, launch: KernelLaunch):
-        from mlc.runtime.cuda import KernelArguments
-
-        function = executor.module.function(launch.kernel)
-        assert launch.grid is not None and launch.block is not None
-        threads = launch.block[0] * launch.block[1] * launch.block[2]
-        limit = function.max_threads_per_block
-        if threads > limit:
-            raise CudaError(
-                f"kernel {launch.describe()} cannot be launched on {executor.device.properties.summary()}: "
-                f"its block has {threads} threads and the compiled kernel allows at most {limit} "
-                f"(it uses {function.attribute('NUM_REGS')} registers per thread)"
-            )
-        self._shared_bytes = launch.dynamic_shared_bytes
-        if self._shared_bytes:
-            function.allow_dynamic_shared_memory(self._shared_bytes)
-        self.arguments = KernelArguments(len(launch.slots) + len(launch.tensor_maps))
-        self.tensor_maps = _TensorMapCells(launch, self.arguments, executor.device) if launch.tensor_maps else None
-        self._enqueue = function.enqueue
-        self._grid, self._block = launch.grid, launch.block
-        self.stream_handle = executor.stream.handle  # the call's: CudaExecutor.begin_call changes it
-
-    def set_pointer(self, parameter: int, pointer: int) -> None:
-        self.arguments.set_pointer(parameter, pointer)
-        if self.tensor_maps is not None:
-            self.tensor_maps.point(parameter, pointer)
-
-    def launch(self) -> None:
-        self._enqueue(self._grid, self._block, self.arguments, self.stream_handle, self._shared_bytes)
-
-
-class _TensorMapCells:
-    """The tensor-map parameters of one kernel launch (`mlc.tensor_maps`): each has a
-    `TensorMapTable` of its own, so that a slot is only ever reused for the same parameter's
-    earlier operands, never under another parameter's current cell. A table keeps
-    `MAX_CUDA_GRAPHS` + 1 operand addresses, so the graphs a program keeps rarely lose theirs
-    (`generation`: the host drops its graphs when it changes)."""
-
-    def __init__(self, launch: KernelLaunch, arguments: object, device: object):
-        from mlc.runtime.tensor_maps import TensorMapGeometry, TensorMapTable, element_of_dtype
-
-        self.arguments = arguments
-        self.first = len(launch.slots)
-        self.maps = []
-        self.storage = []
-        for parameter in launch.tensor_maps:
-            spec = launch.buffer_specs[parameter.source]
-            element = element_of_dtype(spec.dtype)
-            assert element is not None, "plan.py checks the element type of a tensor map's buffer"
-            geometry = TensorMapGeometry.row_major(element, parameter.view or spec.shape, parameter.box, parameter.swizzle)
-            table, storage = TensorMapTable.on_device(capacity=MAX_CUDA_GRAPHS + 1, device=device)
-            self.maps.append((parameter.source, geometry, table))
-            self.storage.append(storage)
-
-    def point(self, parameter: int, pointer: int) -> None:
-        """Points the maps of buffer parameter `parameter` at the operand at `pointer`."""
-        for index, (source, geometry, table) in enumerate(self.maps):
-            if source == parameter:
-                self.arguments.set_pointer(self.first + index, table.address(pointer, geometry))  # type: ignore[attr-defined]
-
-    @property
-    def generation(self) -> int:
-        return sum(table.generation for _, _, table in self.maps)
-
-
-class _CudaArgumentBinder:
-    def __init__(self, executor: CudaExecutor, argument: ArgumentSlot):
-        from mlc.runtime.foreign_arrays import TorchFastCheck
-
-        self.executor = executor
-        self.argument = argument
-        self.staging: DeviceBuffer | None = None
-        self.fast = TorchFastCheck(argument.spec.dtype, argument.spec.shape, executor.device.ordinal, argument.alignment)
-
-    def __call__(self, value: object) -> tuple[Buffer, int]:
-        from mlc.runtime.cuda import DeviceBuffer
-        from mlc.runtime.foreign_arrays import device_array_view
-
-        pointer = self.fast.pointer(value)
-        if pointer is not None:
-            return value, pointer
-        argument, executor = self.argument, self.executor
-        if isinstance(value, np.ndarray | np.generic) and not isinstance(value, np.ma.MaskedArray):
-            return self._upload(np.asarray(value))
-        if isinstance(value, DeviceBuffer):
-            return executor.check_device_array(
-                value,
-                value.pointer,
-                value.shape,
-                value.dtype,
-                value.device.ordinal,
-                argument.spec,
-                argument.description,
-                argument.alignment,
-                argument.alignment_reason,
-            )
-        view = device_array_view(value, argument.description, executor.stream)
-        if view is not None:
-            return executor.check_view(
-                view, argument.spec, argument.description, argument.alignment, argument.alignment_reason
-            )
-        array = host_array(value, argument.description)
-        if array is None:
-            raise not_an_array(
-                argument, value, "a numpy array or a CUDA array (with __cuda_array_interface__ or DLPack)"
-            )
-        return self._upload(array)
-
-    def _upload(self, array: np.ndarray) -> tuple[Buffer, int]:
-        from mlc.runtime.cuda import DeviceBuffer, copy_host_to_device
-
-        argument = self.argument
-        array = in_native_byte_order(array, argument.spec)
-        check_shape_and_dtype(argument.description, argument.spec, array.shape, array.dtype)
-        if self.staging is None:
-            self.staging = DeviceBuffer(
-                argument.spec.shape, argument.spec.dtype, self.executor.device, self.executor.stream
-            )
-        pointer = self.staging.pointer if self.staging.nbytes else 0
-        copy_host_to_device(pointer, np.ascontiguousarray(array), self.executor.stream)
-        return self.staging, pointer
-
-
-class DeviceView:
-    """Bytes of a DeviceBuffer seen as an array of their own: a view slot (`memref.view` of the
-    arena) on the GPU. It keeps the buffer alive; `pointer` is the buffer's plus the offset."""
-
-    __slots__ = ("base", "byte_offset", "shape", "dtype", "nbytes")
-
-    def __init__(self, base: DeviceBuffer, byte_offset: int, spec: BufferSpec):
-        assert byte_offset + spec.nbytes <= base.nbytes, "a view past the end of its buffer"
-        self.base = base
-        self.byte_offset = byte_offset
-        self.shape = spec.shape
-        self.dtype = spec.dtype
-        self.nbytes = spec.nbytes
-
-    @property
-    def pointer(self) -> int:
-        return self.base.pointer + self.byte_offset
-
-
-class CudaExecutor(Executor):
-    """Runs `mlc_gpu.launch`es of a CudaModule's kernels on one device; each call on the stream
-    `call_streams.CallStreams` chooses (`stream`: the program's own one, the legacy default stream
-    when None, until a call chooses another)."""
-
-    launch_op_name = GPU_LAUNCH
-    results_on_host = False
-
-    def __init__(self, module: CudaModule, stream: Stream | None = None):
-        from mlc.runtime.call_streams import CallStreams
-        from mlc.runtime.cuda import Stream
-
-        self.module = module
-        self.device = module.device
-        self.streams = CallStreams(self.device, stream or Stream.legacy_default(self.device))
-        self.stream = self.streams.current
-        """The stream of the call in progress (else of the last call): copies, launches, results."""
-        self._kernels: list[_CudaKernel] = []
-        # Fast checks of PyTorch outputs, per result: built on first use, one per program result.
-        self._output_checks: dict[tuple[int, int], object] = {}
-
-    def call_scope(self) -> AbstractContextManager[object]:
-        return self.device.activated()
-
-    def begin_call(self, stream: object, values: Sequence[object], torch_tensors: bool | None = None) -> None:
-        from mlc.runtime.call_streams import holds_torch_cuda_tensor
-
-        if torch_tensors is None:
-            torch_tensors = stream is None and holds_torch_cuda_tensor(values)
-        chosen = self.streams.choose(stream, torch_tensors)
-        if self.streams.switch_to(chosen):
-            self._point_kernels(chosen)
-
-    def _point_kernels(self, stream: Stream) -> None:
-        self.stream = stream
-        for kernel in self._kernels:
-            kernel.stream_handle = stream.handle
-
-    def capture(self, record: Callable[[], None]) -> object:
-        """A CUDA graph of the launches `record` enqueues, captured on the program's own stream
-        (not the legacy default stream, which cannot be captured); the kernels go back to the
-        call's stream afterwards."""
-        from mlc.runtime.cuda import CapturedGraph
-
-        call_stream = self.stream
-        self._point_kernels(self.streams.own)
-        try:
-            return CapturedGraph(self.streams.own, record)
-        finally:
-            self._point_kernels(call_stream)
-
-    def fast_pointer_check(self, spec: BufferSpec, alignment: int, written: bool = False) -> PointerCheck | None:
-        from mlc.runtime.foreign_arrays import TorchFastCheck
-
-        return TorchFastCheck(spec.dtype, spec.shape, self.device.ordinal, alignment)
-
-    def load_kernel(self, launch: KernelLaunch) -> LoadedKernel:
-        kernel = _CudaKernel(self, launch)
-        self._kernels.append(kernel)
-        return kernel
-
-    @property
-    def tensor_map_generation(self) -> int:
-        """Changes whenever a tensor-map slot that a captured graph may hold is given to another
-        operand (`_TensorMapCells`): the host then drops its graphs."""
-        return sum(kernel.tensor_maps.generation for kernel in self._kernels if kernel.tensor_maps is not None)
-
-    def allocate(self, spec: BufferSpec, alignment: int) -> Buffer:
-        from mlc.runtime.cuda import DeviceBuffer
-
-        if alignment > DeviceBuffer.ALIGNMENT:
-            raise HostProgramError(
-                f"a buffer of type {spec.type_text} must be aligned to {alignment} bytes; device "
-                f"allocations are aligned to {DeviceBuffer.ALIGNMENT}"
-            )
-        try:
-            return DeviceBuffer(spec.shape, spec.dtype, self.device, self.stream)
-        except CudaError as error:
-            if error.error_name == "CUDA_ERROR_OUT_OF_MEMORY":
-                raise OutOfMemoryError(str(error)) from None
-            raise
-
-    def memory_capacity(self) -> tuple[int, str] | None:
-        return self.device.properties.total_memory_bytes, f"the memory of {self.device.properties.summary()}"
-
-    def upload(self, values: np.ndarray, alignment: int) -> Buffer:
-        buffer = self.allocate(BufferSpec(values.shape, values.dtype, "constant"), alignment)
-        buffer.copy_from_host(values)  # type: ignore[attr-defined]
-        return buffer
-
-    def view(self, root: Buffer, byte_offset: int, spec: BufferSpec) -> Buffer:
-        return DeviceView(root, byte_offset, spec)  # type: ignore[arg-type]
-
-    def pointer_of(self, buffer: Buffer) -> int:
-        nbytes = buffer.nbytes  # type: ignore[attr-defined]
-        return buffer.pointer if nbytes else 0  # type: ignore[attr-defined]
-
-    def argument_binder(self, argument: ArgumentSlot) -> ArgumentBinder:
-        return _CudaArgumentBinder(self, argument)
-
-    def check_device_array(
-        self,
-        buffer: Buffer,
-        pointer: int,
-        shape: Sequence[int],
-        dtype: np.dtype,
-        ordinal: int,
-        spec: BufferSpec,
-        description: str,
-        alignment: int,
-        reason: str,
-    ) -> tuple[Buffer, int]:
-        if ordinal != self.device.ordinal:
-            raise ArgumentError(
-                f"{description}: the array is on CUDA device {ordinal}, but the program runs on device "
-                f"{self.device.ordinal} ({self.device.properties.summary()})"
-            )
-        check_shape_and_dtype(description, spec, shape, dtype)
-        check_alignment(description, pointer, alignment, reason)
-        return buffer, pointer
-
-    def check_view(
-        self, view: DeviceArrayView, spec: BufferSpec, description: str, alignment: int, reason: str
-    ) -> tuple[Buffer, int]:
-        return self.check_device_array(
-            view,
-            view.pointer,
-            view.shape,
-            view.dtype,
-            view.device_ordinal,
-            spec,
-            description,
-            alignment,
-            reason,
-        )
-
-    def bind_output(
-        self, value: object, spec: BufferSpec, description: str, alignment: int, reason: str
-    ) -> tuple[Buffer, int]:
-        from mlc.runtime.cuda import DeviceBuffer
-        from mlc.runtime.foreign_arrays import TorchFastCheck, device_array_view
-
-        key = (id(spec), alignment)
-        fast = self._output_checks.get(key)
-        if fast is None:
-            fast = TorchFastCheck(spec.dtype, spec.shape, self.device.ordinal, alignment)
-            self._output_checks[key] = fast
-        pointer = fast.pointer(value)
-        if pointer is not None:
-            return value, pointer
-        if isinstance(value, DeviceBuffer):
-            return self.check_device_array(
-                value,
-                value.pointer if value.nbytes else 0,
-                value.shape,
-                value.dtype,
-                value.device.ordinal,
-                spec,
-                description,
-                alignment,
-                reason,
-            )
-        view = device_array_view(value, description, self.stream)
-        if view is None:
-            raise ArgumentTypeError(
-                f"{description}: outputs of a GPU program must be device arrays (DeviceBuffer, or objects with "
-                f"__cuda_array_interface__ or DLPack), got {type(value).__name__}"
-            )
-        return self.check_view(view, spec, description, alignment, reason)
-
-    def copy(self, source: Buffer, destination: Buffer, nbytes: int) -> None:
-        from mlc.runtime.cuda import copy_device_to_device
-
-        copy_device_to_device(self._address(destination), self._address(source), nbytes, self.stream)
-
-    def _address(self, buffer: Buffer) -> int:
-        from mlc.runtime.cuda import DeviceBuffer
-
-        if isinstance(buffer, DeviceBuffer):
-            return self.pointer_of(buffer)
-        return buffer.pointer  # type: ignore[attr-defined]  # a DeviceArrayView or a DeviceView
-
-    def to_numpy(self, buffer: Buffer) -> np.ndarray:
-        from mlc.runtime.cuda import copy_device_to_host
-
-        shape, dtype = buffer.shape, buffer.dtype  # type: ignore[attr-defined]
-        array = np.empty(shape, dtype)
-        copy_device_to_host(array, self._address(buffer), self.stream)
-        return array
-
-    def synchronize(self) -> None:
-        self.stream.synchronize()

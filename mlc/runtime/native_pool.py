@@ -351,28 +351,30 @@ def _cached_library_path(name: str) -> Path | None:
 
 def _load(path: Path) -> ctypes.CDLL | None:
     try:
-        library = ctypes.CDLL(str(path), mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        return ctypes.CDLL(str(path), mode=os.RTLD_NOW | os.RTLD_LOCAL)
     except OSError:
         return None
-    library.mlc_pool_create.restype = ctypes.c_void_p
-    library.mlc_pool_create.argtypes = [ctypes.c_int, ctypes.c_int64]
-    library.mlc_pool_run.restype = ctypes.c_int
-    library.mlc_pool_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int64]
-    library.mlc_pool_destroy.restype = None
-    library.mlc_pool_destroy.argtypes = [ctypes.c_void_p]
-    return library
 
 
-def _build_and_load(driver: str) -> ctypes.CDLL | None:
-    source = pool_source()
+def compiled_library(prefix: str, source: str) -> ctypes.CDLL | None:
+    """`source` compiled into a shared library and loaded: from the cache
+    (`<cache>/native/<prefix>-<hash>.so`, the hash covering the source and the command) when it is
+    there, else built with the C compiler driver (and put in the cache when there is one); None
+    where there is no driver, the build fails or the library does not load. Shared by the pool
+    and the CPU call path (`native_call.py`)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    driver = _compiler_driver()
+    if driver is None:
+        return None
     key = sha256("\0".join([source, driver, *COMPILE_FLAGS]).encode()).hexdigest()[:24]
-    name = f"mlc-pool-{key}.so"
+    name = f"{prefix}-{key}.so"
     cached = _cached_library_path(name)
     if cached is not None and cached.exists():
         library = _load(cached)
         if library is not None:
             return library
-    with tempfile.TemporaryDirectory(prefix="mlc-pool-") as directory:
+    with tempfile.TemporaryDirectory(prefix=f"{prefix}-") as directory:
         built = Path(directory) / name
         if not _build(driver, source, built):
             return None
@@ -389,10 +391,16 @@ def _build_and_load(driver: str) -> ctypes.CDLL | None:
 
 @functools.lru_cache(maxsize=1)
 def _library_for_process() -> ctypes.CDLL | None:
-    if not sys.platform.startswith("linux"):
+    library = compiled_library("mlc-pool", pool_source())
+    if library is None:
         return None
-    driver = _compiler_driver()
-    return None if driver is None else _build_and_load(driver)
+    library.mlc_pool_create.restype = ctypes.c_void_p
+    library.mlc_pool_create.argtypes = [ctypes.c_int, ctypes.c_int64]
+    library.mlc_pool_run.restype = ctypes.c_int
+    library.mlc_pool_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int64]
+    library.mlc_pool_destroy.restype = None
+    library.mlc_pool_destroy.argtypes = [ctypes.c_void_p]
+    return library
 
 
 def native_pool_library() -> ctypes.CDLL | None:
@@ -437,10 +445,25 @@ class NativeProgramPool:
         self._finalizer = weakref.finalize(self, _destroy, self._library, handle, self._pid)
         return handle
 
-    def run(self, address: int, pointers: ctypes.Array, programs: int) -> None:  # type: ignore[type-arg]
+    def handle(self) -> int:
+        """This process's pool (made here on first use, or again in a forked child)."""
         handle = self._handle if self._pid == os.getpid() else None
-        if handle is None:
-            handle = self._make()
+        return self._make() if handle is None else handle
+
+    @property
+    def owner(self) -> int:
+        """The process id whose pool `handle` last returned (-1: none yet)."""
+        return self._pid
+
+    @property
+    def run_address(self) -> int:
+        """The address of `mlc_pool_run`, for native callers (`native_call.py`)."""
+        address = ctypes.cast(self._run, ctypes.c_void_p).value
+        assert address is not None
+        return address
+
+    def run(self, address: int, pointers: ctypes.Array, programs: int) -> None:  # type: ignore[type-arg]
+        handle = self.handle()
         if self._run(handle, address, len(pointers), pointers, programs) != 0:
             raise ValueError(f"a kernel with {len(pointers)} pointers: the native pool passes at most {MAX_POINTERS}")
 

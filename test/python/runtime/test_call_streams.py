@@ -25,7 +25,8 @@ from ptx_kernels import GPU_HOST_MODULE, POINTER_KERNELS_PTX, gpu_host_reference
 import mlc  # noqa: E402
 from mlc.runtime.call_streams import stream_handle  # noqa: E402
 from mlc.runtime.cuda import CudaModule, DeviceBuffer, Stream  # noqa: E402
-from mlc.runtime.host import CudaExecutor, HostProgram  # noqa: E402
+from mlc.runtime.cuda_executor import CudaExecutor  # noqa: E402
+from mlc.runtime.host import HostProgram  # noqa: E402
 from mlc.runtime.plan import plan_host_function  # noqa: E402
 
 X, Y = np.arange(1024, dtype=np.float32), np.ones(1024, np.float32)

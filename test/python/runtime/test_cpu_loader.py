@@ -18,7 +18,8 @@ from ptx_kernels import parse
 
 from mlc.backend.cpu import c_compiler_driver, link_shared_library
 from mlc.runtime.cpu import CpuLoadError, CpuModule, SharedLibrary, elf_symbols, load_cpu_code
-from mlc.runtime.host import CpuExecutor, HostProgram
+from mlc.runtime.cpu_executor import CpuExecutor
+from mlc.runtime.host import HostProgram
 from programs import assert_compiled_matches
 
 llvm = pytest.importorskip("llvmlite.binding")

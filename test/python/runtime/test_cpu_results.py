@@ -23,7 +23,7 @@ from mlc.runtime.cpu import (
     _Lease,
     huge_page_array,
 )
-from mlc.runtime.host import CpuExecutor
+from mlc.runtime.cpu_executor import CpuExecutor
 from mlc.runtime.slots import BufferSpec
 
 ROWS = RECYCLED_RESULT_BYTES // (4 * 64)  # a [ROWS, 64] f32 result is exactly the threshold

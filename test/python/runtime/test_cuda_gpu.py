@@ -44,7 +44,8 @@ from mlc.runtime.cuda import (
     time_on_device,
 )
 from mlc.runtime.foreign_arrays import device_array_view
-from mlc.runtime.host import CudaExecutor, HostProgram
+from mlc.runtime.cuda_executor import CudaExecutor
+from mlc.runtime.host import HostProgram
 
 pytestmark = pytest.mark.gpu
 

@@ -15,7 +15,9 @@ import pytest
 from ptx_kernels import parse
 
 from mlc.errors import ArgumentError, OutOfMemoryError
-from mlc.runtime.host import HostMemoryExecutor, HostProgram, LoadedKernel, aligned_empty
+from mlc.runtime.executor import LoadedKernel
+from mlc.runtime.host import HostProgram
+from mlc.runtime.host_memory import HostMemoryExecutor, aligned_empty
 from mlc.runtime.plan import CPU_LAUNCH, GPU_LAUNCH, BufferSpec, HostProgramError, KernelLaunch
 
 

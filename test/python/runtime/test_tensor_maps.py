@@ -319,7 +319,8 @@ def test_host_program_keeps_tensor_map_parameters_on_their_buffers(monkeypatch) 
     import fake_cuda_driver
 
     from mlc.runtime.cuda import DeviceBuffer
-    from mlc.runtime.host import MAX_CUDA_GRAPHS, HostProgram
+    from mlc.runtime.executor import MAX_CUDA_GRAPHS
+    from mlc.runtime.host import HostProgram
 
     state = fake_cuda_driver.install(monkeypatch)
     program = HostProgram.for_cuda_plan(plan_host_function(parse(DOUBLED)), DOUBLED_PTX, cuda_graph=True)
