@@ -80,8 +80,10 @@ A_REGISTER_SETS = 2
 """`mlc.a_register_sets` of a TF32 product whose A the GPU lowering loads into registers: its K loop
 runs two copies an iteration (loop-unroll), so a step's loads rewrite the registers of the product
 two steps back, which the previous step's `loop.wgmma_wait 1` has completed, instead of waiting for
-the previous step's products (one set: measured 474 us against the K-major product's 378 at 4096^3
-on an H100, the loads and products of one warpgroup never overlapping)."""
+the previous step's products (CUTLASS's register-A mainloop does the same). Measured on an H100
+(BENCHMARKS.md, tf16): 1.2% faster at 4096^3 and 1.6% at 8192^3 than one set, same sign in 3 of 3
+interleaved pairs; the product's large loss before (474 against 405 us) was the compile cache's
+cubin ignoring setmaxnreg, not the wait (`compiler.linked_cubin_keeps`)."""
 
 WGMMA_PIPELINE_STAGES = 4
 """The default `mlc.pipeline_stages` of a wgmma kernel: each product stays in flight one K step

@@ -246,8 +246,9 @@ def lower_register_tf32_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SS
     The loads come after a `wgmma.wait_group N - 1`, N = `mlc.a_register_sets` (1 when absent): PTX
     leaves writing a product's A registers before a wait that completes it undefined, and in a K
     loop of one copy (N = 1) the loads rewrite the registers the previous step's products read, so
-    they wait for all of them (one warpgroup's products then never overlap across K steps: 474 us
-    against 378 for the K-major product at 4096^3, H100). With N copies an iteration (loop-unroll)
+    they wait for all of them (one warpgroup's products then never overlap across K steps; the
+    other warpgroup's run meanwhile: 1-2% slower than two sets at 4096^3 and 8192^3 on an H100,
+    BENCHMARKS.md, tf16). With N copies an iteration (loop-unroll)
     each copy's loads are values of their own (their own PTX registers), last read by the product
     N steps back, which a wait for N - 1 groups in flight has completed (one group a step).
 
