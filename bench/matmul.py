@@ -19,7 +19,7 @@ multiple of 4 keeps mma.sync), fed by TMA like the f16 ones; `tf32 linear ...` i
 the product alone), against cuBLAS's `x @ w.T` with TF32 allowed.
 Without `--compare-staging` / `--tma` / `--matmul-tile`, mlc's rows are `mlc.compile`'s default
 pipeline (on sm_90: `mlc-lower-to-gpu{arch=sm_90 tma=true warp-specialize=true stage-epilogue=true
-l2-group-tiles=8}`, which the `tma+ws+se` staging runs without its last option).
+l2-group-tiles=8 tf32-swap=true}`, which the `tma+ws+se` staging runs without its last two options).
 TFLOP/s count 2 * M * N * K per product.
 `--matmul-tile` passes a block tile to `convert-graph-to-tile` instead of its heuristic (tuning).
 `--tma` compiles with `mlc-lower-to-gpu{arch=sm_90 tma=true}` (sm_90 only): the f16/bf16 cases'

@@ -639,13 +639,16 @@ def _default_pipeline(target: str, precision: str | None = None) -> str:
     return default_pipeline_for(target, arch, precision)
 
 
-HOPPER_STAGING = ("tma=true", "warp-specialize=true", "stage-epilogue=true", "l2-group-tiles=8")
+HOPPER_STAGING = ("tma=true", "warp-specialize=true", "stage-epilogue=true", "l2-group-tiles=8", "tf32-swap=true")
 """mlc-lower-to-gpu's options that `mlc.compile` adds on sm_90: warpgroup products fed by TMA from a
 producer warpgroup, tiles stored through shared memory (0.84-0.98x cuBLAS at 4096^3 and 8192^3
-against 0.72-0.87x for the cp.async pipeline: BENCHMARKS.md, ninth step), and the grouped tile
+against 0.72-0.87x for the cp.async pipeline: BENCHMARKS.md, ninth step), the grouped tile
 order for tensor-core kernels reading an operand larger than L2 (8192^3: 1-7.5% faster in 4
 interleaved pairs, BENCHMARKS.md, wg13; the other kernels it regroups, the conv's implicit GEMM
-and the fp16 MLP's products, measured no slower with it: BENCHMARKS.md, session 13 start)."""
+and the fp16 MLP's products, measured no slower with it: BENCHMARKS.md, session 13 start), and
+plain TF32 products on a row-major B computed transposed, B's block in wgmma's A registers (two
+register sets, `mlc.a_register_sets`), instead of a transpose kernel and the K-major product
+(BENCHMARKS.md, tf16)."""
 
 
 def default_pipeline_for(target: str, arch: str = "", precision: str | None = None) -> str:
@@ -766,6 +769,17 @@ def _build(module: ModuleOp, arch: str | None, shared_library: bool) -> Callable
     return prepare_cpu_code(module, shared_library)
 
 
+def linked_cubin_keeps(ptx: str) -> bool:
+    """Whether the driver's linker (the compile cache's cubin, `CudaModule(keep_cubin=True)`)
+    compiles `ptx` as a whole-program load would. It compiles PTX as relocatable code and then
+    ignores `setmaxnreg` ("to maintain compatibility across compilation units", ptxas C7504): a
+    warp-specialized kernel's consumers keep the launch's register count, and where they need
+    more (a TF32 product with A in registers: 128 accumulators and two sets of A) ptxas
+    serializes the wgmmas (C7512) and spills: 480 us against 392-405 at 4096^3 on an H100, the
+    same PTX. Such PTX is loaded by the JIT (the driver's own compute cache keeps it) instead."""
+    return "setmaxnreg" not in ptx
+
+
 def _load(
     module: ModuleOp,
     target: str,
@@ -786,7 +800,7 @@ def _load(
         # For the cache (`shared_library`: a later process loads what this one compiled), the
         # driver's compiled image is kept too: a hit then loads it without the PTX JIT.
         program = HostProgram.for_cuda(
-            module, built, entry=function_name, device=get_device(), cuda_graph=cuda_graph, keep_cubin=shared_library
+            module, built, entry=function_name, device=get_device(), cuda_graph=cuda_graph, keep_cubin=shared_library and linked_cubin_keeps(built)
         )
         return built, program, None
     program = HostProgram.for_cpu(module, built.object_code, function_name, num_threads, built.shared_library)

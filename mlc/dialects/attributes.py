@@ -368,6 +368,27 @@ UNROLL = DeclaredAttribute(
     "loop-unroll",
     _unit,
 )
+UNROLL_BY = DeclaredAttribute(
+    "mlc.unroll_by",
+    "a positive i64",
+    "an scf.for with a constant start, end and step to unroll by N: a loop of N copies of the body "
+    "per iteration, then the iterations left over (fewer than N) as copies after it",
+    "loop-unroll (around a loop.wgmma with mlc.a_register_sets = N), people",
+    "loop-unroll",
+    _positive_integer,
+)
+A_REGISTER_SETS = DeclaredAttribute(
+    "mlc.a_register_sets",
+    "a positive i64",
+    "a loop.wgmma whose A the GPU lowering loads into registers (f32, A M-major): its K loop runs N "
+    "copies of it an iteration (loop-unroll), so the A registers a product reads are rewritten N "
+    "steps later, and the loads wait only until N - 1 product groups are in flight, not 0 (1: no "
+    "copies; the loads wait for every product)",
+    "convert-tile-to-loop{wgmma=true} (2, on a TF32 product with an M-major A), loop-unroll (1 where "
+    "it cannot unroll the loop)",
+    "loop-unroll, convert-gpu-to-nvvm",
+    _positive_integer,
+)
 PROMOTED = DeclaredAttribute(
     "mlc.promoted",
     "a string",
@@ -616,6 +637,8 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     OPERAND,
     DOT,
     UNROLL,
+    UNROLL_BY,
+    A_REGISTER_SETS,
     TMA,
     WARP_ROLES,
     PROMOTED,

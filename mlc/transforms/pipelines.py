@@ -41,9 +41,9 @@ loop-promote-shared: each warp stores its band of the tile through shared memory
 loop-group-tiles: the warp-specialized products run on a persistent grid of P blocks, each looping
 over tiles, its producer loading the next tile's stages during the epilogue (measured slower on an
 H100, so not mlc.compile's default: BENCHMARKS.md, "A persistent grid ...").
-`tf32-swap=true` (opt-in, sm_90) runs graph-transpose-tf32-rhs{swap-operands=true}: a plain TF32
-product on a row-major B is computed transposed (`mlc.swap_operands`) instead of after a transpose
-kernel of B.
+`tf32-swap=true` (sm_90; in `mlc.compile`'s default, `compiler.HOPPER_STAGING`) runs
+graph-transpose-tf32-rhs{swap-operands=true}: a plain TF32 product on a row-major B is computed
+transposed (`mlc.swap_operands`) instead of after a transpose kernel of B.
 """
 
 from __future__ import annotations
@@ -141,9 +141,10 @@ class LowerToGpu(NamedPipeline):
     """Opt-in, with `warp_specialize`: loop-persistent-tiles{blocks=P} after loop-group-tiles, a
     persistent grid of P blocks (the device's multiprocessors) looping over the tiles; 0 off."""
     tf32_swap: bool = False
-    """Opt-in, with a wgmma `arch`: graph-transpose-tf32-rhs{swap-operands=true}, plain TF32 products on
-    a row-major B computed transposed (B's block in wgmma's A registers) instead of after a transpose
-    kernel; slower on an H100/H200 at 4096^3 and 8192^3 (BENCHMARKS.md, "TF32 without the transpose kernel")."""
+    """With a wgmma `arch`: graph-transpose-tf32-rhs{swap-operands=true}, plain TF32 products on a
+    row-major B computed transposed (B's block in wgmma's A registers, two register sets) instead of
+    after a transpose kernel; off by default here, on in `mlc.compile`'s sm_90 default
+    (`compiler.HOPPER_STAGING`: 4096^3 0.92-0.94x cuBLAS-TF32 against 0.81-0.86x, BENCHMARKS.md, tf16)."""
 
     def __post_init__(self) -> None:
         ConvertGraphToTile(precision=self.precision)  # checks the value

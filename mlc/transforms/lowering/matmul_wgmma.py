@@ -32,7 +32,9 @@ Transposed operands (`tile.transpose` of a zero-padded load of the stored matrix
 `mlc.operand_major`) are read in their stored layout: the op carries `mlc.operand_major`;
 loop-promote-shared stages a transposed rhs's N x BK block K-major like A's (read without the
 instruction's B transpose) and a transposed lhs's BK x 64 blocks M-major like a row-major B's
-(read with the instruction's A transpose).
+(read with the instruction's A transpose). A TF32 product with an M-major A carries
+`mlc.a_register_sets` = 2 (`A_REGISTER_SETS`): loop-unroll runs its K loop two steps an iteration,
+and the GPU lowering loads each step's A registers while the previous step's products run.
 
 TF32 dots (f32 operands at precision "tf32", `tf32_wgmma_applies`) take the same path when the
 rhs is K-major (a transposed rhs: graph-transpose-tf32-rhs gives a row-major B one), the only
@@ -52,7 +54,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, UnitAttr, f32, i64
 from xdsl.ir import SSAValue
 
 from mlc.dialects import attributes
@@ -73,6 +75,15 @@ from mlc.transforms.lowering.matmul_mma import (
     mma_applies,
 )
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering
+
+A_REGISTER_SETS = 2
+"""`mlc.a_register_sets` of a TF32 product whose A the GPU lowering loads into registers: its K loop
+runs two copies an iteration (loop-unroll), so a step's loads rewrite the registers of the product
+two steps back, which the previous step's `loop.wgmma_wait 1` has completed, instead of waiting for
+the previous step's products (CUTLASS's register-A mainloop does the same). Measured on an H100
+(BENCHMARKS.md, tf16): 1.2% faster at 4096^3 and 1.6% at 8192^3 than one set, same sign in 3 of 3
+interleaved pairs; the product's large loss before (474 against 405 us) was the compile cache's
+cubin ignoring setmaxnreg, not the wait (`compiler.linked_cubin_keeps`)."""
 
 WGMMA_PIPELINE_STAGES = 4
 """The default `mlc.pipeline_stages` of a wgmma kernel: each product stays in flight one K step
@@ -197,6 +208,9 @@ class WgmmaKernelLowering(MmaKernelLowering):
         )
         if lhs_transposed or rhs_transposed:
             attributes.OPERAND_MAJOR.write(product, ArrayAttr([StringAttr(side) for side in operand_major(lhs_transposed, rhs_transposed)]))
+        if lhs_transposed and _element_type(op.lhs) == f32:
+            # TF32 A from registers: two sets, so a step's loads need not wait for the previous step's products
+            attributes.A_REGISTER_SETS.write(product, IntegerAttr(A_REGISTER_SETS, i64))
         emitter.builder.insert(product)
         landed = emitter.builder.insert(loop.WgmmaWaitOp(0, list(product.d)))
         result = list(accumulator)

@@ -243,10 +243,14 @@ def lower_register_tf32_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SS
     m64nNk8.f32.tf32.tf32 {d}, {a0, a1, a2, a3}, b-desc, p, 1, 1` (no transpose immediates: B is
     K-major) and commit. The loads read the bits as they are: the tensor core ignores the low 13.
 
-    The loads come after a `wgmma.wait_group 0`: in a K loop they rewrite the registers that the
-    previous step's products read, and PTX leaves writing a product's A registers before a wait
-    that completes it undefined. So one warpgroup's products do not overlap each other across K
-    steps; the other consumer warpgroups' products fill the tensor cores meanwhile.
+    The loads come after a `wgmma.wait_group N - 1`, N = `mlc.a_register_sets` (1 when absent): PTX
+    leaves writing a product's A registers before a wait that completes it undefined, and in a K
+    loop of one copy (N = 1) the loads rewrite the registers the previous step's products read, so
+    they wait for all of them (one warpgroup's products then never overlap across K steps; the
+    other warpgroup's run meanwhile: 1-2% slower than two sets at 4096^3 and 8192^3 on an H100,
+    BENCHMARKS.md, tf16). With N copies an iteration (loop-unroll)
+    each copy's loads are values of their own (their own PTX registers), last read by the product
+    N steps back, which a wait for N - 1 groups in flight has completed (one group a step).
 
     Bank conflicts. A load's 32 lanes read 8 consecutive f32 of M (two 16-byte chunks c, c + 1,
     c even) in each of 4 rows of K; the 128-byte swizzle XORs row r's chunks with r mod 8, and
@@ -270,7 +274,9 @@ def lower_register_tf32_wgmma(op: loop.WgmmaOp, lhs_base: SSAValue, rhs_base: SS
     # load j reads depth t + 4 ((t mod 2) XOR j): t + 4 (t mod 2), then t + 4 - 4 (t mod 2)
     first_depth = builder.add(quad, builder.mul(odd_bit, 4))
     second_depth = builder.add(quad, builder.mul(builder.emit(arith.XOrIOp(odd_bit, builder.constant(1))), 4))
-    _inline_asm(builder, "wgmma.wait_group.sync.aligned 0;", "", [], 0)  # the previous products read the A registers
+    sets = attributes.A_REGISTER_SETS.read(op)
+    in_flight = 0 if sets is None else sets.value.data - 1  # type: ignore[attr-defined]
+    _inline_asm(builder, f"wgmma.wait_group.sync.aligned {in_flight};", "", [], 0)  # the products that read these registers
     *outer, k_origin, m_origin = op.lhs_indices
     row = builder.add(builder.add(m_origin, builder.mul(warp, 16)), group)  # M, along the buffer's columns
     depths = [builder.add(k_origin, first_depth), builder.add(k_origin, second_depth)]  # K, along its rows

@@ -49,7 +49,7 @@
 // The swapped product: wgmma's A is B's block at [k, n + 64 warpgroup] (M-major), its B A's rows.
 // LOOP:       loop.kernel @plain_0_matmul
 // LOOP-SAME:    mlc.swap_operands
-// LOOP:         loop.wgmma m64n64k32 %b[%k, %{{.*}}], %a[%m, %k], ({{.*}}) {mlc.operand_major = ["m", "k"]} : memref<96x128xf32>, memref<64x96xf32>
+// LOOP:         loop.wgmma m64n64k32 %b[%k, %{{.*}}], %a[%m, %k], ({{.*}}) {mlc.operand_major = ["m", "k"], mlc.a_register_sets = 2 : i64} : memref<96x128xf32>, memref<64x96xf32>
 // LOOP:         memref.store {{.*}}, %output0
 
 // Both staged as rows of 32 f32 (128 bytes), swizzled, by async copies.
@@ -60,14 +60,25 @@
 // GPU:        mlc_gpu.func @plain_0_matmul
 // GPU:          %a_shared = memref.alloca() {{.*}} mlc.swizzle = 128 : i64{{.*}} : memref<4x64x32xf32, 3 : i64>
 // GPU:          %b_shared = memref.alloca() {{.*}} mlc.swizzle = 128 : i64{{.*}} : memref<4x32x64xf32, 3 : i64>
+// Its K loop (3 steps of 32) runs two copies of the product an iteration, so that the A registers
+// alternate (mlc.a_register_sets = 2), and the third step after it.
+// GPU:          scf.for %k = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
+// GPU-COUNT-2:    loop.wgmma m64n64k32 %b_shared{{.*}} mlc.a_register_sets = 2 : i64
+// GPU:            scf.yield
+// GPU-NEXT:     }
+// GPU:          loop.wgmma m64n64k32 %b_shared{{.*}} mlc.a_register_sets = 2 : i64
+// GPU-NOT:      loop.wgmma m64
 
 // TF32 wgmma has no transpose immediates: d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b.
 // NVVM:       llvm.func @row_major_1_transpose_matmul_add_relu
 // NVVM:         wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {{.*}}, p, 1, 1; }
 // The swapped product's A from registers: 4 32-bit shared loads a step of 8 (16 for K = 32), then
 // the register-A form.
+// Each copy's loads wait only until one product group is in flight: the registers they rewrite
+// were read by the product two steps back.
 // NVVM:       llvm.func @plain_0_matmul
 // NVVM:         llvm.nvvm.read.ptx.sreg.tid.x
+// NVVM:         "wgmma.wait_group.sync.aligned 1;", ""
 // NVVM-COUNT-16: llvm.load %{{.*}} : !llvm.ptr<3> -> i32
 // NVVM:         wgmma.fence.sync.aligned;
 // NVVM:         wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {{.*}}, {$64,$65,$66,$67}, $68, p, 1, 1; }

@@ -279,7 +279,7 @@ def test_spelling_a_hopper_gpus_pipeline_loads_no_passes():
         "print(default_pipeline_for('cuda', 'sm_90'), any(m.split('.')[0] == 'xdsl' or m.startswith('mlc.transforms') for m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["mlc-lower-to-gpu{arch=sm_90", "tma=true", "warp-specialize=true", "stage-epilogue=true", "l2-group-tiles=8}", "False"]
+    assert done.stdout.split() == ["mlc-lower-to-gpu{arch=sm_90", "tma=true", "warp-specialize=true", "stage-epilogue=true", "l2-group-tiles=8", "tf32-swap=true}", "False"]
 
 
 @pytest.mark.gpu

@@ -22,8 +22,11 @@ NUMPY = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32}
 
 
 def persistent(blocks: int) -> str:
-    """mlc.compile's sm_90 pipeline with the persistent grid of `blocks` blocks."""
-    return "mlc-lower-to-gpu{arch=sm_90 " + " ".join(HOPPER_STAGING) + f" persistent-tiles={blocks}}}"
+    """mlc.compile's sm_90 pipeline with the persistent grid of `blocks` blocks, TF32 products on a
+    row-major B through the transpose kernel (the grid leaves a product computed transposed alone:
+    its consumers' K loop runs two steps an iteration, the producer's one)."""
+    staging = " ".join(option for option in HOPPER_STAGING if option != "tf32-swap=true")
+    return "mlc-lower-to-gpu{arch=sm_90 " + staging + f" persistent-tiles={blocks}}}"
 
 
 def program(m: int, n: int, k: int, element: str) -> str:

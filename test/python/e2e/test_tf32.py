@@ -24,10 +24,13 @@ from programs import assert_compiled_matches, lower, transposed_matmul_program
 GPU = pytest.mark.gpu
 PRECISIONS = ["tf32", "3xtf32"]
 WGMMA = "mlc-lower-to-gpu{arch=sm_90}"
-HOPPER_DEFAULT = "mlc-lower-to-gpu{arch=sm_90 " + " ".join(HOPPER_STAGING) + "}"
-"""What `mlc.compile` runs on an sm_90 GPU: TMA, a producer warpgroup, the staged epilogue."""
-SWAP, HOPPER_DEFAULT_SWAP = (pipeline.replace("}", " tf32-swap=true}") for pipeline in (WGMMA, HOPPER_DEFAULT))
-"""The same with `tf32-swap=true` (opt-in): plain products on a row-major B computed transposed."""
+HOPPER_DEFAULT = HOPPER_DEFAULT_SWAP = "mlc-lower-to-gpu{arch=sm_90 " + " ".join(HOPPER_STAGING) + "}"
+"""What `mlc.compile` runs on an sm_90 GPU: TMA, a producer warpgroup, the staged epilogue, plain
+TF32 products on a row-major B computed transposed (`tf32-swap=true`)."""
+HOPPER_TRANSPOSED = HOPPER_DEFAULT.replace(" tf32-swap=true", "")
+"""The same without `tf32-swap`: a row-major B through a transpose kernel, then the K-major product."""
+SWAP = WGMMA.replace("}", " tf32-swap=true}")
+"""The cp.async pipeline with `tf32-swap=true`."""
 
 
 def tensor(shape: tuple[int, ...]) -> str:
@@ -100,6 +103,7 @@ WGMMA_CASES = [
     pytest.param((1024, 1024), (1024, 1024), False, WGMMA, id="1024^3"),
     pytest.param((1024, 1024), (1024, 1024), False, SWAP, id="1024^3-swapped"),
     pytest.param((1024, 1024), (1024, 1024), False, HOPPER_DEFAULT_SWAP, id="1024^3-swapped-default"),
+    pytest.param((2048, 520), (520, 2048), False, HOPPER_TRANSPOSED, id="2048x2048x520-transposed-default"),
     pytest.param((2048, 520), (520, 2048), False, HOPPER_DEFAULT_SWAP, id="2048x2048x520-swapped-default"),
     pytest.param((2048, 520), (520, 2048), False, "mlc-lower-to-gpu{arch=sm_90 tma=true tf32-swap=true}", id="2048x2048x520-swapped-tma"),
     pytest.param((333, 516), (516, 252), False, HOPPER_DEFAULT_SWAP, id="333x252x516-ragged-swapped-default"),

@@ -181,3 +181,6 @@ def test_tf32_wgmma_warp_specialized_bulk_copies(swap: bool, m: int, n: int, k: 
     lowered = _check_chain(program(m, n, k, False, "tf32"), "tf32", HOPPER_DEFAULT_STEPS, seed, tile_level, "loop.wgmma")
     assert "loop.tma_load" in lowered and "mlc.warp_roles" in lowered
     assert ('mlc.operand_major = ["m", "k"]' in lowered) == swap and ("mlc.staged_epilogue" in lowered) == (not swap)
+    if swap:  # the K loop runs two copies an iteration, the odd step left over after it (mlc.a_register_sets)
+        steps = -(-k // 32)
+        assert lowered.count("mlc.a_register_sets = 2") == (2 + steps % 2 if steps >= 2 else 1)

@@ -69,3 +69,40 @@ loop.kernel @nested(%x: memref<8xf32>, %y: memref<2xf32>) {
   memref.store %none, %y[%c1] : memref<2xf32>
   loop.return
 }
+
+// -----
+
+// Unrolled by 2 (mlc.unroll_by): 5 iterations become a loop of 2 iterations of two copies (the
+// second at the counter + 1) and the fifth iteration as a copy after it, taking the loop's result.
+// CHECK-LABEL: loop.kernel @by_two
+// CHECK:         %zero = arith.constant
+// CHECK-NEXT:    %[[LB:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[UB:.*]] = arith.constant 4 : index
+// CHECK-NEXT:    %[[STEP:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    %[[LOOP:.*]] = scf.for %k = %[[LB]] to %[[UB]] step %[[STEP]] iter_args(%[[A:.*]] = %zero) -> (f32) {
+// CHECK-NEXT:      %[[X0:.*]] = memref.load %x[%k] : memref<8xf32>
+// CHECK-NEXT:      %[[S0:.*]] = arith.addf %[[A]], %[[X0]] : f32
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:      %[[K1:.*]] = arith.addi %k, %[[ONE]] : index
+// CHECK-NEXT:      %[[X1:.*]] = memref.load %x[%[[K1]]] : memref<8xf32>
+// CHECK-NEXT:      %[[S1:.*]] = arith.addf %[[S0]], %[[X1]] : f32
+// CHECK-NEXT:      scf.yield %[[S1]] : f32
+// CHECK-NEXT:    } {mlc.note = "kept"}
+// CHECK-NEXT:    %[[K4:.*]] = arith.constant 4 : index
+// CHECK-NEXT:    %[[X4:.*]] = memref.load %x[%[[K4]]] : memref<8xf32>
+// CHECK-NEXT:    %[[S4:.*]] = arith.addf %[[LOOP]], %[[X4]] : f32
+// CHECK-NEXT:    memref.store %[[S4]], %y[%c0] : memref<1xf32>
+// CHECK-NOT:     mlc.unroll_by
+loop.kernel @by_two(%x: memref<8xf32>, %y: memref<1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %zero = arith.constant 0.0 : f32
+  %sum = scf.for %k = %c0 to %c5 step %c1 iter_args(%acc = %zero) -> (f32) {
+    %v = memref.load %x[%k] : memref<8xf32>
+    %s = arith.addf %acc, %v : f32
+    scf.yield %s : f32
+  } {mlc.unroll_by = 2 : i64, mlc.note = "kept"}
+  memref.store %sum, %y[%c0] : memref<1xf32>
+  loop.return
+}

@@ -1,4 +1,4 @@
-"""loop-unroll: fully unrolled loops compute what the loops did.
+"""loop-unroll: fully unrolled loops, and loops unrolled by N, compute what the loops did.
 
 Hypothesis draws loop kernels with a marked loop (drawn bounds, step and carried values, sometimes
 nested in an unmarked or a marked loop, sometimes running no iteration) whose body mixes the
@@ -18,8 +18,9 @@ from mlc.interpreter import run_kernel
 from programs import lower
 
 
-def kernel_text(lower_bound: int, upper_bound: int, step: int, carried: int, outer: str) -> str:
-    """y[0..carried) = the carried values after `for j` (inside an outer loop over i when `outer`)."""
+def kernel_text(lower_bound: int, upper_bound: int, step: int, carried: int, outer: str, by: int = 0) -> str:
+    """y[0..carried) = the carried values after `for j` (inside an outer loop over i when `outer`),
+    `for j` marked `mlc.unroll`, or `mlc.unroll_by` = `by` when `by` > 0."""
     arguments = ", ".join(f"%a{n} = %init{n}" for n in range(carried))
     types = ", ".join(["f32"] * carried)
     inits = "\n".join(f"  %init{n} = arith.constant {n + 0.5} : f32" for n in range(carried))
@@ -39,7 +40,7 @@ def kernel_text(lower_bound: int, upper_bound: int, step: int, carried: int, out
     %ji = arith.addi %j, %i : index
 {updates}
     scf.yield {yields} : {types}
-  }} {{mlc.unroll}}"""
+  }} {{{f"mlc.unroll_by = {by} : i64" if by else "mlc.unroll"}}}"""
     outer_arguments = ", ".join(f"%o{n} = %init{n}" for n in range(carried))
     outer_yields = ", ".join(f"%results#{n}" for n in range(carried))
     mark = " {mlc.unroll}" if outer == "marked" else ""
@@ -77,13 +78,18 @@ loop.kernel @k(%x: memref<64xf32>, %y: memref<{carried}xf32>) {{
     step=st.integers(1, 4),
     carried=st.integers(1, 3),
     outer=st.sampled_from(["none", "plain", "marked"]),
+    by=st.sampled_from([0, 0, 2, 3]),
     seed=st.integers(0, 2**16),
 )
-def test_unrolling_preserves_results(lower_bound, length, step, carried, outer, seed):
-    text = kernel_text(lower_bound, lower_bound + length, step, carried, outer)
+def test_unrolling_preserves_results(lower_bound, length, step, carried, outer, by, seed):
+    """Fully (`by` 0) or by 2 or 3 (`mlc.unroll_by`: a loop of copies, the rest after it)."""
+    text = kernel_text(lower_bound, lower_bound + length, step, carried, outer, by)
     before = lower(text, "")
     after = lower(text, "loop-unroll")
     assert "mlc.unroll" not in str(after)
+    if by and outer != "marked":
+        whole = len(range(lower_bound, lower_bound + length, step)) // by
+        assert str(after).count("scf.for") == (outer == "plain") + (whole > 0)
     x = np.random.default_rng(seed).standard_normal(64).astype(np.float32)
     expected = run_kernel(before, "k", [x.copy(), np.zeros(carried, np.float32)])[1]
     actual = run_kernel(after, "k", [x.copy(), np.zeros(carried, np.float32)])[1]
