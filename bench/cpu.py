@@ -4,7 +4,7 @@
                         [--malloc steady|default] [--results runtime|heap] [--prefetch LOADS/STORES] [--interleaved-rows I]
 
 Cases (f32): softmax of 1024x1024 and of long rows (64x65536), tanh(x*y + x) on 4096x1024, exact
-(erf) GELU of 4096x1024, its memory floor (-x of 4096x1024), layer norm of 4096x1024 with scale and bias, a column sum (axis 0) of
+(erf) GELU of 4096x1024, its memory floor (-x of 4096x1024), a leaky ReLU (where(x > 0, x, 0.01 x)) of 4096x1024, layer norm of 4096x1024 with scale and bias, a column sum (axis 0) of
 4096x1024, matmul 512^3, 1024^3 and 2048^3, and fused MLP blocks gelu(x @ w + b) of 1024x1024 by
 1024x1024 (tanh and erf GELU). Every implementation runs on the same random inputs
 (never zeros), is checked against numpy's float64 result first, then timed with
@@ -271,6 +271,26 @@ def negate_case(rows: int, columns: int) -> Case:
     return _one_operand("negate", "neg %x", rows, columns, reference=lambda x: -x, torch_function=lambda torch, x: torch.neg(x))
 
 
+def leaky_relu_case(rows: int, columns: int) -> Case:
+    """where(x > 0, x, 0.01 x): a comparison deciding a select, computed on vectors (llvm.fcmp /
+    llvm.select of vectors: vector_maps.py); against torch's leaky_relu."""
+    t, b, scalar = tensor(rows, columns), f"tensor<{rows}x{columns}xi1>", "tensor<f32>"
+    return Case(
+        f"leaky relu {rows}x{columns}",
+        f"""func.func @f(%x: {t}) -> {t} {{
+  %zero = graph.constant dense<0.0> : {scalar}
+  %slope = graph.constant dense<0.01> : {scalar}
+  %c = graph.cmp gt, %x, %zero : ({t}, {scalar}) -> {b}
+  %s = graph.mul %x, %slope : ({t}, {scalar}) -> {t}
+  %0 = graph.where %c, %x, %s : ({b}, {t}, {t}) -> {t}
+  func.return %0 : {t}
+}}""",
+        [(rows, columns)],
+        lambda x: np.where(x > 0, x, x * np.float32(0.01)),
+        lambda torch, x: torch.nn.functional.leaky_relu(x, 0.01),
+    )
+
+
 def column_sum_case(rows: int, columns: int) -> Case:
     return _one_operand(
         "column sum", "reduce_sum %x axes [0] keepdims false", rows, columns, result=tensor(columns),
@@ -284,6 +304,7 @@ CASES = [
     tanh_chain_case(4096, 1024),
     gelu_erf_case(4096, 1024),
     negate_case(4096, 1024),
+    leaky_relu_case(4096, 1024),
     layer_norm_case(4096, 1024),
     column_sum_case(4096, 1024),
     matmul_case(512),

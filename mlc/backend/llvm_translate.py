@@ -18,7 +18,7 @@ Algorithm:
    `icmp`, `select`, `fneg`, aggregate and vector element ops, `unreachable`, masked stores and
    vector reductions). Our handlers replace xDSL's where xDSL 0.74 is wrong or incomplete: GEP
    and `addressof` on opaque pointers in any address space (xDSL bitcasts to typed pointers),
-   alignment of globals, loads and stores, the five ops of `mlc.dialects.llvm_extra`, intrinsic
+   alignment of globals, loads and stores, the ops of `mlc.dialects.llvm_extra`, intrinsic
    names mangled with their overload types (`llvm.exp.f32`, not `llvm.exp`), calls and
    intrinsics with fast-math flags, casts and constants of every type including `bf16`.
 
@@ -645,7 +645,11 @@ class _FunctionTranslator:
         (value,) = self.operands(op)
         self.define(op, getattr(builder, _CASTS[type(op)])(value, convert_type(op.results[0].type)))
 
-    def fcmp(self, op: llvm.FCmpOp, builder: ir.IRBuilder) -> None:
+    def select(self, op: llvm_extra.SelectOp, builder: ir.IRBuilder) -> None:
+        condition, when_true, when_false = self.operands(op)
+        self.define(op, builder.select(condition, when_true, when_false))
+
+    def fcmp(self, op: llvm.FCmpOp | llvm_extra.FCmpOp, builder: ir.IRBuilder) -> None:
         predicate = llvm.FCmpPredicateFlag.from_int(op.predicate.value.data).value.lstrip("_")
         lhs, rhs = self.operands(op)
         # llvmlite passes a predicate it does not abbreviate ('oeq', 'true', 'uno', ...) through.
@@ -777,6 +781,8 @@ _HANDLERS = {
     llvm.ZeroOp: _FunctionTranslator.zero,
     llvm.UndefOp: _FunctionTranslator.undef,
     llvm.FCmpOp: _FunctionTranslator.fcmp,
+    llvm_extra.FCmpOp: _FunctionTranslator.fcmp,
+    llvm_extra.SelectOp: _FunctionTranslator.select,
     llvm_extra.ExtractElementOp: _FunctionTranslator.extract_element,
     llvm.InlineAsmOp: _FunctionTranslator.inline_asm,
     llvm.FMAOp: _FunctionTranslator.fma,

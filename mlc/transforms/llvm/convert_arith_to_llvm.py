@@ -224,7 +224,7 @@ class IntegerMinMaxLowering(RewritePattern):
             lowering.replace([call.ress])
             return
         condition = _icmp(lowering, predicate, lhs, rhs)
-        lowering.replace([lowering.emit(llvm.SelectOp(condition, lhs, rhs)).res])
+        lowering.replace([lowering.emit(llvm_extra.SelectOp(condition, lhs, rhs)).res])
 
 
 class ComparisonLowering(RewritePattern):
@@ -242,7 +242,7 @@ class ComparisonLowering(RewritePattern):
         if predicate in ("false", "true"):
             lowering.replace([lowering.boolean(predicate == "true")])
             return
-        lowering.replace([lowering.emit(llvm.FCmpOp(lhs, rhs, predicate)).res])
+        lowering.replace([lowering.emit(llvm_extra.FCmpOp(lhs, rhs, predicate)).res])
 
 
 class SelectLowering(RewritePattern):
@@ -250,7 +250,7 @@ class SelectLowering(RewritePattern):
     def match_and_rewrite(self, op: arith.SelectOp, rewriter: PatternRewriter) -> None:
         lowering = OpLowering(op, rewriter)
         condition, lhs, rhs = lowering.operands()
-        lowering.replace([lowering.emit(llvm.SelectOp(condition, lhs, rhs)).res])
+        lowering.replace([lowering.emit(llvm_extra.SelectOp(condition, lhs, rhs)).res])
 
 
 class CastLowering(RewritePattern):

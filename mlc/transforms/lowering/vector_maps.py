@@ -1,10 +1,16 @@
 """Map bodies computed on vectors of f32 lanes: what the CPU's row, column and matmul lowerings share.
 
 A `tile.map` whose body is of `VECTOR_OPS` (elementwise f32 arithmetic and the math functions the
-CPU pipeline lowers on vectors), constants and selects on a mask computes a chunk of W elements
+CPU pipeline lowers on vectors), constants, comparisons and selects computes a chunk of W elements
 as one op per body op on `vector<W x f32>` (`vector_body`): operands that are scalars for the
 whole chunk (per-row or per-column values, constants) are broadcast, a select's i1 condition (a
 row's mask) stays scalar. Each lane computes what the tile interpreter computes for its element.
+
+Comparisons (`arith.cmpf`, as in `where(x > 0, x, 0.01 * x)`) of vectors become `llvm.fcmp` on
+vectors, a vector of i1, and the selects they decide `llvm.select` lane by lane
+(`mlc.dialects.llvm_extra`): xDSL 0.74's arith types a comparison's result i1 and a select's
+condition i1, so the two cannot stay arith ops on vectors. A comparison is taken only where every
+use is a select's condition (an i1 map result or a comparison feeding arithmetic is refused).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from xdsl.dialects import arith, math, vector
 from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Block, SSAValue
 
+from mlc.dialects import llvm_extra
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.chunk_access import Emitter
 
@@ -30,10 +37,21 @@ A sigmoid is 1 / (1 + exp(-x)) and a GELU x/2 (1 + erf(x / sqrt 2)) or its tanh 
 def vector_map_refusal(op: tile.MapOp) -> str | None:
     """Why a map's body cannot be computed on vectors (`vector_body`), or None."""
     for body_op in op.body.block.ops:
-        if not isinstance(body_op, (*VECTOR_OPS, arith.ConstantOp, arith.SelectOp, tile.YieldOp)):
+        if not isinstance(body_op, (*VECTOR_OPS, arith.ConstantOp, arith.CmpfOp, arith.SelectOp, tile.YieldOp)):
             return f"{body_op.name} in a map over columns"
-        if isinstance(body_op, arith.SelectOp) and body_op.cond.owner is not op.body.block:
-            return "a select in a map over columns on a condition other than a mask"
+        if isinstance(body_op, arith.CmpfOp) and (refusal := _comparison_refusal(body_op)):
+            return refusal
+        if isinstance(body_op, arith.SelectOp) and body_op.cond.owner is not op.body.block and not isinstance(body_op.cond.owner, arith.CmpfOp):
+            return "a select in a map over columns on a condition other than a mask or a comparison"
+    return None
+
+
+def _comparison_refusal(comparison: arith.CmpfOp) -> str | None:
+    if arith.CMPF_COMPARISON_OPERATIONS[comparison.predicate.value.data] in ("false", "true"):
+        return "a constant comparison in a map over columns"
+    for use in comparison.result.uses:
+        if not isinstance(use.operation, arith.SelectOp) or use.index != 0:
+            return "a comparison in a map over columns used other than as a select's condition"
     return None
 
 
@@ -58,6 +76,15 @@ def vector_body(
             clone = op.clone(value_mapper=mapping)
             emitter.builder.insert(clone)
             mapping.update(zip(op.results, clone.results))
+            continue
+        if isinstance(op, arith.CmpfOp):
+            lhs, rhs = (as_vector(emitter, v, vector_type) for v in operands)
+            predicate = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+            mapping[op.result] = emitter.emit(llvm_extra.FCmpOp(lhs, rhs, predicate))
+            continue
+        if isinstance(op, arith.SelectOp) and isinstance(operands[0].type, VectorType):
+            when_true, when_false = (as_vector(emitter, v, vector_type) for v in operands[1:])
+            mapping[op.result] = emitter.emit(llvm_extra.SelectOp(operands[0], when_true, when_false))
             continue
         scalar_condition = operands[:1] if isinstance(op, arith.SelectOp) else []
         vectors = scalar_condition + [as_vector(emitter, v, vector_type) for v in operands[len(scalar_condition) :]]

@@ -412,3 +412,40 @@ builtin.module {
     func.return %0 : memref<3x32xf32>
   }
 }
+
+// -----
+
+// A comparison deciding a select (leaky ReLU, where(x > 0, x, 0.01 x)) is computed on vectors:
+// llvm.fcmp of the chunk against the broadcast constant into a vector of i1, then llvm.select lane
+// by lane (xDSL's arith types both scalar only: vector_maps.py).
+// CHECK-LABEL: loop.kernel @leaky
+// CHECK-SAME:    mlc.cpu_vector_width = 8 : i64
+// CHECK:           %[[X:.*]] = vector.load %x[%row, %{{.*}}] {{.*}} : memref<2x64xf32>, vector<8xf32>
+// CHECK:           %[[M:.*]] = llvm.fcmp "ogt" %[[X]], %{{.*}} : vector<8xf32>
+// CHECK:           %[[S:.*]] = arith.mulf %[[X]], %{{.*}} : vector<8xf32>
+// CHECK:           %[[Y:.*]] = llvm.select %[[M]], %[[X]], %[[S]] : vector<8xi1>, vector<8xf32>
+// CHECK:           vector.extract %[[Y]][0] : f32 from vector<8xf32>
+// CHECK:           vector.store %{{.*}}, %output0[%row, %{{.*}}]
+// CHECK:         loop.launch @leaky
+builtin.module {
+  tile.kernel @leaky(%x: memref<2x64xf32>, %output0: memref<2x64xf32>) grid [1] num_warps 1 {
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %c0] : memref<2x64xf32> -> !tile.tile<2x64xf32>
+    %y = tile.map %t : !tile.tile<2x64xf32> -> !tile.tile<2x64xf32> {
+    ^bb0(%e: f32):
+      %zero = arith.constant 0.0 : f32
+      %m = arith.cmpf ogt, %e, %zero : f32
+      %slope = arith.constant 0.01 : f32
+      %s = arith.mulf %e, %slope : f32
+      %r = arith.select %m, %e, %s : f32
+      tile.yield %r : f32
+    }
+    tile.store %y, %output0[%c0, %c0] : !tile.tile<2x64xf32>, memref<2x64xf32>
+    tile.return
+  }
+  func.func @f(%x: memref<2x64xf32>) -> memref<2x64xf32> {
+    %0 = memref.alloc() : memref<2x64xf32>
+    tile.launch @leaky(%x, %0) : memref<2x64xf32>, memref<2x64xf32>
+    func.return %0 : memref<2x64xf32>
+  }
+}
