@@ -23,7 +23,7 @@ and a few ops are expanded:
     mului_extended / mulsi_extended = zext / sext to twice the width, mul, trunc of low and high
 
 The corrections are added as extended i1 values rather than selected, which works the same on
-vectors (xDSL's `llvm.select` takes a scalar condition only).
+vectors without a vector of i1 (which `arith.cmpi` cannot give in xDSL 0.74).
 
 Preconditions: see `llvm_conversion` for the scope (kernels only) and the casts at the boundary
 with unconverted ops; an arith result goes to its arith users without a cast (every arith op in
@@ -217,7 +217,7 @@ class IntegerMinMaxLowering(RewritePattern):
         lhs, rhs = lowering.operands()
         predicate, intrinsic = _INTEGER_MIN_MAX[type(op)]
         if isinstance(lhs.type, VectorType):
-            # xDSL's llvm.select takes a scalar condition: vectors use LLVM's min/max intrinsics.
+            # Vectors use LLVM's min/max intrinsics: one call instead of a compare and a select.
             name = f"{intrinsic}.{intrinsic_suffix(lhs.type)}"
             call = lowering.emit(llvm.CallIntrinsicOp(name, [lhs, rhs], [lhs.type]))
             assert call.ress is not None
