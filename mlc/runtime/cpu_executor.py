@@ -64,8 +64,6 @@ class _NativeParallelCpuKernel(LoadedKernel):
     __slots__ = ("_address", "_pointers", "_pool", "_programs")
 
     def __init__(self, address: int, parameter_count: int, pool: NativeProgramPool, programs: int):
-        import ctypes
-
         self._address = address
         self._pointers = (ctypes.c_void_p * parameter_count)()
         self._pool = pool

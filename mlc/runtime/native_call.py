@@ -45,7 +45,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mlc.runtime.native_pool import MAX_POINTERS, compiled_library
+from mlc.runtime.native_pool import MAX_POINTERS, compiled_library, typed_calls
 
 MAX_ARRAYS = 16
 """The most arrays (arguments and results together) a native call takes."""
@@ -118,15 +118,7 @@ static int mlc_host_call(const int64_t *spec, void *const *arrays) {
 
 def call_source() -> str:
     """The C source: one typed direct call per pointer count, one entry point per array count."""
-    cases = []
-    for count in range(MAX_POINTERS + 1):
-        parameters = ", ".join(["void *"] * count) or "void"
-        arguments = ", ".join(f"p[{index}]" for index in range(count))
-        cases.append(f"  case {count}: ((void (*)({parameters}))function)({arguments}); break;")
-    direct = (
-        "static void mlc_direct(void *function, int count, void *const *p) {\n"
-        "  switch (count) {\n" + "\n".join(cases) + "\n  default: break;\n  }\n}\n"
-    )
+    direct = typed_calls("mlc_direct", MAX_POINTERS)
     entries = []
     for count in range(1, MAX_ARRAYS + 1):
         parameters = ", ".join(f"void *a{index}" for index in range(count))

@@ -69,6 +69,7 @@ import subprocess
 import sys
 import tempfile
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
 
 from mlc.runtime.digests import sha256
@@ -307,17 +308,27 @@ int mlc_pool_max_pointers(void) { return MLC_MAX_POINTERS; }
 """
 
 
-def pool_source(max_pointers: int = MAX_POINTERS) -> str:
-    """The C source of the pool, with one typed call per pointer count up to `max_pointers`."""
+def typed_calls(name: str, max_pointers: int, trailing: Sequence[tuple[str, str]] = ()) -> str:
+    """C source of `static void name(void *function, int count, void *const *p, <trailing>)`,
+    which calls `function` with `count` pointers from `p` and then the `trailing` (type, name)
+    parameters: one call through a prototype of the right arity per count up to `max_pointers`
+    (the calling convention puts pointers in registers, then on the stack, which only such a
+    prototype gets right)."""
     cases = []
     for count in range(max_pointers + 1):
-        parameters = ", ".join(["void *"] * count + ["int64_t", "int64_t"])
-        arguments = ", ".join([f"p[{index}]" for index in range(count)] + ["first", "last"])
+        parameters = ", ".join(["void *"] * count + [kind for kind, _ in trailing]) or "void"
+        arguments = ", ".join([f"p[{index}]" for index in range(count)] + [argument for _, argument in trailing])
         cases.append(f"  case {count}: ((void (*)({parameters}))function)({arguments}); break;")
-    call = (
-        "static void mlc_call(void *function, int count, void *const *p, int64_t first, int64_t last) {\n"
+    declared = "".join(f", {kind} {argument}" for kind, argument in trailing)
+    return (
+        f"static void {name}(void *function, int count, void *const *p{declared}) {{\n"
         "  switch (count) {\n" + "\n".join(cases) + "\n  default: break;\n  }\n}\n"
     )
+
+
+def pool_source(max_pointers: int = MAX_POINTERS) -> str:
+    """The C source of the pool, with one typed call per pointer count up to `max_pointers`."""
+    call = typed_calls("mlc_call", max_pointers, [("int64_t", "first"), ("int64_t", "last")])
     return f"#define MLC_MAX_POINTERS {max_pointers}\n#define MLC_CHUNKS {SHARE_CHUNKS}\n{_SOURCE_HEAD}\n{call}"
 
 

@@ -61,24 +61,14 @@ def iterations(loop: scf.ForOp) -> range:
 
 def unroll(loop: scf.ForOp) -> None:
     """Replaces `loop` by one clone of its body per iteration (see the module docstring)."""
-    block = loop.parent_block()
-    assert block is not None
-    counter, *arguments = loop.body.block.args
-    carried: list[SSAValue] = list(loop.iter_args)
-    counter_type = loop.lb.type
-    for value in iterations(loop):
-        constant = arith.ConstantOp(IntegerAttr(value, counter_type))
-        constant.result.name_hint = counter.name_hint
-        block.insert_op_before(constant, loop)
-        mapping: dict[SSAValue, SSAValue] = {counter: constant.result, **dict(zip(arguments, carried))}
-        for op in loop.body.block.ops:
-            if isinstance(op, scf.YieldOp):
-                carried = [mapping.get(value, value) for value in op.arguments]
-                continue
-            block.insert_op_before(op.clone(value_mapper=mapping), loop)
+    _replace_loop(loop, _clone_iterations(loop, iterations(loop), list(loop.iter_args)))
+
+
+def _replace_loop(loop: scf.ForOp, carried: list[SSAValue]) -> None:
+    """Erases `loop`, its results replaced by `carried` (what its unrolled copies yield)."""
     for result, value in zip(loop.results, carried):
         result.replace_all_uses_with(value)
-    block.erase_op(loop)
+    loop.parent_block().erase_op(loop)  # type: ignore[union-attr]
 
 
 def _clone_body(loop: scf.ForOp, counter_value: SSAValue, carried: list[SSAValue], before: Operation) -> list[SSAValue]:
@@ -91,6 +81,17 @@ def _clone_body(loop: scf.ForOp, counter_value: SSAValue, carried: list[SSAValue
         if isinstance(op, scf.YieldOp):
             return [mapping.get(value, value) for value in op.arguments]
         block.insert_op_before(op.clone(value_mapper=mapping), before)
+    return carried
+
+
+def _clone_iterations(loop: scf.ForOp, values: range, carried: list[SSAValue]) -> list[SSAValue]:
+    """One copy of `loop`'s body before it per counter value in `values` (an `arith.constant`
+    each), the first taking `carried`; the last copy's yields (`carried` when there is none)."""
+    for value in values:
+        constant = arith.ConstantOp(IntegerAttr(value, loop.lb.type))
+        constant.result.name_hint = loop.body.block.args[0].name_hint
+        loop.parent_block().insert_op_before(constant, loop)  # type: ignore[union-attr]
+        carried = _clone_body(loop, constant.result, carried, loop)
     return carried
 
 
@@ -129,13 +130,7 @@ def unroll_by(loop: scf.ForOp, factor: int) -> None:
             loop.parent_block().insert_op_before(constant, loop)  # type: ignore[union-attr]
         loop.parent_block().insert_op_before(unrolled, loop)  # type: ignore[union-attr]
         carried = list(unrolled.results)
-    for value in values[whole:]:
-        constant = arith.ConstantOp(IntegerAttr(value, counter_type))
-        loop.parent_block().insert_op_before(constant, loop)  # type: ignore[union-attr]
-        carried = _clone_body(loop, constant.result, carried, loop)
-    for result, value in zip(loop.results, carried):
-        result.replace_all_uses_with(value)
-    loop.parent_block().erase_op(loop)  # type: ignore[union-attr]
+    _replace_loop(loop, _clone_iterations(loop, values[whole:], carried))
 
 
 def mark_register_set_loops(module: ModuleOp) -> None:
