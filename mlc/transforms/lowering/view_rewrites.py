@@ -88,7 +88,7 @@ class ElementwiseAfterReshape(RewritePattern):
             if not isinstance(reshape, graph.ReshapeOp) or not reshape.result.has_one_use():
                 continue
             source, result = tensor_type_of(reshape.x).get_shape(), tensor_type_of(op.results[0]).get_shape()
-            if tuple(tensor_type_of(reshape.result).get_shape()) != tuple(result) or not source or source[-1] != result[-1]:
+            if tuple(tensor_type_of(reshape.result).get_shape()) != tuple(result) or not source or not result or source[-1] != result[-1]:
                 continue
             others = [tensor_type_of(v).get_shape() for i, v in enumerate(op.operands) if i != index]
             if not all(len(side) <= len(source) and math.prod(side[:-1]) == 1 for side in others):

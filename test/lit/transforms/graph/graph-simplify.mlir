@@ -248,6 +248,24 @@ func.func @elementwise_before_reshape(%x: tensor<6x4xf32>, %b: tensor<4xf32>, %c
 
 // -----
 
+// A reshape to or from a rank-0 tensor has no last axis to keep: an elementwise op after it stays
+// where it is (found by random programs; it was an internal compiler error).
+// CHECK-LABEL: func.func @elementwise_after_reshape_of_rank_zero
+// CHECK-NEXT:    %[[R:.*]] = graph.reshape %x : tensor<1xf32> to tensor<f32>
+// CHECK-NEXT:    %[[N:.*]] = graph.neg %[[R]] : tensor<f32>
+// CHECK-NEXT:    %[[S:.*]] = graph.reshape %y : tensor<f32> to tensor<1x1xf32>
+// CHECK-NEXT:    %[[E:.*]] = graph.exp %[[S]] : tensor<1x1xf32>
+// CHECK-NEXT:    func.return %[[N]], %[[E]]
+func.func @elementwise_after_reshape_of_rank_zero(%x: tensor<1xf32>, %y: tensor<f32>) -> (tensor<f32>, tensor<1x1xf32>) {
+  %0 = graph.reshape %x : tensor<1xf32> to tensor<f32>
+  %1 = graph.neg %0 : tensor<f32>
+  %2 = graph.reshape %y : tensor<f32> to tensor<1x1xf32>
+  %3 = graph.exp %2 : tensor<1x1xf32>
+  func.return %1, %3 : tensor<f32>, tensor<1x1xf32>
+}
+
+// -----
+
 // Ops no rule applies to are left exactly as they are.
 // CHECK-LABEL: func.func @nothing_to_do
 // CHECK-NEXT:    %[[E:.*]] = graph.exp %x : tensor<4xf32>
