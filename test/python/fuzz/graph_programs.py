@@ -273,7 +273,7 @@ def _step_binary(program: _Program) -> None:
 
 
 def _unary_interval(op: str, x: Interval) -> Interval:
-    monotone = {"exp": math.exp, "tanh": math.tanh, "sigmoid": lambda v: 1 / (1 + math.exp(-v)), "erf": math.erf}
+    monotone = {"exp": math.exp, "tanh": math.tanh, "sigmoid": lambda v: 0.5 * (1 + math.tanh(v / 2)), "erf": math.erf}
     if op in monotone:
         return Interval(monotone[op](x.low), monotone[op](x.high))
     if op == "neg":
