@@ -1,12 +1,14 @@
 """Why is -x of 4096x1024 f32 at 16 threads fast in some processes and 3-5x slower in others?
 
-    python bench/cpu_modes.py [--processes 10] [--threads 16] [--json out.json] [--latency]
+    python bench/cpu_modes.py [--processes 10] [--threads 16] [--json out.json] [--latency] [--sized 4]
 
 Fresh processes, one after another (every other one without PyTorch imported), each measuring:
 
 * the case as `bench/cpu.py --threads 16 --rounds 2 --only negate` runs it (the same inputs, mlc's
   native call with its recycled result, `torch.neg(x)` and `torch.neg(x, out=o)`, turns
   interleaved, each after `wait_until_quiet`, best of 20 calls and 50 ms);
+* what the machine ran in the 0.3 s before the process started (busy CPUs, the three busiest
+  processes: `machine_load`);
 * the predictors: where x and mlc's result lie (their distance modulo 16 MiB, 2 MiB and 4 KiB;
   their huge-page share and median physical address, `physical_pages`), the L2 page colours of
   each thread's share (below), the CPU each pool worker last ran on, the run-queue wait of the
@@ -15,7 +17,8 @@ Fresh processes, one after another (every other one without PyTorch imported), e
   and 50 ms each): the output on a fresh huge-page mapping, on numpy's heap, at chosen distances
   after x modulo 16 MiB; x and the output copied to huge pages and to 4 KiB pages; the pool's
   workers pinned one to a CPU; -x of 4 to 256 MiB at 16 threads and of 16 MiB at 8 threads (what
-  a thread's share of 0.25-16 MiB in and out costs: where the caches stop holding it).
+  a thread's share of 0.25-16 MiB in and out costs: where the caches stop holding it; in the first
+  `--sized` processes).
 
 Page colours. A 2 MiB, 16-way L2 (the Intel host's) has 2048 sets: a 4 KiB page covers 64 of them,
 chosen by physical address bits 12-16, so there are 32 colours and 16 pages of each fill it. A
@@ -66,6 +69,7 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--latency", action="store_true")
+    parser.add_argument("--sized", type=int, default=4, help="the first N processes also time -x of other sizes")
     parser.add_argument("--child", action="store_true")
     parser.add_argument("--torch", type=int, default=1)
     parser.add_argument("--sizes", action="store_true", help="(child) also -x of other sizes and thread counts")
@@ -319,6 +323,37 @@ def latency_matrix() -> str:
         return subprocess.run([str(binary), str(os.cpu_count())], capture_output=True, text=True, check=True, timeout=120).stdout
 
 
+def _process_ticks() -> dict[int, tuple[str, int]]:
+    """(name, user + system ticks) of every process on the machine (/proc/PID/stat)."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                text = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            name, fields = text[text.index("(") + 1 : text.rindex(")")], text.rsplit(")", 1)[1].split()
+            found[int(entry)] = (name, int(fields[11]) + int(fields[12]))
+    return found
+
+
+def machine_load(seconds: float = 0.3) -> dict[str, object]:
+    """What the machine ran over `seconds` before a child starts: busy CPUs (/proc/stat: all but
+    idle and iowait) and the three processes that used the most CPU."""
+    def busy_and_total() -> tuple[int, int]:
+        values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+        return sum(values) - values[3] - values[4], sum(values)
+
+    (busy0, total0), ticks0 = busy_and_total(), _process_ticks()
+    time.sleep(seconds)
+    (busy1, total1), ticks1 = busy_and_total(), _process_ticks()
+    cpus = os.cpu_count() or 1
+    used = sorted(((ticks1[p][1] - ticks0[p][1], ticks1[p][0], p) for p in ticks1 if p in ticks0), reverse=True)[:3]
+    hz = os.sysconf("SC_CLK_TCK")
+    return {"busy_cpus": round(cpus * (busy1 - busy0) / max(1, total1 - total0), 2), "loadavg": Path("/proc/loadavg").read_text().split()[0],
+            "top": [f"{name}({pid}) {ticks / hz / seconds:.2f} CPUs" for ticks, name, pid in used if ticks]}
+
+
 def _cell(value: object) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
@@ -327,19 +362,23 @@ def driver(arguments: argparse.Namespace) -> None:
     environment = dict(os.environ, OPENBLAS_NUM_THREADS=str(arguments.threads), OMP_NUM_THREADS=str(arguments.threads),
                        MKL_NUM_THREADS=str(arguments.threads))
     records = []
+    first_start = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         for index in range(arguments.processes):
             output = Path(folder) / f"{index}.json"
             command = [sys.executable, __file__, "--child", "--threads", str(arguments.threads), "--json", str(output),
                        "--torch", str(1 - index % 2 if index < arguments.processes - 1 else 1)]
-            command += ["--sizes"] if index < 4 else []
+            command += ["--sizes"] if index < arguments.sized else []
+            load = machine_load()
             started = time.perf_counter()
             subprocess.run(command, check=True, env=environment)
-            record = json.loads(output.read_text()) | {"index": index, "seconds": round(time.perf_counter() - started, 1)}
+            record = json.loads(output.read_text()) | {"index": index, "seconds": round(time.perf_counter() - started, 1),
+                                                        "since_start_s": round(started - first_start, 1), "load_before": load}
             records.append(record)
             mlc_ms = [r["ms"] for r in record["rounds"]["mlc"]]
             torch_ms = [r["ms"] for r in record["rounds"].get("torch", [])]
-            print(f"process {index} (torch {record['torch']}, {record['seconds']} s): mlc {mlc_ms} torch {torch_ms} "
+            print(f"process {index} at {record['since_start_s']} s (torch {record['torch']}, {record['seconds']} s; before it: {load}): "
+                  f"mlc {mlc_ms} torch {torch_ms} "
                   f"layout {record['layout']}", flush=True)
     print(f"\nCPU: {bench.cpu_model()}, {os.cpu_count()} logical CPUs; -x of {ROWS}x{COLUMNS} f32 at {arguments.threads} threads; ms best")
     print("| process | torch | mlc ms (rounds) | torch ms | torch out= ms | x THP | result THP | result - x mod 16M | x mod 2M | "
