@@ -54,6 +54,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cpu as bench  # noqa: E402 - bench/cpu.py, beside this script
+from cpu_physical import huge_block  # noqa: E402
 
 ROWS, COLUMNS = 4096, 1024
 HUGE = 2 << 20
@@ -139,23 +140,13 @@ def l2_overfull(x: np.ndarray, out: np.ndarray, shares: int) -> int | None:
     return worst - 16
 
 
-def mapping(nbytes: int, keep: list[mmap.mmap], huge: bool = True) -> np.ndarray:
-    """`nbytes` of uint8 on a 2 MiB boundary of a private mapping of its own, advised huge or not."""
-    block = mmap.mmap(-1, nbytes + HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    keep.append(block)
-    raw = np.frombuffer(block, dtype=np.uint8)
-    start = -raw.ctypes.data % HUGE
-    block.madvise(mmap.MADV_HUGEPAGE if huge else mmap.MADV_NOHUGEPAGE, start, nbytes)
-    return raw[start : start + nbytes]
-
-
 def as_matrix(raw: np.ndarray, rows: int = ROWS) -> np.ndarray:
     return raw[: rows * COLUMNS * 4].view(np.float32).reshape(rows, COLUMNS)
 
 
 def after(x: np.ndarray, distance: int, keep: list[mmap.mmap]) -> np.ndarray:
     """A zeroed 4096x1024 f32 array on huge pages starting `distance` bytes after x modulo 16 MiB."""
-    raw = mapping(2 * SPAN, keep)
+    raw = huge_block(2 * SPAN, keep)
     start = (x.ctypes.data + distance - raw.ctypes.data) % SPAN
     out = as_matrix(raw[start:])
     out[...] = 0
@@ -241,17 +232,17 @@ def child(arguments: argparse.Namespace) -> dict[str, object]:
         return measure(lambda: compiled.run_on_device(xv, outputs=[out]), 50) | {"out_after_x_16m": (out.ctypes.data - xv.ctypes.data) % SPAN}
 
     forced["own result"] = into(x, own)
-    fresh = as_matrix(mapping(SPAN, keep))
+    fresh = as_matrix(huge_block(SPAN, keep))
     fresh[...] = 0
     forced["fresh huge out"] = into(x, fresh)
     heap = np.zeros((ROWS, COLUMNS), np.float32)
     forced["heap out"] = into(x, heap) | {"out_thp": round(bench.physical_pages(heap)[0], 3)}
     for distance in OFFSETS:
         forced[f"out at x{distance:+d} mod 16M"] = into(x, after(x, distance, keep))
-    x_huge, out_huge = as_matrix(mapping(SPAN, keep)), as_matrix(mapping(SPAN, keep))
+    x_huge, out_huge = as_matrix(huge_block(SPAN, keep)), as_matrix(huge_block(SPAN, keep))
     x_huge[...], out_huge[...] = x, 0
     forced["x, out on own huge pages"] = into(x_huge, out_huge) | {"l2_overfull": l2_overfull(x_huge, out_huge, threads)}
-    x_small, out_small = as_matrix(mapping(SPAN, keep, huge=False)), as_matrix(mapping(SPAN, keep, huge=False))
+    x_small, out_small = as_matrix(huge_block(SPAN, keep, huge=False)), as_matrix(huge_block(SPAN, keep, huge=False))
     x_small[...], out_small[...] = x, 0
     forced["x, out on 4 KiB pages"] = into(x_small, out_small) | {"l2_overfull": l2_overfull(x_small, out_small, threads)}
     forced["own result, again"] = into(x, own)

@@ -48,7 +48,7 @@ def ram_ranges() -> list[str]:
 
 
 def balloon(gib: int, threads: int, keep: list[mmap.mmap]) -> list[np.ndarray]:
-    blocks = [cpu_modes.mapping(BLOCK, keep) for _ in range(gib * 1024 // 16)]
+    blocks = [cpu_modes.huge_block(BLOCK, keep) for _ in range(gib * 1024 // 16)]
 
     def touch(part: list[np.ndarray]) -> None:
         for block in part:
@@ -97,7 +97,7 @@ def main() -> None:
     count = arguments.pairs
     step = max(1, (len(placed) - 2) // max(1, count - 1))
     pairs = [(placed[k * step][1], placed[k * step + 1][1]) for k in range(count) if k * step + 1 < len(placed)]
-    low, high = placed[1 * step + 2][1], placed[-3][1]
+    low, high = placed[min(step + 2, len(placed) - 1)][1], placed[max(0, len(placed) - 3)][1]
     pairs += [(low, high), (high, low)]  # crossed: which of the two arrays carries the effect
     source = np.random.default_rng(0).standard_normal((cpu_modes.ROWS, cpu_modes.COLUMNS), dtype=np.float32)
     many = mlc.compile(bench.negate_case(cpu_modes.ROWS, cpu_modes.COLUMNS).source, device="cpu", num_threads=arguments.threads)

@@ -87,9 +87,9 @@ def main() -> None:
         print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for rows in (int(text) for text in arguments.rows.split(",")):
             nbytes = rows * COLUMNS * 4
-            x = cpu_modes.as_matrix(cpu_modes.mapping(nbytes, keep), rows)
+            x = cpu_modes.as_matrix(cpu_modes.huge_block(nbytes, keep), rows)
             x[...] = np.random.default_rng(0).standard_normal((rows, COLUMNS), dtype=np.float32)
-            out = cpu_modes.as_matrix(cpu_modes.mapping(nbytes, keep), rows)
+            out = cpu_modes.as_matrix(cpu_modes.huge_block(nbytes, keep), rows)
             out[...] = 0
             pointers = (ctypes.c_void_p * 2)(x.ctypes.data, out.ctypes.data)
             programs = rows // ROWS_PER_PROGRAM
