@@ -391,7 +391,7 @@ def others_during(before: tuple[int, int, int] | None, seconds: float) -> tuple[
     the hypervisor stole meanwhile); NaN and -1 where /proc cannot be read.
 
     Why. -x of 16 MiB at 16 threads took 0.31-0.44 ms in some processes of one call and 0.05-0.12
-    in 22 others on three fresh machines (BENCHMARKS.md, host17), with nothing in the process to
+    in 24 processes on three fresh machines (BENCHMARKS.md, host17), with nothing in the process to
     tell them apart; a run that meets it again records what else the machine ran meanwhile (a
     busy process beside a 16-thread pool, or a host that steals the guest's CPUs)."""
     after = machine_ticks()
