@@ -27,6 +27,8 @@ The table's last columns describe mlc's arrays: the huge-page share of the mappi
 first input and the result, the exact share and physical address of their own pages
 (`physical_pages`), and how far the result lies after its nearest input modulo 16 MiB
 (`output_after_inputs`: a few hundred bytes slowed streaming kernels 4-5x on the 16-CPU host).
+The JSON also has, per turn, the CPUs other processes kept busy and the ticks the hypervisor stole
+while it ran (`others_during`).
 
 Threads: mlc gets `num_threads=N`, PyTorch `torch.set_num_threads(N)`; numpy's BLAS is limited
 through `OPENBLAS_NUM_THREADS` / `OMP_NUM_THREADS` / `MKL_NUM_THREADS`, set before numpy is
@@ -373,6 +375,32 @@ def wait_until_quiet(limit: float = QUIET_LIMIT_SECONDS) -> float:
     return time.perf_counter() - start
 
 
+def machine_ticks() -> tuple[int, int, int] | None:
+    """(busy ticks of the whole machine: all but idle and iowait, stolen ticks, this process's user
+    and system ticks), in USER_HZ ticks from /proc/stat and /proc/self/stat; None elsewhere."""
+    try:
+        values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+        own = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError, ValueError):
+        return None
+    return sum(values) - values[3] - values[4] - values[7], values[7], int(own[11]) + int(own[12])
+
+
+def others_during(before: tuple[int, int, int] | None, seconds: float) -> tuple[float, int]:
+    """(CPUs that other processes kept busy, on average, since `before` (`machine_ticks`), ticks
+    the hypervisor stole meanwhile); NaN and -1 where /proc cannot be read.
+
+    Why. -x of 16 MiB at 16 threads took 0.31-0.44 ms in some processes of one call and 0.05-0.12
+    in 24 processes on three fresh machines (BENCHMARKS.md, host17), with nothing in the process to
+    tell them apart; a run that meets it again records what else the machine ran meanwhile (a
+    busy process beside a 16-thread pool, or a host that steals the guest's CPUs)."""
+    after = machine_ticks()
+    if before is None or after is None or seconds <= 0:
+        return float("nan"), -1
+    hz = os.sysconf("SC_CLK_TCK")
+    return max(0.0, ((after[0] - before[0]) - (after[2] - before[2])) / hz / seconds), after[1] - before[1]
+
+
 def best_seconds(function: Callable[[], object], repeats: int) -> float:
     function()  # warm-up (and first-touch of the outputs)
     function()
@@ -494,7 +522,7 @@ def output_after_inputs(output: np.ndarray, inputs: list[np.ndarray]) -> int:
 def run_case(
     case: Case, threads: int, repeats: int, torch: object | None, references: Path | None = None, rounds: int = 1,
     faults: list[float] | None = None, pipeline: str | None = None, pages: list[float] | None = None,
-    waits: list[float] | None = None,
+    waits: list[float] | None = None, others: list[tuple[float, int]] | None = None,
 ) -> list[tuple[str, str, float]]:
     """(case, implementation, seconds) rows: one per implementation and round, in the order the
     rounds ran (see the module docstring). `faults`, when given, gets each row's minor page
@@ -502,7 +530,8 @@ def run_case(
     pays their first touch inside the timed call. `pages`, when given, gets the huge-page share
     (`huge_page_share`) of the first input and of mlc's result, then `physical_pages` of both, then
     `output_after_inputs`; `waits` the seconds each turn
-    waited for the process's other threads to go quiet (`wait_until_quiet`)."""
+    waited for the process's other threads to go quiet (`wait_until_quiet`); `others` what other
+    processes and the hypervisor took while each turn ran (`others_during`)."""
     generator = np.random.default_rng(0)
     inputs = [generator.standard_normal(shape).astype(np.float32) for shape in case.shapes]
     want = _reference(case, inputs, references)
@@ -534,8 +563,10 @@ def run_case(
                 return function()
 
             waited = wait_until_quiet()
-            before = minor_faults()
+            before, ticks, started = minor_faults(), machine_ticks(), time.perf_counter()
             rows.append((case.name, implementation, best_seconds(counted, repeats)))
+            if others is not None:
+                others.append(others_during(ticks, time.perf_counter() - started))
             if faults is not None:
                 faults.append((minor_faults() - before) / calls[0])
             if waits is not None:
@@ -569,19 +600,23 @@ def main(arguments: argparse.Namespace) -> None:
         faults: list[float] = []
         pages: list[float] = []
         waits: list[float] = []
+        others: list[tuple[float, int]] = []
         rows = run_case(case, threads, arguments.repeats, torch, arguments.references, arguments.rounds, faults,
-                        prefetch_pipeline(arguments.prefetch, arguments.interleaved_rows), pages, waits)
+                        prefetch_pipeline(arguments.prefetch, arguments.interleaved_rows), pages, waits, others)
         rounds = _per_round(rows)
         reference = min(rounds["PyTorch"]) if "PyTorch" in rounds else None
         for implementation, seconds in rounds.items():
             ratio = f"{reference / min(seconds):.2f}x" if reference else "-"
             own_faults = [count for (_, name, _), count in zip(rows, faults) if name == implementation]
             own_waits = [seconds for (_, name, _), seconds in zip(rows, waits) if name == implementation]
+            own_others = [load for (_, name, _), load in zip(rows, others) if name == implementation]
             print(f"| {case.name} | {implementation} | {min(seconds) * 1e3:.3f} | {ratio} | {max(own_faults):.0f} |", flush=True)
             results.append({"case": case.name, "implementation": implementation, "best_ms": min(seconds) * 1e3,
                             "rounds_ms": [round(value * 1e3, 4) for value in seconds],
                             "faults_per_call": [round(count, 1) for count in own_faults],
-                            "quiet_wait_ms": [round(seconds * 1e3, 1) for seconds in own_waits]}
+                            "quiet_wait_ms": [round(seconds * 1e3, 1) for seconds in own_waits],
+                            "other_processes_cpus": [round(cpus, 2) for cpus, _ in own_others],
+                            "stolen_ticks": [stolen for _, stolen in own_others]}
                            | ({"huge_page_share": [round(share, 2) for share in pages]} if implementation == "mlc" else {}))
     if arguments.json is not None:
         arguments.json.write_text(json.dumps(
