@@ -22,6 +22,15 @@ Algorithm:
    names mangled with their overload types (`llvm.exp.f32`, not `llvm.exp`), calls and
    intrinsics with fast-math flags, casts and constants of every type including `bf16`.
 
+Non-temporal stores. An `llvm.store` with `nontemporal` gets `!nontemporal !{i32 1}` on x86
+targets (LLVM emits `vmovntps` for it: one per vector when the store states the vector's size of
+alignment, 16-byte ones when it states 16), and every `ret` of a function holding one is preceded
+by `call void @llvm.x86.sse.sfence()`: streaming stores are weakly ordered (they bypass the caches
+through write-combining buffers and are not ordered with later stores), so without the fence the
+runtime's completion signal (the pool's counter, another thread's read of the result, the
+caller's) could be seen before the data is in memory. On other targets the hint is dropped (no
+fence is emitted for them), so the store stays ordered.
+
 Pointers are opaque (`ptr addrspace(N)`) everywhere, as LLVM 22 requires. For the GPU
 (`TargetDescription.gpu`) an `llvm.func` carrying the unit attribute `nvvm.kernel` becomes a
 kernel: calling convention `ptx_kernel` and an `nvvm.annotations` `kernel` entry (LLVM 22
@@ -510,6 +519,11 @@ def _fast_math(op: Operation) -> list[str]:
     return sorted(flag.value for flag in flags.data)
 
 
+X86_ARCHITECTURES = ("x86_64", "i386", "i686")
+"""Triples' architectures whose non-temporal stores are emitted and fenced."""
+SFENCE_INTRINSIC = "llvm.x86.sse.sfence"
+
+
 class _FunctionTranslator:
     """Translates the body of one `llvm.func` into its declared llvmlite function."""
 
@@ -521,6 +535,10 @@ class _FunctionTranslator:
         self.values: dict[SSAValue, ir.Value] = {}
         self.blocks: dict[Block, ir.Block] = {}
         self.phi_edges: list[tuple[ir.PhiInstr, SSAValue, ir.Block, Operation]] = []
+        self.streams = target.triple.startswith(X86_ARCHITECTURES) and any(
+            isinstance(o, llvm.StoreOp) and o.nontemporal is not None for o in op.walk()
+        )
+        """Whether the function's non-temporal stores are emitted (x86), each `ret` fenced."""
 
     def translate(self) -> None:
         region_blocks = list(self.op.body.blocks)
@@ -598,6 +616,8 @@ class _FunctionTranslator:
         instruction = builder.store(self.value(op.value, op), self.value(op.ptr, op))
         if op.alignment is not None:
             instruction.align = op.alignment.value.data
+        if self.streams and op.nontemporal is not None:
+            instruction.set_metadata("nontemporal", self.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
 
     def alloca(self, op: llvm.AllocaOp, builder: ir.IRBuilder) -> None:
         result_type = op.res.type
@@ -765,6 +785,8 @@ class _FunctionTranslator:
         builder.cbranch(self.value(op.cond, op), then_block, else_block)
 
     def return_(self, op: llvm.ReturnOp, builder: ir.IRBuilder) -> None:
+        if self.streams:  # see Non-temporal stores in the module docstring
+            builder.call(self.declared(op, SFENCE_INTRINSIC, ir.FunctionType(ir.VoidType(), [])), [])
         if op.arg is not None:
             builder.ret(self.value(op.arg, op))
         else:

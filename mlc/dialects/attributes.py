@@ -264,6 +264,17 @@ CPU_INTERLEAVED_ROWS = DeclaredAttribute(
     "convert-tile-rows-to-cpu (an override on the tile.kernel), people",
     _positive_integer,
 )
+CPU_STORE_KIND = DeclaredAttribute(
+    "mlc.cpu_store_kind",
+    '"nontemporal" or "ordinary"',
+    "how a CPU row kernel writes its results: \"nontemporal\" marks its whole-chunk vector stores to its parameters "
+    "`nontemporal` (x86 streaming stores, which skip the read-for-ownership of each output line and leave no line in "
+    "the caches: for streams larger than the last-level cache), \"ordinary\" leaves them plain",
+    "convert-tile-rows-to-cpu (its nontemporal-stores option, auto: from the kernel's bytes and the host's "
+    "last-level cache; or a person, on the tile.kernel)",
+    "convert-tile-rows-to-cpu (an override on the tile.kernel), people",
+    lambda value: isinstance(value, StringAttr) and value.data in ("nontemporal", "ordinary"),
+)
 CPU_ACCUMULATORS = DeclaredAttribute(
     "mlc.cpu_accumulators",
     "a positive i64 (a power of two)",
@@ -630,6 +641,7 @@ ATTRIBUTES: tuple[DeclaredAttribute, ...] = (
     CPU_STORE_PREFETCH_BYTES,
     CPU_ACCUMULATORS,
     CPU_INTERLEAVED_ROWS,
+    CPU_STORE_KIND,
     MMA,
     WARP_GRID,
     WGMMA,

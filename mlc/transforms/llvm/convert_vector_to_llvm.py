@@ -11,6 +11,9 @@
   for a load, a write for a store: x86's prefetcht0 / prefetchw), through an `llvm.getelementptr`
   without `inbounds` (the last iterations' prefetches point past the buffer, which a prefetch
   never faults on).
+  A `vector.store` with `nontemporal = true` (convert-tile-rows-to-cpu's, `mlc.cpu_store_kind`)
+  becomes an `llvm.store` with `nontemporal`: the translation gives it `!nontemporal` and ends
+  the function with the `sfence` that orders such stores (`llvm_translate`).
   Vectors of i1 are loaded and stored as vectors of i8 (`llvm.trunc` / `llvm.zext` around the
   access): mlc keeps one byte per boolean in memory, as numpy does, while LLVM packs a
   `<16 x i1>` in memory into 16 bits.
@@ -136,7 +139,8 @@ class StoreLowering(RewritePattern):
         _prefetch(lowering, op, address, vector_type.element_type, write=True)
         if _is_bool_vector(vector_type):
             value = lowering.emit(llvm.ZExtOp(value, _as_bytes(vector_type))).res
-        lowering.emit(llvm.StoreOp(value, address, alignment=alignment))
+        nontemporal = op.nontemporal is not None and bool(op.nontemporal.value.data)
+        lowering.emit(llvm.StoreOp(value, address, alignment=alignment, nontemporal=nontemporal))
         lowering.erase()
 
 

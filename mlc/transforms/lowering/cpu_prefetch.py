@@ -1,4 +1,4 @@
-"""The host policy of the CPU row kernels' prefetches: how far ahead their streams prefetch.
+"""The host policy of the CPU row kernels' streams: how far ahead they prefetch, how they store.
 
 Prefetch. Every row kernel streams its rows through memory once: the first column loop of a
 row that reads an operand brings it from memory (later loops of the row re-read it from L1/L2),
@@ -15,13 +15,24 @@ no distance (0, 256, 1024, 4096, 8192 bytes, loads or stores alone) changed whic
 the arrays were slow; on 4 KiB pages the prefetches a page ahead take the one-thread tanh chain
 from 4.74 to 3.57 ms (huge pages: 2.80 and 2.77).
 
+Store kind. A row kernel whose streams (every parameter's bytes: inputs and results) exceed
+`NONTEMPORAL_CACHE_MULTIPLE` times the host's last-level cache cannot keep its results in cache,
+so an ordinary store's read-for-ownership of each output line is wasted traffic: such a kernel
+stores `nontemporal` (`mlc.cpu_store_kind`, `store_kind`), x86 hosts only. host17's C probe (-x,
+BENCHMARKS.md): 1.44-1.63x faster at 256 MiB on the 16-CPU Intel host (L3 300 MiB), ~1.5x at
+64-256 MiB on the 2-core AMD dev machine (L3 32 MiB), but 1.3-3x slower where the data stays
+cached (4-16 MiB), hence a threshold above the cache, not at it.
+
 Used by `convert-tile-rows-to-cpu` (the default of its `prefetch-bytes` / `store-prefetch-bytes`
-options) and `cpu_vector_kernels.CpuVectorLowering._prefetch_streams` (which marks the accesses).
+options, its `nontemporal-stores` option) and `cpu_vector_kernels.CpuVectorLowering._prefetch_streams`
+(which marks the accesses).
 """
 
 from __future__ import annotations
 
+import platform
 from dataclasses import dataclass
+from pathlib import Path
 
 from llvmlite import binding
 
@@ -69,3 +80,61 @@ def host_prefetch_distances(reduces: bool, cpu_name: str | None = None) -> Prefe
     if cpu_name.startswith(UNPREFETCHED_CPU_PREFIXES):
         return PrefetchDistances(0, 0)
     return PrefetchDistances()
+
+
+NONTEMPORAL_CACHE_MULTIPLE = 1.5
+"""How many times the host's last-level cache a row kernel's streamed bytes must exceed for it
+to store non-temporally by default (see Store kind): -x of 256 MiB streams 512 MiB, 1.7x the
+Intel host's 300 MiB L3, where non-temporal stores won 1.44-1.63x; 16 MiB (32 MiB streamed, 1x
+the dev machine's L3) was a tie there and a loss on the Intel host."""
+
+STORE_KINDS = ("auto", "on", "off")
+"""The values of convert-tile-rows-to-cpu's `nontemporal-stores` option."""
+
+CPU_CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
+
+
+def host_last_level_cache_bytes(caches: Path = CPU_CACHES) -> int | None:
+    """The size of the host's last-level data (or unified) cache, from Linux's sysfs description
+    of the first CPU's caches; None where there is none to read."""
+    best: tuple[int, int] | None = None
+    for index in sorted(caches.glob("index*")):
+        try:
+            kind = (index / "type").read_text().strip()
+            level = int((index / "level").read_text())
+            size = (index / "size").read_text().strip()
+        except (OSError, ValueError):
+            continue
+        if kind == "Instruction":
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)
+        try:
+            size_bytes = int(size.rstrip("KMG")) * scale
+        except ValueError:
+            continue
+        if best is None or level > best[0]:
+            best = (level, size_bytes)
+    return None if best is None else best[1]
+
+
+def is_x86_host() -> bool:
+    """Whether the host is x86-64, whose streaming stores (and `sfence`) the backend emits."""
+    return platform.machine().lower() in ("x86_64", "amd64")
+
+
+def store_kind(option: str, streamed_bytes: int, cache_bytes: int | None = None, x86: bool | None = None) -> str:
+    """"nontemporal" or "ordinary" for a row kernel streaming `streamed_bytes` (inputs and
+    results): `option` "on" / "off" forces it; "auto" stores non-temporally on an x86 host whose
+    last-level cache (`cache_bytes`, by default `host_last_level_cache_bytes()`) the streams exceed
+    `NONTEMPORAL_CACHE_MULTIPLE` times."""
+    if option not in STORE_KINDS:
+        raise ValueError(f"nontemporal-stores must be one of {', '.join(STORE_KINDS)}, got {option!r}")
+    if option != "auto":
+        return "nontemporal" if option == "on" else "ordinary"
+    if not (is_x86_host() if x86 is None else x86):
+        return "ordinary"
+    if cache_bytes is None:
+        cache_bytes = host_last_level_cache_bytes()
+    if cache_bytes is None or streamed_bytes <= NONTEMPORAL_CACHE_MULTIPLE * cache_bytes:
+        return "ordinary"
+    return "nontemporal"

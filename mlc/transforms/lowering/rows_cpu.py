@@ -47,6 +47,20 @@ from their loads, which the row's earlier loop left in L1/L2.
 Prefetch: see `cpu_prefetch.py` (the host's distances) and `CpuVectorLowering._prefetch_streams`
 (the accesses it marks).
 
+Non-temporal stores. With the store kind "nontemporal" (`cpu_prefetch.store_kind`: the pass's
+`nontemporal-stores` option, by default for streams beyond the host's last-level cache; a tile
+kernel's `mlc.cpu_store_kind` overrides it) every vector store to a kernel parameter that states
+at least `NONTEMPORAL_MIN_ALIGNMENT` bytes (whole chunks at multiples of the vector along rows of
+a multiple of it: every chunk when W divides C, as it does for any C that W is cut to) is marked
+`nontemporal`; the loop kernel records `mlc.cpu_store_kind = "nontemporal"` when it has one.
+Parameters are only known 16-byte aligned (`ASSUMED_ALIGNMENT`: numpy's `out=` arrays start 16
+bytes past a page), so the stores state 16 and LLVM's x86 back end splits each 64-byte store into
+four 16-byte `vmovntps` (a whole-vector `vmovntps zmm` needs 64-byte alignment, which mlc's own
+results have but a caller's need not); scalar stores (C not a multiple of 4 f32, W cut below 4)
+and scratch rows stay ordinary (LLVM would split them into 4- or 8-byte `movnti`, or they are
+re-read). The `sfence` that orders the streaming stores before the kernel returns is the
+backend's (`llvm_translate`).
+
 Recorded on the loop kernel: `mlc.cpu_vector_width = W`, `mlc.cpu_accumulators = U`,
 `mlc.cpu_interleaved_rows = I` and, where nonzero, `mlc.cpu_prefetch_bytes` (the loads' distance) and `mlc.cpu_store_prefetch_bytes` (the
 stores'; both the pass's `PrefetchDistances`); the same attributes on the tile kernel override the
@@ -63,10 +77,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, memref, scf, vector
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, VectorType, f32, i1, i64
+from xdsl.dialects.builtin import BoolAttr, FloatAttr, IndexType, IntegerAttr, StringAttr, VectorType, f32, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from mlc.dialects import attributes
+from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter
@@ -103,6 +118,10 @@ it is the rows' streams 4 KiB apart, not the interleaving as such; in cache it g
 (softmax of 1024x1024 0.396 against 0.416, layer norm 0.208 against 0.216). So the row kernels
 are not held up by each row's serial tails (the horizontal reductions, the per-row scalars); the
 option and the autotuner knob remain for the shapes where it pays."""
+NONTEMPORAL_MIN_ALIGNMENT = 16
+"""The least alignment (bytes) a vector store needs to be stored non-temporally: that of x86's
+16-byte `vmovntps`, into which LLVM splits a wider non-temporal store stating 16; below it LLVM
+scalarizes the store into 4- or 8-byte `movnti`s."""
 
 
 @dataclass
@@ -125,6 +144,7 @@ class RowKernelLowering(CpuVectorLowering):
         accumulators: int,
         prefetch: PrefetchDistances | None = None,
         interleaved_rows: int = DEFAULT_INTERLEAVED_ROWS,
+        store_kind: str = "ordinary",
     ):
         super().__init__(kernel, width * 4)
         self.full_shape: tuple[int, ...] = row_shape(kernel)  # type: ignore[assignment]
@@ -160,6 +180,8 @@ class RowKernelLowering(CpuVectorLowering):
         self.streamed: set[SSAValue] = set()
         """The operands that an earlier column loop of the row read (their lines are in L1/L2)."""
         self.shared_rows = shared_rows(kernel, rows)
+        override = attributes.CPU_STORE_KIND.read(kernel)
+        self.store_kind = override.data if isinstance(override, StringAttr) else store_kind
 
     def lower(self) -> loop.KernelOp:
         result = self.new_kernel()
@@ -173,6 +195,8 @@ class RowKernelLowering(CpuVectorLowering):
             row_loops.append(self._lower_rows(program, rows % interleaved, 1, rows // interleaved * interleaved))
         result = self.finish_vector_kernel(result, [*row_loops, *bodies], self.accumulators)
         attributes.CPU_INTERLEAVED_ROWS.write(result, IntegerAttr(interleaved, i64))
+        if self.store_kind == "nontemporal" and mark_nontemporal_stores(result):
+            attributes.CPU_STORE_KIND.write(result, StringAttr("nontemporal"))
         return result
 
     def _lower_rows(self, program: Emitter, steps: int, interleaved: int, first: int) -> Block:
@@ -457,12 +481,31 @@ class RowKernelLowering(CpuVectorLowering):
         self.stored |= self.saving
 
 
+def mark_nontemporal_stores(kernel: loop.KernelOp) -> int:
+    """Marks `nontemporal` the kernel's vector stores to its parameters that state at least
+    `NONTEMPORAL_MIN_ALIGNMENT` bytes and are that wide (see Non-temporal stores); returns how many."""
+    parameters = set(kernel.body.block.args)
+    marked = 0
+    for op in kernel.walk():
+        if not isinstance(op, vector.StoreOp) or op.base not in parameters:
+            continue
+        stated = op.attributes.get("alignment")
+        vector_type = op.vector.type
+        vector_bytes = vector_type.get_shape()[0] * byte_width(vector_type.element_type)  # type: ignore[attr-defined]
+        if isinstance(stated, IntegerAttr) and stated.value.data >= NONTEMPORAL_MIN_ALIGNMENT and vector_bytes >= NONTEMPORAL_MIN_ALIGNMENT:
+            op.properties["nontemporal"] = BoolAttr.from_bool(True)
+            marked += 1
+    return marked
+
+
 def lower_cpu_row_kernel(
     kernel: tile.KernelOp,
     width: int,
     accumulators: int = DEFAULT_ACCUMULATORS,
     prefetch: PrefetchDistances | None = None,
     interleaved_rows: int = DEFAULT_INTERLEAVED_ROWS,
+    store_kind: str = "ordinary",
 ) -> loop.KernelOp:
-    """`kernel` as a loop kernel (see the module docstring)."""
-    return RowKernelLowering(kernel, width, accumulators, prefetch, interleaved_rows).lower()
+    """`kernel` as a loop kernel (see the module docstring); `store_kind` ("nontemporal" or
+    "ordinary", `cpu_prefetch.store_kind`) how its result stores write."""
+    return RowKernelLowering(kernel, width, accumulators, prefetch, interleaved_rows, store_kind).lower()

@@ -22,7 +22,10 @@ host's, `cpu_prefetch.host_prefetch_distances`: none for an elementwise kernel o
 `STREAMING_PREFETCH_BYTES` otherwise) and `interleaved-rows=R` (how many of a program's rows each
 column loop of a row kernel computes at once, their accumulators and per-row values side by side;
 cut to the program's rows, which it need not divide; default 1, `rows_cpu.DEFAULT_INTERLEAVED_ROWS`
-says why). The loop kernel records W and U as
+says why), `nontemporal-stores=auto|on|off` (whether a row kernel's result stores are
+non-temporal, `mlc.cpu_store_kind`; auto: where the kernel's parameters hold more bytes than
+`cpu_prefetch.NONTEMPORAL_CACHE_MULTIPLE` times the host's last-level cache, on x86 hosts;
+`rows_cpu.py`'s Non-temporal stores says which stores). The loop kernel records W and U as
 `mlc.cpu_vector_width` / `mlc.cpu_accumulators` (cut to the row; a column kernel's U is its rows
 in flight), and a row kernel R as `mlc.cpu_interleaved_rows` and B and S as `mlc.cpu_prefetch_bytes` / `mlc.cpu_store_prefetch_bytes`
 (each streaming vector access carries its own distance as `mlc.cpu_prefetch_bytes`, for
@@ -36,21 +39,32 @@ sum is within the bound of any f32 summation order (`error_bounds.py`); max, min
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.columns_cpu import column_kernel_refusal, lower_cpu_column_kernel
 from mlc.transforms.lowering.matmul_cpu import host_vector_width
-from mlc.transforms.lowering.cpu_prefetch import PrefetchDistances, host_prefetch_distances
+from mlc.transforms.lowering.cpu_prefetch import STORE_KINDS, PrefetchDistances, host_prefetch_distances, store_kind
 from mlc.transforms.lowering.row_kernel_shape import row_kernel_refusal
 from mlc.transforms.lowering.rows_cpu import DEFAULT_ACCUMULATORS, DEFAULT_INTERLEAVED_ROWS, lower_cpu_row_kernel
 from mlc.transforms.lowering.tile_kernel_lowering import is_power_of_two
+
+
+def _streamed_bytes(kernel: tile.KernelOp) -> int:
+    """The bytes of the kernel's memref parameters (its inputs and results), which it streams."""
+    total = 0
+    for argument in kernel.body.block.args:
+        if isinstance(argument.type, MemRefType) and all(size >= 0 for size in argument.type.get_shape()):
+            total += math.prod(argument.type.get_shape()) * byte_width(argument.type.element_type)
+    return total
 
 
 @dataclass(frozen=True)
@@ -70,6 +84,8 @@ class ConvertTileRowsToCpu(ModulePass):
     """How far ahead a row kernel's stores prefetch (0: none; None: the host's)."""
     interleaved_rows: int = DEFAULT_INTERLEAVED_ROWS
     """Rows of a program each column loop of a row kernel computes at once."""
+    nontemporal_stores: str = "auto"
+    """Whether row kernels store their results non-temporally: auto (by the host's cache), on, off."""
 
     def __post_init__(self) -> None:
         for option, value in (("vector-width", self.vector_width or 1), ("accumulators", self.accumulators)):
@@ -78,6 +94,8 @@ class ConvertTileRowsToCpu(ModulePass):
         for option, value in (("prefetch-bytes", self.prefetch_bytes), ("store-prefetch-bytes", self.store_prefetch_bytes)):
             if value is not None and value < 0:
                 raise ValueError(f"{option} must not be negative, got {value}")
+        if self.nontemporal_stores not in STORE_KINDS:
+            raise ValueError(f"nontemporal-stores must be one of {', '.join(STORE_KINDS)}, got {self.nontemporal_stores!r}")
         if self.interleaved_rows < 1:
             raise ValueError(f"interleaved-rows must be positive, got {self.interleaved_rows}")
 
@@ -86,7 +104,9 @@ class ConvertTileRowsToCpu(ModulePass):
         lowered: set[str] = set()
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             if row_kernel_refusal(kernel) is None:
-                replacement = lower_cpu_row_kernel(kernel, width, self.accumulators, self._prefetch(kernel), self.interleaved_rows)
+                replacement = lower_cpu_row_kernel(
+                    kernel, width, self.accumulators, self._prefetch(kernel), self.interleaved_rows, store_kind(self.nontemporal_stores, _streamed_bytes(kernel))
+                )
             elif column_kernel_refusal(kernel) is None:
                 replacement = lower_cpu_column_kernel(kernel, width)
             else:
