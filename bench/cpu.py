@@ -2,11 +2,15 @@
 
     python bench/cpu.py [--threads N | --threads 1,2,8,16] [--repeats 20] [--rounds 3] [--only softmax,gelu] [--json out.json]
                         [--malloc steady|default] [--results runtime|heap] [--prefetch LOADS/STORES] [--interleaved-rows I]
+                        [--nontemporal auto|on|off] [--store-kinds on,off]
 
 Cases (f32): softmax of 1024x1024 and of long rows (64x65536), tanh(x*y + x) on 4096x1024, exact
 (erf) GELU of 4096x1024, its memory floor (-x of 4096x1024), a leaky ReLU (where(x > 0, x, 0.01 x)) of 4096x1024, layer norm of 4096x1024 with scale and bias, a column sum (axis 0) of
 4096x1024, matmul 512^3, 1024^3 and 2048^3, and fused MLP blocks gelu(x @ w + b) of 1024x1024 by
-1024x1024 (tanh and erf GELU). Every implementation runs on the same random inputs
+1024x1024 (tanh and erf GELU); and two streams larger than a last-level cache (`--only 65536`):
+-x and the tanh chain of 65536x1024 (256 MiB an array; numpy not timed on the chain), where mlc's
+row kernels store non-temporally by default (`--nontemporal`, `--store-kinds on,off` times mlc
+compiled with `nontemporal-stores=on` and `=off` beside the default, in the same turns). Every implementation runs on the same random inputs
 (never zeros), is checked against numpy's float64 result first, then timed with
 `time.perf_counter`: warm-up calls, then the best of `--repeats` calls, or of as many as fill
 `MIN_TIMED_SECONDS` when that is more (the steady cost on a machine shared with other work, where
@@ -75,14 +79,18 @@ def _parse() -> argparse.Namespace:
                         help="compile mlc's row kernels with these prefetch distances in bytes (0: none; `prefetch_pipeline`)")
     parser.add_argument("--interleaved-rows", type=int, default=None, metavar="I",
                         help="compile mlc's row kernels with I rows in each column loop (`prefetch_pipeline`)")
+    parser.add_argument("--nontemporal", choices=("auto", "on", "off"), default=None,
+                        help="compile mlc's row kernels with nontemporal-stores=this (`prefetch_pipeline`)")
+    parser.add_argument("--store-kinds", default=None, metavar="on,off",
+                        help="also time mlc compiled with each of these nontemporal-stores values, in the same turns")
     return parser.parse_args()
 
 
-def prefetch_pipeline(prefetch: str | None, interleaved_rows: int | None = None) -> str | None:
+def prefetch_pipeline(prefetch: str | None, interleaved_rows: int | None = None, nontemporal: str | None = None) -> str | None:
     """mlc's CPU pipeline with convert-tile-rows-to-cpu's prefetch distances set from "LOADS/STORES"
-    (bytes, 0 for none) and its interleaved rows from `interleaved_rows`, or None (mlc.compile's
-    default pipeline) with neither."""
-    options = []
+    (bytes, 0 for none), its interleaved rows from `interleaved_rows` and its store kind from
+    `nontemporal` (auto, on, off), or None (mlc.compile's default pipeline) with none of them."""
+    options = [f"nontemporal-stores={nontemporal}"] if nontemporal is not None else []
     if prefetch is not None:
         loads, stores = (int(part) for part in prefetch.split("/"))
         options += [f"prefetch-bytes={loads}", f"store-prefetch-bytes={stores}"]
@@ -197,7 +205,7 @@ def softmax_case(rows: int, columns: int) -> Case:
     return _one_operand("softmax", "softmax %x axis -1", rows, columns, reference=_softmax, torch_function=lambda torch, x: torch.softmax(x, -1))
 
 
-def tanh_chain_case(rows: int, columns: int) -> Case:
+def tanh_chain_case(rows: int, columns: int, time_numpy: bool = True) -> Case:
     t = tensor(rows, columns)
     return Case(
         f"tanh(x*y+x) {rows}x{columns}",
@@ -210,6 +218,7 @@ def tanh_chain_case(rows: int, columns: int) -> Case:
         [(rows, columns), (rows, columns)],
         lambda x, y: np.tanh(x * y + x),
         lambda torch, x, y: torch.tanh(x * y + x),
+        time_numpy=time_numpy,
     )
 
 
@@ -314,6 +323,8 @@ CASES = [
     matmul_case(2048),
     mlp_case(1024, 1024, 1024),
     mlp_case(1024, 1024, 1024, "none"),
+    negate_case(65536, 1024),
+    tanh_chain_case(65536, 1024, time_numpy=False),
 ]
 
 
@@ -523,6 +534,7 @@ def run_case(
     case: Case, threads: int, repeats: int, torch: object | None, references: Path | None = None, rounds: int = 1,
     faults: list[float] | None = None, pipeline: str | None = None, pages: list[float] | None = None,
     waits: list[float] | None = None, others: list[tuple[float, int]] | None = None,
+    variants: dict[str, str | None] | None = None,
 ) -> list[tuple[str, str, float]]:
     """(case, implementation, seconds) rows: one per implementation and round, in the order the
     rounds ran (see the module docstring). `faults`, when given, gets each row's minor page
@@ -531,7 +543,8 @@ def run_case(
     (`huge_page_share`) of the first input and of mlc's result, then `physical_pages` of both, then
     `output_after_inputs`; `waits` the seconds each turn
     waited for the process's other threads to go quiet (`wait_until_quiet`); `others` what other
-    processes and the hypervisor took while each turn ran (`others_during`)."""
+    processes and the hypervisor took while each turn ran (`others_during`). `variants`: more mlc
+    implementations, by name, each compiled with its own pipeline, timed in the same turns."""
     generator = np.random.default_rng(0)
     inputs = [generator.standard_normal(shape).astype(np.float32) for shape in case.shapes]
     want = _reference(case, inputs, references)
@@ -540,6 +553,9 @@ def run_case(
     compile_seconds = time.perf_counter() - start
     rows = []
     implementations: list[tuple[str, Callable[[], object]]] = [("mlc", lambda: compiled(*inputs))]
+    for name, variant_pipeline in (variants or {}).items():
+        variant = mlc.compile(case.source, device="cpu", num_threads=threads, pipeline=variant_pipeline)
+        implementations.append((name, lambda variant=variant: variant(*inputs)))  # type: ignore[misc]
     if case.time_numpy:
         implementations.append(("numpy", lambda: case.reference(*inputs)))
     if torch is not None:
@@ -602,7 +618,9 @@ def main(arguments: argparse.Namespace) -> None:
         waits: list[float] = []
         others: list[tuple[float, int]] = []
         rows = run_case(case, threads, arguments.repeats, torch, arguments.references, arguments.rounds, faults,
-                        prefetch_pipeline(arguments.prefetch, arguments.interleaved_rows), pages, waits, others)
+                        prefetch_pipeline(arguments.prefetch, arguments.interleaved_rows, arguments.nontemporal), pages, waits, others,
+                        {f"mlc nontemporal-stores={kind}": prefetch_pipeline(arguments.prefetch, arguments.interleaved_rows, kind)
+                         for kind in (arguments.store_kinds.split(",") if arguments.store_kinds else [])})
         rounds = _per_round(rows)
         reference = min(rounds["PyTorch"]) if "PyTorch" in rounds else None
         for implementation, seconds in rounds.items():
@@ -621,7 +639,7 @@ def main(arguments: argparse.Namespace) -> None:
     if arguments.json is not None:
         arguments.json.write_text(json.dumps(
             {"cpu": cpu_model(), "threads": threads, "numpy": np.__version__, "torch": torch_version, "command": " ".join(sys.argv), "prefetch": arguments.prefetch,
-             "interleaved_rows": arguments.interleaved_rows,
+             "interleaved_rows": arguments.interleaved_rows, "nontemporal": arguments.nontemporal,
              "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""), "results": arguments.results,
              "rows": results},
             indent=1,
@@ -658,6 +676,8 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
             command += ["--only", arguments.only] if arguments.only else []
             command += ["--prefetch", arguments.prefetch] if arguments.prefetch else []
             command += ["--interleaved-rows", str(arguments.interleaved_rows)] if arguments.interleaved_rows else []
+            command += ["--nontemporal", arguments.nontemporal] if arguments.nontemporal else []
+            command += ["--store-kinds", arguments.store_kinds] if arguments.store_kinds else []
             command += ["--results", arguments.results]
             subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
             runs.append(json.loads(output.read_text()))
@@ -684,6 +704,16 @@ def several_thread_counts(arguments: argparse.Namespace) -> None:
             ratios.append(", ".join(f"{share:.2f}" for share in shares[2:6]) if shares and len(shares) > 2 else "-")
             ratios.append(f"{shares[6]:.0f}" if shares and len(shares) > 6 else "-")
             print(f"| {case} | {run['threads']} | " + " | ".join(cells + ratios) + " |", flush=True)
+    variants = list(dict.fromkeys(row["implementation"] for run in runs for row in run["rows"] if row["implementation"].startswith("mlc ")))
+    if variants:  # --store-kinds: each mlc variant's best and its rounds, beside the default's
+        print("\n| case | threads | mlc ms (rounds) | " + " | ".join(f"{name} ms (rounds)" for name in variants) + " | PyTorch ms (rounds) |")
+        print("| --- | ---: |" + " ---: |" * (len(variants) + 2))
+        for case in cases:
+            for run in runs:
+                rounds = {row["implementation"]: row["rounds_ms"] for row in run["rows"] if row["case"] == case}
+                cells = [f"{min(rounds[name]):.3f} ({' '.join(f'{v:.3f}' for v in rounds[name])})" if name in rounds else "-"
+                         for name in ("mlc", *variants, "PyTorch")]
+                print(f"| {case} | {run['threads']} | " + " | ".join(cells) + " |", flush=True)
     if arguments.json is not None:
         arguments.json.write_text(json.dumps({"cpu": cpu_model(), "runs": runs}, indent=1))
 

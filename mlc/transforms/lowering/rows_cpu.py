@@ -52,7 +52,9 @@ Non-temporal stores. With the store kind "nontemporal" (`cpu_prefetch.store_kind
 kernel's `mlc.cpu_store_kind` overrides it) every vector store to a kernel parameter that states
 at least `NONTEMPORAL_MIN_ALIGNMENT` bytes (whole chunks at multiples of the vector along rows of
 a multiple of it: every chunk when W divides C, as it does for any C that W is cut to) is marked
-`nontemporal`; the loop kernel records `mlc.cpu_store_kind = "nontemporal"` when it has one.
+`nontemporal`, without a prefetch (`mlc.cpu_store_prefetch_bytes` then applies to the other
+stores: a prefetchw would bring the line in for ownership, the read the streaming store saves);
+the loop kernel records `mlc.cpu_store_kind = "nontemporal"` when it has one.
 Parameters are only known 16-byte aligned (`ASSUMED_ALIGNMENT`: numpy's `out=` arrays start 16
 bytes past a page), so the stores state 16 and LLVM's x86 back end splits each 64-byte store into
 four 16-byte `vmovntps` (a whole-vector `vmovntps zmm` needs 64-byte alignment, which mlc's own
@@ -494,6 +496,7 @@ def mark_nontemporal_stores(kernel: loop.KernelOp) -> int:
         vector_bytes = vector_type.get_shape()[0] * byte_width(vector_type.element_type)  # type: ignore[attr-defined]
         if isinstance(stated, IntegerAttr) and stated.value.data >= NONTEMPORAL_MIN_ALIGNMENT and vector_bytes >= NONTEMPORAL_MIN_ALIGNMENT:
             op.properties["nontemporal"] = BoolAttr.from_bool(True)
+            op.attributes.pop(attributes.CPU_PREFETCH_BYTES.name, None)  # a prefetchw is the read-for-ownership it saves
             marked += 1
     return marked
 

@@ -10,7 +10,9 @@ results must lie within `error_bounds.result_bounds` of the graph interpreter's 
 another order than the tile interpreter, which the bounds allow for: any f32 summation order).
 Elementwise kernels (no reduction) are drawn too (`programs.elementwise_programs`).
 The elementwise draws also draw the loads' and the stores' prefetch distances (options), which must
-reach exactly the accesses they are for and change no result. Maxima and minima do not depend on the order: there the loop kernel must give the tile
+reach exactly the accesses they are for and change no result, and the store kind
+(`nontemporal-stores`): "on" marks exactly the parameters' whole-chunk stores of 16 bytes or more
+`nontemporal` (without a prefetch), "off" none, and neither changes a result. Maxima and minima do not depend on the order: there the loop kernel must give the tile
 interpreter's bits. Fixed cases check that the kernels of the benchmarks (softmax, layer norm,
 ragged rows whose chunks need masks) are the ones lowered.
 """
@@ -29,7 +31,13 @@ from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.interpreter import run
-from mlc.transforms.lowering.cpu_prefetch import PrefetchDistances, host_prefetch_distances
+from mlc.transforms.lowering.cpu_prefetch import (
+    PrefetchDistances,
+    host_last_level_cache_bytes,
+    host_prefetch_distances,
+    is_x86_host,
+    store_kind,
+)
 from mlc.transforms.pipelines import CPU_PIPELINE
 from programs import (
     assert_compiled_matches,
@@ -92,17 +100,30 @@ def _prefetch_distances(module, access_type: type) -> set[int]:
     seed=st.integers(0, 2**32 - 1),
     loads=st.sampled_from((0, 64, 4096)),
     stores=st.sampled_from((0, 1024, 4096)),
+    store_kind=st.sampled_from(("on", "off")),
 )
-def test_elementwise_kernels_stay_within_the_error_bounds(program: str, width: int, seed: int, loads: int, stores: int):
-    after = _checked(program, width, 1, seed, f"prefetch-bytes={loads} store-prefetch-bytes={stores}")
+def test_elementwise_kernels_stay_within_the_error_bounds(program: str, width: int, seed: int, loads: int, stores: int, store_kind: str):
+    options = f"prefetch-bytes={loads} store-prefetch-bytes={stores} nontemporal-stores={store_kind}"
+    after = _checked(program, width, 1, seed, options)
     assert _prefetch_distances(after, vector.LoadOp) <= ({loads} if loads else set())
     assert _prefetch_distances(after, vector.StoreOp) <= ({stores} if stores else set())
     for kernel in (op for op in after.walk() if isinstance(op, loop.KernelOp) and "mlc.cpu_vector_width" in op.attributes):
         lanes = kernel.attributes["mlc.cpu_vector_width"].value.data
+        parameters = set(kernel.body.block.args)
+        streaming = [store for store in kernel.walk() if isinstance(store, vector.StoreOp) and _is_nontemporal(store)]
+        assert (attributes.CPU_STORE_KIND.read(kernel) is not None) == bool(streaming)
         for store in (op for op in kernel.walk() if isinstance(op, vector.StoreOp)):
+            alignment = store.attributes["alignment"].value.data
+            wide = alignment >= 16 and lanes >= 4 and store.vector.type.get_shape() == (lanes,)
+            assert _is_nontemporal(store) == (store_kind == "on" and store.base in parameters and wide)
             if lanes > 1 and store.vector.type.get_shape() == (lanes,) and isinstance(store.parent_op(), scf.ForOp):
-                # a column loop's whole-chunk store: prefetched, or not at 0
-                assert attributes.CPU_PREFETCH_BYTES.read(store) == (IntegerAttr(stores, i64) if stores else None)
+                # a column loop's whole-chunk store: prefetched, or not at 0 or where it streams
+                expected = IntegerAttr(stores, i64) if stores and not _is_nontemporal(store) else None
+                assert attributes.CPU_PREFETCH_BYTES.read(store) == expected
+
+
+def _is_nontemporal(store: vector.StoreOp) -> bool:
+    return store.nontemporal is not None and bool(store.nontemporal.value.data)
 
 
 def _extremum(kind: str, rows: int, columns: int) -> str:
@@ -227,6 +248,87 @@ def test_the_pass_without_distances_uses_the_hosts_and_records_them():
         kernel = next(op for op in after.walk() if isinstance(op, loop.KernelOp) and "mlc.cpu_vector_width" in op.attributes)
         recorded = (attributes.CPU_PREFETCH_BYTES.read(kernel), attributes.CPU_STORE_PREFETCH_BYTES.read(kernel))
         assert recorded == tuple(IntegerAttr(d, i64) if d else None for d in (loads, stores))
+
+
+NEGATE = """func.func @main(%x: tensor<ROWSxCOLUMNSxf32>) -> tensor<ROWSxCOLUMNSxf32> {
+  %0 = graph.neg %x : tensor<ROWSxCOLUMNSxf32>
+  func.return %0 : tensor<ROWSxCOLUMNSxf32>
+}"""
+TANH_CHAIN = """func.func @main(%x: tensor<ROWSxCOLUMNSxf32>, %y: tensor<ROWSxCOLUMNSxf32>) -> tensor<ROWSxCOLUMNSxf32> {
+  %0 = graph.mul %x, %y : (tensor<ROWSxCOLUMNSxf32>, tensor<ROWSxCOLUMNSxf32>) -> tensor<ROWSxCOLUMNSxf32>
+  %1 = graph.add %0, %x : (tensor<ROWSxCOLUMNSxf32>, tensor<ROWSxCOLUMNSxf32>) -> tensor<ROWSxCOLUMNSxf32>
+  %2 = graph.tanh %1 : tensor<ROWSxCOLUMNSxf32>
+  func.return %2 : tensor<ROWSxCOLUMNSxf32>
+}"""
+
+
+def _streams(compiled) -> bool:
+    """Whether a compiled function's row kernel stores non-temporally (`mlc.cpu_store_kind`), after
+    checking that its LLVM IR has `!nontemporal` stores exactly when it has the fence (x86)."""
+    from mlc.backend.cpu import translate_for_cpu
+
+    kernels = [op for op in compiled.lowered_module.walk() if "mlc.kernel" in op.attributes]
+    streams = any(attributes.CPU_STORE_KIND.name in kernel.attributes for kernel in kernels)
+    llvm_ir = str(translate_for_cpu(compiled.lowered_module))
+    assert ("!nontemporal" in llvm_ir) == ('call void @"llvm.x86.sse.sfence"()' in llvm_ir) == (streams and is_x86_host())
+    return streams
+
+
+@pytest.mark.parametrize(("rows", "columns"), [(64, 256), (47, 1001)])
+def test_nontemporal_stores_end_to_end(rows: int, columns: int):
+    """-x and the tanh chain compiled for the CPU with `nontemporal-stores=on`, on fresh random
+    inputs: -x exactly, the chain within its bound (elementwise kernels run on the flattened
+    elements: 47 x 1001 ends in a partial chunk, stored element by element); a softmax of rows of
+    1001 (the vector width cut to one lane: scalar stores) falls back to ordinary stores, without
+    the attribute or a fence, and one of rows of 256 streams."""
+    import mlc
+
+    pipeline = CPU_PIPELINE.replace("convert-tile-rows-to-cpu,", "convert-tile-rows-to-cpu{nontemporal-stores=on},")
+    assert pipeline != CPU_PIPELINE
+    rng = np.random.default_rng()
+    x, y = (rng.standard_normal((rows, columns)).astype(np.float32) for _ in range(2))
+    negate = mlc.compile(NEGATE.replace("ROWS", str(rows)).replace("COLUMNS", str(columns)), device="cpu", pipeline=pipeline)
+    np.testing.assert_array_equal(negate(x), -x)
+    chain_text = TANH_CHAIN.replace("ROWS", str(rows)).replace("COLUMNS", str(columns))
+    chain = mlc.compile(chain_text, device="cpu", pipeline=pipeline)
+    assert_compiled_matches(chain_text, [x, y], chain(x, y), [np.tanh(x.astype(np.float64) * y + x)])
+    softmax_text = SOFTMAX.replace("3x1000", f"5x{columns}")
+    softmax = mlc.compile(softmax_text, device="cpu", pipeline=pipeline)
+    z = x[:5].astype(np.float64)
+    expected = np.exp(z - z.max(axis=1, keepdims=True))
+    assert_compiled_matches(softmax_text, [x[:5].copy()], softmax(x[:5].copy()), [expected / expected.sum(axis=1, keepdims=True)])
+    assert _streams(negate) and _streams(chain)
+    assert _streams(softmax) == (columns % 4 == 0)
+
+
+@pytest.mark.parametrize(
+    ("option", "streamed", "cache", "x86", "kind"),
+    [
+        ("auto", 512 << 20, 300 << 20, True, "nontemporal"),  # -x of 256 MiB on the Intel host
+        ("auto", 32 << 20, 300 << 20, True, "ordinary"),  # -x of 16 MiB there: cached
+        ("auto", 48 << 20, 32 << 20, True, "ordinary"),  # at 1.5x the dev machine's L3: not above it
+        ("auto", 128 << 20, 32 << 20, True, "nontemporal"),
+        ("auto", 128 << 20, 32 << 20, False, "ordinary"),  # no streaming stores off x86
+        ("auto", 128 << 20, None, True, "ordinary"),  # an unknown cache
+        ("on", 1024, 32 << 20, True, "nontemporal"),
+        ("off", 1 << 40, 32 << 20, True, "ordinary"),
+    ],
+)
+def test_the_store_kind_follows_the_hosts_last_level_cache(option: str, streamed: int, cache: int | None, x86: bool, kind: str, monkeypatch):
+    import mlc.transforms.lowering.cpu_prefetch as policy
+
+    monkeypatch.setattr(policy, "host_last_level_cache_bytes", lambda: cache)
+    assert store_kind(option, streamed, x86=x86) == kind
+
+
+def test_the_last_level_cache_is_read_from_sysfs(tmp_path):
+    for index, (kind, level, size) in enumerate((("Data", 1, "48K"), ("Instruction", 1, "32K"), ("Unified", 2, "2048K"), ("Unified", 3, "300M"))):
+        folder = tmp_path / f"index{index}"
+        folder.mkdir()
+        for name, value in (("type", kind), ("level", str(level)), ("size", size)):
+            (folder / name).write_text(value + "\n")
+    assert host_last_level_cache_bytes(tmp_path) == 300 << 20
+    assert host_last_level_cache_bytes(tmp_path / "absent") is None
 
 
 # -- column kernels (reductions over a non-last axis: columns_cpu.py) ---------------------------------
