@@ -11,6 +11,7 @@ library's stated accuracy and the rounding).
 from __future__ import annotations
 
 import ctypes
+import platform
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -208,3 +209,49 @@ def test_the_object_is_for_this_host() -> None:
         assert header == b"\x7fELF"
     else:
         pytest.skip("only checked on Linux")
+
+
+NEGATE_STREAMED = """
+llvm.func @negate_streamed(%a: !llvm.ptr, %out: !llvm.ptr, %n: i64) attributes {mlc.kernel} {
+  %zero = llvm.mlir.constant(0 : i64) : i64
+  %one = llvm.mlir.constant(1 : i64) : i64
+  %empty = llvm.icmp "sle" %n, %zero : i64
+  llvm.cond_br %empty, ^done, ^loop(%zero : i64)
+^loop(%i: i64):
+  %pa = llvm.getelementptr inbounds %a[%i] : (!llvm.ptr, i64) -> !llvm.ptr, vector<16xf32>
+  %x = llvm.load %pa {alignment = 16 : i64} : !llvm.ptr -> vector<16xf32>
+  %y = llvm.fneg %x : vector<16xf32>
+  %po = llvm.getelementptr inbounds %out[%i] : (!llvm.ptr, i64) -> !llvm.ptr, vector<16xf32>
+  llvm.store %y, %po {alignment = 16 : i64, nontemporal} : vector<16xf32>, !llvm.ptr
+  %next = llvm.add %i, %one : i64
+  %more = llvm.icmp "slt" %next, %n : i64
+  llvm.cond_br %more, ^loop(%next : i64), ^done
+^done:
+  llvm.return
+}
+"""
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="x86 streaming stores")
+def test_nontemporal_stores_are_streaming_and_fenced() -> None:
+    """A non-temporal store of 64 bytes stating 16-byte alignment becomes x86 `vmovntps` (16-byte
+    ones: LLVM splits an under-aligned streaming store) followed by the function's `sfence`, and
+    writes what an ordinary store writes, into an output 16 bytes past a 64-byte boundary."""
+    from mlc.backend.cpu import cpu_target, host_target_machine, optimize, parse_verified
+    from mlc.backend.llvm_translate import translate_module
+
+    module = parse(NEGATE_STREAMED)
+    machine = host_target_machine()
+    llvm_module = parse_verified(str(translate_module(module, cpu_target(machine, for_code_generation=True))))
+    optimize(llvm_module, machine)
+    assembly = machine.emit_assembly(llvm_module)
+    assert "vmovntps" in assembly and "sfence" in assembly
+    groups = 33
+    x = random(16 * groups)
+    block = np.zeros(16 * groups + 16, np.float32)
+    start = (-(block.ctypes.data % 64) // 4 + 4) % 16  # the element 16 bytes past a 64-byte boundary
+    out = block[start : start + 16 * groups]
+    assert out.ctypes.data % 64 == 16
+    with loaded(module) as function:
+        function("negate_streamed", (POINTER, POINTER, ctypes.c_int64))(x.ctypes.data, out.ctypes.data, groups)
+    np.testing.assert_array_equal(out, -x)

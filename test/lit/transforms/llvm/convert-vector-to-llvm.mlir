@@ -155,3 +155,19 @@ llvm.func @bool_vectors(%arg0: !llvm.ptr<3>) {
   vector.store %flags, %m[%c1, %c0] {alignment = 16 : i64} : memref<2x32xi1, 3 : i64>, vector<16xi1>
   llvm.return
 }
+
+// -----
+
+// A non-temporal vector.store (convert-tile-rows-to-cpu's `mlc.cpu_store_kind`) keeps its
+// `nontemporal` on the llvm.store, which the translation turns into `!nontemporal`.
+// CHECK-LABEL: llvm.func @streamed
+// CHECK:         llvm.store %v, %{{.*}} {alignment = 16 : i64, nontemporal} : vector<16xf32>, !llvm.ptr
+// CHECK:         llvm.store %v, %{{.*}} {alignment = 16 : i64} : vector<16xf32>, !llvm.ptr
+llvm.func @streamed(%arg0: !llvm.ptr, %i: i64) {
+  %m = builtin.unrealized_conversion_cast %arg0 : !llvm.ptr to memref<4096xf32>
+  %ii = builtin.unrealized_conversion_cast %i : i64 to index
+  %v = vector.load %m[%ii] {alignment = 16 : i64} : memref<4096xf32>, vector<16xf32>
+  vector.store %v, %m[%ii] {alignment = 16 : i64, nontemporal = true} : memref<4096xf32>, vector<16xf32>
+  vector.store %v, %m[%ii] {alignment = 16 : i64, nontemporal = false} : memref<4096xf32>, vector<16xf32>
+  llvm.return
+}

@@ -4,10 +4,14 @@
 // RUN: not mlc-opt %s -p 'convert-tile-rows-to-cpu{store-prefetch-bytes=-64}' 2>&1 | filecheck %s --check-prefix=PREFETCH
 // RUN: not mlc-opt %s -p 'convert-tile-rows-to-cpu{interleaved-rows=0}' 2>&1 | filecheck %s --check-prefix=INTERLEAVE
 // RUN: mlc-opt %s --split-input-file -p 'convert-tile-rows-to-cpu{vector-width=8 accumulators=2 interleaved-rows=2 prefetch-bytes=0 store-prefetch-bytes=0},canonicalize,cse' | filecheck %s --check-prefix=TWO
+// RUN: mlc-opt %s --split-input-file -p 'convert-tile-rows-to-cpu{vector-width=8 nontemporal-stores=on prefetch-bytes=0 store-prefetch-bytes=4096},canonicalize,cse' | filecheck %s --check-prefix=NT
+// RUN: mlc-opt %s --split-input-file -p 'convert-tile-rows-to-cpu{vector-width=8 nontemporal-stores=off},canonicalize,cse' | filecheck %s --check-prefix=ORDINARY
+// RUN: not mlc-opt %s -p 'convert-tile-rows-to-cpu{nontemporal-stores=always}' 2>&1 | filecheck %s --check-prefix=STORE-KIND
 
 // OPTION: accumulators must be a power of two, got 3
 // PREFETCH: store-prefetch-bytes must not be negative, got -64
 // INTERLEAVE: interleaved-rows must be positive, got 0
+// STORE-KIND: nontemporal-stores must be one of auto, on, off, got 'always'
 
 // A softmax of 4 rows of 64: the rows run one after another; the max and the sum each run a
 // column loop of two 8-lane accumulators (16 columns an iteration), combined pairwise and then
@@ -447,5 +451,75 @@ builtin.module {
     %0 = memref.alloc() : memref<2x64xf32>
     tile.launch @leaky(%x, %0) : memref<2x64xf32>, memref<2x64xf32>
     func.return %0 : memref<2x64xf32>
+  }
+}
+
+// -----
+
+// Non-temporal stores (prefix NT with nontemporal-stores=on, prefix ORDINARY with off, the default
+// prefix with auto, which keeps these small kernels' stores ordinary). The whole-chunk stores to the output parameter become
+// `nontemporal` and lose their prefetch (a prefetchw is the read-for-ownership they save); the
+// kernel records `mlc.cpu_store_kind`. A tile kernel's `mlc.cpu_store_kind = "ordinary"` overrides
+// the option; rows of 6 (one vector of 6 lanes a row, only known 4-byte aligned: LLVM would split
+// such a store into `movnti`s) stay ordinary and carry no attribute.
+// NT-LABEL:    loop.kernel @streamed
+// NT-SAME:       mlc.cpu_store_kind = "nontemporal"
+// NT:            vector.load %x[%row, %[[C:.*]]] {alignment = 16 : i64} : memref<4x64xf32>, vector<8xf32>
+// NT:            vector.store %{{.*}}, %output0[%row, %[[C]]] {alignment = 16 : i64, nontemporal = true} : memref<4x64xf32>, vector<8xf32>
+// NT-LABEL:    loop.kernel @kept_ordinary
+// NT-NOT:        nontemporal
+// NT:            vector.store %{{.*}}, %output0[%row, %{{.*}}] {alignment = 16 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4x64xf32>, vector<8xf32>
+// NT-LABEL:    loop.kernel @narrow
+// NT-NOT:        nontemporal
+// NT:            vector.store %{{.*}}, %output0[%row, %{{.*}}] {alignment = 4 : i64, mlc.cpu_prefetch_bytes = 4096 : i64} : memref<4x6xf32>, vector<6xf32>
+// NT-NOT:        nontemporal
+// NT:          func.func @f
+// ORDINARY-LABEL: loop.kernel @streamed
+// ORDINARY-NOT:   nontemporal
+// ORDINARY:       func.func @f
+// CHECK-LABEL: loop.kernel @streamed
+// CHECK-NOT:     nontemporal
+// CHECK:       func.func @f
+builtin.module {
+  tile.kernel @streamed(%x: memref<4x64xf32>, %output0: memref<4x64xf32>) grid [1] num_warps 1 {
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %c0] : memref<4x64xf32> -> !tile.tile<4x64xf32>
+    %y = tile.map %t : !tile.tile<4x64xf32> -> !tile.tile<4x64xf32> {
+    ^bb0(%e: f32):
+      %d = arith.negf %e : f32
+      tile.yield %d : f32
+    }
+    tile.store %y, %output0[%c0, %c0] : !tile.tile<4x64xf32>, memref<4x64xf32>
+    tile.return
+  }
+  tile.kernel @kept_ordinary(%x: memref<4x64xf32>, %output0: memref<4x64xf32>) grid [1] num_warps 1 attributes {mlc.cpu_store_kind = "ordinary"} {
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %c0] : memref<4x64xf32> -> !tile.tile<4x64xf32>
+    %y = tile.map %t : !tile.tile<4x64xf32> -> !tile.tile<4x64xf32> {
+    ^bb0(%e: f32):
+      %d = arith.negf %e : f32
+      tile.yield %d : f32
+    }
+    tile.store %y, %output0[%c0, %c0] : !tile.tile<4x64xf32>, memref<4x64xf32>
+    tile.return
+  }
+  tile.kernel @narrow(%x: memref<4x6xf32>, %output0: memref<4x6xf32>) grid [1] num_warps 1 {
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %c0] : memref<4x6xf32> -> !tile.tile<4x6xf32>
+    %y = tile.map %t : !tile.tile<4x6xf32> -> !tile.tile<4x6xf32> {
+    ^bb0(%e: f32):
+      %d = arith.negf %e : f32
+      tile.yield %d : f32
+    }
+    tile.store %y, %output0[%c0, %c0] : !tile.tile<4x6xf32>, memref<4x6xf32>
+    tile.return
+  }
+  func.func @f(%x: memref<4x64xf32>, %n: memref<4x6xf32>) -> (memref<4x64xf32>, memref<4x6xf32>) {
+    %0 = memref.alloc() : memref<4x64xf32>
+    %1 = memref.alloc() : memref<4x6xf32>
+    tile.launch @streamed(%x, %0) : memref<4x64xf32>, memref<4x64xf32>
+    tile.launch @kept_ordinary(%x, %0) : memref<4x64xf32>, memref<4x64xf32>
+    tile.launch @narrow(%n, %1) : memref<4x6xf32>, memref<4x6xf32>
+    func.return %0, %1 : memref<4x64xf32>, memref<4x6xf32>
   }
 }
