@@ -126,13 +126,14 @@ SHIFTS = ("shifts",)
 DIVISIONS = ("divsi", "divui", "remsi", "remui", "floordivsi", "ceildivsi", "ceildivui")
 
 
-def _kernel(body: str, element: str, result: str, vector: bool, n: int) -> str:
+def _kernel(body: str, element: str, result: str, vector: bool, n: int, nontemporal: bool = False) -> str:
     shape = f"vector<{LANES}x{element}>" if vector else element
     result_shape = f"vector<{LANES}x{result}>" if vector else result
     body = body.replace(": T", f": {shape}").replace("to T", f"to {result_shape}")
     if vector:
         loads = [f"%{v} = vector.load %m{v}[%i] : memref<{n}x{element}>, {shape}" for v in "ab"]
-        store = f"vector.store %r, %mout[%i] : memref<{n}x{result}>, {result_shape}"
+        streaming = " {nontemporal = true}" if nontemporal else ""  # a CPU row kernel's result stores
+        store = f"vector.store %r, %mout[%i]{streaming} : memref<{n}x{result}>, {result_shape}"
     else:
         loads = [f"%{v} = memref.load %m{v}[%i] : memref<{n}x{element}>" for v in "ab"]
         store = f"memref.store %r, %mout[%i] : memref<{n}x{result}>"
@@ -188,7 +189,7 @@ def _integers(rng: np.random.Generator, n: int, name: str) -> tuple[np.ndarray, 
     return a.astype(np.int32), b.astype(np.int32)
 
 
-def _float_case(name: str, vector: bool, seed: int, blocks: int, dtype: type, element: str) -> None:
+def _float_case(name: str, vector: bool, seed: int, blocks: int, dtype: type, element: str, nontemporal: bool = False) -> None:
     bodies = FLOAT_BODIES | SCALAR_FLOAT_BODIES
     n = blocks * LANES
     rng = np.random.default_rng(seed)
@@ -197,7 +198,7 @@ def _float_case(name: str, vector: bool, seed: int, blocks: int, dtype: type, el
         a = np.nan_to_num(a, nan=0.0, posinf=0.0, neginf=0.0).clip(-1e9, 1e9).astype(dtype)
     if name == "fptoui_uitofp":
         b = np.nan_to_num(np.abs(b), nan=0.0, posinf=0.0).clip(0, 65535).astype(dtype)
-    expected, actual = _run_before_and_after(_kernel(bodies[name], element, element, vector, n), [a, b], dtype)
+    expected, actual = _run_before_and_after(_kernel(bodies[name], element, element, vector, n, nontemporal), [a, b], dtype)
     _assert_same(expected, actual)
 
 
@@ -210,9 +211,11 @@ def test_float_ops_on_scalars(name: str, seed: int, blocks: int) -> None:
 
 @pytest.mark.parametrize("name", sorted(FLOAT_BODIES))
 @settings(max_examples=3, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), blocks=st.integers(1, 3))
-def test_float_ops_on_vectors(name: str, seed: int, blocks: int) -> None:
-    _float_case(name, True, seed, blocks, np.float32, "f32")
+@given(seed=st.integers(0, 2**32 - 1), blocks=st.integers(1, 3), nontemporal=st.booleans())
+def test_float_ops_on_vectors(name: str, seed: int, blocks: int, nontemporal: bool) -> None:
+    """Also with the result stores `nontemporal` (which convert-vector-to-llvm keeps), which must
+    not change what is stored."""
+    _float_case(name, True, seed, blocks, np.float32, "f32", nontemporal)
 
 
 @pytest.mark.parametrize("name", ["addf", "maximumf", "exp", "tanh", "sqrt", "floor", "extf_truncf"])
