@@ -82,15 +82,14 @@ from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.chunk_access import Emitter
 from mlc.transforms.lowering.vector_maps import vector_body, vector_map_refusal
-from mlc.transforms.lowering.matmul_loop import (
-    DotKernelLowering,
-    Fragment,
+from mlc.transforms.lowering.dot_operands import (
     OperandRead,
     _shape,
     k_step_body,
     operand_read,
     output_shape,
 )
+from mlc.transforms.lowering.matmul_loop import DotKernelLowering, Fragment
 from mlc.transforms.lowering.tile_kernel_lowering import (
     TileKernelLowering,
     is_power_of_two,
