@@ -88,23 +88,16 @@ from mlc.dialects.element_types import byte_width
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.precision import DEFAULT_PRECISION, PRECISIONS
 from mlc.dialects.tile import ops as tile
-from mlc.transforms.analysis.fusion_groups import (
-    FUSIBLE_OPS,
-    FusionGroup,
-    GroupProblem,
-    group_from_ops,
-    is_splat_constant,
-    live_ops,
-    returned_view,
-    shape_of,
-)
+from mlc.transforms.analysis.fusion_groups import FUSIBLE_OPS, FusionGroup, GroupProblem, group_from_ops
+from mlc.transforms.analysis.fusion_groups import is_splat_constant, live_ops, returned_view, shape_of
 from mlc.transforms.lowering.graph_decomposition import decompose_function
 from mlc.transforms.analysis.tile_sizes import choose_cpu_column_tile, choose_reduction_tile, choose_tile_shape, reduction_warps
 from mlc.transforms.analysis.memory_plan import PLAN_ATTR, read_recorded_plan
 from mlc.transforms.lowering.fusion_inlining import inline_fusions
 from mlc.transforms.lowering.host_arena import HostArena
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
-from mlc.transforms.lowering.group_kernel import KernelPlan, build_kernel, collapse_dimensions, keep_dimensions
+from mlc.transforms.lowering.group_kernel import build_kernel
+from mlc.transforms.lowering.group_plan import KernelPlan, collapse_dimensions, keep_dimensions
 from mlc.transforms.lowering.attention_kernel import AttentionUnit, attention_unit, build_attention_kernel
 from mlc.transforms.lowering.matmul_blocks import check_matmul_options
 from mlc.transforms.lowering.matmul_kernel import build_matmul_kernel

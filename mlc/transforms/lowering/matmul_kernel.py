@@ -15,7 +15,7 @@ dimensions broadcast) to one `tile.kernel`:
 
 Loads and stores mask at the memref bounds, so M, N and K need not be multiples of the block:
 padded elements are zeros and add nothing. Batch dimensions are collapsed as fusion groups do
-(`group_kernel.collapse_dimensions`: size-1 dimensions dropped, neighbours that every operand has
+(`group_plan.collapse_dimensions`: size-1 dimensions dropped, neighbours that every operand has
 alike merged); every operand keeps one dimension per collapsed batch dimension, of size 1 where it
 broadcasts (indexed at 0), so a `3x64x48 @ 48x80` matmul reads B as `1x48x80`. The host passes its
 buffers unchanged (same element count). The batch program id is decomposed into the collapsed

@@ -3,7 +3,7 @@
 What: `plan_matmul` gives a `MatmulPlan`: the block (BM, BN, BK) from `matmul_blocks.py`
 (`choose_matmul_tile`, `choose_tf32_wgmma_tile`) unless the pass option gives one, the dot's
 precision (`matmul_precision`: the matmul's property, else the option's for f32 products), how the
-batch dimensions collapse (`group_kernel.collapse_dimensions`), and whether the kernel computes
+batch dimensions collapse (`group_plan.collapse_dimensions`), and whether the kernel computes
 C^T = B^T A^T (`takes_swapped_operands`: a TF32 product graph-transpose-tf32-rhs marked
 `mlc.swap_operands`, whose block is then chosen as the transposed problem's). An implicit GEMM's
 K step is cut to stay inside one piece of its shifted rows.
@@ -27,7 +27,7 @@ from mlc.dialects.precision import DEFAULT_PRECISION
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.fusion_groups import shape_of
 from mlc.transforms.lowering.elementwise_expansion import element_type_of
-from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dimensions
+from mlc.transforms.lowering.group_plan import DimensionCollapse, collapse_dimensions
 from mlc.transforms.lowering.matmul_blocks import (
     TF32_WGMMA_ALIGNMENT,
     TF32_WGMMA_TILE,
