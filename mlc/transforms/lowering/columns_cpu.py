@@ -58,7 +58,7 @@ from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.index_analysis import IndexFacts, facts_of
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter
-from mlc.transforms.lowering.matmul_cpu import pack_vector, unmapped_loop
+from mlc.transforms.lowering.cpu_vector_code import pack_vector, unmapped_loop
 from mlc.transforms.lowering.cpu_vector_kernels import IDENTITIES, CpuVectorLowering, combiner, vector_kernel_op_refusal
 from mlc.transforms.lowering.vector_maps import as_vector, vector_body, vector_map_refusal
 
