@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from llvmlite import binding
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm, math, vector
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, FloatAttr, ModuleOp, VectorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, FloatAttr, IntegerAttr, ModuleOp, VectorType, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -53,8 +53,12 @@ from mlc.transforms.lowering.math_expansion import GELU_ERROR_BOUND, RELATIVE_ER
 
 __all__ = ["GELU_ERROR_BOUND", "RELATIVE_ERROR_BOUND", "ExpandMathForCpu", "host_has_avx512", "host_scaling"]
 
-EXPANDED = (math.ExpOp, math.LogOp, math.TanhOp, math.ErfOp)
+EXPANDED = (math.ExpOp, math.LogOp, math.TanhOp, math.ErfOp, math.SinOp, math.CosOp, math.RsqrtOp)
 """The math ops this pass expands (on f32 scalars and vectors)."""
+TRIG = {"sin": math.SinOp, "cos": math.CosOp}
+"""The expansions with a libm fallback for lanes beyond their reduction's range."""
+ICMP_NE = 1
+"""llvm.icmp's predicate `ne`."""
 SQRT_HALF = 0.7071067811865476
 """sqrt(1/2): the elementwise expansion's scaling of the GELU's erf argument (compared in f32)."""
 
@@ -162,14 +166,42 @@ def _expansion_function(function: str, value_type: Attribute, scaling: str) -> l
     then vectorizes it at every call."""
     body = Block(arg_types=[value_type])
     emitter = MathEmitter(body, value_type, scaling)
-    expansions = {"exp": emitter.exp, "log": emitter.log, "tanh": emitter.tanh, "erf": emitter.erf, "gelu_erf": emitter.gelu_erf}
-    body.add_op(llvm.ReturnOp(expansions[function](body.args[0])))
+    expansions = {
+        "exp": emitter.exp, "log": emitter.log, "tanh": emitter.tanh, "erf": emitter.erf, "gelu_erf": emitter.gelu_erf,
+        "rsqrt": emitter.rsqrt,
+    }
+    blocks = _trig_blocks(emitter, function) if function in TRIG else [body]
+    if function not in TRIG:
+        body.add_op(llvm.ReturnOp(expansions[function](body.args[0])))
     return llvm.FuncOp(
         _function_name(function, value_type),
         llvm.LLVMFunctionType([value_type], value_type),
         linkage=llvm.LinkageAttr("internal"),
-        body=Region(body),
+        body=Region(blocks),
     )
+
+
+def _trig_blocks(emitter: MathEmitter, function: str) -> list[Block]:
+    """sin or cos: the vector form; where some lane's |x| is beyond TRIG_REDUCTION_LIMIT (and
+    finite), a second block computes the op for every lane by libm (math.sin / math.cos on the
+    operand, which convert-math-to-llvm calls per lane) and takes it for those lanes."""
+    entry = emitter.block
+    x = entry.args[0]
+    value, beyond = emitter.trig(x, cosine=function == "cos")
+    done = Block(arg_types=[emitter.float_type])
+    done.add_op(llvm.ReturnOp(done.args[0]))
+    fallback = Block()
+    any_beyond = beyond
+    if isinstance(emitter.float_type, VectorType):
+        name = f"llvm.vector.reduce.or.v{emitter.float_type.get_shape()[0]}i32"
+        any_beyond = emitter.emit(llvm.CallIntrinsicOp(name, [beyond], [i32]))
+    zero = emitter.emit(arith.ConstantOp(IntegerAttr(0, i32), i32))
+    flag = emitter.emit(llvm.ICmpOp(any_beyond, zero, IntegerAttr(ICMP_NE, i64)))
+    entry.add_op(llvm.CondBrOp(flag, fallback, [], done, [value]))
+    emitter.block = fallback
+    library = emitter.emit(TRIG[function](x))
+    fallback.add_op(llvm.BrOp(done, emitter.pick(beyond, library, value)))
+    return [entry, fallback, done]
 
 
 def _erase_if_unused(rewriter: Rewriter, *ops: Operation) -> None:

@@ -91,10 +91,10 @@ import math as pymath
 import struct
 
 from xdsl.dialects import arith, llvm, math
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, FloatAttr, IntegerAttr, VectorType, f32, i16, i32
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, FloatAttr, IntegerAttr, VectorType, f32, f64, i16, i32
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-RELATIVE_ERROR_BOUND = {"exp": 3.0, "log": 2.0, "tanh": 4.0, "erf": 3.0}
+RELATIVE_ERROR_BOUND = {"exp": 3.0, "log": 2.0, "tanh": 4.0, "erf": 3.0, "sin": 2.0, "cos": 2.0, "rsqrt": 2.0}
 """The stated maximum relative error of each expansion from the exact value, in units of 2^-24."""
 GELU_ERROR_BOUND = 1.6
 """The stated maximum error of gelu_erf(x) from the exact x Phi(x), in units of 2^-24 times
@@ -172,6 +172,22 @@ REDUCE_FLOOR = 0b1001
 """vreduceps's immediate: x - floor(x) (no fraction bits kept, bits 1:0 = 01 round down; bit 3
 suppresses the precision exception)."""
 
+TWO_OVER_PI = 0.6366197723675814
+"""2/pi rounded to f64."""
+HALF_PI_PARTS = (1.5707963267948966, 6.123233995736766e-17, -1.4973849048591698e-33)
+"""pi/2 as the sum of three f64 (each the rounding of what the earlier ones leave; the rest is
+5.6e-50): the Cody-Waite steps of sin and cos, each product taken exactly by an fma."""
+TRIG_REDUCTION_LIMIT = 2.0**40
+"""sin and cos reduce |x| <= this on vectors (the f64 quotient's rounding leaves j within one of
+the nearest multiple; the three-part reduction is exact but for its last two roundings); beyond,
+lanes take libm (`ExpandMathForCpu`)."""
+SIN_COEFFICIENTS = (-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1)
+"""Cephes sinf: sin r = r + r * z * P(z), z = r^2, for |r| <= pi/4, highest degree first."""
+COS_COEFFICIENTS = (2.443315711809948e-5, -1.388731625493765e-3, 4.166664568298827e-2, -0.5)
+"""Cephes cosf: cos r = 1 + z * (z * P(z) - 1/2), z = r^2, for |r| <= pi/4, highest degree first
+(-1/2 the last coefficient)."""
+
+
 class MathEmitter:
     """Appends ops to `block`, with constants splatted to the operand's shape."""
 
@@ -182,6 +198,7 @@ class MathEmitter:
         # vscalefps of a whole zmm register only: other widths take llvm.ldexp (the same value).
         self.scaling = "ldexp" if scaling == "scalef" and shape != (SCALEF_LANES,) else scaling
         self.int_type = VectorType(i32, shape) if shape is not None else i32
+        self.wide_type = VectorType(f64, shape) if shape is not None else f64
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -192,13 +209,16 @@ class MathEmitter:
         if isinstance(value_type, VectorType):
             attribute: Attribute = DenseIntOrFPElementsAttr.from_list(value_type, [value])
         elif isinstance(value, float):
-            attribute = FloatAttr(value, f32)
+            attribute = FloatAttr(value, value_type)
         else:
             attribute = IntegerAttr(value, value_type)
         return self.emit(arith.ConstantOp(attribute, value_type))
 
     def real(self, value: float) -> SSAValue:
         return self.constant(float(value), self.float_type)
+
+    def wide_real(self, value: float) -> SSAValue:
+        return self.constant(float(value), self.wide_type)
 
     def integer(self, value: int) -> SSAValue:
         return self.constant(value, self.int_type)
@@ -355,6 +375,42 @@ class MathEmitter:
         positive_part = self.emit(arith.MaximumfOp(x, self.real(-0.0)))
         # x Phi(x) = x - |x| Q for x >= 0 and -|x| Q below: one fma, rounded once.
         return self.fma(self.emit(arith.NegfOp(magnitude)), tail, positive_part)
+
+    def rsqrt(self, x: SSAValue) -> SSAValue:
+        """1 / sqrt(x) in f32: two correctly rounded operations (see the module docstring)."""
+        return self.emit(arith.DivfOp(self.real(1.0), self.emit(math.SqrtOp(x))))
+
+    def trig(self, x: SSAValue, cosine: bool) -> tuple[SSAValue, SSAValue]:
+        """sin x (or cos x) where |x| <= TRIG_REDUCTION_LIMIT, NaN for NaN and +-inf, sin(-0) =
+        -0; and the i32 lane mask of the finite x beyond the limit, whose lanes the caller
+        computes otherwise (see the module docstring)."""
+        wide = self.emit(arith.ExtFOp(x, self.wide_type))
+        j = self.emit(math.RoundEvenOp(self.emit(arith.MulfOp(wide, self.wide_real(TWO_OVER_PI)))))
+        negated = self.emit(arith.NegfOp(j))
+        remainder = wide
+        for part in HALF_PI_PARTS:  # x - j pi/2: exact but for the last two fmas' roundings
+            remainder = self.fma(negated, self.wide_real(part), remainder)
+        quarter = self.emit(math.FloorOp(self.emit(arith.MulfOp(j, self.wide_real(0.25)))))
+        quadrant = self.fma(quarter, self.wide_real(-4.0), j)  # j mod 4, exactly (|j| < 2^53)
+        if cosine:  # cos x = sin(x + pi/2)
+            quadrant = self.emit(arith.AddfOp(quadrant, self.wide_real(1.0)))
+        r = self.emit(arith.TruncFOp(remainder, self.float_type))
+        quadrant_bits = self.integral_to_integer(self.emit(arith.TruncFOp(quadrant, self.float_type)))
+        z = self.emit(arith.MulfOp(r, r))
+        sine = self.fma(self.emit(arith.MulfOp(r, z)), self.horner(SIN_COEFFICIENTS, z), r)
+        cosine_value = self.fma(z, self.horner(COS_COEFFICIENTS, z), self.real(1.0))
+        odd = self.emit(arith.SubiOp(self.integer(0), self.emit(arith.AndIOp(quadrant_bits, self.integer(1)))))
+        value = self.pick(odd, cosine_value, sine)
+        # Quadrants 2 and 3 negate: the quadrant's bit 1 moved to the sign bit.
+        sign = self.emit(arith.ShLIOp(self.emit(arith.AndIOp(quadrant_bits, self.integer(2))), self.integer(30)))
+        value = self.real_of(self.emit(arith.XOrIOp(self.bits(value), sign)))
+        magnitude = self.emit(arith.AndIOp(self.bits(x), self.integer(0x7FFFFFFF)))
+        if not cosine:  # +-0 keeps its sign (the reduction's x - 0 * pi/2 gives +0 for -0)
+            value = self.pick(self.below(magnitude, 1), x, value)
+        within = self.below(magnitude, _f32_bits(TRIG_REDUCTION_LIMIT) + 1)
+        finite = self.below(magnitude, INFINITY_BITS)
+        beyond = self.emit(arith.AndIOp(self.emit(arith.XOrIOp(within, self.integer(-1))), finite))
+        return value, beyond
 
     def x86(self, intrinsic: str, operands: list[SSAValue], passthrough: SSAValue) -> SSAValue:
         """A masked AVX-512 intrinsic on 16 lanes (the pass checks the host): `operands`, then the
