@@ -9,8 +9,11 @@ row's mask) stays scalar. Each lane computes what the tile interpreter computes 
 Comparisons (`arith.cmpf`, as in `where(x > 0, x, 0.01 * x)`) of vectors become `llvm.fcmp` on
 vectors, a vector of i1, and the selects they decide `llvm.select` lane by lane
 (`mlc.dialects.llvm_extra`): xDSL 0.74's arith types a comparison's result i1 and a select's
-condition i1, so the two cannot stay arith ops on vectors. A comparison is taken only where every
-use is a select's condition (an i1 map result or a comparison feeding arithmetic is refused).
+condition i1, so the two cannot stay arith ops on vectors. A comparison cast to f32
+(`arith.uitofp` / `arith.sitofp` of it, as `(x > y).astype(f32) * z` fuses) is a select too: of
+1.0 (-1.0 for sitofp: i1's true is -1 signed) and 0.0, lane by lane. A comparison is taken only
+where every use is a select's condition or such a cast (an i1 map result, stored as bytes, is
+refused: the row kernels store f32 tiles only).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, math, vector
-from xdsl.dialects.builtin import VectorType
+from xdsl.dialects.builtin import Float32Type, FloatAttr, VectorType, f32
 from xdsl.ir import Block, SSAValue
 
 from mlc.dialects import llvm_extra
@@ -35,12 +38,17 @@ VECTOR_OPS = (
 1 / sqrt in f32 lanes, the others by LLVM intrinsics).
 A sigmoid is 1 / (1 + exp(-x)) and a GELU x/2 (1 + erf(x / sqrt 2)) or its tanh form by then."""
 
+BOOLEAN_CASTS = (arith.UIToFPOp, arith.SIToFPOp)
+"""Casts of a comparison to f32, computed as selects of constants on vectors."""
+
 
 def vector_map_refusal(op: tile.MapOp) -> str | None:
     """Why a map's body cannot be computed on vectors (`vector_body`), or None."""
     for body_op in op.body.block.ops:
-        if not isinstance(body_op, (*VECTOR_OPS, arith.ConstantOp, arith.CmpfOp, arith.SelectOp, tile.YieldOp)):
+        if not isinstance(body_op, (*VECTOR_OPS, arith.ConstantOp, arith.CmpfOp, arith.SelectOp, *BOOLEAN_CASTS, tile.YieldOp)):
             return f"{body_op.name} in a map over columns"
+        if isinstance(body_op, BOOLEAN_CASTS) and not (isinstance(body_op.input.owner, arith.CmpfOp) and isinstance(body_op.result.type, Float32Type)):
+            return f"{body_op.name} in a map over columns other than of a comparison to f32"
         if isinstance(body_op, arith.CmpfOp) and (refusal := _comparison_refusal(body_op)):
             return refusal
         if isinstance(body_op, arith.SelectOp) and body_op.cond.owner is not op.body.block and not isinstance(body_op.cond.owner, arith.CmpfOp):
@@ -52,8 +60,10 @@ def _comparison_refusal(comparison: arith.CmpfOp) -> str | None:
     if arith.CMPF_COMPARISON_OPERATIONS[comparison.predicate.value.data] in ("false", "true"):
         return "a constant comparison in a map over columns"
     for use in comparison.result.uses:
+        if isinstance(use.operation, BOOLEAN_CASTS):
+            continue
         if not isinstance(use.operation, arith.SelectOp) or use.index != 0:
-            return "a comparison in a map over columns used other than as a select's condition"
+            return "a comparison in a map over columns used other than as a select's condition or cast to f32"
     return None
 
 
@@ -83,6 +93,11 @@ def vector_body(
             lhs, rhs = (as_vector(emitter, v, vector_type) for v in operands)
             predicate = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
             mapping[op.result] = emitter.emit(llvm_extra.FCmpOp(lhs, rhs, predicate))
+            continue
+        if isinstance(op, BOOLEAN_CASTS):  # of a vector comparison: true -> 1.0 (-1.0 signed), false -> 0.0
+            true_value = -1.0 if isinstance(op, arith.SIToFPOp) else 1.0
+            when_true, when_false = (as_vector(emitter, emitter.emit(arith.ConstantOp(FloatAttr(v, f32))), vector_type) for v in (true_value, 0.0))
+            mapping[op.result] = emitter.emit(llvm_extra.SelectOp(operands[0], when_true, when_false))
             continue
         if isinstance(op, arith.SelectOp) and isinstance(operands[0].type, VectorType):
             when_true, when_false = (as_vector(emitter, v, vector_type) for v in operands[1:])
