@@ -10,8 +10,8 @@ Comparisons (`arith.cmpf`, as in `where(x > 0, x, 0.01 * x)`) of vectors become 
 vectors, a vector of i1, and the selects they decide `llvm.select` lane by lane
 (`mlc.dialects.llvm_extra`): xDSL 0.74's arith types a comparison's result i1 and a select's
 condition i1, so the two cannot stay arith ops on vectors. A comparison cast to f32
-(`arith.uitofp` / `arith.sitofp` of it, as `(x > y).astype(f32) * z` fuses) is a select too: of
-1.0 (-1.0 for sitofp: i1's true is -1 signed) and 0.0, lane by lane. A comparison is taken only
+(`arith.uitofp` of it, as graph.cast writes `(x > y).astype(f32) * z`) is a select too: of 1.0
+and 0.0, lane by lane. A comparison is taken only
 where every use is a select's condition or such a cast (an i1 map result, stored as bytes, is
 refused: the row kernels store f32 tiles only).
 """
@@ -38,7 +38,7 @@ VECTOR_OPS = (
 1 / sqrt in f32 lanes, the others by LLVM intrinsics).
 A sigmoid is 1 / (1 + exp(-x)) and a GELU x/2 (1 + erf(x / sqrt 2)) or its tanh form by then."""
 
-BOOLEAN_CASTS = (arith.UIToFPOp, arith.SIToFPOp)
+BOOLEAN_CASTS = (arith.UIToFPOp,)
 """Casts of a comparison to f32, computed as selects of constants on vectors."""
 
 
@@ -94,9 +94,8 @@ def vector_body(
             predicate = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
             mapping[op.result] = emitter.emit(llvm_extra.FCmpOp(lhs, rhs, predicate))
             continue
-        if isinstance(op, BOOLEAN_CASTS):  # of a vector comparison: true -> 1.0 (-1.0 signed), false -> 0.0
-            true_value = -1.0 if isinstance(op, arith.SIToFPOp) else 1.0
-            when_true, when_false = (as_vector(emitter, emitter.emit(arith.ConstantOp(FloatAttr(v, f32))), vector_type) for v in (true_value, 0.0))
+        if isinstance(op, BOOLEAN_CASTS):  # of a vector comparison: true -> 1.0, false -> 0.0
+            when_true, when_false = (as_vector(emitter, emitter.emit(arith.ConstantOp(FloatAttr(v, f32))), vector_type) for v in (1.0, 0.0))
             mapping[op.result] = emitter.emit(llvm_extra.SelectOp(operands[0], when_true, when_false))
             continue
         if isinstance(op, arith.SelectOp) and isinstance(operands[0].type, VectorType):
