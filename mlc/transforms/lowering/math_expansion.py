@@ -177,6 +177,9 @@ TWO_OVER_PI = 0.6366197723675814
 HALF_PI_PARTS = (1.5707963267948966, 6.123233995736766e-17, -1.4973849048591698e-33)
 """pi/2 as the sum of three f64 (each the rounding of what the earlier ones leave; the rest is
 5.6e-50): the Cody-Waite steps of sin and cos, each product taken exactly by an fma."""
+TRIG_VECTOR_ERROR_BOUND = 1.001
+"""sin and cos on vectors (|x| <= TRIG_REDUCTION_LIMIT): rounded once to f32 from an f64 value
+within 2^-36 of the exact one, so within u (1 + 2^-12) of it."""
 TRIG_REDUCTION_LIMIT = 2.0**40
 """sin and cos reduce |x| <= this on vectors (the f64 quotient's rounding leaves j within one of
 the nearest multiple; the three-part reduction is exact but for its last two roundings); beyond,
