@@ -1,4 +1,4 @@
-"""Branch-free f32 arithmetic for exp, log, tanh, erf and the exact GELU (expand-math-for-cpu's).
+"""Branch-free f32 arithmetic for exp, log, tanh, erf, sin, cos, rsqrt and the exact GELU (expand-math-for-cpu's).
 
 `MathEmitter(block, type, scaling)` appends to `block` the `arith`/`math` ops (fma, roundeven,
 integer bit operations, lane masks; no branches, no arith.cmpf, which xDSL 0.74 builds for
@@ -62,6 +62,19 @@ Algorithms (f32 scalars and vectors; other types are left to convert-math-to-llv
   and an underflowed x Phi(x) keeps x's sign (-0 - 0 = -0). The error is stated relative to |x|
   (as error_bounds.py states gelu's): Phi's absolute error (Q's) times |x|, plus the fma's
   rounding.
+
+* sin(x), cos(x) (`trig`): in f64 lanes (x extended exactly), j = roundeven(x * 2/pi) and
+  r = x - j pi/2 by three fmas of -j and `HALF_PI_PARTS` (the first exact: x - j P1 is a multiple
+  of 2^-52 below 2 in magnitude; the rest of pi/2 beyond the parts, 5.6e-50, times j < 2^40, is
+  negligible even against the smallest remainder); j mod 4 = j - 4 floor(j / 4) exactly. Both
+  sin r = r + r^3 P(r^2) and cos r = 1 + r^2 Q(r^2) (Taylor to degree 11 and 12: the rest below
+  2^-36 relative on |r| <= pi/4) in f64, each rounded once to f32; the quadrant (+1 for cos) picks
+  cos r for odd quadrants and negates quadrants 2 and 3 (bit 1 moved to the sign). The f64 lanes
+  keep the result within u (1 + 2^-12) of the exact value (TRIG_VECTOR_ERROR_BOUND) for
+  |x| <= TRIG_REDUCTION_LIMIT; beyond, `trig` returns a lane mask of the lanes its caller must
+  compute otherwise (expand-math-for-cpu: libm). +-0 keeps its sign for sin; NaN and +-inf give NaN
+  (x - inf * pi/2).
+* rsqrt(x) = 1 / sqrt(x) in f32: two correctly rounded operations, within 2 u.
 
 Accuracy (stated, and checked by test/python/transforms/llvm/test_expand_math_for_cpu.py
 against numpy in float64 over the whole f32 range and the special values): relative error at most

@@ -1,6 +1,7 @@
 """expand-math-for-cpu: equivalence under the interpreter, and the stated accuracy.
 
-Hypothesis: a kernel applying f32 `math.exp`, `math.log`, `math.tanh` or `math.erf` (scalars and vectors of 4) to drawn
+Hypothesis: a kernel applying f32 `math.exp`, `math.log`, `math.tanh`, `math.erf`, `math.sin`, `math.cos` or
+`math.rsqrt` (scalars and vectors of 4) to drawn
 f32 values (any bit pattern, so NaNs, infinities, signed zeros and subnormals too) runs in the
 reference interpreter before and after the pass; the expansion must be within the pass's stated
 bound (`RELATIVE_ERROR_BOUND` units of 2^-24 of the exact value, computed in float64; one
@@ -21,6 +22,8 @@ the coefficients.
 The whole range: compiled end to end on the CPU (the polynomials as LLVM vectorizes them), 2^20
 bit patterns spread evenly over all f32 values plus the special values, against numpy in
 float64 (the standard library's `math.erf` for erf), under the same bound; and the bound is within what error_bounds.ACCURACY allows.
+sin and cos: on vectors within TRIG_VECTOR_ERROR_BOUND (1.001 u), libm's lanes beyond 2^40, and
+a chunk mixing both gives each lane its own side's value.
 """
 
 from __future__ import annotations
