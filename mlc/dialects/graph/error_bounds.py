@@ -91,7 +91,7 @@ x Phi(x) fused (`GELU_ERROR_BOUND` there), states 1.6 u of |x|: tighter than the
 0.5 x (1 + erf(x / sqrt 2)) with its 3 u erf guarantees (0.5 |x| (3 u + 2 u) for erf and 1 + erf,
 plus the argument's rounding: about 3.7 u of |x|), within the 1 + 12 u allowed here. Its sin and
 cos state 1.001 u from the exact value on vectors (|x| <= 2^40: reduced and evaluated in f64,
-rounded once) and 2 u with libm's lanes beyond (TRIG_VECTOR_ERROR_BOUND, RELATIVE_ERROR_BOUND
+rounded once) and 2 u with libm's lanes beyond (WIDE_ERROR_BOUND, RELATIVE_ERROR_BOUND
 there), its rsqrt, 1 / sqrt in f32, 2 u: within the 1 + 4 u allowed. Ops not listed
 (add, mul, div, sqrt, ...) are correctly rounded in f32."""
 

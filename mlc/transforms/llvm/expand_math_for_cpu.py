@@ -33,7 +33,7 @@ range and the special values.
 sin and cos (`MathEmitter.trig`): x is reduced by pi/2 in f64 lanes (Cody-Waite, pi/2 in three
 f64 parts, each product exact in an fma; the remainder's relative error is 2^-52 for every f32 up
 to TRIG_REDUCTION_LIMIT = 2^40), both Taylor series are evaluated in f64 and rounded once to f32,
-and the quadrant's bits pick one and its sign: within `TRIG_VECTOR_ERROR_BOUND` (1.001) u of the
+and the quadrant's bits pick one and its sign: within `WIDE_ERROR_BOUND` (1.001) u of the
 exact value for |x| <= 2^40 (measured: at most 1.000 u over every f32 of [2^-4, 8] and every 11th of
 [8, 2^40]). Lanes of finite |x| beyond 2^40, where the f64 quotient no longer gives the nearest
 multiple, take libm's: the function has a second block, reached only when some lane of the chunk
@@ -71,19 +71,20 @@ from mlc.transforms.lowering.math_expansion import (
     RELATIVE_ERROR_BOUND,
     SCALINGS,
     TRIG_REDUCTION_LIMIT,
-    TRIG_VECTOR_ERROR_BOUND,
+    WIDE_ERROR_BOUND,
     MathEmitter,
 )
 
 __all__ = [
-    "GELU_ERROR_BOUND", "RELATIVE_ERROR_BOUND", "TRIG_REDUCTION_LIMIT", "TRIG_VECTOR_ERROR_BOUND", "ExpandMathForCpu", "host_has_avx512",
+    "GELU_ERROR_BOUND", "RELATIVE_ERROR_BOUND", "TRIG_REDUCTION_LIMIT", "WIDE_ERROR_BOUND", "ExpandMathForCpu", "host_has_avx512",
     "host_scaling",
 ]
 
-EXPANDED = (math.ExpOp, math.LogOp, math.TanhOp, math.ErfOp, math.SinOp, math.CosOp, math.RsqrtOp)
+EXPANDED = (math.ExpOp, math.LogOp, math.TanhOp, math.ErfOp, math.SinOp, math.CosOp, math.RsqrtOp, math.PowFOp)
 """The math ops this pass expands (on f32 scalars and vectors)."""
-TRIG = {"sin": math.SinOp, "cos": math.CosOp}
-"""The expansions with a libm fallback for lanes beyond their reduction's range."""
+FALLBACKS: dict[str, type[Operation]] = {"sin": math.SinOp, "cos": math.CosOp, "powf": math.PowFOp}
+"""The expansions whose lanes outside their range (sin, cos: beyond the reduction's; pow: the
+special values) take the libm op."""
 ICMP_NE = 1
 """llvm.icmp's predicate `ne`."""
 SQRT_HALF = 0.7071067811865476
@@ -191,30 +192,35 @@ def _function_name(function: str, value_type: Attribute) -> str:
 def _expansion_function(function: str, value_type: Attribute, scaling: str) -> llvm.FuncOp:
     """`name(x) = function(x)` as arithmetic, with internal linkage so that LLVM inlines and
     then vectorizes it at every call."""
-    body = Block(arg_types=[value_type])
+    operands = [value_type] * (2 if function == "powf" else 1)
+    body = Block(arg_types=operands)
     emitter = MathEmitter(body, value_type, scaling)
     expansions = {
         "exp": emitter.exp, "log": emitter.log, "tanh": emitter.tanh, "erf": emitter.erf, "gelu_erf": emitter.gelu_erf,
         "rsqrt": emitter.rsqrt,
     }
-    blocks = _trig_blocks(emitter, function) if function in TRIG else [body]
-    if function not in TRIG:
+    blocks = _with_library_fallback(emitter, function) if function in FALLBACKS else [body]
+    if function not in FALLBACKS:
         body.add_op(llvm.ReturnOp(expansions[function](body.args[0])))
     return llvm.FuncOp(
         _function_name(function, value_type),
-        llvm.LLVMFunctionType([value_type], value_type),
+        llvm.LLVMFunctionType(operands, value_type),
         linkage=llvm.LinkageAttr("internal"),
         body=Region(blocks),
     )
 
 
-def _trig_blocks(emitter: MathEmitter, function: str) -> list[Block]:
-    """sin or cos: the vector form; where some lane's |x| is beyond TRIG_REDUCTION_LIMIT (and
-    finite), a second block computes the op for every lane by libm (math.sin / math.cos on the
-    operand, which convert-math-to-llvm calls per lane) and takes it for those lanes."""
+def _with_library_fallback(emitter: MathEmitter, function: str) -> list[Block]:
+    """sin, cos or pow: the vector form; where some lane is outside its range (sin, cos: finite
+    |x| beyond TRIG_REDUCTION_LIMIT; pow: x <= 0, infinities, NaNs), a second block computes the
+    op for every lane by libm (math.sin / math.cos / math.powf of the operands, which
+    convert-math-to-llvm calls per lane) and takes it for those lanes."""
     entry = emitter.block
-    x = entry.args[0]
-    value, beyond = emitter.trig(x, cosine=function == "cos")
+    arguments = list(entry.args)
+    if function == "powf":
+        value, beyond = emitter.pow(*arguments)
+    else:
+        value, beyond = emitter.trig(arguments[0], cosine=function == "cos")
     done = Block(arg_types=[emitter.float_type])
     done.add_op(llvm.ReturnOp(done.args[0]))
     fallback = Block()
@@ -226,7 +232,7 @@ def _trig_blocks(emitter: MathEmitter, function: str) -> list[Block]:
     flag = emitter.emit(llvm.ICmpOp(any_beyond, zero, IntegerAttr(ICMP_NE, i64)))
     entry.add_op(llvm.CondBrOp(flag, fallback, [], done, [value]))
     emitter.block = fallback
-    library = emitter.emit(TRIG[function](x))
+    library = emitter.emit(FALLBACKS[function](*arguments))
     fallback.add_op(llvm.BrOp(done, emitter.pick(beyond, library, value)))
     return [entry, fallback, done]
 
@@ -261,19 +267,19 @@ class ExpandMathForCpu(ModulePass):
         functions: dict[str, llvm.FuncOp] = {}
         rewriter = Rewriter()
 
-        def call(function: str, replaced: Operation, argument: SSAValue) -> None:
+        def call(function: str, replaced: Operation, *arguments: SSAValue) -> None:
             value_type = replaced.results[0].type
             name = _function_name(function, value_type)
             if name not in functions:
                 functions[name] = _expansion_function(function, value_type, scaling)
-            rewriter.replace_op(replaced, llvm.CallOp(name, argument, return_type=value_type))
+            rewriter.replace_op(replaced, llvm.CallOp(name, *arguments, return_type=value_type))
 
         for math_op in [inner for inner in op.walk() if _expandable(inner)]:
             if math_op.parent is None:  # erased with a GELU chain
                 continue
             chain = _gelu_chain(math_op) if isinstance(math_op, math.ErfOp) else None
             if chain is None:
-                call(math_op.name.removeprefix("math."), math_op, math_op.operand)
+                call(math_op.name.removeprefix("math."), math_op, *math_op.operands)
                 continue
             call("gelu_erf", chain.product, chain.x)
             _erase_if_unused(rewriter, chain.sum, chain.erf, chain.scaled, chain.half)

@@ -70,7 +70,7 @@ Algorithms (f32 scalars and vectors; other types are left to convert-math-to-llv
   sin r = r + r^3 P(r^2) and cos r = 1 + r^2 Q(r^2) (Taylor to degree 11 and 12: the rest below
   2^-36 relative on |r| <= pi/4) in f64, each rounded once to f32; the quadrant (+1 for cos) picks
   cos r for odd quadrants and negates quadrants 2 and 3 (bit 1 moved to the sign). The f64 lanes
-  keep the result within u (1 + 2^-12) of the exact value (TRIG_VECTOR_ERROR_BOUND) for
+  keep the result within u (1 + 2^-12) of the exact value (WIDE_ERROR_BOUND) for
   |x| <= TRIG_REDUCTION_LIMIT; beyond, `trig` returns a lane mask of the lanes its caller must
   compute otherwise (expand-math-for-cpu: libm). +-0 keeps its sign for sin; NaN and +-inf give NaN
   (x - inf * pi/2).
@@ -104,10 +104,10 @@ import math as pymath
 import struct
 
 from xdsl.dialects import arith, llvm, math
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, FloatAttr, IntegerAttr, VectorType, f32, f64, i16, i32
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, FloatAttr, IntegerAttr, VectorType, f32, f64, i16, i32, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-RELATIVE_ERROR_BOUND = {"exp": 3.0, "log": 2.0, "tanh": 4.0, "erf": 3.0, "sin": 2.0, "cos": 2.0, "rsqrt": 2.0}
+RELATIVE_ERROR_BOUND = {"exp": 3.0, "log": 2.0, "tanh": 4.0, "erf": 3.0, "sin": 2.0, "cos": 2.0, "rsqrt": 2.0, "powf": 2.0}
 """The stated maximum relative error of each expansion from the exact value, in units of 2^-24."""
 GELU_ERROR_BOUND = 1.6
 """The stated maximum error of gelu_erf(x) from the exact x Phi(x), in units of 2^-24 times
@@ -190,7 +190,7 @@ TWO_OVER_PI = 0.6366197723675814
 HALF_PI_PARTS = (1.5707963267948966, 6.123233995736766e-17, -1.4973849048591698e-33)
 """pi/2 as the sum of three f64 (each the rounding of what the earlier ones leave; the rest is
 5.6e-50): the Cody-Waite steps of sin and cos, each product taken exactly by an fma."""
-TRIG_VECTOR_ERROR_BOUND = 1.001
+WIDE_ERROR_BOUND = 1.001
 """sin and cos on vectors (|x| <= TRIG_REDUCTION_LIMIT): rounded once to f32 from an f64 value
 within 2^-36 of the exact one, so within u (1 + 2^-12) of it."""
 TRIG_REDUCTION_LIMIT = 2.0**40
@@ -205,6 +205,26 @@ COS_COEFFICIENTS = tuple((-1) ** k / pymath.factorial(2 * k) for k in range(6, 0
 rest is below z^7/14! < 4e-13 for |r| <= pi/4."""
 
 
+POW_LOG_COEFFICIENTS = tuple(1.0 / (2 * k + 1) for k in range(8, 0, -1))
+"""log m = 2 atanh(s) = 2s + 2s z P(z), s = (m - 1) / (m + 1), z = s^2, P = 1/3 + z/5 + ... +
+z^7/17 in f64, highest degree first: for m in [sqrt(1/2), sqrt(2)), |s| <= 0.1716 and the rest is
+below z^8 / 19 < 2^-45 relative."""
+POW_EXP_COEFFICIENTS = tuple(1.0 / pymath.factorial(k) for k in range(11, -1, -1))
+"""e^g = sum of g^k / k!, k <= 11, in f64, highest degree first: the rest is below 2^-46 relative
+for |g| <= ln2 / 2."""
+POW_LOG_OFFSET_BITS = 0x3FE6A09E667F3BCD
+"""The f64 bits of sqrt(1/2): subtracted before the exponent is read, so that the mantissa lands
+in [sqrt(1/2), sqrt(2)) (musl's log)."""
+POW_LOWEST, POW_HIGHEST = -160.0, 160.0
+"""y log2 x is held within these: 2^-160 rounds to 0 in f32 and 2^160 to +inf, as the exact
+powers beyond do."""
+WIDE_ROUNDING_SHIFT = 6755399441055744.0
+"""1.5 * 2^52: integers of magnitude below 2^51 added to it fill the low bits of its mantissa."""
+WIDE_ROUNDING_SHIFT_BITS = 0x4338000000000000
+LOG2_E_WIDE = 1.4426950408889634
+LN2_WIDE = 0.6931471805599453
+
+
 class MathEmitter:
     """Appends ops to `block`, with constants splatted to the operand's shape."""
 
@@ -216,6 +236,7 @@ class MathEmitter:
         self.scaling = "ldexp" if scaling == "scalef" and shape != (SCALEF_LANES,) else scaling
         self.int_type = VectorType(i32, shape) if shape is not None else i32
         self.wide_type = VectorType(f64, shape) if shape is not None else f64
+        self.wide_int_type = VectorType(i64, shape) if shape is not None else i64
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -433,6 +454,47 @@ class MathEmitter:
         finite = self.below(magnitude, INFINITY_BITS)
         beyond = self.emit(arith.AndIOp(self.emit(arith.XOrIOp(within, self.integer(-1))), finite))
         return value, beyond
+
+    def pow(self, x: SSAValue, y: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """x^y where x > 0 and both are finite (see the module docstring), and the i32 lane mask
+        of the other lanes (x <= 0, -0, infinities, NaNs), whose lanes the caller computes
+        otherwise."""
+        wide_x = self.emit(arith.ExtFOp(x, self.wide_type))  # exact, and normal: f32 subnormals too
+        wide_y = self.emit(arith.ExtFOp(y, self.wide_type))
+        wide_integer = lambda value: self.constant(value, self.wide_int_type)  # noqa: E731
+        # x = m 2^k, m in [sqrt(1/2), sqrt(2)) (valid for x > 0; other lanes are masked below).
+        shifted = self.emit(arith.SubiOp(self.emit(arith.BitcastOp(wide_x, self.wide_int_type)), wide_integer(POW_LOG_OFFSET_BITS)))
+        k_bits = self.emit(arith.ShRSIOp(shifted, wide_integer(52)))
+        m_bits = self.emit(arith.SubiOp(
+            self.emit(arith.BitcastOp(wide_x, self.wide_int_type)), self.emit(arith.ShLIOp(k_bits, wide_integer(52)))
+        ))
+        m = self.emit(arith.BitcastOp(m_bits, self.wide_type))
+        k = self.emit(arith.SubfOp(
+            self.emit(arith.BitcastOp(self.emit(arith.AddiOp(k_bits, wide_integer(WIDE_ROUNDING_SHIFT_BITS))), self.wide_type)),
+            self.wide_real(WIDE_ROUNDING_SHIFT),
+        ))
+        one = self.wide_real(1.0)
+        s = self.emit(arith.DivfOp(self.emit(arith.SubfOp(m, one)), self.emit(arith.AddfOp(m, one))))
+        twice_s = self.emit(arith.AddfOp(s, s))
+        z = self.emit(arith.MulfOp(s, s))
+        log_m = self.fma(self.emit(arith.MulfOp(twice_s, z)), self.horner(POW_LOG_COEFFICIENTS, z, wide=True), twice_s)
+        log2_x = self.fma(log_m, self.wide_real(LOG2_E_WIDE), k)
+        t = self.emit(arith.MulfOp(wide_y, log2_x))
+        t = self.emit(arith.MinimumfOp(self.emit(arith.MaximumfOp(t, self.wide_real(POW_LOWEST))), self.wide_real(POW_HIGHEST)))
+        n = self.emit(math.RoundEvenOp(t))
+        g = self.emit(arith.MulfOp(self.emit(arith.SubfOp(t, n)), self.wide_real(LN2_WIDE)))  # t - n exact
+        p = self.horner(POW_EXP_COEFFICIENTS, g, wide=True)
+        # 2^n from the bits: (n + 1023) << 52, n + 1023 read from the mantissa of n + 1023 + 1.5 * 2^52.
+        biased = self.emit(arith.BitcastOp(self.emit(arith.AddfOp(n, self.wide_real(1023.0 + WIDE_ROUNDING_SHIFT))), self.wide_int_type))
+        scale_bits = self.emit(arith.ShLIOp(self.emit(arith.SubiOp(biased, wide_integer(WIDE_ROUNDING_SHIFT_BITS))), wide_integer(52)))
+        power = self.emit(arith.MulfOp(p, self.emit(arith.BitcastOp(scale_bits, self.wide_type))))  # exact: normal f64
+        value = self.emit(arith.TruncFOp(power, self.float_type))  # the one rounding (into subnormals too)
+        x_bits, y_magnitude = self.bits(x), self.emit(arith.AndIOp(self.bits(y), self.integer(0x7FFFFFFF)))
+        # x <= +0 (bits <= 0 as i32: zeros and negatives, NaNs with the sign), x >= +inf (and NaN),
+        # y infinite or NaN.
+        special = self.emit(arith.OrIOp(self.below(x_bits, 1), self.emit(arith.XOrIOp(self.below(x_bits, INFINITY_BITS), self.integer(-1)))))
+        special = self.emit(arith.OrIOp(special, self.emit(arith.XOrIOp(self.below(y_magnitude, INFINITY_BITS), self.integer(-1)))))
+        return value, special
 
     def x86(self, intrinsic: str, operands: list[SSAValue], passthrough: SSAValue) -> SSAValue:
         """A masked AVX-512 intrinsic on 16 lanes (the pass checks the host): `operands`, then the

@@ -30,11 +30,11 @@ from mlc.transforms.lowering.chunk_access import Emitter
 
 VECTOR_OPS = (
     arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.MaximumfOp, arith.MinimumfOp, arith.NegfOp,
-    math.ExpOp, math.LogOp, math.TanhOp, math.ErfOp, math.SinOp, math.CosOp, math.SqrtOp, math.RsqrtOp, math.AbsFOp,
-    math.FmaOp,
+    math.ExpOp, math.LogOp, math.TanhOp, math.ErfOp, math.SinOp, math.CosOp, math.PowFOp, math.SqrtOp, math.RsqrtOp,
+    math.AbsFOp, math.FmaOp,
 )
 """Map-body ops computed on vectors: elementwise f32 ops that the CPU pipeline lowers on vectors
-(exp, log, tanh, erf, sin, cos by expand-math-for-cpu's vector polynomials, rsqrt there as
+(exp, log, tanh, erf, sin, cos, pow by expand-math-for-cpu's vector polynomials, rsqrt there as
 1 / sqrt in f32 lanes, the others by LLVM intrinsics).
 A sigmoid is 1 / (1 + exp(-x)) and a GELU x/2 (1 + erf(x / sqrt 2)) or its tanh form by then."""
 

@@ -22,7 +22,7 @@ the coefficients.
 The whole range: compiled end to end on the CPU (the polynomials as LLVM vectorizes them), 2^20
 bit patterns spread evenly over all f32 values plus the special values, against numpy in
 float64 (the standard library's `math.erf` for erf), under the same bound; and the bound is within what error_bounds.ACCURACY allows.
-sin and cos: on vectors within TRIG_VECTOR_ERROR_BOUND (1.001 u), libm's lanes beyond 2^40, and
+sin and cos: on vectors within WIDE_ERROR_BOUND (1.001 u), libm's lanes beyond 2^40, and
 a chunk mixing both gives each lane its own side's value.
 """
 
@@ -53,7 +53,7 @@ from mlc.transforms.lowering.math_expansion import (
     EXP2_COEFFICIENTS,
     GELU_LOG_TAIL_COEFFICIENTS,
     TRIG_REDUCTION_LIMIT,
-    TRIG_VECTOR_ERROR_BOUND,
+    WIDE_ERROR_BOUND,
 )
 
 U = 2.0**-24
@@ -175,7 +175,7 @@ def _compiled(function: str, x: np.ndarray) -> np.ndarray:
 def test_sin_cos_whole_float_range_compiled(function: str):
     """sin and cos end to end over the whole range (bit patterns spread over all f32, dense
     points of [-8, 8] and of [2^20, 2^20 + 64], the edge of the reduction's range, the special
-    values): on vectors (|x| <= TRIG_REDUCTION_LIMIT) within TRIG_VECTOR_ERROR_BOUND (rounded
+    values): on vectors (|x| <= TRIG_REDUCTION_LIMIT) within WIDE_ERROR_BOUND (rounded
     once from f64); beyond, lanes of libm's within the stated bound; NaN for NaN and +-inf,
     sin(-0) = -0. A chunk with lanes on both sides (every fourth element beyond the limit) gives
     each lane what a chunk of its own side gives."""
@@ -189,7 +189,7 @@ def test_sin_cos_whole_float_range_compiled(function: str):
     got = _compiled(function, x)
     assert_within_stated_bound(function, x, got)
     on_vectors = np.abs(x) <= limit
-    assert_within_stated_bound(function, x[on_vectors], got[on_vectors], TRIG_VECTOR_ERROR_BOUND)
+    assert_within_stated_bound(function, x[on_vectors], got[on_vectors], WIDE_ERROR_BOUND)
     vector_x = x[on_vectors & ~np.isnan(x)][: 3 << 14].reshape(-1, 3)
     beyond_x = x[~on_vectors & np.isfinite(x)][: 1 << 14]
     mixed = np.concatenate([vector_x, beyond_x[: vector_x.shape[0], None]], axis=1).ravel()
