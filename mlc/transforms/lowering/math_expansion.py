@@ -1,4 +1,4 @@
-"""Branch-free f32 arithmetic for exp, log, tanh, erf, sin, cos, rsqrt and the exact GELU (expand-math-for-cpu's).
+"""Branch-free f32 arithmetic for exp, log, tanh, erf, sin, cos, pow, rsqrt and the exact GELU (expand-math-for-cpu's).
 
 `MathEmitter(block, type, scaling)` appends to `block` the `arith`/`math` ops (fma, roundeven,
 integer bit operations, lane masks; no branches, no arith.cmpf, which xDSL 0.74 builds for
@@ -74,6 +74,16 @@ Algorithms (f32 scalars and vectors; other types are left to convert-math-to-llv
   |x| <= TRIG_REDUCTION_LIMIT; beyond, `trig` returns a lane mask of the lanes its caller must
   compute otherwise (expand-math-for-cpu: libm). +-0 keeps its sign for sin; NaN and +-inf give NaN
   (x - inf * pi/2).
+* pow(x, y) = 2^(y log2 x) (`pow`), in f64 lanes (x, y extended exactly; x > 0 and finite, f32
+  subnormals normal in f64): x = m 2^k with m in [sqrt(1/2), sqrt(2)) from the bits (musl's
+  offset trick), ln m = 2 atanh(s) = 2s + 2s z P(z), s = (m - 1) / (m + 1), z = s^2
+  (`POW_LOG_COEFFICIENTS`), log2 x = ln m log2(e) + k (relative error ~2^-50); t = y log2 x held in
+  [-160, 160]; n = roundeven(t), e^g with g = (t - n) ln 2 by Taylor's series
+  (`POW_EXP_COEFFICIENTS`), times 2^n built from the bits of n + 1023 (exact in f64); rounded once
+  to f32 (subnormal results too). The error of t, at most ~160 * 2^-50 absolute, is a relative
+  error of the power below 2^-40: within u (1 + 2^-12) (WIDE_ERROR_BOUND). `pow` also returns the
+  i32 lane mask of x <= 0, infinite or NaN x and infinite or NaN y, whose lanes the caller
+  computes otherwise (expand-math-for-cpu: libm, for C's special values).
 * rsqrt(x) = 1 / sqrt(x) in f32: two correctly rounded operations, within 2 u.
 
 Accuracy (stated, and checked by test/python/transforms/llvm/test_expand_math_for_cpu.py
@@ -191,8 +201,9 @@ HALF_PI_PARTS = (1.5707963267948966, 6.123233995736766e-17, -1.4973849048591698e
 """pi/2 as the sum of three f64 (each the rounding of what the earlier ones leave; the rest is
 5.6e-50): the Cody-Waite steps of sin and cos, each product taken exactly by an fma."""
 WIDE_ERROR_BOUND = 1.001
-"""sin and cos on vectors (|x| <= TRIG_REDUCTION_LIMIT): rounded once to f32 from an f64 value
-within 2^-36 of the exact one, so within u (1 + 2^-12) of it."""
+"""sin and cos on vectors (|x| <= TRIG_REDUCTION_LIMIT) and pow (x > 0, both finite): rounded
+once to f32 from an f64 value within 2^-36 (relative) of the exact one, so within u (1 + 2^-12)
+of it."""
 TRIG_REDUCTION_LIMIT = 2.0**40
 """sin and cos reduce |x| <= this on vectors (the f64 quotient's rounding leaves j within one of
 the nearest multiple; the three-part reduction is exact but for its last two roundings); beyond,

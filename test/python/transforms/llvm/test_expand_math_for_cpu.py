@@ -166,6 +166,107 @@ def _compiled_with_each_scaling(op: str, x: np.ndarray) -> dict[str, np.ndarray]
     }
 
 
+POW_KERNEL = """
+llvm.func @k(%px: !llvm.ptr, %py: !llvm.ptr, %pout: !llvm.ptr) {{
+  %mx = builtin.unrealized_conversion_cast %px : !llvm.ptr to memref<{n}xf32>
+  %my = builtin.unrealized_conversion_cast %py : !llvm.ptr to memref<{n}xf32>
+  %mout = builtin.unrealized_conversion_cast %pout : !llvm.ptr to memref<{n}xf32>
+  %c0 = arith.constant 0 : index
+  %step = arith.constant {step} : index
+  %end = arith.constant {n} : index
+  scf.for %i = %c0 to %end step %step {{
+    %x = {load} %mx[%i] : memref<{n}xf32>{vector}
+    %y = {load} %my[%i] : memref<{n}xf32>{vector}
+    %z = math.powf %x, %y : {t}
+    {store} %z, %mout[%i] : memref<{n}xf32>{vector}
+  }}
+  llvm.return
+}}
+"""
+
+
+def _pow_kernel(vector: bool, n: int) -> str:
+    if vector:
+        return POW_KERNEL.format(n=n, step=LANES, load="vector.load", store="vector.store", vector=f", vector<{LANES}xf32>", t=f"vector<{LANES}xf32>")
+    return POW_KERNEL.format(n=n, step=1, load="memref.load", store="memref.store", vector="", t="f32")
+
+
+def assert_pow_within_bound(x: np.ndarray, y: np.ndarray, got: np.ndarray, bound: float) -> None:
+    """`got` = x^y in f32 within `bound` units of 2^-24 of float64's x^y where that is a normal
+    f32 (one subnormal step below), and C's special values: NaN, infinities and zeros (with their
+    signs) where numpy's f32 power (C's powf) has them."""
+    with np.errstate(all="ignore"):
+        exact = np.power(x.astype(np.float64), y.astype(np.float64))
+        expected = np.power(x, y)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected), err_msg="pow: NaN in other places")
+    np.testing.assert_array_equal(got[np.isinf(expected)], expected[np.isinf(expected)])
+    finite = np.isfinite(expected)
+    np.testing.assert_array_equal(np.signbit(got[finite]), np.signbit(exact[finite]))
+    error = np.abs(got[finite].astype(np.float64) - exact[finite])
+    magnitude = np.abs(exact[finite])
+    allowed = np.where(magnitude >= SMALLEST_NORMAL, bound * U * magnitude, SUBNORMAL_STEP)
+    worst = np.argmax(error - allowed)
+    assert error[worst] <= allowed[worst], (
+        f"pow({x[finite][worst]!r}, {y[finite][worst]!r}) = {got[finite][worst]!r}, exact {exact[finite][worst]!r}: "
+        f"error {error[worst] / max(magnitude[worst], SMALLEST_NORMAL) / U:.2f} u, stated {bound} u"
+    )
+
+
+POW_SPECIAL = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, np.inf, -np.inf, np.nan, 1e-45, 3.4e38, -3.0, 10.0]
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    vector=st.booleans(),
+    pairs=st.lists(
+        st.tuples(st.integers(0, 2**32 - 1) | st.sampled_from([int(np.float32(v).view(np.uint32)) for v in POW_SPECIAL]),
+                  st.floats(-40, 40, width=32) | st.sampled_from(POW_SPECIAL)),
+        min_size=LANES, max_size=8 * LANES,
+    ).map(lambda values: values[: len(values) // LANES * LANES]),
+)
+def test_pow_within_stated_bound_under_the_interpreter(vector: bool, pairs: list[tuple[int, float]]):
+    """pow's expansion (f64 lanes; libm's for x <= 0, infinities and NaNs) under the interpreter,
+    before and after the pass: within the stated bound of float64's x^y, C's special values."""
+    x = np.array([bits for bits, _ in pairs], np.uint32).view(np.float32)
+    x[np.isnan(x)] = np.nan  # quiet NaNs (see test_pow_whole_float_range_compiled)
+    y = np.array([value for _, value in pairs], np.float32)
+    context = make_context()
+    before, _ = parse_module(_pow_kernel(vector, x.size), context)
+    after = before.clone()
+    ExpandMathForCpu(scaling="multiply").apply(context, after)
+    after.verify()
+    kernel = next(op for op in after.body.block.ops if isinstance(op, llvm.FuncOp) and op.sym_name.data == "k")
+    assert not any(op.name == "math.powf" for op in kernel.walk())
+    expected = run_kernel(before, "k", [x.copy(), y.copy(), np.zeros_like(x)])[-1]
+    actual = run_kernel(after, "k", [x.copy(), y.copy(), np.zeros_like(x)])[-1]
+    np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected))
+    assert_pow_within_bound(x, y, actual, RELATIVE_ERROR_BOUND["powf"])
+
+
+def test_pow_whole_float_range_compiled():
+    """pow end to end: every base of bit patterns spread over all f32 (and the special values)
+    with exponents of [-40, 40], integers and halves among them, and dense bases of (0, 4] with
+    exponents of [-90, 90]: within the stated bound; where x > 0 and both are finite (the f64
+    lanes) within WIDE_ERROR_BOUND; C's special values (pow(x, 0) = 1, pow(1, y) = 1, negative
+    bases with integer exponents, zeros and infinities) as numpy's powf."""
+    rng = np.random.default_rng(5)
+    bases = np.concatenate([_spread_bit_patterns(), np.array(POW_SPECIAL, np.float32), np.linspace(1e-6, 4, 1 << 18, dtype=np.float32)])
+    exponents = rng.uniform(-40, 40, bases.size).astype(np.float32)
+    exponents[::3] = np.round(exponents[::3])
+    exponents[1::7] = np.round(exponents[1::7] * 2) / 2
+    exponents[-(1 << 18):] = rng.uniform(-90, 90, 1 << 18).astype(np.float32)
+    special = np.array(POW_SPECIAL, np.float32)
+    bases[np.isnan(bases)] = np.nan  # quiet NaNs: glibc's powf(signalling NaN, 0) is NaN, numpy's 1
+    x = np.concatenate([bases, np.repeat(special, special.size)])
+    y = np.concatenate([exponents, np.tile(special, special.size)])
+    t = f"tensor<{x.size}xf32>"
+    source = f"func.func @f(%x: {t}, %y: {t}) -> {t} {{\n  %0 = graph.pow %x, %y : ({t}, {t}) -> {t}\n  func.return %0 : {t}\n}}"
+    got = mlc.compile(source, device="cpu")(x, y)
+    assert_pow_within_bound(x, y, got, RELATIVE_ERROR_BOUND["powf"])
+    on_vectors = (x > 0) & np.isfinite(x) & np.isfinite(y)
+    assert_pow_within_bound(x[on_vectors], y[on_vectors], got[on_vectors], WIDE_ERROR_BOUND)
+
+
 def _compiled(function: str, x: np.ndarray) -> np.ndarray:
     source = f"func.func @f(%x: tensor<{x.size}xf32>) -> tensor<{x.size}xf32> {{\n  %0 = graph.{function} %x : tensor<{x.size}xf32>\n  func.return %0 : tensor<{x.size}xf32>\n}}"
     return mlc.compile(source, device="cpu")(x)
@@ -219,7 +320,7 @@ def test_whole_float_range_compiled(function: str):
 @pytest.mark.parametrize(
     ("function", "op"),
     [("exp", graph.ExpOp), ("log", graph.LogOp), ("tanh", graph.TanhOp), ("erf", graph.ErfOp), ("sin", graph.SinOp), ("cos", graph.CosOp),
-     ("rsqrt", graph.RsqrtOp)],
+     ("rsqrt", graph.RsqrtOp), ("powf", graph.PowOp)],
 )
 def test_stated_bound_within_error_bounds_accuracy(function: str, op: type):
     # error_bounds allows (1 + ACCURACY) u relative beyond the interpreter's own rounding.
