@@ -43,8 +43,9 @@ only. `RELATIVE_ERROR_BOUND`'s 2 u for sin and cos covers those lanes (glibc doc
 NaN and +-inf give NaN, sin(-0) = -0, cos(+-0) = 1. These (and pow's) are the only branches.
 
 pow (`MathEmitter.pow`): exp2(y log2 x) in f64 lanes, rounded once to f32: within
-`WIDE_ERROR_BOUND` (1.001) u of the exact x^y where x > 0 and both are finite (measured 0.9955 u
-over random bases of (0, 16] and exponents, 1.3 M pairs). Lanes with x <= 0 (negative bases,
+`WIDE_ERROR_BOUND` (1.001) u of the exact x^y where x > 0 and both are finite (measured at most
+0.996 u over the 298 k pairs of the compiled test with a normal f32 result: bases spread over all
+positive f32 and dense in (0, 4], exponents of [-90, 90], integers and halves among them). Lanes with x <= 0 (negative bases,
 zeros of either sign), an infinity or a NaN take libm's powf through the same second block as sin
 and cos: C's special values (pow(x, 0) = 1, pow(1, y) = 1, signs of zeros and odd integer powers of
 negative bases) stay libm's, and `RELATIVE_ERROR_BOUND`'s 2 u for pow covers glibc's 1 ulp there.
