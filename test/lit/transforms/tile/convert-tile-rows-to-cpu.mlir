@@ -232,22 +232,22 @@ builtin.module {
 
 // -----
 
-// A map that has no vector form (a sine: libm per element) in a column kernel runs once per lane
+// A map that has no vector form (a tangent: libm per element) in a column kernel runs once per lane
 // of the chunk, on the lanes extracted from the loaded vector, and its results are packed back
 // into the vector that the accumulator adds.
-// CHECK-LABEL: loop.kernel @column_sines
+// CHECK-LABEL: loop.kernel @column_tangents
 // CHECK:         scf.for %row = %{{.*}} to %{{.*}} step %{{.*}} iter_args
 // CHECK:           %[[X:.*]] = vector.load %x[%row, %{{.*}}] {alignment = 16 : i64} : memref<16x8xf32>, vector<8xf32>
-// CHECK-COUNT-8:   math.sin %{{.*}} : f32
+// CHECK-COUNT-8:   math.tan %{{.*}} : f32
 // CHECK:           %[[PACKED:.*]] = vector.insert %{{.*}}, %{{.*}} [7] : f32 into vector<8xf32>
 // CHECK-NEXT:      arith.addf %{{.*}}, %[[PACKED]] : vector<8xf32>
 builtin.module {
-  tile.kernel @column_sines(%x: memref<16x8xf32>, %output0: memref<1x8xf32>) grid [1] num_warps 1 {
+  tile.kernel @column_tangents(%x: memref<16x8xf32>, %output0: memref<1x8xf32>) grid [1] num_warps 1 {
     %c0 = arith.constant 0 : index
     %t = tile.load %x[%c0, %c0] : memref<16x8xf32> -> !tile.tile<16x8xf32>
     %s = tile.map %t : !tile.tile<16x8xf32> -> !tile.tile<16x8xf32> {
     ^bb0(%v: f32):
-      %y = math.sin %v : f32
+      %y = math.tan %v : f32
       tile.yield %y : f32
     }
     %sum = tile.reduce %s axis 0 : !tile.tile<16x8xf32> -> !tile.tile<1x8xf32> {
@@ -260,7 +260,7 @@ builtin.module {
   }
   func.func @f(%x: memref<16x8xf32>) -> memref<1x8xf32> {
     %0 = memref.alloc() : memref<1x8xf32>
-    tile.launch @column_sines(%x, %0) : memref<16x8xf32>, memref<1x8xf32>
+    tile.launch @column_tangents(%x, %0) : memref<16x8xf32>, memref<1x8xf32>
     func.return %0 : memref<1x8xf32>
   }
 }

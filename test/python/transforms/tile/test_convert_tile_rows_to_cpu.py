@@ -266,7 +266,8 @@ def _strip_columns(shape: tuple[int, ...], axis: int) -> int:
 )
 def test_column_kernels_stay_within_the_error_bounds(kind, leading, rows, columns, producer, consumer, width, seed):
     """Column reductions (over axis 0 of a matrix, over axis 0 or 1 of a batch) with producers and
-    consumers (sin and rsqrt: maps computed once per lane): within the bounds, bit for bit for
+    consumers (sin and rsqrt: vector polynomials of expand-math-for-cpu; the lit test has a map
+    computed once per lane, no graph op's being left): within the bounds, bit for bit for
     max/min; lowered as column kernels where the columns are even (the CPU tile's strip needs no
     column mask)."""
     shape, axis = ((rows, columns), 0) if leading is None else ((leading, rows, columns), seed % 2)
