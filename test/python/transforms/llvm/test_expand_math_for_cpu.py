@@ -69,9 +69,8 @@ rsqrt's two float64 roundings are far below 2^-24)."""
 LANES = 4
 
 KERNEL = """
-llvm.func @k(%pin: !llvm.ptr, %pout: !llvm.ptr) {{
-  %min = builtin.unrealized_conversion_cast %pin : !llvm.ptr to memref<{n}xf32>
-  %mout = builtin.unrealized_conversion_cast %pout : !llvm.ptr to memref<{n}xf32>
+llvm.func @k({arguments}) {{
+  {casts}
   %c0 = arith.constant 0 : index
   %step = arith.constant {step} : index
   %end = arith.constant {n} : index
@@ -83,6 +82,13 @@ llvm.func @k(%pin: !llvm.ptr, %pout: !llvm.ptr) {{
 """
 
 
+def _kernel_text(names: tuple[str, ...], n: int, step: int, body: str) -> str:
+    """KERNEL with a pointer %pNAME and a memref<n x f32> %mNAME of it for each name."""
+    arguments = ", ".join(f"%p{name}: !llvm.ptr" for name in names)
+    casts = "\n  ".join(f"%m{name} = builtin.unrealized_conversion_cast %p{name} : !llvm.ptr to memref<{n}xf32>" for name in names)
+    return KERNEL.format(arguments=arguments, casts=casts, n=n, step=step, body=body)
+
+
 def _kernel(function: str, vector: bool, n: int) -> str:
     if vector:
         body = (
@@ -92,7 +98,7 @@ def _kernel(function: str, vector: bool, n: int) -> str:
         )
     else:
         body = f"%x = memref.load %min[%i] : memref<{n}xf32>\n%y = math.{function} %x : f32\nmemref.store %y, %mout[%i] : memref<{n}xf32>"
-    return KERNEL.format(n=n, step=LANES if vector else 1, body=body)
+    return _kernel_text(("in", "out"), n, LANES if vector else 1, body)
 
 
 def assert_within_stated_bound(function: str, x: np.ndarray, got: np.ndarray, bound: float | None = None) -> None:
@@ -112,12 +118,18 @@ def assert_within_stated_bound(function: str, x: np.ndarray, got: np.ndarray, bo
     np.testing.assert_array_equal(np.signbit(got[zero & odd]), np.signbit(x[zero & odd]))
     if not np.any(finite):  # all NaN or infinite (log of zeros): compared above
         return
-    error = np.abs(got[finite].astype(np.float64) - exact[finite])
-    magnitude = np.abs(exact[finite])
+    _assert_relative_error(f"{function}({{}})", [x[finite]], got[finite], exact[finite], bound)
+
+
+def _assert_relative_error(call: str, arguments: list[np.ndarray], got: np.ndarray, exact: np.ndarray, bound: float) -> None:
+    """Each `got` within `bound` units of 2^-24 of `exact` (relative where that is a normal f32, one
+    subnormal step absolute below); `call` formats the worst element's arguments for the message."""
+    error = np.abs(got.astype(np.float64) - exact)
+    magnitude = np.abs(exact)
     allowed = np.where(magnitude >= SMALLEST_NORMAL, bound * U * magnitude, SUBNORMAL_STEP)
     worst = np.argmax(error - allowed)
     assert error[worst] <= allowed[worst], (
-        f"{function}({x[finite][worst]!r}) = {got[finite][worst]!r}, exact {exact[finite][worst]!r}: "
+        f"{call.format(', '.join(repr(a[worst]) for a in arguments))} = {got[worst]!r}, exact {exact[worst]!r}: "
         f"error {error[worst] / max(magnitude[worst], SMALLEST_NORMAL) / U:.2f} u, stated {bound} u"
     )
 
@@ -166,29 +178,16 @@ def _compiled_with_each_scaling(op: str, x: np.ndarray) -> dict[str, np.ndarray]
     }
 
 
-POW_KERNEL = """
-llvm.func @k(%px: !llvm.ptr, %py: !llvm.ptr, %pout: !llvm.ptr) {{
-  %mx = builtin.unrealized_conversion_cast %px : !llvm.ptr to memref<{n}xf32>
-  %my = builtin.unrealized_conversion_cast %py : !llvm.ptr to memref<{n}xf32>
-  %mout = builtin.unrealized_conversion_cast %pout : !llvm.ptr to memref<{n}xf32>
-  %c0 = arith.constant 0 : index
-  %step = arith.constant {step} : index
-  %end = arith.constant {n} : index
-  scf.for %i = %c0 to %end step %step {{
-    %x = {load} %mx[%i] : memref<{n}xf32>{vector}
-    %y = {load} %my[%i] : memref<{n}xf32>{vector}
-    %z = math.powf %x, %y : {t}
-    {store} %z, %mout[%i] : memref<{n}xf32>{vector}
-  }}
-  llvm.return
-}}
-"""
-
-
 def _pow_kernel(vector: bool, n: int) -> str:
-    if vector:
-        return POW_KERNEL.format(n=n, step=LANES, load="vector.load", store="vector.store", vector=f", vector<{LANES}xf32>", t=f"vector<{LANES}xf32>")
-    return POW_KERNEL.format(n=n, step=1, load="memref.load", store="memref.store", vector="", t="f32")
+    """%mout[i] = math.powf(%mx[i], %my[i]) over n f32 (vectors of LANES or scalars)."""
+    load, store, access, t = (
+        ("vector.load", "vector.store", f", vector<{LANES}xf32>", f"vector<{LANES}xf32>") if vector else ("memref.load", "memref.store", "", "f32")
+    )
+    body = (
+        f"%x = {load} %mx[%i] : memref<{n}xf32>{access}\n%y = {load} %my[%i] : memref<{n}xf32>{access}\n"
+        f"%z = math.powf %x, %y : {t}\n{store} %z, %mout[%i] : memref<{n}xf32>{access}"
+    )
+    return _kernel_text(("x", "y", "out"), n, LANES if vector else 1, body)
 
 
 def assert_pow_within_bound(x: np.ndarray, y: np.ndarray, got: np.ndarray, bound: float) -> None:
@@ -202,14 +201,7 @@ def assert_pow_within_bound(x: np.ndarray, y: np.ndarray, got: np.ndarray, bound
     np.testing.assert_array_equal(got[np.isinf(expected)], expected[np.isinf(expected)])
     finite = np.isfinite(expected)
     np.testing.assert_array_equal(np.signbit(got[finite]), np.signbit(exact[finite]))
-    error = np.abs(got[finite].astype(np.float64) - exact[finite])
-    magnitude = np.abs(exact[finite])
-    allowed = np.where(magnitude >= SMALLEST_NORMAL, bound * U * magnitude, SUBNORMAL_STEP)
-    worst = np.argmax(error - allowed)
-    assert error[worst] <= allowed[worst], (
-        f"pow({x[finite][worst]!r}, {y[finite][worst]!r}) = {got[finite][worst]!r}, exact {exact[finite][worst]!r}: "
-        f"error {error[worst] / max(magnitude[worst], SMALLEST_NORMAL) / U:.2f} u, stated {bound} u"
-    )
+    _assert_relative_error("pow({})", [x[finite], y[finite]], got[finite], exact[finite], bound)
 
 
 POW_SPECIAL = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, np.inf, -np.inf, np.nan, 1e-45, 3.4e38, -3.0, 10.0]
@@ -355,7 +347,7 @@ def _gelu_kernel(vector: bool, n: int, erf_used_elsewhere: bool = False) -> str:
         constants = "%ones = arith.constant 1.0 : f32\n%halfs = arith.constant 0.5 : f32\n%roots = arith.constant 0.70710678118 : f32"
         extra = f"memref.store %e, %min[%i] : memref<{n}xf32>" if erf_used_elsewhere else ""
     body = GELU_CHAIN.format(t=t, load=load, store=store, constants=constants, extra=extra)
-    return KERNEL.format(n=n, step=LANES if vector else 1, body=body)
+    return _kernel_text(("in", "out"), n, LANES if vector else 1, body)
 
 
 _ERFC = np.frompyfunc(math.erfc, 1, 1)
