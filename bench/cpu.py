@@ -5,7 +5,7 @@
 
 Cases (f32): softmax of 1024x1024 and of long rows (64x65536), tanh(x*y + x) on 4096x1024, exact
 (erf) GELU of 4096x1024, its memory floor (-x of 4096x1024), a leaky ReLU (where(x > 0, x, 0.01 x)) of 4096x1024,
-rsqrt (of |x|), sin, cos, pow (|x| ** y) and (x > y).astype(f32) * z of 4096x1024, layer norm of 4096x1024 with scale and bias, a column sum (axis 0) of
+rsqrt (of |x|), sin, cos, pow (|x| ** y), (x > y).astype(f32) * z and x > y (bool) of 4096x1024, layer norm of 4096x1024 with scale and bias, a column sum (axis 0) of
 4096x1024, matmul 512^3, 1024^3 and 2048^3, and fused MLP blocks gelu(x @ w + b) of 1024x1024 by
 1024x1024 (tanh and erf GELU). Every implementation runs on the same random inputs
 (never zeros), is checked against numpy's float64 result first, then timed with
@@ -336,6 +336,19 @@ def comparison_cast_case(rows: int, columns: int) -> Case:
     )
 
 
+def stored_comparison_case(rows: int, columns: int) -> Case:
+    """x > y stored as a bool array (an i1 map result of the row kernels: the vector comparison,
+    its lanes stored as bytes)."""
+    t, b = tensor(rows, columns), f"tensor<{rows}x{columns}xi1>"
+    return Case(
+        f"x>y bool {rows}x{columns}",
+        f"func.func @f(%x: {t}, %y: {t}) -> {b} {{\n  %c = graph.cmp gt, %x, %y : ({t}, {t}) -> {b}\n  func.return %c : {b}\n}}",
+        [(rows, columns)] * 2,
+        lambda x, y: x > y,
+        lambda torch, x, y: x > y,
+    )
+
+
 def column_sum_case(rows: int, columns: int) -> Case:
     return _one_operand(
         "column sum", "reduce_sum %x axes [0] keepdims false", rows, columns, result=tensor(columns),
@@ -355,6 +368,7 @@ CASES = [
     unary_case("cos", 4096, 1024),
     pow_case(4096, 1024),
     comparison_cast_case(4096, 1024),
+    stored_comparison_case(4096, 1024),
     layer_norm_case(4096, 1024),
     column_sum_case(4096, 1024),
     matmul_case(512),

@@ -11,9 +11,10 @@ vectors, a vector of i1, and the selects they decide `llvm.select` lane by lane
 (`mlc.dialects.llvm_extra`): xDSL 0.74's arith types a comparison's result i1 and a select's
 condition i1, so the two cannot stay arith ops on vectors. A comparison cast to f32
 (`arith.uitofp` of it, as graph.cast writes `(x > y).astype(f32) * z`) is a select too: of 1.0
-and 0.0, lane by lane. A comparison is taken only
-where every use is a select's condition or such a cast (an i1 map result, stored as bytes, is
-refused: the row kernels store f32 tiles only).
+and 0.0, lane by lane. A comparison is taken only where every use is a select's condition, such
+a cast or the map's yield: an i1 map result, which the row kernels store as the comparison's
+vector of i1 (convert-vector-to-llvm writes it as bytes, as memrefs of i1 hold it) where only
+stores use it (`cpu_vector_kernels.stored_comparison`).
 """
 
 from __future__ import annotations
@@ -60,10 +61,10 @@ def _comparison_refusal(comparison: arith.CmpfOp) -> str | None:
     if arith.CMPF_COMPARISON_OPERATIONS[comparison.predicate.value.data] in ("false", "true"):
         return "a constant comparison in a map over columns"
     for use in comparison.result.uses:
-        if isinstance(use.operation, BOOLEAN_CASTS):
+        if isinstance(use.operation, (*BOOLEAN_CASTS, tile.YieldOp)):  # a yield: a stored comparison
             continue
         if not isinstance(use.operation, arith.SelectOp) or use.index != 0:
-            return "a comparison in a map over columns used other than as a select's condition or cast to f32"
+            return "a comparison in a map over columns used other than as a select's condition, cast to f32 or yielded"
     return None
 
 

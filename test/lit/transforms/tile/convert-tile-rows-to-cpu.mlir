@@ -449,3 +449,44 @@ builtin.module {
     func.return %0 : memref<2x64xf32>
   }
 }
+
+// -----
+
+// A comparison cast to f32 ((x > y).astype(f32) * x) is a select of 1.0 and 0.0 on the
+// comparison's vector; a comparison stored as a bool (an i1 tile that only a store uses) is the
+// vector comparison too, its lanes stored as bytes one by one (the chunk accesses keep i1 memrefs
+// element-wise; LLVM merges the byte stores).
+// CHECK-LABEL: loop.kernel @compare_cast_and_store
+// CHECK-SAME:    mlc.cpu_vector_width = 8 : i64
+// CHECK:           %[[M:.*]] = llvm.fcmp "ogt" %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK-DAG:       %[[ONE:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK-DAG:       %[[ZERO:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK:           %[[F:.*]] = llvm.select %[[M]], %[[ONE]], %[[ZERO]] : vector<8xi1>, vector<8xf32>
+// CHECK:           arith.mulf %[[F]], %{{.*}} : vector<8xf32>
+// CHECK:           %[[B:.*]] = llvm.fcmp "ogt" %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK:           vector.extract %[[B]][0] : i1 from vector<8xi1>
+// CHECK:           memref.store %{{.*}}, %output1[%row, %{{.*}}] : memref<2x64xi1>
+// CHECK-COUNT-7:   memref.store %{{.*}}, %output1[%row, %{{.*}}] : memref<2x64xi1>
+// CHECK-NOT:       arith.cmpf
+builtin.module {
+  tile.kernel @compare_cast_and_store(%x: memref<2x64xf32>, %y: memref<2x64xf32>, %output0: memref<2x64xf32>, %output1: memref<2x64xi1>) grid [1] num_warps 1 {
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %c0] : memref<2x64xf32> -> !tile.tile<2x64xf32>
+    %u = tile.load %y[%c0, %c0] : memref<2x64xf32> -> !tile.tile<2x64xf32>
+    %p = tile.map %t, %u : !tile.tile<2x64xf32>, !tile.tile<2x64xf32> -> !tile.tile<2x64xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.cmpf ogt, %a, %b : f32
+      %f = arith.uitofp %m : i1 to f32
+      %r = arith.mulf %f, %a : f32
+      tile.yield %r : f32
+    }
+    %q = tile.map %t, %u : !tile.tile<2x64xf32>, !tile.tile<2x64xf32> -> !tile.tile<2x64xi1> {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.cmpf ogt, %a, %b : f32
+      tile.yield %m : i1
+    }
+    tile.store %p, %output0[%c0, %c0] : !tile.tile<2x64xf32>, memref<2x64xf32>
+    tile.store %q, %output1[%c0, %c0] : !tile.tile<2x64xi1>, memref<2x64xi1>
+    tile.return
+  }
+}

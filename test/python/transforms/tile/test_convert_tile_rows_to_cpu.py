@@ -313,23 +313,27 @@ def test_column_reductions_end_to_end_against_numpy(compiled_column_reductions, 
 _FORMS = {
     "where": "%r = graph.where %c, %x, %s : ({b}, {t}, {y_type}) -> {t}",
     "cast": "%f = graph.cast %c : {b} to {t}\n  %r = graph.mul %f, %s : ({t}, {y_type}) -> {t}",
+    "stored": "",
 }
+"""What the comparison %c becomes (`_select_program`); "stored": the function returns it (i1)."""
 
 
 def _select_program(predicate: str, rows: int, columns: int, against: str, form: str = "where") -> str:
     """where(x PREDICATE y, x, 0.5 y) on [rows, columns] f32 (`form` "where"; "cast": the
-    comparison cast to f32 times 0.5 y), y a second input of the same shape ("tensor"), a per-row
-    input [rows, 1] ("row") or the constant 0 ("constant")."""
+    comparison cast to f32 times 0.5 y; "stored": the comparison itself, i1), y a second input of
+    the same shape ("tensor"), a per-row input [rows, 1] ("row") or the constant 0 ("constant")."""
     t = f"tensor<{rows}x{columns}xf32>"
     y_type = {"tensor": t, "row": f"tensor<{rows}x1xf32>", "constant": "tensor<f32>"}[against]
     arguments = f"%x: {t}" + ("" if against == "constant" else f", %y: {y_type}")
     constant = "  %y = graph.constant dense<0.0> : tensor<f32>\n" if against == "constant" else ""
-    return f"""func.func @main({arguments}) -> {t} {{
+    b = f"tensor<{rows}x{columns}xi1>"
+    result, result_type = ("%c", b) if form == "stored" else ("%r", t)
+    return f"""func.func @main({arguments}) -> {result_type} {{
 {constant}  %half = graph.constant dense<0.5> : tensor<f32>
-  %c = graph.cmp {predicate}, %x, %y : ({t}, {y_type}) -> tensor<{rows}x{columns}xi1>
+  %c = graph.cmp {predicate}, %x, %y : ({t}, {y_type}) -> {b}
   %s = graph.mul %y, %half : ({y_type}, tensor<f32>) -> {y_type}
-  {_FORMS[form].format(b=f"tensor<{rows}x{columns}xi1>", t=t, y_type=y_type)}
-  func.return %r : {t}
+  {_FORMS[form].format(b=b, t=t, y_type=y_type)}
+  func.return {result} : {result_type}
 }}"""
 
 
@@ -357,10 +361,13 @@ def test_comparisons_deciding_selects_are_computed_on_vectors(predicate, rows, c
     assert compares and all(op.lhs.type.get_shape() == (width,) for op in compares if columns >= width)
 
 
-@pytest.mark.parametrize(("predicate", "form"), [(p, "where") for p in ("eq", "ne", "lt", "le", "gt", "ge")] + [("gt", "cast"), ("ne", "cast")])
+@pytest.mark.parametrize(
+    ("predicate", "form"), [(p, "where") for p in ("eq", "ne", "lt", "le", "gt", "ge")] + [(p, f) for p in ("gt", "ne") for f in ("cast", "stored")]
+)
 def test_comparisons_on_vectors_end_to_end_against_numpy(predicate: str, form: str):
-    """Compiled for the CPU, where(x PREDICATE y, x, 0.5 y) and (x PREDICATE y).astype(f32) * 0.5 y
-    give numpy's bits, NaNs included (ordered predicates are false on a NaN, `ne` true, as numpy's)."""
+    """Compiled for the CPU, where(x PREDICATE y, x, 0.5 y), (x PREDICATE y).astype(f32) * 0.5 y
+    and x PREDICATE y itself (a bool array: one byte an element) give numpy's bits, NaNs included
+    (ordered predicates are false on a NaN, `ne` true, as numpy's)."""
     import mlc
 
     program = _select_program(predicate, 4, 70, "tensor", form)
@@ -372,6 +379,10 @@ def test_comparisons_on_vectors_end_to_end_against_numpy(predicate: str, form: s
     compare = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}
     condition = compare[predicate](x, y)
     with np.errstate(invalid="ignore"):
-        expected = np.where(condition, x, y * np.float32(0.5)) if form == "where" else condition.astype(np.float32) * (y * np.float32(0.5))
+        expected = {
+            "where": lambda: np.where(condition, x, y * np.float32(0.5)),
+            "cast": lambda: condition.astype(np.float32) * (y * np.float32(0.5)),
+            "stored": lambda: condition,
+        }[form]()
     result = mlc.compile(program, device="cpu")(x, y)
     np.testing.assert_array_equal(result, expected)
