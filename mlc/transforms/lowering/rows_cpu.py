@@ -313,7 +313,7 @@ class RowKernelLowering(CpuVectorLowering):
 
     def _accesses(self, width: int, column: SSAValue | None = None) -> ChunkAccesses:
         coordinates = [self.row, column or self.zero][-len(self.full_shape) :]
-        return ChunkAccesses(self.full_shape, width, coordinates, self.facts, self.require_alignment, unaligned_vectors=True)
+        return ChunkAccesses(self.full_shape, width, coordinates, self.facts, self.require_alignment, unaligned_vectors=True, boolean_vectors=True)
 
     # -- chunks of wide values ----------------------------------------------------------------------
 
