@@ -269,6 +269,9 @@ class MathEmitter:
     def wide_real(self, value: float) -> SSAValue:
         return self.constant(float(value), self.wide_type)
 
+    def wide_integer(self, value: int) -> SSAValue:
+        return self.constant(value, self.wide_int_type)
+
     def integer(self, value: int) -> SSAValue:
         return self.constant(value, self.int_type)
 
@@ -431,18 +434,21 @@ class MathEmitter:
         """1 / sqrt(x) in f32: two correctly rounded operations (see the module docstring)."""
         return self.emit(arith.DivfOp(self.real(1.0), self.emit(math.SqrtOp(x))))
 
+    def reduce_by_half_pi(self, x: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """(r, j mod 4) with r = x - j pi/2 and j = roundeven(x 2/pi), in f64 (see `trig`)."""
+        j = self.emit(math.RoundEvenOp(self.emit(arith.MulfOp(x, self.wide_real(TWO_OVER_PI)))))
+        negated = self.emit(arith.NegfOp(j))
+        remainder = x
+        for part in HALF_PI_PARTS:  # x - j pi/2: exact but for the last two fmas' roundings
+            remainder = self.fma(negated, self.wide_real(part), remainder)
+        quarter = self.emit(math.FloorOp(self.emit(arith.MulfOp(j, self.wide_real(0.25)))))
+        return remainder, self.fma(quarter, self.wide_real(-4.0), j)  # j mod 4, exactly (|j| < 2^53)
+
     def trig(self, x: SSAValue, cosine: bool) -> tuple[SSAValue, SSAValue]:
         """sin x (or cos x) where |x| <= TRIG_REDUCTION_LIMIT, NaN for NaN and +-inf, sin(-0) =
         -0; and the i32 lane mask of the finite x beyond the limit, whose lanes the caller
         computes otherwise (see the module docstring)."""
-        wide = self.emit(arith.ExtFOp(x, self.wide_type))
-        j = self.emit(math.RoundEvenOp(self.emit(arith.MulfOp(wide, self.wide_real(TWO_OVER_PI)))))
-        negated = self.emit(arith.NegfOp(j))
-        remainder = wide
-        for part in HALF_PI_PARTS:  # x - j pi/2: exact but for the last two fmas' roundings
-            remainder = self.fma(negated, self.wide_real(part), remainder)
-        quarter = self.emit(math.FloorOp(self.emit(arith.MulfOp(j, self.wide_real(0.25)))))
-        quadrant = self.fma(quarter, self.wide_real(-4.0), j)  # j mod 4, exactly (|j| < 2^53)
+        remainder, quadrant = self.reduce_by_half_pi(self.emit(arith.ExtFOp(x, self.wide_type)))
         if cosine:  # cos x = sin(x + pi/2)
             quadrant = self.emit(arith.AddfOp(quadrant, self.wide_real(1.0)))
         quadrant_bits = self.integral_to_integer(self.emit(arith.TruncFOp(quadrant, self.float_type)))
@@ -472,40 +478,40 @@ class MathEmitter:
         otherwise."""
         wide_x = self.emit(arith.ExtFOp(x, self.wide_type))  # exact, and normal: f32 subnormals too
         wide_y = self.emit(arith.ExtFOp(y, self.wide_type))
-        wide_integer = lambda value: self.constant(value, self.wide_int_type)  # noqa: E731
-        # x = m 2^k, m in [sqrt(1/2), sqrt(2)) (valid for x > 0; other lanes are masked below).
-        shifted = self.emit(arith.SubiOp(self.emit(arith.BitcastOp(wide_x, self.wide_int_type)), wide_integer(POW_LOG_OFFSET_BITS)))
-        k_bits = self.emit(arith.ShRSIOp(shifted, wide_integer(52)))
-        m_bits = self.emit(arith.SubiOp(
-            self.emit(arith.BitcastOp(wide_x, self.wide_int_type)), self.emit(arith.ShLIOp(k_bits, wide_integer(52)))
-        ))
-        m = self.emit(arith.BitcastOp(m_bits, self.wide_type))
-        k = self.emit(arith.SubfOp(
-            self.emit(arith.BitcastOp(self.emit(arith.AddiOp(k_bits, wide_integer(WIDE_ROUNDING_SHIFT_BITS))), self.wide_type)),
-            self.wide_real(WIDE_ROUNDING_SHIFT),
-        ))
-        one = self.wide_real(1.0)
-        s = self.emit(arith.DivfOp(self.emit(arith.SubfOp(m, one)), self.emit(arith.AddfOp(m, one))))
-        twice_s = self.emit(arith.AddfOp(s, s))
-        z = self.emit(arith.MulfOp(s, s))
-        log_m = self.fma(self.emit(arith.MulfOp(twice_s, z)), self.horner(POW_LOG_COEFFICIENTS, z, wide=True), twice_s)
-        log2_x = self.fma(log_m, self.wide_real(LOG2_E_WIDE), k)
-        t = self.emit(arith.MulfOp(wide_y, log2_x))
+        t = self.emit(arith.MulfOp(wide_y, self.wide_log2(wide_x)))
         t = self.emit(arith.MinimumfOp(self.emit(arith.MaximumfOp(t, self.wide_real(POW_LOWEST))), self.wide_real(POW_HIGHEST)))
-        n = self.emit(math.RoundEvenOp(t))
-        g = self.emit(arith.MulfOp(self.emit(arith.SubfOp(t, n)), self.wide_real(LN2_WIDE)))  # t - n exact
-        p = self.horner(POW_EXP_COEFFICIENTS, g, wide=True)
-        # 2^n from the bits: (n + 1023) << 52, n + 1023 read from the mantissa of n + 1023 + 1.5 * 2^52.
-        biased = self.emit(arith.BitcastOp(self.emit(arith.AddfOp(n, self.wide_real(1023.0 + WIDE_ROUNDING_SHIFT))), self.wide_int_type))
-        scale_bits = self.emit(arith.ShLIOp(self.emit(arith.SubiOp(biased, wide_integer(WIDE_ROUNDING_SHIFT_BITS))), wide_integer(52)))
-        power = self.emit(arith.MulfOp(p, self.emit(arith.BitcastOp(scale_bits, self.wide_type))))  # exact: normal f64
-        value = self.emit(arith.TruncFOp(power, self.float_type))  # the one rounding (into subnormals too)
+        value = self.emit(arith.TruncFOp(self.wide_exp2(t), self.float_type))  # the one rounding (into subnormals too)
         x_bits, y_magnitude = self.bits(x), self.emit(arith.AndIOp(self.bits(y), self.integer(0x7FFFFFFF)))
         # x <= +0 (bits <= 0 as i32: zeros and negatives, NaNs with the sign), x >= +inf (and NaN),
         # y infinite or NaN.
         special = self.emit(arith.OrIOp(self.below(x_bits, 1), self.emit(arith.XOrIOp(self.below(x_bits, INFINITY_BITS), self.integer(-1)))))
         special = self.emit(arith.OrIOp(special, self.emit(arith.XOrIOp(self.below(y_magnitude, INFINITY_BITS), self.integer(-1)))))
         return value, special
+
+    def wide_log2(self, x: SSAValue) -> SSAValue:
+        """log2 x in f64 for a positive normal f64 x, within ~2^-50 relative (pow's)."""
+        # x = m 2^k, m in [sqrt(1/2), sqrt(2)): the offset moves the exponent's step to sqrt(1/2).
+        bits = self.emit(arith.BitcastOp(x, self.wide_int_type))
+        k_bits = self.emit(arith.ShRSIOp(self.emit(arith.SubiOp(bits, self.wide_integer(POW_LOG_OFFSET_BITS))), self.wide_integer(52)))
+        m = self.emit(arith.BitcastOp(self.emit(arith.SubiOp(bits, self.emit(arith.ShLIOp(k_bits, self.wide_integer(52))))), self.wide_type))
+        shifted_k = self.emit(arith.AddiOp(k_bits, self.wide_integer(WIDE_ROUNDING_SHIFT_BITS)))
+        k = self.emit(arith.SubfOp(self.emit(arith.BitcastOp(shifted_k, self.wide_type)), self.wide_real(WIDE_ROUNDING_SHIFT)))
+        one = self.wide_real(1.0)
+        s = self.emit(arith.DivfOp(self.emit(arith.SubfOp(m, one)), self.emit(arith.AddfOp(m, one))))
+        twice_s = self.emit(arith.AddfOp(s, s))
+        z = self.emit(arith.MulfOp(s, s))
+        log_m = self.fma(self.emit(arith.MulfOp(twice_s, z)), self.horner(POW_LOG_COEFFICIENTS, z, wide=True), twice_s)
+        return self.fma(log_m, self.wide_real(LOG2_E_WIDE), k)
+
+    def wide_exp2(self, t: SSAValue) -> SSAValue:
+        """2^t in f64 for t in [POW_LOWEST, POW_HIGHEST], within ~2^-50 relative (pow's)."""
+        n = self.emit(math.RoundEvenOp(t))
+        g = self.emit(arith.MulfOp(self.emit(arith.SubfOp(t, n)), self.wide_real(LN2_WIDE)))  # t - n exact
+        p = self.horner(POW_EXP_COEFFICIENTS, g, wide=True)
+        # 2^n from the bits: (n + 1023) << 52, n + 1023 read from the mantissa of n + 1023 + 1.5 * 2^52.
+        biased = self.emit(arith.BitcastOp(self.emit(arith.AddfOp(n, self.wide_real(1023.0 + WIDE_ROUNDING_SHIFT))), self.wide_int_type))
+        scale_bits = self.emit(arith.ShLIOp(self.emit(arith.SubiOp(biased, self.wide_integer(WIDE_ROUNDING_SHIFT_BITS))), self.wide_integer(52)))
+        return self.emit(arith.MulfOp(p, self.emit(arith.BitcastOp(scale_bits, self.wide_type))))  # exact: normal f64
 
     def x86(self, intrinsic: str, operands: list[SSAValue], passthrough: SSAValue) -> SSAValue:
         """A masked AVX-512 intrinsic on 16 lanes (the pass checks the host): `operands`, then the
