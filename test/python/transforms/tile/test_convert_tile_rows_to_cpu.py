@@ -347,6 +347,8 @@ def _select_program(predicate: str, rows: int, columns: int, against: str, form:
     seed=st.integers(0, 2**32 - 1),
     form=st.sampled_from(sorted(_FORMS)),
 )
+@example(predicate="gt", rows=3, columns=40, against="tensor", width=16, seed=1, form="cast")
+@example(predicate="ne", rows=3, columns=40, against="row", width=8, seed=2, form="stored")
 def test_comparisons_deciding_selects_are_computed_on_vectors(predicate, rows, columns, against, width, seed, form):
     """A comparison whose only use is a select's condition (or a cast to f32, a select of 1.0 and
     0.0) stays in the row kernel, as llvm.fcmp of vectors (a vector of i1) and llvm.select lane
