@@ -5,7 +5,8 @@
                         [--nontemporal auto|on|off] [--store-kinds on,off]
 
 Cases (f32): softmax of 1024x1024 and of long rows (64x65536), tanh(x*y + x) on 4096x1024, exact
-(erf) GELU of 4096x1024, its memory floor (-x of 4096x1024), a leaky ReLU (where(x > 0, x, 0.01 x)) of 4096x1024, layer norm of 4096x1024 with scale and bias, a column sum (axis 0) of
+(erf) GELU of 4096x1024, its memory floor (-x of 4096x1024), a leaky ReLU (where(x > 0, x, 0.01 x)) of 4096x1024,
+rsqrt (of |x|), sin, cos, pow (|x| ** y), (x > y).astype(f32) * z and x > y (bool) of 4096x1024, layer norm of 4096x1024 with scale and bias, a column sum (axis 0) of
 4096x1024, matmul 512^3, 1024^3 and 2048^3, and fused MLP blocks gelu(x @ w + b) of 1024x1024 by
 1024x1024 (tanh and erf GELU); and two streams larger than a last-level cache (`--only 65536`):
 -x and the tanh chain of 65536x1024 (256 MiB an array; numpy not timed on the chain), where mlc's
@@ -166,6 +167,8 @@ class Case:
     tolerance: float = 2e-5
     time_numpy: bool = True
     """False where numpy has no vector code for the case (erf: the reference is a Python loop)."""
+    positive: tuple[int, ...] = ()
+    """The inputs (by position) drawn as |x| instead of x (rsqrt's, pow's base)."""
 
 
 def _softmax(x, xp=np):  # type: ignore[no-untyped-def]
@@ -302,6 +305,61 @@ def leaky_relu_case(rows: int, columns: int) -> Case:
     )
 
 
+def unary_case(function: str, rows: int, columns: int, positive: bool = False) -> Case:
+    """graph.FUNCTION of [rows, columns] (rsqrt, sin, cos: expand-math-for-cpu's vector forms)
+    against numpy's and PyTorch's function of the same name (numpy: 1 / sqrt for rsqrt)."""
+    reference = (lambda x: 1 / np.sqrt(x)) if function == "rsqrt" else getattr(np, function)
+    return _one_operand(
+        function, f"{function} %x", rows, columns, reference=reference,
+        torch_function=lambda torch, x: getattr(torch, function)(x), positive=(0,) if positive else (),
+    )
+
+
+def pow_case(rows: int, columns: int) -> Case:
+    """|x| ** y elementwise (graph.pow, libm's powf per element) against numpy and torch.pow."""
+    t = tensor(rows, columns)
+    return Case(
+        f"pow {rows}x{columns}",
+        f"func.func @f(%x: {t}, %y: {t}) -> {t} {{\n  %0 = graph.pow %x, %y : ({t}, {t}) -> {t}\n  func.return %0 : {t}\n}}",
+        [(rows, columns), (rows, columns)],
+        lambda x, y: x**y,
+        lambda torch, x, y: torch.pow(x, y),
+        tolerance=1e-4,
+        positive=(0,),
+    )
+
+
+def comparison_cast_case(rows: int, columns: int) -> Case:
+    """(x > y).astype(f32) * z: a comparison cast to f32 in one fused map, its cast a select of 1.0
+    and 0.0 on vectors (vector_maps.py); PyTorch runs the three ops."""
+    t, b = tensor(rows, columns), f"tensor<{rows}x{columns}xi1>"
+    return Case(
+        f"(x>y)*z {rows}x{columns}",
+        f"""func.func @f(%x: {t}, %y: {t}, %z: {t}) -> {t} {{
+  %c = graph.cmp gt, %x, %y : ({t}, {t}) -> {b}
+  %f = graph.cast %c : {b} to {t}
+  %0 = graph.mul %f, %z : ({t}, {t}) -> {t}
+  func.return %0 : {t}
+}}""",
+        [(rows, columns)] * 3,
+        lambda x, y, z: (x > y).astype(z.dtype) * z,
+        lambda torch, x, y, z: (x > y).to(z.dtype) * z,
+    )
+
+
+def stored_comparison_case(rows: int, columns: int) -> Case:
+    """x > y stored as a bool array (an i1 map result of the row kernels: the vector comparison,
+    its lanes stored as bytes)."""
+    t, b = tensor(rows, columns), f"tensor<{rows}x{columns}xi1>"
+    return Case(
+        f"x>y bool {rows}x{columns}",
+        f"func.func @f(%x: {t}, %y: {t}) -> {b} {{\n  %c = graph.cmp gt, %x, %y : ({t}, {t}) -> {b}\n  func.return %c : {b}\n}}",
+        [(rows, columns)] * 2,
+        lambda x, y: x > y,
+        lambda torch, x, y: x > y,
+    )
+
+
 def column_sum_case(rows: int, columns: int) -> Case:
     return _one_operand(
         "column sum", "reduce_sum %x axes [0] keepdims false", rows, columns, result=tensor(columns),
@@ -316,6 +374,12 @@ CASES = [
     gelu_erf_case(4096, 1024),
     negate_case(4096, 1024),
     leaky_relu_case(4096, 1024),
+    unary_case("rsqrt", 4096, 1024, positive=True),
+    unary_case("sin", 4096, 1024),
+    unary_case("cos", 4096, 1024),
+    pow_case(4096, 1024),
+    comparison_cast_case(4096, 1024),
+    stored_comparison_case(4096, 1024),
     layer_norm_case(4096, 1024),
     column_sum_case(4096, 1024),
     matmul_case(512),
@@ -547,6 +611,7 @@ def run_case(
     implementations, by name, each compiled with its own pipeline, timed in the same turns."""
     generator = np.random.default_rng(0)
     inputs = [generator.standard_normal(shape).astype(np.float32) for shape in case.shapes]
+    inputs = [np.abs(x) if position in case.positive else x for position, x in enumerate(inputs)]
     want = _reference(case, inputs, references)
     start = time.perf_counter()
     compiled = mlc.compile(case.source, device="cpu", num_threads=threads, pipeline=pipeline)

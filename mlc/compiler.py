@@ -704,7 +704,7 @@ def _refuse_unhonoured_precisions(module: ModuleOp, precision: str, target: str,
     from mlc.diagnostics import describe_op
     from mlc.dialects.graph import ops as graph
     from mlc.transforms.lowering.dot_precision import honoured_precisions
-    from mlc.transforms.lowering.matmul_kernel import matmul_precision
+    from mlc.transforms.lowering.matmul_plan import matmul_precision
 
     honoured = honoured_precisions(target, target != "cuda" or _has_tensor_cores())
     for op in module.walk():

@@ -1,6 +1,6 @@
 """mbarriers and bulk tensor copies: `loop.mbarrier_init/arrive/wait` and `loop.tma_load`.
 
-Model (see the ops in `mlc/dialects/loop/ops.py`). An mbarrier is keyed by its byte address in
+Model (the ops: `mlc/dialects/loop/mbarrier.py`, `tma.py`). An mbarrier is keyed by its byte address in
 shared memory and holds its arrival count, the arrivals its current phase still needs, the
 phase's *transaction balance* (bytes `expect_tx` announced minus bytes of the copies issued on
 it) and how many phases have completed (the current phase's parity is that count's low bit).

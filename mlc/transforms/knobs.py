@@ -293,7 +293,7 @@ def _cpu_micro_kernels(facts: WorkloadFacts) -> tuple[Value, ...]:
     if not facts.matmuls:
         return ((),)
     shapes: list[Value] = [(8, 32, 16), (4, 32, 16), (8, 16, 16), (16, 16, 16), (16, 32, 16), (8, 16, 8), (4, 16, 8), (8, 8, 8)]
-    return _with_default((), shapes)  # (): the host's 8 x 2W of W lanes (matmul_cpu.default_micro_kernel)
+    return _with_default((), shapes)  # (): the host's 8 x 2W of W lanes (cpu_micro_kernel.default_micro_kernel)
 
 
 def _prune_micro_kernel(value: Value, facts: WorkloadFacts, target: str) -> str | None:

@@ -23,7 +23,7 @@ them), named after it, and one per live op outside every fusion. A reshape outsi
 a view of its operand's buffer (no kernel), unless the function returns it. The pass groups
 nothing itself; a fusion that cannot be one kernel (two matmuls, reductions over different axes,
 an epilogue that does not read the product, a reshape in the middle, values of two domains) is a
-diagnostic naming the op and the reason (`fusion_groups.group_from_ops`, `matmul_kernel.matmul_unit`).
+diagnostic naming the op and the reason (`fusion_groups.group_from_ops`, `matmul_units.matmul_unit`).
 Composite ops (softmax, layer norm, means, reductions that drop their axes) are decomposed first,
 inside the fusions too (`graph_decomposition.py`); a reshape that a decomposition leaves at a
 group's exit is a view of the group's output.
@@ -88,27 +88,21 @@ from mlc.dialects.element_types import byte_width
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.precision import DEFAULT_PRECISION, PRECISIONS
 from mlc.dialects.tile import ops as tile
-from mlc.transforms.analysis.fusion_groups import (
-    FUSIBLE_OPS,
-    FusionGroup,
-    GroupProblem,
-    group_from_ops,
-    is_splat_constant,
-    live_ops,
-    returned_view,
-    shape_of,
-)
+from mlc.transforms.analysis.fusion_groups import FUSIBLE_OPS, FusionGroup, GroupProblem, group_from_ops
+from mlc.transforms.analysis.fusion_groups import is_splat_constant, live_ops, returned_view, shape_of
 from mlc.transforms.lowering.graph_decomposition import decompose_function
 from mlc.transforms.analysis.tile_sizes import choose_cpu_column_tile, choose_reduction_tile, choose_tile_shape, reduction_warps
 from mlc.transforms.analysis.memory_plan import PLAN_ATTR, read_recorded_plan
 from mlc.transforms.lowering.fusion_inlining import inline_fusions
 from mlc.transforms.lowering.host_arena import HostArena
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
-from mlc.transforms.lowering.group_kernel import KernelPlan, build_kernel, collapse_dimensions, keep_dimensions
+from mlc.transforms.lowering.group_kernel import build_kernel
+from mlc.transforms.lowering.group_plan import KernelPlan, collapse_dimensions, keep_dimensions
 from mlc.transforms.lowering.attention_kernel import AttentionUnit, attention_unit, build_attention_kernel
 from mlc.transforms.lowering.matmul_blocks import check_matmul_options
-from mlc.transforms.lowering.matmul_kernel import LaunchUnit, MatmulUnit, build_matmul_kernel
-from mlc.transforms.lowering.matmul_kernel import launch_order, matmul_unit, plan_matmul
+from mlc.transforms.lowering.matmul_kernel import build_matmul_kernel
+from mlc.transforms.lowering.matmul_plan import plan_matmul
+from mlc.transforms.lowering.matmul_units import LaunchUnit, MatmulUnit, launch_order, matmul_unit
 from mlc.transforms.lowering.transpose_kernel import build_gpu_layout_kernel
 
 HOST_BUFFER_ALIGNMENT = 256

@@ -13,7 +13,7 @@ With `swap-operands` (`mlc-lower-to-gpu{tf32-swap=true}`, in `mlc.compile`'s sm_
 faster than the transpose kernel and the K-major product at 4096^3 on an H100 once its A registers
 came in two sets and its cubin kept setmaxnreg, BENCHMARKS.md, tf16) a 2-D product that no elementwise op reads (so graph-fuse gives
 it no epilogue) is instead marked `mlc.swap_operands`, and nothing is materialised: its kernel
-computes C^T = B^T A^T (`matmul_kernel.takes_swapped_operands`), wgmma's A = B^T taken from
+computes C^T = B^T A^T (`matmul_plan.takes_swapped_operands`), wgmma's A = B^T taken from
 registers, which any layout can be loaded into (`wgmma_nvvm.lower_register_tf32_wgmma`: 32-bit
 loads of B's staged K x N block, M-major), and wgmma's B = A^T, whose K-major form is A's
 row-major block; the kernel stores the transposed accumulator (`tile.scatter`). A matmul with an

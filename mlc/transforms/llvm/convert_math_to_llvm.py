@@ -12,7 +12,9 @@ Option `library`: `libm` (the CPU, the C library's functions) or `libdevice` (NV
   cosh tanh asinh acosh atanh erf powf cbrt round` call the library function of the float type:
   `expf` / `exp` for f32 / f64 with libm, `__nv_expf` / `__nv_exp` with libdevice (`powf` is
   `pow`). `rsqrt` calls `__nv_rsqrtf` with libdevice; libm has none, so it is `1 / sqrt(x)`
-  computed in f64 and truncated (in f32 the two roundings would be off by up to 2 ulps). Each function is declared once per module as an external `llvm.func`, next to the
+  computed in f64 and truncated (in f32 the two roundings would be off by up to 2 ulps; the CPU
+  pipeline's expand-math-for-cpu takes f32 rsqrt first, as 1 / sqrt in f32 lanes, within the op's
+  error bound at half the cost of f64 lanes). Each function is declared once per module as an external `llvm.func`, next to the
   other declarations at the top of the module. f16 and bf16 operands are extended to f32 and the
   result truncated (neither library has half-precision versions); vectors are unrolled per
   element (`llvm.extractelement`, the call, `llvm.insertelement`).

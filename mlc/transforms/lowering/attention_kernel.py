@@ -96,7 +96,7 @@ from mlc.transforms.lowering.elementwise_expansion import (
     expand_elementwise,
     splat_constant_value,
 )
-from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dimensions, keep_dimensions
+from mlc.transforms.lowering.group_plan import DimensionCollapse, collapse_dimensions, keep_dimensions
 
 
 def _element(value: SSAValue) -> Attribute:

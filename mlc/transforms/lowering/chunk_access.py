@@ -139,6 +139,10 @@ class ChunkAccesses:
     unaligned_vectors: bool = False
     """Whether chunks not proven aligned may still move with one vector access (the CPU, where an
     unaligned vector load costs little; GPUs need aligned ones)."""
+    boolean_vectors: bool = False
+    """Whether chunks of i1 move with one vector access too (the CPU's row kernels: the CPU's
+    convert-vector-to-llvm writes a vector of i1 as one byte an element, as memrefs of i1 hold
+    them)."""
 
     def load(
         self,
@@ -310,11 +314,12 @@ class ChunkAccesses:
             memref_value, tuple(bounds), coordinates, count, vectorized, row_conditions, last_condition, partial_last, may_start_below_zero, aligned
         )
 
-    @staticmethod
-    def _vectorizable_element(memref_value: SSAValue) -> bool:
-        """Sub-byte elements (i1) do not pack into vectors the way the backend lays out memory."""
+    def _vectorizable_element(self, memref_value: SSAValue) -> bool:
+        """Sub-byte elements (i1) do not pack into vectors the way the backend lays out memory,
+        unless `boolean_vectors` says the backend stores them as bytes."""
         element_type = memref_value.type.element_type  # type: ignore[attr-defined]
-        return is_float(element_type) or (isinstance(element_type, IntegerType) and element_type.width.data >= 8)
+        minimum_width = 1 if self.boolean_vectors else 8
+        return is_float(element_type) or (isinstance(element_type, IntegerType) and element_type.width.data >= minimum_width)
 
     def _vector_bytes(self, plan: AccessPlan, element_type: Attribute) -> int:
         width = plan.count * byte_width(element_type) if plan.aligned else byte_width(element_type)

@@ -4,7 +4,7 @@
 `lower_cpu_column_kernel`. A column kernel reduces tiles of one shape S along one axis a that is
 not the last (every other dimension but the last of size 1: [R, C], [1, R, C], ...): sums, maxima,
 minima and means over axis 0 of a matrix, over axis 1 of a batch of matrices, with elementwise
-producers (f32 maps: of `vector_maps.VECTOR_OPS` on vectors, others such as a sine or an rsqrt
+producers (f32 maps: of `vector_maps.VECTOR_OPS` on vectors, others such as a tangent
 once per lane; masks of rows) and per-column epilogues (a mean's division), stored as
 [1, C] tiles. The tile level gives each program a strip of C columns and all R rows (the programs
 are independent: the runtime splits them over its worker threads, so the columns are threaded;
@@ -58,7 +58,7 @@ from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.index_analysis import IndexFacts, facts_of
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter
-from mlc.transforms.lowering.matmul_cpu import pack_vector, unmapped_loop
+from mlc.transforms.lowering.cpu_vector_code import pack_vector, unmapped_loop
 from mlc.transforms.lowering.cpu_vector_kernels import IDENTITIES, CpuVectorLowering, combiner, vector_kernel_op_refusal
 from mlc.transforms.lowering.vector_maps import as_vector, vector_body, vector_map_refusal
 
@@ -228,7 +228,7 @@ class ColumnKernelLowering(CpuVectorLowering):
 
     def _map_chunk(self, emitter: Emitter, op: tile.MapOp, operands: list[SSAValue]) -> list[SSAValue]:
         """A map on a chunk: vector ops where its body allows (`vector_maps.py`), else its scalar
-        body once per lane (a sine, an rsqrt: libm or LLVM's own code per element) and the lanes
+        body once per lane (a tangent: libm per element) and the lanes
         packed back into vectors."""
         if vector_map_refusal(op) is None or not any(isinstance(v.type, VectorType) for v in operands):
             return vector_body(emitter, op.body.block, operands, self.vector_type, self.values)

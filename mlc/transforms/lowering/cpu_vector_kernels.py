@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, vector
-from xdsl.dialects.builtin import Float32Type, IntegerAttr, i64
+from xdsl.dialects.builtin import Float32Type, IntegerAttr, i1, i64
 from xdsl.ir import Block, Operation, SSAValue
 
 from mlc.dialects import attributes
@@ -54,10 +54,20 @@ VECTOR_KERNEL_OPS = (
 """The tile ops of the kernels the CPU's row and column lowerings take."""
 
 
+def stored_comparison(value: SSAValue) -> bool:
+    """An i1 tile that a map yields straight from a comparison and that only stores use (the row
+    kernels store it as the comparison's vector of i1: bytes in memory)."""
+    owner = value.owner
+    if not isinstance(owner, tile.MapOp) or value.type.element_type != i1:  # type: ignore[attr-defined]
+        return False
+    yielded = owner.body.block.last_op.operands[value.index]  # type: ignore[union-attr]
+    return isinstance(yielded.owner, arith.CmpfOp) and all(isinstance(use.operation, tile.StoreOp) for use in value.uses)
+
+
 def vector_kernel_op_refusal(op: Operation, shapes: set[tuple[int, ...]], kind: str) -> str | None:
     """Why one op stops the row or column lowering (`kind`: "rows", "columns"): a tile op of
-    another kind, regions other than a map's or reduction's, a tile neither f32 nor a mask, or of
-    none of the kernel's `shapes`; None if it does not."""
+    another kind, regions other than a map's or reduction's, a tile neither f32 nor a mask (nor,
+    in rows, a stored comparison), or of none of the kernel's `shapes`; None if it does not."""
     if op.dialect_name() == "tile" and not isinstance(op, VECTOR_KERNEL_OPS):
         return f"{op.name} is not an op of {kind}"
     if not isinstance(op, tile.MapOp | tile.ReduceOp) and op.regions:
@@ -65,8 +75,10 @@ def vector_kernel_op_refusal(op: Operation, shapes: set[tuple[int, ...]], kind: 
     for value in (*op.operands, *op.results):
         if not isinstance(value.type, tile.TileType):
             continue
-        if not isinstance(value.type.element_type, Float32Type) and not isinstance(value.owner, tile.InBoundsOp):
-            return "a tile that is neither f32 nor a tile.in_bounds mask"
+        if not isinstance(value.type.element_type, Float32Type) and not isinstance(value.owner, tile.InBoundsOp) and not (
+            kind == "rows" and stored_comparison(value)
+        ):
+            return "a tile that is neither f32, a tile.in_bounds mask nor a stored comparison"
         if tile_shape(value) not in shapes:
             return f"a tile of shape {tile_shape(value)} in a kernel of {kind} of tiles {sorted(shapes)}"
     return None

@@ -50,6 +50,9 @@ softmax is two programs); splitting rows over several programs needs a second ke
 their partial results and is not done.
 
 f16 reductions never reach this module: graph-decompose computes them in f32.
+
+The plan (collapse, tile shape, warps) is `group_plan.py`'s; the reductions' identities and
+combiners are `group_reductions.py`'s.
 """
 
 from __future__ import annotations
@@ -61,98 +64,18 @@ from dataclasses import dataclass, field, replace
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, MemRefType, TensorType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from mlc.dialects.element_types import is_bool, is_float
 from mlc.dialects.graph import ops as graph
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.elementwise_expansion import ScalarBuilder, expand_elementwise, splat_constant_value
-from mlc.transforms.analysis.fusion_groups import REDUCTIONS, FusionGroup, is_splat_constant, shape_of
+from mlc.transforms.analysis.fusion_groups import REDUCTIONS, is_splat_constant, shape_of
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
+from mlc.transforms.lowering.group_plan import KernelPlan
+from mlc.transforms.lowering.group_reductions import reduction_combiner, reduction_identity
 from mlc.transforms.lowering.layout_gather import LayoutTiles
-
-
-@dataclass(frozen=True)
-class DimensionCollapse:
-    """Which dimensions of a group's domain merge into each dimension of the kernel's domain.
-
-    Size-1 dimensions are dropped and adjacent dimensions merge when every participant shape (the
-    inputs, the reduced shape) is full along both or broadcast along both, so a plain elementwise
-    kernel is 1-d whatever its rank, a bias add over `64x1024` stays 2-d, and reduced dimensions
-    never merge with kept ones.
-    """
-
-    original: tuple[int, ...]
-    groups: tuple[tuple[int, ...], ...]
-    """The original dimensions of each collapsed dimension."""
-
-    @property
-    def domain(self) -> tuple[int, ...]:
-        if not self.groups:
-            return (1,)
-        return tuple(math.prod(self.original[d] for d in dims) for dims in self.groups)
-
-    def shape(self, shape: Sequence[int]) -> tuple[int, ...]:
-        """The collapsed shape of a value whose shape broadcasts to the original domain."""
-        if not self.groups:
-            return (1,)
-        aligned = (1,) * (len(self.original) - len(shape)) + tuple(shape)
-        return tuple(math.prod(aligned[d] for d in dims) for dims in self.groups)
-
-    def axes(self, original_axes: Sequence[int]) -> tuple[int, ...]:
-        """The collapsed dimensions made of the given original dimensions."""
-        return tuple(i for i, dims in enumerate(self.groups) if set(dims) <= set(original_axes))
-
-
-def collapse_dimensions(domain: Sequence[int], participants: Sequence[Sequence[int]]) -> DimensionCollapse:
-    rank = len(domain)
-    aligned = [(1,) * (rank - len(s)) + tuple(s) for s in participants]
-    groups: list[tuple[tuple[bool, ...], list[int]]] = []
-    for dim in range(rank):
-        if domain[dim] == 1:
-            continue
-        pattern = tuple(shape[dim] != 1 for shape in aligned)
-        if groups and groups[-1][0] == pattern:
-            groups[-1][1].append(dim)
-        else:
-            groups.append((pattern, [dim]))
-    return DimensionCollapse(tuple(domain), tuple(tuple(dims) for _, dims in groups))
-
-
-def keep_dimensions(domain: Sequence[int]) -> DimensionCollapse:
-    """No collapse (every dimension its own, size-1 ones included): for groups with layout ops,
-    whose index maps name the dimensions of the values they read."""
-    return DimensionCollapse(tuple(domain), tuple((dim,) for dim in range(len(domain))))
-
-
-@dataclass
-class KernelPlan:
-    """The decisions for one group's kernel, computed before any IR is built."""
-
-    name: str
-    group: FusionGroup
-    collapse: DimensionCollapse
-    tile_shape: tuple[int, ...]
-    num_warps: int
-    domain: tuple[int, ...] = field(init=False)
-    reduced_axes: tuple[int, ...] = field(init=False)
-    loop_axes: tuple[int, ...] = field(init=False)
-    """The reduced dimensions the tile spans only a chunk of: a program loops over their chunks."""
-    grid_counts: tuple[int, ...] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.domain = self.collapse.domain
-        self.reduced_axes = self.collapse.axes(self.group.reduced_axes) if self.group.reduced_axes else ()
-        self.loop_axes = tuple(axis for axis in self.reduced_axes if self.tile_shape[axis] < self.domain[axis])
-        self.grid_counts = tuple(
-            1 if axis in self.loop_axes else -(-d // t) for axis, (d, t) in enumerate(zip(self.domain, self.tile_shape))
-        )
-
-    def needs_mask(self) -> bool:
-        """Whether some tile (or the last chunk) overhangs the domain along a reduced dimension."""
-        return any(self.domain[axis] % self.tile_shape[axis] for axis in self.reduced_axes)
 
 
 def _element_type(value: SSAValue) -> Attribute:
@@ -163,37 +86,6 @@ def _element_type(value: SSAValue) -> Attribute:
 
 def _constant_index(builder: Builder, value: int) -> SSAValue:
     return builder.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
-
-
-def _identity(op: Operation, element_type: Attribute) -> Attribute:
-    """The value that does not change the reduction `op` (what masked-off elements hold)."""
-    if isinstance(op, graph.ReduceSumOp):
-        return FloatAttr(0.0, element_type) if is_float(element_type) else IntegerAttr(0, element_type)  # type: ignore[arg-type]
-    lowest = isinstance(op, graph.ReduceMaxOp)
-    if is_float(element_type):
-        return FloatAttr(-math.inf if lowest else math.inf, element_type)  # type: ignore[arg-type]
-    assert isinstance(element_type, IntegerType)
-    if is_bool(element_type):
-        return IntegerAttr(0 if lowest else 1, element_type)
-    bits = element_type.width.data
-    return IntegerAttr(-(1 << (bits - 1)) if lowest else (1 << (bits - 1)) - 1, element_type)
-
-
-def _combiner(op: Operation, element_type: Attribute) -> Region:
-    """`tile.reduce`'s combining region for the reduction `op`."""
-    block = Block(arg_types=[element_type, element_type])
-    lhs, rhs = block.args
-    floating = is_float(element_type)
-    if isinstance(op, graph.ReduceSumOp):
-        combined: Operation = arith.AddfOp(lhs, rhs) if floating else arith.AddiOp(lhs, rhs)
-    elif isinstance(op, graph.ReduceMaxOp):
-        unsigned = is_bool(element_type)
-        combined = arith.MaximumfOp(lhs, rhs) if floating else (arith.MaxUIOp if unsigned else arith.MaxSIOp)(lhs, rhs)
-    else:
-        unsigned = is_bool(element_type)
-        combined = arith.MinimumfOp(lhs, rhs) if floating else (arith.MinUIOp if unsigned else arith.MinSIOp)(lhs, rhs)
-    block.add_ops([combined, tile.YieldOp([combined.results[0]])])
-    return Region(block)
 
 
 @dataclass
@@ -445,14 +337,14 @@ class GroupKernelBuilder:
         shape = self.tile_shape_of(shape_of(op.x))
         source = self._accumulate_chunks(op, shape) if self.plan.loop_axes else self._reduction_operand(op, shape)
         for axis in self.plan.reduced_axes:
-            source = self.scope.builder.insert(tile.ReduceOp(source, axis, _combiner(op, element_type))).result
+            source = self.scope.builder.insert(tile.ReduceOp(source, axis, reduction_combiner(op, element_type))).result
         source.name_hint = op.results[0].name_hint
         return source
 
     def _reduction_operand(self, op: graph.ReductionOp, shape: tuple[int, ...]) -> SSAValue:
         """The reduction's operand as a tile, with the identity outside the domain where needed."""
         if self.plan.needs_mask():
-            return self._map([_MapTarget(op.x, _identity(op, _element_type(op.x)))], shape, served=op)[0]
+            return self._map([_MapTarget(op.x, reduction_identity(op, _element_type(op.x)))], shape, served=op)[0]
         return self.value(op.x)
 
     def _accumulate_chunks(self, op: graph.ReductionOp, shape: tuple[int, ...]) -> SSAValue:
@@ -464,13 +356,13 @@ class GroupKernelBuilder:
         element_type = _element_type(op.x)
         tile_type = tile.TileType(shape, element_type)
         builder = self.scope.builder
-        identity = builder.insert(arith.ConstantOp(_identity(op, element_type))).result
+        identity = builder.insert(arith.ConstantOp(reduction_identity(op, element_type))).result
         initial = builder.insert(tile.SplatOp(identity, tile_type)).result
         initial.name_hint = f"{op.results[0].name_hint or 'reduction'}_partials"
 
         def combine(carried: list[SSAValue]) -> list[SSAValue]:
             chunk = self._reduction_operand(op, shape)
-            combined = tile.MapOp([carried[0], chunk], [tile_type], _combiner(op, element_type))
+            combined = tile.MapOp([carried[0], chunk], [tile_type], reduction_combiner(op, element_type))
             return [self.scope.builder.insert(combined).outputs[0]]
 
         return self._over_chunks([initial], combine)[0]

@@ -1,4 +1,4 @@
-"""Branch-free f32 arithmetic for exp, log, tanh, erf and the exact GELU (expand-math-for-cpu's).
+"""Branch-free f32 arithmetic for exp, log, tanh, erf, sin, cos, pow, rsqrt and the exact GELU (expand-math-for-cpu's).
 
 `MathEmitter(block, type, scaling)` appends to `block` the `arith`/`math` ops (fma, roundeven,
 integer bit operations, lane masks; no branches, no arith.cmpf, which xDSL 0.74 builds for
@@ -63,6 +63,29 @@ Algorithms (f32 scalars and vectors; other types are left to convert-math-to-llv
   (as error_bounds.py states gelu's): Phi's absolute error (Q's) times |x|, plus the fma's
   rounding.
 
+* sin(x), cos(x) (`trig`): in f64 lanes (x extended exactly), j = roundeven(x * 2/pi) and
+  r = x - j pi/2 by three fmas of -j and `HALF_PI_PARTS` (the first exact: x - j P1 is a multiple
+  of 2^-52 below 2 in magnitude; the rest of pi/2 beyond the parts, 5.6e-50, times j < 2^40, is
+  negligible even against the smallest remainder); j mod 4 = j - 4 floor(j / 4) exactly. Both
+  sin r = r + r^3 P(r^2) and cos r = 1 + r^2 Q(r^2) (Taylor to degree 11 and 12: the rest below
+  2^-36 relative on |r| <= pi/4) in f64, each rounded once to f32; the quadrant (+1 for cos) picks
+  cos r for odd quadrants and negates quadrants 2 and 3 (bit 1 moved to the sign). The f64 lanes
+  keep the result within u (1 + 2^-12) of the exact value (WIDE_ERROR_BOUND) for
+  |x| <= TRIG_REDUCTION_LIMIT; beyond, `trig` returns a lane mask of the lanes its caller must
+  compute otherwise (expand-math-for-cpu: libm). +-0 keeps its sign for sin; NaN and +-inf give NaN
+  (x - inf * pi/2).
+* pow(x, y) = 2^(y log2 x) (`pow`), in f64 lanes (x, y extended exactly; x > 0 and finite, f32
+  subnormals normal in f64): x = m 2^k with m in [sqrt(1/2), sqrt(2)) from the bits (musl's
+  offset trick), ln m = 2 atanh(s) = 2s + 2s z P(z), s = (m - 1) / (m + 1), z = s^2
+  (`POW_LOG_COEFFICIENTS`), log2 x = ln m log2(e) + k (relative error ~2^-50); t = y log2 x held in
+  [-160, 160]; n = roundeven(t), e^g with g = (t - n) ln 2 by Taylor's series
+  (`POW_EXP_COEFFICIENTS`), times 2^n built from the bits of n + 1023 (exact in f64); rounded once
+  to f32 (subnormal results too). The error of t, at most ~160 * 2^-50 absolute, is a relative
+  error of the power below 2^-40: within u (1 + 2^-12) (WIDE_ERROR_BOUND). `pow` also returns the
+  i32 lane mask of x <= 0, infinite or NaN x and infinite or NaN y, whose lanes the caller
+  computes otherwise (expand-math-for-cpu: libm, for C's special values).
+* rsqrt(x) = 1 / sqrt(x) in f32: two correctly rounded operations, within 2 u.
+
 Accuracy (stated, and checked by test/python/transforms/llvm/test_expand_math_for_cpu.py
 against numpy in float64 over the whole f32 range and the special values): relative error at most
 `RELATIVE_ERROR_BOUND` (in units of u = 2^-24) from the exact value, where the exact value is a
@@ -91,10 +114,10 @@ import math as pymath
 import struct
 
 from xdsl.dialects import arith, llvm, math
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, FloatAttr, IntegerAttr, VectorType, f32, i16, i32
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, FloatAttr, IntegerAttr, VectorType, f32, f64, i16, i32, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-RELATIVE_ERROR_BOUND = {"exp": 3.0, "log": 2.0, "tanh": 4.0, "erf": 3.0}
+RELATIVE_ERROR_BOUND = {"exp": 3.0, "log": 2.0, "tanh": 4.0, "erf": 3.0, "sin": 2.0, "cos": 2.0, "rsqrt": 2.0, "powf": 2.0}
 """The stated maximum relative error of each expansion from the exact value, in units of 2^-24."""
 GELU_ERROR_BOUND = 1.6
 """The stated maximum error of gelu_erf(x) from the exact x Phi(x), in units of 2^-24 times
@@ -172,6 +195,47 @@ REDUCE_FLOOR = 0b1001
 """vreduceps's immediate: x - floor(x) (no fraction bits kept, bits 1:0 = 01 round down; bit 3
 suppresses the precision exception)."""
 
+TWO_OVER_PI = 0.6366197723675814
+"""2/pi rounded to f64."""
+HALF_PI_PARTS = (1.5707963267948966, 6.123233995736766e-17, -1.4973849048591698e-33)
+"""pi/2 as the sum of three f64 (each the rounding of what the earlier ones leave; the rest is
+5.6e-50): the Cody-Waite steps of sin and cos, each product taken exactly by an fma."""
+WIDE_ERROR_BOUND = 1.001
+"""sin and cos on vectors (|x| <= TRIG_REDUCTION_LIMIT) and pow (x > 0, both finite): rounded
+once to f32 from an f64 value within 2^-36 (relative) of the exact one, so within u (1 + 2^-12)
+of it."""
+TRIG_REDUCTION_LIMIT = 2.0**40
+"""sin and cos reduce |x| <= this on vectors (the f64 quotient's rounding leaves j within one of
+the nearest multiple; the three-part reduction is exact but for its last two roundings); beyond,
+lanes take libm (`ExpandMathForCpu`)."""
+SIN_COEFFICIENTS = tuple((-1) ** k / pymath.factorial(2 * k + 1) for k in range(5, 0, -1))
+"""sin r = r + r z P(z), z = r^2, P Taylor's -1/3! + z/5! - ... - z^4/11! in f64, highest degree
+first: for |r| <= pi/4 the rest is below r^13/13! < 1.1e-11 |sin r| (2^-36)."""
+COS_COEFFICIENTS = tuple((-1) ** k / pymath.factorial(2 * k) for k in range(6, 0, -1))
+"""cos r = 1 + z P(z), P Taylor's -1/2! + z/4! - ... + z^5/12! in f64, highest degree first: the
+rest is below z^7/14! < 4e-13 for |r| <= pi/4."""
+
+
+POW_LOG_COEFFICIENTS = tuple(1.0 / (2 * k + 1) for k in range(8, 0, -1))
+"""log m = 2 atanh(s) = 2s + 2s z P(z), s = (m - 1) / (m + 1), z = s^2, P = 1/3 + z/5 + ... +
+z^7/17 in f64, highest degree first: for m in [sqrt(1/2), sqrt(2)), |s| <= 0.1716 and the rest is
+below z^8 / 19 < 2^-45 relative."""
+POW_EXP_COEFFICIENTS = tuple(1.0 / pymath.factorial(k) for k in range(11, -1, -1))
+"""e^g = sum of g^k / k!, k <= 11, in f64, highest degree first: the rest is below 2^-46 relative
+for |g| <= ln2 / 2."""
+POW_LOG_OFFSET_BITS = 0x3FE6A09E667F3BCD
+"""The f64 bits of sqrt(1/2): subtracted before the exponent is read, so that the mantissa lands
+in [sqrt(1/2), sqrt(2)) (musl's log)."""
+POW_LOWEST, POW_HIGHEST = -160.0, 160.0
+"""y log2 x is held within these: 2^-160 rounds to 0 in f32 and 2^160 to +inf, as the exact
+powers beyond do."""
+WIDE_ROUNDING_SHIFT = 6755399441055744.0
+"""1.5 * 2^52: integers of magnitude below 2^51 added to it fill the low bits of its mantissa."""
+WIDE_ROUNDING_SHIFT_BITS = 0x4338000000000000
+LOG2_E_WIDE = 1.4426950408889634
+LN2_WIDE = 0.6931471805599453
+
+
 class MathEmitter:
     """Appends ops to `block`, with constants splatted to the operand's shape."""
 
@@ -182,6 +246,8 @@ class MathEmitter:
         # vscalefps of a whole zmm register only: other widths take llvm.ldexp (the same value).
         self.scaling = "ldexp" if scaling == "scalef" and shape != (SCALEF_LANES,) else scaling
         self.int_type = VectorType(i32, shape) if shape is not None else i32
+        self.wide_type = VectorType(f64, shape) if shape is not None else f64
+        self.wide_int_type = VectorType(i64, shape) if shape is not None else i64
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -192,7 +258,7 @@ class MathEmitter:
         if isinstance(value_type, VectorType):
             attribute: Attribute = DenseIntOrFPElementsAttr.from_list(value_type, [value])
         elif isinstance(value, float):
-            attribute = FloatAttr(value, f32)
+            attribute = FloatAttr(value, value_type)
         else:
             attribute = IntegerAttr(value, value_type)
         return self.emit(arith.ConstantOp(attribute, value_type))
@@ -200,16 +266,24 @@ class MathEmitter:
     def real(self, value: float) -> SSAValue:
         return self.constant(float(value), self.float_type)
 
+    def wide_real(self, value: float) -> SSAValue:
+        return self.constant(float(value), self.wide_type)
+
+    def wide_integer(self, value: int) -> SSAValue:
+        return self.constant(value, self.wide_int_type)
+
     def integer(self, value: int) -> SSAValue:
         return self.constant(value, self.int_type)
 
     def fma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
         return self.emit(math.FmaOp(a, b, c))
 
-    def horner(self, coefficients: tuple[float, ...], x: SSAValue) -> SSAValue:
-        result = self.real(coefficients[0])
+    def horner(self, coefficients: tuple[float, ...], x: SSAValue, wide: bool = False) -> SSAValue:
+        """The polynomial of `coefficients` (highest degree first) at x, in f32 (or f64: `wide`)."""
+        constant = self.wide_real if wide else self.real
+        result = constant(coefficients[0])
         for coefficient in coefficients[1:]:
-            result = self.fma(result, x, self.real(coefficient))
+            result = self.fma(result, x, constant(coefficient))
         return result
 
     def integral_to_integer(self, value: SSAValue) -> SSAValue:
@@ -355,6 +429,89 @@ class MathEmitter:
         positive_part = self.emit(arith.MaximumfOp(x, self.real(-0.0)))
         # x Phi(x) = x - |x| Q for x >= 0 and -|x| Q below: one fma, rounded once.
         return self.fma(self.emit(arith.NegfOp(magnitude)), tail, positive_part)
+
+    def rsqrt(self, x: SSAValue) -> SSAValue:
+        """1 / sqrt(x) in f32: two correctly rounded operations (see the module docstring)."""
+        return self.emit(arith.DivfOp(self.real(1.0), self.emit(math.SqrtOp(x))))
+
+    def reduce_by_half_pi(self, x: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """(r, j mod 4) with r = x - j pi/2 and j = roundeven(x 2/pi), in f64 (see `trig`)."""
+        j = self.emit(math.RoundEvenOp(self.emit(arith.MulfOp(x, self.wide_real(TWO_OVER_PI)))))
+        negated = self.emit(arith.NegfOp(j))
+        remainder = x
+        for part in HALF_PI_PARTS:  # x - j pi/2: exact but for the last two fmas' roundings
+            remainder = self.fma(negated, self.wide_real(part), remainder)
+        quarter = self.emit(math.FloorOp(self.emit(arith.MulfOp(j, self.wide_real(0.25)))))
+        return remainder, self.fma(quarter, self.wide_real(-4.0), j)  # j mod 4, exactly (|j| < 2^53)
+
+    def trig(self, x: SSAValue, cosine: bool) -> tuple[SSAValue, SSAValue]:
+        """sin x (or cos x) where |x| <= TRIG_REDUCTION_LIMIT, NaN for NaN and +-inf, sin(-0) =
+        -0; and the i32 lane mask of the finite x beyond the limit, whose lanes the caller
+        computes otherwise (see the module docstring)."""
+        remainder, quadrant = self.reduce_by_half_pi(self.emit(arith.ExtFOp(x, self.wide_type)))
+        if cosine:  # cos x = sin(x + pi/2)
+            quadrant = self.emit(arith.AddfOp(quadrant, self.wide_real(1.0)))
+        quadrant_bits = self.integral_to_integer(self.emit(arith.TruncFOp(quadrant, self.float_type)))
+        # Both series in f64 (|r| <= pi/4 (1 + 2^-40)), each rounded once to f32.
+        z = self.emit(arith.MulfOp(remainder, remainder))
+        cube = self.emit(arith.MulfOp(remainder, z))
+        sine = self.fma(cube, self.horner(SIN_COEFFICIENTS, z, wide=True), remainder)
+        cosine_value = self.fma(z, self.horner(COS_COEFFICIENTS, z, wide=True), self.wide_real(1.0))
+        sine = self.emit(arith.TruncFOp(sine, self.float_type))
+        cosine_value = self.emit(arith.TruncFOp(cosine_value, self.float_type))
+        odd = self.emit(arith.SubiOp(self.integer(0), self.emit(arith.AndIOp(quadrant_bits, self.integer(1)))))
+        value = self.pick(odd, cosine_value, sine)
+        # Quadrants 2 and 3 negate: the quadrant's bit 1 moved to the sign bit.
+        sign = self.emit(arith.ShLIOp(self.emit(arith.AndIOp(quadrant_bits, self.integer(2))), self.integer(30)))
+        value = self.real_of(self.emit(arith.XOrIOp(self.bits(value), sign)))
+        magnitude = self.emit(arith.AndIOp(self.bits(x), self.integer(0x7FFFFFFF)))
+        if not cosine:  # +-0 keeps its sign (the reduction's x - 0 * pi/2 gives +0 for -0)
+            value = self.pick(self.below(magnitude, 1), x, value)
+        within = self.below(magnitude, _f32_bits(TRIG_REDUCTION_LIMIT) + 1)
+        finite = self.below(magnitude, INFINITY_BITS)
+        beyond = self.emit(arith.AndIOp(self.emit(arith.XOrIOp(within, self.integer(-1))), finite))
+        return value, beyond
+
+    def pow(self, x: SSAValue, y: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """x^y where x > 0 and both are finite (see the module docstring), and the i32 lane mask
+        of the other lanes (x <= 0, -0, infinities, NaNs), whose lanes the caller computes
+        otherwise."""
+        wide_x = self.emit(arith.ExtFOp(x, self.wide_type))  # exact, and normal: f32 subnormals too
+        wide_y = self.emit(arith.ExtFOp(y, self.wide_type))
+        t = self.emit(arith.MulfOp(wide_y, self.wide_log2(wide_x)))
+        t = self.emit(arith.MinimumfOp(self.emit(arith.MaximumfOp(t, self.wide_real(POW_LOWEST))), self.wide_real(POW_HIGHEST)))
+        value = self.emit(arith.TruncFOp(self.wide_exp2(t), self.float_type))  # the one rounding (into subnormals too)
+        x_bits, y_magnitude = self.bits(x), self.emit(arith.AndIOp(self.bits(y), self.integer(0x7FFFFFFF)))
+        # x <= +0 (bits <= 0 as i32: zeros and negatives, NaNs with the sign), x >= +inf (and NaN),
+        # y infinite or NaN.
+        special = self.emit(arith.OrIOp(self.below(x_bits, 1), self.emit(arith.XOrIOp(self.below(x_bits, INFINITY_BITS), self.integer(-1)))))
+        special = self.emit(arith.OrIOp(special, self.emit(arith.XOrIOp(self.below(y_magnitude, INFINITY_BITS), self.integer(-1)))))
+        return value, special
+
+    def wide_log2(self, x: SSAValue) -> SSAValue:
+        """log2 x in f64 for a positive normal f64 x, within ~2^-50 relative (pow's)."""
+        # x = m 2^k, m in [sqrt(1/2), sqrt(2)): the offset moves the exponent's step to sqrt(1/2).
+        bits = self.emit(arith.BitcastOp(x, self.wide_int_type))
+        k_bits = self.emit(arith.ShRSIOp(self.emit(arith.SubiOp(bits, self.wide_integer(POW_LOG_OFFSET_BITS))), self.wide_integer(52)))
+        m = self.emit(arith.BitcastOp(self.emit(arith.SubiOp(bits, self.emit(arith.ShLIOp(k_bits, self.wide_integer(52))))), self.wide_type))
+        shifted_k = self.emit(arith.AddiOp(k_bits, self.wide_integer(WIDE_ROUNDING_SHIFT_BITS)))
+        k = self.emit(arith.SubfOp(self.emit(arith.BitcastOp(shifted_k, self.wide_type)), self.wide_real(WIDE_ROUNDING_SHIFT)))
+        one = self.wide_real(1.0)
+        s = self.emit(arith.DivfOp(self.emit(arith.SubfOp(m, one)), self.emit(arith.AddfOp(m, one))))
+        twice_s = self.emit(arith.AddfOp(s, s))
+        z = self.emit(arith.MulfOp(s, s))
+        log_m = self.fma(self.emit(arith.MulfOp(twice_s, z)), self.horner(POW_LOG_COEFFICIENTS, z, wide=True), twice_s)
+        return self.fma(log_m, self.wide_real(LOG2_E_WIDE), k)
+
+    def wide_exp2(self, t: SSAValue) -> SSAValue:
+        """2^t in f64 for t in [POW_LOWEST, POW_HIGHEST], within ~2^-50 relative (pow's)."""
+        n = self.emit(math.RoundEvenOp(t))
+        g = self.emit(arith.MulfOp(self.emit(arith.SubfOp(t, n)), self.wide_real(LN2_WIDE)))  # t - n exact
+        p = self.horner(POW_EXP_COEFFICIENTS, g, wide=True)
+        # 2^n from the bits: (n + 1023) << 52, n + 1023 read from the mantissa of n + 1023 + 1.5 * 2^52.
+        biased = self.emit(arith.BitcastOp(self.emit(arith.AddfOp(n, self.wide_real(1023.0 + WIDE_ROUNDING_SHIFT))), self.wide_int_type))
+        scale_bits = self.emit(arith.ShLIOp(self.emit(arith.SubiOp(biased, self.wide_integer(WIDE_ROUNDING_SHIFT_BITS))), self.wide_integer(52)))
+        return self.emit(arith.MulfOp(p, self.emit(arith.BitcastOp(scale_bits, self.wide_type))))  # exact: normal f64
 
     def x86(self, intrinsic: str, operands: list[SSAValue], passthrough: SSAValue) -> SSAValue:
         """A masked AVX-512 intrinsic on 16 lanes (the pass checks the host): `operands`, then the

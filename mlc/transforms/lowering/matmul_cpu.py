@@ -53,6 +53,9 @@ K loop from 0 at the top level, whose rhs is a plain `tile.load` at (K counter, 
 the loop), and the panel fits `MAX_PACKED_BYTES` (a longer K, e.g. > 4096 for NR = 32, reads the
 rhs in place); the lhs is never packed (edge rows are masked in the K loop); no K blocking (KC),
 so the packed panel is L2-, not L1-resident.
+
+The micro-kernel's shape is `cpu_micro_kernel.py`'s; the vector helpers the CPU lowerings share
+(alignment capping, plain loops, `pack_vector`) are `cpu_vector_code.py`'s.
 """
 
 from __future__ import annotations
@@ -61,7 +64,6 @@ from collections import ChainMap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from llvmlite import binding
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -76,33 +78,24 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.chunk_access import Emitter
+from mlc.transforms.lowering.cpu_micro_kernel import PACKED_ALIGNMENT, CpuMicroKernel
+from mlc.transforms.lowering.cpu_vector_code import ASSUMED_ALIGNMENT, cap_vector_alignment, pack_vector, unmapped_loop
 from mlc.transforms.lowering.vector_maps import vector_body, vector_map_refusal
-from mlc.transforms.lowering.matmul_loop import (
-    DotKernelLowering,
-    Fragment,
+from mlc.transforms.lowering.dot_operands import (
     OperandRead,
     _shape,
     k_step_body,
     operand_read,
     output_shape,
 )
-from mlc.transforms.lowering.tile_kernel_lowering import (
-    TileKernelLowering,
-    is_power_of_two,
-)
+from mlc.transforms.lowering.matmul_loop import DotKernelLowering, Fragment
+from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering
 
-ASSUMED_ALIGNMENT = 16
-"""The most alignment (bytes) vector accesses state and parameters require: numpy's arrays start
-on 16-byte boundaries, rarely on 64, and a stricter requirement would make the runtime copy every
-such argument; unaligned vector loads cost x86 little."""
 
-PACKED_ALIGNMENT = 64
-"""Byte alignment of a packed panel (a cache line, an AVX-512 register)."""
 MAX_PACKED_BYTES = 1 << 19
 """The largest packed rhs panel (K x NR f32), a stack allocation of each worker thread; a longer K
 reads the rhs in place."""
@@ -111,81 +104,9 @@ STEPS_PER_ITERATION = 4
 """K steps per iteration of a dot's loop where they need no masks (LLVM does not unroll a loop of
 this size by itself)."""
 
-DEFAULT_MICRO_KERNEL_ROWS = 8
-DEFAULT_MICRO_KERNEL_VECTORS = 2
-"""MR and NR / W of the default micro-kernel: 8 rows of two host vectors (8 x 32 with AVX-512)."""
-
-
-def host_vector_width() -> int:
-    """f32 lanes of the host's widest vector registers, from llvmlite's host CPU features."""
-    try:
-        features = binding.get_host_cpu_features()
-    except RuntimeError:  # LLVM cannot tell: the SSE baseline of x86-64
-        return 4
-    if features.get("avx512f"):
-        return 16
-    if features.get("avx") or features.get("avx2"):
-        return 8
-    return 4
-
-
-def default_micro_kernel() -> tuple[int, int, int]:
-    """(MR, NR, W) for the host: 8 rows of two host vectors."""
-    width = host_vector_width()
-    return DEFAULT_MICRO_KERNEL_ROWS, DEFAULT_MICRO_KERNEL_VECTORS * width, width
-
 
 class VectorRows(list[list[SSAValue]]):
     """A micro-tile held as vectors: MR rows of NR / W vectors of W f32 lanes."""
-
-
-@dataclass(frozen=True)
-class CpuMicroKernel:
-    """How a program's block is cut into register micro-tiles (see the module docstring)."""
-
-    shape: tuple[int, ...]
-    rows: int
-    """MR: rows of a micro-tile."""
-    columns: int
-    """NR: columns of a micro-tile, in NR / W vectors."""
-    chunk: int
-    """W: lanes of one vector (f32)."""
-
-    @staticmethod
-    def choose(shape: tuple[int, ...], rows: int, columns: int, width: int) -> CpuMicroKernel:
-        """The requested micro-kernel, cut to the block (small blocks get smaller micro-tiles)."""
-        block_rows, block_columns = shape[-2:]
-        width = min(width, block_columns)
-        return CpuMicroKernel(shape, min(rows, block_rows), min(columns, block_columns), width)
-
-    @property
-    def chunk_columns(self) -> int:
-        return self.chunk
-
-    @property
-    def buffer_alignment(self) -> int:
-        """The alignment of a vector access to a row-major buffer of micro-tile rows (a packed panel,
-        the scratch accumulators): every row and vector starts on a multiple of W f32 lanes."""
-        return min(PACKED_ALIGNMENT, self.chunk * 4)
-
-    @property
-    def vectors(self) -> int:
-        return self.columns // self.chunk
-
-    @property
-    def row_tiles(self) -> int:
-        return self.shape[-2] // self.rows
-
-    @property
-    def threads(self) -> int:
-        return self.row_tiles * (self.shape[-1] // self.columns)
-
-    def check(self, kernel: tile.KernelOp) -> None:
-        sizes = (*self.shape[-2:], self.rows, self.columns, self.chunk)
-        if not all(is_power_of_two(size) for size in sizes):
-            raise PassFailure(kernel, f"block {self.shape[-2]}x{self.shape[-1]} and micro-kernel {self.rows}x{self.columns} of {self.chunk} lanes must be powers of two")
-        if self.columns % self.chunk:
-            raise PassFailure(kernel, f"micro-kernel columns {self.columns} must be a multiple of its vector width {self.chunk}")
 
 
 class CpuDotKernelLowering(DotKernelLowering):
@@ -544,12 +465,6 @@ class CpuDotKernelLowering(DotKernelLowering):
         return result
 
 
-def unmapped_loop(trip_count: int, name: str) -> loop.ParallelOp:
-    parallel = loop.ParallelOp(trip_count, None, Region(Block(arg_types=[IndexType()])))
-    parallel.body.block.args[0].name_hint = name
-    return parallel
-
-
 def _is_f32_tile(value: SSAValue) -> bool:
     return isinstance(value.type, tile.TileType) and value.type.element_type == f32
 
@@ -579,41 +494,6 @@ class PackedPanel:
     buffer: SSAValue
     induction: SSAValue
     """The tile-level K loop counter: the packed row of a K step is its value plus the step."""
-
-
-def pack_vector(emitter: Emitter, elements: list[SSAValue]) -> SSAValue:
-    """A vector of `elements`: the loaded vector itself when they are its lanes in order."""
-    first = elements[0].owner
-    if (
-        isinstance(first, vector.ExtractOp)
-        and first.vector.type == VectorType(f32, [len(elements)])
-        and all(
-            isinstance(e.owner, vector.ExtractOp) and e.owner.vector is first.vector and list(e.owner.static_position.get_values()) == [lane] and not e.owner.dynamic_position
-            for lane, e in enumerate(elements)
-        )
-    ):
-        return first.vector
-    vector_type = VectorType(f32, [len(elements)])
-    if all(e is elements[0] for e in elements):
-        return emitter.emit(vector.BroadcastOp(elements[0], vector_type))
-    packed = emitter.emit(vector.BroadcastOp(elements[0], vector_type))
-    for lane in range(1, len(elements)):
-        packed = emitter.emit(vector.InsertOp(elements[lane], packed, [lane]))
-    return packed
-
-
-def cap_vector_alignment(kernel: loop.KernelOp) -> None:
-    """States at most `ASSUMED_ALIGNMENT` on the vector accesses of the kernel's parameters."""
-    parameters = set(kernel.body.block.args)
-    for op in kernel.walk():
-        stated = op.attributes.get("alignment")
-        if (
-            isinstance(op, vector.LoadOp | vector.StoreOp)
-            and op.base in parameters
-            and isinstance(stated, IntegerAttr)
-            and stated.value.data > ASSUMED_ALIGNMENT
-        ):
-            op.attributes["alignment"] = IntegerAttr(ASSUMED_ALIGNMENT, i64)
 
 
 def lower_cpu_dot_kernel(kernel: tile.KernelOp, vector_bytes: int, micro_kernel: Sequence[int]) -> loop.KernelOp:

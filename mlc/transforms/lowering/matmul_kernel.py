@@ -15,7 +15,7 @@ dimensions broadcast) to one `tile.kernel`:
 
 Loads and stores mask at the memref bounds, so M, N and K need not be multiples of the block:
 padded elements are zeros and add nothing. Batch dimensions are collapsed as fusion groups do
-(`group_kernel.collapse_dimensions`: size-1 dimensions dropped, neighbours that every operand has
+(`group_plan.collapse_dimensions`: size-1 dimensions dropped, neighbours that every operand has
 alike merged); every operand keeps one dimension per collapsed batch dimension, of size 1 where it
 broadcasts (indexed at 0), so a `3x64x48 @ 48x80` matmul reads B as `1x48x80`. The host passes its
 buffers unchanged (same element count). The batch program id is decomposed into the collapsed
@@ -61,11 +61,14 @@ block is decided below, by `convert-tile-to-loop` (`matmul_loop.py`).
 
 Limits: f32, f16 and bf16 operands (the graph verifier admits integer matmuls; they are reported);
 an in-place lhs only for the shifted rows of a 2-D matmul.
+
+Modules: `matmul_units.py` says which kernels there are (`matmul_unit`, `launch_order`),
+`matmul_plan.py` decides a kernel's block, precision and batch collapse (`plan_matmul`,
+`takes_swapped_operands`); this one builds its IR (`build_matmul_kernel`).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -83,286 +86,21 @@ from xdsl.dialects.builtin import (
     f32,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from mlc.diagnostics import PassFailure
 from mlc.dialects import attributes
-from mlc.dialects.graph import ops as graph
-from mlc.dialects.precision import DEFAULT_PRECISION
 from mlc.dialects.tile import ops as tile
-from mlc.transforms.analysis.fusion_groups import (
-    EPILOGUE_OPS,
-    FusionGroup,
-    GroupProblem,
-    group_from_ops,
-    is_splat_constant,
-    shape_of,
-)
-from mlc.transforms.analysis.gemm_chain import upstream_ops
-from mlc.transforms.analysis.operand_maps import ShiftedRows, match_shifted_rows, operand_major, output_layout_chain, transposed_operands
+from mlc.transforms.analysis.fusion_groups import is_splat_constant, shape_of
+from mlc.transforms.analysis.operand_maps import operand_major
 from mlc.transforms.lowering.elementwise_expansion import (
     ScalarBuilder,
     expand_elementwise,
     splat_constant_value,
 )
-from mlc.transforms.lowering.group_kernel import DimensionCollapse, collapse_dimensions
-from mlc.transforms.lowering.matmul_blocks import (
-    TF32_WGMMA_ALIGNMENT,
-    TF32_WGMMA_TILE,
-    choose_matmul_tile,
-    choose_tf32_wgmma_tile,
-    matmul_warps,
-    swapped_tf32_applies,
-)
+from mlc.transforms.lowering.matmul_blocks import matmul_warps
+from mlc.transforms.lowering.matmul_plan import MatmulPlan
 from mlc.transforms.lowering.scattered_store import scatter_through
-
-def takes_tf32_wgmma(unit: MatmulUnit, precision: str) -> bool:
-    """Whether `unit` is a TF32 product that wgmma can run: precision "tf32", both operands read
-    K-major (a row-major A, a transposed B: `matmul_wgmma.tf32_wgmma_applies`), K a multiple of
-    `TF32_WGMMA_ALIGNMENT` deeper than one K step (a K loop for the async copies to pipeline). A
-    transposed A (M-major) could take wgmma's A from registers too, as a product computed
-    transposed does (`takes_swapped_operands`); unmeasured, it keeps mma.sync's block."""
-    op = unit.op
-    depth = shape_of(op.a)[-1]
-    if precision != "tf32" or _element_type(op.a) != f32 or unit.lhs_rows is not None:
-        return False
-    k_major = unit.transposed(op.a) is None and unit.transposed(op.b) is not None
-    return k_major and depth % TF32_WGMMA_ALIGNMENT == 0 and depth > TF32_WGMMA_TILE[2]
-
-
-def takes_swapped_operands(unit: MatmulUnit, precision: str) -> bool:
-    """Whether `unit`'s kernel computes C^T = B^T A^T: its matmul carries `mlc.swap_operands`
-    (graph-transpose-tf32-rhs's decision), is a TF32 product `swapped_tf32_applies` admits, and the
-    kernel stores the plain product (no epilogue, no layout chain, no transposed or shifted operand)."""
-    op = unit.op
-    if attributes.SWAP_OPERANDS.read(op) is None or precision != "tf32":
-        return False
-    plain = unit.epilogue is None and not unit.output_chain and not unit.transposes and unit.lhs_rows is None
-    return plain and swapped_tf32_applies(op)
-
-
-# -- which kernels: matmuls with their epilogues, fusion groups --------------------------------------
-
-
-@dataclass(eq=False)
-class MatmulUnit:
-    """One matmul kernel: the product and the fusion group it absorbs as its epilogue, if any."""
-
-    op: graph.MatmulOp
-    epilogue: FusionGroup | None = None
-    lhs_rows: ShiftedRows | None = None
-    """The lhs read in place as row-shifted blocks of one value (an implicit GEMM), if it is."""
-    transposes: tuple[graph.TransposeOp, ...] = ()
-    """The transposed operands read in their stored layout (`operand_maps.transposed_operands`)."""
-    output_chain: tuple[Operation, ...] = ()
-    """The layout chain the product is stored through (`operand_maps.output_layout_chain`), if any."""
-
-    @property
-    def ops(self) -> list[Operation]:
-        """The graph ops the kernel computes past the operands: the matmul, its epilogue or output chain."""
-        return [self.op, *(self.epilogue.ops if self.epilogue is not None else self.output_chain)]
-
-    @property
-    def output_group(self) -> FusionGroup:
-        """The epilogue, or a group of the kernel's one output (for the host's allocations)."""
-        return self.epilogue or FusionGroup(domain=shape_of(self.outputs[0]), outputs=self.outputs)
-
-    def transposed(self, operand: SSAValue) -> graph.TransposeOp | None:
-        """The transpose of this unit that `operand` (the matmul's lhs or rhs) is, if any."""
-        return next((t for t in self.transposes if t.result is operand), None)
-
-    def source(self, operand: SSAValue) -> SSAValue:
-        """The value the kernel reads for `operand`: a transpose's input (its stored layout), the
-        shifted rows' leaf for the lhs of an implicit GEMM, else the operand itself."""
-        transpose = self.transposed(operand)
-        if transpose is not None:
-            return transpose.x
-        return self.lhs_rows.leaf if self.lhs_rows is not None and operand is self.op.a else operand
-
-    @property
-    def lhs_source(self) -> SSAValue:
-        return self.source(self.op.a)
-
-    @property
-    def operand_major(self) -> tuple[str, str]:
-        return operand_major(self.transposed(self.op.a) is not None, self.transposed(self.op.b) is not None)
-
-    @property
-    def outputs(self) -> list[SSAValue]:
-        if self.epilogue is not None:
-            return list(self.epilogue.outputs)
-        return [self.output_chain[-1].results[0] if self.output_chain else self.op.result]
-
-    @property
-    def epilogue_inputs(self) -> list[tuple[SSAValue, tuple[int, ...]]]:
-        """The epilogue's inputs other than the product, each with the shape it is seen as."""
-        if self.epilogue is None:
-            return []
-        return [(value, seen) for value, seen in self.epilogue.inputs if value is not self.op.result]
-
-    def reads(self) -> list[SSAValue]:
-        return [self.lhs_source, self.source(self.op.b), *(value for value, _ in self.epilogue_inputs)]
-
-
-LaunchUnit = FusionGroup | MatmulUnit
-"""What one kernel computes."""
-
-
-def _absorbable(op: graph.MatmulOp, group: FusionGroup) -> bool:
-    """Whether `group` can be `op`'s epilogue (see the module docstring)."""
-    result = op.result
-    return (
-        not group.reduced_axes
-        and group.domain == shape_of(result)
-        and all(isinstance(member, EPILOGUE_OPS) for member in group.ops)
-        and (result, shape_of(result)) in group.inputs
-        and all(use.operation in group.ops for use in result.uses)
-        and not upstream_ops(op) & set(group.ops)
-    )
-
-
-def matmul_unit(ops: list[Operation], live: set[Operation]) -> MatmulUnit:
-    """The kernel of a group holding one matmul: the product and the rest of `ops` as its epilogue.
-
-    Raises `GroupProblem` when the rest cannot be the epilogue (see the module docstring)."""
-    matmuls = [op for op in ops if isinstance(op, graph.MatmulOp)]
-    if len(matmuls) != 1:
-        raise GroupProblem(matmuls[1], "one kernel computes one matmul")
-    (op,) = matmuls
-    lhs_rows = match_shifted_rows(op.a) if op.a.owner in ops else None
-    if lhs_rows is not None and not set(lhs_rows.ops) <= set(ops):
-        lhs_rows = None
-    transposes = tuple(t for t in transposed_operands(ops) if t in ops and (lhs_rows is None or t.result is not op.a))
-    inside = {op, *transposes, *(lhs_rows.ops if lhs_rows is not None else ())}
-    rest = [member for member in ops if member not in inside]
-    if not rest:
-        return MatmulUnit(op, lhs_rows=lhs_rows, transposes=transposes)
-    if rest == output_layout_chain(op.result):
-        return MatmulUnit(op, lhs_rows=lhs_rows, transposes=transposes, output_chain=tuple(rest))
-    epilogue = group_from_ops(rest, live)
-    if not _absorbable(op, epilogue):
-        reason = "its elementwise epilogue must read the product, have the product's shape and hold no reduction"
-        raise GroupProblem(op, reason)
-    return MatmulUnit(op, epilogue, lhs_rows, transposes)
-
-
-def launch_order(units: list[LaunchUnit]) -> list[LaunchUnit]:
-    """The kernels `units` in an order in which each comes after those whose results it reads.
-
-    Raises `GroupProblem` when two kernels read each other's results (groups that form a cycle)."""
-    unit_of: dict[Operation, LaunchUnit] = {}
-    for unit in units:
-        if isinstance(unit, MatmulUnit):
-            unit_of.update({op: unit for op in unit.ops})
-        else:
-            unit_of.update({op: unit for op in unit.ops})
-    ordered: list[LaunchUnit] = []
-    placed: set[int] = set()
-    pending: list[LaunchUnit] = []
-    """The units whose producers are being placed (a path of reads)."""
-
-    def place(unit: LaunchUnit) -> None:
-        if id(unit) in placed:
-            return
-        if unit in pending:
-            first = unit.op if isinstance(unit, MatmulUnit) else unit.ops[0]
-            raise GroupProblem(first, "its kernel and another read each other's results (the groups form a cycle)")
-        pending.append(unit)
-        reads = unit.reads() if isinstance(unit, MatmulUnit) else [value for value, _ in unit.inputs]
-        for value in reads:
-            producer = unit_of.get(value.owner)  # type: ignore[arg-type]
-            if producer is not None and producer is not unit:
-                place(producer)
-        pending.pop()
-        placed.add(id(unit))
-        ordered.append(unit)
-
-    for unit in units:
-        place(unit)
-    return ordered
-
-
-# -- the kernel ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MatmulPlan:
-    """The decisions for one matmul unit's kernel, made before any IR is built."""
-
-    name: str
-    unit: MatmulUnit
-    block: tuple[int, int, int]
-    """(BM, BN, BK)."""
-    collapse: DimensionCollapse
-    """How the result's batch dimensions collapse (no groups: one matrix, no batch axis)."""
-    precision: str = DEFAULT_PRECISION
-    """The `tile.dot`'s precision: the matmul's own, else the pass option's for f32 products."""
-    swapped: bool = False
-    """The dot computes the block of C^T = B^T A^T (`takes_swapped_operands`); `block` stays C's."""
-
-    @property
-    def op(self) -> graph.MatmulOp:
-        return self.unit.op
-
-    @property
-    def depth(self) -> int:
-        return shape_of(self.op.a)[-1]
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        """The collapsed batch dimensions (empty for a single matrix)."""
-        return self.collapse.domain if self.collapse.groups else ()
-
-    def view(self, shape: Sequence[int]) -> tuple[int, ...]:
-        """The kernel's view of a value of `shape` (aligned to the result's rank): collapsed batch
-        dimensions, then the matrix dimensions."""
-        rank = len(shape_of(self.op.result))
-        aligned = (1,) * (rank - len(shape)) + tuple(shape)
-        batch = self.collapse.shape(aligned[:-2]) if self.collapse.groups else ()
-        return (*batch, *aligned[-2:])
-
-    @property
-    def grid(self) -> tuple[int, ...]:
-        rows, columns = shape_of(self.op.result)[-2:]
-        blocks = (-(-rows // self.block[0]), -(-columns // self.block[1]))
-        return (math.prod(self.batch_shape), *blocks) if self.batch_shape else blocks
-
-
-def matmul_precision(op: graph.MatmulOp, default: str) -> str:
-    """The precision of `op`'s products: its `precision` property where it has one, else `default`
-    for f32 operands (f16 and bf16 products are exact in f32: always "ieee")."""
-    if "precision" in op.properties:
-        return op.precision.data
-    return default if _element_type(op.a) == f32 else DEFAULT_PRECISION
-
-
-def plan_matmul(
-    name: str, unit: MatmulUnit, block: Sequence[int] | None, precision: str = DEFAULT_PRECISION, cpu: bool = False, wgmma: bool = False
-) -> MatmulPlan:
-    op = unit.op
-    element_type = op.result.type.element_type  # type: ignore[attr-defined]
-    if not isinstance(element_type, tile.DOT_INPUT_TYPES):
-        raise PassFailure(op, f"matmul of {element_type} is not lowered yet (f32, f16 and bf16 are)")
-    batch = shape_of(op.result)[:-2]
-    participants = [shape_of(op.a)[:-2], shape_of(op.b)[:-2], *(seen[:-2] for _, seen in unit.epilogue_inputs)]
-    collapse = collapse_dimensions(batch, participants)
-    rows, columns = shape_of(op.result)[-2:]
-    swapped = not cpu and takes_swapped_operands(unit, matmul_precision(op, precision))
-    if block is None and swapped:  # the dot's block is C^T's: N rows, M columns
-        depth = shape_of(op.a)[-1]
-        dot_block = choose_tf32_wgmma_tile(1, columns, rows) if wgmma else choose_matmul_tile(1, columns, rows, depth, tf32=True)
-        block = (dot_block[1], dot_block[0], dot_block[2])
-    if block is None and wgmma and not cpu and takes_tf32_wgmma(unit, matmul_precision(op, precision)):
-        block = choose_tf32_wgmma_tile(math.prod(batch), rows, columns)
-    if block is None:
-        half = element_type != f32
-        tf32 = matmul_precision(op, precision) != DEFAULT_PRECISION
-        block = choose_matmul_tile(math.prod(batch), rows, columns, shape_of(op.a)[-1], half, cpu, wgmma, tf32)
-    if unit.lhs_rows is not None:  # a K step inside one piece of the shifted rows, whoever chose it
-        piece = unit.lhs_rows.piece_columns
-        block = (block[0], block[1], math.gcd(block[2], piece & -piece))
-    return MatmulPlan(name, unit, tuple(block), collapse, matmul_precision(op, precision), swapped)  # type: ignore[arg-type]
 
 
 def _element_type(value: SSAValue) -> Attribute:

@@ -48,6 +48,9 @@ they broadcast along the columns.
 
 Limits: one output shape per kernel, batch dimensions of size 1, no `tile.reduce`, no stores of
 tiles broadcast along a dimension of S. Registers: TM * TN accumulators, TM + TN operands.
+
+The thread layout is `micro_tile_layout.py`'s; what every dot lowering shares (the output shape,
+how an operand is read, the K-step body) is `dot_operands.py`'s.
 """
 
 from __future__ import annotations
@@ -56,12 +59,11 @@ from collections import ChainMap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import arith, math, memref, scf, vector
+from xdsl.dialects import arith, math, memref, scf
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     Float32Type,
     IndexType,
-    StringAttr,
     UnitAttr,
     f32,
     i64,
@@ -73,10 +75,9 @@ from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter, emit_if
-from mlc.transforms.lowering.tile_kernel_lowering import (
-    TileKernelLowering,
-    is_power_of_two,
-)
+from mlc.transforms.lowering.dot_operands import OperandRead, _shape, _tag_loads, k_step_body, operand_read, output_shape
+from mlc.transforms.lowering.micro_tile_layout import MicroTileLayout
+from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering
 
 UNROLLED_DOT_DEPTH = 16
 """A dot's K steps are marked `mlc.unroll` up to this depth. Unrolled (by loop-unroll, after
@@ -86,106 +87,6 @@ loop of single steps and 0.94x unrolled, once A's reads were 16-byte vectors."""
 
 Fragment = list[list[SSAValue]]
 """A thread's micro-tile of a tile value: rows (TM, or 1 when broadcast) of scalars (TN, or 1)."""
-
-
-def contains_dot(kernel: tile.KernelOp) -> bool:
-    return any(isinstance(op, tile.DotOp) for op in kernel.walk())
-
-
-@dataclass(frozen=True)
-class MicroTileLayout:
-    """How the threads of a block share an output tile of `shape` (see the module docstring)."""
-
-    shape: tuple[int, ...]
-    rows: int
-    """TM: micro-tile rows per thread."""
-    columns: int
-    """TN: micro-tile columns per thread, in chunks of `chunk` contiguous ones."""
-    chunk: int = 4
-    """SN: contiguous columns per chunk (one 16-byte vector of f32)."""
-
-    @staticmethod
-    def choose(shape: tuple[int, ...], num_warps: int) -> MicroTileLayout:
-        block_rows, block_columns = shape[-2:]
-        per_thread = max(1, block_rows * block_columns // (32 * num_warps))
-        columns = min(block_columns, 1 << -(-(per_thread.bit_length() - 1) // 2))
-        rows = min(block_rows, max(1, per_thread // columns))
-        columns = min(block_columns, max(1, per_thread // rows))
-        return MicroTileLayout(shape, rows, columns)
-
-    @property
-    def chunk_columns(self) -> int:
-        return min(self.chunk, self.columns)
-
-    @property
-    def chunk_rows(self) -> int:
-        """SM: contiguous rows per chunk of a thread's rows."""
-        return min(self.chunk, self.rows)
-
-    @property
-    def thread_rows(self) -> int:
-        return self.shape[-2] // self.rows
-
-    @property
-    def thread_columns(self) -> int:
-        return self.shape[-1] // self.columns
-
-    @property
-    def threads(self) -> int:
-        return self.thread_rows * self.thread_columns
-
-    @property
-    def lanes(self) -> tuple[int, int]:
-        """LM x LN: how the (up to) 32 threads of a warp tile the warp's part of the block."""
-        lane_columns = min(self.thread_columns, 8)
-        lane_rows = min(self.thread_rows, max(1, 32 // lane_columns))
-        while lane_rows * lane_columns < 32 and lane_columns < self.thread_columns:
-            lane_columns *= 2
-        return lane_rows, lane_columns
-
-    @property
-    def warp_tile(self) -> tuple[int, int]:
-        """The outputs one warp computes: LM * TM rows by LN * TN columns."""
-        lane_rows, lane_columns = self.lanes
-        return lane_rows * self.rows, lane_columns * self.columns
-
-    def check(self, kernel: tile.KernelOp) -> None:
-        block_rows, block_columns = self.shape[-2:]
-        if not (is_power_of_two(block_rows) and is_power_of_two(block_columns)):
-            raise PassFailure(kernel, f"a dot's output tile must have power-of-two rows and columns, got {block_rows}x{block_columns}")
-        if not (is_power_of_two(self.rows) and is_power_of_two(self.columns)) or self.rows > block_rows or self.columns > block_columns:
-            raise PassFailure(
-                kernel, f"micro-tile {self.rows}x{self.columns} must be powers of two within the {block_rows}x{block_columns} block"
-            )
-        if self.threads > loop.MAX_THREADS_PER_BLOCK:
-            raise PassFailure(kernel, f"micro-tile {self.rows}x{self.columns} needs {self.threads} threads per block; at most {loop.MAX_THREADS_PER_BLOCK} are possible")
-
-
-def _shape(value: SSAValue) -> tuple[int, ...]:
-    value_type = value.type
-    assert isinstance(value_type, tile.TileType)
-    return value_type.get_shape()
-
-
-def output_shape(kernel: tile.KernelOp) -> tuple[int, ...]:
-    """The accumulator shape every dot of the kernel shares, with batch dimensions of size 1."""
-    shapes = {_shape(op.acc) for op in kernel.walk() if isinstance(op, tile.DotOp)}
-    if len(shapes) != 1:
-        raise PassFailure(kernel, "the dots of one kernel must have one accumulator shape")
-    (shape,) = shapes
-    if any(size != 1 for size in shape[:-2]):
-        raise PassFailure(kernel, f"a dot's batch dimensions must have size 1 (one matrix per program), got {'x'.join(map(str, shape))}")
-    return shape
-
-
-def _tag_loads(block: Block, first: Operation | None, tag: str) -> None:
-    """Marks the loads among the ops of `block` from `first` on (nested ones included)."""
-    op = first
-    while op is not None:
-        for inner in op.walk():
-            if isinstance(inner, memref.LoadOp | vector.LoadOp):
-                attributes.OPERAND.write(inner, StringAttr(tag))
-        op = op.next_op
 
 
 @dataclass
@@ -497,43 +398,10 @@ class DotKernelLowering(TileKernelLowering):
         return [e if isinstance(e.type, Float32Type) else emitter.emit(arith.ExtFOp(e, f32)) for e in elements]
 
 
-def k_step_body(dot: tile.DotOp, accumulator: Sequence[SSAValue]) -> tuple[Block, Emitter]:
-    """The body of a loop over `dot`'s K steps that carries `accumulator`: block arguments (the
-    step `kk`, then the accumulator named after `dot`'s), and an emitter appending to it."""
-    body = Block(arg_types=[IndexType(), *(value.type for value in accumulator)])
-    body.args[0].name_hint = "kk"
-    for argument in body.args[1:]:
-        argument.name_hint = dot.acc.name_hint
-    return body, Emitter(body)
-
-
 def _element(fragment: Fragment, row: int, column: int) -> SSAValue:
     """Element (row, column) of a fragment, reading broadcast rows and columns at 0."""
     elements = fragment[row if len(fragment) > 1 else 0]
     return elements[column if len(elements) > 1 else 0]
-
-
-@dataclass(frozen=True)
-class OperandRead:
-    """Where a dot operand's elements come from: a `tile.load`, of the operand itself or, when
-    `transposed`, of its stored layout (the operand is the load's `tile.transpose`)."""
-
-    load: tile.LoadOp
-    transposed: bool = False
-
-
-def operand_read(dot: tile.DotOp, role: str) -> OperandRead:
-    """How the dot's `lhs` or `rhs` is read: a `tile.load` through `tile.broadcast`s, or the
-    `tile.transpose` of a `tile.load`."""
-    owner = getattr(dot, role).owner
-    while isinstance(owner, tile.BroadcastOp):
-        owner = owner.source.owner
-    if isinstance(owner, tile.TransposeOp) and isinstance(owner.source.owner, tile.LoadOp):
-        return OperandRead(owner.source.owner, transposed=True)
-    if not isinstance(owner, tile.LoadOp):
-        found = f"'{owner.name}'" if isinstance(owner, Operation) else "a block argument"
-        raise PassFailure(dot, f"the {role} of a dot must be a tile.load (possibly broadcast or transposed) for convert-tile-to-loop, got {found}")
-    return OperandRead(owner)
 
 
 def lower_dot_kernel(kernel: tile.KernelOp, vector_bytes: int) -> loop.KernelOp:

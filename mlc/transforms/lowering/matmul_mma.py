@@ -70,8 +70,7 @@ from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.shared_memory_promotion import SHARED_MEMORY_BYTES
 from mlc.transforms.lowering.chunk_access import Emitter
-from mlc.transforms.lowering.matmul_loop import (
-    DotKernelLowering,
+from mlc.transforms.lowering.dot_operands import (
     OperandRead,
     operand_read,
     _shape,
@@ -79,6 +78,7 @@ from mlc.transforms.lowering.matmul_loop import (
     k_step_body,
     output_shape,
 )
+from mlc.transforms.lowering.matmul_loop import DotKernelLowering
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering
 
 INSTRUCTION = (16, 8, 16)

@@ -63,7 +63,8 @@ from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.analysis.operand_maps import operand_major
 from mlc.transforms.lowering.chunk_access import Emitter
-from mlc.transforms.lowering.matmul_loop import DotKernelLowering, _shape, output_shape
+from mlc.transforms.lowering.dot_operands import _shape, output_shape
+from mlc.transforms.lowering.matmul_loop import DotKernelLowering
 from mlc.transforms.lowering.matmul_mma import (
     INSTRUCTION,
     MmaKernelLowering,

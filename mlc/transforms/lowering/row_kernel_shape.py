@@ -15,7 +15,8 @@ loop skips the ranges that lie beyond its destination's columns. Rows outside th
 last program's) keep their per-row condition.
 
 Limits (`row_kernel_refusal` names the first that applies; such kernels are left for
-convert-tile-to-loop): f32 tiles only; map bodies of f32 arithmetic (`vector_maps.VECTOR_OPS` on vectors;
+convert-tile-to-loop): f32 tiles only (and i1 tiles of a comparison that only stores use:
+`cpu_vector_kernels.stored_comparison`); map bodies of f32 arithmetic (`vector_maps.VECTOR_OPS` on vectors;
 anything on per-row scalars; selects only on a mask); masks of one column range; no loops, no
 other tile ops; reductions with one of the four combiners.
 """

@@ -339,7 +339,7 @@ class RowKernelLowering(CpuVectorLowering):
 
     def _accesses(self, width: int, column: SSAValue | None = None) -> ChunkAccesses:
         coordinates = [self.row, column or self.zero][-len(self.full_shape) :]
-        return ChunkAccesses(self.full_shape, width, coordinates, self.facts, self.require_alignment, unaligned_vectors=True)
+        return ChunkAccesses(self.full_shape, width, coordinates, self.facts, self.require_alignment, unaligned_vectors=True, boolean_vectors=True)
 
     # -- chunks of wide values ----------------------------------------------------------------------
 
@@ -466,7 +466,8 @@ class RowKernelLowering(CpuVectorLowering):
                 for self.lane in self.lanes:
                     chunk = self._chunk(ChunkScope(emitter, column, columns), op.value)
                     if isinstance(chunk.type, VectorType):
-                        elements = [emitter.emit(vector.ExtractOp(chunk, [lane], f32)) for lane in range(columns.width)]
+                        element_type = chunk.type.element_type  # f32, or i1: a stored comparison
+                        elements = [emitter.emit(vector.ExtractOp(chunk, [lane], element_type)) for lane in range(columns.width)]
                     else:
                         elements = [chunk]
                     self._accesses(columns.width, column).store(emitter, elements, target, origin, within(tile_shape(op.value), columns))

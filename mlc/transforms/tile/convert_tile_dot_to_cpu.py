@@ -29,9 +29,10 @@ from xdsl.rewriter import Rewriter
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.chain_loop import is_chain_kernel
+from mlc.transforms.lowering.cpu_micro_kernel import default_micro_kernel
+from mlc.transforms.lowering.dot_operands import contains_dot
 from mlc.transforms.lowering.dot_precision import refuse_unhonoured_precisions
-from mlc.transforms.lowering.matmul_cpu import default_micro_kernel, lower_cpu_dot_kernel
-from mlc.transforms.lowering.matmul_loop import contains_dot
+from mlc.transforms.lowering.matmul_cpu import lower_cpu_dot_kernel
 
 VECTOR_BYTES = 64
 """The widest vector access the lowering may emit (an AVX-512 register)."""

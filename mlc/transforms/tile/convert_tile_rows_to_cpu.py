@@ -51,7 +51,7 @@ from mlc.dialects.element_types import byte_width
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.columns_cpu import column_kernel_refusal, lower_cpu_column_kernel
-from mlc.transforms.lowering.matmul_cpu import host_vector_width
+from mlc.transforms.lowering.cpu_micro_kernel import host_vector_width
 from mlc.transforms.lowering.cpu_prefetch import STORE_KINDS, PrefetchDistances, host_prefetch_distances, store_kind
 from mlc.transforms.lowering.row_kernel_shape import row_kernel_refusal
 from mlc.transforms.lowering.rows_cpu import DEFAULT_ACCUMULATORS, DEFAULT_INTERLEAVED_ROWS, lower_cpu_row_kernel

@@ -46,9 +46,10 @@ from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.chain_loop import is_chain_kernel
 from mlc.transforms.lowering.chain_wgmma import lower_chain
+from mlc.transforms.lowering.dot_operands import contains_dot
 from mlc.transforms.lowering.dot_precision import refuse_unhonoured_precisions
 from mlc.transforms.lowering.elementwise_loop import KernelLowering
-from mlc.transforms.lowering.matmul_loop import contains_dot, lower_dot_kernel
+from mlc.transforms.lowering.matmul_loop import lower_dot_kernel
 from mlc.transforms.lowering.matmul_wgmma import lower_tensor_core_kernel
 from mlc.transforms.lowering.transpose_loop import contains_transpose, lower_transpose_kernel
 

@@ -567,10 +567,10 @@ def _checked_by_real_binding(name: str, function: Callable[..., Any]) -> Callabl
 
 def install(monkeypatch: Any) -> FakeState:
     """Routes mlc.runtime.cuda to a fresh fake driver for the test; returns its state."""
-    from mlc.runtime import cuda
+    from mlc.runtime import cuda_devices, cuda_driver
 
     state = FakeState()
     driver = make_driver(state)
-    monkeypatch.setattr(cuda, "driver_module", lambda: driver)
-    monkeypatch.setattr(cuda, "_DEVICES", {})
+    monkeypatch.setattr(cuda_driver, "driver_module", lambda: driver)
+    monkeypatch.setattr(cuda_devices, "_DEVICES", {})
     return state

@@ -261,10 +261,10 @@ NEEDS_REAL_KERNELS = {check_pipeline, check_torch}
 def install_fake_driver() -> None:
     import fake_cuda_driver
 
-    from mlc.runtime import cuda
+    from mlc.runtime import cuda_driver
 
     driver = fake_cuda_driver.make_driver(fake_cuda_driver.FakeState())
-    cuda.driver_module = lambda: driver  # type: ignore[assignment]
+    cuda_driver.driver_module = lambda: driver  # type: ignore[assignment]
 
 
 def main(arguments: list[str]) -> int:

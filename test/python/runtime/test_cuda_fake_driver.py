@@ -33,7 +33,7 @@ from ptx_kernels import (  # noqa: E402
     parse,
 )
 
-from mlc.runtime import cuda  # noqa: E402
+from mlc.runtime import cuda, cuda_devices, cuda_driver  # noqa: E402
 from mlc.runtime.cuda import CudaError, CudaModule, DeviceBuffer, KernelArguments, Stream  # noqa: E402
 from mlc.runtime.host import HostProgram  # noqa: E402
 
@@ -358,7 +358,7 @@ def test_a_cached_gpu_program_costs_the_driver_only_its_loading(
     first = mlc.compile(ADD_GRAPH, device="cuda")
     compiled, compiled_passes = dict(calls), len(passes)
     calls.clear()
-    monkeypatch.setattr(cuda, "_DEVICES", {})
+    monkeypatch.setattr(cuda_devices, "_DEVICES", {})
     second = mlc.compile(ADD_GRAPH, device="cuda")
     assert second is not first
     assert compiled_passes > 10 and len(passes) == compiled_passes  # the second compile was a hit
@@ -375,9 +375,9 @@ def test_without_a_driver_device_node_cuda_is_unavailable_before_cuda_python_loa
 ) -> None:
     import sys
 
-    monkeypatch.setattr(cuda, "DRIVER_DEVICE_NODES", (str(tmp_path / "nvidiactl"),))
+    monkeypatch.setattr(cuda_driver, "DRIVER_DEVICE_NODES", (str(tmp_path / "nvidiactl"),))
     monkeypatch.delitem(sys.modules, "cuda.bindings.driver")
-    monkeypatch.setattr(cuda, "_DEVICES", {})
+    monkeypatch.setattr(cuda_devices, "_DEVICES", {})
     monkeypatch.setattr(sys, "platform", "linux")
     with pytest.raises(CudaError, match="there is no NVIDIA GPU driver on this machine"):
         cuda.driver_module()

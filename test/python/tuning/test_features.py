@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from mlc.transforms.lowering.matmul_cpu import host_vector_width
+from mlc.transforms.lowering.cpu_micro_kernel import host_vector_width
 from mlc.tuning.cost_model import CostModel
 from mlc.tuning.features import extract, loop_level, module_features
 from mlc.tuning.space import SearchSpace

@@ -141,14 +141,16 @@ llvm.func @erfs(%s: f32, %v: vector<4xf32>) {
 // CHECK:         math.exp %{{.*}} : f64
 // CHECK:         math.tanh %{{.*}} : f16
 // CHECK:         math.erf %{{.*}} : f64
-// CHECK:         math.sin %{{.*}} : f32
+// CHECK:         math.sin %{{.*}} : f64
 // CHECK:         math.log %{{.*}} : f64
+// CHECK:         math.tan %{{.*}} : f32
 llvm.func @untouched(%d: f64, %h: f16, %v: vector<4xf32>, %s: f32) {
   %0 = math.exp %d : f64
   %1 = math.tanh %h : f16
   %3 = math.erf %d : f64
-  %2 = math.sin %s : f32
+  %2 = math.sin %d : f64
   %4 = math.log %d : f64
+  %5 = math.tan %s : f32
   llvm.return
 }
 
@@ -269,5 +271,69 @@ llvm.func @gelu16(%p: !llvm.ptr) {
   %sum = arith.addf %e, %ones : vector<16xf32>
   %y = arith.mulf %sum, %h : vector<16xf32>
   vector.store %y, %m[%c0] : memref<16xf32>, vector<16xf32>
+  llvm.return
+}
+
+// -----
+
+// f32 sin and cos: x reduced by pi/2 in f64 lanes (x * 2/pi rounded to j, three fmas of
+// -j and pi/2's parts), both Taylor series in f64, each rounded once to f32, picked and signed
+// by the quadrant's bits; a lane of finite |x| beyond 2^40 sends the chunk to a second block that
+// computes the libm op (math.sin / math.cos, called per lane later) and takes it for those lanes.
+// CHECK-LABEL: llvm.func internal @mlc.sin.v4f32(
+// CHECK-SAME:    %[[X:[0-9a-z_]+]]: vector<4xf32>) -> vector<4xf32>
+// CHECK:         %[[WIDE:.*]] = arith.extf %[[X]] : vector<4xf32> to vector<4xf64>
+// CHECK:         math.roundeven %{{.*}} : vector<4xf64>
+// CHECK-COUNT-3: math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf64>
+// CHECK:         math.floor
+// CHECK:         arith.truncf %{{.*}} : vector<4xf64> to vector<4xf32>
+// CHECK:         %[[ANY:.*]] = llvm.call_intrinsic "llvm.vector.reduce.or.v4i32"
+// CHECK:         %[[FLAG:.*]] = llvm.icmp "ne" %[[ANY]]
+// CHECK-NEXT:    llvm.cond_br %[[FLAG]], ^[[LIBM:.*]], ^[[DONE:.*]](%{{.*}} : vector<4xf32>)
+// CHECK:       ^[[LIBM]]:
+// CHECK-NEXT:    %{{.*}} = math.sin %[[X]] : vector<4xf32>
+// CHECK:         llvm.br ^[[DONE]](%{{.*}} : vector<4xf32>)
+// CHECK:       ^[[DONE]](%[[RESULT:.*]]: vector<4xf32>):
+// CHECK-NEXT:    llvm.return %[[RESULT]] : vector<4xf32>
+// CHECK-LABEL: llvm.func internal @mlc.cos.f32(%{{.*}}: f32) -> f32
+// CHECK:         arith.extf %{{.*}} : f32 to f64
+// CHECK-NOT:     llvm.vector.reduce
+// CHECK:         llvm.icmp "ne"
+// CHECK:         math.cos %{{.*}} : f32
+// CHECK-LABEL: llvm.func internal @mlc.rsqrt.v4f32(%{{.*}}: vector<4xf32>) -> vector<4xf32>
+// CHECK:         %[[ROOT:.*]] = math.sqrt %{{.*}} : vector<4xf32>
+// CHECK-NEXT:    %[[Y:.*]] = arith.divf %{{.*}}, %[[ROOT]] : vector<4xf32>
+// CHECK-NEXT:    llvm.return %[[Y]] : vector<4xf32>
+// CHECK-LABEL: llvm.func @trig
+// CHECK:         llvm.call @mlc.sin.v4f32(%v) : (vector<4xf32>) -> vector<4xf32>
+// CHECK:         llvm.call @mlc.cos.f32(%s) : (f32) -> f32
+// CHECK:         llvm.call @mlc.rsqrt.v4f32(%v) : (vector<4xf32>) -> vector<4xf32>
+llvm.func @trig(%s: f32, %v: vector<4xf32>) {
+  %0 = math.sin %v : vector<4xf32>
+  %1 = math.cos %s : f32
+  %2 = math.rsqrt %v : vector<4xf32>
+  llvm.return
+}
+
+// -----
+
+// f32 pow: exp2(y log2 x) in f64 lanes (x = m 2^k from the bits, m's log by atanh's series, the
+// power's scaling from the bits of n + 1023), rounded once; lanes with x <= 0, an infinity or a
+// NaN take libm's powf through the second block.
+// CHECK-LABEL: llvm.func internal @mlc.powf.v4f32(
+// CHECK-SAME:    %[[X:[0-9a-z_]+]]: vector<4xf32>, %[[Y:[0-9a-z_]+]]: vector<4xf32>) -> vector<4xf32>
+// CHECK:         arith.extf %[[X]] : vector<4xf32> to vector<4xf64>
+// CHECK:         arith.extf %[[Y]] : vector<4xf32> to vector<4xf64>
+// CHECK:         arith.bitcast %{{.*}} : vector<4xf64> to vector<4xi64>
+// CHECK:         arith.divf %{{.*}}, %{{.*}} : vector<4xf64>
+// CHECK:         math.roundeven %{{.*}} : vector<4xf64>
+// CHECK:         arith.truncf %{{.*}} : vector<4xf64> to vector<4xf32>
+// CHECK:         llvm.cond_br %{{.*}}, ^[[LIBM:.*]], ^[[DONE:.*]](%{{.*}} : vector<4xf32>)
+// CHECK:       ^[[LIBM]]:
+// CHECK-NEXT:    math.powf %[[X]], %[[Y]] : vector<4xf32>
+// CHECK-LABEL: llvm.func @powers
+// CHECK:         llvm.call @mlc.powf.v4f32(%v, %w) : (vector<4xf32>, vector<4xf32>) -> vector<4xf32>
+llvm.func @powers(%v: vector<4xf32>, %w: vector<4xf32>) {
+  %0 = math.powf %v, %w : vector<4xf32>
   llvm.return
 }

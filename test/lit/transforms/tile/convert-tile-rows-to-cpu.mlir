@@ -236,22 +236,22 @@ builtin.module {
 
 // -----
 
-// A map that has no vector form (a sine: libm per element) in a column kernel runs once per lane
+// A map that has no vector form (a tangent: libm per element) in a column kernel runs once per lane
 // of the chunk, on the lanes extracted from the loaded vector, and its results are packed back
 // into the vector that the accumulator adds.
-// CHECK-LABEL: loop.kernel @column_sines
+// CHECK-LABEL: loop.kernel @column_tangents
 // CHECK:         scf.for %row = %{{.*}} to %{{.*}} step %{{.*}} iter_args
 // CHECK:           %[[X:.*]] = vector.load %x[%row, %{{.*}}] {alignment = 16 : i64} : memref<16x8xf32>, vector<8xf32>
-// CHECK-COUNT-8:   math.sin %{{.*}} : f32
+// CHECK-COUNT-8:   math.tan %{{.*}} : f32
 // CHECK:           %[[PACKED:.*]] = vector.insert %{{.*}}, %{{.*}} [7] : f32 into vector<8xf32>
 // CHECK-NEXT:      arith.addf %{{.*}}, %[[PACKED]] : vector<8xf32>
 builtin.module {
-  tile.kernel @column_sines(%x: memref<16x8xf32>, %output0: memref<1x8xf32>) grid [1] num_warps 1 {
+  tile.kernel @column_tangents(%x: memref<16x8xf32>, %output0: memref<1x8xf32>) grid [1] num_warps 1 {
     %c0 = arith.constant 0 : index
     %t = tile.load %x[%c0, %c0] : memref<16x8xf32> -> !tile.tile<16x8xf32>
     %s = tile.map %t : !tile.tile<16x8xf32> -> !tile.tile<16x8xf32> {
     ^bb0(%v: f32):
-      %y = math.sin %v : f32
+      %y = math.tan %v : f32
       tile.yield %y : f32
     }
     %sum = tile.reduce %s axis 0 : !tile.tile<16x8xf32> -> !tile.tile<1x8xf32> {
@@ -264,7 +264,7 @@ builtin.module {
   }
   func.func @f(%x: memref<16x8xf32>) -> memref<1x8xf32> {
     %0 = memref.alloc() : memref<1x8xf32>
-    tile.launch @column_sines(%x, %0) : memref<16x8xf32>, memref<1x8xf32>
+    tile.launch @column_tangents(%x, %0) : memref<16x8xf32>, memref<1x8xf32>
     func.return %0 : memref<1x8xf32>
   }
 }
@@ -451,6 +451,45 @@ builtin.module {
     %0 = memref.alloc() : memref<2x64xf32>
     tile.launch @leaky(%x, %0) : memref<2x64xf32>, memref<2x64xf32>
     func.return %0 : memref<2x64xf32>
+  }
+}
+
+// -----
+
+// A comparison cast to f32 ((x > y).astype(f32) * x) is a select of 1.0 and 0.0 on the
+// comparison's vector; a comparison stored as a bool (an i1 tile that only a store uses) is
+// stored as that vector of i1 (convert-vector-to-llvm writes it as bytes, one a boolean).
+// CHECK-LABEL: loop.kernel @compare_cast_and_store
+// CHECK-SAME:    mlc.cpu_vector_width = 8 : i64
+// CHECK:           %[[M:.*]] = llvm.fcmp "ogt" %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK-DAG:       %[[ONE:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK-DAG:       %[[ZERO:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK:           %[[F:.*]] = llvm.select %[[M]], %[[ONE]], %[[ZERO]] : vector<8xi1>, vector<8xf32>
+// CHECK:           arith.mulf %[[F]], %{{.*}} : vector<8xf32>
+// CHECK:           %[[B:.*]] = llvm.fcmp "ogt" %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK:           vector.extract %[[B]][0] : i1 from vector<8xi1>
+// CHECK:           vector.store %{{.*}}, %output1[%row, %{{.*}}] {{.*}} : memref<2x64xi1>, vector<8xi1>
+// CHECK-NOT:       memref.store
+builtin.module {
+  tile.kernel @compare_cast_and_store(%x: memref<2x64xf32>, %y: memref<2x64xf32>, %output0: memref<2x64xf32>, %output1: memref<2x64xi1>) grid [1] num_warps 1 {
+    %c0 = arith.constant 0 : index
+    %t = tile.load %x[%c0, %c0] : memref<2x64xf32> -> !tile.tile<2x64xf32>
+    %u = tile.load %y[%c0, %c0] : memref<2x64xf32> -> !tile.tile<2x64xf32>
+    %p = tile.map %t, %u : !tile.tile<2x64xf32>, !tile.tile<2x64xf32> -> !tile.tile<2x64xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.cmpf ogt, %a, %b : f32
+      %f = arith.uitofp %m : i1 to f32
+      %r = arith.mulf %f, %a : f32
+      tile.yield %r : f32
+    }
+    %q = tile.map %t, %u : !tile.tile<2x64xf32>, !tile.tile<2x64xf32> -> !tile.tile<2x64xi1> {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.cmpf ogt, %a, %b : f32
+      tile.yield %m : i1
+    }
+    tile.store %p, %output0[%c0, %c0] : !tile.tile<2x64xf32>, memref<2x64xf32>
+    tile.store %q, %output1[%c0, %c0] : !tile.tile<2x64xi1>, memref<2x64xi1>
+    tile.return
   }
 }
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from mlc.diagnostics import parse_module
 from mlc.dialects import make_context
 from mlc.transforms.analysis.tile_sizes import choose_cpu_column_tile, choose_reduction_tile, choose_tile_shape, reduction_warps
-from mlc.transforms.lowering.group_kernel import KernelPlan, collapse_dimensions
+from mlc.transforms.lowering.group_plan import KernelPlan, collapse_dimensions
 from mlc.transforms.analysis.thread_layout import ThreadLayout
 from mlc.transforms.analysis.fusion_groups import FusionGroup, partition, reduced_shape, shape_of
 from mlc.transforms.lowering.graph_decomposition import decompose_function

@@ -1,6 +1,7 @@
 """expand-math-for-cpu: equivalence under the interpreter, and the stated accuracy.
 
-Hypothesis: a kernel applying f32 `math.exp`, `math.log`, `math.tanh` or `math.erf` (scalars and vectors of 4) to drawn
+Hypothesis: a kernel applying f32 `math.exp`, `math.log`, `math.tanh`, `math.erf`, `math.sin`, `math.cos` or
+`math.rsqrt` (scalars and vectors of 4) to drawn
 f32 values (any bit pattern, so NaNs, infinities, signed zeros and subnormals too) runs in the
 reference interpreter before and after the pass; the expansion must be within the pass's stated
 bound (`RELATIVE_ERROR_BOUND` units of 2^-24 of the exact value, computed in float64; one
@@ -21,6 +22,8 @@ the coefficients.
 The whole range: compiled end to end on the CPU (the polynomials as LLVM vectorizes them), 2^20
 bit patterns spread evenly over all f32 values plus the special values, against numpy in
 float64 (the standard library's `math.erf` for erf), under the same bound; and the bound is within what error_bounds.ACCURACY allows.
+sin and cos: on vectors within WIDE_ERROR_BOUND (1.001 u), libm's lanes beyond 2^40, and
+a chunk mixing both gives each lane its own side's value.
 """
 
 from __future__ import annotations
@@ -46,20 +49,28 @@ from mlc.transforms.llvm.expand_math_for_cpu import (
     RELATIVE_ERROR_BOUND,
     ExpandMathForCpu,
 )
-from mlc.transforms.lowering.math_expansion import EXP2_COEFFICIENTS, GELU_LOG_TAIL_COEFFICIENTS
+from mlc.transforms.lowering.math_expansion import (
+    EXP2_COEFFICIENTS,
+    GELU_LOG_TAIL_COEFFICIENTS,
+    TRIG_REDUCTION_LIMIT,
+    WIDE_ERROR_BOUND,
+)
 
 U = 2.0**-24
 SMALLEST_NORMAL = 2.0**-126
 SUBNORMAL_STEP = 2.0**-149
 LARGEST = float(np.finfo(np.float32).max)
-EXACT = {"exp": np.exp, "log": np.log, "tanh": np.tanh, "erf": np.frompyfunc(math.erf, 1, 1)}
-"""The exact functions in float64 (numpy's; the standard library's erf, numpy having none)."""
+EXACT = {
+    "exp": np.exp, "log": np.log, "tanh": np.tanh, "erf": np.frompyfunc(math.erf, 1, 1), "sin": np.sin, "cos": np.cos,
+    "rsqrt": lambda x: 1.0 / np.sqrt(x),
+}
+"""The exact functions in float64 (numpy's; the standard library's erf, numpy having none;
+rsqrt's two float64 roundings are far below 2^-24)."""
 LANES = 4
 
 KERNEL = """
-llvm.func @k(%pin: !llvm.ptr, %pout: !llvm.ptr) {{
-  %min = builtin.unrealized_conversion_cast %pin : !llvm.ptr to memref<{n}xf32>
-  %mout = builtin.unrealized_conversion_cast %pout : !llvm.ptr to memref<{n}xf32>
+llvm.func @k({arguments}) {{
+  {casts}
   %c0 = arith.constant 0 : index
   %step = arith.constant {step} : index
   %end = arith.constant {n} : index
@@ -71,6 +82,13 @@ llvm.func @k(%pin: !llvm.ptr, %pout: !llvm.ptr) {{
 """
 
 
+def _kernel_text(names: tuple[str, ...], n: int, step: int, body: str) -> str:
+    """KERNEL with a pointer %pNAME and a memref<n x f32> %mNAME of it for each name."""
+    arguments = ", ".join(f"%p{name}: !llvm.ptr" for name in names)
+    casts = "\n  ".join(f"%m{name} = builtin.unrealized_conversion_cast %p{name} : !llvm.ptr to memref<{n}xf32>" for name in names)
+    return KERNEL.format(arguments=arguments, casts=casts, n=n, step=step, body=body)
+
+
 def _kernel(function: str, vector: bool, n: int) -> str:
     if vector:
         body = (
@@ -80,11 +98,13 @@ def _kernel(function: str, vector: bool, n: int) -> str:
         )
     else:
         body = f"%x = memref.load %min[%i] : memref<{n}xf32>\n%y = math.{function} %x : f32\nmemref.store %y, %mout[%i] : memref<{n}xf32>"
-    return KERNEL.format(n=n, step=LANES if vector else 1, body=body)
+    return _kernel_text(("in", "out"), n, LANES if vector else 1, body)
 
 
-def assert_within_stated_bound(function: str, x: np.ndarray, got: np.ndarray) -> None:
-    """`got` = function(x) in f32 within the pass's stated error (see the module docstring)."""
+def assert_within_stated_bound(function: str, x: np.ndarray, got: np.ndarray, bound: float | None = None) -> None:
+    """`got` = function(x) in f32 within the pass's stated error (see the module docstring), or
+    within `bound` units of 2^-24 when given."""
+    bound = RELATIVE_ERROR_BOUND[function] if bound is None else bound
     with np.errstate(all="ignore"):
         exact = np.asarray(EXACT[function](x.astype(np.float64)), dtype=np.float64)
     nan = np.isnan(exact)
@@ -94,17 +114,23 @@ def assert_within_stated_bound(function: str, x: np.ndarray, got: np.ndarray) ->
     finite = ~nan & ~overflows
     np.testing.assert_array_equal(np.signbit(got[finite & (exact != 0)]), np.signbit(exact[finite & (exact != 0)]))
     zero = finite & (x == 0)
-    odd = function in ("tanh", "erf")  # odd functions keep the sign of zero
+    odd = function in ("tanh", "erf", "sin")  # odd functions keep the sign of zero
     np.testing.assert_array_equal(np.signbit(got[zero & odd]), np.signbit(x[zero & odd]))
     if not np.any(finite):  # all NaN or infinite (log of zeros): compared above
         return
-    error = np.abs(got[finite].astype(np.float64) - exact[finite])
-    magnitude = np.abs(exact[finite])
-    allowed = np.where(magnitude >= SMALLEST_NORMAL, RELATIVE_ERROR_BOUND[function] * U * magnitude, SUBNORMAL_STEP)
+    _assert_relative_error(f"{function}({{}})", [x[finite]], got[finite], exact[finite], bound)
+
+
+def _assert_relative_error(call: str, arguments: list[np.ndarray], got: np.ndarray, exact: np.ndarray, bound: float) -> None:
+    """Each `got` within `bound` units of 2^-24 of `exact` (relative where that is a normal f32, one
+    subnormal step absolute below); `call` formats the worst element's arguments for the message."""
+    error = np.abs(got.astype(np.float64) - exact)
+    magnitude = np.abs(exact)
+    allowed = np.where(magnitude >= SMALLEST_NORMAL, bound * U * magnitude, SUBNORMAL_STEP)
     worst = np.argmax(error - allowed)
     assert error[worst] <= allowed[worst], (
-        f"{function}({x[finite][worst]!r}) = {got[finite][worst]!r}, exact {exact[finite][worst]!r}: "
-        f"error {error[worst] / max(magnitude[worst], SMALLEST_NORMAL) / U:.2f} u, stated {RELATIVE_ERROR_BOUND[function]} u"
+        f"{call.format(', '.join(repr(a[worst]) for a in arguments))} = {got[worst]!r}, exact {exact[worst]!r}: "
+        f"error {error[worst] / max(magnitude[worst], SMALLEST_NORMAL) / U:.2f} u, stated {bound} u"
     )
 
 
@@ -124,7 +150,8 @@ def test_expansion_within_stated_bound_under_the_interpreter(function: str, vect
     after = before.clone()
     ExpandMathForCpu(scaling=scaling).apply(context, after)
     after.verify()
-    assert not any(op.name == f"math.{function}" for op in after.walk())
+    kernel = next(op for op in after.body.block.ops if isinstance(op, llvm.FuncOp) and op.sym_name.data == "k")
+    assert not any(op.name == f"math.{function}" for op in kernel.walk())  # sin, cos: libm's beyond the limit
     expected = run_kernel(before, "k", [x.copy(), np.zeros_like(x)])[-1]
     actual = run_kernel(after, "k", [x.copy(), np.zeros_like(x)])[-1]
     np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected))
@@ -151,7 +178,127 @@ def _compiled_with_each_scaling(op: str, x: np.ndarray) -> dict[str, np.ndarray]
     }
 
 
-@pytest.mark.parametrize("function", sorted(EXACT))
+def _pow_kernel(vector: bool, n: int) -> str:
+    """%mout[i] = math.powf(%mx[i], %my[i]) over n f32 (vectors of LANES or scalars)."""
+    load, store, access, t = (
+        ("vector.load", "vector.store", f", vector<{LANES}xf32>", f"vector<{LANES}xf32>") if vector else ("memref.load", "memref.store", "", "f32")
+    )
+    body = (
+        f"%x = {load} %mx[%i] : memref<{n}xf32>{access}\n%y = {load} %my[%i] : memref<{n}xf32>{access}\n"
+        f"%z = math.powf %x, %y : {t}\n{store} %z, %mout[%i] : memref<{n}xf32>{access}"
+    )
+    return _kernel_text(("x", "y", "out"), n, LANES if vector else 1, body)
+
+
+def assert_pow_within_bound(x: np.ndarray, y: np.ndarray, got: np.ndarray, bound: float) -> None:
+    """`got` = x^y in f32 within `bound` units of 2^-24 of float64's x^y where that is a normal
+    f32 (one subnormal step below), and C's special values: NaN, infinities and zeros (with their
+    signs) where numpy's f32 power (C's powf) has them."""
+    with np.errstate(all="ignore"):
+        exact = np.power(x.astype(np.float64), y.astype(np.float64))
+        expected = np.power(x, y)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected), err_msg="pow: NaN in other places")
+    np.testing.assert_array_equal(got[np.isinf(expected)], expected[np.isinf(expected)])
+    finite = np.isfinite(expected)
+    np.testing.assert_array_equal(np.signbit(got[finite]), np.signbit(exact[finite]))
+    _assert_relative_error("pow({})", [x[finite], y[finite]], got[finite], exact[finite], bound)
+
+
+POW_SPECIAL = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, np.inf, -np.inf, np.nan, 1e-45, 3.4e38, -3.0, 10.0]
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    vector=st.booleans(),
+    pairs=st.lists(
+        st.tuples(st.integers(0, 2**32 - 1) | st.sampled_from([int(np.float32(v).view(np.uint32)) for v in POW_SPECIAL]),
+                  st.floats(-40, 40, width=32) | st.sampled_from(POW_SPECIAL)),
+        min_size=LANES, max_size=8 * LANES,
+    ).map(lambda values: values[: len(values) // LANES * LANES]),
+)
+def test_pow_within_stated_bound_under_the_interpreter(vector: bool, pairs: list[tuple[int, float]]):
+    """pow's expansion (f64 lanes; libm's for x <= 0, infinities and NaNs) under the interpreter,
+    before and after the pass: within the stated bound of float64's x^y, C's special values."""
+    x = np.array([bits for bits, _ in pairs], np.uint32).view(np.float32)
+    x[np.isnan(x)] = np.nan  # quiet NaNs (see test_pow_whole_float_range_compiled)
+    y = np.array([value for _, value in pairs], np.float32)
+    context = make_context()
+    before, _ = parse_module(_pow_kernel(vector, x.size), context)
+    after = before.clone()
+    ExpandMathForCpu(scaling="multiply").apply(context, after)
+    after.verify()
+    kernel = next(op for op in after.body.block.ops if isinstance(op, llvm.FuncOp) and op.sym_name.data == "k")
+    assert not any(op.name == "math.powf" for op in kernel.walk())
+    expected = run_kernel(before, "k", [x.copy(), y.copy(), np.zeros_like(x)])[-1]
+    actual = run_kernel(after, "k", [x.copy(), y.copy(), np.zeros_like(x)])[-1]
+    np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected))
+    assert_pow_within_bound(x, y, actual, RELATIVE_ERROR_BOUND["powf"])
+
+
+def test_pow_whole_float_range_compiled():
+    """pow end to end: every base of bit patterns spread over all f32 (and the special values)
+    with exponents of [-40, 40], integers and halves among them, and dense bases of (0, 4] with
+    exponents of [-90, 90]: within the stated bound; where x > 0 and both are finite (the f64
+    lanes) within WIDE_ERROR_BOUND; C's special values (pow(x, 0) = 1, pow(1, y) = 1, negative
+    bases with integer exponents, zeros and infinities) as numpy's powf."""
+    rng = np.random.default_rng(5)
+    bases = np.concatenate([_spread_bit_patterns(), np.array(POW_SPECIAL, np.float32), np.linspace(1e-6, 4, 1 << 18, dtype=np.float32)])
+    exponents = rng.uniform(-40, 40, bases.size).astype(np.float32)
+    exponents[::3] = np.round(exponents[::3])
+    exponents[1::7] = np.round(exponents[1::7] * 2) / 2
+    exponents[-(1 << 18):] = rng.uniform(-90, 90, 1 << 18).astype(np.float32)
+    special = np.array(POW_SPECIAL, np.float32)
+    bases[np.isnan(bases)] = np.nan  # quiet NaNs: glibc's powf(signalling NaN, 0) is NaN, numpy's 1
+    x = np.concatenate([bases, np.repeat(special, special.size)])
+    y = np.concatenate([exponents, np.tile(special, special.size)])
+    t = f"tensor<{x.size}xf32>"
+    source = f"func.func @f(%x: {t}, %y: {t}) -> {t} {{\n  %0 = graph.pow %x, %y : ({t}, {t}) -> {t}\n  func.return %0 : {t}\n}}"
+    got = mlc.compile(source, device="cpu")(x, y)
+    assert_pow_within_bound(x, y, got, RELATIVE_ERROR_BOUND["powf"])
+    on_vectors = (x > 0) & np.isfinite(x) & np.isfinite(y)
+    assert_pow_within_bound(x[on_vectors], y[on_vectors], got[on_vectors], WIDE_ERROR_BOUND)
+
+
+def _compiled(function: str, x: np.ndarray) -> np.ndarray:
+    source = f"func.func @f(%x: tensor<{x.size}xf32>) -> tensor<{x.size}xf32> {{\n  %0 = graph.{function} %x : tensor<{x.size}xf32>\n  func.return %0 : tensor<{x.size}xf32>\n}}"
+    return mlc.compile(source, device="cpu")(x)
+
+
+@pytest.mark.parametrize("function", ["sin", "cos"])
+def test_sin_cos_whole_float_range_compiled(function: str):
+    """sin and cos end to end over the whole range (bit patterns spread over all f32, dense
+    points of [-8, 8] and of [2^20, 2^20 + 64], the edge of the reduction's range, the special
+    values): on vectors (|x| <= TRIG_REDUCTION_LIMIT) within WIDE_ERROR_BOUND (rounded
+    once from f64); beyond, lanes of libm's within the stated bound; NaN for NaN and +-inf,
+    sin(-0) = -0. A chunk with lanes on both sides (every fourth element beyond the limit) gives
+    each lane what a chunk of its own side gives."""
+    limit = np.float32(TRIG_REDUCTION_LIMIT)
+    special = [limit, -limit, np.nextafter(limit, np.float32(np.inf)), LARGEST, -LARGEST, 1e-45, -1e-45, 2.0**-126,
+               np.pi / 4, np.pi / 2, np.pi, 3 * np.pi / 2, 1e4, 1e6, 12582912.0]
+    x = np.concatenate([
+        _spread_bit_patterns(), np.array(SPECIAL_VALUES + special, np.float32), np.linspace(-8, 8, 1 << 18, dtype=np.float32),
+        np.linspace(2.0**20, 2.0**20 + 64, 1 << 14, dtype=np.float32),
+    ])
+    got = _compiled(function, x)
+    assert_within_stated_bound(function, x, got)
+    on_vectors = np.abs(x) <= limit
+    assert_within_stated_bound(function, x[on_vectors], got[on_vectors], WIDE_ERROR_BOUND)
+    vector_x = x[on_vectors & ~np.isnan(x)][: 3 << 14].reshape(-1, 3)
+    beyond_x = x[~on_vectors & np.isfinite(x)][: 1 << 14]
+    mixed = np.concatenate([vector_x, beyond_x[: vector_x.shape[0], None]], axis=1).ravel()
+    separate = dict(zip(np.concatenate([vector_x.ravel(), beyond_x]).view(np.uint32).tolist(), np.concatenate([_compiled(function, vector_x.ravel()), _compiled(function, beyond_x)]).view(np.uint32).tolist()))
+    np.testing.assert_array_equal(_compiled(function, mixed).view(np.uint32), [separate[bits] for bits in mixed.view(np.uint32).tolist()])
+
+
+def test_rsqrt_whole_float_range_compiled():
+    """rsqrt end to end, 1 / sqrt(x) in f32 (two correct roundings): within the stated 2 u over
+    bit patterns spread over all f32 and the special values (+inf at +0, -inf at -0, 0 at +inf,
+    NaN below 0)."""
+    x = np.concatenate([_spread_bit_patterns(), np.array(SPECIAL_VALUES + [3.4e38, 1e-38], np.float32)])
+    assert_within_stated_bound("rsqrt", x, _compiled("rsqrt", x))
+
+
+@pytest.mark.parametrize("function", ["erf", "exp", "log", "tanh"])
 def test_whole_float_range_compiled(function: str):
     """The scalings of exp (vscalefps of the f32 n on 16 lanes where the host has AVX-512, else
     `llvm.ldexp`; two multiplications) give the same bits. (`llvm.ldexp` of the i32 n is compared
@@ -162,7 +309,11 @@ def test_whole_float_range_compiled(function: str):
     np.testing.assert_array_equal(results["multiply"], results["scalef"])  # one rounding either way
 
 
-@pytest.mark.parametrize(("function", "op"), [("exp", graph.ExpOp), ("log", graph.LogOp), ("tanh", graph.TanhOp), ("erf", graph.ErfOp)])
+@pytest.mark.parametrize(
+    ("function", "op"),
+    [("exp", graph.ExpOp), ("log", graph.LogOp), ("tanh", graph.TanhOp), ("erf", graph.ErfOp), ("sin", graph.SinOp), ("cos", graph.CosOp),
+     ("rsqrt", graph.RsqrtOp), ("powf", graph.PowOp)],
+)
 def test_stated_bound_within_error_bounds_accuracy(function: str, op: type):
     # error_bounds allows (1 + ACCURACY) u relative beyond the interpreter's own rounding.
     assert RELATIVE_ERROR_BOUND[function] <= 1 + ACCURACY[op]
@@ -196,7 +347,7 @@ def _gelu_kernel(vector: bool, n: int, erf_used_elsewhere: bool = False) -> str:
         constants = "%ones = arith.constant 1.0 : f32\n%halfs = arith.constant 0.5 : f32\n%roots = arith.constant 0.70710678118 : f32"
         extra = f"memref.store %e, %min[%i] : memref<{n}xf32>" if erf_used_elsewhere else ""
     body = GELU_CHAIN.format(t=t, load=load, store=store, constants=constants, extra=extra)
-    return KERNEL.format(n=n, step=LANES if vector else 1, body=body)
+    return _kernel_text(("in", "out"), n, LANES if vector else 1, body)
 
 
 _ERFC = np.frompyfunc(math.erfc, 1, 1)

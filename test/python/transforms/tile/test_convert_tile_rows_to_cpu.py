@@ -368,7 +368,8 @@ def _strip_columns(shape: tuple[int, ...], axis: int) -> int:
 )
 def test_column_kernels_stay_within_the_error_bounds(kind, leading, rows, columns, producer, consumer, width, seed):
     """Column reductions (over axis 0 of a matrix, over axis 0 or 1 of a batch) with producers and
-    consumers (sin and rsqrt: maps computed once per lane): within the bounds, bit for bit for
+    consumers (sin and rsqrt: vector polynomials of expand-math-for-cpu; the lit test has a map
+    computed once per lane, no graph op's being left): within the bounds, bit for bit for
     max/min; lowered as column kernels where the columns are even (the CPU tile's strip needs no
     column mask)."""
     shape, axis = ((rows, columns), 0) if leading is None else ((leading, rows, columns), seed % 2)
@@ -411,19 +412,30 @@ def test_column_reductions_end_to_end_against_numpy(compiled_column_reductions, 
     assert np.all(np.abs(got - exact) <= bound)
 
 
-def _select_program(predicate: str, rows: int, columns: int, against: str) -> str:
-    """where(x PREDICATE y, x, 0.5 y) on [rows, columns] f32, y a second input of the same shape
-    ("tensor"), a per-row input [rows, 1] ("row") or the constant 0 ("constant")."""
+_FORMS = {
+    "where": "%r = graph.where %c, %x, %s : ({b}, {t}, {y_type}) -> {t}",
+    "cast": "%f = graph.cast %c : {b} to {t}\n  %r = graph.mul %f, %s : ({t}, {y_type}) -> {t}",
+    "stored": "",
+}
+"""What the comparison %c becomes (`_select_program`); "stored": the function returns it (i1)."""
+
+
+def _select_program(predicate: str, rows: int, columns: int, against: str, form: str = "where") -> str:
+    """where(x PREDICATE y, x, 0.5 y) on [rows, columns] f32 (`form` "where"; "cast": the
+    comparison cast to f32 times 0.5 y; "stored": the comparison itself, i1), y a second input of
+    the same shape ("tensor"), a per-row input [rows, 1] ("row") or the constant 0 ("constant")."""
     t = f"tensor<{rows}x{columns}xf32>"
     y_type = {"tensor": t, "row": f"tensor<{rows}x1xf32>", "constant": "tensor<f32>"}[against]
     arguments = f"%x: {t}" + ("" if against == "constant" else f", %y: {y_type}")
     constant = "  %y = graph.constant dense<0.0> : tensor<f32>\n" if against == "constant" else ""
-    return f"""func.func @main({arguments}) -> {t} {{
+    b = f"tensor<{rows}x{columns}xi1>"
+    result, result_type = ("%c", b) if form == "stored" else ("%r", t)
+    return f"""func.func @main({arguments}) -> {result_type} {{
 {constant}  %half = graph.constant dense<0.5> : tensor<f32>
-  %c = graph.cmp {predicate}, %x, %y : ({t}, {y_type}) -> tensor<{rows}x{columns}xi1>
+  %c = graph.cmp {predicate}, %x, %y : ({t}, {y_type}) -> {b}
   %s = graph.mul %y, %half : ({y_type}, tensor<f32>) -> {y_type}
-  %r = graph.where %c, %x, %s : (tensor<{rows}x{columns}xi1>, {t}, {y_type}) -> {t}
-  func.return %r : {t}
+  {_FORMS[form].format(b=b, t=t, y_type=y_type)}
+  func.return {result} : {result_type}
 }}"""
 
 
@@ -435,33 +447,46 @@ def _select_program(predicate: str, rows: int, columns: int, against: str) -> st
     against=st.sampled_from(("tensor", "row", "constant")),
     width=WIDTHS,
     seed=st.integers(0, 2**32 - 1),
+    form=st.sampled_from(sorted(_FORMS)),
 )
-def test_comparisons_deciding_selects_are_computed_on_vectors(predicate, rows, columns, against, width, seed):
-    """A comparison whose only use is a select's condition stays in the row kernel, as llvm.fcmp of
-    vectors (a vector of i1) and llvm.select lane by lane, and the kernel computes what the graph
-    interpreter does (exactly: a select moves values)."""
+@example(predicate="gt", rows=3, columns=40, against="tensor", width=16, seed=1, form="cast")
+@example(predicate="ne", rows=3, columns=40, against="row", width=8, seed=2, form="stored")
+def test_comparisons_deciding_selects_are_computed_on_vectors(predicate, rows, columns, against, width, seed, form):
+    """A comparison whose only use is a select's condition (or a cast to f32, a select of 1.0 and
+    0.0) stays in the row kernel, as llvm.fcmp of vectors (a vector of i1) and llvm.select lane
+    by lane, and the kernel computes what the graph interpreter does (exactly: a select moves
+    values; the cast's product is rounded as the interpreter rounds it)."""
     from mlc.dialects import llvm_extra
 
-    program = _select_program(predicate, rows, columns, against)
+    program = _select_program(predicate, rows, columns, against, form)
     after = _checked(program, width, 1, seed)
     assert _lowered_row_kernels(after) == 1
     compares = [op for op in after.walk() if isinstance(op, llvm_extra.FCmpOp)]
     assert compares and all(op.lhs.type.get_shape() == (width,) for op in compares if columns >= width)
 
 
-@pytest.mark.parametrize("predicate", ["eq", "ne", "lt", "le", "gt", "ge"])
-def test_comparisons_on_vectors_end_to_end_against_numpy(predicate: str):
-    """Compiled for the CPU, where(x PREDICATE y, x, 0.5 y) gives numpy's bits, NaNs included
+@pytest.mark.parametrize(
+    ("predicate", "form"), [(p, "where") for p in ("eq", "ne", "lt", "le", "gt", "ge")] + [(p, f) for p in ("gt", "ne") for f in ("cast", "stored")]
+)
+def test_comparisons_on_vectors_end_to_end_against_numpy(predicate: str, form: str):
+    """Compiled for the CPU, where(x PREDICATE y, x, 0.5 y), (x PREDICATE y).astype(f32) * 0.5 y
+    and x PREDICATE y itself (a bool array: one byte an element) give numpy's bits, NaNs included
     (ordered predicates are false on a NaN, `ne` true, as numpy's)."""
     import mlc
 
-    program = _select_program(predicate, 4, 70, "tensor")
+    program = _select_program(predicate, 4, 70, "tensor", form)
     rng = np.random.default_rng(7)
     x = rng.standard_normal((4, 70)).astype(np.float32)
     y = np.where(rng.random((4, 70)) < 0.3, x, rng.standard_normal((4, 70)).astype(np.float32))
     x[0, :5] = np.nan
     y[1, 3:9] = np.nan
     compare = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}
-    expected = np.where(compare[predicate](x, y), x, y * np.float32(0.5))
+    condition = compare[predicate](x, y)
+    with np.errstate(invalid="ignore"):
+        expected = {
+            "where": lambda: np.where(condition, x, y * np.float32(0.5)),
+            "cast": lambda: condition.astype(np.float32) * (y * np.float32(0.5)),
+            "stored": lambda: condition,
+        }[form]()
     result = mlc.compile(program, device="cpu")(x, y)
     np.testing.assert_array_equal(result, expected)
