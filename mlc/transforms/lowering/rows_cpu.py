@@ -65,7 +65,8 @@ backend's (`llvm_translate`).
 
 Recorded on the loop kernel: `mlc.cpu_vector_width = W`, `mlc.cpu_accumulators = U`,
 `mlc.cpu_interleaved_rows = I` and, where nonzero, `mlc.cpu_prefetch_bytes` (the loads' distance) and `mlc.cpu_store_prefetch_bytes` (the
-stores'; both the pass's `PrefetchDistances`); the same attributes on the tile kernel override the
+stores'; both the pass's `PrefetchDistances`) and `mlc.cpu_store_kind = "nontemporal"` where
+its stores stream (see Non-temporal stores); the same attributes on the tile kernel override the
 pass's choice for it (`mlc.cpu_prefetch_bytes` alone sets both distances).
 
 Alignment: as `matmul_cpu.py` (vector accesses of parameters state at most 16 bytes).
