@@ -18,7 +18,8 @@ the CPU, the triple, the CPU's name and features (the object uses all of them). 
 the CPU's name and features means loading llvmlite (40 ms), more than the rest of a cache hit, so
 the cache key names the CPU by what Linux reports of it instead (`host_cpu_fingerprint`: the
 vendor, family, model, stepping and feature flags of /proc/cpuinfo, from which LLVM's answer
-follows for a given LLVM, whose version is in the key too); without /proc/cpuinfo it asks LLVM.
+follows for a given LLVM, whose version is in the key too), and by its last-level cache's size
+(`host_caches`: the CPU lowering's store kind depends on it); without /proc/cpuinfo it asks LLVM.
 A CPU hit then loads the kernels' shared library (`artifacts.py`), and never imports llvmlite. mlc's build
 (`mlc_build`) is its version plus a fingerprint of its source files' names, sizes and
 modification times, so that editing mlc (a pass, the backend) never serves stale code; xDSL's
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mlc.errors import MlcError
+from mlc.host_caches import host_last_level_cache_bytes
 from mlc.runtime.artifact_cache import ArtifactCache, cache_key
 from mlc.runtime.artifacts import Artifact, ArtifactError, decode, encode
 from mlc.runtime.digests import sha256
@@ -164,6 +166,7 @@ def cache_target(device: str) -> dict[str, str]:
                 "mlc_version": _versions()["mlc"],
                 "machine": os.uname().machine,
                 "cpu_fingerprint": fingerprint,
+                "last_level_cache_bytes": str(host_last_level_cache_bytes()),
             }
     return target_description(device)
 

@@ -32,9 +32,10 @@ from __future__ import annotations
 
 import platform
 from dataclasses import dataclass
-from pathlib import Path
 
 from llvmlite import binding
+
+from mlc.host_caches import host_last_level_cache_bytes
 
 STREAMING_PREFETCH_BYTES = 4096
 """How far ahead a row kernel's streaming whole-chunk loads and stores prefetch (`mlc.cpu_prefetch_bytes`;
@@ -90,32 +91,6 @@ the dev machine's L3) was a tie there and a loss on the Intel host."""
 
 STORE_KINDS = ("auto", "on", "off")
 """The values of convert-tile-rows-to-cpu's `nontemporal-stores` option."""
-
-CPU_CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
-
-
-def host_last_level_cache_bytes(caches: Path = CPU_CACHES) -> int | None:
-    """The size of the host's last-level data (or unified) cache, from Linux's sysfs description
-    of the first CPU's caches; None where there is none to read."""
-    best: tuple[int, int] | None = None
-    for index in sorted(caches.glob("index*")):
-        try:
-            kind = (index / "type").read_text().strip()
-            level = int((index / "level").read_text())
-            size = (index / "size").read_text().strip()
-        except (OSError, ValueError):
-            continue
-        if kind == "Instruction":
-            continue
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)
-        try:
-            size_bytes = int(size.rstrip("KMG")) * scale
-        except ValueError:
-            continue
-        if best is None or level > best[0]:
-            best = (level, size_bytes)
-    return None if best is None else best[1]
-
 
 def is_x86_host() -> bool:
     """Whether the host is x86-64, whose streaming stores (and `sfence`) the backend emits."""

@@ -117,6 +117,22 @@ def test_the_key_covers_entry_pipeline_device_and_source(cache_dir: Path, monkey
     assert ArtifactCache(cache_dir).info().entries == 4
 
 
+def test_the_key_covers_the_hosts_last_level_cache(cache_dir: Path, monkeypatch: pytest.MonkeyPatch):
+    """The CPU lowering stores non-temporally where a kernel's streams exceed the last-level
+    cache: a host of the same CPU model with another cache size must not get that decision."""
+    import mlc.caching
+
+    runs = _count_passes(monkeypatch)
+    monkeypatch.setattr(mlc.caching, "host_last_level_cache_bytes", lambda: 32 << 20)
+    mlc.compile(PROGRAM, device="cpu")
+    count = len(runs)
+    mlc.compile(PROGRAM, device="cpu")
+    assert len(runs) == count, "the same cache size hits"
+    monkeypatch.setattr(mlc.caching, "host_last_level_cache_bytes", lambda: 300 << 20)
+    mlc.compile(PROGRAM, device="cpu")
+    assert len(runs) > count, "another cache size compiles"
+
+
 def test_a_module_op_source_is_cached_too(cache_dir: Path, monkeypatch: pytest.MonkeyPatch):
     from mlc.diagnostics import parse_module
     from mlc.dialects import make_context
