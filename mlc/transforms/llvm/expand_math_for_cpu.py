@@ -219,30 +219,46 @@ def _expansion_function(function: str, value_type: Attribute, scaling: str) -> l
 
 
 def _with_library_fallback(emitter: MathEmitter, function: str) -> list[Block]:
-    """sin, cos or pow: the vector form; where some lane is outside its range (sin, cos: finite
-    |x| beyond TRIG_REDUCTION_LIMIT; pow: x <= 0, infinities, NaNs), a second block computes the
-    op for every lane by libm (math.sin / math.cos / math.powf of the operands, which
-    convert-math-to-llvm calls per lane) and takes it for those lanes."""
+    """sin, cos or pow: the vector form; where some lane is outside its range, further blocks
+    compute those lanes otherwise. sin, cos: f32 lanes (`narrow_trig`); where some lane has
+    finite |x| beyond NARROW_TRIG_LIMIT, a block of f64 lanes (`trig`) for every lane, and where
+    some has finite |x| beyond TRIG_REDUCTION_LIMIT, one more of libm's (math.sin / math.cos,
+    which convert-math-to-llvm calls per lane). pow: f64 lanes, and libm's (math.powf) where
+    some lane has x <= 0, an infinity or a NaN. Each block takes its value for its lanes only."""
     entry = emitter.block
     arguments = list(entry.args)
+    done = Block(arg_types=[emitter.float_type])
+    done.add_op(llvm.ReturnOp(done.args[0]))
+    blocks = [entry]
     if function == "powf":
         value, beyond = emitter.pow(*arguments)
     else:
-        value, beyond = emitter.trig(arguments[0], cosine=function == "cos")
-    done = Block(arg_types=[emitter.float_type])
-    done.add_op(llvm.ReturnOp(done.args[0]))
+        cosine = function == "cos"
+        value, beyond = emitter.narrow_trig(arguments[0], cosine)
+        wide = Block()
+        _branch_if_any(emitter, beyond, wide, done, value)
+        emitter.block = wide
+        blocks.append(wide)
+        wide_value, wide_beyond = emitter.trig(arguments[0], cosine)
+        value, beyond = emitter.pick(beyond, wide_value, value), wide_beyond
     fallback = Block()
-    any_beyond = beyond
-    if isinstance(emitter.float_type, VectorType):
-        name = f"llvm.vector.reduce.or.v{emitter.float_type.get_shape()[0]}i32"
-        any_beyond = emitter.emit(llvm.CallIntrinsicOp(name, [beyond], [i32]))
-    zero = emitter.emit(arith.ConstantOp(IntegerAttr(0, i32), i32))
-    flag = emitter.emit(llvm.ICmpOp(any_beyond, zero, IntegerAttr(ICMP_NE, i64)))
-    entry.add_op(llvm.CondBrOp(flag, fallback, [], done, [value]))
+    _branch_if_any(emitter, beyond, fallback, done, value)
     emitter.block = fallback
     library = emitter.emit(FALLBACKS[function](*arguments))
     fallback.add_op(llvm.BrOp(done, emitter.pick(beyond, library, value)))
-    return [entry, fallback, done]
+    return [*blocks, fallback, done]
+
+
+def _branch_if_any(emitter: MathEmitter, mask: SSAValue, taken: Block, done: Block, value: SSAValue) -> None:
+    """End the emitter's block: to `taken` where some lane of the i32 `mask` is set, else to
+    `done` with `value`."""
+    any_set = mask
+    if isinstance(emitter.float_type, VectorType):
+        name = f"llvm.vector.reduce.or.v{emitter.float_type.get_shape()[0]}i32"
+        any_set = emitter.emit(llvm.CallIntrinsicOp(name, [mask], [i32]))
+    zero = emitter.emit(arith.ConstantOp(IntegerAttr(0, i32), i32))
+    flag = emitter.emit(llvm.ICmpOp(any_set, zero, IntegerAttr(ICMP_NE, i64)))
+    emitter.block.add_op(llvm.CondBrOp(flag, taken, [], done, [value]))
 
 
 def _erase_if_unused(rewriter: Rewriter, *ops: Operation) -> None:

@@ -208,6 +208,23 @@ TRIG_REDUCTION_LIMIT = 2.0**40
 """sin and cos reduce |x| <= this on vectors (the f64 quotient's rounding leaves j within one of
 the nearest multiple; the three-part reduction is exact but for its last two roundings); beyond,
 lanes take libm (`ExpandMathForCpu`)."""
+NARROW_TRIG_LIMIT = 2.0**17
+"""sin and cos reduce |x| <= this in f32 lanes (`narrow_trig`): x * 2/pi rounded in f32 is within
+2^-6 of the exact quotient, so |r| <= pi/4 + 2^-5 where the series hold; x - j P1 is exact for
+|j| < 2^22. Beyond, lanes take the f64 reduction (`trig`)."""
+TWO_OVER_PI_NARROW = 0.6366197466850281
+"""2/pi rounded to f32."""
+HALF_PI_NARROW_PARTS = (1.5707963705062866, -4.371138828673793e-08, -1.7151245100058819e-15)
+"""pi/2 as the sum of three f32 (each the rounding of what the earlier ones leave; the rest is
+1.1e-23, times |j| < 2^17, below 2^-59)."""
+NARROW_ERROR_BOUND = 1.5
+"""sin and cos in f32 lanes (|x| <= NARROW_TRIG_LIMIT): the stated relative error, in u = 2^-24
+(see the module docstring for the measurement)."""
+SIN_NARROW_COEFFICIENTS = tuple((-1) ** k / pymath.factorial(2 * k + 1) for k in range(4, 0, -1))
+"""sin r = r + r z P(z), P Taylor's -1/3! + ... + z^3/9!, in f32: the rest is below
+r^10/11! < 2^-28 relative for |r| <= pi/4 + 2^-5."""
+COS_NARROW_COEFFICIENTS = tuple((-1) ** k / pymath.factorial(2 * k) for k in range(5, 0, -1))
+"""cos r = 1 + z P(z), P Taylor's -1/2! + ... - z^4/10!, in f32: the rest is below 2^-32."""
 SIN_COEFFICIENTS = tuple((-1) ** k / pymath.factorial(2 * k + 1) for k in range(5, 0, -1))
 """sin r = r + r z P(z), z = r^2, P Taylor's -1/3! + z/5! - ... - z^4/11! in f64, highest degree
 first: for |r| <= pi/4 the rest is below r^13/13! < 1.1e-11 |sin r| (2^-36)."""
@@ -444,6 +461,50 @@ class MathEmitter:
         quarter = self.emit(math.FloorOp(self.emit(arith.MulfOp(j, self.wide_real(0.25)))))
         return remainder, self.fma(quarter, self.wide_real(-4.0), j)  # j mod 4, exactly (|j| < 2^53)
 
+    def narrow_trig(self, x: SSAValue, cosine: bool) -> tuple[SSAValue, SSAValue]:
+        """sin x (or cos x) in f32 lanes where |x| <= NARROW_TRIG_LIMIT, NaN for NaN and +-inf,
+        sin(-0) = -0; and the i32 lane mask of the finite x beyond, whose lanes the caller takes
+        from `trig` (see the module docstring)."""
+        j = self.emit(math.RoundEvenOp(self.emit(arith.MulfOp(x, self.real(TWO_OVER_PI_NARROW)))))
+        negated = self.emit(arith.NegfOp(j))
+        first, second, third = (self.real(part) for part in HALF_PI_NARROW_PARTS)
+        exact = self.fma(negated, first, x)  # x - j P1: exact (a multiple of 2^-24 below 1)
+        # j P2 = product + product_low exactly; exact - product by Fast2Sum (exact is a multiple of
+        # 2^-24, at least ulp(product) as |product| < 2^-7): high + (lost - product_low) exactly.
+        product = self.emit(arith.MulfOp(j, second))
+        product_low = self.fma(j, second, self.emit(arith.NegfOp(product)))
+        high = self.emit(arith.SubfOp(exact, product))
+        lost = self.emit(arith.SubfOp(self.emit(arith.SubfOp(exact, high)), product))
+        # r = high + low, low within 2^-24 |high| + |j P3| (rounded twice: 2^-48 of it).
+        low = self.fma(negated, third, self.emit(arith.SubfOp(lost, product_low)))
+        quadrant = self.integral_to_integer(j)
+        if cosine:  # cos x = sin(x + pi/2)
+            quadrant = self.emit(arith.AddiOp(quadrant, self.integer(1)))
+        z = self.emit(arith.MulfOp(high, high))
+        cube = self.emit(arith.MulfOp(high, z))
+        # sin(h + l) = h + (h^3 P(z) + l) and cos(h + l) = 1 + (z Q(z) - h l), to first order in l.
+        sine = self.emit(arith.AddfOp(high, self.fma(cube, self.horner(SIN_NARROW_COEFFICIENTS, z), low)))
+        correction = self.emit(arith.MulfOp(self.emit(arith.NegfOp(high)), low))
+        cosine_value = self.emit(arith.AddfOp(self.real(1.0), self.fma(z, self.horner(COS_NARROW_COEFFICIENTS, z), correction)))
+        value = self.by_quadrant(x, quadrant, sine, cosine_value, cosine)
+        magnitude = self.emit(arith.AndIOp(self.bits(x), self.integer(0x7FFFFFFF)))
+        within = self.below(magnitude, _f32_bits(NARROW_TRIG_LIMIT) + 1)
+        finite = self.below(magnitude, INFINITY_BITS)
+        return value, self.emit(arith.AndIOp(self.emit(arith.XOrIOp(within, self.integer(-1))), finite))
+
+    def by_quadrant(self, x: SSAValue, quadrant_bits: SSAValue, sine: SSAValue, cosine_value: SSAValue, cosine: bool) -> SSAValue:
+        """sin r for even quadrants, cos r for odd ones, negated in quadrants 2 and 3; sin(+-0)
+        keeps x's sign."""
+        odd = self.emit(arith.SubiOp(self.integer(0), self.emit(arith.AndIOp(quadrant_bits, self.integer(1)))))
+        value = self.pick(odd, cosine_value, sine)
+        # Quadrants 2 and 3 negate: the quadrant's bit 1 moved to the sign bit.
+        sign = self.emit(arith.ShLIOp(self.emit(arith.AndIOp(quadrant_bits, self.integer(2))), self.integer(30)))
+        value = self.real_of(self.emit(arith.XOrIOp(self.bits(value), sign)))
+        if not cosine:  # +-0 keeps its sign (the reduction's x - 0 * pi/2 gives +0 for -0)
+            magnitude = self.emit(arith.AndIOp(self.bits(x), self.integer(0x7FFFFFFF)))
+            value = self.pick(self.below(magnitude, 1), x, value)
+        return value
+
     def trig(self, x: SSAValue, cosine: bool) -> tuple[SSAValue, SSAValue]:
         """sin x (or cos x) where |x| <= TRIG_REDUCTION_LIMIT, NaN for NaN and +-inf, sin(-0) =
         -0; and the i32 lane mask of the finite x beyond the limit, whose lanes the caller
@@ -459,14 +520,8 @@ class MathEmitter:
         cosine_value = self.fma(z, self.horner(COS_COEFFICIENTS, z, wide=True), self.wide_real(1.0))
         sine = self.emit(arith.TruncFOp(sine, self.float_type))
         cosine_value = self.emit(arith.TruncFOp(cosine_value, self.float_type))
-        odd = self.emit(arith.SubiOp(self.integer(0), self.emit(arith.AndIOp(quadrant_bits, self.integer(1)))))
-        value = self.pick(odd, cosine_value, sine)
-        # Quadrants 2 and 3 negate: the quadrant's bit 1 moved to the sign bit.
-        sign = self.emit(arith.ShLIOp(self.emit(arith.AndIOp(quadrant_bits, self.integer(2))), self.integer(30)))
-        value = self.real_of(self.emit(arith.XOrIOp(self.bits(value), sign)))
+        value = self.by_quadrant(x, quadrant_bits, sine, cosine_value, cosine)
         magnitude = self.emit(arith.AndIOp(self.bits(x), self.integer(0x7FFFFFFF)))
-        if not cosine:  # +-0 keeps its sign (the reduction's x - 0 * pi/2 gives +0 for -0)
-            value = self.pick(self.below(magnitude, 1), x, value)
         within = self.below(magnitude, _f32_bits(TRIG_REDUCTION_LIMIT) + 1)
         finite = self.below(magnitude, INFINITY_BITS)
         beyond = self.emit(arith.AndIOp(self.emit(arith.XOrIOp(within, self.integer(-1))), finite))
