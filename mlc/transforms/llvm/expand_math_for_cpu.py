@@ -30,16 +30,24 @@ the 3 u erf guarantees (about 3.7). Checked by
 test/python/transforms/llvm/test_expand_math_for_cpu.py against float64 over the whole f32
 range and the special values.
 
-sin and cos (`MathEmitter.trig`): x is reduced by pi/2 in f64 lanes (Cody-Waite, pi/2 in three
-f64 parts, each product exact in an fma; the remainder's relative error is 2^-52 for every f32 up
-to TRIG_REDUCTION_LIMIT = 2^40), both Taylor series are evaluated in f64 and rounded once to f32,
-and the quadrant's bits pick one and its sign: within `WIDE_ERROR_BOUND` (1.001) u of the
-exact value for |x| <= 2^40 (measured: at most 1.000 u over every f32 of [2^-4, 8] and every 11th of
-[8, 2^40]). Lanes of finite |x| beyond 2^40, where the f64 quotient no longer gives the nearest
-multiple, take libm's: the function has a second block, reached only when some lane of the chunk
-needs it, that computes `math.sin` / `math.cos` of the whole operand (convert-math-to-llvm calls
-sinf / cosf per lane) and takes it for those lanes, so every lane's value depends on its own x
-only. `RELATIVE_ERROR_BOUND`'s 2 u for sin and cos covers those lanes (glibc documents 1 ulp).
+sin and cos (`MathEmitter.narrow_trig`): for |x| <= NARROW_TRIG_LIMIT = 2^17, in f32 lanes: x is
+reduced by pi/2 (Cody-Waite with a three-part f32 pi/2 and fmas, the first step exact, the second
+made exact by a Fast2Sum, so r = high + low to about 2^-48), f32 Taylor series of degree 9 (sin)
+and 10 (cos, with 1 - z/2 split exactly), and the quadrant's bits pick one and its sign: within
+`NARROW_ERROR_BOUND` (1.5) u of the exact value (measured: at most 1.27 u over every f32 of
+[2^-4, 2^17] and every 16th below; the final rounding alone gives up to 1 u in this measure, for
+results just above a power of two). Chunks with some lane of finite |x| beyond 2^17 take a second
+block (`MathEmitter.trig`) for those lanes: x reduced by pi/2 in f64 lanes (Cody-Waite, pi/2 in
+three f64 parts, each product exact in an fma; the remainder's relative error is 2^-52 for every
+f32 up to TRIG_REDUCTION_LIMIT = 2^40), both Taylor series evaluated in f64 and rounded once to
+f32: within `WIDE_ERROR_BOUND` (1.001) u (measured: at most 1.000 u over every f32 of [2^-4, 8] and
+every 11th of [8, 2^40]). Lanes of finite |x| beyond 2^40, where the f64 quotient no longer gives
+the nearest multiple, take libm's: a third block, reached only when some lane of the chunk needs
+it, computes `math.sin` / `math.cos` of the whole operand (convert-math-to-llvm calls sinf / cosf
+per lane) and takes it for those lanes, so every lane's value depends on its own x only.
+`RELATIVE_ERROR_BOUND`'s 2 u for sin and cos covers all three (glibc documents 1 ulp).
+(The f64 lanes alone, the earlier form, ran at 0.41-0.57x PyTorch's SLEEF f32 vectors on the
+16-vCPU Intel host: an f64 vector holds half the lanes.)
 NaN and +-inf give NaN, sin(-0) = -0, cos(+-0) = 1. These (and pow's) are the only branches.
 
 pow (`MathEmitter.pow`): exp2(y log2 x) in f64 lanes, rounded once to f32: within
@@ -76,6 +84,8 @@ from xdsl.rewriter import Rewriter
 
 from mlc.transforms.lowering.math_expansion import (
     GELU_ERROR_BOUND,
+    NARROW_ERROR_BOUND,
+    NARROW_TRIG_LIMIT,
     RELATIVE_ERROR_BOUND,
     SCALINGS,
     TRIG_REDUCTION_LIMIT,
@@ -84,7 +94,7 @@ from mlc.transforms.lowering.math_expansion import (
 )
 
 __all__ = [
-    "GELU_ERROR_BOUND", "RELATIVE_ERROR_BOUND", "TRIG_REDUCTION_LIMIT", "WIDE_ERROR_BOUND", "ExpandMathForCpu", "host_has_avx512",
+    "GELU_ERROR_BOUND", "NARROW_ERROR_BOUND", "NARROW_TRIG_LIMIT", "RELATIVE_ERROR_BOUND", "TRIG_REDUCTION_LIMIT", "WIDE_ERROR_BOUND", "ExpandMathForCpu", "host_has_avx512",
     "host_scaling",
 ]
 

@@ -276,28 +276,42 @@ llvm.func @gelu16(%p: !llvm.ptr) {
 
 // -----
 
-// f32 sin and cos: x reduced by pi/2 in f64 lanes (x * 2/pi rounded to j, three fmas of
-// -j and pi/2's parts), both Taylor series in f64, each rounded once to f32, picked and signed
-// by the quadrant's bits; a lane of finite |x| beyond 2^40 sends the chunk to a second block that
-// computes the libm op (math.sin / math.cos, called per lane later) and takes it for those lanes.
+// f32 sin and cos: x reduced by pi/2 in f32 lanes (x * 2/pi rounded to j, an exact fma of -j and
+// pi/2's first part, the second part's product split exactly and subtracted by Fast2Sum, a third
+// fma), both Taylor series in f32, picked and signed by the quadrant's bits; a lane of finite |x|
+// beyond 2^17 sends the chunk to a second block: x reduced by pi/2 in f64 lanes (three fmas of -j
+// and pi/2's parts), both series in f64, each rounded once to f32; a lane of finite |x| beyond
+// 2^40 sends it on to a third block that computes the libm op (math.sin / math.cos, called per
+// lane later) and takes it for those lanes.
 // CHECK-LABEL: llvm.func internal @mlc.sin.v4f32(
 // CHECK-SAME:    %[[X:[0-9a-z_]+]]: vector<4xf32>) -> vector<4xf32>
-// CHECK:         %[[WIDE:.*]] = arith.extf %[[X]] : vector<4xf32> to vector<4xf64>
+// CHECK:         %[[J:.*]] = math.roundeven %{{.*}} : vector<4xf32>
+// CHECK:         %[[EXACT:.*]] = math.fma %{{.*}}, %{{.*}}, %[[X]] : vector<4xf32>
+// CHECK:         %[[PRODUCT:.*]] = arith.mulf %[[J]], %{{.*}} : vector<4xf32>
+// CHECK:         %[[HIGH:.*]] = arith.subf %[[EXACT]], %[[PRODUCT]] : vector<4xf32>
+// CHECK:         %[[LOST:.*]] = arith.subf %[[EXACT]], %[[HIGH]] : vector<4xf32>
+// CHECK:         %[[NARROW_ANY:.*]] = llvm.call_intrinsic "llvm.vector.reduce.or.v4i32"
+// CHECK:         %[[NARROW_FLAG:.*]] = llvm.icmp "ne" %[[NARROW_ANY]]
+// CHECK-NEXT:    llvm.cond_br %[[NARROW_FLAG]], ^[[WIDE:.*]], ^[[DONE:.*]](%{{.*}} : vector<4xf32>)
+// CHECK:       ^[[WIDE]]:
+// CHECK-NEXT:    %{{.*}} = arith.extf %[[X]] : vector<4xf32> to vector<4xf64>
 // CHECK:         math.roundeven %{{.*}} : vector<4xf64>
 // CHECK-COUNT-3: math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf64>
 // CHECK:         math.floor
 // CHECK:         arith.truncf %{{.*}} : vector<4xf64> to vector<4xf32>
 // CHECK:         %[[ANY:.*]] = llvm.call_intrinsic "llvm.vector.reduce.or.v4i32"
 // CHECK:         %[[FLAG:.*]] = llvm.icmp "ne" %[[ANY]]
-// CHECK-NEXT:    llvm.cond_br %[[FLAG]], ^[[LIBM:.*]], ^[[DONE:.*]](%{{.*}} : vector<4xf32>)
+// CHECK-NEXT:    llvm.cond_br %[[FLAG]], ^[[LIBM:.*]], ^[[DONE]](%{{.*}} : vector<4xf32>)
 // CHECK:       ^[[LIBM]]:
 // CHECK-NEXT:    %{{.*}} = math.sin %[[X]] : vector<4xf32>
 // CHECK:         llvm.br ^[[DONE]](%{{.*}} : vector<4xf32>)
 // CHECK:       ^[[DONE]](%[[RESULT:.*]]: vector<4xf32>):
 // CHECK-NEXT:    llvm.return %[[RESULT]] : vector<4xf32>
 // CHECK-LABEL: llvm.func internal @mlc.cos.f32(%{{.*}}: f32) -> f32
-// CHECK:         arith.extf %{{.*}} : f32 to f64
+// CHECK:         math.roundeven %{{.*}} : f32
 // CHECK-NOT:     llvm.vector.reduce
+// CHECK:         llvm.icmp "ne"
+// CHECK:         arith.extf %{{.*}} : f32 to f64
 // CHECK:         llvm.icmp "ne"
 // CHECK:         math.cos %{{.*}} : f32
 // CHECK-LABEL: llvm.func internal @mlc.rsqrt.v4f32(%{{.*}}: vector<4xf32>) -> vector<4xf32>

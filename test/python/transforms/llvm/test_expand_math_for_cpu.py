@@ -22,8 +22,9 @@ the coefficients.
 The whole range: compiled end to end on the CPU (the polynomials as LLVM vectorizes them), 2^20
 bit patterns spread evenly over all f32 values plus the special values, against numpy in
 float64 (the standard library's `math.erf` for erf), under the same bound; and the bound is within what error_bounds.ACCURACY allows.
-sin and cos: on vectors within WIDE_ERROR_BOUND (1.001 u), libm's lanes beyond 2^40, and
-a chunk mixing both gives each lane its own side's value.
+sin and cos: in f32 lanes (|x| <= 2^17) within NARROW_ERROR_BOUND (1.5 u), in f64 lanes up to 2^40
+within WIDE_ERROR_BOUND (1.001 u), libm's lanes beyond, and a chunk mixing all three gives each
+lane its own kind's value.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ from mlc.transforms.llvm.expand_math_for_cpu import (
 from mlc.transforms.lowering.math_expansion import (
     EXP2_COEFFICIENTS,
     GELU_LOG_TAIL_COEFFICIENTS,
+    NARROW_ERROR_BOUND,
+    NARROW_TRIG_LIMIT,
     TRIG_REDUCTION_LIMIT,
     WIDE_ERROR_BOUND,
 )
@@ -267,26 +270,32 @@ def _compiled(function: str, x: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("function", ["sin", "cos"])
 def test_sin_cos_whole_float_range_compiled(function: str):
     """sin and cos end to end over the whole range (bit patterns spread over all f32, dense
-    points of [-8, 8] and of [2^20, 2^20 + 64], the edge of the reduction's range, the special
-    values): on vectors (|x| <= TRIG_REDUCTION_LIMIT) within WIDE_ERROR_BOUND (rounded
+    points of [-8, 8], of [2^17 - 16, 2^17 + 16] and of [2^20, 2^20 + 64], the edges of the
+    reductions' ranges, the special values): in f32 lanes (|x| <= NARROW_TRIG_LIMIT) within
+    NARROW_ERROR_BOUND; in f64 lanes (up to TRIG_REDUCTION_LIMIT) within WIDE_ERROR_BOUND (rounded
     once from f64); beyond, lanes of libm's within the stated bound; NaN for NaN and +-inf,
-    sin(-0) = -0. A chunk with lanes on both sides (every fourth element beyond the limit) gives
-    each lane what a chunk of its own side gives."""
-    limit = np.float32(TRIG_REDUCTION_LIMIT)
-    special = [limit, -limit, np.nextafter(limit, np.float32(np.inf)), LARGEST, -LARGEST, 1e-45, -1e-45, 2.0**-126,
-               np.pi / 4, np.pi / 2, np.pi, 3 * np.pi / 2, 1e4, 1e6, 12582912.0]
+    sin(-0) = -0. A chunk with lanes of all three (every fourth element beyond 2^40, every fourth
+    beyond 2^17) gives each lane what a chunk of its own kind gives."""
+    narrow, limit = np.float32(NARROW_TRIG_LIMIT), np.float32(TRIG_REDUCTION_LIMIT)
+    special = [limit, -limit, np.nextafter(limit, np.float32(np.inf)), narrow, -narrow, np.nextafter(narrow, np.float32(np.inf)),
+               LARGEST, -LARGEST, 1e-45, -1e-45, 2.0**-126, np.pi / 4, np.pi / 2, np.pi, 3 * np.pi / 2, 1e4, 1e6, 12582912.0,
+               5164.7783, 2.6165783, 14682.764]  # the worst found: near a multiple of pi, and the largest errors
     x = np.concatenate([
         _spread_bit_patterns(), np.array(SPECIAL_VALUES + special, np.float32), np.linspace(-8, 8, 1 << 18, dtype=np.float32),
-        np.linspace(2.0**20, 2.0**20 + 64, 1 << 14, dtype=np.float32),
+        np.linspace(narrow - 16, narrow + 16, 1 << 14, dtype=np.float32), np.linspace(2.0**20, 2.0**20 + 64, 1 << 14, dtype=np.float32),
     ])
     got = _compiled(function, x)
     assert_within_stated_bound(function, x, got)
-    on_vectors = np.abs(x) <= limit
-    assert_within_stated_bound(function, x[on_vectors], got[on_vectors], WIDE_ERROR_BOUND)
-    vector_x = x[on_vectors & ~np.isnan(x)][: 3 << 14].reshape(-1, 3)
-    beyond_x = x[~on_vectors & np.isfinite(x)][: 1 << 14]
-    mixed = np.concatenate([vector_x, beyond_x[: vector_x.shape[0], None]], axis=1).ravel()
-    separate = dict(zip(np.concatenate([vector_x.ravel(), beyond_x]).view(np.uint32).tolist(), np.concatenate([_compiled(function, vector_x.ravel()), _compiled(function, beyond_x)]).view(np.uint32).tolist()))
+    on_narrow, on_wide = np.abs(x) <= narrow, (np.abs(x) > narrow) & (np.abs(x) <= limit)
+    assert_within_stated_bound(function, x[on_narrow], got[on_narrow], NARROW_ERROR_BOUND)
+    assert_within_stated_bound(function, x[on_wide], got[on_wide], WIDE_ERROR_BOUND)
+    narrow_x = x[on_narrow & ~np.isnan(x)][: 2 << 13].reshape(-1, 2)
+    wide_x = x[on_wide][: narrow_x.shape[0]]
+    beyond_x = x[(np.abs(x) > limit) & np.isfinite(x)][: narrow_x.shape[0]]
+    rows = min(narrow_x.shape[0], wide_x.size, beyond_x.size)
+    mixed = np.concatenate([narrow_x[:rows], wide_x[:rows, None], beyond_x[:rows, None]], axis=1).ravel()
+    alone = [narrow_x[:rows].ravel(), wide_x[:rows], beyond_x[:rows]]
+    separate = dict(zip(np.concatenate(alone).view(np.uint32).tolist(), np.concatenate([_compiled(function, part) for part in alone]).view(np.uint32).tolist()))
     np.testing.assert_array_equal(_compiled(function, mixed).view(np.uint32), [separate[bits] for bits in mixed.view(np.uint32).tolist()])
 
 
