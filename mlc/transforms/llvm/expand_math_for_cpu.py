@@ -35,7 +35,7 @@ reduced by pi/2 (Cody-Waite with a three-part f32 pi/2 and fmas, the first step 
 made exact by a Fast2Sum, so r = high + low to about 2^-48), f32 Taylor series of degree 9 (sin)
 and 10 (cos, with 1 - z/2 split exactly), and the quadrant's bits pick one and its sign: within
 `NARROW_ERROR_BOUND` (1.5) u of the exact value (measured: at most 1.27 u over every f32 of
-[2^-4, 2^17] and every 16th below; the final rounding alone gives up to 1 u in this measure, for
+[-2^17, 2^17]: sin 1.266, cos 1.271; the final rounding alone gives up to 1 u in this measure, for
 results just above a power of two). Chunks with some lane of finite |x| beyond 2^17 take a second
 block (`MathEmitter.trig`) for those lanes: x reduced by pi/2 in f64 lanes (Cody-Waite, pi/2 in
 three f64 parts, each product exact in an fma; the remainder's relative error is 2^-52 for every
