@@ -20,7 +20,7 @@ from mlc.dialects import attributes
 from mlc.dialects.loop import ops as loop
 from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.chunk_access import Emitter
-from mlc.transforms.lowering.matmul_cpu import ASSUMED_ALIGNMENT, cap_vector_alignment
+from mlc.transforms.lowering.cpu_vector_code import ASSUMED_ALIGNMENT, cap_vector_alignment
 from mlc.transforms.lowering.tile_kernel_lowering import TileKernelLowering
 
 IDENTITIES: dict[type[Operation], float] = {

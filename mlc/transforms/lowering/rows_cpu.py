@@ -90,7 +90,7 @@ from mlc.dialects.tile import ops as tile
 from mlc.transforms.lowering.chunk_access import ChunkAccesses, Emitter
 from mlc.transforms.lowering.cpu_prefetch import PrefetchDistances
 from mlc.transforms.lowering.cpu_vector_kernels import IDENTITIES, CpuVectorLowering, combiner, tile_shape
-from mlc.transforms.lowering.matmul_cpu import pack_vector, unmapped_loop
+from mlc.transforms.lowering.cpu_vector_code import pack_vector, unmapped_loop
 from mlc.transforms.lowering.row_kernel_shape import (
     ChunkScope,
     ColumnRange,
