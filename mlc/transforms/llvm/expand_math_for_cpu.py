@@ -103,8 +103,6 @@ EXPANDED = (math.ExpOp, math.LogOp, math.TanhOp, math.ErfOp, math.SinOp, math.Co
 FALLBACKS: dict[str, type[Operation]] = {"sin": math.SinOp, "cos": math.CosOp, "powf": math.PowFOp}
 """The expansions whose lanes outside their range (sin, cos: beyond the reduction's; pow: the
 special values) take the libm op."""
-ICMP_NE = 1
-"""llvm.icmp's predicate `ne`."""
 SQRT_HALF = 0.7071067811865476
 """sqrt(1/2): the elementwise expansion's scaling of the GELU's erf argument (compared in f32)."""
 
@@ -267,7 +265,7 @@ def _branch_if_any(emitter: MathEmitter, mask: SSAValue, taken: Block, done: Blo
         name = f"llvm.vector.reduce.or.v{emitter.float_type.get_shape()[0]}i32"
         any_set = emitter.emit(llvm.CallIntrinsicOp(name, [mask], [i32]))
     zero = emitter.emit(arith.ConstantOp(IntegerAttr(0, i32), i32))
-    flag = emitter.emit(llvm.ICmpOp(any_set, zero, IntegerAttr(ICMP_NE, i64)))
+    flag = emitter.emit(llvm.ICmpOp(any_set, zero, IntegerAttr(llvm.ICmpPredicateFlag.NE.to_int(), i64)))
     emitter.block.add_op(llvm.CondBrOp(flag, taken, [], done, [value]))
 
 

@@ -128,7 +128,7 @@ import math as pymath
 import struct
 
 from xdsl.dialects import arith, llvm, math
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, FloatAttr, IntegerAttr, VectorType, f32, f64, i16, i32, i64
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, FloatAttr, IntegerAttr, VectorType, f64, i16, i32, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 RELATIVE_ERROR_BOUND = {"exp": 3.0, "log": 2.0, "tanh": 4.0, "erf": 3.0, "sin": 2.0, "cos": 2.0, "rsqrt": 2.0, "powf": 2.0}
@@ -372,9 +372,23 @@ class MathEmitter:
         arith.cmpf (which xDSL 0.74 builds for scalars only)."""
         return self.emit(arith.ShRSIOp(self.emit(arith.SubiOp(bits, self.integer(bound))), self.integer(31)))
 
+    def inverted(self, mask: SSAValue) -> SSAValue:
+        """The i32 lane mask's complement."""
+        return self.emit(arith.XOrIOp(mask, self.integer(-1)))
+
+    def magnitude(self, x: SSAValue) -> SSAValue:
+        """The bits of |x| as i32 (the sign bit cleared)."""
+        return self.emit(arith.AndIOp(self.bits(x), self.integer(0x7FFFFFFF)))
+
+    def finite_beyond(self, x: SSAValue, limit: float) -> SSAValue:
+        """All ones where x is finite and |x| > `limit` (an f32 value), else zero."""
+        magnitude = self.magnitude(x)
+        within = self.below(magnitude, _f32_bits(limit) + 1)
+        return self.emit(arith.AndIOp(self.inverted(within), self.below(magnitude, INFINITY_BITS)))
+
     def pick(self, mask: SSAValue, chosen: SSAValue, other: SSAValue) -> SSAValue:
         """`chosen` (f32) where the i32 mask is all ones, `other` where it is zero."""
-        inverse = self.emit(arith.XOrIOp(mask, self.integer(-1)))
+        inverse = self.inverted(mask)
         kept = self.emit(arith.AndIOp(self.bits(chosen), mask))
         return self.real_of(self.emit(arith.OrIOp(kept, self.emit(arith.AndIOp(self.bits(other), inverse)))))
 
@@ -398,7 +412,7 @@ class MathEmitter:
         y = self.fma(z, self.real(-0.5), y)
         result = self.fma(e, self.real(LN2_LOG_HIGH), self.emit(arith.AddfOp(f, y)))
         original = self.bits(x)
-        result = self.pick(self.emit(arith.XOrIOp(self.below(original, INFINITY_BITS), self.integer(-1))), x, result)
+        result = self.pick(self.inverted(self.below(original, INFINITY_BITS)), x, result)
         result = self.pick(self.emit(arith.ShRSIOp(original, self.integer(31))), self.real(float("nan")), result)
         magnitude = self.emit(arith.AndIOp(original, self.integer(0x7FFFFFFF)))
         return self.pick(self.below(magnitude, 1), self.real(float("-inf")), result)
@@ -508,10 +522,7 @@ class MathEmitter:
         z_squared = self.emit(arith.MulfOp(z, z))
         cosine_value = self.emit(arith.AddfOp(leading, self.fma(z_squared, self.horner(COS_NARROW_COEFFICIENTS, z), tail)))
         value = self.by_quadrant(x, quadrant, sine, cosine_value, cosine)
-        magnitude = self.emit(arith.AndIOp(self.bits(x), self.integer(0x7FFFFFFF)))
-        within = self.below(magnitude, _f32_bits(NARROW_TRIG_LIMIT) + 1)
-        finite = self.below(magnitude, INFINITY_BITS)
-        return value, self.emit(arith.AndIOp(self.emit(arith.XOrIOp(within, self.integer(-1))), finite))
+        return value, self.finite_beyond(x, NARROW_TRIG_LIMIT)
 
     def by_quadrant(self, x: SSAValue, quadrant_bits: SSAValue, sine: SSAValue, cosine_value: SSAValue, cosine: bool) -> SSAValue:
         """sin r for even quadrants, cos r for odd ones, negated in quadrants 2 and 3; sin(+-0)
@@ -522,8 +533,7 @@ class MathEmitter:
         sign = self.emit(arith.ShLIOp(self.emit(arith.AndIOp(quadrant_bits, self.integer(2))), self.integer(30)))
         value = self.real_of(self.emit(arith.XOrIOp(self.bits(value), sign)))
         if not cosine:  # +-0 keeps its sign (the reduction's x - 0 * pi/2 gives +0 for -0)
-            magnitude = self.emit(arith.AndIOp(self.bits(x), self.integer(0x7FFFFFFF)))
-            value = self.pick(self.below(magnitude, 1), x, value)
+            value = self.pick(self.below(self.magnitude(x), 1), x, value)
         return value
 
     def trig(self, x: SSAValue, cosine: bool) -> tuple[SSAValue, SSAValue]:
@@ -542,11 +552,7 @@ class MathEmitter:
         sine = self.emit(arith.TruncFOp(sine, self.float_type))
         cosine_value = self.emit(arith.TruncFOp(cosine_value, self.float_type))
         value = self.by_quadrant(x, quadrant_bits, sine, cosine_value, cosine)
-        magnitude = self.emit(arith.AndIOp(self.bits(x), self.integer(0x7FFFFFFF)))
-        within = self.below(magnitude, _f32_bits(TRIG_REDUCTION_LIMIT) + 1)
-        finite = self.below(magnitude, INFINITY_BITS)
-        beyond = self.emit(arith.AndIOp(self.emit(arith.XOrIOp(within, self.integer(-1))), finite))
-        return value, beyond
+        return value, self.finite_beyond(x, TRIG_REDUCTION_LIMIT)
 
     def pow(self, x: SSAValue, y: SSAValue) -> tuple[SSAValue, SSAValue]:
         """x^y where x > 0 and both are finite (see the module docstring), and the i32 lane mask
@@ -557,11 +563,11 @@ class MathEmitter:
         t = self.emit(arith.MulfOp(wide_y, self.wide_log2(wide_x)))
         t = self.emit(arith.MinimumfOp(self.emit(arith.MaximumfOp(t, self.wide_real(POW_LOWEST))), self.wide_real(POW_HIGHEST)))
         value = self.emit(arith.TruncFOp(self.wide_exp2(t), self.float_type))  # the one rounding (into subnormals too)
-        x_bits, y_magnitude = self.bits(x), self.emit(arith.AndIOp(self.bits(y), self.integer(0x7FFFFFFF)))
+        x_bits, y_magnitude = self.bits(x), self.magnitude(y)
         # x <= +0 (bits <= 0 as i32: zeros and negatives, NaNs with the sign), x >= +inf (and NaN),
         # y infinite or NaN.
-        special = self.emit(arith.OrIOp(self.below(x_bits, 1), self.emit(arith.XOrIOp(self.below(x_bits, INFINITY_BITS), self.integer(-1)))))
-        special = self.emit(arith.OrIOp(special, self.emit(arith.XOrIOp(self.below(y_magnitude, INFINITY_BITS), self.integer(-1)))))
+        special = self.emit(arith.OrIOp(self.below(x_bits, 1), self.inverted(self.below(x_bits, INFINITY_BITS))))
+        special = self.emit(arith.OrIOp(special, self.inverted(self.below(y_magnitude, INFINITY_BITS))))
         return value, special
 
     def wide_log2(self, x: SSAValue) -> SSAValue:
