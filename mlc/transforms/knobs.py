@@ -32,14 +32,18 @@ from xdsl.ir import Attribute
 
 from mlc.dialects.buffer_limits import element_bytes
 from mlc.dialects.graph import ops as graph
+from mlc.host_caches import host_last_level_cache_bytes
 from mlc.targets import WGMMA_ARCHS
 from mlc.transforms.analysis.shared_memory_promotion import WGMMA_SHARED_MEMORY_BYTES
 from mlc.transforms.analysis.tile_sizes import next_power_of_two
+from mlc.transforms.lowering.cpu_prefetch import STORE_KINDS, is_x86_host
 from mlc.transforms.lowering.matmul_blocks import choose_matmul_tile, matmul_warps
 from mlc.transforms.lowering.matmul_wgmma import WGMMA_PIPELINE_STAGES
 
 TARGETS = ("cpu", "cuda")
-Value = int | tuple[int, ...]
+Value = int | tuple[int, ...] | str
+"""A knob's value: a number, a tuple of numbers (a block shape), or one of a few names (a
+categorical option such as `nontemporal-stores`)."""
 
 
 @dataclass(frozen=True)
@@ -306,6 +310,18 @@ def _prune_micro_kernel(value: Value, facts: WorkloadFacts, target: str) -> str 
     return None
 
 
+def _nontemporal_stores(facts: WorkloadFacts) -> tuple[Value, ...]:
+    """auto, on, off where the choice is close: an x86 host whose last-level cache the largest
+    tensor's two streams (read and written, f32) fill at least half of. Below that, streaming
+    stores only lose (a result the next kernel reads is evicted; host17's -x on 16 MiB was 1.1-1.4x
+    slower with them) and the knob would triple the space for nothing; auto is the heuristic."""
+    cache_bytes = host_last_level_cache_bytes()
+    streamed_bytes = 2 * 4 * facts.largest_elements
+    if not (facts.other_kernels and is_x86_host()) or cache_bytes is None or 2 * streamed_bytes < cache_bytes:
+        return ("auto",)  # (auto stores ordinarily where the cache's size is unknown)
+    return STORE_KINDS
+
+
 def _min_parallel_elements(facts: WorkloadFacts) -> tuple[Value, ...]:
     # Thresholds above every buffer all mean "one thread": keep the first of them only.
     cap = max(1 << 12, next_power_of_two(facts.largest_elements))
@@ -333,6 +349,7 @@ KNOBS: dict[str, tuple[Knob, ...]] = {
         Knob("vector-width", lambda facts: (0, 16, 8, 4) if facts.other_kernels else (0,), "f32 lanes of CPU row kernels' vectors (0: the host's)", ("cpu",)),
         Knob("accumulators", lambda facts: (4, 1, 2, 8) if facts.other_kernels else (4,), "vector accumulators of each CPU row reduction", ("cpu",)),
         Knob("interleaved-rows", lambda facts: (1, 2, 4) if facts.other_kernels else (1,), "rows each CPU row kernel's column loops compute at once", ("cpu",)),
+        Knob("nontemporal-stores", _nontemporal_stores, "CPU row kernels' result stores bypassing the caches (auto: beyond 1.5x the last-level cache)", ("cpu",)),
     ),
     "convert-loop-to-cpu": (
         Knob("min-parallel-elements", _min_parallel_elements, "smallest kernel split over threads", ("cpu",)),

@@ -18,8 +18,9 @@ then multiplied by threads and programs:
 * branches (masks) executed, accumulators (the most values an `scf.for` carries: registers).
 
 Kernel totals are summed; the vector is these counts as log2(1 + x), then the configuration's
-numeric knob values (log2), so the model also sees what the loop level leaves implicit (the CPU's
-threading threshold acts after it). `fingerprint` is a hash of the loop-level IR: two
+knob values (numbers as log2(1 + x); a categorical knob's value, such as `nontemporal-stores`, as
+its index among the knob's legal values), so the model also sees what the loop level leaves
+implicit (the CPU's threading threshold and store kind act after it). `fingerprint` is a hash of the loop-level IR: two
 configurations with the same one compile to the same program (a knob with nothing to act on) and
 need one measurement.
 
@@ -225,9 +226,13 @@ def fingerprint(module: ModuleOp, rest_of_pipeline: str) -> str:
     return hashlib.sha256(f"{module}\n{rest_of_pipeline}".encode()).hexdigest()[:16]
 
 
-def feature_vector(features: dict[str, float], config: Config) -> list[float]:
+def feature_vector(features: dict[str, float], config: Config, space: SearchSpace) -> list[float]:
     numbers = [math.log2(1.0 + max(0.0, features[name])) for name in FEATURE_NAMES]
-    for _, value in sorted(config.items()):
+    legal_values = {dimension.name: dimension.values for dimension in space.dimensions}
+    for name, value in sorted(config.items()):
+        if isinstance(value, str):  # a categorical knob: its place among the legal values
+            numbers.append(float(legal_values[name].index(value)))
+            continue
         parts = value if isinstance(value, tuple) else (value,)
         # log2(1 + v): a knob's value may be 0 ("the kernel's own choice"); (): the heuristic.
         numbers.extend(math.log2(1.0 + part) for part in (parts or (0.5,) * 3))
@@ -237,7 +242,7 @@ def feature_vector(features: dict[str, float], config: Config) -> list[float]:
 def extract(module: ModuleOp, space: SearchSpace, config: Config) -> tuple[list[float], str]:
     """The feature vector of `config` on `module` and the fingerprint of its loop-level program."""
     lowered, rest = loop_level(module, space, config)
-    return feature_vector(module_features(lowered, space.target), config), fingerprint(lowered, rest)
+    return feature_vector(module_features(lowered, space.target), config, space), fingerprint(lowered, rest)
 
 
 def extract_from_text(source: str, target: str, configs: list[dict], arch: str | None = None) -> list[tuple[list[float], str] | str]:

@@ -97,7 +97,7 @@ def test_every_value_of_every_knob_has_a_feature_vector():
             features = module_features(loop_level(module, space, heuristic)[0], target)
             for dimension in space.dimensions:
                 for value in dimension.values:
-                    numbers = feature_vector(features, {**heuristic, dimension.name: value})
+                    numbers = feature_vector(features, {**heuristic, dimension.name: value}, space)
                     assert all(math.isfinite(number) for number in numbers), (target, dimension.name, value)
 
 

@@ -10,6 +10,7 @@ import pytest
 from mlc.passes import build_pipeline
 from mlc.transforms import all_passes
 from mlc.transforms.knobs import KNOBS, MatmulShape, WorkloadFacts
+from mlc.tuning.features import FEATURE_NAMES
 from mlc.tuning.space import SearchSpace, config_from_key, config_key
 
 from .tuning_programs import ADD, MATMUL, workload
@@ -104,6 +105,33 @@ def test_moves_stay_in_the_space():
         assert all(config[d.name] in d.values for d in space.dimensions)
     mutated = space.mutate(first, rng)
     assert sum(mutated[name] != first[name] for name in first) == 1
+
+
+def test_the_store_kind_is_tuned_where_the_streams_approach_the_last_level_cache(monkeypatch):
+    """nontemporal-stores (auto / on / off) joins the CPU space on an x86 host once a workload's
+    largest tensor, read and written, fills half of the last-level cache; below that, and off x86,
+    auto is the only value. A chosen kind is a replayable option, and each kind encodes as its
+    own feature."""
+    from mlc.transforms import knobs
+    from mlc.tuning.features import feature_vector
+
+    name = "convert-tile-rows-to-cpu.nontemporal-stores"
+    monkeypatch.setattr(knobs, "host_last_level_cache_bytes", lambda: 32 << 20)
+    monkeypatch.setattr(knobs, "is_x86_host", lambda: True)
+    large, small = WorkloadFacts(2 << 20), WorkloadFacts((2 << 20) - 1)  # 2 streams of 8 MiB: half the cache
+    space = SearchSpace.from_facts(large, "cpu")
+    assert next(d.values for d in space.dimensions if d.name == name) == ("auto", "on", "off")
+    assert name not in {d.name for d in SearchSpace.from_facts(small, "cpu").dimensions}
+    assert name not in {d.name for d in SearchSpace.from_facts(large, "cuda").dimensions}
+    config = {**space.heuristic(), name: "on"}
+    assert space.invalid(config) is None and config_from_key(config_key(config)) == config
+    passes = build_pipeline(space.pipeline(config), all_passes(), mlir_syntax=True)
+    assert next(p for p in passes if p.name == "convert-tile-rows-to-cpu").nontemporal_stores == "on"
+    features = dict.fromkeys(FEATURE_NAMES, 1.0)
+    encoded = {kind: tuple(feature_vector(features, {**config, name: kind}, space)) for kind in ("auto", "on", "off")}
+    assert len(set(encoded.values())) == 3
+    monkeypatch.setattr(knobs, "is_x86_host", lambda: False)
+    assert name not in {d.name for d in SearchSpace.from_facts(large, "cpu").dimensions}
 
 
 HOPPER_F16 = WorkloadFacts(2048 * 2048, (MatmulShape(1, 2048, 2048, 2048, 2),), other_kernels=False, arch="sm_90")
