@@ -82,16 +82,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from mlc.transforms.lowering.math_expansion import (
-    GELU_ERROR_BOUND,
-    NARROW_ERROR_BOUND,
-    NARROW_TRIG_LIMIT,
-    RELATIVE_ERROR_BOUND,
-    SCALINGS,
-    TRIG_REDUCTION_LIMIT,
-    WIDE_ERROR_BOUND,
-    MathEmitter,
-)
+from mlc.transforms.lowering.math_expansion import GELU_ERROR_BOUND, RELATIVE_ERROR_BOUND, SCALINGS, MathEmitter
+from mlc.transforms.lowering.trig_expansion import NARROW_ERROR_BOUND, NARROW_TRIG_LIMIT, TRIG_REDUCTION_LIMIT, WIDE_ERROR_BOUND, narrow_trig, trig
 
 __all__ = [
     "GELU_ERROR_BOUND", "NARROW_ERROR_BOUND", "NARROW_TRIG_LIMIT", "RELATIVE_ERROR_BOUND", "TRIG_REDUCTION_LIMIT", "WIDE_ERROR_BOUND", "ExpandMathForCpu", "host_has_avx512",
@@ -242,12 +234,12 @@ def _with_library_fallback(emitter: MathEmitter, function: str) -> list[Block]:
         value, beyond = emitter.pow(*arguments)
     else:
         cosine = function == "cos"
-        value, beyond = emitter.narrow_trig(arguments[0], cosine)
+        value, beyond = narrow_trig(emitter, arguments[0], cosine)
         wide = Block()
         _branch_if_any(emitter, beyond, wide, done, value)
         emitter.block = wide
         blocks.append(wide)
-        wide_value, wide_beyond = emitter.trig(arguments[0], cosine)
+        wide_value, wide_beyond = trig(emitter, arguments[0], cosine)
         value, beyond = emitter.pick(beyond, wide_value, value), wide_beyond
     fallback = Block()
     _branch_if_any(emitter, beyond, fallback, done, value)

@@ -50,14 +50,8 @@ from mlc.transforms.llvm.expand_math_for_cpu import (
     RELATIVE_ERROR_BOUND,
     ExpandMathForCpu,
 )
-from mlc.transforms.lowering.math_expansion import (
-    EXP2_COEFFICIENTS,
-    GELU_LOG_TAIL_COEFFICIENTS,
-    NARROW_ERROR_BOUND,
-    NARROW_TRIG_LIMIT,
-    TRIG_REDUCTION_LIMIT,
-    WIDE_ERROR_BOUND,
-)
+from mlc.transforms.lowering.math_expansion import EXP2_COEFFICIENTS, GELU_LOG_TAIL_COEFFICIENTS
+from mlc.transforms.lowering.trig_expansion import NARROW_ERROR_BOUND, NARROW_TRIG_LIMIT, TRIG_REDUCTION_LIMIT, WIDE_ERROR_BOUND
 
 U = 2.0**-24
 SMALLEST_NORMAL = 2.0**-126
