@@ -323,11 +323,14 @@ class MathEmitter:
         """The bits of |x| as i32 (the sign bit cleared)."""
         return self.emit(arith.AndIOp(self.bits(x), self.integer(0x7FFFFFFF)))
 
+    def beyond(self, x: SSAValue, limit: float) -> SSAValue:
+        """All ones where |x| > `limit` (an f32 value), +-inf and NaN too (|x|'s bits are above
+        limit's), else zero."""
+        return self.inverted(self.below(self.magnitude(x), _f32_bits(limit) + 1))
+
     def finite_beyond(self, x: SSAValue, limit: float) -> SSAValue:
         """All ones where x is finite and |x| > `limit` (an f32 value), else zero."""
-        magnitude = self.magnitude(x)
-        within = self.below(magnitude, _f32_bits(limit) + 1)
-        return self.emit(arith.AndIOp(self.inverted(within), self.below(magnitude, INFINITY_BITS)))
+        return self.emit(arith.AndIOp(self.beyond(x, limit), self.below(self.magnitude(x), INFINITY_BITS)))
 
     def pick(self, mask: SSAValue, chosen: SSAValue, other: SSAValue) -> SSAValue:
         """`chosen` (f32) where the i32 mask is all ones, `other` where it is zero."""

@@ -2,25 +2,28 @@
 
 Functions of a `MathEmitter` (math_expansion.py) that append the `arith`/`math` ops computing sin x
 or cos x of an f32 scalar or vector x, for the lanes of |x| <= a limit; each also returns the i32
-lane mask of the finite lanes beyond, which the caller computes otherwise (expand-math-for-cpu:
-`trig` after `narrow_trig`, then libm).
+lane mask of the lanes beyond, which the caller computes otherwise (expand-math-for-cpu: `trig`
+after `narrow_trig`, then libm).
 
 `narrow_trig`, |x| <= NARROW_TRIG_LIMIT = 2^17, in f32 lanes, one odd polynomial per lane (as
 SLEEF's and Cephes' sinf / cosf): with a = |x| (sin x = sign(x) sin a, cos x = cos a),
 
-* sin: n = roundeven(a f32(1/pi)), r = a - n pi, sin a = (-1)^n sin r;
+* sin: n = roundeven(a f32(1/pi)), r = a - n pi, sin a = (-1)^n sin r: one fma computes
+  a f32(1/pi) + 1.5 2^23, rounded once to an integer (ulp 1 there; its bit 0 is n's), and a
+  subtraction of 1.5 2^23 gives n exactly;
 * cos: m = roundeven(fma(a, f32(1/pi), -1/2)), n = 2m + 1 (odd), r = a - n pi/2,
   cos a = cos(r + m pi + pi/2) = (-1)^(m + 1) sin r.
 
-The quotient is rounded once from a value within 0.0036 of a/pi (f32(1/pi)'s error times
-a/pi < 41723, and half an ulp of it), so |r| <= pi (1/2 + 0.0036) < 1.5825 (`SINE_REDUCED_LIMIT`);
-n < 2^17. r = a - n P1 - n P2 - n P3 with P = `PI_NARROW_PARTS` (sin) or `HALF_PI_NARROW_PARTS`
-(cos), the f32 parts of pi (pi/2): each the rounding of what the earlier ones leave, the rest
-2.2e-23 (1.1e-23) times n < 2^17 below 2^-58.
+n is within 0.5 + 0.0036 of a/pi (sin: 0.5 + 0.0017, f32(1/pi)'s error times a/pi < 41723;
+cos: that and half an ulp of the rounded fma, 2^-9), so |r| <= pi (1/2 + 0.0036) < 1.5825
+(`SINE_REDUCED_LIMIT`); n < 2^17. r = a - n P1 - n P2 - n P3 with P = `PI_NARROW_PARTS` (sin) or
+`HALF_PI_NARROW_PARTS` (cos), the f32 parts of pi (pi/2): each the rounding of what the earlier
+ones leave, the rest 2.2e-23 (1.1e-23) times n < 2^17 below 2^-58.
 
 * The first step, exact = fma(-n, P1, a), is exact where n P1 and a are multiples of 2^-23 (their
   difference, below 2 in magnitude, then fits 24 bits): P1 is a multiple of 2^-22 (pi) or 2^-23
-  (pi/2), and a >= 1 wherever n >= 2 (sin: n != 0 needs a/pi > 0.49; cos: n >= 3 needs a/pi > 1.49).
+  (pi/2), and a >= 1 (so a multiple of 2^-23) wherever sin's n >= 1 (a/pi > 0.49) or cos's
+  n >= 3 (a/pi > 1.49), and where cos's n = 1 with a >= 1.
   sin with n = 0: exact = a. cos with n = 1 and a < 1 is the exception (a just above 0.5 gives
   |r| > 1, whose ulp is 2^-23, but a's bits go to 2^-24 and below): there P1 = f32(pi/2) >= a
   and n P1 = P1 exactly, so Fast2Sum(-P1, a) recovers what the rounding lost,
@@ -32,7 +35,7 @@ n < 2^17. r = a - n P1 - n P2 - n P3 with P = `PI_NARROW_PARTS` (sin) or `HALF_P
   product_low (+ cos's recovered part) - n P3, rounded twice: within about 2^-48 |r|.
 
 sin(high + low) = high + (high^3 P(z) + low cos(high)), z = high^2, P = `SINE_NARROW_COEFFICIENTS`
-(a relative minimax fit of degree 9, 0.115 u on |r| <= 1.5825; see the constant). Near |r| = pi/2
+(a relative minimax fit of degree 9, 0.116 u on |r| <= 1.5825; see the constant). Near |r| = pi/2
 the correction is about 0.57 of the result, so its rounding errors count: measured over dense
 samples, the plain form fl(fl(high z) P(z) + low) reached 3.3 u, of which low cos(high) taken as
 low (up to 0.4 u where cos(high) ~ 0.08), z's rounding (0.57 u), P's last rounding times high^3
@@ -47,13 +50,17 @@ low (up to 0.4 u where cos(high) ~ 0.08), z's rounding (0.57 u), P's last roundi
 The sign: bit 0 of n (sin) or of m + 1 (cos), read from the mantissa of n + 1.5 2^23 (m + 1.5
 2^23 + 1), shifted to the sign bit and, for sin, xor-ed with x's sign; the value's sign bit is
 flipped by it. sin(-0) = -0 (sin(+0) = +0 takes x's sign), cos(+-0) = 1; NaN and +-inf give NaN
-(n is NaN or inf, so exact = NaN).
+(n is NaN or inf, so exact = NaN). The returned mask is of the lanes whose |x|'s bits are above
+2^17's: the finite ones beyond and, so that the test is one compare (vpcmpgtd, kortestw), +-inf
+and NaN, which `trig` turns into NaN as well (a chunk holding them takes the f64 block).
 
-Within `NARROW_ERROR_BOUND` (1.5) u of the exact value (u = 2^-24, relative): measured 1.2x u at
-most over every f32 of [0, 2^17] (negative x give the same magnitudes: the lanes compute on
-|x|). The rest of the error, roughly: the last rounding (0.5 u, up to 1 u of the exact value just
+Within `NARROW_ERROR_BOUND` (1.5) u of the exact value (u = 2^-24, relative): measured at most
+1.262 u for sin (x = 32388.166) and 1.281 u for cos (x = 91376.4375) over every f32 of [0, 2^17],
+1.21e9 values each (`bench/trig_accuracy.py`: compiled, against numpy's float64, 1.5-2 minutes a
+function on two cores); negative x give the same magnitudes, bit for bit (the lanes compute on
+|x|). The two-series form it replaces measured 1.27 u. The rest of the error, roughly: the last rounding (0.5 u, up to 1 u of the exact value just
 above a power of two), the correction's rounding (up to 0.5 u where it is above 1/2), w's
-rounding times z, P's approximation (0.115 u) and low's factor (0.053 u).
+rounding times z, P's approximation (0.116 u) and low's factor (0.053 u).
 
 `trig`, |x| <= TRIG_REDUCTION_LIMIT = 2^40, in f64 lanes (x extended exactly): j = roundeven(x *
 2/pi) and r = x - j pi/2 by three fmas of -j and `HALF_PI_PARTS` (the first exact: x - j P1 is a
@@ -109,7 +116,7 @@ SINE_NARROW_COEFFICIENTS = (2.6048369363707025e-06, -1.9809331570286304e-04, 8.3
 this project by Lawson's iteratively reweighted least squares toward the minimax of the relative
 error (r^3 (P - (sin r - r) / r^3) / sin r) at 4000 Chebyshev points of z in [0, 1.5825^2], in
 float64, the coefficients rounded to f32 from the lowest degree up, the higher ones refitted after
-each: 0.115 u at most (0.110 before the rounding)."""
+each: 0.116 u at most (0.110 before the rounding)."""
 LOW_COSINE_FACTOR = -0.4163
 """low cos(high) ~ low (1 + c high^2): c minimizes max |cos h - 1 - c h^2| h / sin h over
 |h| <= SINE_REDUCED_LIMIT (0.053; c = -1/2, Taylor's, gives 0.37 at pi/2), so that low's term adds
@@ -135,9 +142,9 @@ def narrow_trig(emitter: MathEmitter, x: SSAValue, cosine: bool) -> tuple[SSAVal
         n = e.fma(m, e.real(2.0), e.real(1.0))
         parity = e.emit(arith.AddfOp(m, e.real(ROUNDING_SHIFT + 1.0)))  # bit 0: m + 1's
         parts = HALF_PI_NARROW_PARTS
-    else:  # n = roundeven(a/pi): r = a - n pi
-        n = e.emit(math.RoundEvenOp(e.emit(arith.MulfOp(a, e.real(INVERSE_PI_NARROW)))))
-        parity = e.emit(arith.AddfOp(n, e.real(ROUNDING_SHIFT)))  # bit 0: n's
+    else:  # n = roundeven(a/pi): r = a - n pi; a f32(1/pi) + 1.5 2^23 rounded once to an integer
+        parity = e.fma(a, e.real(INVERSE_PI_NARROW), e.real(ROUNDING_SHIFT))  # bit 0: n's
+        n = e.emit(arith.SubfOp(parity, e.real(ROUNDING_SHIFT)))  # exact
         parts = PI_NARROW_PARTS
     high, low = _reduce(e, a, n, parts, cosine)
     sine = _sine(e, high, low)
@@ -145,7 +152,7 @@ def narrow_trig(emitter: MathEmitter, x: SSAValue, cosine: bool) -> tuple[SSAVal
     if not cosine:  # sin x = sign(x) sin |x|
         sign = e.emit(arith.AndIOp(e.emit(arith.XOrIOp(sign, e.bits(x))), e.integer(SIGN_BIT)))
     value = e.real_of(e.emit(arith.XOrIOp(e.bits(sine), sign)))
-    return value, e.finite_beyond(x, NARROW_TRIG_LIMIT)
+    return value, e.beyond(x, NARROW_TRIG_LIMIT)
 
 
 def _reduce(e: MathEmitter, a: SSAValue, n: SSAValue, parts: tuple[float, ...], recover: bool) -> tuple[SSAValue, SSAValue]:
