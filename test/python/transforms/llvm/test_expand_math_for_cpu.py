@@ -294,11 +294,12 @@ def test_sin_cos_whole_float_range_compiled(function: str):
     on_narrow, on_wide = np.abs(x) <= narrow, (np.abs(x) > narrow) & (np.abs(x) <= limit)
     assert_within_stated_bound(function, x[on_narrow], got[on_narrow], NARROW_ERROR_BOUND)
     assert_within_stated_bound(function, x[on_wide], got[on_wide], WIDE_ERROR_BOUND)
-    by_bits = dict(zip(x[on_narrow].view(np.uint32).tolist(), got[on_narrow].view(np.uint32).tolist()))
-    mirrored = [(by_bits[bits], by_bits[bits ^ 0x80000000]) for bits in by_bits if bits < 0x80000000 and bits ^ 0x80000000 in by_bits]
-    assert len(mirrored) > 1 << 16  # the dense points of [-8, 8] come in pairs
-    positive, negative = np.array(mirrored, dtype=np.uint32).T
-    np.testing.assert_array_equal(negative, positive ^ (0x80000000 if function == "sin" else 0))
+    # The spread bit patterns come first, element k + 2^19 being element k with the sign bit set.
+    half, sign = 1 << 19, np.uint32(0x80000000)
+    np.testing.assert_array_equal(x[half : 2 * half].view(np.uint32), x[:half].view(np.uint32) ^ sign)
+    mirrored = np.abs(x[:half]) <= narrow
+    flip = sign if function == "sin" else np.uint32(0)
+    np.testing.assert_array_equal(got[half : 2 * half].view(np.uint32)[mirrored], got[:half].view(np.uint32)[mirrored] ^ flip)
     narrow_x = x[on_narrow & ~np.isnan(x)][: 2 << 13].reshape(-1, 2)
     wide_x = x[on_wide][: narrow_x.shape[0]]
     beyond_x = x[(np.abs(x) > limit) & np.isfinite(x)][: narrow_x.shape[0]]
