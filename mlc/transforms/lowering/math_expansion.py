@@ -1,4 +1,4 @@
-"""Branch-free f32 arithmetic for exp, log, tanh, erf, sin, cos, pow, rsqrt and the exact GELU (expand-math-for-cpu's).
+"""Branch-free f32 arithmetic for exp, log, tanh, erf, pow, rsqrt and the exact GELU, and the helpers of sin and cos (trig_expansion.py) (expand-math-for-cpu's).
 
 `MathEmitter(block, type, scaling)` appends to `block` the `arith`/`math` ops (fma, roundeven,
 integer bit operations, lane masks; no branches, no arith.cmpf, which xDSL 0.74 builds for
