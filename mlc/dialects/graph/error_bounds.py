@@ -90,8 +90,9 @@ value (`RELATIVE_ERROR_BOUND` there), within the 1 + 4 u these entries allow; it
 x Phi(x) fused (`GELU_ERROR_BOUND` there), states 1.6 u of |x|: tighter than the composition
 0.5 x (1 + erf(x / sqrt 2)) with its 3 u erf guarantees (0.5 |x| (3 u + 2 u) for erf and 1 + erf,
 plus the argument's rounding: about 3.7 u of |x|), within the 1 + 12 u allowed here. Its sin and
-cos state 1.5 u from the exact value in f32 lanes (|x| <= 2^17: f32 Cody-Waite reduction made
-exact to ~2^-48, f32 series; measured 1.27 u over every f32 of that range; NARROW_ERROR_BOUND there), 1.001 u in f64 lanes
+cos state 1.5 u from the exact value in f32 lanes (|x| <= 2^17: f32 Cody-Waite reduction by pi or
+an odd multiple of pi/2 made exact to ~2^-48, one f32 sine polynomial per lane; measured 1.262 u
+(sin) and 1.281 u (cos) over every f32 of that range; NARROW_ERROR_BOUND in trig_expansion.py), 1.001 u in f64 lanes
 (|x| <= 2^40: reduced and evaluated in f64, rounded once; WIDE_ERROR_BOUND) and 2 u with libm's
 lanes beyond (RELATIVE_ERROR_BOUND there), its pow 1.001 u for x > 0 (exp2(y log2 x) in f64 lanes, rounded once) and 2 u with libm's
 lanes (negative bases, zeros, infinities, NaNs), its rsqrt, 1 / sqrt in f32, 2 u: within the

@@ -30,14 +30,18 @@ the 3 u erf guarantees (about 3.7). Checked by
 test/python/transforms/llvm/test_expand_math_for_cpu.py against float64 over the whole f32
 range and the special values.
 
-sin and cos (`MathEmitter.narrow_trig`): for |x| <= NARROW_TRIG_LIMIT = 2^17, in f32 lanes: x is
-reduced by pi/2 (Cody-Waite with a three-part f32 pi/2 and fmas, the first step exact, the second
-made exact by a Fast2Sum, so r = high + low to about 2^-48), f32 Taylor series of degree 9 (sin)
-and 10 (cos, with 1 - z/2 split exactly), and the quadrant's bits pick one and its sign: within
-`NARROW_ERROR_BOUND` (1.5) u of the exact value (measured: at most 1.27 u over every f32 of
-[-2^17, 2^17]: sin 1.266, cos 1.271; the final rounding alone gives up to 1 u in this measure, for
-results just above a power of two). Chunks with some lane of finite |x| beyond 2^17 take a second
-block (`MathEmitter.trig`) for those lanes: x reduced by pi/2 in f64 lanes (Cody-Waite, pi/2 in
+sin and cos (trig_expansion.py's `narrow_trig`): for |x| <= NARROW_TRIG_LIMIT = 2^17, in f32
+lanes, one polynomial per lane (as SLEEF's and Cephes' sinf / cosf): a = |x| is reduced by pi
+(sin) or by an odd multiple of pi/2 (cos) (Cody-Waite with a three-part f32 constant and fmas, the
+first step exact or its rounding recovered by Fast2Sum, the second made exact by a Fast2Sum, so
+r = high + low to about 2^-48, |r| < 1.5825), one fitted degree-9 sine of high + low with its
+large correction term's roundings compensated, and the quotient's bit 0 (with x's sign for sin)
+flips the sign: within `NARROW_ERROR_BOUND` (1.5) u of the exact value (measured: at most
+1.262 u (sin) and 1.281 u (cos) over every f32 of [-2^17, 2^17]; the final rounding alone
+gives up to 1 u in this measure, for results just above a power of two). 28 vector instructions
+per 16 lanes for sin and 32 for cos with AVX-512 (the form with both series evaluated in every lane and the
+quadrant picking one: 45 and 44; from the load to the range branch, register copies left out). Chunks with some lane of |x| beyond 2^17 (or +-inf, NaN) take a second
+block (`trig`) for those lanes: x reduced by pi/2 in f64 lanes (Cody-Waite, pi/2 in
 three f64 parts, each product exact in an fma; the remainder's relative error is 2^-52 for every
 f32 up to TRIG_REDUCTION_LIMIT = 2^40), both Taylor series evaluated in f64 and rounded once to
 f32: within `WIDE_ERROR_BOUND` (1.001) u (measured: at most 1.000 u over every f32 of [2^-4, 8] and
@@ -82,16 +86,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from mlc.transforms.lowering.math_expansion import (
-    GELU_ERROR_BOUND,
-    NARROW_ERROR_BOUND,
-    NARROW_TRIG_LIMIT,
-    RELATIVE_ERROR_BOUND,
-    SCALINGS,
-    TRIG_REDUCTION_LIMIT,
-    WIDE_ERROR_BOUND,
-    MathEmitter,
-)
+from mlc.transforms.lowering.math_expansion import GELU_ERROR_BOUND, RELATIVE_ERROR_BOUND, SCALINGS, MathEmitter
+from mlc.transforms.lowering.trig_expansion import NARROW_ERROR_BOUND, NARROW_TRIG_LIMIT, TRIG_REDUCTION_LIMIT, WIDE_ERROR_BOUND, narrow_trig, trig
 
 __all__ = [
     "GELU_ERROR_BOUND", "NARROW_ERROR_BOUND", "NARROW_TRIG_LIMIT", "RELATIVE_ERROR_BOUND", "TRIG_REDUCTION_LIMIT", "WIDE_ERROR_BOUND", "ExpandMathForCpu", "host_has_avx512",
@@ -242,12 +238,12 @@ def _with_library_fallback(emitter: MathEmitter, function: str) -> list[Block]:
         value, beyond = emitter.pow(*arguments)
     else:
         cosine = function == "cos"
-        value, beyond = emitter.narrow_trig(arguments[0], cosine)
+        value, beyond = narrow_trig(emitter, arguments[0], cosine)
         wide = Block()
         _branch_if_any(emitter, beyond, wide, done, value)
         emitter.block = wide
         blocks.append(wide)
-        wide_value, wide_beyond = emitter.trig(arguments[0], cosine)
+        wide_value, wide_beyond = trig(emitter, arguments[0], cosine)
         value, beyond = emitter.pick(beyond, wide_value, value), wide_beyond
     fallback = Block()
     _branch_if_any(emitter, beyond, fallback, done, value)

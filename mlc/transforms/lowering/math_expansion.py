@@ -1,4 +1,4 @@
-"""Branch-free f32 arithmetic for exp, log, tanh, erf, sin, cos, pow, rsqrt and the exact GELU (expand-math-for-cpu's).
+"""Branch-free f32 arithmetic for exp, log, tanh, erf, pow, rsqrt and the exact GELU, and the helpers of sin and cos (trig_expansion.py) (expand-math-for-cpu's).
 
 `MathEmitter(block, type, scaling)` appends to `block` the `arith`/`math` ops (fma, roundeven,
 integer bit operations, lane masks; no branches, no arith.cmpf, which xDSL 0.74 builds for
@@ -63,31 +63,8 @@ Algorithms (f32 scalars and vectors; other types are left to convert-math-to-llv
   (as error_bounds.py states gelu's): Phi's absolute error (Q's) times |x|, plus the fma's
   rounding.
 
-* sin(x), cos(x) in f32 lanes (`narrow_trig`, |x| <= NARROW_TRIG_LIMIT = 2^17): j = roundeven(x *
-  f32(2/pi)) (within 2^-6 of the exact quotient, so |r| <= pi/4 + 2^-5), r = x - j pi/2 with
-  `HALF_PI_NARROW_PARTS` P1 + P2 + P3: x - j P1 by an fma is exact (a multiple of 2^-24 below 1 for
-  |j| < 2^22); j P2 is split exactly into a product and its fma remainder, and the subtraction of
-  the product is made exact by Fast2Sum (the minuend is a multiple of 2^-24, no finer than the
-  product's ulp as |j P2| < 2^-7), so r = high + low with low = lost - remainder - j P3 rounded
-  twice (about 2^-48 |r|; the rest of pi/2 beyond the parts, 1.1e-23 |j|, is below 2^-59).
-  sin(high + low) = high + (high^3 P(z) + low) and cos(high + low) = (1 - z/2) + (z^2 Q(z) +
-  what 1 - z/2 lost (Fast2Sum) - high low - z_low / 2), z = high^2 = z + z_low (fma), f32 Taylor
-  series to degree 9 and 10 (`SIN_NARROW_COEFFICIENTS`, `COS_NARROW_COEFFICIENTS`); the quadrant
-  picks one and its sign as below. Within `NARROW_ERROR_BOUND` (1.5) u of the exact value: measured
-  1.27 u at most (sin 1.266, cos 1.271) over every f32 of [-2^17, 2^17] (the last rounding alone can
-  cost 1 u of a result just above a power of two). Beyond, `narrow_trig` returns the lane mask of
-  the finite lanes its caller computes with `trig`.
-* sin(x), cos(x) (`trig`): in f64 lanes (x extended exactly), j = roundeven(x * 2/pi) and
-  r = x - j pi/2 by three fmas of -j and `HALF_PI_PARTS` (the first exact: x - j P1 is a multiple
-  of 2^-52 below 2 in magnitude; the rest of pi/2 beyond the parts, 5.6e-50, times j < 2^40, is
-  negligible even against the smallest remainder); j mod 4 = j - 4 floor(j / 4) exactly. Both
-  sin r = r + r^3 P(r^2) and cos r = 1 + r^2 Q(r^2) (Taylor to degree 11 and 12: the rest below
-  2^-36 relative on |r| <= pi/4) in f64, each rounded once to f32; the quadrant (+1 for cos) picks
-  cos r for odd quadrants and negates quadrants 2 and 3 (bit 1 moved to the sign). The f64 lanes
-  keep the result within u (1 + 2^-12) of the exact value (WIDE_ERROR_BOUND) for
-  |x| <= TRIG_REDUCTION_LIMIT; beyond, `trig` returns a lane mask of the lanes its caller must
-  compute otherwise (expand-math-for-cpu: libm). +-0 keeps its sign for sin; NaN and +-inf give NaN
-  (x - inf * pi/2).
+* sin(x), cos(x): trig_expansion.py (`narrow_trig` in f32 lanes, `trig` in f64 lanes), with
+  this emitter's helpers.
 * pow(x, y) = 2^(y log2 x) (`pow`), in f64 lanes (x, y extended exactly; x > 0 and finite, f32
   subnormals normal in f64): x = m 2^k with m in [sqrt(1/2), sqrt(2)) from the bits (musl's
   offset trick), ln m = 2 atanh(s) = 2s + 2s z P(z), s = (m - 1) / (m + 1), z = s^2
@@ -209,44 +186,10 @@ REDUCE_FLOOR = 0b1001
 """vreduceps's immediate: x - floor(x) (no fraction bits kept, bits 1:0 = 01 round down; bit 3
 suppresses the precision exception)."""
 
-TWO_OVER_PI = 0.6366197723675814
-"""2/pi rounded to f64."""
-HALF_PI_PARTS = (1.5707963267948966, 6.123233995736766e-17, -1.4973849048591698e-33)
-"""pi/2 as the sum of three f64 (each the rounding of what the earlier ones leave; the rest is
-5.6e-50): the Cody-Waite steps of sin and cos, each product taken exactly by an fma."""
 WIDE_ERROR_BOUND = 1.001
 """sin and cos on vectors (|x| <= TRIG_REDUCTION_LIMIT) and pow (x > 0, both finite): rounded
 once to f32 from an f64 value within 2^-36 (relative) of the exact one, so within u (1 + 2^-12)
 of it."""
-TRIG_REDUCTION_LIMIT = 2.0**40
-"""sin and cos reduce |x| <= this on vectors (the f64 quotient's rounding leaves j within one of
-the nearest multiple; the three-part reduction is exact but for its last two roundings); beyond,
-lanes take libm (`ExpandMathForCpu`)."""
-NARROW_TRIG_LIMIT = 2.0**17
-"""sin and cos reduce |x| <= this in f32 lanes (`narrow_trig`): x * 2/pi rounded in f32 is within
-2^-6 of the exact quotient, so |r| <= pi/4 + 2^-5 where the series hold; x - j P1 is exact for
-|j| < 2^22. Beyond, lanes take the f64 reduction (`trig`)."""
-TWO_OVER_PI_NARROW = 0.6366197466850281
-"""2/pi rounded to f32."""
-HALF_PI_NARROW_PARTS = (1.5707963705062866, -4.371138828673793e-08, -1.7151245100058819e-15)
-"""pi/2 as the sum of three f32 (each the rounding of what the earlier ones leave; the rest is
-1.1e-23, times |j| < 2^17, below 2^-59)."""
-NARROW_ERROR_BOUND = 1.5
-"""sin and cos in f32 lanes (|x| <= NARROW_TRIG_LIMIT): the stated relative error, in u = 2^-24
-(see the module docstring for the measurement)."""
-SIN_NARROW_COEFFICIENTS = tuple((-1) ** k / pymath.factorial(2 * k + 1) for k in range(4, 0, -1))
-"""sin r = r + r z P(z), P Taylor's -1/3! + ... + z^3/9!, in f32: the rest is below
-r^10/11! < 2^-28 relative for |r| <= pi/4 + 2^-5."""
-COS_NARROW_COEFFICIENTS = tuple((-1) ** k / pymath.factorial(2 * k) for k in range(5, 1, -1))
-"""cos r = 1 - z/2 + z^2 P(z), P Taylor's 1/4! - ... - z^3/10!, in f32: the rest is below
-r^12/12! < 2^-31."""
-SIN_COEFFICIENTS = tuple((-1) ** k / pymath.factorial(2 * k + 1) for k in range(5, 0, -1))
-"""sin r = r + r z P(z), z = r^2, P Taylor's -1/3! + z/5! - ... - z^4/11! in f64, highest degree
-first: for |r| <= pi/4 the rest is below r^13/13! < 1.1e-11 |sin r| (2^-36)."""
-COS_COEFFICIENTS = tuple((-1) ** k / pymath.factorial(2 * k) for k in range(6, 0, -1))
-"""cos r = 1 + z P(z), P Taylor's -1/2! + z/4! - ... + z^5/12! in f64, highest degree first: the
-rest is below z^7/14! < 4e-13 for |r| <= pi/4."""
-
 
 POW_LOG_COEFFICIENTS = tuple(1.0 / (2 * k + 1) for k in range(8, 0, -1))
 """log m = 2 atanh(s) = 2s + 2s z P(z), s = (m - 1) / (m + 1), z = s^2, P = 1/3 + z/5 + ... +
@@ -380,11 +323,14 @@ class MathEmitter:
         """The bits of |x| as i32 (the sign bit cleared)."""
         return self.emit(arith.AndIOp(self.bits(x), self.integer(0x7FFFFFFF)))
 
+    def beyond(self, x: SSAValue, limit: float) -> SSAValue:
+        """All ones where |x| > `limit` (an f32 value), +-inf and NaN too (|x|'s bits are above
+        limit's), else zero."""
+        return self.inverted(self.below(self.magnitude(x), _f32_bits(limit) + 1))
+
     def finite_beyond(self, x: SSAValue, limit: float) -> SSAValue:
         """All ones where x is finite and |x| > `limit` (an f32 value), else zero."""
-        magnitude = self.magnitude(x)
-        within = self.below(magnitude, _f32_bits(limit) + 1)
-        return self.emit(arith.AndIOp(self.inverted(within), self.below(magnitude, INFINITY_BITS)))
+        return self.emit(arith.AndIOp(self.beyond(x, limit), self.below(self.magnitude(x), INFINITY_BITS)))
 
     def pick(self, mask: SSAValue, chosen: SSAValue, other: SSAValue) -> SSAValue:
         """`chosen` (f32) where the i32 mask is all ones, `other` where it is zero."""
@@ -479,80 +425,6 @@ class MathEmitter:
     def rsqrt(self, x: SSAValue) -> SSAValue:
         """1 / sqrt(x) in f32: two correctly rounded operations (see the module docstring)."""
         return self.emit(arith.DivfOp(self.real(1.0), self.emit(math.SqrtOp(x))))
-
-    def reduce_by_half_pi(self, x: SSAValue) -> tuple[SSAValue, SSAValue]:
-        """(r, j mod 4) with r = x - j pi/2 and j = roundeven(x 2/pi), in f64 (see `trig`)."""
-        j = self.emit(math.RoundEvenOp(self.emit(arith.MulfOp(x, self.wide_real(TWO_OVER_PI)))))
-        negated = self.emit(arith.NegfOp(j))
-        remainder = x
-        for part in HALF_PI_PARTS:  # x - j pi/2: exact but for the last two fmas' roundings
-            remainder = self.fma(negated, self.wide_real(part), remainder)
-        quarter = self.emit(math.FloorOp(self.emit(arith.MulfOp(j, self.wide_real(0.25)))))
-        return remainder, self.fma(quarter, self.wide_real(-4.0), j)  # j mod 4, exactly (|j| < 2^53)
-
-    def narrow_trig(self, x: SSAValue, cosine: bool) -> tuple[SSAValue, SSAValue]:
-        """sin x (or cos x) in f32 lanes where |x| <= NARROW_TRIG_LIMIT, NaN for NaN and +-inf,
-        sin(-0) = -0; and the i32 lane mask of the finite x beyond, whose lanes the caller takes
-        from `trig` (see the module docstring)."""
-        j = self.emit(math.RoundEvenOp(self.emit(arith.MulfOp(x, self.real(TWO_OVER_PI_NARROW)))))
-        negated = self.emit(arith.NegfOp(j))
-        first, second, third = (self.real(part) for part in HALF_PI_NARROW_PARTS)
-        exact = self.fma(negated, first, x)  # x - j P1: exact (a multiple of 2^-24 below 1)
-        # j P2 = product + product_low exactly; exact - product by Fast2Sum (exact is a multiple of
-        # 2^-24, at least ulp(product) as |product| < 2^-7): high + (lost - product_low) exactly.
-        product = self.emit(arith.MulfOp(j, second))
-        product_low = self.fma(j, second, self.emit(arith.NegfOp(product)))
-        high = self.emit(arith.SubfOp(exact, product))
-        lost = self.emit(arith.SubfOp(self.emit(arith.SubfOp(exact, high)), product))
-        # r = high + low, low within 2^-24 |high| + |j P3| (rounded twice: 2^-48 of it).
-        low = self.fma(negated, third, self.emit(arith.SubfOp(lost, product_low)))
-        quadrant = self.integral_to_integer(j)
-        if cosine:  # cos x = sin(x + pi/2)
-            quadrant = self.emit(arith.AddiOp(quadrant, self.integer(1)))
-        z = self.emit(arith.MulfOp(high, high))
-        cube = self.emit(arith.MulfOp(high, z))
-        # sin(h + l) = h + (h^3 P(z) + l) and cos(h + l) = 1 + (z Q(z) - h l), to first order in l.
-        sine = self.emit(arith.AddfOp(high, self.fma(cube, self.horner(SIN_NARROW_COEFFICIENTS, z), low)))
-        # cos: 1 - z/2 rounded, what that lost (exact: Fast2Sum), and the rest of h^2 = z + z_low.
-        half = self.emit(arith.MulfOp(z, self.real(0.5)))
-        leading = self.emit(arith.SubfOp(self.real(1.0), half))
-        lost_cos = self.emit(arith.SubfOp(self.emit(arith.SubfOp(self.real(1.0), leading)), half))
-        z_low = self.fma(high, high, self.emit(arith.NegfOp(z)))
-        tail = self.emit(arith.SubfOp(lost_cos, self.fma(high, low, self.emit(arith.MulfOp(z_low, self.real(0.5))))))
-        z_squared = self.emit(arith.MulfOp(z, z))
-        cosine_value = self.emit(arith.AddfOp(leading, self.fma(z_squared, self.horner(COS_NARROW_COEFFICIENTS, z), tail)))
-        value = self.by_quadrant(x, quadrant, sine, cosine_value, cosine)
-        return value, self.finite_beyond(x, NARROW_TRIG_LIMIT)
-
-    def by_quadrant(self, x: SSAValue, quadrant_bits: SSAValue, sine: SSAValue, cosine_value: SSAValue, cosine: bool) -> SSAValue:
-        """sin r for even quadrants, cos r for odd ones, negated in quadrants 2 and 3; sin(+-0)
-        keeps x's sign."""
-        odd = self.emit(arith.SubiOp(self.integer(0), self.emit(arith.AndIOp(quadrant_bits, self.integer(1)))))
-        value = self.pick(odd, cosine_value, sine)
-        # Quadrants 2 and 3 negate: the quadrant's bit 1 moved to the sign bit.
-        sign = self.emit(arith.ShLIOp(self.emit(arith.AndIOp(quadrant_bits, self.integer(2))), self.integer(30)))
-        value = self.real_of(self.emit(arith.XOrIOp(self.bits(value), sign)))
-        if not cosine:  # +-0 keeps its sign (the reduction's x - 0 * pi/2 gives +0 for -0)
-            value = self.pick(self.below(self.magnitude(x), 1), x, value)
-        return value
-
-    def trig(self, x: SSAValue, cosine: bool) -> tuple[SSAValue, SSAValue]:
-        """sin x (or cos x) where |x| <= TRIG_REDUCTION_LIMIT, NaN for NaN and +-inf, sin(-0) =
-        -0; and the i32 lane mask of the finite x beyond the limit, whose lanes the caller
-        computes otherwise (see the module docstring)."""
-        remainder, quadrant = self.reduce_by_half_pi(self.emit(arith.ExtFOp(x, self.wide_type)))
-        if cosine:  # cos x = sin(x + pi/2)
-            quadrant = self.emit(arith.AddfOp(quadrant, self.wide_real(1.0)))
-        quadrant_bits = self.integral_to_integer(self.emit(arith.TruncFOp(quadrant, self.float_type)))
-        # Both series in f64 (|r| <= pi/4 (1 + 2^-40)), each rounded once to f32.
-        z = self.emit(arith.MulfOp(remainder, remainder))
-        cube = self.emit(arith.MulfOp(remainder, z))
-        sine = self.fma(cube, self.horner(SIN_COEFFICIENTS, z, wide=True), remainder)
-        cosine_value = self.fma(z, self.horner(COS_COEFFICIENTS, z, wide=True), self.wide_real(1.0))
-        sine = self.emit(arith.TruncFOp(sine, self.float_type))
-        cosine_value = self.emit(arith.TruncFOp(cosine_value, self.float_type))
-        value = self.by_quadrant(x, quadrant_bits, sine, cosine_value, cosine)
-        return value, self.finite_beyond(x, TRIG_REDUCTION_LIMIT)
 
     def pow(self, x: SSAValue, y: SSAValue) -> tuple[SSAValue, SSAValue]:
         """x^y where x > 0 and both are finite (see the module docstring), and the i32 lane mask

@@ -276,20 +276,33 @@ llvm.func @gelu16(%p: !llvm.ptr) {
 
 // -----
 
-// f32 sin and cos: x reduced by pi/2 in f32 lanes (x * 2/pi rounded to j, an exact fma of -j and
-// pi/2's first part, the second part's product split exactly and subtracted by Fast2Sum, a third
-// fma), both Taylor series in f32, picked and signed by the quadrant's bits; a lane of finite |x|
-// beyond 2^17 sends the chunk to a second block: x reduced by pi/2 in f64 lanes (three fmas of -j
-// and pi/2's parts), both series in f64, each rounded once to f32; a lane of finite |x| beyond
-// 2^40 sends it on to a third block that computes the libm op (math.sin / math.cos, called per
-// lane later) and takes it for those lanes.
+// f32 sin and cos on a = |x|, one polynomial per lane: sin reduces by pi (n = a/pi + 1.5 2^23
+// rounded once by an fma, then the shift taken off), cos by odd multiples of pi/2 (with the first
+// step's rounding recovered by Fast2Sum); an exact fma of -n and the first part, the second
+// part's product split exactly and subtracted by Fast2Sum, a third fma; one sine polynomial of
+// high + low, its sign from n's bit 0 (and, for sin, x's sign) xor-ed onto it; a lane of |x|
+// beyond 2^17 (inf and NaN too) sends the chunk to a second block: x reduced by pi/2 in f64
+// lanes (three fmas of -j and pi/2's parts), both series in f64, each rounded once to f32; a lane
+// of finite |x| beyond 2^40 sends it on to a third block that computes the libm op (math.sin /
+// math.cos, called per lane later) and takes it for those lanes.
 // CHECK-LABEL: llvm.func internal @mlc.sin.v4f32(
 // CHECK-SAME:    %[[X:[0-9a-z_]+]]: vector<4xf32>) -> vector<4xf32>
-// CHECK:         %[[J:.*]] = math.roundeven %{{.*}} : vector<4xf32>
-// CHECK:         %[[EXACT:.*]] = math.fma %{{.*}}, %{{.*}}, %[[X]] : vector<4xf32>
-// CHECK:         %[[PRODUCT:.*]] = arith.mulf %[[J]], %{{.*}} : vector<4xf32>
+// CHECK-NEXT:    %[[A:.*]] = math.absf %[[X]] : vector<4xf32>
+// CHECK:         %[[SHIFTED:.*]] = math.fma %[[A]], %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK:         %[[N:.*]] = arith.subf %[[SHIFTED]], %{{.*}} : vector<4xf32>
+// CHECK-NEXT:    %[[NEGATED:.*]] = arith.negf %[[N]] : vector<4xf32>
+// CHECK:         %[[EXACT:.*]] = math.fma %[[NEGATED]], %{{.*}}, %[[A]] : vector<4xf32>
+// CHECK-NEXT:    %[[PRODUCT:.*]] = arith.mulf %[[N]], %{{.*}} : vector<4xf32>
 // CHECK:         %[[HIGH:.*]] = arith.subf %[[EXACT]], %[[PRODUCT]] : vector<4xf32>
-// CHECK:         %[[LOST:.*]] = arith.subf %[[EXACT]], %[[HIGH]] : vector<4xf32>
+// CHECK-NEXT:    %[[LOST:.*]] = arith.subf %[[EXACT]], %[[HIGH]] : vector<4xf32>
+// CHECK:         %[[LOW:.*]] = math.fma %[[NEGATED]], %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK-NEXT:    %[[Z:.*]] = arith.mulf %[[HIGH]], %[[HIGH]] : vector<4xf32>
+// CHECK-NOT:     arith.mulf %[[HIGH]], %[[Z]]
+// CHECK:         %[[CORRECTION:.*]] = math.fma %[[Z]], %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK-NEXT:    %[[SINE:.*]] = arith.addf %[[HIGH]], %[[CORRECTION]] : vector<4xf32>
+// CHECK-NEXT:    %[[PARITY:.*]] = arith.bitcast %[[SHIFTED]] : vector<4xf32> to vector<4xi32>
+// CHECK:         arith.shli %[[PARITY]]
+// CHECK-NOT:     math.roundeven
 // CHECK:         %[[NARROW_ANY:.*]] = llvm.call_intrinsic "llvm.vector.reduce.or.v4i32"
 // CHECK:         %[[NARROW_FLAG:.*]] = llvm.icmp "ne" %[[NARROW_ANY]]
 // CHECK-NEXT:    llvm.cond_br %[[NARROW_FLAG]], ^[[WIDE:.*]], ^[[DONE:.*]](%{{.*}} : vector<4xf32>)
@@ -308,7 +321,11 @@ llvm.func @gelu16(%p: !llvm.ptr) {
 // CHECK:       ^[[DONE]](%[[RESULT:.*]]: vector<4xf32>):
 // CHECK-NEXT:    llvm.return %[[RESULT]] : vector<4xf32>
 // CHECK-LABEL: llvm.func internal @mlc.cos.f32(%{{.*}}: f32) -> f32
-// CHECK:         math.roundeven %{{.*}} : f32
+// CHECK:         %[[M:.*]] = math.roundeven %{{.*}} : f32
+// CHECK:         %[[ODD:.*]] = math.fma %[[M]], %{{.*}}, %{{.*}} : f32
+// CHECK:         %[[FIRST:.*]] = math.fma %{{.*}}, %[[PI_HALF:[0-9a-z_]+]], %{{.*}} : f32
+// CHECK:         %[[BACK:.*]] = math.fma %[[ODD]], %[[PI_HALF]], %[[FIRST]] : f32
+// CHECK-NEXT:    %[[RECOVERED:.*]] = arith.subf %{{.*}}, %[[BACK]] : f32
 // CHECK-NOT:     llvm.vector.reduce
 // CHECK:         llvm.icmp "ne"
 // CHECK:         arith.extf %{{.*}} : f32 to f64

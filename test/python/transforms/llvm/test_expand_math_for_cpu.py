@@ -50,11 +50,13 @@ from mlc.transforms.llvm.expand_math_for_cpu import (
     RELATIVE_ERROR_BOUND,
     ExpandMathForCpu,
 )
-from mlc.transforms.lowering.math_expansion import (
-    EXP2_COEFFICIENTS,
-    GELU_LOG_TAIL_COEFFICIENTS,
+from mlc.transforms.lowering.math_expansion import EXP2_COEFFICIENTS, GELU_LOG_TAIL_COEFFICIENTS
+from mlc.transforms.lowering.trig_expansion import (
+    LOW_COSINE_FACTOR,
     NARROW_ERROR_BOUND,
     NARROW_TRIG_LIMIT,
+    SINE_NARROW_COEFFICIENTS,
+    SINE_REDUCED_LIMIT,
     TRIG_REDUCTION_LIMIT,
     WIDE_ERROR_BOUND,
 )
@@ -274,12 +276,15 @@ def test_sin_cos_whole_float_range_compiled(function: str):
     reductions' ranges, the special values): in f32 lanes (|x| <= NARROW_TRIG_LIMIT) within
     NARROW_ERROR_BOUND; in f64 lanes (up to TRIG_REDUCTION_LIMIT) within WIDE_ERROR_BOUND (rounded
     once from f64); beyond, lanes of libm's within the stated bound; NaN for NaN and +-inf,
-    sin(-0) = -0. A chunk with lanes of all three (every fourth element beyond 2^40, every fourth
-    beyond 2^17) gives each lane what a chunk of its own kind gives."""
+    sin(-0) = -0; the f32 lanes odd (sin) or even (cos) to the bit, as they compute on |x|. A chunk
+    with lanes of all three (every fourth element beyond 2^40, every fourth beyond 2^17) gives each
+    lane what a chunk of its own kind gives."""
     narrow, limit = np.float32(NARROW_TRIG_LIMIT), np.float32(TRIG_REDUCTION_LIMIT)
     special = [limit, -limit, np.nextafter(limit, np.float32(np.inf)), narrow, -narrow, np.nextafter(narrow, np.float32(np.inf)),
                LARGEST, -LARGEST, 1e-45, -1e-45, 2.0**-126, np.pi / 4, np.pi / 2, np.pi, 3 * np.pi / 2, 1e4, 1e6, 12582912.0,
-               5164.7783, 2.6165783, 14682.764]  # the worst found: near a multiple of pi, and the largest errors
+               5164.7783, 2.6165783, 14682.764,  # near a multiple of pi, and the largest errors of the two-series form
+               0.50000006, 0.5000001, 0.57, 1.5707963, 1.5707964, 3.1415925, 3.1415927,  # cos's n = 1 with a rounded first step; the ends of n's
+               32388.166, 91376.4375]  # the largest errors of the sweep of every f32 (bench/trig_accuracy.py)
     x = np.concatenate([
         _spread_bit_patterns(), np.array(SPECIAL_VALUES + special, np.float32), np.linspace(-8, 8, 1 << 18, dtype=np.float32),
         np.linspace(narrow - 16, narrow + 16, 1 << 14, dtype=np.float32), np.linspace(2.0**20, 2.0**20 + 64, 1 << 14, dtype=np.float32),
@@ -289,6 +294,12 @@ def test_sin_cos_whole_float_range_compiled(function: str):
     on_narrow, on_wide = np.abs(x) <= narrow, (np.abs(x) > narrow) & (np.abs(x) <= limit)
     assert_within_stated_bound(function, x[on_narrow], got[on_narrow], NARROW_ERROR_BOUND)
     assert_within_stated_bound(function, x[on_wide], got[on_wide], WIDE_ERROR_BOUND)
+    # The spread bit patterns come first, element k + 2^19 being element k with the sign bit set.
+    half, sign = 1 << 19, np.uint32(0x80000000)
+    np.testing.assert_array_equal(x[half : 2 * half].view(np.uint32), x[:half].view(np.uint32) ^ sign)
+    mirrored = np.abs(x[:half]) <= narrow
+    flip = sign if function == "sin" else np.uint32(0)
+    np.testing.assert_array_equal(got[half : 2 * half].view(np.uint32)[mirrored], got[:half].view(np.uint32)[mirrored] ^ flip)
     narrow_x = x[on_narrow & ~np.isnan(x)][: 2 << 13].reshape(-1, 2)
     wide_x = x[on_wide][: narrow_x.shape[0]]
     beyond_x = x[(np.abs(x) > limit) & np.isfinite(x)][: narrow_x.shape[0]]
@@ -297,6 +308,17 @@ def test_sin_cos_whole_float_range_compiled(function: str):
     alone = [narrow_x[:rows].ravel(), wide_x[:rows], beyond_x[:rows]]
     separate = dict(zip(np.concatenate(alone).view(np.uint32).tolist(), np.concatenate([_compiled(function, part) for part in alone]).view(np.uint32).tolist()))
     np.testing.assert_array_equal(_compiled(function, mixed).view(np.uint32), [separate[bits] for bits in mixed.view(np.uint32).tolist()])
+
+
+def test_sine_polynomial_and_low_factor_within_their_stated_errors():
+    """The narrow lanes' fitted sine, r + r^3 P(r^2), within 0.116 u of sin r on |r| <=
+    SINE_REDUCED_LIMIT (the constant's docstring), and low's factor 1 + c r^2 within 0.053 of
+    cos r, relative to sin r / r (`LOW_COSINE_FACTOR`), at 10^5 points in float64."""
+    r = np.linspace(2.0**-12, SINE_REDUCED_LIMIT, 100_000)
+    z = r * r
+    polynomial = np.polyval(np.array(SINE_NARROW_COEFFICIENTS, dtype=np.float32).astype(np.float64), z)
+    assert np.max(np.abs(r + r**3 * polynomial - np.sin(r)) / np.sin(r)) <= 0.116 * U
+    assert np.max(np.abs(np.cos(r) - 1 - LOW_COSINE_FACTOR * z) * r / np.sin(r)) <= 0.053
 
 
 def test_rsqrt_whole_float_range_compiled():
