@@ -38,10 +38,11 @@ r = high + low to about 2^-48, |r| < 1.5825), one fitted degree-9 sine of high +
 large correction term's roundings compensated, and the quotient's bit 0 (with x's sign for sin)
 flips the sign: within `NARROW_ERROR_BOUND` (1.5) u of the exact value (measured: at most
 1.262 u (sin) and 1.281 u (cos) over every f32 of [-2^17, 2^17]; the final rounding alone
-gives up to 1 u in this measure, for results just above a power of two). 28 vector instructions
-per 16 lanes for sin and 32 for cos with AVX-512 (the form with both series evaluated in every lane and the
-quadrant picking one: 45 and 44; from the load to the range branch, register copies left out). Chunks with some lane of |x| beyond 2^17 (or +-inf, NaN) take a second
-block (`trig`) for those lanes: x reduced by pi/2 in f64 lanes (Cody-Waite, pi/2 in
+gives up to 1 u in this measure, for results just above a power of two). 28 vector
+instructions per 16 lanes for sin and 32 for cos with AVX-512 (the form with both series
+evaluated in every lane and the quadrant picking one: 45 and 44; from the load to the range
+branch, register copies left out). Chunks with some lane of |x| beyond 2^17 (or +-inf, NaN) take
+a second block (`trig`) for those lanes: x reduced by pi/2 in f64 lanes (Cody-Waite, pi/2 in
 three f64 parts, each product exact in an fma; the remainder's relative error is 2^-52 for every
 f32 up to TRIG_REDUCTION_LIMIT = 2^40), both Taylor series evaluated in f64 and rounded once to
 f32: within `WIDE_ERROR_BOUND` (1.001) u (measured: at most 1.000 u over every f32 of [2^-4, 8] and

@@ -1,4 +1,5 @@
-"""Branch-free f32 sin and cos for expand-math-for-cpu: f32 lanes with one polynomial per lane, f64 lanes beyond.
+"""Branch-free f32 sin and cos for expand-math-for-cpu: f32 lanes with one polynomial per lane,
+f64 lanes beyond.
 
 Functions of a `MathEmitter` (math_expansion.py) that append the `arith`/`math` ops computing sin x
 or cos x of an f32 scalar or vector x, for the lanes of |x| <= a limit; each also returns the i32
@@ -58,8 +59,8 @@ Within `NARROW_ERROR_BOUND` (1.5) u of the exact value (u = 2^-24, relative): me
 1.262 u for sin (x = 32388.166) and 1.281 u for cos (x = 91376.4375) over every f32 of [0, 2^17],
 1.21e9 values each (`bench/trig_accuracy.py`: compiled, against numpy's float64, 1.5-2 minutes a
 function on two cores); negative x give the same magnitudes, bit for bit (the lanes compute on
-|x|). The two-series form it replaces measured 1.27 u. The rest of the error, roughly: the last rounding (0.5 u, up to 1 u of the exact value just
-above a power of two), the correction's rounding (up to 0.5 u where it is above 1/2), w's
+|x|). The two-series form it replaces measured 1.27 u. The rest of the error, roughly: the last
+rounding (0.5 u, up to 1 u of the exact value just above a power of two), the correction's rounding (up to 0.5 u where it is above 1/2), w's
 rounding times z, P's approximation (0.116 u) and low's factor (0.053 u).
 
 `trig`, |x| <= TRIG_REDUCTION_LIMIT = 2^40, in f64 lanes (x extended exactly): j = roundeven(x *
