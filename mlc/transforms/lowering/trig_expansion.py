@@ -60,8 +60,9 @@ Within `NARROW_ERROR_BOUND` (1.5) u of the exact value (u = 2^-24, relative): me
 1.21e9 values each (`bench/trig_accuracy.py`: compiled, against numpy's float64, 1.5-2 minutes a
 function on two cores); negative x give the same magnitudes, bit for bit (the lanes compute on
 |x|). The two-series form it replaces measured 1.27 u. The rest of the error, roughly: the last
-rounding (0.5 u, up to 1 u of the exact value just above a power of two), the correction's rounding (up to 0.5 u where it is above 1/2), w's
-rounding times z, P's approximation (0.116 u) and low's factor (0.053 u).
+rounding (0.5 u, up to 1 u of the exact value just above a power of two), the correction's
+rounding (up to 0.5 u where it is above 1/2), w's rounding times z, P's approximation (0.116 u)
+and low's factor (0.053 u).
 
 `trig`, |x| <= TRIG_REDUCTION_LIMIT = 2^40, in f64 lanes (x extended exactly): j = roundeven(x *
 2/pi) and r = x - j pi/2 by three fmas of -j and `HALF_PI_PARTS` (the first exact: x - j P1 is a
