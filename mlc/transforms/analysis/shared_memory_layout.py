@@ -9,8 +9,9 @@ wavefronts of the first warp's reads and copy stores (`warp_accesses`, `layout_c
 Algorithm: a warp-wide access is split into phases of `WAVEFRONT_BYTES`; within a phase the
 wavefronts are the most distinct 4-byte words that fall in one of the 32 banks. Only the first
 warp is priced, each read weighted by its runs per scope run. Preconditions: a `Promotion` from
-`plan_promotion` and its `ScopeAnalysis`. Limits: a lane whose address is unknown costs as if
-every lane took its own wavefront; paddings are tried up to one bank's worth of elements.
+`plan_promotion` and its `ScopeAnalysis`. Limits: an access with a lane whose address is unknown
+is priced as conflict-free (one wavefront per 128 bytes); paddings are tried up to one bank
+row's worth of elements (128 bytes).
 """
 
 from __future__ import annotations

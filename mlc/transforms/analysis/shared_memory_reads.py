@@ -11,8 +11,9 @@ swizzled layout (wgmma).
 
 Preconditions: the thread loop is one-dimensional and holds no other thread loop
 (`shared_memory_promotion.thread_loops`). Limits: reads are `memref.load`, `vector.load`,
-`loop.ldmatrix` and `loop.wgmma` operands; any other use of the buffer makes `read_sites` None;
-a box is found only where every index's range is known.
+`loop.ldmatrix` and `loop.wgmma` operands; any other use of the buffer in the scope, or an index
+whose varying terms have no bounded range, makes `read_sites` None; a box is found only where all
+sites share their uniform terms.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ read and no dependency either way; the merged group's reads and dependencies are
 later checks stay one `&` each.
 
 Preconditions: the groups of one partition with their ops in program order and `group_of`
-mapping every member op to its group. Limits: greedy (first fit), quadratic in the number of
-groups of one domain.
+mapping every member op to its group. Limits: greedy (first fit: an earlier merge may keep a
+better one from happening), quadratic in the number of groups.
 """
 
 from __future__ import annotations
