@@ -43,7 +43,7 @@ from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
-from mlc.compiler import _read_source
+from mlc.compiler import read_source
 from mlc.tuning.database import TuningDatabase
 from mlc.tuning.measure import LocalMeasurer, TimingProtocol, protocol_for
 from mlc.tuning.search import STRATEGIES, Measurer, TuneResult, make_reference, tune, tune_many
@@ -199,7 +199,7 @@ def compare(args: argparse.Namespace) -> None:
     print("|" + " --- |" * (header.count("|") - 1))
     with closing(TuningDatabase(db_path)) as database:
         for name, text in selected(args).items():
-            module, _, _ = _read_source(text)
+            module, _, _ = read_source(text)
             workload = Workload(module, "main", name)
             reference = make_reference(workload)
             started = time.perf_counter()
@@ -341,7 +341,7 @@ def scaling(args: argparse.Namespace) -> None:
     else:
         every = ["0", "1"]
     chosen = dict(list(selected(args).items())[: args.scaling_shapes])
-    workloads = {name: Workload(_read_source(text)[0], "main", name) for name, text in chosen.items()}
+    workloads = {name: Workload(read_source(text)[0], "main", name) for name, text in chosen.items()}
     references = {name: make_reference(workload) for name, workload in workloads.items()}
     timing = protocol(args)
     print(f"timing protocol: {timing}; strategy {args.strategy}, batch {args.batch}, concurrency {args.concurrency}", flush=True)

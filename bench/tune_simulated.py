@@ -44,7 +44,7 @@ import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from mlc.compiler import _read_source
+from mlc.compiler import read_source
 from mlc.tuning.device_worker import warm_up
 from mlc.tuning.measure import GPU_PROTOCOL, Handles, LocalMeasurer, MeasureResult
 from mlc.tuning.search import tune_many
@@ -242,7 +242,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/mlc-tune-simulated-extractions.pkl"))
     parser.add_argument("--real-host", action="store_true", help="this host's compile and extraction processes (CPU target), stand-in devices")
     args = parser.parse_args()
-    workloads = {name: Workload(_read_source(shapes("cuda", False)[name])[0], "main", name) for name in SHAPES}
+    workloads = {name: Workload(read_source(shapes("cuda", False)[name])[0], "main", name) for name in SHAPES}
     if args.real_host:
         walls = real_host(args, workloads)
         print(f"scaling from {args.devices[0]} to {args.devices[-1]} devices: {walls[args.devices[0]] / walls[args.devices[-1]]:.2f}x")

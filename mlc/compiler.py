@@ -67,205 +67,40 @@ Calling a compiled function (argument conventions, thread safety) is described i
 An exception that is not an `MlcError` escaping a pass is a bug in mlc, not in the input; it is
 reported as an `InternalCompilerError` (an `MlcError`, not a `CompileError`) naming the pass, with
 the original exception chained for debugging.
+
+The steps' parts live beside this module: `mlc/sources.py` reads the source and picks the entry
+(and defines `CompileError` and `LoweringError`), `mlc/devices.py` resolves the device, spells its
+default pipeline, refuses what it cannot compute and holds the backend and loading steps. Their
+public names are importable from here too (`__all__`).
 """
 
 from __future__ import annotations
 
 import gc
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from mlc.devices import (
+    DEVICE_ALIASES, DEVICES, HOPPER_STAGING, available_devices, build_kernels,
+    check_precision_argument, chosen_pipeline, default_pipeline, default_pipeline_for, device_arch,
+    linked_cubin_keeps, load_program, refuse_what_the_target_cannot_compute, require_cuda_device,
+    resolve_device,
+)
 from mlc.errors import ArgumentError, ArgumentTypeError, MlcError
+from mlc.sources import (
+    SOURCE_KINDS, CompileError, LoweringError, check_source_kind, print_module, read_source,
+    select_entry, source_text,
+)
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from xdsl.dialects import func
     from xdsl.dialects.builtin import ModuleOp
-
-DEVICES = ("auto", "cuda", "cpu")
-DEVICE_ALIASES = {"gpu": "cuda", "nvidia": "cuda", "cuda:0": "cuda", "host": "cpu"}
-"""Other libraries' names for mlc's devices: suggested in the error, never accepted silently."""
-
-
-class CompileError(MlcError):
-    """The source could not be compiled; the message says where and why."""
-
-
-class LoweringError(CompileError):
-    """A pass could not lower an op of a valid program: something mlc cannot compile yet (the
-    message names the op and the reason), as opposed to an error in the source."""
-
-
-def _close_matches(word: str, possibilities: Sequence[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
-    """difflib's close matches, imported only for a message (a cache hit never needs it)."""
-    import difflib
-
-    return difflib.get_close_matches(word, possibilities, n=n, cutoff=cutoff)
-
-
-def resolve_device(device: str) -> str:
-    """'cuda' or 'cpu' for a requested device ('auto' takes the GPU when one can be used)."""
-    if not isinstance(device, str):
-        raise ArgumentTypeError(
-            f"device must be a string, one of {', '.join(map(repr, DEVICES))}; got {type(device).__name__}"
-        )
-    if device not in DEVICES:
-        close = DEVICE_ALIASES.get(device.lower()) or next(
-            iter(_close_matches(device.lower(), DEVICES, n=1, cutoff=0.5)), None
-        )
-        hint = f" (did you mean '{close}'?)" if close else ""
-        raise ArgumentError(f"unknown device '{device}': use one of {', '.join(map(repr, DEVICES))}{hint}")
-    if device == "auto":
-        return available_devices()[0]
-    if device == "cuda":
-        require_cuda_device()
-    return device
-
-
-def available_devices() -> tuple[str, ...]:
-    """The devices `compile` can target on this machine, the one 'auto' takes first: ('cuda', 'cpu')
-    when a CUDA device can be used, else ('cpu',). Never raises."""
-    from mlc.runtime import is_available
-
-    return ("cuda", "cpu") if is_available() else ("cpu",)
-
-
-def require_cuda_device() -> None:
-    """Raises a CudaError saying why device='cuda' cannot be used, when it cannot."""
-    from mlc.runtime.cuda import CudaError, device_count
-
-    advice = "Compile with device='cpu', or device='auto' to use the GPU only when there is one."
-    try:
-        count = device_count()
-    except CudaError as error:
-        reason = str(error).rstrip(". ")
-        raise CudaError(f"device='cuda' was requested, but there is no usable CUDA device ({reason}). {advice}") from None
-    if count == 0:
-        raise CudaError(f"device='cuda' was requested, but no CUDA device is visible. {advice}")
-
-
-def select_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
-    """The function `entry`, else the only function, else the first public one."""
-    from xdsl.dialects import func
-
-    functions = [op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.body.blocks]
-    if entry is not None:
-        entry = entry.removeprefix("@")
-        for function in functions:
-            if function.sym_name.data == entry:
-                return function
-        names = [f.sym_name.data for f in functions]
-        close = _close_matches(entry, names, n=1)
-        hint = f"; did you mean @{close[0]}?" if close else ""
-        listing = ", ".join(f"@{name}" for name in names) or "none"
-        raise CompileError(f"no function @{entry} in the module (functions: {listing}){hint}")
-    if not functions:
-        raise CompileError("the module has no function to run")
-    if len(functions) == 1:
-        return functions[0]
-    public = [f for f in functions if f.sym_visibility is None or f.sym_visibility.data == "public"]
-    return (public or functions)[0]
-
-
-SOURCE_KINDS = "MLIR text (str), a path to a file (str or os.PathLike) or an xDSL ModuleOp"
-
-
-def _source_path(source: str | os.PathLike[str]) -> Path | None:
-    """The path `source` names (see the module docstring), or None when it is MLIR text."""
-    if isinstance(source, os.PathLike):
-        return Path(source)
-    if "\n" in source or not source.strip():
-        return None
-    # os.path.exists is False (never an error) for names the OS refuses: NUL bytes, overlong text.
-    if os.path.exists(source) or source.rstrip().endswith(".mlir"):
-        return Path(source)
-    return None
-
-
-def _read_file(path: Path) -> str:
-    if path.is_dir():
-        raise CompileError(f"{path} is a directory, not an MLIR file")
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise CompileError(f"cannot read {path}: {error.strerror or error}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise CompileError(
-            f"{path} is not UTF-8 text (byte {data[error.start]:#04x} at offset {error.start}); "
-            "MLIR files are UTF-8"
-        ) from None
-
-
-def _is_module(source: object) -> bool:
-    """Whether `source` is an xDSL ModuleOp (only possible when xDSL is loaded: then import it)."""
-    if "xdsl.dialects.builtin" not in sys.modules:
-        return False
-    from xdsl.dialects.builtin import ModuleOp
-
-    return isinstance(source, ModuleOp)
-
-
-def check_source_kind(source: object) -> None:
-    if not isinstance(source, str | os.PathLike) and not _is_module(source):
-        hint = " (decode bytes first, e.g. source.decode())" if isinstance(source, bytes | bytearray) else ""
-        raise ArgumentTypeError(f"source must be {SOURCE_KINDS}; got {type(source).__name__}{hint}")
-
-
-def _source_text(source: str | os.PathLike[str] | ModuleOp) -> tuple[str, str, bool]:
-    """The source as MLIR text, a name for messages, and whether it is a file's text."""
-    check_source_kind(source)
-    if _is_module(source):
-        return _print(source), "<module>", False
-    assert isinstance(source, str | os.PathLike)
-    path = _source_path(source)
-    if path is not None:
-        return _read_file(path), str(path), True
-    return str(source), "<string>", False
-
-
-def _read_source(source: str | os.PathLike[str] | ModuleOp, text: tuple[str, str, bool] | None = None) -> tuple[ModuleOp, str, Any]:
-    """The module (a private copy), a name for messages, and its source map (or None).
-
-    `text` is `_source_text(source)` when the caller has it already."""
-    from xdsl.utils.exceptions import ParseError
-
-    from mlc.diagnostics import format_parse_error, parse_module
-    from mlc.dialects import make_context
-
-    check_source_kind(source)
-    if _is_module(source):
-        return source.clone(), "<module>", None  # type: ignore[union-attr]
-    text, name, from_file = text or _source_text(source)
-    if not text.strip():
-        raise CompileError(f"{name} is empty: there is no function to compile")
-    try:
-        module, source_map = parse_module(text, make_context(), name)
-    except ParseError as error:
-        message = format_parse_error(error)
-        if not from_file and "\n" not in text:
-            message += f"\nnote: '{text}' names no file, so it was parsed as MLIR text"
-        raise CompileError(message) from None
-    return module, name, source_map
-
-
-def _print(module: ModuleOp) -> str:
-    from io import StringIO
-
-    from xdsl.printer import Printer
-
-    text = StringIO()
-    Printer(stream=text).print_op(module)
-    return text.getvalue()
 
 
 class CompiledFunction:
@@ -306,7 +141,7 @@ class CompiledFunction:
     @property
     def graph_module(self) -> ModuleOp:
         if self._graph_module is None:
-            self._graph_module, _, _ = _read_source(self.graph_source)
+            self._graph_module, _, _ = read_source(self.graph_source)
         return self._graph_module
 
     @property
@@ -343,7 +178,7 @@ class CompiledFunction:
     @property
     def ir(self) -> str:
         """The lowered module as MLIR text (kernels and host function)."""
-        return _print(self.lowered_module)
+        return print_module(self.lowered_module)
 
     def __repr__(self) -> str:
         return f"<mlc.CompiledFunction @{self.name} on {self.device}>"
@@ -499,7 +334,7 @@ def compile(
 ) -> CompiledFunction:
     """Compiles the entry function of `source` for `device` (see the module docstring)."""
     _check_names(entry, pipeline, precision)
-    _check_precision_argument(precision, pipeline)
+    check_precision_argument(precision, pipeline)
     if cuda_graph is not None and not isinstance(cuda_graph, bool):
         raise ArgumentTypeError(f"cuda_graph must be True, False or None (automatic); got {type(cuda_graph).__name__}")
     if num_threads is not None and (
@@ -510,8 +345,8 @@ def compile(
     target = resolve_device(device)
     if cuda_graph and target != "cuda":
         raise ArgumentError("cuda_graph=True records launches into CUDA graphs: it needs device='cuda' (or 'auto' with a GPU)")
-    chosen = _chosen_pipeline(target, pipeline, precision)
-    text = _source_text(source)
+    chosen = chosen_pipeline(target, pipeline, precision)
+    text = source_text(source)
     tuned = _tuned(source, text, entry, target) if not pipeline and precision is None else None
     chosen = tuned.pipeline if tuned is not None else chosen
     from mlc import caching
@@ -523,7 +358,7 @@ def compile(
 
     # From here on, the compile builds IR by the hundred thousand objects: see collector_paused.
     with collector_paused():
-        module, name, source_map = _read_source(source, text)
+        module, name, source_map = read_source(source, text)
         verify(module, source_map, name)
         function_name = select_entry(module, entry).sym_name.data
         graph_module = module.clone()
@@ -534,20 +369,20 @@ def compile(
             from mlc.tuning.space import config_from_key, describe
 
             TUNED.write(module, StringAttr(describe(config_from_key(tuned.config))))
-        _refuse_what_the_target_cannot_compute(module, target, pipeline, precision, source_map, name)
+        refuse_what_the_target_cannot_compute(module, target, pipeline, precision, source_map, name)
         from mlc.runtime import HostProgramError
 
-        arch = _device_arch(target)
+        arch = device_arch(target)
         # A shared library is linked for the cache only: it is what a later process loads.
-        built = lower(module, chosen, source_map, name, then=lambda: _build(module, arch, lookup is not None))
+        built = lower(module, chosen, source_map, name, then=lambda: build_kernels(module, arch, lookup is not None))
         try:
-            kernels, program, library = _load(module, target, built, function_name, cuda_graph, num_threads, lookup is not None)
+            kernels, program, library = load_program(module, target, built, function_name, cuda_graph, num_threads, lookup is not None)
         except HostProgramError as error:
             if not pipeline:
                 raise
             raise HostProgramError(
                 f"{error}\nnote: the module was lowered with '{chosen}'; the {target} runtime runs what "
-                f"'{_default_pipeline(target)}' produces"
+                f"'{default_pipeline(target)}' produces"
             ) from None
     compiled = CompiledFunction(function_name, target, program, kernels, chosen, text[0], graph_module, module, library)
     if lookup is not None:
@@ -589,7 +424,7 @@ def _tuned(source: str | os.PathLike[str] | ModuleOp, text: tuple[str, str, bool
     from mlc.tuning.workload import tuned_record
 
     try:
-        module, _, _ = _read_source(source, text)
+        module, _, _ = read_source(source, text)
         function_name = select_entry(module, entry).sym_name.data
     except CompileError:
         return None
@@ -611,15 +446,15 @@ def lower_source(
     from mlc.diagnostics import verify
 
     _check_names(entry, pipeline, precision)
-    _check_precision_argument(precision, pipeline)
+    check_precision_argument(precision, pipeline)
     check_source_kind(source)
     target = resolve_device(device)
-    module, name, source_map = _read_source(source)
+    module, name, source_map = read_source(source)
     verify(module, source_map, name)
     select_entry(module, entry)
-    _refuse_what_the_target_cannot_compute(module, target, pipeline, precision, source_map, name)
+    refuse_what_the_target_cannot_compute(module, target, pipeline, precision, source_map, name)
     with collector_paused():
-        lower(module, _chosen_pipeline(target, pipeline, precision), source_map, name)
+        lower(module, chosen_pipeline(target, pipeline, precision), source_map, name)
     return module
 
 
@@ -627,184 +462,6 @@ def _check_names(entry: object, pipeline: object, precision: object = None) -> N
     for value, what in ((entry, "entry"), (pipeline, "pipeline"), (precision, "precision")):
         if value is not None and not isinstance(value, str):
             raise ArgumentTypeError(f"{what} must be a string or None; got {type(value).__name__}")
-
-
-def _default_pipeline(target: str, precision: str | None = None) -> str:
-    """`default_pipeline_for` the device that `target` compiles for."""
-    arch = ""
-    if target == "cuda":
-        from mlc.runtime import get_device
-
-        arch = get_device().arch
-    return default_pipeline_for(target, arch, precision)
-
-
-HOPPER_STAGING = ("tma=true", "warp-specialize=true", "stage-epilogue=true", "l2-group-tiles=8", "tf32-swap=true")
-"""mlc-lower-to-gpu's options that `mlc.compile` adds on sm_90: warpgroup products fed by TMA from a
-producer warpgroup, tiles stored through shared memory (0.84-0.98x cuBLAS at 4096^3 and 8192^3
-against 0.72-0.87x for the cp.async pipeline: BENCHMARKS.md, ninth step), the grouped tile
-order for tensor-core kernels reading an operand larger than L2 (8192^3: 1-7.5% faster in 4
-interleaved pairs, BENCHMARKS.md, wg13; the other kernels it regroups, the conv's implicit GEMM
-and the fp16 MLP's products, measured no slower with it: BENCHMARKS.md, session 13 start), and
-plain TF32 products on a row-major B computed transposed, B's block in wgmma's A registers (two
-register sets, `mlc.a_register_sets`), instead of a transpose kernel and the K-major product
-(BENCHMARKS.md, tf16)."""
-
-
-def default_pipeline_for(target: str, arch: str = "", precision: str | None = None) -> str:
-    """`mlc-lower-to-cpu`, or `mlc-lower-to-gpu` with the GPU's `arch` where it changes the
-    lowering (sm_90: wgmma, with `HOPPER_STAGING`), and `precision` if given: what `mlc.compile`
-    runs by default."""
-    options = [] if precision is None else [f"precision={precision}"]
-    if target == "cuda" and arch:
-        from mlc.targets import WGMMA_ARCHS
-
-        options = options + [f"arch={arch}", *HOPPER_STAGING] if arch in WGMMA_ARCHS else options
-    name = "mlc-lower-to-gpu" if target == "cuda" else "mlc-lower-to-cpu"
-    return name + ("{" + " ".join(options) + "}" if options else "")
-
-
-def _chosen_pipeline(target: str, pipeline: str | None, precision: str | None) -> str:
-    """The pipeline that lowers for `target`: `pipeline`, or the default one with `precision`."""
-    return pipeline or _default_pipeline(target, precision)
-
-
-def _refuse_what_the_target_cannot_compute(
-    module: ModuleOp, target: str, pipeline: str | None, precision: str | None, source_map: Any, name: str
-) -> None:
-    """What `target` cannot compute is refused before lowering: a precision its matmul lowering
-    does not honour, bf16 on a GPU without it."""
-    from mlc.dialects.precision import DEFAULT_PRECISION
-
-    if not pipeline:
-        _refuse_unhonoured_precisions(module, precision or DEFAULT_PRECISION, target, source_map, name)
-    if target == "cuda":
-        _refuse_bfloat16_without_support(module, source_map, name)
-
-
-def _check_precision_argument(precision: str | None, pipeline: str | None) -> None:
-    if precision is None:
-        return  # before importing the dialects (xDSL): a cache hit never loads them
-    from mlc.dialects.precision import PRECISIONS
-
-    if precision not in PRECISIONS:
-        close = _close_matches(precision.lower(), PRECISIONS, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
-        raise ArgumentError(f"precision must be one of {', '.join(map(repr, PRECISIONS))}, got {precision!r}{hint}")
-    if pipeline:
-        raise ArgumentError(
-            "precision= sets the precision option of the default pipeline; with pipeline= give it to "
-            "convert-graph-to-tile in the pipeline instead (convert-graph-to-tile{precision=...})"
-        )
-
-
-def _refuse_unhonoured_precisions(module: ModuleOp, precision: str, target: str, source_map: Any, name: str) -> None:
-    """A matmul whose precision `target`'s lowering cannot compute is a LoweringError naming the op
-    (at its place in the source) and the target, before anything is lowered."""
-    from mlc.diagnostics import describe_op
-    from mlc.dialects.graph import ops as graph
-    from mlc.transforms.lowering.dot_precision import honoured_precisions
-    from mlc.transforms.lowering.matmul_plan import matmul_precision
-
-    honoured = honoured_precisions(target, target != "cuda" or _has_tensor_cores())
-    for op in module.walk():
-        if isinstance(op, graph.MatmulOp) and (wanted := matmul_precision(op, precision)) not in honoured:
-            message = (
-                f"precision '{wanted}' cannot be honoured on target '{target}': {honoured.reason} "
-                f"(precisions computed there: {', '.join(sorted(honoured.precisions))})"
-            )
-            raise LoweringError(describe_op(op, message, source_map, name))
-
-
-def _has_tensor_cores() -> bool:
-    """Whether the GPU runs TF32 tensor-core products (mma.sync m16n8k8 .tf32: sm_80+)."""
-    from mlc.backend.nvptx import BFLOAT16_MINIMUM_ARCH, arch_number
-    from mlc.runtime import get_device
-
-    number = arch_number(get_device().arch)
-    return number is None or number >= BFLOAT16_MINIMUM_ARCH
-
-
-def _refuse_bfloat16_without_support(module: ModuleOp, source_map: Any, name: str) -> None:
-    """On a GPU older than sm_80 (no bf16 instructions), the first op over bf16 tensors is a
-    LoweringError naming it and the GPU, before anything is lowered."""
-    from xdsl.dialects.builtin import BFloat16Type, TensorType
-
-    from mlc.backend.nvptx import BFLOAT16_MINIMUM_ARCH, arch_number
-    from mlc.diagnostics import describe_op
-    from mlc.runtime import get_device
-
-    gpu = get_device()
-    number = arch_number(gpu.arch)
-    if number is None or number >= BFLOAT16_MINIMUM_ARCH:
-        return
-    for op in module.walk():
-        types = [value.type for value in (*op.operands, *op.results)]
-        if any(isinstance(t, TensorType) and isinstance(t.element_type, BFloat16Type) for t in types):
-            message = (
-                f"computes on bf16, which needs a GPU of compute capability 8.0 or newer (sm_80+); "
-                f"the target, {gpu.name}, is {gpu.arch} (compile for device='cpu', or cast to f16/f32)"
-            )
-            raise LoweringError(describe_op(op, message, source_map, name))
-
-
-def _device_arch(target: str) -> str | None:
-    """The GPU's architecture for a 'cuda' compile (opening the device in this thread), else None."""
-    if target != "cuda":
-        return None
-    from mlc.runtime import get_device
-
-    return get_device().arch
-
-
-def _build(module: ModuleOp, arch: str | None, shared_library: bool) -> Callable[[], Any]:
-    """The backend for the lowered `module` in `lower`'s two halves (`then`): PTX for `arch`, else
-    the CPU's code (with a shared library when `shared_library`). Only reads `module`."""
-    if arch is not None:
-        from mlc.backend.nvptx import prepare_ptx
-
-        return prepare_ptx(module, arch)
-    from mlc.backend.cpu import prepare_cpu_code
-
-    return prepare_cpu_code(module, shared_library)
-
-
-def linked_cubin_keeps(ptx: str) -> bool:
-    """Whether the driver's linker (the compile cache's cubin, `CudaModule(keep_cubin=True)`)
-    compiles `ptx` as a whole-program load would. It compiles PTX as relocatable code and then
-    ignores `setmaxnreg` ("to maintain compatibility across compilation units", ptxas C7504): a
-    warp-specialized kernel's consumers keep the launch's register count, and where they need
-    more (a TF32 product with A in registers: 128 accumulators and two sets of A) ptxas
-    serializes the wgmmas (C7512) and spills: 480 us against 392-405 at 4096^3 on an H100, the
-    same PTX. Such PTX is loaded by the JIT (the driver's own compute cache keeps it) instead."""
-    return "setmaxnreg" not in ptx
-
-
-def _load(
-    module: ModuleOp,
-    target: str,
-    built: Any,
-    function_name: str,
-    cuda_graph: bool | None,
-    num_threads: int | None,
-    shared_library: bool,
-) -> tuple[str | bytes, Any, bytes | None]:
-    """The kernels (`built` by `_build`), the runtime's program of `function_name`, and (CPU, when
-    `shared_library` is asked for and a linker is there) the kernels as a shared library; on the
-    GPU, `shared_library` keeps the driver's compiled image (cubin) with the program."""
-    from mlc.runtime import HostProgram
-
-    if target == "cuda":
-        from mlc.runtime import get_device
-
-        # For the cache (`shared_library`: a later process loads what this one compiled), the
-        # driver's compiled image is kept too: a hit then loads it without the PTX JIT.
-        program = HostProgram.for_cuda(
-            module, built, entry=function_name, device=get_device(), cuda_graph=cuda_graph, keep_cubin=shared_library and linked_cubin_keeps(built)
-        )
-        return built, program, None
-    program = HostProgram.for_cpu(module, built.object_code, function_name, num_threads, built.shared_library)
-    return built.object_code, program, built.shared_library
 
 
 def interpret(source: str | os.PathLike[str] | ModuleOp, *arrays: object, entry: str | None = None) -> Any:
@@ -821,9 +478,18 @@ def interpret(source: str | os.PathLike[str] | ModuleOp, *arrays: object, entry:
     from mlc.diagnostics import verify
     from mlc.interpreter import run
 
-    module, name, source_map = _read_source(source)
+    module, name, source_map = read_source(source)
     verify(module, source_map, name)
     function_name = select_entry(module, entry).sym_name.data
 
     results = run(module, function_name, [np.asarray(array) for array in arrays])
     return results[0] if len(results) == 1 else tuple(results)
+
+
+__all__ = [
+    "CompileError", "CompiledFunction", "DEVICES", "DEVICE_ALIASES", "HOPPER_STAGING",
+    "LoweringError", "MIN_CPUS_TO_OVERLAP", "SOURCE_KINDS", "available_devices",
+    "check_source_kind", "collector_paused", "compile", "default_pipeline_for", "interpret",
+    "linked_cubin_keeps", "lower", "lower_source", "read_source", "require_cuda_device",
+    "resolve_device", "select_entry",
+]

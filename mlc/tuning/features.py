@@ -267,7 +267,7 @@ def _workload(source: str, target: str, arch: str | None) -> tuple[ModuleOp, Sea
     for the softmax), and a background job holds two. With `arch` None on 'cuda' the space asks
     the device, which opens a CUDA context in this process: on the 2-GPU machine every
     extraction process (48 of them) opened one on GPU 0, in the middle of the tuning."""
-    from mlc.compiler import _read_source
+    from mlc.compiler import read_source
 
-    module, _, _ = _read_source(source)
+    module, _, _ = read_source(source)
     return module, SearchSpace.of(module, target, arch)

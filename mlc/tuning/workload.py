@@ -75,7 +75,7 @@ class Workload:
 def load_workload(path: str | os.PathLike[str], entry: str | None = None) -> Workload:
     """The workload of an `.onnx` model or an MLIR file (graph level); `MlcError`s for a missing
     file, a file that does not parse or import, an unknown entry."""
-    from mlc.compiler import CompileError, _read_source, select_entry
+    from mlc.compiler import CompileError, read_source, select_entry
 
     file = Path(path)
     if not file.is_file():
@@ -87,7 +87,7 @@ def load_workload(path: str | os.PathLike[str], entry: str | None = None) -> Wor
     else:
         from mlc.diagnostics import verify
 
-        module, name, source_map = _read_source(file)
+        module, name, source_map = read_source(file)
         verify(module, source_map, name)
     function = select_entry(module, entry)
     return Workload(module, function.sym_name.data, f"{file.stem}@{function.sym_name.data}")

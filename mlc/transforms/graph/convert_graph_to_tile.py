@@ -98,7 +98,8 @@ from mlc.transforms.lowering.host_arena import HostArena
 from mlc.transforms.analysis.layout_maps import LAYOUT_OPS
 from mlc.transforms.lowering.group_kernel import build_kernel
 from mlc.transforms.lowering.group_plan import KernelPlan, collapse_dimensions, keep_dimensions
-from mlc.transforms.lowering.attention_kernel import AttentionUnit, attention_unit, build_attention_kernel
+from mlc.transforms.lowering.attention_kernel import build_attention_kernel
+from mlc.transforms.lowering.attention_unit import AttentionUnit, attention_unit
 from mlc.transforms.lowering.matmul_blocks import check_matmul_options
 from mlc.transforms.lowering.matmul_kernel import build_matmul_kernel
 from mlc.transforms.lowering.matmul_plan import plan_matmul

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mlc.compiler import _read_source
+from mlc.compiler import read_source as _read_source
 from mlc.tuning.workload import Workload
 
 ADD = """
