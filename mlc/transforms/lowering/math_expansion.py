@@ -178,6 +178,11 @@ SCALEF_LANES = 16
 SCALEF_INTRINSIC = "llvm.x86.avx512.mask.scalef.ps.512"
 """vscalefps zmm (a, b, passthrough, lane mask, rounding): a * 2^floor(b) per lane, rounded once
 (rounding 4: the current mode, MXCSR's round-to-nearest-even)."""
+RSQRT14_INTRINSIC = "llvm.x86.avx512.rsqrt14.ps.512"
+"""vrsqrt14ps zmm (a, passthrough, lane mask): 1 / sqrt(a) per lane within 2^-14 relative
+(Intel's SDM); +-inf at +-0, +0 at +inf, NaN below 0 and for NaN; subnormal a computed as such
+unless MXCSR's DAZ is set (mlc never sets it)."""
+LARGEST_FINITE_BITS = 0x7F7FFFFF
 CURRENT_ROUNDING = 4
 """The rounding operand of the AVX-512 intrinsics: the current mode (MXCSR's round-to-nearest-even)."""
 RANGE_MIN_SIGN_CLEARED = 0b1000
@@ -423,8 +428,23 @@ class MathEmitter:
         return self.fma(self.emit(arith.NegfOp(magnitude)), tail, positive_part)
 
     def rsqrt(self, x: SSAValue) -> SSAValue:
-        """1 / sqrt(x) in f32: two correctly rounded operations (see the module docstring)."""
-        return self.emit(arith.DivfOp(self.real(1.0), self.emit(math.SqrtOp(x))))
+        """1 / sqrt(x) in f32 (see the module docstring): with `scaling=scalef` (16 lanes,
+        AVX-512) vrsqrt14ps and one Newton step, else two correctly rounded operations."""
+        if self.scaling != "scalef":
+            return self.emit(arith.DivfOp(self.real(1.0), self.emit(math.SqrtOp(x))))
+        every_lane = self.constant(-1, i16)
+        y0 = self.emit(llvm.CallIntrinsicOp(RSQRT14_INTRINSIC, [x, x, every_lane], [self.float_type]))
+        # h = x y0 ~ sqrt(x) stays normal for every positive f32 x (y0 y0 would overflow for
+        # subnormal x); r = 1 - h y0 = 1 - x y0^2 (rounded once); y1 = y0 + (y0 / 2) r.
+        h = self.emit(arith.MulfOp(x, y0))
+        r = self.fma(self.emit(arith.NegfOp(h)), y0, self.real(1.0))
+        y1 = self.fma(self.emit(arith.MulfOp(y0, self.real(0.5))), r, y0)
+        # Positive finite nonzero x (bits 1 .. 0x7F7FFFFF: bits - 1 below 0x7F7FFFFF unsigned)
+        # take the step; +-0, +inf, negative x and NaN keep y0 (+-inf, +0, NaN: h is NaN there).
+        decrement = self.emit(arith.SubiOp(self.bits(x), self.integer(1)))
+        unsigned_below = IntegerAttr(llvm.ICmpPredicateFlag.ULT.to_int(), i64)  # llvm.icmp: arith.cmpi types no vectors
+        regular = self.emit(llvm.ICmpOp(decrement, self.integer(LARGEST_FINITE_BITS), unsigned_below))
+        return self.emit(arith.SelectOp(regular, y1, y0))
 
     def pow(self, x: SSAValue, y: SSAValue) -> tuple[SSAValue, SSAValue]:
         """x^y where x > 0 and both are finite (see the module docstring), and the i32 lane mask
