@@ -108,6 +108,8 @@ from xdsl.dialects import arith, llvm, math
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, FloatAttr, IntegerAttr, VectorType, f64, i16, i32, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from mlc.dialects import llvm_extra
+
 RELATIVE_ERROR_BOUND = {"exp": 3.0, "log": 2.0, "tanh": 4.0, "erf": 3.0, "sin": 2.0, "cos": 2.0, "rsqrt": 2.0, "powf": 2.0}
 """The stated maximum relative error of each expansion from the exact value, in units of 2^-24."""
 GELU_ERROR_BOUND = 1.6
@@ -442,9 +444,10 @@ class MathEmitter:
         # Positive finite nonzero x (bits 1 .. 0x7F7FFFFF: bits - 1 below 0x7F7FFFFF unsigned)
         # take the step; +-0, +inf, negative x and NaN keep y0 (+-inf, +0, NaN: h is NaN there).
         decrement = self.emit(arith.SubiOp(self.bits(x), self.integer(1)))
-        unsigned_below = IntegerAttr(llvm.ICmpPredicateFlag.ULT.to_int(), i64)  # llvm.icmp: arith.cmpi types no vectors
+        # llvm.icmp and llvm_extra's llvm.select: xDSL 0.74's arith.cmpi and arith.select take no vectors of i1.
+        unsigned_below = IntegerAttr(llvm.ICmpPredicateFlag.ULT.to_int(), i64)
         regular = self.emit(llvm.ICmpOp(decrement, self.integer(LARGEST_FINITE_BITS), unsigned_below))
-        return self.emit(arith.SelectOp(regular, y1, y0))
+        return self.emit(llvm_extra.SelectOp(regular, y1, y0))
 
     def pow(self, x: SSAValue, y: SSAValue) -> tuple[SSAValue, SSAValue]:
         """x^y where x > 0 and both are finite (see the module docstring), and the i32 lane mask

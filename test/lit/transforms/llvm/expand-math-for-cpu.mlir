@@ -368,3 +368,46 @@ llvm.func @powers(%v: vector<4xf32>, %w: vector<4xf32>) {
   %0 = math.powf %v, %w : vector<4xf32>
   llvm.return
 }
+
+// -----
+
+// f32 rsqrt of 16 lanes under scaling=scalef (AVX-512): vrsqrt14ps (within 2^-14) and one Newton
+// step, h = x y0, r = fma(-h, y0, 1), y1 = fma(y0 / 2, r, y0); lanes of x outside (+0, +inf) (bits
+// - 1 not below 0x7F7FFFFF unsigned: +-0, +inf, negatives, NaN) keep vrsqrt14ps's value. Other
+// vector widths, scalars and the other scalings keep 1 / sqrt.
+// SCALEF-LABEL: llvm.func internal @mlc.rsqrt.v16f32(%[[X:.*]]: vector<16xf32>) -> vector<16xf32>
+// SCALEF-NOT:     math.sqrt
+// SCALEF:         %[[ALL:.*]] = arith.constant -1 : i16
+// SCALEF-NEXT:    %[[Y0:.*]] = llvm.call_intrinsic "llvm.x86.avx512.rsqrt14.ps.512"(%[[X]], %[[X]], %[[ALL]]) : (vector<16xf32>, vector<16xf32>, i16) -> vector<16xf32>
+// SCALEF-NEXT:    %[[H:.*]] = arith.mulf %[[X]], %[[Y0]] : vector<16xf32>
+// SCALEF-NEXT:    %[[MINUS_H:.*]] = arith.negf %[[H]] : vector<16xf32>
+// SCALEF-NEXT:    %[[ONE:.*]] = arith.constant dense<1.000000e+00> : vector<16xf32>
+// SCALEF-NEXT:    %[[R:.*]] = math.fma %[[MINUS_H]], %[[Y0]], %[[ONE]] : vector<16xf32>
+// SCALEF-NEXT:    %[[HALF:.*]] = arith.constant dense<5.000000e-01> : vector<16xf32>
+// SCALEF-NEXT:    %[[HALF_Y0:.*]] = arith.mulf %[[Y0]], %[[HALF]] : vector<16xf32>
+// SCALEF-NEXT:    %[[Y1:.*]] = math.fma %[[HALF_Y0]], %[[R]], %[[Y0]] : vector<16xf32>
+// SCALEF-NEXT:    %[[BITS:.*]] = arith.bitcast %[[X]] : vector<16xf32> to vector<16xi32>
+// SCALEF-NEXT:    %[[ONE_BIT:.*]] = arith.constant dense<1> : vector<16xi32>
+// SCALEF-NEXT:    %[[DECREMENT:.*]] = arith.subi %[[BITS]], %[[ONE_BIT]] : vector<16xi32>
+// SCALEF-NEXT:    %[[LARGEST:.*]] = arith.constant dense<2139095039> : vector<16xi32>
+// SCALEF-NEXT:    %[[REGULAR:.*]] = llvm.icmp "ult" %[[DECREMENT]], %[[LARGEST]] : vector<16xi32>
+// SCALEF-NEXT:    %[[Y:.*]] = llvm.select %[[REGULAR]], %[[Y1]], %[[Y0]] : vector<16xi1>, vector<16xf32>
+// SCALEF-NEXT:    llvm.return %[[Y]] : vector<16xf32>
+// SCALEF-LABEL: llvm.func internal @mlc.rsqrt.v4f32(%{{.*}}: vector<4xf32>) -> vector<4xf32>
+// SCALEF-NOT:     llvm.call_intrinsic
+// SCALEF:         math.sqrt %{{.*}} : vector<4xf32>
+// SCALEF-NEXT:    arith.divf %{{.*}}, %{{.*}} : vector<4xf32>
+// SCALEF-LABEL: llvm.func internal @mlc.rsqrt.f32(%{{.*}}: f32) -> f32
+// SCALEF:         math.sqrt %{{.*}} : f32
+// SCALEF-NEXT:    arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK-LABEL: llvm.func internal @mlc.rsqrt.v16f32(%{{.*}}: vector<16xf32>) -> vector<16xf32>
+// CHECK-NOT:     llvm.call_intrinsic
+// CHECK:         %[[ROOT:.*]] = math.sqrt %{{.*}} : vector<16xf32>
+// CHECK-NEXT:    %[[Y:.*]] = arith.divf %{{.*}}, %[[ROOT]] : vector<16xf32>
+// CHECK-NEXT:    llvm.return %[[Y]] : vector<16xf32>
+llvm.func @rsqrt(%v: vector<16xf32>, %w: vector<4xf32>, %s: f32) {
+  %0 = math.rsqrt %v : vector<16xf32>
+  %1 = math.rsqrt %w : vector<4xf32>
+  %2 = math.rsqrt %s : f32
+  llvm.return
+}
