@@ -95,7 +95,8 @@ an odd multiple of pi/2 made exact to ~2^-48, one f32 sine polynomial per lane; 
 (sin) and 1.281 u (cos) over every f32 of that range; NARROW_ERROR_BOUND in trig_expansion.py), 1.001 u in f64 lanes
 (|x| <= 2^40: reduced and evaluated in f64, rounded once; WIDE_ERROR_BOUND) and 2 u with libm's
 lanes beyond (RELATIVE_ERROR_BOUND there), its pow 1.001 u for x > 0 (exp2(y log2 x) in f64 lanes, rounded once) and 2 u with libm's
-lanes (negative bases, zeros, infinities, NaNs), its rsqrt, 1 / sqrt in f32, 2 u: within the
+lanes (negative bases, zeros, infinities, NaNs), its rsqrt 2 u (1 / sqrt in f32; vrsqrt14ps and a Newton step on
+AVX-512's 16 lanes, 1.594 u by its analysis): within the
 1 + 4 u (pow: 1 + 8 u) allowed. Ops not listed
 (add, mul, div, sqrt, ...) are correctly rounded in f32."""
 

@@ -75,7 +75,21 @@ Algorithms (f32 scalars and vectors; other types are left to convert-math-to-llv
   error of the power below 2^-40: within u (1 + 2^-12) (WIDE_ERROR_BOUND). `pow` also returns the
   i32 lane mask of x <= 0, infinite or NaN x and infinite or NaN y, whose lanes the caller
   computes otherwise (expand-math-for-cpu: libm, for C's special values).
-* rsqrt(x) = 1 / sqrt(x) in f32: two correctly rounded operations, within 2 u.
+* rsqrt(x) (`rsqrt`): with `scaling=scalef` (16-lane vectors, AVX-512) y0 = vrsqrt14ps(x)
+  (relative error |e| < 2^-14, Intel's SDM; subnormal x as such, MXCSR's DAZ being off) and one
+  Newton step in f32: h = x y0 (~sqrt(x): normal for every positive f32, where y0 y0 would
+  overflow for subnormal x), r = fma(-h, y0, 1), y1 = fma(y0 / 2, r, y0) (y0 / 2 exact: y0 >=
+  2^-64). With h = x y0 (1 + d1), r rounded with d2 and y1 with d3 (each |d| <= u):
+  y1 sqrt(x) = (1 - 3e^2/2 - e^3/2 - (1 + e)^3 d1 / 2 + (1 + e) r d2 / 2) (1 + d3), |r| < 2^-12.9,
+  so the error is at most 1.5 * 2^-4 u (the step's quadratic term, 2^-27.4) + 0.50009 u (h's
+  rounding, halved by the step) + 2^-13.9 u (r's) + u (the last fma's) + their product: 1.594 u,
+  within the stated 2 u; measured 1.2541 u over every finite positive f32 (bench/rsqrt_accuracy.py;
+  the two-operation form below: 1.5000 u). Lanes of x outside (+0, +inf) (+-0, +inf,
+  negatives, NaN, where h is NaN or y0 already exact) keep y0: +inf at +0, -inf at -0, +0 at
+  +inf, NaN below 0 and for NaN, as vrsqrt14ps gives them (one llvm.select: LLVM folds it into a
+  masked vfmadd). 7 vector instructions per 16 lanes (vrsqrt14ps, 2 vmulps, 2 fmas, vpaddd,
+  vpcmpud) against vsqrtps and vdivps, which issue once per ~5-10 cycles each. Other types (scalars,
+  other widths) and scalings: 1 / sqrt(x), two correctly rounded operations, within 2 u.
 
 Accuracy (stated, and checked by test/python/transforms/llvm/test_expand_math_for_cpu.py
 against numpy in float64 over the whole f32 range and the special values): relative error at most
@@ -95,8 +109,9 @@ composition with the 3 u erf above guarantees about 3.7 u * |x|; PyTorch's vecto
 (Abramowitz-Stegun 7.1.26) measures 6.3 u * |x|.
 
 Preconditions: f32 scalars or vectors of f32. Limits: `scaling=scalef` applies to 16-lane
-vectors only (others take llvm.ldexp, the same value); its intrinsics (vscalefps; vrangeps and
-vreduceps for gelu_erf) exist on x86 with AVX-512 F and DQ only (the pass checks the host).
+vectors only (others take llvm.ldexp, the same value; rsqrt takes 1 / sqrt); its intrinsics
+(vscalefps; vrangeps and vreduceps for gelu_erf; vrsqrt14ps for rsqrt) exist on x86 with AVX-512
+F and DQ only (the pass checks the host).
 """
 
 from __future__ import annotations
