@@ -49,6 +49,7 @@ from mlc.transforms.llvm.expand_math_for_cpu import (
     GELU_ERROR_BOUND,
     RELATIVE_ERROR_BOUND,
     ExpandMathForCpu,
+    host_has_avx512,
 )
 from mlc.transforms.lowering.math_expansion import EXP2_COEFFICIENTS, GELU_LOG_TAIL_COEFFICIENTS
 from mlc.transforms.lowering.trig_expansion import (
@@ -72,6 +73,9 @@ EXACT = {
 """The exact functions in float64 (numpy's; the standard library's erf, numpy having none;
 rsqrt's two float64 roundings are far below 2^-24)."""
 LANES = 4
+NEWTON_RSQRT_BOUND = 1.594
+"""rsqrt on AVX-512's 16 lanes (vrsqrt14ps, one Newton step): the error analysis of
+math_expansion's docstring, in units of 2^-24."""
 
 KERNEL = """
 llvm.func @k({arguments}) {{
@@ -322,11 +326,25 @@ def test_sine_polynomial_and_low_factor_within_their_stated_errors():
 
 
 def test_rsqrt_whole_float_range_compiled():
-    """rsqrt end to end, 1 / sqrt(x) in f32 (two correct roundings): within the stated 2 u over
-    bit patterns spread over all f32 and the special values (+inf at +0, -inf at -0, 0 at +inf,
-    NaN below 0)."""
-    x = np.concatenate([_spread_bit_patterns(), np.array(SPECIAL_VALUES + [3.4e38, 1e-38], np.float32)])
-    assert_within_stated_bound("rsqrt", x, _compiled("rsqrt", x))
+    """rsqrt end to end over bit patterns spread over all f32 (subnormals among them) and the
+    special values, each repeated over a whole 16-lane vector: within the stated 2 u; +inf at +0,
+    -inf at -0, +0 at +inf, NaN below 0 and for NaN, bit for bit. With AVX-512 (vrsqrt14ps and a
+    Newton step) within the step's error analysis, NEWTON_RSQRT_BOUND, and not 1 / sqrt's bits;
+    elsewhere 1 / sqrt in f32, two correct roundings: numpy's f32 bits."""
+    special = np.repeat(np.array(SPECIAL_VALUES + [3.4e38, 1e-38], np.float32), 16)
+    x = np.concatenate([special, _spread_bit_patterns()])
+    got = _compiled("rsqrt", x)
+    assert_within_stated_bound("rsqrt", x, got)
+    for argument, expected in ((0.0, np.inf), (-0.0, -np.inf), (np.inf, 0.0)):
+        np.testing.assert_array_equal(got[x.view(np.uint32) == np.float32(argument).view(np.uint32)].view(np.uint32), np.float32(expected).view(np.uint32))
+    with np.errstate(all="ignore"):
+        two_roundings = np.float32(1) / np.sqrt(x)
+    regular = (x > 0) & (x < np.inf)
+    if host_has_avx512():
+        assert_within_stated_bound("rsqrt", x[regular], got[regular], NEWTON_RSQRT_BOUND)
+        assert np.any(got[regular] != two_roundings[regular])
+    else:
+        np.testing.assert_array_equal(got[regular].view(np.uint32), two_roundings[regular].view(np.uint32))
 
 
 @pytest.mark.parametrize("function", ["erf", "exp", "log", "tanh"])
