@@ -88,7 +88,7 @@ Algorithms (f32 scalars and vectors; other types are left to convert-math-to-llv
   negatives, NaN, where h is NaN or y0 already exact) keep y0: +inf at +0, -inf at -0, +0 at
   +inf, NaN below 0 and for NaN, as vrsqrt14ps gives them (one llvm.select: LLVM folds it into a
   masked vfmadd). 7 vector instructions per 16 lanes (vrsqrt14ps, 2 vmulps, 2 fmas, vpaddd,
-  vpcmpud) against vsqrtps and vdivps, which issue once per ~5-10 cycles each. Other types (scalars,
+  vpcmpltud) against vsqrtps and vdivps, which issue once per ~5-10 cycles each. Other types (scalars,
   other widths) and scalings: 1 / sqrt(x), two correctly rounded operations, within 2 u.
 
 Accuracy (stated, and checked by test/python/transforms/llvm/test_expand_math_for_cpu.py
