@@ -23,8 +23,10 @@ op and device. Runs in about 20 s (5 s of which onnx spends building its test ca
 
 from __future__ import annotations
 
+import os
 import re
 import unittest
+from collections.abc import Iterator
 
 import pytest
 
@@ -106,6 +108,21 @@ def _node_test_class(
     generated = backend_test.test_cases["OnnxBackendNodeModelTest"]
     methods = {_runner_name(name): vars(generated)[_runner_name(name)] for name in names}
     return type(class_name, (unittest.TestCase,), {"__module__": __name__, **methods})
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_compile_per_program(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The compile cache on, in one directory for this module's tests in every xdist worker:
+    ONNX's `_expanded` and `_expanded_ver18` tests (layer norm, softmax) and Resize's `_axes_2_3`
+    variants import to the same program, which is compiled once (the cache's own behaviour is
+    tested in test_compile_cache.py; the suite's other modules keep it off, see conftest.py)."""
+    run_directory = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's directory is one of the run's
+        run_directory = run_directory.parent
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MLC_CACHE", "1")
+        patch.setenv("MLC_CACHE_DIR", str(run_directory / "onnx-backend-compile-cache"))
+        yield
 
 
 OnnxBackendNodeInterpTest = _node_test_class("OnnxBackendNodeInterpTest", "interp", CONFORMANCE_OPS, UNSUPPORTED)

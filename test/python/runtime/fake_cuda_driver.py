@@ -20,7 +20,8 @@ import ctypes
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -525,15 +526,33 @@ def make_driver(state: FakeState) -> SimpleNamespace:
 
 def _real_driver_is_missing() -> bool:
     """True where libcuda cannot be loaded, so that calling the real bindings cannot reach a GPU."""
-    try:
-        real.cuInit(0)
-    except Exception:  # cuda-python's "driver library not found"
-        return True
+    with _in_real_binding():
+        try:
+            real.cuInit(0)
+        except Exception:  # cuda-python's "driver library not found"
+            return True
     return False
 
 
 _inside_real_binding = threading.local()
 """Whether this thread is inside a real binding's call (see `_checked_by_real_binding`)."""
+
+
+@contextmanager
+def _in_real_binding() -> Iterator[None]:
+    """Marks this thread as inside a real binding's call for the block.
+
+    A finalizer (a module unloaded when its last reference goes, from an earlier test's fake) can
+    run inside any real binding's call, `cuInit` in `_real_driver_is_missing` included, while the
+    binding holds its library-loading lock, which is not reentrant: a checked call made there
+    must not call the real binding again (the suite hung so in test_call_streams.py, three times).
+    """
+    outer = getattr(_inside_real_binding, "active", False)
+    _inside_real_binding.active = True
+    try:
+        yield
+    finally:
+        _inside_real_binding.active = outer
 
 
 def _checked_by_real_binding(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
@@ -546,20 +565,17 @@ def _checked_by_real_binding(name: str, function: Callable[..., Any]) -> Callabl
     binding = getattr(real, name)
 
     def checked(*arguments: Any) -> Any:
-        # A finalizer (a module unloaded when its last reference goes) can run inside the real
-        # binding's call and make a call of its own; the real binding waits on a lock it already
-        # holds there, so nested calls skip the check (the outer call checks its own arguments).
+        # Nested in a real binding's call (a finalizer's call, see `_in_real_binding`), the check
+        # is skipped: the outer call checks its own arguments.
         if getattr(_inside_real_binding, "active", False):
             return function(*arguments)
-        _inside_real_binding.active = True
-        try:
-            binding(*arguments)
-        except (TypeError, ValueError, OverflowError) as error:
-            raise AssertionError(f"the real {name} rejects the arguments {arguments!r}: {error}") from error
-        except Exception:  # the driver library is missing: the arguments were accepted
-            pass
-        finally:
-            _inside_real_binding.active = False
+        with _in_real_binding():
+            try:
+                binding(*arguments)
+            except (TypeError, ValueError, OverflowError) as error:
+                raise AssertionError(f"the real {name} rejects the arguments {arguments!r}: {error}") from error
+            except Exception:  # the driver library is missing: the arguments were accepted
+                pass
         return function(*arguments)
 
     return checked

@@ -394,3 +394,35 @@ def test_a_compiled_image_the_driver_refuses_falls_back_to_the_ptx(fake: fake_cu
     linked = CudaModule(POINTER_KERNELS_PTX, keep_cubin=True)
     assert linked.cubin is not None and linked.cubin.startswith(fake_cuda_driver.FAKE_CUBIN)
     assert CudaModule(POINTER_KERNELS_PTX, cubin=linked.cubin).cubin == linked.cubin
+
+
+def test_a_finalizers_call_inside_the_real_driver_check_does_not_enter_the_real_binding_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The hang seen in test_call_streams.py: an earlier test's module, unloaded by a finalizer
+    while `real.cuInit` (in `_real_driver_is_missing`) held the binding's library lock, made a
+    checked call that waited on that lock. Here the "real" binding refuses to be entered twice."""
+    lock = threading.Lock()
+    finalizers: list[Callable[[], Any]] = []
+    nested: list[Any] = []
+    entered_while_locked: list[tuple[Any, ...]] = []
+
+    def real_binding(*arguments: Any) -> Any:
+        if not lock.acquire(blocking=False):  # the real one would wait here for ever
+            entered_while_locked.append(arguments)
+            raise RuntimeError("driver library not found")
+        try:
+            while finalizers:
+                nested.append(finalizers.pop()())
+            raise RuntimeError("driver library not found")
+        finally:
+            lock.release()
+
+    monkeypatch.setattr(fake_cuda_driver, "real", type("Real", (), {"cuInit": staticmethod(real_binding)}))
+    checked = fake_cuda_driver._checked_by_real_binding("cuInit", lambda *arguments: "fake called")
+    finalizers.append(lambda: checked(0))
+    assert fake_cuda_driver._real_driver_is_missing()
+    assert nested == ["fake called"]
+    finalizers.append(lambda: checked(0))
+    assert checked(0) == "fake called" and nested == ["fake called"] * 2
+    assert entered_while_locked == []

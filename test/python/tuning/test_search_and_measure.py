@@ -150,7 +150,9 @@ def test_lowering_failures_are_trials(monkeypatch):
 
 
 def test_a_small_space_is_searched_exhaustively_then_the_search_stops():
-    result = tune(workload(ADD), "cpu", 1000, SyntheticMeasurer(slots=8), seed=0)
+    # 256 elements: one tile size fewer than ADD's 1024 halves the space (768 configurations, 24
+    # programs against 1536 and 72), and every configuration is lowered to find its program.
+    result = tune(workload(ADD.replace("1024", "256")), "cpu", 1000, SyntheticMeasurer(slots=8), seed=0)
     programs = {t.fingerprint for t in result.trials}
     assert len(programs) == len(result.trials) < 1000  # each program once, then no more to measure
     space = result.space
