@@ -65,16 +65,7 @@ Algorithms (f32 scalars and vectors; other types are left to convert-math-to-llv
 
 * sin(x), cos(x): trig_expansion.py (`narrow_trig` in f32 lanes, `trig` in f64 lanes), with
   this emitter's helpers.
-* pow(x, y) = 2^(y log2 x) (`pow`), in f64 lanes (x, y extended exactly; x > 0 and finite, f32
-  subnormals normal in f64): x = m 2^k with m in [sqrt(1/2), sqrt(2)) from the bits (musl's
-  offset trick), ln m = 2 atanh(s) = 2s + 2s z P(z), s = (m - 1) / (m + 1), z = s^2
-  (`POW_LOG_COEFFICIENTS`), log2 x = ln m log2(e) + k (relative error ~2^-50); t = y log2 x held in
-  [-160, 160]; n = roundeven(t), e^g with g = (t - n) ln 2 by Taylor's series
-  (`POW_EXP_COEFFICIENTS`), times 2^n built from the bits of n + 1023 (exact in f64); rounded once
-  to f32 (subnormal results too). The error of t, at most ~160 * 2^-50 absolute, is a relative
-  error of the power below 2^-40: within u (1 + 2^-12) (WIDE_ERROR_BOUND). `pow` also returns the
-  i32 lane mask of x <= 0, infinite or NaN x and infinite or NaN y, whose lanes the caller
-  computes otherwise (expand-math-for-cpu: libm, for C's special values).
+* pow(x, y): pow_expansion.py (`power`, in f64 lanes), with this emitter's helpers.
 * rsqrt(x) (`rsqrt`): with `scaling=scalef` (16-lane vectors, AVX-512) y0 = vrsqrt14ps(x)
   (relative error |e| < 2^-14, Intel's SDM; subnormal x as such, MXCSR's DAZ being off) and one
   Newton step in f32: h = x y0 (~sqrt(x): normal for every positive f32, where y0 y0 would
@@ -213,24 +204,6 @@ WIDE_ERROR_BOUND = 1.001
 once to f32 from an f64 value within 2^-36 (relative) of the exact one, so within u (1 + 2^-12)
 of it."""
 
-POW_LOG_COEFFICIENTS = tuple(1.0 / (2 * k + 1) for k in range(8, 0, -1))
-"""log m = 2 atanh(s) = 2s + 2s z P(z), s = (m - 1) / (m + 1), z = s^2, P = 1/3 + z/5 + ... +
-z^7/17 in f64, highest degree first: for m in [sqrt(1/2), sqrt(2)), |s| <= 0.1716 and the rest is
-below z^8 / 19 < 2^-45 relative."""
-POW_EXP_COEFFICIENTS = tuple(1.0 / pymath.factorial(k) for k in range(11, -1, -1))
-"""e^g = sum of g^k / k!, k <= 11, in f64, highest degree first: the rest is below 2^-46 relative
-for |g| <= ln2 / 2."""
-POW_LOG_OFFSET_BITS = 0x3FE6A09E667F3BCD
-"""The f64 bits of sqrt(1/2): subtracted before the exponent is read, so that the mantissa lands
-in [sqrt(1/2), sqrt(2)) (musl's log)."""
-POW_LOWEST, POW_HIGHEST = -160.0, 160.0
-"""y log2 x is held within these: 2^-160 rounds to 0 in f32 and 2^160 to +inf, as the exact
-powers beyond do."""
-WIDE_ROUNDING_SHIFT = 6755399441055744.0
-"""1.5 * 2^52: integers of magnitude below 2^51 added to it fill the low bits of its mantissa."""
-WIDE_ROUNDING_SHIFT_BITS = 0x4338000000000000
-LOG2_E_WIDE = 1.4426950408889634
-LN2_WIDE = 0.6931471805599453
 
 
 class MathEmitter:
@@ -463,47 +436,6 @@ class MathEmitter:
         unsigned_below = IntegerAttr(llvm.ICmpPredicateFlag.ULT.to_int(), i64)
         regular = self.emit(llvm.ICmpOp(decrement, self.integer(LARGEST_FINITE_BITS), unsigned_below))
         return self.emit(llvm_extra.SelectOp(regular, y1, y0))
-
-    def pow(self, x: SSAValue, y: SSAValue) -> tuple[SSAValue, SSAValue]:
-        """x^y where x > 0 and both are finite (see the module docstring), and the i32 lane mask
-        of the other lanes (x <= 0, -0, infinities, NaNs), whose lanes the caller computes
-        otherwise."""
-        wide_x = self.emit(arith.ExtFOp(x, self.wide_type))  # exact, and normal: f32 subnormals too
-        wide_y = self.emit(arith.ExtFOp(y, self.wide_type))
-        t = self.emit(arith.MulfOp(wide_y, self.wide_log2(wide_x)))
-        t = self.emit(arith.MinimumfOp(self.emit(arith.MaximumfOp(t, self.wide_real(POW_LOWEST))), self.wide_real(POW_HIGHEST)))
-        value = self.emit(arith.TruncFOp(self.wide_exp2(t), self.float_type))  # the one rounding (into subnormals too)
-        x_bits, y_magnitude = self.bits(x), self.magnitude(y)
-        # x <= +0 (bits <= 0 as i32: zeros and negatives, NaNs with the sign), x >= +inf (and NaN),
-        # y infinite or NaN.
-        special = self.emit(arith.OrIOp(self.below(x_bits, 1), self.inverted(self.below(x_bits, INFINITY_BITS))))
-        special = self.emit(arith.OrIOp(special, self.inverted(self.below(y_magnitude, INFINITY_BITS))))
-        return value, special
-
-    def wide_log2(self, x: SSAValue) -> SSAValue:
-        """log2 x in f64 for a positive normal f64 x, within ~2^-50 relative (pow's)."""
-        # x = m 2^k, m in [sqrt(1/2), sqrt(2)): the offset moves the exponent's step to sqrt(1/2).
-        bits = self.emit(arith.BitcastOp(x, self.wide_int_type))
-        k_bits = self.emit(arith.ShRSIOp(self.emit(arith.SubiOp(bits, self.wide_integer(POW_LOG_OFFSET_BITS))), self.wide_integer(52)))
-        m = self.emit(arith.BitcastOp(self.emit(arith.SubiOp(bits, self.emit(arith.ShLIOp(k_bits, self.wide_integer(52))))), self.wide_type))
-        shifted_k = self.emit(arith.AddiOp(k_bits, self.wide_integer(WIDE_ROUNDING_SHIFT_BITS)))
-        k = self.emit(arith.SubfOp(self.emit(arith.BitcastOp(shifted_k, self.wide_type)), self.wide_real(WIDE_ROUNDING_SHIFT)))
-        one = self.wide_real(1.0)
-        s = self.emit(arith.DivfOp(self.emit(arith.SubfOp(m, one)), self.emit(arith.AddfOp(m, one))))
-        twice_s = self.emit(arith.AddfOp(s, s))
-        z = self.emit(arith.MulfOp(s, s))
-        log_m = self.fma(self.emit(arith.MulfOp(twice_s, z)), self.horner(POW_LOG_COEFFICIENTS, z, wide=True), twice_s)
-        return self.fma(log_m, self.wide_real(LOG2_E_WIDE), k)
-
-    def wide_exp2(self, t: SSAValue) -> SSAValue:
-        """2^t in f64 for t in [POW_LOWEST, POW_HIGHEST], within ~2^-50 relative (pow's)."""
-        n = self.emit(math.RoundEvenOp(t))
-        g = self.emit(arith.MulfOp(self.emit(arith.SubfOp(t, n)), self.wide_real(LN2_WIDE)))  # t - n exact
-        p = self.horner(POW_EXP_COEFFICIENTS, g, wide=True)
-        # 2^n from the bits: (n + 1023) << 52, n + 1023 read from the mantissa of n + 1023 + 1.5 * 2^52.
-        biased = self.emit(arith.BitcastOp(self.emit(arith.AddfOp(n, self.wide_real(1023.0 + WIDE_ROUNDING_SHIFT))), self.wide_int_type))
-        scale_bits = self.emit(arith.ShLIOp(self.emit(arith.SubiOp(biased, self.wide_integer(WIDE_ROUNDING_SHIFT_BITS))), self.wide_integer(52)))
-        return self.emit(arith.MulfOp(p, self.emit(arith.BitcastOp(scale_bits, self.wide_type))))  # exact: normal f64
 
     def x86(self, intrinsic: str, operands: list[SSAValue], passthrough: SSAValue) -> SSAValue:
         """A masked AVX-512 intrinsic on 16 lanes (the pass checks the host): `operands`, then the
